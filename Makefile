@@ -1,0 +1,116 @@
+# sonde — build, test, demo, benchmark.
+#
+#   make            build build/bin/sonde and the collector library
+#   make demo       install what is missing, build, profile examples/demo
+#   make check      install what is missing, build, run every test
+#   make bench      benchmarks against the plain run and the peers (perf)
+#   make install PREFIX=/usr/local
+#
+# Switches: ASAN=1 (sanitizers for the analyzer and tests), DEBUG=1 (-O0).
+
+VERSION   := 0.1.0
+CC        ?= gcc
+PREFIX    ?= /usr/local
+B         := build
+
+OPT       := $(if $(DEBUG),-O0,-O2)
+WARN      := -Wall -Wextra -Wshadow -Wno-unused-parameter
+CFLAGS    ?= $(OPT) -g
+BASEFLAGS := -std=gnu11 $(WARN) -Iinclude -DSONDE_VERSION='"$(VERSION)"'
+SANFLAGS  := $(if $(ASAN),-fsanitize=address$(comma)undefined -fno-omit-frame-pointer)
+comma     := ,
+
+COLLECTOR_SRC := $(wildcard collector/*.c)
+LIB_SRC       := $(wildcard lib/*.c)
+CMD_SRC       := $(wildcard cmd/*.c)
+UNIT_SRC      := $(wildcard tests/unit/test_*.c)
+FIXTURE_SRC   := $(wildcard tests/fixtures/*.c)
+
+COLLECTOR_OBJ := $(COLLECTOR_SRC:%.c=$(B)/obj/%.o)
+LIB_OBJ       := $(LIB_SRC:%.c=$(B)/obj/%.o)
+CMD_OBJ       := $(CMD_SRC:%.c=$(B)/obj/%.o)
+
+SONDE     := $(B)/bin/sonde
+COLLECTOR := $(B)/lib/sonde/libsonde_collector.so
+LIBSONDE  := $(B)/libsonde.a
+UNITS     := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
+FIXTURES  := $(FIXTURE_SRC:tests/fixtures/%.c=$(B)/fixtures/%)
+
+.PHONY: all deps check demo bench install clean tests
+
+all: $(SONDE) $(COLLECTOR)
+
+deps:
+	@sh scripts/deps.sh
+
+# The collector lives in other people's processes: position-independent,
+# hidden visibility (only interposers are exported), no sanitizers.
+$(B)/obj/collector/%.o: collector/%.c collector/*.h include/sonde/*.h
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -fno-strict-aliasing -c $< -o $@
+
+$(COLLECTOR): $(COLLECTOR_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) -shared -Wl,-z,defs -Wl,--version-script=collector/exports.map -o $@ $^ -ldl -lpthread -lrt
+
+$(B)/obj/lib/%.o: lib/%.c lib/*.h include/sonde/*.h
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) $(CFLAGS) $(SANFLAGS) -Ilib -c $< -o $@
+
+$(B)/obj/cmd/%.o: cmd/%.c cmd/*.h lib/*.h include/sonde/*.h
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) $(CFLAGS) $(SANFLAGS) -Ilib -Icmd -c $< -o $@
+
+$(LIBSONDE): $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(SONDE): $(CMD_OBJ) $(LIBSONDE)
+	@mkdir -p $(dir $@)
+	$(CC) $(SANFLAGS) -o $@ $(CMD_OBJ) $(LIBSONDE) -lm
+
+# Unit tests: test_unwind links the collector's unwinder directly.
+$(B)/tests/test_unwind: tests/unit/test_unwind.c collector/unwind.c collector/unwind.h
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) -O2 -g -fomit-frame-pointer -Icollector $< collector/unwind.c -o $@ -ldl -lpthread
+
+$(B)/tests/%: tests/unit/%.c $(LIBSONDE)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) $(CFLAGS) $(SANFLAGS) -Ilib -Icmd $< $(LIBSONDE) -o $@ -lm
+
+# Fixtures: programs with known behaviour, built as users build them:
+# -O2, no frame pointers.
+$(B)/fixtures/%: tests/fixtures/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -fomit-frame-pointer -Wall -Wextra -o $@ $< -lpthread -lm
+
+$(B)/fixtures/static_%: tests/fixtures/static_%.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -static -o $@ $<
+
+tests: all $(UNITS) $(FIXTURES)
+
+check: deps
+	@$(MAKE) --no-print-directory tests
+	@sh tests/run.sh
+
+demo: deps
+	@$(MAKE) --no-print-directory all $(B)/examples/demo
+	@sh examples/demo.sh
+
+$(B)/examples/demo: examples/demo.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -fomit-frame-pointer -Wall -Wextra -o $@ $< -lpthread -lm
+
+bench: deps
+	@$(MAKE) --no-print-directory tests
+	@sh bench/run.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/sonde $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(SONDE) $(DESTDIR)$(PREFIX)/bin/sonde
+	install -m 755 $(COLLECTOR) $(DESTDIR)$(PREFIX)/lib/sonde/libsonde_collector.so
+	install -m 644 doc/sonde.1 $(DESTDIR)$(PREFIX)/share/man/man1/sonde.1
+
+clean:
+	rm -rf $(B)

@@ -1,0 +1,553 @@
+/*
+ * sonde collect: run a program with the collector and record an experiment.
+ *
+ * The experiment directory is created before the target starts (mkdir is
+ * the atomic "never overwrite" check); the target is started by fork+exec
+ * with LD_PRELOAD naming the collector, and exec failures come back through
+ * a close-on-exec pipe so that nothing half-made is left behind.  After the
+ * target ends, collect appends its exit status (or the signal that killed
+ * it) to log.xml, closes the XML documents and trims unused blocks.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sonde/format.h>
+
+#include "commands.h"
+
+struct opts {
+	double interval_ms; /* 0 = off */
+	const char *name;
+	const char *dir;
+	const char *comments[16];
+	int ncomments;
+	long duration_s;
+	long limit_mb;
+	int depth;
+	int dry_run;
+	char **argv;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: sonde collect [options] PROGRAM [ARGS]\n"
+		"\n"
+		"  -p on|hi|lo|N|off  clock profiling: on = 10 ms, hi = 1 ms, lo = 100 ms,\n"
+		"                     N = N milliseconds (fractions allowed); default on\n"
+		"  -o NAME            experiment name (must end in .er); default test.N.er,\n"
+		"                     the next free N\n"
+		"  -d DIR             directory to create the experiment in\n"
+		"  -C COMMENT         comment recorded in the experiment's notes (repeatable)\n"
+		"  -t SECONDS         stop collecting data after SECONDS\n"
+		"  -L MB              limit the experiment's data to MB megabytes\n"
+		"  -D DEPTH           call stack depth limit (default 256)\n"
+		"  -n                 dry run: show what would be done\n"
+		"\n"
+		"The program's exit status is returned (128+N when killed by signal N).\n");
+}
+
+static int bad(const char *msg, const char *arg)
+{
+	fprintf(stderr, "sonde collect: %s '%s'\n", msg, arg);
+	return 2;
+}
+
+static int parse_interval(const char *s, double *ms)
+{
+	if (!strcmp(s, "on")) *ms = 10;
+	else if (!strcmp(s, "hi")) *ms = 1;
+	else if (!strcmp(s, "lo")) *ms = 100;
+	else if (!strcmp(s, "off")) *ms = 0;
+	else {
+		char *end;
+		errno = 0;
+		double v = strtod(s, &end);
+		if (errno || end == s || *end || !isfinite(v) || v < 0.01 || v > 100000)
+			return -1;
+		*ms = v;
+	}
+	return 0;
+}
+
+static int parse_long(const char *s, long lo, long hi, long *out)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+	o->interval_ms = 10;
+	o->depth = 256;
+	int i = 1;
+	for (; i < argc && argv[i][0] == '-'; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--")) {
+			i++;
+			break;
+		}
+		if (!strcmp(a, "-n")) {
+			o->dry_run = 1;
+			continue;
+		}
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			exit(0);
+		}
+		if (strlen(a) != 2 || !strchr("poCdtLD", a[1]))
+			return bad("unknown option", a);
+		if (i + 1 >= argc)
+			return bad("missing value for option", a);
+		const char *v = argv[++i];
+		long n;
+		switch (a[1]) {
+		case 'p':
+			if (parse_interval(v, &o->interval_ms) < 0)
+				return bad("invalid -p value (on, hi, lo, off, or milliseconds from 0.01) ", v);
+			break;
+		case 'o': o->name = v; break;
+		case 'd': o->dir = v; break;
+		case 'C':
+			if (o->ncomments == 16)
+				return bad("too many -C comments at", v);
+			o->comments[o->ncomments++] = v;
+			break;
+		case 't':
+			if (parse_long(v, 1, 1000000000, &n) < 0)
+				return bad("invalid -t value (seconds)", v);
+			o->duration_s = n;
+			break;
+		case 'L':
+			if (parse_long(v, 1, 100000000, &n) < 0)
+				return bad("invalid -L value (megabytes)", v);
+			o->limit_mb = n;
+			break;
+		case 'D':
+			if (parse_long(v, 1, SONDE_MAX_DEPTH_LIMIT, &n) < 0)
+				return bad("invalid -D value (1 to 2040)", v);
+			o->depth = (int)n;
+			break;
+		}
+	}
+	if (i >= argc) {
+		fprintf(stderr, "sonde collect: no program to run\n");
+		return 2;
+	}
+	o->argv = argv + i;
+	if (o->name) {
+		size_t n = strlen(o->name);
+		if (n < 4 || strcmp(o->name + n - 3, ".er") || strchr(o->name, '/'))
+			return bad("experiment name must be a plain name ending in .er:", o->name);
+	}
+	return 0;
+}
+
+/* Find PROGRAM as execvp would. */
+static int resolve_program(const char *prog, char *out, size_t cap)
+{
+	if (strchr(prog, '/')) {
+		snprintf(out, cap, "%s", prog);
+		return access(out, F_OK) == 0 ? 0 : -1;
+	}
+	const char *path = getenv("PATH");
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (*path) {
+		const char *c = strchr(path, ':');
+		size_t n = c ? (size_t)(c - path) : strlen(path);
+		snprintf(out, cap, "%.*s/%s", (int)n, n ? path : ".", prog);
+		if (access(out, X_OK) == 0)
+			return 0;
+		path += n + (c ? 1 : 0);
+	}
+	return -1;
+}
+
+/* The collector can only load into a dynamically linked, non-setuid
+ * program (the loader ignores LD_PRELOAD otherwise).  Returns NULL when
+ * fine, else what is wrong. */
+static const char *check_program(const char *path, char *interp, size_t icap)
+{
+	struct stat st;
+	if (stat(path, &st) < 0)
+		return "cannot find program";
+	if (!S_ISREG(st.st_mode))
+		return "not a regular file:";
+	if (access(path, X_OK) < 0)
+		return "program is not executable:";
+	if (st.st_mode & (S_ISUID | S_ISGID))
+		return "cannot profile a setuid/setgid program (the loader ignores LD_PRELOAD):";
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return "cannot read program";
+	unsigned char buf[4096];
+	ssize_t n = read(fd, buf, sizeof buf);
+	const char *err = NULL;
+	if (n >= 2 && buf[0] == '#' && buf[1] == '!') {
+		/* A script: the interpreter is the process the collector runs
+		 * in; check it the same way. */
+		size_t k = 2, m = 0;
+		while (k < (size_t)n && (buf[k] == ' ' || buf[k] == '\t'))
+			k++;
+		while (k < (size_t)n && !isspace(buf[k]) && m + 1 < icap)
+			interp[m++] = (char)buf[k++];
+		interp[m] = 0;
+		close(fd);
+		return m ? NULL : "bad #! line in";
+	}
+	if (n < (ssize_t)sizeof(Elf64_Ehdr) || memcmp(buf, ELFMAG, SELFMAG)) {
+		close(fd);
+		return "not an ELF executable or script:";
+	}
+	Elf64_Ehdr eh;
+	memcpy(&eh, buf, sizeof eh);
+	if (buf[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64) {
+		close(fd);
+		return "not an x86-64 program (the collector is x86-64 only):";
+	}
+	int dynamic = 0;
+	for (int i = 0; i < eh.e_phnum; i++) {
+		Elf64_Phdr ph;
+		if (pread(fd, &ph, sizeof ph, (off_t)(eh.e_phoff + (uint64_t)i * eh.e_phentsize)) != sizeof ph)
+			break;
+		if (ph.p_type == PT_INTERP)
+			dynamic = 1;
+	}
+	close(fd);
+	if (!dynamic)
+		err = "cannot profile a statically linked program (the collector is loaded with LD_PRELOAD):";
+	return err;
+}
+
+static int find_collector(char *out, size_t cap)
+{
+	char tmp[PATH_MAX + 64];
+	const char *env = getenv("SONDE_COLLECTOR");
+	if (env) {
+		snprintf(out, cap, "%s", env);
+		return access(out, R_OK);
+	}
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (n <= 0)
+		return -1;
+	self[n] = 0;
+	char *slash = strrchr(self, '/');
+	if (!slash)
+		return -1;
+	*slash = 0;
+	snprintf(tmp, sizeof tmp, "%s/../lib/sonde/libsonde_collector.so", self);
+	char real[PATH_MAX];
+	if (!realpath(tmp, real))
+		return -1;
+	snprintf(out, cap, "%s", real);
+	return 0;
+}
+
+/* mkdir the experiment: NAME, or test.N.er with N one more than the
+ * largest existing.  Returns 0 and the path, or an exit status. */
+static int make_experiment(const struct opts *o, char *path, size_t cap, int dry)
+{
+	const char *dir = o->dir ? o->dir : ".";
+	struct stat st;
+	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+		return bad("no such directory", dir);
+	if (access(dir, W_OK | X_OK) < 0)
+		return bad("cannot write in directory", dir);
+	if (o->name) {
+		snprintf(path, cap, "%s/%s", dir, o->name);
+		if (lstat(path, &st) == 0)
+			return bad("experiment already exists, not overwriting", path);
+		if (!dry && mkdir(path, 0755) < 0)
+			return bad(errno == EEXIST ? "experiment already exists, not overwriting" : "cannot create",
+				   path);
+		return 0;
+	}
+	long next = 1;
+	DIR *d = opendir(dir);
+	if (d) {
+		struct dirent *e;
+		while ((e = readdir(d))) {
+			long v;
+			char tail[8];
+			if (sscanf(e->d_name, "test.%ld%7s", &v, tail) == 2 && !strcmp(tail, ".er") && v >= next)
+				next = v + 1;
+		}
+		closedir(d);
+	}
+	for (int tries = 0; tries < 1000; tries++, next++) {
+		snprintf(path, cap, "%s/test.%ld.er", dir, next);
+		if (dry)
+			return 0;
+		if (mkdir(path, 0755) == 0)
+			return 0;
+		if (errno != EEXIST)
+			return bad("cannot create", path);
+	}
+	return bad("cannot find a free experiment name in", dir);
+}
+
+static void remove_tree(const char *path)
+{
+	DIR *d = opendir(path);
+	if (d) {
+		struct dirent *e;
+		while ((e = readdir(d))) {
+			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+				continue;
+			char sub[PATH_MAX + 256];
+			snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+			struct stat st;
+			if (lstat(sub, &st) == 0 && S_ISDIR(st.st_mode))
+				remove_tree(sub);
+			else
+				unlink(sub);
+		}
+		closedir(d);
+	}
+	rmdir(path);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void append(const char *exp, const char *file, const char *text)
+{
+	char path[PATH_MAX + 64];
+	snprintf(path, sizeof path, "%s/%s", exp, file);
+	int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (write(fd, text, strlen(text)) < 0)
+		fprintf(stderr, "sonde collect: cannot write %s: %s\n", path, strerror(errno));
+	close(fd);
+}
+
+/* Cut the zero blocks at the end of a data file (claimed-ahead chunks). */
+static void trim_data_file(const char *exp, const char *name)
+{
+	char path[PATH_MAX + 64];
+	snprintf(path, sizeof path, "%s/%s", exp, name);
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	struct stat st;
+	if (fstat(fd, &st) == 0 && st.st_size > (off_t)SONDE_FILE_HEADER_SIZE) {
+		off_t nblocks = (st.st_size - SONDE_FILE_HEADER_SIZE) / SONDE_BLOCK_SIZE;
+		off_t keep = 0;
+		for (off_t b = nblocks - 1; b >= 0; b--) {
+			uint32_t magic = 0;
+			if (pread(fd, &magic, sizeof magic, SONDE_FILE_HEADER_SIZE + b * SONDE_BLOCK_SIZE) ==
+				    sizeof magic &&
+			    magic != 0) {
+				keep = b + 1;
+				break;
+			}
+		}
+		if (ftruncate(fd, SONDE_FILE_HEADER_SIZE + keep * SONDE_BLOCK_SIZE) < 0)
+			fprintf(stderr, "sonde collect: cannot trim %s\n", path);
+	}
+	close(fd);
+}
+
+static void setenvf(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void setenvf(const char *name, const char *fmt, ...)
+{
+	char buf[PATH_MAX * 2];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	setenv(name, buf, 1);
+}
+
+int cmd_collect(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stdout);
+		return 0;
+	}
+	struct opts o;
+	memset(&o, 0, sizeof o);
+	int rc = parse_opts(argc, argv, &o);
+	if (rc)
+		return rc;
+
+	char prog[PATH_MAX], interp[PATH_MAX] = "";
+	if (resolve_program(o.argv[0], prog, sizeof prog) < 0) {
+		fprintf(stderr, "sonde collect: cannot find program '%s'\n", o.argv[0]);
+		return 2;
+	}
+	const char *why = check_program(prog, interp, sizeof interp);
+	if (!why && interp[0]) {
+		char ibuf[PATH_MAX];
+		why = check_program(interp, ibuf, sizeof ibuf);
+		if (why) {
+			fprintf(stderr, "sonde collect: script interpreter of '%s': %s '%s'\n", prog, why, interp);
+			return 2;
+		}
+	}
+	if (why)
+		return bad(why, prog);
+
+	char collector[PATH_MAX];
+	if (find_collector(collector, sizeof collector) < 0) {
+		fprintf(stderr, "sonde collect: cannot find the collector library 'libsonde_collector.so' "
+				"(set SONDE_COLLECTOR)\n");
+		return 2;
+	}
+	char exp[PATH_MAX];
+	rc = make_experiment(&o, exp, sizeof exp, o.dry_run);
+	if (rc)
+		return rc;
+	char expabs[PATH_MAX];
+	uint64_t interval_ns = (uint64_t)llround(o.interval_ms * 1e6);
+
+	if (o.dry_run) {
+		printf("experiment: %s\n", exp);
+		printf("program:    %s\n", prog);
+		printf("command:   ");
+		for (char **a = o.argv; *a; a++)
+			printf(" %s", *a);
+		printf("\nclock profiling: %s", interval_ns ? "" : "off");
+		if (interval_ns)
+			printf("%.3f ms", o.interval_ms);
+		printf("\ndepth limit: %d\n", o.depth);
+		if (o.duration_s)
+			printf("duration limit: %ld s\n", o.duration_s);
+		if (o.limit_mb)
+			printf("size limit: %ld MB\n", o.limit_mb);
+		printf("collector: %s\n", collector);
+		return 0;
+	}
+	if (!realpath(exp, expabs)) {
+		fprintf(stderr, "sonde collect: cannot resolve '%s'\n", exp);
+		rmdir(exp);
+		return 1;
+	}
+	if (o.ncomments) {
+		char path[PATH_MAX + 64];
+		snprintf(path, sizeof path, "%s/notes", expabs);
+		FILE *f = fopen(path, "w");
+		for (int i = 0; f && i < o.ncomments; i++)
+			fprintf(f, "%s\n", o.comments[i]);
+		if (!f || fclose(f)) {
+			fprintf(stderr, "sonde collect: cannot write '%s'\n", path);
+			remove_tree(expabs);
+			return 1;
+		}
+	}
+
+	int pfd[2];
+	if (pipe2(pfd, O_CLOEXEC) < 0) {
+		perror("sonde collect: pipe");
+		remove_tree(expabs);
+		return 1;
+	}
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		perror("sonde collect: fork");
+		remove_tree(expabs);
+		return 1;
+	}
+	if (pid == 0) {
+		close(pfd[0]);
+		const char *old = getenv("LD_PRELOAD");
+		if (old && *old)
+			setenvf("LD_PRELOAD", "%s:%s", collector, old);
+		else
+			setenv("LD_PRELOAD", collector, 1);
+		setenv("SONDE_EXPDIR", expabs, 1);
+		setenvf("SONDE_TARGET_PID", "%ld", (long)getpid());
+		setenvf("SONDE_CLOCK_NS", "%llu", (unsigned long long)interval_ns);
+		setenvf("SONDE_DEPTH", "%d", o.depth);
+		setenvf("SONDE_LIMIT_MB", "%ld", o.limit_mb);
+		setenvf("SONDE_DURATION_S", "%ld", o.duration_s);
+		execv(prog, o.argv);
+		int e = errno;
+		if (write(pfd[1], &e, sizeof e) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(pfd[1]);
+	int child_errno = 0;
+	ssize_t got = read(pfd[0], &child_errno, sizeof child_errno);
+	close(pfd[0]);
+	if (got == sizeof child_errno) {
+		waitpid(pid, NULL, 0);
+		fprintf(stderr, "sonde collect: cannot execute '%s': %s\n", prog, strerror(child_errno));
+		remove_tree(expabs);
+		return 2;
+	}
+
+	/* The target shares our terminal's process group: ^C reaches it
+	 * directly.  We outlive it to finish the experiment. */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	char path[PATH_MAX + 64];
+	snprintf(path, sizeof path, "%s/log.xml", expabs);
+	char ev[256];
+	if (access(path, F_OK) != 0) {
+		/* The collector never started (e.g. the program ignored
+		 * LD_PRELOAD): still leave a readable experiment. */
+		FILE *f = fopen(path, "w");
+		if (f) {
+			fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<experiment format=\"%d\" "
+				   "collector=\"sonde %s\">\n<event kind=\"error\" time_ns=\"%llu\" text=\"the "
+				   "collector did not start in the target; no data was recorded\"/>\n",
+				SONDE_FORMAT_VERSION, SONDE_VERSION, (unsigned long long)mono_ns());
+			fclose(f);
+		}
+		fprintf(stderr, "sonde collect: warning: the collector did not start in '%s'; no data recorded\n",
+			prog);
+	}
+	int exit_code;
+	if (WIFSIGNALED(status)) {
+		int sig = WTERMSIG(status);
+		snprintf(ev, sizeof ev, "<event kind=\"signal\" time_ns=\"%llu\" signal=\"%d\" name=\"SIG%s\"/>\n",
+			 (unsigned long long)mono_ns(), sig, sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
+		exit_code = 128 + sig;
+	} else {
+		exit_code = WEXITSTATUS(status);
+		snprintf(ev, sizeof ev, "<event kind=\"exit\" time_ns=\"%llu\" status=\"%d\"/>\n",
+			 (unsigned long long)mono_ns(), exit_code);
+	}
+	append(expabs, "log.xml", ev);
+	append(expabs, "log.xml", "</experiment>\n");
+	append(expabs, "map.xml", "</map>\n");
+	trim_data_file(expabs, "profile");
+	trim_data_file(expabs, "stacks");
+	trim_data_file(expabs, "overview");
+	return exit_code;
+}

@@ -1,0 +1,499 @@
+/*
+ * Clock profiling: every thread is sampled on its own CPU time.
+ *
+ * Sample sources are pluggable (struct source).  The preferred one is a
+ * per-thread perf_event software task-clock counter that signals its
+ * thread on overflow (F_SETOWN_EX + F_SETSIG + O_ASYNC): it is driven by a
+ * high-resolution timer, so a 1 ms interval gives about 1000 samples per
+ * CPU second, and the counter value read at each sample gives the exact
+ * CPU time since the previous one (overflows the kernel skipped while the
+ * thread was in a system call are folded into the next sample's weight).
+ * Counter overflow profiling (C3) will reuse this path with other events.
+ * When perf_event_open is refused (no permission, seccomp), POSIX
+ * per-thread CPU timers are used: they fire at most once per scheduler
+ * tick, so each signal is weighted by (overrun + 1) intervals.
+ * setitimer(ITIMER_PROF) is never used: it is per process, and its signal
+ * lands on whichever thread is running, which skews per-thread time.
+ *
+ * The signal is a real-time signal rather than SIGPROF, so the target's
+ * own SIGPROF handlers, masks and itimers are left completely alone.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "collector.h"
+#include "unwind.h"
+
+#define MAX_DEPTH_BUF 2040
+#define MAX_THREADS 16384
+#define FD_BITS 65536
+
+struct thread_slot {
+	_Atomic pid_t tid;	/* 0 = free */
+	int fd;			/* perf fd, or -1 */
+	timer_t timer;
+	int has_timer;
+	uint64_t start_ns;
+};
+
+struct tstate {
+	pid_t tid;
+	int fd;			/* perf fd whose count last_count is */
+	uint64_t last_count;
+	uint64_t carry_ns;	/* weight of samples skipped (unwinding paused) */
+	uintptr_t stack_lo, stack_hi;
+};
+
+static TLS struct tstate t_state;
+
+static struct source {
+	const char *name;
+	int (*arm)(struct thread_slot *s, pid_t tid);
+	void (*disarm)(struct thread_slot *s);
+} *g_src;
+
+static struct clock_settings g_cs;
+static int g_sig;
+static struct dfile *g_profile;
+static pthread_mutex_t g_reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct thread_slot g_slots[MAX_THREADS];
+static pthread_key_t g_key;
+static _Atomic uint8_t g_our_fds[FD_BITS / 8];
+static _Atomic uint64_t g_samples;
+static _Atomic int g_inflight;
+_Atomic int g_unwind_pause;
+static int g_timer_magic;
+
+
+/* ---- perf_event source ---- */
+
+static int perf_arm(struct thread_slot *s, pid_t tid)
+{
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof a);
+	a.size = sizeof a;
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_TASK_CLOCK;
+	a.sample_period = g_cs.interval_ns;
+	a.exclude_kernel = 1; /* allowed at perf_event_paranoid 2 */
+	a.exclude_hv = 1;
+	a.wakeup_events = 1;
+	int fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	fd = fd_park(fd);
+	struct f_owner_ex own = { F_OWNER_TID, tid };
+	if (fd >= FD_BITS || fcntl(fd, F_SETOWN_EX, &own) < 0 || fcntl(fd, F_SETSIG, g_sig) < 0 ||
+	    fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) < 0) {
+		int e = errno ? errno : EBADF;
+		close(fd);
+		return -e;
+	}
+	atomic_fetch_or(&g_our_fds[fd / 8], (uint8_t)(1u << (fd % 8)));
+	s->fd = fd;
+	return 0;
+}
+
+static void perf_disarm(struct thread_slot *s)
+{
+	if (s->fd < 0)
+		return;
+	ioctl(s->fd, PERF_EVENT_IOC_DISABLE, 0);
+	atomic_fetch_and(&g_our_fds[s->fd / 8], (uint8_t) ~(1u << (s->fd % 8)));
+	close(s->fd);
+	s->fd = -1;
+}
+
+/* ---- POSIX CPU-timer source ---- */
+
+static clockid_t thread_cpu_clock(pid_t tid)
+{
+	/* The kernel's MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED). */
+	return (clockid_t)((~(unsigned)tid << 3) | 6);
+}
+
+static int timer_arm(struct thread_slot *s, pid_t tid)
+{
+	struct sigevent sev;
+	memset(&sev, 0, sizeof sev);
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = g_sig;
+	sev.sigev_value.sival_ptr = &g_timer_magic;
+	sev._sigev_un._tid = tid;
+	if (timer_create(thread_cpu_clock(tid), &sev, &s->timer) < 0)
+		return -errno;
+	struct itimerspec its;
+	its.it_interval.tv_sec = (time_t)(g_cs.interval_ns / 1000000000ull);
+	its.it_interval.tv_nsec = (long)(g_cs.interval_ns % 1000000000ull);
+	its.it_value = its.it_interval;
+	if (timer_settime(s->timer, 0, &its, NULL) < 0) {
+		int e = errno;
+		timer_delete(s->timer);
+		return -e;
+	}
+	s->has_timer = 1;
+	return 0;
+}
+
+static void timer_disarm(struct thread_slot *s)
+{
+	if (s->has_timer)
+		timer_delete(s->timer);
+	s->has_timer = 0;
+}
+
+static struct source g_perf_source = { "perf-task-clock", perf_arm, perf_disarm };
+static struct source g_timer_source = { "posix-cpu-timer", timer_arm, timer_disarm };
+
+/* ---- the handler ---- */
+
+/* Async-signal-safe. */
+static int is_ours(const siginfo_t *si)
+{
+	if (g_src == &g_timer_source)
+		return si->si_code == SI_TIMER && si->si_value.sival_ptr == &g_timer_magic;
+	int fd = si->si_fd;
+	return si->si_code > 0 && si->si_code <= POLL_HUP && fd >= 0 && fd < FD_BITS &&
+	       (atomic_load_explicit(&g_our_fds[fd / 8], memory_order_relaxed) & (1u << (fd % 8)));
+}
+
+/* Hand a signal that is not ours to the target's own disposition.
+ * Async-signal-safe. */
+static void chain(int sig, siginfo_t *si, void *uc)
+{
+	if (!atomic_load(&g_chained_set))
+		return; /* default action of a real-time signal is to terminate;
+			   the target never asked for it, so ignoring it is the
+			   least surprising choice */
+	struct sigaction *a = &g_chained_action;
+	if (a->sa_flags & SA_SIGINFO) {
+		if (a->sa_sigaction)
+			a->sa_sigaction(sig, si, uc);
+	} else if (a->sa_handler != SIG_IGN && a->sa_handler != SIG_DFL) {
+		a->sa_handler(sig);
+	}
+}
+
+/* Async-signal-safe: the whole sampling path (unwind, intern, write) uses
+ * only stack memory, TLS (initial-exec), atomics and system calls. */
+static void handler(int sig, siginfo_t *si, void *uc)
+{
+	int saved_errno = errno;
+	if (!is_ours(si)) {
+		chain(sig, si, uc);
+		errno = saved_errno;
+		return;
+	}
+	atomic_fetch_add(&g_inflight, 1);
+	struct tstate *ts = &t_state;
+	uint64_t weight;
+	if (g_src == &g_perf_source) {
+		uint64_t cnt = 0;
+		if (read(si->si_fd, &cnt, sizeof cnt) != sizeof cnt)
+			goto out;
+		if (ts->fd != si->si_fd) { /* first sample of this counter */
+			ts->fd = si->si_fd;
+			ts->last_count = 0;
+		}
+		weight = cnt - ts->last_count;
+		ts->last_count = cnt;
+	} else {
+		weight = ((uint64_t)(si->si_overrun > 0 ? si->si_overrun : 0) + 1) * g_cs.interval_ns;
+	}
+	if (!atomic_load_explicit(&g_col.active, memory_order_acquire))
+		goto out;
+	uint64_t now = now_ns();
+	if (g_col.stop_ns && now > g_col.stop_ns)
+		goto out;
+	if (atomic_load_explicit(&g_unwind_pause, memory_order_acquire)) {
+		ts->carry_ns += weight; /* a dlclose is unmapping code */
+		goto out;
+	}
+	weight += ts->carry_ns;
+	ts->carry_ns = 0;
+	if (!weight)
+		goto out;
+
+	uint64_t pcs[MAX_DEPTH_BUF];
+	unsigned flags = 0;
+	int n = uw_backtrace(uc, ts->stack_lo, ts->stack_hi, pcs, g_cs.depth, &flags);
+	if (n <= 0) {
+		pcs[0] = (uint64_t)((const ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP] | SONDE_PC_EXACT;
+		n = 1;
+		flags |= SONDE_STACK_INCOMPLETE;
+	}
+	uint64_t id = stacks_intern(pcs, n, flags);
+	struct sonde_profile_packet *p = dfile_reserve(g_profile, sizeof *p);
+	if (!p)
+		goto out; /* counted by the dfile */
+	unsigned cpu = 0xffff;
+	(void)getcpu(&cpu, NULL);
+	p->type = SONDE_PKT_PROFILE;
+	p->size = sizeof *p;
+	p->cpu = (uint16_t)(cpu > 0xffff ? 0xffff : cpu);
+	p->state = SONDE_STATE_CPU;
+	p->time_ns = now;
+	p->weight_ns = weight;
+	p->stack_id = id;
+	dfile_commit(g_profile, sizeof *p);
+	atomic_fetch_add_explicit(&g_samples, 1, memory_order_relaxed);
+out:
+	atomic_fetch_sub(&g_inflight, 1);
+	errno = saved_errno;
+}
+
+/* ---- threads ---- */
+
+static struct thread_slot *slot_of(pid_t tid)
+{
+	for (int i = 0; i < MAX_THREADS; i++)
+		if (atomic_load(&g_slots[i].tid) == tid)
+			return &g_slots[i];
+	return NULL;
+}
+
+static void record_thread_end(struct thread_slot *s, uint64_t cpu_ns)
+{
+	char mem[256];
+	struct xbuf b;
+	xb_init(&b, mem, sizeof mem);
+	xb_str(&b, "<event kind=\"thread_end\"");
+	xb_attr_u64(&b, "tid", (uint64_t)atomic_load(&s->tid));
+	xb_attr_u64(&b, "start_ns", s->start_ns);
+	xb_attr_u64(&b, "time_ns", now_ns());
+	xb_attr_u64(&b, "cpu_ns", cpu_ns);
+	xb_str(&b, "/>\n");
+	log_line(mem, b.len);
+}
+
+static uint64_t thread_cpu_ns(pid_t tid)
+{
+	struct timespec t;
+	if (clock_gettime(thread_cpu_clock(tid), &t) < 0)
+		return 0;
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* Register `tid` and arm its sampling source.  Normal context. */
+static void register_thread(pid_t tid)
+{
+	pthread_mutex_lock(&g_reg_lock);
+	struct thread_slot *s = slot_of(tid);
+	if (!s) {
+		for (int i = 0; i < MAX_THREADS && !s; i++)
+			if (atomic_load(&g_slots[i].tid) == 0)
+				s = &g_slots[i];
+		if (s) {
+			s->fd = -1;
+			s->has_timer = 0;
+			s->start_ns = now_ns();
+			atomic_store(&s->tid, tid);
+		}
+	}
+	pthread_mutex_unlock(&g_reg_lock);
+	if (!s) {
+		static _Atomic int warned;
+		if (!atomic_exchange(&warned, 1))
+			log_event_text("warning", "more than 16384 live threads; extra threads are not profiled");
+		return;
+	}
+	if (g_src && s->fd < 0 && !s->has_timer) {
+		int rc = g_src->arm(s, tid);
+		if (rc < 0) {
+			static _Atomic int warned;
+			if (!atomic_exchange(&warned, 1)) {
+				char msg[160];
+				snprintf(msg, sizeof msg, "clock profiling could not be armed on thread %d: %s",
+					 (int)tid, strerror(-rc));
+				log_event_text("warning", msg);
+			}
+		}
+	}
+}
+
+static void unregister_thread(pid_t tid, int record)
+{
+	pthread_mutex_lock(&g_reg_lock);
+	struct thread_slot *s = slot_of(tid);
+	if (s) {
+		if (g_src)
+			g_src->disarm(s);
+		if (record)
+			record_thread_end(s, thread_cpu_ns(tid));
+		atomic_store(&s->tid, 0);
+	}
+	pthread_mutex_unlock(&g_reg_lock);
+}
+
+static void key_destructor(void *v)
+{
+	(void)v;
+	clock_thread_end();
+}
+
+void clock_thread_begin(void)
+{
+	struct tstate *ts = &t_state;
+	ts->tid = sys_gettid();
+	ts->fd = -1;
+	pthread_attr_t attr;
+	if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+		void *addr;
+		size_t size;
+		if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+			ts->stack_lo = (uintptr_t)addr;
+			ts->stack_hi = (uintptr_t)addr + size;
+		}
+		pthread_attr_destroy(&attr);
+	}
+	if (!atomic_load(&g_col.active) && g_profile == NULL)
+		return;
+	pthread_setspecific(g_key, (void *)1);
+	register_thread(ts->tid);
+}
+
+void clock_thread_end(void)
+{
+	if (!t_state.tid || g_col.pid != getpid())
+		return;
+	unregister_thread(t_state.tid, 1);
+}
+
+void clock_adopt_existing_threads(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	if (!d)
+		return;
+	pid_t self = sys_gettid();
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		pid_t tid = (pid_t)atoi(e->d_name);
+		if (tid <= 0 || tid == self)
+			continue;
+		register_thread(tid);
+		n++;
+	}
+	closedir(d);
+	if (n) {
+		char msg[128];
+		snprintf(msg, sizeof msg, "%d thread(s) existed before the collector started; adopted", n);
+		log_event_text("info", msg);
+	}
+}
+
+int clock_start(const struct clock_settings *cs)
+{
+	g_cs = *cs;
+	if (g_cs.depth <= 0 || g_cs.depth > MAX_DEPTH_BUF)
+		g_cs.depth = 256;
+	if (pthread_key_create(&g_key, key_destructor) != 0)
+		return -1;
+	if (!g_cs.interval_ns)
+		return 0;
+	g_profile = dfile_create(g_col.expdir, "profile", SONDE_KIND_PROFILE);
+	if (!g_profile) {
+		log_event_text("error", "cannot create the profile data file; clock profiling disabled");
+		return -1;
+	}
+	const char *s = getenv("SONDE_SIGNAL");
+	g_sig = s ? atoi(s) : SIGRTMAX - 3;
+	if (g_sig < SIGRTMIN || g_sig > SIGRTMAX)
+		g_sig = SIGRTMAX - 3;
+
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = handler;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigfillset(&sa.sa_mask); /* nothing interrupts a sample half-written */
+	if (real_sigaction(g_sig, &sa, NULL) < 0) {
+		log_event_text("error", "cannot install the profiling signal handler; clock profiling disabled");
+		return -1;
+	}
+	/* Prefer the perf counter; fall back to CPU timers when refused. */
+	const char *want = getenv("SONDE_CLOCK_SOURCE");
+	g_src = (want && !strcmp(want, "timer")) ? &g_timer_source : &g_perf_source;
+	if (g_src == &g_perf_source) {
+		struct thread_slot probe = { .fd = -1 };
+		int rc = perf_arm(&probe, 0);
+		if (rc < 0) {
+			char msg[200];
+			snprintf(msg, sizeof msg,
+				 "perf_event_open(task-clock) refused (%s); using POSIX CPU timers, "
+				 "whose resolution is one scheduler tick",
+				 strerror(-rc));
+			log_event_text("warning", msg);
+			g_src = &g_timer_source;
+		} else {
+			perf_disarm(&probe);
+		}
+	}
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, g_sig);
+	real_pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	return 0;
+}
+
+void clock_stop_all(void)
+{
+	atomic_store(&g_col.active, 0);
+	pthread_mutex_lock(&g_reg_lock);
+	for (int i = 0; i < MAX_THREADS; i++) {
+		pid_t tid = atomic_load(&g_slots[i].tid);
+		if (!tid)
+			continue;
+		if (g_src)
+			g_src->disarm(&g_slots[i]);
+		record_thread_end(&g_slots[i], thread_cpu_ns(tid));
+		atomic_store(&g_slots[i].tid, 0);
+	}
+	pthread_mutex_unlock(&g_reg_lock);
+	/* Let samples already being written finish before files are closed. */
+	for (int i = 0; i < 1000 && atomic_load(&g_inflight); i++)
+		sched_yield();
+	dfile_finish(g_profile);
+}
+
+/* Wait (bounded) until no handler is unwinding; used around dlclose. */
+void clock_pause_unwinding(int on)
+{
+	atomic_store(&g_unwind_pause, on);
+	if (on)
+		for (int i = 0; i < 100000 && atomic_load(&g_inflight); i++)
+			sched_yield();
+}
+
+void clock_fork_child(void)
+{
+	/* perf fds and their signals belong to the parent's threads, and
+	 * POSIX timers are not inherited; just drop everything. */
+	for (int i = 0; i < MAX_THREADS; i++) {
+		if (g_slots[i].fd >= 0 && atomic_load(&g_slots[i].tid))
+			close(g_slots[i].fd);
+		atomic_store(&g_slots[i].tid, 0);
+	}
+	memset((void *)g_our_fds, 0, sizeof g_our_fds);
+	dfile_forget(g_profile);
+	g_profile = NULL;
+	t_state.tid = 0;
+}
+
+uint64_t clock_samples(void) { return atomic_load(&g_samples); }
+uint64_t clock_lost(void) { return dfile_lost(g_profile); }
+const char *clock_source_name(void) { return g_src ? g_src->name : "off"; }
+int clock_signal(void) { return g_sig; }
+int clock_is_our_signal(int sig) { return g_profile && sig == g_sig; }

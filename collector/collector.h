@@ -1,0 +1,155 @@
+/*
+ * Internal contract of the collector library (libsonde_collector.so).
+ *
+ * The collector runs inside the target.  Code reachable from the sampling
+ * signal handler is marked "Async-signal-safe." in its comment and lives in
+ * dfile.c, stacks.c, xfmt.c, unwind.c and the handler part of clock.c; it
+ * uses no malloc, stdio, locks, dlsym or dl_iterate_phdr.  tests/check-asyncsafe.sh
+ * checks the undefined symbols of those objects against an allowlist.
+ *
+ * Everything else (start-up, interposers, shutdown) runs in normal context
+ * and may allocate, but never exits, aborts or blocks the target: an
+ * internal error disables the data kind, is logged to log.xml, and the
+ * target runs on.
+ */
+#ifndef SONDE_COLLECTOR_H
+#define SONDE_COLLECTOR_H
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <sonde/format.h>
+
+#define HIDDEN __attribute__((visibility("hidden")))
+#define EXPORT __attribute__((visibility("default")))
+#define TLS __thread __attribute__((tls_model("initial-exec")))
+
+#define SONDE_COLLECTOR_VERSION "0.1.0"
+
+/* ---- xfmt.c: async-signal-safe formatting into a caller's buffer ---- */
+
+/* A bounded output buffer; writes past the end are dropped and `overflow`
+ * is set.  Async-signal-safe. */
+struct xbuf {
+	char *p;
+	size_t len, cap;
+	int overflow;
+};
+void xb_init(struct xbuf *b, char *mem, size_t cap);
+void xb_str(struct xbuf *b, const char *s);
+void xb_xml(struct xbuf *b, const char *s); /* XML-escaped */
+void xb_u64(struct xbuf *b, uint64_t v);
+void xb_i64(struct xbuf *b, int64_t v);
+void xb_hex(struct xbuf *b, uint64_t v); /* 0x... */
+void xb_attr_u64(struct xbuf *b, const char *name, uint64_t v);
+void xb_attr_hex(struct xbuf *b, const char *name, uint64_t v);
+void xb_attr_str(struct xbuf *b, const char *name, const char *v);
+
+uint64_t now_ns(void); /* CLOCK_MONOTONIC; async-signal-safe */
+pid_t sys_gettid(void);
+
+/* ---- log.c: log.xml ---- */
+
+/* Open log.xml (created exclusively) in the experiment.  Returns 0, or -1
+ * when it already exists or cannot be created. */
+int log_open(const char *expdir);
+/* Append one whole line atomically (one write on an O_APPEND fd).
+ * Async-signal-safe; a no-op when the log is not open. */
+void log_line(const char *line, size_t len);
+/* <event kind="warning|error" time_ns=".." text=".."/>.  Async-signal-safe. */
+void log_event_text(const char *kind, const char *text);
+void log_close(void);
+int log_fd(void);
+/* Move a descriptor to a high number, close-on-exec; returns the new one. */
+int fd_park(int fd);
+
+/* ---- dfile.c: block-structured memory-mapped data files ---- */
+
+struct dfile;
+
+/* Create `name` in the experiment for `kind`.  Normal context.  NULL on
+ * error (errno set). */
+struct dfile *dfile_create(const char *expdir, const char *name, uint32_t kind);
+/* Reserve `size` bytes (multiple of 8, at most SONDE_BLOCK_PAYLOAD) in the
+ * calling thread's current block of `df`, claiming a new block when needed.
+ * Returns where to build the packet, or NULL (limit reached, block not yet
+ * mapped): the packet is lost and counted.  The packet becomes visible to
+ * readers at dfile_commit().  Reserve/commit pairs on one dfile must not
+ * nest within a thread.  Async-signal-safe. */
+void *dfile_reserve(struct dfile *df, size_t size);
+void dfile_commit(struct dfile *df, size_t size);
+/* Trim the file to the blocks claimed and stop writing.  Normal context. */
+void dfile_finish(struct dfile *df);
+uint64_t dfile_lost(const struct dfile *df);
+/* Forget all mappings in a fork child: writes become no-ops. */
+void dfile_forget(struct dfile *df);
+
+extern _Atomic uint64_t g_bytes_limit; /* 0 = none */
+extern _Atomic int g_limit_hit;
+
+/* ---- stacks.c: call-stack deduplication ---- */
+
+int stacks_init(struct dfile *df);
+/* Return the id of the stack (leaf first), writing a stack packet the first
+ * time this stack is seen.  Async-signal-safe. */
+uint64_t stacks_intern(const uint64_t *pcs, int depth, unsigned flags);
+uint64_t stacks_count(void);
+
+/* ---- maps.c: map.xml ---- */
+
+int maps_open(const char *expdir);
+/* Rescan the loaded objects; log loads and unloads to map.xml and refresh
+ * the unwinder's tables.  Normal context; serialised internally. */
+void maps_update(void);
+void maps_close(void);
+
+/* ---- clock.c: clock profiling ---- */
+
+struct clock_settings {
+	uint64_t interval_ns; /* 0 = off */
+	int depth;
+};
+int clock_start(const struct clock_settings *cs);
+/* Called in each new thread (from the pthread_create trampoline) and for
+ * the initial thread. */
+void clock_thread_begin(void);
+void clock_thread_end(void);
+void clock_stop_all(void);
+/* Register threads that existed before the collector started. */
+void clock_adopt_existing_threads(void);
+uint64_t clock_samples(void);
+uint64_t clock_lost(void);
+const char *clock_source_name(void);
+int clock_signal(void);
+/* Our handler, exposed so the sigaction interposer can keep it installed. */
+int clock_is_our_signal(int sig);
+void clock_fork_child(void);
+
+/* ---- interpose.c / signals ---- */
+
+/* The target's own disposition for the signal the collector uses, chained
+ * from our handler for signals that are not ours. */
+extern struct sigaction g_chained_action;
+extern _Atomic int g_chained_set;
+/* Real functions, resolved at start-up (never from a handler). */
+int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+int real_pthread_sigmask(int how, const sigset_t *set, sigset_t *old);
+void interpose_init(void);
+
+/* ---- init.c: global state ---- */
+
+struct collector_state {
+	_Atomic int active;	/* 0 until start-up finished, and after stop/fork */
+	pid_t pid;
+	uint64_t start_ns;
+	uint64_t stop_ns;	/* 0 = no duration limit */
+	char expdir[4096];
+};
+extern struct collector_state g_col;
+
+void collector_thread_exit_record(pid_t tid, uint64_t start_ns, uint64_t cpu_ns);
+
+#endif

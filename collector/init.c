@@ -1,0 +1,349 @@
+/*
+ * Start-up and shutdown of the collector.
+ *
+ * The library is inert unless `sonde collect` started this very process:
+ * SONDE_EXPDIR names the experiment and SONDE_TARGET_PID the process that
+ * owns it.  Descendants that inherit LD_PRELOAD see another pid and stay
+ * inert (following them is C10); an exec in the target itself finds
+ * log.xml already there and only notes the exec.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/sysinfo.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collector.h"
+
+struct collector_state g_col;
+
+static struct dfile *g_overview, *g_stacks;
+static _Atomic int g_finished;
+
+static uint64_t env_u64(const char *name, uint64_t dflt)
+{
+	const char *s = getenv(name);
+	if (!s || !*s)
+		return dflt;
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+	return *end ? dflt : (uint64_t)v;
+}
+
+static void line(struct xbuf *b)
+{
+	xb_str(b, "\n");
+	log_line(b->p, b->len);
+	xb_init(b, b->p, b->cap);
+}
+
+static void read_cmdline(char *out, size_t cap)
+{
+	out[0] = 0;
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, out, cap - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	for (ssize_t i = 0; i < n; i++)
+		if (!out[i])
+			out[i] = ' ';
+	while (n > 0 && out[n - 1] == ' ')
+		n--;
+	out[n] = 0;
+}
+
+/* Describe our packet layouts in log.xml so that readers can decode or
+ * skip kinds they were not built for. */
+static void write_dataformat(struct xbuf *b)
+{
+	static const struct {
+		const char *file;
+		int kind;
+	} files[] = { { "profile", SONDE_KIND_PROFILE },
+		      { "stacks", SONDE_KIND_STACKS },
+		      { "overview", SONDE_KIND_OVERVIEW } };
+	static const struct {
+		int type;
+		const char *name;
+		int size;
+		const char *fields;
+	} pkts[] = {
+		{ SONDE_PKT_PROFILE, "profile", 32,
+		  "type:0:u16 size:2:u16 cpu:4:u16 state:6:u16 time_ns:8:u64 weight_ns:16:u64 stack_id:24:u64" },
+		{ SONDE_PKT_STACK, "stack", 16,
+		  "type:0:u16 size:2:u16 depth:4:u16 flags:6:u16 stack_id:8:u64 pc:16:u64[depth]" },
+		{ SONDE_PKT_OVERVIEW, "overview", 88,
+		  "type:0:u16 size:2:u16 reason:4:u32 time_ns:8:u64 utime_ns:16:u64 stime_ns:24:u64 "
+		  "minflt:32:u64 majflt:40:u64 inblock:48:u64 oublock:56:u64 nvcsw:64:u64 nivcsw:72:u64 "
+		  "maxrss_kb:80:u64" },
+	};
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+		xb_str(b, "<dataformat");
+		xb_attr_str(b, "file", files[i].file);
+		xb_attr_u64(b, "kind", (uint64_t)files[i].kind);
+		xb_attr_u64(b, "block_size", SONDE_BLOCK_SIZE);
+		xb_str(b, "/>");
+		line(b);
+	}
+	for (size_t i = 0; i < sizeof pkts / sizeof pkts[0]; i++) {
+		xb_str(b, "<packet");
+		xb_attr_u64(b, "type", (uint64_t)pkts[i].type);
+		xb_attr_str(b, "name", pkts[i].name);
+		xb_attr_u64(b, "size", (uint64_t)pkts[i].size);
+		xb_attr_str(b, "fields", pkts[i].fields);
+		xb_str(b, "/>");
+		line(b);
+	}
+}
+
+/* The part of the header known before anything else starts, so that it
+ * precedes any warning logged while starting. */
+static void write_prolog(void)
+{
+	char mem[16384];
+	struct xbuf b;
+	xb_init(&b, mem, sizeof mem);
+	xb_str(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>");
+	line(&b);
+	xb_str(&b, "<experiment");
+	xb_attr_u64(&b, "format", SONDE_FORMAT_VERSION);
+	xb_attr_str(&b, "collector", "sonde " SONDE_COLLECTOR_VERSION);
+	xb_str(&b, ">");
+	line(&b);
+
+	char cwd[PATH_MAX], exe[PATH_MAX], cmd[4096];
+	if (!getcwd(cwd, sizeof cwd))
+		strcpy(cwd, "?");
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	exe[n > 0 ? n : 0] = 0;
+	read_cmdline(cmd, sizeof cmd);
+	xb_str(&b, "<target");
+	xb_attr_u64(&b, "pid", (uint64_t)getpid());
+	xb_attr_u64(&b, "ppid", (uint64_t)getppid());
+	xb_attr_str(&b, "cwd", cwd);
+	xb_attr_str(&b, "exe", exe);
+	xb_attr_str(&b, "command", cmd);
+	xb_str(&b, "/>");
+	line(&b);
+
+	struct utsname u;
+	uname(&u);
+	char host[256];
+	if (gethostname(host, sizeof host))
+		strcpy(host, "?");
+	host[sizeof host - 1] = 0;
+	xb_str(&b, "<system");
+	xb_attr_str(&b, "host", host);
+	xb_attr_str(&b, "os", u.sysname);
+	xb_attr_str(&b, "release", u.release);
+	xb_attr_str(&b, "arch", u.machine);
+	xb_attr_u64(&b, "cpus", (uint64_t)sysconf(_SC_NPROCESSORS_ONLN));
+	xb_attr_u64(&b, "pagesize", (uint64_t)sysconf(_SC_PAGESIZE));
+	xb_attr_u64(&b, "memory_kb",
+		    (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE) / 1024);
+	xb_str(&b, "/>");
+	line(&b);
+}
+
+static void write_settings(uint64_t interval_ns, int depth, uint64_t limit_mb, uint64_t duration_s)
+{
+	char mem[4096];
+	struct xbuf b;
+	xb_init(&b, mem, sizeof mem);
+	xb_str(&b, "<settings");
+	xb_attr_str(&b, "clock_source", interval_ns ? clock_source_name() : "off");
+	xb_attr_u64(&b, "clock_interval_ns", interval_ns);
+	xb_attr_u64(&b, "clock_signal", (uint64_t)clock_signal());
+	xb_attr_u64(&b, "depth_limit", (uint64_t)depth);
+	xb_attr_u64(&b, "size_limit_mb", limit_mb);
+	xb_attr_u64(&b, "duration_s", duration_s);
+	xb_str(&b, "/>");
+	line(&b);
+
+	struct timespec rt;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	xb_str(&b, "<time");
+	xb_attr_u64(&b, "start_ns", g_col.start_ns);
+	xb_str(&b, " realtime=\"");
+	xb_u64(&b, (uint64_t)rt.tv_sec);
+	xb_str(&b, ".");
+	char frac[10];
+	long ns = rt.tv_nsec;
+	for (int i = 8; i >= 0; i--, ns /= 10)
+		frac[i] = (char)('0' + ns % 10);
+	frac[9] = 0;
+	xb_str(&b, frac);
+	xb_str(&b, "\"/>");
+	line(&b);
+
+	write_dataformat(&b);
+}
+
+static void overview_sample(uint32_t reason)
+{
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru) < 0)
+		return;
+	struct sonde_overview_packet *p = dfile_reserve(g_overview, sizeof *p);
+	if (!p)
+		return;
+	p->type = SONDE_PKT_OVERVIEW;
+	p->size = sizeof *p;
+	p->reason = reason;
+	p->time_ns = now_ns();
+	p->utime_ns = (uint64_t)ru.ru_utime.tv_sec * 1000000000ull + (uint64_t)ru.ru_utime.tv_usec * 1000;
+	p->stime_ns = (uint64_t)ru.ru_stime.tv_sec * 1000000000ull + (uint64_t)ru.ru_stime.tv_usec * 1000;
+	p->minflt = (uint64_t)ru.ru_minflt;
+	p->majflt = (uint64_t)ru.ru_majflt;
+	p->inblock = (uint64_t)ru.ru_inblock;
+	p->oublock = (uint64_t)ru.ru_oublock;
+	p->nvcsw = (uint64_t)ru.ru_nvcsw;
+	p->nivcsw = (uint64_t)ru.ru_nivcsw;
+	p->maxrss_kb = (uint64_t)ru.ru_maxrss;
+	dfile_commit(g_overview, sizeof *p);
+}
+
+static void event_simple(const char *kind)
+{
+	char mem[128];
+	struct xbuf b;
+	xb_init(&b, mem, sizeof mem);
+	xb_str(&b, "<event");
+	xb_attr_str(&b, "kind", kind);
+	xb_attr_u64(&b, "time_ns", now_ns());
+	xb_str(&b, "/>\n");
+	log_line(mem, b.len);
+}
+
+static void note_exec_in_target(const char *dir)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s/log.xml", dir);
+	int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	char cmd[1024], mem[1600];
+	read_cmdline(cmd, sizeof cmd);
+	struct xbuf b;
+	xb_init(&b, mem, sizeof mem - 8);
+	xb_str(&b, "<event kind=\"warning\"");
+	xb_attr_u64(&b, "time_ns", now_ns());
+	xb_attr_str(&b, "text", "the target replaced itself by exec; the new image is not profiled: ");
+	b.len -= 1; /* reopen the attribute to append the command */
+	xb_xml(&b, cmd);
+	xb_str(&b, "\"/>\n");
+	if (write(fd, mem, b.len) < 0)
+		(void)0;
+	close(fd);
+}
+
+__attribute__((constructor)) static void sonde_init(void)
+{
+	const char *dir = getenv("SONDE_EXPDIR");
+	if (!dir || !*dir)
+		return;
+	if ((pid_t)env_u64("SONDE_TARGET_PID", 0) != getpid())
+		return;
+	if (strlen(dir) >= sizeof g_col.expdir)
+		return;
+	int saved = errno;
+	strcpy(g_col.expdir, dir);
+	g_col.pid = getpid();
+	g_col.start_ns = now_ns();
+	if (log_open(dir) < 0) {
+		if (errno == EEXIST)
+			note_exec_in_target(dir);
+		errno = saved;
+		return;
+	}
+	uint64_t interval_ns = env_u64("SONDE_CLOCK_NS", 10000000);
+	int depth = (int)env_u64("SONDE_DEPTH", 256);
+	uint64_t limit_mb = env_u64("SONDE_LIMIT_MB", 0);
+	uint64_t duration_s = env_u64("SONDE_DURATION_S", 0);
+	if (limit_mb)
+		atomic_store(&g_bytes_limit, limit_mb << 20);
+	if (duration_s)
+		g_col.stop_ns = g_col.start_ns + duration_s * 1000000000ull;
+
+	write_prolog();
+	interpose_init();
+	g_stacks = dfile_create(dir, "stacks", SONDE_KIND_STACKS);
+	g_overview = dfile_create(dir, "overview", SONDE_KIND_OVERVIEW);
+	if (!g_stacks || stacks_init(g_stacks) < 0)
+		interval_ns = 0;
+	struct clock_settings cs = { interval_ns, depth };
+	if (clock_start(&cs) < 0)
+		interval_ns = 0;
+	write_settings(interval_ns, depth, limit_mb, duration_s);
+	if (!g_stacks)
+		log_event_text("error", "cannot create the stacks data file; clock profiling disabled");
+	if (maps_open(dir) < 0)
+		log_event_text("warning", "cannot create map.xml");
+	maps_update();
+	overview_sample(SONDE_OV_START);
+	event_simple("start");
+	atomic_store(&g_col.active, 1);
+	if (interval_ns) {
+		clock_thread_begin();
+		clock_adopt_existing_threads();
+	}
+	errno = saved;
+}
+
+/* Finish the experiment once.  Runs from the library destructor, or from
+ * _exit/_Exit, in the process that owns the experiment only (never in a
+ * vfork or fork child). */
+void collector_exit_hook(void)
+{
+	if (!atomic_load(&g_col.active) || getpid() != g_col.pid)
+		return;
+	if (atomic_exchange(&g_finished, 1))
+		return;
+	int saved = errno;
+	clock_stop_all();
+	overview_sample(SONDE_OV_END);
+	char mem[512];
+	struct xbuf b;
+	xb_init(&b, mem, sizeof mem);
+	xb_str(&b, "<event kind=\"end\"");
+	xb_attr_u64(&b, "time_ns", now_ns());
+	xb_attr_u64(&b, "samples", clock_samples());
+	xb_attr_u64(&b, "lost", clock_lost());
+	xb_attr_u64(&b, "stacks", stacks_count());
+	xb_attr_u64(&b, "stacks_lost", dfile_lost(g_stacks));
+	xb_str(&b, "/>\n");
+	if (atomic_load(&g_limit_hit))
+		log_event_text("warning", "the experiment size limit (-L) was reached; later data was dropped");
+	if (g_col.stop_ns && now_ns() > g_col.stop_ns)
+		log_event_text("info", "data collection stopped at the duration limit (-t)");
+	log_line(mem, b.len);
+	dfile_finish(g_stacks);
+	dfile_finish(g_overview);
+	errno = saved;
+}
+
+void collector_fork_child(void)
+{
+	atomic_store(&g_col.active, 0);
+	clock_fork_child();
+	dfile_forget(g_stacks);
+	dfile_forget(g_overview);
+	g_stacks = g_overview = NULL;
+	log_close();
+	maps_close();
+}
+
+__attribute__((destructor)) static void sonde_fini(void)
+{
+	collector_exit_hook();
+}

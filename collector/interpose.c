@@ -1,0 +1,263 @@
+/*
+ * Interposers: what the collector must see of the target's own calls.
+ *
+ * Symbols are defined without a version, so the dynamic linker binds a
+ * reference to any version of them (pthread_create@GLIBC_2.2.5 from old
+ * binaries, @GLIBC_2.34 from new ones) to these definitions.  The real
+ * functions are found with dlsym(RTLD_NEXT) on first use, never from a
+ * signal handler.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "collector.h"
+
+struct sigaction g_chained_action;
+_Atomic int g_chained_set;
+
+void clock_pause_unwinding(int on);
+void collector_exit_hook(void);
+void collector_fork_child(void);
+
+#define REAL(name, ret, args)                                               \
+	static ret(*real_##name) args;                                      \
+	static void resolve_##name(void)                                    \
+	{                                                                   \
+		if (!real_##name)                                           \
+			real_##name = (ret(*) args)dlsym(RTLD_NEXT, #name); \
+	}
+
+REAL(pthread_create, int, (pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))
+static int (*real_sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+static void resolve_sigaction(void)
+{
+	if (!real_sigaction_fn)
+		real_sigaction_fn = (int (*)(int, const struct sigaction *, struct sigaction *))dlsym(RTLD_NEXT, "sigaction");
+}
+REAL(sigprocmask, int, (int, const sigset_t *, sigset_t *))
+static int (*real_pthread_sigmask_fn)(int, const sigset_t *, sigset_t *);
+static void resolve_pthread_sigmask(void)
+{
+	if (!real_pthread_sigmask_fn)
+		real_pthread_sigmask_fn = (int (*)(int, const sigset_t *, sigset_t *))dlsym(RTLD_NEXT, "pthread_sigmask");
+}
+REAL(setitimer, int, (__itimer_which_t, const struct itimerval *, struct itimerval *))
+REAL(dlopen, void *, (const char *, int))
+REAL(dlmopen, void *, (Lmid_t, const char *, int))
+REAL(dlclose, int, (void *))
+REAL(_exit, void, (int))
+REAL(_Exit, void, (int))
+
+static void note_once(_Atomic int *flag, const char *kind, const char *text)
+{
+	if (!atomic_exchange(flag, 1))
+		log_event_text(kind, text);
+}
+
+static void child_after_fork(void)
+{
+	/* A forked child shares the experiment's files with its parent; it
+	 * must never write to them.  (Following descendants is C10.) */
+	if (atomic_load(&g_col.active))
+		collector_fork_child();
+}
+
+void interpose_init(void)
+{
+	resolve_pthread_create();
+	resolve_sigaction();
+	resolve_sigprocmask();
+	resolve_pthread_sigmask();
+	resolve_setitimer();
+	resolve_dlopen();
+	resolve_dlmopen();
+	resolve_dlclose();
+	resolve__exit();
+	resolve__Exit();
+	pthread_atfork(NULL, NULL, child_after_fork);
+}
+
+int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	resolve_sigaction();
+	return real_sigaction_fn(sig, act, old);
+}
+
+/* ---- threads ---- */
+
+struct start {
+	void *(*fn)(void *);
+	void *arg;
+};
+
+static void *thread_start(void *p)
+{
+	struct start st = *(struct start *)p;
+	free(p);
+	clock_thread_begin();
+	/* The end is recorded by a thread-specific-data destructor, which
+	 * also runs on pthread_exit and cancellation. */
+	return st.fn(st.arg);
+}
+
+EXPORT int pthread_create(pthread_t *thr, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+	resolve_pthread_create();
+	if (!real_pthread_create)
+		return EAGAIN;
+	if (!atomic_load(&g_col.active))
+		return real_pthread_create(thr, attr, fn, arg);
+	struct start *st = malloc(sizeof *st);
+	if (!st)
+		return real_pthread_create(thr, attr, fn, arg);
+	st->fn = fn;
+	st->arg = arg;
+	int rc = real_pthread_create(thr, attr, thread_start, st);
+	if (rc)
+		free(st);
+	return rc;
+}
+
+/* ---- signals ---- */
+
+static _Atomic int g_noted_chain, g_noted_mask, g_noted_prof, g_noted_itimer;
+
+EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	resolve_sigaction();
+	if (clock_is_our_signal(sig)) {
+		/* Keep our handler; remember the target's and call it for
+		 * signals that are not samples. */
+		if (old)
+			*old = g_chained_action;
+		if (act) {
+			g_chained_action = *act;
+			atomic_store(&g_chained_set, 1);
+			note_once(&g_noted_chain, "warning",
+				  "target installed a handler for the profiling signal; "
+				  "sonde keeps its own and chains non-sample signals to it");
+		}
+		return 0;
+	}
+	if (sig == SIGPROF && act && act->sa_handler != SIG_DFL && atomic_load(&g_col.active))
+		note_once(&g_noted_prof, "info",
+			  "target installed its own SIGPROF handler; left alone "
+			  "(sonde samples with a real-time signal)");
+	return real_sigaction(sig, act, old);
+}
+
+EXPORT sighandler_t signal(int sig, sighandler_t h)
+{
+	struct sigaction sa, old;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = h;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(sig, &sa, &old) < 0)
+		return SIG_ERR;
+	return old.sa_handler;
+}
+
+/* Keep the profiling signal deliverable when the target blocks "all"
+ * signals; it is ours, not the target's. */
+static const sigset_t *strip_ours(int how, const sigset_t *set, sigset_t *tmp)
+{
+	int sig = clock_signal();
+	if (!set || how == SIG_UNBLOCK || !sig || !atomic_load(&g_col.active) || !sigismember(set, sig))
+		return set;
+	*tmp = *set;
+	sigdelset(tmp, sig);
+	note_once(&g_noted_mask, "info",
+		  "target blocked the profiling signal (e.g. sigfillset); it stays unblocked");
+	return tmp;
+}
+
+EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	resolve_sigprocmask();
+	sigset_t tmp;
+	return real_sigprocmask(how, strip_ours(how, set, &tmp), old);
+}
+
+EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+	resolve_pthread_sigmask();
+	sigset_t tmp;
+	return real_pthread_sigmask_fn(how, strip_ours(how, set, &tmp), old);
+}
+
+int real_pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+	resolve_pthread_sigmask();
+	return real_pthread_sigmask_fn(how, set, old);
+}
+
+EXPORT int setitimer(__itimer_which_t which, const struct itimerval *nv, struct itimerval *ov)
+{
+	resolve_setitimer();
+	if (which == ITIMER_PROF && nv && atomic_load(&g_col.active))
+		note_once(&g_noted_itimer, "info",
+			  "target uses setitimer(ITIMER_PROF); left alone (sonde does not use it)");
+	return real_setitimer(which, nv, ov);
+}
+
+/* ---- load objects ---- */
+
+EXPORT void *dlopen(const char *file, int mode)
+{
+	resolve_dlopen();
+	void *h = real_dlopen(file, mode);
+	if (h && atomic_load(&g_col.active))
+		maps_update();
+	return h;
+}
+
+EXPORT void *dlmopen(Lmid_t lm, const char *file, int mode)
+{
+	resolve_dlmopen();
+	void *h = real_dlmopen(lm, file, mode);
+	if (h && atomic_load(&g_col.active))
+		maps_update();
+	return h;
+}
+
+EXPORT int dlclose(void *h)
+{
+	resolve_dlclose();
+	if (!atomic_load(&g_col.active))
+		return real_dlclose(h);
+	/* No handler may be reading the unwind tables of an object while it
+	 * is unmapped: pause unwinding (samples keep their weight) around
+	 * the real dlclose and the table refresh. */
+	clock_pause_unwinding(1);
+	int rc = real_dlclose(h);
+	maps_update();
+	clock_pause_unwinding(0);
+	return rc;
+}
+
+/* ---- exit paths that skip destructors ---- */
+
+EXPORT void _exit(int status)
+{
+	resolve__exit();
+	collector_exit_hook();
+	real__exit(status);
+	__builtin_unreachable();
+}
+
+EXPORT void _Exit(int status)
+{
+	resolve__Exit();
+	collector_exit_hook();
+	real__Exit(status);
+	__builtin_unreachable();
+}

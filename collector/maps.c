@@ -1,0 +1,237 @@
+/*
+ * map.xml: the load objects of the target over time.  Rescanned with
+ * dl_iterate_phdr at start-up and after every dlopen/dlclose; objects that
+ * appeared are logged as loads, objects that vanished as unloads.  The
+ * vDSO, which has no file, is copied into the experiment (vdso.so) so that
+ * samples in it can be symbolised later.
+ */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+#include "collector.h"
+#include "unwind.h"
+
+struct obj {
+	uintptr_t base, lo, hi;
+	char *path;
+	char buildid[65];
+	int id;
+	int seen;
+};
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct obj *g_objs;
+static size_t g_nobjs, g_cap;
+static int g_next_id = 1;
+static int g_map_fd = -1;
+static char g_exe[PATH_MAX];
+static char g_expdir[4096];
+
+int maps_open(const char *expdir)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s/map.xml", expdir);
+	snprintf(g_expdir, sizeof g_expdir, "%s", expdir);
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -1;
+	g_map_fd = fd_park(fd);
+	static const char head[] = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<map>\n";
+	if (write(g_map_fd, head, sizeof head - 1) < 0)
+		return -1;
+	ssize_t n = readlink("/proc/self/exe", g_exe, sizeof g_exe - 1);
+	g_exe[n > 0 ? n : 0] = 0;
+	return 0;
+}
+
+void maps_close(void)
+{
+	if (g_map_fd >= 0)
+		close(g_map_fd);
+	g_map_fd = -1;
+}
+
+static void read_buildid(struct dl_phdr_info *info, char *out)
+{
+	out[0] = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_NOTE)
+			continue;
+		const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr);
+		const char *end = p + ph->p_memsz;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
+			const char *name = p + sizeof *nh;
+			const unsigned char *desc =
+				(const unsigned char *)name + ((nh->n_namesz + 3) & ~3u);
+			if ((const char *)desc + nh->n_descsz > end)
+				break;
+			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 && !memcmp(name, "GNU", 4)) {
+				unsigned n = nh->n_descsz > 32 ? 32 : nh->n_descsz;
+				for (unsigned k = 0; k < n; k++) {
+					out[2 * k] = "0123456789abcdef"[desc[k] >> 4];
+					out[2 * k + 1] = "0123456789abcdef"[desc[k] & 15];
+				}
+				out[2 * n] = 0;
+				return;
+			}
+			p = (const char *)desc + ((nh->n_descsz + 3) & ~3u);
+		}
+	}
+}
+
+struct scan {
+	struct obj *v;
+	size_t n, cap;
+};
+
+static int scan_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	struct scan *sc = data;
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+		if (a < lo)
+			lo = a;
+		if (a + ph->p_memsz > hi)
+			hi = a + ph->p_memsz;
+	}
+	if (hi == 0)
+		return 0;
+	if (sc->n == sc->cap) {
+		size_t nc = sc->cap ? sc->cap * 2 : 64;
+		struct obj *nv = realloc(sc->v, nc * sizeof *nv);
+		if (!nv)
+			return 1;
+		sc->v = nv;
+		sc->cap = nc;
+	}
+	struct obj *o = &sc->v[sc->n++];
+	memset(o, 0, sizeof *o);
+	o->base = info->dlpi_addr;
+	o->lo = lo;
+	o->hi = hi;
+	const char *name = info->dlpi_name;
+	if (lo == getauxval(AT_SYSINFO_EHDR) || (lo <= getauxval(AT_SYSINFO_EHDR) && getauxval(AT_SYSINFO_EHDR) < hi))
+		name = "[vdso]";
+	else if (!name || !*name)
+		name = g_exe;
+	char real[PATH_MAX];
+	if (name[0] != '[' && realpath(name, real))
+		name = real;
+	o->path = strdup(name);
+	read_buildid(info, o->buildid);
+	return 0;
+}
+
+static void emit_load(const struct obj *o)
+{
+	char mem[PATH_MAX * 2 + 512];
+	struct xbuf b;
+	xb_init(&b, mem, sizeof mem);
+	xb_str(&b, "<object");
+	xb_attr_u64(&b, "id", (uint64_t)o->id);
+	xb_attr_u64(&b, "time_ns", now_ns());
+	xb_attr_str(&b, "event", "load");
+	xb_attr_str(&b, "path", o->path ? o->path : "?");
+	xb_attr_hex(&b, "base", o->base);
+	xb_attr_hex(&b, "lo", o->lo);
+	xb_attr_hex(&b, "hi", o->hi);
+	xb_attr_str(&b, "buildid", o->buildid);
+	if (o->path && !strcmp(o->path, "[vdso]"))
+		xb_attr_str(&b, "copy", "vdso.so");
+	xb_str(&b, "/>\n");
+	if (g_map_fd >= 0 && write(g_map_fd, mem, b.len) < 0)
+		return;
+}
+
+static void emit_unload(const struct obj *o)
+{
+	char mem[256];
+	struct xbuf b;
+	xb_init(&b, mem, sizeof mem);
+	xb_str(&b, "<object");
+	xb_attr_u64(&b, "id", (uint64_t)o->id);
+	xb_attr_u64(&b, "time_ns", now_ns());
+	xb_attr_str(&b, "event", "unload");
+	xb_str(&b, "/>\n");
+	if (g_map_fd >= 0 && write(g_map_fd, mem, b.len) < 0)
+		return;
+}
+
+static void save_vdso(const struct obj *o)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s/vdso.so", g_expdir);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	if (write(fd, (const void *)o->lo, o->hi - o->lo) < 0)
+		log_event_text("warning", "cannot save a copy of the vDSO");
+	close(fd);
+}
+
+void maps_update(void)
+{
+	pthread_mutex_lock(&g_lock);
+	struct scan sc = { 0 };
+	dl_iterate_phdr(scan_cb, &sc);
+	for (size_t i = 0; i < g_nobjs; i++)
+		g_objs[i].seen = 0;
+	for (size_t k = 0; k < sc.n; k++) {
+		struct obj *n = &sc.v[k];
+		size_t i;
+		for (i = 0; i < g_nobjs; i++)
+			if (g_objs[i].base == n->base && g_objs[i].lo == n->lo &&
+			    !strcmp(g_objs[i].path, n->path))
+				break;
+		if (i < g_nobjs) {
+			g_objs[i].seen = 1;
+			free(n->path);
+			continue;
+		}
+		if (g_nobjs == g_cap) {
+			size_t nc = g_cap ? g_cap * 2 : 64;
+			struct obj *nv = realloc(g_objs, nc * sizeof *nv);
+			if (!nv) {
+				free(n->path);
+				continue;
+			}
+			g_objs = nv;
+			g_cap = nc;
+		}
+		n->id = g_next_id++;
+		n->seen = 1;
+		g_objs[g_nobjs++] = *n;
+		emit_load(n);
+		if (!strcmp(n->path, "[vdso]"))
+			save_vdso(n);
+	}
+	free(sc.v);
+	for (size_t i = 0; i < g_nobjs;) {
+		if (g_objs[i].seen) {
+			i++;
+			continue;
+		}
+		emit_unload(&g_objs[i]);
+		free(g_objs[i].path);
+		g_objs[i] = g_objs[--g_nobjs];
+	}
+	if (uw_refresh() < 0)
+		log_event_text("warning", "cannot build the unwind tables for a load object");
+	pthread_mutex_unlock(&g_lock);
+}

@@ -1,0 +1,137 @@
+/* Formatting without stdio, so that log lines can be built anywhere,
+ * including signal handlers. */
+#define _GNU_SOURCE
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collector.h"
+
+/* Async-signal-safe. */
+void xb_init(struct xbuf *b, char *mem, size_t cap)
+{
+	b->p = mem;
+	b->len = 0;
+	b->cap = cap;
+	b->overflow = 0;
+	if (cap)
+		mem[0] = 0;
+}
+
+/* Async-signal-safe. */
+static void xb_putc(struct xbuf *b, char c)
+{
+	if (b->len + 1 < b->cap) {
+		b->p[b->len++] = c;
+		b->p[b->len] = 0;
+	} else {
+		b->overflow = 1;
+	}
+}
+
+/* Async-signal-safe. */
+void xb_str(struct xbuf *b, const char *s)
+{
+	while (s && *s)
+		xb_putc(b, *s++);
+}
+
+/* Async-signal-safe.  Control characters other than tab become '?', so
+ * that one event stays on one line of log.xml. */
+void xb_xml(struct xbuf *b, const char *s)
+{
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		switch (c) {
+		case '&': xb_str(b, "&amp;"); break;
+		case '<': xb_str(b, "&lt;"); break;
+		case '>': xb_str(b, "&gt;"); break;
+		case '"': xb_str(b, "&quot;"); break;
+		default: xb_putc(b, (c < 0x20 && c != '\t') ? '?' : (char)c);
+		}
+	}
+}
+
+/* Async-signal-safe. */
+void xb_u64(struct xbuf *b, uint64_t v)
+{
+	char tmp[24];
+	int n = 0;
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		xb_putc(b, tmp[--n]);
+}
+
+/* Async-signal-safe. */
+void xb_i64(struct xbuf *b, int64_t v)
+{
+	if (v < 0) {
+		xb_putc(b, '-');
+		xb_u64(b, (uint64_t)0 - (uint64_t)v);
+	} else {
+		xb_u64(b, (uint64_t)v);
+	}
+}
+
+/* Async-signal-safe. */
+void xb_hex(struct xbuf *b, uint64_t v)
+{
+	char tmp[20];
+	int n = 0;
+	do {
+		tmp[n++] = "0123456789abcdef"[v & 15];
+		v >>= 4;
+	} while (v);
+	xb_str(b, "0x");
+	while (n)
+		xb_putc(b, tmp[--n]);
+}
+
+/* Async-signal-safe. */
+void xb_attr_u64(struct xbuf *b, const char *name, uint64_t v)
+{
+	xb_putc(b, ' ');
+	xb_str(b, name);
+	xb_str(b, "=\"");
+	xb_u64(b, v);
+	xb_putc(b, '"');
+}
+
+/* Async-signal-safe. */
+void xb_attr_hex(struct xbuf *b, const char *name, uint64_t v)
+{
+	xb_putc(b, ' ');
+	xb_str(b, name);
+	xb_str(b, "=\"");
+	xb_hex(b, v);
+	xb_putc(b, '"');
+}
+
+/* Async-signal-safe. */
+void xb_attr_str(struct xbuf *b, const char *name, const char *v)
+{
+	xb_putc(b, ' ');
+	xb_str(b, name);
+	xb_str(b, "=\"");
+	xb_xml(b, v);
+	xb_putc(b, '"');
+}
+
+/* Async-signal-safe (clock_gettime is on the POSIX list; here it is the
+ * vDSO). */
+uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Async-signal-safe. */
+pid_t sys_gettid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}

@@ -1,0 +1,155 @@
+/*
+ * sonde experiment format: the contract between the collector (which writes
+ * experiments inside the target process) and every reader.
+ *
+ * An experiment is a directory.  Besides the XML files (log.xml, map.xml)
+ * and notes, each data kind has one binary data file shared by all threads:
+ *
+ *   file header   SONDE_FILE_HEADER_SIZE bytes (struct sonde_file_header,
+ *                 zero-padded)
+ *   block 0       SONDE_BLOCK_SIZE bytes
+ *   block 1       ...
+ *
+ * A block belongs to one thread (tid in its header) and holds packets back to
+ * back.  The writer fills a packet first and only then publishes it by
+ * storing the new `used` count with release semantics, so a reader (of a
+ * running experiment, or of one whose target was SIGKILLed) sees only whole
+ * packets.  A block whose magic is zero was claimed but never written (or
+ * lies past the end of the data); readers skip it.
+ *
+ * Every packet starts with struct sonde_packet (type, size).  Readers skip
+ * types they do not know by `size`; log.xml describes each packet layout
+ * (<dataformat>), so a reader can also decode a type it was not built for.
+ *
+ * All fields are little-endian and fixed-width; there are no bitfields.
+ * Layouts never change within one SONDE_FORMAT_VERSION: a change that moves
+ * a field bumps the version; new packet types and new fields at the end of a
+ * packet (with a larger size) do not.  doc/experiment-format.md describes
+ * the same layouts and is changed in the same commit as this file.
+ */
+#ifndef SONDE_FORMAT_H
+#define SONDE_FORMAT_H
+
+#include <stdint.h>
+
+#define SONDE_FORMAT_VERSION 1
+#define SONDE_FORMAT_MIN_READABLE 1
+
+#define SONDE_DATA_MAGIC "SONDEDAT" /* 8 bytes, no terminator on disk */
+#define SONDE_FILE_HEADER_SIZE 4096u
+#define SONDE_BLOCK_SIZE 16384u
+#define SONDE_BLOCK_MAGIC 0x4b4c4253u /* "SBLK" little-endian */
+
+/* Data kinds, one file each. */
+enum sonde_kind {
+	SONDE_KIND_PROFILE = 1,	 /* file "profile": clock-profile samples */
+	SONDE_KIND_STACKS = 2,	 /* file "stacks": deduplicated call stacks */
+	SONDE_KIND_OVERVIEW = 3, /* file "overview": process usage samples */
+};
+
+struct sonde_file_header {
+	char magic[8];		/* SONDE_DATA_MAGIC */
+	uint32_t version;	/* SONDE_FORMAT_VERSION of the writer */
+	uint32_t kind;		/* enum sonde_kind */
+	uint32_t header_size;	/* SONDE_FILE_HEADER_SIZE */
+	uint32_t block_size;	/* SONDE_BLOCK_SIZE */
+	uint32_t pid;		/* process that wrote the file */
+	uint32_t reserved0;
+	uint64_t start_ns;	/* CLOCK_MONOTONIC at collector start */
+	char kind_name[16];	/* "profile", NUL-padded */
+	uint64_t reserved;
+};
+_Static_assert(sizeof(struct sonde_file_header) == 64, "file header layout");
+
+struct sonde_block_header {
+	uint32_t magic;		/* SONDE_BLOCK_MAGIC, 0 when unused */
+	uint32_t kind;		/* same as the file's kind */
+	uint32_t tid;		/* thread that owns the block */
+	uint32_t used;		/* bytes of whole packets after this header */
+	uint64_t first_ns;	/* CLOCK_MONOTONIC when the block was claimed */
+	uint64_t reserved;
+};
+_Static_assert(sizeof(struct sonde_block_header) == 32, "block header layout");
+
+#define SONDE_BLOCK_PAYLOAD (SONDE_BLOCK_SIZE - sizeof(struct sonde_block_header))
+
+/* Common prefix of every packet.  size includes this prefix, is a multiple
+ * of 8 and at least 8. */
+struct sonde_packet {
+	uint16_t type;
+	uint16_t size;
+};
+_Static_assert(sizeof(struct sonde_packet) == 4, "packet prefix layout");
+
+enum sonde_packet_type {
+	SONDE_PKT_PROFILE = 1,
+	SONDE_PKT_STACK = 2,
+	SONDE_PKT_OVERVIEW = 3,
+};
+
+/* Thread states of a profile packet. */
+enum sonde_thread_state {
+	SONDE_STATE_CPU = 0,	/* on CPU (user or system, not split yet) */
+};
+
+/* One clock-profile sample.  The thread is the block's owner. */
+struct sonde_profile_packet {
+	uint16_t type;		/* SONDE_PKT_PROFILE */
+	uint16_t size;		/* 32 */
+	uint16_t cpu;		/* CPU the sample was taken on, 0xffff unknown */
+	uint16_t state;		/* enum sonde_thread_state */
+	uint64_t time_ns;	/* CLOCK_MONOTONIC */
+	uint64_t weight_ns;	/* CPU time this sample stands for */
+	uint64_t stack_id;	/* key of a sonde_stack_packet in "stacks" */
+};
+_Static_assert(sizeof(struct sonde_profile_packet) == 32, "profile packet layout");
+
+/* Stack flags. */
+#define SONDE_STACK_TRUNCATED 0x1u  /* cut at the depth limit */
+#define SONDE_STACK_INCOMPLETE 0x2u /* unwinding failed before the root */
+
+/* Set on a frame's pc when the address is the exact interrupted
+ * instruction (the leaf, or a frame interrupted by a signal), so a reader
+ * must not step back into the call instruction.  Other frames hold return
+ * addresses. */
+#define SONDE_PC_EXACT (1ull << 63)
+
+/* A call stack, leaf first.  stack_id is a 64-bit hash of the frames and
+ * flags; the same stack may be written more than once (readers keep one). */
+struct sonde_stack_packet {
+	uint16_t type;		/* SONDE_PKT_STACK */
+	uint16_t size;		/* 16 + 8 * depth */
+	uint16_t depth;		/* number of pc[] entries */
+	uint16_t flags;		/* SONDE_STACK_* */
+	uint64_t stack_id;
+	/* uint64_t pc[depth]; */
+};
+_Static_assert(sizeof(struct sonde_stack_packet) == 16, "stack packet layout");
+
+#define SONDE_MAX_DEPTH_LIMIT 2040 /* packet size must fit 16 bits */
+
+enum sonde_overview_reason {
+	SONDE_OV_START = 0,
+	SONDE_OV_END = 1,
+	SONDE_OV_PERIODIC = 2,
+};
+
+/* Process usage counters (getrusage RUSAGE_SELF) at one moment. */
+struct sonde_overview_packet {
+	uint16_t type;		/* SONDE_PKT_OVERVIEW */
+	uint16_t size;		/* 88 */
+	uint32_t reason;	/* enum sonde_overview_reason */
+	uint64_t time_ns;	/* CLOCK_MONOTONIC */
+	uint64_t utime_ns;
+	uint64_t stime_ns;
+	uint64_t minflt;
+	uint64_t majflt;
+	uint64_t inblock;
+	uint64_t oublock;
+	uint64_t nvcsw;
+	uint64_t nivcsw;
+	uint64_t maxrss_kb;
+};
+_Static_assert(sizeof(struct sonde_overview_packet) == 88, "overview packet layout");
+
+#endif
