@@ -25,6 +25,7 @@ LIB_SRC       := $(wildcard lib/*.c)
 CMD_SRC       := $(wildcard cmd/*.c)
 UNIT_SRC      := $(wildcard tests/unit/test_*.c)
 FIXTURE_SRC   := $(wildcard tests/fixtures/*.c)
+TOOL_SRC      := $(wildcard tests/tools/*.c)
 
 COLLECTOR_OBJ := $(COLLECTOR_SRC:%.c=$(B)/obj/%.o)
 LIB_OBJ       := $(LIB_SRC:%.c=$(B)/obj/%.o)
@@ -35,6 +36,7 @@ COLLECTOR := $(B)/lib/sonde/libsonde_collector.so
 LIBSONDE  := $(B)/libsonde.a
 UNITS     := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 FIXTURES  := $(FIXTURE_SRC:tests/fixtures/%.c=$(B)/fixtures/%)
+TOOLS     := $(TOOL_SRC:tests/tools/%.c=$(B)/tests/tools/%)
 
 .PHONY: all deps check demo bench install clean tests
 
@@ -74,6 +76,10 @@ $(B)/tests/test_unwind: tests/unit/test_unwind.c collector/unwind.c collector/un
 	@mkdir -p $(dir $@)
 	$(CC) $(BASEFLAGS) -O2 -g -fomit-frame-pointer -Icollector $< collector/unwind.c -o $@ -ldl -lpthread
 
+$(B)/tests/tools/%: tests/tools/%.c $(LIBSONDE)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) $(CFLAGS) $(SANFLAGS) -Ilib $< $(LIBSONDE) -o $@ -lm
+
 $(B)/tests/%: tests/unit/%.c $(LIBSONDE)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASEFLAGS) $(CFLAGS) $(SANFLAGS) -Ilib -Icmd $< $(LIBSONDE) -o $@ -lm
@@ -88,7 +94,7 @@ $(B)/fixtures/static_%: tests/fixtures/static_%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -static -o $@ $<
 
-tests: all $(UNITS) $(FIXTURES)
+tests: all $(UNITS) $(FIXTURES) $(TOOLS)
 
 check: deps
 	@$(MAKE) --no-print-directory tests

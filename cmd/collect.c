@@ -126,7 +126,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		switch (a[1]) {
 		case 'p':
 			if (parse_interval(v, &o->interval_ms) < 0)
-				return bad("invalid -p value (on, hi, lo, off, or milliseconds from 0.01) ", v);
+				return bad("invalid -p value (on, hi, lo, off, or milliseconds from 0.01):", v);
 			break;
 		case 'o': o->name = v; break;
 		case 'd': o->dir = v; break;

@@ -1,0 +1,45 @@
+# Shared helpers for the scenario tests (tests/t*.sh).  Each assertion
+# prints "ok - what" or "not ok - what"; tests/run.sh counts them.
+set -u
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+B=$TOP/build
+SONDE=$B/bin/sonde
+FIX=$B/fixtures
+EXPCHECK=$B/tests/tools/expcheck
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/sonde-test.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+
+ok() { echo "ok - $*"; }
+notok() { echo "not ok - $*"; }
+
+# check DESCRIPTION COMMAND...: passes when COMMAND exits 0.
+check() {
+	desc=$1
+	shift
+	if "$@" >"$TMP/.out" 2>&1; then ok "$desc"; else
+		notok "$desc"
+		sed 's/^/#   /' "$TMP/.out" | head -20
+	fi
+}
+
+# fails DESCRIPTION COMMAND...: passes when COMMAND exits non-zero.
+fails() {
+	desc=$1
+	shift
+	if "$@" >"$TMP/.out" 2>&1; then
+		notok "$desc (exited 0)"
+		sed 's/^/#   /' "$TMP/.out" | head -20
+	else ok "$desc"; fi
+}
+
+# within A B PCT: |A-B| <= PCT% of B (floating point, via awk).
+within() {
+	awk -v a="$1" -v b="$2" -v p="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= b * p / 100) }'
+}
+
+# sym_range BINARY FUNC: "START:SIZE" of a symbol, for expcheck.
+sym_range() {
+	nm -S --defined-only "$1" | awk -v f="$2" '$4 == f && NF == 4 { print $1 ":" $2; exit }'
+}
+
+note() { echo "# $*"; }

@@ -1,0 +1,126 @@
+/*
+ * expcheck: exposes experiment internals to the test scripts (like git's
+ * test-tool), so that tests compare recorded data with a fixture's truth.
+ *
+ *   expcheck threads EXP
+ *       one line per thread: "TID SAMPLES RECORDED_NS REAL_NS" (REAL_NS -1
+ *       when the experiment has no thread_end for it)
+ *   expcheck reach EXP EXE_PATH [--leaf START:SIZE] START:SIZE...
+ *       among samples (optionally only those whose leaf lies in the --leaf
+ *       range of EXE_PATH), how many have a frame in one of the ranges of
+ *       EXE_PATH (ELF addresses, as `nm -S` prints them):
+ *       "samples N matched M weight_ns W matched_weight_ns MW"
+ *   expcheck summary EXP
+ *       "samples N weight_ns W stacks S unknown_stack U problems P errors E"
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "experiment.h"
+
+struct range {
+	uint64_t lo, hi;
+};
+
+static int parse_range(const char *s, struct range *r)
+{
+	char *end;
+	uint64_t a = strtoull(s, &end, 16);
+	if (*end != ':')
+		return -1;
+	uint64_t n = strtoull(end + 1, &end, 16);
+	if (*end)
+		return -1;
+	r->lo = a;
+	r->hi = a + n;
+	return 0;
+}
+
+static int in_ranges(const struct sonde_exp *exp, const char *exe, uint64_t pc, int exact,
+		     const struct range *r, int nr)
+{
+	uint64_t p = pc & ~SONDE_PC_EXACT;
+	if (!exact && !(pc & SONDE_PC_EXACT))
+		p -= 1; /* a return address: look at the call */
+	const struct sonde_object *o = sonde_exp_find_object(exp, p, SONDE_TIME_NEVER);
+	if (!o || strcmp(o->path, exe))
+		return 0;
+	uint64_t off = p - o->base;
+	for (int i = 0; i < nr; i++)
+		if (off >= r[i].lo && off < r[i].hi)
+			return 1;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3) {
+		fprintf(stderr, "usage: expcheck threads|reach|summary EXP ...\n");
+		return 2;
+	}
+	char err[512];
+	struct sonde_exp *exp = sonde_exp_open(argv[2], err, sizeof err);
+	if (!exp) {
+		fprintf(stderr, "expcheck: %s\n", err);
+		return 1;
+	}
+	if (!strcmp(argv[1], "threads")) {
+		size_t n;
+		const struct sonde_thread *t = sonde_exp_threads(exp, &n);
+		for (size_t i = 0; i < n; i++)
+			printf("%u %" PRIu64 " %" PRIu64 " %" PRId64 "\n", t[i].tid, t[i].samples, t[i].weight_ns,
+			       t[i].has_cpu_ns ? (int64_t)t[i].cpu_ns : (int64_t)-1);
+	} else if (!strcmp(argv[1], "summary")) {
+		const struct sonde_exp_summary *s = sonde_exp_summary(exp);
+		size_t np;
+		sonde_exp_problems(exp, &np);
+		printf("samples %" PRIu64 " weight_ns %" PRIu64 " stacks %zu unknown_stack %" PRIu64
+		       " problems %zu errors %zu\n",
+		       s->samples, s->weight_ns, s->stacks, s->samples_unknown_stack, np, sonde_exp_nerrors(exp));
+	} else if (!strcmp(argv[1], "reach") && argc >= 5) {
+		const char *exe = argv[3];
+		struct range r[64], leaf = { 0, 0 };
+		int nr = 0, have_leaf = 0;
+		for (int i = 4; i < argc; i++) {
+			if (!strcmp(argv[i], "--leaf") && i + 1 < argc) {
+				if (parse_range(argv[++i], &leaf) < 0)
+					goto bad;
+				have_leaf = 1;
+			} else if (nr < 64 && parse_range(argv[i], &r[nr]) == 0) {
+				nr++;
+			} else {
+				goto bad;
+			}
+		}
+		uint64_t ns = 0, nm = 0, w = 0, wm = 0;
+		struct sonde_sample_iter it;
+		struct sonde_sample s;
+		sonde_sample_iter_init(&it, exp);
+		while (sonde_sample_iter_next(&it, &s)) {
+			const struct sonde_stack *st = sonde_exp_stack(exp, s.stack_id);
+			if (have_leaf && (!st || !in_ranges(exp, exe, st->pc[0], 1, &leaf, 1)))
+				continue;
+			ns++;
+			w += s.weight_ns;
+			int hit = 0;
+			for (int k = 0; st && k < st->depth && !hit; k++)
+				hit = in_ranges(exp, exe, st->pc[k], k == 0, r, nr);
+			if (hit) {
+				nm++;
+				wm += s.weight_ns;
+			}
+		}
+		printf("samples %" PRIu64 " matched %" PRIu64 " weight_ns %" PRIu64 " matched_weight_ns %" PRIu64 "\n",
+		       ns, nm, w, wm);
+	} else {
+		goto bad;
+	}
+	sonde_exp_close(exp);
+	return 0;
+bad:
+	fprintf(stderr, "expcheck: bad arguments\n");
+	sonde_exp_close(exp);
+	return 2;
+}
