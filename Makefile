@@ -90,6 +90,14 @@ $(B)/fixtures/%: tests/fixtures/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -fomit-frame-pointer -Wall -Wextra -o $@ $< -lpthread -lm
 
+$(B)/fixtures/libearly.so: tests/fixtures/lib/early_lib.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -fPIC -shared -o $@ $< -lpthread
+
+$(B)/fixtures/early: tests/fixtures/early.c $(B)/fixtures/libearly.so
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -o $@ $< -L$(B)/fixtures -learly -Wl,-rpath,'$$ORIGIN' -lpthread
+
 $(B)/fixtures/static_%: tests/fixtures/static_%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -static -o $@ $<

@@ -5,13 +5,12 @@
  * per-thread perf_event software task-clock counter that signals its
  * thread on overflow (F_SETOWN_EX + F_SETSIG + O_ASYNC): it is driven by a
  * high-resolution timer, so a 1 ms interval gives about 1000 samples per
- * CPU second, and the counter value read at each sample gives the exact
- * CPU time since the previous one (overflows the kernel skipped while the
- * thread was in a system call are folded into the next sample's weight).
- * Counter overflow profiling (C3) will reuse this path with other events.
- * When perf_event_open is refused (no permission, seccomp), POSIX
- * per-thread CPU timers are used: they fire at most once per scheduler
- * tick, so each signal is weighted by (overrun + 1) intervals.
+ * CPU second.  Counter overflow profiling (C3) will reuse this path with
+ * other events.  When perf_event_open is refused (no permission, seccomp),
+ * POSIX per-thread CPU timers are used: they fire at most once per
+ * scheduler tick (4 ms here), so a 1 ms interval gets fewer, heavier
+ * samples.  Either way a sample's weight is the thread's CPU-clock time
+ * since its previous sample (see the handler).
  * setitimer(ITIMER_PROF) is never used: it is per process, and its signal
  * lands on whichever thread is running, which skews per-thread time.
  *
@@ -51,9 +50,7 @@ struct thread_slot {
 
 struct tstate {
 	pid_t tid;
-	int fd;			/* perf fd whose count last_count is */
-	uint64_t last_count;
-	uint64_t carry_ns;	/* weight of samples skipped (unwinding paused) */
+	uint64_t last_cpu_ns;	/* thread CPU clock at the last recorded sample */
 	uintptr_t stack_lo, stack_hi;
 };
 
@@ -199,32 +196,25 @@ static void handler(int sig, siginfo_t *si, void *uc)
 	}
 	atomic_fetch_add(&g_inflight, 1);
 	struct tstate *ts = &t_state;
-	uint64_t weight;
-	if (g_src == &g_perf_source) {
-		uint64_t cnt = 0;
-		if (read(si->si_fd, &cnt, sizeof cnt) != sizeof cnt)
-			goto out;
-		if (ts->fd != si->si_fd) { /* first sample of this counter */
-			ts->fd = si->si_fd;
-			ts->last_count = 0;
-		}
-		weight = cnt - ts->last_count;
-		ts->last_count = cnt;
-	} else {
-		weight = ((uint64_t)(si->si_overrun > 0 ? si->si_overrun : 0) + 1) * g_cs.interval_ns;
-	}
 	if (!atomic_load_explicit(&g_col.active, memory_order_acquire))
 		goto out;
 	uint64_t now = now_ns();
 	if (g_col.stop_ns && now > g_col.stop_ns)
 		goto out;
-	if (atomic_load_explicit(&g_unwind_pause, memory_order_acquire)) {
-		ts->carry_ns += weight; /* a dlclose is unmapping code */
+	if (atomic_load_explicit(&g_unwind_pause, memory_order_acquire))
+		goto out; /* a dlclose is unmapping code; the next sample
+			     carries this one's weight */
+	/* The weight is the thread's CPU time since its previous recorded
+	 * sample (since its start for the first one), user and system alike:
+	 * the counter only decides when to sample.  Signals the kernel did
+	 * not send (a task-clock overflow in kernel mode, a timer overrun)
+	 * therefore cost no time, and the recorded total matches the
+	 * thread's real CPU time. */
+	struct timespec cpu;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) < 0)
 		goto out;
-	}
-	weight += ts->carry_ns;
-	ts->carry_ns = 0;
-	if (!weight)
+	uint64_t cpu_now = (uint64_t)cpu.tv_sec * 1000000000ull + (uint64_t)cpu.tv_nsec;
+	if (cpu_now <= ts->last_cpu_ns)
 		goto out;
 
 	uint64_t pcs[MAX_DEPTH_BUF];
@@ -239,16 +229,17 @@ static void handler(int sig, siginfo_t *si, void *uc)
 	struct sonde_profile_packet *p = dfile_reserve(g_profile, sizeof *p);
 	if (!p)
 		goto out; /* counted by the dfile */
-	unsigned cpu = 0xffff;
-	(void)getcpu(&cpu, NULL);
+	unsigned cpuid = 0xffff;
+	(void)getcpu(&cpuid, NULL);
 	p->type = SONDE_PKT_PROFILE;
 	p->size = sizeof *p;
-	p->cpu = (uint16_t)(cpu > 0xffff ? 0xffff : cpu);
+	p->cpu = (uint16_t)(cpuid > 0xffff ? 0xffff : cpuid);
 	p->state = SONDE_STATE_CPU;
 	p->time_ns = now;
-	p->weight_ns = weight;
+	p->weight_ns = cpu_now - ts->last_cpu_ns;
 	p->stack_id = id;
 	dfile_commit(g_profile, sizeof *p);
+	ts->last_cpu_ns = cpu_now;
 	atomic_fetch_add_explicit(&g_samples, 1, memory_order_relaxed);
 out:
 	atomic_fetch_sub(&g_inflight, 1);
@@ -274,7 +265,8 @@ static void record_thread_end(struct thread_slot *s, uint64_t cpu_ns)
 	xb_attr_u64(&b, "tid", (uint64_t)atomic_load(&s->tid));
 	xb_attr_u64(&b, "start_ns", s->start_ns);
 	xb_attr_u64(&b, "time_ns", now_ns());
-	xb_attr_u64(&b, "cpu_ns", cpu_ns);
+	if (cpu_ns != UINT64_MAX) /* unknown for a thread already gone */
+		xb_attr_u64(&b, "cpu_ns", cpu_ns);
 	xb_str(&b, "/>\n");
 	log_line(mem, b.len);
 }
@@ -283,7 +275,7 @@ static uint64_t thread_cpu_ns(pid_t tid)
 {
 	struct timespec t;
 	if (clock_gettime(thread_cpu_clock(tid), &t) < 0)
-		return 0;
+		return UINT64_MAX;
 	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
@@ -348,7 +340,6 @@ void clock_thread_begin(void)
 {
 	struct tstate *ts = &t_state;
 	ts->tid = sys_gettid();
-	ts->fd = -1;
 	pthread_attr_t attr;
 	if (pthread_getattr_np(pthread_self(), &attr) == 0) {
 		void *addr;

@@ -1,0 +1,48 @@
+# The collector is a guest: a target that uses SIGPROF, setitimer, signal
+# masks, real-time signals, errno, system calls and fork runs to completion
+# with the same output as without the collector, and log.xml says what
+# sonde did about it.
+. "$(dirname "$0")/lib.sh"
+cd "$TMP" || exit 1
+G=$FIX/guest
+
+for mode in sigprof signal block errno syscalls rtsig fork; do
+	"$G" $mode >plain.$mode 2>&1
+	prc=$?
+	"$SONDE" collect -p hi -o $mode.er "$G" $mode >col.$mode 2>&1
+	crc=$?
+	if [ $prc = 0 ] && [ $crc = 0 ] && cmp -s plain.$mode col.$mode; then
+		ok "$mode: runs to completion with unchanged output"
+	else
+		notok "$mode: plain rc=$prc, collected rc=$crc"
+		diff plain.$mode col.$mode | sed 's/^/#   /'
+	fi
+	set -- $("$EXPCHECK" summary $mode.er)
+	if [ "${2:-0}" -gt 50 ] && [ "${10}" = 0 ] && [ "${12}" = 0 ]; then
+		ok "$mode: experiment readable, $2 samples, no problems"
+	else
+		notok "$mode: experiment: $*"
+	fi
+done
+
+check "sigprof: log.xml notes the target's SIGPROF handler" grep -q 'own SIGPROF handler' sigprof.er/log.xml
+check "sigprof: log.xml notes the target's setitimer" grep -q 'setitimer(ITIMER_PROF)' sigprof.er/log.xml
+check "signal: signal() handler noted too" grep -q 'own SIGPROF handler' signal.er/log.xml
+check "block: log.xml notes the blocked profiling signal" grep -q 'blocked the profiling signal' block.er/log.xml
+check "rtsig: log.xml notes the chained handler" grep -q 'chains non-sample signals' rtsig.er/log.xml
+
+# Recorded CPU time still matches for the blocked-signal and syscall modes.
+for mode in block syscalls; do
+	read -r tid _ rec real <<EOT
+$("$EXPCHECK" threads $mode.er | sort -k3 -n | tail -n 1)
+EOT
+	if within "$rec" "$real" 2; then ok "$mode: recorded CPU $rec ns within 2% of real $real ns"; else
+		notok "$mode: recorded CPU $rec ns vs real $real ns"; fi
+done
+
+# Forked children never write into the parent's experiment: every sample
+# belongs to the target's own threads, all of which ended in log.xml.
+pid=$(sed -n 's/.*<target pid="\([0-9]*\)".*/\1/p' fork.er/log.xml)
+others=$("$EXPCHECK" threads fork.er | awk -v p="$pid" '$1 != p && $2 > 0' | wc -l)
+if [ -n "$pid" ] && [ "$others" = 0 ]; then ok "fork: only the parent's samples in the experiment"; else
+	notok "fork: $others foreign threads with samples (target pid '$pid')"; fi
