@@ -17,8 +17,8 @@ OPT       := $(if $(DEBUG),-O0,-O2)
 WARN      := -Wall -Wextra -Wshadow -Wno-unused-parameter
 CFLAGS    ?= $(OPT) -g
 BASEFLAGS := -std=gnu11 $(WARN) -Iinclude -DSONDE_VERSION='"$(VERSION)"'
-SANFLAGS  := $(if $(ASAN),-fsanitize=address$(comma)undefined -fno-omit-frame-pointer)
 comma     := ,
+SANFLAGS  := $(if $(ASAN),-fsanitize=address$(comma)undefined -fno-omit-frame-pointer)
 
 COLLECTOR_SRC := $(wildcard collector/*.c)
 LIB_SRC       := $(wildcard lib/*.c)

@@ -121,6 +121,8 @@ void clock_stop_all(void);
 /* Register threads that existed before the collector started. */
 void clock_adopt_existing_threads(void);
 uint64_t clock_samples(void);
+/* CPU time spent in the sampling handler so far. */
+uint64_t clock_handler_ns(void);
 uint64_t clock_lost(void);
 const char *clock_source_name(void);
 int clock_signal(void);

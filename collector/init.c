@@ -321,6 +321,7 @@ void collector_exit_hook(void)
 	xb_attr_u64(&b, "lost", clock_lost());
 	xb_attr_u64(&b, "stacks", stacks_count());
 	xb_attr_u64(&b, "stacks_lost", dfile_lost(g_stacks));
+	xb_attr_u64(&b, "handler_ns", clock_handler_ns());
 	xb_str(&b, "/>\n");
 	if (atomic_load(&g_limit_hit))
 		log_event_text("warning", "the experiment size limit (-L) was reached; later data was dropped");

@@ -1,0 +1,70 @@
+#!/bin/sh
+# Benchmarks: the fixed-work burn fixture plain, under `sonde collect -p hi`,
+# and under the peers installed here (perf record -F 1000 -g; gprofng
+# collect -p hi), interleaved round by round so that all share the same
+# machine conditions.  Prints the median CPU time of each, the ratio to the
+# plain run, sonde's CPU cost per sample and bytes written per sample.
+cd "$(dirname "$0")/.." || exit 1
+B=build
+RUNCPU=$B/bench/runcpu
+mkdir -p $B/bench
+cc -O2 -o $RUNCPU bench/runcpu.c || exit 1
+SONDE=$B/bin/sonde
+BURN=$B/fixtures/burn
+ROUNDS=${BENCH_ROUNDS:-5}
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+
+have_perf=0
+perf record -o $W/probe.data -F 1000 -g true >/dev/null 2>&1 && have_perf=1
+have_gprofng=0
+gprofng collect app -o $W/probe.er true >/dev/null 2>&1 && have_gprofng=1
+
+median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print 0 }'; }
+
+# One workload: NAME THREADS ROUNDS_PER_THREAD
+bench_one() {
+	name=$1
+	shift
+	work="$BURN $1 0 $2"
+	: >$W/plain; : >$W/sonde; : >$W/perf; : >$W/gprofng; : >$W/samples; : >$W/bytes
+	for r in $(seq 1 $ROUNDS); do
+		$RUNCPU $work | awk '{print $2}' >>$W/plain
+		rm -rf $W/s.er
+		$RUNCPU $SONDE collect -p hi -o s.er -d $W $work | awk '{print $2}' >>$W/sonde
+		$B/tests/tools/expcheck summary $W/s.er | awk '{print $2}' >>$W/samples
+		du -b --apparent-size $W/s.er/profile $W/s.er/stacks | awk '{s += $1} END {print s}' >>$W/bytes
+		if [ $have_perf = 1 ]; then
+			$RUNCPU perf record -q -o $W/perf.data -F 1000 -g $work | awk '{print $2}' >>$W/perf
+		fi
+		if [ $have_gprofng = 1 ]; then
+			rm -rf $W/g.er
+			$RUNCPU gprofng collect app -p hi -o $W/g.er $work | awk '{print $2}' >>$W/gprofng
+		fi
+	done
+	plain=$(median <$W/plain)
+	sonde=$(median <$W/sonde)
+	samples=$(median <$W/samples)
+	bytes=$(median <$W/bytes)
+	echo "== $name: burn $1 threads x $2 rounds, median of $ROUNDS runs"
+	awk -v p="$plain" -v s="$sonde" -v n="$samples" -v b="$bytes" 'BEGIN {
+		printf "  plain                      cpu %.3f s\n", p
+		printf "  sonde collect -p hi        cpu %.3f s  ratio %.4f (%+.2f%%)\n", s, s / p, (s / p - 1) * 100
+		printf "  sonde: %d samples, cost per sample %.2f us, %.1f bytes per sample (profile+stacks)\n", n, (s - p) * 1e6 / n, b / n
+	}'
+	if [ $have_perf = 1 ]; then
+		awk -v p="$plain" -v s="$(median <$W/perf)" 'BEGIN {
+			printf "  perf record -F 1000 -g     cpu %.3f s  ratio %.4f (%+.2f%%)\n", s, s / p, (s / p - 1) * 100 }'
+	else
+		echo "  perf record: not available here"
+	fi
+	if [ $have_gprofng = 1 ]; then
+		awk -v p="$plain" -v s="$(median <$W/gprofng)" 'BEGIN {
+			printf "  gprofng collect app -p hi  cpu %.3f s  ratio %.4f (%+.2f%%)\n", s, s / p, (s / p - 1) * 100 }'
+	else
+		echo "  gprofng: not available here"
+	fi
+}
+
+bench_one "one thread" 1 2400
+bench_one "four threads" 4 600

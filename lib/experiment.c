@@ -1,0 +1,1472 @@
+/*
+ * experiment: the experiment reader.  See experiment.h for the contract.
+ *
+ * Open reads log.xml first (its events, and which data files it declares),
+ * then map.xml and notes, then the data files: "stacks" first, so that the
+ * profile scan can check each sample's stack id, then "profile", then
+ * "overview".  Every data file goes through one scanner, scan_file(), which
+ * checks the file header, each block header and each packet's size, and
+ * hands whole valid packets to a per-kind function.  The profile scan keeps
+ * an index of valid byte ranges per block (struct blockref) so that the
+ * sample iterator later walks packets without checking them again.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "experiment.h"
+#include "xmlline.h"
+
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the sonde reader reads little-endian fields directly; port it to this host first"
+#endif
+
+/* ---- small helpers ----------------------------------------------------- */
+
+/* Grows *arr (elements of size bytes, capacity *cap) to hold need elements. */
+static int grow(void *arr, size_t *cap, size_t need, size_t size)
+{
+	void **p = arr;
+
+	if (need <= *cap)
+		return 0;
+	size_t ncap = *cap ? *cap * 2 : 16;
+
+	while (ncap < need)
+		ncap *= 2;
+	void *n = realloc(*p, ncap * size);
+
+	if (!n)
+		return -1;
+	*p = n;
+	*cap = ncap;
+	return 0;
+}
+
+/*
+ * u64 -> index hash table, open addressing with linear probing.  vals hold
+ * index + 1 so that 0 marks an empty slot (any key, including 0, is valid).
+ * Keys are mixed first: synthetic stack ids and tids are small integers.
+ */
+struct u64map {
+	uint64_t *keys;
+	uint32_t *vals;
+	size_t cap, n; /* cap is a power of two or 0 */
+};
+
+static inline size_t mix(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	return (size_t)k;
+}
+
+static inline long u64map_get(const struct u64map *m, uint64_t key)
+{
+	if (!m->cap)
+		return -1;
+	for (size_t i = mix(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (!m->vals[i])
+			return -1;
+		if (m->keys[i] == key)
+			return (long)m->vals[i] - 1;
+	}
+}
+
+/* Inserts key -> val (the key must be absent).  Returns -1 out of memory. */
+static int u64map_put(struct u64map *m, uint64_t key, uint32_t val)
+{
+	if ((m->n + 1) * 2 > m->cap) {
+		size_t ncap = m->cap ? m->cap * 2 : 64;
+		uint64_t *nk = calloc(ncap, sizeof(*nk));
+		uint32_t *nv = calloc(ncap, sizeof(*nv));
+
+		if (!nk || !nv) {
+			free(nk);
+			free(nv);
+			return -1;
+		}
+		for (size_t i = 0; i < m->cap; i++) {
+			if (!m->vals[i])
+				continue;
+			size_t j = mix(m->keys[i]) & (ncap - 1);
+
+			while (nv[j])
+				j = (j + 1) & (ncap - 1);
+			nk[j] = m->keys[i];
+			nv[j] = m->vals[i];
+		}
+		free(m->keys);
+		free(m->vals);
+		m->keys = nk;
+		m->vals = nv;
+		m->cap = ncap;
+	}
+	size_t i = mix(key) & (m->cap - 1);
+
+	while (m->vals[i])
+		i = (i + 1) & (m->cap - 1);
+	m->keys[i] = key;
+	m->vals[i] = val + 1;
+	m->n++;
+	return 0;
+}
+
+static void u64map_release(struct u64map *m)
+{
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof(*m));
+}
+
+/* ---- the handle -------------------------------------------------------- */
+
+/* A valid byte range of one profile block. */
+struct blockref {
+	const uint8_t *p; /* first packet */
+	uint32_t len;	  /* bytes of whole, checked packets */
+	uint32_t tid;
+};
+
+enum { DF_STACKS, DF_PROFILE, DF_OVERVIEW, DF_COUNT };
+enum { F_LOG, F_MAP, F_NOTES, F_PROFILE, F_STACKS, F_OVERVIEW, F_COUNT };
+
+struct datafile {
+	const char *name;
+	uint32_t kind;
+	int file; /* F_* */
+	bool declared; /* by a <dataformat> of log.xml */
+	uint8_t *map;
+	size_t maplen;
+	uint64_t start_ns; /* from its header */
+};
+
+struct sonde_exp {
+	struct sonde_exp_info info;
+	char *dir, *logbuf, *mapbuf, *notes;
+	bool oom;
+
+	struct sonde_event *events;
+	size_t nevents, capevents;
+	struct sonde_packet_desc *descs;
+	size_t ndescs, capdescs;
+
+	struct sonde_exp_file files[F_COUNT];
+	struct datafile data[DF_COUNT];
+
+	struct sonde_problem *problems;
+	size_t nproblems, capproblems, nerrors, dropped, dropped_errors;
+
+	struct sonde_object *objects;
+	size_t nobjects, capobjects;
+	uint32_t *byaddr;   /* indices of objects with lo < hi, sorted by lo */
+	uint64_t *maxhi;    /* maxhi[i]: max hi over byaddr[0..i] */
+	size_t nbyaddr;
+
+	struct sonde_stack *stacks;
+	size_t nstacks, capstacks;
+	struct u64map stackmap;
+
+	struct sonde_thread *threads;
+	size_t nthreads, capthreads;
+	struct u64map threadmap;
+
+	struct blockref *blocks;
+	size_t nblocks, capblocks;
+
+	struct sonde_overview_packet *ov;
+	size_t nov, capov;
+
+	struct sonde_exp_summary sum;
+};
+
+static void problem(struct sonde_exp *exp, enum sonde_problem_severity sev, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void problem(struct sonde_exp *exp, enum sonde_problem_severity sev, const char *fmt, ...)
+{
+	if (sev == SONDE_PROBLEM_ERROR)
+		exp->nerrors++;
+	/* Keep one slot for the "and N more" line. */
+	if (exp->nproblems >= SONDE_EXP_MAX_PROBLEMS - 1) {
+		exp->dropped++;
+		if (sev == SONDE_PROBLEM_ERROR)
+			exp->dropped_errors++;
+		return;
+	}
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	char *msg = strdup(buf);
+
+	if (!msg || grow(&exp->problems, &exp->capproblems, exp->nproblems + 1,
+			 sizeof(*exp->problems))) {
+		free(msg);
+		exp->oom = true;
+		return;
+	}
+	exp->problems[exp->nproblems].severity = sev;
+	exp->problems[exp->nproblems].msg = msg;
+	exp->nproblems++;
+}
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+static char *path_in(const struct sonde_exp *exp, const char *file)
+{
+	size_t n = strlen(exp->dir) + strlen(file) + 2;
+	char *p = malloc(n);
+
+	if (p)
+		snprintf(p, n, "%s/%s", exp->dir, file);
+	return p;
+}
+
+/*
+ * Reads file (in the experiment) whole, NUL-terminated.  Returns 0 and sets
+ * *buf, *len; 1 when the file does not exist; -1 on another error, with
+ * errno set.
+ */
+static int read_whole(struct sonde_exp *exp, const char *file, char **buf, size_t *len)
+{
+	char *path = path_in(exp, file);
+
+	if (!path) {
+		exp->oom = true;
+		errno = ENOMEM;
+		return -1;
+	}
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	free(path);
+	if (fd < 0)
+		return errno == ENOENT ? 1 : -1;
+	struct stat st;
+	char *b = NULL;
+	size_t n = 0, cap = 0;
+
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		cap = (size_t)st.st_size + 1;
+	if (cap < 4096)
+		cap = 4096;
+	b = malloc(cap);
+	if (!b) {
+		exp->oom = true;
+		close(fd);
+		errno = ENOMEM;
+		return -1;
+	}
+	for (;;) {
+		if (n + 1 >= cap) {
+			char *nb = realloc(b, cap * 2);
+
+			if (!nb) {
+				free(b);
+				close(fd);
+				exp->oom = true;
+				errno = ENOMEM;
+				return -1;
+			}
+			b = nb;
+			cap *= 2;
+		}
+		ssize_t r = read(fd, b + n, cap - 1 - n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+
+			free(b);
+			close(fd);
+			errno = e;
+			return -1;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	b[n] = '\0';
+	*buf = b;
+	*len = n;
+	return 0;
+}
+
+/* ---- numbers in XML attributes ----------------------------------------- */
+
+/* Parses decimal, or hexadecimal with 0x.  No sign, no trailing text. */
+static bool parse_u64(const char *s, uint64_t *out)
+{
+	int base = 10;
+
+	if (!s || !*s)
+		return false;
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		base = 16, s += 2;
+	if (!((*s >= '0' && *s <= '9') || (base == 16 && ((*s | 0x20) >= 'a' && (*s | 0x20) <= 'f'))))
+		return false;
+	char *end;
+
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, base);
+
+	if (errno || *end)
+		return false;
+	*out = v;
+	return true;
+}
+
+/* Reads numeric attribute attr of e into *out; leaves *out alone when the
+ * attribute is absent; warns when it is not a number.  Returns true when
+ * a value was stored. */
+static bool attr_u64(struct sonde_exp *exp, const char *file, const struct sonde_xml_elem *e,
+		     const char *attr, uint64_t *out)
+{
+	const char *v = sonde_xml_attr(e, attr);
+
+	if (!v)
+		return false;
+	if (!parse_u64(v, out)) {
+		problem(exp, SONDE_PROBLEM_WARNING, "'%s' line %u: <%s %s=\"%s\">: not a number", file,
+			e->line, e->name, attr, v);
+		return false;
+	}
+	return true;
+}
+
+static bool attr_u32(struct sonde_exp *exp, const char *file, const struct sonde_xml_elem *e,
+		     const char *attr, uint32_t *out)
+{
+	uint64_t v;
+
+	if (!attr_u64(exp, file, e, attr, &v))
+		return false;
+	if (v > UINT32_MAX) {
+		problem(exp, SONDE_PROBLEM_WARNING, "'%s' line %u: <%s %s>: value too large", file,
+			e->line, e->name, attr);
+		return false;
+	}
+	*out = (uint32_t)v;
+	return true;
+}
+
+static void attr_uint(struct sonde_exp *exp, const char *file, const struct sonde_xml_elem *e,
+		      const char *attr, unsigned *out)
+{
+	uint32_t v;
+
+	if (attr_u32(exp, file, e, attr, &v))
+		*out = v;
+}
+
+static void attr_int(struct sonde_exp *exp, const char *file, const struct sonde_xml_elem *e,
+		     const char *attr, int *out)
+{
+	const char *v = sonde_xml_attr(e, attr);
+
+	if (!v)
+		return;
+	char *end;
+
+	errno = 0;
+	long x = strtol(v, &end, 10);
+
+	if (errno || end == v || *end || x < -2147483647 - 1 || x > 2147483647)
+		problem(exp, SONDE_PROBLEM_WARNING, "'%s' line %u: <%s %s=\"%s\">: not a number", file,
+			e->line, e->name, attr, v);
+	else
+		*out = (int)x;
+}
+
+/* "1763700000.123456789" -> seconds and nanoseconds. */
+static bool parse_realtime(const char *s, int64_t *sec, uint32_t *nsec)
+{
+	uint64_t whole = 0, frac = 0;
+	const char *dot = strchr(s, '.');
+	char intpart[32];
+	size_t n = dot ? (size_t)(dot - s) : strlen(s);
+
+	if (n == 0 || n >= sizeof(intpart))
+		return false;
+	memcpy(intpart, s, n);
+	intpart[n] = '\0';
+	if (intpart[0] == '0' && intpart[1] == 'x')
+		return false;
+	if (!parse_u64(intpart, &whole) || whole > INT64_MAX)
+		return false;
+	if (dot) {
+		const char *f = dot + 1;
+		int digits = 0;
+
+		for (; *f; f++) {
+			if (*f < '0' || *f > '9')
+				return false;
+			if (digits < 9) {
+				frac = frac * 10 + (uint64_t)(*f - '0');
+				digits++;
+			}
+		}
+		if (digits == 0)
+			return false;
+		for (; digits < 9; digits++)
+			frac *= 10;
+	}
+	*sec = (int64_t)whole;
+	*nsec = (uint32_t)frac;
+	return true;
+}
+
+/* ---- log.xml ----------------------------------------------------------- */
+
+static const struct {
+	const char *name;
+	enum sonde_event_kind kind;
+} event_kinds[] = {
+	{ "start", SONDE_EV_START },	     { "thread_start", SONDE_EV_THREAD_START },
+	{ "thread_end", SONDE_EV_THREAD_END }, { "warning", SONDE_EV_WARNING },
+	{ "error", SONDE_EV_ERROR },	     { "end", SONDE_EV_END },
+	{ "exit", SONDE_EV_EXIT },	     { "signal", SONDE_EV_SIGNAL },
+};
+
+static void log_event(struct sonde_exp *exp, const struct sonde_xml_elem *e)
+{
+	static const char file[] = "log.xml";
+
+	if (grow(&exp->events, &exp->capevents, exp->nevents + 1, sizeof(*exp->events))) {
+		exp->oom = true;
+		return;
+	}
+	struct sonde_event *ev = &exp->events[exp->nevents++];
+	const char *kind = sonde_xml_attr(e, "kind");
+
+	memset(ev, 0, sizeof(*ev));
+	ev->kind_name = kind ? kind : "";
+	ev->line = e->line;
+	for (size_t i = 0; kind && i < sizeof(event_kinds) / sizeof(event_kinds[0]); i++)
+		if (!strcmp(kind, event_kinds[i].name))
+			ev->kind = event_kinds[i].kind;
+	attr_u64(exp, file, e, "time_ns", &ev->time_ns);
+	attr_u32(exp, file, e, "tid", &ev->tid);
+	ev->has_cpu_ns = attr_u64(exp, file, e, "cpu_ns", &ev->cpu_ns);
+	ev->text = sonde_xml_attr(e, "text");
+	attr_int(exp, file, e, "status", &ev->status);
+	attr_int(exp, file, e, "signal", &ev->signal);
+	ev->signame = sonde_xml_attr(e, "name");
+	attr_u64(exp, file, e, "samples", &ev->samples);
+	attr_u64(exp, file, e, "lost", &ev->lost);
+	attr_u64(exp, file, e, "stacks", &ev->stacks);
+	attr_u64(exp, file, e, "stacks_lost", &ev->stacks_lost);
+	attr_u64(exp, file, e, "handler_ns", &ev->handler_ns);
+	attr_u64(exp, file, e, "start_ns", &ev->start_ns);
+}
+
+/* Returns 0, or -1 with err set when dir is not a readable experiment. */
+static int read_log(struct sonde_exp *exp, char *err, size_t errlen)
+{
+	static const char file[] = "log.xml";
+	struct sonde_exp_info *in = &exp->info;
+	size_t len;
+	int r = read_whole(exp, file, &exp->logbuf, &len);
+
+	if (r == 1) {
+		set_err(err, errlen, "'%s' is not a sonde experiment (no log.xml)", exp->dir);
+		return -1;
+	}
+	if (r < 0) {
+		set_err(err, errlen, "cannot read '%s/log.xml': %s", exp->dir, strerror(errno));
+		return -1;
+	}
+
+	struct sonde_xml x;
+	struct sonde_xml_elem e;
+	char msg[256];
+	bool seen = false;
+
+	sonde_xml_init(&x, exp->logbuf, len);
+	while ((r = sonde_xml_next(&x, &e, msg, sizeof(msg))) != 0) {
+		if (r < 0) {
+			problem(exp, SONDE_PROBLEM_WARNING, "'%s' %s; ignored", file, msg);
+			continue;
+		}
+		if (e.kind == SONDE_XML_CLOSE) {
+			if (!strcmp(e.name, "experiment"))
+				in->log_complete = true;
+			continue;
+		}
+		if (e.kind == SONDE_XML_OTHER)
+			continue;
+		if (!strcmp(e.name, "experiment")) {
+			seen = true;
+			if (!sonde_xml_attr(&e, "format"))
+				problem(exp, SONDE_PROBLEM_WARNING,
+					"'%s' line %u: <experiment> has no format; reading it as format %d",
+					file, e.line, SONDE_FORMAT_VERSION);
+			in->format = SONDE_FORMAT_VERSION;
+			attr_uint(exp, file, &e, "format", &in->format);
+			in->collector = sonde_xml_attr(&e, "collector");
+		} else if (!strcmp(e.name, "target")) {
+			attr_u32(exp, file, &e, "pid", &in->target.pid);
+			attr_u32(exp, file, &e, "ppid", &in->target.ppid);
+			in->target.cwd = sonde_xml_attr(&e, "cwd");
+			in->target.exe = sonde_xml_attr(&e, "exe");
+			in->target.command = sonde_xml_attr(&e, "command");
+		} else if (!strcmp(e.name, "system")) {
+			in->system.host = sonde_xml_attr(&e, "host");
+			in->system.os = sonde_xml_attr(&e, "os");
+			in->system.release = sonde_xml_attr(&e, "release");
+			in->system.arch = sonde_xml_attr(&e, "arch");
+			attr_uint(exp, file, &e, "cpus", &in->system.cpus);
+			attr_u64(exp, file, &e, "pagesize", &in->system.pagesize);
+			attr_u64(exp, file, &e, "memory_kb", &in->system.memory_kb);
+		} else if (!strcmp(e.name, "settings")) {
+			const char *d = sonde_xml_attr(&e, "duration_s");
+
+			in->settings.clock_source = sonde_xml_attr(&e, "clock_source");
+			attr_u64(exp, file, &e, "clock_interval_ns", &in->settings.clock_interval_ns);
+			attr_uint(exp, file, &e, "depth_limit", &in->settings.depth_limit);
+			attr_u64(exp, file, &e, "size_limit_mb", &in->settings.size_limit_mb);
+			if (d) {
+				char *end;
+				double v = strtod(d, &end);
+
+				if (end == d || *end || v < 0)
+					problem(exp, SONDE_PROBLEM_WARNING,
+						"'%s' line %u: <settings duration_s=\"%s\">: not a number",
+						file, e.line, d);
+				else
+					in->settings.duration_s = v;
+			}
+		} else if (!strcmp(e.name, "time")) {
+			const char *rt = sonde_xml_attr(&e, "realtime");
+
+			attr_u64(exp, file, &e, "start_ns", &in->start_ns);
+			if (rt && parse_realtime(rt, &in->realtime_sec, &in->realtime_nsec))
+				in->has_realtime = true;
+			else if (rt)
+				problem(exp, SONDE_PROBLEM_WARNING,
+					"'%s' line %u: <time realtime=\"%s\">: not a time", file, e.line,
+					rt);
+		} else if (!strcmp(e.name, "dataformat")) {
+			const char *f = sonde_xml_attr(&e, "file");
+
+			for (int i = 0; f && i < DF_COUNT; i++)
+				if (!strcmp(f, exp->data[i].name))
+					exp->data[i].declared = true;
+		} else if (!strcmp(e.name, "packet")) {
+			if (grow(&exp->descs, &exp->capdescs, exp->ndescs + 1, sizeof(*exp->descs))) {
+				exp->oom = true;
+				continue;
+			}
+			struct sonde_packet_desc *d = &exp->descs[exp->ndescs++];
+
+			memset(d, 0, sizeof(*d));
+			attr_uint(exp, file, &e, "type", &d->type);
+			attr_uint(exp, file, &e, "size", &d->size);
+			d->name = sonde_xml_attr(&e, "name");
+			d->fields = sonde_xml_attr(&e, "fields");
+		} else if (!strcmp(e.name, "event")) {
+			log_event(exp, &e);
+		}
+		/* Anything else is for a newer reader. */
+	}
+	if (!seen) {
+		set_err(err, errlen, "'%s' is not a sonde experiment (log.xml has no <experiment>)",
+			exp->dir);
+		return -1;
+	}
+	if (in->format < SONDE_FORMAT_MIN_READABLE || in->format > SONDE_FORMAT_VERSION) {
+		set_err(err, errlen,
+			"'%s' has experiment format %u; this sonde reads formats %d to %d", exp->dir,
+			in->format, SONDE_FORMAT_MIN_READABLE, SONDE_FORMAT_VERSION);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- map.xml ----------------------------------------------------------- */
+
+static int cmp_byaddr_exp_lo(const struct sonde_exp *exp, uint32_t a, uint32_t b)
+{
+	uint64_t la = exp->objects[a].lo, lb = exp->objects[b].lo;
+
+	if (la != lb)
+		return la < lb ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+/* Merge sort of the address index (qsort has no context argument). */
+static void sort_byaddr(const struct sonde_exp *exp, uint32_t *v, uint32_t *tmp, size_t n)
+{
+	if (n < 2)
+		return;
+	size_t h = n / 2;
+
+	sort_byaddr(exp, v, tmp, h);
+	sort_byaddr(exp, v + h, tmp, n - h);
+	size_t i = 0, j = h, k = 0;
+
+	while (i < h && j < n)
+		tmp[k++] = cmp_byaddr_exp_lo(exp, v[i], v[j]) <= 0 ? v[i++] : v[j++];
+	while (i < h)
+		tmp[k++] = v[i++];
+	while (j < n)
+		tmp[k++] = v[j++];
+	memcpy(v, tmp, n * sizeof(*v));
+}
+
+static void build_object_index(struct sonde_exp *exp)
+{
+	size_t n = 0;
+
+	exp->byaddr = malloc((exp->nobjects + 1) * sizeof(*exp->byaddr));
+	uint32_t *tmp = malloc((exp->nobjects + 1) * sizeof(*tmp));
+
+	exp->maxhi = malloc((exp->nobjects + 1) * sizeof(*exp->maxhi));
+	if (!exp->byaddr || !tmp || !exp->maxhi) {
+		free(tmp);
+		exp->oom = true;
+		return;
+	}
+	for (size_t i = 0; i < exp->nobjects; i++)
+		if (exp->objects[i].lo < exp->objects[i].hi)
+			exp->byaddr[n++] = (uint32_t)i;
+	sort_byaddr(exp, exp->byaddr, tmp, n);
+	free(tmp);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t hi = exp->objects[exp->byaddr[i]].hi;
+
+		exp->maxhi[i] = i && exp->maxhi[i - 1] > hi ? exp->maxhi[i - 1] : hi;
+	}
+	exp->nbyaddr = n;
+}
+
+static void read_map(struct sonde_exp *exp)
+{
+	static const char file[] = "map.xml";
+	size_t len;
+	int r = read_whole(exp, file, &exp->mapbuf, &len);
+
+	if (r == 1) {
+		problem(exp, SONDE_PROBLEM_WARNING,
+			"'map.xml' is missing; frames cannot be attributed to load objects");
+		return;
+	}
+	if (r < 0) {
+		problem(exp, SONDE_PROBLEM_ERROR, "cannot read 'map.xml': %s", strerror(errno));
+		return;
+	}
+
+	struct sonde_xml x;
+	struct sonde_xml_elem e;
+	char msg[256];
+
+	sonde_xml_init(&x, exp->mapbuf, len);
+	while ((r = sonde_xml_next(&x, &e, msg, sizeof(msg))) != 0) {
+		if (r < 0) {
+			problem(exp, SONDE_PROBLEM_WARNING, "'%s' %s; ignored", file, msg);
+			continue;
+		}
+		if (e.kind == SONDE_XML_CLOSE || e.kind == SONDE_XML_OTHER || strcmp(e.name, "object"))
+			continue;
+		const char *ev = sonde_xml_attr(&e, "event");
+		uint32_t id = 0;
+		uint64_t t = 0;
+
+		if (!sonde_xml_attr(&e, "id")) {
+			problem(exp, SONDE_PROBLEM_WARNING, "'%s' line %u: <object> has no id; ignored",
+				file, e.line);
+			continue;
+		}
+		attr_u32(exp, file, &e, "id", &id);
+		attr_u64(exp, file, &e, "time_ns", &t);
+		if (ev && !strcmp(ev, "unload")) {
+			size_t i = exp->nobjects;
+
+			while (i > 0 && !(exp->objects[i - 1].id == id &&
+					  exp->objects[i - 1].unload_ns == SONDE_TIME_NEVER))
+				i--;
+			if (!i)
+				problem(exp, SONDE_PROBLEM_WARNING,
+					"'%s' line %u: unload of object %u, which is not loaded", file,
+					e.line, id);
+			else
+				exp->objects[i - 1].unload_ns = t;
+			continue;
+		}
+		if (ev && strcmp(ev, "load"))
+			continue; /* an event for a newer reader */
+		if (grow(&exp->objects, &exp->capobjects, exp->nobjects + 1, sizeof(*exp->objects))) {
+			exp->oom = true;
+			return;
+		}
+		struct sonde_object *o = &exp->objects[exp->nobjects++];
+		const char *path = sonde_xml_attr(&e, "path");
+		const char *slash;
+
+		memset(o, 0, sizeof(*o));
+		o->id = id;
+		o->load_ns = t;
+		o->unload_ns = SONDE_TIME_NEVER;
+		o->path = path ? path : "?";
+		slash = strrchr(o->path, '/');
+		o->name = slash && slash[1] ? slash + 1 : o->path;
+		attr_u64(exp, file, &e, "base", &o->base);
+		attr_u64(exp, file, &e, "lo", &o->lo);
+		attr_u64(exp, file, &e, "hi", &o->hi);
+		o->buildid = sonde_xml_attr(&e, "buildid");
+		if (o->buildid && !*o->buildid)
+			o->buildid = NULL;
+		o->copy = sonde_xml_attr(&e, "copy");
+		if (o->copy && !*o->copy)
+			o->copy = NULL;
+		if (o->lo > o->hi)
+			problem(exp, SONDE_PROBLEM_WARNING,
+				"'%s' line %u: object '%s' has lo 0x%llx above hi 0x%llx; ignored for "
+				"address lookup",
+				file, e.line, o->path, (unsigned long long)o->lo,
+				(unsigned long long)o->hi);
+	}
+}
+
+const struct sonde_object *sonde_exp_find_object(const struct sonde_exp *exp, uint64_t pc,
+						 uint64_t time_ns)
+{
+	size_t lo = 0, hi = exp->nbyaddr;
+	const struct sonde_object *live = NULL, *any = NULL;
+	uint32_t live_i = 0, any_i = 0;
+
+	pc &= ~SONDE_PC_EXACT;
+	/* First index whose lo is above pc. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (exp->objects[exp->byaddr[mid]].lo <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t j = lo; j-- > 0 && exp->maxhi[j] > pc;) {
+		uint32_t i = exp->byaddr[j];
+		const struct sonde_object *o = &exp->objects[i];
+
+		if (pc >= o->hi)
+			continue;
+		if (!any || i > any_i)
+			any = o, any_i = i;
+		if (time_ns != SONDE_TIME_NEVER && o->load_ns <= time_ns && time_ns < o->unload_ns &&
+		    (!live || i > live_i))
+			live = o, live_i = i;
+	}
+	return live ? live : any;
+}
+
+/* ---- data files -------------------------------------------------------- */
+
+static struct sonde_thread *get_thread(struct sonde_exp *exp, uint32_t tid)
+{
+	long i = u64map_get(&exp->threadmap, tid);
+
+	if (i >= 0)
+		return &exp->threads[i];
+	if (grow(&exp->threads, &exp->capthreads, exp->nthreads + 1, sizeof(*exp->threads)) ||
+	    u64map_put(&exp->threadmap, tid, (uint32_t)exp->nthreads)) {
+		exp->oom = true;
+		return NULL;
+	}
+	struct sonde_thread *t = &exp->threads[exp->nthreads++];
+
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	return t;
+}
+
+/* Per-scan state passed to the packet handlers. */
+struct scan {
+	struct sonde_exp *exp;
+	struct datafile *df;
+	uint32_t tid;
+	struct sonde_thread *thread; /* profile: the block's owner */
+	uint64_t last_stack_id;
+	const struct sonde_stack *last_stack;
+	bool have_last;
+};
+
+/*
+ * Checks one packet of the file's own type beyond the generic size rules
+ * and takes it in.  Returns NULL, or what is wrong with it.
+ */
+static const char *take_packet(struct scan *sc, const uint8_t *pkt, uint64_t off, char *why,
+			       size_t whylen)
+{
+	struct sonde_exp *exp = sc->exp;
+	const struct sonde_packet *h = (const void *)pkt;
+
+	switch (sc->df->kind) {
+	case SONDE_KIND_PROFILE: {
+		if (h->type != SONDE_PKT_PROFILE)
+			break;
+		if (h->size < sizeof(struct sonde_profile_packet)) {
+			snprintf(why, whylen, "profile packet size %u is below %zu", h->size,
+				 sizeof(struct sonde_profile_packet));
+			return why;
+		}
+		const struct sonde_profile_packet *p = (const void *)pkt;
+		struct sonde_exp_summary *s = &exp->sum;
+		struct sonde_thread *t = sc->thread;
+
+		if (!s->samples || p->time_ns < s->first_ns)
+			s->first_ns = p->time_ns;
+		if (p->time_ns > s->last_ns)
+			s->last_ns = p->time_ns;
+		s->samples++;
+		s->weight_ns += p->weight_ns;
+		if (t) {
+			if (!t->samples || p->time_ns < t->first_ns)
+				t->first_ns = p->time_ns;
+			if (p->time_ns > t->last_ns)
+				t->last_ns = p->time_ns;
+			t->samples++;
+			t->weight_ns += p->weight_ns;
+		}
+		if (!sc->have_last || sc->last_stack_id != p->stack_id) {
+			sc->last_stack = sonde_exp_stack(exp, p->stack_id);
+			sc->last_stack_id = p->stack_id;
+			sc->have_last = true;
+		}
+		if (!sc->last_stack)
+			s->samples_unknown_stack++;
+		else {
+			s->samples_truncated += !!(sc->last_stack->flags & SONDE_STACK_TRUNCATED);
+			s->samples_incomplete += !!(sc->last_stack->flags & SONDE_STACK_INCOMPLETE);
+		}
+		return NULL;
+	}
+	case SONDE_KIND_STACKS: {
+		if (h->type != SONDE_PKT_STACK)
+			break;
+		if (h->size < sizeof(struct sonde_stack_packet)) {
+			snprintf(why, whylen, "stack packet size %u is below %zu", h->size,
+				 sizeof(struct sonde_stack_packet));
+			return why;
+		}
+		const struct sonde_stack_packet *p = (const void *)pkt;
+
+		if ((size_t)h->size != sizeof(*p) + 8u * p->depth) {
+			snprintf(why, whylen, "stack packet depth %u does not match its size %u",
+				 p->depth, h->size);
+			return why;
+		}
+		exp->sum.stack_packets++;
+		const uint64_t *pc = (const uint64_t *)(pkt + sizeof(*p));
+		long i = u64map_get(&exp->stackmap, p->stack_id);
+
+		if (i >= 0) {
+			const struct sonde_stack *st = &exp->stacks[i];
+
+			if (st->depth != p->depth || st->flags != p->flags ||
+			    memcmp(st->pc, pc, 8u * p->depth)) {
+				exp->sum.stack_conflicts++;
+				problem(exp, SONDE_PROBLEM_WARNING,
+					"'stacks' offset %llu: stack id 0x%llx was already used for a "
+					"different stack (offset %llu); the first one is kept",
+					(unsigned long long)off, (unsigned long long)p->stack_id,
+					(unsigned long long)st->offset);
+			}
+			return NULL;
+		}
+		if (grow(&exp->stacks, &exp->capstacks, exp->nstacks + 1, sizeof(*exp->stacks)) ||
+		    u64map_put(&exp->stackmap, p->stack_id, (uint32_t)exp->nstacks)) {
+			exp->oom = true;
+			return NULL;
+		}
+		struct sonde_stack *st = &exp->stacks[exp->nstacks++];
+
+		st->id = p->stack_id;
+		st->depth = p->depth;
+		st->flags = p->flags;
+		st->pc = pc;
+		st->offset = off;
+		exp->sum.stacks++;
+		exp->sum.stacks_truncated += !!(p->flags & SONDE_STACK_TRUNCATED);
+		exp->sum.stacks_incomplete += !!(p->flags & SONDE_STACK_INCOMPLETE);
+		return NULL;
+	}
+	case SONDE_KIND_OVERVIEW: {
+		if (h->type != SONDE_PKT_OVERVIEW)
+			break;
+		if (h->size < sizeof(struct sonde_overview_packet)) {
+			snprintf(why, whylen, "overview packet size %u is below %zu", h->size,
+				 sizeof(struct sonde_overview_packet));
+			return why;
+		}
+		if (grow(&exp->ov, &exp->capov, exp->nov + 1, sizeof(*exp->ov))) {
+			exp->oom = true;
+			return NULL;
+		}
+		memcpy(&exp->ov[exp->nov++], pkt, sizeof(*exp->ov));
+		exp->sum.overview_packets++;
+		return NULL;
+	}
+	}
+	exp->sum.unknown_packets++;
+	return NULL;
+}
+
+/* Maps the data file; returns false when there is nothing to scan. */
+static bool map_data(struct sonde_exp *exp, struct datafile *df)
+{
+	char *path = path_in(exp, df->name);
+
+	if (!path) {
+		exp->oom = true;
+		return false;
+	}
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	free(path);
+	if (fd < 0) {
+		if (errno != ENOENT)
+			problem(exp, SONDE_PROBLEM_ERROR, "cannot open '%s': %s", df->name,
+				strerror(errno));
+		else if (df->declared)
+			problem(exp, SONDE_PROBLEM_ERROR,
+				"'%s' is missing, although log.xml declares it", df->name);
+		return false;
+	}
+	struct stat st;
+
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		problem(exp, SONDE_PROBLEM_ERROR, "'%s' is not a regular file", df->name);
+		close(fd);
+		return false;
+	}
+	if (st.st_size == 0) {
+		close(fd);
+		problem(exp, SONDE_PROBLEM_ERROR, "'%s' is empty (no file header)", df->name);
+		return false;
+	}
+	void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+
+	close(fd);
+	if (m == MAP_FAILED) {
+		problem(exp, SONDE_PROBLEM_ERROR, "cannot map '%s': %s", df->name, strerror(errno));
+		return false;
+	}
+	df->map = m;
+	df->maplen = (size_t)st.st_size;
+	return true;
+}
+
+static bool all_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+static void scan_file(struct sonde_exp *exp, struct datafile *df)
+{
+	if (!map_data(exp, df))
+		return;
+
+	const uint8_t *m = df->map;
+	size_t size = df->maplen;
+	const char *name = df->name;
+	struct sonde_file_header fh;
+
+	if (size < sizeof(fh)) {
+		problem(exp, SONDE_PROBLEM_ERROR,
+			"'%s' is %zu bytes, shorter than its file header (%zu); nothing read", name,
+			size, sizeof(fh));
+		return;
+	}
+	memcpy(&fh, m, sizeof(fh));
+	if (memcmp(fh.magic, SONDE_DATA_MAGIC, 8)) {
+		problem(exp, SONDE_PROBLEM_ERROR, "'%s' is not a sonde data file (bad magic); nothing read",
+			name);
+		return;
+	}
+	if (fh.version < SONDE_FORMAT_MIN_READABLE || fh.version > SONDE_FORMAT_VERSION) {
+		problem(exp, SONDE_PROBLEM_ERROR,
+			"'%s' has format version %u; this sonde reads %d to %d; nothing read", name,
+			fh.version, SONDE_FORMAT_MIN_READABLE, SONDE_FORMAT_VERSION);
+		return;
+	}
+	if (fh.kind != df->kind) {
+		problem(exp, SONDE_PROBLEM_ERROR, "'%s' holds data kind %u, not %u; nothing read", name,
+			fh.kind, df->kind);
+		return;
+	}
+	if (fh.header_size < sizeof(fh) || fh.header_size % 8 || fh.header_size > (1u << 20)) {
+		problem(exp, SONDE_PROBLEM_ERROR, "'%s' has an invalid header size %u; nothing read",
+			name, fh.header_size);
+		return;
+	}
+	if (fh.block_size < sizeof(struct sonde_block_header) + 8 || fh.block_size % 8 ||
+	    fh.block_size > (1u << 26)) {
+		problem(exp, SONDE_PROBLEM_ERROR, "'%s' has an invalid block size %u; nothing read",
+			name, fh.block_size);
+		return;
+	}
+	df->start_ns = fh.start_ns;
+	if (size < fh.header_size) {
+		problem(exp, SONDE_PROBLEM_ERROR,
+			"'%s' ends at offset %zu, inside its file header (%u bytes)", name, size,
+			fh.header_size);
+		return;
+	}
+
+	struct scan sc = { .exp = exp, .df = df };
+	const uint32_t bsize = fh.block_size;
+	const uint32_t payload = bsize - (uint32_t)sizeof(struct sonde_block_header);
+	char why[160];
+
+	for (uint64_t boff = fh.header_size, b = 0; boff < size; boff += bsize, b++) {
+		size_t avail = size - boff < bsize ? (size_t)(size - boff) : bsize;
+		const struct sonde_block_header *bh = (const void *)(m + boff);
+
+		if (avail < sizeof(*bh)) {
+			if (!all_zero(m + boff, avail))
+				problem(exp, SONDE_PROBLEM_ERROR,
+					"'%s' ends at offset %zu, inside the header of block %llu", name,
+					size, (unsigned long long)b);
+			break;
+		}
+		uint32_t magic = bh->magic;
+
+		if (magic == 0)
+			continue; /* claimed but unwritten, or a sparse tail */
+		if (magic != SONDE_BLOCK_MAGIC) {
+			problem(exp, SONDE_PROBLEM_ERROR,
+				"'%s' offset %llu (block %llu): bad block magic 0x%08x; block skipped",
+				name, (unsigned long long)boff, (unsigned long long)b, magic);
+			continue;
+		}
+		if (bh->kind != df->kind) {
+			problem(exp, SONDE_PROBLEM_ERROR,
+				"'%s' offset %llu (block %llu): block of data kind %u in a file of kind "
+				"%u; block skipped",
+				name, (unsigned long long)boff, (unsigned long long)b, bh->kind, df->kind);
+			continue;
+		}
+		uint32_t used = __atomic_load_n(&bh->used, __ATOMIC_ACQUIRE);
+
+		if (used > payload) {
+			problem(exp, SONDE_PROBLEM_ERROR,
+				"'%s' offset %llu (block %llu): used size %u exceeds the block payload "
+				"(%u); block skipped",
+				name, (unsigned long long)boff, (unsigned long long)b, used, payload);
+			continue;
+		}
+		uint32_t lim = used; /* bytes of this block present in the file */
+
+		if (avail - sizeof(*bh) < used)
+			lim = (uint32_t)(avail - sizeof(*bh));
+
+		const uint8_t *pay = m + boff + sizeof(*bh);
+		uint32_t pos = 0;
+		const char *bad = NULL;
+
+		sc.tid = bh->tid;
+		sc.thread = df->kind == SONDE_KIND_PROFILE ? get_thread(exp, bh->tid) : NULL;
+		while (pos < used) {
+			uint32_t rest = used - pos;
+
+			if (rest < 8) {
+				snprintf(why, sizeof(why), "used size %u leaves %u bytes that are not a packet",
+					 used, rest);
+				bad = why;
+				break;
+			}
+			if (pos + 8 > lim)
+				break; /* truncated file */
+			const struct sonde_packet *h = (const void *)(pay + pos);
+			uint32_t psize = h->size;
+
+			if (psize < 8 || psize % 8) {
+				snprintf(why, sizeof(why), "packet size %u is invalid", psize);
+				bad = why;
+				break;
+			}
+			if (psize > rest) {
+				snprintf(why, sizeof(why),
+					 "packet size %u exceeds the rest of the used area (%u bytes)", psize,
+					 rest);
+				bad = why;
+				break;
+			}
+			if (pos + psize > lim)
+				break; /* truncated file */
+			bad = take_packet(&sc, pay + pos, boff + sizeof(*bh) + pos, why, sizeof(why));
+			if (bad)
+				break;
+			pos += psize;
+		}
+		if (bad)
+			problem(exp, SONDE_PROBLEM_ERROR,
+				"'%s' offset %llu (block %llu, tid %u): %s; the rest of the block (%u bytes) "
+				"is skipped",
+				name, (unsigned long long)(boff + sizeof(*bh) + pos), (unsigned long long)b,
+				bh->tid, bad, used - pos);
+		else if (pos < used)
+			problem(exp, SONDE_PROBLEM_ERROR,
+				"'%s' is truncated: it ends at offset %zu inside block %llu (tid %u); %u "
+				"bytes of packets are lost",
+				name, size, (unsigned long long)b, bh->tid, used - pos);
+		if (df->kind == SONDE_KIND_PROFILE && pos > 0) {
+			if (grow(&exp->blocks, &exp->capblocks, exp->nblocks + 1, sizeof(*exp->blocks))) {
+				exp->oom = true;
+				return;
+			}
+			exp->blocks[exp->nblocks++] = (struct blockref){ pay, pos, bh->tid };
+		}
+		if (exp->oom)
+			return;
+	}
+}
+
+/* ---- open / close ------------------------------------------------------ */
+
+static int cmp_thread(const void *a, const void *b)
+{
+	uint32_t x = ((const struct sonde_thread *)a)->tid, y = ((const struct sonde_thread *)b)->tid;
+
+	return x < y ? -1 : x > y;
+}
+
+static void stat_file(struct sonde_exp *exp, int i, const char *name)
+{
+	char *path = path_in(exp, name);
+	struct stat st;
+
+	exp->files[i].name = name;
+	if (!path) {
+		exp->oom = true;
+		return;
+	}
+	if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+		exp->files[i].present = true;
+		exp->files[i].size = (uint64_t)st.st_size;
+	}
+	free(path);
+}
+
+static void finish(struct sonde_exp *exp)
+{
+	struct sonde_exp_info *in = &exp->info;
+	const struct sonde_exp_summary *s = &exp->sum;
+
+	/* Threads from log events. */
+	for (size_t i = 0; i < exp->nevents; i++) {
+		const struct sonde_event *ev = &exp->events[i];
+		struct sonde_thread *t;
+
+		if (ev->kind == SONDE_EV_THREAD_START && (t = get_thread(exp, ev->tid)))
+			t->start_ns = ev->time_ns;
+		else if (ev->kind == SONDE_EV_THREAD_END && (t = get_thread(exp, ev->tid))) {
+			t->end_ns = ev->time_ns;
+			if (!t->start_ns)
+				t->start_ns = ev->start_ns;
+			if (ev->has_cpu_ns) {
+				t->has_cpu_ns = true;
+				t->cpu_ns = ev->cpu_ns;
+			}
+		} else if (ev->kind == SONDE_EV_EXIT || ev->kind == SONDE_EV_SIGNAL)
+			in->exit_event = ev;
+		else if (ev->kind == SONDE_EV_END)
+			in->end_event = ev;
+	}
+	if (exp->nthreads > 1)
+		qsort(exp->threads, exp->nthreads, sizeof(*exp->threads), cmp_thread);
+	u64map_release(&exp->threadmap); /* indices are stale after sorting */
+
+	if (!in->start_ns)
+		for (int i = 0; i < DF_COUNT && !in->start_ns; i++)
+			in->start_ns = exp->data[i].start_ns;
+	for (size_t i = 0; i < exp->nevents && !in->start_ns; i++)
+		if (exp->events[i].kind == SONDE_EV_START)
+			in->start_ns = exp->events[i].time_ns;
+
+	uint64_t last_ev = 0;
+
+	for (size_t i = 0; i < exp->nevents; i++)
+		if (exp->events[i].time_ns > last_ev)
+			last_ev = exp->events[i].time_ns;
+	if (in->exit_event && in->exit_event->time_ns) {
+		in->end_ns = in->exit_event->time_ns;
+		in->end_source = in->exit_event->kind == SONDE_EV_EXIT ? "exit" : "signal";
+	} else if (in->end_event && in->end_event->time_ns) {
+		in->end_ns = in->end_event->time_ns;
+		in->end_source = "end";
+	} else if (s->samples) {
+		in->end_ns = s->last_ns;
+		in->end_source = "last sample";
+	} else if (last_ev) {
+		in->end_ns = last_ev;
+		in->end_source = "last event";
+	} else {
+		in->end_ns = in->start_ns;
+		in->end_source = "start";
+	}
+
+	if (in->end_event && in->end_event->samples > s->samples)
+		problem(exp, SONDE_PROBLEM_WARNING,
+			"the collector reported %llu samples at its end, but only %llu were read",
+			(unsigned long long)in->end_event->samples, (unsigned long long)s->samples);
+	if (s->samples_unknown_stack)
+		problem(exp, SONDE_PROBLEM_WARNING,
+			"%llu samples refer to stacks that are not in 'stacks'",
+			(unsigned long long)s->samples_unknown_stack);
+	if (exp->dropped) {
+		size_t d = exp->dropped, de = exp->dropped_errors;
+		char buf[128];
+
+		/* Into the slot problem() keeps free for it. */
+
+		snprintf(buf, sizeof(buf), "... and %zu more problems (%zu of them errors)", d, de);
+		char *msg = strdup(buf);
+
+		if (msg && !grow(&exp->problems, &exp->capproblems, exp->nproblems + 1,
+				 sizeof(*exp->problems))) {
+			exp->problems[exp->nproblems].severity =
+				de ? SONDE_PROBLEM_ERROR : SONDE_PROBLEM_WARNING;
+			exp->problems[exp->nproblems++].msg = msg;
+		} else {
+			free(msg);
+		}
+	}
+}
+
+struct sonde_exp *sonde_exp_open(const char *dir, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (errlen)
+		err[0] = '\0';
+	if (stat(dir, &st) < 0) {
+		set_err(err, errlen, "cannot open experiment '%s': %s", dir, strerror(errno));
+		return NULL;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		set_err(err, errlen, "'%s' is not a sonde experiment (not a directory)", dir);
+		return NULL;
+	}
+
+	struct sonde_exp *exp = calloc(1, sizeof(*exp));
+
+	if (!exp || !(exp->dir = strdup(dir))) {
+		free(exp);
+		set_err(err, errlen, "out of memory opening '%s'", dir);
+		return NULL;
+	}
+	for (size_t n = strlen(exp->dir); n > 1 && exp->dir[n - 1] == '/'; n--)
+		exp->dir[n - 1] = '\0';
+	const char *slash = strrchr(exp->dir, '/');
+
+	exp->info.dir = exp->dir;
+	exp->info.name = slash && slash[1] ? slash + 1 : exp->dir;
+	exp->data[DF_STACKS] = (struct datafile){ .name = "stacks", .kind = SONDE_KIND_STACKS,
+						  .file = F_STACKS };
+	exp->data[DF_PROFILE] = (struct datafile){ .name = "profile", .kind = SONDE_KIND_PROFILE,
+						   .file = F_PROFILE };
+	exp->data[DF_OVERVIEW] = (struct datafile){ .name = "overview",
+						    .kind = SONDE_KIND_OVERVIEW, .file = F_OVERVIEW };
+
+	if (read_log(exp, err, errlen) < 0) {
+		if (exp->oom)
+			set_err(err, errlen, "out of memory opening '%s'", dir);
+		sonde_exp_close(exp);
+		return NULL;
+	}
+	read_map(exp);
+	if (!exp->oom)
+		build_object_index(exp);
+
+	size_t len;
+	int r = read_whole(exp, "notes", &exp->notes, &len);
+
+	if (r < 0 && !exp->oom)
+		problem(exp, SONDE_PROBLEM_WARNING, "cannot read 'notes': %s", strerror(errno));
+	if (r == 0)
+		exp->info.notes = exp->notes;
+
+	stat_file(exp, F_LOG, "log.xml");
+	stat_file(exp, F_MAP, "map.xml");
+	stat_file(exp, F_NOTES, "notes");
+	stat_file(exp, F_PROFILE, "profile");
+	stat_file(exp, F_STACKS, "stacks");
+	stat_file(exp, F_OVERVIEW, "overview");
+
+	for (int i = 0; i < DF_COUNT && !exp->oom; i++)
+		scan_file(exp, &exp->data[i]);
+	if (!exp->oom)
+		finish(exp);
+	if (exp->oom) {
+		set_err(err, errlen, "out of memory opening '%s'", dir);
+		sonde_exp_close(exp);
+		return NULL;
+	}
+	return exp;
+}
+
+void sonde_exp_close(struct sonde_exp *exp)
+{
+	if (!exp)
+		return;
+	for (int i = 0; i < DF_COUNT; i++)
+		if (exp->data[i].map)
+			munmap(exp->data[i].map, exp->data[i].maplen);
+	for (size_t i = 0; i < exp->nproblems; i++)
+		free((char *)exp->problems[i].msg);
+	free(exp->problems);
+	free(exp->events);
+	free(exp->descs);
+	free(exp->objects);
+	free(exp->byaddr);
+	free(exp->maxhi);
+	free(exp->stacks);
+	u64map_release(&exp->stackmap);
+	free(exp->threads);
+	u64map_release(&exp->threadmap);
+	free(exp->blocks);
+	free(exp->ov);
+	free(exp->logbuf);
+	free(exp->mapbuf);
+	free(exp->notes);
+	free(exp->dir);
+	free(exp);
+}
+
+/* ---- accessors --------------------------------------------------------- */
+
+const struct sonde_exp_info *sonde_exp_info(const struct sonde_exp *exp)
+{
+	return &exp->info;
+}
+
+const struct sonde_event *sonde_exp_events(const struct sonde_exp *exp, size_t *n)
+{
+	*n = exp->nevents;
+	return exp->events;
+}
+
+const struct sonde_packet_desc *sonde_exp_packet_descs(const struct sonde_exp *exp, size_t *n)
+{
+	*n = exp->ndescs;
+	return exp->descs;
+}
+
+const struct sonde_exp_file *sonde_exp_files(const struct sonde_exp *exp, size_t *n)
+{
+	*n = F_COUNT;
+	return exp->files;
+}
+
+const struct sonde_problem *sonde_exp_problems(const struct sonde_exp *exp, size_t *n)
+{
+	*n = exp->nproblems;
+	return exp->problems;
+}
+
+size_t sonde_exp_nerrors(const struct sonde_exp *exp)
+{
+	return exp->nerrors;
+}
+
+const struct sonde_object *sonde_exp_objects(const struct sonde_exp *exp, size_t *n)
+{
+	*n = exp->nobjects;
+	return exp->objects;
+}
+
+const struct sonde_stack *sonde_exp_stack(const struct sonde_exp *exp, uint64_t stack_id)
+{
+	long i = u64map_get(&exp->stackmap, stack_id);
+
+	return i < 0 ? NULL : &exp->stacks[i];
+}
+
+const struct sonde_stack *sonde_exp_stacks(const struct sonde_exp *exp, size_t *n)
+{
+	*n = exp->nstacks;
+	return exp->stacks;
+}
+
+const struct sonde_exp_summary *sonde_exp_summary(const struct sonde_exp *exp)
+{
+	return &exp->sum;
+}
+
+const struct sonde_thread *sonde_exp_threads(const struct sonde_exp *exp, size_t *n)
+{
+	*n = exp->nthreads;
+	return exp->threads;
+}
+
+const struct sonde_overview_packet *sonde_exp_overview(const struct sonde_exp *exp, size_t *n)
+{
+	*n = exp->nov;
+	return exp->ov;
+}
+
+void sonde_sample_iter_init(struct sonde_sample_iter *it, const struct sonde_exp *exp)
+{
+	it->exp = exp;
+	it->block = 0;
+	it->p = it->end = NULL;
+	it->tid = 0;
+}
+
+bool sonde_sample_iter_next(struct sonde_sample_iter *it, struct sonde_sample *s)
+{
+	for (;;) {
+		while (it->p < it->end) {
+			const struct sonde_profile_packet *p = (const void *)it->p;
+			uint16_t size = p->size;
+
+			if (size < 8) /* cannot happen after validation; never loop */
+				break;
+			it->p += size;
+			if (p->type != SONDE_PKT_PROFILE)
+				continue;
+			s->tid = it->tid;
+			s->cpu = p->cpu;
+			s->state = p->state;
+			s->time_ns = p->time_ns;
+			s->weight_ns = p->weight_ns;
+			s->stack_id = p->stack_id;
+			return true;
+		}
+		if (it->block >= it->exp->nblocks)
+			return false;
+		const struct blockref *b = &it->exp->blocks[it->block++];
+
+		it->p = b->p;
+		it->end = b->p + b->len;
+		it->tid = b->tid;
+	}
+}

@@ -1,0 +1,87 @@
+/*
+ * expwriter: writes synthetic experiments, for tests and benchmarks of the
+ * readers (it is not the collector, which writes from inside the target).
+ *
+ *	struct sonde_expw *w = sonde_expw_create("/tmp/t.er", err, sizeof(err));
+ *	sonde_expw_log_preamble(w, 1234, 1000000000);
+ *	sonde_expw_object(w, 1, "/usr/lib/libc.so.6", 0x7f0000000000, 0x7f0000028000,
+ *			  0x7f00001a0000, 0);
+ *	uint64_t pcs[] = { 0x7f0000030000 | SONDE_PC_EXACT, 0x401000 };
+ *	sonde_expw_stack(w, 7, 0, 2, pcs);
+ *	sonde_expw_sample(w, 1234, 0, 1001000000, 1000000, 7);
+ *	sonde_expw_log(w, "<event kind=\"exit\" time_ns=\"2000000000\" status=\"0\"/>\n");
+ *	sonde_expw_finish(w, 0, err, sizeof(err));
+ *
+ * Data packets are laid out as the collector lays them out: each thread
+ * fills its own block of each data file; a full block makes it claim the
+ * next free one.  Functions that write a packet return its file offset so
+ * that a test can damage exactly that packet afterwards.  Data are kept in
+ * memory until sonde_expw_finish() writes the files.
+ *
+ * Errors: functions return -1 (and remember the first error, which
+ * sonde_expw_finish() reports); a failed writer may still be finished or
+ * freed.  Not thread-safe.
+ */
+#ifndef SONDE_EXPWRITER_H
+#define SONDE_EXPWRITER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sonde/format.h>
+
+struct sonde_expw;
+
+/* Creates directory dir (its parent must exist; dir may exist already) and
+ * log.xml in it.  NULL with a message in err on failure. */
+struct sonde_expw *sonde_expw_create(const char *dir, char *err, size_t errlen);
+
+/* Appends printf-formatted text to log.xml / map.xml as it is.  The first
+ * write to map.xml starts it with the XML declaration and <map>. */
+int sonde_expw_log(struct sonde_expw *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int sonde_expw_map(struct sonde_expw *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * Writes the usual beginning of log.xml: declaration, <experiment>,
+ * <target pid>, <system>, <settings> (1 ms clock), <time start_ns>,
+ * <dataformat> and <packet> for the three data kinds, and a start event.
+ * Also sets the pid and start_ns written into the data file headers.
+ */
+int sonde_expw_log_preamble(struct sonde_expw *w, uint32_t pid, uint64_t start_ns);
+
+/* Writes a load / unload <object> line to map.xml. */
+int sonde_expw_object(struct sonde_expw *w, uint32_t id, const char *path, uint64_t base,
+		      uint64_t lo, uint64_t hi, uint64_t time_ns);
+int sonde_expw_unload(struct sonde_expw *w, uint32_t id, uint64_t time_ns);
+
+/* Packets.  Each returns the packet's offset in its data file, or -1. */
+int64_t sonde_expw_sample(struct sonde_expw *w, uint32_t tid, uint16_t cpu, uint64_t time_ns,
+			  uint64_t weight_ns, uint64_t stack_id);
+/* A stack packet, in a block of the thread given as pid (preamble). */
+int64_t sonde_expw_stack(struct sonde_expw *w, uint64_t stack_id, uint16_t flags, uint16_t depth,
+			 const uint64_t *pc);
+int64_t sonde_expw_overview(struct sonde_expw *w, const struct sonde_overview_packet *p);
+/* Any bytes as a packet of file kind (size > 0, a multiple of 8, at most
+ * a block's payload; the bytes are written as given, type and size too). */
+int64_t sonde_expw_packet(struct sonde_expw *w, enum sonde_kind kind, uint32_t tid, const void *pkt,
+			  size_t size);
+
+/* Makes thread tid's next packet of kind start a new block; returns the
+ * new block's offset. */
+int64_t sonde_expw_new_block(struct sonde_expw *w, enum sonde_kind kind, uint32_t tid);
+/* Appends an all-zero block (claimed, never written); returns its offset. */
+int64_t sonde_expw_zero_block(struct sonde_expw *w, enum sonde_kind kind);
+
+/* Flags of sonde_expw_finish(). */
+#define SONDE_EXPW_OPEN_LOG 0x1u /* leave </experiment> off, as if the target were killed */
+#define SONDE_EXPW_NO_MAP 0x2u	 /* write no map.xml */
+#define SONDE_EXPW_NO_DATA 0x4u	 /* write no data files */
+
+/*
+ * Writes the data files (each at least its file header), closes log.xml
+ * (with </experiment> unless SONDE_EXPW_OPEN_LOG) and map.xml (with
+ * </map>), and frees w.  Returns 0, or -1 with the first error in err.
+ */
+int sonde_expw_finish(struct sonde_expw *w, unsigned flags, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,1095 @@
+/*
+ * test_reader: the experiment reader (lib/experiment.c) and the XML
+ * tokenizer on synthetic experiments written with lib/expwriter.c, checked
+ * exactly: counts, weights, stacks, threads, pc -> object lookup, and what
+ * happens to truncated, corrupted and foreign input.
+ *
+ * Last line: "N passed, N failed"; exit status 1 when anything failed.
+ * SONDE_TEST_KEEP=1 keeps the temporary directory.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "experiment.h"
+#include "expwriter.h"
+#include "xmlline.h"
+
+static int npass, nfail;
+static char tmpdir[] = "/tmp/sonde-test-reader.XXXXXX";
+static const char *group = "";
+
+static void check(int ok, const char *what, int line)
+{
+	if (ok) {
+		npass++;
+		return;
+	}
+	nfail++;
+	printf("not ok - %s: line %d: %s\n", group, line, what);
+}
+
+#define CHECK(c) check(!!(c), #c, __LINE__)
+#define CHECK_U(a, b)                                                                            \
+	do {                                                                                     \
+		uint64_t a_ = (uint64_t)(a), b_ = (uint64_t)(b);                                  \
+		char m_[256];                                                                    \
+		snprintf(m_, sizeof(m_), "%s == %s (%" PRIu64 " != %" PRIu64 ")", #a, #b, a_, b_); \
+		check(a_ == b_, m_, __LINE__);                                                   \
+	} while (0)
+#define CHECK_S(a, b)                                                                            \
+	do {                                                                                     \
+		const char *a_ = (a), *b_ = (b);                                                 \
+		char m_[512];                                                                    \
+		snprintf(m_, sizeof(m_), "%s == \"%s\" (got \"%s\")", #a, b_, a_ ? a_ : "(null)"); \
+		check(a_ && !strcmp(a_, b_), m_, __LINE__);                                      \
+	} while (0)
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static char *path(const char *name)
+{
+	static char buf[4][512];
+	static int k;
+
+	k = (k + 1) % 4;
+	snprintf(buf[k], sizeof(buf[k]), "%s/%s", tmpdir, name);
+	return buf[k];
+}
+
+static char *file_in(const char *exp, const char *file)
+{
+	static char buf[4][600];
+	static int k;
+
+	k = (k + 1) % 4;
+	snprintf(buf[k], sizeof(buf[k]), "%s/%s", path(exp), file);
+	return buf[k];
+}
+
+static void cut(const char *exp, const char *file, off_t len)
+{
+	if (truncate(file_in(exp, file), len) < 0)
+		printf("# truncate %s: %s\n", file_in(exp, file), strerror(errno));
+}
+
+static void poke(const char *exp, const char *file, off_t off, const void *data, size_t n)
+{
+	int fd = open(file_in(exp, file), O_WRONLY);
+
+	if (fd < 0 || pwrite(fd, data, n, off) != (ssize_t)n)
+		printf("# poke %s: %s\n", file_in(exp, file), strerror(errno));
+	if (fd >= 0)
+		close(fd);
+}
+
+static void poke16(const char *exp, const char *file, off_t off, uint16_t v)
+{
+	poke(exp, file, off, &v, sizeof(v));
+}
+
+static void poke32(const char *exp, const char *file, off_t off, uint32_t v)
+{
+	poke(exp, file, off, &v, sizeof(v));
+}
+
+static void write_text(const char *exp, const char *file, const char *text)
+{
+	FILE *f = fopen(file_in(exp, file), "w");
+
+	if (!f || fputs(text, f) < 0 || fclose(f))
+		printf("# cannot write %s\n", file_in(exp, file));
+}
+
+static struct sonde_expw *create(const char *name)
+{
+	char err[256];
+	struct sonde_expw *w = sonde_expw_create(path(name), err, sizeof(err));
+
+	if (!w) {
+		printf("# %s\n", err);
+		exit(1);
+	}
+	return w;
+}
+
+static void finish(struct sonde_expw *w, unsigned flags)
+{
+	char err[256];
+
+	if (sonde_expw_finish(w, flags, err, sizeof(err)) < 0)
+		printf("# expwriter: %s\n", err), nfail++;
+}
+
+static struct sonde_exp *open_exp(const char *name)
+{
+	char err[512];
+	struct sonde_exp *exp = sonde_exp_open(path(name), err, sizeof(err));
+
+	if (!exp)
+		printf("# open %s: %s\n", name, err);
+	return exp;
+}
+
+/* Whether a problem of severity sev mentions all of the given strings. */
+static int has_problem(const struct sonde_exp *exp, int sev, ...)
+{
+	size_t n;
+	const struct sonde_problem *p = sonde_exp_problems(exp, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		va_list ap;
+		const char *s;
+		int ok = (int)p[i].severity == sev;
+
+		va_start(ap, sev);
+		while ((s = va_arg(ap, const char *)))
+			if (!strstr(p[i].msg, s))
+				ok = 0;
+		va_end(ap);
+		if (ok)
+			return 1;
+	}
+	return 0;
+}
+
+static void show_problems(const struct sonde_exp *exp)
+{
+	size_t n;
+	const struct sonde_problem *p = sonde_exp_problems(exp, &n);
+
+	for (size_t i = 0; i < n; i++)
+		printf("#   problem: %s\n", p[i].msg);
+}
+
+static uint64_t count_samples(const struct sonde_exp *exp, uint64_t *weight)
+{
+	struct sonde_sample_iter it;
+	struct sonde_sample s;
+	uint64_t n = 0, w = 0;
+
+	sonde_sample_iter_init(&it, exp);
+	while (sonde_sample_iter_next(&it, &s)) {
+		n++;
+		w += s.weight_ns;
+	}
+	if (weight)
+		*weight = w;
+	return n;
+}
+
+#define W SONDE_PROBLEM_WARNING
+#define E SONDE_PROBLEM_ERROR
+#define EXACT SONDE_PC_EXACT
+#define T0 1000000000ull /* start_ns of every synthetic experiment */
+#define MS 1000000ull
+#define PROFILE_OFF(b) (SONDE_FILE_HEADER_SIZE + (b) * (uint64_t)SONDE_BLOCK_SIZE)
+#define PER_BLOCK (SONDE_BLOCK_PAYLOAD / sizeof(struct sonde_profile_packet)) /* 511 */
+
+/* ---- the XML tokenizer -------------------------------------------------- */
+
+static void test_xml(void)
+{
+	group = "xml";
+	char buf[] = "<?xml version=\"1.0\"?>\n<!-- a > comment -->\n"
+		     "<a x=\"1 &amp; &lt;2&gt; &quot;q&quot; &apos;\" y='&#65;&#x42;' z=\"&bogus; &#0;\"/>"
+		     "<b>\n</b >\n<c\n  k=\"v\n w\"/>\n<d k=\"unterminated/>\n<e f=\"1\" g";
+	struct sonde_xml x;
+	struct sonde_xml_elem e;
+	char err[128];
+
+	sonde_xml_init(&x, buf, strlen(buf));
+	CHECK(sonde_xml_next(&x, &e, err, sizeof(err)) == 1 && e.kind == SONDE_XML_OTHER);
+	CHECK(sonde_xml_next(&x, &e, err, sizeof(err)) == 1 && e.kind == SONDE_XML_OTHER);
+	CHECK(sonde_xml_next(&x, &e, err, sizeof(err)) == 1);
+	CHECK(e.kind == SONDE_XML_EMPTY);
+	CHECK_S(e.name, "a");
+	CHECK_U(e.line, 3);
+	CHECK_U(e.nattr, 3);
+	CHECK_S(sonde_xml_attr(&e, "x"), "1 & <2> \"q\" '");
+	CHECK_S(sonde_xml_attr(&e, "y"), "AB");
+	CHECK_S(sonde_xml_attr(&e, "z"), "&bogus; &#0;");
+	CHECK(sonde_xml_attr(&e, "w") == NULL);
+	CHECK(sonde_xml_next(&x, &e, err, sizeof(err)) == 1 && e.kind == SONDE_XML_OPEN);
+	CHECK_S(e.name, "b");
+	CHECK(sonde_xml_next(&x, &e, err, sizeof(err)) == 1 && e.kind == SONDE_XML_CLOSE);
+	CHECK_S(e.name, "b");
+	CHECK_U(e.line, 4);
+	CHECK(sonde_xml_next(&x, &e, err, sizeof(err)) == 1 && e.kind == SONDE_XML_EMPTY);
+	CHECK_S(e.name, "c");
+	CHECK_S(sonde_xml_attr(&e, "k"), "v\n w");
+	/* The unterminated value runs into the next line's quote: malformed,
+	 * and the rest of that line goes with it. */
+	CHECK(sonde_xml_next(&x, &e, err, sizeof(err)) == -1);
+	CHECK(strstr(err, "line 8") && strstr(err, "<d> is malformed"));
+	CHECK(sonde_xml_next(&x, &e, err, sizeof(err)) == 0);
+
+	char buf2[] = "<a b c=\"1\"/>\n<ok/>\n<tail x=\"1\"";
+	sonde_xml_init(&x, buf2, strlen(buf2));
+	CHECK(sonde_xml_next(&x, &e, err, sizeof(err)) == -1);
+	CHECK(strstr(err, "line 1") && strstr(err, "without a value"));
+	CHECK(sonde_xml_next(&x, &e, err, sizeof(err)) == 1);
+	CHECK_S(e.name, "ok");
+	CHECK_U(e.line, 2);
+	CHECK(sonde_xml_next(&x, &e, err, sizeof(err)) == -1);
+	CHECK(strstr(err, "line 3") && strstr(err, "cut off"));
+	CHECK(sonde_xml_next(&x, &e, err, sizeof(err)) == 0);
+
+	char buf3[] = "<x a=\"1\" b ";
+	sonde_xml_init(&x, buf3, strlen(buf3));
+	CHECK(sonde_xml_next(&x, &e, err, sizeof(err)) == -1);
+	CHECK(strstr(err, "element <x> is cut off"));
+	CHECK(sonde_xml_next(&x, &e, err, sizeof(err)) == 0);
+}
+
+/* ---- a complete experiment ------------------------------------------------ */
+
+static const uint64_t st_a[] = { 0x7f0000012345 | EXACT, 0x401234, 0x400100 };
+static const uint64_t st_b[] = { 0x7fff0100 | EXACT, 0x7f0000020000 };
+static const uint64_t st_c[] = { 0x12 | EXACT };
+
+static void write_basic(const char *name, unsigned flags)
+{
+	struct sonde_expw *w = create(name);
+	struct sonde_overview_packet ov = { 0 };
+
+	sonde_expw_log_preamble(w, 100, T0);
+	sonde_expw_log(w, "<future thing=\"1\"/>\n");
+	sonde_expw_log(w, "<event kind=\"thread_start\" tid=\"101\" time_ns=\"%llu\" new=\"x\"/>\n",
+		       T0 + 1 * MS);
+	sonde_expw_log(w, "<event kind=\"warning\" time_ns=\"%llu\" text=\"a &lt;warning&gt;\"/>\n",
+		       T0 + 2 * MS);
+	sonde_expw_log(w, "<event kind=\"error\" time_ns=\"%llu\" text=\"heap disabled\"/>\n",
+		       T0 + 3 * MS);
+	sonde_expw_log(w, "<event kind=\"thread_start\" tid=\"102\" time_ns=\"%llu\"/>\n",
+		       T0 + 4 * MS);
+	sonde_expw_log(w, "<event kind=\"thread_end\" tid=\"102\" time_ns=\"%llu\" cpu_ns=\"0\"/>\n",
+		       T0 + 5 * MS);
+	sonde_expw_log(w, "<event kind=\"thread_end\" tid=\"101\" time_ns=\"%llu\" cpu_ns=\"%llu\"/>\n",
+		       T0 + 90 * MS, 70 * MS);
+	sonde_expw_log(w, "<event kind=\"thread_end\" tid=\"100\" start_ns=\"%llu\" time_ns=\"%llu\" "
+		       "cpu_ns=\"%llu\"/>\n", T0 - 5, T0 + 99 * MS, 50 * MS);
+	sonde_expw_log(w, "<event kind=\"end\" time_ns=\"%llu\" samples=\"80\" lost=\"3\" stacks=\"3\" "
+		       "stacks_lost=\"2\"/>\n", T0 + 100 * MS);
+	sonde_expw_log(w, "<event kind=\"exit\" time_ns=\"%llu\" status=\"7\"/>\n", T0 + 101 * MS);
+
+	sonde_expw_object(w, 1, "/usr/bin/prog", 0, 0x400000, 0x500000, T0);
+	sonde_expw_object(w, 2, "/usr/lib/libc.so.6", 0x7f0000000000, 0x7f0000010000,
+			  0x7f0000200000, T0);
+	sonde_expw_map(w, "<object id=\"3\" time_ns=\"%llu\" event=\"load\" path=\"[vdso]\" "
+		       "base=\"0x7fff0000\" lo=\"0x7fff0000\" hi=\"0x7fff2000\" buildid=\"0123abcd\" "
+		       "copy=\"vdso.so\" future=\"1\"/>\n", T0);
+	sonde_expw_object(w, 4, "/usr/lib/libdl1.so", 0x7e0000000000, 0x7e0000000000,
+			  0x7e0000100000, T0 + 50 * MS);
+	sonde_expw_unload(w, 4, T0 + 60 * MS);
+	sonde_expw_object(w, 5, "/usr/lib/libdl2.so", 0x7e0000000000 - 0x1000, 0x7e0000000000,
+			  0x7e0000100000, T0 + 70 * MS);
+
+	sonde_expw_stack(w, 0xaaaa, 0, 3, st_a);
+	sonde_expw_stack(w, 0xbbbb, SONDE_STACK_TRUNCATED, 2, st_b);
+	sonde_expw_stack(w, 0, SONDE_STACK_INCOMPLETE, 1, st_c);
+	sonde_expw_stack(w, 0xaaaa, 0, 3, st_a); /* a repeat: fine */
+
+	static const uint64_t ids[] = { 0xaaaa, 0xbbbb, 0 };
+
+	/* tid 100: 50 samples of 1 ms; tid 101: 30 samples of 2 ms, interleaved. */
+	for (int i = 0; i < 50; i++) {
+		sonde_expw_sample(w, 100, (uint16_t)(i % 4), T0 + (uint64_t)i * MS + 10, MS, ids[i % 3]);
+		if (i < 30)
+			sonde_expw_sample(w, 101, i == 0 ? 0xffff : 1, T0 + (uint64_t)i * MS + 20,
+					  2 * MS, ids[(i + 1) % 3]);
+	}
+	ov.reason = SONDE_OV_START;
+	ov.time_ns = T0;
+	ov.minflt = 11;
+	sonde_expw_overview(w, &ov);
+	ov.reason = SONDE_OV_END;
+	ov.time_ns = T0 + 100 * MS;
+	ov.utime_ns = 120 * MS;
+	ov.maxrss_kb = 4321;
+	sonde_expw_overview(w, &ov);
+	write_text(name, "notes", "a note\nsecond line\n");
+	finish(w, flags);
+}
+
+static void test_basic(void)
+{
+	group = "basic";
+	write_basic("basic.er", 0);
+	struct sonde_exp *exp = open_exp("basic.er");
+
+	CHECK(exp);
+	if (!exp)
+		return;
+	const struct sonde_exp_info *in = sonde_exp_info(exp);
+	size_t n;
+
+	CHECK_S(in->name, "basic.er");
+	CHECK_U(in->format, 1);
+	CHECK_S(in->collector, "sonde test");
+	CHECK(in->log_complete);
+	CHECK_S(in->notes, "a note\nsecond line\n");
+	CHECK_U(in->target.pid, 100);
+	CHECK_U(in->target.ppid, 1);
+	CHECK_S(in->target.command, "./prog");
+	CHECK_S(in->target.exe, "/tmp/prog");
+	CHECK_S(in->system.host, "testhost");
+	CHECK_U(in->system.cpus, 4);
+	CHECK_U(in->system.memory_kb, 8000000);
+	CHECK_S(in->settings.clock_source, "perf-task-clock");
+	CHECK_U(in->settings.clock_interval_ns, MS);
+	CHECK_U(in->settings.depth_limit, 256);
+	CHECK_U(in->start_ns, T0);
+	CHECK(in->has_realtime);
+	CHECK_U(in->realtime_sec, 1763700000);
+	CHECK_U(in->realtime_nsec, 500000000);
+	CHECK_U(in->end_ns, T0 + 101 * MS);
+	CHECK_S(in->end_source, "exit");
+	CHECK(in->exit_event && in->exit_event->kind == SONDE_EV_EXIT && in->exit_event->status == 7);
+	CHECK(in->end_event && in->end_event->samples == 80 && in->end_event->lost == 3 &&
+	      in->end_event->stacks_lost == 2);
+
+	const struct sonde_event *ev = sonde_exp_events(exp, &n);
+
+	CHECK_U(n, 10);
+	if (n == 10) {
+		CHECK(ev[0].kind == SONDE_EV_START);
+		CHECK(ev[1].kind == SONDE_EV_THREAD_START && ev[1].tid == 101);
+		CHECK(ev[2].kind == SONDE_EV_WARNING);
+		CHECK_S(ev[2].text, "a <warning>");
+		CHECK(ev[3].kind == SONDE_EV_ERROR);
+		CHECK(ev[6].kind == SONDE_EV_THREAD_END && ev[6].has_cpu_ns && ev[6].cpu_ns == 70 * MS);
+		CHECK_U(ev[6].time_ns, T0 + 90 * MS);
+	}
+	const struct sonde_packet_desc *pd = sonde_exp_packet_descs(exp, &n);
+
+	CHECK_U(n, 2);
+	CHECK(n == 2 && pd[0].type == 1 && pd[0].size == 32 && !strcmp(pd[0].name, "profile"));
+
+	/* No problems at all in a good experiment. */
+	sonde_exp_problems(exp, &n);
+	CHECK_U(n, 0);
+	CHECK_U(sonde_exp_nerrors(exp), 0);
+	if (n)
+		show_problems(exp);
+
+	const struct sonde_exp_summary *s = sonde_exp_summary(exp);
+
+	CHECK_U(s->samples, 80);
+	CHECK_U(s->weight_ns, 50 * MS + 30 * 2 * MS);
+	CHECK_U(s->first_ns, T0 + 10);
+	CHECK_U(s->last_ns, T0 + 49 * MS + 10);
+	CHECK_U(s->stacks, 3);
+	CHECK_U(s->stack_packets, 4);
+	CHECK_U(s->stacks_truncated, 1);
+	CHECK_U(s->stacks_incomplete, 1);
+	CHECK_U(s->stack_conflicts, 0);
+	CHECK_U(s->samples_unknown_stack, 0);
+	/* tid 100: i%3==1 -> bbbb (17 of 50), i%3==2 -> 0 (16); tid 101: (i+1)%3. */
+	CHECK_U(s->samples_truncated, 17 + 10);
+	CHECK_U(s->samples_incomplete, 16 + 10);
+	CHECK_U(s->overview_packets, 2);
+	CHECK_U(s->unknown_packets, 0);
+
+	const struct sonde_thread *t = sonde_exp_threads(exp, &n);
+
+	CHECK_U(n, 3);
+	if (n == 3) {
+		CHECK_U(t[0].tid, 100);
+		CHECK_U(t[0].samples, 50);
+		CHECK_U(t[0].weight_ns, 50 * MS);
+		CHECK(t[0].has_cpu_ns && t[0].cpu_ns == 50 * MS);
+		CHECK_U(t[0].first_ns, T0 + 10);
+		CHECK_U(t[0].last_ns, T0 + 49 * MS + 10);
+		CHECK_U(t[0].start_ns, T0 - 5); /* from thread_end's start_ns */
+		CHECK_U(t[1].tid, 101);
+		CHECK_U(t[1].samples, 30);
+		CHECK_U(t[1].weight_ns, 60 * MS);
+		CHECK_U(t[1].cpu_ns, 70 * MS);
+		CHECK_U(t[1].start_ns, T0 + 1 * MS);
+		CHECK_U(t[1].end_ns, T0 + 90 * MS);
+		CHECK_U(t[2].tid, 102);
+		CHECK_U(t[2].samples, 0);
+		CHECK(t[2].has_cpu_ns && t[2].cpu_ns == 0);
+	}
+
+	/* Samples: block order, each thread in time order, tid from the block. */
+	struct sonde_sample_iter it;
+	struct sonde_sample sm;
+	int i100 = 0, i101 = 0, bad = 0;
+
+	sonde_sample_iter_init(&it, exp);
+	while (sonde_sample_iter_next(&it, &sm)) {
+		if (sm.tid == 100) {
+			bad += i101 != 0; /* block 0 (tid 100) comes first */
+			bad += sm.time_ns != T0 + (uint64_t)i100 * MS + 10 || sm.weight_ns != MS ||
+			       sm.cpu != i100 % 4 || sm.stack_id != (uint64_t[]){ 0xaaaa, 0xbbbb, 0 }[i100 % 3];
+			i100++;
+		} else if (sm.tid == 101) {
+			bad += sm.time_ns != T0 + (uint64_t)i101 * MS + 20 || sm.weight_ns != 2 * MS ||
+			       sm.cpu != (i101 == 0 ? 0xffff : 1) || sm.state != SONDE_STATE_CPU;
+			i101++;
+		} else {
+			bad++;
+		}
+	}
+	CHECK_U(i100, 50);
+	CHECK_U(i101, 30);
+	CHECK_U(bad, 0);
+	CHECK(!sonde_sample_iter_next(&it, &sm)); /* stays at the end */
+
+	/* Stacks. */
+	const struct sonde_stack *st = sonde_exp_stack(exp, 0xaaaa);
+
+	CHECK(st && st->depth == 3 && st->flags == 0 && !memcmp(st->pc, st_a, sizeof(st_a)));
+	st = sonde_exp_stack(exp, 0xbbbb);
+	CHECK(st && st->depth == 2 && st->flags == SONDE_STACK_TRUNCATED &&
+	      !memcmp(st->pc, st_b, sizeof(st_b)));
+	st = sonde_exp_stack(exp, 0);
+	CHECK(st && st->depth == 1 && st->flags == SONDE_STACK_INCOMPLETE && st->pc[0] == st_c[0]);
+	CHECK(sonde_exp_stack(exp, 0xcccc) == NULL);
+	st = sonde_exp_stacks(exp, &n);
+	CHECK(n == 3 && st[0].id == 0xaaaa && st[1].id == 0xbbbb && st[2].id == 0);
+	CHECK_U(st[0].offset, PROFILE_OFF(0) + 32);
+
+	/* Objects and pc lookup. */
+	const struct sonde_object *o = sonde_exp_objects(exp, &n);
+
+	CHECK_U(n, 5);
+	if (n == 5) {
+		CHECK_S(o[1].path, "/usr/lib/libc.so.6");
+		CHECK_S(o[1].name, "libc.so.6");
+		CHECK_S(o[1].buildid, "0123abcd");
+		CHECK_U(o[1].base, 0x7f0000000000);
+		CHECK_U(o[1].lo, 0x7f0000010000);
+		CHECK_U(o[1].hi, 0x7f0000200000);
+		CHECK_U(o[1].load_ns, T0);
+		CHECK_U(o[1].unload_ns, SONDE_TIME_NEVER);
+		CHECK_S(o[2].name, "[vdso]");
+		CHECK_S(o[2].copy, "vdso.so");
+		CHECK(o[1].copy == NULL);
+		CHECK_U(o[3].unload_ns, T0 + 60 * MS);
+	}
+#define FIND(pc, t) sonde_exp_find_object(exp, (pc), (t))
+#define NAME_IS(pc, t, want) (FIND(pc, t) && !strcmp(FIND(pc, t)->name, (want)))
+	CHECK(NAME_IS(st_a[0], SONDE_TIME_NEVER, "libc.so.6")); /* SONDE_PC_EXACT ignored */
+	CHECK(NAME_IS(0x7f0000010000, T0, "libc.so.6"));
+	CHECK(NAME_IS(0x7f00001fffff, T0, "libc.so.6"));
+	CHECK(FIND(0x7f0000200000, T0) == NULL);
+	CHECK(FIND(0x7f000000ffff, T0) == NULL);
+	CHECK(FIND(0x12, T0) == NULL);
+	CHECK(FIND(0, SONDE_TIME_NEVER) == NULL);
+	CHECK(FIND(UINT64_MAX & ~EXACT, SONDE_TIME_NEVER) == NULL);
+	CHECK(NAME_IS(0x400000, T0, "prog"));
+	CHECK(NAME_IS(0x7fff0100, T0, "[vdso]"));
+	/* One range, two objects over time. */
+	CHECK(NAME_IS(0x7e0000000010, T0 + 55 * MS, "libdl1.so"));
+	CHECK(NAME_IS(0x7e0000000010, T0 + 75 * MS, "libdl2.so"));
+	CHECK(NAME_IS(0x7e0000000010, T0 + 60 * MS, "libdl2.so")); /* neither loaded: last */
+	CHECK(NAME_IS(0x7e0000000010, SONDE_TIME_NEVER, "libdl2.so"));
+	CHECK(NAME_IS(0x7e0000000010, T0, "libdl2.so"));
+
+	const struct sonde_overview_packet *ov = sonde_exp_overview(exp, &n);
+
+	CHECK_U(n, 2);
+	CHECK(n == 2 && ov[0].reason == SONDE_OV_START && ov[0].minflt == 11);
+	CHECK(n == 2 && ov[1].reason == SONDE_OV_END && ov[1].utime_ns == 120 * MS &&
+	      ov[1].maxrss_kb == 4321 && ov[1].size == 88);
+
+	const struct sonde_exp_file *f = sonde_exp_files(exp, &n);
+
+	CHECK_U(n, 6);
+	CHECK(n == 6 && !strcmp(f[3].name, "profile") && f[3].present &&
+	      f[3].size == PROFILE_OFF(2));
+	CHECK(n == 6 && f[2].present && f[2].size == 19); /* notes */
+	sonde_exp_close(exp);
+
+	/* A trailing slash is not part of the name. */
+	char p2[600];
+
+	snprintf(p2, sizeof(p2), "%s/", path("basic.er"));
+	char err[256];
+
+	exp = sonde_exp_open(p2, err, sizeof(err));
+	CHECK(exp && !strcmp(sonde_exp_info(exp)->name, "basic.er"));
+	sonde_exp_close(exp);
+}
+
+/* ---- many blocks, zero blocks ------------------------------------------- */
+
+static void test_blocks(void)
+{
+	group = "blocks";
+	struct sonde_expw *w = create("blocks.er");
+	uint64_t want_w = 0;
+	const int n100 = 1200, n101 = 700;
+
+	sonde_expw_log_preamble(w, 100, T0);
+	sonde_expw_stack(w, 1, 0, 1, st_a);
+	for (int i = 0; i < n100 || i < n101; i++) {
+		if (i == 600)
+			sonde_expw_zero_block(w, SONDE_KIND_PROFILE);
+		if (i < n100) {
+			sonde_expw_sample(w, 100, 0, T0 + (uint64_t)i, 1000 + (uint64_t)i, 1);
+			want_w += 1000 + (uint64_t)i;
+		}
+		if (i < n101) {
+			sonde_expw_sample(w, 101, 0, T0 + (uint64_t)i, 7, 1);
+			want_w += 7;
+		}
+	}
+	sonde_expw_zero_block(w, SONDE_KIND_PROFILE); /* an unwritten tail */
+	finish(w, SONDE_EXPW_OPEN_LOG);
+
+	struct sonde_exp *exp = open_exp("blocks.er");
+
+	CHECK(exp);
+	if (!exp)
+		return;
+	uint64_t wt;
+
+	CHECK_U(count_samples(exp, &wt), n100 + n101);
+	CHECK_U(wt, want_w);
+	CHECK_U(sonde_exp_summary(exp)->samples, n100 + n101);
+	CHECK_U(sonde_exp_summary(exp)->weight_ns, want_w);
+	CHECK_U(sonde_exp_nerrors(exp), 0);
+	CHECK(!sonde_exp_info(exp)->log_complete);
+	CHECK_S(sonde_exp_info(exp)->end_source, "last sample");
+	CHECK_U(sonde_exp_info(exp)->end_ns, T0 + n100 - 1);
+	CHECK(sonde_exp_info(exp)->exit_event == NULL);
+
+	size_t n;
+	const struct sonde_thread *t = sonde_exp_threads(exp, &n);
+
+	CHECK(n == 2 && t[0].samples == (uint64_t)n100 && t[1].samples == (uint64_t)n101);
+	sonde_exp_close(exp);
+}
+
+/* ---- truncation ----------------------------------------------------------- */
+
+#define TRUNC_N 600 /* two profile blocks of tid 100: 511 + 89 samples */
+
+static int64_t trunc_off[TRUNC_N];
+
+static void write_trunc(const char *name)
+{
+	struct sonde_expw *w = create(name);
+
+	sonde_expw_log_preamble(w, 100, T0);
+	sonde_expw_stack(w, 5, 0, 1, st_a);
+	for (int i = 0; i < TRUNC_N; i++)
+		trunc_off[i] = sonde_expw_sample(w, 100, 0, T0 + (uint64_t)i * MS, MS, 5);
+	sonde_expw_log(w, "<event kind=\"end\" time_ns=\"%llu\" samples=\"%d\" lost=\"0\"/>\n",
+		       T0 + TRUNC_N * MS, TRUNC_N);
+	finish(w, 0);
+}
+
+static void test_truncation(void)
+{
+	group = "truncation";
+	const uint64_t B0 = PROFILE_OFF(0), B1 = PROFILE_OFF(1);
+	const uint64_t full = PROFILE_OFF(2);
+	const struct {
+		uint64_t cut;
+		int error; /* a read error is expected (data visibly lost) */
+	} cases[] = {
+		{ 0, 1 },		   /* empty file */
+		{ 10, 1 },		   /* inside the 64-byte header struct */
+		{ 64, 1 },		   /* inside the 4096-byte header */
+		{ B0, 0 },		   /* header only: looks like no data (end event tells) */
+		{ B0 + 16, 1 },		   /* inside block 0's header */
+		{ B0 + 32, 1 },		   /* block header only */
+		{ B0 + 32 + 16, 1 },	   /* mid packet 0 */
+		{ B0 + 32 + 5 * 32, 1 },   /* after packet 4 */
+		{ B0 + 32 + 5 * 32 + 8, 1 }, /* mid packet 5 */
+		{ B1 - 1, 1 },		   /* mid last packet of block 0 */
+		{ B1, 0 },		   /* exactly one block */
+		{ B1 + 100, 1 },	   /* mid block 1 */
+		{ B1 + 32 + 89 * 32, 0 },  /* right after block 1's last packet */
+		{ B1 + 32 + 89 * 32 + 500, 0 }, /* inside block 1's zero tail */
+		{ full - 8, 0 },
+		{ full, 0 },
+	};
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		char name[64];
+		uint64_t want = 0;
+
+		snprintf(name, sizeof(name), "trunc%zu.er", c);
+		write_trunc(name);
+		cut(name, "profile", (off_t)cases[c].cut);
+		for (int i = 0; i < TRUNC_N; i++)
+			want += cases[c].cut >= SONDE_FILE_HEADER_SIZE &&
+				(uint64_t)trunc_off[i] + 32 <= cases[c].cut;
+		struct sonde_exp *exp = open_exp(name);
+
+		CHECK(exp);
+		if (!exp)
+			continue;
+		uint64_t got = count_samples(exp, NULL);
+		size_t nerr = sonde_exp_nerrors(exp);
+
+		if (got != want || (nerr > 0) != cases[c].error) {
+			printf("# cut at %llu: want %llu samples%s, got %llu, %zu errors\n",
+			       (unsigned long long)cases[c].cut, (unsigned long long)want,
+			       cases[c].error ? " and an error" : "", (unsigned long long)got, nerr);
+			show_problems(exp);
+		}
+		CHECK_U(got, want);
+		CHECK_U(sonde_exp_summary(exp)->samples, want);
+		CHECK_U(nerr > 0, cases[c].error);
+		if (cases[c].error)
+			CHECK(has_problem(exp, E, "'profile'", NULL));
+		if (cases[c].error && cases[c].cut >= B0 + 32)
+			CHECK(has_problem(exp, E, "truncated", NULL));
+		/* Lost samples are always noticed, through the end event at least. */
+		if (want < TRUNC_N)
+			CHECK(has_problem(exp, W, "600 samples", NULL) || nerr);
+		/* Stacks are untouched. */
+		CHECK_U(sonde_exp_summary(exp)->stacks, 1);
+		sonde_exp_close(exp);
+	}
+}
+
+/* ---- corruption -------------------------------------------------------- */
+
+struct corrupt_case {
+	const char *what;
+	off_t off; /* into "profile"; */
+	int width; /* 2 or 4 bytes */
+	uint32_t value;
+	uint64_t want;
+	const char *msg;
+	const char *msg2;
+};
+
+static void test_corruption(void)
+{
+	group = "corruption";
+	/* Block 0 and 1: tid 100 (511 + 89 samples); block 2: tid 101 (10). */
+	const uint64_t B0 = PROFILE_OFF(0), B1 = PROFILE_OFF(1);
+	int64_t p0 = (int64_t)B0 + 32;
+	const struct corrupt_case cases[] = {
+		{ "bad magic", (off_t)B1, 4, 0xdeadbeef, 511 + 10, "bad block magic 0xdeadbeef",
+		  "block 1" },
+		{ "kind", (off_t)B1 + 4, 4, 2, 511 + 10, "data kind 2", "block 1" },
+		{ "used too large", (off_t)B0 + 12, 4, 20000, 89 + 10, "used size 20000", "block 0" },
+		{ "size 0", (off_t)p0 + 5 * 32 + 2, 2, 0, 5 + 89 + 10, "packet size 0 is invalid",
+		  "offset 4288" },
+		{ "size 12", (off_t)p0 + 7 * 32 + 2, 2, 12, 7 + 89 + 10, "packet size 12", "block 0" },
+		{ "size 4", (off_t)p0 + 2, 2, 4, 89 + 10, "packet size 4", "block 0" },
+		{ "size too big", (off_t)p0 + 510 * 32 + 2, 2, 0xfff8, 510 + 89 + 10,
+		  "exceeds the rest", "block 0" },
+		{ "profile packet too small", (off_t)p0 + 3 * 32 + 2, 2, 16, 3 + 89 + 10,
+		  "profile packet size 16 is below 32", "tid 100" },
+		{ "used not whole", (off_t)B0 + 12, 4, 31 * 32 + 4, 31 + 89 + 10, "leaves 4 bytes",
+		  "block 0" },
+	};
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		char name[64];
+		struct sonde_expw *w;
+
+		snprintf(name, sizeof(name), "corrupt%zu.er", c);
+		w = create(name);
+		sonde_expw_log_preamble(w, 100, T0);
+		sonde_expw_stack(w, 5, 0, 1, st_a);
+		for (int i = 0; i < TRUNC_N; i++)
+			sonde_expw_sample(w, 100, 0, T0 + (uint64_t)i * MS, MS, 5);
+		for (int i = 0; i < 10; i++)
+			sonde_expw_sample(w, 101, 0, T0 + (uint64_t)i * MS, MS, 5);
+		finish(w, 0);
+		if (cases[c].width == 2)
+			poke16(name, "profile", cases[c].off, (uint16_t)cases[c].value);
+		else
+			poke32(name, "profile", cases[c].off, cases[c].value);
+
+		struct sonde_exp *exp = open_exp(name);
+
+		CHECK(exp);
+		if (!exp)
+			continue;
+		uint64_t got = count_samples(exp, NULL);
+
+		if (got != cases[c].want || !has_problem(exp, E, cases[c].msg, cases[c].msg2, NULL)) {
+			printf("# %s: want %llu samples, got %llu\n", cases[c].what,
+			       (unsigned long long)cases[c].want, (unsigned long long)got);
+			show_problems(exp);
+		}
+		CHECK_U(got, cases[c].want);
+		CHECK_U(sonde_exp_summary(exp)->samples, cases[c].want);
+		CHECK(has_problem(exp, E, "'profile'", cases[c].msg, cases[c].msg2, NULL));
+		CHECK_U(sonde_exp_nerrors(exp), 1);
+		sonde_exp_close(exp);
+	}
+}
+
+/* Problems are capped; the count of errors is not. */
+static void test_problem_cap(void)
+{
+	group = "problem cap";
+	struct sonde_expw *w = create("cap.er");
+	int64_t off[150];
+
+	sonde_expw_log_preamble(w, 100, T0);
+	for (int i = 0; i < 150; i++)
+		off[i] = sonde_expw_zero_block(w, SONDE_KIND_PROFILE);
+	sonde_expw_sample(w, 100, 0, T0, MS, 5);
+	finish(w, 0);
+	for (int i = 0; i < 150; i++)
+		poke32("cap.er", "profile", off[i], 0x12345678);
+
+	struct sonde_exp *exp = open_exp("cap.er");
+
+	CHECK(exp);
+	if (!exp)
+		return;
+	size_t n;
+	const struct sonde_problem *p = sonde_exp_problems(exp, &n);
+
+	CHECK_U(n, SONDE_EXP_MAX_PROBLEMS);
+	CHECK(n && strstr(p[n - 1].msg, "more problems") && p[n - 1].severity == E);
+	CHECK_U(sonde_exp_nerrors(exp), 150);
+	CHECK_U(count_samples(exp, NULL), 1);
+	sonde_exp_close(exp);
+}
+
+/* ---- packets: unknown types, larger sizes, stacks ------------------------ */
+
+static void test_packets(void)
+{
+	group = "packets";
+	struct sonde_expw *w = create("packets.er");
+	uint64_t unknown[3] = { 0, 0, 0 };
+	struct sonde_packet *u = (void *)unknown;
+	struct {
+		struct sonde_profile_packet p;
+		uint64_t extra;
+	} big = { { SONDE_PKT_PROFILE, 40, 3, 0, T0 + 5, 4 * MS, 5 }, 0xffff };
+	struct {
+		struct sonde_overview_packet p;
+		uint64_t extra;
+	} bigov = { { .type = SONDE_PKT_OVERVIEW, .size = 96, .nvcsw = 9 }, 1 };
+	uint64_t badstack[3] = { 0, 0x77, 0x1 };
+	struct sonde_stack_packet *bs = (void *)badstack;
+
+	u->type = 99;
+	u->size = 24;
+	sonde_expw_log_preamble(w, 100, T0);
+	sonde_expw_stack(w, 5, 0, 1, st_a);
+	sonde_expw_stack(w, 6, 0, 0, NULL); /* depth 0 is allowed */
+	sonde_expw_stack(w, 5, 0, 1, st_a); /* repeat */
+	sonde_expw_stack(w, 5, 0, 1, st_c); /* same id, other stack: warn, keep the first */
+	sonde_expw_sample(w, 100, 0, T0 + 1, MS, 5);
+	sonde_expw_packet(w, SONDE_KIND_PROFILE, 100, unknown, 24);
+	sonde_expw_packet(w, SONDE_KIND_PROFILE, 100, &big, sizeof(big));
+	sonde_expw_sample(w, 100, 0, T0 + 9, MS, 6);
+	sonde_expw_sample(w, 100, 0, T0 + 10, MS, 0x404); /* no such stack */
+	sonde_expw_packet(w, SONDE_KIND_OVERVIEW, 100, unknown, 24);
+	sonde_expw_packet(w, SONDE_KIND_OVERVIEW, 100, &bigov, sizeof(bigov));
+	/* Last: a stack packet whose depth does not match its size. */
+	bs->type = SONDE_PKT_STACK;
+	bs->size = 24;
+	bs->depth = 3;
+	int64_t bad_off = sonde_expw_packet(w, SONDE_KIND_STACKS, 100, badstack, 24);
+	finish(w, 0);
+
+	struct sonde_exp *exp = open_exp("packets.er");
+
+	CHECK(exp);
+	if (!exp)
+		return;
+	const struct sonde_exp_summary *s = sonde_exp_summary(exp);
+	uint64_t wt;
+
+	CHECK_U(count_samples(exp, &wt), 4);
+	CHECK_U(wt, 7 * MS);
+	CHECK_U(s->samples, 4);
+	CHECK_U(s->unknown_packets, 2);
+	CHECK_U(s->stacks, 2);
+	CHECK_U(s->stack_packets, 4);
+	CHECK_U(s->stack_conflicts, 1);
+	CHECK_U(s->samples_unknown_stack, 1);
+	CHECK(has_problem(exp, W, "stack id 0x5", NULL));
+	CHECK(has_problem(exp, W, "1 samples refer to stacks", NULL));
+	char off[32];
+
+	snprintf(off, sizeof(off), "offset %lld", (long long)bad_off);
+	CHECK(has_problem(exp, E, "'stacks'", off, "depth 3 does not match its size 24", NULL));
+	CHECK_U(sonde_exp_nerrors(exp), 1);
+
+	const struct sonde_stack *st = sonde_exp_stack(exp, 5);
+
+	CHECK(st && st->depth == 1 && st->pc[0] == st_a[0]);
+	st = sonde_exp_stack(exp, 6);
+	CHECK(st && st->depth == 0);
+	CHECK(sonde_exp_stack(exp, 0x77) == NULL);
+
+	struct sonde_sample_iter it;
+	struct sonde_sample sm;
+
+	sonde_sample_iter_init(&it, exp);
+	sonde_sample_iter_next(&it, &sm);
+	CHECK(sonde_sample_iter_next(&it, &sm) && sm.weight_ns == 4 * MS && sm.cpu == 3 &&
+	      sm.time_ns == T0 + 5);
+
+	size_t n;
+	const struct sonde_overview_packet *ov = sonde_exp_overview(exp, &n);
+
+	CHECK(n == 1 && ov[0].nvcsw == 9);
+	sonde_exp_close(exp);
+}
+
+/* ---- files: map.xml, headers, foreign directories ------------------------ */
+
+static void test_missing_map(void)
+{
+	group = "missing map";
+	write_basic("nomap.er", SONDE_EXPW_NO_MAP);
+	struct sonde_exp *exp = open_exp("nomap.er");
+
+	CHECK(exp);
+	if (!exp)
+		return;
+	size_t n;
+
+	CHECK(has_problem(exp, W, "'map.xml' is missing", NULL));
+	CHECK_U(sonde_exp_nerrors(exp), 0);
+	sonde_exp_objects(exp, &n);
+	CHECK_U(n, 0);
+	CHECK(sonde_exp_find_object(exp, st_a[0], SONDE_TIME_NEVER) == NULL);
+	CHECK_U(sonde_exp_summary(exp)->samples, 80);
+	sonde_exp_close(exp);
+
+	/* A damaged map.xml: keep the objects before the damage. */
+	write_basic("badmap.er", 0);
+	write_text("badmap.er", "map.xml",
+		   "<?xml version=\"1.0\"?>\n<map>\n"
+		   "<object id=\"1\" time_ns=\"5\" event=\"load\" path=\"/a/b.so\" base=\"0x1000\" "
+		   "lo=\"0x1000\" hi=\"0x2000\"/>\n"
+		   "<object id=\"2\" time_ns=\"6\" event=\"unload\"/>\n"
+		   "<object id=\"3\" time_ns=\"7\" event=\"load\" path=\"/a/c.so\" base=\"zz\" "
+		   "lo=\"0x3000\" hi=\"0x4000\"/>\n"
+		   "<object id=\"4\" time_ns=\"8\" event=\"load\" path=\"/a/d.so\" base=\"0x50");
+	exp = open_exp("badmap.er");
+	CHECK(exp);
+	if (!exp)
+		return;
+	const struct sonde_object *o = sonde_exp_objects(exp, &n);
+
+	CHECK_U(n, 2);
+	CHECK(n >= 1 && !strcmp(o[0].name, "b.so") && o[0].buildid == NULL);
+	CHECK(has_problem(exp, W, "unload of object 2", NULL));
+	CHECK(has_problem(exp, W, "line 5", "base=\"zz\"", "not a number", NULL));
+	CHECK(has_problem(exp, W, "'map.xml'", "line 6", "cut off", NULL));
+	CHECK(sonde_exp_find_object(exp, 0x3800, 7) == &o[1]);
+	CHECK_U(sonde_exp_nerrors(exp), 0);
+	sonde_exp_close(exp);
+}
+
+static void test_file_headers(void)
+{
+	group = "file headers";
+	const struct {
+		const char *what;
+		off_t off;
+		uint32_t value;
+		const char *msg;
+	} cases[] = {
+		{ "magic", 0, 0x41414141, "not a sonde data file" },
+		{ "version", 8, 99, "format version 99" },
+		{ "old version", 8, 0, "format version 0" },
+		{ "kind", 12, 3, "holds data kind 3" },
+		{ "header size", 16, 12, "invalid header size 12" },
+		{ "block size", 20, 7, "invalid block size 7" },
+	};
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "hdr%zu.er", c);
+		write_basic(name, 0);
+		poke32(name, "profile", cases[c].off, cases[c].value);
+		struct sonde_exp *exp = open_exp(name);
+
+		CHECK(exp);
+		if (!exp)
+			continue;
+		if (!has_problem(exp, E, "'profile'", cases[c].msg, NULL)) {
+			printf("# %s:\n", cases[c].what);
+			show_problems(exp);
+		}
+		CHECK(has_problem(exp, E, "'profile'", cases[c].msg, NULL));
+		CHECK_U(sonde_exp_summary(exp)->samples, 0);
+		CHECK_U(sonde_exp_summary(exp)->stacks, 3); /* other files still read */
+		CHECK_U(sonde_exp_summary(exp)->overview_packets, 2);
+		sonde_exp_close(exp);
+	}
+
+	/* A data file log.xml declares but that is missing is an error; one it
+	 * does not declare is simply not collected. */
+	write_basic("nodata.er", SONDE_EXPW_NO_DATA);
+	struct sonde_exp *exp = open_exp("nodata.er");
+
+	CHECK(exp && has_problem(exp, E, "'profile' is missing", NULL));
+	CHECK(exp && has_problem(exp, E, "'stacks' is missing", NULL));
+	sonde_exp_close(exp);
+
+	struct sonde_expw *w = create("undeclared.er");
+
+	sonde_expw_log(w, "<?xml version=\"1.0\"?>\n<experiment format=\"1\">\n");
+	finish(w, SONDE_EXPW_NO_DATA | SONDE_EXPW_OPEN_LOG);
+	exp = open_exp("undeclared.er");
+	CHECK(exp);
+	if (exp) {
+		size_t n;
+
+		sonde_exp_problems(exp, &n);
+		CHECK_U(n, 0);
+		CHECK_U(sonde_exp_nerrors(exp), 0);
+		CHECK_U(sonde_exp_summary(exp)->samples, 0);
+		CHECK_S(sonde_exp_info(exp)->end_source, "start");
+		CHECK(sonde_exp_info(exp)->target.command == NULL);
+		CHECK(sonde_exp_info(exp)->notes == NULL);
+	}
+	sonde_exp_close(exp);
+}
+
+static void test_log(void)
+{
+	group = "log.xml";
+	struct sonde_expw *w = create("log.er");
+
+	sonde_expw_log(w,
+		       "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		       "<experiment format=\"1\" collector=\"sonde 0.1.0\" later=\"yes\">\n"
+		       "<target pid=\"42\" ppid=\"41\" cwd=\"/x &amp; y\" exe=\"/abs/prog\" "
+		       "command=\"./prog &quot;a b&quot; &lt;in &gt;out\"/>\n"
+		       "<system host=\"vm\" cpus=\"two\"/><newthing a=\"b\"/>\n"
+		       "<time start_ns=\"500\" realtime=\"1763700000.25\"/>\n"
+		       "<event kind=\"start\" time_ns=\"500\"/>\n"
+		       "<event kind=\"teleport\" time_ns=\"600\"/>\n"
+		       "<event kind=\"signal\" time_ns=\"900\" signal=\"9\" name=\"SIGKILL\"/>\n"
+		       "<event kind=\"warning\" time_ns=\"950\" te");
+	finish(w, SONDE_EXPW_OPEN_LOG);
+
+	struct sonde_exp *exp = open_exp("log.er");
+
+	CHECK(exp);
+	if (!exp)
+		return;
+	const struct sonde_exp_info *in = sonde_exp_info(exp);
+	size_t n;
+
+	CHECK_S(in->collector, "sonde 0.1.0");
+	CHECK_S(in->target.command, "./prog \"a b\" <in >out");
+	CHECK_S(in->target.cwd, "/x & y");
+	CHECK_U(in->target.pid, 42);
+	CHECK_S(in->system.host, "vm");
+	CHECK_U(in->system.cpus, 0);
+	CHECK(has_problem(exp, W, "cpus=\"two\"", "not a number", NULL));
+	CHECK(has_problem(exp, W, "'log.xml'", "line 9", "cut off", NULL));
+	CHECK(!in->log_complete);
+	CHECK_U(in->start_ns, 500);
+	CHECK_U(in->realtime_nsec, 250000000);
+	CHECK(in->exit_event && in->exit_event->kind == SONDE_EV_SIGNAL &&
+	      in->exit_event->signal == 9);
+	CHECK_S(in->exit_event ? in->exit_event->signame : NULL, "SIGKILL");
+	CHECK_S(in->end_source, "signal");
+	CHECK_U(in->end_ns, 900);
+	CHECK(in->end_event == NULL);
+
+	const struct sonde_event *ev = sonde_exp_events(exp, &n);
+
+	CHECK_U(n, 3);
+	CHECK(n == 3 && ev[1].kind == SONDE_EV_OTHER && !strcmp(ev[1].kind_name, "teleport"));
+	CHECK_U(sonde_exp_nerrors(exp), 0);
+	sonde_exp_close(exp);
+}
+
+static void test_not_experiment(void)
+{
+	group = "not an experiment";
+	char err[512];
+	struct sonde_exp *exp;
+
+	err[0] = 'x';
+	exp = sonde_exp_open(path("missing.er"), err, sizeof(err));
+	CHECK(!exp && strstr(err, "missing.er") && strstr(err, "No such file"));
+
+	write_text("", "plainfile", "hello\n");
+	exp = sonde_exp_open(path("plainfile"), err, sizeof(err));
+	CHECK(!exp && strstr(err, "plainfile") && strstr(err, "not a sonde experiment"));
+
+	mkdir(path("empty.er"), 0777);
+	exp = sonde_exp_open(path("empty.er"), err, sizeof(err));
+	CHECK(!exp && strstr(err, "empty.er") && strstr(err, "no log.xml"));
+
+	mkdir(path("foreign.er"), 0777);
+	write_text("foreign.er", "log.xml", "<?xml version=\"1.0\"?>\n<html><body/></html>\n");
+	exp = sonde_exp_open(path("foreign.er"), err, sizeof(err));
+	CHECK(!exp && strstr(err, "foreign.er") && strstr(err, "no <experiment>"));
+
+	mkdir(path("binary.er"), 0777);
+	write_text("binary.er", "log.xml", "\x7f" "ELF\x01\x02 garbage < and > more");
+	exp = sonde_exp_open(path("binary.er"), err, sizeof(err));
+	CHECK(!exp && strstr(err, "no <experiment>"));
+
+	mkdir(path("future.er"), 0777);
+	write_text("future.er", "log.xml", "<experiment format=\"2\">\n");
+	exp = sonde_exp_open(path("future.er"), err, sizeof(err));
+	CHECK(!exp && strstr(err, "future.er") && strstr(err, "format 2"));
+
+	/* A tiny errlen is respected. */
+	char small[8];
+
+	memset(small, 'z', sizeof(small));
+	exp = sonde_exp_open(path("empty.er"), small, 4);
+	CHECK(!exp && strlen(small) == 3 && small[4] == 'z');
+	CHECK(sonde_exp_open(path("empty.er"), NULL, 0) == NULL);
+	sonde_exp_close(NULL);
+}
+
+/* ---- cleanup ----------------------------------------------------------- */
+
+static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(p);
+}
+
+int main(void)
+{
+	if (!mkdtemp(tmpdir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	test_xml();
+	test_basic();
+	test_blocks();
+	test_truncation();
+	test_corruption();
+	test_problem_cap();
+	test_packets();
+	test_missing_map();
+	test_file_headers();
+	test_log();
+	test_not_experiment();
+
+	if (getenv("SONDE_TEST_KEEP"))
+		printf("# kept %s\n", tmpdir);
+	else
+		nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	printf("%d passed, %d failed\n", npass, nfail);
+	return nfail ? 1 : 0;
+}
