@@ -21,19 +21,22 @@ have_gprofng=0
 gprofng collect app -o $W/probe.er true >/dev/null 2>&1 && have_gprofng=1
 
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print 0 }'; }
+minimum() { sort -n | head -n 1; }
 
 # One workload: NAME THREADS ROUNDS_PER_THREAD
 bench_one() {
 	name=$1
 	shift
 	work="$BURN $1 0 $2"
-	: >$W/plain; : >$W/sonde; : >$W/perf; : >$W/gprofng; : >$W/samples; : >$W/bytes
+	: >$W/plain; : >$W/sonde; : >$W/perf; : >$W/gprofng; : >$W/samples; : >$W/bytes; : >$W/filebytes
 	for r in $(seq 1 $ROUNDS); do
 		$RUNCPU $work | awk '{print $2}' >>$W/plain
 		rm -rf $W/s.er
 		$RUNCPU $SONDE collect -p hi -o s.er -d $W $work | awk '{print $2}' >>$W/sonde
-		$B/tests/tools/expcheck summary $W/s.er | awk '{print $2}' >>$W/samples
-		du -b --apparent-size $W/s.er/profile $W/s.er/stacks | awk '{s += $1} END {print s}' >>$W/bytes
+		$B/tests/tools/expcheck summary $W/s.er >$W/sum
+		awk '{print $2}' $W/sum >>$W/samples
+		awk '{print $14}' $W/sum >>$W/bytes
+		du -b --apparent-size $W/s.er/profile $W/s.er/stacks | awk '{s += $1} END {print s}' >>$W/filebytes
 		if [ $have_perf = 1 ]; then
 			$RUNCPU perf record -q -o $W/perf.data -F 1000 -g $work | awk '{print $2}' >>$W/perf
 		fi
@@ -46,11 +49,15 @@ bench_one() {
 	sonde=$(median <$W/sonde)
 	samples=$(median <$W/samples)
 	bytes=$(median <$W/bytes)
+	filebytes=$(median <$W/filebytes)
 	echo "== $name: burn $1 threads x $2 rounds, median of $ROUNDS runs"
-	awk -v p="$plain" -v s="$sonde" -v n="$samples" -v b="$bytes" 'BEGIN {
+	awk -v p="$plain" -v s="$sonde" -v n="$samples" -v b="$bytes" -v fb="$filebytes" -v pmin="$(minimum <$W/plain)" -v smin="$(minimum <$W/sonde)" 'BEGIN {
 		printf "  plain                      cpu %.3f s\n", p
 		printf "  sonde collect -p hi        cpu %.3f s  ratio %.4f (%+.2f%%)\n", s, s / p, (s / p - 1) * 100
-		printf "  sonde: %d samples, cost per sample %.2f us, %.1f bytes per sample (profile+stacks)\n", n, (s - p) * 1e6 / n, b / n
+		printf "  (minimum of the runs: plain %.3f s, sonde %.3f s, ratio %.4f)\n", pmin, smin, smin / pmin
+		printf "  sonde: %d samples, cost per sample %.2f us\n", n, (s - p) * 1e6 / n
+		printf "  sonde: %.1f bytes written per sample (profile+stacks packets and block headers),\n", b / n
+		printf "         %.1f bytes of file per sample (with the unused tails of 16 KiB blocks)\n", fb / n
 	}'
 	if [ $have_perf = 1 ]; then
 		awk -v p="$plain" -v s="$(median <$W/perf)" 'BEGIN {

@@ -189,6 +189,37 @@ static void chain(int sig, siginfo_t *si, void *uc)
 	}
 }
 
+/* Unwind, intern the stack and write one profile packet.  Returns 0, or
+ * -1 when the packet could not be written (its weight then goes to the
+ * next sample).  Async-signal-safe. */
+static int record_sample(void *uc, const struct tstate *ts, uint64_t now, uint64_t weight)
+{
+	uint64_t pcs[g_cs.depth]; /* the -D limit, 256 by default: 2 KiB */
+	unsigned flags = 0;
+	int n = uw_backtrace(uc, ts->stack_lo, ts->stack_hi, pcs, g_cs.depth, &flags);
+	if (n <= 0) {
+		pcs[0] = (uint64_t)((const ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP] | SONDE_PC_EXACT;
+		n = 1;
+		flags |= SONDE_STACK_INCOMPLETE;
+	}
+	uint64_t id = stacks_intern(pcs, n, flags);
+	struct sonde_profile_packet *p = dfile_reserve(g_profile, sizeof *p);
+	if (!p)
+		return -1; /* counted by the dfile */
+	unsigned cpuid = 0xffff;
+	(void)getcpu(&cpuid, NULL);
+	p->type = SONDE_PKT_PROFILE;
+	p->size = sizeof *p;
+	p->cpu = (uint16_t)(cpuid > 0xffff ? 0xffff : cpuid);
+	p->state = SONDE_STATE_CPU;
+	p->time_ns = now;
+	p->weight_ns = weight;
+	p->stack_id = id;
+	dfile_commit(g_profile, sizeof *p);
+	atomic_fetch_add_explicit(&g_samples, 1, memory_order_relaxed);
+	return 0;
+}
+
 /* Async-signal-safe: the whole sampling path (unwind, intern, write) uses
  * only stack memory, TLS (initial-exec), atomics and system calls. */
 static void handler(int sig, siginfo_t *si, void *uc)
@@ -223,30 +254,8 @@ static void handler(int sig, siginfo_t *si, void *uc)
 	if (cpu_now <= ts->last_cpu_ns)
 		goto out;
 
-	uint64_t pcs[MAX_DEPTH_BUF];
-	unsigned flags = 0;
-	int n = uw_backtrace(uc, ts->stack_lo, ts->stack_hi, pcs, g_cs.depth, &flags);
-	if (n <= 0) {
-		pcs[0] = (uint64_t)((const ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP] | SONDE_PC_EXACT;
-		n = 1;
-		flags |= SONDE_STACK_INCOMPLETE;
-	}
-	uint64_t id = stacks_intern(pcs, n, flags);
-	struct sonde_profile_packet *p = dfile_reserve(g_profile, sizeof *p);
-	if (!p)
-		goto out; /* counted by the dfile */
-	unsigned cpuid = 0xffff;
-	(void)getcpu(&cpuid, NULL);
-	p->type = SONDE_PKT_PROFILE;
-	p->size = sizeof *p;
-	p->cpu = (uint16_t)(cpuid > 0xffff ? 0xffff : cpuid);
-	p->state = SONDE_STATE_CPU;
-	p->time_ns = now;
-	p->weight_ns = cpu_now - ts->last_cpu_ns;
-	p->stack_id = id;
-	dfile_commit(g_profile, sizeof *p);
-	ts->last_cpu_ns = cpu_now;
-	atomic_fetch_add_explicit(&g_samples, 1, memory_order_relaxed);
+	if (record_sample(uc, ts, now, cpu_now - ts->last_cpu_ns) == 0)
+		ts->last_cpu_ns = cpu_now;
 out:
 	atomic_fetch_add_explicit(&g_handler_tsc, __builtin_ia32_rdtsc() - tsc0, memory_order_relaxed);
 	atomic_fetch_sub(&g_inflight, 1);

@@ -1,18 +1,20 @@
 /*
- * Call-stack deduplication.  A sample refers to its stack by a 64-bit hash
- * of the frames; the stack itself is written to the "stacks" file only the
- * first time the hash is seen, so a sample costs its 32-byte packet, not a
- * copy of the stack.
+ * Call stacks as a tree of frame nodes.  A node is (parent node, pc) and
+ * its id is a 64-bit hash of both, so a stack's id (its leaf node) is
+ * computed from the frames alone, and equal call paths get equal ids in
+ * every thread without any coordination.  Only nodes never seen before are
+ * written to the "stacks" file: a sample costs its 32-byte profile packet,
+ * plus one 32-byte frame packet per frame that differs from every stack
+ * recorded so far (usually none, or the leaf only).
  *
- * The set of hashes already written is an open-addressing table of 64-bit
+ * The set of node ids already written is an open-addressing table of 64-bit
  * words claimed with compare-and-swap: lock-free, usable from a signal
- * handler, never resized.  When it is 3/4 full, new stacks are written
- * every time they occur (readers keep one copy per id), so correctness
- * never depends on the table's size, only the file size does.
+ * handler, never resized.  When it is 3/4 full, new nodes are written every
+ * time they occur (readers keep one copy per id), so correctness never
+ * depends on the table's size, only the file size does.
  *
- * A thread that finds a hash already claimed does not wait for the
- * claimer to finish writing the packet: both are in signal handlers that
- * finish promptly, and a reader sees the packet as soon as it is published.
+ * A thread that finds a node already claimed does not wait for the claimer
+ * to finish writing it: both are in signal handlers that finish promptly.
  */
 #define _GNU_SOURCE
 #include <string.h>
@@ -39,71 +41,95 @@ int stacks_init(struct dfile *df)
 	return 0;
 }
 
-/* 64-bit mix of the frames (wyhash-style multiply-fold).  Async-signal-safe. */
-static inline uint64_t mix(uint64_t a, uint64_t b)
+/* Node id of (parent, pc): wyhash-style multiply-fold.  Async-signal-safe. */
+static inline uint64_t node_id(uint64_t parent, uint64_t pc)
 {
-	__uint128_t r = (__uint128_t)(a ^ 0xa0761d6478bd642full) * (b ^ 0xe7037ed1a0b428dbull);
-	return (uint64_t)r ^ (uint64_t)(r >> 64);
+	__uint128_t r = (__uint128_t)(parent ^ 0xa0761d6478bd642full) * (pc ^ 0xe7037ed1a0b428dbull);
+	uint64_t h = (uint64_t)r ^ (uint64_t)(r >> 64);
+	return h < SONDE_FRAME_ROOT_LIMIT ? h + SONDE_FRAME_ROOT_LIMIT : h;
 }
 
 /* Async-signal-safe. */
-static uint64_t hash_stack(const uint64_t *pcs, int depth, unsigned flags)
+static int write_node(uint64_t id, uint64_t parent, uint64_t pc)
 {
-	uint64_t h = mix((uint64_t)depth, flags + 0x9e3779b97f4a7c15ull);
-	for (int i = 0; i < depth; i++)
-		h = mix(h, pcs[i]);
-	return h ? h : 1; /* 0 marks an empty slot */
-}
-
-/* Async-signal-safe. */
-static int write_stack(uint64_t id, const uint64_t *pcs, int depth, unsigned flags)
-{
-	size_t size = sizeof(struct sonde_stack_packet) + (size_t)depth * 8;
-	struct sonde_stack_packet *sp = dfile_reserve(g_stacks_df, size);
-	if (!sp)
+	struct sonde_frame_packet *fp = dfile_reserve(g_stacks_df, sizeof *fp);
+	if (!fp)
 		return -1;
-	sp->type = SONDE_PKT_STACK;
-	sp->size = (uint16_t)size;
-	sp->depth = (uint16_t)depth;
-	sp->flags = (uint16_t)flags;
-	sp->stack_id = id;
-	memcpy(sp + 1, pcs, (size_t)depth * 8);
-	dfile_commit(g_stacks_df, size);
+	fp->type = SONDE_PKT_FRAME;
+	fp->size = sizeof *fp;
+	fp->reserved = 0;
+	fp->node_id = id;
+	fp->parent_id = parent;
+	fp->pc = pc;
+	dfile_commit(g_stacks_df, sizeof *fp);
 	atomic_fetch_add_explicit(&g_written, 1, memory_order_relaxed);
 	return 0;
+}
+
+enum { ABSENT, PRESENT };
+
+/* Is `id` in the table?  With claim set, insert it when absent and report
+ * in *slot where (so a failed write can release it).  Async-signal-safe. */
+static int lookup(uint64_t id, int claim, long *slot)
+{
+	*slot = -1;
+	if (!g_table)
+		return ABSENT;
+	uint32_t i = (uint32_t)(id >> (64 - TABLE_BITS));
+	for (uint32_t probes = 0; probes < 64; probes++, i = (i + 1) & (TABLE_SIZE - 1)) {
+		uint64_t cur = atomic_load_explicit(&g_table[i], memory_order_relaxed);
+		if (cur == id)
+			return PRESENT;
+		if (cur != 0)
+			continue;
+		if (!claim || atomic_load_explicit(&g_used, memory_order_relaxed) >= TABLE_SIZE / 4 * 3)
+			return ABSENT;
+		uint64_t expected = 0;
+		if (atomic_compare_exchange_strong(&g_table[i], &expected, id)) {
+			atomic_fetch_add_explicit(&g_used, 1, memory_order_relaxed);
+			*slot = i;
+			return ABSENT;
+		}
+		if (expected == id)
+			return PRESENT;
+	}
+	return ABSENT;
 }
 
 /* Async-signal-safe. */
 uint64_t stacks_intern(const uint64_t *pcs, int depth, unsigned flags)
 {
-	uint64_t h = hash_stack(pcs, depth, flags);
-	if (!g_table)
-		return h;
-	uint32_t i = (uint32_t)(h >> (64 - TABLE_BITS));
-	for (uint32_t probes = 0; probes < 64; probes++, i = (i + 1) & (TABLE_SIZE - 1)) {
-		uint64_t cur = atomic_load_explicit(&g_table[i], memory_order_relaxed);
-		if (cur == h)
-			return h;
-		if (cur != 0)
+	if (depth <= 0)
+		return 0;
+	/* ids[k] is the node of frame k; the root's parent carries flags. */
+	uint64_t ids[depth]; /* depth <= the -D limit: small */
+	uint64_t parent = flags & (SONDE_FRAME_ROOT_LIMIT - 1);
+	for (int k = depth - 1; k >= 0; k--)
+		ids[k] = parent = node_id(parent, pcs[k]);
+	long slot;
+	if (lookup(ids[0], 0, &slot) == PRESENT)
+		return ids[0];
+	/* Find the deepest caller already written (most new stacks differ
+	 * from a known one only near the leaf), then write the nodes below
+	 * it, outermost first, so a node's parent is always written first. */
+	int k = 1;
+	while (k < depth && lookup(ids[k], 0, &slot) != PRESENT)
+		k++;
+	for (k = k - 1; k >= 0; k--) {
+		uint64_t par = k + 1 < depth ? ids[k + 1] : (flags & (SONDE_FRAME_ROOT_LIMIT - 1));
+		if (lookup(ids[k], 1, &slot) == PRESENT)
 			continue;
-		if (atomic_load_explicit(&g_used, memory_order_relaxed) >= TABLE_SIZE / 4 * 3)
-			break;
-		uint64_t expected = 0;
-		if (atomic_compare_exchange_strong(&g_table[i], &expected, h)) {
-			atomic_fetch_add_explicit(&g_used, 1, memory_order_relaxed);
-			/* Not written (file full or block not mapped yet): free
+		if (write_node(ids[k], par, pcs[k]) < 0) {
+			/* Not written (file full, block not mapped yet): free
 			 * the slot so a later occurrence writes it. */
-			if (write_stack(h, pcs, depth, flags) < 0) {
-				atomic_store(&g_table[i], 0);
+			if (slot >= 0) {
+				atomic_store(&g_table[slot], 0);
 				atomic_fetch_sub(&g_used, 1);
 			}
-			return h;
+			break;
 		}
-		if (expected == h)
-			return h;
 	}
-	(void)write_stack(h, pcs, depth, flags);
-	return h;
+	return ids[0];
 }
 
 uint64_t stacks_count(void)

@@ -174,6 +174,17 @@ struct sonde_exp {
 	size_t nstacks, capstacks;
 	struct u64map stackmap;
 
+	/* Frame nodes (SONDE_PKT_FRAME) from "stacks"; a stack named by a
+	 * leaf node is materialised into `stacks` when a sample refers to it. */
+	struct node {
+		uint64_t parent, pc, off;
+	} *nodes;
+	size_t nnodes, capnodes;
+	struct u64map nodemap;
+	uint64_t **owned; /* pc arrays of materialised stacks */
+	size_t nowned, capowned;
+	bool warned_missing_node;
+
 	struct sonde_thread *threads;
 	size_t nthreads, capthreads;
 	struct u64map threadmap;
@@ -810,9 +821,66 @@ struct scan {
 	uint32_t tid;
 	struct sonde_thread *thread; /* profile: the block's owner */
 	uint64_t last_stack_id;
-	const struct sonde_stack *last_stack;
+	long last_stack; /* index in exp->stacks, -1 when unknown */
 	bool have_last;
 };
+
+/* Build the stack whose leaf node is `id` from the frame nodes, add it to
+ * exp->stacks and return its index; -1 when no node has that id. */
+static long materialize(struct sonde_exp *exp, uint64_t id)
+{
+	long ni = u64map_get(&exp->nodemap, id);
+	if (ni < 0)
+		return -1;
+	uint64_t buf[SONDE_MAX_DEPTH_LIMIT];
+	uint16_t depth = 0, flags = 0;
+	uint64_t cur = id;
+	for (;;) {
+		if (depth == SONDE_MAX_DEPTH_LIMIT) { /* a cycle or absurd depth */
+			flags |= SONDE_STACK_INCOMPLETE;
+			break;
+		}
+		const struct node *n = &exp->nodes[ni];
+		buf[depth++] = n->pc;
+		if (n->parent < SONDE_FRAME_ROOT_LIMIT) {
+			flags |= (uint16_t)n->parent;
+			break;
+		}
+		cur = n->parent;
+		ni = u64map_get(&exp->nodemap, cur);
+		if (ni < 0) {
+			flags |= SONDE_STACK_INCOMPLETE;
+			if (!exp->warned_missing_node) {
+				exp->warned_missing_node = true;
+				problem(exp, SONDE_PROBLEM_WARNING,
+					"'stacks': frame node 0x%llx is missing (target killed while "
+					"writing it?); stacks through it are cut there",
+					(unsigned long long)cur);
+			}
+			break;
+		}
+	}
+	uint64_t *pc = malloc(8u * depth);
+	if (!pc || grow(&exp->owned, &exp->capowned, exp->nowned + 1, sizeof(*exp->owned)) ||
+	    grow(&exp->stacks, &exp->capstacks, exp->nstacks + 1, sizeof(*exp->stacks)) ||
+	    u64map_put(&exp->stackmap, id, (uint32_t)exp->nstacks)) {
+		free(pc);
+		exp->oom = true;
+		return -1;
+	}
+	memcpy(pc, buf, 8u * depth);
+	exp->owned[exp->nowned++] = pc;
+	struct sonde_stack *st = &exp->stacks[exp->nstacks];
+	st->id = id;
+	st->depth = depth;
+	st->flags = flags;
+	st->pc = pc;
+	st->offset = exp->nodes[u64map_get(&exp->nodemap, id)].off;
+	exp->sum.stacks++;
+	exp->sum.stacks_truncated += !!(flags & SONDE_STACK_TRUNCATED);
+	exp->sum.stacks_incomplete += !!(flags & SONDE_STACK_INCOMPLETE);
+	return (long)exp->nstacks++;
+}
 
 /*
  * Checks one packet of the file's own type beyond the generic size rules
@@ -852,19 +920,52 @@ static const char *take_packet(struct scan *sc, const uint8_t *pkt, uint64_t off
 			t->weight_ns += p->weight_ns;
 		}
 		if (!sc->have_last || sc->last_stack_id != p->stack_id) {
-			sc->last_stack = sonde_exp_stack(exp, p->stack_id);
+			sc->last_stack = u64map_get(&exp->stackmap, p->stack_id);
+			if (sc->last_stack < 0)
+				sc->last_stack = materialize(exp, p->stack_id);
 			sc->last_stack_id = p->stack_id;
 			sc->have_last = true;
 		}
-		if (!sc->last_stack)
+		if (sc->last_stack < 0)
 			s->samples_unknown_stack++;
 		else {
-			s->samples_truncated += !!(sc->last_stack->flags & SONDE_STACK_TRUNCATED);
-			s->samples_incomplete += !!(sc->last_stack->flags & SONDE_STACK_INCOMPLETE);
+			const struct sonde_stack *st = &exp->stacks[sc->last_stack];
+			s->samples_truncated += !!(st->flags & SONDE_STACK_TRUNCATED);
+			s->samples_incomplete += !!(st->flags & SONDE_STACK_INCOMPLETE);
 		}
 		return NULL;
 	}
 	case SONDE_KIND_STACKS: {
+		if (h->type == SONDE_PKT_FRAME) {
+			if (h->size < sizeof(struct sonde_frame_packet)) {
+				snprintf(why, whylen, "frame packet size %u is below %zu", h->size,
+					 sizeof(struct sonde_frame_packet));
+				return why;
+			}
+			const struct sonde_frame_packet *f = (const void *)pkt;
+			exp->sum.stack_packets++;
+			long i = u64map_get(&exp->nodemap, f->node_id);
+			if (i >= 0) {
+				const struct node *n = &exp->nodes[i];
+				if (n->parent != f->parent_id || n->pc != f->pc) {
+					exp->sum.stack_conflicts++;
+					problem(exp, SONDE_PROBLEM_WARNING,
+						"'stacks' offset %llu: frame node 0x%llx was already used "
+						"for a different frame (offset %llu); the first one is kept",
+						(unsigned long long)off, (unsigned long long)f->node_id,
+						(unsigned long long)n->off);
+				}
+				return NULL;
+			}
+			if (grow(&exp->nodes, &exp->capnodes, exp->nnodes + 1, sizeof(*exp->nodes)) ||
+			    u64map_put(&exp->nodemap, f->node_id, (uint32_t)exp->nnodes)) {
+				exp->oom = true;
+				return NULL;
+			}
+			exp->nodes[exp->nnodes++] = (struct node){ f->parent_id, f->pc, off };
+			exp->sum.frame_nodes++;
+			return NULL;
+		}
 		if (h->type != SONDE_PKT_STACK)
 			break;
 		if (h->size < sizeof(struct sonde_stack_packet)) {
@@ -1126,6 +1227,7 @@ static void scan_file(struct sonde_exp *exp, struct datafile *df)
 				break;
 			pos += psize;
 		}
+		exp->files[df->file].written += sizeof(*bh) + pos;
 		if (bad)
 			problem(exp, SONDE_PROBLEM_ERROR,
 				"'%s' offset %llu (block %llu, tid %u): %s; the rest of the block (%u bytes) "
@@ -1350,6 +1452,11 @@ void sonde_exp_close(struct sonde_exp *exp)
 	free(exp->maxhi);
 	free(exp->stacks);
 	u64map_release(&exp->stackmap);
+	for (size_t i = 0; i < exp->nowned; i++)
+		free(exp->owned[i]);
+	free(exp->owned);
+	free(exp->nodes);
+	u64map_release(&exp->nodemap);
 	free(exp->threads);
 	u64map_release(&exp->threadmap);
 	free(exp->blocks);

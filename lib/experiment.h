@@ -164,6 +164,7 @@ struct sonde_exp_file {
 	const char *name; /* "log.xml", "map.xml", "notes", "profile", "stacks", "overview" */
 	bool present;
 	uint64_t size; /* bytes */
+	uint64_t written; /* data files: bytes of block headers and valid packets */
 };
 
 /* The files above, in that order. */
@@ -235,7 +236,9 @@ struct sonde_stack {
 /* The stack with id stack_id, or NULL when "stacks" has none. */
 const struct sonde_stack *sonde_exp_stack(const struct sonde_exp *exp, uint64_t stack_id);
 
-/* All distinct stacks in file order (duplicates of an id are dropped). */
+/* All distinct stacks: those written whole (SONDE_PKT_STACK) in file order,
+ * then those built from frame nodes (SONDE_PKT_FRAME) for the samples that
+ * name them, in sample order.  Duplicates of an id are dropped. */
 const struct sonde_stack *sonde_exp_stacks(const struct sonde_exp *exp, size_t *n);
 
 /* ---- summary and threads ----------------------------------------------- */
@@ -249,7 +252,8 @@ struct sonde_exp_summary {
 	uint64_t samples_incomplete;	/* whose stack is SONDE_STACK_INCOMPLETE */
 	size_t stacks;			/* distinct stack ids */
 	size_t stacks_truncated, stacks_incomplete;
-	uint64_t stack_packets;	 /* including repeats of one id */
+	uint64_t stack_packets;	 /* stack and frame packets, including repeats of one id */
+	size_t frame_nodes;	 /* distinct frame nodes (the collector's stack form) */
 	size_t stack_conflicts;	 /* ids seen with two different stacks */
 	uint64_t overview_packets;
 	uint64_t unknown_packets; /* packets of types skipped by size */

@@ -85,6 +85,7 @@ enum sonde_packet_type {
 	SONDE_PKT_PROFILE = 1,
 	SONDE_PKT_STACK = 2,
 	SONDE_PKT_OVERVIEW = 3,
+	SONDE_PKT_FRAME = 4,
 };
 
 /* Thread states of a profile packet. */
@@ -127,6 +128,29 @@ struct sonde_stack_packet {
 _Static_assert(sizeof(struct sonde_stack_packet) == 16, "stack packet layout");
 
 #define SONDE_MAX_DEPTH_LIMIT 2040 /* packet size must fit 16 bits */
+
+/* One node of the call tree, the form in which the collector writes
+ * stacks: a frame and the node of its caller.  A stack is named by its leaf
+ * node (the stack_id of a profile packet); following parent links to the
+ * outermost recorded frame gives the frames leaf first.  A stack that
+ * shares its callers with one already written costs one node per new frame,
+ * not a copy of the whole stack.
+ *
+ * node_id is a 64-bit hash of (parent_id, pc) and is never below
+ * SONDE_FRAME_ROOT_LIMIT; a parent_id below it marks the outermost recorded
+ * frame and holds that stack's flags (0: the walk reached the thread's
+ * first frame; SONDE_STACK_TRUNCATED; SONDE_STACK_INCOMPLETE).  The same
+ * node may be written more than once (readers keep one). */
+#define SONDE_FRAME_ROOT_LIMIT 16u
+struct sonde_frame_packet {
+	uint16_t type;		/* SONDE_PKT_FRAME */
+	uint16_t size;		/* 32 */
+	uint32_t reserved;
+	uint64_t node_id;
+	uint64_t parent_id;	/* caller's node, or stack flags at the root */
+	uint64_t pc;		/* may carry SONDE_PC_EXACT */
+};
+_Static_assert(sizeof(struct sonde_frame_packet) == 32, "frame packet layout");
 
 enum sonde_overview_reason {
 	SONDE_OV_START = 0,

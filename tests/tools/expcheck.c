@@ -11,7 +11,8 @@
  *       EXE_PATH (ELF addresses, as `nm -S` prints them):
  *       "samples N matched M weight_ns W matched_weight_ns MW"
  *   expcheck summary EXP
- *       "samples N weight_ns W stacks S unknown_stack U problems P errors E"
+ *       "samples N weight_ns W stacks S unknown_stack U problems P errors E
+ *       written B" (B: bytes of block headers and packets in profile+stacks)
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -76,9 +77,16 @@ int main(int argc, char **argv)
 		const struct sonde_exp_summary *s = sonde_exp_summary(exp);
 		size_t np;
 		sonde_exp_problems(exp, &np);
+		size_t nf;
+		const struct sonde_exp_file *f = sonde_exp_files(exp, &nf);
+		uint64_t written = 0;
+		for (size_t i = 0; i < nf; i++)
+			if (!strcmp(f[i].name, "profile") || !strcmp(f[i].name, "stacks"))
+				written += f[i].written;
 		printf("samples %" PRIu64 " weight_ns %" PRIu64 " stacks %zu unknown_stack %" PRIu64
-		       " problems %zu errors %zu\n",
-		       s->samples, s->weight_ns, s->stacks, s->samples_unknown_stack, np, sonde_exp_nerrors(exp));
+		       " problems %zu errors %zu written %" PRIu64 "\n",
+		       s->samples, s->weight_ns, s->stacks, s->samples_unknown_stack, np, sonde_exp_nerrors(exp),
+		       written);
 	} else if (!strcmp(argv[1], "reach") && argc >= 5) {
 		const char *exe = argv[3];
 		struct range r[64], leaf = { 0, 0 };
