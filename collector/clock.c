@@ -16,6 +16,9 @@
  *
  * The signal is a real-time signal rather than SIGPROF, so the target's
  * own SIGPROF handlers, masks and itimers are left completely alone.
+ *
+ * This file arms and disarms sources and tracks threads (normal context);
+ * the signal handler itself is in sample.c.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -34,11 +37,9 @@
 #include <unistd.h>
 
 #include "collector.h"
-#include "unwind.h"
+#include "clock_internal.h"
 
-#define MAX_DEPTH_BUF 2040
 #define MAX_THREADS 16384
-#define FD_BITS 65536
 
 struct thread_slot {
 	_Atomic pid_t tid;	/* 0 = free */
@@ -48,36 +49,26 @@ struct thread_slot {
 	uint64_t start_ns;
 };
 
-struct tstate {
-	pid_t tid;
-	uint64_t last_cpu_ns;	/* thread CPU clock at the last recorded sample */
-	uintptr_t stack_lo, stack_hi;
-};
-
-static TLS struct tstate t_state;
-
 static struct source {
 	const char *name;
 	int (*arm)(struct thread_slot *s, pid_t tid);
 	void (*disarm)(struct thread_slot *s);
 } *g_src;
 
-static struct clock_settings g_cs;
+struct clock_settings g_cs;
 static int g_sig;
-static struct dfile *g_profile;
+struct dfile *g_profile;
+int g_timer_source_active;
 static pthread_mutex_t g_reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct thread_slot g_slots[MAX_THREADS];
 static pthread_key_t g_key;
-static _Atomic uint8_t g_our_fds[FD_BITS / 8];
-static _Atomic uint64_t g_samples;
-/* Time spent in the handler, in TSC ticks: the collector's own cost, shown
- * by `sonde print -header` (converted with the TSC rate measured over the
- * run, see clock_handler_ns). */
-static _Atomic uint64_t g_handler_tsc;
+_Atomic uint8_t g_our_fds[FD_BITS / 8];
+_Atomic uint64_t g_samples;
+_Atomic uint64_t g_handler_tsc;
 static uint64_t g_tsc_start, g_ns_start;
-static _Atomic int g_inflight;
+_Atomic int g_inflight;
 _Atomic int g_unwind_pause;
-static int g_timer_magic;
+int g_timer_magic;
 
 
 /* ---- perf_event source ---- */
@@ -159,108 +150,6 @@ static void timer_disarm(struct thread_slot *s)
 
 static struct source g_perf_source = { "perf-task-clock", perf_arm, perf_disarm };
 static struct source g_timer_source = { "posix-cpu-timer", timer_arm, timer_disarm };
-
-/* ---- the handler ---- */
-
-/* Async-signal-safe. */
-static int is_ours(const siginfo_t *si)
-{
-	if (g_src == &g_timer_source)
-		return si->si_code == SI_TIMER && si->si_value.sival_ptr == &g_timer_magic;
-	int fd = si->si_fd;
-	return si->si_code > 0 && si->si_code <= POLL_HUP && fd >= 0 && fd < FD_BITS &&
-	       (atomic_load_explicit(&g_our_fds[fd / 8], memory_order_relaxed) & (1u << (fd % 8)));
-}
-
-/* Hand a signal that is not ours to the target's own disposition.
- * Async-signal-safe. */
-static void chain(int sig, siginfo_t *si, void *uc)
-{
-	if (!atomic_load(&g_chained_set))
-		return; /* default action of a real-time signal is to terminate;
-			   the target never asked for it, so ignoring it is the
-			   least surprising choice */
-	struct sigaction *a = &g_chained_action;
-	if (a->sa_flags & SA_SIGINFO) {
-		if (a->sa_sigaction)
-			a->sa_sigaction(sig, si, uc);
-	} else if (a->sa_handler != SIG_IGN && a->sa_handler != SIG_DFL) {
-		a->sa_handler(sig);
-	}
-}
-
-/* Unwind, intern the stack and write one profile packet.  Returns 0, or
- * -1 when the packet could not be written (its weight then goes to the
- * next sample).  Async-signal-safe. */
-static int record_sample(void *uc, const struct tstate *ts, uint64_t now, uint64_t weight)
-{
-	uint64_t pcs[g_cs.depth]; /* the -D limit, 256 by default: 2 KiB */
-	unsigned flags = 0;
-	int n = uw_backtrace(uc, ts->stack_lo, ts->stack_hi, pcs, g_cs.depth, &flags);
-	if (n <= 0) {
-		pcs[0] = (uint64_t)((const ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP] | SONDE_PC_EXACT;
-		n = 1;
-		flags |= SONDE_STACK_INCOMPLETE;
-	}
-	uint64_t id = stacks_intern(pcs, n, flags);
-	struct sonde_profile_packet *p = dfile_reserve(g_profile, sizeof *p);
-	if (!p)
-		return -1; /* counted by the dfile */
-	unsigned cpuid = 0xffff;
-	(void)getcpu(&cpuid, NULL);
-	p->type = SONDE_PKT_PROFILE;
-	p->size = sizeof *p;
-	p->cpu = (uint16_t)(cpuid > 0xffff ? 0xffff : cpuid);
-	p->state = SONDE_STATE_CPU;
-	p->time_ns = now;
-	p->weight_ns = weight;
-	p->stack_id = id;
-	dfile_commit(g_profile, sizeof *p);
-	atomic_fetch_add_explicit(&g_samples, 1, memory_order_relaxed);
-	return 0;
-}
-
-/* Async-signal-safe: the whole sampling path (unwind, intern, write) uses
- * only stack memory, TLS (initial-exec), atomics and system calls. */
-static void handler(int sig, siginfo_t *si, void *uc)
-{
-	int saved_errno = errno;
-	if (!is_ours(si)) {
-		chain(sig, si, uc);
-		errno = saved_errno;
-		return;
-	}
-	uint64_t tsc0 = __builtin_ia32_rdtsc();
-	atomic_fetch_add(&g_inflight, 1);
-	struct tstate *ts = &t_state;
-	if (!atomic_load_explicit(&g_col.active, memory_order_acquire))
-		goto out;
-	uint64_t now = now_ns();
-	if (g_col.stop_ns && now > g_col.stop_ns)
-		goto out;
-	if (atomic_load_explicit(&g_unwind_pause, memory_order_acquire))
-		goto out; /* a dlclose is unmapping code; the next sample
-			     carries this one's weight */
-	/* The weight is the thread's CPU time since its previous recorded
-	 * sample (since its start for the first one), user and system alike:
-	 * the counter only decides when to sample.  Signals the kernel did
-	 * not send (a task-clock overflow in kernel mode, a timer overrun)
-	 * therefore cost no time, and the recorded total matches the
-	 * thread's real CPU time. */
-	struct timespec cpu;
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) < 0)
-		goto out;
-	uint64_t cpu_now = (uint64_t)cpu.tv_sec * 1000000000ull + (uint64_t)cpu.tv_nsec;
-	if (cpu_now <= ts->last_cpu_ns)
-		goto out;
-
-	if (record_sample(uc, ts, now, cpu_now - ts->last_cpu_ns) == 0)
-		ts->last_cpu_ns = cpu_now;
-out:
-	atomic_fetch_add_explicit(&g_handler_tsc, __builtin_ia32_rdtsc() - tsc0, memory_order_relaxed);
-	atomic_fetch_sub(&g_inflight, 1);
-	errno = saved_errno;
-}
 
 /* ---- threads ---- */
 
@@ -405,7 +294,7 @@ void clock_adopt_existing_threads(void)
 int clock_start(const struct clock_settings *cs)
 {
 	g_cs = *cs;
-	if (g_cs.depth <= 0 || g_cs.depth > MAX_DEPTH_BUF)
+	if (g_cs.depth <= 0 || g_cs.depth > SONDE_MAX_DEPTH_LIMIT)
 		g_cs.depth = 256;
 	g_tsc_start = __builtin_ia32_rdtsc();
 	g_ns_start = now_ns();
@@ -425,7 +314,7 @@ int clock_start(const struct clock_settings *cs)
 
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
-	sa.sa_sigaction = handler;
+	sa.sa_sigaction = clock_handler;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigfillset(&sa.sa_mask); /* nothing interrupts a sample half-written */
 	if (real_sigaction(g_sig, &sa, NULL) < 0) {
@@ -450,6 +339,7 @@ int clock_start(const struct clock_settings *cs)
 			perf_disarm(&probe);
 		}
 	}
+	g_timer_source_active = g_src == &g_timer_source;
 	sigset_t set;
 	sigemptyset(&set);
 	sigaddset(&set, g_sig);

@@ -3,9 +3,10 @@
  *
  * The collector runs inside the target.  Code reachable from the sampling
  * signal handler is marked "Async-signal-safe." in its comment and lives in
- * dfile.c, stacks.c, xfmt.c, unwind.c and the handler part of clock.c; it
- * uses no malloc, stdio, locks, dlsym or dl_iterate_phdr.  tests/check-asyncsafe.sh
- * checks the undefined symbols of those objects against an allowlist.
+ * its own files: sample.c (the handler), dfile_write.c, stacks.c, xfmt.c
+ * and unwind.c; it uses no malloc, stdio, locks, dlsym or dl_iterate_phdr.
+ * tests/t00-asyncsafe.sh checks the functions those objects call against
+ * an allowlist.
  *
  * Everything else (start-up, interposers, shutdown) runs in normal context
  * and may allocate, but never exits, aborts or blocks the target: an

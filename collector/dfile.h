@@ -1,0 +1,39 @@
+/* Private to the data-file code: dfile.c (set-up, normal context) and
+ * dfile_write.c (the writing path, async-signal-safe). */
+#ifndef SONDE_COLLECTOR_DFILE_H
+#define SONDE_COLLECTOR_DFILE_H
+
+#include "collector.h"
+
+#define CHUNK (1u << 20)
+#define MAX_KINDS 8
+
+
+struct dfile {
+	int fd;
+	uint32_t kind;
+	char *base;		/* file offset 0 */
+	size_t reserve;		/* bytes of address space reserved */
+	_Atomic size_t mapped;	/* bytes of the file mapped at base */
+	_Atomic uint32_t next_block;
+	_Atomic int growing;
+	_Atomic int dead;	/* fork child, finished, or error */
+	_Atomic uint64_t lost;
+};
+
+/* Per thread and kind: the block being filled. */
+struct tblock {
+	struct sonde_block_header *blk; /* NULL: none, or pending */
+	uint32_t pending;		/* claimed block index + 1, not yet mapped */
+	uint32_t used;
+};
+extern TLS struct tblock t_blocks[MAX_KINDS];
+
+extern _Atomic uint64_t g_bytes_mapped;
+
+static inline size_t block_off(uint32_t idx)
+{
+	return SONDE_FILE_HEADER_SIZE + (size_t)idx * SONDE_BLOCK_SIZE;
+}
+
+#endif

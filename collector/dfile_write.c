@@ -1,0 +1,119 @@
+/* The writing path of data files, reached from signal handlers: every
+ * function here is async-signal-safe (plain stores, atomics, and the
+ * ftruncate/mmap system calls).  See dfile.c for the design. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "dfile.h"
+
+TLS struct tblock t_blocks[MAX_KINDS];
+
+/* Map one more chunk.  Only the thread that set df->growing calls this.
+ * Async-signal-safe (ftruncate and mmap are plain system calls). */
+static void grow(struct dfile *df)
+{
+	size_t cur = atomic_load_explicit(&df->mapped, memory_order_acquire);
+	uint64_t limit = atomic_load_explicit(&g_bytes_limit, memory_order_relaxed);
+	if (cur + CHUNK > df->reserve ||
+	    (limit && atomic_load(&g_bytes_mapped) + CHUNK > limit)) {
+		atomic_store(&g_limit_hit, 1);
+		return;
+	}
+	int saved = errno;
+	if (ftruncate(df->fd, (off_t)(cur + CHUNK)) == 0 &&
+	    mmap(df->base + cur, CHUNK, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, df->fd,
+		 (off_t)cur) != MAP_FAILED) {
+		atomic_fetch_add(&g_bytes_mapped, CHUNK);
+		atomic_store_explicit(&df->mapped, cur + CHUNK, memory_order_release);
+	} else {
+		atomic_store(&df->dead, 1);
+	}
+	errno = saved;
+}
+
+/* Async-signal-safe. */
+static void maybe_grow(struct dfile *df, size_t need_end)
+{
+	size_t cur = atomic_load_explicit(&df->mapped, memory_order_acquire);
+	if (need_end + CHUNK / 2 <= cur)
+		return;
+	int expected = 0;
+	if (!atomic_compare_exchange_strong(&df->growing, &expected, 1))
+		return;
+	/* Grow until the block is mapped with room ahead, or growth fails. */
+	for (int i = 0; i < 64; i++) {
+		cur = atomic_load_explicit(&df->mapped, memory_order_acquire);
+		if (need_end + CHUNK / 2 <= cur || atomic_load(&df->dead) || atomic_load(&g_limit_hit))
+			break;
+		grow(df);
+		if (atomic_load_explicit(&df->mapped, memory_order_acquire) == cur)
+			break;
+	}
+	atomic_store(&df->growing, 0);
+}
+
+/* Async-signal-safe. */
+static int claim(struct dfile *df, struct tblock *tb)
+{
+	uint32_t idx;
+	if (tb->pending) {
+		idx = tb->pending - 1;
+	} else {
+		if (atomic_load_explicit(&g_limit_hit, memory_order_relaxed))
+			return -1;
+		idx = atomic_fetch_add_explicit(&df->next_block, 1, memory_order_relaxed);
+	}
+	size_t end = block_off(idx) + SONDE_BLOCK_SIZE;
+	if (end > df->reserve) {
+		atomic_store(&g_limit_hit, 1);
+		tb->pending = 0;
+		return -1;
+	}
+	maybe_grow(df, end);
+	if (end > atomic_load_explicit(&df->mapped, memory_order_acquire)) {
+		tb->pending = idx + 1;
+		return -1;
+	}
+	tb->pending = 0;
+	struct sonde_block_header *bh = (struct sonde_block_header *)(df->base + block_off(idx));
+	bh->kind = df->kind;
+	bh->tid = (uint32_t)sys_gettid();
+	bh->first_ns = now_ns();
+	atomic_store_explicit((_Atomic uint32_t *)&bh->used, 0, memory_order_relaxed);
+	atomic_store_explicit((_Atomic uint32_t *)&bh->magic, SONDE_BLOCK_MAGIC, memory_order_release);
+	tb->blk = bh;
+	tb->used = 0;
+	return 0;
+}
+
+/* Async-signal-safe. */
+void *dfile_reserve(struct dfile *df, size_t size)
+{
+	if (!df || atomic_load_explicit(&df->dead, memory_order_relaxed))
+		return NULL;
+	struct tblock *tb = &t_blocks[df->kind];
+	if (!tb->blk || tb->used + size > SONDE_BLOCK_PAYLOAD) {
+		tb->blk = NULL;
+		if (size > SONDE_BLOCK_PAYLOAD || claim(df, tb) < 0) {
+			atomic_fetch_add_explicit(&df->lost, 1, memory_order_relaxed);
+			return NULL;
+		}
+	}
+	return (char *)(tb->blk + 1) + tb->used;
+}
+
+/* Async-signal-safe. */
+void dfile_commit(struct dfile *df, size_t size)
+{
+	struct tblock *tb = &t_blocks[df->kind];
+	tb->used += (uint32_t)size;
+	atomic_store_explicit((_Atomic uint32_t *)&tb->blk->used, tb->used, memory_order_release);
+}
+
+/* Async-signal-safe. */
+uint64_t dfile_lost(const struct dfile *df)
+{
+	return df ? atomic_load(&df->lost) : 0;
+}

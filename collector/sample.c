@@ -1,0 +1,119 @@
+/*
+ * The sampling signal handler and everything it calls in this file.  Every
+ * function here is async-signal-safe: the whole path (unwind, intern,
+ * write) uses only stack memory, initial-exec TLS, atomics and system
+ * calls; tests/check-asyncsafe.sh checks this object's undefined symbols.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "clock_internal.h"
+#include "unwind.h"
+
+TLS struct tstate t_state;
+
+/* Async-signal-safe. */
+static int is_ours(const siginfo_t *si)
+{
+	if (g_timer_source_active)
+		return si->si_code == SI_TIMER && si->si_value.sival_ptr == &g_timer_magic;
+	int fd = si->si_fd;
+	return si->si_code > 0 && si->si_code <= POLL_HUP && fd >= 0 && fd < FD_BITS &&
+	       (atomic_load_explicit(&g_our_fds[fd / 8], memory_order_relaxed) & (1u << (fd % 8)));
+}
+
+/* Hand a signal that is not ours to the target's own disposition.
+ * Async-signal-safe. */
+static void chain(int sig, siginfo_t *si, void *uc)
+{
+	if (!atomic_load(&g_chained_set))
+		return; /* default action of a real-time signal is to terminate;
+			   the target never asked for it, so ignoring it is the
+			   least surprising choice */
+	struct sigaction *a = &g_chained_action;
+	if (a->sa_flags & SA_SIGINFO) {
+		if (a->sa_sigaction)
+			a->sa_sigaction(sig, si, uc);
+	} else if (a->sa_handler != SIG_IGN && a->sa_handler != SIG_DFL) {
+		a->sa_handler(sig);
+	}
+}
+
+/* Unwind, intern the stack and write one profile packet.  Returns 0, or
+ * -1 when the packet could not be written (its weight then goes to the
+ * next sample).  Async-signal-safe. */
+static int record_sample(void *uc, const struct tstate *ts, uint64_t now, uint64_t weight)
+{
+	uint64_t pcs[g_cs.depth]; /* the -D limit, 256 by default: 2 KiB */
+	unsigned flags = 0;
+	int n = uw_backtrace(uc, ts->stack_lo, ts->stack_hi, pcs, g_cs.depth, &flags);
+	if (n <= 0) {
+		pcs[0] = (uint64_t)((const ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP] | SONDE_PC_EXACT;
+		n = 1;
+		flags |= SONDE_STACK_INCOMPLETE;
+	}
+	uint64_t id = stacks_intern(pcs, n, flags);
+	struct sonde_profile_packet *p = dfile_reserve(g_profile, sizeof *p);
+	if (!p)
+		return -1; /* counted by the dfile */
+	unsigned cpuid = 0xffff;
+	(void)getcpu(&cpuid, NULL);
+	p->type = SONDE_PKT_PROFILE;
+	p->size = sizeof *p;
+	p->cpu = (uint16_t)(cpuid > 0xffff ? 0xffff : cpuid);
+	p->state = SONDE_STATE_CPU;
+	p->time_ns = now;
+	p->weight_ns = weight;
+	p->stack_id = id;
+	dfile_commit(g_profile, sizeof *p);
+	atomic_fetch_add_explicit(&g_samples, 1, memory_order_relaxed);
+	return 0;
+}
+
+/* Async-signal-safe: the whole sampling path (unwind, intern, write) uses
+ * only stack memory, TLS (initial-exec), atomics and system calls. */
+void clock_handler(int sig, siginfo_t *si, void *uc)
+{
+	int saved_errno = errno;
+	if (!is_ours(si)) {
+		chain(sig, si, uc);
+		errno = saved_errno;
+		return;
+	}
+	uint64_t tsc0 = __builtin_ia32_rdtsc();
+	atomic_fetch_add(&g_inflight, 1);
+	struct tstate *ts = &t_state;
+	if (!atomic_load_explicit(&g_col.active, memory_order_acquire))
+		goto out;
+	uint64_t now = now_ns();
+	if (g_col.stop_ns && now > g_col.stop_ns)
+		goto out;
+	if (atomic_load_explicit(&g_unwind_pause, memory_order_acquire))
+		goto out; /* a dlclose is unmapping code; the next sample
+			     carries this one's weight */
+	/* The weight is the thread's CPU time since its previous recorded
+	 * sample (since its start for the first one), user and system alike:
+	 * the counter only decides when to sample.  Signals the kernel did
+	 * not send (a task-clock overflow in kernel mode, a timer overrun)
+	 * therefore cost no time, and the recorded total matches the
+	 * thread's real CPU time. */
+	struct timespec cpu;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) < 0)
+		goto out;
+	uint64_t cpu_now = (uint64_t)cpu.tv_sec * 1000000000ull + (uint64_t)cpu.tv_nsec;
+	if (cpu_now <= ts->last_cpu_ns)
+		goto out;
+
+	if (record_sample(uc, ts, now, cpu_now - ts->last_cpu_ns) == 0)
+		ts->last_cpu_ns = cpu_now;
+out:
+	atomic_fetch_add_explicit(&g_handler_tsc, __builtin_ia32_rdtsc() - tsc0, memory_order_relaxed);
+	atomic_fetch_sub(&g_inflight, 1);
+	errno = saved_errno;
+}
+

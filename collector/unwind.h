@@ -1,0 +1,65 @@
+/*
+ * DWARF CFI call-stack unwinder for the in-process collector.
+ *
+ * The collector samples threads from a signal handler, so the walk itself
+ * (uw_backtrace) is async-signal-safe: no malloc, no locks, no stdio, no
+ * dl_iterate_phdr/dladdr, no dynamic TLS.  Everything that is not
+ * (discovering load objects) happens in uw_refresh, in normal context, and
+ * is published to handlers through an atomic pointer.
+ *
+ * Unwind information comes from .eh_frame, found through each object's
+ * PT_GNU_EH_FRAME (.eh_frame_hdr) binary-search table, so -O2 code without
+ * frame pointers (including Debian's glibc) unwinds.  Signal frames are
+ * followed through glibc's __restore_rt FDE ('S' augmentation) or, without
+ * CFI, by recognising the x86_64 rt_sigreturn trampoline bytes.
+ */
+#ifndef SONDE_COLLECTOR_UNWIND_H
+#define SONDE_COLLECTOR_UNWIND_H
+
+#include <stdint.h>
+
+/* Prepare/refresh the table of load objects and their .eh_frame_hdr lookup
+ * tables by dl_iterate_phdr.  NOT async-signal-safe: call at start-up, after
+ * dlopen, and before/after dlclose.  Uses no malloc (the two tables are
+ * mmap'ed once).  Returns 0 or -1.  Safe to call repeatedly, and from
+ * several threads (callers are serialised by an internal mutex); publishes
+ * the new table atomically (double buffer + atomic pointer) so a concurrent
+ * handler on another thread sees either the old or the new table.  Before
+ * rewriting a buffer it waits until no handler still uses it, and before
+ * returning it waits until no handler uses the table it replaced, so once it
+ * returns no handler reads the memory of an object the new table lacks. */
+int uw_refresh(void);
+
+/* Async-signal-safe.  Unwind from the interrupted context `uc` (a
+ * ucontext_t *, the third argument of an SA_SIGINFO handler).
+ *
+ * Memory safety: code and .eh_frame data are read only inside the PT_LOAD
+ * segments of objects in the table.  [stack_lo, stack_hi) is trusted as
+ * readable stack (the caller guarantees that, e.g. with the thread's stack
+ * bounds taken at thread start; this is the fast mode).  Any other address
+ * (stack_lo == stack_hi == 0, a thread running on a sigaltstack, a wild
+ * CFA) is read only after a fault-free probe of its pages with
+ * process_vm_readv on the own process (at most 8 probes of 32 pages per
+ * walk, so about 1 MiB of unknown stack is reachable; each probe costs a
+ * syscall, ~0.5-1 us).  With unknown bounds, the rest of the page holding
+ * the interrupted sp is trusted without a probe when the handler runs on
+ * the same stack (its frame lies less than 64 KiB below sp).  If probing
+ * is denied (seccomp), only what is trusted above is read.  A bad CFA
+ * therefore stops the walk but never faults.
+ *
+ * Writes up to `max` pcs, leaf first: pcs[0] is the interrupted pc with
+ * SONDE_PC_EXACT set; later entries are return addresses, except a frame
+ * interrupted by a signal (found through a signal frame), whose pc is exact
+ * and carries SONDE_PC_EXACT.  *flags gets SONDE_STACK_TRUNCATED when max
+ * was reached before the end, SONDE_STACK_INCOMPLETE when the walk stopped
+ * for any reason other than reaching the outermost frame (return-address
+ * rule DW_CFA_undefined, as glibc marks _start and the clone/clone3 child,
+ * or a zero return address).  Returns the number of pcs written (0 only
+ * when uc is NULL or max <= 0).  Preserves errno. */
+int uw_backtrace(const void *uc, uintptr_t stack_lo, uintptr_t stack_hi,
+		 uint64_t *pcs, int max, unsigned *flags);
+
+/* Counts for diagnostics: objects in the table (0 before uw_refresh). */
+int uw_object_count(void);
+
+#endif
