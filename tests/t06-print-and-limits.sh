@@ -1,0 +1,65 @@
+# sonde print -header / -dump on real experiments, its errors, reading an
+# experiment while it is being written, and the -t / -L limits.
+. "$(dirname "$0")/lib.sh"
+cd "$TMP" || exit 1
+
+"$SONDE" collect -p hi -o a.er "$FIX/burn" 2 1 >/dev/null 2>&1
+"$SONDE" print -header a.er >hdr.txt 2>&1
+check "-header runs" test -s hdr.txt
+check "-header shows the per-thread table" grep -q 'recorded CPU' hdr.txt
+if grep -q WARNING hdr.txt; then notok "-header warns on a good experiment"; sed 's/^/#   /' hdr.txt; else
+	ok "-header has no warning on a good experiment"; fi
+
+# A thread whose recorded CPU differs from its real CPU by more than 5%
+# gets a loud warning: double one thread's real CPU time in log.xml.
+cp -r a.er b.er
+tid=$("$EXPCHECK" threads b.er | sort -k3 -n | tail -n 1 | awk '{print $1}')
+awk -v t="$tid" '/kind="thread_end"/ && index($0, "tid=\"" t "\"") {
+	match($0, /cpu_ns="[0-9]+"/); v = substr($0, RSTART + 8, RLENGTH - 9)
+	sub(/cpu_ns="[0-9]+"/, "cpu_ns=\"" v * 2 "\"") } { print }' a.er/log.xml >b.er/log.xml
+"$SONDE" print -header b.er >hdr2.txt 2>&1
+check "-header warns loudly when a thread's recorded CPU is off by more than 5%" grep -q "^WARNING:.*$tid" hdr2.txt
+
+"$SONDE" print -dump profile a.er >dump.txt 2>&1
+check "-dump profile lists samples with frames as object+offset" grep -q '#0 0x[0-9a-f]*  burn+0x' dump.txt
+
+fails "print of a missing directory fails" "$SONDE" print -header nowhere.er
+mkdir notexp
+fails "print of a directory that is not an experiment fails" "$SONDE" print -header notexp
+fails "unknown print command fails" "$SONDE" print -frobnicate a.er
+fails "unknown sonde command fails" "$SONDE" frobnicate
+"$SONDE" print -header nowhere.er 2>err.txt
+check "the error is one line naming the experiment" sh -c "[ \$(wc -l <err.txt) = 1 ] && grep -q nowhere.er err.txt"
+
+# Read an experiment while it is written: every read is clean.
+"$SONDE" collect -p hi -o live.er "$FIX/burn" 1 2 >/dev/null 2>&1 &
+cpid=$!
+sleep 0.5
+reads=0
+bad=0
+while kill -0 $cpid 2>/dev/null && [ $reads -lt 20 ]; do
+	set -- $("$EXPCHECK" summary live.er 2>/dev/null)
+	reads=$((reads + 1))
+	[ "${12:-1}" = 0 ] || bad=$((bad + 1))
+	sleep 0.05
+done
+wait $cpid
+if [ $reads -gt 3 ] && [ $bad = 0 ]; then ok "$reads reads of a running experiment, all clean"; else
+	notok "running experiment: $bad of $reads reads had errors"; fi
+
+# -t stops data collection after the duration; the target runs on.
+"$SONDE" collect -p hi -t 1 -o t.er "$FIX/burn" 1 2.5 >/dev/null 2>&1
+rc=$?
+set -- $("$EXPCHECK" summary t.er)
+rec=$4
+if [ $rc = 0 ] && awk -v r="$rec" 'BEGIN { exit !(r > 0.8e9 && r < 1.2e9) }'; then
+	ok "-t 1 records about 1 s of a 2.5 s run ($rec ns)"; else notok "-t 1: rc $rc, recorded $rec ns"; fi
+check "-t noted in log.xml" grep -q 'duration limit' t.er/log.xml
+
+# -L limits the data written; the target still completes.
+"$SONDE" collect -p 0.1 -L 1 -o l.er "$FIX/burn" 1 3 >/dev/null 2>&1
+rc=$?
+size=$(du -b --apparent-size -c l.er/profile l.er/stacks | tail -n 1 | awk '{print $1}')
+if [ $rc = 0 ] && [ "$size" -le 2200000 ]; then ok "-L 1 keeps the data small ($size bytes)"; else
+	notok "-L 1: rc $rc, data $size bytes"; fi
+check "-L noted in log.xml" grep -q 'size limit' l.er/log.xml
