@@ -64,8 +64,7 @@ static struct thread_slot g_slots[MAX_THREADS];
 static pthread_key_t g_key;
 _Atomic uint8_t g_our_fds[FD_BITS / 8];
 _Atomic uint64_t g_samples;
-_Atomic uint64_t g_handler_tsc;
-static uint64_t g_tsc_start, g_ns_start;
+_Atomic uint64_t g_handler_cpu_ns, g_handler_measured;
 _Atomic int g_inflight;
 _Atomic int g_unwind_pause;
 int g_timer_magic;
@@ -296,8 +295,6 @@ int clock_start(const struct clock_settings *cs)
 	g_cs = *cs;
 	if (g_cs.depth <= 0 || g_cs.depth > SONDE_MAX_DEPTH_LIMIT)
 		g_cs.depth = 256;
-	g_tsc_start = __builtin_ia32_rdtsc();
-	g_ns_start = now_ns();
 	if (pthread_key_create(&g_key, key_destructor) != 0)
 		return -1;
 	if (!g_cs.interval_ns)
@@ -395,10 +392,10 @@ uint64_t clock_samples(void) { return atomic_load(&g_samples); }
 
 uint64_t clock_handler_ns(void)
 {
-	uint64_t dt = __builtin_ia32_rdtsc() - g_tsc_start, dn = now_ns() - g_ns_start;
-	if (!dt || !g_tsc_start)
+	uint64_t m = atomic_load(&g_handler_measured);
+	if (!m)
 		return 0;
-	return (uint64_t)((double)atomic_load(&g_handler_tsc) * (double)dn / (double)dt);
+	return (uint64_t)((double)atomic_load(&g_handler_cpu_ns) * (double)atomic_load(&g_samples) / (double)m);
 }
 uint64_t clock_lost(void) { return dfile_lost(g_profile); }
 const char *clock_source_name(void) { return g_src ? g_src->name : "off"; }

@@ -13,6 +13,7 @@ struct tstate {
 	pid_t tid;
 	uint64_t last_cpu_ns;	/* thread CPU clock at the last recorded sample */
 	uintptr_t stack_lo, stack_hi;
+	uint32_t nrecorded;	/* samples recorded by this thread */
 };
 
 extern TLS struct tstate t_state;
@@ -22,10 +23,11 @@ extern int g_timer_source_active;	/* else the perf source */
 extern int g_timer_magic;		/* &g_timer_magic tags our timers' signals */
 extern _Atomic uint8_t g_our_fds[FD_BITS / 8]; /* perf fds that signal us */
 extern _Atomic uint64_t g_samples;
-/* Time spent in the handler, in TSC ticks: the collector's own cost, shown
- * by `sonde print -header` (converted with the TSC rate measured over the
- * run, see clock_handler_ns). */
-extern _Atomic uint64_t g_handler_tsc;
+/* The collector's own cost, shown by `sonde print -header`: the thread CPU
+ * time of every 16th recorded sample's handler (from its first clock read
+ * to the end), and how many were measured.  CPU time, not wall time, so a
+ * handler preempted by the scheduler is not charged for the wait. */
+extern _Atomic uint64_t g_handler_cpu_ns, g_handler_measured;
 extern _Atomic int g_inflight;		/* handlers running now */
 extern _Atomic int g_unwind_pause;	/* set around dlclose */
 
