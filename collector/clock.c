@@ -398,6 +398,7 @@ uint64_t clock_handler_ns(void)
 	return (uint64_t)((double)atomic_load(&g_handler_cpu_ns) * (double)atomic_load(&g_samples) / (double)m);
 }
 uint64_t clock_lost(void) { return dfile_lost(g_profile); }
+struct dfile *clock_dfile(void) { return g_profile; }
 const char *clock_source_name(void) { return g_src ? g_src->name : "off"; }
 int clock_signal(void) { return g_sig; }
 int clock_is_our_signal(int sig) { return g_profile && sig == g_sig; }

@@ -54,9 +54,10 @@ pid_t sys_gettid(void);
 
 /* ---- log.c: log.xml ---- */
 
-/* Open log.xml (created exclusively) in the experiment.  Returns 0, or -1
- * when it already exists or cannot be created. */
-int log_open(const char *expdir);
+/* Open log.xml in the experiment for appending: created exclusively (the
+ * collector of the target), or an existing one (exclusive 0).  Returns 0,
+ * or -1 with errno (EEXIST: another process already owns the experiment). */
+int log_open(const char *expdir, int exclusive);
 /* Append one whole line atomically (one write on an O_APPEND fd).
  * Async-signal-safe; a no-op when the log is not open. */
 void log_line(const char *line, size_t len);
@@ -85,6 +86,10 @@ void dfile_commit(struct dfile *df, size_t size);
 /* Trim the file to the blocks claimed and stop writing.  Normal context. */
 void dfile_finish(struct dfile *df);
 uint64_t dfile_lost(const struct dfile *df);
+/* errno of a failed growth (disk full, ...), after which the file takes no
+ * more packets and counts them as lost; 0 while it can grow. */
+int dfile_grow_errno(const struct dfile *df);
+const char *dfile_name(const struct dfile *df);
 /* Forget all mappings in a fork child: writes become no-ops. */
 void dfile_forget(struct dfile *df);
 
@@ -125,6 +130,7 @@ uint64_t clock_samples(void);
 /* CPU time spent in the sampling handler so far. */
 uint64_t clock_handler_ns(void);
 uint64_t clock_lost(void);
+struct dfile *clock_dfile(void);
 const char *clock_source_name(void);
 int clock_signal(void);
 /* Our handler, exposed so the sigaction interposer can keep it installed. */

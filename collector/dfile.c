@@ -49,6 +49,7 @@ struct dfile *dfile_create(const char *expdir, const char *name, uint32_t kind)
 		goto fail;
 	df->fd = fd;
 	df->kind = kind;
+	snprintf(df->name, sizeof df->name, "%s", name);
 	uint64_t limit = atomic_load(&g_bytes_limit);
 	df->reserve = limit ? (size_t)limit + CHUNK : (size_t)64 << 30;
 	df->reserve = (df->reserve + CHUNK - 1) & ~(size_t)(CHUNK - 1);
@@ -56,7 +57,7 @@ struct dfile *dfile_create(const char *expdir, const char *name, uint32_t kind)
 	if (va == MAP_FAILED)
 		goto fail;
 	df->base = va;
-	if (ftruncate(fd, CHUNK) < 0 ||
+	if (reserve_space(fd, 0, CHUNK) < 0 ||
 	    mmap(df->base, CHUNK, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
 		munmap(va, df->reserve);
 		goto fail;
@@ -77,6 +78,7 @@ struct dfile *dfile_create(const char *expdir, const char *name, uint32_t kind)
 fail:
 	free(df);
 	close(fd);
+	unlink(path); /* leave no file without a header behind */
 	return NULL;
 }
 

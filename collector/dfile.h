@@ -5,7 +5,7 @@
 
 #include "collector.h"
 
-#define CHUNK (1u << 20)
+#define CHUNK (256u << 10)
 #define MAX_KINDS 8
 
 
@@ -18,6 +18,8 @@ struct dfile {
 	_Atomic uint32_t next_block;
 	_Atomic int growing;
 	_Atomic int dead;	/* fork child, finished, or error */
+	_Atomic int grow_errno;	/* why the file could not grow, 0 if it could */
+	char name[16];
 	_Atomic uint64_t lost;
 };
 
@@ -30,6 +32,8 @@ struct tblock {
 extern TLS struct tblock t_blocks[MAX_KINDS];
 
 extern _Atomic uint64_t g_bytes_mapped;
+
+int reserve_space(int fd, size_t off, size_t len);
 
 static inline size_t block_off(uint32_t idx)
 {

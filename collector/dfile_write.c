@@ -3,12 +3,27 @@
  * ftruncate/mmap system calls).  See dfile.c for the design. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "dfile.h"
 
 TLS struct tblock t_blocks[MAX_KINDS];
+
+/* Give the file real blocks for [off, off+len): writing through a mapping
+ * into a hole that the disk cannot fill raises SIGBUS in the target, so
+ * space is allocated before it is mapped and a full disk is an error here.
+ * Falls back to ftruncate where fallocate is not supported.
+ * Async-signal-safe. */
+int reserve_space(int fd, size_t off, size_t len)
+{
+	if (fallocate(fd, 0, (off_t)off, (off_t)len) == 0)
+		return 0;
+	if (errno != EOPNOTSUPP && errno != ENOSYS)
+		return -1;
+	return ftruncate(fd, (off_t)(off + len));
+}
 
 /* Map one more chunk.  Only the thread that set df->growing calls this.
  * Async-signal-safe (ftruncate and mmap are plain system calls). */
@@ -22,12 +37,13 @@ static void grow(struct dfile *df)
 		return;
 	}
 	int saved = errno;
-	if (ftruncate(df->fd, (off_t)(cur + CHUNK)) == 0 &&
+	if (reserve_space(df->fd, cur, CHUNK) == 0 &&
 	    mmap(df->base + cur, CHUNK, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, df->fd,
 		 (off_t)cur) != MAP_FAILED) {
 		atomic_fetch_add(&g_bytes_mapped, CHUNK);
 		atomic_store_explicit(&df->mapped, cur + CHUNK, memory_order_release);
 	} else {
+		atomic_store(&df->grow_errno, errno ? errno : EIO);
 		atomic_store(&df->dead, 1);
 	}
 	errno = saved;
@@ -91,8 +107,13 @@ static int claim(struct dfile *df, struct tblock *tb)
 /* Async-signal-safe. */
 void *dfile_reserve(struct dfile *df, size_t size)
 {
-	if (!df || atomic_load_explicit(&df->dead, memory_order_relaxed))
+	if (!df)
 		return NULL;
+	if (atomic_load_explicit(&df->dead, memory_order_relaxed)) {
+		if (atomic_load_explicit(&df->grow_errno, memory_order_relaxed))
+			atomic_fetch_add_explicit(&df->lost, 1, memory_order_relaxed);
+		return NULL;
+	}
 	struct tblock *tb = &t_blocks[df->kind];
 	if (!tb->blk || tb->used + size > SONDE_BLOCK_PAYLOAD) {
 		tb->blk = NULL;
@@ -110,6 +131,18 @@ void dfile_commit(struct dfile *df, size_t size)
 	struct tblock *tb = &t_blocks[df->kind];
 	tb->used += (uint32_t)size;
 	atomic_store_explicit((_Atomic uint32_t *)&tb->blk->used, tb->used, memory_order_release);
+}
+
+/* Async-signal-safe. */
+int dfile_grow_errno(const struct dfile *df)
+{
+	return df ? atomic_load(&df->grow_errno) : 0;
+}
+
+/* Async-signal-safe. */
+const char *dfile_name(const struct dfile *df)
+{
+	return df ? df->name : "?";
 }
 
 /* Async-signal-safe. */

@@ -64,7 +64,7 @@ static void read_cmdline(char *out, size_t cap)
 
 /* Describe our packet layouts in log.xml so that readers can decode or
  * skip kinds they were not built for. */
-static void write_dataformat(struct xbuf *b)
+static void write_dataformat(struct xbuf *b, int with_profile)
 {
 	static const struct {
 		const char *file;
@@ -90,6 +90,8 @@ static void write_dataformat(struct xbuf *b)
 		  "maxrss_kb:80:u64" },
 	};
 	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+		if (files[i].kind == SONDE_KIND_PROFILE && !with_profile)
+			continue; /* clock profiling off: no such file */
 		xb_str(b, "<dataformat");
 		xb_attr_str(b, "file", files[i].file);
 		xb_attr_u64(b, "kind", (uint64_t)files[i].kind);
@@ -188,7 +190,7 @@ static void write_settings(uint64_t interval_ns, int depth, uint64_t limit_mb, u
 	xb_str(&b, "\"/>");
 	line(&b);
 
-	write_dataformat(&b);
+	write_dataformat(&b, interval_ns != 0);
 }
 
 static void overview_sample(uint32_t reason)
@@ -229,24 +231,13 @@ static void event_simple(const char *kind)
 
 static void note_exec_in_target(const char *dir)
 {
-	char path[4200];
-	snprintf(path, sizeof path, "%s/log.xml", dir);
-	int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
-	if (fd < 0)
+	if (log_open(dir, 0) < 0)
 		return;
-	char cmd[1024], mem[1600];
+	char cmd[1024], text[1200];
 	read_cmdline(cmd, sizeof cmd);
-	struct xbuf b;
-	xb_init(&b, mem, sizeof mem - 8);
-	xb_str(&b, "<event kind=\"warning\"");
-	xb_attr_u64(&b, "time_ns", now_ns());
-	xb_attr_str(&b, "text", "the target replaced itself by exec; the new image is not profiled: ");
-	b.len -= 1; /* reopen the attribute to append the command */
-	xb_xml(&b, cmd);
-	xb_str(&b, "\"/>\n");
-	if (write(fd, mem, b.len) < 0)
-		(void)0;
-	close(fd);
+	snprintf(text, sizeof text, "the target replaced itself by exec; the new image is not profiled: %s", cmd);
+	log_event_text("warning", text);
+	log_close();
 }
 
 __attribute__((constructor)) static void sonde_init(void)
@@ -262,14 +253,15 @@ __attribute__((constructor)) static void sonde_init(void)
 	strcpy(g_col.expdir, dir);
 	g_col.pid = getpid();
 	g_col.start_ns = now_ns();
-	if (log_open(dir) < 0) {
+	if (log_open(dir, 1) < 0) {
 		if (errno == EEXIST)
 			note_exec_in_target(dir);
 		errno = saved;
 		return;
 	}
 	uint64_t interval_ns = env_u64("SONDE_CLOCK_NS", 10000000);
-	int depth = (int)env_u64("SONDE_DEPTH", 256);
+	uint64_t depth64 = env_u64("SONDE_DEPTH", 256);
+	int depth = depth64 >= 1 && depth64 <= SONDE_MAX_DEPTH_LIMIT ? (int)depth64 : 256;
 	uint64_t limit_mb = env_u64("SONDE_LIMIT_MB", 0);
 	uint64_t duration_s = env_u64("SONDE_DURATION_S", 0);
 	if (limit_mb)
@@ -325,6 +317,16 @@ void collector_exit_hook(void)
 	xb_attr_u64(&b, "stacks_lost", dfile_lost(g_stacks));
 	xb_attr_u64(&b, "handler_ns", clock_handler_ns());
 	xb_str(&b, "/>\n");
+	struct dfile *files[] = { clock_dfile(), g_stacks, g_overview };
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+		int e = dfile_grow_errno(files[i]);
+		if (!e)
+			continue;
+		char msg[256];
+		snprintf(msg, sizeof msg, "data file '%s' could not grow (%s); %llu later packets were lost",
+			 dfile_name(files[i]), strerror(e), (unsigned long long)dfile_lost(files[i]));
+		log_event_text("error", msg);
+	}
 	if (atomic_load(&g_limit_hit))
 		log_event_text("warning", "the experiment size limit (-L) was reached; later data was dropped");
 	if (g_col.stop_ns && now_ns() > g_col.stop_ns)

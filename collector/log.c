@@ -34,11 +34,11 @@ int fd_park(int fd)
 	return nfd;
 }
 
-int log_open(const char *expdir)
+int log_open(const char *expdir, int exclusive)
 {
 	char path[4200];
 	snprintf(path, sizeof path, "%s/log.xml", expdir);
-	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | (exclusive ? O_CREAT | O_EXCL : 0), 0644);
 	if (fd < 0)
 		return -1;
 	g_log_fd = fd_park(fd);
@@ -66,19 +66,18 @@ void log_line(const char *line, size_t len)
 /* Async-signal-safe. */
 void log_event_text(const char *kind, const char *text)
 {
-	char mem[1024];
+	char mem[2048];
 	struct xbuf b;
-	xb_init(&b, mem, sizeof mem - 4);
+	xb_init(&b, mem, sizeof mem);
 	xb_str(&b, "<event");
 	xb_attr_str(&b, "kind", kind);
 	xb_attr_u64(&b, "time_ns", now_ns());
-	xb_attr_str(&b, "text", text);
-	xb_str(&b, "/>\n");
-	if (b.overflow) { /* keep the line well-formed even when cut */
-		b.len = b.cap - 5 > b.len ? b.len : b.cap - 5;
-		memcpy(mem + b.len, "\"/>\n", 4);
-		b.len += 4;
-	}
+	xb_str(&b, " text=\"");
+	b.cap = sizeof mem - 8; /* a long text is cut; the line stays whole */
+	xb_xml(&b, text);
+	b.cap = sizeof mem;
+	b.overflow = 0;
+	xb_str(&b, "\"/>\n");
 	log_line(mem, b.len);
 }
 

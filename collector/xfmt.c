@@ -38,17 +38,19 @@ void xb_str(struct xbuf *b, const char *s)
 }
 
 /* Async-signal-safe.  Control characters other than tab become '?', so
- * that one event stays on one line of log.xml. */
+ * that one event stays on one line of log.xml.  An entity is written whole
+ * or not at all, so a cut string is still well-formed. */
 void xb_xml(struct xbuf *b, const char *s)
 {
-	for (; s && *s; s++) {
+	for (; s && *s && !b->overflow; s++) {
 		unsigned char c = (unsigned char)*s;
-		switch (c) {
-		case '&': xb_str(b, "&amp;"); break;
-		case '<': xb_str(b, "&lt;"); break;
-		case '>': xb_str(b, "&gt;"); break;
-		case '"': xb_str(b, "&quot;"); break;
-		default: xb_putc(b, (c < 0x20 && c != '\t') ? '?' : (char)c);
+		const char *ent = c == '&' ? "&amp;" : c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '"' ? "&quot;" : NULL;
+		if (!ent) {
+			xb_putc(b, (c < 0x20 && c != '\t') ? '?' : (char)c);
+		} else if (b->len + strlen(ent) < b->cap) {
+			xb_str(b, ent);
+		} else {
+			b->overflow = 1;
 		}
 	}
 }

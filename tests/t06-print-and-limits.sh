@@ -63,3 +63,18 @@ size=$(du -b --apparent-size -c l.er/profile l.er/stacks | tail -n 1 | awk '{pri
 if [ $rc = 0 ] && [ "$size" -le 2200000 ]; then ok "-L 1 keeps the data small ($size bytes)"; else
 	notok "-L 1: rc $rc, data $size bytes"; fi
 check "-L noted in log.xml" grep -q 'size limit' l.er/log.xml
+
+# A full disk: the data file stops growing, the loss is counted and logged,
+# the target completes, and what was written stays readable.
+mkdir small
+if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=1m tmpfs small 2>/dev/null; then
+	"$SONDE" collect -p 0.1 -d small -o full.er "$FIX/burn" 1 3 >/dev/null 2>&1
+	rc=$?
+	set -- $("$EXPCHECK" summary small/full.er)
+	if [ $rc = 0 ] && [ "${12:-1}" = 0 ] && [ "${2:-0}" -gt 0 ]; then
+		ok "disk full: target completes, $2 samples readable"; else notok "disk full: rc $rc, summary: $*"; fi
+	check "disk full: log.xml says the data file could not grow" grep -q 'could not grow' small/full.er/log.xml
+	umount small
+else
+	ok "# SKIP disk-full test: cannot mount a tmpfs here"
+fi
