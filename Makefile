@@ -88,7 +88,7 @@ $(B)/tests/%: tests/unit/%.c $(LIBSONDE)
 # -O2, no frame pointers.
 $(B)/fixtures/%: tests/fixtures/%.c
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -O2 -g -fomit-frame-pointer -Wall -Wextra -o $@ $< -lpthread -lm
+	$(CC) -std=gnu11 -O2 -g -fomit-frame-pointer -Wall -Wextra -o $@ $< -lpthread -lm -ldl
 
 $(B)/fixtures/libearly.so: tests/fixtures/lib/early_lib.c
 	@mkdir -p $(dir $@)

@@ -6,7 +6,7 @@
 cd "$TMP" || exit 1
 G=$FIX/guest
 
-for mode in sigprof signal block errno syscalls rtsig fork; do
+for mode in sigprof signal block errno syscalls rtsig fork dlopen; do
 	"$G" $mode >plain.$mode 2>&1
 	prc=$?
 	"$SONDE" collect -p hi -o $mode.er "$G" $mode >col.$mode 2>&1
@@ -46,3 +46,14 @@ pid=$(sed -n 's/.*<target pid="\([0-9]*\)".*/\1/p' fork.er/log.xml)
 others=$("$EXPCHECK" threads fork.er | awk -v p="$pid" '$1 != p && $2 > 0' | wc -l)
 if [ -n "$pid" ] && [ "$others" = 0 ]; then ok "fork: only the parent's samples in the experiment"; else
 	notok "fork: $others foreign threads with samples (target pid '$pid')"; fi
+
+# dlopen/dlclose: libz appears in map.xml with a load and an unload, and
+# samples inside it (unwound through its .eh_frame) reach main.
+zid=$(sed -n 's/.*<object id="\([0-9]*\)".*event="load" path="[^"]*libz[^"]*".*/\1/p' dlopen.er/map.xml | head -n 1)
+if [ -n "$zid" ] && grep -q "<object id=\"$zid\" .*event=\"unload\"" dlopen.er/map.xml; then
+	ok "dlopen: libz loaded and unloaded in map.xml"; else notok "dlopen: libz load/unload missing from map.xml"; fi
+MAIN=$(sym_range "$G" main)
+DL=$(sym_range "$G" mode_dlopen)
+set -- $("$EXPCHECK" reach dlopen.er "$G" $MAIN $DL)
+if [ "$2" -gt 300 ] && awk -v m="$4" -v s="$2" 'BEGIN { exit !(m >= s * 0.995) }'; then
+	ok "dlopen: $4 of $2 samples reach main"; else notok "dlopen: $4 of $2 samples reach main"; fi

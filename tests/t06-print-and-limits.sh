@@ -20,6 +20,11 @@ awk -v t="$tid" '/kind="thread_end"/ && index($0, "tid=\"" t "\"") {
 "$SONDE" print -header b.er >hdr2.txt 2>&1
 check "-header warns loudly when a thread's recorded CPU is off by more than 5%" grep -q "^WARNING:.*$tid" hdr2.txt
 
+# -D cuts stacks at the depth limit and marks them truncated.
+"$SONDE" collect -p hi -D 8 -o d.er "$FIX/burn" 1 0.5 >/dev/null 2>&1
+"$SONDE" print -header d.er >hdr3.txt 2>&1
+check "-D 8: deep stacks are marked truncated" grep -Eq 'Stacks: +[0-9]+ distinct, [1-9][0-9]* truncated' hdr3.txt
+
 "$SONDE" print -dump profile a.er >dump.txt 2>&1
 check "-dump profile lists samples with frames as object+offset" grep -q '#0 0x[0-9a-f]*  burn+0x' dump.txt
 

@@ -1090,11 +1090,13 @@ NOIPA void test_nocfi(void)
 /* ------------------------------------------------------------------ */
 
 /* cfi_expr_fn(fn) saves rbx and rbp, clobbers both and calls fn.  At the
- * call its CFA is a DW_CFA_def_cfa_expression (rsp + 48 the long way:
- * breg7, const1u, dup, swap, minus, plus, plus_uconst, lit1, bra over a
- * drop, skip, nop), rbx is DW_CFA_expression (CFA - 16) and rbp is
- * DW_CFA_val_expression ([CFA - 24]), so nothing is a "simple" row and the
- * general rule interpreter and expression evaluator are exercised. */
+ * call its CFA is a DW_CFA_def_cfa_expression (breg7 0, plus_uconst 48),
+ * rbp is a DW_CFA_val_expression ([CFA - 24]: lit24, minus, deref) and rbx
+ * a DW_CFA_expression computing CFA - 16 the long way (lit16, dup, swap,
+ * drop, over, pick, rot, drop, drop, lit1, bra over a drop, skip, nop,
+ * minus), so no row is "simple" and the general rule interpreter and the
+ * expression evaluator are exercised.  (The unusual stack ops are kept out
+ * of the CFA and rbp rules: valgrind's CFI reader asserts on them.) */
 void cfi_expr_fn(void (*fn)(void));
 __asm__(".pushsection .text.sonde_test_cfi_expr,\"ax\",@progbits\n"
 	".balign 16\n"
@@ -1111,10 +1113,10 @@ __asm__(".pushsection .text.sonde_test_cfi_expr,\"ax\",@progbits\n"
 	"   subq $24, %rsp\n"
 	"   .cfi_adjust_cfa_offset 24\n"
 	"   .cfi_remember_state\n"
-	"   .cfi_escape 0x0f, 19, 0x77,0x00, 0x08,0x30, 0x12, 0x16, 0x1c,"
-	"               0x22, 0x23,0x30, 0x31, 0x28,0x01,0x00, 0x13,"
-	"               0x2f,0x00,0x00, 0x96\n"
-	"   .cfi_escape 0x10, 0x03, 0x02, 0x40, 0x1c\n"
+	"   .cfi_escape 0x0f, 4, 0x77,0x00, 0x23,0x30\n"
+	"   .cfi_escape 0x10, 0x03, 20, 0x40, 0x12, 0x16, 0x13, 0x14,"
+	"               0x15,0x01, 0x17, 0x13, 0x13, 0x31, 0x28,0x01,0x00,"
+	"               0x13, 0x2f,0x00,0x00, 0x96, 0x1c\n"
 	"   .cfi_escape 0x16, 0x06, 0x03, 0x48, 0x1c, 0x06\n"
 	"   movq $0x1234, %rbx\n"
 	"   movq $0x5678, %rbp\n"
