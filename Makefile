@@ -72,9 +72,10 @@ $(SONDE): $(CMD_OBJ) $(LIBSONDE)
 	$(CC) $(SANFLAGS) -o $@ $(CMD_OBJ) $(LIBSONDE) -lm
 
 # Unit tests: test_unwind links the collector's unwinder directly.
-$(B)/tests/test_unwind: tests/unit/test_unwind.c collector/unwind.c collector/unwind.h
+UNWIND_SRC := collector/unwind.c collector/unwind_tables.c
+$(B)/tests/test_unwind: tests/unit/test_unwind.c $(UNWIND_SRC) collector/unwind.h collector/unwind_internal.h
 	@mkdir -p $(dir $@)
-	$(CC) $(BASEFLAGS) -O2 -g -fomit-frame-pointer -Icollector $< collector/unwind.c -o $@ -ldl -lpthread
+	$(CC) $(BASEFLAGS) -O2 -g -fomit-frame-pointer -Icollector $< $(UNWIND_SRC) -o $@ -ldl -lpthread
 
 $(B)/tests/tools/%: tests/tools/%.c $(LIBSONDE)
 	@mkdir -p $(dir $@)

@@ -1,9 +1,9 @@
 /*
  * DWARF CFI unwinder (see unwind.h for the contract).
  *
- * Layout of this file:
- *   1. the object table (built by uw_refresh in normal context, read by
- *      handlers through g_cur with a per-buffer user count),
+ * The object table is built by uw_refresh in unwind_tables.c (normal
+ * context) and read by handlers through g_cur with a per-buffer user count.
+ * This file holds only the async-signal-safe walk:
  *   2. bounded memory access for the walk (stack window, object segments,
  *      fault-free probes),
  *   3. .eh_frame parsing: pointer encodings, CIE/FDE, .eh_frame_hdr search,
@@ -18,6 +18,7 @@
  */
 #define _GNU_SOURCE
 #include "unwind.h"
+#include "unwind_internal.h"
 
 #include "sonde/format.h"
 
@@ -41,74 +42,7 @@
 #error "sonde's unwinder supports x86_64 only"
 #endif
 
-/* ------------------------------------------------------------------ */
-/* Limits                                                              */
-/* ------------------------------------------------------------------ */
-
-#define UW_MAX_OBJECTS 1024
-#define UW_MAX_RANGES (UW_MAX_OBJECTS * 4) /* PT_LOAD segments, all objects */
-#define UW_NREG 17			   /* DWARF 0-15 GPRs, 16 = RA/rip */
-#define UW_REG_RBP 6
-#define UW_REG_RSP 7
-#define UW_REG_RA 16
-#define UW_REMEMBER_DEPTH 16	/* DW_CFA_remember_state nesting */
-#define UW_EXPR_STACK 16	/* DWARF expression stack slots */
-#define UW_EXPR_STEPS 256	/* ops executed per expression */
-#define UW_CFA_OPS 4096		/* CFA instructions executed per frame */
-#define UW_MAX_SIGFRAMES 32	/* signal frames crossed per walk */
-#define UW_PAGE 4096u
-#define UW_PROBE_PAGES 32	/* pages validated per probe (128 KiB) */
-#define UW_MAX_PROBES 8		/* probe syscalls per walk */
-#define UW_MAX_WINDOWS 8	/* disjoint validated windows per walk */
-
-/* DWARF pointer encodings (LSB Core, .eh_frame). */
-#define DW_EH_PE_absptr 0x00
-#define DW_EH_PE_uleb128 0x01
-#define DW_EH_PE_udata2 0x02
-#define DW_EH_PE_udata4 0x03
-#define DW_EH_PE_udata8 0x04
-#define DW_EH_PE_sleb128 0x09
-#define DW_EH_PE_sdata2 0x0a
-#define DW_EH_PE_sdata4 0x0b
-#define DW_EH_PE_sdata8 0x0c
-#define DW_EH_PE_pcrel 0x10
-#define DW_EH_PE_datarel 0x30
-#define DW_EH_PE_indirect 0x80
-#define DW_EH_PE_omit 0xff
-
-/* ------------------------------------------------------------------ */
-/* 1. Object table                                                     */
-/* ------------------------------------------------------------------ */
-
-struct uw_object {
-	uintptr_t bias;
-	uintptr_t hdr;	    /* .eh_frame_hdr; 0: no usable CFI for this object */
-	uintptr_t table;    /* hdr search table: nfde pairs of int32 (datarel) */
-	uint32_t nfde;
-	uintptr_t eh_lo;    /* .eh_frame start ... */
-	uintptr_t eh_hi;    /* ... to the end of the PT_LOAD segment holding it */
-};
-
-/* A PT_LOAD segment [lo, hi) of object `obj`. */
-struct uw_range {
-	uintptr_t lo, hi;
-	uint32_t obj;
-};
-
-struct uw_table {
-	atomic_uint users;	/* handlers currently walking with this table */
-	uint32_t gen;		/* cache generation; changes on every refresh */
-	int nobj, nexec, nread;
-	int overflow;		/* objects or segments dropped (table full) */
-	struct uw_object obj[UW_MAX_OBJECTS];
-	struct uw_range exec[UW_MAX_RANGES]; /* PF_X segments, sorted by lo */
-	struct uw_range rd[UW_MAX_RANGES];   /* PF_R segments, sorted by lo */
-};
-
-static struct uw_table *g_buf[2];
-static _Atomic(struct uw_table *) g_cur;
-static pthread_mutex_t g_refresh_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint32_t g_gen;
+_Atomic(struct uw_table *) g_cur;
 
 /* ------------------------------------------------------------------ */
 /* Walk state and bounded memory access                                */
@@ -266,11 +200,6 @@ UW_NO_ASAN static bool read_sized(struct uw_walk *w, uintptr_t a,
 /* 3. .eh_frame parsing                                                */
 /* ------------------------------------------------------------------ */
 
-/* A bounded cursor over CFI bytes.  Overruns set `bad` and return 0. */
-struct cur {
-	const uint8_t *p, *end;
-	bool bad;
-};
 
 /* Async-signal-safe. */
 static inline bool c_need(struct cur *c, size_t n)
@@ -283,7 +212,7 @@ static inline bool c_need(struct cur *c, size_t n)
 }
 
 /* Async-signal-safe. */
-static inline uint8_t c_u8(struct cur *c)
+uint8_t c_u8(struct cur *c)
 {
 	return c_need(c, 1) ? *c->p++ : 0;
 }
@@ -383,8 +312,8 @@ static bool c_raw(struct cur *c, uint8_t enc, uint64_t *out)
 /* Async-signal-safe.  Decode a DW_EH_PE_* encoded pointer.  datarel is the
  * base for DW_EH_PE_datarel (the .eh_frame_hdr address; 0: not allowed).
  * Indirect pointers are dereferenced through w (NULL: not allowed). */
-static bool c_encoded(struct cur *c, uint8_t enc, uintptr_t datarel,
-		      struct uw_walk *w, uint64_t *out)
+bool c_encoded(struct cur *c, uint8_t enc, uintptr_t datarel, struct uw_walk *w,
+	       uint64_t *out)
 {
 	uintptr_t field = (uintptr_t)c->p;
 	uint64_t v;
@@ -1547,209 +1476,3 @@ out:
 	return n;
 }
 
-/* ------------------------------------------------------------------ */
-/* uw_refresh (normal context)                                         */
-/* ------------------------------------------------------------------ */
-
-/* Shell sort by lo: no malloc (qsort may allocate). */
-static void sort_ranges(struct uw_range *r, int n)
-{
-	static const int gaps[] = { 701, 301, 132, 57, 23, 10, 4, 1 };
-
-	for (unsigned g = 0; g < sizeof(gaps) / sizeof(gaps[0]); g++) {
-		int gap = gaps[g];
-		for (int i = gap; i < n; i++) {
-			struct uw_range tmp = r[i];
-			int j = i;
-			for (; j >= gap && r[j - gap].lo > tmp.lo; j -= gap)
-				r[j] = r[j - gap];
-			r[j] = tmp;
-		}
-	}
-}
-
-/* End of the readable PT_LOAD segment of info holding [addr, addr+len), or
- * 0 if there is none. */
-static uintptr_t segment_end(const struct dl_phdr_info *info, uintptr_t addr,
-			     size_t len)
-{
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-		uintptr_t hi = lo + ph->p_memsz;
-		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_R) &&
-		    addr >= lo && addr < hi && hi - addr >= len)
-			return hi;
-	}
-	return 0;
-}
-
-/* Validate an object's .eh_frame_hdr and fill hdr/table/nfde/eh_lo/eh_hi.
- * Leaves hdr = 0 (no CFI) for anything unusual. */
-static void setup_hdr(struct uw_object *o, const struct dl_phdr_info *info,
-		      uintptr_t hdr, size_t hdr_size)
-{
-	struct cur c = { (const uint8_t *)hdr, (const uint8_t *)hdr + hdr_size,
-			 false };
-	uint64_t ehp, cnt;
-
-	o->hdr = 0;
-	if (hdr_size < 12 || !segment_end(info, hdr, hdr_size) ||
-	    c_u8(&c) != 1)	/* version */
-		return;
-	uint8_t ptr_enc = c_u8(&c), cnt_enc = c_u8(&c), tab_enc = c_u8(&c);
-	/* The table must be the usual one: the binary search reads it
-	 * directly as pairs of int32 relative to the header. */
-	if (ptr_enc == DW_EH_PE_omit || cnt_enc == DW_EH_PE_omit ||
-	    tab_enc != (DW_EH_PE_datarel | DW_EH_PE_sdata4))
-		return;
-	if ((ptr_enc & DW_EH_PE_indirect) || (cnt_enc & DW_EH_PE_indirect) ||
-	    !c_encoded(&c, ptr_enc, hdr, NULL, &ehp) ||
-	    !c_encoded(&c, cnt_enc, hdr, NULL, &cnt))
-		return;
-	if (((uintptr_t)c.p & 3) || cnt > UINT32_MAX ||
-	    cnt * 8 > (uint64_t)(c.end - c.p))
-		return;
-	/* CIE/FDE reads are bounded by the end of the segment holding
-	 * .eh_frame (its size is not recorded anywhere cheaper). */
-	uintptr_t end = segment_end(info, (uintptr_t)ehp, 1);
-	if (!end)
-		return;
-	o->eh_lo = (uintptr_t)ehp;
-	o->eh_hi = end;
-	o->table = (uintptr_t)c.p;
-	o->nfde = (uint32_t)cnt;
-	o->hdr = hdr;
-}
-
-static int add_object(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	struct uw_table *t = arg;
-	struct uw_object *o;
-	uintptr_t hdr = 0;
-	size_t hdr_size = 0;
-	int nload = 0;
-
-	(void)size;
-	if (t->nobj == UW_MAX_OBJECTS) {
-		t->overflow++;
-		return 0;
-	}
-	for (int i = 0; i < info->dlpi_phnum; i++)
-		if (info->dlpi_phdr[i].p_type == PT_LOAD)
-			nload++;
-	if (t->nexec + nload > UW_MAX_RANGES || t->nread + nload > UW_MAX_RANGES) {
-		t->overflow++;
-		return 0;
-	}
-	o = &t->obj[t->nobj];
-	memset(o, 0, sizeof(*o));
-	o->bias = info->dlpi_addr;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-		if (ph->p_type == PT_GNU_EH_FRAME) {
-			hdr = lo;
-			hdr_size = ph->p_memsz;
-		}
-		if (ph->p_type != PT_LOAD || ph->p_memsz == 0)
-			continue;
-		struct uw_range r = { lo, lo + ph->p_memsz, (uint32_t)t->nobj };
-		if (ph->p_flags & PF_X)
-			t->exec[t->nexec++] = r;
-		if (ph->p_flags & PF_R)
-			t->rd[t->nread++] = r;
-	}
-	if (hdr)
-		setup_hdr(o, info, hdr, hdr_size);
-	t->nobj++;
-	return 0;
-}
-
-/* Wait until nobody walks with t.  A walk takes microseconds; give up
- * after about a second (a thread stopped by a debugger inside a handler). */
-static bool drain(struct uw_table *t)
-{
-	for (int i = 0; i < 10100; i++) {
-		if (atomic_load(&t->users) == 0)
-			return true;
-		if (i < 100) {
-			sched_yield();
-		} else {
-			struct timespec ts = { 0, 100000 };
-			nanosleep(&ts, NULL);
-		}
-	}
-	return false;
-}
-
-/* fork: keep the refresh mutex consistent, and in the child forget the
- * walks of threads that do not exist there (their user counts would
- * otherwise block every later refresh). */
-static void atfork_prepare(void)
-{
-	pthread_mutex_lock(&g_refresh_lock);
-}
-
-static void atfork_parent(void)
-{
-	pthread_mutex_unlock(&g_refresh_lock);
-}
-
-static void atfork_child(void)
-{
-	for (int i = 0; i < 2; i++)
-		if (g_buf[i])
-			atomic_store(&g_buf[i]->users, 0);
-	pthread_mutex_unlock(&g_refresh_lock);
-}
-
-int uw_refresh(void)
-{
-	int ret = 0;
-
-	pthread_mutex_lock(&g_refresh_lock);
-	if (!g_buf[0]) {
-		for (int i = 0; i < 2; i++) {
-			void *p = mmap(NULL, sizeof(struct uw_table),
-				       PROT_READ | PROT_WRITE,
-				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-			if (p == MAP_FAILED) {
-				if (i)
-					munmap(g_buf[0], sizeof(struct uw_table));
-				g_buf[0] = NULL;
-				pthread_mutex_unlock(&g_refresh_lock);
-				return -1;
-			}
-			g_buf[i] = p;
-		}
-		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
-	}
-	struct uw_table *old = atomic_load(&g_cur);
-	struct uw_table *nb = old == g_buf[0] ? g_buf[1] : g_buf[0];
-
-	/* A handler may still hold nb from two refreshes ago. */
-	if (!drain(nb)) {
-		ret = -1;
-		goto out;
-	}
-	nb->gen = ++g_gen;
-	nb->nobj = nb->nexec = nb->nread = nb->overflow = 0;
-	dl_iterate_phdr(add_object, nb);
-	sort_ranges(nb->exec, nb->nexec);
-	sort_ranges(nb->rd, nb->nread);
-	atomic_store(&g_cur, nb);
-	/* After this no handler reads through the old table (and thus no
-	 * object missing from the new one). */
-	if (old)
-		drain(old);
-out:
-	pthread_mutex_unlock(&g_refresh_lock);
-	return ret;
-}
-
-int uw_object_count(void)
-{
-	struct uw_table *t = atomic_load(&g_cur);
-	return t ? t->nobj : 0;
-}
