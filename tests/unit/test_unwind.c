@@ -60,8 +60,8 @@
 #define sigev_notify_thread_id _sigev_un._tid
 #endif
 
-#define MAXD 96
-#define MAXS 40000
+#define MAXD 64		/* test 1's stacks have 57 frames */
+#define MAXS 60000
 
 struct sample {
 	uint64_t pcs[MAXD];
@@ -107,6 +107,7 @@ static void on_prof(int sig, siginfo_t *si, void *uc)
 	if (i >= MAXS)
 		return;
 	struct sample *s = &g_s[i];
+	int saved_errno = errno;
 	errno = 4242;
 	uint64_t t0 = now_ns();
 	s->n = uw_backtrace(uc, t_lo, t_hi, s->pcs, g_max, &s->flags);
@@ -119,6 +120,7 @@ static void on_prof(int sig, siginfo_t *si, void *uc)
 	int stop = atomic_load(&g_stop_at);
 	if (stop && i + 1 >= stop)
 		g_stop_flag = 1;
+	errno = saved_errno;
 }
 
 static int nsamples(void)
@@ -1092,12 +1094,14 @@ NOIPA void test_nocfi(void)
 /* cfi_expr_fn(fn) saves rbx and rbp, clobbers both and calls fn.  At the
  * call its CFA is a DW_CFA_def_cfa_expression (breg7 0, plus_uconst 48),
  * rbp is a DW_CFA_val_expression ([CFA - 24]: lit24, minus, deref) and rbx
- * a DW_CFA_expression computing CFA - 16 the long way (lit16, dup, swap,
- * drop, over, pick, rot, drop, drop, lit1, bra over a drop, skip, nop,
- * minus), so no row is "simple" and the general rule interpreter and the
- * expression evaluator are exercised.  (The unusual stack ops are kept out
- * of the CFA and rbp rules: valgrind's CFI reader asserts on them.) */
+ * a DW_CFA_expression computing CFA - 16 the long way (see below), so no
+ * row is "simple" and the general rule interpreter and the expression
+ * evaluator are exercised.  (The unusual stack ops are kept out
+ * of the CFA and rbp rules: valgrind's CFI reader asserts on them.)
+ * cfi_rbx_frame(fn) calls cfi_expr_fn(fn) with its CFA defined as rbx + 16,
+ * so its frame is found only if rbx was recovered right. */
 void cfi_expr_fn(void (*fn)(void));
+void cfi_rbx_frame(void (*fn)(void));
 __asm__(".pushsection .text.sonde_test_cfi_expr,\"ax\",@progbits\n"
 	".balign 16\n"
 	".globl cfi_expr_fn\n"
@@ -1114,9 +1118,16 @@ __asm__(".pushsection .text.sonde_test_cfi_expr,\"ax\",@progbits\n"
 	"   .cfi_adjust_cfa_offset 24\n"
 	"   .cfi_remember_state\n"
 	"   .cfi_escape 0x0f, 4, 0x77,0x00, 0x23,0x30\n"
-	"   .cfi_escape 0x10, 0x03, 20, 0x40, 0x12, 0x16, 0x13, 0x14,"
-	"               0x15,0x01, 0x17, 0x13, 0x13, 0x31, 0x28,0x01,0x00,"
-	"               0x13, 0x2f,0x00,0x00, 0x96, 0x1c\n"
+	/* rbx, from [C]: lit16 dup plus lit11 swap minus (C,-21) pick1
+	 * plus (C,C-21) over swap lit5 (C,C,C-21,5) rot (C,5,C,C-21)
+	 * minus minus plus (C-16); lit1 bra+1 over a drop; lit0 bra+1 (not
+	 * taken) lit0 plus; skip+1 over a drop; nop.  A wrong dup, over,
+	 * pick, swap, rot, minus, bra or skip changes the result or breaks
+	 * the stack. */
+	"   .cfi_escape 0x10, 0x03, 32, 0x40, 0x12, 0x22, 0x3b, 0x16, 0x1c,"
+	"               0x15,0x01, 0x22, 0x14, 0x16, 0x35, 0x17, 0x1c, 0x1c,"
+	"               0x22, 0x31, 0x28,0x01,0x00, 0x13, 0x30, 0x28,0x01,0x00,"
+	"               0x30, 0x22, 0x2f,0x01,0x00, 0x13, 0x96\n"
 	"   .cfi_escape 0x16, 0x06, 0x03, 0x48, 0x1c, 0x06\n"
 	"   movq $0x1234, %rbx\n"
 	"   movq $0x5678, %rbp\n"
@@ -1133,6 +1144,26 @@ __asm__(".pushsection .text.sonde_test_cfi_expr,\"ax\",@progbits\n"
 	"   ret\n"
 	"   .cfi_endproc\n"
 	".size cfi_expr_fn, .-cfi_expr_fn\n"
+	".balign 16\n"
+	".globl cfi_rbx_frame\n"
+	".type cfi_rbx_frame,@function\n"
+	"cfi_rbx_frame:\n"
+	"   .cfi_startproc\n"
+	"   pushq %rbx\n"
+	"   .cfi_adjust_cfa_offset 8\n"
+	"   .cfi_offset %rbx, -16\n"
+	"   movq %rsp, %rbx\n"
+	"   .cfi_def_cfa_register %rbx\n"
+	"   subq $32, %rsp\n"
+	"   call cfi_expr_fn\n"
+	"   movq %rbx, %rsp\n"
+	"   .cfi_def_cfa_register %rsp\n"
+	"   popq %rbx\n"
+	"   .cfi_adjust_cfa_offset -8\n"
+	"   .cfi_restore %rbx\n"
+	"   ret\n"
+	"   .cfi_endproc\n"
+	".size cfi_rbx_frame, .-cfi_rbx_frame\n"
 	".popsection\n");
 
 NOIPA void expr_target(void)
@@ -1147,7 +1178,7 @@ NOIPA FRAME_POINTER void expr_caller(void)
 {
 	volatile char pad[32];
 	pad[0] = 1;
-	cfi_expr_fn(expr_target);
+	cfi_rbx_frame(expr_target);
 	g_burn_sink += pad[0];
 }
 
@@ -1172,17 +1203,18 @@ NOIPA void test_cfi_expr(void)
 		if (!is_fn(s->pcs[0], "expr_target"))
 			continue;
 		total++;
-		if (s->n > 4 && is_fn(s->pcs[1], "cfi_expr_fn") &&
-		    is_fn(s->pcs[2], "expr_caller") &&
-		    is_fn(s->pcs[3], "test_cfi_expr") &&
-		    is_fn(s->pcs[4], "main") && reaches_start(s))
+		if (s->n > 5 && is_fn(s->pcs[1], "cfi_expr_fn") &&
+		    is_fn(s->pcs[2], "cfi_rbx_frame") &&
+		    is_fn(s->pcs[3], "expr_caller") &&
+		    is_fn(s->pcs[4], "test_cfi_expr") &&
+		    is_fn(s->pcs[5], "main") && reaches_start(s))
 			good++;
 		else if (shown++ < 3)
 			print_stack(s);
 	}
 	printf("  samples %d, good %d\n", total, good);
 	check(total >= 200 && good >= total * 0.995,
-	      "def_cfa_expression, expression, val_expression; rbp-based caller");
+	      "def_cfa_expression, expression, val_expression; CFA = rbx/rbp + n");
 }
 
 /* ------------------------------------------------------------------ */
