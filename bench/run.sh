@@ -5,7 +5,7 @@
 # machine conditions.  Prints the median CPU time of each, the ratio to the
 # plain run, sonde's CPU cost per sample and bytes written per sample.
 cd "$(dirname "$0")/.." || exit 1
-B=build
+B=$(pwd)/build
 RUNCPU=$B/bench/runcpu
 mkdir -p $B/bench
 cc -O2 -o $RUNCPU bench/runcpu.c || exit 1
@@ -18,7 +18,8 @@ trap 'rm -rf "$W"' EXIT
 have_perf=0
 perf record -o $W/probe.data -F 1000 -g true >/dev/null 2>&1 && have_perf=1
 have_gprofng=0
-gprofng collect app -o $W/probe.er true >/dev/null 2>&1 && have_gprofng=1
+# gprofng wants a plain experiment name (-d fails here): run it inside $W.
+(cd $W && gprofng collect app -o probe.er /bin/true) >/dev/null 2>&1 && have_gprofng=1
 
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print 0 }'; }
 minimum() { sort -n | head -n 1; }
@@ -28,7 +29,7 @@ bench_one() {
 	name=$1
 	shift
 	work="$BURN $1 0 $2"
-	: >$W/plain; : >$W/sonde; : >$W/perf; : >$W/gprofng; : >$W/samples; : >$W/bytes; : >$W/filebytes
+	: >$W/plain; : >$W/sonde; : >$W/perf; : >$W/gprofng; : >$W/samples; : >$W/bytes; : >$W/filebytes; : >$W/srec; : >$W/grec; : >$W/stimer; : >$W/stimersamples
 	for r in $(seq 1 $ROUNDS); do
 		$RUNCPU $work | awk '{print $2}' >>$W/plain
 		rm -rf $W/s.er
@@ -36,13 +37,19 @@ bench_one() {
 		$B/tests/tools/expcheck summary $W/s.er >$W/sum
 		awk '{print $2}' $W/sum >>$W/samples
 		awk '{print $14}' $W/sum >>$W/bytes
+		awk '{print $4 / 1e9}' $W/sum >>$W/srec
+		rm -rf $W/st.er
+		SONDE_CLOCK_SOURCE=timer $RUNCPU $SONDE collect -p hi -o st.er -d $W $work | awk '{print $2}' >>$W/stimer
+		$B/tests/tools/expcheck summary $W/st.er | awk '{print $2}' >>$W/stimersamples
 		du -b --apparent-size $W/s.er/profile $W/s.er/stacks | awk '{s += $1} END {print s}' >>$W/filebytes
 		if [ $have_perf = 1 ]; then
 			$RUNCPU perf record -q -o $W/perf.data -F 1000 -g $work | awk '{print $2}' >>$W/perf
 		fi
 		if [ $have_gprofng = 1 ]; then
 			rm -rf $W/g.er
-			$RUNCPU gprofng collect app -p hi -o $W/g.er $work | awk '{print $2}' >>$W/gprofng
+			$RUNCPU sh -c "cd $W && exec gprofng collect app -p hi -o g.er $work" | awk '{print $2}' >>$W/gprofng
+			gprofng display text -metrics e.totalcpu -functions $W/g.er 2>/dev/null |
+				awk '/<Total>/ { print $1 + 0; f = 1 } END { if (!f) print 0 }' >>$W/grec
 		fi
 	done
 	plain=$(median <$W/plain)
@@ -51,14 +58,16 @@ bench_one() {
 	bytes=$(median <$W/bytes)
 	filebytes=$(median <$W/filebytes)
 	echo "== $name: burn $1 threads x $2 rounds, median of $ROUNDS runs"
-	awk -v p="$plain" -v s="$sonde" -v n="$samples" -v b="$bytes" -v fb="$filebytes" -v pmin="$(minimum <$W/plain)" -v smin="$(minimum <$W/sonde)" 'BEGIN {
+	awk -v p="$plain" -v s="$sonde" -v n="$samples" -v b="$bytes" -v fb="$filebytes" -v pmin="$(minimum <$W/plain)" -v smin="$(minimum <$W/sonde)" -v sr="$(median <$W/srec)" 'BEGIN {
 		printf "  plain                      cpu %.3f s\n", p
 		printf "  sonde collect -p hi        cpu %.3f s  ratio %.4f (%+.2f%%)\n", s, s / p, (s / p - 1) * 100
 		printf "  (minimum of the runs: plain %.3f s, sonde %.3f s, ratio %.4f)\n", pmin, smin, smin / pmin
-		printf "  sonde: %d samples, cost per sample %.2f us\n", n, (s - p) * 1e6 / n
+		printf "  sonde: %d samples, cost per sample %.2f us, recorded %.3f s of CPU time (%.1f%% of the plain run)\n", n, (s - p) * 1e6 / n, sr, sr * 100 / p
 		printf "  sonde: %.1f bytes written per sample (profile+stacks packets and block headers),\n", b / n
 		printf "         %.1f bytes of file per sample (with the unused tails of 16 KiB blocks)\n", fb / n
 	}'
+	awk -v p="$plain" -v s="$(median <$W/stimer)" -v n="$(median <$W/stimersamples)" 'BEGIN {
+		printf "  sonde, POSIX-timer source  cpu %.3f s  ratio %.4f (%+.2f%%), %d samples (tick-limited)\n", s, s / p, (s / p - 1) * 100, n }'
 	if [ $have_perf = 1 ]; then
 		awk -v p="$plain" -v s="$(median <$W/perf)" 'BEGIN {
 			printf "  perf record -F 1000 -g     cpu %.3f s  ratio %.4f (%+.2f%%)\n", s, s / p, (s / p - 1) * 100 }'
@@ -66,8 +75,9 @@ bench_one() {
 		echo "  perf record: not available here"
 	fi
 	if [ $have_gprofng = 1 ]; then
-		awk -v p="$plain" -v s="$(median <$W/gprofng)" 'BEGIN {
-			printf "  gprofng collect app -p hi  cpu %.3f s  ratio %.4f (%+.2f%%)\n", s, s / p, (s / p - 1) * 100 }'
+		awk -v p="$plain" -v s="$(median <$W/gprofng)" -v r="$(median <$W/grec)" 'BEGIN {
+			printf "  gprofng collect app -p hi  cpu %.3f s  ratio %.4f (%+.2f%%)\n", s, s / p, (s / p - 1) * 100
+			printf "  gprofng recorded %.3f s of CPU time (%.1f%% of the plain run)\n", r, r * 100 / p }'
 	else
 		echo "  gprofng: not available here"
 	fi
