@@ -61,7 +61,8 @@ int log_open(const char *expdir, int exclusive);
 /* Append one whole line atomically (one write on an O_APPEND fd).
  * Async-signal-safe; a no-op when the log is not open. */
 void log_line(const char *line, size_t len);
-/* <event kind="warning|error" time_ns=".." text=".."/>.  Async-signal-safe. */
+/* <event kind="KIND" time_ns=".." text=".."/>, without text when it is
+ * NULL.  Async-signal-safe. */
 void log_event_text(const char *kind, const char *text);
 void log_close(void);
 int log_fd(void);

@@ -217,18 +217,6 @@ static void overview_sample(uint32_t reason)
 	dfile_commit(g_overview, sizeof *p);
 }
 
-static void event_simple(const char *kind)
-{
-	char mem[128];
-	struct xbuf b;
-	xb_init(&b, mem, sizeof mem);
-	xb_str(&b, "<event");
-	xb_attr_str(&b, "kind", kind);
-	xb_attr_u64(&b, "time_ns", now_ns());
-	xb_str(&b, "/>\n");
-	log_line(mem, b.len);
-}
-
 static void note_exec_in_target(const char *dir)
 {
 	if (log_open(dir, 0) < 0)
@@ -285,7 +273,7 @@ __attribute__((constructor)) static void sonde_init(void)
 		log_event_text("warning", "cannot create map.xml");
 	maps_update();
 	overview_sample(SONDE_OV_START);
-	event_simple("start");
+	log_event_text("start", NULL);
 	atomic_store(&g_col.active, 1);
 	if (interval_ns) {
 		clock_thread_begin();

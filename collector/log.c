@@ -72,12 +72,15 @@ void log_event_text(const char *kind, const char *text)
 	xb_str(&b, "<event");
 	xb_attr_str(&b, "kind", kind);
 	xb_attr_u64(&b, "time_ns", now_ns());
-	xb_str(&b, " text=\"");
-	b.cap = sizeof mem - 8; /* a long text is cut; the line stays whole */
-	xb_xml(&b, text);
-	b.cap = sizeof mem;
-	b.overflow = 0;
-	xb_str(&b, "\"/>\n");
+	if (text) {
+		xb_str(&b, " text=\"");
+		b.cap = sizeof mem - 8; /* a long text is cut; the line stays whole */
+		xb_xml(&b, text);
+		b.cap = sizeof mem;
+		b.overflow = 0;
+		xb_str(&b, "\"");
+	}
+	xb_str(&b, "/>\n");
 	log_line(mem, b.len);
 }
 
