@@ -69,7 +69,7 @@ $(LIBSONDE): $(LIB_OBJ)
 
 $(SONDE): $(CMD_OBJ) $(LIBSONDE)
 	@mkdir -p $(dir $@)
-	$(CC) $(SANFLAGS) -o $@ $(CMD_OBJ) $(LIBSONDE) -lm
+	$(CC) $(SANFLAGS) -o $@ $(CMD_OBJ) $(LIBSONDE) -lm -ldw -lelf -lz -lstdc++
 
 # Unit tests: test_unwind links the collector's unwinder directly.
 UNWIND_SRC := collector/unwind.c collector/unwind_tables.c
@@ -83,7 +83,7 @@ $(B)/tests/tools/%: tests/tools/%.c $(LIBSONDE)
 
 $(B)/tests/%: tests/unit/%.c $(LIBSONDE)
 	@mkdir -p $(dir $@)
-	$(CC) $(BASEFLAGS) $(CFLAGS) $(SANFLAGS) -Ilib -Icmd $< $(LIBSONDE) -o $@ -lm
+	$(CC) $(BASEFLAGS) $(CFLAGS) $(SANFLAGS) -Ilib -Icmd $< $(LIBSONDE) -o $@ -lm -ldw -lelf -lz -lstdc++
 
 # Fixtures: programs with known behaviour, built as users build them:
 # -O2, no frame pointers.

@@ -180,7 +180,16 @@ static void save_vdso(const struct obj *o)
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return;
-	if (write(fd, (const void *)o->lo, o->hi - o->lo) < 0)
+	/* The whole ELF image, section headers included (they lie past the
+	 * last PT_LOAD segment's end but inside the vDSO's mapping), so that
+	 * ordinary ELF tools can read the copy. */
+	size_t len = o->hi - o->lo;
+	const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)o->lo;
+	size_t full = (size_t)eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+	size_t mapped = (len + 4095) & ~(size_t)4095;
+	if (!memcmp(eh->e_ident, ELFMAG, SELFMAG) && full > len && full <= mapped)
+		len = full;
+	if (write(fd, (const void *)o->lo, len) < 0)
 		log_event_text("warning", "cannot save a copy of the vDSO");
 	close(fd);
 }

@@ -1,0 +1,394 @@
+/*
+ * Build a metrics model from experiments (see profile.h).
+ *
+ * Cost: every sample costs one lookup of its stack id in a per-experiment
+ * cache (the last id is remembered, since consecutive samples of a thread
+ * often share a stack) and an add of two values; symbolisation happens
+ * once per distinct frame address, and interning once per distinct stack.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile.h"
+#include "symbols.h"
+
+#define COLLECTOR_OBJECT "libsonde_collector.so"
+
+/* u64 -> u32 open-addressing map (key 0 is stored in a side slot). */
+struct map64 {
+	uint64_t *keys;
+	uint32_t *vals;
+	size_t cap, n;
+	bool has0;
+	uint32_t val0;
+};
+
+static uint64_t mix(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	return k;
+}
+
+static bool map_get(const struct map64 *m, uint64_t k, uint32_t *v)
+{
+	if (!k) {
+		*v = m->val0;
+		return m->has0;
+	}
+	if (!m->cap)
+		return false;
+	for (size_t i = mix(k) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (!m->keys[i])
+			return false;
+		if (m->keys[i] == k) {
+			*v = m->vals[i];
+			return true;
+		}
+	}
+}
+
+static int map_put(struct map64 *m, uint64_t k, uint32_t v)
+{
+	if (!k) {
+		m->has0 = true;
+		m->val0 = v;
+		return 0;
+	}
+	if ((m->n + 1) * 2 > m->cap) {
+		size_t nc = m->cap ? m->cap * 2 : 1024;
+		uint64_t *nk = calloc(nc, sizeof *nk);
+		uint32_t *nv = malloc(nc * sizeof *nv);
+		if (!nk || !nv) {
+			free(nk);
+			free(nv);
+			return -1;
+		}
+		for (size_t i = 0; i < m->cap; i++) {
+			if (!m->keys[i])
+				continue;
+			size_t j = mix(m->keys[i]) & (nc - 1);
+			while (nk[j])
+				j = (j + 1) & (nc - 1);
+			nk[j] = m->keys[i];
+			nv[j] = m->vals[i];
+		}
+		free(m->keys);
+		free(m->vals);
+		m->keys = nk;
+		m->vals = nv;
+		m->cap = nc;
+	}
+	size_t i = mix(k) & (m->cap - 1);
+	while (m->keys[i] && m->keys[i] != k)
+		i = (i + 1) & (m->cap - 1);
+	if (!m->keys[i])
+		m->n++;
+	m->keys[i] = k;
+	m->vals[i] = v;
+	return 0;
+}
+
+static void map_free(struct map64 *m)
+{
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof *m);
+}
+
+int sonde_parse_list(const char *spec, bool *sel, size_t max, char *err, size_t errlen)
+{
+	for (size_t i = 0; i <= max; i++)
+		sel[i] = !spec || !strcmp(spec, "all");
+	if (!spec || !strcmp(spec, "all"))
+		return 0;
+	const char *p = spec;
+	while (*p) {
+		char *end;
+		unsigned long a = strtoul(p, &end, 10), b;
+		if (end == p)
+			goto bad;
+		b = a;
+		p = end;
+		if (*p == '-') {
+			b = strtoul(p + 1, &end, 10);
+			if (end == p + 1)
+				goto bad;
+			p = end;
+		}
+		if (a < 1 || b < a)
+			goto bad;
+		for (unsigned long n = a; n <= b && n <= max; n++)
+			sel[n] = true;
+		if (*p == ',')
+			p++;
+		else if (*p)
+			goto bad;
+	}
+	return 0;
+bad:
+	snprintf(err, errlen, "invalid list '%s' (expected all, or numbers and ranges like 1,3-5)", spec);
+	return -1;
+}
+
+/* Is object (path) selected by an object_select list?  NULL list: all. */
+static bool object_selected(char *const *names, size_t n, const char *path)
+{
+	if (!names)
+		return true;
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(names[i], path) || !strcmp(names[i], base))
+			return true;
+	return false;
+}
+
+struct builder {
+	struct sonde_profile *p;
+	struct sonde_model *m;
+	struct sonde_syms *syms;
+	char **objsel;
+	size_t nobjsel;
+	struct map64 pcfunc;	/* pc (with EXACT bit) -> model function, or UINT32_MAX: skip */
+	uint32_t *frames;
+	size_t capframes;
+};
+
+/* The model function for one frame; UINT32_MAX for a collector frame that
+ * is folded away. */
+static uint32_t frame_func(struct builder *b, uint64_t pc, bool exact, uint64_t time_ns)
+{
+	uint64_t key = (pc & ~SONDE_PC_EXACT) | (exact ? SONDE_PC_EXACT : 0);
+	uint32_t f;
+	if (map_get(&b->pcfunc, key, &f))
+		return f;
+	const struct sonde_func *sf = sonde_syms_lookup(b->syms, pc & ~SONDE_PC_EXACT, exact, time_ns);
+	const char *path = sf && sf->object ? sf->object->path : "<unknown>";
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	if (!strcmp(base, COLLECTOR_OBJECT)) {
+		f = UINT32_MAX;
+	} else {
+		uint32_t o = sonde_model_object(b->m, path);
+		if (!object_selected(b->objsel, b->nobjsel, path)) {
+			char name[512];
+			snprintf(name, sizeof name, "<%s>", base);
+			f = sonde_model_func(b->m, o, 0, name, name, name, true);
+		} else if (sf) {
+			f = sonde_model_func(b->m, o, sf->lo, sf->mangled, sf->name_long, sf->name_short,
+					     sf->synthesized);
+		} else {
+			char name[64];
+			snprintf(name, sizeof name, "<unknown>@0x%llx", (unsigned long long)(pc & ~SONDE_PC_EXACT));
+			f = sonde_model_func(b->m, o, pc & ~SONDE_PC_EXACT, name, name, name, true);
+		}
+	}
+	if (map_put(&b->pcfunc, key, f) < 0)
+		return UINT32_MAX;
+	return f;
+}
+
+/* Intern the model stack for an experiment stack; UINT32_MAX on OOM. */
+static uint32_t build_stack(struct builder *b, const struct sonde_exp *exp, uint64_t stack_id, uint64_t time_ns)
+{
+	const struct sonde_stack *st = sonde_exp_stack(exp, stack_id);
+	if (!st || !st->depth) {
+		uint32_t o = sonde_model_object(b->m, "<unknown>");
+		uint32_t f = sonde_model_func(b->m, o, 0, "<no stack>", "<no stack>", "<no stack>", true);
+		return sonde_model_stack(b->m, &f, 1);
+	}
+	if (b->capframes < st->depth) {
+		uint32_t *nf = realloc(b->frames, st->depth * sizeof *nf);
+		if (!nf)
+			return UINT32_MAX;
+		b->frames = nf;
+		b->capframes = st->depth;
+	}
+	int d = 0;
+	for (int k = 0; k < st->depth; k++) {
+		uint64_t pc = st->pc[k];
+		bool exact = k == 0 || (pc & SONDE_PC_EXACT);
+		uint32_t f = frame_func(b, pc, exact, time_ns);
+		if (f == UINT32_MAX)
+			continue; /* the collector's own frame */
+		/* Consecutive frames folded into one object pseudo-function
+		 * are one call. */
+		if (d && b->frames[d - 1] == f && sonde_model_funcinfo(b->m, f)->lo == 0 &&
+		    sonde_model_funcinfo(b->m, f)->name_long[0] == '<')
+			continue;
+		b->frames[d++] = f;
+	}
+	if (!d) {
+		uint32_t o = sonde_model_object(b->m, "<unknown>");
+		b->frames[d++] = sonde_model_func(b->m, o, 0, "<no stack>", "<no stack>", "<no stack>", true);
+	}
+	return sonde_model_stack(b->m, b->frames, d);
+}
+
+static int parse_objsel(const char *spec, char ***out, size_t *n)
+{
+	*out = NULL;
+	*n = 0;
+	if (!spec || !strcmp(spec, "all"))
+		return 0;
+	char *copy = strdup(spec);
+	if (!copy)
+		return -1;
+	size_t cap = 1;
+	for (const char *c = spec; *c; c++)
+		cap += *c == ',';
+	char **v = calloc(cap + 1, sizeof *v);
+	if (!v) {
+		free(copy);
+		return -1;
+	}
+	for (char *t = strtok(copy, ","); t; t = strtok(NULL, ","))
+		v[(*n)++] = t;
+	v[cap] = copy; /* freed with the list */
+	*out = v;
+	return (int)cap;
+}
+
+static void free_objsel(char **v, int cap)
+{
+	if (v)
+		free(v[cap]);
+	free(v);
+}
+
+int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *exps, size_t nexps,
+			const struct sonde_profile_opts *o, char *err, size_t errlen)
+{
+	memset(p, 0, sizeof *p);
+	p->exps = exps;
+	p->nexps = nexps;
+	struct builder b = { .p = p };
+	int selcap = 0;
+	bool *tsel = NULL;
+	struct map64 stacks = { 0 };
+	p->model = b.m = sonde_model_new(sonde_clock_metrics, SONDE_CLOCK_NMETRICS);
+	p->syms = calloc(nexps ? nexps : 1, sizeof *p->syms);
+	if (!b.m || !p->syms)
+		goto oom;
+	selcap = parse_objsel(o ? o->object_select : NULL, &b.objsel, &b.nobjsel);
+	if (selcap < 0)
+		goto oom;
+	/* Every name in an object list must name a load object. */
+	for (size_t i = 0; i < b.nobjsel; i++) {
+		bool found = false;
+		for (size_t e = 0; e < nexps && !found; e++) {
+			size_t n;
+			const struct sonde_object *obj = sonde_exp_objects(exps[e], &n);
+			for (size_t k = 0; k < n && !found; k++)
+				found = object_selected(&b.objsel[i], 1, obj[k].path);
+		}
+		if (!found) {
+			snprintf(err, errlen, "no load object '%s' in the experiment", b.objsel[i]);
+			goto fail;
+		}
+	}
+
+	for (size_t e = 0; e < nexps; e++) {
+		const struct sonde_exp *exp = exps[e];
+		size_t nt;
+		const struct sonde_thread *th = sonde_exp_threads(exp, &nt);
+		free(tsel);
+		tsel = calloc(nt + 1, sizeof *tsel);
+		struct sonde_pthread *npt = realloc(p->threads, (p->nthreads + nt + 1) * sizeof *npt);
+		if (!tsel || !npt)
+			goto oom;
+		p->threads = npt;
+		if (sonde_parse_list(o ? o->thread_select : NULL, tsel, nt, err, errlen) < 0)
+			goto fail;
+		struct map64 tidnum = { 0 }; /* tid -> index into p->threads */
+		for (size_t i = 0; i < nt; i++) {
+			struct sonde_pthread *pt = &p->threads[p->nthreads];
+			memset(pt, 0, sizeof *pt);
+			pt->exp = (uint32_t)e;
+			pt->number = (uint32_t)i + 1;
+			pt->tid = th[i].tid;
+			pt->selected = tsel[i + 1];
+			if (map_put(&tidnum, th[i].tid, (uint32_t)p->nthreads) < 0) {
+				map_free(&tidnum);
+				goto oom;
+			}
+			p->nthreads++;
+		}
+		b.syms = p->syms[e] = sonde_syms_open(exp);
+		if (!b.syms) {
+			map_free(&tidnum);
+			goto oom;
+		}
+		map_free(&b.pcfunc);
+		map_free(&stacks);
+		uint64_t t0 = sonde_exp_info(exp)->start_ns;
+		struct sonde_sample_iter it;
+		struct sonde_sample s;
+		uint64_t last_id = 0;
+		uint32_t last_stack = UINT32_MAX, last_tid = UINT32_MAX, last_thread = 0;
+		sonde_sample_iter_init(&it, exp);
+		while (sonde_sample_iter_next(&it, &s)) {
+			if (s.tid != last_tid) {
+				if (!map_get(&tidnum, s.tid, &last_thread)) {
+					map_free(&tidnum);
+					goto oom; /* every sampled tid is a thread */
+				}
+				last_tid = s.tid;
+			}
+			struct sonde_pthread *pt = &p->threads[last_thread];
+			int64_t v[SONDE_CLOCK_NMETRICS] = { (int64_t)s.weight_ns, 1 };
+			pt->v[SONDE_M_TOTALCPU] += v[0];
+			pt->v[SONDE_M_SAMPLES] += 1;
+			uint64_t rel = s.time_ns >= t0 ? s.time_ns - t0 : 0;
+			if (!pt->selected || (o && (rel < o->start_ns || (o->end_ns && rel >= o->end_ns)))) {
+				p->samples_filtered++;
+				continue;
+			}
+			if (last_stack == UINT32_MAX || s.stack_id != last_id) {
+				if (!map_get(&stacks, s.stack_id, &last_stack)) {
+					last_stack = build_stack(&b, exp, s.stack_id, s.time_ns);
+					if (last_stack == UINT32_MAX || map_put(&stacks, s.stack_id, last_stack) < 0) {
+						map_free(&tidnum);
+						goto oom;
+					}
+				}
+				last_id = s.stack_id;
+			}
+			sonde_model_add_to(b.m, last_stack, v);
+			p->samples_used++;
+		}
+		map_free(&tidnum);
+	}
+	if (sonde_model_finish(b.m) < 0)
+		goto oom;
+	map_free(&b.pcfunc);
+	map_free(&stacks);
+	free(b.frames);
+	free(tsel);
+	free_objsel(b.objsel, selcap);
+	return 0;
+oom:
+	snprintf(err, errlen, "out of memory");
+fail:
+	map_free(&b.pcfunc);
+	map_free(&stacks);
+	free(b.frames);
+	free(tsel);
+	free_objsel(b.objsel, selcap);
+	sonde_profile_release(p);
+	return -1;
+}
+
+void sonde_profile_release(struct sonde_profile *p)
+{
+	sonde_model_free(p->model);
+	for (size_t i = 0; p->syms && i < p->nexps; i++)
+		if (p->syms[i])
+			sonde_syms_close(p->syms[i]);
+	free(p->syms);
+	free(p->threads);
+	memset(p, 0, sizeof *p);
+}
