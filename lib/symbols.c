@@ -856,6 +856,14 @@ static void image_load(struct sonde_syms *s, struct image *img)
 		    shndx == SHN_UNDEF || shndx == (GElf_Word)-1 || !addr)
 			continue;
 		int rank = bind == STB_GLOBAL || bind == STB_GNU_UNIQUE ? 0 : bind == STB_WEAK ? 1 : 2;
+		/* .symtab spells versioned definitions "__libc_start_main@@GLIBC_2.34";
+		 * the version is not part of the function's name. */
+		const char *at = strchr(name, '@');
+		if (at && at > name) {
+			name = arena_printf(&s->arena, "%.*s", (int)(at - name), name);
+			if (!name)
+				goto oom;
+		}
 		struct rawsym x = { .lo = addr, .size = sym.st_size, .name = name, .rank = rank };
 
 		if (!x.size && symelf && shndx < SHN_LORESERVE) {
