@@ -34,10 +34,12 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <ucontext.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "collector.h"
 #include "clock_internal.h"
+#include "unwind.h"
 
 #define MAX_THREADS 16384
 
@@ -260,10 +262,64 @@ void clock_thread_begin(void)
 	register_thread(ts->tid);
 }
 
+/* Record the calling thread's CPU time since its last sample (all of it
+ * for a thread shorter than the interval, which the counter never
+ * signalled), so that its recorded time is its real CPU time.  Where the
+ * time went is unknown; it is charged to the thread's start routine when
+ * the trampoline noted it, else to the current stack.  Normal context:
+ * the profiling signal is blocked so the handler cannot interleave its own
+ * packet in this thread's block. */
+static void clock_thread_tail(void)
+{
+	struct tstate *ts = &t_state;
+	if (!g_profile || !atomic_load(&g_col.active))
+		return;
+	sigset_t block, old;
+	sigemptyset(&block);
+	sigaddset(&block, g_sig);
+	real_pthread_sigmask(SIG_BLOCK, &block, &old);
+	struct timespec t;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) == 0) {
+		uint64_t cpu = (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+		if (cpu > ts->last_cpu_ns) {
+			uint64_t pcs[64];
+			unsigned flags = 0;
+			int n = ts->tail_depth;
+			if (n) {
+				memcpy(pcs, ts->tail_pcs, (size_t)n * sizeof *pcs);
+			} else {
+				ucontext_t uc;
+				getcontext(&uc);
+				n = uw_backtrace(&uc, ts->stack_lo, ts->stack_hi, pcs, 64, &flags);
+			}
+			if (n > 0 && clock_write_sample(pcs, n, flags, now_ns(), cpu - ts->last_cpu_ns) == 0)
+				ts->last_cpu_ns = cpu;
+		}
+	}
+	real_pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+void clock_thread_start_routine(void *fn)
+{
+	struct tstate *ts = &t_state;
+	ucontext_t uc;
+	unsigned flags = 0;
+	getcontext(&uc);
+	int n = uw_backtrace(&uc, ts->stack_lo, ts->stack_hi, ts->tail_pcs, 8, &flags);
+	/* Frame 0 is this function, frame 1 the trampoline: replace them by
+	 * the start routine itself, called from where the trampoline was. */
+	if (n >= 3 && !(flags & SONDE_STACK_INCOMPLETE)) {
+		ts->tail_pcs[1] = (uint64_t)(uintptr_t)fn | SONDE_PC_EXACT;
+		memmove(ts->tail_pcs, ts->tail_pcs + 1, (size_t)(n - 1) * sizeof ts->tail_pcs[0]);
+		ts->tail_depth = n - 1;
+	}
+}
+
 void clock_thread_end(void)
 {
 	if (!t_state.tid || g_col.pid != getpid())
 		return;
+	clock_thread_tail();
 	unregister_thread(t_state.tid, 1);
 }
 
@@ -356,6 +412,10 @@ int clock_start(const struct clock_settings *cs)
 
 void clock_stop_all(void)
 {
+	/* The calling thread's tail (other threads' blocks are theirs alone:
+	 * their tails after the last sample stay unrecorded). */
+	if (t_state.tid && g_col.pid == getpid())
+		clock_thread_tail();
 	atomic_store(&g_col.active, 0);
 	pthread_mutex_lock(&g_reg_lock);
 	for (int i = 0; i < MAX_THREADS; i++) {

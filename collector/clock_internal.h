@@ -14,6 +14,10 @@ struct tstate {
 	uint64_t last_cpu_ns;	/* thread CPU clock at the last recorded sample */
 	uintptr_t stack_lo, stack_hi;
 	uint32_t nrecorded;	/* samples recorded by this thread */
+	/* Where a thread's tail is charged (see clock_thread_tail): its
+	 * start routine and the frames that called it. */
+	uint64_t tail_pcs[8];
+	int tail_depth;
 };
 
 extern TLS struct tstate t_state;
@@ -32,5 +36,6 @@ extern _Atomic int g_inflight;		/* handlers running now */
 extern _Atomic int g_unwind_pause;	/* set around dlclose */
 
 void clock_handler(int sig, siginfo_t *si, void *uc);
+int clock_write_sample(const uint64_t *pcs, int n, unsigned flags, uint64_t now, uint64_t weight);
 
 #endif

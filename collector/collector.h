@@ -124,6 +124,8 @@ int clock_start(const struct clock_settings *cs);
  * the initial thread. */
 void clock_thread_begin(void);
 void clock_thread_end(void);
+/* Note the start routine of the calling (new) thread, for its tail. */
+void clock_thread_start_routine(void *fn);
 void clock_stop_all(void);
 /* Register threads that existed before the collector started. */
 void clock_adopt_existing_threads(void);

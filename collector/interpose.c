@@ -103,6 +103,7 @@ static void *thread_start(void *p)
 	struct start st = *(struct start *)p;
 	free(p);
 	clock_thread_begin();
+	clock_thread_start_routine((void *)st.fn);
 	/* The end is recorded by a thread-specific-data destructor, which
 	 * also runs on pthread_exit and cancellation. */
 	return st.fn(st.arg);

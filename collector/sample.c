@@ -44,19 +44,12 @@ static void chain(int sig, siginfo_t *si, void *uc)
 	}
 }
 
-/* Unwind, intern the stack and write one profile packet.  Returns 0, or
- * -1 when the packet could not be written (its weight then goes to the
- * next sample).  Async-signal-safe. */
-static int record_sample(void *uc, const struct tstate *ts, uint64_t now, uint64_t weight)
+/* Intern a stack and write one profile packet.  Returns 0, or -1 when the
+ * packet could not be written.  Must not be interrupted by the sampling
+ * handler on the same thread (the handler runs with all signals blocked;
+ * other callers block the profiling signal).  Async-signal-safe. */
+int clock_write_sample(const uint64_t *pcs, int n, unsigned flags, uint64_t now, uint64_t weight)
 {
-	uint64_t pcs[g_cs.depth]; /* the -D limit, 256 by default: 2 KiB */
-	unsigned flags = 0;
-	int n = uw_backtrace(uc, ts->stack_lo, ts->stack_hi, pcs, g_cs.depth, &flags);
-	if (n <= 0) {
-		pcs[0] = (uint64_t)((const ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP] | SONDE_PC_EXACT;
-		n = 1;
-		flags |= SONDE_STACK_INCOMPLETE;
-	}
 	uint64_t id = stacks_intern(pcs, n, flags);
 	struct sonde_profile_packet *p = dfile_reserve(g_profile, sizeof *p);
 	if (!p)
@@ -73,6 +66,20 @@ static int record_sample(void *uc, const struct tstate *ts, uint64_t now, uint64
 	dfile_commit(g_profile, sizeof *p);
 	atomic_fetch_add_explicit(&g_samples, 1, memory_order_relaxed);
 	return 0;
+}
+
+/* Unwind from uc and write the sample.  Async-signal-safe. */
+static int record_sample(void *uc, const struct tstate *ts, uint64_t now, uint64_t weight)
+{
+	uint64_t pcs[g_cs.depth]; /* the -D limit, 256 by default: 2 KiB */
+	unsigned flags = 0;
+	int n = uw_backtrace(uc, ts->stack_lo, ts->stack_hi, pcs, g_cs.depth, &flags);
+	if (n <= 0) {
+		pcs[0] = (uint64_t)((const ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP] | SONDE_PC_EXACT;
+		n = 1;
+		flags |= SONDE_STACK_INCOMPLETE;
+	}
+	return clock_write_sample(pcs, n, flags, now, weight);
 }
 
 /* Async-signal-safe: the whole sampling path (unwind, intern, write) uses
