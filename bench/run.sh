@@ -85,3 +85,6 @@ bench_one() {
 
 bench_one "one thread" 1 2400
 bench_one "four threads" 4 600
+
+# sonde agg: events per second over stdin lines and experiment events.
+sh bench/agg.sh

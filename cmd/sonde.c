@@ -17,6 +17,7 @@ static const struct command {
 	int (*fn)(int argc, char **argv);
 	const char *summary;
 } commands[] = {
+	{ "agg", cmd_agg, "DTrace-style aggregations over an experiment's events or stdin" },
 	{ "collect", cmd_collect, "run a program with the collector and record an experiment" },
 	{ "print", cmd_print, "print views of an experiment (er_print style)" },
 };
