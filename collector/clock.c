@@ -274,6 +274,8 @@ static void clock_thread_tail(void)
 	struct tstate *ts = &t_state;
 	if (!g_profile || !atomic_load(&g_col.active))
 		return;
+	if (g_col.stop_ns && now_ns() > g_col.stop_ns)
+		return; /* past -t: the time since the last sample is not ours */
 	sigset_t block, old;
 	sigemptyset(&block);
 	sigaddset(&block, g_sig);
