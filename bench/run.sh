@@ -88,3 +88,6 @@ bench_one "four threads" 4 600
 
 # sonde agg: events per second over stdin lines and experiment events.
 sh bench/agg.sh
+
+# sonde print on 10 million samples; perf report for comparison.
+sh bench/print.sh

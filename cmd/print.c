@@ -1,601 +1,905 @@
 /*
- * sonde print: er_print-style text views of experiments.
+ * sonde print: er_print-style views of experiments.
  *
  *	sonde print [COMMAND...] EXPERIMENT...
  *
- * Commands are single-dash words, some with an argument (-dump profile).
- * All commands are parsed before any experiment is opened, so a typo fails
- * fast (exit 2); then each experiment is opened and every command runs on
- * it in order.  An experiment that cannot be opened gives a one-line error
- * (exit 1); one whose data files are damaged is reported on as far as it
- * could be read, its problems go to stderr, and the exit status is 1.
+ * Commands are single-dash words, some with one argument (-metrics SPEC),
+ * run in order like er_print's: settings (-metrics, -sort, -limit, -name,
+ * -thread_select, -printmode, -outfile, ...) apply to the views after them.
+ * Every command, including those of -script files, is parsed and checked
+ * before any experiment is opened, so a typo fails fast (exit 2).  With no
+ * command, an interactive prompt when stdin is a terminal, else -header.
+ *
+ * The experiments on the command line are added together into one profile
+ * (lib/profile.h), built when the first view needs it and again when a
+ * selection changes; -compare builds one per experiment instead.  -header,
+ * -dump and -statistics report on each experiment.  The views themselves
+ * are lib/view.c; this file is the command language.
+ *
+ * Exit status: 0; 1 when an experiment could not be opened or is damaged,
+ * or output could not be written; 2 for a usage error (unknown command,
+ * bad argument, unknown function or metric).
  */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "experiment.h"
+#include "print.h"
+#include "profile.h"
+#include "symbols.h"
+#include "view.h"
 
-enum op { OP_HEADER, OP_DUMP };
+enum op {
+	OP_APPENDFILE,
+	OP_CALLERS_CALLEES,
+	OP_CALLTREE,
+	OP_COMPARE,
+	OP_CSINGLE,
+	OP_DUMP,
+	OP_FSINGLE,
+	OP_FUNCTIONS,
+	OP_HEADER,
+	OP_HELP,
+	OP_LIMIT,
+	OP_METRIC_LIST,
+	OP_METRICS,
+	OP_NAME,
+	OP_OBJECT_SELECT,
+	OP_OBJECTS,
+	OP_OUTFILE,
+	OP_PRINTMODE,
+	OP_QUIT,
+	OP_SCRIPT,
+	OP_SORT,
+	OP_STATISTICS,
+	OP_THREAD_SELECT,
+	OP_THREADS,
+};
 
-enum dump_kind { DUMP_PROFILE, DUMP_STACKS, DUMP_OVERVIEW, DUMP_OBJECTS };
+/* The command table: one row per command, sorted by name; it drives
+ * parsing, checking and the usage text. */
+static const struct command {
+	const char *name;
+	enum op op;
+	const char *arg; /* the argument's name, NULL when there is none */
+	const char *help;
+} commands[] = {
+	{ "appendfile", OP_APPENDFILE, "FILE", "append the output of later commands to FILE" },
+	{ "callers-callees", OP_CALLERS_CALLEES, NULL,
+	  "callers and callees of every function, with attributed metrics" },
+	{ "calltree", OP_CALLTREE, NULL, "the call tree with inclusive and exclusive metrics" },
+	{ "compare", OP_COMPARE, "on|off|delta|ratio",
+	  "show several experiments side by side (-functions, -objects)" },
+	{ "csingle", OP_CSINGLE, "NAME", "callers and callees of one function" },
+	{ "dump", OP_DUMP, "profile|stacks|overview|objects", "raw samples, stacks, overview or objects" },
+	{ "exit", OP_QUIT, NULL, "end the script or the interactive session" },
+	{ "fsingle", OP_FSINGLE, "NAME", "the metrics and details of one function" },
+	{ "functions", OP_FUNCTIONS, NULL, "the function list with the current metrics" },
+	{ "header", OP_HEADER, NULL, "experiment summary (the default with no command)" },
+	{ "help", OP_HELP, NULL, "this text" },
+	{ "limit", OP_LIMIT, "N", "print at most N rows (functions, objects, tree nodes); 0: all" },
+	{ "metric_list", OP_METRIC_LIST, NULL, "the current metrics and those available" },
+	{ "metrics", OP_METRICS, "SPEC", "metrics to show, as e.%totalcpu:i.totalcpu:name" },
+	{ "name", OP_NAME, "long|short|mangled", "how to show function names" },
+	{ "object_select", OP_OBJECT_SELECT, "all|OBJ,...",
+	  "only these load objects' functions; the rest are folded per object" },
+	{ "objects", OP_OBJECTS, NULL, "the load-object list with the current metrics" },
+	{ "outfile", OP_OUTFILE, "FILE", "write the output of later commands to FILE (- is stdout)" },
+	{ "printmode", OP_PRINTMODE, "text|csv|json", "output form of later views" },
+	{ "quit", OP_QUIT, NULL, "end the script or the interactive session" },
+	{ "script", OP_SCRIPT, "FILE", "run the commands in FILE (one a line, # comments)" },
+	{ "sort", OP_SORT, "SPEC", "sort by a metric (e.totalcpu, i.totalcpu) or by name" },
+	{ "statistics", OP_STATISTICS, NULL, "process statistics from the overview samples" },
+	{ "thread_select", OP_THREAD_SELECT, "all|LIST", "only these threads (numbers as -threads shows)" },
+	{ "threads", OP_THREADS, NULL, "per-thread totals" },
+};
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
 static const char *const dump_names[] = { "profile", "stacks", "overview", "objects" };
+#define NDUMP (sizeof(dump_names) / sizeof(dump_names[0]))
 
 struct step {
-	enum op op;
-	enum dump_kind dump;
+	const struct command *cmd;
+	char *arg;   /* owned; NULL without argument */
+	char *where; /* owned: "FILE:LINE" for steps of scripts, else NULL */
+};
+
+struct steps {
+	struct step *v;
+	size_t n, cap;
 };
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: sonde print [COMMAND...] EXPERIMENT...\n"
-		"\n"
-		"commands (run in order on each experiment; default -header):\n"
-		"  -header            experiment summary: target, settings, duration, exit,\n"
-		"                     samples, stacks, warnings, read problems, threads\n"
-		"  -dump profile      every clock-profile sample with its call stack\n"
-		"  -dump stacks       every distinct call stack\n"
-		"  -dump overview     the process usage samples\n"
-		"  -dump objects      the load objects of map.xml\n"
-		"  -help              this text\n");
-}
+	fprintf(f, "usage: sonde print [COMMAND...] EXPERIMENT...\n"
+		   "\n"
+		   "Commands run in order; settings apply to the views after them.  Several\n"
+		   "experiments are added together.  With no command: an interactive prompt\n"
+		   "when stdin is a terminal, else -header.\n"
+		   "\n");
+	for (size_t i = 0; i < NCOMMANDS; i++) {
+		char left[64];
 
-/* ---- formatting -------------------------------------------------------- */
-
-static const char *str(const char *s)
-{
-	return s && *s ? s : "?";
-}
-
-static double sec(uint64_t ns)
-{
-	return (double)ns / 1e9;
-}
-
-/* Seconds of t since the experiment start (negative before it). */
-static double since(const struct sonde_exp_info *in, uint64_t t)
-{
-	return t >= in->start_ns ? sec(t - in->start_ns) : -sec(in->start_ns - t);
-}
-
-static void fmt_bytes(char *buf, size_t len, uint64_t n)
-{
-	static const char *const unit[] = { "KiB", "MiB", "GiB", "TiB" };
-	double v = (double)n;
-	int u = -1;
-
-	if (n < 1024) {
-		snprintf(buf, len, "%" PRIu64 " B", n);
-		return;
-	}
-	while (v >= 1024 && u < 3) {
-		v /= 1024;
-		u++;
-	}
-	snprintf(buf, len, "%.1f %s", v, unit[u]);
-}
-
-/* ---- -header ------------------------------------------------------------ */
-
-static void print_notes(const char *notes)
-{
-	const char *p = notes;
-
-	printf("Notes:\n");
-	while (*p) {
-		const char *nl = strchr(p, '\n');
-		int n = nl ? (int)(nl - p) : (int)strlen(p);
-
-		printf("  %.*s\n", n, p);
-		p += n + (nl != NULL);
-	}
-}
-
-static void print_start(const struct sonde_exp_info *in)
-{
-	printf("%-19s", "Start:");
-	if (!in->has_realtime) {
-		printf("unknown\n");
-		return;
-	}
-	time_t t = (time_t)in->realtime_sec;
-	struct tm tm;
-	char date[64], zone[16];
-
-	if (!localtime_r(&t, &tm) || !strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S", &tm)) {
-		printf("%" PRId64 ".%09u (seconds since the epoch)\n", in->realtime_sec,
-		       in->realtime_nsec);
-		return;
-	}
-	if (!strftime(zone, sizeof(zone), "%Z", &tm))
-		zone[0] = '\0';
-	printf("%s.%03u %s\n", date, in->realtime_nsec / 1000000, zone);
-}
-
-static void print_exit(const struct sonde_exp_info *in)
-{
-	const struct sonde_event *ev = in->exit_event;
-
-	printf("%-19s", "Exit:");
-	if (ev && ev->kind == SONDE_EV_EXIT)
-		printf("exit status %d\n", ev->status);
-	else if (ev)
-		printf("killed by signal %d (%s)\n", ev->signal, str(ev->signame));
-	else if (in->end_event)
-		printf("unknown (no exit record; the collector shut down at %.3f s)\n",
-		       since(in, in->end_event->time_ns));
-	else
-		printf("unknown (no exit record: the target may still run, or sonde collect was "
-		       "killed)\n");
-}
-
-static void print_events(const struct sonde_exp *exp, enum sonde_event_kind kind,
-			 const char *title)
-{
-	const struct sonde_exp_info *in = sonde_exp_info(exp);
-	size_t n, count = 0;
-	const struct sonde_event *ev = sonde_exp_events(exp, &n);
-
-	for (size_t i = 0; i < n; i++)
-		count += ev[i].kind == kind;
-	if (!count)
-		return;
-	printf("\n%s (%zu):\n", title, count);
-	for (size_t i = 0; i < n; i++)
-		if (ev[i].kind == kind)
-			printf("  %8.3f s  %s\n", since(in, ev[i].time_ns), str(ev[i].text));
-}
-
-static void print_threads(const struct sonde_exp *exp)
-{
-	size_t n;
-	const struct sonde_thread *t = sonde_exp_threads(exp, &n);
-	uint64_t samples = 0, rec = 0, real = 0;
-	bool all_real = n > 0;
-
-	printf("\nThreads (%zu):\n", n);
-	if (!n)
-		return;
-	printf("  %10s %10s %14s %12s %8s\n", "tid", "samples", "recorded CPU s", "real CPU s",
-	       "diff %");
-	for (size_t i = 0; i < n; i++) {
-		samples += t[i].samples;
-		rec += t[i].weight_ns;
-		printf("  %10u %10" PRIu64 " %14.3f ", t[i].tid, t[i].samples, sec(t[i].weight_ns));
-		if (!t[i].has_cpu_ns) {
-			all_real = false;
-			printf("%12s %8s\n", "-", "-");
-			continue;
-		}
-		real += t[i].cpu_ns;
-		if (t[i].cpu_ns)
-			printf("%12.3f %+8.1f\n", sec(t[i].cpu_ns),
-			       100.0 * ((double)t[i].weight_ns - (double)t[i].cpu_ns) /
-				       (double)t[i].cpu_ns);
+		snprintf(left, sizeof(left), "-%s%s%s", commands[i].name, commands[i].arg ? " " : "",
+			 commands[i].arg ? commands[i].arg : "");
+		if (strlen(left) > 22)
+			fprintf(f, "  %s\n  %-22s %s\n", left, "", commands[i].help);
 		else
-			printf("%12.3f %8s\n", 0.0, "-");
+			fprintf(f, "  %-22s %s\n", left, commands[i].help);
 	}
-	printf("  %10s %10" PRIu64 " %14.3f ", "total", samples, sec(rec));
-	if (all_real && real)
-		printf("%12.3f %+8.1f\n", sec(real),
-		       100.0 * ((double)rec - (double)real) / (double)real);
-	else
-		printf("%12s %8s\n", all_real ? "0.000" : "-", "-");
-
-	/* Clock profiling must account for each thread's CPU time. */
-	for (size_t i = 0; i < n; i++) {
-		if (!t[i].has_cpu_ns || t[i].cpu_ns < 20000000)
-			continue;
-		double d = 100.0 * ((double)t[i].weight_ns - (double)t[i].cpu_ns) /
-			   (double)t[i].cpu_ns;
-
-		if (d > 5.0 || d < -5.0)
-			printf("WARNING: thread %u: recorded CPU time %.3f s differs from its real "
-			       "CPU time %.3f s by %+.1f%%\n",
-			       t[i].tid, sec(t[i].weight_ns), sec(t[i].cpu_ns), d);
-	}
+	fprintf(f, "\nMetric specs: FLAVOR VISIBILITY NAME items joined by ':'; flavours e\n"
+		   "(exclusive), i (inclusive), a (attributed); visibility . (time), + (value),\n"
+		   "%% (percent); metrics totalcpu, samples.  Default e.%%totalcpu:i.%%totalcpu:name.\n");
 }
 
-static void print_header(const struct sonde_exp *exp)
+static const struct command *find_command(const char *name)
 {
-	const struct sonde_exp_info *in = sonde_exp_info(exp);
-	const struct sonde_exp_summary *s = sonde_exp_summary(exp);
-	char b1[32];
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(commands[i].name, name))
+			return &commands[i];
+	/* er_print spells some with '_' or '-' interchangeably */
+	char alt[64];
 
-	printf("%-19s%s\n", "Experiment:", in->dir);
-	if (in->notes)
-		print_notes(in->notes);
-	printf("%-19s%s (experiment format %u)\n", "Collector:", str(in->collector), in->format);
-	printf("%-19s%s\n", "Target:", str(in->target.command));
-	printf("%-19s%s\n", "Executable:", str(in->target.exe));
-	printf("%-19s%s\n", "Directory:", str(in->target.cwd));
-	printf("%-19spid %u, parent %u\n", "Process:", in->target.pid, in->target.ppid);
-	printf("%-19s%s", "Host:", str(in->system.host));
-	const char *sys[] = { in->system.os, in->system.release, in->system.arch };
+	if (strlen(name) >= sizeof(alt))
+		return NULL;
+	size_t i;
 
-	for (int i = 0, first = 1; i < 3; i++)
-		if (sys[i] && *sys[i]) {
-			printf("%s%s", first ? ", " : " ", sys[i]);
-			first = 0;
+	for (i = 0; name[i]; i++)
+		alt[i] = name[i] == '_' ? '-' : name[i] == '-' ? '_' : name[i];
+	alt[i] = '\0';
+	for (i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(commands[i].name, alt))
+			return &commands[i];
+	return NULL;
+}
+
+static void steps_free(struct steps *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->v[i].arg);
+		free(s->v[i].where);
+	}
+	free(s->v);
+	memset(s, 0, sizeof(*s));
+}
+
+/* Prints "sonde print: [WHERE: ]MSG". */
+static void complain(const char *where, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void complain(const char *where, const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fprintf(stderr, "sonde print: ");
+	if (where)
+		fprintf(stderr, "%s: ", where);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+}
+
+/* Checks a command's argument without running it; 0 or -1 with err. */
+static int check_arg(const struct command *c, const char *arg, char *err, size_t errlen)
+{
+	switch (c->op) {
+	case OP_METRICS: {
+		struct sonde_mspec s;
+
+		return sonde_mspec_parse(&s, arg, err, errlen);
+	}
+	case OP_SORT: {
+		struct sonde_sortkey k;
+
+		return sonde_sort_parse(&k, arg, err, errlen);
+	}
+	case OP_LIMIT: {
+		size_t l;
+
+		return sonde_limit_parse(&l, arg, err, errlen);
+	}
+	case OP_NAME: {
+		enum sonde_namefmt n;
+
+		return sonde_namefmt_parse(&n, arg, err, errlen);
+	}
+	case OP_PRINTMODE: {
+		enum sonde_printmode m;
+
+		return sonde_printmode_parse(&m, arg, err, errlen);
+	}
+	case OP_COMPARE: {
+		enum sonde_compare cm;
+
+		return sonde_compare_parse(&cm, arg, err, errlen);
+	}
+	case OP_DUMP:
+		for (size_t k = 0; k < NDUMP; k++)
+			if (!strcmp(arg, dump_names[k]))
+				return 0;
+		snprintf(err, errlen, "unknown -dump argument '%s' (profile, stacks, overview, objects)",
+			 arg);
+		return -1;
+	case OP_THREAD_SELECT: {
+		enum { MAXT = 1 << 20 };
+		bool *sel = calloc(MAXT + 1, sizeof(*sel));
+		int rc;
+
+		if (!sel) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
 		}
-	if (in->system.cpus)
-		printf(", %u CPUs", in->system.cpus);
-	if (in->system.memory_kb) {
-		fmt_bytes(b1, sizeof(b1), in->system.memory_kb * 1024);
-		printf(", %s memory", b1);
+		rc = sonde_parse_list(arg, sel, MAXT, err, errlen);
+		free(sel);
+		return rc;
 	}
-	printf("\n");
-	printf("%-19s", "Clock profiling:");
-	if (in->settings.clock_source || in->settings.clock_interval_ns)
-		printf("%s, interval %.3f ms", str(in->settings.clock_source),
-		       (double)in->settings.clock_interval_ns / 1e6);
-	else
-		printf("off");
-	if (in->settings.depth_limit)
-		printf(", depth limit %u", in->settings.depth_limit);
-	printf("\n");
-	if (in->settings.size_limit_mb || in->settings.duration_s > 0) {
-		printf("%-19s", "Limits:");
-		if (in->settings.size_limit_mb)
-			printf("size %" PRIu64 " MB", in->settings.size_limit_mb);
-		if (in->settings.duration_s > 0)
-			printf("%sduration %g s", in->settings.size_limit_mb ? ", " : "",
-			       in->settings.duration_s);
-		printf("\n");
-	}
-	print_start(in);
-	printf("%-19s%.3f s (until the %s)\n", "Duration:", since(in, in->end_ns),
-	       !strcmp(in->end_source, "end") ? "collector's end" : in->end_source);
-	print_exit(in);
-	printf("%-19s%" PRIu64 "\n", "Samples:", s->samples);
-	printf("%-19s%.3f s\n", "Recorded CPU time:", sec(s->weight_ns));
-
-	size_t nf;
-	const struct sonde_exp_file *f = sonde_exp_files(exp, &nf);
-	uint64_t total = 0;
-	int first = 1;
-
-	printf("%-19s", "Data sizes:");
-	for (size_t i = 0; i < nf; i++) {
-		if (!f[i].present)
-			continue;
-		fmt_bytes(b1, sizeof(b1), f[i].size);
-		printf("%s%s %s", first ? "" : ", ", f[i].name, b1);
-		total += f[i].size;
-		first = 0;
-	}
-	fmt_bytes(b1, sizeof(b1), total);
-	printf("%stotal %s\n", first ? "" : "; ", b1);
-
-	printf("%-19s%zu distinct, %zu truncated, %zu incomplete", "Stacks:", s->stacks,
-	       s->stacks_truncated, s->stacks_incomplete);
-	if (s->samples)
-		printf(" (samples: %" PRIu64 " truncated, %" PRIu64 " incomplete, %" PRIu64
-		       " unknown)",
-		       s->samples_truncated, s->samples_incomplete, s->samples_unknown_stack);
-	printf("\n");
-	if (in->end_event && in->end_event->handler_ns && in->end_event->samples)
-		printf("%-19s%.3f s in the sampling handler, %.2f us per sample\n", "Collector cost:",
-		       (double)in->end_event->handler_ns * 1e-9,
-		       (double)in->end_event->handler_ns * 1e-3 / (double)in->end_event->samples);
-	if (in->end_event && in->end_event->stacks_lost)
-		printf("%-19s%" PRIu64 " (and %" PRIu64 " stacks)\n", "Lost samples:",
-		       in->end_event->lost, in->end_event->stacks_lost);
-	else if (in->end_event)
-		printf("%-19s%" PRIu64 "\n", "Lost samples:", in->end_event->lost);
-	else
-		printf("%-19sunknown (the collector did not record its end)\n", "Lost samples:");
-	printf("%-19s%s\n", "Log:",
-	       in->log_complete ? "complete"
-				: "incomplete (no </experiment>: the target or sonde collect ended "
-				  "abruptly)");
-	if (in->end_event && in->end_event->lost)
-		printf("WARNING: %" PRIu64 " samples were lost (%.1f%% of all); metrics are low by "
-		       "about that much\n",
-		       in->end_event->lost,
-		       100.0 * (double)in->end_event->lost /
-			       (double)(s->samples + in->end_event->lost));
-	if (in->end_event && in->end_event->stacks_lost)
-		printf("WARNING: %" PRIu64 " call stacks were lost; samples that use them show no "
-		       "stack\n",
-		       in->end_event->stacks_lost);
-
-	print_events(exp, SONDE_EV_WARNING, "Collector warnings");
-	print_events(exp, SONDE_EV_ERROR, "Collector errors");
-
-	size_t np;
-	const struct sonde_problem *p = sonde_exp_problems(exp, &np);
-
-	printf("\nRead problems (%zu):%s\n", np, np ? "" : " none");
-	for (size_t i = 0; i < np; i++)
-		printf("  %s: %s\n", p[i].severity == SONDE_PROBLEM_ERROR ? "error" : "warning",
-		       p[i].msg);
-
-	print_threads(exp);
-}
-
-/* ---- -dump -------------------------------------------------------------- */
-
-static void print_frames(const struct sonde_exp *exp, const struct sonde_stack *st, uint64_t time_ns)
-{
-	for (unsigned i = 0; i < st->depth; i++) {
-		uint64_t pc = st->pc[i] & ~SONDE_PC_EXACT;
-		const struct sonde_object *o = sonde_exp_find_object(exp, pc, time_ns);
-
-		if (o)
-			printf("    #%u 0x%" PRIx64 "  %s+0x%" PRIx64 "\n", i, pc, o->name,
-			       pc - o->base);
-		else
-			printf("    #%u 0x%" PRIx64 "  ?\n", i, pc);
+	case OP_FSINGLE:
+	case OP_CSINGLE:
+	case OP_OUTFILE:
+	case OP_APPENDFILE:
+	case OP_OBJECT_SELECT:
+	case OP_SCRIPT:
+		if (!*arg) {
+			snprintf(err, errlen, "-%s needs a non-empty argument", c->name);
+			return -1;
+		}
+		return 0;
+	default:
+		return 0;
 	}
 }
 
-static void print_stack_flags(uint16_t flags)
+static int parse_script(struct steps *ss, const char *file, int depth);
+
+/* At the interactive prompt, help is "help". */
+static bool at_prompt;
+
+/* Adds command name (without its dash) with arg to ss, after checking it.
+ * Returns 0, 1 for quit, or -1 (said on stderr). */
+static int add_step(struct steps *ss, const char *name, const char *arg, const char *where, int depth)
 {
-	if (flags & SONDE_STACK_TRUNCATED)
-		printf("  [truncated]");
-	if (flags & SONDE_STACK_INCOMPLETE)
-		printf("  [incomplete]");
-}
+	const struct command *c = find_command(name);
+	char err[512];
 
-static int cmp_sample(const void *a, const void *b)
-{
-	const struct sonde_sample *x = a, *y = b;
-
-	if (x->time_ns != y->time_ns)
-		return x->time_ns < y->time_ns ? -1 : 1;
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	if (x->stack_id != y->stack_id)
-		return x->stack_id < y->stack_id ? -1 : 1;
-	if (x->weight_ns != y->weight_ns)
-		return x->weight_ns < y->weight_ns ? -1 : 1;
-	return (x->cpu > y->cpu) - (x->cpu < y->cpu);
-}
-
-static int dump_profile(const struct sonde_exp *exp)
-{
-	const struct sonde_exp_info *in = sonde_exp_info(exp);
-	const struct sonde_exp_summary *s = sonde_exp_summary(exp);
-	struct sonde_sample *v = malloc((s->samples ? s->samples : 1) * sizeof(*v));
-	struct sonde_sample_iter it;
-	size_t n = 0;
-
-	if (!v) {
-		fprintf(stderr, "sonde print: out of memory sorting %" PRIu64 " samples of '%s'\n",
-			s->samples, in->dir);
+	if (!c) {
+		complain(where, "unknown command '%s' (try '%s')", name,
+			 at_prompt ? "help" : "sonde print -help");
+		return -1;
+	}
+	if (c->arg && !arg) {
+		complain(where, "-%s needs an argument: %s", c->name, c->arg);
+		return -1;
+	}
+	if (c->arg && check_arg(c, arg, err, sizeof(err)) < 0) {
+		complain(where, "-%s: %s", c->name, err);
+		return -1;
+	}
+	if (c->op == OP_QUIT)
 		return 1;
-	}
-	sonde_sample_iter_init(&it, exp);
-	while (n < s->samples && sonde_sample_iter_next(&it, &v[n]))
-		n++;
-	qsort(v, n, sizeof(*v), cmp_sample);
+	if (c->op == OP_SCRIPT)
+		return parse_script(ss, arg, depth + 1) < 0 ? -1 : 0;
+	if (ss->n == ss->cap) {
+		size_t ncap = ss->cap ? 2 * ss->cap : 16;
+		struct step *n = realloc(ss->v, ncap * sizeof(*n));
 
-	printf("# %zu profile samples of %s, by time; time in seconds since the start\n", n,
-	       in->dir);
-	for (size_t i = 0; i < n; i++) {
-		const struct sonde_stack *st = sonde_exp_stack(exp, v[i].stack_id);
-
-		printf("sample %zu  time %.9f  tid %u  cpu ", i, since(in, v[i].time_ns), v[i].tid);
-		if (v[i].cpu == 0xffff)
-			printf("-");
-		else
-			printf("%u", v[i].cpu);
-		if (v[i].state != SONDE_STATE_CPU)
-			printf("  state %u", v[i].state);
-		printf("  weight %.3f ms  stack 0x%" PRIx64, (double)v[i].weight_ns / 1e6,
-		       v[i].stack_id);
-		if (!st) {
-			printf("  [stack not found]\n");
-			continue;
+		if (!n) {
+			complain(where, "out of memory");
+			return -1;
 		}
-		print_stack_flags(st->flags);
-		printf("\n");
-		print_frames(exp, st, v[i].time_ns);
+		ss->v = n;
+		ss->cap = ncap;
 	}
-	free(v);
+	struct step *s = &ss->v[ss->n];
+
+	s->cmd = c;
+	s->arg = c->arg ? strdup(arg) : NULL;
+	s->where = where ? strdup(where) : NULL;
+	ss->n++;
 	return 0;
 }
 
-static void dump_stacks(const struct sonde_exp *exp)
+/*
+ * Splits a script or interactive line into the command word (a leading
+ * '-' dropped) and the rest, trimmed, with one level of matching quotes
+ * removed.  Returns false for a blank or comment line.  Modifies line.
+ */
+static bool split_line(char *line, char **name, char **arg)
 {
-	size_t n;
-	const struct sonde_stack *st = sonde_exp_stacks(exp, &n);
+	char *p = line, *e;
 
-	printf("# %zu distinct stacks of %s, leaf first\n", n, sonde_exp_info(exp)->dir);
-	for (size_t i = 0; i < n; i++) {
-		printf("stack 0x%" PRIx64 "  depth %u", st[i].id, st[i].depth);
-		print_stack_flags(st[i].flags);
-		printf("\n");
-		print_frames(exp, &st[i], SONDE_TIME_NEVER);
+	while (isspace((unsigned char)*p))
+		p++;
+	if (!*p || *p == '#')
+		return false;
+	if (*p == '-')
+		p++;
+	*name = p;
+	while (*p && !isspace((unsigned char)*p))
+		p++;
+	if (*p)
+		*p++ = '\0';
+	while (isspace((unsigned char)*p))
+		p++;
+	e = p + strlen(p);
+	while (e > p && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	if (e - p >= 2 && (*p == '\'' || *p == '"') && e[-1] == *p) {
+		e[-1] = '\0';
+		p++;
 	}
+	*arg = *p ? p : NULL;
+	return true;
 }
 
-static void dump_overview(const struct sonde_exp *exp)
+/* One line: 0, 1 for quit, -1 for an error. */
+static int add_line(struct steps *ss, char *line, const char *where, int depth)
 {
-	static const char *const reasons[] = { "start", "end", "periodic" };
-	const struct sonde_exp_info *in = sonde_exp_info(exp);
-	size_t n;
-	const struct sonde_overview_packet *o = sonde_exp_overview(exp, &n);
+	char *name, *arg;
 
-	printf("# %zu overview samples of %s; times in seconds\n", n, in->dir);
-	printf("%12s %-8s %10s %10s %10s %8s %9s %9s %9s %9s %10s\n", "time", "reason", "user",
-	       "system", "minflt", "majflt", "inblock", "oublock", "nvcsw", "nivcsw", "maxrss_kb");
-	for (size_t i = 0; i < n; i++) {
-		char r[16];
+	if (!split_line(line, &name, &arg))
+		return 0;
+	const struct command *c = find_command(name);
 
-		if (o[i].reason < sizeof(reasons) / sizeof(reasons[0]))
-			snprintf(r, sizeof(r), "%s", reasons[o[i].reason]);
-		else
-			snprintf(r, sizeof(r), "%u", o[i].reason);
-		printf("%12.6f %-8s %10.3f %10.3f %10" PRIu64 " %8" PRIu64 " %9" PRIu64
-		       " %9" PRIu64 " %9" PRIu64 " %9" PRIu64 " %10" PRIu64 "\n",
-		       since(in, o[i].time_ns), r, sec(o[i].utime_ns), sec(o[i].stime_ns),
-		       o[i].minflt, o[i].majflt, o[i].inblock, o[i].oublock, o[i].nvcsw,
-		       o[i].nivcsw, o[i].maxrss_kb);
+	if (c && !c->arg && arg) {
+		complain(where, "-%s takes no argument (got '%s')", c->name, arg);
+		return -1;
 	}
+	return add_step(ss, name, arg, where, depth);
 }
 
-static void dump_objects(const struct sonde_exp *exp)
+static int parse_script(struct steps *ss, const char *file, int depth)
 {
-	const struct sonde_exp_info *in = sonde_exp_info(exp);
-	size_t n;
-	const struct sonde_object *o = sonde_exp_objects(exp, &n);
-
-	printf("# %zu load objects of %s; times in seconds\n", n, in->dir);
-	for (size_t i = 0; i < n; i++) {
-		printf("object %u  loaded %.6f", o[i].id, since(in, o[i].load_ns));
-		if (o[i].unload_ns != SONDE_TIME_NEVER)
-			printf("  unloaded %.6f", since(in, o[i].unload_ns));
-		printf("  base 0x%" PRIx64 "  range 0x%" PRIx64 "-0x%" PRIx64 "  buildid %s  %s\n",
-		       o[i].base, o[i].lo, o[i].hi, o[i].buildid ? o[i].buildid : "-", o[i].path);
-	}
-}
-
-/* ---- the command --------------------------------------------------------- */
-
-/* Runs the steps on one experiment; *printed says whether any experiment
- * printed something yet (for the blank line between them). */
-static int run_steps(const char *dir, const struct step *steps, size_t nsteps, bool *printed)
-{
-	char err[512];
-	struct sonde_exp *exp = sonde_exp_open(dir, err, sizeof(err));
-	bool header = false;
+	FILE *f;
+	char *line = NULL, where[512];
+	size_t cap = 0;
+	unsigned lineno = 0;
 	int rc = 0;
 
-	if (!exp) {
-		fflush(stdout);
-		fprintf(stderr, "sonde print: %s\n", err);
-		return 1;
+	if (depth > 8) {
+		complain(NULL, "-script '%s': scripts nested too deeply", file);
+		return -1;
 	}
-	for (size_t i = 0; i < nsteps; i++) {
-		if (*printed)
-			printf("\n");
-		*printed = true;
-		switch (steps[i].op) {
-		case OP_HEADER:
-			print_header(exp);
-			header = true;
-			break;
-		case OP_DUMP:
-			switch (steps[i].dump) {
-			case DUMP_PROFILE:
-				rc |= dump_profile(exp);
-				break;
-			case DUMP_STACKS:
-				dump_stacks(exp);
-				break;
-			case DUMP_OVERVIEW:
-				dump_overview(exp);
-				break;
-			case DUMP_OBJECTS:
-				dump_objects(exp);
-				break;
-			}
+	f = strcmp(file, "-") ? fopen(file, "r") : stdin;
+	if (!f) {
+		complain(NULL, "cannot open script '%s': %s", file, strerror(errno));
+		return -1;
+	}
+	while (getline(&line, &cap, f) >= 0) {
+		lineno++;
+		snprintf(where, sizeof(where), "%s:%u", file, lineno);
+		int r = add_line(ss, line, where, depth);
+
+		if (r < 0) {
+			rc = -1;
 			break;
 		}
+		if (r == 1)
+			break;
 	}
-
-	/* Damaged data: the views above cover only what could be read. */
-	size_t nerr = sonde_exp_nerrors(exp);
-
-	if (nerr) {
-		size_t np;
-		const struct sonde_problem *p = sonde_exp_problems(exp, &np);
-
-		fflush(stdout);
-		for (size_t i = 0; !header && i < np; i++) /* -header lists them */
-			if (p[i].severity == SONDE_PROBLEM_ERROR)
-				fprintf(stderr, "sonde print: '%s': %s\n", dir, p[i].msg);
-		fprintf(stderr,
-			"sonde print: '%s' is damaged (%zu read error%s); the output covers only the "
-			"data that could be read\n",
-			dir, nerr, nerr == 1 ? "" : "s");
-		rc = 1;
-	}
-	sonde_exp_close(exp);
+	free(line);
+	if (f != stdin)
+		fclose(f);
 	return rc;
+}
+
+/* ---- running ---------------------------------------------------------------- */
+
+struct state {
+	struct sonde_view_opts o;
+	char *thread_select, *object_select;
+
+	struct sonde_exp **exps;
+	const char **names;
+	size_t nexps;
+
+	struct sonde_profile prof;
+	bool have_prof;
+	struct sonde_profile *cprof; /* -compare: one per experiment */
+	bool have_cprof;
+	bool *reported; /* symbol problems said, per experiment */
+
+	FILE *out;
+	bool printed;
+	bool interactive;
+	int rc;
+};
+
+static void set_rc(struct state *st, int rc)
+{
+	if (rc > st->rc)
+		st->rc = rc;
+}
+
+static void drop_profiles(struct state *st)
+{
+	if (st->have_prof)
+		sonde_profile_release(&st->prof);
+	st->have_prof = false;
+	if (st->have_cprof)
+		for (size_t i = 0; i < st->nexps; i++)
+			sonde_profile_release(&st->cprof[i]);
+	st->have_cprof = false;
+}
+
+static void report_symbols(struct state *st, const struct sonde_profile *p, size_t first_exp)
+{
+	for (size_t i = 0; i < p->nexps; i++) {
+		size_t e = first_exp + i, n;
+
+		if (st->reported[e] || !p->syms || !p->syms[i])
+			continue;
+		st->reported[e] = true;
+		const char *const *msg = sonde_syms_problems(p->syms[i], &n);
+
+		for (size_t k = 0; k < n; k++)
+			complain(NULL, "warning: '%s': %s", st->names[e], msg[k]);
+	}
+}
+
+static int build(struct state *st, struct sonde_profile *p, size_t first, size_t n)
+{
+	struct sonde_profile_opts po = { 0 };
+	char err[512];
+
+	po.thread_select = st->thread_select;
+	po.object_select = st->object_select;
+	if (sonde_profile_build(p, (const struct sonde_exp *const *)st->exps + first, n, &po, err,
+				sizeof(err)) < 0) {
+		complain(NULL, "%s", err);
+		return -1;
+	}
+	report_symbols(st, p, first);
+	return 0;
+}
+
+static struct sonde_profile *profile(struct state *st)
+{
+	if (!st->have_prof) {
+		if (build(st, &st->prof, 0, st->nexps) < 0)
+			return NULL;
+		st->have_prof = true;
+	}
+	return &st->prof;
+}
+
+static struct sonde_profile *cprofiles(struct state *st)
+{
+	if (!st->have_cprof) {
+		for (size_t i = 0; i < st->nexps; i++)
+			if (build(st, &st->cprof[i], i, 1) < 0) {
+				while (i-- > 0)
+					sonde_profile_release(&st->cprof[i]);
+				return NULL;
+			}
+		st->have_cprof = true;
+	}
+	return st->cprof;
+}
+
+/* Opens FILE for later output ("-": stdout). */
+static int set_output(struct state *st, const char *file, bool append)
+{
+	FILE *f = stdout;
+
+	if (strcmp(file, "-")) {
+		f = fopen(file, append ? "a" : "w");
+		if (!f) {
+			complain(NULL, "cannot open '%s': %s", file, strerror(errno));
+			return -1;
+		}
+	}
+	if (st->out != stdout && fclose(st->out)) {
+		complain(NULL, "error writing the output file: %s", strerror(errno));
+		set_rc(st, 1);
+	}
+	st->out = f;
+	st->printed = false;
+	return 0;
+}
+
+/* The function called name; 0, or -1 after saying why (exit 2). */
+static int find_function(struct state *st, const struct sonde_profile *p, const char *name,
+			 uint32_t *func)
+{
+	enum { MAXC = 20 };
+	uint32_t cands[MAXC];
+	const struct sonde_model *m = p->model;
+	size_t n = sonde_view_find(m, name, st->o.names, func, cands, MAXC);
+
+	if (n == 1)
+		return 0;
+	if (n == 0) {
+		/* known to the symbol tables but never sampled? */
+		for (size_t i = 0; i < p->nexps; i++) {
+			const struct sonde_func *sf;
+
+			if (p->syms && p->syms[i] && sonde_syms_find(p->syms[i], name, &sf, 1) > 0) {
+				complain(NULL, "function '%s' has no samples", name);
+				return -1;
+			}
+		}
+		complain(NULL, "no function '%s' (see -functions; names as -name %s shows them)", name,
+			 st->o.names == SONDE_NAME_SHORT	 ? "short"
+			 : st->o.names == SONDE_NAME_MANGLED ? "mangled"
+							     : "long");
+		return -1;
+	}
+	fflush(stdout);
+	fprintf(stderr, "sonde print: function name '%s' is ambiguous; choose one as '%s:N':\n", name,
+		name);
+	for (size_t i = 0; i < n && i < MAXC; i++) {
+		const struct sonde_mfunc *fi = sonde_model_funcinfo(m, cands[i]);
+		const struct sonde_mobject *ob = fi->object < sonde_model_nobjects(m)
+							 ? sonde_model_objectinfo(m, fi->object)
+							 : NULL;
+
+		fprintf(stderr, "  %zu) %s  (%s, 0x%" PRIx64 ")\n", i + 1, sonde_view_funcname(fi, st->o.names),
+			ob && ob->path ? ob->path : "?", fi->lo);
+	}
+	if (n > MAXC)
+		fprintf(stderr, "  ... and %zu more\n", n - MAXC);
+	return -1;
+}
+
+/* Before a view's output: a blank line after the previous one (text and
+ * csv; json documents are one a line). */
+static void separate(struct state *st)
+{
+	if (st->printed && st->o.mode != SONDE_PM_JSON)
+		fputc('\n', st->out);
+	st->printed = true;
+}
+
+/* Runs one step; problems are said on stderr and set st->rc. */
+static void run_step(struct state *st, const struct step *s)
+{
+	char err[512];
+	enum op op = s->cmd->op;
+	const char *arg = s->arg;
+	struct sonde_profile *p = NULL;
+	int r = 0;
+
+	switch (op) {
+	case OP_METRICS:
+		sonde_mspec_parse(&st->o.metrics, arg, err, sizeof(err));
+		if (st->interactive) {
+			char spec[512];
+
+			sonde_mspec_format(&st->o.metrics, spec, sizeof(spec));
+			printf("Current metrics: %s\n", spec);
+		}
+		return;
+	case OP_SORT:
+		sonde_sort_parse(&st->o.sort, arg, err, sizeof(err));
+		return;
+	case OP_LIMIT:
+		sonde_limit_parse(&st->o.limit, arg, err, sizeof(err));
+		return;
+	case OP_NAME:
+		sonde_namefmt_parse(&st->o.names, arg, err, sizeof(err));
+		return;
+	case OP_PRINTMODE:
+		sonde_printmode_parse(&st->o.mode, arg, err, sizeof(err));
+		return;
+	case OP_COMPARE:
+		sonde_compare_parse(&st->o.compare, arg, err, sizeof(err));
+		return;
+	case OP_THREAD_SELECT:
+	case OP_OBJECT_SELECT: {
+		char **slot = op == OP_THREAD_SELECT ? &st->thread_select : &st->object_select;
+
+		free(*slot);
+		*slot = strdup(arg);
+		drop_profiles(st);
+		return;
+	}
+	case OP_OUTFILE:
+	case OP_APPENDFILE:
+		if (set_output(st, arg, op == OP_APPENDFILE) < 0)
+			set_rc(st, 1);
+		return;
+	case OP_HELP:
+		separate(st);
+		usage(st->out);
+		return;
+	case OP_HEADER:
+		separate(st);
+		for (size_t i = 0; i < st->nexps; i++) {
+			if (st->o.mode != SONDE_PM_TEXT) {
+				print_header_data(st->out, st->exps[i], st->o.mode == SONDE_PM_JSON);
+				continue;
+			}
+			if (i)
+				fputc('\n', st->out);
+			print_header(st->out, st->exps[i]);
+		}
+		return;
+	case OP_DUMP:
+		if (st->o.mode != SONDE_PM_TEXT)
+			complain(NULL, "note: -dump prints text whatever the -printmode");
+		separate(st);
+		for (size_t k = 0; k < NDUMP; k++)
+			if (!strcmp(arg, dump_names[k]))
+				for (size_t i = 0; i < st->nexps; i++) {
+					if (i)
+						fputc('\n', st->out);
+					set_rc(st, print_dump(st->out, st->exps[i], (enum print_dump_kind)k));
+				}
+		return;
+	case OP_STATISTICS:
+		separate(st);
+		r = sonde_view_statistics(st->out, (const struct sonde_exp *const *)st->exps,
+					  st->nexps, &st->o, err, sizeof(err));
+		break;
+	case OP_METRIC_LIST:
+		p = profile(st);
+		separate(st);
+		r = sonde_view_metric_list(st->out, p ? p->model : NULL, &st->o, err, sizeof(err));
+		break;
+	case OP_FUNCTIONS:
+	case OP_OBJECTS:
+		if (st->o.compare != SONDE_CMP_OFF && st->nexps > 1) {
+			struct sonde_profile *cp = cprofiles(st);
+			const struct sonde_model **models;
+
+			if (!cp) {
+				set_rc(st, 2);
+				return;
+			}
+			models = calloc(st->nexps, sizeof(*models));
+			if (!models) {
+				complain(NULL, "out of memory");
+				set_rc(st, 1);
+				return;
+			}
+			for (size_t i = 0; i < st->nexps; i++)
+				models[i] = cp[i].model;
+			separate(st);
+			r = sonde_view_compare(st->out, models, st->names, st->nexps, op == OP_OBJECTS,
+					       &st->o, err, sizeof(err));
+			free(models);
+			break;
+		}
+		if (!(p = profile(st))) {
+			set_rc(st, 2);
+			return;
+		}
+		separate(st);
+		r = op == OP_FUNCTIONS ? sonde_view_functions(st->out, p->model, &st->o, err, sizeof(err))
+				       : sonde_view_objects(st->out, p->model, &st->o, err, sizeof(err));
+		break;
+	case OP_FSINGLE:
+	case OP_CSINGLE:
+	case OP_CALLERS_CALLEES:
+	case OP_CALLTREE:
+	case OP_THREADS: {
+		uint32_t func = UINT32_MAX;
+
+		if (st->o.compare != SONDE_CMP_OFF && st->nexps > 1)
+			complain(NULL, "note: -%s shows the experiments added together (-compare "
+				       "applies to -functions and -objects)",
+				 s->cmd->name);
+		if (!(p = profile(st))) {
+			set_rc(st, 2);
+			return;
+		}
+		if ((op == OP_FSINGLE || op == OP_CSINGLE) && find_function(st, p, arg, &func) < 0) {
+			set_rc(st, 2);
+			return;
+		}
+		separate(st);
+		if (op == OP_FSINGLE)
+			r = sonde_view_fsingle(st->out, p->model, &st->o, func, err, sizeof(err));
+		else if (op == OP_THREADS)
+			r = sonde_view_threads(st->out, p, &st->o, err, sizeof(err));
+		else if (op == OP_CALLTREE)
+			r = sonde_view_calltree(st->out, p->model, &st->o, err, sizeof(err));
+		else
+			r = sonde_view_callers_callees(st->out, p->model, &st->o, func, err, sizeof(err));
+		break;
+	}
+	case OP_QUIT:
+	case OP_SCRIPT:
+		return; /* handled while parsing */
+	}
+	if (r < 0) {
+		complain(s->where, "-%s: %s", s->cmd->name, err);
+		/* a metric this experiment lacks is the user's mistake */
+		set_rc(st, strstr(err, "not recorded") ? 2 : 1);
+	}
+}
+
+/* The interactive prompt: commands with or without their dash, one a
+ * line, run at once; errors are said and the session goes on. */
+static void interact(struct state *st)
+{
+	char *line = NULL;
+	size_t cap = 0;
+
+	st->interactive = true;
+	at_prompt = true;
+	printf("sonde print: %zu experiment%s; 'help' lists the commands, 'quit' ends.\n",
+	       st->nexps, st->nexps == 1 ? "" : "s");
+	for (;;) {
+		struct steps ss = { 0 };
+
+		printf("(sonde) ");
+		fflush(stdout);
+		if (getline(&line, &cap, stdin) < 0) {
+			printf("\n");
+			break;
+		}
+		int r = add_line(&ss, line, NULL, 0);
+
+		for (size_t i = 0; r >= 0 && i < ss.n; i++) {
+			st->printed = false;
+			run_step(st, &ss.v[i]);
+			fflush(st->out);
+		}
+		steps_free(&ss);
+		if (r == 1)
+			break;
+	}
+	free(line);
+	/* errors in a session are not the session's exit status */
+	st->rc = st->rc == 1 ? 1 : 0;
 }
 
 int cmd_print(int argc, char **argv)
 {
-	struct step *steps = calloc((size_t)argc + 1, sizeof(*steps));
-	const char **exps = calloc((size_t)argc + 1, sizeof(*exps));
-	size_t nsteps = 0, nexps = 0;
-	bool only_exps = false;
+	struct steps ss = { 0 };
+	struct state st;
+	const char **paths = calloc((size_t)argc + 1, sizeof(*paths));
+	size_t npaths = 0;
+	bool only_exps = false, quit = false;
 	int rc = 0;
 
-	if (!steps || !exps) {
+	memset(&st, 0, sizeof(st));
+	if (!paths) {
 		fprintf(stderr, "sonde print: out of memory\n");
-		free(steps);
-		free(exps);
 		return 1;
 	}
 	if (argc < 2) {
 		usage(stderr);
-		rc = 2;
-		goto out;
+		free(paths);
+		return 2;
 	}
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 
 		if (only_exps || a[0] != '-' || !a[1]) {
-			exps[nexps++] = a;
-		} else if (!strcmp(a, "--")) {
+			paths[npaths++] = a;
+			continue;
+		}
+		if (!strcmp(a, "--")) {
 			only_exps = true;
-		} else if (!strcmp(a, "-help") || !strcmp(a, "-h") || !strcmp(a, "--help")) {
+			continue;
+		}
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			usage(stdout);
 			goto out;
-		} else if (!strcmp(a, "-header")) {
-			steps[nsteps++].op = OP_HEADER;
-		} else if (!strcmp(a, "-dump")) {
-			size_t k;
+		}
+		if (quit) /* commands after -quit are not run */
+			continue;
+		const struct command *c = find_command(a + 1);
+		const char *arg = NULL;
 
+		if (c && c->arg) {
 			if (i + 1 >= argc) {
-				fprintf(stderr, "sonde print: -dump needs an argument (profile, stacks, "
-						"overview, objects)\n");
+				complain(NULL, "-%s needs an argument: %s", c->name, c->arg);
 				rc = 2;
 				goto out;
 			}
-			a = argv[++i];
-			for (k = 0; k < sizeof(dump_names) / sizeof(dump_names[0]); k++)
-				if (!strcmp(a, dump_names[k]))
-					break;
-			if (k == sizeof(dump_names) / sizeof(dump_names[0])) {
-				fprintf(stderr,
-					"sonde print: unknown -dump argument '%s' (profile, stacks, "
-					"overview, objects)\n",
-					a);
-				rc = 2;
-				goto out;
-			}
-			steps[nsteps].op = OP_DUMP;
-			steps[nsteps++].dump = (enum dump_kind)k;
-		} else {
-			fprintf(stderr, "sonde print: unknown command '%s' (try 'sonde print -help')\n",
-				a);
+			arg = argv[++i];
+		}
+		int r = add_step(&ss, a + 1, arg, NULL, 0);
+
+		if (r < 0) {
 			rc = 2;
 			goto out;
 		}
+		if (r == 1)
+			quit = true;
 	}
-	if (!nexps) {
-		fprintf(stderr, "sonde print: no experiment given (try 'sonde print -help')\n");
+	if (ss.n == 1 && ss.v[0].cmd->op == OP_HELP) {
+		usage(stdout);
+		goto out;
+	}
+	if (!npaths) {
+		complain(NULL, "no experiment given (try 'sonde print -help')");
 		rc = 2;
 		goto out;
 	}
-	if (!nsteps)
-		steps[nsteps++].op = OP_HEADER;
-	bool printed = false;
 
-	for (size_t i = 0; i < nexps; i++)
-		rc |= run_steps(exps[i], steps, nsteps, &printed);
+	/* Open the experiments; one that cannot be opened is reported and skipped. */
+	sonde_view_opts_init(&st.o);
+	st.out = stdout;
+	st.exps = calloc(npaths, sizeof(*st.exps));
+	st.names = calloc(npaths, sizeof(*st.names));
+	st.cprof = calloc(npaths, sizeof(*st.cprof));
+	st.reported = calloc(npaths, sizeof(*st.reported));
+	if (!st.exps || !st.names || !st.cprof || !st.reported) {
+		complain(NULL, "out of memory");
+		rc = 1;
+		goto out;
+	}
+	for (size_t i = 0; i < npaths; i++) {
+		char err[512];
+		struct sonde_exp *e = sonde_exp_open(paths[i], err, sizeof(err));
+
+		if (!e) {
+			complain(NULL, "%s", err);
+			set_rc(&st, 1);
+			continue;
+		}
+		st.exps[st.nexps] = e;
+		st.names[st.nexps++] = paths[i];
+	}
+	if (!st.nexps) {
+		rc = st.rc;
+		goto out;
+	}
+
+	if (!ss.n && !quit && isatty(STDIN_FILENO)) {
+		interact(&st);
+	} else {
+		if (!ss.n && !quit) {
+			char hdr[] = "header";
+
+			add_line(&ss, hdr, NULL, 0);
+		}
+		for (size_t i = 0; i < ss.n; i++)
+			run_step(&st, &ss.v[i]);
+	}
+	if (st.out != stdout) {
+		if (fclose(st.out)) {
+			complain(NULL, "error writing the output file: %s", strerror(errno));
+			set_rc(&st, 1);
+		}
+		st.out = stdout;
+	}
+
+	/* Damaged data: the views above cover only what could be read. */
+	bool header = false;
+
+	for (size_t i = 0; i < ss.n; i++)
+		header |= ss.v[i].cmd->op == OP_HEADER;
+	for (size_t e = 0; e < st.nexps; e++) {
+		size_t nerr = sonde_exp_nerrors(st.exps[e]), np;
+		const struct sonde_problem *p = sonde_exp_problems(st.exps[e], &np);
+
+		if (!nerr)
+			continue;
+		fflush(stdout);
+		for (size_t i = 0; !header && i < np; i++) /* -header lists them */
+			if (p[i].severity == SONDE_PROBLEM_ERROR)
+				fprintf(stderr, "sonde print: '%s': %s\n", st.names[e], p[i].msg);
+		fprintf(stderr,
+			"sonde print: '%s' is damaged (%zu read error%s); the output covers only the "
+			"data that could be read\n",
+			st.names[e], nerr, nerr == 1 ? "" : "s");
+		set_rc(&st, 1);
+	}
+	rc = st.rc;
 out:
-	free(steps);
-	free(exps);
+	drop_profiles(&st);
+	for (size_t i = 0; i < st.nexps; i++)
+		sonde_exp_close(st.exps[i]);
+	free(st.exps);
+	free(st.names);
+	free(st.cprof);
+	free(st.reported);
+	free(st.thread_select);
+	free(st.object_select);
+	steps_free(&ss);
+	free(paths);
 	return rc;
 }

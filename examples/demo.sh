@@ -1,5 +1,6 @@
 #!/bin/sh
-# make demo: profile examples/demo.c and show what was recorded.
+# make demo: profile examples/demo.c and show its function list and
+# callers-callees.
 set -e
 cd "$(dirname "$0")/.."
 SONDE=build/bin/sonde
@@ -8,10 +9,14 @@ rm -rf build/demo/demo.er
 echo "\$ sonde collect -p hi -o demo.er build/examples/demo"
 $SONDE collect -p hi -d build/demo -o demo.er build/examples/demo
 echo
-echo "\$ sonde print -header demo.er"
-$SONDE print -header build/demo/demo.er
+echo "\$ sonde print -limit 12 -functions demo.er"
+$SONDE print -limit 12 -functions build/demo/demo.er
 echo
-echo "\$ sonde print -dump profile demo.er   (first samples)"
-$SONDE print -dump profile build/demo/demo.er | head -n 30
+echo "\$ sonde print -csingle count_words demo.er"
+$SONDE print -csingle count_words build/demo/demo.er
 echo
-echo "The experiment is in build/demo/demo.er."
+echo "\$ sonde print -csingle sort_table demo.er"
+$SONDE print -csingle sort_table build/demo/demo.er
+echo
+echo "The experiment is in build/demo/demo.er; try also -callers-callees,"
+echo "-calltree, -objects, -threads and -header (see doc/sonde-print.md)."

@@ -1,0 +1,711 @@
+/*
+ * sonde print -header and -dump: the experiment summary and the raw
+ * packets of one experiment (see doc/sonde-print.md).
+ */
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "print.h"
+#include "view_table.h"
+
+/* Where the functions below write (set by print_header / print_dump). */
+static FILE *out;
+
+/* ---- formatting -------------------------------------------------------- */
+
+static const char *str(const char *s)
+{
+	return s && *s ? s : "?";
+}
+
+static double sec(uint64_t ns)
+{
+	return (double)ns / 1e9;
+}
+
+/* Seconds of t since the experiment start (negative before it). */
+static double since(const struct sonde_exp_info *in, uint64_t t)
+{
+	return t >= in->start_ns ? sec(t - in->start_ns) : -sec(in->start_ns - t);
+}
+
+static void fmt_bytes(char *buf, size_t len, uint64_t n)
+{
+	static const char *const unit[] = { "KiB", "MiB", "GiB", "TiB" };
+	double v = (double)n;
+	int u = -1;
+
+	if (n < 1024) {
+		snprintf(buf, len, "%" PRIu64 " B", n);
+		return;
+	}
+	while (v >= 1024 && u < 3) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, len, "%.1f %s", v, unit[u]);
+}
+
+/* ---- -header ------------------------------------------------------------ */
+
+static void print_notes(const char *notes)
+{
+	const char *p = notes;
+
+	fprintf(out, "Notes:\n");
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		int n = nl ? (int)(nl - p) : (int)strlen(p);
+
+		fprintf(out, "  %.*s\n", n, p);
+		p += n + (nl != NULL);
+	}
+}
+
+static void print_start(const struct sonde_exp_info *in)
+{
+	fprintf(out, "%-19s", "Start:");
+	if (!in->has_realtime) {
+		fprintf(out, "unknown\n");
+		return;
+	}
+	time_t t = (time_t)in->realtime_sec;
+	struct tm tm;
+	char date[64], zone[16];
+
+	if (!localtime_r(&t, &tm) || !strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S", &tm)) {
+		fprintf(out, "%" PRId64 ".%09u (seconds since the epoch)\n", in->realtime_sec,
+		       in->realtime_nsec);
+		return;
+	}
+	if (!strftime(zone, sizeof(zone), "%Z", &tm))
+		zone[0] = '\0';
+	fprintf(out, "%s.%03u %s\n", date, in->realtime_nsec / 1000000, zone);
+}
+
+static void print_exit(const struct sonde_exp_info *in)
+{
+	const struct sonde_event *ev = in->exit_event;
+
+	fprintf(out, "%-19s", "Exit:");
+	if (ev && ev->kind == SONDE_EV_EXIT)
+		fprintf(out, "exit status %d\n", ev->status);
+	else if (ev)
+		fprintf(out, "killed by signal %d (%s)\n", ev->signal, str(ev->signame));
+	else if (in->end_event)
+		fprintf(out, "unknown (no exit record; the collector shut down at %.3f s)\n",
+		       since(in, in->end_event->time_ns));
+	else
+		fprintf(out, "unknown (no exit record: the target may still run, or sonde collect was "
+		       "killed)\n");
+}
+
+static void print_events(const struct sonde_exp *exp, enum sonde_event_kind kind,
+			 const char *title)
+{
+	const struct sonde_exp_info *in = sonde_exp_info(exp);
+	size_t n, count = 0;
+	const struct sonde_event *ev = sonde_exp_events(exp, &n);
+
+	for (size_t i = 0; i < n; i++)
+		count += ev[i].kind == kind;
+	if (!count)
+		return;
+	fprintf(out, "\n%s (%zu):\n", title, count);
+	for (size_t i = 0; i < n; i++)
+		if (ev[i].kind == kind)
+			fprintf(out, "  %8.3f s  %s\n", since(in, ev[i].time_ns), str(ev[i].text));
+}
+
+static void print_threads(const struct sonde_exp *exp)
+{
+	size_t n;
+	const struct sonde_thread *t = sonde_exp_threads(exp, &n);
+	uint64_t samples = 0, rec = 0, real = 0;
+	bool all_real = n > 0;
+
+	fprintf(out, "\nThreads (%zu):\n", n);
+	if (!n)
+		return;
+	fprintf(out, "  %10s %10s %14s %12s %8s\n", "tid", "samples", "recorded CPU s", "real CPU s",
+	       "diff %");
+	for (size_t i = 0; i < n; i++) {
+		samples += t[i].samples;
+		rec += t[i].weight_ns;
+		fprintf(out, "  %10u %10" PRIu64 " %14.3f ", t[i].tid, t[i].samples, sec(t[i].weight_ns));
+		if (!t[i].has_cpu_ns) {
+			all_real = false;
+			fprintf(out, "%12s %8s\n", "-", "-");
+			continue;
+		}
+		real += t[i].cpu_ns;
+		if (t[i].cpu_ns)
+			fprintf(out, "%12.3f %+8.1f\n", sec(t[i].cpu_ns),
+			       100.0 * ((double)t[i].weight_ns - (double)t[i].cpu_ns) /
+				       (double)t[i].cpu_ns);
+		else
+			fprintf(out, "%12.3f %8s\n", 0.0, "-");
+	}
+	fprintf(out, "  %10s %10" PRIu64 " %14.3f ", "total", samples, sec(rec));
+	if (all_real && real)
+		fprintf(out, "%12.3f %+8.1f\n", sec(real),
+		       100.0 * ((double)rec - (double)real) / (double)real);
+	else
+		fprintf(out, "%12s %8s\n", all_real ? "0.000" : "-", "-");
+
+	/* Clock profiling must account for each thread's CPU time. */
+	for (size_t i = 0; i < n; i++) {
+		if (!t[i].has_cpu_ns || t[i].cpu_ns < 20000000)
+			continue;
+		double d = 100.0 * ((double)t[i].weight_ns - (double)t[i].cpu_ns) /
+			   (double)t[i].cpu_ns;
+
+		if (d > 5.0 || d < -5.0)
+			fprintf(out, "WARNING: thread %u: recorded CPU time %.3f s differs from its real "
+			       "CPU time %.3f s by %+.1f%%\n",
+			       t[i].tid, sec(t[i].weight_ns), sec(t[i].cpu_ns), d);
+	}
+}
+
+static void header(const struct sonde_exp *exp)
+{
+	const struct sonde_exp_info *in = sonde_exp_info(exp);
+	const struct sonde_exp_summary *s = sonde_exp_summary(exp);
+	char b1[32];
+
+	fprintf(out, "%-19s%s\n", "Experiment:", in->dir);
+	if (in->notes)
+		print_notes(in->notes);
+	fprintf(out, "%-19s%s (experiment format %u)\n", "Collector:", str(in->collector), in->format);
+	fprintf(out, "%-19s%s\n", "Target:", str(in->target.command));
+	fprintf(out, "%-19s%s\n", "Executable:", str(in->target.exe));
+	fprintf(out, "%-19s%s\n", "Directory:", str(in->target.cwd));
+	fprintf(out, "%-19spid %u, parent %u\n", "Process:", in->target.pid, in->target.ppid);
+	fprintf(out, "%-19s%s", "Host:", str(in->system.host));
+	const char *sys[] = { in->system.os, in->system.release, in->system.arch };
+
+	for (int i = 0, first = 1; i < 3; i++)
+		if (sys[i] && *sys[i]) {
+			fprintf(out, "%s%s", first ? ", " : " ", sys[i]);
+			first = 0;
+		}
+	if (in->system.cpus)
+		fprintf(out, ", %u CPUs", in->system.cpus);
+	if (in->system.memory_kb) {
+		fmt_bytes(b1, sizeof(b1), in->system.memory_kb * 1024);
+		fprintf(out, ", %s memory", b1);
+	}
+	fprintf(out, "\n");
+	fprintf(out, "%-19s", "Clock profiling:");
+	if (in->settings.clock_source || in->settings.clock_interval_ns)
+		fprintf(out, "%s, interval %.3f ms", str(in->settings.clock_source),
+		       (double)in->settings.clock_interval_ns / 1e6);
+	else
+		fprintf(out, "off");
+	if (in->settings.depth_limit)
+		fprintf(out, ", depth limit %u", in->settings.depth_limit);
+	fprintf(out, "\n");
+	if (in->settings.size_limit_mb || in->settings.duration_s > 0) {
+		fprintf(out, "%-19s", "Limits:");
+		if (in->settings.size_limit_mb)
+			fprintf(out, "size %" PRIu64 " MB", in->settings.size_limit_mb);
+		if (in->settings.duration_s > 0)
+			fprintf(out, "%sduration %g s", in->settings.size_limit_mb ? ", " : "",
+			       in->settings.duration_s);
+		fprintf(out, "\n");
+	}
+	print_start(in);
+	fprintf(out, "%-19s%.3f s (until the %s)\n", "Duration:", since(in, in->end_ns),
+	       !strcmp(in->end_source, "end") ? "collector's end" : in->end_source);
+	print_exit(in);
+	fprintf(out, "%-19s%" PRIu64 "\n", "Samples:", s->samples);
+	fprintf(out, "%-19s%.3f s\n", "Recorded CPU time:", sec(s->weight_ns));
+
+	size_t nf;
+	const struct sonde_exp_file *f = sonde_exp_files(exp, &nf);
+	uint64_t total = 0;
+	int first = 1;
+
+	fprintf(out, "%-19s", "Data sizes:");
+	for (size_t i = 0; i < nf; i++) {
+		if (!f[i].present)
+			continue;
+		fmt_bytes(b1, sizeof(b1), f[i].size);
+		fprintf(out, "%s%s %s", first ? "" : ", ", f[i].name, b1);
+		total += f[i].size;
+		first = 0;
+	}
+	fmt_bytes(b1, sizeof(b1), total);
+	fprintf(out, "%stotal %s\n", first ? "" : "; ", b1);
+
+	fprintf(out, "%-19s%zu distinct, %zu truncated, %zu incomplete", "Stacks:", s->stacks,
+	       s->stacks_truncated, s->stacks_incomplete);
+	if (s->samples)
+		fprintf(out, " (samples: %" PRIu64 " truncated, %" PRIu64 " incomplete, %" PRIu64
+		       " unknown)",
+		       s->samples_truncated, s->samples_incomplete, s->samples_unknown_stack);
+	fprintf(out, "\n");
+	if (in->end_event && in->end_event->handler_ns && in->end_event->samples)
+		fprintf(out, "%-19s%.3f s in the sampling handler, %.2f us per sample\n", "Collector cost:",
+		       (double)in->end_event->handler_ns * 1e-9,
+		       (double)in->end_event->handler_ns * 1e-3 / (double)in->end_event->samples);
+	if (in->end_event && in->end_event->stacks_lost)
+		fprintf(out, "%-19s%" PRIu64 " (and %" PRIu64 " stacks)\n", "Lost samples:",
+		       in->end_event->lost, in->end_event->stacks_lost);
+	else if (in->end_event)
+		fprintf(out, "%-19s%" PRIu64 "\n", "Lost samples:", in->end_event->lost);
+	else
+		fprintf(out, "%-19sunknown (the collector did not record its end)\n", "Lost samples:");
+	fprintf(out, "%-19s%s\n", "Log:",
+	       in->log_complete ? "complete"
+				: "incomplete (no </experiment>: the target or sonde collect ended "
+				  "abruptly)");
+	if (in->end_event && in->end_event->lost)
+		fprintf(out, "WARNING: %" PRIu64 " samples were lost (%.1f%% of all); metrics are low by "
+		       "about that much\n",
+		       in->end_event->lost,
+		       100.0 * (double)in->end_event->lost /
+			       (double)(s->samples + in->end_event->lost));
+	if (in->end_event && in->end_event->stacks_lost)
+		fprintf(out, "WARNING: %" PRIu64 " call stacks were lost; samples that use them show no "
+		       "stack\n",
+		       in->end_event->stacks_lost);
+
+	print_events(exp, SONDE_EV_WARNING, "Collector warnings");
+	print_events(exp, SONDE_EV_ERROR, "Collector errors");
+
+	size_t np;
+	const struct sonde_problem *p = sonde_exp_problems(exp, &np);
+
+	fprintf(out, "\nRead problems (%zu):%s\n", np, np ? "" : " none");
+	for (size_t i = 0; i < np; i++)
+		fprintf(out, "  %s: %s\n", p[i].severity == SONDE_PROBLEM_ERROR ? "error" : "warning",
+		       p[i].msg);
+
+	print_threads(exp);
+}
+
+/* ---- -dump -------------------------------------------------------------- */
+
+static void print_frames(const struct sonde_exp *exp, const struct sonde_stack *st, uint64_t time_ns)
+{
+	for (unsigned i = 0; i < st->depth; i++) {
+		uint64_t pc = st->pc[i] & ~SONDE_PC_EXACT;
+		const struct sonde_object *o = sonde_exp_find_object(exp, pc, time_ns);
+
+		if (o)
+			fprintf(out, "    #%u 0x%" PRIx64 "  %s+0x%" PRIx64 "\n", i, pc, o->name,
+			       pc - o->base);
+		else
+			fprintf(out, "    #%u 0x%" PRIx64 "  ?\n", i, pc);
+	}
+}
+
+static void print_stack_flags(uint16_t flags)
+{
+	if (flags & SONDE_STACK_TRUNCATED)
+		fprintf(out, "  [truncated]");
+	if (flags & SONDE_STACK_INCOMPLETE)
+		fprintf(out, "  [incomplete]");
+}
+
+static int cmp_sample(const void *a, const void *b)
+{
+	const struct sonde_sample *x = a, *y = b;
+
+	if (x->time_ns != y->time_ns)
+		return x->time_ns < y->time_ns ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->stack_id != y->stack_id)
+		return x->stack_id < y->stack_id ? -1 : 1;
+	if (x->weight_ns != y->weight_ns)
+		return x->weight_ns < y->weight_ns ? -1 : 1;
+	return (x->cpu > y->cpu) - (x->cpu < y->cpu);
+}
+
+static int dump_profile(const struct sonde_exp *exp)
+{
+	const struct sonde_exp_info *in = sonde_exp_info(exp);
+	const struct sonde_exp_summary *s = sonde_exp_summary(exp);
+	struct sonde_sample *v = malloc((s->samples ? s->samples : 1) * sizeof(*v));
+	struct sonde_sample_iter it;
+	size_t n = 0;
+
+	if (!v) {
+		fprintf(stderr, "sonde print: out of memory sorting %" PRIu64 " samples of '%s'\n",
+			s->samples, in->dir);
+		return 1;
+	}
+	sonde_sample_iter_init(&it, exp);
+	while (n < s->samples && sonde_sample_iter_next(&it, &v[n]))
+		n++;
+	qsort(v, n, sizeof(*v), cmp_sample);
+
+	fprintf(out, "# %zu profile samples of %s, by time; time in seconds since the start\n", n,
+	       in->dir);
+	for (size_t i = 0; i < n; i++) {
+		const struct sonde_stack *st = sonde_exp_stack(exp, v[i].stack_id);
+
+		fprintf(out, "sample %zu  time %.9f  tid %u  cpu ", i, since(in, v[i].time_ns), v[i].tid);
+		if (v[i].cpu == 0xffff)
+			fprintf(out, "-");
+		else
+			fprintf(out, "%u", v[i].cpu);
+		if (v[i].state != SONDE_STATE_CPU)
+			fprintf(out, "  state %u", v[i].state);
+		fprintf(out, "  weight %.3f ms  stack 0x%" PRIx64, (double)v[i].weight_ns / 1e6,
+		       v[i].stack_id);
+		if (!st) {
+			fprintf(out, "  [stack not found]\n");
+			continue;
+		}
+		print_stack_flags(st->flags);
+		fprintf(out, "\n");
+		print_frames(exp, st, v[i].time_ns);
+	}
+	free(v);
+	return 0;
+}
+
+static void dump_stacks(const struct sonde_exp *exp)
+{
+	size_t n;
+	const struct sonde_stack *st = sonde_exp_stacks(exp, &n);
+
+	fprintf(out, "# %zu distinct stacks of %s, leaf first\n", n, sonde_exp_info(exp)->dir);
+	for (size_t i = 0; i < n; i++) {
+		fprintf(out, "stack 0x%" PRIx64 "  depth %u", st[i].id, st[i].depth);
+		print_stack_flags(st[i].flags);
+		fprintf(out, "\n");
+		print_frames(exp, &st[i], SONDE_TIME_NEVER);
+	}
+}
+
+static void dump_overview(const struct sonde_exp *exp)
+{
+	static const char *const reasons[] = { "start", "end", "periodic" };
+	const struct sonde_exp_info *in = sonde_exp_info(exp);
+	size_t n;
+	const struct sonde_overview_packet *o = sonde_exp_overview(exp, &n);
+
+	fprintf(out, "# %zu overview samples of %s; times in seconds\n", n, in->dir);
+	fprintf(out, "%12s %-8s %10s %10s %10s %8s %9s %9s %9s %9s %10s\n", "time", "reason", "user",
+	       "system", "minflt", "majflt", "inblock", "oublock", "nvcsw", "nivcsw", "maxrss_kb");
+	for (size_t i = 0; i < n; i++) {
+		char r[16];
+
+		if (o[i].reason < sizeof(reasons) / sizeof(reasons[0]))
+			snprintf(r, sizeof(r), "%s", reasons[o[i].reason]);
+		else
+			snprintf(r, sizeof(r), "%u", o[i].reason);
+		fprintf(out, "%12.6f %-8s %10.3f %10.3f %10" PRIu64 " %8" PRIu64 " %9" PRIu64
+		       " %9" PRIu64 " %9" PRIu64 " %9" PRIu64 " %10" PRIu64 "\n",
+		       since(in, o[i].time_ns), r, sec(o[i].utime_ns), sec(o[i].stime_ns),
+		       o[i].minflt, o[i].majflt, o[i].inblock, o[i].oublock, o[i].nvcsw,
+		       o[i].nivcsw, o[i].maxrss_kb);
+	}
+}
+
+static void dump_objects(const struct sonde_exp *exp)
+{
+	const struct sonde_exp_info *in = sonde_exp_info(exp);
+	size_t n;
+	const struct sonde_object *o = sonde_exp_objects(exp, &n);
+
+	fprintf(out, "# %zu load objects of %s; times in seconds\n", n, in->dir);
+	for (size_t i = 0; i < n; i++) {
+		fprintf(out, "object %u  loaded %.6f", o[i].id, since(in, o[i].load_ns));
+		if (o[i].unload_ns != SONDE_TIME_NEVER)
+			fprintf(out, "  unloaded %.6f", since(in, o[i].unload_ns));
+		fprintf(out, "  base 0x%" PRIx64 "  range 0x%" PRIx64 "-0x%" PRIx64 "  buildid %s  %s\n",
+		       o[i].base, o[i].lo, o[i].hi, o[i].buildid ? o[i].buildid : "-", o[i].path);
+	}
+}
+
+
+void print_header(FILE *f, const struct sonde_exp *exp)
+{
+	out = f;
+	header(exp);
+}
+
+int print_dump(FILE *f, const struct sonde_exp *exp, enum print_dump_kind kind)
+{
+	out = f;
+	switch (kind) {
+	case DUMP_PROFILE:
+		return dump_profile(exp);
+	case DUMP_STACKS:
+		dump_stacks(exp);
+		break;
+	case DUMP_OVERVIEW:
+		dump_overview(exp);
+		break;
+	case DUMP_OBJECTS:
+		dump_objects(exp);
+		break;
+	}
+	return 0;
+}
+
+/* ---- -header in csv and json -------------------------------------------- */
+
+/*
+ * A small writer of nested keys and values: JSON objects and arrays, or
+ * CSV "key,value" lines whose keys are the dotted paths ("target.pid",
+ * "threads.0.tid").
+ */
+struct kv {
+	FILE *f;
+	bool json;
+	int depth;
+	bool first[16];
+	bool array[16];
+	unsigned index[16];
+	char path[16][64];
+};
+
+static void kv_key(struct kv *k, const char *key)
+{
+	if (k->json) {
+		if (!k->first[k->depth])
+			fputc(',', k->f);
+		k->first[k->depth] = false;
+		if (!k->array[k->depth]) {
+			vt_json_str(k->f, key);
+			fputc(':', k->f);
+		}
+		return;
+	}
+	char full[1200] = "";
+	size_t used = 0;
+
+	for (int d = 1; d <= k->depth && used < sizeof(full); d++)
+		if (k->path[d][0])
+			used += (size_t)snprintf(full + used, sizeof(full) - used, "%s.", k->path[d]);
+	if (k->array[k->depth])
+		snprintf(full + used, sizeof(full) - used, "%u", k->index[k->depth]++);
+	else
+		snprintf(full + used, sizeof(full) - used, "%s", key);
+	vt_csv_str(k->f, full);
+	fputc(',', k->f);
+}
+
+static void kv_open(struct kv *k, const char *key, bool array)
+{
+	char name[64];
+
+	if (k->array[k->depth])
+		snprintf(name, sizeof(name), "%u", k->index[k->depth]);
+	else
+		snprintf(name, sizeof(name), "%s", key ? key : "");
+	if (k->json) {
+		if (key || k->array[k->depth])
+			kv_key(k, key);
+		fputc(array ? '[' : '{', k->f);
+	} else if (k->array[k->depth]) {
+		k->index[k->depth]++;
+	}
+	if (k->depth + 1 >= 16)
+		return;
+	k->depth++;
+	k->first[k->depth] = true;
+	k->array[k->depth] = array;
+	k->index[k->depth] = 0;
+	snprintf(k->path[k->depth], sizeof(k->path[k->depth]), "%s", name);
+}
+
+static void kv_close(struct kv *k)
+{
+	if (k->json)
+		fputc(k->array[k->depth] ? ']' : '}', k->f);
+	if (k->depth > 0)
+		k->depth--;
+}
+
+static void kv_str(struct kv *k, const char *key, const char *v)
+{
+	kv_key(k, key);
+	if (k->json) {
+		if (v)
+			vt_json_str(k->f, v);
+		else
+			fputs("null", k->f);
+	} else if (v) {
+		vt_csv_str(k->f, v);
+	}
+	if (!k->json)
+		fputc('\n', k->f);
+}
+
+static void kv_u64(struct kv *k, const char *key, uint64_t v)
+{
+	kv_key(k, key);
+	fprintf(k->f, "%" PRIu64 "%s", v, k->json ? "" : "\n");
+}
+
+static void kv_i64(struct kv *k, const char *key, int64_t v)
+{
+	kv_key(k, key);
+	fprintf(k->f, "%" PRId64 "%s", v, k->json ? "" : "\n");
+}
+
+static void kv_bool(struct kv *k, const char *key, bool v)
+{
+	kv_key(k, key);
+	fprintf(k->f, "%s%s", v ? "true" : "false", k->json ? "" : "\n");
+}
+
+static void kv_null(struct kv *k, const char *key)
+{
+	kv_key(k, key);
+	fprintf(k->f, "%s", k->json ? "null" : "\n");
+}
+
+static void kv_events(struct kv *k, const struct sonde_exp *exp, enum sonde_event_kind kind,
+		      const char *key)
+{
+	const struct sonde_exp_info *in = sonde_exp_info(exp);
+	size_t n;
+	const struct sonde_event *ev = sonde_exp_events(exp, &n);
+
+	kv_open(k, key, true);
+	for (size_t i = 0; i < n; i++) {
+		if (ev[i].kind != kind)
+			continue;
+		kv_open(k, NULL, false);
+		kv_i64(k, "time_ns", ev[i].time_ns >= in->start_ns ? (int64_t)(ev[i].time_ns - in->start_ns)
+								   : -(int64_t)(in->start_ns - ev[i].time_ns));
+		kv_str(k, "text", ev[i].text);
+		kv_close(k);
+	}
+	kv_close(k);
+}
+
+void print_header_data(FILE *f, const struct sonde_exp *exp, bool json)
+{
+	const struct sonde_exp_info *in = sonde_exp_info(exp);
+	const struct sonde_exp_summary *s = sonde_exp_summary(exp);
+	struct kv k = { .f = f, .json = json };
+	size_t n;
+
+	if (!json)
+		fprintf(f, "key,value\n");
+	kv_open(&k, NULL, false);
+	kv_str(&k, "view", "header");
+	kv_str(&k, "experiment", in->dir);
+	kv_str(&k, "notes", in->notes);
+	kv_str(&k, "collector", in->collector);
+	kv_u64(&k, "format", in->format);
+	kv_open(&k, "target", false);
+	kv_str(&k, "command", in->target.command);
+	kv_str(&k, "exe", in->target.exe);
+	kv_str(&k, "cwd", in->target.cwd);
+	kv_u64(&k, "pid", in->target.pid);
+	kv_u64(&k, "ppid", in->target.ppid);
+	kv_close(&k);
+	kv_open(&k, "host", false);
+	kv_str(&k, "name", in->system.host);
+	kv_str(&k, "os", in->system.os);
+	kv_str(&k, "release", in->system.release);
+	kv_str(&k, "arch", in->system.arch);
+	kv_u64(&k, "cpus", in->system.cpus);
+	kv_u64(&k, "memory_kb", in->system.memory_kb);
+	kv_close(&k);
+	kv_open(&k, "settings", false);
+	kv_str(&k, "clock_source", in->settings.clock_source);
+	kv_u64(&k, "clock_interval_ns", in->settings.clock_interval_ns);
+	kv_u64(&k, "depth_limit", in->settings.depth_limit);
+	kv_u64(&k, "size_limit_mb", in->settings.size_limit_mb);
+	kv_u64(&k, "duration_limit_ms", (uint64_t)(in->settings.duration_s * 1000));
+	kv_close(&k);
+	if (in->has_realtime) {
+		kv_open(&k, "start", false);
+		kv_i64(&k, "realtime_sec", in->realtime_sec);
+		kv_u64(&k, "realtime_nsec", in->realtime_nsec);
+		kv_close(&k);
+	} else {
+		kv_null(&k, "start");
+	}
+	kv_u64(&k, "duration_ns", in->end_ns > in->start_ns ? in->end_ns - in->start_ns : 0);
+	kv_str(&k, "end_source", in->end_source);
+	if (in->exit_event && in->exit_event->kind == SONDE_EV_EXIT) {
+		kv_open(&k, "exit", false);
+		kv_i64(&k, "status", in->exit_event->status);
+		kv_close(&k);
+	} else if (in->exit_event) {
+		kv_open(&k, "exit", false);
+		kv_i64(&k, "signal", in->exit_event->signal);
+		kv_str(&k, "signame", in->exit_event->signame);
+		kv_close(&k);
+	} else {
+		kv_null(&k, "exit");
+	}
+	kv_u64(&k, "samples", s->samples);
+	kv_u64(&k, "recorded_cpu_ns", s->weight_ns);
+	const struct sonde_exp_file *fl = sonde_exp_files(exp, &n);
+
+	kv_open(&k, "files", true);
+	for (size_t i = 0; i < n; i++) {
+		if (!fl[i].present)
+			continue;
+		kv_open(&k, NULL, false);
+		kv_str(&k, "name", fl[i].name);
+		kv_u64(&k, "size", fl[i].size);
+		kv_close(&k);
+	}
+	kv_close(&k);
+	kv_open(&k, "stacks", false);
+	kv_u64(&k, "distinct", s->stacks);
+	kv_u64(&k, "truncated", s->stacks_truncated);
+	kv_u64(&k, "incomplete", s->stacks_incomplete);
+	kv_u64(&k, "samples_truncated", s->samples_truncated);
+	kv_u64(&k, "samples_incomplete", s->samples_incomplete);
+	kv_u64(&k, "samples_unknown", s->samples_unknown_stack);
+	kv_close(&k);
+	if (in->end_event) {
+		kv_u64(&k, "handler_ns", in->end_event->handler_ns);
+		kv_u64(&k, "lost_samples", in->end_event->lost);
+		kv_u64(&k, "lost_stacks", in->end_event->stacks_lost);
+	} else {
+		kv_null(&k, "handler_ns");
+		kv_null(&k, "lost_samples");
+		kv_null(&k, "lost_stacks");
+	}
+	kv_bool(&k, "log_complete", in->log_complete);
+	kv_events(&k, exp, SONDE_EV_WARNING, "warnings");
+	kv_events(&k, exp, SONDE_EV_ERROR, "errors");
+	const struct sonde_problem *p = sonde_exp_problems(exp, &n);
+
+	kv_open(&k, "problems", true);
+	for (size_t i = 0; i < n; i++) {
+		kv_open(&k, NULL, false);
+		kv_str(&k, "severity", p[i].severity == SONDE_PROBLEM_ERROR ? "error" : "warning");
+		kv_str(&k, "message", p[i].msg);
+		kv_close(&k);
+	}
+	kv_close(&k);
+	const struct sonde_thread *t = sonde_exp_threads(exp, &n);
+
+	kv_open(&k, "threads", true);
+	for (size_t i = 0; i < n; i++) {
+		kv_open(&k, NULL, false);
+		kv_u64(&k, "tid", t[i].tid);
+		kv_u64(&k, "samples", t[i].samples);
+		kv_u64(&k, "recorded_cpu_ns", t[i].weight_ns);
+		if (t[i].has_cpu_ns)
+			kv_u64(&k, "real_cpu_ns", t[i].cpu_ns);
+		else
+			kv_null(&k, "real_cpu_ns");
+		kv_close(&k);
+	}
+	kv_close(&k);
+	kv_close(&k);
+	if (json)
+		fputc('\n', f);
+}

@@ -1,0 +1,754 @@
+/*
+ * fuzz_reader: a fuzz target for the experiment reader (lib/experiment.c)
+ * and what sonde print does with what it reads: the metrics engine
+ * (lib/metrics.c) and every view (lib/view.c).
+ *
+ * An input is an experiment directory packed into one buffer: records of
+ *
+ *	u8 file (0 log.xml, 1 map.xml, 2 notes, 3 profile, 4 stacks,
+ *	         5 overview; taken modulo 6), u32 length (little-endian), bytes
+ *
+ * (a length past the end takes what is left).  The target writes the files
+ * into a scratch directory, opens it with sonde_exp_open(), walks every
+ * accessor and iterator, builds a model of the samples' stacks (frames
+ * named by address, so no symbol files are read) and runs each view in
+ * each print mode into /dev/null.
+ *
+ * Two ways to run it:
+ *
+ *   - libFuzzer: clang -fsanitize=fuzzer,address -DSONDE_LIBFUZZER ...
+ *     (LLVMFuzzerTestOneInput below; seeds from `fuzz_reader -pack`).
+ *   - standalone, no clang needed: fuzz_reader [-n ITER] [-seed N]
+ *     [-crashes DIR] [-t SEC] EXPERIMENT...  packs the experiments as
+ *     seeds, then mutates them (format-aware: packet size and type fields,
+ *     block headers, depths, truncation, splices, XML text) ITER times,
+ *     running the target on each.  A crash, sanitizer report or hang (-t,
+ *     default 10 s) saves the input under DIR (default .) as
+ *     crash-N.bin and exits non-zero; `fuzz_reader -run FILE` replays one,
+ *     `fuzz_reader -unpack FILE DIR` turns one back into a directory.
+ *     At the end it prints the executions and what the reader made of the
+ *     inputs (opened, refused, with read errors).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "experiment.h"
+#include "metrics.h"
+#include "view.h"
+
+#define NFILES 6
+static const char *const file_names[NFILES] = { "log.xml", "map.xml", "notes",
+						"profile", "stacks",  "overview" };
+
+static char scratch[256];
+static uint64_t n_open, n_refused, n_damaged, n_samples;
+
+static int ensure_scratch(void)
+{
+	if (scratch[0])
+		return 0;
+	const char *base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+
+	snprintf(scratch, sizeof(scratch), "%s/sonde-fuzz.%d", base, (int)getpid());
+	if (mkdir(scratch, 0700) < 0 && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+static void remove_scratch(void)
+{
+	char p[512];
+
+	if (!scratch[0])
+		return;
+	for (int i = 0; i < NFILES; i++) {
+		snprintf(p, sizeof(p), "%s/%s", scratch, file_names[i]);
+		unlink(p);
+	}
+	rmdir(scratch);
+}
+
+/* Writes the packed experiment into the scratch directory. */
+static int unpack(const uint8_t *data, size_t size, const char *dir)
+{
+	char p[512];
+	bool seen[NFILES] = { false };
+
+	for (int i = 0; i < NFILES; i++) {
+		snprintf(p, sizeof(p), "%s/%s", dir, file_names[i]);
+		unlink(p);
+	}
+	while (size >= 5) {
+		unsigned id = data[0] % NFILES;
+		uint32_t len = (uint32_t)data[1] | (uint32_t)data[2] << 8 | (uint32_t)data[3] << 16 |
+			       (uint32_t)data[4] << 24;
+
+		data += 5;
+		size -= 5;
+		if (len > size)
+			len = (uint32_t)size;
+		snprintf(p, sizeof(p), "%s/%s", dir, file_names[id]);
+		int fd = open(p, O_WRONLY | O_CREAT | (seen[id] ? O_APPEND : O_TRUNC), 0600);
+
+		if (fd < 0)
+			return -1;
+		seen[id] = true;
+		size_t off = 0;
+
+		while (off < len) {
+			ssize_t w = write(fd, data + off, len - off);
+
+			if (w <= 0) {
+				close(fd);
+				return -1;
+			}
+			off += (size_t)w;
+		}
+		close(fd);
+		data += len;
+		size -= len;
+	}
+	return 0;
+}
+
+/* ---- the target ------------------------------------------------------------- */
+
+static FILE *devnull;
+
+static void run_views(const struct sonde_model *m)
+{
+	struct sonde_view_opts o;
+	char err[256];
+
+	sonde_view_opts_init(&o);
+	for (int mode = SONDE_PM_TEXT; mode <= SONDE_PM_JSON; mode++) {
+		o.mode = (enum sonde_printmode)mode;
+		o.limit = mode == SONDE_PM_TEXT ? 0 : 50;
+		sonde_view_functions(devnull, m, &o, err, sizeof(err));
+		sonde_view_objects(devnull, m, &o, err, sizeof(err));
+		sonde_view_callers_callees(devnull, m, &o, UINT32_MAX, err, sizeof(err));
+		sonde_view_calltree(devnull, m, &o, err, sizeof(err));
+		if (sonde_model_nfuncs(m))
+			sonde_view_fsingle(devnull, m, &o, 0, err, sizeof(err));
+		sonde_view_metric_list(devnull, m, &o, err, sizeof(err));
+		const struct sonde_model *two[2] = { m, m };
+		const char *names[2] = { "a", "b" };
+
+		o.compare = SONDE_CMP_RATIO;
+		sonde_view_compare(devnull, two, names, 2, mode == SONDE_PM_CSV, &o, err, sizeof(err));
+		o.compare = SONDE_CMP_OFF;
+	}
+}
+
+/* A model of the samples: one function per distinct frame address
+ * (bucketed, so that recursion and shared callers occur). */
+static void model_of(const struct sonde_exp *exp)
+{
+	struct sonde_model *m = sonde_model_new(sonde_clock_metrics, SONDE_CLOCK_NMETRICS);
+	struct sonde_sample_iter it;
+	struct sonde_sample s;
+	uint32_t fr[SONDE_MAX_DEPTH_LIMIT + 1];
+	size_t budget = 20000; /* samples modelled per input, to keep runs short */
+
+	if (!m)
+		return;
+	sonde_sample_iter_init(&it, exp);
+	while (budget-- && sonde_sample_iter_next(&it, &s)) {
+		const struct sonde_stack *st = sonde_exp_stack(exp, s.stack_id);
+		int64_t v[2] = { (int64_t)s.weight_ns, 1 };
+		int d = 0;
+
+		if (!st || !st->depth)
+			continue;
+		for (unsigned i = 0; i < st->depth && i < SONDE_MAX_DEPTH_LIMIT; i++) {
+			uint64_t pc = st->pc[i] & ~SONDE_PC_EXACT;
+			const struct sonde_object *o = sonde_exp_find_object(exp, pc, s.time_ns);
+			char name[64];
+			uint32_t obj = sonde_model_object(m, o ? o->path : "<unknown>");
+
+			snprintf(name, sizeof(name), "f%" PRIx64, (pc >> 4) & 0x3f);
+			fr[d] = sonde_model_func(m, obj, (pc >> 4) & 0x3f, name, name, name, false);
+			if (fr[d] != UINT32_MAX)
+				d++;
+		}
+		if (d)
+			sonde_model_add(m, fr, d, v);
+	}
+	if (sonde_model_finish(m) == 0)
+		run_views(m);
+	sonde_model_free(m);
+}
+
+static void walk(const struct sonde_exp *exp)
+{
+	size_t n;
+	const struct sonde_exp_info *in = sonde_exp_info(exp);
+	volatile uint64_t sink = 0;
+
+	sink += in->start_ns + in->end_ns + (in->notes ? strlen(in->notes) : 0);
+	const struct sonde_event *ev = sonde_exp_events(exp, &n);
+
+	for (size_t i = 0; i < n; i++)
+		sink += ev[i].time_ns + (ev[i].text ? strlen(ev[i].text) : 0) + strlen(ev[i].kind_name);
+	sonde_exp_packet_descs(exp, &n);
+	sonde_exp_files(exp, &n);
+	const struct sonde_problem *p = sonde_exp_problems(exp, &n);
+
+	for (size_t i = 0; i < n; i++)
+		sink += strlen(p[i].msg);
+	const struct sonde_object *ob = sonde_exp_objects(exp, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		sink += strlen(ob[i].path) + strlen(ob[i].name);
+		sonde_exp_find_object(exp, ob[i].lo, ob[i].load_ns);
+		sonde_exp_find_object(exp, ob[i].hi - 1, SONDE_TIME_NEVER);
+	}
+	const struct sonde_stack *st = sonde_exp_stacks(exp, &n);
+
+	for (size_t i = 0; i < n; i++)
+		for (unsigned k = 0; k < st[i].depth; k++)
+			sink += st[i].pc[k];
+	sonde_exp_summary(exp);
+	sonde_exp_threads(exp, &n);
+	const struct sonde_overview_packet *ov = sonde_exp_overview(exp, &n);
+
+	for (size_t i = 0; i < n; i++)
+		sink += ov[i].utime_ns;
+	struct sonde_sample_iter it;
+	struct sonde_sample s;
+
+	sonde_sample_iter_init(&it, exp);
+	while (sonde_sample_iter_next(&it, &s)) {
+		sink += s.weight_ns;
+		n_samples++;
+	}
+	(void)sink;
+	if (sonde_exp_nerrors(exp))
+		n_damaged++;
+	const struct sonde_exp *one[1] = { exp };
+	struct sonde_view_opts o;
+	char err[256];
+
+	sonde_view_opts_init(&o);
+	sonde_view_statistics(devnull, one, 1, &o, err, sizeof(err));
+	model_of(exp);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char err[512];
+
+	if (!devnull)
+		devnull = fopen("/dev/null", "w");
+	if (ensure_scratch() < 0 || unpack(data, size, scratch) < 0)
+		return 0;
+	struct sonde_exp *exp = sonde_exp_open(scratch, err, sizeof(err));
+
+	if (!exp) {
+		n_refused++;
+		return 0;
+	}
+	n_open++;
+	walk(exp);
+	sonde_exp_close(exp);
+	return 0;
+}
+
+#ifndef SONDE_LIBFUZZER
+/* ---- the standalone driver ------------------------------------------------------ */
+
+struct input {
+	uint8_t *f[NFILES];
+	size_t len[NFILES];
+	bool present[NFILES];
+};
+
+static uint64_t rs;
+
+static uint64_t rnd(void)
+{
+	rs ^= rs << 13;
+	rs ^= rs >> 7;
+	rs ^= rs << 17;
+	return rs;
+}
+
+static size_t below(size_t n)
+{
+	return n ? (size_t)(rnd() % n) : 0;
+}
+
+static void input_free(struct input *in)
+{
+	for (int i = 0; i < NFILES; i++)
+		free(in->f[i]);
+	memset(in, 0, sizeof(*in));
+}
+
+static int input_load(struct input *in, const char *dir)
+{
+	char p[1024];
+
+	memset(in, 0, sizeof(*in));
+	for (int i = 0; i < NFILES; i++) {
+		snprintf(p, sizeof(p), "%s/%s", dir, file_names[i]);
+		FILE *f = fopen(p, "rb");
+
+		if (!f)
+			continue;
+		fseek(f, 0, SEEK_END);
+		long n = ftell(f);
+
+		fseek(f, 0, SEEK_SET);
+		in->f[i] = malloc(n > 0 ? (size_t)n : 1);
+		if (!in->f[i] || (n > 0 && fread(in->f[i], 1, (size_t)n, f) != (size_t)n)) {
+			fclose(f);
+			return -1;
+		}
+		in->len[i] = (size_t)n;
+		in->present[i] = true;
+		fclose(f);
+	}
+	return in->present[0] ? 0 : -1;
+}
+
+static void input_copy(struct input *d, const struct input *s)
+{
+	memset(d, 0, sizeof(*d));
+	for (int i = 0; i < NFILES; i++) {
+		d->present[i] = s->present[i];
+		d->len[i] = s->len[i];
+		d->f[i] = malloc(s->len[i] ? s->len[i] : 1);
+		if (d->f[i] && s->len[i])
+			memcpy(d->f[i], s->f[i], s->len[i]);
+	}
+}
+
+/* Packs an input; *size gets the length; NULL when out of memory. */
+static uint8_t *pack(const struct input *in, size_t *size)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < NFILES; i++)
+		if (in->present[i])
+			n += 5 + in->len[i];
+	uint8_t *b = malloc(n ? n : 1), *p = b;
+
+	if (!b)
+		return NULL;
+	for (int i = 0; i < NFILES; i++) {
+		if (!in->present[i])
+			continue;
+		uint32_t l = (uint32_t)in->len[i];
+
+		*p++ = (uint8_t)i;
+		memcpy(p, &l, 4);
+		p += 4;
+		memcpy(p, in->f[i], in->len[i]);
+		p += in->len[i];
+	}
+	*size = n;
+	return b;
+}
+
+static void set_len(struct input *in, int f, size_t len)
+{
+	if (len > in->len[f]) {
+		uint8_t *n = realloc(in->f[f], len);
+
+		if (!n)
+			return;
+		memset(n + in->len[f], 0, len - in->len[f]);
+		in->f[f] = n;
+	}
+	in->len[f] = len;
+}
+
+static const uint64_t interesting[] = { 0, 1, 2, 7, 8, 15, 16, 31, 32, 63, 64, 127, 128, 255, 256,
+					4095, 4096, 16383, 16384, 16385, 32767, 32768, 65535, 65536,
+					0x7fffffff, 0x80000000, 0xffffffff, UINT64_MAX,
+					0x7fffffffffffffffull, SONDE_PC_EXACT };
+
+/* An offset where a packet or block field is likely: the file header,
+ * block headers (every 16 KiB after it) and 8-byte packet boundaries. */
+static size_t field_offset(size_t len)
+{
+	if (!len)
+		return 0;
+	switch (below(4)) {
+	case 0: /* the file header */
+		return below(len < SONDE_FILE_HEADER_SIZE ? len : SONDE_FILE_HEADER_SIZE);
+	case 1: { /* a block header */
+		size_t nb = len > SONDE_FILE_HEADER_SIZE ? (len - SONDE_FILE_HEADER_SIZE) / SONDE_BLOCK_SIZE + 1 : 1;
+		size_t off = SONDE_FILE_HEADER_SIZE + below(nb) * SONDE_BLOCK_SIZE + below(32);
+
+		return off < len ? off : below(len);
+	}
+	default: /* a packet field: 8-aligned, plus 0, 2, 4 or 6 */
+		return (below(len) & ~(size_t)7) + 2 * below(4);
+	}
+}
+
+static void mutate_xml(struct input *in, int f)
+{
+	static const char *const tokens[] = { "<", ">", "\"", "=", "/>", "</experiment>", "<event ",
+					      "kind=\"end\"", "time_ns=\"", "18446744073709551615",
+					      "99999999999999999999999", "-1", "&amp;", "&#0;", "\n",
+					      "<object ", "path=\"/dev/null\"", "id=\"4294967295\"",
+					      "lo=\"0xffffffffffffffff\"", "<packet ", "size=\"0\"",
+					      "fields=\"type:0:u16 size:2:u16\"", "format=\"99\"", "" };
+	size_t len = in->len[f];
+	size_t at = below(len + 1);
+
+	switch (below(3)) {
+	case 0: { /* insert a token */
+		const char *t = tokens[below(sizeof(tokens) / sizeof(tokens[0]))];
+		size_t tl = strlen(t);
+
+		set_len(in, f, len + tl);
+		memmove(in->f[f] + at + tl, in->f[f] + at, len - at);
+		memcpy(in->f[f] + at, t, tl);
+		break;
+	}
+	case 1: /* delete a run */
+		if (len) {
+			size_t n = 1 + below(len - at < 64 ? len - at + 1 : 64);
+
+			if (at + n > len)
+				n = len - at;
+			memmove(in->f[f] + at, in->f[f] + at + n, len - at - n);
+			in->len[f] -= n;
+		}
+		break;
+	default: /* replace a digit or a byte */
+		if (len && at < len)
+			in->f[f][at] = (uint8_t)("0123456789x-\"<>\0"[below(16)]);
+		break;
+	}
+}
+
+static void mutate(struct input *in, const struct input *seeds, size_t nseeds)
+{
+	int f = (int)below(NFILES);
+	int rounds = 1 + (int)below(4);
+
+	for (int r = 0; r < rounds; r++) {
+		if (!in->present[f] && below(8)) {
+			f = (int)below(NFILES);
+			continue;
+		}
+		size_t len = in->len[f];
+
+		switch (below(14)) {
+		case 0: /* flip a bit */
+			if (len)
+				in->f[f][below(len)] ^= (uint8_t)(1u << below(8));
+			break;
+		case 1: /* a random byte */
+			if (len)
+				in->f[f][below(len)] = (uint8_t)rnd();
+		/* fall through */
+		case 2:
+		case 3: { /* an interesting value in a field */
+			if (!len)
+				break;
+			size_t off = field_offset(len);
+			int w = 1 << below(4); /* 1, 2, 4, 8 bytes */
+			uint64_t v = interesting[below(sizeof(interesting) / sizeof(interesting[0]))];
+
+			if (below(4) == 0)
+				v = v + (uint64_t)below(5) - 2; /* wraps around: fine */
+			if (off + (size_t)w > len)
+				break;
+			memcpy(in->f[f] + off, &v, (size_t)w);
+			break;
+		}
+		case 4: /* truncate */
+			set_len(in, f, below(len + 1));
+			break;
+		case 5: /* truncate at a block boundary or mid-packet */
+			if (len > SONDE_FILE_HEADER_SIZE)
+				set_len(in, f, SONDE_FILE_HEADER_SIZE +
+						       below((len - SONDE_FILE_HEADER_SIZE) / SONDE_BLOCK_SIZE + 1) *
+							       SONDE_BLOCK_SIZE +
+						       below(2) * below(64));
+			break;
+		case 6: /* zero a range */
+			if (len) {
+				size_t at = below(len), n = 1 + below(256);
+
+				memset(in->f[f] + at, 0, at + n > len ? len - at : n);
+			}
+			break;
+		case 7: { /* duplicate a chunk elsewhere (repeated packets, blocks) */
+			if (!len)
+				break;
+			size_t at = below(len), n = 1 + below(len - at < 4096 ? len - at : 4096);
+			size_t to = below(len);
+			uint8_t *tmp = malloc(n);
+
+			if (!tmp)
+				break;
+			memcpy(tmp, in->f[f] + at, n);
+			memcpy(in->f[f] + to, tmp, to + n > len ? len - to : n);
+			free(tmp);
+			break;
+		}
+		case 8: { /* grow with garbage or a copy of a block */
+			size_t add = below(2) ? SONDE_BLOCK_SIZE : 1 + below(512);
+
+			set_len(in, f, len + add);
+			if (len >= add && below(2))
+				memcpy(in->f[f] + len, in->f[f] + len - add, add);
+			else
+				for (size_t i = len; i < len + add; i++)
+					in->f[f][i] = (uint8_t)rnd();
+			break;
+		}
+		case 9: /* drop or restore a file */
+			in->present[f] = !in->present[f];
+			if (in->present[f] && !in->f[f]) {
+				in->f[f] = malloc(1);
+				in->len[f] = 0;
+			}
+			break;
+		case 10: { /* splice the same file from another seed */
+			const struct input *s = &seeds[below(nseeds)];
+
+			if (!s->present[f] || !s->len[f] || !len)
+				break;
+			size_t at = below(len), from = below(s->len[f]);
+			size_t n = s->len[f] - from < len - at ? s->len[f] - from : len - at;
+
+			memcpy(in->f[f] + at, s->f[f] + from, n);
+			break;
+		}
+		case 11:
+		case 12: /* XML surgery on log.xml / map.xml */
+			f = (int)below(2);
+			if (in->present[f])
+				mutate_xml(in, f);
+			break;
+		default: { /* a packet's type or size word at an 8-aligned offset */
+			if (len < SONDE_FILE_HEADER_SIZE + 40)
+				break;
+			size_t off = (SONDE_FILE_HEADER_SIZE + 32 + below(len - SONDE_FILE_HEADER_SIZE - 32)) & ~(size_t)7;
+			uint16_t v = (uint16_t)interesting[below(sizeof(interesting) / sizeof(interesting[0]))];
+
+			if (off + 4 <= len)
+				memcpy(in->f[f] + off + 2 * below(2), &v, 2);
+			break;
+		}
+		}
+	}
+}
+
+static const uint8_t *cur_data;
+static size_t cur_size;
+static const char *crash_dir = ".";
+static uint64_t cur_iter;
+
+static void save(const char *kind)
+{
+	char p[1024];
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/%s-%" PRIu64 ".bin", crash_dir, kind, cur_iter);
+	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd >= 0) {
+		ssize_t w = write(fd, cur_data, cur_size);
+
+		(void)w;
+		close(fd);
+	}
+	const char msg[] = "fuzz_reader: input saved as ";
+	ssize_t r = write(2, msg, sizeof(msg) - 1);
+
+	r += write(2, p, strlen(p));
+	r += write(2, "\n", 1);
+	(void)r;
+	remove_scratch();
+}
+
+static void on_crash(int sig)
+{
+	save(sig == SIGALRM ? "hang" : "crash");
+	signal(sig, SIG_DFL);
+	raise(sig == SIGALRM ? SIGABRT : sig);
+}
+
+/* Sanitizers call this before they abort. */
+void __sanitizer_set_death_callback(void (*cb)(void)) __attribute__((weak));
+static void on_death(void)
+{
+	save("crash");
+}
+
+static int read_file(const char *path, uint8_t **data, size_t *size)
+{
+	FILE *f = fopen(path, "rb");
+
+	if (!f)
+		return -1;
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+
+	fseek(f, 0, SEEK_SET);
+	*data = malloc(n > 0 ? (size_t)n : 1);
+	*size = n > 0 ? (size_t)n : 0;
+	if (!*data || (n > 0 && fread(*data, 1, (size_t)n, f) != (size_t)n)) {
+		fclose(f);
+		return -1;
+	}
+	fclose(f);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t iters = 10000, seed = (uint64_t)time(NULL);
+	unsigned timeout = 10;
+	struct input *seeds = calloc((size_t)argc, sizeof(*seeds));
+	size_t nseeds = 0;
+
+	if (!seeds)
+		return 1;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-n") && i + 1 < argc) {
+			iters = strtoull(argv[++i], NULL, 10);
+		} else if (!strcmp(argv[i], "-seed") && i + 1 < argc) {
+			seed = strtoull(argv[++i], NULL, 10);
+		} else if (!strcmp(argv[i], "-crashes") && i + 1 < argc) {
+			crash_dir = argv[++i];
+		} else if (!strcmp(argv[i], "-t") && i + 1 < argc) {
+			timeout = (unsigned)atoi(argv[++i]);
+		} else if (!strcmp(argv[i], "-run") && i + 1 < argc) {
+			uint8_t *d;
+			size_t n;
+
+			if (read_file(argv[++i], &d, &n) < 0) {
+				fprintf(stderr, "fuzz_reader: cannot read '%s'\n", argv[i]);
+				return 1;
+			}
+			LLVMFuzzerTestOneInput(d, n);
+			free(d);
+			free(seeds);
+			if (devnull)
+				fclose(devnull);
+			remove_scratch();
+			printf("ran '%s': %s\n", argv[i], n_open ? "opened" : "refused");
+			return 0;
+		} else if (!strcmp(argv[i], "-unpack") && i + 2 < argc) {
+			uint8_t *d;
+			size_t n;
+
+			if (read_file(argv[i + 1], &d, &n) < 0 ||
+			    (mkdir(argv[i + 2], 0700) < 0 && errno != EEXIST) ||
+			    unpack(d, n, argv[i + 2]) < 0) {
+				fprintf(stderr, "fuzz_reader: cannot unpack '%s'\n", argv[i + 1]);
+				return 1;
+			}
+			free(d);
+			free(seeds);
+			return 0;
+		} else if (!strcmp(argv[i], "-pack") && i + 2 < argc) {
+			struct input in;
+			size_t n = 0;
+			uint8_t *b = NULL;
+			FILE *f = NULL;
+			int bad = input_load(&in, argv[i + 1]) < 0 || !(b = pack(&in, &n)) ||
+				  !(f = fopen(argv[i + 2], "wb")) || fwrite(b, 1, n, f) != n;
+
+			if (f && fclose(f))
+				bad = 1;
+			input_free(&in);
+			free(b);
+			free(seeds);
+			if (bad) {
+				fprintf(stderr, "fuzz_reader: cannot pack '%s'\n", argv[i + 1]);
+				return 1;
+			}
+			return 0;
+		} else if (argv[i][0] == '-') {
+			fprintf(stderr, "usage: fuzz_reader [-n ITER] [-seed N] [-crashes DIR] [-t SEC] "
+					"EXPERIMENT...\n"
+					"       fuzz_reader -run FILE | -pack DIR FILE | -unpack FILE DIR\n");
+			return 2;
+		} else if (input_load(&seeds[nseeds], argv[i]) == 0) {
+			nseeds++;
+		} else {
+			fprintf(stderr, "fuzz_reader: '%s' is not an experiment\n", argv[i]);
+			return 2;
+		}
+	}
+	if (!nseeds) {
+		fprintf(stderr, "fuzz_reader: no seed experiments given\n");
+		return 2;
+	}
+	rs = seed * 0x9e3779b97f4a7c15ull + 1;
+	signal(SIGSEGV, on_crash);
+	signal(SIGBUS, on_crash);
+	signal(SIGFPE, on_crash);
+	signal(SIGILL, on_crash);
+	signal(SIGABRT, on_crash);
+	signal(SIGALRM, on_crash);
+	if (__sanitizer_set_death_callback)
+		__sanitizer_set_death_callback(on_death);
+
+	struct timespec t0, t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* every seed as it is first */
+	for (uint64_t it = 0; it < iters + nseeds; it++) {
+		struct input in;
+		size_t size;
+
+		input_copy(&in, &seeds[it < nseeds ? it : below(nseeds)]);
+		if (it >= nseeds)
+			mutate(&in, seeds, nseeds);
+		uint8_t *data = pack(&in, &size);
+
+		input_free(&in);
+		if (!data)
+			continue;
+		cur_data = data;
+		cur_size = size;
+		cur_iter = it;
+		alarm(timeout);
+		LLVMFuzzerTestOneInput(data, size);
+		alarm(0);
+		free(data);
+		if (it && it % 20000 == 0) {
+			clock_gettime(CLOCK_MONOTONIC, &t1);
+			fprintf(stderr, "fuzz_reader: %" PRIu64 " executions, %.0f/s\n", it,
+				(double)it / ((double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec)));
+		}
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+
+	printf("fuzz_reader: %" PRIu64 " executions in %.1f s (%.0f/s), seed %" PRIu64 ", %zu seed "
+	       "experiments\n",
+	       iters + nseeds, secs, (double)(iters + nseeds) / secs, seed, nseeds);
+	printf("fuzz_reader: %" PRIu64 " opened (%" PRIu64 " with read errors), %" PRIu64
+	       " refused, %" PRIu64 " samples read; no crash\n",
+	       n_open, n_damaged, n_refused, n_samples);
+	for (size_t i = 0; i < nseeds; i++)
+		input_free(&seeds[i]);
+	free(seeds);
+	if (devnull)
+		fclose(devnull);
+	remove_scratch();
+	return 0;
+}
+#endif

@@ -1,0 +1,62 @@
+#!/bin/sh
+# Fuzzes the experiment reader (tests/fuzz/fuzz_reader.c), built with
+# AddressSanitizer and UBSan (any error is fatal), on seed experiments:
+# the synthetic ones of test_views (worked example, recursion, ...), a
+# small multi-block one from bench/genexp, and a real one from sonde
+# collect.  Needs `make tests` first.
+#
+#   tests/fuzz/run.sh [ITERATIONS [SEED]]     (default 50000, time-based seed)
+#   FUZZ_LIBFUZZER=1 FUZZ_SECONDS=N tests/fuzz/run.sh
+#       also builds the libFuzzer target with clang and runs it N seconds
+#       (default 60) on the same seeds, when clang has -fsanitize=fuzzer.
+#
+# Crashes, sanitizer reports and hangs are saved in build/fuzz/crashes/;
+# replay one with build/fuzz/fuzz_reader -run FILE.
+cd "$(dirname "$0")/../.." || exit 1
+B=$(pwd)/build
+OUT=$B/fuzz
+N=${1:-50000}
+SEED=${2:-$(date +%s)}
+CC=${CC:-cc}
+SRC="tests/fuzz/fuzz_reader.c lib/experiment.c lib/xmlline.c lib/metrics.c lib/view.c lib/view_spec.c lib/view_table.c"
+mkdir -p "$OUT/seeds" "$OUT/crashes"
+
+# shellcheck disable=SC2086
+$CC -std=gnu11 -O1 -g -Wall -Wextra -Wno-unused-parameter -fsanitize=address,undefined \
+	-fno-sanitize-recover=all -fno-omit-frame-pointer -Iinclude -Ilib $SRC -o "$OUT/fuzz_reader" -lm || exit 1
+
+if [ ! -d "$OUT/seeds/worked.er" ]; then
+	"$B/tests/test_views" --write "$OUT/seeds" || exit 1
+fi
+if [ ! -d "$OUT/seeds/multi.er" ]; then
+	$CC -std=gnu11 -O2 -Ilib -Iinclude -o "$OUT/genexp" bench/genexp.c "$B/libsonde.a" -lm &&
+		"$OUT/genexp" "$OUT/seeds/multi.er" 3000 40 20 3 || exit 1
+fi
+if [ ! -d "$OUT/seeds/burn.er" ]; then
+	"$B/bin/sonde" collect -p hi -o burn.er -d "$OUT/seeds" "$B/fixtures/burn" 2 0.3 >/dev/null 2>&1 ||
+		echo "fuzz: no collected seed (sonde collect failed)"
+fi
+
+echo "== fuzz_reader (ASan + UBSan): $N iterations, seed $SEED"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	"$OUT/fuzz_reader" -n "$N" -seed "$SEED" -crashes "$OUT/crashes" "$OUT"/seeds/*.er
+rc=$?
+
+if [ -n "${FUZZ_LIBFUZZER:-}" ]; then
+	if echo 'int LLVMFuzzerTestOneInput(const char *d, long n) { return 0; }' >"$OUT/probe.c" &&
+		clang -fsanitize=fuzzer "$OUT/probe.c" -o "$OUT/probe" 2>/dev/null; then
+		# shellcheck disable=SC2086
+		clang -std=gnu11 -O1 -g -fsanitize=fuzzer,address,undefined -DSONDE_LIBFUZZER -Iinclude -Ilib \
+			$SRC -o "$OUT/fuzz_reader_lf" -lm || exit 1
+		mkdir -p "$OUT/corpus"
+		for e in "$OUT"/seeds/*.er; do
+			"$OUT/fuzz_reader" -pack "$e" "$OUT/corpus/$(basename "$e").bin"
+		done
+		echo "== libFuzzer: ${FUZZ_SECONDS:-60} s"
+		"$OUT/fuzz_reader_lf" -max_total_time="${FUZZ_SECONDS:-60}" -max_len=200000 \
+			-artifact_prefix="$OUT/crashes/" "$OUT/corpus" 2>&1 | tail -n 5
+	else
+		echo "== libFuzzer: clang with -fsanitize=fuzzer is not available"
+	fi
+fi
+exit $rc
