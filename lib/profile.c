@@ -15,87 +15,25 @@
 
 #define COLLECTOR_OBJECT "libsonde_collector.so"
 
-/* u64 -> u32 open-addressing map (key 0 is stored in a side slot). */
-struct map64 {
-	uint64_t *keys;
-	uint32_t *vals;
-	size_t cap, n;
-	bool has0;
-	uint32_t val0;
-};
+#include "u64map.h"
 
-static uint64_t mix(uint64_t k)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdull;
-	k ^= k >> 33;
-	return k;
-}
+/* A u64map whose values may be any uint32_t but UINT32_MAX - 1 (stored
+ * in its place: u64map keeps index-sized values). */
+#define SKIP_STORED (UINT32_MAX - 1)
 
-static bool map_get(const struct map64 *m, uint64_t k, uint32_t *v)
+static bool map_get(const struct u64map *m, uint64_t k, uint32_t *v)
 {
-	if (!k) {
-		*v = m->val0;
-		return m->has0;
-	}
-	if (!m->cap)
+	long i = u64map_get(m, k);
+	if (i < 0)
 		return false;
-	for (size_t i = mix(k) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		if (!m->keys[i])
-			return false;
-		if (m->keys[i] == k) {
-			*v = m->vals[i];
-			return true;
-		}
-	}
+	*v = (uint32_t)i == SKIP_STORED ? UINT32_MAX : (uint32_t)i;
+	return true;
 }
 
-static int map_put(struct map64 *m, uint64_t k, uint32_t v)
+/* k must be absent. */
+static int map_put(struct u64map *m, uint64_t k, uint32_t v)
 {
-	if (!k) {
-		m->has0 = true;
-		m->val0 = v;
-		return 0;
-	}
-	if ((m->n + 1) * 2 > m->cap) {
-		size_t nc = m->cap ? m->cap * 2 : 1024;
-		uint64_t *nk = calloc(nc, sizeof *nk);
-		uint32_t *nv = malloc(nc * sizeof *nv);
-		if (!nk || !nv) {
-			free(nk);
-			free(nv);
-			return -1;
-		}
-		for (size_t i = 0; i < m->cap; i++) {
-			if (!m->keys[i])
-				continue;
-			size_t j = mix(m->keys[i]) & (nc - 1);
-			while (nk[j])
-				j = (j + 1) & (nc - 1);
-			nk[j] = m->keys[i];
-			nv[j] = m->vals[i];
-		}
-		free(m->keys);
-		free(m->vals);
-		m->keys = nk;
-		m->vals = nv;
-		m->cap = nc;
-	}
-	size_t i = mix(k) & (m->cap - 1);
-	while (m->keys[i] && m->keys[i] != k)
-		i = (i + 1) & (m->cap - 1);
-	if (!m->keys[i])
-		m->n++;
-	m->keys[i] = k;
-	m->vals[i] = v;
-	return 0;
-}
-
-static void map_free(struct map64 *m)
-{
-	free(m->keys);
-	free(m->vals);
-	memset(m, 0, sizeof *m);
+	return u64map_put(m, k, v == UINT32_MAX ? SKIP_STORED : v);
 }
 
 int sonde_parse_list(const char *spec, bool *sel, size_t max, char *err, size_t errlen)
@@ -152,7 +90,7 @@ struct builder {
 	struct sonde_syms *syms;
 	char **objsel;
 	size_t nobjsel;
-	struct map64 pcfunc;	/* pc (with EXACT bit) -> model function, or UINT32_MAX: skip */
+	struct u64map pcfunc;	/* pc (with EXACT bit) -> model function, or UINT32_MAX: skip */
 	uint32_t *frames;
 	size_t capframes;
 };
@@ -268,7 +206,7 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 	struct builder b = { .p = p };
 	int selcap = 0;
 	bool *tsel = NULL;
-	struct map64 stacks = { 0 };
+	struct u64map stacks = { 0 };
 	p->model = b.m = sonde_model_new(sonde_clock_metrics, SONDE_CLOCK_NMETRICS);
 	p->syms = calloc(nexps ? nexps : 1, sizeof *p->syms);
 	if (!b.m || !p->syms)
@@ -303,7 +241,7 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 		p->threads = npt;
 		if (sonde_parse_list(o ? o->thread_select : NULL, tsel, nt, err, errlen) < 0)
 			goto fail;
-		struct map64 tidnum = { 0 }; /* tid -> index into p->threads */
+		struct u64map tidnum = { 0 }; /* tid -> index into p->threads */
 		for (size_t i = 0; i < nt; i++) {
 			struct sonde_pthread *pt = &p->threads[p->nthreads];
 			memset(pt, 0, sizeof *pt);
@@ -312,18 +250,18 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 			pt->tid = th[i].tid;
 			pt->selected = tsel[i + 1];
 			if (map_put(&tidnum, th[i].tid, (uint32_t)p->nthreads) < 0) {
-				map_free(&tidnum);
+				u64map_release(&tidnum);
 				goto oom;
 			}
 			p->nthreads++;
 		}
 		b.syms = p->syms[e] = sonde_syms_open(exp);
 		if (!b.syms) {
-			map_free(&tidnum);
+			u64map_release(&tidnum);
 			goto oom;
 		}
-		map_free(&b.pcfunc);
-		map_free(&stacks);
+		u64map_release(&b.pcfunc);
+		u64map_release(&stacks);
 		uint64_t t0 = sonde_exp_info(exp)->start_ns;
 		struct sonde_sample_iter it;
 		struct sonde_sample s;
@@ -333,7 +271,7 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 		while (sonde_sample_iter_next(&it, &s)) {
 			if (s.tid != last_tid) {
 				if (!map_get(&tidnum, s.tid, &last_thread)) {
-					map_free(&tidnum);
+					u64map_release(&tidnum);
 					goto oom; /* every sampled tid is a thread */
 				}
 				last_tid = s.tid;
@@ -351,7 +289,7 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 				if (!map_get(&stacks, s.stack_id, &last_stack)) {
 					last_stack = build_stack(&b, exp, s.stack_id, s.time_ns);
 					if (last_stack == UINT32_MAX || map_put(&stacks, s.stack_id, last_stack) < 0) {
-						map_free(&tidnum);
+						u64map_release(&tidnum);
 						goto oom;
 					}
 				}
@@ -360,12 +298,12 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 			sonde_model_add_to(b.m, last_stack, v);
 			p->samples_used++;
 		}
-		map_free(&tidnum);
+		u64map_release(&tidnum);
 	}
 	if (sonde_model_finish(b.m) < 0)
 		goto oom;
-	map_free(&b.pcfunc);
-	map_free(&stacks);
+	u64map_release(&b.pcfunc);
+	u64map_release(&stacks);
 	free(b.frames);
 	free(tsel);
 	free_objsel(b.objsel, selcap);
@@ -373,8 +311,8 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 oom:
 	snprintf(err, errlen, "out of memory");
 fail:
-	map_free(&b.pcfunc);
-	map_free(&stacks);
+	u64map_release(&b.pcfunc);
+	u64map_release(&stacks);
 	free(b.frames);
 	free(tsel);
 	free_objsel(b.objsel, selcap);
