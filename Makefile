@@ -81,7 +81,7 @@ $(B)/tests/tools/%: tests/tools/%.c $(LIBSONDE)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASEFLAGS) $(CFLAGS) $(SANFLAGS) -Ilib $< $(LIBSONDE) -o $@ -lm
 
-$(B)/tests/%: tests/unit/%.c $(LIBSONDE)
+$(B)/tests/%: tests/unit/%.c tests/unit/check.h $(LIBSONDE)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASEFLAGS) $(CFLAGS) $(SANFLAGS) -Ilib -Icmd $< $(LIBSONDE) -o $@ -lm -ldw -lelf -lz -lstdc++
 

@@ -24,38 +24,12 @@
 #include <ftw.h>
 #include <sys/stat.h>
 
+#include "check.h"
 #include "agg.h"
 #include "dlang.h"
 #include "expwriter.h"
 
-static int npass, nfail;
-static const char *group = "";
 
-static void check(int ok, const char *what, int line)
-{
-	if (ok) {
-		npass++;
-		return;
-	}
-	nfail++;
-	printf("not ok - %s: line %d: %s\n", group, line, what);
-}
-
-#define CHECK(c) check(!!(c), #c, __LINE__)
-#define CHECK_I(a, b)                                                                            \
-	do {                                                                                     \
-		int64_t a_ = (int64_t)(a), b_ = (int64_t)(b);                                    \
-		char m_[256];                                                                    \
-		snprintf(m_, sizeof(m_), "%s == %s (%" PRId64 " != %" PRId64 ")", #a, #b, a_, b_); \
-		check(a_ == b_, m_, __LINE__);                                                   \
-	} while (0)
-#define CHECK_U(a, b)                                                                            \
-	do {                                                                                     \
-		uint64_t a_ = (uint64_t)(a), b_ = (uint64_t)(b);                                  \
-		char m_[256];                                                                    \
-		snprintf(m_, sizeof(m_), "%s == %s (0x%" PRIx64 " != 0x%" PRIx64 ")", #a, #b, a_, b_); \
-		check(a_ == b_, m_, __LINE__);                                                   \
-	} while (0)
 
 /* Exact text comparison; on failure shows the first differing line. */
 static void check_text(const char *got, const char *want, const char *what, int line)

@@ -26,40 +26,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "experiment.h"
 #include "expwriter.h"
 #include "symbols.h"
 
-static int npass, nfail;
 static char tmpdir[] = "/tmp/sonde-test-symbols.XXXXXX";
 static char root[4096]; /* the repository */
-static const char *group = "";
 
-static void check(int ok, const char *what, int line)
-{
-	if (ok) {
-		npass++;
-		return;
-	}
-	nfail++;
-	printf("not ok - %s: line %d: %s\n", group, line, what);
-}
-
-#define CHECK(c) check(!!(c), #c, __LINE__)
-#define CHECK_U(a, b)                                                                             \
-	do {                                                                                      \
-		uint64_t a_ = (uint64_t)(a), b_ = (uint64_t)(b);                                   \
-		char m_[256];                                                                     \
-		snprintf(m_, sizeof(m_), "%s == %s (0x%" PRIx64 " != 0x%" PRIx64 ")", #a, #b, a_, b_); \
-		check(a_ == b_, m_, __LINE__);                                                    \
-	} while (0)
-#define CHECK_S(a, b)                                                                             \
-	do {                                                                                      \
-		const char *a_ = (a), *b_ = (b);                                                  \
-		char m_[2600];                                                                    \
-		snprintf(m_, sizeof(m_), "%s == \"%s\" (got \"%s\")", #a, b_, a_ ? a_ : "(null)");  \
-		check(a_ && !strcmp(a_, b_), m_, __LINE__);                                       \
-	} while (0)
 
 #define EXACT SONDE_PC_EXACT
 #define T0 1000000000ull

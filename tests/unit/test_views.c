@@ -34,6 +34,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "expwriter.h"
 #include "metrics.h"
 #include "profile.h"
@@ -41,28 +42,8 @@
 
 int main(int argc, char **argv);
 
-static int npass, nfail;
-static const char *group = "";
 static bool show;
 
-static void check(int ok, const char *what, int line)
-{
-	if (ok) {
-		npass++;
-		return;
-	}
-	nfail++;
-	printf("not ok - %s: line %d: %s\n", group, line, what);
-}
-
-#define CHECK(c) check(!!(c), #c, __LINE__)
-#define CHECK_I(a, b)                                                                            \
-	do {                                                                                     \
-		int64_t a_ = (int64_t)(a), b_ = (int64_t)(b);                                     \
-		char m_[256];                                                                    \
-		snprintf(m_, sizeof(m_), "%s == %s (%" PRId64 " != %" PRId64 ")", #a, #b, a_, b_); \
-		check(a_ == b_, m_, __LINE__);                                                   \
-	} while (0)
 
 /* Checks that text equals want; on failure shows both. */
 #define CHECK_TEXT(got, want) check_text(got, want, __LINE__)
