@@ -93,7 +93,7 @@ static int perf_arm(struct thread_slot *s, pid_t tid)
 	if (fd >= FD_BITS || fcntl(fd, F_SETOWN_EX, &own) < 0 || fcntl(fd, F_SETSIG, g_sig) < 0 ||
 	    fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) < 0) {
 		int e = errno ? errno : EBADF;
-		close(fd);
+		fd_release(fd);
 		return -e;
 	}
 	atomic_fetch_or(&g_our_fds[fd / 8], (uint8_t)(1u << (fd % 8)));
@@ -107,7 +107,7 @@ static void perf_disarm(struct thread_slot *s)
 		return;
 	ioctl(s->fd, PERF_EVENT_IOC_DISABLE, 0);
 	atomic_fetch_and(&g_our_fds[s->fd / 8], (uint8_t) ~(1u << (s->fd % 8)));
-	close(s->fd);
+	fd_release(s->fd);
 	s->fd = -1;
 }
 
@@ -451,7 +451,7 @@ void clock_fork_child(void)
 	 * POSIX timers are not inherited; just drop everything. */
 	for (int i = 0; i < MAX_THREADS; i++) {
 		if (g_slots[i].fd >= 0 && atomic_load(&g_slots[i].tid))
-			close(g_slots[i].fd);
+			fd_release(g_slots[i].fd);
 		atomic_store(&g_slots[i].tid, 0);
 	}
 	memset((void *)g_our_fds, 0, sizeof g_our_fds);

@@ -66,8 +66,11 @@ void log_line(const char *line, size_t len);
 void log_event_text(const char *kind, const char *text);
 void log_close(void);
 int log_fd(void);
-/* Move a descriptor to a high number, close-on-exec; returns the new one. */
+/* Move a descriptor to a high number, close-on-exec, protected from the
+ * target's close(); returns the new one.  fd_release() closes it. */
 int fd_park(int fd);
+void fd_release(int fd);
+int fd_is_protected(int fd);
 
 /* ---- dfile.c: block-structured memory-mapped data files ---- */
 

@@ -77,7 +77,7 @@ struct dfile *dfile_create(const char *expdir, const char *name, uint32_t kind)
 	return df;
 fail:
 	free(df);
-	close(fd);
+	fd_release(fd);
 	unlink(path); /* leave no file without a header behind */
 	return NULL;
 }
@@ -99,6 +99,6 @@ void dfile_forget(struct dfile *df)
 		return;
 	atomic_store(&df->dead, 1);
 	munmap(df->base, df->reserve);
-	close(df->fd);
+	fd_release(df->fd);
 	memset(t_blocks, 0, sizeof t_blocks);
 }

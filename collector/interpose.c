@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -53,6 +54,9 @@ REAL(setitimer, int, (__itimer_which_t, const struct itimerval *, struct itimerv
 REAL(dlopen, void *, (const char *, int))
 REAL(dlmopen, void *, (Lmid_t, const char *, int))
 REAL(dlclose, int, (void *))
+REAL(close, int, (int))
+REAL(close_range, int, (unsigned, unsigned, int))
+REAL(closefrom, void, (int))
 REAL(_exit, void, (int))
 REAL(_Exit, void, (int))
 
@@ -82,6 +86,9 @@ void interpose_init(void)
 	resolve_dlclose();
 	resolve__exit();
 	resolve__Exit();
+	resolve_close();
+	resolve_close_range();
+	resolve_closefrom();
 	pthread_atfork(NULL, NULL, child_after_fork);
 }
 
@@ -243,6 +250,63 @@ EXPORT int dlclose(void *h)
 	maps_update();
 	clock_pause_unwinding(0);
 	return rc;
+}
+
+/* ---- descriptors ---- */
+
+/* Programs that close every descriptor (daemons, sandboxes) must not close
+ * the collector's: the close is refused as a success, once noted in
+ * log.xml.  Async-signal-safe, like close itself (the real functions are
+ * resolved at start-up; before that the system call is used). */
+static _Atomic int g_noted_close;
+
+EXPORT int close(int fd)
+{
+	if (fd_is_protected(fd)) {
+		if (!atomic_exchange(&g_noted_close, 1))
+			log_event_text("info", "target closed a descriptor of the collector; it was kept open");
+		return 0;
+	}
+	return real_close ? real_close(fd) : (int)syscall(SYS_close, fd);
+}
+
+/* Close [first, last] around the protected descriptors. */
+static int close_range_around(unsigned first, unsigned last, int flags)
+{
+	int rc = 0;
+	unsigned lo = first;
+	for (unsigned fd = first; fd <= last && fd < 65536; fd++) {
+		if (!fd_is_protected((int)fd))
+			continue;
+		if (!atomic_exchange(&g_noted_close, 1))
+			log_event_text("info", "target closed a descriptor of the collector; it was kept open");
+		if (fd > lo && (int)syscall(SYS_close_range, lo, fd - 1, flags) < 0)
+			rc = -1;
+		lo = fd + 1;
+	}
+	if (lo <= last && lo >= first && (int)syscall(SYS_close_range, lo, last, flags) < 0)
+		rc = -1;
+	return rc;
+}
+
+EXPORT int close_range(unsigned first, unsigned last, int flags)
+{
+	if (first > last)
+		return real_close_range ? real_close_range(first, last, flags)
+					: (int)syscall(SYS_close_range, first, last, flags);
+	return close_range_around(first, last, flags);
+}
+
+EXPORT void closefrom(int lowfd)
+{
+	if (lowfd < 0)
+		lowfd = 0;
+	if (close_range_around((unsigned)lowfd, ~0u, 0) < 0) {
+		/* close_range is missing: close one by one, as glibc would. */
+		for (int fd = lowfd; fd < 65536; fd++)
+			if (!fd_is_protected(fd))
+				syscall(SYS_close, fd);
+	}
 }
 
 /* ---- exit paths that skip destructors ---- */

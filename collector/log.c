@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "collector.h"
@@ -19,8 +20,19 @@ int log_fd(void)
 	return g_log_fd;
 }
 
+#define FD_MAX_PROTECTED 65536
+static _Atomic uint8_t g_protected[FD_MAX_PROTECTED / 8];
+
+/* Async-signal-safe. */
+int fd_is_protected(int fd)
+{
+	return fd >= 0 && fd < FD_MAX_PROTECTED &&
+	       (atomic_load_explicit(&g_protected[fd / 8], memory_order_relaxed) & (1u << (fd % 8)));
+}
+
 /* Move a descriptor out of the range programs use for themselves (some
- * dup2() onto 3..9 without looking), close-on-exec. */
+ * dup2() onto 3..9 without looking), close-on-exec, and protect it from
+ * the target's close()/closefrom() (daemons close every descriptor). */
 int fd_park(int fd)
 {
 	if (fd < 0)
@@ -29,9 +41,22 @@ int fd_park(int fd)
 	if (nfd < 0)
 		nfd = fcntl(fd, F_DUPFD_CLOEXEC, 100);
 	if (nfd < 0)
-		return fd;
-	close(fd);
+		nfd = fd;
+	else
+		close(fd);
+	if (nfd < FD_MAX_PROTECTED)
+		atomic_fetch_or(&g_protected[nfd / 8], (uint8_t)(1u << (nfd % 8)));
 	return nfd;
+}
+
+/* Close one of our parked descriptors.  Async-signal-safe. */
+void fd_release(int fd)
+{
+	if (fd < 0)
+		return;
+	if (fd < FD_MAX_PROTECTED)
+		atomic_fetch_and(&g_protected[fd / 8], (uint8_t) ~(1u << (fd % 8)));
+	syscall(SYS_close, fd);
 }
 
 int log_open(const char *expdir, int exclusive)
@@ -86,7 +111,6 @@ void log_event_text(const char *kind, const char *text)
 
 void log_close(void)
 {
-	if (g_log_fd >= 0)
-		close(g_log_fd);
+	fd_release(g_log_fd);
 	g_log_fd = -1;
 }

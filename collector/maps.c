@@ -55,8 +55,7 @@ int maps_open(const char *expdir)
 
 void maps_close(void)
 {
-	if (g_map_fd >= 0)
-		close(g_map_fd);
+	fd_release(g_map_fd);
 	g_map_fd = -1;
 }
 

@@ -6,7 +6,7 @@
 cd "$TMP" || exit 1
 G=$FIX/guest
 
-for mode in sigprof signal block errno syscalls rtsig fork dlopen; do
+for mode in sigprof signal block errno syscalls rtsig fork dlopen closeall; do
 	"$G" $mode >plain.$mode 2>&1
 	prc=$?
 	"$SONDE" collect -p hi -o $mode.er "$G" $mode >col.$mode 2>&1
@@ -31,8 +31,12 @@ check "signal: signal() handler noted too" grep -q 'own SIGPROF handler' signal.
 check "block: log.xml notes the blocked profiling signal" grep -q 'blocked the profiling signal' block.er/log.xml
 check "rtsig: log.xml notes the chained handler" grep -q 'chains non-sample signals' rtsig.er/log.xml
 
-# Recorded CPU time still matches for the blocked-signal and syscall modes.
-for mode in block syscalls; do
+check "closeall: log.xml notes the refused close" grep -q 'closed a descriptor of the collector' closeall.er/log.xml
+check "closeall: the experiment was finished after the closes" grep -q 'kind="end"' closeall.er/log.xml
+
+# Recorded CPU time still matches for the blocked-signal, syscall and
+# close-everything modes.
+for mode in block syscalls closeall; do
 	read -r tid _ rec real <<EOT
 $("$EXPCHECK" threads $mode.er | sort -k3 -n | tail -n 1)
 EOT

@@ -374,8 +374,10 @@ near "$(attr "$spin" caller '^deep([.]|$)')" "$(truth "$D")" 1.5 "burn: deep -> 
 near "$(attr "$spin" caller '^(main|worker)$')" "$(truth "$S")" 1.5 "burn: direct calls of spin, attributed share"
 near "$(attr "$deep" callee '^spin([.]|$)')" "$(truth "$D")" 1.5 "burn: deep's callee spin, attributed share"
 near "$(attr "$deep" caller '^deep([.]|$)')" "$(truth "$D")" 1.5 "burn: recursion: deep's inclusive attributed to deep as caller"
-init=$(awk -F, -v d="$deep" '$1 == d && $2 == "caller" && $3 != d { print $3; exit }' bc.csv)
-[ -z "$init" ] && ok "burn: deep's initiating function is not a caller of its lowest call" || notok "burn: deep has caller $init"
+# Only samples taken in the outermost deep itself (its prologue, before it
+# recurses: a sampling accident, a few hundredths of a percent) give deep
+# another caller; the initiating function's share must be near zero.
+near "$(attr "$deep" caller '^(main|worker)$')" 0 1.5 "burn: deep's initiating function is (almost) never the caller of its lowest call"
 caller=$(awk -F, 'NR > 2 && ($1 == "worker" || $1 == "main") { print $1 }' b.csv | head -n 1)
 "$SONDE" print -printmode csv -csingle worker burn.er >bw.csv 2>/dev/null || "$SONDE" print -printmode csv -csingle main burn.er >bw.csv 2>&1
 a=$(awk -F, -v re='^deep([.]|$)' -v t="$tot" '$2 == "callee" && $3 ~ re { s += $5 } END { printf "%.3f", 100 * s / t }' bw.csv)
