@@ -27,6 +27,7 @@ UNIT_SRC      := $(wildcard tests/unit/test_*.c)
 FIXTURE_SRC   := $(wildcard tests/fixtures/*.c)
 TOOL_SRC      := $(wildcard tests/tools/*.c)
 
+TRACER_SRC    := $(wildcard tracers/*.c)
 COLLECTOR_OBJ := $(COLLECTOR_SRC:%.c=$(B)/obj/%.o)
 LIB_OBJ       := $(LIB_SRC:%.c=$(B)/obj/%.o)
 CMD_OBJ       := $(CMD_SRC:%.c=$(B)/obj/%.o)
@@ -34,13 +35,14 @@ CMD_OBJ       := $(CMD_SRC:%.c=$(B)/obj/%.o)
 SONDE     := $(B)/bin/sonde
 COLLECTOR := $(B)/lib/sonde/libsonde_collector.so
 LIBSONDE  := $(B)/libsonde.a
+TRACERS   := $(TRACER_SRC:tracers/%.c=$(B)/lib/sonde/libsonde_%.so)
 UNITS     := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 FIXTURES  := $(FIXTURE_SRC:tests/fixtures/%.c=$(B)/fixtures/%)
 TOOLS     := $(TOOL_SRC:tests/tools/%.c=$(B)/tests/tools/%)
 
 .PHONY: all deps check demo bench install clean tests
 
-all: $(SONDE) $(COLLECTOR)
+all: $(SONDE) $(COLLECTOR) $(TRACERS)
 
 deps:
 	@sh scripts/deps.sh
@@ -51,9 +53,15 @@ $(B)/obj/collector/%.o: collector/%.c collector/*.h include/sonde/*.h
 	@mkdir -p $(dir $@)
 	$(CC) $(BASEFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -fno-strict-aliasing -c $< -o $@
 
-$(COLLECTOR): $(COLLECTOR_OBJ)
+$(COLLECTOR): $(COLLECTOR_OBJ) collector/exports.map
 	@mkdir -p $(dir $@)
-	$(CC) -shared -Wl,-z,defs -Wl,--version-script=collector/exports.map -o $@ $^ -ldl -lpthread -lrt
+	$(CC) -shared -Wl,-z,defs -Wl,--version-script=collector/exports.map -o $@ $(COLLECTOR_OBJ) -ldl -lpthread -lrt
+
+# Tracing libraries (-s, -H, -i): preloaded only when asked for, linked
+# against the collector, whose tracing entry points they call.
+$(B)/lib/sonde/libsonde_%.so: tracers/%.c tracers/tracer.h include/sonde/*.h $(COLLECTOR)
+	$(CC) $(BASEFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -fno-strict-aliasing -shared -Wl,-z,defs \
+		-o $@ $< -L$(B)/lib/sonde -lsonde_collector -Wl,-rpath,'$$ORIGIN' -ldl -lpthread
 
 $(B)/obj/lib/%.o: lib/%.c lib/*.h include/sonde/*.h
 	@mkdir -p $(dir $@)
@@ -125,6 +133,7 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/sonde $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(SONDE) $(DESTDIR)$(PREFIX)/bin/sonde
 	install -m 755 $(COLLECTOR) $(DESTDIR)$(PREFIX)/lib/sonde/libsonde_collector.so
+	for t in $(TRACERS); do install -m 755 $$t $(DESTDIR)$(PREFIX)/lib/sonde/; done
 	install -m 644 doc/sonde.1 $(DESTDIR)$(PREFIX)/share/man/man1/sonde.1
 
 clean:

@@ -29,7 +29,7 @@ bench_one() {
 	name=$1
 	shift
 	work="$BURN $1 0 $2"
-	: >$W/plain; : >$W/sonde; : >$W/perf; : >$W/gprofng; : >$W/samples; : >$W/bytes; : >$W/filebytes; : >$W/srec; : >$W/grec; : >$W/stimer; : >$W/stimersamples
+	: >$W/plain; : >$W/sonde; : >$W/perf; : >$W/gprofng; : >$W/samples; : >$W/bytes; : >$W/filebytes; : >$W/srec; : >$W/grec; : >$W/stimer; : >$W/stimersamples; : >$W/sfasync
 	for r in $(seq 1 $ROUNDS); do
 		$RUNCPU $work | awk '{print $2}' >>$W/plain
 		rm -rf $W/s.er
@@ -38,6 +38,8 @@ bench_one() {
 		awk '{print $2}' $W/sum >>$W/samples
 		awk '{print $14}' $W/sum >>$W/bytes
 		awk '{print $4 / 1e9}' $W/sum >>$W/srec
+		rm -rf $W/sf.er
+		SONDE_CLOCK_SOURCE=perf-fasync $RUNCPU $SONDE collect -p hi -o sf.er -d $W $work | awk '{print $2}' >>$W/sfasync
 		rm -rf $W/st.er
 		SONDE_CLOCK_SOURCE=timer $RUNCPU $SONDE collect -p hi -o st.er -d $W $work | awk '{print $2}' >>$W/stimer
 		$B/tests/tools/expcheck summary $W/st.er | awk '{print $2}' >>$W/stimersamples
@@ -66,6 +68,8 @@ bench_one() {
 		printf "  sonde: %.1f bytes written per sample (profile+stacks packets and block headers),\n", b / n
 		printf "         %.1f bytes of file per sample (with the unused tails of 16 KiB blocks)\n", fb / n
 	}'
+	awk -v p="$plain" -v s="$(median <$W/sfasync)" 'BEGIN {
+		printf "  sonde, fasync delivery     cpu %.3f s  ratio %.4f (%+.2f%%) (the real-time signal instead of SIGTRAP)\n", s, s / p, (s / p - 1) * 100 }'
 	awk -v p="$plain" -v s="$(median <$W/stimer)" -v n="$(median <$W/stimersamples)" 'BEGIN {
 		printf "  sonde, POSIX-timer source  cpu %.3f s  ratio %.4f (%+.2f%%), %d samples (tick-limited)\n", s, s / p, (s / p - 1) * 100, n }'
 	if [ $have_perf = 1 ]; then

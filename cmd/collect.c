@@ -42,6 +42,8 @@ struct opts {
 	long limit_mb;
 	int depth;
 	int dry_run;
+	const char *sync;  /* -s: NULL (off), "on", "all", or microseconds */
+	int heap, io;	   /* -H on, -i on */
 	char **argv;
 };
 
@@ -59,6 +61,11 @@ static void usage(FILE *f)
 		"  -t SECONDS         stop collecting data after SECONDS\n"
 		"  -L MB              limit the experiment's data to MB megabytes\n"
 		"  -D DEPTH           call stack depth limit (default 256)\n"
+		"  -s on|all|N|off    synchronization wait tracing: waits of at least the\n"
+		"                     calibrated threshold (on), every call (all, 0), or\n"
+		"                     N microseconds\n"
+		"  -H on|off          heap tracing (allocations, frees, leaks)\n"
+		"  -i on|off          I/O tracing (reads, writes, opens, ... by file)\n"
 		"  -n                 dry run: show what would be done\n"
 		"\n"
 		"The program's exit status is returned (128+N when killed by signal N).\n");
@@ -117,7 +124,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			usage(stdout);
 			exit(0);
 		}
-		if (strlen(a) != 2 || !strchr("poCdtLD", a[1]))
+		if (strlen(a) != 2 || !strchr("poCdtLDsHi", a[1]))
 			return bad("unknown option", a);
 		if (i + 1 >= argc)
 			return bad("missing value for option", a);
@@ -144,6 +151,22 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			if (parse_long(v, 1, 100000000, &n) < 0)
 				return bad("invalid -L value (megabytes)", v);
 			o->limit_mb = n;
+			break;
+		case 's':
+			if (!strcmp(v, "off"))
+				o->sync = NULL;
+			else if (!strcmp(v, "on") || !strcmp(v, "all"))
+				o->sync = v;
+			else if (parse_long(v, 0, 1000000000, &n) == 0)
+				o->sync = n ? v : "all";
+			else
+				return bad("invalid -s value (on, all, off, or microseconds):", v);
+			break;
+		case 'H':
+		case 'i':
+			if (strcmp(v, "on") && strcmp(v, "off"))
+				return bad(a[1] == 'H' ? "invalid -H value (on or off):" : "invalid -i value (on or off):", v);
+			*(a[1] == 'H' ? &o->heap : &o->io) = !strcmp(v, "on");
 			break;
 		case 'D':
 			if (parse_long(v, 1, SONDE_MAX_DEPTH_LIMIT, &n) < 0)
@@ -423,6 +446,34 @@ int cmd_collect(int argc, char **argv)
 				"(set SONDE_COLLECTOR)\n");
 		return 2;
 	}
+	/* Tracing libraries sit next to the collector and come first in
+	 * LD_PRELOAD: their interposers then run before the collector's own
+	 * (close, ...), which they reach through RTLD_NEXT. */
+	char preload[4 * PATH_MAX + 8];
+	{
+		char dir[PATH_MAX];
+		snprintf(dir, sizeof dir, "%s", collector);
+		char *sl = strrchr(dir, '/');
+		if (sl)
+			*sl = 0;
+		size_t used = 0;
+		const struct { int on; const char *lib; } tr[] = {
+			{ o.io, "libsonde_io.so" }, { o.heap, "libsonde_heap.so" }, { o.sync != NULL, "libsonde_sync.so" },
+		};
+		preload[0] = 0;
+		for (size_t t = 0; t < sizeof tr / sizeof tr[0]; t++) {
+			if (!tr[t].on)
+				continue;
+			char lib[PATH_MAX + 32];
+			snprintf(lib, sizeof lib, "%s/%s", dir, tr[t].lib);
+			if (access(lib, R_OK) < 0) {
+				fprintf(stderr, "sonde collect: cannot find the tracing library '%s'\n", lib);
+				return 2;
+			}
+			used += (size_t)snprintf(preload + used, sizeof preload - used, "%s:", lib);
+		}
+		snprintf(preload + used, sizeof preload - used, "%s", collector);
+	}
 	char exp[PATH_MAX];
 	rc = make_experiment(&o, exp, sizeof exp, o.dry_run);
 	if (rc)
@@ -444,7 +495,10 @@ int cmd_collect(int argc, char **argv)
 			printf("duration limit: %ld s\n", o.duration_s);
 		if (o.limit_mb)
 			printf("size limit: %ld MB\n", o.limit_mb);
-		printf("collector: %s\n", collector);
+		printf("sync wait tracing: %s\n", o.sync ? o.sync : "off");
+		printf("heap tracing: %s\n", o.heap ? "on" : "off");
+		printf("I/O tracing: %s\n", o.io ? "on" : "off");
+		printf("preload: %s\n", preload);
 		return 0;
 	}
 	if (!realpath(exp, expabs)) {
@@ -482,9 +536,15 @@ int cmd_collect(int argc, char **argv)
 		close(pfd[0]);
 		const char *old = getenv("LD_PRELOAD");
 		if (old && *old)
-			setenvf("LD_PRELOAD", "%s:%s", collector, old);
+			setenvf("LD_PRELOAD", "%s:%s", preload, old);
 		else
-			setenv("LD_PRELOAD", collector, 1);
+			setenv("LD_PRELOAD", preload, 1);
+		if (o.sync)
+			setenv("SONDE_SYNC", o.sync, 1);
+		if (o.heap)
+			setenv("SONDE_HEAP", "on", 1);
+		if (o.io)
+			setenv("SONDE_IO", "on", 1);
 		setenv("SONDE_EXPDIR", expabs, 1);
 		setenvf("SONDE_TARGET_PID", "%ld", (long)getpid());
 		setenvf("SONDE_CLOCK_NS", "%llu", (unsigned long long)interval_ns);

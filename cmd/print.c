@@ -79,7 +79,8 @@ static const struct command {
 	{ "compare", OP_COMPARE, "on|off|delta|ratio",
 	  "show several experiments side by side (-functions, -objects)" },
 	{ "csingle", OP_CSINGLE, "NAME", "callers and callees of one function" },
-	{ "dump", OP_DUMP, "profile|stacks|overview|objects", "raw samples, stacks, overview or objects" },
+	{ "dump", OP_DUMP, "profile|stacks|overview|objects|sync|heap|io",
+	  "raw samples, stacks, overview, objects, or traced events" },
 	{ "exit", OP_QUIT, NULL, "end the script or the interactive session" },
 	{ "fsingle", OP_FSINGLE, "NAME", "the metrics and details of one function" },
 	{ "functions", OP_FUNCTIONS, NULL, "the function list with the current metrics" },
@@ -103,7 +104,7 @@ static const struct command {
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
-static const char *const dump_names[] = { "profile", "stacks", "overview", "objects" };
+static const char *const dump_names[] = { "profile", "stacks", "overview", "objects", "sync", "heap", "io" };
 #define NDUMP (sizeof(dump_names) / sizeof(dump_names[0]))
 
 struct step {
@@ -225,7 +226,7 @@ static int check_arg(const struct command *c, const char *arg, char *err, size_t
 		for (size_t k = 0; k < NDUMP; k++)
 			if (!strcmp(arg, dump_names[k]))
 				return 0;
-		snprintf(err, errlen, "unknown -dump argument '%s' (profile, stacks, overview, objects)",
+		snprintf(err, errlen, "unknown -dump argument '%s' (profile, stacks, overview, objects, sync, heap, io)",
 			 arg);
 		return -1;
 	case OP_THREAD_SELECT: {
@@ -558,6 +559,42 @@ static void separate(struct state *st)
 	st->printed = true;
 }
 
+/* The default metrics follow the data, as er_print's do: clock-profile
+ * time when there is any, then each traced kind's main metrics; the sort
+ * key is the first of them.  -metrics and -sort override. */
+static void default_metrics(struct state *st)
+{
+	bool clock = false, sync = false, heap = false, io = false;
+	for (size_t i = 0; i < st->nexps; i++) {
+		const struct sonde_exp *e = st->exps[i];
+		clock |= sonde_exp_info(e)->settings.clock_interval_ns > 0 || sonde_exp_summary(e)->samples > 0;
+		sync |= sonde_exp_traced(e, SONDE_KIND_SYNC);
+		heap |= sonde_exp_traced(e, SONDE_KIND_HEAP);
+		io |= sonde_exp_traced(e, SONDE_KIND_IO);
+	}
+	if (!sync && !heap && !io)
+		return; /* the built-in default */
+	char spec[512] = "";
+	size_t n = 0;
+	if (clock)
+		n += (size_t)snprintf(spec + n, sizeof spec - n, "e.%%totalcpu:i.%%totalcpu:");
+	if (sync)
+		n += (size_t)snprintf(spec + n, sizeof spec - n, "e.sync:i.sync:e.syncn:");
+	if (heap)
+		n += (size_t)snprintf(spec + n, sizeof spec - n,
+				      "e.heapalloccnt:e.heapallocbytes:e.heapleakcnt:e.heapleakbytes:i.heapleakbytes:");
+	if (io)
+		n += (size_t)snprintf(spec + n, sizeof spec - n,
+				      "e.ioreadbytes:e.iowritebytes:e.ioreadcnt:e.iowritecnt:e.ioothercnt:e.ioerrorcnt:");
+	snprintf(spec + n, sizeof spec - n, "name");
+	char err[256];
+	if (sonde_mspec_parse(&st->o.metrics, spec, err, sizeof err) < 0)
+		return;
+	st->o.sort.flavor = 'e';
+	snprintf(st->o.sort.metric, sizeof st->o.sort.metric, "%s",
+		 clock ? "totalcpu" : sync ? "sync" : heap ? "heapallocbytes" : "ioreadbytes");
+}
+
 /* Runs one step; problems are said on stderr and set st->rc. */
 static void run_step(struct state *st, const struct step *s)
 {
@@ -847,6 +884,7 @@ int cmd_print(int argc, char **argv)
 		rc = st.rc;
 		goto out;
 	}
+	default_metrics(&st);
 
 	if (!ss.n && !quit && isatty(STDIN_FILENO)) {
 		interact(&st);

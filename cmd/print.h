@@ -9,7 +9,7 @@
 
 #include "experiment.h"
 
-enum print_dump_kind { DUMP_PROFILE, DUMP_STACKS, DUMP_OVERVIEW, DUMP_OBJECTS };
+enum print_dump_kind { DUMP_PROFILE, DUMP_STACKS, DUMP_OVERVIEW, DUMP_OBJECTS, DUMP_SYNC, DUMP_HEAP, DUMP_IO };
 
 /* -header: the summary of one experiment (print_header.c). */
 void print_header(FILE *f, const struct sonde_exp *exp);

@@ -427,6 +427,77 @@ static void dump_objects(const struct sonde_exp *exp)
 	}
 }
 
+/* The trace dumps: one line per event, by time, each with its stack. */
+static void dump_event_stack(const struct sonde_exp *exp, uint64_t id, uint64_t t)
+{
+	const struct sonde_stack *st = id ? sonde_exp_stack(exp, id) : NULL;
+
+	if (!st) {
+		fprintf(out, "%s\n", id ? "  [stack not found]" : "");
+		return;
+	}
+	print_stack_flags(st->flags);
+	fprintf(out, "\n");
+	print_frames(exp, st, t);
+}
+
+static void dump_sync(const struct sonde_exp *exp)
+{
+	const struct sonde_exp_info *in = sonde_exp_info(exp);
+	size_t n;
+	const struct sonde_sync_event *e = sonde_exp_sync_events(exp, &n);
+
+	fprintf(out, "# %zu sync wait events of %s, by time; time in seconds since the start\n", n,
+		in->dir);
+	for (size_t i = 0; i < n; i++) {
+		fprintf(out,
+			"sync %zu  time %.9f  tid %u  func %s  wait %" PRIu64 " ns  object 0x%" PRIx64
+			"  result %d  stack 0x%" PRIx64,
+			i, since(in, e[i].time_ns), e[i].tid, sonde_sync_func_name(e[i].func), e[i].wait_ns,
+			e[i].object, e[i].result, e[i].stack_id);
+		dump_event_stack(exp, e[i].stack_id, e[i].time_ns);
+	}
+}
+
+static void dump_heap(const struct sonde_exp *exp)
+{
+	const struct sonde_exp_info *in = sonde_exp_info(exp);
+	size_t n;
+	const struct sonde_heap_event *e = sonde_exp_heap_events(exp, &n);
+
+	fprintf(out, "# %zu heap events of %s, by time; time in seconds since the start\n", n, in->dir);
+	for (size_t i = 0; i < n; i++) {
+		const char *what = e[i].flags & SONDE_HEAPF_FAILED  ? "failed"
+				   : e[i].flags & SONDE_HEAPF_ALLOC ? "alloc"
+								    : "free";
+
+		fprintf(out,
+			"heap %zu  time %.9f  tid %u  func %s  %s  addr 0x%" PRIx64 "  bytes %" PRIu64
+			"  stack 0x%" PRIx64,
+			i, since(in, e[i].time_ns), e[i].tid, sonde_heap_func_name(e[i].func), what,
+			e[i].addr, e[i].bytes, e[i].stack_id);
+		dump_event_stack(exp, e[i].stack_id, e[i].time_ns);
+	}
+}
+
+static void dump_io(const struct sonde_exp *exp)
+{
+	const struct sonde_exp_info *in = sonde_exp_info(exp);
+	size_t n;
+	const struct sonde_io_event *e = sonde_exp_io_events(exp, &n);
+
+	fprintf(out, "# %zu I/O events of %s, by time; time in seconds since the start\n", n, in->dir);
+	for (size_t i = 0; i < n; i++) {
+		const char *file = sonde_exp_io_file(exp, e[i].file_id);
+
+		fprintf(out,
+			"io %zu  time %.9f  tid %u  func %s  fd %d  bytes %" PRId64 "  dur %" PRIu64
+			" ns  err %d  stack 0x%" PRIx64 "  file %s",
+			i, since(in, e[i].time_ns), e[i].tid, sonde_io_func_name(e[i].func), e[i].fd,
+			e[i].bytes, e[i].dur_ns, e[i].err, e[i].stack_id, file ? file : "-");
+		dump_event_stack(exp, e[i].stack_id, e[i].time_ns);
+	}
+}
 
 void print_header(FILE *f, const struct sonde_exp *exp)
 {
@@ -448,6 +519,15 @@ int print_dump(FILE *f, const struct sonde_exp *exp, enum print_dump_kind kind)
 		break;
 	case DUMP_OBJECTS:
 		dump_objects(exp);
+		break;
+	case DUMP_SYNC:
+		dump_sync(exp);
+		break;
+	case DUMP_HEAP:
+		dump_heap(exp);
+		break;
+	case DUMP_IO:
+		dump_io(exp);
 		break;
 	}
 	return 0;

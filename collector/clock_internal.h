@@ -18,12 +18,17 @@ struct tstate {
 	 * start routine and the frames that called it. */
 	uint64_t tail_pcs[8];
 	int tail_depth;
+	/* Set while a tracing interposer interns a stack (trace.c): the
+	 * handler then skips its sample, whose time the next one carries. */
+	volatile int in_trace;
 };
 
 extern TLS struct tstate t_state;
 extern struct clock_settings g_cs;
 extern struct dfile *g_profile;
-extern int g_timer_source_active;	/* else the perf source */
+extern int g_timer_source_active;	/* else a perf source */
+extern int g_sigtrap_source_active;	/* perf counter delivering SIGTRAP */
+#define SONDE_SIGTRAP_MAGIC 0x736f6e6465ull	/* attr.sig_data: "sonde" */
 extern int g_timer_magic;		/* &g_timer_magic tags our timers' signals */
 extern _Atomic uint8_t g_our_fds[FD_BITS / 8]; /* perf fds that signal us */
 extern _Atomic uint64_t g_samples;

@@ -30,6 +30,17 @@
 
 #define SONDE_COLLECTOR_VERSION "0.1.0"
 
+/* The collector maps memory with the system call itself: mmap and munmap
+ * may be interposed by the heap tracer, which must see only the target's
+ * calls (and must never be entered from the sampling handler).
+ * Async-signal-safe. */
+#include "sys_mmap.h"
+
+/* Nonzero while the collector allocates for itself in normal context
+ * (maps, data files, thread start-up): the heap tracer does not record
+ * those calls.  Exported so the tracing libraries can read it. */
+extern __thread int __sonde_quiet __attribute__((tls_model("initial-exec")));
+
 /* ---- xfmt.c: async-signal-safe formatting into a caller's buffer ---- */
 
 /* A bounded output buffer; writes past the end are dropped and `overflow`
@@ -87,6 +98,9 @@ struct dfile *dfile_create(const char *expdir, const char *name, uint32_t kind);
  * nest within a thread.  Async-signal-safe. */
 void *dfile_reserve(struct dfile *df, size_t size);
 void dfile_commit(struct dfile *df, size_t size);
+/* dfile_reserve for normal context: when another thread is still mapping
+ * the block this one claimed, yield (bounded) rather than lose the packet. */
+void *dfile_reserve_wait(struct dfile *df, size_t size);
 /* Trim the file to the blocks claimed and stop writing.  Normal context. */
 void dfile_finish(struct dfile *df);
 uint64_t dfile_lost(const struct dfile *df);
@@ -142,6 +156,12 @@ int clock_signal(void);
 /* Our handler, exposed so the sigaction interposer can keep it installed. */
 int clock_is_our_signal(int sig);
 void clock_fork_child(void);
+
+/* ---- trace.c: the tracing libraries' side (tracers/tracer.h) ---- */
+
+#define MAX_TRACE_KIND SONDE_KIND_IO
+void trace_stop_all(void);
+void trace_fork_child(void);
 
 /* ---- interpose.c / signals ---- */
 

@@ -44,7 +44,9 @@ struct dfile *dfile_create(const char *expdir, const char *name, uint32_t kind)
 	if (fd < 0)
 		return NULL;
 	fd = fd_park(fd);
+	__sonde_quiet++;
 	struct dfile *df = calloc(1, sizeof *df);
+	__sonde_quiet--;
 	if (!df)
 		goto fail;
 	df->fd = fd;
@@ -53,13 +55,13 @@ struct dfile *dfile_create(const char *expdir, const char *name, uint32_t kind)
 	uint64_t limit = atomic_load(&g_bytes_limit);
 	df->reserve = limit ? (size_t)limit + CHUNK : (size_t)64 << 30;
 	df->reserve = (df->reserve + CHUNK - 1) & ~(size_t)(CHUNK - 1);
-	void *va = mmap(NULL, df->reserve, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	void *va = sonde_mmap(NULL, df->reserve, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (va == MAP_FAILED)
 		goto fail;
 	df->base = va;
 	if (reserve_space(fd, 0, CHUNK) < 0 ||
-	    mmap(df->base, CHUNK, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
-		munmap(va, df->reserve);
+	    sonde_mmap(df->base, CHUNK, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
+		sonde_munmap(va, df->reserve);
 		goto fail;
 	}
 	atomic_store(&df->mapped, CHUNK);
@@ -76,7 +78,9 @@ struct dfile *dfile_create(const char *expdir, const char *name, uint32_t kind)
 	memcpy(h->kind_name, name, strnlen(name, sizeof h->kind_name));
 	return df;
 fail:
+	__sonde_quiet++;
 	free(df);
+	__sonde_quiet--;
 	fd_release(fd);
 	unlink(path); /* leave no file without a header behind */
 	return NULL;
@@ -98,7 +102,7 @@ void dfile_forget(struct dfile *df)
 	if (!df)
 		return;
 	atomic_store(&df->dead, 1);
-	munmap(df->base, df->reserve);
+	sonde_munmap(df->base, df->reserve);
 	fd_release(df->fd);
 	memset(t_blocks, 0, sizeof t_blocks);
 }

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -38,7 +39,7 @@ static void grow(struct dfile *df)
 	}
 	int saved = errno;
 	if (reserve_space(df->fd, cur, CHUNK) == 0 &&
-	    mmap(df->base + cur, CHUNK, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, df->fd,
+	    sonde_mmap(df->base + cur, CHUNK, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, df->fd,
 		 (off_t)cur) != MAP_FAILED) {
 		atomic_fetch_add(&g_bytes_mapped, CHUNK);
 		atomic_store_explicit(&df->mapped, cur + CHUNK, memory_order_release);
@@ -104,8 +105,10 @@ static int claim(struct dfile *df, struct tblock *tb)
 	return 0;
 }
 
-/* Async-signal-safe. */
-void *dfile_reserve(struct dfile *df, size_t size)
+/* wait: the caller is in normal context and may yield while another
+ * thread maps the block it claimed (tracing interposers), instead of
+ * losing the packet.  Async-signal-safe. */
+static void *reserve(struct dfile *df, size_t size, int wait)
 {
 	if (!df)
 		return NULL;
@@ -117,12 +120,31 @@ void *dfile_reserve(struct dfile *df, size_t size)
 	struct tblock *tb = &t_blocks[df->kind];
 	if (!tb->blk || tb->used + size > SONDE_BLOCK_PAYLOAD) {
 		tb->blk = NULL;
-		if (size > SONDE_BLOCK_PAYLOAD || claim(df, tb) < 0) {
+		int ok = size <= SONDE_BLOCK_PAYLOAD && claim(df, tb) == 0;
+		/* Bounded: about a millisecond of yields, then the packet is
+		 * lost and counted like a handler's. */
+		for (int i = 0; !ok && wait && tb->pending && i < 2000 && !atomic_load(&df->dead); i++) {
+			sched_yield();
+			ok = claim(df, tb) == 0;
+		}
+		if (!ok) {
 			atomic_fetch_add_explicit(&df->lost, 1, memory_order_relaxed);
 			return NULL;
 		}
 	}
 	return (char *)(tb->blk + 1) + tb->used;
+}
+
+/* Async-signal-safe. */
+void *dfile_reserve(struct dfile *df, size_t size)
+{
+	return reserve(df, size, 0);
+}
+
+/* Normal context only. */
+void *dfile_reserve_wait(struct dfile *df, size_t size)
+{
+	return reserve(df, size, 1);
 }
 
 /* Async-signal-safe. */

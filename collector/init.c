@@ -275,10 +275,9 @@ __attribute__((constructor)) static void sonde_init(void)
 	overview_sample(SONDE_OV_START);
 	log_event_text("start", NULL);
 	atomic_store(&g_col.active, 1);
-	if (interval_ns) {
-		clock_thread_begin();
+	clock_thread_begin(); /* also the stack bounds that tracing unwinds within */
+	if (interval_ns)
 		clock_adopt_existing_threads();
-	}
 	errno = saved;
 }
 
@@ -292,6 +291,7 @@ void collector_exit_hook(void)
 	if (atomic_exchange(&g_finished, 1))
 		return;
 	int saved = errno;
+	trace_stop_all();
 	clock_stop_all();
 	overview_sample(SONDE_OV_END);
 	char mem[512];
@@ -328,6 +328,7 @@ void collector_exit_hook(void)
 void collector_fork_child(void)
 {
 	atomic_store(&g_col.active, 0);
+	trace_fork_child();
 	clock_fork_child();
 	dfile_forget(g_stacks);
 	dfile_forget(g_overview);

@@ -108,7 +108,9 @@ struct start {
 static void *thread_start(void *p)
 {
 	struct start st = *(struct start *)p;
+	__sonde_quiet++;
 	free(p);
+	__sonde_quiet--;
 	clock_thread_begin();
 	clock_thread_start_routine((void *)st.fn);
 	/* The end is recorded by a thread-specific-data destructor, which
@@ -123,14 +125,19 @@ EXPORT int pthread_create(pthread_t *thr, const pthread_attr_t *attr, void *(*fn
 		return EAGAIN;
 	if (!atomic_load(&g_col.active))
 		return real_pthread_create(thr, attr, fn, arg);
+	__sonde_quiet++;
 	struct start *st = malloc(sizeof *st);
+	__sonde_quiet--;
 	if (!st)
 		return real_pthread_create(thr, attr, fn, arg);
 	st->fn = fn;
 	st->arg = arg;
 	int rc = real_pthread_create(thr, attr, thread_start, st);
-	if (rc)
+	if (rc) {
+		__sonde_quiet++;
 		free(st);
+		__sonde_quiet--;
+	}
 	return rc;
 }
 

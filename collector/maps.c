@@ -195,6 +195,7 @@ static void save_vdso(const struct obj *o)
 
 void maps_update(void)
 {
+	__sonde_quiet++;
 	pthread_mutex_lock(&g_lock);
 	struct scan sc = { 0 };
 	dl_iterate_phdr(scan_cb, &sc);
@@ -242,4 +243,5 @@ void maps_update(void)
 	if (uw_refresh() < 0)
 		log_event_text("warning", "cannot build the unwind tables for a load object");
 	pthread_mutex_unlock(&g_lock);
+	__sonde_quiet--;
 }

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -17,9 +18,26 @@
 
 TLS struct tstate t_state;
 
+#ifndef TRAP_PERF
+#define TRAP_PERF 6
+#endif
+
+/* The kernel's si_perf_data (glibc's siginfo_t does not name it): the
+ * word after si_addr in the fault layout. */
+static uint64_t perf_data(const siginfo_t *si)
+{
+	const char *p = (const char *)&si->si_addr + sizeof(void *);
+	uint64_t v;
+	__builtin_memcpy(&v, p, sizeof v);
+	return v;
+}
+
 /* Async-signal-safe. */
 static int is_ours(const siginfo_t *si)
 {
+	if (g_sigtrap_source_active)
+		return si->si_signo == SIGTRAP && si->si_code == TRAP_PERF &&
+		       perf_data(si) == SONDE_SIGTRAP_MAGIC;
 	if (g_timer_source_active)
 		return si->si_code == SI_TIMER && si->si_value.sival_ptr == &g_timer_magic;
 	int fd = si->si_fd;
@@ -31,11 +49,21 @@ static int is_ours(const siginfo_t *si)
  * Async-signal-safe. */
 static void chain(int sig, siginfo_t *si, void *uc)
 {
-	if (!atomic_load(&g_chained_set))
+	struct sigaction *a = &g_chained_action;
+	int set = atomic_load(&g_chained_set);
+	if (sig == SIGTRAP && (!set || (!(a->sa_flags & SA_SIGINFO) && a->sa_handler == SIG_DFL))) {
+		/* A breakpoint or trace trap the target did not handle: its
+		 * default action (core dump) happens as without sonde, once
+		 * this handler returns and unblocks it. */
+		struct { void *handler; unsigned long flags; void *restorer; uint64_t mask; } dfl = { 0 };
+		syscall(SYS_rt_sigaction, SIGTRAP, &dfl, NULL, sizeof dfl.mask); /* SIG_DFL */
+		syscall(SYS_tgkill, getpid(), sys_gettid(), SIGTRAP);
+		return;
+	}
+	if (!set)
 		return; /* default action of a real-time signal is to terminate;
 			   the target never asked for it, so ignoring it is the
 			   least surprising choice */
-	struct sigaction *a = &g_chained_action;
 	if (a->sa_flags & SA_SIGINFO) {
 		if (a->sa_sigaction)
 			a->sa_sigaction(sig, si, uc);
@@ -99,7 +127,7 @@ void clock_handler(int sig, siginfo_t *si, void *uc)
 	uint64_t now = now_ns();
 	if (g_col.stop_ns && now > g_col.stop_ns)
 		goto out;
-	if (atomic_load_explicit(&g_unwind_pause, memory_order_acquire))
+	if (atomic_load_explicit(&g_unwind_pause, memory_order_acquire) || ts->in_trace)
 		goto out; /* a dlclose is unmapping code; the next sample
 			     carries this one's weight */
 	/* The weight is the thread's CPU time since its previous recorded

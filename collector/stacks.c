@@ -32,7 +32,7 @@ static _Atomic uint64_t g_written;
 
 int stacks_init(struct dfile *df)
 {
-	void *p = mmap(NULL, TABLE_SIZE * sizeof(uint64_t), PROT_READ | PROT_WRITE,
+	void *p = sonde_mmap(NULL, TABLE_SIZE * sizeof(uint64_t), PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		return -1;

@@ -1396,6 +1396,13 @@ static struct uw_table *table_get(void)
 int uw_backtrace(const void *ucv, uintptr_t stack_lo, uintptr_t stack_hi,
 		 uint64_t *pcs, int max, unsigned *flags)
 {
+	return uw_backtrace_sp(ucv, stack_lo, stack_hi, pcs, NULL, max, flags);
+}
+
+/* Async-signal-safe. */
+int uw_backtrace_sp(const void *ucv, uintptr_t stack_lo, uintptr_t stack_hi,
+		    uint64_t *pcs, uint64_t *sps, int max, unsigned *flags)
+{
 	const ucontext_t *uc = ucv;
 	int saved_errno = errno;
 	unsigned fl = 0;
@@ -1417,6 +1424,8 @@ int uw_backtrace(const void *ucv, uintptr_t stack_lo, uintptr_t stack_hi,
 		f.r[i] = (uint64_t)uc->uc_mcontext.gregs[map[i]];
 	f.valid = (1u << UW_NREG) - 1;
 	f.exact = true;
+	if (sps)
+		sps[n] = f.r[UW_REG_RSP];
 	pcs[n++] = f.r[UW_REG_RA] | SONDE_PC_EXACT;
 
 	struct uw_walk w;
@@ -1466,6 +1475,8 @@ int uw_backtrace(const void *ucv, uintptr_t stack_lo, uintptr_t stack_hi,
 			fl |= SONDE_STACK_TRUNCATED;
 			break;
 		}
+		if (sps)
+			sps[n] = f.r[UW_REG_RSP];
 		pcs[n++] = f.r[UW_REG_RA] | (f.exact ? SONDE_PC_EXACT : 0);
 	}
 	atomic_fetch_sub(&t->users, 1);

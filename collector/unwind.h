@@ -59,6 +59,12 @@ int uw_refresh(void);
 int uw_backtrace(const void *uc, uintptr_t stack_lo, uintptr_t stack_hi,
 		 uint64_t *pcs, int max, unsigned *flags);
 
+/* The same, and sps[i] gets frame i's stack pointer (for i >= 1 the
+ * caller's CFA: on x86_64 its return address pcs[i] was read at sps[i] - 8
+ * unless the frame is exact).  sps may be NULL.  Async-signal-safe. */
+int uw_backtrace_sp(const void *uc, uintptr_t stack_lo, uintptr_t stack_hi,
+		    uint64_t *pcs, uint64_t *sps, int max, unsigned *flags);
+
 /* Counts for diagnostics: objects in the table (0 before uw_refresh). */
 int uw_object_count(void);
 

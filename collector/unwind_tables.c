@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
+
+#include "sys_mmap.h"
 #include <time.h>
 #include <unistd.h>
 
@@ -188,12 +190,12 @@ int uw_refresh(void)
 	pthread_mutex_lock(&g_refresh_lock);
 	if (!g_buf[0]) {
 		for (int i = 0; i < 2; i++) {
-			void *p = mmap(NULL, sizeof(struct uw_table),
+			void *p = sonde_mmap(NULL, sizeof(struct uw_table),
 				       PROT_READ | PROT_WRITE,
 				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 			if (p == MAP_FAILED) {
 				if (i)
-					munmap(g_buf[0], sizeof(struct uw_table));
+					sonde_munmap(g_buf[0], sizeof(struct uw_table));
 				g_buf[0] = NULL;
 				pthread_mutex_unlock(&g_refresh_lock);
 				return -1;

@@ -137,3 +137,5 @@ pid_t sys_gettid(void)
 {
 	return (pid_t)syscall(SYS_gettid);
 }
+
+EXPORT __thread int __sonde_quiet __attribute__((tls_model("initial-exec")));

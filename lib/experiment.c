@@ -60,8 +60,8 @@ struct blockref {
 	uint32_t tid;
 };
 
-enum { DF_STACKS, DF_PROFILE, DF_OVERVIEW, DF_COUNT };
-enum { F_LOG, F_MAP, F_NOTES, F_PROFILE, F_STACKS, F_OVERVIEW, F_COUNT };
+enum { DF_STACKS, DF_PROFILE, DF_OVERVIEW, DF_SYNC, DF_HEAP, DF_IO, DF_COUNT };
+enum { F_LOG, F_MAP, F_NOTES, F_PROFILE, F_STACKS, F_OVERVIEW, F_SYNC, F_HEAP, F_IO, F_COUNT };
 
 struct datafile {
 	const char *name;
@@ -119,6 +119,19 @@ struct sonde_exp {
 
 	struct sonde_overview_packet *ov;
 	size_t nov, capov;
+
+	struct sonde_sync_event *sync;
+	size_t nsync, capsync;
+	struct sonde_heap_event *heap;
+	size_t nheap, capheap;
+	struct sonde_io_event *io;
+	size_t nio, capio;
+	struct iofile {
+		uint64_t id;
+		const char *name; /* in the mapped file */
+	} *iofiles;
+	size_t niofiles, capiofiles;
+	struct u64map iofilemap;
 
 	struct sonde_exp_summary sum;
 };
@@ -495,6 +508,17 @@ static int read_log(struct sonde_exp *exp, char *err, size_t errlen)
 				else
 					in->settings.duration_s = v;
 			}
+		} else if (!strcmp(e.name, "trace")) {
+			const char *k = sonde_xml_attr(&e, "kind");
+
+			if (k && !strcmp(k, "sync")) {
+				const char *m = sonde_xml_attr(&e, "mode");
+
+				if (m)
+					in->settings.sync_mode = m;
+				if (sonde_xml_attr(&e, "threshold_ns"))
+					attr_u64(exp, file, &e, "threshold_ns", &in->settings.sync_threshold_ns);
+			}
 		} else if (!strcmp(e.name, "time")) {
 			const char *rt = sonde_xml_attr(&e, "realtime");
 
@@ -807,6 +831,109 @@ static long materialize(struct sonde_exp *exp, uint64_t id)
 	return (long)exp->nstacks++;
 }
 
+/* Make sure a trace event's stack is materialised (as for samples), and
+ * count events whose stack is missing. */
+static void trace_stack_ref(struct sonde_exp *exp, uint64_t id)
+{
+	if (!id || u64map_get(&exp->stackmap, id) >= 0)
+		return;
+	if (materialize(exp, id) < 0)
+		exp->sum.trace_unknown_stack++;
+}
+
+static const char *too_small(char *why, size_t whylen, const char *what, unsigned size, size_t min)
+{
+	snprintf(why, whylen, "%s packet size %u is below %zu", what, size, min);
+	return why;
+}
+
+/* Packets of the sync, heap and I/O files.  Returns NULL, or what is wrong. */
+static const char *take_trace_packet(struct scan *sc, const uint8_t *pkt, char *why, size_t whylen)
+{
+	struct sonde_exp *exp = sc->exp;
+	const struct sonde_packet *h = (const void *)pkt;
+
+	switch (h->type) {
+	case SONDE_PKT_SYNC: {
+		const struct sonde_sync_packet *p = (const void *)pkt;
+
+		if (h->size < sizeof(*p))
+			return too_small(why, whylen, "sync", h->size, sizeof(*p));
+		if (grow(&exp->sync, &exp->capsync, exp->nsync + 1, sizeof(*exp->sync))) {
+			exp->oom = true;
+			return NULL;
+		}
+		exp->sync[exp->nsync++] = (struct sonde_sync_event){ sc->tid, p->func, p->result, p->time_ns,
+								      p->wait_ns, p->object, p->stack_id };
+		trace_stack_ref(exp, p->stack_id);
+		return NULL;
+	}
+	case SONDE_PKT_HEAP:
+	case SONDE_PKT_HEAP_FREE: {
+		const struct sonde_heap_packet *p = (const void *)pkt;
+		bool full = h->type == SONDE_PKT_HEAP;
+		size_t min = full ? sizeof(*p) : sizeof(struct sonde_heap_free_packet);
+
+		if (h->size < min)
+			return too_small(why, whylen, full ? "heap" : "heap free", h->size, min);
+		if (grow(&exp->heap, &exp->capheap, exp->nheap + 1, sizeof(*exp->heap))) {
+			exp->oom = true;
+			return NULL;
+		}
+		struct sonde_heap_event *e = &exp->heap[exp->nheap++];
+
+		*e = (struct sonde_heap_event){ sc->tid, p->func, p->flags, p->time_ns, p->addr, 0, 0 };
+		if (full) {
+			e->bytes = p->bytes;
+			e->stack_id = p->stack_id;
+			trace_stack_ref(exp, p->stack_id);
+		} else {
+			e->flags = SONDE_HEAPF_FREE;
+		}
+		return NULL;
+	}
+	case SONDE_PKT_IO: {
+		const struct sonde_io_packet *p = (const void *)pkt;
+
+		if (h->size < sizeof(*p))
+			return too_small(why, whylen, "io", h->size, sizeof(*p));
+		if (grow(&exp->io, &exp->capio, exp->nio + 1, sizeof(*exp->io))) {
+			exp->oom = true;
+			return NULL;
+		}
+		exp->io[exp->nio++] = (struct sonde_io_event){ sc->tid,	    p->func,	p->flags,
+								p->fd,	    p->err,	p->time_ns,
+								p->dur_ns,  p->bytes,	p->file_id,
+								p->stack_id };
+		trace_stack_ref(exp, p->stack_id);
+		return NULL;
+	}
+	case SONDE_PKT_IO_FILE: {
+		const struct sonde_io_file_packet *p = (const void *)pkt;
+
+		if (h->size < sizeof(*p))
+			return too_small(why, whylen, "io file", h->size, sizeof(*p));
+		if ((size_t)p->name_len + 1 > h->size - sizeof(*p) ||
+		    pkt[sizeof(*p) + p->name_len] != '\0') {
+			snprintf(why, whylen, "io file packet name of %u bytes does not fit its size %u",
+				 p->name_len, h->size);
+			return why;
+		}
+		if (!p->file_id || u64map_get(&exp->iofilemap, p->file_id) >= 0)
+			return NULL; /* the first name of an id is kept */
+		if (grow(&exp->iofiles, &exp->capiofiles, exp->niofiles + 1, sizeof(*exp->iofiles)) ||
+		    u64map_put(&exp->iofilemap, p->file_id, (uint32_t)exp->niofiles)) {
+			exp->oom = true;
+			return NULL;
+		}
+		exp->iofiles[exp->niofiles++] = (struct iofile){ p->file_id, (const char *)pkt + sizeof(*p) };
+		return NULL;
+	}
+	}
+	exp->sum.unknown_packets++;
+	return NULL;
+}
+
 /*
  * Checks one packet of the file's own type beyond the generic size rules
  * and takes it in.  Returns NULL, or what is wrong with it.
@@ -940,6 +1067,10 @@ static const char *take_packet(struct scan *sc, const uint8_t *pkt, uint64_t off
 		exp->sum.stacks_incomplete += !!(p->flags & SONDE_STACK_INCOMPLETE);
 		return NULL;
 	}
+	case SONDE_KIND_SYNC:
+	case SONDE_KIND_HEAP:
+	case SONDE_KIND_IO:
+		return take_trace_packet(sc, pkt, why, whylen);
 	case SONDE_KIND_OVERVIEW: {
 		if (h->type != SONDE_PKT_OVERVIEW)
 			break;
@@ -1202,8 +1333,57 @@ static void stat_file(struct sonde_exp *exp, int i, const char *name)
 	free(path);
 }
 
+/* Stable sorts of trace events by time: a merge sort, so that events of
+ * one time keep file order. */
+#define DEFINE_TIME_SORT(name, type)                                                   \
+	static void name(type *v, type *tmp, size_t n)                                  \
+	{                                                                              \
+		if (n < 2)                                                             \
+			return;                                                        \
+		size_t h = n / 2;                                                      \
+		name(v, tmp, h);                                                       \
+		name(v + h, tmp, n - h);                                               \
+		if (v[h - 1].time_ns <= v[h].time_ns)                                  \
+			return;                                                        \
+		size_t i = 0, j = h, k = 0;                                            \
+		while (i < h && j < n)                                                 \
+			tmp[k++] = v[j].time_ns < v[i].time_ns ? v[j++] : v[i++];      \
+		while (i < h)                                                          \
+			tmp[k++] = v[i++];                                             \
+		memcpy(v, tmp, k * sizeof(*v));                                        \
+	}
+DEFINE_TIME_SORT(sort_sync, struct sonde_sync_event)
+DEFINE_TIME_SORT(sort_heap, struct sonde_heap_event)
+DEFINE_TIME_SORT(sort_io, struct sonde_io_event)
+
+static void sort_traces(struct sonde_exp *exp)
+{
+	size_t n = exp->nsync > exp->nheap ? exp->nsync : exp->nheap;
+	size_t sz = sizeof(struct sonde_io_event);
+
+	if (exp->nio > n)
+		n = exp->nio;
+	if (sizeof(struct sonde_heap_event) > sz)
+		sz = sizeof(struct sonde_heap_event);
+	if (sizeof(struct sonde_sync_event) > sz)
+		sz = sizeof(struct sonde_sync_event);
+	if (n < 2)
+		return;
+	void *tmp = malloc(n * sz);
+
+	if (!tmp) {
+		exp->oom = true;
+		return;
+	}
+	sort_sync(exp->sync, tmp, exp->nsync);
+	sort_heap(exp->heap, tmp, exp->nheap);
+	sort_io(exp->io, tmp, exp->nio);
+	free(tmp);
+}
+
 static void finish(struct sonde_exp *exp)
 {
+	sort_traces(exp);
 	struct sonde_exp_info *in = &exp->info;
 	const struct sonde_exp_summary *s = &exp->sum;
 
@@ -1322,6 +1502,9 @@ struct sonde_exp *sonde_exp_open(const char *dir, char *err, size_t errlen)
 						   .file = F_PROFILE };
 	exp->data[DF_OVERVIEW] = (struct datafile){ .name = "overview",
 						    .kind = SONDE_KIND_OVERVIEW, .file = F_OVERVIEW };
+	exp->data[DF_SYNC] = (struct datafile){ .name = "synctrace", .kind = SONDE_KIND_SYNC, .file = F_SYNC };
+	exp->data[DF_HEAP] = (struct datafile){ .name = "heaptrace", .kind = SONDE_KIND_HEAP, .file = F_HEAP };
+	exp->data[DF_IO] = (struct datafile){ .name = "iotrace", .kind = SONDE_KIND_IO, .file = F_IO };
 
 	if (read_log(exp, err, errlen) < 0) {
 		if (exp->oom)
@@ -1347,6 +1530,9 @@ struct sonde_exp *sonde_exp_open(const char *dir, char *err, size_t errlen)
 	stat_file(exp, F_PROFILE, "profile");
 	stat_file(exp, F_STACKS, "stacks");
 	stat_file(exp, F_OVERVIEW, "overview");
+	stat_file(exp, F_SYNC, "synctrace");
+	stat_file(exp, F_HEAP, "heaptrace");
+	stat_file(exp, F_IO, "iotrace");
 
 	for (int i = 0; i < DF_COUNT && !exp->oom; i++)
 		scan_file(exp, &exp->data[i]);
@@ -1386,6 +1572,11 @@ void sonde_exp_close(struct sonde_exp *exp)
 	u64map_release(&exp->threadmap);
 	free(exp->blocks);
 	free(exp->ov);
+	free(exp->sync);
+	free(exp->heap);
+	free(exp->io);
+	free(exp->iofiles);
+	u64map_release(&exp->iofilemap);
 	free(exp->logbuf);
 	free(exp->mapbuf);
 	free(exp->notes);
@@ -1501,4 +1692,109 @@ bool sonde_sample_iter_next(struct sonde_sample_iter *it, struct sonde_sample *s
 		it->end = b->p + b->len;
 		it->tid = b->tid;
 	}
+}
+
+/* ---- traced events ------------------------------------------------------ */
+
+const struct sonde_sync_event *sonde_exp_sync_events(const struct sonde_exp *exp, size_t *n)
+{
+	*n = exp->nsync;
+	return exp->sync;
+}
+
+const struct sonde_heap_event *sonde_exp_heap_events(const struct sonde_exp *exp, size_t *n)
+{
+	*n = exp->nheap;
+	return exp->heap;
+}
+
+const struct sonde_io_event *sonde_exp_io_events(const struct sonde_exp *exp, size_t *n)
+{
+	*n = exp->nio;
+	return exp->io;
+}
+
+const char *sonde_exp_io_file(const struct sonde_exp *exp, uint64_t file_id)
+{
+	long i = file_id ? u64map_get(&exp->iofilemap, file_id) : -1;
+
+	return i < 0 ? NULL : exp->iofiles[i].name;
+}
+
+bool sonde_exp_traced(const struct sonde_exp *exp, int kind)
+{
+	int df = kind == SONDE_KIND_SYNC ? DF_SYNC : kind == SONDE_KIND_HEAP ? DF_HEAP
+					   : kind == SONDE_KIND_IO   ? DF_IO
+								     : -1;
+
+	return df >= 0 && (exp->data[df].declared || exp->files[exp->data[df].file].present);
+}
+
+static const char *name_in(const char *const *names, size_t n, unsigned i)
+{
+	return i < n && names[i] ? names[i] : "?";
+}
+
+const char *sonde_sync_func_name(unsigned func)
+{
+	static const char *const names[] = {
+		[SONDE_SYNC_MUTEX_LOCK] = "pthread_mutex_lock",
+		[SONDE_SYNC_MUTEX_TIMEDLOCK] = "pthread_mutex_timedlock",
+		[SONDE_SYNC_MUTEX_CLOCKLOCK] = "pthread_mutex_clocklock",
+		[SONDE_SYNC_COND_WAIT] = "pthread_cond_wait",
+		[SONDE_SYNC_COND_TIMEDWAIT] = "pthread_cond_timedwait",
+		[SONDE_SYNC_COND_CLOCKWAIT] = "pthread_cond_clockwait",
+		[SONDE_SYNC_RWLOCK_RDLOCK] = "pthread_rwlock_rdlock",
+		[SONDE_SYNC_RWLOCK_TIMEDRDLOCK] = "pthread_rwlock_timedrdlock",
+		[SONDE_SYNC_RWLOCK_CLOCKRDLOCK] = "pthread_rwlock_clockrdlock",
+		[SONDE_SYNC_RWLOCK_WRLOCK] = "pthread_rwlock_wrlock",
+		[SONDE_SYNC_RWLOCK_TIMEDWRLOCK] = "pthread_rwlock_timedwrlock",
+		[SONDE_SYNC_RWLOCK_CLOCKWRLOCK] = "pthread_rwlock_clockwrlock",
+		[SONDE_SYNC_SEM_WAIT] = "sem_wait",
+		[SONDE_SYNC_SEM_TIMEDWAIT] = "sem_timedwait",
+		[SONDE_SYNC_SEM_CLOCKWAIT] = "sem_clockwait",
+		[SONDE_SYNC_BARRIER_WAIT] = "pthread_barrier_wait",
+		[SONDE_SYNC_JOIN] = "pthread_join",
+		[SONDE_SYNC_TIMEDJOIN] = "pthread_timedjoin_np",
+		[SONDE_SYNC_CLOCKJOIN] = "pthread_clockjoin_np",
+	};
+	return name_in(names, sizeof(names) / sizeof(names[0]), func);
+}
+
+const char *sonde_heap_func_name(unsigned func)
+{
+	static const char *const names[] = {
+		[SONDE_HEAP_MALLOC] = "malloc",
+		[SONDE_HEAP_CALLOC] = "calloc",
+		[SONDE_HEAP_REALLOC] = "realloc",
+		[SONDE_HEAP_REALLOCARRAY] = "reallocarray",
+		[SONDE_HEAP_VALLOC] = "valloc",
+		[SONDE_HEAP_PVALLOC] = "pvalloc",
+		[SONDE_HEAP_MEMALIGN] = "memalign",
+		[SONDE_HEAP_POSIX_MEMALIGN] = "posix_memalign",
+		[SONDE_HEAP_ALIGNED_ALLOC] = "aligned_alloc",
+		[SONDE_HEAP_FREE] = "free",
+		[SONDE_HEAP_MMAP] = "mmap",
+		[SONDE_HEAP_MUNMAP] = "munmap",
+	};
+	return name_in(names, sizeof(names) / sizeof(names[0]), func);
+}
+
+const char *sonde_io_func_name(unsigned func)
+{
+	static const char *const names[] = {
+		[SONDE_IO_READ] = "read",	    [SONDE_IO_PREAD] = "pread",
+		[SONDE_IO_READV] = "readv",	    [SONDE_IO_PREADV] = "preadv",
+		[SONDE_IO_FREAD] = "fread",	    [SONDE_IO_WRITE] = "write",
+		[SONDE_IO_PWRITE] = "pwrite",	    [SONDE_IO_WRITEV] = "writev",
+		[SONDE_IO_PWRITEV] = "pwritev",	    [SONDE_IO_FWRITE] = "fwrite",
+		[SONDE_IO_OPEN] = "open",	    [SONDE_IO_OPENAT] = "openat",
+		[SONDE_IO_CREAT] = "creat",	    [SONDE_IO_CLOSE] = "close",
+		[SONDE_IO_DUP] = "dup",		    [SONDE_IO_DUP2] = "dup2",
+		[SONDE_IO_DUP3] = "dup3",	    [SONDE_IO_LSEEK] = "lseek",
+		[SONDE_IO_FSYNC] = "fsync",	    [SONDE_IO_FDATASYNC] = "fdatasync",
+		[SONDE_IO_FOPEN] = "fopen",	    [SONDE_IO_FDOPEN] = "fdopen",
+		[SONDE_IO_FCLOSE] = "fclose",	    [SONDE_IO_FFLUSH] = "fflush",
+	};
+	return name_in(names, sizeof(names) / sizeof(names[0]), func);
 }

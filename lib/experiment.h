@@ -125,6 +125,10 @@ struct sonde_exp_info {
 		unsigned depth_limit;
 		uint64_t size_limit_mb;
 		double duration_s;
+		/* Tracing, from <trace kind=".." .../> lines: mode "on", "all"
+		 * or microseconds, NULL when the kind was not traced. */
+		const char *sync_mode;
+		uint64_t sync_threshold_ns;
 	} settings;
 
 	/*
@@ -257,6 +261,7 @@ struct sonde_exp_summary {
 	size_t stack_conflicts;	 /* ids seen with two different stacks */
 	uint64_t overview_packets;
 	uint64_t unknown_packets; /* packets of types skipped by size */
+	uint64_t trace_unknown_stack; /* trace events whose stack_id is not found */
 };
 
 const struct sonde_exp_summary *sonde_exp_summary(const struct sonde_exp *exp);
@@ -308,6 +313,61 @@ struct sonde_sample_iter {
 
 void sonde_sample_iter_init(struct sonde_sample_iter *it, const struct sonde_exp *exp);
 bool sonde_sample_iter_next(struct sonde_sample_iter *it, struct sonde_sample *s);
+
+/* ---- traced events (sync waits, heap, I/O) -------------------------------
+ *
+ * Each kind's events, sorted by time (ties keep file order, so each
+ * thread's own events stay in program order).  stack_id 0: no stack. */
+
+struct sonde_sync_event {
+	uint32_t tid;
+	uint16_t func; /* enum sonde_sync_func */
+	int32_t result;
+	uint64_t time_ns, wait_ns, object, stack_id;
+};
+
+struct sonde_heap_event {
+	uint32_t tid;
+	uint8_t func;  /* enum sonde_heap_func */
+	uint8_t flags; /* SONDE_HEAPF_* */
+	uint64_t time_ns, addr, bytes, stack_id; /* frees: bytes 0, stack 0 */
+};
+
+struct sonde_io_event {
+	uint32_t tid;
+	uint8_t func; /* enum sonde_io_func */
+	uint8_t flags;
+	int32_t fd, err;
+	uint64_t time_ns, dur_ns;
+	int64_t bytes;
+	uint64_t file_id, stack_id;
+};
+
+/* NULL when the experiment has no data of the kind. */
+const struct sonde_sync_event *sonde_exp_sync_events(const struct sonde_exp *exp, size_t *n);
+const struct sonde_heap_event *sonde_exp_heap_events(const struct sonde_exp *exp, size_t *n);
+const struct sonde_io_event *sonde_exp_io_events(const struct sonde_exp *exp, size_t *n);
+/* The name of an I/O file id, NULL when unknown. */
+const char *sonde_exp_io_file(const struct sonde_exp *exp, uint64_t file_id);
+/* Whether the experiment traced the kind (its data file is present or
+ * declared): SONDE_KIND_SYNC, _HEAP or _IO. */
+bool sonde_exp_traced(const struct sonde_exp *exp, int kind);
+
+/* Leak matching (lib/heapleaks.c): leaked[i] (an array of as many
+ * entries as heap events) is set for each allocation never freed by the
+ * end of the run.  Returns the number of leaks, or -1 out of memory. */
+struct sonde_heap_match {
+	uint64_t leaks, leaked_bytes;
+	uint64_t unmatched_frees; /* frees of blocks allocated before tracing */
+	uint64_t reused_live;	  /* allocations at a live address (free not seen) */
+};
+long sonde_heap_leaks(const struct sonde_exp *exp, bool *leaked, struct sonde_heap_match *st);
+
+/* Names of the traced functions ("pthread_mutex_lock", "malloc", "read"),
+ * "?" for unknown values. */
+const char *sonde_sync_func_name(unsigned func);
+const char *sonde_heap_func_name(unsigned func);
+const char *sonde_io_func_name(unsigned func);
 
 /* ---- overview ---------------------------------------------------------- */
 

@@ -38,7 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SONDE_MAX_METRICS 16
+#define SONDE_MAX_METRICS 24
 
 enum sonde_unit {
 	SONDE_UNIT_NS,	  /* a time in nanoseconds, shown in seconds */
@@ -53,10 +53,32 @@ struct sonde_metric_def {
 	enum sonde_unit unit;
 };
 
-/* The metrics of a clock-profiling experiment, in value order:
- * totalcpu (ns), then samples (count).  Index constants below. */
+/* Every metric an experiment can give, in value order (gprofng's names):
+ * clock profiling, then sync waits, heap and I/O tracing.  Index
+ * constants below; SONDE_NMETRICS of them. */
 extern const struct sonde_metric_def sonde_clock_metrics[];
-enum { SONDE_M_TOTALCPU = 0, SONDE_M_SAMPLES = 1, SONDE_CLOCK_NMETRICS = 2 };
+enum {
+	SONDE_M_TOTALCPU = 0,	 /* ns */
+	SONDE_M_SAMPLES,	 /* count */
+	SONDE_M_SYNC,		 /* Sync Wait Time, ns */
+	SONDE_M_SYNCN,		 /* Sync Wait Count (Sync Delay Events) */
+	SONDE_M_HEAPALLOCCNT,	 /* Allocations */
+	SONDE_M_HEAPALLOCBYTES,	 /* Bytes Allocated */
+	SONDE_M_HEAPLEAKCNT,	 /* Leaks */
+	SONDE_M_HEAPLEAKBYTES,	 /* Bytes Leaked */
+	SONDE_M_IOREADBYTES,
+	SONDE_M_IOREADCNT,
+	SONDE_M_IOREADTIME,
+	SONDE_M_IOWRITEBYTES,
+	SONDE_M_IOWRITECNT,
+	SONDE_M_IOWRITETIME,
+	SONDE_M_IOOTHERCNT,
+	SONDE_M_IOOTHERTIME,
+	SONDE_M_IOERRORCNT,
+	SONDE_M_IOERRORTIME,
+	SONDE_NMETRICS
+};
+#define SONDE_CLOCK_NMETRICS SONDE_NMETRICS
 
 struct sonde_mobject {
 	uint32_t id;

@@ -130,7 +130,8 @@ static uint32_t frame_func(struct builder *b, uint64_t pc, bool exact, uint64_t 
 }
 
 /* Intern the model stack for an experiment stack; UINT32_MAX on OOM. */
-static uint32_t build_stack(struct builder *b, const struct sonde_exp *exp, uint64_t stack_id, uint64_t time_ns)
+static uint32_t build_stack(struct builder *b, const struct sonde_exp *exp, uint64_t stack_id, uint64_t time_ns,
+			    bool leaf_exact)
 {
 	const struct sonde_stack *st = sonde_exp_stack(exp, stack_id);
 	if (!st || !st->depth) {
@@ -148,7 +149,7 @@ static uint32_t build_stack(struct builder *b, const struct sonde_exp *exp, uint
 	int d = 0;
 	for (int k = 0; k < st->depth; k++) {
 		uint64_t pc = st->pc[k];
-		bool exact = k == 0 || (pc & SONDE_PC_EXACT);
+		bool exact = (k == 0 && leaf_exact) || (pc & SONDE_PC_EXACT);
 		uint32_t f = frame_func(b, pc, exact, time_ns);
 		if (f == UINT32_MAX)
 			continue; /* the collector's own frame */
@@ -195,6 +196,100 @@ static void free_objsel(char **v, int cap)
 	if (v)
 		free(v[cap]);
 	free(v);
+}
+
+/* One traced event: its thread's totals always, the model when the thread
+ * and time filters pass.  Returns -1 out of memory. */
+static int add_event(struct builder *b, const struct sonde_exp *exp, const struct u64map *tidnum,
+		     struct u64map *stacks, const struct sonde_profile_opts *o, uint32_t tid,
+		     uint64_t time_ns, uint64_t stack_id, const int64_t *v)
+{
+	struct sonde_profile *p = b->p;
+	uint32_t ti;
+	if (map_get(tidnum, tid, &ti)) {
+		struct sonde_pthread *pt = &p->threads[ti];
+		for (int k = 0; k < SONDE_NMETRICS; k++)
+			pt->v[k] += v[k];
+		if (!pt->selected)
+			return 0;
+	}
+	uint64_t t0 = sonde_exp_info(exp)->start_ns;
+	uint64_t rel = time_ns >= t0 ? time_ns - t0 : 0;
+	if (o && (rel < o->start_ns || (o->end_ns && rel >= o->end_ns)))
+		return 0;
+	/* Trace stacks have no exact leaf (it is a call site), so their ids
+	 * never collide with sample stacks'; id 0 (no stack) is cached too. */
+	uint32_t st;
+	if (!map_get(stacks, stack_id, &st)) {
+		st = build_stack(b, exp, stack_id, time_ns, false);
+		if (st == UINT32_MAX || map_put(stacks, stack_id, st) < 0)
+			return -1;
+	}
+	sonde_model_add_to(b->m, st, v);
+	return 0;
+}
+
+/* Sync waits, heap allocations (with leaks) and I/O calls of one
+ * experiment.  Returns -1 out of memory. */
+static int add_traces(struct builder *b, const struct sonde_exp *exp, const struct u64map *tidnum,
+		      struct u64map *stacks, const struct sonde_profile_opts *o)
+{
+	size_t n;
+	const struct sonde_sync_event *se = sonde_exp_sync_events(exp, &n);
+	for (size_t i = 0; i < n; i++) {
+		int64_t v[SONDE_NMETRICS] = { 0 };
+		v[SONDE_M_SYNC] = (int64_t)se[i].wait_ns;
+		v[SONDE_M_SYNCN] = 1;
+		if (add_event(b, exp, tidnum, stacks, o, se[i].tid, se[i].time_ns, se[i].stack_id, v) < 0)
+			return -1;
+	}
+	const struct sonde_heap_event *he = sonde_exp_heap_events(exp, &n);
+	if (n) {
+		bool *leaked = malloc(n * sizeof *leaked);
+		if (!leaked || sonde_heap_leaks(exp, leaked, NULL) < 0) {
+			free(leaked);
+			return -1;
+		}
+		for (size_t i = 0; i < n; i++) {
+			if (!(he[i].flags & SONDE_HEAPF_ALLOC))
+				continue; /* frees, munmaps and failures carry no metric */
+			int64_t v[SONDE_NMETRICS] = { 0 };
+			v[SONDE_M_HEAPALLOCCNT] = 1;
+			v[SONDE_M_HEAPALLOCBYTES] = (int64_t)he[i].bytes;
+			if (leaked[i]) {
+				v[SONDE_M_HEAPLEAKCNT] = 1;
+				v[SONDE_M_HEAPLEAKBYTES] = (int64_t)he[i].bytes;
+			}
+			if (add_event(b, exp, tidnum, stacks, o, he[i].tid, he[i].time_ns, he[i].stack_id, v) < 0) {
+				free(leaked);
+				return -1;
+			}
+		}
+		free(leaked);
+	}
+	const struct sonde_io_event *ie = sonde_exp_io_events(exp, &n);
+	for (size_t i = 0; i < n; i++) {
+		int64_t v[SONDE_NMETRICS] = { 0 };
+		int64_t t = (int64_t)ie[i].dur_ns;
+		if (ie[i].flags & SONDE_IOF_ERROR) {
+			v[SONDE_M_IOERRORCNT] = 1;
+			v[SONDE_M_IOERRORTIME] = t;
+		} else if (SONDE_IO_IS_READ(ie[i].func)) {
+			v[SONDE_M_IOREADBYTES] = ie[i].bytes;
+			v[SONDE_M_IOREADCNT] = 1;
+			v[SONDE_M_IOREADTIME] = t;
+		} else if (SONDE_IO_IS_WRITE(ie[i].func)) {
+			v[SONDE_M_IOWRITEBYTES] = ie[i].bytes;
+			v[SONDE_M_IOWRITECNT] = 1;
+			v[SONDE_M_IOWRITETIME] = t;
+		} else {
+			v[SONDE_M_IOOTHERCNT] = 1;
+			v[SONDE_M_IOOTHERTIME] = t;
+		}
+		if (add_event(b, exp, tidnum, stacks, o, ie[i].tid, ie[i].time_ns, ie[i].stack_id, v) < 0)
+			return -1;
+	}
+	return 0;
 }
 
 int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *exps, size_t nexps,
@@ -287,7 +382,7 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 			}
 			if (last_stack == UINT32_MAX || s.stack_id != last_id) {
 				if (!map_get(&stacks, s.stack_id, &last_stack)) {
-					last_stack = build_stack(&b, exp, s.stack_id, s.time_ns);
+					last_stack = build_stack(&b, exp, s.stack_id, s.time_ns, true);
 					if (last_stack == UINT32_MAX || map_put(&stacks, s.stack_id, last_stack) < 0) {
 						u64map_release(&tidnum);
 						goto oom;
@@ -298,7 +393,10 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 			sonde_model_add_to(b.m, last_stack, v);
 			p->samples_used++;
 		}
+		int tr = add_traces(&b, exp, &tidnum, &stacks, o);
 		u64map_release(&tidnum);
+		if (tr < 0)
+			goto oom;
 	}
 	if (sonde_model_finish(b.m) < 0)
 		goto oom;

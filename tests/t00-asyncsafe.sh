@@ -6,7 +6,7 @@
 # the libc allowlist.  Data they use may live anywhere in the collector.
 cd "$(dirname "$0")/.." || exit 1
 SAFE="sample dfile_write stacks xfmt unwind"
-LIBC_OK="clock_gettime getcpu syscall read write ftruncate fallocate64 fallocate mmap munmap memcpy memset memmove
+LIBC_OK="sched_yield clock_gettime getcpu syscall read write ftruncate fallocate64 fallocate mmap munmap memcpy memset memmove
 memcmp __errno_location __stack_chk_fail process_vm_readv getpid sched_yield"
 O=build/obj/collector
 defined_funcs=""

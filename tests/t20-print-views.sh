@@ -384,7 +384,8 @@ a=$(awk -F, -v re='^deep([.]|$)' -v t="$tot" '$2 == "callee" && $3 ~ re { s += $
 near "$a" "$(truth "$D")" 1.5 "burn: the initiating function shows deep as callee"
 "$SONDE" print -object_select burn -functions burn.er >os.txt 2>&1
 has os.txt "<libc.so.6>" "-object_select burn: libc folded into <libc.so.6>"
-if grep -q "qsort" os.txt; then notok "-object_select: libc functions still listed"; else ok "-object_select: libc functions not listed"; fi
+# (burn's own PLT stub qsort@plt is burn's, and may be sampled)
+if grep "qsort" os.txt | grep -vq "qsort@plt"; then notok "-object_select: libc functions still listed"; else ok "-object_select: libc functions not listed"; fi
 
 # ---- a short fuzz run of the reader and views (tests/fuzz/run.sh runs long) -----------
 

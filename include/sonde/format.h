@@ -45,6 +45,9 @@ enum sonde_kind {
 	SONDE_KIND_PROFILE = 1,	 /* file "profile": clock-profile samples */
 	SONDE_KIND_STACKS = 2,	 /* file "stacks": deduplicated call stacks */
 	SONDE_KIND_OVERVIEW = 3, /* file "overview": process usage samples */
+	SONDE_KIND_SYNC = 4,	 /* file "synctrace": synchronization waits */
+	SONDE_KIND_HEAP = 5,	 /* file "heaptrace": allocations and frees */
+	SONDE_KIND_IO = 6,	 /* file "iotrace": I/O calls and file names */
 };
 
 struct sonde_file_header {
@@ -86,6 +89,11 @@ enum sonde_packet_type {
 	SONDE_PKT_STACK = 2,
 	SONDE_PKT_OVERVIEW = 3,
 	SONDE_PKT_FRAME = 4,
+	SONDE_PKT_SYNC = 5,
+	SONDE_PKT_HEAP = 6,
+	SONDE_PKT_HEAP_FREE = 7,
+	SONDE_PKT_IO = 8,
+	SONDE_PKT_IO_FILE = 9,
 };
 
 /* Thread states of a profile packet. */
@@ -175,5 +183,174 @@ struct sonde_overview_packet {
 	uint64_t maxrss_kb;
 };
 _Static_assert(sizeof(struct sonde_overview_packet) == 88, "overview packet layout");
+
+/* ---- tracing (sync waits, heap, I/O) ----
+ *
+ * Trace packets are written in normal context by the interposers, into
+ * blocks of the calling thread like every packet.  stack_id names a stack
+ * in "stacks" whose leaf is the call site of the traced function (a return
+ * address, never SONDE_PC_EXACT); 0 means no stack was recorded.  Times are
+ * CLOCK_MONOTONIC. */
+
+/* The traced synchronization functions (func of a sync packet). */
+enum sonde_sync_func {
+	SONDE_SYNC_MUTEX_LOCK = 1,
+	SONDE_SYNC_MUTEX_TIMEDLOCK = 2,
+	SONDE_SYNC_MUTEX_CLOCKLOCK = 3,
+	SONDE_SYNC_COND_WAIT = 4,
+	SONDE_SYNC_COND_TIMEDWAIT = 5,
+	SONDE_SYNC_COND_CLOCKWAIT = 6,
+	SONDE_SYNC_RWLOCK_RDLOCK = 7,
+	SONDE_SYNC_RWLOCK_TIMEDRDLOCK = 8,
+	SONDE_SYNC_RWLOCK_CLOCKRDLOCK = 9,
+	SONDE_SYNC_RWLOCK_WRLOCK = 10,
+	SONDE_SYNC_RWLOCK_TIMEDWRLOCK = 11,
+	SONDE_SYNC_RWLOCK_CLOCKWRLOCK = 12,
+	SONDE_SYNC_SEM_WAIT = 13,
+	SONDE_SYNC_SEM_TIMEDWAIT = 14,
+	SONDE_SYNC_SEM_CLOCKWAIT = 15,
+	SONDE_SYNC_BARRIER_WAIT = 16,
+	SONDE_SYNC_JOIN = 17,
+	SONDE_SYNC_TIMEDJOIN = 18,
+	SONDE_SYNC_CLOCKJOIN = 19,
+	SONDE_SYNC_NFUNCS
+};
+
+/* One synchronization call that waited at least the threshold (log.xml
+ * <settings sync_threshold_ns>).  object is the mutex, condition variable,
+ * rwlock, semaphore or barrier, or the joined thread's pthread_t. */
+struct sonde_sync_packet {
+	uint16_t type;		/* SONDE_PKT_SYNC */
+	uint16_t size;		/* 48 */
+	uint16_t func;		/* enum sonde_sync_func */
+	uint16_t reserved;
+	int32_t result;		/* the call's return value (0, ETIMEDOUT, ...;
+				   for sem_*: errno when it returned -1) */
+	uint32_t reserved2;
+	uint64_t time_ns;	/* when the call started */
+	uint64_t wait_ns;	/* how long it took */
+	uint64_t object;
+	uint64_t stack_id;
+};
+_Static_assert(sizeof(struct sonde_sync_packet) == 48, "sync packet layout");
+
+/* The traced heap functions (func of a heap packet). */
+enum sonde_heap_func {
+	SONDE_HEAP_MALLOC = 1,
+	SONDE_HEAP_CALLOC = 2,
+	SONDE_HEAP_REALLOC = 3,
+	SONDE_HEAP_REALLOCARRAY = 4,
+	SONDE_HEAP_VALLOC = 5,
+	SONDE_HEAP_PVALLOC = 6,
+	SONDE_HEAP_MEMALIGN = 7,
+	SONDE_HEAP_POSIX_MEMALIGN = 8,
+	SONDE_HEAP_ALIGNED_ALLOC = 9,
+	SONDE_HEAP_FREE = 10,
+	SONDE_HEAP_MMAP = 11,
+	SONDE_HEAP_MUNMAP = 12,
+	SONDE_HEAP_NFUNCS
+};
+
+/* Heap packet flags. */
+#define SONDE_HEAPF_ALLOC 0x1u	/* [addr, addr+bytes) is a new block */
+#define SONDE_HEAPF_FREE 0x2u	/* addr (and for munmap, bytes) is released */
+#define SONDE_HEAPF_FAILED 0x4u /* the allocation failed (addr 0) */
+
+/* An allocation (malloc ... mmap), or an munmap of bytes at addr.  A
+ * realloc that moves or frees writes a free packet for the old block
+ * first; realloc(p, 0) that frees p writes only that. */
+struct sonde_heap_packet {
+	uint16_t type;		/* SONDE_PKT_HEAP */
+	uint16_t size;		/* 40 */
+	uint8_t func;		/* enum sonde_heap_func */
+	uint8_t flags;		/* SONDE_HEAPF_* */
+	uint16_t reserved;
+	uint64_t time_ns;	/* when the call returned */
+	uint64_t addr;
+	uint64_t bytes;		/* bytes requested (mmap, munmap: the length) */
+	uint64_t stack_id;
+};
+_Static_assert(sizeof(struct sonde_heap_packet) == 40, "heap packet layout");
+
+/* A free of a heap block (free, or realloc releasing its old block):
+ * no stack, no size; the reader matches it to the allocation at addr. */
+struct sonde_heap_free_packet {
+	uint16_t type;		/* SONDE_PKT_HEAP_FREE */
+	uint16_t size;		/* 24 */
+	uint8_t func;		/* SONDE_HEAP_FREE or SONDE_HEAP_REALLOC */
+	uint8_t flags;		/* SONDE_HEAPF_FREE */
+	uint16_t reserved;
+	uint64_t time_ns;	/* when the call started */
+	uint64_t addr;
+};
+_Static_assert(sizeof(struct sonde_heap_free_packet) == 24, "heap free packet layout");
+
+/* The traced I/O functions (func of an I/O packet). */
+enum sonde_io_func {
+	SONDE_IO_READ = 1,
+	SONDE_IO_PREAD = 2,
+	SONDE_IO_READV = 3,
+	SONDE_IO_PREADV = 4,
+	SONDE_IO_FREAD = 5,
+	SONDE_IO_WRITE = 16,
+	SONDE_IO_PWRITE = 17,
+	SONDE_IO_WRITEV = 18,
+	SONDE_IO_PWRITEV = 19,
+	SONDE_IO_FWRITE = 20,
+	SONDE_IO_OPEN = 32,
+	SONDE_IO_OPENAT = 33,
+	SONDE_IO_CREAT = 34,
+	SONDE_IO_CLOSE = 35,
+	SONDE_IO_DUP = 36,
+	SONDE_IO_DUP2 = 37,
+	SONDE_IO_DUP3 = 38,
+	SONDE_IO_LSEEK = 39,
+	SONDE_IO_FSYNC = 40,
+	SONDE_IO_FDATASYNC = 41,
+	SONDE_IO_FOPEN = 42,
+	SONDE_IO_FDOPEN = 43,
+	SONDE_IO_FCLOSE = 44,
+	SONDE_IO_FFLUSH = 45,
+	SONDE_IO_NFUNCS
+};
+/* Reads are 1..15, writes 16..31, everything else is "other I/O". */
+#define SONDE_IO_IS_READ(f) ((f) >= 1 && (f) < 16)
+#define SONDE_IO_IS_WRITE(f) ((f) >= 16 && (f) < 32)
+
+#define SONDE_IOF_ERROR 0x1u /* the call failed (err holds errno) */
+
+/* One I/O call.  file_id names the file through an I/O file packet (0:
+ * unknown); fd is the descriptor used, or the one returned by an open or
+ * dup.  bytes is what was transferred by reads and writes (for fread and
+ * fwrite: items times size), else 0. */
+struct sonde_io_packet {
+	uint16_t type;		/* SONDE_PKT_IO */
+	uint16_t size;		/* 56 */
+	uint8_t func;		/* enum sonde_io_func */
+	uint8_t flags;		/* SONDE_IOF_* */
+	uint16_t reserved;
+	int32_t fd;
+	int32_t err;		/* errno of a failed call, else 0 */
+	uint64_t time_ns;	/* when the call started */
+	uint64_t dur_ns;	/* how long it took */
+	int64_t bytes;
+	uint64_t file_id;
+	uint64_t stack_id;
+};
+_Static_assert(sizeof(struct sonde_io_packet) == 56, "io packet layout");
+
+/* The name of a file, written once per file_id before the first I/O
+ * packet that uses it: the path given to open (as given), or for a
+ * descriptor the collector did not see opened, what /proc/self/fd says
+ * ("pipe:[1234]", "/dev/pts/0"). */
+struct sonde_io_file_packet {
+	uint16_t type;		/* SONDE_PKT_IO_FILE */
+	uint16_t size;		/* 24 + name length + 1, rounded up to 8 */
+	uint32_t name_len;	/* bytes of name, without the NUL */
+	uint64_t file_id;	/* never 0 */
+	uint64_t time_ns;
+	/* char name[name_len + 1]; NUL-terminated, zero-padded */
+};
+_Static_assert(sizeof(struct sonde_io_file_packet) == 24, "io file packet layout");
 
 #endif

@@ -1,0 +1,370 @@
+/*
+ * The collector's side of tracing (tracers/tracer.h): data files for the
+ * traced kinds, and call stacks taken in normal context.
+ *
+ * Tracing libraries call these functions from their interposers, on the
+ * target's threads, in normal context.  The clock-profiling handler may
+ * interrupt them; the only structure both write is the calling thread's
+ * block of "stacks", so while an interposer interns a stack, t_state.in_trace
+ * tells the handler to skip that sample (its CPU time is carried by the
+ * thread's next sample, so nothing is lost but the position of one sample).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <link.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+
+#include "clock_internal.h"
+#include "unwind.h"
+#include "../tracers/tracer.h"
+
+static const struct trace_kind {
+	int kind;
+	const char *file;
+	const char *env;
+	const char *name;
+} g_kinds[] = {
+	{ SONDE_KIND_SYNC, "synctrace", "SONDE_SYNC", "sync" },
+	{ SONDE_KIND_HEAP, "heaptrace", "SONDE_HEAP", "heap" },
+	{ SONDE_KIND_IO, "iotrace", "SONDE_IO", "io" },
+};
+#define NKINDS (sizeof g_kinds / sizeof g_kinds[0])
+
+static struct dfile *g_df[MAX_TRACE_KIND + 1];
+static _Atomic int *g_on[MAX_TRACE_KIND + 1];
+
+/* Code of sonde's own libraries: leading stack frames there are dropped. */
+#define MAX_RANGES 16
+static struct {
+	uintptr_t lo, hi;
+} g_ranges[MAX_RANGES];
+static _Atomic int g_nranges;
+
+static const struct trace_kind *kind_of(int kind)
+{
+	for (size_t i = 0; i < NKINDS; i++)
+		if (g_kinds[i].kind == kind)
+			return &g_kinds[i];
+	return NULL;
+}
+
+static int add_range(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	(void)data;
+	const char *slash = strrchr(info->dlpi_name, '/');
+	const char *base = slash ? slash + 1 : info->dlpi_name;
+	if (strncmp(base, "libsonde_", 9))
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		int n = atomic_load(&g_nranges);
+		if (n >= MAX_RANGES)
+			return 1;
+		g_ranges[n].lo = info->dlpi_addr + ph->p_vaddr;
+		g_ranges[n].hi = g_ranges[n].lo + ph->p_memsz;
+		atomic_store(&g_nranges, n + 1);
+	}
+	return 0;
+}
+
+static int in_sonde(uint64_t pc)
+{
+	int n = atomic_load_explicit(&g_nranges, memory_order_relaxed);
+	for (int i = 0; i < n; i++)
+		if (pc >= g_ranges[i].lo && pc < g_ranges[i].hi)
+			return 1;
+	return 0;
+}
+
+/* Describe the kind's file and packets in log.xml. */
+static void write_dataformat(const struct trace_kind *k)
+{
+	static const struct {
+		int kind, type;
+		const char *name;
+		int size;
+		const char *fields;
+	} pkts[] = {
+		{ SONDE_KIND_SYNC, SONDE_PKT_SYNC, "sync", 48,
+		  "type:0:u16 size:2:u16 func:4:u16 reserved:6:u16 result:8:i32 reserved2:12:u32 "
+		  "time_ns:16:u64 wait_ns:24:u64 object:32:u64 stack_id:40:u64" },
+		{ SONDE_KIND_HEAP, SONDE_PKT_HEAP, "heap", 40,
+		  "type:0:u16 size:2:u16 func:4:u8 flags:5:u8 reserved:6:u16 time_ns:8:u64 addr:16:u64 "
+		  "bytes:24:u64 stack_id:32:u64" },
+		{ SONDE_KIND_HEAP, SONDE_PKT_HEAP_FREE, "heap_free", 24,
+		  "type:0:u16 size:2:u16 func:4:u8 flags:5:u8 reserved:6:u16 time_ns:8:u64 addr:16:u64" },
+		{ SONDE_KIND_IO, SONDE_PKT_IO, "io", 56,
+		  "type:0:u16 size:2:u16 func:4:u8 flags:5:u8 reserved:6:u16 fd:8:i32 err:12:i32 "
+		  "time_ns:16:u64 dur_ns:24:u64 bytes:32:i64 file_id:40:u64 stack_id:48:u64" },
+		{ SONDE_KIND_IO, SONDE_PKT_IO_FILE, "io_file", 24,
+		  "type:0:u16 size:2:u16 name_len:4:u32 file_id:8:u64 time_ns:16:u64 name:24:char[name_len]" },
+	};
+	char mem[1024];
+	struct xbuf b;
+	xb_init(&b, mem, sizeof mem);
+	xb_str(&b, "<dataformat");
+	xb_attr_str(&b, "file", k->file);
+	xb_attr_u64(&b, "kind", (uint64_t)k->kind);
+	xb_attr_u64(&b, "block_size", SONDE_BLOCK_SIZE);
+	xb_str(&b, "/>\n");
+	log_line(mem, b.len);
+	for (size_t i = 0; i < sizeof pkts / sizeof pkts[0]; i++) {
+		if (pkts[i].kind != k->kind)
+			continue;
+		xb_init(&b, mem, sizeof mem);
+		xb_str(&b, "<packet");
+		xb_attr_u64(&b, "type", (uint64_t)pkts[i].type);
+		xb_attr_str(&b, "name", pkts[i].name);
+		xb_attr_u64(&b, "size", (uint64_t)pkts[i].size);
+		xb_attr_str(&b, "fields", pkts[i].fields);
+		xb_str(&b, "/>\n");
+		log_line(mem, b.len);
+	}
+}
+
+EXPORT int __sonde_trace_attach(int kind, _Atomic int *on, const char **setting)
+{
+	const struct trace_kind *k = kind_of(kind);
+	if (setting)
+		*setting = NULL;
+	if (!k || !on || !atomic_load(&g_col.active) || getpid() != g_col.pid)
+		return -1;
+	const char *v = getenv(k->env);
+	if (!v || !*v || !strcmp(v, "off"))
+		return -1;
+	if (setting)
+		*setting = v;
+	if (g_df[kind])
+		return -1; /* attached already */
+	if (!atomic_load(&g_nranges))
+		dl_iterate_phdr(add_range, NULL);
+	g_df[kind] = dfile_create(g_col.expdir, k->file, (uint32_t)kind);
+	if (!g_df[kind]) {
+		char msg[200];
+		snprintf(msg, sizeof msg, "cannot create the %s data file (%s); %s tracing disabled", k->file,
+			 strerror(errno), k->name);
+		log_event_text("error", msg);
+		return -1;
+	}
+	write_dataformat(k);
+	g_on[kind] = on;
+	atomic_store(on, 1);
+	return 0;
+}
+
+EXPORT void __sonde_trace_setting(int kind, const char *name, const char *value)
+{
+	const struct trace_kind *k = kind_of(kind);
+	if (!k)
+		return;
+	char mem[512];
+	struct xbuf b;
+	xb_init(&b, mem, sizeof mem);
+	xb_str(&b, "<trace");
+	xb_attr_str(&b, "kind", k->name);
+	xb_attr_str(&b, name, value);
+	xb_str(&b, "/>\n");
+	log_line(mem, b.len);
+}
+
+EXPORT void __sonde_trace_log(const char *level, const char *text)
+{
+	log_event_text(level, text);
+}
+
+EXPORT void *__sonde_trace_reserve(int kind, size_t size)
+{
+	if (kind < 0 || kind > MAX_TRACE_KIND || !g_df[kind])
+		return NULL;
+	return dfile_reserve_wait(g_df[kind], size);
+}
+
+EXPORT void __sonde_trace_commit(int kind, size_t size)
+{
+	dfile_commit(g_df[kind], size);
+}
+
+/* Store the caller's callee-saved registers, stack pointer (as it is once
+ * this returns) and return address into gregs, so that the unwinder can
+ * start in the caller: a getcontext without its sigprocmask system call. */
+void sonde_capture_regs(greg_t *gregs);
+__asm__(".text\n"
+	".p2align 4\n"
+	".type sonde_capture_regs,@function\n"
+	".hidden sonde_capture_regs\n"
+	"sonde_capture_regs:\n"
+	".cfi_startproc\n"
+	"movq %r12, 32(%rdi)\n"
+	"movq %r13, 40(%rdi)\n"
+	"movq %r14, 48(%rdi)\n"
+	"movq %r15, 56(%rdi)\n"
+	"movq %rbp, 80(%rdi)\n"
+	"movq %rbx, 88(%rdi)\n"
+	"leaq 8(%rsp), %rax\n"
+	"movq %rax, 120(%rdi)\n"
+	"movq (%rsp), %rax\n"
+	"movq %rax, 128(%rdi)\n"
+	"ret\n"
+	".cfi_endproc\n"
+	".size sonde_capture_regs, .-sonde_capture_regs\n");
+_Static_assert(REG_R12 == 4 && REG_RBP == 10 && REG_RBX == 11 && REG_RSP == 15 && REG_RIP == 16,
+	       "gregs layout used by sonde_capture_regs");
+
+/* A thread's cache of recent stacks, keyed by the interposer's return
+ * address and CFA (the call site and the caller's stack pointer).  An
+ * entry also holds where each caller's return address sits on the stack
+ * and its value: when those still hold, every frame above the call site is
+ * the one seen before (each frame's CFA follows from its pc and the CFA
+ * below it), so the stack id is known without unwinding.  Allocation-heavy
+ * programs call malloc from a few sites in loops, so nearly every event
+ * hits.  Not used for stacks through signal frames or beyond SC_SLOTS. */
+#define SC_ENTRIES 64
+#define SC_SLOTS 40
+struct sc_entry {
+	uint64_t ra, cfa, id;
+	uint32_t n, pad;
+	uint64_t addr[SC_SLOTS], val[SC_SLOTS];
+};
+static TLS struct sc_entry *t_sc;
+static TLS int t_sc_failed;
+
+static struct sc_entry *sc_table(void)
+{
+	if (__builtin_expect(t_sc != NULL, 1))
+		return t_sc;
+	if (t_sc_failed)
+		return NULL;
+	void *p = sonde_mmap(NULL, SC_ENTRIES * sizeof(struct sc_entry), PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		t_sc_failed = 1;
+		return NULL;
+	}
+	t_sc = p;
+	return t_sc;
+}
+
+/* Unwind from here, drop sonde's frames, intern.  With ra/cfa (nonzero),
+ * also fill the cache entry e when the walk reached the expected call
+ * site. */
+static uint64_t walk(struct tstate *ts, uint64_t ra, uint64_t cfa, struct sc_entry *e)
+{
+	ucontext_t uc;
+	memset(uc.uc_mcontext.gregs, 0, sizeof uc.uc_mcontext.gregs);
+	sonde_capture_regs(uc.uc_mcontext.gregs);
+	int max = g_cs.depth + 4;
+	uint64_t pcs[max], sps[max];
+	unsigned flags = 0;
+	int n = uw_backtrace_sp(&uc, ts->stack_lo, ts->stack_hi, pcs, sps, max, &flags);
+	/* Drop this function, the interposer, and anything else of sonde's:
+	 * the leaf becomes the traced function's call site, a return
+	 * address. */
+	int skip = 0;
+	while (skip < n && in_sonde(pcs[skip] & ~SONDE_PC_EXACT))
+		skip++;
+	if (skip >= n)
+		return 0;
+	pcs[skip] &= ~SONDE_PC_EXACT;
+	int depth = n - skip;
+	if (depth > g_cs.depth) {
+		depth = g_cs.depth;
+		flags |= SONDE_STACK_TRUNCATED;
+	}
+	uint64_t id = stacks_intern(pcs + skip, depth, flags);
+	if (!e || !id || pcs[skip] != ra || sps[skip] != cfa || depth - 1 > SC_SLOTS ||
+	    ts->stack_hi <= ts->stack_lo)
+		return id;
+	for (int k = 1; k < depth; k++) {
+		uint64_t at = sps[skip + k] - 8;
+		if ((pcs[skip + k] & SONDE_PC_EXACT) || at < cfa || at + 8 > ts->stack_hi)
+			return id; /* a signal frame, or off this stack: not cached */
+		e->addr[k - 1] = at;
+		e->val[k - 1] = pcs[skip + k];
+	}
+	e->ra = ra;
+	e->cfa = cfa;
+	e->n = (uint32_t)(depth - 1);
+	e->id = id;
+	return id;
+}
+
+EXPORT __attribute__((noinline)) uint64_t __sonde_trace_stack_at(uint64_t ra, uint64_t cfa)
+{
+	struct tstate *ts = &t_state;
+	if (ts->in_trace)
+		return 0;
+	struct sc_entry *tab = sc_table(), *e = NULL;
+	if (tab) {
+		uint64_t h = (ra ^ (cfa * 0x9e3779b97f4a7c15ull)) * 0xbf58476d1ce4e5b9ull;
+		e = &tab[h >> 58]; /* SC_ENTRIES = 64 */
+		if (e->ra == ra && e->cfa == cfa && e->id) {
+			uint32_t k = 0;
+			while (k < e->n && *(const volatile uint64_t *)e->addr[k] == e->val[k])
+				k++;
+			if (k == e->n)
+				return e->id;
+		}
+		e->id = 0; /* refilled by the walk, or left empty */
+	}
+	ts->in_trace = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	uint64_t id = walk(ts, ra, cfa, e);
+	atomic_signal_fence(memory_order_seq_cst);
+	ts->in_trace = 0;
+	return id;
+}
+
+EXPORT __attribute__((noinline)) uint64_t __sonde_trace_stack(void)
+{
+	struct tstate *ts = &t_state;
+	if (ts->in_trace)
+		return 0;
+	ts->in_trace = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	uint64_t id = walk(ts, 0, 0, NULL);
+	atomic_signal_fence(memory_order_seq_cst);
+	ts->in_trace = 0;
+	return id;
+}
+
+/* Stop every traced kind; called before the files are finished. */
+void trace_stop_all(void)
+{
+	for (int k = 0; k <= MAX_TRACE_KIND; k++)
+		if (g_on[k])
+			atomic_store(g_on[k], 0);
+	/* Events being written on other threads still land in mapped blocks:
+	 * dfile_finish unmaps nothing. */
+	char msg[256];
+	for (size_t i = 0; i < NKINDS; i++) {
+		struct dfile *df = g_df[g_kinds[i].kind];
+		if (!df)
+			continue;
+		int e = dfile_grow_errno(df);
+		if (e || dfile_lost(df)) {
+			snprintf(msg, sizeof msg, "%llu %s events were lost%s%s",
+				 (unsigned long long)dfile_lost(df), g_kinds[i].name, e ? ": " : "",
+				 e ? strerror(e) : "");
+			log_event_text("error", msg);
+		}
+		dfile_finish(df);
+	}
+}
+
+void trace_fork_child(void)
+{
+	for (int k = 0; k <= MAX_TRACE_KIND; k++) {
+		if (g_on[k])
+			atomic_store(g_on[k], 0);
+		dfile_forget(g_df[k]);
+		g_df[k] = NULL;
+	}
+}

@@ -1,0 +1,1211 @@
+/*
+ * libsonde_io.so: I/O tracing (`sonde collect -i on`).
+ *
+ * Interposes the read, write, open, close, dup, seek and sync system call
+ * wrappers and the stdio functions that move data (fopen, fread, fwrite,
+ * fflush, fclose, ...), with the aliases programs actually bind to (open64,
+ * pread64, __read_chk, fread_unlocked, ...).  Each call made while the
+ * collector collects becomes one struct sonde_io_packet in "iotrace":
+ * function, descriptor, bytes moved, start time and duration, errno of a
+ * failure, the file it touched and the call stack.
+ *
+ * Files.  A lock-free table maps descriptors below FD_TABLE to file ids.
+ * Every open (and fopen, creat, ...) gets a new id, named by one struct
+ * sonde_io_file_packet holding the path as given, written before the I/O
+ * packet that uses it; dup copies an id, close clears it.  A descriptor the
+ * table does not know (stdin, pipes, sockets, files opened before the
+ * collector started) is named on first use by what /proc/self/fd says.  A
+ * few descriptor creators and closers that are not traced (pipe, socket,
+ * accept, fcntl(F_DUPFD), freopen, pclose, close_range, closefrom) are
+ * interposed only to keep the table right.  Descriptors at or above
+ * FD_TABLE have no entry: their calls are recorded with file_id 0.
+ *
+ * Rules (tracers/tracer.h): errno and return values are preserved exactly;
+ * nothing is recorded while g_on is 0; an interposer called while this
+ * thread is already inside this library (dlsym resolving a real function,
+ * the collector writing its log from reserve, a signal handler between
+ * reserve and commit) goes straight to the real function; calls made by
+ * sonde's own libraries (the collector writing log.xml through write(),
+ * closing through close()) are not the target's I/O and are not traced.
+ * No malloc anywhere: names are built in stack buffers.
+ *
+ * stdio functions reach the kernel through glibc's internal symbols, never
+ * through these interposers, so a fread or fwrite is counted once; fclose
+ * closes its descriptor internally, so its table entry is cleared here.
+ *
+ * Not handled: a vfork child shares g_on with its parent, so the few
+ * traced calls it makes before exec (dup2, close) are recorded as the
+ * parent's; descriptors closed behind the table's back (syscall(SYS_close))
+ * keep their name until the number is opened again.
+ */
+#undef _FORTIFY_SOURCE
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "tracer.h"
+
+/* <stdio.h> may define these as macros when optimizing. */
+#undef fread_unlocked
+#undef fwrite_unlocked
+
+#define FD_TABLE 65536	 /* descriptors with a table entry */
+#define NAME_MAX_LEN 4000 /* longest name written (packet size is 16 bits) */
+
+static _Atomic int g_on;       /* recording (set by attach, cleared by the collector) */
+static _Atomic int g_attached; /* the table is kept (from attach on, fork children too) */
+static _Atomic uint64_t *g_tab; /* fd -> file_id, FD_TABLE entries, mmap'ed */
+static _Atomic uint64_t g_next_id = 1;
+static SONDE_TLS int t_busy; /* this thread is inside the library */
+
+/* Executable segments of sonde's libraries: calls from there are sonde's. */
+#define MAX_RANGES 16
+static struct {
+	uintptr_t lo, hi;
+} g_ranges[MAX_RANGES];
+static int g_nranges;
+
+/* ---- real functions ------------------------------------------------------ */
+
+/* Declared by <unistd.h>/<stdio.h> only under _FORTIFY_SOURCE. */
+ssize_t __read_chk(int fd, void *buf, size_t nbytes, size_t buflen);
+ssize_t __pread_chk(int fd, void *buf, size_t nbytes, off_t offset, size_t buflen);
+ssize_t __pread64_chk(int fd, void *buf, size_t nbytes, off64_t offset, size_t buflen);
+size_t __fread_chk(void *ptr, size_t ptrlen, size_t size, size_t n, FILE *fp);
+size_t __fread_unlocked_chk(void *ptr, size_t ptrlen, size_t size, size_t n, FILE *fp);
+int __open_2(const char *path, int flags);
+int __open64_2(const char *path, int flags);
+int __openat_2(int dirfd, const char *path, int flags);
+int __openat64_2(int dirfd, const char *path, int flags);
+int fcntl64(int fd, int cmd, ...);
+int close_range(unsigned first, unsigned last, int flags);
+void closefrom(int lowfd);
+
+#define REAL(name) static __typeof__(name) *real_##name
+REAL(read);
+REAL(write);
+REAL(pread);
+REAL(pwrite);
+REAL(pread64);
+REAL(pwrite64);
+REAL(readv);
+REAL(writev);
+REAL(preadv);
+REAL(pwritev);
+REAL(preadv64);
+REAL(pwritev64);
+REAL(preadv2);
+REAL(pwritev2);
+REAL(preadv64v2);
+REAL(pwritev64v2);
+REAL(__read_chk);
+REAL(__pread_chk);
+REAL(__pread64_chk);
+REAL(open);
+REAL(open64);
+REAL(openat);
+REAL(openat64);
+REAL(__open_2);
+REAL(__open64_2);
+REAL(__openat_2);
+REAL(__openat64_2);
+REAL(creat);
+REAL(creat64);
+REAL(close);
+REAL(dup);
+REAL(dup2);
+REAL(dup3);
+REAL(lseek);
+REAL(lseek64);
+REAL(fsync);
+REAL(fdatasync);
+REAL(fopen);
+REAL(fopen64);
+REAL(fdopen);
+REAL(freopen);
+REAL(freopen64);
+REAL(fclose);
+REAL(pclose);
+REAL(fread);
+REAL(fread_unlocked);
+REAL(__fread_chk);
+REAL(__fread_unlocked_chk);
+REAL(fwrite);
+REAL(fwrite_unlocked);
+REAL(fflush);
+REAL(pipe);
+REAL(pipe2);
+REAL(socket);
+REAL(socketpair);
+REAL(accept);
+REAL(accept4);
+REAL(fcntl);
+REAL(fcntl64);
+REAL(close_range);
+REAL(closefrom);
+
+/* dlsym(RTLD_NEXT) with the recursion guard up: what dlsym calls itself
+ * passes straight through.  NULL when called from inside the library. */
+static void *next_sym(const char *name)
+{
+	if (t_busy)
+		return NULL;
+	int e = errno;
+	t_busy = 1;
+	void *p = dlsym(RTLD_NEXT, name);
+	t_busy = 0;
+	errno = e;
+	return p;
+}
+
+#define RESOLVE(name) \
+	(real_##name ? real_##name : (real_##name = (__typeof__(real_##name))next_sym(#name)))
+
+/* ---- state of a call ----------------------------------------------------- */
+
+static int add_range(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	(void)data;
+	const char *slash = strrchr(info->dlpi_name, '/');
+	const char *base = slash ? slash + 1 : info->dlpi_name;
+	if (strncmp(base, "libsonde_", 9))
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum && g_nranges < MAX_RANGES; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		g_ranges[g_nranges].lo = info->dlpi_addr + ph->p_vaddr;
+		g_ranges[g_nranges].hi = g_ranges[g_nranges].lo + ph->p_memsz;
+		g_nranges++;
+	}
+	return 0;
+}
+
+static inline int from_sonde(const void *ra)
+{
+	uintptr_t pc = (uintptr_t)ra;
+	for (int i = 0; i < g_nranges; i++)
+		if (pc >= g_ranges[i].lo && pc < g_ranges[i].hi)
+			return 1;
+	return 0;
+}
+
+#define RA __builtin_return_address(0)
+
+/* Whether a data call (read, write, ...) is recorded. */
+static inline int recording(const void *ra)
+{
+	return atomic_load_explicit(&g_on, memory_order_relaxed) && !t_busy && !from_sonde(ra);
+}
+
+/* For calls that change the table: 0 pass through, 1 keep the table only
+ * (attached but not recording: stopped, fork child), 2 record too. */
+enum { ST_PASS = 0, ST_TABLE = 1, ST_RECORD = 2 };
+static inline int call_state(const void *ra)
+{
+	if (!atomic_load_explicit(&g_attached, memory_order_relaxed) || t_busy || from_sonde(ra))
+		return ST_PASS;
+	return atomic_load_explicit(&g_on, memory_order_relaxed) ? ST_RECORD : ST_TABLE;
+}
+
+/* ---- packets ------------------------------------------------------------- */
+
+/* A new file id named `name` (len bytes); 0 when its packet was lost. */
+static uint64_t new_file(const char *name, size_t len)
+{
+	if (len > NAME_MAX_LEN)
+		len = NAME_MAX_LEN;
+	size_t size = (sizeof(struct sonde_io_file_packet) + len + 1 + 7) & ~(size_t)7;
+	if (!atomic_load_explicit(&g_on, memory_order_relaxed))
+		return 0;
+	struct sonde_io_file_packet *p = __sonde_trace_reserve(SONDE_KIND_IO, size);
+	if (!p)
+		return 0;
+	uint64_t id = atomic_fetch_add_explicit(&g_next_id, 1, memory_order_relaxed);
+	p->type = SONDE_PKT_IO_FILE;
+	p->size = (uint16_t)size;
+	p->name_len = (uint32_t)len;
+	p->file_id = id;
+	p->time_ns = sonde_now_ns();
+	char *name_out = (char *)(p + 1);
+	memcpy(name_out, name, len);
+	memset(name_out + len, 0, size - sizeof *p - len);
+	__sonde_trace_commit(SONDE_KIND_IO, size);
+	return id;
+}
+
+static inline uint64_t tab_get(int fd)
+{
+	if (fd < 0 || fd >= FD_TABLE || !g_tab)
+		return 0;
+	return atomic_load_explicit(&g_tab[fd], memory_order_relaxed);
+}
+
+static inline void tab_set(int fd, uint64_t id)
+{
+	if (fd >= 0 && fd < FD_TABLE && g_tab)
+		atomic_store_explicit(&g_tab[fd], id, memory_order_relaxed);
+}
+
+static inline uint64_t tab_take(int fd)
+{
+	if (fd < 0 || fd >= FD_TABLE || !g_tab)
+		return 0;
+	return atomic_exchange_explicit(&g_tab[fd], 0, memory_order_relaxed);
+}
+
+/* The file id of a descriptor, naming it from /proc/self/fd on first use.
+ * Called with t_busy set; errno is the caller's to restore. */
+static uint64_t file_of(int fd)
+{
+	if (fd < 0 || fd >= FD_TABLE || !g_tab)
+		return 0;
+	uint64_t id = atomic_load_explicit(&g_tab[fd], memory_order_relaxed);
+	if (id)
+		return id;
+	char path[32] = "/proc/self/fd/";
+	char digits[12];
+	int nd = 0;
+	for (unsigned v = (unsigned)fd; nd == 0 || v; v /= 10)
+		digits[nd++] = (char)('0' + v % 10);
+	size_t pl = 14;
+	while (nd)
+		path[pl++] = digits[--nd];
+	path[pl] = 0;
+	char name[NAME_MAX_LEN + 1];
+	ssize_t n = readlink(path, name, sizeof name);
+	if (n <= 0)
+		return 0;
+	id = new_file(name, (size_t)n);
+	if (!id)
+		return 0;
+	uint64_t expected = 0;
+	if (!atomic_compare_exchange_strong_explicit(&g_tab[fd], &expected, id, memory_order_relaxed,
+						     memory_order_relaxed))
+		return expected; /* another thread named it first */
+	return id;
+}
+
+/* Write one I/O packet.  Called with t_busy set. */
+static void emit(int func, int failed, int err, int fd, uint64_t t0, uint64_t t1, int64_t bytes,
+		 uint64_t file_id)
+{
+	if (!atomic_load_explicit(&g_on, memory_order_relaxed))
+		return;
+	uint64_t stack = __sonde_trace_stack();
+	struct sonde_io_packet *p = __sonde_trace_reserve(SONDE_KIND_IO, sizeof *p);
+	if (!p)
+		return;
+	p->type = SONDE_PKT_IO;
+	p->size = sizeof *p;
+	p->func = (uint8_t)func;
+	p->flags = failed ? SONDE_IOF_ERROR : 0;
+	p->reserved = 0;
+	p->fd = fd;
+	p->err = failed ? err : 0;
+	p->time_ns = t0;
+	p->dur_ns = t1 - t0;
+	p->bytes = bytes;
+	p->file_id = file_id;
+	p->stack_id = stack;
+	__sonde_trace_commit(SONDE_KIND_IO, sizeof *p);
+}
+
+/* After a read or write on fd that returned r (-1: failed). */
+static void rw_done(int func, int fd, ssize_t r, uint64_t t0)
+{
+	int e = errno;
+	uint64_t t1 = sonde_now_ns();
+	t_busy = 1;
+	emit(func, r < 0, e, fd, t0, t1, r < 0 ? 0 : (int64_t)r, file_of(fd));
+	t_busy = 0;
+	errno = e;
+}
+
+/* After a call on fd that moved no data and failed when r < 0. */
+static void other_done(int func, int fd, int failed, uint64_t t0)
+{
+	rw_done(func, fd, failed ? -1 : 0, t0);
+}
+
+/* After an open of path that returned fd. */
+static void opened(int st, int func, const char *path, int fd, uint64_t t0)
+{
+	int e = errno;
+	uint64_t t1 = sonde_now_ns();
+	t_busy = 1;
+	uint64_t id = 0;
+	/* A failed open is named too, so that its error has a file; the path
+	 * is read only when the kernel could read it. */
+	if (st == ST_RECORD && path && (fd >= 0 || e != EFAULT))
+		id = new_file(path, strnlen(path, NAME_MAX_LEN));
+	if (fd >= 0)
+		tab_set(fd, id);
+	if (st == ST_RECORD)
+		emit(func, fd < 0, e, fd, t0, t1, 0, id);
+	t_busy = 0;
+	errno = e;
+}
+
+/* A descriptor created by a call that is not traced: forget what the
+ * table knew of its number. */
+static inline void fresh_fd(int fd)
+{
+	if (atomic_load_explicit(&g_attached, memory_order_relaxed))
+		tab_set(fd, 0);
+}
+
+/* fileno without touching errno; -1 for streams with no descriptor. */
+static int stream_fd(FILE *f)
+{
+	if (!f)
+		return -1;
+	int e = errno;
+	int fd = fileno_unlocked(f);
+	errno = e;
+	return fd;
+}
+
+/* ---- reads and writes ----------------------------------------------------- */
+
+#define RW_BODY(func, name, fd, sysno, ...)                                  \
+	do {                                                                 \
+		RESOLVE(name);                                               \
+		if (!real_##name)                                            \
+			return syscall(sysno, __VA_ARGS__);                  \
+		if (!recording(RA))                                          \
+			return real_##name(__VA_ARGS__);                     \
+		uint64_t t0 = sonde_now_ns();                                \
+		ssize_t r = real_##name(__VA_ARGS__);                        \
+		rw_done(func, fd, r, t0);                                    \
+		return r;                                                    \
+	} while (0)
+
+SONDE_EXPORT ssize_t read(int fd, void *buf, size_t n)
+{
+	RW_BODY(SONDE_IO_READ, read, fd, SYS_read, fd, buf, n);
+}
+
+SONDE_EXPORT ssize_t write(int fd, const void *buf, size_t n)
+{
+	RW_BODY(SONDE_IO_WRITE, write, fd, SYS_write, fd, buf, n);
+}
+
+SONDE_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
+{
+	RW_BODY(SONDE_IO_PREAD, pread, fd, SYS_pread64, fd, buf, n, off);
+}
+
+SONDE_EXPORT ssize_t pread64(int fd, void *buf, size_t n, off64_t off)
+{
+	RW_BODY(SONDE_IO_PREAD, pread64, fd, SYS_pread64, fd, buf, n, off);
+}
+
+SONDE_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
+{
+	RW_BODY(SONDE_IO_PWRITE, pwrite, fd, SYS_pwrite64, fd, buf, n, off);
+}
+
+SONDE_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
+{
+	RW_BODY(SONDE_IO_PWRITE, pwrite64, fd, SYS_pwrite64, fd, buf, n, off);
+}
+
+SONDE_EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
+{
+	RW_BODY(SONDE_IO_READV, readv, fd, SYS_readv, fd, iov, cnt);
+}
+
+SONDE_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
+{
+	RW_BODY(SONDE_IO_WRITEV, writev, fd, SYS_writev, fd, iov, cnt);
+}
+
+/* The kernel takes the offset of preadv/pwritev as two longs, low and
+ * high; on 64-bit the low one holds it all. */
+SONDE_EXPORT ssize_t preadv(int fd, const struct iovec *iov, int cnt, off_t off)
+{
+	RW_BODY(SONDE_IO_PREADV, preadv, fd, SYS_preadv, fd, iov, cnt, off);
+}
+
+SONDE_EXPORT ssize_t preadv64(int fd, const struct iovec *iov, int cnt, off64_t off)
+{
+	RW_BODY(SONDE_IO_PREADV, preadv64, fd, SYS_preadv, fd, iov, cnt, off);
+}
+
+SONDE_EXPORT ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
+{
+	RW_BODY(SONDE_IO_PWRITEV, pwritev, fd, SYS_pwritev, fd, iov, cnt, off);
+}
+
+SONDE_EXPORT ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off64_t off)
+{
+	RW_BODY(SONDE_IO_PWRITEV, pwritev64, fd, SYS_pwritev, fd, iov, cnt, off);
+}
+
+/* preadv2/pwritev2: the kernel takes (lo, hi, flags). */
+SONDE_EXPORT ssize_t preadv2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
+{
+	RESOLVE(preadv2);
+	if (!real_preadv2)
+		return syscall(SYS_preadv2, fd, iov, cnt, off, 0, flags);
+	if (!recording(RA))
+		return real_preadv2(fd, iov, cnt, off, flags);
+	uint64_t t0 = sonde_now_ns();
+	ssize_t r = real_preadv2(fd, iov, cnt, off, flags);
+	rw_done(SONDE_IO_PREADV, fd, r, t0);
+	return r;
+}
+
+SONDE_EXPORT ssize_t preadv64v2(int fd, const struct iovec *iov, int cnt, off64_t off, int flags)
+{
+	RESOLVE(preadv64v2);
+	if (!real_preadv64v2)
+		return syscall(SYS_preadv2, fd, iov, cnt, off, 0, flags);
+	if (!recording(RA))
+		return real_preadv64v2(fd, iov, cnt, off, flags);
+	uint64_t t0 = sonde_now_ns();
+	ssize_t r = real_preadv64v2(fd, iov, cnt, off, flags);
+	rw_done(SONDE_IO_PREADV, fd, r, t0);
+	return r;
+}
+
+SONDE_EXPORT ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
+{
+	RESOLVE(pwritev2);
+	if (!real_pwritev2)
+		return syscall(SYS_pwritev2, fd, iov, cnt, off, 0, flags);
+	if (!recording(RA))
+		return real_pwritev2(fd, iov, cnt, off, flags);
+	uint64_t t0 = sonde_now_ns();
+	ssize_t r = real_pwritev2(fd, iov, cnt, off, flags);
+	rw_done(SONDE_IO_PWRITEV, fd, r, t0);
+	return r;
+}
+
+SONDE_EXPORT ssize_t pwritev64v2(int fd, const struct iovec *iov, int cnt, off64_t off, int flags)
+{
+	RESOLVE(pwritev64v2);
+	if (!real_pwritev64v2)
+		return syscall(SYS_pwritev2, fd, iov, cnt, off, 0, flags);
+	if (!recording(RA))
+		return real_pwritev64v2(fd, iov, cnt, off, flags);
+	uint64_t t0 = sonde_now_ns();
+	ssize_t r = real_pwritev64v2(fd, iov, cnt, off, flags);
+	rw_done(SONDE_IO_PWRITEV, fd, r, t0);
+	return r;
+}
+
+/* The fortified reads check the buffer size themselves: the real function
+ * is called with the caller's arguments. */
+SONDE_EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
+{
+	RESOLVE(__read_chk);
+	if (!real___read_chk)
+		return syscall(SYS_read, fd, buf, n);
+	if (!recording(RA))
+		return real___read_chk(fd, buf, n, buflen);
+	uint64_t t0 = sonde_now_ns();
+	ssize_t r = real___read_chk(fd, buf, n, buflen);
+	rw_done(SONDE_IO_READ, fd, r, t0);
+	return r;
+}
+
+SONDE_EXPORT ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off, size_t buflen)
+{
+	RESOLVE(__pread_chk);
+	if (!real___pread_chk)
+		return syscall(SYS_pread64, fd, buf, n, off);
+	if (!recording(RA))
+		return real___pread_chk(fd, buf, n, off, buflen);
+	uint64_t t0 = sonde_now_ns();
+	ssize_t r = real___pread_chk(fd, buf, n, off, buflen);
+	rw_done(SONDE_IO_PREAD, fd, r, t0);
+	return r;
+}
+
+SONDE_EXPORT ssize_t __pread64_chk(int fd, void *buf, size_t n, off64_t off, size_t buflen)
+{
+	RESOLVE(__pread64_chk);
+	if (!real___pread64_chk)
+		return syscall(SYS_pread64, fd, buf, n, off);
+	if (!recording(RA))
+		return real___pread64_chk(fd, buf, n, off, buflen);
+	uint64_t t0 = sonde_now_ns();
+	ssize_t r = real___pread64_chk(fd, buf, n, off, buflen);
+	rw_done(SONDE_IO_PREAD, fd, r, t0);
+	return r;
+}
+
+/* ---- seek and sync ---------------------------------------------------------- */
+
+SONDE_EXPORT off_t lseek(int fd, off_t off, int whence)
+{
+	RESOLVE(lseek);
+	if (!real_lseek)
+		return syscall(SYS_lseek, fd, off, whence);
+	if (!recording(RA))
+		return real_lseek(fd, off, whence);
+	uint64_t t0 = sonde_now_ns();
+	off_t r = real_lseek(fd, off, whence);
+	other_done(SONDE_IO_LSEEK, fd, r == (off_t)-1, t0);
+	return r;
+}
+
+SONDE_EXPORT off64_t lseek64(int fd, off64_t off, int whence)
+{
+	RESOLVE(lseek64);
+	if (!real_lseek64)
+		return syscall(SYS_lseek, fd, off, whence);
+	if (!recording(RA))
+		return real_lseek64(fd, off, whence);
+	uint64_t t0 = sonde_now_ns();
+	off64_t r = real_lseek64(fd, off, whence);
+	other_done(SONDE_IO_LSEEK, fd, r == (off64_t)-1, t0);
+	return r;
+}
+
+SONDE_EXPORT int fsync(int fd)
+{
+	RESOLVE(fsync);
+	if (!real_fsync)
+		return (int)syscall(SYS_fsync, fd);
+	if (!recording(RA))
+		return real_fsync(fd);
+	uint64_t t0 = sonde_now_ns();
+	int r = real_fsync(fd);
+	other_done(SONDE_IO_FSYNC, fd, r < 0, t0);
+	return r;
+}
+
+SONDE_EXPORT int fdatasync(int fd)
+{
+	RESOLVE(fdatasync);
+	if (!real_fdatasync)
+		return (int)syscall(SYS_fdatasync, fd);
+	if (!recording(RA))
+		return real_fdatasync(fd);
+	uint64_t t0 = sonde_now_ns();
+	int r = real_fdatasync(fd);
+	other_done(SONDE_IO_FDATASYNC, fd, r < 0, t0);
+	return r;
+}
+
+/* ---- opens ------------------------------------------------------------------ */
+
+/* open and openat take a mode only when they may create a file. */
+#define GET_MODE(flags, last, mode)                   \
+	do {                                          \
+		if (__OPEN_NEEDS_MODE(flags)) {       \
+			va_list ap;                   \
+			va_start(ap, last);           \
+			mode = va_arg(ap, mode_t);    \
+			va_end(ap);                   \
+		}                                     \
+	} while (0)
+
+#define OPEN_BODY(func, name, path, fallback, ...)                 \
+	do {                                                       \
+		RESOLVE(name);                                     \
+		if (!real_##name)                                  \
+			return (int)(fallback);                    \
+		int st = call_state(RA);                           \
+		if (st == ST_PASS)                                 \
+			return real_##name(__VA_ARGS__);           \
+		uint64_t t0 = sonde_now_ns();                      \
+		int fd = real_##name(__VA_ARGS__);                 \
+		opened(st, func, path, fd, t0);                    \
+		return fd;                                         \
+	} while (0)
+
+SONDE_EXPORT int open(const char *path, int flags, ...)
+{
+	mode_t mode = 0;
+	GET_MODE(flags, flags, mode);
+	OPEN_BODY(SONDE_IO_OPEN, open, path, syscall(SYS_openat, AT_FDCWD, path, flags, mode), path, flags,
+		  mode);
+}
+
+SONDE_EXPORT int open64(const char *path, int flags, ...)
+{
+	mode_t mode = 0;
+	GET_MODE(flags, flags, mode);
+	OPEN_BODY(SONDE_IO_OPEN, open64, path, syscall(SYS_openat, AT_FDCWD, path, flags, mode), path, flags,
+		  mode);
+}
+
+SONDE_EXPORT int openat(int dirfd, const char *path, int flags, ...)
+{
+	mode_t mode = 0;
+	GET_MODE(flags, flags, mode);
+	OPEN_BODY(SONDE_IO_OPENAT, openat, path, syscall(SYS_openat, dirfd, path, flags, mode), dirfd, path,
+		  flags, mode);
+}
+
+SONDE_EXPORT int openat64(int dirfd, const char *path, int flags, ...)
+{
+	mode_t mode = 0;
+	GET_MODE(flags, flags, mode);
+	OPEN_BODY(SONDE_IO_OPENAT, openat64, path, syscall(SYS_openat, dirfd, path, flags, mode), dirfd,
+		  path, flags, mode);
+}
+
+/* The fortified opens: what open(path, flags) becomes when the compiler
+ * cannot prove that flags need no mode. */
+SONDE_EXPORT int __open_2(const char *path, int flags)
+{
+	OPEN_BODY(SONDE_IO_OPEN, __open_2, path, syscall(SYS_openat, AT_FDCWD, path, flags), path, flags);
+}
+
+SONDE_EXPORT int __open64_2(const char *path, int flags)
+{
+	OPEN_BODY(SONDE_IO_OPEN, __open64_2, path, syscall(SYS_openat, AT_FDCWD, path, flags), path, flags);
+}
+
+SONDE_EXPORT int __openat_2(int dirfd, const char *path, int flags)
+{
+	OPEN_BODY(SONDE_IO_OPENAT, __openat_2, path, syscall(SYS_openat, dirfd, path, flags), dirfd, path,
+		  flags);
+}
+
+SONDE_EXPORT int __openat64_2(int dirfd, const char *path, int flags)
+{
+	OPEN_BODY(SONDE_IO_OPENAT, __openat64_2, path, syscall(SYS_openat, dirfd, path, flags), dirfd, path,
+		  flags);
+}
+
+SONDE_EXPORT int creat(const char *path, mode_t mode)
+{
+	OPEN_BODY(SONDE_IO_CREAT, creat, path,
+		  syscall(SYS_openat, AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode), path, mode);
+}
+
+SONDE_EXPORT int creat64(const char *path, mode_t mode)
+{
+	OPEN_BODY(SONDE_IO_CREAT, creat64, path,
+		  syscall(SYS_openat, AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode), path, mode);
+}
+
+/* ---- close and dup -------------------------------------------------------------- */
+
+SONDE_EXPORT int close(int fd)
+{
+	/* Always the next close (the collector's, which protects its own
+	 * descriptors); the system call only while dlsym itself closes. */
+	RESOLVE(close);
+	if (!real_close)
+		return (int)syscall(SYS_close, fd);
+	int st = call_state(RA);
+	if (st == ST_PASS)
+		return real_close(fd);
+	uint64_t id = 0;
+	if (st == ST_RECORD) {
+		int e = errno;
+		t_busy = 1;
+		id = file_of(fd); /* named now: after the close it is gone */
+		t_busy = 0;
+		errno = e;
+	}
+	tab_take(fd); /* before the close, which frees the number for others */
+	uint64_t t0 = sonde_now_ns();
+	int r = real_close(fd);
+	if (st == ST_RECORD) {
+		int e = errno;
+		uint64_t t1 = sonde_now_ns();
+		t_busy = 1;
+		emit(SONDE_IO_CLOSE, r < 0, e, fd, t0, t1, 0, id);
+		t_busy = 0;
+		errno = e;
+	}
+	return r;
+}
+
+/* After a dup of oldfd that returned r (-1: failed). */
+static void duped(int st, int func, int oldfd, int r, uint64_t t0)
+{
+	int e = errno;
+	uint64_t t1 = sonde_now_ns();
+	t_busy = 1;
+	uint64_t id = st == ST_RECORD ? file_of(oldfd) : tab_get(oldfd);
+	if (r >= 0 && r != oldfd)
+		tab_set(r, id);
+	if (st == ST_RECORD)
+		emit(func, r < 0, e, r >= 0 ? r : oldfd, t0, t1, 0, id);
+	t_busy = 0;
+	errno = e;
+}
+
+SONDE_EXPORT int dup(int oldfd)
+{
+	RESOLVE(dup);
+	if (!real_dup)
+		return (int)syscall(SYS_dup, oldfd);
+	int st = call_state(RA);
+	if (st == ST_PASS)
+		return real_dup(oldfd);
+	uint64_t t0 = sonde_now_ns();
+	int r = real_dup(oldfd);
+	duped(st, SONDE_IO_DUP, oldfd, r, t0);
+	return r;
+}
+
+SONDE_EXPORT int dup2(int oldfd, int newfd)
+{
+	RESOLVE(dup2);
+	if (!real_dup2)
+		return (int)syscall(SYS_dup2, oldfd, newfd);
+	int st = call_state(RA);
+	if (st == ST_PASS)
+		return real_dup2(oldfd, newfd);
+	uint64_t t0 = sonde_now_ns();
+	int r = real_dup2(oldfd, newfd);
+	duped(st, SONDE_IO_DUP2, oldfd, r, t0);
+	return r;
+}
+
+SONDE_EXPORT int dup3(int oldfd, int newfd, int flags)
+{
+	RESOLVE(dup3);
+	if (!real_dup3)
+		return (int)syscall(SYS_dup3, oldfd, newfd, flags);
+	int st = call_state(RA);
+	if (st == ST_PASS)
+		return real_dup3(oldfd, newfd, flags);
+	uint64_t t0 = sonde_now_ns();
+	int r = real_dup3(oldfd, newfd, flags);
+	duped(st, SONDE_IO_DUP3, oldfd, r, t0);
+	return r;
+}
+
+/* ---- stdio ---------------------------------------------------------------------- */
+
+static FILE *fopen_common(FILE *(*real)(const char *, const char *), int st, const char *path,
+			  const char *mode)
+{
+	uint64_t t0 = sonde_now_ns();
+	FILE *f = real(path, mode);
+	opened(st, SONDE_IO_FOPEN, path, stream_fd(f), t0);
+	return f;
+}
+
+SONDE_EXPORT FILE *fopen(const char *path, const char *mode)
+{
+	RESOLVE(fopen);
+	if (!real_fopen) {
+		errno = ENOSYS;
+		return NULL;
+	}
+	int st = call_state(RA);
+	if (st == ST_PASS)
+		return real_fopen(path, mode);
+	return fopen_common(real_fopen, st, path, mode);
+}
+
+SONDE_EXPORT FILE *fopen64(const char *path, const char *mode)
+{
+	RESOLVE(fopen64);
+	if (!real_fopen64) {
+		errno = ENOSYS;
+		return NULL;
+	}
+	int st = call_state(RA);
+	if (st == ST_PASS)
+		return real_fopen64(path, mode);
+	return fopen_common(real_fopen64, st, path, mode);
+}
+
+SONDE_EXPORT FILE *fdopen(int fd, const char *mode)
+{
+	RESOLVE(fdopen);
+	if (!real_fdopen) {
+		errno = ENOSYS;
+		return NULL;
+	}
+	if (!recording(RA))
+		return real_fdopen(fd, mode);
+	uint64_t t0 = sonde_now_ns();
+	FILE *f = real_fdopen(fd, mode);
+	other_done(SONDE_IO_FDOPEN, fd, !f, t0);
+	return f;
+}
+
+/* freopen is not traced, but it closes the stream's descriptor and opens
+ * another (not always the same number): keep the table right. */
+static FILE *freopen_common(FILE *(*real)(const char *, const char *, FILE *), int st, const char *path,
+			    const char *mode, FILE *f)
+{
+	tab_take(stream_fd(f));
+	FILE *r = real(path, mode, f);
+	int fd = stream_fd(r);
+	if (fd >= 0) {
+		int e = errno;
+		t_busy = 1;
+		uint64_t id = st == ST_RECORD && path ? new_file(path, strnlen(path, NAME_MAX_LEN)) : 0;
+		tab_set(fd, id);
+		t_busy = 0;
+		errno = e;
+	}
+	return r;
+}
+
+SONDE_EXPORT FILE *freopen(const char *path, const char *mode, FILE *f)
+{
+	RESOLVE(freopen);
+	if (!real_freopen) {
+		errno = ENOSYS;
+		return NULL;
+	}
+	int st = call_state(RA);
+	if (st == ST_PASS)
+		return real_freopen(path, mode, f);
+	return freopen_common(real_freopen, st, path, mode, f);
+}
+
+SONDE_EXPORT FILE *freopen64(const char *path, const char *mode, FILE *f)
+{
+	RESOLVE(freopen64);
+	if (!real_freopen64) {
+		errno = ENOSYS;
+		return NULL;
+	}
+	int st = call_state(RA);
+	if (st == ST_PASS)
+		return real_freopen64(path, mode, f);
+	return freopen_common(real_freopen64, st, path, mode, f);
+}
+
+SONDE_EXPORT int fclose(FILE *f)
+{
+	RESOLVE(fclose);
+	if (!real_fclose) {
+		errno = ENOSYS;
+		return EOF;
+	}
+	int st = call_state(RA);
+	if (st == ST_PASS)
+		return real_fclose(f);
+	int fd = stream_fd(f); /* taken before: fclose frees f */
+	uint64_t id = 0;
+	if (st == ST_RECORD) {
+		int e = errno;
+		t_busy = 1;
+		id = file_of(fd);
+		t_busy = 0;
+		errno = e;
+	}
+	tab_take(fd);
+	uint64_t t0 = sonde_now_ns();
+	int r = real_fclose(f);
+	if (st == ST_RECORD) {
+		int e = errno;
+		uint64_t t1 = sonde_now_ns();
+		t_busy = 1;
+		emit(SONDE_IO_FCLOSE, r == EOF, e, fd, t0, t1, 0, id);
+		t_busy = 0;
+		errno = e;
+	}
+	return r;
+}
+
+/* pclose closes the pipe's descriptor internally; not traced. */
+SONDE_EXPORT int pclose(FILE *f)
+{
+	RESOLVE(pclose);
+	if (!real_pclose) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if (call_state(RA) != ST_PASS)
+		tab_take(stream_fd(f));
+	return real_pclose(f);
+}
+
+/* After fread/fwrite on f that transferred r of n items of size bytes. */
+static void stdio_done(int func, FILE *f, size_t size, size_t n, size_t r, uint64_t t0)
+{
+	int e = errno;
+	uint64_t t1 = sonde_now_ns();
+	t_busy = 1;
+	int failed = r < n && ferror_unlocked(f);
+	int fd = stream_fd(f);
+	emit(func, failed, e, fd, t0, t1, (int64_t)(r * size), file_of(fd));
+	t_busy = 0;
+	errno = e;
+}
+
+#define STDIO_BODY(func, name, size, n, f, ...)                         \
+	do {                                                            \
+		RESOLVE(name);                                          \
+		if (!real_##name) {                                     \
+			errno = ENOSYS;                                 \
+			return 0;                                       \
+		}                                                       \
+		if (!recording(RA))                                     \
+			return real_##name(__VA_ARGS__);                \
+		uint64_t t0 = sonde_now_ns();                           \
+		size_t r = real_##name(__VA_ARGS__);                    \
+		stdio_done(func, f, size, n, r, t0);                    \
+		return r;                                               \
+	} while (0)
+
+SONDE_EXPORT size_t fread(void *ptr, size_t size, size_t n, FILE *f)
+{
+	STDIO_BODY(SONDE_IO_FREAD, fread, size, n, f, ptr, size, n, f);
+}
+
+SONDE_EXPORT size_t fread_unlocked(void *ptr, size_t size, size_t n, FILE *f)
+{
+	STDIO_BODY(SONDE_IO_FREAD, fread_unlocked, size, n, f, ptr, size, n, f);
+}
+
+SONDE_EXPORT size_t __fread_chk(void *ptr, size_t ptrlen, size_t size, size_t n, FILE *f)
+{
+	STDIO_BODY(SONDE_IO_FREAD, __fread_chk, size, n, f, ptr, ptrlen, size, n, f);
+}
+
+SONDE_EXPORT size_t __fread_unlocked_chk(void *ptr, size_t ptrlen, size_t size, size_t n, FILE *f)
+{
+	STDIO_BODY(SONDE_IO_FREAD, __fread_unlocked_chk, size, n, f, ptr, ptrlen, size, n, f);
+}
+
+SONDE_EXPORT size_t fwrite(const void *ptr, size_t size, size_t n, FILE *f)
+{
+	STDIO_BODY(SONDE_IO_FWRITE, fwrite, size, n, f, ptr, size, n, f);
+}
+
+SONDE_EXPORT size_t fwrite_unlocked(const void *ptr, size_t size, size_t n, FILE *f)
+{
+	STDIO_BODY(SONDE_IO_FWRITE, fwrite_unlocked, size, n, f, ptr, size, n, f);
+}
+
+SONDE_EXPORT int fflush(FILE *f)
+{
+	RESOLVE(fflush);
+	if (!real_fflush) {
+		errno = ENOSYS;
+		return EOF;
+	}
+	if (!recording(RA))
+		return real_fflush(f);
+	uint64_t t0 = sonde_now_ns();
+	int r = real_fflush(f);
+	other_done(SONDE_IO_FFLUSH, stream_fd(f), r == EOF, t0); /* fflush(NULL): fd -1 */
+	return r;
+}
+
+/* ---- descriptor creators and closers that are not traced ---------------------- */
+
+SONDE_EXPORT int pipe(int fds[2])
+{
+	RESOLVE(pipe);
+	int r = real_pipe ? real_pipe(fds) : (int)syscall(SYS_pipe2, fds, 0);
+	if (r == 0) {
+		fresh_fd(fds[0]);
+		fresh_fd(fds[1]);
+	}
+	return r;
+}
+
+SONDE_EXPORT int pipe2(int fds[2], int flags)
+{
+	RESOLVE(pipe2);
+	int r = real_pipe2 ? real_pipe2(fds, flags) : (int)syscall(SYS_pipe2, fds, flags);
+	if (r == 0) {
+		fresh_fd(fds[0]);
+		fresh_fd(fds[1]);
+	}
+	return r;
+}
+
+SONDE_EXPORT int socket(int domain, int type, int protocol)
+{
+	RESOLVE(socket);
+	int r = real_socket ? real_socket(domain, type, protocol)
+			    : (int)syscall(SYS_socket, domain, type, protocol);
+	fresh_fd(r);
+	return r;
+}
+
+SONDE_EXPORT int socketpair(int domain, int type, int protocol, int fds[2])
+{
+	RESOLVE(socketpair);
+	int r = real_socketpair ? real_socketpair(domain, type, protocol, fds)
+				: (int)syscall(SYS_socketpair, domain, type, protocol, fds);
+	if (r == 0) {
+		fresh_fd(fds[0]);
+		fresh_fd(fds[1]);
+	}
+	return r;
+}
+
+SONDE_EXPORT int accept(int fd, struct sockaddr *addr, socklen_t *len)
+{
+	RESOLVE(accept);
+	int r = real_accept ? real_accept(fd, addr, len) : (int)syscall(SYS_accept, fd, addr, len);
+	fresh_fd(r);
+	return r;
+}
+
+SONDE_EXPORT int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
+{
+	RESOLVE(accept4);
+	int r = real_accept4 ? real_accept4(fd, addr, len, flags)
+			     : (int)syscall(SYS_accept4, fd, addr, len, flags);
+	fresh_fd(r);
+	return r;
+}
+
+/* fcntl(F_DUPFD) is a dup: the copy keeps the file's id. */
+static void fcntl_done(int fd, int cmd, int r, const void *ra)
+{
+	if (r < 0 || (cmd != F_DUPFD && cmd != F_DUPFD_CLOEXEC) || call_state(ra) == ST_PASS)
+		return;
+	tab_set(r, tab_get(fd));
+}
+
+SONDE_EXPORT int fcntl(int fd, int cmd, ...)
+{
+	va_list ap;
+	va_start(ap, cmd);
+	void *arg = va_arg(ap, void *);
+	va_end(ap);
+	RESOLVE(fcntl);
+	int r = real_fcntl ? real_fcntl(fd, cmd, arg) : (int)syscall(SYS_fcntl, fd, cmd, arg);
+	int e = errno;
+	fcntl_done(fd, cmd, r, RA);
+	errno = e;
+	return r;
+}
+
+SONDE_EXPORT int fcntl64(int fd, int cmd, ...)
+{
+	va_list ap;
+	va_start(ap, cmd);
+	void *arg = va_arg(ap, void *);
+	va_end(ap);
+	RESOLVE(fcntl64);
+	int r = real_fcntl64 ? real_fcntl64(fd, cmd, arg) : (int)syscall(SYS_fcntl, fd, cmd, arg);
+	int e = errno;
+	fcntl_done(fd, cmd, r, RA);
+	errno = e;
+	return r;
+}
+
+static void forget_range(unsigned first, unsigned last)
+{
+	if (!atomic_load_explicit(&g_attached, memory_order_relaxed) || !g_tab)
+		return;
+	for (unsigned fd = first; fd <= last && fd < FD_TABLE; fd++)
+		if (atomic_load_explicit(&g_tab[fd], memory_order_relaxed))
+			atomic_store_explicit(&g_tab[fd], 0, memory_order_relaxed);
+}
+
+SONDE_EXPORT int close_range(unsigned first, unsigned last, int flags)
+{
+	RESOLVE(close_range);
+	if (!(flags & CLOSE_RANGE_CLOEXEC) && first <= last && !t_busy)
+		forget_range(first, last);
+	return real_close_range ? real_close_range(first, last, flags)
+				: (int)syscall(SYS_close_range, first, last, flags);
+}
+
+SONDE_EXPORT void closefrom(int lowfd)
+{
+	RESOLVE(closefrom);
+	if (!t_busy)
+		forget_range(lowfd < 0 ? 0u : (unsigned)lowfd, ~0u);
+	if (real_closefrom)
+		real_closefrom(lowfd);
+	else
+		syscall(SYS_close_range, lowfd < 0 ? 0u : (unsigned)lowfd, ~0u, 0);
+}
+
+/* ---- start ------------------------------------------------------------------------ */
+
+__attribute__((constructor)) static void io_init(void)
+{
+	int e = errno;
+	RESOLVE(read);
+	RESOLVE(write);
+	RESOLVE(pread);
+	RESOLVE(pwrite);
+	RESOLVE(pread64);
+	RESOLVE(pwrite64);
+	RESOLVE(readv);
+	RESOLVE(writev);
+	RESOLVE(preadv);
+	RESOLVE(pwritev);
+	RESOLVE(preadv64);
+	RESOLVE(pwritev64);
+	RESOLVE(preadv2);
+	RESOLVE(pwritev2);
+	RESOLVE(preadv64v2);
+	RESOLVE(pwritev64v2);
+	RESOLVE(__read_chk);
+	RESOLVE(__pread_chk);
+	RESOLVE(__pread64_chk);
+	RESOLVE(open);
+	RESOLVE(open64);
+	RESOLVE(openat);
+	RESOLVE(openat64);
+	RESOLVE(__open_2);
+	RESOLVE(__open64_2);
+	RESOLVE(__openat_2);
+	RESOLVE(__openat64_2);
+	RESOLVE(creat);
+	RESOLVE(creat64);
+	RESOLVE(close);
+	RESOLVE(dup);
+	RESOLVE(dup2);
+	RESOLVE(dup3);
+	RESOLVE(lseek);
+	RESOLVE(lseek64);
+	RESOLVE(fsync);
+	RESOLVE(fdatasync);
+	RESOLVE(fopen);
+	RESOLVE(fopen64);
+	RESOLVE(fdopen);
+	RESOLVE(freopen);
+	RESOLVE(freopen64);
+	RESOLVE(fclose);
+	RESOLVE(pclose);
+	RESOLVE(fread);
+	RESOLVE(fread_unlocked);
+	RESOLVE(__fread_chk);
+	RESOLVE(__fread_unlocked_chk);
+	RESOLVE(fwrite);
+	RESOLVE(fwrite_unlocked);
+	RESOLVE(fflush);
+	RESOLVE(pipe);
+	RESOLVE(pipe2);
+	RESOLVE(socket);
+	RESOLVE(socketpair);
+	RESOLVE(accept);
+	RESOLVE(accept4);
+	RESOLVE(fcntl);
+	RESOLVE(fcntl64);
+	RESOLVE(close_range);
+	RESOLVE(closefrom);
+
+	void *tab = mmap(NULL, FD_TABLE * sizeof(uint64_t), PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (tab != MAP_FAILED)
+		g_tab = tab;
+	dl_iterate_phdr(add_range, NULL);
+	const char *setting = NULL;
+	/* The ranges and the table are ready before g_on can become 1. */
+	if (__sonde_trace_attach(SONDE_KIND_IO, &g_on, &setting) == 0)
+		atomic_store(&g_attached, 1);
+	errno = e;
+}

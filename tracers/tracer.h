@@ -1,0 +1,82 @@
+/*
+ * The contract between libsonde_collector.so and the tracing libraries
+ * (libsonde_sync.so, libsonde_heap.so, libsonde_io.so).
+ *
+ * A tracing library is preloaded only when its data kind is asked for
+ * (`sonde collect -s`, `-H`, `-i`), ahead of the collector in LD_PRELOAD,
+ * so a kind that is off costs nothing at all: its functions are not
+ * interposed.  It is linked against the collector (NEEDED), so the
+ * collector's constructor has run before the tracing library's.
+ *
+ * The tracing library's interposers run in the target's normal context
+ * (never in a signal handler), on any thread, possibly before the
+ * collector has started and after it has stopped.  They must:
+ *   - preserve errno and return values exactly,
+ *   - never call the function they interpose (no recursion), nor malloc in
+ *     the heap library,
+ *   - check their `on` flag (set by __sonde_trace_attach, cleared by the
+ *     collector when it stops, and in fork children) before recording.
+ *
+ * Writing one event:
+ *     uint64_t stack = __sonde_trace_stack();
+ *     struct sonde_heap_packet *p = __sonde_trace_reserve(SONDE_KIND_HEAP, sizeof *p);
+ *     if (p) { fill it; __sonde_trace_commit(SONDE_KIND_HEAP, sizeof *p); }
+ * reserve returns NULL when the event cannot be written (the loss is
+ * counted and logged by the collector); nothing else may happen between
+ * reserve and commit on the same thread for the same kind.
+ */
+#ifndef SONDE_TRACER_H
+#define SONDE_TRACER_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <sonde/format.h>
+
+#define SONDE_EXPORT __attribute__((visibility("default")))
+#define SONDE_TLS __thread __attribute__((tls_model("initial-exec")))
+
+/* Start tracing `kind` (SONDE_KIND_SYNC, _HEAP or _IO): creates its data
+ * file and declares it in log.xml.  `on` is set to 1 on success and later
+ * cleared by the collector (stop, fork child).  *setting gets the kind's
+ * setting string from the environment ("on", "all", a number; NULL when
+ * unset).  Returns 0, or -1 when the collector is not collecting or the
+ * kind was not asked for (then nothing is recorded: *on stays 0). */
+int __sonde_trace_attach(int kind, _Atomic int *on, const char **setting);
+
+/* The id of the calling interposer's caller's stack, leaf first, the leaf
+ * being the call site of the interposed function; frames inside sonde's
+ * own libraries are dropped.  0 when no stack could be recorded. */
+uint64_t __sonde_trace_stack(void);
+
+/* The same, given the interposer's return address and CFA
+ * (SONDE_CALL_SITE below): stacks seen before on this thread are then
+ * found in a per-thread cache without unwinding.  For hot interposers. */
+uint64_t __sonde_trace_stack_at(uint64_t ra, uint64_t cfa);
+#define SONDE_CALL_SITE_RA() ((uint64_t)(uintptr_t)__builtin_return_address(0))
+#define SONDE_CALL_SITE_CFA() ((uint64_t)(uintptr_t)__builtin_dwarf_cfa())
+
+/* Reserve size bytes (a multiple of 8, a whole packet) in the calling
+ * thread's block of `kind`; NULL when the event is lost. */
+void *__sonde_trace_reserve(int kind, size_t size);
+void __sonde_trace_commit(int kind, size_t size);
+
+/* A line in log.xml: <event kind="level" text="text"/>; level is "info",
+ * "warning" or "error". */
+void __sonde_trace_log(const char *level, const char *text);
+
+/* Record a <settings>-like attribute for the kind in log.xml:
+ * <trace kind="sync" name="value"/>.  Normal context. */
+void __sonde_trace_setting(int kind, const char *name, const char *value);
+
+/* CLOCK_MONOTONIC in ns, the experiment's clock. */
+static inline uint64_t sonde_now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+#endif
