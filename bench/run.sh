@@ -90,6 +90,12 @@ bench_one() {
 bench_one "one thread" 1 2400
 bench_one "four threads" 4 600
 
+# Heap tracing against the plain run and heaptrack.
+sh bench/heap.sh
+
+# Sync wait tracing on a lock-heavy program.
+[ -f bench/sync.sh ] && sh bench/sync.sh
+
 # sonde agg: events per second over stdin lines and experiment events.
 sh bench/agg.sh
 

@@ -31,7 +31,10 @@ static void usage(FILE *f)
 		"\n"
 		"DTrace-style aggregations.  Without an experiment the events are the lines\n"
 		"of standard input (kind stdin, fields $0 $1 $2 ...); with one, its recorded\n"
-		"events (kind profile: thread cpu time weight object func caller pc depth).\n"
+		"events: kind profile (thread cpu time weight object func caller pc depth),\n"
+		"and as traced: sync (tid time wait object func caller syncfunc result),\n"
+		"heap (tid time size addr func caller heapfunc event leaked) and io (tid\n"
+		"time bytes dur fd file func caller iofunc err).\n"
 		"\n"
 		"  PROGRAM   clauses KIND [/predicate/] { statements }, and BEGIN / END\n"
 		"            statements: @name[key, ...] = count() | sum(v) | min(v) | max(v)\n"
@@ -47,6 +50,9 @@ static void usage(FILE *f)
 		"  seq 1 1000 | sonde agg 'stdin { @ = quantize($1); }'\n"
 		"  sonde agg 'stdin /$2 > 0/ { @[$1] = sum($2); } END { normalize(@, 10); }' < file\n"
 		"  sonde agg 'profile { @[func] = count(); }' test.1.er\n"
+		"  sonde agg 'heap /event == \"alloc\"/ { @[func] = quantize(size); }' test.1.er\n"
+		"  sonde agg 'sync { @[object] = llquantize(wait, 10, 3, 9, 10); }' test.1.er\n"
+		"  sonde agg 'io /iofunc == \"write\"/ { @[file] = sum(bytes); }' test.1.er\n"
 		"\n"
 		"See doc/sonde-agg.md.\n");
 }
@@ -271,9 +277,19 @@ int cmd_agg(int argc, char **argv)
 			return 1;
 		}
 	}
-	const struct sonde_dl_kind *kinds[1] = { exp ? &sonde_dl_kind_profile : &sonde_dl_kind_stdin };
+	/* An experiment has profile events (maybe none) and the traced kinds
+	 * it was collected with. */
+	const struct sonde_dl_kind *kinds[4] = { exp ? &sonde_dl_kind_profile : &sonde_dl_kind_stdin };
+	size_t nkinds = 1;
+
+	if (exp && sonde_exp_traced(exp, SONDE_KIND_SYNC))
+		kinds[nkinds++] = &sonde_dl_kind_sync;
+	if (exp && sonde_exp_traced(exp, SONDE_KIND_HEAP))
+		kinds[nkinds++] = &sonde_dl_kind_heap;
+	if (exp && sonde_exp_traced(exp, SONDE_KIND_IO))
+		kinds[nkinds++] = &sonde_dl_kind_io;
 	struct sonde_dl_error e;
-	struct sonde_dl_prog *prog = sonde_dl_compile(text, kinds, 1, &opts, &e);
+	struct sonde_dl_prog *prog = sonde_dl_compile(text, kinds, nkinds, &opts, &e);
 
 	if (!prog) {
 		report(text, progfile, &e);
@@ -293,7 +309,15 @@ int cmd_agg(int argc, char **argv)
 	 * without it (out of memory) the stand-in "object+0xoffset" names. */
 	if (exp) {
 		struct sonde_syms *syms = sonde_syms_open(exp);
-		n = sonde_dl_run_profile(prog, exp, syms ? syms_name : NULL, syms, err, sizeof(err));
+		sonde_dl_name_fn namer = syms ? syms_name : NULL;
+
+		n = sonde_dl_run_profile(prog, exp, namer, syms, err, sizeof(err));
+		if (n >= 0)
+			n = sonde_dl_run_sync(prog, exp, namer, syms, err, sizeof(err));
+		if (n >= 0)
+			n = sonde_dl_run_heap(prog, exp, namer, syms, err, sizeof(err));
+		if (n >= 0)
+			n = sonde_dl_run_io(prog, exp, namer, syms, err, sizeof(err));
 		if (syms)
 			sonde_syms_close(syms);
 	} else

@@ -38,6 +38,7 @@
 #include "view.h"
 
 enum op {
+	OP_ALLOCS,
 	OP_APPENDFILE,
 	OP_CALLERS_CALLEES,
 	OP_CALLTREE,
@@ -47,7 +48,11 @@ enum op {
 	OP_FSINGLE,
 	OP_FUNCTIONS,
 	OP_HEADER,
+	OP_HEAPSTAT,
 	OP_HELP,
+	OP_IO,
+	OP_IOSTACKS,
+	OP_LEAKS,
 	OP_LIMIT,
 	OP_METRIC_LIST,
 	OP_METRICS,
@@ -60,6 +65,7 @@ enum op {
 	OP_SCRIPT,
 	OP_SORT,
 	OP_STATISTICS,
+	OP_SYNC,
 	OP_THREAD_SELECT,
 	OP_THREADS,
 };
@@ -72,6 +78,7 @@ static const struct command {
 	const char *arg; /* the argument's name, NULL when there is none */
 	const char *help;
 } commands[] = {
+	{ "allocs", OP_ALLOCS, NULL, "allocations by call stack, largest bytes first (-H on)" },
 	{ "appendfile", OP_APPENDFILE, "FILE", "append the output of later commands to FILE" },
 	{ "callers-callees", OP_CALLERS_CALLEES, NULL,
 	  "callers and callees of every function, with attributed metrics" },
@@ -85,7 +92,11 @@ static const struct command {
 	{ "fsingle", OP_FSINGLE, "NAME", "the metrics and details of one function" },
 	{ "functions", OP_FUNCTIONS, NULL, "the function list with the current metrics" },
 	{ "header", OP_HEADER, NULL, "experiment summary (the default with no command)" },
+	{ "heapstat", OP_HEAPSTAT, NULL, "heap statistics: counts, bytes, leaks, peak, sizes (-H on)" },
 	{ "help", OP_HELP, NULL, "this text" },
+	{ "io", OP_IO, NULL, "I/O by file: bytes, calls and time of reads, writes, other (-i on)" },
+	{ "iostacks", OP_IOSTACKS, NULL, "I/O by call stack, the top 20 by bytes and calls (-i on)" },
+	{ "leaks", OP_LEAKS, NULL, "leaks by allocation stack, largest bytes first (-H on)" },
 	{ "limit", OP_LIMIT, "N", "print at most N rows (functions, objects, tree nodes); 0: all" },
 	{ "metric_list", OP_METRIC_LIST, NULL, "the current metrics and those available" },
 	{ "metrics", OP_METRICS, "SPEC", "metrics to show, as e.%totalcpu:i.totalcpu:name" },
@@ -99,6 +110,7 @@ static const struct command {
 	{ "script", OP_SCRIPT, "FILE", "run the commands in FILE (one a line, # comments)" },
 	{ "sort", OP_SORT, "SPEC", "sort by a metric (e.totalcpu, i.totalcpu) or by name" },
 	{ "statistics", OP_STATISTICS, NULL, "process statistics from the overview samples" },
+	{ "sync", OP_SYNC, NULL, "sync waits by lock or other object, longest total wait first (-s on)" },
 	{ "thread_select", OP_THREAD_SELECT, "all|LIST", "only these threads (numbers as -threads shows)" },
 	{ "threads", OP_THREADS, NULL, "per-thread totals" },
 };
@@ -676,6 +688,34 @@ static void run_step(struct state *st, const struct step *s)
 		r = sonde_view_statistics(st->out, (const struct sonde_exp *const *)st->exps,
 					  st->nexps, &st->o, err, sizeof(err));
 		break;
+	case OP_LEAKS:
+	case OP_ALLOCS:
+	case OP_HEAPSTAT:
+	case OP_IO:
+	case OP_IOSTACKS:
+	case OP_SYNC: {
+		const struct sonde_exp *const *ex = (const struct sonde_exp *const *)st->exps;
+		int kind = op == OP_SYNC ? SONDE_KIND_SYNC : op == OP_IO || op == OP_IOSTACKS ? SONDE_KIND_IO
+											 : SONDE_KIND_HEAP;
+
+		if (sonde_view_trace_check(ex, st->names, st->nexps, kind, err, sizeof(err)) < 0) {
+			complain(s->where, "%s", err);
+			set_rc(st, 2);
+			return;
+		}
+		separate(st);
+		if (op == OP_LEAKS || op == OP_ALLOCS)
+			r = sonde_view_heap_stacks(st->out, ex, st->nexps, op == OP_LEAKS, &st->o, err, sizeof(err));
+		else if (op == OP_HEAPSTAT)
+			r = sonde_view_heapstat(st->out, ex, st->nexps, &st->o, err, sizeof(err));
+		else if (op == OP_IO)
+			r = sonde_view_io(st->out, ex, st->nexps, &st->o, err, sizeof(err));
+		else if (op == OP_IOSTACKS)
+			r = sonde_view_iostacks(st->out, ex, st->nexps, &st->o, err, sizeof(err));
+		else
+			r = sonde_view_sync(st->out, ex, st->nexps, &st->o, err, sizeof(err));
+		break;
+	}
 	case OP_METRIC_LIST:
 		p = profile(st);
 		separate(st);

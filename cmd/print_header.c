@@ -12,6 +12,8 @@
 #include "print.h"
 #include "view_table.h"
 
+static void print_traces(const struct sonde_exp *exp);
+
 /* Where the functions below write (set by print_header / print_dump). */
 static FILE *out;
 
@@ -224,6 +226,7 @@ static void header(const struct sonde_exp *exp)
 	print_exit(in);
 	fprintf(out, "%-19s%" PRIu64 "\n", "Samples:", s->samples);
 	fprintf(out, "%-19s%.3f s\n", "Recorded CPU time:", sec(s->weight_ns));
+	print_traces(exp);
 
 	size_t nf;
 	const struct sonde_exp_file *f = sonde_exp_files(exp, &nf);
@@ -424,6 +427,55 @@ static void dump_objects(const struct sonde_exp *exp)
 			fprintf(out, "  unloaded %.6f", since(in, o[i].unload_ns));
 		fprintf(out, "  base 0x%" PRIx64 "  range 0x%" PRIx64 "-0x%" PRIx64 "  buildid %s  %s\n",
 		       o[i].base, o[i].lo, o[i].hi, o[i].buildid ? o[i].buildid : "-", o[i].path);
+	}
+}
+
+/* One line per traced kind in -header. */
+static void print_traces(const struct sonde_exp *exp)
+{
+	const struct sonde_exp_info *in = sonde_exp_info(exp);
+	size_t n;
+	if (sonde_exp_traced(exp, SONDE_KIND_SYNC)) {
+		const struct sonde_sync_event *e = sonde_exp_sync_events(exp, &n);
+		uint64_t wait = 0;
+		for (size_t i = 0; i < n; i++)
+			wait += e[i].wait_ns;
+		fprintf(out, "%-19s%zu waits, %.6f s waited, threshold %.3f us (%s)\n", "Sync tracing:", n,
+			sec(wait), (double)in->settings.sync_threshold_ns / 1e3, str(in->settings.sync_mode));
+	}
+	if (sonde_exp_traced(exp, SONDE_KIND_HEAP)) {
+		const struct sonde_heap_event *e = sonde_exp_heap_events(exp, &n);
+		uint64_t allocs = 0, bytes = 0, frees = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (e[i].flags & SONDE_HEAPF_ALLOC) {
+				allocs++;
+				bytes += e[i].bytes;
+			} else if (e[i].flags & SONDE_HEAPF_FREE) {
+				frees++;
+			}
+		}
+		struct sonde_heap_match m = { 0 };
+		bool *leaked = malloc((n ? n : 1) * sizeof *leaked);
+		if (leaked && sonde_heap_leaks(exp, leaked, &m) >= 0)
+			fprintf(out, "%-19s%" PRIu64 " allocations (%" PRIu64 " bytes), %" PRIu64 " frees, %" PRIu64
+				" leaks (%" PRIu64 " bytes)\n",
+				"Heap tracing:", allocs, bytes, frees, m.leaks, m.leaked_bytes);
+		free(leaked);
+	}
+	if (sonde_exp_traced(exp, SONDE_KIND_IO)) {
+		const struct sonde_io_event *e = sonde_exp_io_events(exp, &n);
+		int64_t rd = 0, wr = 0;
+		size_t errs = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (e[i].flags & SONDE_IOF_ERROR)
+				errs++;
+			else if (SONDE_IO_IS_READ(e[i].func))
+				rd += e[i].bytes;
+			else if (SONDE_IO_IS_WRITE(e[i].func))
+				wr += e[i].bytes;
+		}
+		fprintf(out, "%-19s%zu calls, %" PRId64 " bytes read, %" PRId64 " bytes written, %zu errors\n",
+			"I/O tracing:", n, rd, wr, errs);
 	}
 }
 

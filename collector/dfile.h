@@ -23,13 +23,16 @@ struct dfile {
 	_Atomic uint64_t lost;
 };
 
-/* Per thread and kind: the block being filled. */
+/* Per thread and kind: the block being filled.  Exported (as
+ * __sonde_tblocks): the tracing libraries append to the current block
+ * inline (tracers/tracer.h, struct sonde_tblock, the same layout). */
 struct tblock {
 	struct sonde_block_header *blk; /* NULL: none, or pending */
 	uint32_t pending;		/* claimed block index + 1, not yet mapped */
 	uint32_t used;
 };
-extern TLS struct tblock t_blocks[MAX_KINDS];
+extern __thread struct tblock __sonde_tblocks[MAX_KINDS] __attribute__((tls_model("initial-exec")));
+#define t_blocks __sonde_tblocks
 
 extern _Atomic uint64_t g_bytes_mapped;
 

@@ -10,7 +10,7 @@
 
 #include "dfile.h"
 
-TLS struct tblock t_blocks[MAX_KINDS];
+EXPORT __thread struct tblock __sonde_tblocks[MAX_KINDS] __attribute__((tls_model("initial-exec")));
 
 /* Give the file real blocks for [off, off+len): writing through a mapping
  * into a hole that the disk cannot fill raises SIGBUS in the target, so

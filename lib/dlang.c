@@ -47,8 +47,69 @@ const struct sonde_dl_kind sonde_dl_kind_profile = {
 	.doc = "one event per clock-profile sample of the experiment",
 };
 
-static const struct sonde_dl_kind *const known_kinds[] = { &sonde_dl_kind_stdin,
-							   &sonde_dl_kind_profile };
+static const struct sonde_dl_field sync_fields[SONDE_DL_S_NFIELDS] = {
+	[SONDE_DL_S_TID] = { "tid", SONDE_DL_INT, "thread id" },
+	[SONDE_DL_S_TIME] = { "time", SONDE_DL_INT, "nanoseconds since the experiment started (the call's start)" },
+	[SONDE_DL_S_WAIT] = { "wait", SONDE_DL_INT, "nanoseconds the call waited" },
+	[SONDE_DL_S_OBJECT] = { "object", SONDE_DL_STR,
+				"the mutex, condition variable, ... or joined thread, as \"0x...\"" },
+	[SONDE_DL_S_FUNC] = { "func", SONDE_DL_STR, "function that made the call (the stack's leaf)" },
+	[SONDE_DL_S_CALLER] = { "caller", SONDE_DL_STR, "function that called func" },
+	[SONDE_DL_S_SYNCFUNC] = { "syncfunc", SONDE_DL_STR, "the traced function: \"pthread_mutex_lock\", ..." },
+	[SONDE_DL_S_RESULT] = { "result", SONDE_DL_INT, "the call's result (0, ETIMEDOUT, ...; sem_*: errno)" },
+};
+
+const struct sonde_dl_kind sonde_dl_kind_sync = {
+	.name = "sync",
+	.fields = sync_fields,
+	.nfields = SONDE_DL_S_NFIELDS,
+	.doc = "one event per traced synchronization wait (sonde collect -s)",
+};
+
+static const struct sonde_dl_field heap_fields[SONDE_DL_H_NFIELDS] = {
+	[SONDE_DL_H_TID] = { "tid", SONDE_DL_INT, "thread id" },
+	[SONDE_DL_H_TIME] = { "time", SONDE_DL_INT, "nanoseconds since the experiment started" },
+	[SONDE_DL_H_SIZE] = { "size", SONDE_DL_INT,
+			      "bytes requested (mmap, munmap: the length; free: 0)" },
+	[SONDE_DL_H_ADDR] = { "addr", SONDE_DL_INT, "address of the block" },
+	[SONDE_DL_H_FUNC] = { "func", SONDE_DL_STR,
+			      "function that made the call (the stack's leaf; frees have no stack: \"<unknown>\")" },
+	[SONDE_DL_H_CALLER] = { "caller", SONDE_DL_STR, "function that called func" },
+	[SONDE_DL_H_HEAPFUNC] = { "heapfunc", SONDE_DL_STR, "the traced function: \"malloc\", \"free\", ..." },
+	[SONDE_DL_H_EVENT] = { "event", SONDE_DL_STR, "\"alloc\", \"free\" or \"failed\"" },
+	[SONDE_DL_H_LEAKED] = { "leaked", SONDE_DL_INT, "1 for an allocation never freed, else 0" },
+};
+
+const struct sonde_dl_kind sonde_dl_kind_heap = {
+	.name = "heap",
+	.fields = heap_fields,
+	.nfields = SONDE_DL_H_NFIELDS,
+	.doc = "one event per traced allocation, free or failed allocation (sonde collect -H)",
+};
+
+static const struct sonde_dl_field io_fields[SONDE_DL_I_NFIELDS] = {
+	[SONDE_DL_I_TID] = { "tid", SONDE_DL_INT, "thread id" },
+	[SONDE_DL_I_TIME] = { "time", SONDE_DL_INT, "nanoseconds since the experiment started (the call's start)" },
+	[SONDE_DL_I_BYTES] = { "bytes", SONDE_DL_INT, "bytes read or written (0 for other calls and failures)" },
+	[SONDE_DL_I_DUR] = { "dur", SONDE_DL_INT, "nanoseconds the call took" },
+	[SONDE_DL_I_FD] = { "fd", SONDE_DL_INT, "the file descriptor (of an open or dup: the new one)" },
+	[SONDE_DL_I_FILE] = { "file", SONDE_DL_STR, "the file's name, \"<fd N>\" when unknown" },
+	[SONDE_DL_I_FUNC] = { "func", SONDE_DL_STR, "function that made the call (the stack's leaf)" },
+	[SONDE_DL_I_CALLER] = { "caller", SONDE_DL_STR, "function that called func" },
+	[SONDE_DL_I_IOFUNC] = { "iofunc", SONDE_DL_STR, "the traced function: \"read\", \"write\", \"open\", ..." },
+	[SONDE_DL_I_ERR] = { "err", SONDE_DL_INT, "errno of a failed call, else 0" },
+};
+
+const struct sonde_dl_kind sonde_dl_kind_io = {
+	.name = "io",
+	.fields = io_fields,
+	.nfields = SONDE_DL_I_NFIELDS,
+	.doc = "one event per traced I/O call (sonde collect -i)",
+};
+
+static const struct sonde_dl_kind *const known_kinds[] = { &sonde_dl_kind_stdin, &sonde_dl_kind_profile,
+							   &sonde_dl_kind_sync, &sonde_dl_kind_heap,
+							   &sonde_dl_kind_io };
 
 #define MAX_KINDS 8
 #define MAX_POSITIONAL 1000
@@ -1976,6 +2037,309 @@ int64_t sonde_dl_run_profile(struct sonde_dl_prog *p, const struct sonde_exp *ex
 	return n;
 oom:
 	free(cache);
+	snprintf(err, errlen, "out of memory");
+	return -1;
+}
+
+/* ---- traced events (sync, heap, io) ------------------------------------------------- */
+
+/* What the three trace sources share: func and caller per distinct stack. */
+struct trace_src {
+	struct sonde_dl_prog *p;
+	const struct sonde_exp *exp;
+	sonde_dl_name_fn name_of_pc;
+	void *ctx;
+	const struct sonde_stack *stacks;
+	size_t nst;
+	struct stack_names *cache;
+	const char *unknown, *none;
+	bool want_func, want_caller;
+	uint64_t start;
+	const char *fname[64]; /* interned names of the traced functions */
+};
+
+static int src_init(struct trace_src *t, struct sonde_dl_prog *p, const struct sonde_exp *exp,
+		    const struct sonde_dl_kind *k, size_t ffunc, size_t fcaller, sonde_dl_name_fn name_of_pc,
+		    void *ctx)
+{
+	memset(t, 0, sizeof(*t));
+	t->p = p;
+	t->exp = exp;
+	t->name_of_pc = name_of_pc ? name_of_pc : sonde_dl_pc_name_fallback;
+	t->ctx = ctx;
+	t->want_func = sonde_dl_uses_field(p, k, ffunc);
+	t->want_caller = sonde_dl_uses_field(p, k, fcaller);
+	t->start = sonde_exp_info(exp)->start_ns;
+	t->unknown = sonde_aggset_intern(p->set, "<unknown>", 9);
+	t->none = sonde_aggset_intern(p->set, "<none>", 6);
+	if (!t->unknown || !t->none)
+		return -1;
+	if (t->want_func || t->want_caller) {
+		t->stacks = sonde_exp_stacks(exp, &t->nst);
+		t->cache = calloc(t->nst ? t->nst : 1, sizeof(*t->cache));
+		if (!t->cache)
+			return -1;
+	}
+	return 0;
+}
+
+static void src_release(struct trace_src *t)
+{
+	free(t->cache);
+	t->cache = NULL;
+}
+
+/* The collector's own frames (an interposer above the traced call) are
+ * not the program's. */
+static bool collector_frame(const struct sonde_exp *exp, uint64_t pc, bool exact)
+{
+	const struct sonde_object *o = sonde_exp_find_object(exp, exact ? pc : pc - 1, SONDE_TIME_NEVER);
+
+	return o && o->name && !strcmp(o->name, "libsonde_collector.so");
+}
+
+static const char *src_name(struct trace_src *t, uint64_t frame)
+{
+	const char *s = t->name_of_pc(t->ctx, t->exp, frame & ~SONDE_PC_EXACT, (frame & SONDE_PC_EXACT) != 0);
+
+	return s ? sonde_aggset_intern(t->p->set, s, strlen(s)) : t->unknown;
+}
+
+/* Sets func and caller for the stack stack_id.  -1 out of memory. */
+static int src_names(struct trace_src *t, uint64_t stack_id, struct sonde_dl_val *func,
+		     struct sonde_dl_val *caller)
+{
+	if (!t->want_func && !t->want_caller)
+		return 0;
+	const struct sonde_stack *st = stack_id ? sonde_exp_stack(t->exp, stack_id) : NULL;
+	struct stack_names unk = { t->unknown, t->unknown, NULL, 9, 9, 0, true };
+	struct stack_names *nm = &unk;
+
+	if (st && st->depth && st >= t->stacks && st < t->stacks + t->nst) {
+		nm = &t->cache[st - t->stacks];
+		if (!nm->done) {
+			int k0 = -1, k1 = -1;
+
+			for (int k = 0; k < st->depth; k++) {
+				uint64_t pc = st->pc[k];
+
+				if (collector_frame(t->exp, pc & ~SONDE_PC_EXACT, (pc & SONDE_PC_EXACT) != 0))
+					continue;
+				if (k0 < 0) {
+					k0 = k;
+				} else {
+					k1 = k;
+					break;
+				}
+			}
+			nm->func = k0 < 0 ? t->unknown : src_name(t, st->pc[k0]);
+			nm->caller = k0 < 0 ? t->unknown : k1 < 0 ? t->none : src_name(t, st->pc[k1]);
+			if (!nm->func || !nm->caller)
+				return -1;
+			nm->flen = (uint32_t)strlen(nm->func);
+			nm->clen = (uint32_t)strlen(nm->caller);
+			nm->done = true;
+		}
+	}
+	func->s = nm->func;
+	func->len = nm->flen;
+	caller->s = nm->caller;
+	caller->len = nm->clen;
+	return 0;
+}
+
+/* An interned string value; -1 out of memory. */
+static int set_istr(struct sonde_dl_prog *p, struct sonde_dl_val *v, const char *s)
+{
+	size_t len = strlen(s);
+
+	v->s = sonde_aggset_intern(p->set, s, len);
+	v->len = (uint32_t)len;
+	return v->s ? 0 : -1;
+}
+
+/* The traced function's name, interned once per function. */
+static int set_fname(struct trace_src *t, struct sonde_dl_val *v, unsigned func, const char *(*name)(unsigned))
+{
+	if (func >= 64)
+		return set_istr(t->p, v, name(func));
+	if (!t->fname[func]) {
+		const char *s = name(func);
+
+		if (!(t->fname[func] = sonde_aggset_intern(t->p->set, s, strlen(s))))
+			return -1;
+	}
+	v->s = t->fname[func];
+	v->len = (uint32_t)strlen(v->s);
+	return 0;
+}
+
+static void init_vals(struct sonde_dl_val *vals, const struct sonde_dl_field *fields, size_t n)
+{
+	memset(vals, 0, n * sizeof(*vals));
+	for (size_t f = 0; f < n; f++) {
+		vals[f].type = fields[f].type == SONDE_DL_STR ? SONDE_DL_V_ISTR : SONDE_DL_V_INT;
+		if (fields[f].type == SONDE_DL_STR) {
+			vals[f].s = "";
+			vals[f].len = 0;
+		}
+	}
+}
+
+static bool runs_kind(const struct sonde_dl_prog *p, const struct sonde_dl_kind *k)
+{
+	const struct kindinfo *ki = kind_info(p, k);
+
+	return ki && ki->nclauses;
+}
+
+int64_t sonde_dl_run_sync(struct sonde_dl_prog *p, const struct sonde_exp *exp,
+			  sonde_dl_name_fn name_of_pc, void *ctx, char *err, size_t errlen)
+{
+	const struct sonde_dl_kind *k = &sonde_dl_kind_sync;
+	struct sonde_dl_val vals[SONDE_DL_S_NFIELDS];
+	struct trace_src t;
+	size_t n;
+	const struct sonde_sync_event *e;
+
+	if (!runs_kind(p, k) || !(e = sonde_exp_sync_events(exp, &n)))
+		return 0;
+	if (src_init(&t, p, exp, k, SONDE_DL_S_FUNC, SONDE_DL_S_CALLER, name_of_pc, ctx) < 0)
+		goto oom;
+	init_vals(vals, sync_fields, SONDE_DL_S_NFIELDS);
+	bool want_obj = sonde_dl_uses_field(p, k, SONDE_DL_S_OBJECT);
+	bool want_sf = sonde_dl_uses_field(p, k, SONDE_DL_S_SYNCFUNC);
+
+	for (size_t i = 0; i < n; i++) {
+		vals[SONDE_DL_S_TID].i = e[i].tid;
+		vals[SONDE_DL_S_TIME].i = (int64_t)(e[i].time_ns - t.start);
+		vals[SONDE_DL_S_WAIT].i = (int64_t)e[i].wait_ns;
+		vals[SONDE_DL_S_RESULT].i = e[i].result;
+		if (want_obj) {
+			char buf[32];
+
+			snprintf(buf, sizeof(buf), "0x%" PRIx64, e[i].object);
+			if (set_istr(p, &vals[SONDE_DL_S_OBJECT], buf) < 0)
+				goto oom;
+		}
+		if (want_sf && set_fname(&t, &vals[SONDE_DL_S_SYNCFUNC], e[i].func, sonde_sync_func_name) < 0)
+			goto oom;
+		if (src_names(&t, e[i].stack_id, &vals[SONDE_DL_S_FUNC], &vals[SONDE_DL_S_CALLER]) < 0)
+			goto oom;
+		if (sonde_dl_event(p, k, vals, SONDE_DL_S_NFIELDS, (uint64_t)i + 1) < 0)
+			goto oom;
+	}
+	src_release(&t);
+	return (int64_t)n;
+oom:
+	src_release(&t);
+	snprintf(err, errlen, "out of memory");
+	return -1;
+}
+
+int64_t sonde_dl_run_heap(struct sonde_dl_prog *p, const struct sonde_exp *exp,
+			  sonde_dl_name_fn name_of_pc, void *ctx, char *err, size_t errlen)
+{
+	const struct sonde_dl_kind *k = &sonde_dl_kind_heap;
+	struct sonde_dl_val vals[SONDE_DL_H_NFIELDS];
+	struct trace_src t;
+	size_t n;
+	const struct sonde_heap_event *e;
+	bool *leaked = NULL;
+
+	if (!runs_kind(p, k) || !(e = sonde_exp_heap_events(exp, &n)))
+		return 0;
+	if (src_init(&t, p, exp, k, SONDE_DL_H_FUNC, SONDE_DL_H_CALLER, name_of_pc, ctx) < 0)
+		goto oom;
+	init_vals(vals, heap_fields, SONDE_DL_H_NFIELDS);
+	bool want_hf = sonde_dl_uses_field(p, k, SONDE_DL_H_HEAPFUNC);
+	bool want_ev = sonde_dl_uses_field(p, k, SONDE_DL_H_EVENT);
+	const char *ev_alloc = sonde_aggset_intern(p->set, "alloc", 5);
+	const char *ev_free = sonde_aggset_intern(p->set, "free", 4);
+	const char *ev_failed = sonde_aggset_intern(p->set, "failed", 6);
+
+	if (!ev_alloc || !ev_free || !ev_failed)
+		goto oom;
+	if (sonde_dl_uses_field(p, k, SONDE_DL_H_LEAKED) && n &&
+	    (!(leaked = malloc(n * sizeof(*leaked))) || sonde_heap_leaks(exp, leaked, NULL) < 0))
+		goto oom;
+	for (size_t i = 0; i < n; i++) {
+		const char *ev = (e[i].flags & SONDE_HEAPF_FAILED) ? ev_failed
+				 : (e[i].flags & SONDE_HEAPF_ALLOC) ? ev_alloc
+								    : ev_free;
+
+		vals[SONDE_DL_H_TID].i = e[i].tid;
+		vals[SONDE_DL_H_TIME].i = (int64_t)(e[i].time_ns - t.start);
+		vals[SONDE_DL_H_SIZE].i = (int64_t)e[i].bytes;
+		vals[SONDE_DL_H_ADDR].i = (int64_t)e[i].addr;
+		vals[SONDE_DL_H_LEAKED].i = leaked && leaked[i];
+		if (want_ev) {
+			vals[SONDE_DL_H_EVENT].s = ev;
+			vals[SONDE_DL_H_EVENT].len = (uint32_t)strlen(ev);
+		}
+		if (want_hf && set_fname(&t, &vals[SONDE_DL_H_HEAPFUNC], e[i].func, sonde_heap_func_name) < 0)
+			goto oom;
+		if (src_names(&t, e[i].stack_id, &vals[SONDE_DL_H_FUNC], &vals[SONDE_DL_H_CALLER]) < 0)
+			goto oom;
+		if (sonde_dl_event(p, k, vals, SONDE_DL_H_NFIELDS, (uint64_t)i + 1) < 0)
+			goto oom;
+	}
+	free(leaked);
+	src_release(&t);
+	return (int64_t)n;
+oom:
+	free(leaked);
+	src_release(&t);
+	snprintf(err, errlen, "out of memory");
+	return -1;
+}
+
+int64_t sonde_dl_run_io(struct sonde_dl_prog *p, const struct sonde_exp *exp,
+			sonde_dl_name_fn name_of_pc, void *ctx, char *err, size_t errlen)
+{
+	const struct sonde_dl_kind *k = &sonde_dl_kind_io;
+	struct sonde_dl_val vals[SONDE_DL_I_NFIELDS];
+	struct trace_src t;
+	size_t n;
+	const struct sonde_io_event *e;
+
+	if (!runs_kind(p, k) || !(e = sonde_exp_io_events(exp, &n)))
+		return 0;
+	if (src_init(&t, p, exp, k, SONDE_DL_I_FUNC, SONDE_DL_I_CALLER, name_of_pc, ctx) < 0)
+		goto oom;
+	init_vals(vals, io_fields, SONDE_DL_I_NFIELDS);
+	bool want_file = sonde_dl_uses_field(p, k, SONDE_DL_I_FILE);
+	bool want_if = sonde_dl_uses_field(p, k, SONDE_DL_I_IOFUNC);
+
+	for (size_t i = 0; i < n; i++) {
+		vals[SONDE_DL_I_TID].i = e[i].tid;
+		vals[SONDE_DL_I_TIME].i = (int64_t)(e[i].time_ns - t.start);
+		vals[SONDE_DL_I_BYTES].i = e[i].bytes;
+		vals[SONDE_DL_I_DUR].i = (int64_t)e[i].dur_ns;
+		vals[SONDE_DL_I_FD].i = e[i].fd;
+		vals[SONDE_DL_I_ERR].i = e[i].err;
+		if (want_file) {
+			const char *name = e[i].file_id ? sonde_exp_io_file(exp, e[i].file_id) : NULL;
+			char buf[32];
+
+			if (!name) {
+				snprintf(buf, sizeof(buf), "<fd %d>", (int)e[i].fd);
+				name = buf;
+			}
+			if (set_istr(p, &vals[SONDE_DL_I_FILE], name) < 0)
+				goto oom;
+		}
+		if (want_if && set_fname(&t, &vals[SONDE_DL_I_IOFUNC], e[i].func, sonde_io_func_name) < 0)
+			goto oom;
+		if (src_names(&t, e[i].stack_id, &vals[SONDE_DL_I_FUNC], &vals[SONDE_DL_I_CALLER]) < 0)
+			goto oom;
+		if (sonde_dl_event(p, k, vals, SONDE_DL_I_NFIELDS, (uint64_t)i + 1) < 0)
+			goto oom;
+	}
+	src_release(&t);
+	return (int64_t)n;
+oom:
+	src_release(&t);
 	snprintf(err, errlen, "out of memory");
 	return -1;
 }

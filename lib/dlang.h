@@ -59,11 +59,15 @@ struct sonde_dl_kind {
 	const char *doc;
 };
 
-/* The kinds this sonde knows: stdin (lines of text) and profile (clock
- * profile samples of an experiment).  Field indexes below are positions
- * in kind->fields. */
+/* The kinds this sonde knows: stdin (lines of text), profile (clock
+ * profile samples of an experiment), and the traced events of an
+ * experiment: sync (waits), heap (allocations and frees) and io (I/O
+ * calls).  Field indexes below are positions in kind->fields. */
 extern const struct sonde_dl_kind sonde_dl_kind_stdin;
 extern const struct sonde_dl_kind sonde_dl_kind_profile;
+extern const struct sonde_dl_kind sonde_dl_kind_sync;
+extern const struct sonde_dl_kind sonde_dl_kind_heap;
+extern const struct sonde_dl_kind sonde_dl_kind_io;
 
 enum sonde_dl_profile_field {
 	SONDE_DL_P_THREAD, /* tid */
@@ -76,6 +80,49 @@ enum sonde_dl_profile_field {
 	SONDE_DL_P_PC,	   /* leaf address */
 	SONDE_DL_P_DEPTH,  /* frames in the call stack */
 	SONDE_DL_P_NFIELDS
+};
+
+/* The traced kinds' func is the function that made the traced call (the
+ * stack's leaf, a call site), caller the one above it; the collector's own
+ * frames are skipped.  A missing stack gives "<unknown>" for both, a
+ * one-frame stack the caller "<none>". */
+enum sonde_dl_sync_field {
+	SONDE_DL_S_TID,	     /* thread id */
+	SONDE_DL_S_TIME,     /* ns since the experiment start */
+	SONDE_DL_S_WAIT,     /* ns waited */
+	SONDE_DL_S_OBJECT,   /* the object waited on, a string "0x55d0c0ffee40" */
+	SONDE_DL_S_FUNC,     /* function that called the sync function */
+	SONDE_DL_S_CALLER,   /* its caller */
+	SONDE_DL_S_SYNCFUNC, /* "pthread_mutex_lock", ... */
+	SONDE_DL_S_RESULT,   /* the call's result */
+	SONDE_DL_S_NFIELDS
+};
+
+enum sonde_dl_heap_field {
+	SONDE_DL_H_TID,
+	SONDE_DL_H_TIME,
+	SONDE_DL_H_SIZE,     /* bytes requested; mmap/munmap: the length; free: 0 */
+	SONDE_DL_H_ADDR,     /* the block's address */
+	SONDE_DL_H_FUNC,     /* frees have no stack: "<unknown>" */
+	SONDE_DL_H_CALLER,
+	SONDE_DL_H_HEAPFUNC, /* "malloc", "free", ... */
+	SONDE_DL_H_EVENT,    /* "alloc", "free" or "failed" */
+	SONDE_DL_H_LEAKED,   /* 1: an allocation never freed (sonde_heap_leaks) */
+	SONDE_DL_H_NFIELDS
+};
+
+enum sonde_dl_io_field {
+	SONDE_DL_I_TID,
+	SONDE_DL_I_TIME,
+	SONDE_DL_I_BYTES,  /* transferred by reads and writes, else 0 */
+	SONDE_DL_I_DUR,	   /* ns the call took */
+	SONDE_DL_I_FD,
+	SONDE_DL_I_FILE,   /* sonde_exp_io_file(), "<fd N>" when unknown */
+	SONDE_DL_I_FUNC,
+	SONDE_DL_I_CALLER,
+	SONDE_DL_I_IOFUNC, /* "read", "write", "open", ... */
+	SONDE_DL_I_ERR,	   /* errno of a failed call, else 0 */
+	SONDE_DL_I_NFIELDS
 };
 
 /* ---- compiling -------------------------------------------------------------- */
@@ -203,5 +250,19 @@ const char *sonde_dl_pc_name_fallback(void *ctx, const struct sonde_exp *exp, ui
  */
 int64_t sonde_dl_run_profile(struct sonde_dl_prog *p, const struct sonde_exp *exp,
 			     sonde_dl_name_fn name_of_pc, void *ctx, char *err, size_t errlen);
+
+/*
+ * Feed the traced events of exp (each kind in time order) to the program
+ * as sync, heap and io events, the same way: names from name_of_pc, once
+ * per distinct stack and only when func or caller is used.  Each returns
+ * the number of events fed (0 when the program has no clause of the kind
+ * or exp none of its events), or -1 with a message in err (out of memory).
+ */
+int64_t sonde_dl_run_sync(struct sonde_dl_prog *p, const struct sonde_exp *exp,
+			  sonde_dl_name_fn name_of_pc, void *ctx, char *err, size_t errlen);
+int64_t sonde_dl_run_heap(struct sonde_dl_prog *p, const struct sonde_exp *exp,
+			  sonde_dl_name_fn name_of_pc, void *ctx, char *err, size_t errlen);
+int64_t sonde_dl_run_io(struct sonde_dl_prog *p, const struct sonde_exp *exp,
+			sonde_dl_name_fn name_of_pc, void *ctx, char *err, size_t errlen);
 
 #endif

@@ -772,6 +772,7 @@ struct scan {
 	uint64_t last_stack_id;
 	long last_stack; /* index in exp->stacks, -1 when unknown */
 	bool have_last;
+	uint64_t block_first_ns; /* the block header's, base of short packets' times */
 };
 
 /* Build the stack whose leaf node is `id` from the frame nodes, add it to
@@ -889,6 +890,36 @@ static const char *take_trace_packet(struct scan *sc, const uint8_t *pkt, char *
 			trace_stack_ref(exp, p->stack_id);
 		} else {
 			e->flags = SONDE_HEAPF_FREE;
+		}
+		return NULL;
+	}
+	case SONDE_PKT_HEAP_SHORT:
+	case SONDE_PKT_HEAP_FREE_SHORT: {
+		bool full = h->type == SONDE_PKT_HEAP_SHORT;
+		size_t min = full ? sizeof(struct sonde_heap_short_packet)
+				  : sizeof(struct sonde_heap_free_short_packet);
+
+		if (h->size < min)
+			return too_small(why, whylen, full ? "short heap" : "short heap free", h->size, min);
+		if (grow(&exp->heap, &exp->capheap, exp->nheap + 1, sizeof(*exp->heap))) {
+			exp->oom = true;
+			return NULL;
+		}
+		struct sonde_heap_event *e = &exp->heap[exp->nheap++];
+
+		if (full) {
+			const struct sonde_heap_short_packet *p = (const void *)pkt;
+
+			*e = (struct sonde_heap_event){ sc->tid, p->func, p->flags,
+							 sc->block_first_ns + (uint64_t)(int64_t)p->dt_ns,
+							 p->addr, p->bytes, p->stack_id };
+			trace_stack_ref(exp, p->stack_id);
+		} else {
+			const struct sonde_heap_free_short_packet *p = (const void *)pkt;
+
+			*e = (struct sonde_heap_event){ sc->tid, SONDE_HEAP_FREE, SONDE_HEAPF_FREE,
+							 sc->block_first_ns + (uint64_t)(int64_t)p->dt_ns,
+							 p->addr, 0, 0 };
 		}
 		return NULL;
 	}
@@ -1249,6 +1280,7 @@ static void scan_file(struct sonde_exp *exp, struct datafile *df)
 		const char *bad = NULL;
 
 		sc.tid = bh->tid;
+		sc.block_first_ns = bh->first_ns;
 		sc.thread = df->kind == SONDE_KIND_PROFILE ? get_thread(exp, bh->tid) : NULL;
 		while (pos < used) {
 			uint32_t rest = used - pos;

@@ -217,4 +217,66 @@ int sonde_view_compare(FILE *f, const struct sonde_model *const *models, const c
 		       size_t n, bool objects, const struct sonde_view_opts *o, char *err,
 		       size_t errlen);
 
+/* ---- tracing views (lib/view_trace.c) ------------------------------------------------ */
+
+/*
+ * These read the traced events of the experiments themselves (not the
+ * metrics model): the -metrics and -sort settings do not apply; -limit
+ * caps the groups shown, -name picks the form of function names and
+ * -printmode the output.  Several experiments are added together; stacks
+ * and objects are grouped per experiment, files by name.  Stacks are
+ * shown as function names, leaf (the traced function's caller) first,
+ * the collector's frames folded away.  Experiments without data of the
+ * kind contribute nothing.
+ */
+
+/* 0 when at least one experiment traced kind (SONDE_KIND_SYNC, _HEAP or
+ * _IO); else -1 with "test.1.er has no heap tracing data (collect with
+ * -H on)" in err (names: the experiments as the user gave them, or NULL). */
+int sonde_view_trace_check(const struct sonde_exp *const *exps, const char *const *names, size_t n,
+			   int kind, char *err, size_t errlen);
+
+/*
+ * -leaks (leaks true) and -allocs: allocations never freed (lib/heapleaks.c)
+ * or all allocations, grouped by allocation stack, largest bytes first
+ * (then count): text "N leaks, B bytes", then per stack "Leak #1: 2 leaks,
+ * 4000 bytes (44.44%)" and its functions one a line; csv "leaks,bytes,stack"
+ * (stack: names joined by ';', the first row <Total>); json {"view":"leaks",
+ * "leaks":N,"bytes":B,"stacks":S,"rows":[{"leaks":..,"bytes":..,"stack":[..]}]}.
+ */
+int sonde_view_heap_stacks(FILE *f, const struct sonde_exp *const *exps, size_t n, bool leaks,
+			   const struct sonde_view_opts *o, char *err, size_t errlen);
+
+/*
+ * -heapstat: allocations, bytes allocated, leaks, bytes leaked, frees,
+ * unmatched frees (of blocks allocated before tracing), failed
+ * allocations, the peak of live bytes (events in time order, frees
+ * matched to their allocations as lib/heapleaks.c matches them; several
+ * experiments: the largest peak), the largest and smallest allocation,
+ * and the allocations (count and bytes) in power-of-two size buckets.
+ */
+int sonde_view_heapstat(FILE *f, const struct sonde_exp *const *exps, size_t n,
+			const struct sonde_view_opts *o, char *err, size_t errlen);
+
+/*
+ * -io: per file (the name the trace recorded, "<fd N>" when unknown) read
+ * bytes, count and time, write bytes, count and time, other calls and
+ * their time, failed calls and their time (the metrics ioreadbytes ...
+ * ioerrortime: a failed call counts only as an error), sorted by bytes read
+ * and written, then calls; <Total> first.
+ */
+int sonde_view_io(FILE *f, const struct sonde_exp *const *exps, size_t n,
+		  const struct sonde_view_opts *o, char *err, size_t errlen);
+
+/* -iostacks: I/O by call stack, sorted by bytes, then calls: the top 20
+ * (or -limit) stacks with their calls, bytes, time and calls by class. */
+int sonde_view_iostacks(FILE *f, const struct sonde_exp *const *exps, size_t n,
+			const struct sonde_view_opts *o, char *err, size_t errlen);
+
+/* -sync: sync waits by object (lock, condition variable, ..., joined
+ * thread): total wait time, count, longest wait and the functions used,
+ * sorted by wait time; the heading gives each experiment's threshold. */
+int sonde_view_sync(FILE *f, const struct sonde_exp *const *exps, size_t n,
+		    const struct sonde_view_opts *o, char *err, size_t errlen);
+
 #endif

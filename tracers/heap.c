@@ -175,15 +175,39 @@ static inline int recording(void)
 
 /* ---- recording ---- */
 
+/* The short packet forms when the time is within 2 s of the block's start
+ * and the size fits 32 bits (nearly always), else the long ones.  A free
+ * is reserved at its long size so that a new block (whose start is known
+ * only after the reserve) never leaves it without room. */
+static inline int short_dt(uint64_t t, int64_t *dt)
+{
+	int64_t d = (int64_t)(t - sonde_block_first_ns(SONDE_KIND_HEAP));
+	*dt = d;
+	return d >= INT32_MIN && d <= INT32_MAX;
+}
+
 /* ra, cfa: the interposer's return address and CFA (the stack cache key). */
 static __attribute__((noinline)) void record_alloc(int func, void *p, size_t bytes, uint64_t ra, uint64_t cfa)
 {
-	int saved = errno;
 	t_busy = 1;
 	uint64_t t = stamp();
 	uint64_t stack = __sonde_trace_stack_at(ra, cfa);
-	struct sonde_heap_packet *k = __sonde_trace_reserve(SONDE_KIND_HEAP, sizeof *k);
-	if (k) {
+	void *v = sonde_reserve(SONDE_KIND_HEAP, sizeof(struct sonde_heap_packet));
+	int64_t dt;
+	if (v && bytes <= UINT32_MAX && short_dt(t, &dt)) {
+		struct sonde_heap_short_packet *k = v;
+		k->type = SONDE_PKT_HEAP_SHORT;
+		k->size = sizeof *k;
+		k->func = (uint8_t)func;
+		k->flags = p ? SONDE_HEAPF_ALLOC : SONDE_HEAPF_FAILED;
+		k->reserved = 0;
+		k->dt_ns = (int32_t)dt;
+		k->bytes = (uint32_t)bytes;
+		k->addr = (uint64_t)(uintptr_t)p;
+		k->stack_id = stack;
+		sonde_commit(SONDE_KIND_HEAP, sizeof *k);
+	} else if (v) {
+		struct sonde_heap_packet *k = v;
 		k->type = SONDE_PKT_HEAP;
 		k->size = sizeof *k;
 		k->func = (uint8_t)func;
@@ -193,20 +217,29 @@ static __attribute__((noinline)) void record_alloc(int func, void *p, size_t byt
 		k->addr = (uint64_t)(uintptr_t)p;
 		k->bytes = bytes;
 		k->stack_id = stack;
-		__sonde_trace_commit(SONDE_KIND_HEAP, sizeof *k);
+		sonde_commit(SONDE_KIND_HEAP, sizeof *k);
 	}
 	t_busy = 0;
-	errno = saved;
 }
 
 /* A free that happened at `t` (read before the real call, so that a block
- * reused by another thread is always allocated after it was freed). */
+ * reused by another thread is always allocated after it was freed).
+ * Nothing here touches errno (the block is mapped by system calls that
+ * restore it). */
 static __attribute__((noinline)) void record_free(int func, void *p, uint64_t t)
 {
-	int saved = errno;
 	t_busy = 1;
-	struct sonde_heap_free_packet *k = __sonde_trace_reserve(SONDE_KIND_HEAP, sizeof *k);
-	if (k) {
+	void *v = sonde_reserve(SONDE_KIND_HEAP, sizeof(struct sonde_heap_free_packet));
+	int64_t dt;
+	if (v && func == SONDE_HEAP_FREE && short_dt(t, &dt)) {
+		struct sonde_heap_free_short_packet *k = v;
+		k->type = SONDE_PKT_HEAP_FREE_SHORT;
+		k->size = sizeof *k;
+		k->dt_ns = (int32_t)dt;
+		k->addr = (uint64_t)(uintptr_t)p;
+		sonde_commit(SONDE_KIND_HEAP, sizeof *k);
+	} else if (v) {
+		struct sonde_heap_free_packet *k = v;
 		k->type = SONDE_PKT_HEAP_FREE;
 		k->size = sizeof *k;
 		k->func = (uint8_t)func;
@@ -214,10 +247,9 @@ static __attribute__((noinline)) void record_free(int func, void *p, uint64_t t)
 		k->reserved = 0;
 		k->time_ns = t;
 		k->addr = (uint64_t)(uintptr_t)p;
-		__sonde_trace_commit(SONDE_KIND_HEAP, sizeof *k);
+		sonde_commit(SONDE_KIND_HEAP, sizeof *k);
 	}
 	t_busy = 0;
-	errno = saved;
 }
 
 static __attribute__((noinline)) void record_munmap(void *p, size_t len, uint64_t t)

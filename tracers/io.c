@@ -1198,7 +1198,9 @@ __attribute__((constructor)) static void io_init(void)
 	RESOLVE(close_range);
 	RESOLVE(closefrom);
 
-	void *tab = mmap(NULL, FD_TABLE * sizeof(uint64_t), PROT_READ | PROT_WRITE,
+	/* By system call: with -H on, mmap is the heap tracer's, which must
+	 * not count sonde's own memory as the target's. */
+	void *tab = (void *)syscall(SYS_mmap, NULL, FD_TABLE * sizeof(uint64_t), PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (tab != MAP_FAILED)
 		g_tab = tab;

@@ -63,6 +63,38 @@ uint64_t __sonde_trace_stack_at(uint64_t ra, uint64_t cfa);
 void *__sonde_trace_reserve(int kind, size_t size);
 void __sonde_trace_commit(int kind, size_t size);
 
+/* The calling thread's current block per kind (the collector's dfile
+ * state, exported): sonde_reserve/sonde_commit append to it inline and
+ * call the collector only to start a new block. */
+struct sonde_tblock {
+	struct sonde_block_header *blk; /* NULL: none yet */
+	uint32_t pending;
+	uint32_t used;		/* bytes of packets in blk */
+};
+extern __thread struct sonde_tblock __sonde_tblocks[8] __attribute__((tls_model("initial-exec")));
+
+static inline void *sonde_reserve(int kind, size_t size)
+{
+	struct sonde_tblock *tb = &__sonde_tblocks[kind];
+	if (__builtin_expect(tb->blk != NULL && tb->used + size <= SONDE_BLOCK_PAYLOAD, 1))
+		return (char *)(tb->blk + 1) + tb->used;
+	return __sonde_trace_reserve(kind, size);
+}
+
+static inline void sonde_commit(int kind, size_t size)
+{
+	struct sonde_tblock *tb = &__sonde_tblocks[kind];
+	tb->used += (uint32_t)size;
+	__atomic_store_n(&tb->blk->used, tb->used, __ATOMIC_RELEASE);
+}
+
+/* CLOCK_MONOTONIC when the calling thread's current block of `kind` was
+ * started (valid after a reserve): the base of compact packets' times. */
+static inline uint64_t sonde_block_first_ns(int kind)
+{
+	return __sonde_tblocks[kind].blk->first_ns;
+}
+
 /* A line in log.xml: <event kind="level" text="text"/>; level is "info",
  * "warning" or "error". */
 void __sonde_trace_log(const char *level, const char *text);

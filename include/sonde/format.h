@@ -94,6 +94,8 @@ enum sonde_packet_type {
 	SONDE_PKT_HEAP_FREE = 7,
 	SONDE_PKT_IO = 8,
 	SONDE_PKT_IO_FILE = 9,
+	SONDE_PKT_HEAP_SHORT = 10,
+	SONDE_PKT_HEAP_FREE_SHORT = 11,
 };
 
 /* Thread states of a profile packet. */
@@ -284,6 +286,32 @@ struct sonde_heap_free_packet {
 	uint64_t addr;
 };
 _Static_assert(sizeof(struct sonde_heap_free_packet) == 24, "heap free packet layout");
+
+/* Compact forms of the two heap packets, for allocation-heavy programs
+ * (48 instead of 64 bytes a malloc/free pair): the time is a signed
+ * offset in ns from the block header's first_ns, and the size 32 bits.
+ * A writer uses the long form when a value does not fit.  A short free
+ * is always a free() (func SONDE_HEAP_FREE). */
+struct sonde_heap_short_packet {
+	uint16_t type;		/* SONDE_PKT_HEAP_SHORT */
+	uint16_t size;		/* 32 */
+	uint8_t func;
+	uint8_t flags;
+	uint16_t reserved;
+	int32_t dt_ns;		/* time_ns - block first_ns */
+	uint32_t bytes;
+	uint64_t addr;
+	uint64_t stack_id;
+};
+_Static_assert(sizeof(struct sonde_heap_short_packet) == 32, "short heap packet layout");
+
+struct sonde_heap_free_short_packet {
+	uint16_t type;		/* SONDE_PKT_HEAP_FREE_SHORT */
+	uint16_t size;		/* 16 */
+	int32_t dt_ns;		/* time_ns - block first_ns */
+	uint64_t addr;
+};
+_Static_assert(sizeof(struct sonde_heap_free_short_packet) == 16, "short heap free packet layout");
 
 /* The traced I/O functions (func of an I/O packet). */
 enum sonde_io_func {
