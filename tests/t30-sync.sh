@@ -180,3 +180,19 @@ LD_PRELOAD=$B/lib/sonde/libsonde_sync.so "$SW" >pre.out 2>&1
 rc=$?
 if [ $rc = 0 ] && stable pre.out | cmp -s p.stable -; then ok "preloaded without collecting: unchanged"; else
 	notok "preloaded without collecting: rc=$rc"; stable pre.out | diff p.stable - | sed 's/^/#   /' | head; fi
+
+# Mutual exclusion under the inline fast path for default mutexes (and the
+# general path for recursive and error-checking ones): exact counts from 4
+# contending threads, and the same results as without the tracer.
+MC=$FIX/mutexcount
+"$MC" 4 100000 >mc.plain 2>&1
+for s in on all; do
+	"$SONDE" collect -p hi -s $s -o mc$s.er "$MC" 4 100000 >mc.$s 2>&1
+	if cmp -s mc.plain mc.$s && grep -q "default exact, recursive exact, errorcheck exact" mc.$s; then
+		ok "-s $s: contended default, recursive and error-checking mutexes: exact counts, same results"
+	else
+		notok "-s $s: mutexcount output differs"
+		diff mc.plain mc.$s | sed 's/^/#   /'
+	fi
+done
+check "-s on: the inline default-mutex path passed its start-up check" grep -q 'inline_mutex="1"' mcon.er/log.xml
