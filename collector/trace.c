@@ -84,6 +84,11 @@ static int in_sonde(uint64_t pc)
 	return 0;
 }
 
+EXPORT int __sonde_trace_from_sonde(const void *pc)
+{
+	return in_sonde((uint64_t)(uintptr_t)pc);
+}
+
 /* Describe the kind's file and packets in log.xml. */
 static void write_dataformat(const struct trace_kind *k)
 {

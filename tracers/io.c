@@ -68,12 +68,6 @@ static _Atomic uint64_t *g_tab; /* fd -> file_id, FD_TABLE entries, mmap'ed */
 static _Atomic uint64_t g_next_id = 1;
 static SONDE_TLS int t_busy; /* this thread is inside the library */
 
-/* Executable segments of sonde's libraries: calls from there are sonde's. */
-#define MAX_RANGES 16
-static struct {
-	uintptr_t lo, hi;
-} g_ranges[MAX_RANGES];
-static int g_nranges;
 
 /* ---- real functions ------------------------------------------------------ */
 
@@ -173,32 +167,11 @@ static void *next_sym(const char *name)
 
 /* ---- state of a call ----------------------------------------------------- */
 
-static int add_range(struct dl_phdr_info *info, size_t size, void *data)
-{
-	(void)size;
-	(void)data;
-	const char *slash = strrchr(info->dlpi_name, '/');
-	const char *base = slash ? slash + 1 : info->dlpi_name;
-	if (strncmp(base, "libsonde_", 9))
-		return 0;
-	for (int i = 0; i < info->dlpi_phnum && g_nranges < MAX_RANGES; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
-			continue;
-		g_ranges[g_nranges].lo = info->dlpi_addr + ph->p_vaddr;
-		g_ranges[g_nranges].hi = g_ranges[g_nranges].lo + ph->p_memsz;
-		g_nranges++;
-	}
-	return 0;
-}
-
+/* Calls from sonde's own libraries (the collector writing log.xml) are
+ * not the target's I/O. */
 static inline int from_sonde(const void *ra)
 {
-	uintptr_t pc = (uintptr_t)ra;
-	for (int i = 0; i < g_nranges; i++)
-		if (pc >= g_ranges[i].lo && pc < g_ranges[i].hi)
-			return 1;
-	return 0;
+	return __sonde_trace_from_sonde(ra);
 }
 
 #define RA __builtin_return_address(0)
@@ -1204,9 +1177,8 @@ __attribute__((constructor)) static void io_init(void)
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (tab != MAP_FAILED)
 		g_tab = tab;
-	dl_iterate_phdr(add_range, NULL);
 	const char *setting = NULL;
-	/* The ranges and the table are ready before g_on can become 1. */
+	/* The table is ready before g_on can become 1. */
 	if (__sonde_trace_attach(SONDE_KIND_IO, &g_on, &setting) == 0)
 		atomic_store(&g_attached, 1);
 	errno = e;

@@ -175,39 +175,10 @@ static void resolve_all(void)
 
 /* ---- recording ----------------------------------------------------------- */
 
-/* Code of sonde's own libraries: their calls are not the target's waits. */
-#define MAX_RANGES 16
-static struct {
-	uintptr_t lo, hi;
-} g_ranges[MAX_RANGES];
-static int g_nranges;
-
-static int add_range(struct dl_phdr_info *info, size_t size, void *data)
-{
-	(void)size;
-	(void)data;
-	const char *slash = strrchr(info->dlpi_name, '/');
-	const char *base = slash ? slash + 1 : info->dlpi_name;
-	if (strncmp(base, "libsonde_", 9))
-		return 0;
-	for (int i = 0; i < info->dlpi_phnum && g_nranges < MAX_RANGES; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
-			continue;
-		g_ranges[g_nranges].lo = info->dlpi_addr + ph->p_vaddr;
-		g_ranges[g_nranges].hi = g_ranges[g_nranges].lo + ph->p_memsz;
-		g_nranges++;
-	}
-	return 0;
-}
-
+/* Calls from sonde's own libraries are not the target's waits. */
 static int from_sonde(const void *ra)
 {
-	uintptr_t pc = (uintptr_t)ra;
-	for (int i = 0; i < g_nranges; i++)
-		if (pc >= g_ranges[i].lo && pc < g_ranges[i].hi)
-			return 1;
-	return 0;
+	return __sonde_trace_from_sonde(ra);
 }
 
 /* Write one event: a call of func on obj that started at t0, waited wait
@@ -510,7 +481,6 @@ __attribute__((constructor)) static void sync_init(void)
 	resolve_all();
 	pthread_atfork(NULL, NULL, forget_tid);
 	g_inline_ok = check_inline();
-	dl_iterate_phdr(add_range, NULL);
 	const char *setting = NULL;
 	if (__sonde_trace_attach(SONDE_KIND_SYNC, &g_on, &setting) < 0) {
 		errno = e;

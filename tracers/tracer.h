@@ -95,6 +95,11 @@ static inline uint64_t sonde_block_first_ns(int kind)
 	return __sonde_tblocks[kind].blk->first_ns;
 }
 
+/* Whether pc is in the code of one of sonde's libraries (the collector,
+ * the tracers): their own calls are not the target's.  Complete once
+ * any kind has attached. */
+int __sonde_trace_from_sonde(const void *pc);
+
 /* A line in log.xml: <event kind="level" text="text"/>; level is "info",
  * "warning" or "error". */
 void __sonde_trace_log(const char *level, const char *text);
