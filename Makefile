@@ -25,6 +25,7 @@ LIB_SRC       := $(wildcard lib/*.c)
 CMD_SRC       := $(wildcard cmd/*.c)
 UNIT_SRC      := $(wildcard tests/unit/test_*.c)
 FIXTURE_SRC   := $(wildcard tests/fixtures/*.c)
+CXXFIXTURE_SRC := $(wildcard tests/fixtures/*.cc)
 TOOL_SRC      := $(wildcard tests/tools/*.c)
 
 TRACER_SRC    := $(wildcard tracers/*.c)
@@ -37,7 +38,7 @@ COLLECTOR := $(B)/lib/sonde/libsonde_collector.so
 LIBSONDE  := $(B)/libsonde.a
 TRACERS   := $(TRACER_SRC:tracers/%.c=$(B)/lib/sonde/libsonde_%.so)
 UNITS     := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
-FIXTURES  := $(FIXTURE_SRC:tests/fixtures/%.c=$(B)/fixtures/%)
+FIXTURES  := $(FIXTURE_SRC:tests/fixtures/%.c=$(B)/fixtures/%) $(CXXFIXTURE_SRC:tests/fixtures/%.cc=$(B)/fixtures/%)
 TOOLS     := $(TOOL_SRC:tests/tools/%.c=$(B)/tests/tools/%)
 
 .PHONY: all deps check demo bench install clean tests
@@ -98,6 +99,10 @@ $(B)/tests/%: tests/unit/%.c tests/unit/check.h $(LIBSONDE)
 $(B)/fixtures/%: tests/fixtures/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -fomit-frame-pointer -Wall -Wextra -o $@ $< -lpthread -lm -ldl
+
+$(B)/fixtures/%: tests/fixtures/%.cc
+	@mkdir -p $(dir $@)
+	$(CXX) -std=gnu++17 -O2 -g -fomit-frame-pointer -Wall -Wextra -o $@ $< -lpthread
 
 $(B)/fixtures/libearly.so: tests/fixtures/lib/early_lib.c
 	@mkdir -p $(dir $@)

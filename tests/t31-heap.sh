@@ -64,3 +64,22 @@ fi
 "$SONDE" collect -H maybe -o bad.er "$F" >bad.out 2>&1
 brc=$?
 if [ $brc = 2 ] && [ ! -e bad.er ] && [ "$(wc -l <bad.out)" = 1 ]; then ok "bad -H value: one line, exit 2, nothing created"; else notok "bad -H value: rc=$brc"; fi
+
+# C++: new, new[], delete, std::vector, traced through operator new (the
+# allocating function is the caller of operator new: inclusive metrics).
+CX=$FIX/cxxnew
+"$CX" >cx.plain 2>&1
+"$SONDE" collect -p off -H on -o cx.er "$CX" >cx.col 2>&1
+check "C++ fixture: unchanged output" cmp cx.plain cx.col
+"$SONDE" print -printmode csv -metrics i.heapalloccnt:i.heapallocbytes:i.heapleakcnt:i.heapleakbytes:name \
+	-functions cx.er >cx.csv 2>&1
+grep '^truth ' cx.plain | while read -r _ fn a b l lb; do
+	a=${a#allocs=}; b=${b#bytes=}; l=${l#leaks=}; lb=${lb#leakbytes=}
+	got=$(awk -F, -v f="$fn()" '$1 == f { print $3 "," $4 "," $5 "," $6 }' cx.csv)
+	if [ "$got" = "$a,$b,$l,$lb" ]; then
+		ok "C++: $fn allocs,bytes,leaks,leaked = $got"
+	else
+		notok "C++: $fn allocs,bytes,leaks,leaked = '$got', truth $a,$b,$l,$lb"
+	fi
+done
+check "C++: the allocations are made by operator new" grep -q '^"\?operator new' cx.csv
