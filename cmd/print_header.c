@@ -464,18 +464,18 @@ static void print_traces(const struct sonde_exp *exp)
 	}
 	if (sonde_exp_traced(exp, SONDE_KIND_IO)) {
 		const struct sonde_io_event *e = sonde_exp_io_events(exp, &n);
-		int64_t rd = 0, wr = 0;
+		uint64_t rd = 0, wr = 0; /* damaged values wrap, never overflow */
 		size_t errs = 0;
 		for (size_t i = 0; i < n; i++) {
 			if (e[i].flags & SONDE_IOF_ERROR)
 				errs++;
 			else if (SONDE_IO_IS_READ(e[i].func))
-				rd += e[i].bytes;
+				rd += (uint64_t)e[i].bytes;
 			else if (SONDE_IO_IS_WRITE(e[i].func))
-				wr += e[i].bytes;
+				wr += (uint64_t)e[i].bytes;
 		}
 		fprintf(out, "%-19s%zu calls, %" PRId64 " bytes read, %" PRId64 " bytes written, %zu errors\n",
-			"I/O tracing:", n, rd, wr, errs);
+			"I/O tracing:", n, (int64_t)rd, (int64_t)wr, errs);
 	}
 }
 

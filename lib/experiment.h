@@ -355,11 +355,14 @@ bool sonde_exp_traced(const struct sonde_exp *exp, int kind);
 
 /* Leak matching (lib/heapleaks.c): leaked[i] (an array of as many
  * entries as heap events) is set for each allocation never freed by the
- * end of the run.  Returns the number of leaks, or -1 out of memory. */
+ * end of the run.  Returns the number of leaks, or -1 out of memory.
+ * O(n log n) in the heap events. */
 struct sonde_heap_match {
 	uint64_t leaks, leaked_bytes;
 	uint64_t unmatched_frees; /* frees of blocks allocated before tracing */
 	uint64_t reused_live;	  /* allocations at a live address (free not seen) */
+	uint64_t peak_bytes;	  /* the most live bytes at any time, 0 without any */
+	uint64_t peak_ns;	  /* time of the event that first reached them */
 };
 long sonde_heap_leaks(const struct sonde_exp *exp, bool *leaked, struct sonde_heap_match *st);
 

@@ -208,8 +208,8 @@ static int add_event(struct builder *b, const struct sonde_exp *exp, const struc
 	uint32_t ti;
 	if (map_get(tidnum, tid, &ti)) {
 		struct sonde_pthread *pt = &p->threads[ti];
-		for (int k = 0; k < SONDE_NMETRICS; k++)
-			pt->v[k] += v[k];
+		for (int k = 0; k < SONDE_NMETRICS; k++) /* wrap, never overflow UB */
+			pt->v[k] = (int64_t)((uint64_t)pt->v[k] + (uint64_t)v[k]);
 		if (!pt->selected)
 			return 0;
 	}
@@ -373,7 +373,7 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 			}
 			struct sonde_pthread *pt = &p->threads[last_thread];
 			int64_t v[SONDE_CLOCK_NMETRICS] = { (int64_t)s.weight_ns, 1 };
-			pt->v[SONDE_M_TOTALCPU] += v[0];
+			pt->v[SONDE_M_TOTALCPU] = (int64_t)((uint64_t)pt->v[SONDE_M_TOTALCPU] + (uint64_t)v[0]);
 			pt->v[SONDE_M_SAMPLES] += 1;
 			uint64_t rel = s.time_ns >= t0 ? s.time_ns - t0 : 0;
 			if (!pt->selected || (o && (rel < o->start_ns || (o->end_ns && rel >= o->end_ns)))) {

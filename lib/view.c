@@ -1064,7 +1064,7 @@ int sonde_view_threads(FILE *f, const struct sonde_profile *p, const struct sond
 			continue;
 		sel[ns++] = &p->threads[i];
 		for (int k = 0; k < sonde_model_nmetrics(m); k++)
-			total[k] += p->threads[i].v[k];
+			total[k] = (int64_t)((uint64_t)total[k] + (uint64_t)p->threads[i].v[k]); /* wraps */
 	}
 	int smi = c.sort_mi;
 

@@ -90,6 +90,13 @@ static int oom(char *err, size_t errlen)
 	return -1;
 }
 
+/* Sums of values read from the trace (any 64-bit value a damaged file
+ * holds) wrap around, as the metrics engine's do, never overflow. */
+static inline void add_wrap(int64_t *x, int64_t v)
+{
+	*x = (int64_t)((uint64_t)*x + (uint64_t)v);
+}
+
 static const char *plural(uint64_t n, const char *one, const char *many)
 {
 	return n == 1 ? one : many;
@@ -331,7 +338,7 @@ static int merge_stacks(struct grouping *g, struct namer *nm)
 
 		if (last && !strcmp(last->stack, g->v[i].stack)) {
 			for (int k = 0; k < NV; k++)
-				last->v[k] += g->v[i].v[k];
+				add_wrap(&last->v[k], g->v[i].v[k]);
 			if (g->v[i].order < last->order)
 				last->order = g->v[i].order;
 			free(g->v[i].stack);
@@ -435,7 +442,7 @@ int sonde_view_heap_stacks(FILE *f, const struct sonde_exp *const *exps, size_t 
 				goto nomem;
 			}
 			r->v[H_COUNT]++;
-			r->v[H_BYTES] += (int64_t)he[i].bytes;
+			add_wrap(&r->v[H_BYTES], (int64_t)he[i].bytes);
 			total_n++;
 			total_b += he[i].bytes;
 		}
@@ -513,97 +520,6 @@ static int bucket(uint64_t size)
 	return size ? 64 - __builtin_clzll(size) : 0;
 }
 
-#define NOT_LIVE (UINT32_MAX - 1)
-
-/* key -> val, inserting or replacing.  -1 out of memory. */
-static int map_set(struct u64map *m, uint64_t key, uint32_t val)
-{
-	if (m->cap) {
-		for (size_t i = u64map_mix(key) & (m->cap - 1); m->vals[i]; i = (i + 1) & (m->cap - 1))
-			if (m->keys[i] == key) {
-				m->vals[i] = val + 1;
-				return 0;
-			}
-	}
-	return u64map_put(m, key, val);
-}
-
-struct mapping {
-	uint64_t lo, hi;
-};
-
-/*
- * The peak of live bytes over one experiment's events, matched by the
- * rules of lib/heapleaks.c: a free releases the live block at its address,
- * an munmap every live mapping it overlaps, an allocation at a live
- * address releases the older block.  -1 out of memory.
- */
-static int heap_peak(const struct sonde_heap_event *e, size_t n, uint64_t *peak, uint64_t *peak_ns)
-{
-	struct u64map live = { 0 };
-	struct mapping *maps = NULL;
-	size_t nmaps = 0, capmaps = 0;
-	uint64_t cur = 0;
-
-	*peak = 0;
-	*peak_ns = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (e[i].flags & SONDE_HEAPF_FAILED)
-			continue;
-		if (e[i].func == SONDE_HEAP_MMAP && (e[i].flags & SONDE_HEAPF_ALLOC)) {
-			if (nmaps == capmaps) {
-				size_t nc = capmaps ? capmaps * 2 : 16;
-				struct mapping *nmp = realloc(maps, nc * sizeof(*nmp));
-
-				if (!nmp)
-					goto oom;
-				maps = nmp;
-				capmaps = nc;
-			}
-			maps[nmaps++] = (struct mapping){ e[i].addr, e[i].addr + e[i].bytes };
-			cur += e[i].bytes;
-		} else if (e[i].func == SONDE_HEAP_MUNMAP) {
-			uint64_t lo = e[i].addr, hi = e[i].addr + e[i].bytes;
-
-			for (size_t k = 0; k < nmaps;) {
-				if (maps[k].lo < hi && lo < maps[k].hi) {
-					cur -= maps[k].hi - maps[k].lo;
-					maps[k] = maps[--nmaps];
-				} else {
-					k++;
-				}
-			}
-		} else if (e[i].flags & SONDE_HEAPF_ALLOC) {
-			long prev = u64map_get(&live, e[i].addr);
-
-			if (prev >= 0 && (uint32_t)prev != NOT_LIVE)
-				cur -= e[prev].bytes;
-			if (map_set(&live, e[i].addr, (uint32_t)i) < 0)
-				goto oom;
-			cur += e[i].bytes;
-		} else if (e[i].flags & SONDE_HEAPF_FREE) {
-			long prev = u64map_get(&live, e[i].addr);
-
-			if (prev < 0 || (uint32_t)prev == NOT_LIVE)
-				continue;
-			cur -= e[prev].bytes;
-			if (map_set(&live, e[i].addr, NOT_LIVE) < 0)
-				goto oom;
-		}
-		if (cur > *peak) {
-			*peak = cur;
-			*peak_ns = e[i].time_ns;
-		}
-	}
-	u64map_release(&live);
-	free(maps);
-	return 0;
-oom:
-	u64map_release(&live);
-	free(maps);
-	return -1;
-}
-
 static const struct {
 	const char *key, *label;
 	size_t off;
@@ -641,7 +557,6 @@ int sonde_view_heapstat(FILE *f, const struct sonde_exp *const *exps, size_t n,
 		size_t ne;
 		const struct sonde_heap_event *he = sonde_exp_heap_events(exps[e], &ne);
 		struct sonde_heap_match m;
-		uint64_t peak, peak_ns;
 
 		if (!has_kind(exps[e], SONDE_KIND_HEAP))
 			continue;
@@ -656,14 +571,13 @@ int sonde_view_heapstat(FILE *f, const struct sonde_exp *const *exps, size_t n,
 			return oom(err, errlen);
 		}
 		free(leaked);
-		if (heap_peak(he, ne, &peak, &peak_ns) < 0)
-			return oom(err, errlen);
 		s.leaks += m.leaks;
 		s.leaked += m.leaked_bytes;
 		s.unmatched += m.unmatched_frees;
-		if (peak > s.peak || !s.peak_exp) {
-			s.peak = peak;
-			s.peak_ns = rel_time(exps[e], peak_ns);
+		/* the peak of live bytes, as the leak matching sees the events */
+		if (m.peak_bytes > s.peak || !s.peak_exp) {
+			s.peak = m.peak_bytes;
+			s.peak_ns = rel_time(exps[e], m.peak_ns);
 			s.peak_exp = sonde_exp_info(exps[e])->name;
 		}
 		for (size_t i = 0; i < ne; i++) {
@@ -782,22 +696,29 @@ static void io_add(struct grp *r, const struct sonde_io_event *e)
 
 	if (e->flags & SONDE_IOF_ERROR) {
 		r->v[IO_EC]++;
-		r->v[IO_ET] += t;
+		add_wrap(&r->v[IO_ET], t);
 	} else if (SONDE_IO_IS_READ(e->func)) {
-		r->v[IO_RB] += e->bytes;
+		add_wrap(&r->v[IO_RB], e->bytes);
 		r->v[IO_RC]++;
-		r->v[IO_RT] += t;
-		r->v[IO_BYTES] += e->bytes;
+		add_wrap(&r->v[IO_RT], t);
+		add_wrap(&r->v[IO_BYTES], e->bytes);
 	} else if (SONDE_IO_IS_WRITE(e->func)) {
-		r->v[IO_WB] += e->bytes;
+		add_wrap(&r->v[IO_WB], e->bytes);
 		r->v[IO_WC]++;
-		r->v[IO_WT] += t;
-		r->v[IO_BYTES] += e->bytes;
+		add_wrap(&r->v[IO_WT], t);
+		add_wrap(&r->v[IO_BYTES], e->bytes);
 	} else {
 		r->v[IO_OC]++;
-		r->v[IO_OT] += t;
+		add_wrap(&r->v[IO_OT], t);
 	}
 	r->v[IO_CALLS]++;
+}
+
+/* A group's time in all its calls (wrapping, as its parts). */
+static int64_t io_time(const struct grp *r)
+{
+	return (int64_t)((uint64_t)r->v[IO_RT] + (uint64_t)r->v[IO_WT] + (uint64_t)r->v[IO_OT] +
+			 (uint64_t)r->v[IO_ET]);
 }
 
 static int cmp_name(const void *x, const void *y)
@@ -854,7 +775,7 @@ int sonde_view_io(FILE *f, const struct sonde_exp *const *exps, size_t n,
 	for (size_t i = 0; i < g.n; i++) {
 		if (m && !strcmp(g.v[m - 1].name, g.v[i].name)) {
 			for (int k = 0; k < NV; k++)
-				g.v[m - 1].v[k] += g.v[i].v[k];
+				add_wrap(&g.v[m - 1].v[k], g.v[i].v[k]);
 			continue;
 		}
 		g.v[m++] = g.v[i];
@@ -938,7 +859,7 @@ int sonde_view_iostacks(FILE *f, const struct sonde_exp *const *exps, size_t n,
 			g.n);
 		fprintf(f, "%" PRId64 " %s, %" PRId64 " bytes, %.6f s\n", total.v[IO_CALLS],
 			plural((uint64_t)total.v[IO_CALLS], "call", "calls"), total.v[IO_BYTES],
-			(double)(total.v[IO_RT] + total.v[IO_WT] + total.v[IO_OT] + total.v[IO_ET]) / 1e9);
+			(double)io_time(&total) / 1e9);
 		for (size_t i = 0; i < shown; i++) {
 			const struct grp *r = &g.v[i];
 
@@ -946,7 +867,7 @@ int sonde_view_iostacks(FILE *f, const struct sonde_exp *const *exps, size_t n,
 				   " write, %" PRId64 " other, %" PRId64 " failed)\n",
 				i + 1, r->v[IO_CALLS], plural((uint64_t)r->v[IO_CALLS], "call", "calls"),
 				r->v[IO_BYTES],
-				(double)(r->v[IO_RT] + r->v[IO_WT] + r->v[IO_OT] + r->v[IO_ET]) / 1e9,
+				(double)io_time(r) / 1e9,
 				r->v[IO_RC], r->v[IO_WC], r->v[IO_OC], r->v[IO_EC]);
 			text_stack(f, r->stack);
 		}
@@ -957,7 +878,7 @@ int sonde_view_iostacks(FILE *f, const struct sonde_exp *const *exps, size_t n,
 			const struct grp *r = i ? &g.v[i - 1] : &total;
 
 			fprintf(f, "%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",",
-				r->v[IO_CALLS], r->v[IO_BYTES], r->v[IO_RT] + r->v[IO_WT] + r->v[IO_OT] + r->v[IO_ET],
+				r->v[IO_CALLS], r->v[IO_BYTES], io_time(r),
 				r->v[IO_RC], r->v[IO_WC], r->v[IO_OC], r->v[IO_EC]);
 			put_stack(f, i ? r->stack : TOTAL_NAME, ";", true);
 			fputc('\n', f);
@@ -972,7 +893,7 @@ int sonde_view_iostacks(FILE *f, const struct sonde_exp *const *exps, size_t n,
 				"%s{\"calls\":%" PRId64 ",\"bytes\":%" PRId64 ",\"time\":%" PRId64 ",\"reads\":%" PRId64
 				",\"writes\":%" PRId64 ",\"other\":%" PRId64 ",\"errors\":%" PRId64 ",\"stack\":",
 				i ? "," : "", r->v[IO_CALLS], r->v[IO_BYTES],
-				r->v[IO_RT] + r->v[IO_WT] + r->v[IO_OT] + r->v[IO_ET], r->v[IO_RC], r->v[IO_WC],
+				io_time(r), r->v[IO_RC], r->v[IO_WC],
 				r->v[IO_OC], r->v[IO_EC]);
 			if (!i)
 				vt_json_str(f, TOTAL_NAME);
@@ -1048,7 +969,7 @@ int sonde_view_sync(FILE *f, const struct sonde_exp *const *exps, size_t n,
 			if (!r)
 				goto nomem;
 			for (struct grp *x = r;; x = &total) {
-				x->v[S_WAIT] += (int64_t)se[i].wait_ns;
+				add_wrap(&x->v[S_WAIT], (int64_t)se[i].wait_ns);
 				x->v[S_COUNT]++;
 				if ((int64_t)se[i].wait_ns > x->v[S_MAX])
 					x->v[S_MAX] = (int64_t)se[i].wait_ns;

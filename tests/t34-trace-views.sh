@@ -221,6 +221,56 @@ fi
 "$SONDE" print -printmode json -io -iostacks -sync x.er >xio.json 2>&1
 json "-io -iostacks -sync json: one document each" xio.json
 
+# ---- damaged values: sums wrap around, never overflow ---------------------------------
+# (in an ASAN=1 build an overflow is a UBSan report, which $UB makes fatal)
+
+# pkt_off FILE TYPE [FUNC]: the offset of the first packet of TYPE (whose
+# func byte is FUNC, when given) in the first block of data file FILE.
+pkt_off() {
+	used=$(od -An -tu4 -j4108 -N4 "$1" | tr -d ' ')
+	off=4128
+	end=$((4128 + ${used:-0}))
+	while [ "$off" -lt "$end" ]; do
+		# shellcheck disable=SC2046
+		set -- "$1" "$2" "${3:-}" $(od -An -tu2 -j"$off" -N4 "$1")
+		[ "${5:-0}" -ge 8 ] || return 1
+		if [ "$4" = "$2" ] && { [ -z "$3" ] || [ "$(od -An -tu1 -j$((off + 4)) -N1 "$1" | tr -d ' ')" = "$3" ]; }; then
+			echo "$off"
+			return 0
+		fi
+		off=$((off + $5))
+	done
+	return 1
+}
+# poke_max FILE OFFSET: INT64_MAX (little-endian) at OFFSET.
+poke_max() {
+	printf '\377\377\377\377\377\377\377\177' | dd of="$1" bs=1 seek="$2" conv=notrunc 2>/dev/null
+}
+
+# $UB: a command prefix, left unquoted on purpose
+UB="env UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1"
+cp -r x.er big.er
+wo=$(pkt_off big.er/iotrace 8 16) # the first write(): a.dat's 100 bytes
+so=$(pkt_off big.er/synctrace 5)  # the first pthread_mutex_lock
+if [ -n "$wo" ] && [ -n "$so" ]; then
+	poke_max big.er/iotrace $((wo + 32))  # bytes
+	poke_max big.er/iotrace $((wo + 24))  # dur_ns
+	poke_max big.er/synctrace $((so + 24)) # wait_ns
+	rc 0 "huge I/O sizes and waits: -io -iostacks -sync -threads -header" \
+		$UB "$SONDE" print -io -iostacks -sync -threads -header big.er
+	grep '^I/O tracing:' out.txt | sed 's/  */ /g' >bigh.txt
+	same "huge I/O sizes: -header's bytes written wrap around" bigh.txt \
+		"I/O tracing: 15 calls, 600 bytes read, -9223372036854774309 bytes written, 1 errors"
+	rc 0 "huge I/O sizes and waits: csv" $UB "$SONDE" print -printmode csv -io -iostacks -sync big.er
+	awk -F, 'NR == 2 { print $1 "," $5 }' out.txt >bigio.txt
+	same "huge I/O sizes: -io's <Total> write bytes wrap around (INT64_MAX + 1500)" bigio.txt \
+		"<Total>,-9223372036854774309"
+	rc 0 "huge I/O sizes and waits: json" $UB "$SONDE" print -printmode json -io -iostacks -sync big.er
+	rc 0 "huge waits: agg sums" $UB "$SONDE" agg 'sync { @ = sum(wait); } io { @b = sum(bytes); @t[tid] = sum(dur); }' big.er
+else
+	notok "damaged values: no write or sync packet found in x.er's first blocks"
+fi
+
 # ---- no data of the kind ------------------------------------------------------------
 
 rc 2 "-io without I/O tracing: exit 2" "$SONDE" print -io h.er
@@ -318,3 +368,29 @@ rc 2 "agg io on an experiment without I/O tracing: exit 2" "$SONDE" agg 'io { @ 
 grep -q "io events need an experiment that has them (this input has BEGIN, END, profile, sync, heap)" err.txt &&
 	ok "agg io without I/O tracing: the message" || { notok "agg io: message"; sed 's/^/#   /' err.txt; }
 rc 0 "agg: profile, sync, heap and io clauses in one program" "$SONDE" agg 'profile { @p = count(); } sync { @s = count(); } heap { @h = count(); } io { @i = count(); }' x.er
+
+# ---- a short fuzz run of the reader, the trace views, -dump and agg on traced seeds ---------
+# (tests/fuzz/run.sh runs long; tests/t20-print-views.sh fuzzes untraced seeds)
+
+check "traceviews collected with -p hi -s all -H on -i on" "$SONDE" collect -p hi -s all -H on -i on -o p.er "$F" "$D"
+san=
+nm "$B/libsonde.a" 2>/dev/null | grep -q __asan_ && san=-fsanitize=address,undefined # an ASAN=1 build
+if cc -std=gnu11 -O1 $san -I"$TOP/include" -I"$TOP/lib" -I"$TOP/cmd" -o fuzz_reader "$TOP/tests/fuzz/fuzz_reader.c" \
+	"$TOP/cmd/print_header.c" "$B/libsonde.a" -lm -ldw -lelf -lz -lstdc++ 2>fz.err; then
+	if UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		./fuzz_reader -n 300 -seed 1 -crashes "$TMP" p.er x.er >fz.txt 2>&1; then
+		ok "fuzz smoke (traced seeds): $(head -n 1 fz.txt | cut -d' ' -f2-3), no crash"
+	else
+		notok "fuzz smoke (traced seeds): the reader, a view or agg crashed"
+		sed 's/^/#   /' fz.txt | tail -5
+	fi
+	if grep -Eq ' [1-9][0-9]* trace events read' fz.txt; then
+		ok "fuzz smoke (traced seeds): trace events were read"
+	else
+		notok "fuzz smoke (traced seeds): no trace events read"
+		sed 's/^/#   /' fz.txt | tail -3
+	fi
+else
+	notok "fuzz smoke (traced seeds): the fuzz target does not build"
+	sed 's/^/#   /' fz.err | head -5
+fi

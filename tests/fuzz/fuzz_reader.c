@@ -1,18 +1,27 @@
 /*
  * fuzz_reader: a fuzz target for the experiment reader (lib/experiment.c)
- * and what sonde print does with what it reads: the metrics engine
- * (lib/metrics.c) and every view (lib/view.c).
+ * and what sonde print and sonde agg do with what it reads: the metrics
+ * engine (lib/metrics.c), every view (lib/view.c), the tracing views
+ * (lib/view_trace.c) and leak matching (lib/heapleaks.c), -header and
+ * -dump (cmd/print_header.c), and the agg kinds profile, sync, heap and io
+ * (lib/dlang.c).
  *
  * An input is an experiment directory packed into one buffer: records of
  *
  *	u8 file (0 log.xml, 1 map.xml, 2 notes, 3 profile, 4 stacks,
- *	         5 overview; taken modulo 6), u32 length (little-endian), bytes
+ *	         5 overview, 6 synctrace, 7 heaptrace, 8 iotrace; taken
+ *	         modulo 9, so inputs packed before the trace files keep
+ *	         their meaning), u32 length (little-endian), bytes
  *
  * (a length past the end takes what is left).  The target writes the files
  * into a scratch directory, opens it with sonde_exp_open(), walks every
- * accessor and iterator, builds a model of the samples' stacks (frames
- * named by address, so no symbol files are read) and runs each view in
- * each print mode into /dev/null.
+ * accessor and iterator (the traced events, their stacks and file names
+ * included), builds a model of the samples' stacks (frames named by
+ * address, so no symbol files are read) and runs each view in each print
+ * mode into /dev/null; then the tracing views (whose stacks are named
+ * with the symbol layer, which reads the objects map.xml lists), the
+ * header and dumps, and an agg program over every traced kind (names
+ * from the stand-in "object+0xoffset", no symbol files).
  *
  * Two ways to run it:
  *
@@ -20,14 +29,22 @@
  *     (LLVMFuzzerTestOneInput below; seeds from `fuzz_reader -pack`).
  *   - standalone, no clang needed: fuzz_reader [-n ITER] [-seed N]
  *     [-crashes DIR] [-t SEC] EXPERIMENT...  packs the experiments as
- *     seeds, then mutates them (format-aware: packet size and type fields,
- *     block headers, depths, truncation, splices, XML text) ITER times,
- *     running the target on each.  A crash, sanitizer report or hang (-t,
- *     default 10 s) saves the input under DIR (default .) as
- *     crash-N.bin and exits non-zero; `fuzz_reader -run FILE` replays one,
- *     `fuzz_reader -unpack FILE DIR` turns one back into a directory.
- *     At the end it prints the executions and what the reader made of the
- *     inputs (opened, refused, with read errors).
+ *     seeds (trace files without their all-zero tail of unused blocks),
+ *     then mutates them (format-aware: packet size and type fields, block
+ *     headers, depths, truncation, splices, XML text, and trace packets by
+ *     their layout: fields of each type, the short heap packets' time
+ *     offsets from their block's first_ns, the I/O file packet's name_len
+ *     and NUL, addresses and stack ids shared between packets, runs of
+ *     repeated packets) ITER times, running the target on each.  A crash,
+ *     sanitizer report or hang (-t, default 10 s) saves the input under
+ *     DIR (default .) as crash-N.bin and exits non-zero; `fuzz_reader -run
+ *     FILE` replays one, `fuzz_reader -unpack FILE DIR` turns one back
+ *     into a directory.  At the end it prints the executions and what the
+ *     reader made of the inputs (opened, refused, with read errors, trace
+ *     events read).
+ *
+ * Build: with libsonde.a (or the lib sources) and cmd/print_header.c, -Ilib -Icmd,
+ * -lm -ldw -lelf -lz -lstdc++ (the symbol layer).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -41,16 +58,21 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dlang.h"
 #include "experiment.h"
 #include "metrics.h"
+#include "print.h"
+#include "profile.h"
 #include "view.h"
 
-#define NFILES 6
-static const char *const file_names[NFILES] = { "log.xml", "map.xml", "notes",
-						"profile", "stacks",  "overview" };
+#define NFILES 9
+#define F_SYNC 6 /* the first trace file */
+static const char *const file_names[NFILES] = { "log.xml",  "map.xml",	 "notes",
+						"profile",  "stacks",	 "overview",
+						"synctrace", "heaptrace", "iotrace" };
 
 static char scratch[256];
-static uint64_t n_open, n_refused, n_damaged, n_samples;
+static uint64_t n_open, n_refused, n_damaged, n_samples, n_traced;
 
 static int ensure_scratch(void)
 {
@@ -164,7 +186,8 @@ static void model_of(const struct sonde_exp *exp)
 	sonde_sample_iter_init(&it, exp);
 	while (budget-- && sonde_sample_iter_next(&it, &s)) {
 		const struct sonde_stack *st = sonde_exp_stack(exp, s.stack_id);
-		int64_t v[2] = { (int64_t)s.weight_ns, 1 };
+		int64_t v[SONDE_CLOCK_NMETRICS] = { [SONDE_M_TOTALCPU] = (int64_t)s.weight_ns,
+						    [SONDE_M_SAMPLES] = 1 };
 		int d = 0;
 
 		if (!st || !st->depth)
@@ -186,6 +209,208 @@ static void model_of(const struct sonde_exp *exp)
 	if (sonde_model_finish(m) == 0)
 		run_views(m);
 	sonde_model_free(m);
+}
+
+/* The model sonde print builds (lib/profile.c: symbols, the trace events'
+ * metrics), its -threads view and the function list with every metric. */
+static void profile_of(const struct sonde_exp *exp)
+{
+	struct sonde_profile p;
+	struct sonde_profile_opts po = { 0 };
+	struct sonde_view_opts o;
+	char err[256];
+
+	if (sonde_profile_build(&p, &exp, 1, &po, err, sizeof(err)) < 0)
+		return;
+	sonde_view_opts_init(&o);
+	sonde_view_threads(devnull, &p, &o, err, sizeof(err));
+	if (sonde_mspec_parse(&o.metrics, "e.%totalcpu:e.sync:e.syncn:e.heapalloccnt:e.heapallocbytes:"
+			      "e.heapleakcnt:e.heapleakbytes:i.ioreadbytes:i.iowritetime:i.ioerrorcnt:name",
+			      err, sizeof(err)) == 0) {
+		sonde_view_functions(devnull, p.model, &o, err, sizeof(err));
+		o.mode = SONDE_PM_CSV;
+		sonde_view_calltree(devnull, p.model, &o, err, sizeof(err));
+	}
+	sonde_profile_release(&p);
+}
+
+/* A reader or matcher promise that the input broke: a bug, like a crash. */
+#define INVARIANT(c)                                                                     \
+	do {                                                                             \
+		if (!(c)) {                                                              \
+			fprintf(stderr, "fuzz_reader: invariant failed: %s (line %d)\n", #c, \
+				__LINE__);                                               \
+			abort();                                                         \
+		}                                                                        \
+	} while (0)
+
+static uint64_t stack_sum(const struct sonde_exp *exp, uint64_t id)
+{
+	const struct sonde_stack *st = id ? sonde_exp_stack(exp, id) : NULL;
+	uint64_t s = 0;
+
+	if (!st)
+		return 0;
+	INVARIANT(st->depth <= SONDE_MAX_DEPTH_LIMIT);
+	for (unsigned k = 0; k < st->depth; k++)
+		s += st->pc[k];
+	return s + st->flags;
+}
+
+/* The traced events: every field, their stacks and files, time order, and
+ * what leak matching makes of the heap events. */
+static void walk_traces(const struct sonde_exp *exp)
+{
+	size_t n;
+	volatile uint64_t sink = 0;
+	const struct sonde_sync_event *se = sonde_exp_sync_events(exp, &n);
+
+	INVARIANT(se || !n);
+	for (size_t i = 0; i < n; i++) {
+		INVARIANT(!i || se[i - 1].time_ns <= se[i].time_ns);
+		sink += se[i].tid + se[i].func + (uint64_t)se[i].result + se[i].time_ns + se[i].wait_ns +
+			se[i].object + stack_sum(exp, se[i].stack_id) + strlen(sonde_sync_func_name(se[i].func));
+	}
+	n_traced += n;
+
+	const struct sonde_heap_event *he = sonde_exp_heap_events(exp, &n);
+
+	INVARIANT(he || !n);
+	for (size_t i = 0; i < n; i++) {
+		INVARIANT(!i || he[i - 1].time_ns <= he[i].time_ns);
+		sink += he[i].tid + he[i].func + he[i].flags + he[i].time_ns + he[i].addr + he[i].bytes +
+			stack_sum(exp, he[i].stack_id) + strlen(sonde_heap_func_name(he[i].func));
+	}
+	n_traced += n;
+	if (n) {
+		bool *leaked = malloc(n * sizeof(*leaked));
+		struct sonde_heap_match m;
+		long nl;
+
+		if (leaked && (nl = sonde_heap_leaks(exp, leaked, &m)) >= 0) {
+			uint64_t count = 0, bytes = 0;
+
+			for (size_t i = 0; i < n; i++)
+				if (leaked[i]) {
+					/* only successful allocations leak */
+					INVARIANT((he[i].flags & SONDE_HEAPF_ALLOC) &&
+						  !(he[i].flags & SONDE_HEAPF_FAILED));
+					count++;
+					bytes += he[i].bytes;
+				}
+			INVARIANT((uint64_t)nl == count && m.leaks == count && m.leaked_bytes == bytes);
+			INVARIANT(sonde_heap_leaks(exp, leaked, NULL) == nl);
+		}
+		free(leaked);
+	}
+
+	const struct sonde_io_event *ie = sonde_exp_io_events(exp, &n);
+
+	INVARIANT(ie || !n);
+	for (size_t i = 0; i < n; i++) {
+		const char *f = sonde_exp_io_file(exp, ie[i].file_id);
+
+		INVARIANT(!i || ie[i - 1].time_ns <= ie[i].time_ns);
+		sink += ie[i].tid + ie[i].func + ie[i].flags + (uint64_t)ie[i].fd + (uint64_t)ie[i].err +
+			ie[i].time_ns + ie[i].dur_ns + (uint64_t)ie[i].bytes + ie[i].file_id +
+			stack_sum(exp, ie[i].stack_id) + (f ? strlen(f) : 0) +
+			strlen(sonde_io_func_name(ie[i].func));
+	}
+	n_traced += n;
+	INVARIANT(!sonde_exp_io_file(exp, 0));
+	sonde_exp_io_file(exp, UINT64_MAX);
+	for (int k = -1; k <= SONDE_KIND_IO + 2; k++)
+		sink += sonde_exp_traced(exp, k);
+	(void)sink;
+}
+
+/* The tracing views: each kind's check, one experiment and the same one
+ * twice (groups per experiment, files merged by name), every mode. */
+static void run_trace_views(const struct sonde_exp *exp)
+{
+	static unsigned rot;
+	const struct sonde_exp *two[2] = { exp, exp };
+	const char *names[2] = { "a.er", NULL };
+	struct sonde_view_opts o;
+	char err[256];
+
+	sonde_view_opts_init(&o);
+	rot++;
+	for (size_t ne = 1; ne <= 2; ne++) {
+		for (int k = SONDE_KIND_PROFILE; k <= SONDE_KIND_IO + 1; k++)
+			sonde_view_trace_check(two, names, ne, k, err, sizeof(err));
+		for (int mode = SONDE_PM_TEXT; mode <= SONDE_PM_JSON; mode++) {
+			o.mode = (enum sonde_printmode)mode;
+			o.limit = mode == SONDE_PM_TEXT ? 0 : mode == SONDE_PM_CSV ? 1 : 3;
+			o.names = (enum sonde_namefmt)(mode % 3);
+			sonde_view_heapstat(devnull, two, ne, &o, err, sizeof(err));
+			sonde_view_io(devnull, two, ne, &o, err, sizeof(err));
+			sonde_view_sync(devnull, two, ne, &o, err, sizeof(err));
+			/* These name stacks with the symbol layer (slower): in
+			 * one mode per input, taking turns. */
+			if (mode == (int)((rot + ne) % 3)) {
+				sonde_view_heap_stacks(devnull, two, ne, true, &o, err, sizeof(err));
+				sonde_view_heap_stacks(devnull, two, ne, false, &o, err, sizeof(err));
+				sonde_view_iostacks(devnull, two, ne, &o, err, sizeof(err));
+			}
+		}
+	}
+}
+
+/* sonde print -header (text, csv, json) and every -dump. */
+static void run_header(const struct sonde_exp *exp)
+{
+	print_header(devnull, exp);
+	print_header_data(devnull, exp, false);
+	print_header_data(devnull, exp, true);
+	for (int k = DUMP_PROFILE; k <= DUMP_IO; k++)
+		print_dump(devnull, exp, (enum print_dump_kind)k);
+}
+
+/* sonde agg with clauses for each kind the experiment has, every field. */
+static void run_agg(const struct sonde_exp *exp)
+{
+	static const char *const progs[] = {
+		"profile { @p[func, caller, object] = count(); @pw = quantize(weight); @pd[thread] = max(depth); }\n",
+		"sync { @s[object, syncfunc, result] = sum(wait); @sq = llquantize(wait, 10, 0, 9, 10);\n"
+		"  @sf[func, caller] = count(); @st[tid] = min(time); }\n"
+		"sync /wait > 1000 && result != 0/ { @sl = lquantize(wait / 1000, 0, 100, 10); }\n",
+		"heap { @h[heapfunc, event, leaked] = sum(size); @hq = quantize(size); @ha = max(addr);\n"
+		"  @hf[func, caller] = stddev(size); @ht[tid] = avg(time); }\n"
+		"heap /leaked/ { @hl[func] = count(); }\n",
+		"io { @i[file, iofunc, err] = sum(bytes); @iq = quantize(dur); @if[fd] = count();\n"
+		"  @ic[func, caller] = avg(bytes); @it[tid] = max(time); }\n"
+		"io /bytes < 0 || dur < 0/ { @ineg = count(); }\n",
+	};
+	const struct sonde_dl_kind *kinds[4] = { &sonde_dl_kind_profile };
+	size_t nk = 1;
+	char src[2048], err[256];
+	struct sonde_dl_error e;
+
+	snprintf(src, sizeof(src), "%s", progs[0]);
+	if (sonde_exp_traced(exp, SONDE_KIND_SYNC)) {
+		kinds[nk++] = &sonde_dl_kind_sync;
+		strcat(src, progs[1]);
+	}
+	if (sonde_exp_traced(exp, SONDE_KIND_HEAP)) {
+		kinds[nk++] = &sonde_dl_kind_heap;
+		strcat(src, progs[2]);
+	}
+	if (sonde_exp_traced(exp, SONDE_KIND_IO)) {
+		kinds[nk++] = &sonde_dl_kind_io;
+		strcat(src, progs[3]);
+	}
+	struct sonde_dl_prog *p = sonde_dl_compile(src, kinds, nk, NULL, &e);
+
+	INVARIANT(p); /* a valid program for the kinds the experiment has */
+	if (sonde_dl_begin(p, devnull, err, sizeof(err)) == 0 &&
+	    sonde_dl_run_profile(p, exp, NULL, NULL, err, sizeof(err)) >= 0 &&
+	    sonde_dl_run_sync(p, exp, NULL, NULL, err, sizeof(err)) >= 0 &&
+	    sonde_dl_run_heap(p, exp, NULL, NULL, err, sizeof(err)) >= 0 &&
+	    sonde_dl_run_io(p, exp, NULL, NULL, err, sizeof(err)) >= 0)
+		sonde_dl_end(p, devnull, err, sizeof(err));
+	sonde_dl_problems(p, err, sizeof(err));
+	sonde_dl_free(p);
 }
 
 static void walk(const struct sonde_exp *exp)
@@ -241,6 +466,11 @@ static void walk(const struct sonde_exp *exp)
 	sonde_view_opts_init(&o);
 	sonde_view_statistics(devnull, one, 1, &o, err, sizeof(err));
 	model_of(exp);
+	profile_of(exp);
+	walk_traces(exp);
+	run_trace_views(exp);
+	run_header(exp);
+	run_agg(exp);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -295,6 +525,14 @@ static void input_free(struct input *in)
 	memset(in, 0, sizeof(*in));
 }
 
+static bool all_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
 static int input_load(struct input *in, const char *dir)
 {
 	char p[1024];
@@ -318,6 +556,18 @@ static int input_load(struct input *in, const char *dir)
 		in->len[i] = (size_t)n;
 		in->present[i] = true;
 		fclose(f);
+		/* Trace files are preallocated: drop their all-zero tail at a
+		 * block boundary (the reader sees no difference), so that
+		 * mutations land on packets. */
+		while (i >= F_SYNC && in->len[i] > SONDE_FILE_HEADER_SIZE) {
+			size_t tail = (in->len[i] - SONDE_FILE_HEADER_SIZE) % SONDE_BLOCK_SIZE;
+
+			if (!tail)
+				tail = SONDE_BLOCK_SIZE;
+			if (!all_zero(in->f[i] + in->len[i] - tail, tail))
+				break;
+			in->len[i] -= tail;
+		}
 	}
 	return in->present[0] ? 0 : -1;
 }
@@ -406,7 +656,11 @@ static void mutate_xml(struct input *in, int f)
 					      "99999999999999999999999", "-1", "&amp;", "&#0;", "\n",
 					      "<object ", "path=\"/dev/null\"", "id=\"4294967295\"",
 					      "lo=\"0xffffffffffffffff\"", "<packet ", "size=\"0\"",
-					      "fields=\"type:0:u16 size:2:u16\"", "format=\"99\"", "" };
+					      "fields=\"type:0:u16 size:2:u16\"", "format=\"99\"",
+					      "<trace kind=\"sync\" mode=\"all\" threshold_ns=\"",
+					      "<trace kind=\"heap\" mode=\"on\"/>\n", "<trace kind=\"io\"/>\n",
+					      "<dataformat file=\"iotrace\" kind=\"6\" block_size=\"16384\"/>\n",
+					      "mode=\"", "\"on\"", "threshold_ns=\"", "" };
 	size_t len = in->len[f];
 	size_t at = below(len + 1);
 
@@ -437,6 +691,317 @@ static void mutate_xml(struct input *in, int f)
 	}
 }
 
+/* ---- trace packets, by their layout ---- */
+
+/* A field of a trace packet: offset, width in bytes, what it holds. */
+enum fkind { FK_NUM, FK_TIME, FK_DT, FK_ADDR, FK_STACK, FK_FUNC, FK_FLAGS, FK_FILE, FK_NAMELEN };
+struct tfield {
+	uint8_t off, w, kind;
+};
+struct tlayout {
+	uint16_t type, size; /* the writer's size */
+	struct tfield f[10];
+	int nf;
+};
+static const struct tlayout tlayouts[] = {
+	{ SONDE_PKT_SYNC, 48,
+	  { { 4, 2, FK_FUNC }, { 8, 4, FK_NUM }, { 16, 8, FK_TIME }, { 24, 8, FK_NUM }, { 32, 8, FK_ADDR },
+	    { 40, 8, FK_STACK } }, 6 },
+	{ SONDE_PKT_HEAP, 40,
+	  { { 4, 1, FK_FUNC }, { 5, 1, FK_FLAGS }, { 8, 8, FK_TIME }, { 16, 8, FK_ADDR }, { 24, 8, FK_NUM },
+	    { 32, 8, FK_STACK } }, 6 },
+	{ SONDE_PKT_HEAP_FREE, 24, { { 4, 1, FK_FUNC }, { 5, 1, FK_FLAGS }, { 8, 8, FK_TIME }, { 16, 8, FK_ADDR } }, 4 },
+	{ SONDE_PKT_IO, 56,
+	  { { 4, 1, FK_FUNC }, { 5, 1, FK_FLAGS }, { 8, 4, FK_NUM }, { 12, 4, FK_NUM }, { 16, 8, FK_TIME },
+	    { 24, 8, FK_NUM }, { 32, 8, FK_NUM }, { 40, 8, FK_FILE }, { 48, 8, FK_STACK } }, 9 },
+	{ SONDE_PKT_IO_FILE, 24, { { 4, 4, FK_NAMELEN }, { 8, 8, FK_FILE }, { 16, 8, FK_TIME } }, 3 },
+	{ SONDE_PKT_HEAP_SHORT, 32,
+	  { { 4, 1, FK_FUNC }, { 5, 1, FK_FLAGS }, { 8, 4, FK_DT }, { 12, 4, FK_NUM }, { 16, 8, FK_ADDR },
+	    { 24, 8, FK_STACK } }, 6 },
+	{ SONDE_PKT_HEAP_FREE_SHORT, 16, { { 4, 4, FK_DT }, { 8, 8, FK_ADDR } }, 2 },
+};
+#define NTLAYOUTS (sizeof(tlayouts) / sizeof(tlayouts[0]))
+
+static const struct tlayout *tlayout(unsigned type)
+{
+	for (size_t i = 0; i < NTLAYOUTS; i++)
+		if (tlayouts[i].type == type)
+			return &tlayouts[i];
+	return NULL;
+}
+
+/* A packet found by walking a data file's blocks as the reader does. */
+struct tpkt {
+	size_t off, block; /* the packet's offset, its block header's offset */
+	unsigned type, size;
+};
+
+static uint32_t get32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static uint64_t get_w(const uint8_t *p, int w)
+{
+	uint64_t v = 0;
+
+	memcpy(&v, p, (size_t)w);
+	return v;
+}
+
+/* Picks (reservoir sampling) up to two packets of file f, the second of
+ * the same size as the first when same is set; returns how many there
+ * are.  bsize gets the file's block size. */
+static size_t pick_packets(const struct input *in, int f, struct tpkt *a, struct tpkt *b, bool same,
+			   uint32_t *bsize)
+{
+	const uint8_t *d = in->f[f];
+	size_t len = in->len[f], n = 0, nb = 0;
+	uint32_t hs = SONDE_FILE_HEADER_SIZE, bs = SONDE_BLOCK_SIZE;
+
+	if (len >= 64) {
+		uint32_t h = get32(d + 16), s = get32(d + 20);
+
+		if (h >= 64 && h % 8 == 0 && h <= (1u << 20))
+			hs = h;
+		if (s >= 40 && s % 8 == 0 && s <= (1u << 26))
+			bs = s;
+	}
+	*bsize = bs;
+	for (size_t bo = hs; bo + 32 <= len; bo += bs) {
+		if (get32(d + bo) != SONDE_BLOCK_MAGIC)
+			continue;
+		uint32_t used = get32(d + bo + 12);
+		size_t end = bo + 32 + (used < bs - 32 ? used : bs - 32);
+
+		if (end > len)
+			end = len;
+		for (size_t p = bo + 32; p + 8 <= end;) {
+			unsigned t = d[p] | d[p + 1] << 8, sz = d[p + 2] | d[p + 3] << 8;
+
+			if (sz < 8 || sz % 8 || p + sz > end)
+				break;
+			struct tpkt k = { p, bo, t, sz };
+
+			if (below(++n) == 0)
+				*a = k;
+			if (b && (!same || sz == a->size) && below(++nb) == 0)
+				*b = k;
+			p += sz;
+		}
+	}
+	return n;
+}
+
+/* A stack id that "stacks" has (a stack packet's id or a frame node's),
+ * or 0. */
+static uint64_t some_stack_id(const struct input *in)
+{
+	struct tpkt a = { 0 };
+	uint32_t bs;
+
+	if (!in->present[4] || !pick_packets(in, 4, &a, NULL, false, &bs))
+		return 0;
+	if ((a.type == SONDE_PKT_STACK || a.type == SONDE_PKT_FRAME) && a.size >= 16)
+		return get_w(in->f[4] + a.off + 8, 8);
+	return 0;
+}
+
+static uint64_t field_value(const struct input *in, const uint8_t *pkt, const struct tfield *fd,
+			    const struct tpkt *other, const uint8_t *data)
+{
+	uint64_t v = interesting[below(sizeof(interesting) / sizeof(interesting[0]))];
+	uint64_t old = get_w(pkt + fd->off, fd->w);
+
+	switch (below(4) ? fd->kind : FK_NUM) {
+	case FK_FUNC:
+		return below(4) ? below(50) : v;
+	case FK_FLAGS:
+		return below(4) ? below(8) : rnd();
+	case FK_DT: /* around the block's first_ns, both ways */
+		return below(2) ? (uint64_t)(int64_t)(int32_t)(uint32_t)rnd() : old + below(2000) - 1000;
+	case FK_TIME: /* reorder: earlier, later, far away */
+		return below(2) ? old + below(2000000) - 1000000 : below(2) ? v : rnd() >> below(64);
+	case FK_STACK: {
+		uint64_t id = some_stack_id(in);
+
+		return below(4) && id ? id : below(2) ? 0 : v;
+	}
+	case FK_ADDR:
+	case FK_FILE: /* the same address or file as another packet: matches */
+		if (other && below(4) && other->size > fd->off + fd->w)
+			return get_w(data + other->off + fd->off, fd->w);
+		return below(2) ? old + 8 * below(16) : v;
+	case FK_NAMELEN:
+		return v;
+	default:
+		if (below(3) == 0)
+			return old + below(5) - 2;
+		return below(2) ? v : rnd();
+	}
+}
+
+/* Fills what is left of a's block with copies of it, each with one field
+ * stepped (distinct addresses, rising times): many events cheaply. */
+static void fill_block(struct input *in, int f, const struct tpkt *a, uint32_t bs)
+{
+	uint8_t *d = in->f[f];
+	uint32_t used = get32(d + a->block + 12);
+	const struct tlayout *l = tlayout(a->type);
+	size_t room = bs - 32 > used ? bs - 32 - used : 0;
+	size_t at = a->block + 32 + used, k = room / a->size;
+	const struct tfield *fd = l && l->nf ? &l->f[below((size_t)l->nf)] : NULL;
+	uint64_t step = below(2) ? 1 + below(4096) : 0;
+
+	if (!k)
+		return;
+	if (below(2) && k > 1)
+		k = 1 + below(k);
+	if (at + k * a->size > in->len[f])
+		set_len(in, f, at + k * a->size);
+	d = in->f[f];
+	if (at + k * a->size > in->len[f])
+		return;
+	for (size_t i = 0; i < k; i++) {
+		memcpy(d + at + i * a->size, d + a->off, a->size);
+		if (fd && fd->off + fd->w <= a->size) {
+			uint64_t v = get_w(d + a->off + fd->off, fd->w) + (i + 1) * step;
+
+			memcpy(d + at + i * a->size + fd->off, &v, fd->w);
+		}
+	}
+	used += (uint32_t)(k * a->size);
+	memcpy(d + a->block + 12, &used, 4);
+}
+
+static void mutate_trace(struct input *in)
+{
+	int f = F_SYNC + (int)below(3);
+
+	for (int t = 0; t < 3 && (!in->present[f] || in->len[f] <= SONDE_FILE_HEADER_SIZE); t++)
+		f = F_SYNC + (int)below(3);
+	if (!in->present[f] || in->len[f] <= SONDE_FILE_HEADER_SIZE)
+		return;
+
+	struct tpkt a, b;
+	uint32_t bs;
+	bool same = below(4) == 0;
+
+	if (!pick_packets(in, f, &a, &b, same, &bs))
+		return;
+	uint8_t *d = in->f[f], *pkt = d + a.off;
+	const struct tlayout *l = tlayout(a.type);
+
+	switch (below(10)) {
+	case 0:
+	case 1:
+	case 2: { /* a field, by what it holds */
+		if (!l)
+			break;
+		const struct tfield *fd = &l->f[below((size_t)l->nf)];
+
+		if (fd->off + fd->w > a.size)
+			break;
+		uint64_t v = field_value(in, pkt, fd, &b, d);
+
+		memcpy(pkt + fd->off, &v, fd->w);
+		break;
+	}
+	case 3: { /* the I/O file packet's name: its length, NUL, bytes */
+		if (a.type != SONDE_PKT_IO_FILE || a.size < 24)
+			break;
+		uint32_t nl = get32(pkt + 4), room = a.size - 24;
+		static const char odd[] = "\n\"<>&\\\x01\x7f\xc3\xff;,% ";
+
+		switch (below(5)) {
+		case 0: /* at or past its room */
+			nl = room - 1 + (uint32_t)below(3);
+			memcpy(pkt + 4, &nl, 4);
+			break;
+		case 1:
+			nl = (uint32_t)below(2) ? 0 : (uint32_t)interesting[below(sizeof(interesting) / 8)];
+			memcpy(pkt + 4, &nl, 4);
+			break;
+		case 2: /* no NUL where it should be */
+			if (nl < room)
+				pkt[24 + nl] = 'A';
+			break;
+		case 3: /* odd bytes in the name (quotes, commas, newlines) */
+			if (room)
+				pkt[24 + below(nl < room ? nl + 1 : room)] = (uint8_t)odd[below(sizeof(odd) - 1)];
+			break;
+		default: /* the same file id as another packet, or 0 */
+			if (below(2))
+				memset(pkt + 8, 0, 8);
+			else if (b.size >= 48 && b.type == SONDE_PKT_IO)
+				memcpy(pkt + 8, d + b.off + 40, 8);
+			break;
+		}
+		break;
+	}
+	case 4: { /* the type: another trace type, whose size may not fit */
+		uint16_t t = (uint16_t)(below(4) ? tlayouts[below(NTLAYOUTS)].type : below(16));
+
+		memcpy(pkt, &t, 2);
+		if (below(2)) { /* and the size of that type, or a bit off */
+			const struct tlayout *nl = tlayout(t);
+			uint16_t sz = (uint16_t)(nl ? nl->size : 8 * (1 + below(8)));
+
+			if (below(3) == 0)
+				sz = (uint16_t)(sz + 8 * below(3) - 8);
+			memcpy(pkt + 2, &sz, 2);
+		}
+		break;
+	}
+	case 5: /* the block header: first_ns (the short packets' base), tid, used */
+		switch (below(3)) {
+		case 0: {
+			uint64_t v = below(2) ? get_w(d + a.block + 16, 8) + below(1u << 31) - (1u << 30)
+					      : interesting[below(sizeof(interesting) / 8)];
+
+			memcpy(d + a.block + 16, &v, 8);
+			break;
+		}
+		case 1: {
+			uint32_t v = below(2) ? (uint32_t)below(4) : (uint32_t)rnd();
+
+			memcpy(d + a.block + 8, &v, 4);
+			break;
+		}
+		default: { /* end the block at this packet, or inside it */
+			uint32_t v = (uint32_t)(a.off - a.block - 32 + (below(2) ? 0 : 4 * below(a.size / 4 + 1)));
+
+			memcpy(d + a.block + 12, &v, 4);
+			break;
+		}
+		}
+		break;
+	case 6: /* copy a packet over another of the same size */
+		if (b.size == a.size && b.off != a.off)
+			memcpy(d + b.off, pkt, a.size);
+		break;
+	case 7: /* swap two packets' times (out of order in one block) */
+		if (l && b.type == a.type && b.off != a.off) {
+			for (int k = 0; k < l->nf; k++)
+				if ((l->f[k].kind == FK_TIME || l->f[k].kind == FK_DT) &&
+				    l->f[k].off + l->f[k].w <= a.size && l->f[k].off + l->f[k].w <= b.size) {
+					uint8_t tmp[8];
+
+					memcpy(tmp, pkt + l->f[k].off, l->f[k].w);
+					memcpy(pkt + l->f[k].off, d + b.off + l->f[k].off, l->f[k].w);
+					memcpy(d + b.off + l->f[k].off, tmp, l->f[k].w);
+				}
+		}
+		break;
+	default: /* many packets */
+		fill_block(in, f, &a, bs);
+		break;
+	}
+}
+
 static void mutate(struct input *in, const struct input *seeds, size_t nseeds)
 {
 	int f = (int)below(NFILES);
@@ -449,7 +1014,12 @@ static void mutate(struct input *in, const struct input *seeds, size_t nseeds)
 		}
 		size_t len = in->len[f];
 
-		switch (below(14)) {
+		switch (below(17)) {
+		case 14:
+		case 15:
+		case 16: /* trace packets, by their layout */
+			mutate_trace(in);
+			break;
 		case 0: /* flip a bit */
 			if (len)
 				in->f[f][below(len)] ^= (uint8_t)(1u << below(8));
@@ -741,8 +1311,8 @@ int main(int argc, char **argv)
 	       "experiments\n",
 	       iters + nseeds, secs, (double)(iters + nseeds) / secs, seed, nseeds);
 	printf("fuzz_reader: %" PRIu64 " opened (%" PRIu64 " with read errors), %" PRIu64
-	       " refused, %" PRIu64 " samples read; no crash\n",
-	       n_open, n_damaged, n_refused, n_samples);
+	       " refused, %" PRIu64 " samples and %" PRIu64 " trace events read; no crash\n",
+	       n_open, n_damaged, n_refused, n_samples, n_traced);
 	for (size_t i = 0; i < nseeds; i++)
 		input_free(&seeds[i]);
 	free(seeds);

@@ -2,8 +2,9 @@
 # Fuzzes the experiment reader (tests/fuzz/fuzz_reader.c), built with
 # AddressSanitizer and UBSan (any error is fatal), on seed experiments:
 # the synthetic ones of test_views (worked example, recursion, ...), a
-# small multi-block one from bench/genexp, and a real one from sonde
-# collect.  Needs `make tests` first.
+# small multi-block one from bench/genexp, a real one from sonde collect,
+# and traced ones (sync, heap and I/O tracing on the traceviews,
+# heapleaks, iofiles and syncwait fixtures).  Needs `make tests` first.
 #
 #   tests/fuzz/run.sh [ITERATIONS [SEED]]     (default 50000, time-based seed)
 #   FUZZ_LIBFUZZER=1 FUZZ_SECONDS=N tests/fuzz/run.sh
@@ -18,12 +19,13 @@ OUT=$B/fuzz
 N=${1:-50000}
 SEED=${2:-$(date +%s)}
 CC=${CC:-cc}
-SRC="tests/fuzz/fuzz_reader.c lib/experiment.c lib/xmlline.c lib/metrics.c lib/view.c lib/view_spec.c lib/view_table.c"
+SRC="tests/fuzz/fuzz_reader.c cmd/print_header.c lib/*.c"
+LIBS="-lm -ldw -lelf -lz -lstdc++"
 mkdir -p "$OUT/seeds" "$OUT/crashes"
 
 # shellcheck disable=SC2086
 $CC -std=gnu11 -O1 -g -Wall -Wextra -Wno-unused-parameter -fsanitize=address,undefined \
-	-fno-sanitize-recover=all -fno-omit-frame-pointer -Iinclude -Ilib $SRC -o "$OUT/fuzz_reader" -lm || exit 1
+	-fno-sanitize-recover=all -fno-omit-frame-pointer -Iinclude -Ilib -Icmd $SRC -o "$OUT/fuzz_reader" $LIBS || exit 1
 
 if [ ! -d "$OUT/seeds/worked.er" ]; then
 	"$B/tests/test_views" --write "$OUT/seeds" || exit 1
@@ -36,9 +38,16 @@ if [ ! -d "$OUT/seeds/burn.er" ]; then
 	"$B/bin/sonde" collect -p hi -o burn.er -d "$OUT/seeds" "$B/fixtures/burn" 2 0.3 >/dev/null 2>&1 ||
 		echo "fuzz: no collected seed (sonde collect failed)"
 fi
+# Traced seeds: every kind of trace, with a profile.
+mkdir -p "$OUT/seeds/data"
+for f in traceviews heapleaks iofiles syncwait; do
+	[ -d "$OUT/seeds/$f.er" ] && continue
+	"$B/bin/sonde" collect -p hi -s all -H on -i on -o "$f.er" -d "$OUT/seeds" "$B/fixtures/$f" "$OUT/seeds/data" \
+		</dev/null >/dev/null 2>&1 || echo "fuzz: no traced seed from $f (sonde collect failed)"
+done
 
 echo "== fuzz_reader (ASan + UBSan): $N iterations, seed $SEED"
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+UBSAN_OPTIONS=print_stacktrace=1:abort_on_error=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	"$OUT/fuzz_reader" -n "$N" -seed "$SEED" -crashes "$OUT/crashes" "$OUT"/seeds/*.er
 rc=$?
 
@@ -47,7 +56,7 @@ if [ -n "${FUZZ_LIBFUZZER:-}" ]; then
 		clang -fsanitize=fuzzer "$OUT/probe.c" -o "$OUT/probe" 2>/dev/null; then
 		# shellcheck disable=SC2086
 		clang -std=gnu11 -O1 -g -fsanitize=fuzzer,address,undefined -DSONDE_LIBFUZZER -Iinclude -Ilib \
-			$SRC -o "$OUT/fuzz_reader_lf" -lm || exit 1
+			-Icmd $SRC -o "$OUT/fuzz_reader_lf" $LIBS || exit 1
 		mkdir -p "$OUT/corpus"
 		for e in "$OUT"/seeds/*.er; do
 			"$OUT/fuzz_reader" -pack "$e" "$OUT/corpus/$(basename "$e").bin"

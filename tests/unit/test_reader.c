@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -823,6 +824,145 @@ static void test_packets(void)
 	sonde_exp_close(exp);
 }
 
+/* ---- heap leak matching (lib/heapleaks.c) --------------------------------- */
+
+/* Writes data file `file` of kind into experiment exp: packets pk (n
+ * bytes, whole packets back to back) in blocks of thread tid whose
+ * first_ns is first_ns, a new block whenever one is full. */
+static void write_trace(const char *exp, const char *file, enum sonde_kind kind, uint32_t tid,
+			uint64_t first_ns, const uint8_t *pk, size_t n)
+{
+	FILE *f = fopen(file_in(exp, file), "wb");
+	uint8_t *hdr = calloc(1, SONDE_FILE_HEADER_SIZE), *blk = malloc(SONDE_BLOCK_SIZE);
+	struct sonde_file_header fh = { .version = SONDE_FORMAT_VERSION, .kind = kind,
+					.header_size = SONDE_FILE_HEADER_SIZE,
+					.block_size = SONDE_BLOCK_SIZE, .pid = tid, .start_ns = T0 };
+	int bad = !f || !hdr || !blk;
+
+	memcpy(fh.magic, SONDE_DATA_MAGIC, 8);
+	if (!bad) {
+		memcpy(hdr, &fh, sizeof(fh));
+		bad |= fwrite(hdr, 1, SONDE_FILE_HEADER_SIZE, f) != SONDE_FILE_HEADER_SIZE;
+	}
+	for (size_t off = 0; !bad && off < n;) {
+		struct sonde_block_header bh = { SONDE_BLOCK_MAGIC, kind, tid, 0, first_ns, 0 };
+
+		memset(blk, 0, SONDE_BLOCK_SIZE);
+		while (off < n) {
+			uint16_t sz;
+
+			memcpy(&sz, pk + off + 2, 2);
+			if (bh.used + sz > SONDE_BLOCK_PAYLOAD)
+				break;
+			memcpy(blk + sizeof(bh) + bh.used, pk + off, sz);
+			bh.used += sz;
+			off += sz;
+		}
+		memcpy(blk, &bh, sizeof(bh));
+		bad |= fwrite(blk, 1, SONDE_BLOCK_SIZE, f) != SONDE_BLOCK_SIZE;
+	}
+	if (f && fclose(f))
+		bad = 1;
+	if (bad)
+		printf("# cannot write %s\n", file_in(exp, file)), nfail++;
+	free(hdr);
+	free(blk);
+}
+
+/* An experiment with no data besides what the test adds. */
+static void write_empty(const char *name)
+{
+	struct sonde_expw *w = create(name);
+
+	sonde_expw_log_preamble(w, 100, T0);
+	finish(w, 0);
+}
+
+static size_t heap_pkt(uint8_t *p, uint8_t func, uint8_t flags, uint64_t t, uint64_t addr, uint64_t bytes)
+{
+	struct sonde_heap_packet h = { SONDE_PKT_HEAP, sizeof(h), func, flags, 0, t, addr, bytes, 0 };
+
+	memcpy(p, &h, sizeof(h));
+	return sizeof(h);
+}
+
+static void test_heap_leaks(void)
+{
+	group = "heap leaks";
+	/* Mappings and blocks: munmap releases every mapping it overlaps, a
+	 * free its block; the peak is the most live bytes at once. */
+	uint8_t pk[40 * 16];
+	size_t n = 0;
+	const uint64_t A = 0x10000000, B = 0x20000000;
+
+	n += heap_pkt(pk + n, SONDE_HEAP_MMAP, SONDE_HEAPF_ALLOC, T0 + 1, A, 0x1000);
+	n += heap_pkt(pk + n, SONDE_HEAP_MMAP, SONDE_HEAPF_ALLOC, T0 + 2, A + 0x1000, 0x1000);
+	n += heap_pkt(pk + n, SONDE_HEAP_MMAP, SONDE_HEAPF_ALLOC, T0 + 3, A + 0x3000, 0x1000);
+	n += heap_pkt(pk + n, SONDE_HEAP_MALLOC, SONDE_HEAPF_ALLOC, T0 + 4, B, 100);
+	/* [A + 0x800, A + 0x1800) overlaps the first two mappings */
+	n += heap_pkt(pk + n, SONDE_HEAP_MUNMAP, SONDE_HEAPF_FREE, T0 + 5, A + 0x800, 0x1000);
+	n += heap_pkt(pk + n, SONDE_HEAP_FREE, SONDE_HEAPF_FREE, T0 + 6, B, 0);
+	n += heap_pkt(pk + n, SONDE_HEAP_MMAP, SONDE_HEAPF_ALLOC, T0 + 7, A, 0x2000);
+	n += heap_pkt(pk + n, SONDE_HEAP_MUNMAP, SONDE_HEAPF_FREE, T0 + 8, A + 0x2000, 0x1000); /* none */
+	n += heap_pkt(pk + n, SONDE_HEAP_MALLOC, SONDE_HEAPF_ALLOC, T0 + 9, B, 50);		/* leaks */
+	write_empty("leaks.er");
+	write_trace("leaks.er", "heaptrace", SONDE_KIND_HEAP, 100, T0, pk, n);
+
+	struct sonde_exp *exp = open_exp("leaks.er");
+	size_t ne;
+	bool leaked[16];
+	struct sonde_heap_match m;
+
+	CHECK(exp && sonde_exp_heap_events(exp, &ne) && ne == 9);
+	if (!exp || ne != 9)
+		return;
+	CHECK_I(sonde_heap_leaks(exp, leaked, &m), 3);
+	CHECK(!leaked[0] && !leaked[1] && leaked[2] && !leaked[3] && leaked[6] && leaked[8]);
+	CHECK_U(m.leaked_bytes, 0x1000 + 0x2000 + 50);
+	CHECK_U(m.peak_bytes, 0x3000 + 100);
+	CHECK_U(m.peak_ns, T0 + 4);
+	CHECK_U(m.unmatched_frees, 0);
+	sonde_exp_close(exp);
+
+	/* Many live mappings, each released by its own munmap, last first:
+	 * scanning every live mapping at each munmap took minutes for a
+	 * few hundred thousand; the matcher must stay O(n log n). */
+	const size_t N = 150000;
+	uint8_t *big = malloc(2 * N * sizeof(struct sonde_heap_packet));
+
+	if (!big)
+		return;
+	n = 0;
+	for (size_t i = 0; i < N; i++)
+		n += heap_pkt(big + n, SONDE_HEAP_MMAP, SONDE_HEAPF_ALLOC, T0 + i, A + i * 0x2000, 0x1000);
+	for (size_t i = 0; i < N; i++)
+		n += heap_pkt(big + n, SONDE_HEAP_MUNMAP, SONDE_HEAPF_FREE, T0 + N + i,
+			      A + (N - 1 - i) * 0x2000, 0x1000);
+	write_empty("mmaps.er");
+	write_trace("mmaps.er", "heaptrace", SONDE_KIND_HEAP, 100, T0, big, n);
+	free(big);
+	exp = open_exp("mmaps.er");
+	CHECK(exp && sonde_exp_heap_events(exp, &ne) && ne == 2 * N);
+	bool *lk = malloc(2 * N * sizeof(*lk));
+
+	if (exp && lk && ne == 2 * N) {
+		struct timespec t0, t1;
+
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		CHECK_I(sonde_heap_leaks(exp, lk, &m), 0);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+
+		CHECK_U(m.peak_bytes, N * 0x1000);
+		CHECK_U(m.peak_ns, T0 + N - 1);
+		if (secs > 3.0)
+			printf("# sonde_heap_leaks took %.1f s for %zu mmaps and munmaps\n", secs, N);
+		CHECK(secs < 3.0);
+	}
+	free(lk);
+	sonde_exp_close(exp);
+}
+
 /* ---- files: map.xml, headers, foreign directories ------------------------ */
 
 static void test_missing_map(void)
@@ -1056,6 +1196,7 @@ int main(void)
 	test_corruption();
 	test_problem_cap();
 	test_packets();
+	test_heap_leaks();
 	test_missing_map();
 	test_file_headers();
 	test_log();

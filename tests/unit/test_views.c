@@ -160,7 +160,7 @@ static struct sonde_model *model_in(const struct stk *s, size_t n, uint32_t *ids
 					  fname[i], fname[i], false);
 	for (size_t i = 0; i < n; i++) {
 		uint32_t fr[8];
-		int64_t v[2] = { s[i].units * SEC, s[i].units };
+		int64_t v[SONDE_CLOCK_NMETRICS] = { s[i].units * SEC, s[i].units };
 
 		for (int k = 0; k < s[i].depth; k++)
 			fr[k] = ids[s[i].f[k]];
@@ -726,7 +726,7 @@ static void test_names(void)
 	uint32_t st = sonde_model_func(m, a, 0x400, "<static>@0x400 (app)", "<static>@0x400 (app)",
 				       "<static>@0x400 (app)", true);
 	uint32_t fr[3] = { cpp, d1, d2 }, cands[4], f = 99;
-	int64_t v[2] = { SEC, 1 };
+	int64_t v[SONDE_CLOCK_NMETRICS] = { SEC, 1 };
 	struct sonde_view_opts o;
 	const char *t;
 
