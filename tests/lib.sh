@@ -32,6 +32,19 @@ fails() {
 	else ok "$desc"; fi
 }
 
+# rc WANT DESC CMD...: CMD exits with status WANT (stdout in out.txt,
+# stderr in err.txt, in the current directory).
+rc() {
+	want=$1 desc=$2
+	shift 2
+	"$@" >out.txt 2>err.txt
+	got=$?
+	if [ "$got" = "$want" ]; then ok "$desc"; else
+		notok "$desc (exit $got, wanted $want)"
+		sed 's/^/#   /' err.txt | head -10
+	fi
+}
+
 # within A B PCT: |A-B| <= PCT% of B (floating point, via awk).
 within() {
 	awk -v a="$1" -v b="$2" -v p="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= b * p / 100) }'

@@ -24,18 +24,6 @@ has() {
 	fi
 }
 
-# rc WANT DESC CMD...: CMD exits with status WANT (output in out.txt, err.txt).
-rc() {
-	want=$1 desc=$2
-	shift 2
-	"$@" >out.txt 2>err.txt
-	got=$?
-	if [ "$got" = "$want" ]; then ok "$desc"; else
-		notok "$desc (exit $got, wanted $want)"
-		sed 's/^/#   /' err.txt | head -10
-	fi
-}
-
 # nocrash DESC CMD...: CMD exits by itself (no signal), with a message on
 # stderr when it fails.
 nocrash() {

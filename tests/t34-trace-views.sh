@@ -31,19 +31,6 @@ same() {
 	fi
 }
 
-# rc WANT DESC CMD...: CMD exits with status WANT (stdout in out.txt,
-# stderr in err.txt).
-rc() {
-	want=$1 desc=$2
-	shift 2
-	"$@" >out.txt 2>err.txt
-	got=$?
-	if [ "$got" = "$want" ]; then ok "$desc"; else
-		notok "$desc (exit $got, wanted $want)"
-		sed 's/^/#   /' err.txt | head -10
-	fi
-}
-
 # json DESC FILE: every line of FILE is a JSON document.
 json() {
 	if ! command -v python3 >/dev/null 2>&1; then
