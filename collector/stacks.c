@@ -19,6 +19,8 @@
 #define _GNU_SOURCE
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "collector.h"
 
@@ -30,15 +32,40 @@ static struct dfile *g_stacks_df;
 static _Atomic uint32_t g_used;
 static _Atomic uint64_t g_written;
 
+#define HUGE_PAGE (2u << 20)
+
 int stacks_init(struct dfile *df)
 {
-	void *p = sonde_mmap(NULL, TABLE_SIZE * sizeof(uint64_t), PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	/* Lookups land anywhere in the 8 MiB table: with 4 KiB pages nearly
+	 * each is a TLB miss, which under nested paging (a VM) walks two page
+	 * tables.  Ask for transparent huge pages, on a 2 MiB-aligned table
+	 * (the kernel may refuse; then it is only slower). */
+	size_t len = TABLE_SIZE * sizeof(uint64_t);
+	char *p = sonde_mmap(NULL, len + HUGE_PAGE, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		return -1;
-	g_table = p;
+	char *t = (char *)(((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
+	syscall(SYS_madvise, t, len, MADV_HUGEPAGE);
+	g_table = (_Atomic uint64_t *)t;
 	g_stacks_df = df;
 	return 0;
+}
+
+/* Node ids this thread knows to be written: most samples repeat a stack
+ * the same thread recorded recently, found here without touching the
+ * shared table (whose lines other CPUs keep writing).  Direct-mapped. */
+#define KNOWN 512
+static TLS uint64_t t_known[KNOWN];
+
+static inline int known(uint64_t id)
+{
+	return t_known[id & (KNOWN - 1)] == id;
+}
+
+static inline void remember(uint64_t id)
+{
+	t_known[id & (KNOWN - 1)] = id;
 }
 
 /* Node id of (parent, pc): wyhash-style multiply-fold.  Async-signal-safe. */
@@ -107,18 +134,24 @@ uint64_t stacks_intern(const uint64_t *pcs, int depth, unsigned flags)
 	for (int k = depth - 1; k >= 0; k--)
 		ids[k] = parent = node_id(parent, pcs[k]);
 	long slot;
-	if (lookup(ids[0], 0, &slot) == PRESENT)
+	if (known(ids[0]))
 		return ids[0];
+	if (lookup(ids[0], 0, &slot) == PRESENT) {
+		remember(ids[0]);
+		return ids[0];
+	}
 	/* Find the deepest caller already written (most new stacks differ
 	 * from a known one only near the leaf), then write the nodes below
 	 * it, outermost first, so a node's parent is always written first. */
 	int k = 1;
-	while (k < depth && lookup(ids[k], 0, &slot) != PRESENT)
+	while (k < depth && !known(ids[k]) && lookup(ids[k], 0, &slot) != PRESENT)
 		k++;
 	for (k = k - 1; k >= 0; k--) {
 		uint64_t par = k + 1 < depth ? ids[k + 1] : (flags & (SONDE_FRAME_ROOT_LIMIT - 1));
-		if (lookup(ids[k], 1, &slot) == PRESENT)
+		if (lookup(ids[k], 1, &slot) == PRESENT) {
+			remember(ids[k]);
 			continue;
+		}
 		if (write_node(ids[k], par, pcs[k]) < 0) {
 			/* Not written (file full, block not mapped yet): free
 			 * the slot so a later occurrence writes it. */
@@ -128,6 +161,7 @@ uint64_t stacks_intern(const uint64_t *pcs, int depth, unsigned flags)
 			}
 			break;
 		}
+		remember(ids[k]);
 	}
 	return ids[0];
 }
