@@ -238,7 +238,7 @@ static bool collector_object(const struct sonde_func *sf)
 		return false;
 	base = strrchr(path, '/');
 	base = base ? base + 1 : path;
-	return !strcmp(base, "libsonde_collector.so");
+	return !strncmp(base, "libsonde_", 9); /* the collector or a tracer */
 }
 
 static const char *func_name(const struct sonde_func *sf, enum sonde_namefmt names)

@@ -47,6 +47,16 @@ check "dump: realloc allocates" grep -q 'func realloc  alloc' dump.txt
 check "dump: munmap recorded" grep -q 'func munmap  free' dump.txt
 check "dump: the failed huge malloc is recorded as failed" grep -q 'func malloc  failed' dump.txt
 
+# Samples in the tracer's own code (its start-up clock calibration) are
+# folded into the target's frames, like the collector's.
+"$SONDE" print -printmode csv -metrics e.totalcpu:name -functions hhi.er >hicpu.csv 2>&1
+if grep -q ',libsonde_' hicpu.csv; then
+	notok "-p hi -H on: a function of sonde's own libraries is listed"
+	grep ',libsonde_' hicpu.csv | sed 's/^/#   /'
+else
+	ok "-p hi -H on: no function of sonde's own libraries is listed"
+fi
+
 # Nothing of the collector's own allocations is charged to the target.
 if grep -q "pthread_getattr_np" foff.csv; then
 	notok "the collector's pthread_getattr_np allocations are charged"
