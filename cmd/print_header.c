@@ -430,53 +430,69 @@ static void dump_objects(const struct sonde_exp *exp)
 	}
 }
 
+/* The traced kinds' totals, for -header in every form. */
+struct trace_totals {
+	bool sync, heap, io, matched;
+	size_t sync_n, io_n, io_errors;
+	uint64_t sync_wait, allocs, alloc_bytes, frees;
+	uint64_t io_read, io_written; /* sums of int64 byte counts, wrapping */
+	struct sonde_heap_match m;
+};
+
+static void trace_totals(const struct sonde_exp *exp, struct trace_totals *t)
+{
+	size_t n;
+	memset(t, 0, sizeof *t);
+	if ((t->sync = sonde_exp_traced(exp, SONDE_KIND_SYNC))) {
+		const struct sonde_sync_event *e = sonde_exp_sync_events(exp, &n);
+		t->sync_n = n;
+		for (size_t i = 0; i < n; i++)
+			t->sync_wait += e[i].wait_ns; /* wraps like the metrics */
+	}
+	if ((t->heap = sonde_exp_traced(exp, SONDE_KIND_HEAP))) {
+		const struct sonde_heap_event *e = sonde_exp_heap_events(exp, &n);
+		for (size_t i = 0; i < n; i++) {
+			if (e[i].flags & SONDE_HEAPF_ALLOC) {
+				t->allocs++;
+				t->alloc_bytes += e[i].bytes;
+			} else if (e[i].flags & SONDE_HEAPF_FREE) {
+				t->frees++;
+			}
+		}
+		bool *leaked = malloc((n ? n : 1) * sizeof *leaked);
+		t->matched = leaked && sonde_heap_leaks(exp, leaked, &t->m) >= 0;
+		free(leaked);
+	}
+	if ((t->io = sonde_exp_traced(exp, SONDE_KIND_IO))) {
+		const struct sonde_io_event *e = sonde_exp_io_events(exp, &n);
+		t->io_n = n;
+		for (size_t i = 0; i < n; i++) {
+			if (e[i].flags & SONDE_IOF_ERROR)
+				t->io_errors++;
+			else if (SONDE_IO_IS_READ(e[i].func))
+				t->io_read += (uint64_t)e[i].bytes;
+			else if (SONDE_IO_IS_WRITE(e[i].func))
+				t->io_written += (uint64_t)e[i].bytes;
+		}
+	}
+}
+
 /* One line per traced kind in -header. */
 static void print_traces(const struct sonde_exp *exp)
 {
 	const struct sonde_exp_info *in = sonde_exp_info(exp);
-	size_t n;
-	if (sonde_exp_traced(exp, SONDE_KIND_SYNC)) {
-		const struct sonde_sync_event *e = sonde_exp_sync_events(exp, &n);
-		uint64_t wait = 0;
-		for (size_t i = 0; i < n; i++)
-			wait += e[i].wait_ns;
-		fprintf(out, "%-19s%zu waits, %.6f s waited, threshold %.3f us (%s)\n", "Sync tracing:", n,
-			sec(wait), (double)in->settings.sync_threshold_ns / 1e3, str(in->settings.sync_mode));
-	}
-	if (sonde_exp_traced(exp, SONDE_KIND_HEAP)) {
-		const struct sonde_heap_event *e = sonde_exp_heap_events(exp, &n);
-		uint64_t allocs = 0, bytes = 0, frees = 0;
-		for (size_t i = 0; i < n; i++) {
-			if (e[i].flags & SONDE_HEAPF_ALLOC) {
-				allocs++;
-				bytes += e[i].bytes;
-			} else if (e[i].flags & SONDE_HEAPF_FREE) {
-				frees++;
-			}
-		}
-		struct sonde_heap_match m = { 0 };
-		bool *leaked = malloc((n ? n : 1) * sizeof *leaked);
-		if (leaked && sonde_heap_leaks(exp, leaked, &m) >= 0)
-			fprintf(out, "%-19s%" PRIu64 " allocations (%" PRIu64 " bytes), %" PRIu64 " frees, %" PRIu64
-				" leaks (%" PRIu64 " bytes)\n",
-				"Heap tracing:", allocs, bytes, frees, m.leaks, m.leaked_bytes);
-		free(leaked);
-	}
-	if (sonde_exp_traced(exp, SONDE_KIND_IO)) {
-		const struct sonde_io_event *e = sonde_exp_io_events(exp, &n);
-		uint64_t rd = 0, wr = 0; /* damaged values wrap, never overflow */
-		size_t errs = 0;
-		for (size_t i = 0; i < n; i++) {
-			if (e[i].flags & SONDE_IOF_ERROR)
-				errs++;
-			else if (SONDE_IO_IS_READ(e[i].func))
-				rd += (uint64_t)e[i].bytes;
-			else if (SONDE_IO_IS_WRITE(e[i].func))
-				wr += (uint64_t)e[i].bytes;
-		}
+	struct trace_totals t;
+	trace_totals(exp, &t);
+	if (t.sync)
+		fprintf(out, "%-19s%zu waits, %.6f s waited, threshold %.3f us (%s)\n", "Sync tracing:", t.sync_n,
+			sec(t.sync_wait), (double)in->settings.sync_threshold_ns / 1e3, str(in->settings.sync_mode));
+	if (t.heap && t.matched)
+		fprintf(out, "%-19s%" PRIu64 " allocations (%" PRIu64 " bytes), %" PRIu64 " frees, %" PRIu64
+			" leaks (%" PRIu64 " bytes)\n",
+			"Heap tracing:", t.allocs, t.alloc_bytes, t.frees, t.m.leaks, t.m.leaked_bytes);
+	if (t.io)
 		fprintf(out, "%-19s%zu calls, %" PRId64 " bytes read, %" PRId64 " bytes written, %zu errors\n",
-			"I/O tracing:", n, (int64_t)rd, (int64_t)wr, errs);
-	}
+			"I/O tracing:", t.io_n, (int64_t)t.io_read, (int64_t)t.io_written, t.io_errors);
 }
 
 /* The trace dumps: one line per event, by time, each with its stack. */
@@ -719,6 +735,46 @@ static void kv_events(struct kv *k, const struct sonde_exp *exp, enum sonde_even
 	kv_close(k);
 }
 
+/* The traced kinds' totals, as in the text header's tracing lines; null
+ * for a kind that was not traced. */
+static void kv_traces(struct kv *k, const struct sonde_exp *exp)
+{
+	struct trace_totals t;
+	trace_totals(exp, &t);
+	if (t.sync) {
+		kv_open(k, "sync", false);
+		kv_u64(k, "events", t.sync_n);
+		kv_u64(k, "wait_ns", t.sync_wait);
+		kv_u64(k, "threshold_ns", sonde_exp_info(exp)->settings.sync_threshold_ns);
+		kv_close(k);
+	} else {
+		kv_null(k, "sync");
+	}
+	if (t.heap) {
+		kv_open(k, "heap", false);
+		kv_u64(k, "allocations", t.allocs);
+		kv_u64(k, "bytes", t.alloc_bytes);
+		kv_u64(k, "frees", t.frees);
+		if (t.matched) {
+			kv_u64(k, "leaks", t.m.leaks);
+			kv_u64(k, "leaked_bytes", t.m.leaked_bytes);
+		}
+		kv_close(k);
+	} else {
+		kv_null(k, "heap");
+	}
+	if (t.io) {
+		kv_open(k, "io", false);
+		kv_u64(k, "calls", t.io_n);
+		kv_i64(k, "bytes_read", (int64_t)t.io_read); /* signed, as in the I/O packets */
+		kv_i64(k, "bytes_written", (int64_t)t.io_written);
+		kv_u64(k, "errors", t.io_errors);
+		kv_close(k);
+	} else {
+		kv_null(k, "io");
+	}
+}
+
 void print_header_data(FILE *f, const struct sonde_exp *exp, bool json)
 {
 	const struct sonde_exp_info *in = sonde_exp_info(exp);
@@ -780,6 +836,7 @@ void print_header_data(FILE *f, const struct sonde_exp *exp, bool json)
 	}
 	kv_u64(&k, "samples", s->samples);
 	kv_u64(&k, "recorded_cpu_ns", s->weight_ns);
+	kv_traces(&k, exp);
 	const struct sonde_exp_file *fl = sonde_exp_files(exp, &n);
 
 	kv_open(&k, "files", true);

@@ -381,3 +381,11 @@ else
 	notok "fuzz smoke (traced seeds): the fuzz target does not build"
 	sed 's/^/#   /' fz.err | head -5
 fi
+
+# -header in csv carries the traced kinds' totals (json has the same keys).
+"$SONDE" print -printmode csv -header x.er >hdr.csv 2>&1
+hl=$(awk -F, '$1 == "heap.leaks" || $1 == "heap.leaked_bytes" { printf "%s%s", sep, $2; sep = "," }' hdr.csv)
+if [ "$hl" = "3,9000" ]; then ok "-header csv: heap.leaks and heap.leaked_bytes = 3,9000"; else notok "-header csv: heap leaks '$hl', wanted 3,9000"; fi
+check "-header csv: sync and io totals present" grep -q '^io.calls,' hdr.csv
+"$SONDE" print -printmode csv -header h.er >hdr2.csv 2>&1
+check "-header csv: a kind not traced is null" grep -q '^io,' hdr2.csv
