@@ -68,7 +68,6 @@ static _Atomic uint64_t *g_tab; /* fd -> file_id, FD_TABLE entries, mmap'ed */
 static _Atomic uint64_t g_next_id = 1;
 static SONDE_TLS int t_busy; /* this thread is inside the library */
 
-
 /* ---- real functions ------------------------------------------------------ */
 
 /* Declared by <unistd.h>/<stdio.h> only under _FORTIFY_SOURCE. */
@@ -90,44 +89,29 @@ REAL(read);
 REAL(write);
 REAL(pread);
 REAL(pwrite);
-REAL(pread64);
-REAL(pwrite64);
 REAL(readv);
 REAL(writev);
 REAL(preadv);
 REAL(pwritev);
-REAL(preadv64);
-REAL(pwritev64);
 REAL(preadv2);
 REAL(pwritev2);
-REAL(preadv64v2);
-REAL(pwritev64v2);
 REAL(__read_chk);
 REAL(__pread_chk);
-REAL(__pread64_chk);
 REAL(open);
-REAL(open64);
 REAL(openat);
-REAL(openat64);
 REAL(__open_2);
-REAL(__open64_2);
 REAL(__openat_2);
-REAL(__openat64_2);
 REAL(creat);
-REAL(creat64);
 REAL(close);
 REAL(dup);
 REAL(dup2);
 REAL(dup3);
 REAL(lseek);
-REAL(lseek64);
 REAL(fsync);
 REAL(fdatasync);
 REAL(fopen);
-REAL(fopen64);
 REAL(fdopen);
 REAL(freopen);
-REAL(freopen64);
 REAL(fclose);
 REAL(pclose);
 REAL(fread);
@@ -144,7 +128,6 @@ REAL(socketpair);
 REAL(accept);
 REAL(accept4);
 REAL(fcntl);
-REAL(fcntl64);
 REAL(close_range);
 REAL(closefrom);
 
@@ -380,19 +363,9 @@ SONDE_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
 	RW_BODY(SONDE_IO_PREAD, pread, fd, SYS_pread64, fd, buf, n, off);
 }
 
-SONDE_EXPORT ssize_t pread64(int fd, void *buf, size_t n, off64_t off)
-{
-	RW_BODY(SONDE_IO_PREAD, pread64, fd, SYS_pread64, fd, buf, n, off);
-}
-
 SONDE_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 {
 	RW_BODY(SONDE_IO_PWRITE, pwrite, fd, SYS_pwrite64, fd, buf, n, off);
-}
-
-SONDE_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
-{
-	RW_BODY(SONDE_IO_PWRITE, pwrite64, fd, SYS_pwrite64, fd, buf, n, off);
 }
 
 SONDE_EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
@@ -412,19 +385,9 @@ SONDE_EXPORT ssize_t preadv(int fd, const struct iovec *iov, int cnt, off_t off)
 	RW_BODY(SONDE_IO_PREADV, preadv, fd, SYS_preadv, fd, iov, cnt, off);
 }
 
-SONDE_EXPORT ssize_t preadv64(int fd, const struct iovec *iov, int cnt, off64_t off)
-{
-	RW_BODY(SONDE_IO_PREADV, preadv64, fd, SYS_preadv, fd, iov, cnt, off);
-}
-
 SONDE_EXPORT ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
 {
 	RW_BODY(SONDE_IO_PWRITEV, pwritev, fd, SYS_pwritev, fd, iov, cnt, off);
-}
-
-SONDE_EXPORT ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off64_t off)
-{
-	RW_BODY(SONDE_IO_PWRITEV, pwritev64, fd, SYS_pwritev, fd, iov, cnt, off);
 }
 
 /* preadv2/pwritev2: the kernel takes (lo, hi, flags). */
@@ -441,19 +404,6 @@ SONDE_EXPORT ssize_t preadv2(int fd, const struct iovec *iov, int cnt, off_t off
 	return r;
 }
 
-SONDE_EXPORT ssize_t preadv64v2(int fd, const struct iovec *iov, int cnt, off64_t off, int flags)
-{
-	RESOLVE(preadv64v2);
-	if (!real_preadv64v2)
-		return syscall(SYS_preadv2, fd, iov, cnt, off, 0, flags);
-	if (!recording(RA))
-		return real_preadv64v2(fd, iov, cnt, off, flags);
-	uint64_t t0 = sonde_now_ns();
-	ssize_t r = real_preadv64v2(fd, iov, cnt, off, flags);
-	rw_done(SONDE_IO_PREADV, fd, r, t0);
-	return r;
-}
-
 SONDE_EXPORT ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
 {
 	RESOLVE(pwritev2);
@@ -463,19 +413,6 @@ SONDE_EXPORT ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t of
 		return real_pwritev2(fd, iov, cnt, off, flags);
 	uint64_t t0 = sonde_now_ns();
 	ssize_t r = real_pwritev2(fd, iov, cnt, off, flags);
-	rw_done(SONDE_IO_PWRITEV, fd, r, t0);
-	return r;
-}
-
-SONDE_EXPORT ssize_t pwritev64v2(int fd, const struct iovec *iov, int cnt, off64_t off, int flags)
-{
-	RESOLVE(pwritev64v2);
-	if (!real_pwritev64v2)
-		return syscall(SYS_pwritev2, fd, iov, cnt, off, 0, flags);
-	if (!recording(RA))
-		return real_pwritev64v2(fd, iov, cnt, off, flags);
-	uint64_t t0 = sonde_now_ns();
-	ssize_t r = real_pwritev64v2(fd, iov, cnt, off, flags);
 	rw_done(SONDE_IO_PWRITEV, fd, r, t0);
 	return r;
 }
@@ -508,19 +445,6 @@ SONDE_EXPORT ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off, size_t 
 	return r;
 }
 
-SONDE_EXPORT ssize_t __pread64_chk(int fd, void *buf, size_t n, off64_t off, size_t buflen)
-{
-	RESOLVE(__pread64_chk);
-	if (!real___pread64_chk)
-		return syscall(SYS_pread64, fd, buf, n, off);
-	if (!recording(RA))
-		return real___pread64_chk(fd, buf, n, off, buflen);
-	uint64_t t0 = sonde_now_ns();
-	ssize_t r = real___pread64_chk(fd, buf, n, off, buflen);
-	rw_done(SONDE_IO_PREAD, fd, r, t0);
-	return r;
-}
-
 /* ---- seek and sync ---------------------------------------------------------- */
 
 SONDE_EXPORT off_t lseek(int fd, off_t off, int whence)
@@ -533,19 +457,6 @@ SONDE_EXPORT off_t lseek(int fd, off_t off, int whence)
 	uint64_t t0 = sonde_now_ns();
 	off_t r = real_lseek(fd, off, whence);
 	other_done(SONDE_IO_LSEEK, fd, r == (off_t)-1, t0);
-	return r;
-}
-
-SONDE_EXPORT off64_t lseek64(int fd, off64_t off, int whence)
-{
-	RESOLVE(lseek64);
-	if (!real_lseek64)
-		return syscall(SYS_lseek, fd, off, whence);
-	if (!recording(RA))
-		return real_lseek64(fd, off, whence);
-	uint64_t t0 = sonde_now_ns();
-	off64_t r = real_lseek64(fd, off, whence);
-	other_done(SONDE_IO_LSEEK, fd, r == (off64_t)-1, t0);
 	return r;
 }
 
@@ -610,28 +521,12 @@ SONDE_EXPORT int open(const char *path, int flags, ...)
 		  mode);
 }
 
-SONDE_EXPORT int open64(const char *path, int flags, ...)
-{
-	mode_t mode = 0;
-	GET_MODE(flags, flags, mode);
-	OPEN_BODY(SONDE_IO_OPEN, open64, path, syscall(SYS_openat, AT_FDCWD, path, flags, mode), path, flags,
-		  mode);
-}
-
 SONDE_EXPORT int openat(int dirfd, const char *path, int flags, ...)
 {
 	mode_t mode = 0;
 	GET_MODE(flags, flags, mode);
 	OPEN_BODY(SONDE_IO_OPENAT, openat, path, syscall(SYS_openat, dirfd, path, flags, mode), dirfd, path,
 		  flags, mode);
-}
-
-SONDE_EXPORT int openat64(int dirfd, const char *path, int flags, ...)
-{
-	mode_t mode = 0;
-	GET_MODE(flags, flags, mode);
-	OPEN_BODY(SONDE_IO_OPENAT, openat64, path, syscall(SYS_openat, dirfd, path, flags, mode), dirfd,
-		  path, flags, mode);
 }
 
 /* The fortified opens: what open(path, flags) becomes when the compiler
@@ -641,32 +536,15 @@ SONDE_EXPORT int __open_2(const char *path, int flags)
 	OPEN_BODY(SONDE_IO_OPEN, __open_2, path, syscall(SYS_openat, AT_FDCWD, path, flags), path, flags);
 }
 
-SONDE_EXPORT int __open64_2(const char *path, int flags)
-{
-	OPEN_BODY(SONDE_IO_OPEN, __open64_2, path, syscall(SYS_openat, AT_FDCWD, path, flags), path, flags);
-}
-
 SONDE_EXPORT int __openat_2(int dirfd, const char *path, int flags)
 {
 	OPEN_BODY(SONDE_IO_OPENAT, __openat_2, path, syscall(SYS_openat, dirfd, path, flags), dirfd, path,
 		  flags);
 }
 
-SONDE_EXPORT int __openat64_2(int dirfd, const char *path, int flags)
-{
-	OPEN_BODY(SONDE_IO_OPENAT, __openat64_2, path, syscall(SYS_openat, dirfd, path, flags), dirfd, path,
-		  flags);
-}
-
 SONDE_EXPORT int creat(const char *path, mode_t mode)
 {
 	OPEN_BODY(SONDE_IO_CREAT, creat, path,
-		  syscall(SYS_openat, AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode), path, mode);
-}
-
-SONDE_EXPORT int creat64(const char *path, mode_t mode)
-{
-	OPEN_BODY(SONDE_IO_CREAT, creat64, path,
 		  syscall(SYS_openat, AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode), path, mode);
 }
 
@@ -785,19 +663,6 @@ SONDE_EXPORT FILE *fopen(const char *path, const char *mode)
 	return fopen_common(real_fopen, st, path, mode);
 }
 
-SONDE_EXPORT FILE *fopen64(const char *path, const char *mode)
-{
-	RESOLVE(fopen64);
-	if (!real_fopen64) {
-		errno = ENOSYS;
-		return NULL;
-	}
-	int st = call_state(RA);
-	if (st == ST_PASS)
-		return real_fopen64(path, mode);
-	return fopen_common(real_fopen64, st, path, mode);
-}
-
 SONDE_EXPORT FILE *fdopen(int fd, const char *mode)
 {
 	RESOLVE(fdopen);
@@ -843,19 +708,6 @@ SONDE_EXPORT FILE *freopen(const char *path, const char *mode, FILE *f)
 	if (st == ST_PASS)
 		return real_freopen(path, mode, f);
 	return freopen_common(real_freopen, st, path, mode, f);
-}
-
-SONDE_EXPORT FILE *freopen64(const char *path, const char *mode, FILE *f)
-{
-	RESOLVE(freopen64);
-	if (!real_freopen64) {
-		errno = ENOSYS;
-		return NULL;
-	}
-	int st = call_state(RA);
-	if (st == ST_PASS)
-		return real_freopen64(path, mode, f);
-	return freopen_common(real_freopen64, st, path, mode, f);
 }
 
 SONDE_EXPORT int fclose(FILE *f)
@@ -1061,20 +913,6 @@ SONDE_EXPORT int fcntl(int fd, int cmd, ...)
 	return r;
 }
 
-SONDE_EXPORT int fcntl64(int fd, int cmd, ...)
-{
-	va_list ap;
-	va_start(ap, cmd);
-	void *arg = va_arg(ap, void *);
-	va_end(ap);
-	RESOLVE(fcntl64);
-	int r = real_fcntl64 ? real_fcntl64(fd, cmd, arg) : (int)syscall(SYS_fcntl, fd, cmd, arg);
-	int e = errno;
-	fcntl_done(fd, cmd, r, RA);
-	errno = e;
-	return r;
-}
-
 static void forget_range(unsigned first, unsigned last)
 {
 	if (!atomic_load_explicit(&g_attached, memory_order_relaxed) || !g_tab)
@@ -1113,44 +951,29 @@ __attribute__((constructor)) static void io_init(void)
 	RESOLVE(write);
 	RESOLVE(pread);
 	RESOLVE(pwrite);
-	RESOLVE(pread64);
-	RESOLVE(pwrite64);
 	RESOLVE(readv);
 	RESOLVE(writev);
 	RESOLVE(preadv);
 	RESOLVE(pwritev);
-	RESOLVE(preadv64);
-	RESOLVE(pwritev64);
 	RESOLVE(preadv2);
 	RESOLVE(pwritev2);
-	RESOLVE(preadv64v2);
-	RESOLVE(pwritev64v2);
 	RESOLVE(__read_chk);
 	RESOLVE(__pread_chk);
-	RESOLVE(__pread64_chk);
 	RESOLVE(open);
-	RESOLVE(open64);
 	RESOLVE(openat);
-	RESOLVE(openat64);
 	RESOLVE(__open_2);
-	RESOLVE(__open64_2);
 	RESOLVE(__openat_2);
-	RESOLVE(__openat64_2);
 	RESOLVE(creat);
-	RESOLVE(creat64);
 	RESOLVE(close);
 	RESOLVE(dup);
 	RESOLVE(dup2);
 	RESOLVE(dup3);
 	RESOLVE(lseek);
-	RESOLVE(lseek64);
 	RESOLVE(fsync);
 	RESOLVE(fdatasync);
 	RESOLVE(fopen);
-	RESOLVE(fopen64);
 	RESOLVE(fdopen);
 	RESOLVE(freopen);
-	RESOLVE(freopen64);
 	RESOLVE(fclose);
 	RESOLVE(pclose);
 	RESOLVE(fread);
@@ -1167,7 +990,6 @@ __attribute__((constructor)) static void io_init(void)
 	RESOLVE(accept);
 	RESOLVE(accept4);
 	RESOLVE(fcntl);
-	RESOLVE(fcntl64);
 	RESOLVE(close_range);
 	RESOLVE(closefrom);
 
@@ -1183,3 +1005,26 @@ __attribute__((constructor)) static void io_init(void)
 		atomic_store(&g_attached, 1);
 	errno = e;
 }
+
+/* ---- 64-bit-offset entry points ---------------------------------------------- */
+
+/* On LP64 off64_t is off_t, and glibc's open64, pread64, lseek64, fopen64,
+ * ... are aliases of the plain functions; ours are too. */
+_Static_assert(sizeof(off_t) == sizeof(off64_t), "an LP64 ABI");
+#define ALIAS(name, target) extern __typeof__(target) name SONDE_EXPORT __attribute__((alias(#target)))
+ALIAS(pread64, pread);
+ALIAS(pwrite64, pwrite);
+ALIAS(preadv64, preadv);
+ALIAS(pwritev64, pwritev);
+ALIAS(preadv64v2, preadv2);
+ALIAS(pwritev64v2, pwritev2);
+ALIAS(__pread64_chk, __pread_chk);
+ALIAS(lseek64, lseek);
+ALIAS(open64, open);
+ALIAS(openat64, openat);
+ALIAS(__open64_2, __open_2);
+ALIAS(__openat64_2, __openat_2);
+ALIAS(creat64, creat);
+ALIAS(fopen64, fopen);
+ALIAS(freopen64, freopen);
+ALIAS(fcntl64, fcntl);
