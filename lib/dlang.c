@@ -2095,7 +2095,7 @@ static bool collector_frame(const struct sonde_exp *exp, uint64_t pc, bool exact
 {
 	const struct sonde_object *o = sonde_exp_find_object(exp, exact ? pc : pc - 1, SONDE_TIME_NEVER);
 
-	return o && o->name && !strncmp(o->name, "libsonde_", 9); /* the collector or a tracer */
+	return o && o->sonde;
 }
 
 static const char *src_name(struct trace_src *t, uint64_t frame)

@@ -693,6 +693,7 @@ static void read_map(struct sonde_exp *exp)
 		o->path = path ? path : "?";
 		slash = strrchr(o->path, '/');
 		o->name = slash && slash[1] ? slash + 1 : o->path;
+		o->sonde = !strncmp(o->name, "libsonde_", 9);
 		attr_u64(exp, file, &e, "base", &o->base);
 		attr_u64(exp, file, &e, "lo", &o->lo);
 		attr_u64(exp, file, &e, "hi", &o->hi);

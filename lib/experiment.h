@@ -211,6 +211,8 @@ struct sonde_object {
 			      * (the vDSO's "vdso.so"), NULL when none */
 	uint64_t load_ns;
 	uint64_t unload_ns; /* SONDE_TIME_NEVER while loaded */
+	bool sonde;	    /* sonde's own (libsonde_*: the collector, a tracer):
+			     * its frames are folded away by every view */
 };
 
 /* All objects in map.xml order (load order). */

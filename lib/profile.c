@@ -13,9 +13,6 @@
 #include "profile.h"
 #include "symbols.h"
 
-/* The collector and the tracing libraries: their frames are sonde's own,
- * folded away (a sample in them is charged to the target code below). */
-#define SONDE_OBJECT_PREFIX "libsonde_"
 
 #include "u64map.h"
 
@@ -109,7 +106,9 @@ static uint32_t frame_func(struct builder *b, uint64_t pc, bool exact, uint64_t 
 	const char *path = sf && sf->object ? sf->object->path : "<unknown>";
 	const char *base = strrchr(path, '/');
 	base = base ? base + 1 : path;
-	if (!strncmp(base, SONDE_OBJECT_PREFIX, sizeof SONDE_OBJECT_PREFIX - 1)) {
+	if (sf && sf->object && sf->object->sonde) {
+		/* the collector or a tracer: a sample there is charged to
+		 * the target code below */
 		f = UINT32_MAX;
 	} else {
 		uint32_t o = sonde_model_object(b->m, path);

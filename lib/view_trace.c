@@ -231,14 +231,7 @@ static void namer_release(struct namer *nm)
 
 static bool collector_object(const struct sonde_func *sf)
 {
-	const char *path = sf->object ? sf->object->path : NULL;
-	const char *base;
-
-	if (!path)
-		return false;
-	base = strrchr(path, '/');
-	base = base ? base + 1 : path;
-	return !strncmp(base, "libsonde_", 9); /* the collector or a tracer */
+	return sf->object && sf->object->sonde;
 }
 
 static const char *func_name(const struct sonde_func *sf, enum sonde_namefmt names)
