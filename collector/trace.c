@@ -252,8 +252,10 @@ static struct sc_entry *sc_table(void)
 		return t_sc;
 	if (t_sc_failed)
 		return NULL;
+	int saved = errno; /* interposers must not change the target's errno */
 	void *p = sonde_mmap(NULL, SC_ENTRIES * sizeof(struct sc_entry), PROT_READ | PROT_WRITE,
 			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	errno = saved;
 	if (p == MAP_FAILED) {
 		t_sc_failed = 1;
 		return NULL;

@@ -444,6 +444,7 @@ SONDE_EXPORT int munmap(void *addr, size_t len)
 
 __attribute__((constructor)) static void heap_init(void)
 {
+	int e = errno;
 	ready();
 	const char *setting;
 	if (__sonde_trace_attach(SONDE_KIND_HEAP, &g_on, &setting) == 0) {
@@ -452,4 +453,5 @@ __attribute__((constructor)) static void heap_init(void)
 		calibrate();
 		atomic_store(&g_on, 1);
 	}
+	errno = e;
 }

@@ -23,7 +23,8 @@
  *     if (p) { fill it; __sonde_trace_commit(SONDE_KIND_HEAP, sizeof *p); }
  * reserve returns NULL when the event cannot be written (the loss is
  * counted and logged by the collector); nothing else may happen between
- * reserve and commit on the same thread for the same kind.
+ * reserve and commit on the same thread for the same kind.  Every entry
+ * point below preserves errno.
  */
 #ifndef SONDE_TRACER_H
 #define SONDE_TRACER_H
