@@ -86,6 +86,11 @@ $(B)/tests/test_unwind: tests/unit/test_unwind.c $(UNWIND_SRC) collector/unwind.
 	@mkdir -p $(dir $@)
 	$(CC) $(BASEFLAGS) -O2 -g -fomit-frame-pointer -Icollector $< $(UNWIND_SRC) -o $@ -ldl -lpthread
 
+# test_stacks compiles the collector's stack interning with small tables.
+$(B)/tests/test_stacks: tests/unit/test_stacks.c tests/unit/check.h collector/stacks.c collector/*.h
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) $(CFLAGS) -Iinclude -Icollector $< -o $@ -lpthread
+
 $(B)/tests/tools/%: tests/tools/%.c $(LIBSONDE)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASEFLAGS) $(CFLAGS) $(SANFLAGS) -Ilib $< $(LIBSONDE) -o $@ -lm

@@ -7,11 +7,18 @@
  * plus one 32-byte frame packet per frame that differs from every stack
  * recorded so far (usually none, or the leaf only).
  *
- * The set of node ids already written is an open-addressing table of 64-bit
- * words claimed with compare-and-swap: lock-free, usable from a signal
- * handler, never resized.  When it is 3/4 full, new nodes are written every
- * time they occur (readers keep one copy per id), so correctness never
- * depends on the table's size, only the file size does.
+ * The set of node ids already written is a short list of open-addressing
+ * tables of 64-bit words claimed with compare-and-swap: lock-free, usable
+ * from a signal handler.  Tables are never resized; when the newest is 3/4
+ * full, a table twice its size is mapped (by system call, so from a signal
+ * handler too) and new ids go there.  The first is a single 2 MiB huge
+ * page: every page of a table is touched at random, and zero-filling pages
+ * a small program never needs cost more than the TLB misses they save.
+ * When the last table is 3/4 full, new nodes are written every time they
+ * occur (readers keep one copy per id), so correctness never depends on
+ * the tables' size, only the file size does.  For the same reason a node
+ * that two threads meet first while a new table is being mapped may be
+ * written twice (one claims it in the old table, one in the new).
  *
  * A thread that finds a node already claimed does not wait for the claimer
  * to finish writing it: both are in signal handlers that finish promptly.
@@ -24,30 +31,52 @@
 
 #include "collector.h"
 
-#define TABLE_BITS 20
-#define TABLE_SIZE (1u << TABLE_BITS)
-
-static _Atomic uint64_t *g_table;
-static struct dfile *g_stacks_df;
-static _Atomic uint32_t g_used;
-static _Atomic uint64_t g_written;
-
+/* Table k has 1 << (FIRST_BITS + k) words: 2 MiB, 4 MiB, ... 64 MiB, room
+ * for 47 million nodes in all. */
+#ifndef FIRST_BITS /* the unit test shrinks them */
+#define FIRST_BITS 18
+#define NTABLES 6
+#endif
 #define HUGE_PAGE (2u << 20)
 
-int stacks_init(struct dfile *df)
+struct table {
+	_Atomic uint64_t *slot;
+	uint32_t mask;
+	_Atomic uint32_t used;
+};
+
+static struct table g_tables[NTABLES];
+static _Atomic int g_ntables;	/* published tables: slot set before this */
+static _Atomic int g_growing;	/* a thread is mapping table g_ntables */
+static struct dfile *g_stacks_df;
+static _Atomic uint64_t g_written;
+
+/* Async-signal-safe (raw system calls only). */
+static int map_table(int k)
 {
-	/* Lookups land anywhere in the 8 MiB table: with 4 KiB pages nearly
-	 * each is a TLB miss, which under nested paging (a VM) walks two page
-	 * tables.  Ask for transparent huge pages, on a 2 MiB-aligned table
-	 * (the kernel may refuse; then it is only slower). */
-	size_t len = TABLE_SIZE * sizeof(uint64_t);
+	size_t words = (size_t)1 << (FIRST_BITS + k);
+	size_t len = words * sizeof(uint64_t);
 	char *p = sonde_mmap(NULL, len + HUGE_PAGE, PROT_READ | PROT_WRITE,
 			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		return -1;
+	/* Lookups land anywhere in a table: with 4 KiB pages nearly each is
+	 * a TLB miss, which under nested paging (a VM) walks two page tables.
+	 * Ask for transparent huge pages on a 2 MiB-aligned table (the kernel
+	 * may refuse; then it is only slower). */
 	char *t = (char *)(((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
 	syscall(SYS_madvise, t, len, MADV_HUGEPAGE);
-	g_table = (_Atomic uint64_t *)t;
+	g_tables[k].slot = (_Atomic uint64_t *)t;
+	g_tables[k].mask = (uint32_t)(words - 1);
+	atomic_store_explicit(&g_tables[k].used, 0, memory_order_relaxed);
+	atomic_store_explicit(&g_ntables, k + 1, memory_order_release);
+	return 0;
+}
+
+int stacks_init(struct dfile *df)
+{
+	if (map_table(0) < 0)
+		return -1;
 	g_stacks_df = df;
 	return 0;
 }
@@ -95,32 +124,83 @@ static int write_node(uint64_t id, uint64_t parent, uint64_t pc)
 
 enum { ABSENT, PRESENT };
 
-/* Is `id` in the table?  With claim set, insert it when absent and report
- * in *slot where (so a failed write can release it).  Async-signal-safe. */
-static int lookup(uint64_t id, int claim, long *slot)
+/* Where a claimed id went, so a failed write can release it. */
+struct claim {
+	struct table *t;
+	long i;
+};
+
+/* Probe one table for `id`.  Returns PRESENT, or ABSENT with *empty set to
+ * the first free slot of the probe sequence (-1 if none within 64). */
+static int probe(struct table *t, uint64_t id, long *empty)
 {
-	*slot = -1;
-	if (!g_table)
-		return ABSENT;
-	uint32_t i = (uint32_t)(id >> (64 - TABLE_BITS));
-	for (uint32_t probes = 0; probes < 64; probes++, i = (i + 1) & (TABLE_SIZE - 1)) {
-		uint64_t cur = atomic_load_explicit(&g_table[i], memory_order_relaxed);
+	*empty = -1;
+	uint32_t i = (uint32_t)(id >> 32) & t->mask;
+	for (uint32_t probes = 0; probes < 64; probes++, i = (i + 1) & t->mask) {
+		uint64_t cur = atomic_load_explicit(&t->slot[i], memory_order_relaxed);
 		if (cur == id)
 			return PRESENT;
-		if (cur != 0)
-			continue;
-		if (!claim || atomic_load_explicit(&g_used, memory_order_relaxed) >= TABLE_SIZE / 4 * 3)
+		if (cur == 0) {
+			*empty = i;
+			return ABSENT;
+		}
+	}
+	return ABSENT;
+}
+
+/* The table new ids go to: the newest, after mapping the next one when it
+ * is 3/4 full.  NULL when every table is.  Async-signal-safe: a thread that
+ * finds another mapping the next table does not wait for it. */
+static struct table *insert_table(void)
+{
+	int n = atomic_load_explicit(&g_ntables, memory_order_acquire);
+	struct table *t = &g_tables[n - 1];
+	if (atomic_load_explicit(&t->used, memory_order_relaxed) < (t->mask + 1) / 4 * 3)
+		return t;
+	if (n == NTABLES)
+		return NULL;
+	int idle = 0;
+	if (atomic_compare_exchange_strong(&g_growing, &idle, 1)) {
+		if (atomic_load(&g_ntables) == n)
+			map_table(n);
+		atomic_store(&g_growing, 0);
+	}
+	n = atomic_load_explicit(&g_ntables, memory_order_acquire);
+	t = &g_tables[n - 1];
+	return atomic_load_explicit(&t->used, memory_order_relaxed) < (t->mask + 1) / 4 * 3 ? t : NULL;
+}
+
+/* Is `id` in a table?  With claim set, insert it when absent and report
+ * in *c where (so a failed write can release it).  Async-signal-safe. */
+static int lookup(uint64_t id, int claim, struct claim *c)
+{
+	c->t = NULL;
+	int n = atomic_load_explicit(&g_ntables, memory_order_acquire);
+	long empty;
+	for (int k = 0; k < n; k++)
+		if (probe(&g_tables[k], id, &empty) == PRESENT)
+			return PRESENT;
+	if (!claim)
+		return ABSENT;
+	struct table *t = insert_table();
+	if (!t)
+		return ABSENT;
+	for (;;) {
+		if (probe(t, id, &empty) == PRESENT)
+			return PRESENT;
+		if (empty < 0)
 			return ABSENT;
 		uint64_t expected = 0;
-		if (atomic_compare_exchange_strong(&g_table[i], &expected, id)) {
-			atomic_fetch_add_explicit(&g_used, 1, memory_order_relaxed);
-			*slot = i;
+		if (atomic_compare_exchange_strong(&t->slot[empty], &expected, id)) {
+			atomic_fetch_add_explicit(&t->used, 1, memory_order_relaxed);
+			c->t = t;
+			c->i = empty;
 			return ABSENT;
 		}
 		if (expected == id)
 			return PRESENT;
+		/* Another id took the slot: probe on from it. */
 	}
-	return ABSENT;
 }
 
 /* Async-signal-safe. */
@@ -133,7 +213,7 @@ uint64_t stacks_intern(const uint64_t *pcs, int depth, unsigned flags)
 	uint64_t parent = flags & (SONDE_FRAME_ROOT_LIMIT - 1);
 	for (int k = depth - 1; k >= 0; k--)
 		ids[k] = parent = node_id(parent, pcs[k]);
-	long slot;
+	struct claim slot;
 	if (known(ids[0]))
 		return ids[0];
 	if (lookup(ids[0], 0, &slot) == PRESENT) {
@@ -155,9 +235,9 @@ uint64_t stacks_intern(const uint64_t *pcs, int depth, unsigned flags)
 		if (write_node(ids[k], par, pcs[k]) < 0) {
 			/* Not written (file full, block not mapped yet): free
 			 * the slot so a later occurrence writes it. */
-			if (slot >= 0) {
-				atomic_store(&g_table[slot], 0);
-				atomic_fetch_sub(&g_used, 1);
+			if (slot.t) {
+				atomic_store(&slot.t->slot[slot.i], 0);
+				atomic_fetch_sub(&slot.t->used, 1);
 			}
 			break;
 		}

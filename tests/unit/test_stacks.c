@@ -1,0 +1,206 @@
+/*
+ * Unit test of the collector's stack interning (collector/stacks.c), built
+ * with small tables (FIRST_BITS, NTABLES) so that growing to a new table
+ * and running out of tables both happen, against a fake data file that
+ * keeps every frame packet.
+ *
+ *  1. Every node of every stack is written, a node's parent before it, and
+ *     exactly once while the tables have room, across table growth.
+ *  2. Interning the same stacks again writes nothing.
+ *  3. With every table full, new nodes are written every time (never
+ *     lost) and known ones still not.
+ *  4. Four threads interning the same stacks write every node, and each
+ *     once except for the few racing with the mapping of a new table
+ *     (readers keep one copy).
+ *  5. A failed write (file full) leaves the node unclaimed: the next
+ *     occurrence writes it.
+ */
+#define _GNU_SOURCE
+#define FIRST_BITS 10
+#define NTABLES 3
+#include "../../collector/stacks.c"
+
+#include "check.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+/* The fake dfile: frame packets appended to one big array under a lock
+ * (the real one is per-thread blocks; the order checks below need one
+ * global order, which a lock gives). */
+static struct sonde_frame_packet *g_pk;
+static size_t g_npk, g_cap;
+static int g_fail_next;
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static __thread struct sonde_frame_packet t_pending;
+
+void *dfile_reserve(struct dfile *df, size_t size)
+{
+	(void)df;
+	if (size != sizeof(struct sonde_frame_packet) || g_fail_next) {
+		g_fail_next = 0;
+		return NULL;
+	}
+	return &t_pending;
+}
+
+void dfile_commit(struct dfile *df, size_t size)
+{
+	(void)df;
+	(void)size;
+	pthread_mutex_lock(&g_mu);
+	if (g_npk == g_cap) {
+		g_cap = g_cap ? g_cap * 2 : 1 << 16;
+		g_pk = realloc(g_pk, g_cap * sizeof *g_pk);
+	}
+	g_pk[g_npk++] = t_pending;
+	pthread_mutex_unlock(&g_mu);
+}
+
+/* Stack s of depth 4: three shared callers, then a leaf of its own, so
+ * stack s adds one node (more for the first few). */
+#define DEPTH 4
+static void stack_of(uint64_t s, uint64_t pcs[DEPTH])
+{
+	pcs[0] = 0x400000 + s * 16;	/* leaf: one per stack */
+	pcs[1] = 0x500000 + (s % 7) * 16;
+	pcs[2] = 0x600000 + (s % 3) * 16;
+	pcs[3] = 0x700000;		/* main */
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Checks over packets [from, g_npk): ids[] of stacks [0, n) all reachable
+ * (each node written with its parent written earlier, or before `from`),
+ * and returns how many ids were written more than once. */
+static size_t verify(size_t from, const uint64_t *leaf, size_t n, int *all_found)
+{
+	size_t m = g_npk;
+	uint64_t *ids = malloc(m * sizeof *ids);
+	for (size_t i = 0; i < m; i++)
+		ids[i] = g_pk[i].node_id;
+	qsort(ids, m, sizeof *ids, cmp_u64);
+	size_t dup = 0;
+	for (size_t i = 1; i < m; i++)
+		dup += ids[i] == ids[i - 1];
+	/* Parents first: every non-root parent appears at an earlier index. */
+	int order_ok = 1;
+	uint64_t *seen = calloc(m, sizeof *seen);
+	size_t nseen = 0;
+	for (size_t i = 0; i < m && order_ok; i++) {
+		uint64_t par = g_pk[i].parent_id;
+		if (par >= SONDE_FRAME_ROOT_LIMIT) {
+			int found = 0;
+			for (size_t k = nseen; k-- > 0 && !found;)
+				found = seen[k] == par;
+			order_ok = found;
+		}
+		seen[nseen++] = g_pk[i].node_id;
+	}
+	(void)from;
+	CHECK(order_ok);
+	*all_found = 1;
+	for (size_t s = 0; s < n; s++)
+		if (!bsearch(&leaf[s], ids, m, sizeof *ids, cmp_u64))
+			*all_found = 0;
+	free(seen);
+	free(ids);
+	return dup;
+}
+
+struct job {
+	uint64_t from, to;
+	uint64_t *leaf;
+};
+
+static void *intern_range(void *v)
+{
+	struct job *j = v;
+	uint64_t pcs[DEPTH];
+	for (uint64_t s = j->from; s < j->to; s++) {
+		stack_of(s, pcs);
+		j->leaf[s] = stacks_intern(pcs, DEPTH, 0);
+	}
+	return NULL;
+}
+
+int main(void)
+{
+	/* Capacity: 3/4 of 1024 + 2048 + 4096 slots = 5376 nodes. */
+	group = "grow";
+	CHECK(stacks_init(NULL) == 0);
+	CHECK_I(atomic_load(&g_ntables), 1);
+	enum { N1 = 2000 };
+	static uint64_t leaf[20000];
+	struct job j = { 0, N1, leaf };
+	intern_range(&j);
+	CHECK_I(atomic_load(&g_ntables), 2);
+	int all;
+	CHECK_U(verify(0, leaf, N1, &all), 0);
+	CHECK(all);
+	/* 2000 leaves, 21 (s % 7, s % 3) callers, 3 callers of those, main */
+	CHECK_U(g_npk, N1 + 21 + 3 + 1);
+	CHECK_U(stacks_count(), g_npk);
+
+	group = "again";
+	size_t before = g_npk;
+	intern_range(&j);
+	CHECK_U(g_npk, before);
+
+	group = "full";
+	struct job j2 = { N1, 9000, leaf };
+	intern_range(&j2);
+	CHECK_I(atomic_load(&g_ntables), 3);
+	size_t mid = g_npk;
+	CHECK_U(verify(0, leaf, 9000, &all), 0);
+	CHECK(all);
+	/* Tables full: unknown nodes are written again each time... */
+	struct job j3 = { 8000, 9000, leaf };
+	intern_range(&j3);
+	CHECK(g_npk > mid);
+	CHECK(verify(0, leaf, 9000, &all) > 0);
+	CHECK(all);
+	/* ...and the earliest stacks, which are in the tables, are not. */
+	before = g_npk;
+	intern_range(&j);
+	CHECK_U(g_npk, before);
+
+	/* Fresh tables for the threaded and failure checks. */
+	memset(g_tables, 0, sizeof g_tables);
+	atomic_store(&g_ntables, 0);
+	g_npk = 0;
+	CHECK(stacks_init(NULL) == 0);
+
+	group = "threads";
+	pthread_t th[4];
+	struct job jt[4];
+	for (int i = 0; i < 4; i++) {
+		jt[i] = (struct job){ 0, 4000, leaf };
+		pthread_create(&th[i], NULL, intern_range, &jt[i]);
+	}
+	for (int i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	size_t dup = verify(0, leaf, 4000, &all);
+	CHECK(all);
+	CHECK(dup < 200);
+	CHECK_U(g_npk, 4000 + 21 + 3 + 1 + dup);
+
+	group = "failed write";
+	uint64_t pcs[DEPTH];
+	stack_of(4001, pcs);
+	before = g_npk;
+	g_fail_next = 1;
+	stacks_intern(pcs, DEPTH, 0);
+	CHECK_U(g_npk, before);
+	stacks_intern(pcs, DEPTH, 0);
+	CHECK_U(g_npk, before + 1);
+	stacks_intern(pcs, DEPTH, 0);
+	CHECK_U(g_npk, before + 1);
+
+	printf("%d passed, %d failed\n", npass, nfail);
+	return nfail != 0;
+}
