@@ -17,6 +17,7 @@
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
+#include <regex.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -44,6 +45,7 @@ struct opts {
 	int dry_run;
 	const char *sync;  /* -s: NULL (off), "on", "all", or microseconds */
 	int heap, io;	   /* -H on, -i on */
+	const char *follow; /* -F: on, off, all, =REGEX */
 	char **argv;
 };
 
@@ -66,6 +68,11 @@ static void usage(FILE *f)
 		"                     N microseconds\n"
 		"  -H on|off          heap tracing (allocations, frees, leaks)\n"
 		"  -i on|off          I/O tracing (reads, writes, opens, ... by file)\n"
+		"  -F on|off|all|=RE  follow descendant processes (fork, vfork, clone, exec,\n"
+		"                     posix_spawn, system, popen) into sub-experiments;\n"
+		"                     =RE: only those whose lineage (_f1_x1) or program\n"
+		"                     name matches the extended regular expression RE;\n"
+		"                     default on\n"
 		"  -n                 dry run: show what would be done\n"
 		"\n"
 		"The program's exit status is returned (128+N when killed by signal N).\n");
@@ -109,6 +116,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	o->interval_ms = 10;
 	o->depth = 256;
+	o->follow = "on";
 	int i = 1;
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		const char *a = argv[i];
@@ -124,7 +132,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			usage(stdout);
 			exit(0);
 		}
-		if (strlen(a) != 2 || !strchr("poCdtLDsHi", a[1]))
+		if (strlen(a) != 2 || !strchr("poCdtLDsHiF", a[1]))
 			return bad("unknown option", a);
 		if (i + 1 >= argc)
 			return bad("missing value for option", a);
@@ -167,6 +175,17 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			if (strcmp(v, "on") && strcmp(v, "off"))
 				return bad(a[1] == 'H' ? "invalid -H value (on or off):" : "invalid -i value (on or off):", v);
 			*(a[1] == 'H' ? &o->heap : &o->io) = !strcmp(v, "on");
+			break;
+		case 'F':
+			if (v[0] == '=') {
+				regex_t re;
+				if (!v[1] || regcomp(&re, v + 1, REG_EXTENDED | REG_NOSUB))
+					return bad("invalid -F regular expression:", v + 1);
+				regfree(&re);
+			} else if (strcmp(v, "on") && strcmp(v, "off") && strcmp(v, "all")) {
+				return bad("invalid -F value (on, off, all, or =REGEX):", v);
+			}
+			o->follow = v;
 			break;
 		case 'D':
 			if (parse_long(v, 1, SONDE_MAX_DEPTH_LIMIT, &n) < 0)
@@ -547,6 +566,9 @@ int cmd_collect(int argc, char **argv)
 			setenv("SONDE_IO", "on", 1);
 		setenv("SONDE_EXPDIR", expabs, 1);
 		setenvf("SONDE_TARGET_PID", "%ld", (long)getpid());
+		unsetenv("SONDE_TARGET_PPID");
+		unsetenv("SONDE_LINEAGE");
+		setenv("SONDE_FOLLOW", o.follow, 1);
 		setenvf("SONDE_CLOCK_NS", "%llu", (unsigned long long)interval_ns);
 		setenvf("SONDE_DEPTH", "%d", o.depth);
 		setenvf("SONDE_LIMIT_MB", "%ld", o.limit_mb);

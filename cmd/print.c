@@ -22,6 +22,8 @@
  */
 #define _GNU_SOURCE
 #include <ctype.h>
+#include <dirent.h>
+#include <limits.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <inttypes.h>
@@ -36,6 +38,7 @@
 #include "profile.h"
 #include "symbols.h"
 #include "view.h"
+#include "view_table.h"
 
 enum op {
 	OP_ALLOCS,
@@ -45,6 +48,8 @@ enum op {
 	OP_COMPARE,
 	OP_CSINGLE,
 	OP_DUMP,
+	OP_EXPERIMENT_LIST,
+	OP_EXPERIMENT_SELECT,
 	OP_FSINGLE,
 	OP_FUNCTIONS,
 	OP_HEADER,
@@ -61,6 +66,7 @@ enum op {
 	OP_OBJECTS,
 	OP_OUTFILE,
 	OP_PRINTMODE,
+	OP_PROCESSES,
 	OP_QUIT,
 	OP_SCRIPT,
 	OP_SORT,
@@ -89,6 +95,9 @@ static const struct command {
 	{ "dump", OP_DUMP, "profile|stacks|overview|objects|sync|heap|io",
 	  "raw samples, stacks, overview, objects, or traced events" },
 	{ "exit", OP_QUIT, NULL, "end the script or the interactive session" },
+	{ "experiment_list", OP_EXPERIMENT_LIST, NULL, "the experiments loaded, numbered (founder and descendants)" },
+	{ "experiment_select", OP_EXPERIMENT_SELECT, "all|LIST",
+	  "only these experiments (numbers as -experiment_list shows: 1,3-5)" },
 	{ "fsingle", OP_FSINGLE, "NAME", "the metrics and details of one function" },
 	{ "functions", OP_FUNCTIONS, NULL, "the function list with the current metrics" },
 	{ "header", OP_HEADER, NULL, "experiment summary (the default with no command)" },
@@ -106,6 +115,7 @@ static const struct command {
 	{ "objects", OP_OBJECTS, NULL, "the load-object list with the current metrics" },
 	{ "outfile", OP_OUTFILE, "FILE", "write the output of later commands to FILE (- is stdout)" },
 	{ "printmode", OP_PRINTMODE, "text|csv|json", "output form of later views" },
+	{ "processes", OP_PROCESSES, NULL, "one row per process: lineage, pid, command, CPU time" },
 	{ "quit", OP_QUIT, NULL, "end the script or the interactive session" },
 	{ "script", OP_SCRIPT, "FILE", "run the commands in FILE (one a line, # comments)" },
 	{ "sort", OP_SORT, "SPEC", "sort by a metric (e.totalcpu, i.totalcpu) or by name" },
@@ -409,9 +419,12 @@ struct state {
 	struct sonde_view_opts o;
 	char *thread_select, *object_select;
 
-	struct sonde_exp **exps;
+	struct sonde_exp **exps; /* the selected experiments (-experiment_select) */
 	const char **names;
 	size_t nexps;
+	struct sonde_exp **all_exps; /* every experiment loaded, founders with */
+	const char **all_names;	     /* their descendants after them */
+	size_t nall;
 
 	struct sonde_profile prof;
 	bool have_prof;
@@ -445,11 +458,14 @@ static void drop_profiles(struct state *st)
 static void report_symbols(struct state *st, const struct sonde_profile *p, size_t first_exp)
 {
 	for (size_t i = 0; i < p->nexps; i++) {
-		size_t e = first_exp + i, n;
+		size_t e = first_exp + i, n, a = 0;
 
-		if (st->reported[e] || !p->syms || !p->syms[i])
+		/* said once per experiment loaded, whatever the selection */
+		while (a < st->nall && st->all_exps[a] != st->exps[e])
+			a++;
+		if (st->reported[a] || !p->syms || !p->syms[i])
 			continue;
-		st->reported[e] = true;
+		st->reported[a] = true;
 		const char *const *msg = sonde_syms_problems(p->syms[i], &n);
 
 		for (size_t k = 0; k < n; k++)
@@ -607,6 +623,227 @@ static void default_metrics(struct state *st)
 		 clock ? "totalcpu" : sync ? "sync" : heap ? "heapallocbytes" : "ioreadbytes");
 }
 
+/* ---- processes (C10) ---------------------------------------------------------- */
+
+static bool is_subexp_name(const char *n)
+{
+	size_t l = strlen(n);
+
+	return n[0] == '_' && l > 4 && !strcmp(n + l - 3, ".er");
+}
+
+static int subexp_filter(const struct dirent *d)
+{
+	return is_subexp_name(d->d_name);
+}
+
+static void add_exp(struct state *st, struct sonde_exp *e, const char *name)
+{
+	struct sonde_exp **ne = realloc(st->all_exps, (st->nall + 1) * sizeof(*ne));
+	const char **nn = realloc(st->all_names, (st->nall + 1) * sizeof(*nn));
+	char *copy = strdup(name);
+
+	if (ne)
+		st->all_exps = ne;
+	if (nn)
+		st->all_names = nn;
+	if (!ne || !nn || !copy) {
+		free(copy);
+		sonde_exp_close(e);
+		complain(NULL, "out of memory");
+		set_rc(st, 1);
+		return;
+	}
+	st->all_exps[st->nall] = e;
+	st->all_names[st->nall++] = copy;
+}
+
+/* The experiment at path, then (for a founder) the sub-experiments of its
+ * descendants, in name order with numbers compared as numbers. */
+static void open_with_descendants(struct state *st, const char *path)
+{
+	char err[512];
+	struct sonde_exp *e = sonde_exp_open(path, err, sizeof(err));
+
+	if (!e) {
+		complain(NULL, "%s", err);
+		set_rc(st, 1);
+		return;
+	}
+	add_exp(st, e, path);
+	if (is_subexp_name(sonde_exp_info(e)->name))
+		return; /* a descendant's experiment given by itself */
+	struct dirent **list = NULL;
+	int n = scandir(path, &list, subexp_filter, versionsort);
+
+	for (int i = 0; i < n; i++) {
+		char sub[PATH_MAX];
+
+		snprintf(sub, sizeof(sub), "%s/%s", sonde_exp_info(e)->dir, list[i]->d_name);
+		struct sonde_exp *se = sonde_exp_open(sub, err, sizeof(err));
+
+		if (se) {
+			add_exp(st, se, sub);
+		} else {
+			complain(NULL, "%s", err);
+			set_rc(st, 1);
+		}
+		free(list[i]);
+	}
+	free(list);
+}
+
+/* -experiment_select: "all", or numbers and ranges ("1,3-5") as
+ * -experiment_list shows them.  Returns -1 on a bad list. */
+static int select_experiments(struct state *st, const char *spec)
+{
+	bool *want = calloc(st->nall + 1, sizeof(*want));
+
+	if (!want)
+		return -1;
+	if (!strcmp(spec, "all")) {
+		for (size_t i = 0; i < st->nall; i++)
+			want[i] = true;
+	} else {
+		const char *p = spec;
+
+		while (*p) {
+			char *end;
+			long lo = strtol(p, &end, 10), hi = lo;
+
+			if (end == p)
+				goto bad;
+			if (*end == '-') {
+				p = end + 1;
+				hi = strtol(p, &end, 10);
+				if (end == p)
+					goto bad;
+			}
+			if (lo < 1 || hi < lo || (size_t)hi > st->nall)
+				goto bad;
+			for (long k = lo; k <= hi; k++)
+				want[k - 1] = true;
+			p = end;
+			if (*p == ',')
+				p++;
+			else if (*p)
+				goto bad;
+		}
+	}
+	drop_profiles(st);
+	st->nexps = 0;
+	for (size_t i = 0; i < st->nall; i++)
+		if (want[i]) {
+			st->exps[st->nexps] = st->all_exps[i];
+			st->names[st->nexps++] = st->all_names[i];
+		}
+	free(want);
+	return 0;
+bad:
+	free(want);
+	complain(NULL, "-experiment_select: '%s' is not 'all' or a list of experiment numbers from 1 to %zu "
+		       "(like 1,3-5)",
+		 spec, st->nall);
+	return -1;
+}
+
+static const char *lineage_of(const struct sonde_exp *e)
+{
+	const char *n = sonde_exp_info(e)->name;
+
+	return is_subexp_name(n) ? n : "(founder)";
+}
+
+static bool selected(const struct state *st, const struct sonde_exp *e)
+{
+	for (size_t i = 0; i < st->nexps; i++)
+		if (st->exps[i] == e)
+			return true;
+	return false;
+}
+
+/* -experiment_list: every experiment loaded, numbered; * marks the
+ * selected ones. */
+static void print_experiment_list(struct state *st)
+{
+	FILE *f = st->out;
+
+	if (st->o.mode == SONDE_PM_JSON) {
+		fputs("{\"experiments\":[", f);
+		for (size_t i = 0; i < st->nall; i++) {
+			const struct sonde_exp_info *in = sonde_exp_info(st->all_exps[i]);
+
+			fprintf(f, "%s{\"number\":%zu,\"selected\":%s,\"path\":", i ? "," : "", i + 1,
+				selected(st, st->all_exps[i]) ? "true" : "false");
+			vt_json_str(f, st->all_names[i]);
+			fprintf(f, ",\"pid\":%u}", in->target.pid);
+		}
+		fputs("]}\n", f);
+		return;
+	}
+	fprintf(f, "Experiments (* selected):\n");
+	for (size_t i = 0; i < st->nall; i++)
+		fprintf(f, "%c %3zu  %s\n", selected(st, st->all_exps[i]) ? '*' : ' ', i + 1, st->all_names[i]);
+}
+
+/* -processes: one row per selected experiment's process. */
+static void print_processes(struct state *st)
+{
+	FILE *f = st->out;
+	bool json = st->o.mode == SONDE_PM_JSON, csv = st->o.mode == SONDE_PM_CSV;
+	uint64_t total = 0, samples = 0;
+
+	if (json)
+		fputs("{\"processes\":[", f);
+	else if (csv)
+		fputs("number,lineage,pid,ppid,cpu_ns,samples,exit,command\n", f);
+	else
+		fprintf(f, "%3s  %-24s %8s %8s %10s %8s %6s  %s\n", "#", "Lineage", "PID", "PPID", "CPU sec.",
+			"Samples", "Exit", "Command");
+	for (size_t i = 0; i < st->nexps; i++) {
+		const struct sonde_exp *e = st->exps[i];
+		const struct sonde_exp_info *in = sonde_exp_info(e);
+		const struct sonde_exp_summary *su = sonde_exp_summary(e);
+		const struct sonde_event *x = in->exit_event;
+		char ex[32] = "?";
+		size_t num = 0;
+
+		for (size_t k = 0; k < st->nall; k++)
+			if (st->all_exps[k] == e)
+				num = k + 1;
+		if (x && x->kind == SONDE_EV_EXIT)
+			snprintf(ex, sizeof(ex), "%d", x->status);
+		else if (x)
+			snprintf(ex, sizeof(ex), "%s", x->signame ? x->signame : "signal");
+		total += su->weight_ns;
+		samples += su->samples;
+		const char *cmd = in->target.command ? in->target.command : "";
+
+		if (json) {
+			fprintf(f, "%s{\"number\":%zu,\"lineage\":", i ? "," : "", num);
+			vt_json_str(f, lineage_of(e));
+			fprintf(f, ",\"pid\":%u,\"ppid\":%u,\"cpu_sec\":%.3f,\"samples\":%" PRIu64 ",\"exit\":",
+				in->target.pid, in->target.ppid, su->weight_ns / 1e9, su->samples);
+			vt_json_str(f, ex);
+			fputs(",\"command\":", f);
+			vt_json_str(f, cmd);
+			fputs("}", f);
+		} else if (csv) {
+			fprintf(f, "%zu,%s,%u,%u,%" PRIu64 ",%" PRIu64 ",%s,", num, lineage_of(e), in->target.pid,
+				in->target.ppid, su->weight_ns, su->samples, ex);
+			vt_csv_str(f, cmd);
+			fputc('\n', f);
+		} else {
+			fprintf(f, "%3zu  %-24s %8u %8u %10.3f %8" PRIu64 " %6s  %s\n", num, lineage_of(e),
+				in->target.pid, in->target.ppid, su->weight_ns / 1e9, su->samples, ex, cmd);
+		}
+	}
+	if (json)
+		fprintf(f, "],\"total_cpu_sec\":%.3f}\n", total / 1e9);
+	else if (!csv)
+		fprintf(f, "%3s  %-24s %8s %8s %10.3f %8" PRIu64 "\n", "", "<Total>", "", "", total / 1e9, samples);
+}
+
 /* Runs one step; problems are said on stderr and set st->rc. */
 static void run_step(struct state *st, const struct step *s)
 {
@@ -640,6 +877,18 @@ static void run_step(struct state *st, const struct step *s)
 		return;
 	case OP_COMPARE:
 		sonde_compare_parse(&st->o.compare, arg, err, sizeof(err));
+		return;
+	case OP_EXPERIMENT_SELECT:
+		if (select_experiments(st, arg) < 0)
+			set_rc(st, 2);
+		return;
+	case OP_EXPERIMENT_LIST:
+		separate(st);
+		print_experiment_list(st);
+		return;
+	case OP_PROCESSES:
+		separate(st);
+		print_processes(st);
 		return;
 	case OP_THREAD_SELECT:
 	case OP_OBJECT_SELECT: {
@@ -896,30 +1145,22 @@ int cmd_print(int argc, char **argv)
 		goto out;
 	}
 
-	/* Open the experiments; one that cannot be opened is reported and skipped. */
+	/* Open the experiments, each founder with its descendants' (C10); one
+	 * that cannot be opened is reported and skipped. */
 	sonde_view_opts_init(&st.o);
 	st.out = stdout;
-	st.exps = calloc(npaths, sizeof(*st.exps));
-	st.names = calloc(npaths, sizeof(*st.names));
-	st.cprof = calloc(npaths, sizeof(*st.cprof));
-	st.reported = calloc(npaths, sizeof(*st.reported));
+	for (size_t i = 0; i < npaths; i++)
+		open_with_descendants(&st, paths[i]);
+	st.exps = calloc(st.nall + 1, sizeof(*st.exps));
+	st.names = calloc(st.nall + 1, sizeof(*st.names));
+	st.cprof = calloc(st.nall + 1, sizeof(*st.cprof));
+	st.reported = calloc(st.nall + 1, sizeof(*st.reported));
 	if (!st.exps || !st.names || !st.cprof || !st.reported) {
 		complain(NULL, "out of memory");
 		rc = 1;
 		goto out;
 	}
-	for (size_t i = 0; i < npaths; i++) {
-		char err[512];
-		struct sonde_exp *e = sonde_exp_open(paths[i], err, sizeof(err));
-
-		if (!e) {
-			complain(NULL, "%s", err);
-			set_rc(&st, 1);
-			continue;
-		}
-		st.exps[st.nexps] = e;
-		st.names[st.nexps++] = paths[i];
-	}
+	select_experiments(&st, "all");
 	if (!st.nexps) {
 		rc = st.rc;
 		goto out;
@@ -969,8 +1210,12 @@ int cmd_print(int argc, char **argv)
 	rc = st.rc;
 out:
 	drop_profiles(&st);
-	for (size_t i = 0; i < st.nexps; i++)
-		sonde_exp_close(st.exps[i]);
+	for (size_t i = 0; i < st.nall; i++) {
+		sonde_exp_close(st.all_exps[i]);
+		free((char *)st.all_names[i]);
+	}
+	free(st.all_exps);
+	free(st.all_names);
 	free(st.exps);
 	free(st.names);
 	free(st.cprof);

@@ -433,7 +433,8 @@ static int try_source(struct source *src, int sig)
 	}
 	/* A handler installed before us (another library's constructor) is
 	 * chained like one installed later. */
-	if ((old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL) {
+	if (((old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL) &&
+	    !((old.sa_flags & SA_SIGINFO) && old.sa_sigaction == clock_handler)) {
 		g_chained_action = old;
 		atomic_store(&g_chained_set, 1);
 	}
@@ -446,8 +447,10 @@ int clock_start(const struct clock_settings *cs)
 	g_cs = *cs;
 	if (g_cs.depth <= 0 || g_cs.depth > SONDE_MAX_DEPTH_LIMIT)
 		g_cs.depth = 256;
-	if (pthread_key_create(&g_key, key_destructor) != 0)
+	static int have_key; /* clock_start runs again in a followed fork child */
+	if (!have_key && pthread_key_create(&g_key, key_destructor) != 0)
 		return -1;
+	have_key = 1;
 	if (!g_cs.interval_ns)
 		return 0;
 	g_profile = dfile_create(g_col.expdir, "profile", SONDE_KIND_PROFILE);
@@ -561,6 +564,10 @@ void clock_fork_child(void)
 	dfile_forget(g_profile);
 	g_profile = NULL;
 	t_state.tid = 0;
+	/* The child's thread is a new task: its CPU clock starts at zero. */
+	t_state.last_cpu_ns = 0;
+	t_state.nrecorded = 0;
+	t_state.in_trace = 0;
 }
 
 uint64_t clock_samples(void) { return atomic_load(&g_samples); }

@@ -121,6 +121,7 @@ int stacks_init(struct dfile *df);
  * time this stack is seen.  Async-signal-safe. */
 uint64_t stacks_intern(const uint64_t *pcs, int depth, unsigned flags);
 uint64_t stacks_count(void);
+int stacks_reset(void);
 
 /* ---- maps.c: map.xml ---- */
 
@@ -129,6 +130,7 @@ int maps_open(const char *expdir);
  * the unwinder's tables.  Normal context; serialised internally. */
 void maps_update(void);
 void maps_close(void);
+void maps_fork_child(void);
 
 /* ---- clock.c: clock profiling ---- */
 
@@ -162,6 +164,22 @@ void clock_fork_child(void);
 #define MAX_TRACE_KIND SONDE_KIND_IO
 void trace_stop_all(void);
 void trace_fork_child(void);
+void trace_restart(void);
+
+/* ---- follow.c: descendant processes ---- */
+
+int follow_identify(void);
+int follow_init(const char *founder, char *dir, size_t cap);
+const char *follow_lineage(void);
+void follow_fork_prepare(void);
+void follow_fork_child(void);
+void follow_note_exit(int status);
+
+/* ---- init.c ---- */
+
+void collector_exit_hook(void);
+void collector_fork_child(void);
+void collector_restart(const char *dir);
 
 /* ---- interpose.c / signals ---- */
 

@@ -1,20 +1,22 @@
 /*
  * Start-up and shutdown of the collector.
  *
- * The library is inert unless `sonde collect` started this very process:
- * SONDE_EXPDIR names the experiment and SONDE_TARGET_PID the process that
- * owns it.  Descendants that inherit LD_PRELOAD see another pid and stay
- * inert (following them is C10); an exec in the target itself finds
- * log.xml already there and only notes the exec.
+ * The library is inert unless `sonde collect` started this process or a
+ * followed ancestor handed it the settings (follow.c says how): the founder
+ * records into SONDE_EXPDIR, a descendant into a sub-experiment inside it.
+ * An exec that sonde did not see finds log.xml already there and only
+ * notes the exec.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/sysinfo.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -228,24 +230,21 @@ static void note_exec_in_target(const char *dir)
 	log_close();
 }
 
-__attribute__((constructor)) static void sonde_init(void)
+/* Start recording into `dir` (created here for a sub-experiment).
+ * Returns 0, or -1 when this process records nothing. */
+static int collector_start(const char *dir, int subexp)
 {
-	const char *dir = getenv("SONDE_EXPDIR");
-	if (!dir || !*dir)
-		return;
-	if ((pid_t)env_u64("SONDE_TARGET_PID", 0) != getpid())
-		return;
 	if (strlen(dir) >= sizeof g_col.expdir)
-		return;
-	int saved = errno;
+		return -1;
 	strcpy(g_col.expdir, dir);
 	g_col.pid = getpid();
 	g_col.start_ns = now_ns();
+	if (subexp && mkdir(dir, 0777) < 0 && errno != EEXIST)
+		return -1;
 	if (log_open(dir, 1) < 0) {
 		if (errno == EEXIST)
 			note_exec_in_target(dir);
-		errno = saved;
-		return;
+		return -1;
 	}
 	uint64_t interval_ns = env_u64("SONDE_CLOCK_NS", 10000000);
 	uint64_t depth64 = env_u64("SONDE_DEPTH", 256);
@@ -274,10 +273,39 @@ __attribute__((constructor)) static void sonde_init(void)
 	maps_update();
 	overview_sample(SONDE_OV_START);
 	log_event_text("start", NULL);
+	atomic_store(&g_finished, 0);
 	atomic_store(&g_col.active, 1);
 	clock_thread_begin(); /* also the stack bounds that tracing unwinds within */
 	if (interval_ns)
 		clock_adopt_existing_threads();
+	return 0;
+}
+
+__attribute__((constructor)) static void sonde_init(void)
+{
+	const char *founder = getenv("SONDE_EXPDIR");
+	if (!founder || !*founder || !follow_identify())
+		return;
+	int saved = errno;
+	char dir[sizeof g_col.expdir];
+	if (follow_init(founder, dir, sizeof dir))
+		collector_start(dir, follow_lineage()[0] != 0);
+	else
+		interpose_init(); /* tracked, not recorded: still follow fork */
+	/* Registered last, so that in a fork child it runs after the other
+	 * child handlers (the unwinder's releases the lock that starting an
+	 * experiment takes). */
+	pthread_atfork(follow_fork_prepare, NULL, follow_fork_child);
+	errno = saved;
+}
+
+/* In a followed child of fork or clone, after collector_fork_child(). */
+void collector_restart(const char *dir)
+{
+	int saved = errno;
+	if (stacks_reset() == 0)
+		collector_start(dir, 1);
+	trace_restart();
 	errno = saved;
 }
 
@@ -334,7 +362,7 @@ void collector_fork_child(void)
 	dfile_forget(g_overview);
 	g_stacks = g_overview = NULL;
 	log_close();
-	maps_close();
+	maps_fork_child();
 }
 
 __attribute__((destructor)) static void sonde_fini(void)

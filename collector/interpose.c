@@ -25,8 +25,6 @@ struct sigaction g_chained_action;
 _Atomic int g_chained_set;
 
 void clock_pause_unwinding(int on);
-void collector_exit_hook(void);
-void collector_fork_child(void);
 
 #define REAL(name, ret, args)                                               \
 	static ret(*real_##name) args;                                      \
@@ -69,13 +67,18 @@ static void note_once(_Atomic int *flag, const char *kind, const char *text)
 static void child_after_fork(void)
 {
 	/* A forked child shares the experiment's files with its parent; it
-	 * must never write to them.  (Following descendants is C10.) */
+	 * must never write to them.  It may start its own experiment, from
+	 * a handler registered later (follow.c). */
 	if (atomic_load(&g_col.active))
 		collector_fork_child();
 }
 
 void interpose_init(void)
 {
+	static int done;
+	if (done) /* again in a followed fork child */
+		return;
+	done = 1;
 	resolve_pthread_create();
 	resolve_sigaction();
 	resolve_sigprocmask();
@@ -321,6 +324,7 @@ EXPORT void closefrom(int lowfd)
 EXPORT void _exit(int status)
 {
 	resolve__exit();
+	follow_note_exit(status);
 	collector_exit_hook();
 	real__exit(status);
 	__builtin_unreachable();
@@ -329,6 +333,7 @@ EXPORT void _exit(int status)
 EXPORT void _Exit(int status)
 {
 	resolve__Exit();
+	follow_note_exit(status);
 	collector_exit_hook();
 	real__Exit(status);
 	__builtin_unreachable();

@@ -59,6 +59,18 @@ void maps_close(void)
 	g_map_fd = -1;
 }
 
+/* In a fork child: the objects are to be listed again in its own map.xml;
+ * the lock may have been held by a thread that does not exist here. */
+void maps_fork_child(void)
+{
+	maps_close();
+	pthread_mutex_init(&g_lock, NULL);
+	for (size_t i = 0; i < g_nobjs; i++)
+		free(g_objs[i].path);
+	g_nobjs = 0;
+	g_next_id = 1;
+}
+
 static void read_buildid(struct dl_phdr_info *info, char *out)
 {
 	out[0] = 0;

@@ -87,6 +87,22 @@ int stacks_init(struct dfile *df)
 #define KNOWN 512
 static TLS uint64_t t_known[KNOWN];
 
+/* In a fork child that starts its own experiment: forget every node (they
+ * are in the parent's file, not the child's).  0, or -1 when no table
+ * could be mapped. */
+int stacks_reset(void)
+{
+	int n = atomic_load(&g_ntables);
+	for (int k = 0; k < n; k++)
+		sonde_munmap((void *)g_tables[k].slot, ((size_t)g_tables[k].mask + 1) * sizeof(uint64_t));
+	memset(g_tables, 0, sizeof g_tables);
+	atomic_store(&g_ntables, 0);
+	atomic_store(&g_growing, 0);
+	atomic_store(&g_written, 0);
+	memset(t_known, 0, sizeof t_known);
+	return 0;
+}
+
 static inline int known(uint64_t id)
 {
 	return t_known[id & (KNOWN - 1)] == id;

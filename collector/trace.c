@@ -36,6 +36,8 @@ static const struct trace_kind {
 #define NKINDS (sizeof g_kinds / sizeof g_kinds[0])
 
 static struct dfile *g_df[MAX_TRACE_KIND + 1];
+struct sc_entry;
+static TLS struct sc_entry *t_sc; /* the stack cache below */
 static _Atomic int *g_on[MAX_TRACE_KIND + 1];
 
 /* Code of sonde's own libraries: leading stack frames there are dropped. */
@@ -170,6 +172,13 @@ EXPORT int __sonde_trace_attach(int kind, _Atomic int *on, const char **setting)
 	return 0;
 }
 
+/* The <trace> lines logged so far: a followed fork child's experiment
+ * needs them too (the heap tracer's clock calibration, for one). */
+#define MAX_SETTING_LINES 16
+static char g_setting_lines[MAX_SETTING_LINES][512];
+static size_t g_setting_len[MAX_SETTING_LINES];
+static int g_nsettings;
+
 EXPORT void __sonde_trace_setting(int kind, const char *name, const char *value)
 {
 	const struct trace_kind *k = kind_of(kind);
@@ -183,6 +192,36 @@ EXPORT void __sonde_trace_setting(int kind, const char *name, const char *value)
 	xb_attr_str(&b, name, value);
 	xb_str(&b, "/>\n");
 	log_line(mem, b.len);
+	if (g_nsettings < MAX_SETTING_LINES && !b.overflow) {
+		memcpy(g_setting_lines[g_nsettings], mem, b.len);
+		g_setting_len[g_nsettings++] = b.len;
+	}
+}
+
+/* In a followed fork child whose own experiment has started: the kinds the
+ * parent traced go on into the child's files. */
+void trace_restart(void)
+{
+	t_sc = NULL; /* its stack ids name nodes of the parent's stacks file */
+	if (!atomic_load(&g_col.active))
+		return;
+	for (int kind = 0; kind <= MAX_TRACE_KIND; kind++) {
+		const struct trace_kind *k = kind_of(kind);
+		if (!k || !g_on[kind])
+			continue;
+		g_df[kind] = dfile_create(g_col.expdir, k->file, (uint32_t)kind);
+		if (!g_df[kind])
+			continue;
+		write_dataformat(k);
+		const char *tag = k->name;
+		for (int i = 0; i < g_nsettings; i++) {
+			char pat[64];
+			snprintf(pat, sizeof pat, "kind=\"%s\"", tag);
+			if (strstr(g_setting_lines[i], pat))
+				log_line(g_setting_lines[i], g_setting_len[i]);
+		}
+		atomic_store(g_on[kind], 1);
+	}
 }
 
 EXPORT void __sonde_trace_log(const char *level, const char *text)
@@ -243,7 +282,6 @@ struct sc_entry {
 	uint32_t n, pad;
 	uint64_t addr[SC_SLOTS], val[SC_SLOTS];
 };
-static TLS struct sc_entry *t_sc;
 static TLS int t_sc_failed;
 
 static struct sc_entry *sc_table(void)

@@ -47,6 +47,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -944,6 +945,15 @@ SONDE_EXPORT void closefrom(int lowfd)
 
 /* ---- start ------------------------------------------------------------------------ */
 
+/* A followed fork child records into its own experiment, where the
+ * parent's file ids were never named: forget them all, so that each
+ * descriptor is named again (from /proc/self/fd) on its first use. */
+static void io_fork_child(void)
+{
+	if (g_tab)
+		syscall(SYS_madvise, (void *)g_tab, FD_TABLE * sizeof(uint64_t), MADV_DONTNEED);
+}
+
 __attribute__((constructor)) static void io_init(void)
 {
 	int e = errno;
@@ -999,6 +1009,7 @@ __attribute__((constructor)) static void io_init(void)
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (tab != MAP_FAILED)
 		g_tab = tab;
+	pthread_atfork(NULL, NULL, io_fork_child);
 	const char *setting = NULL;
 	/* The table is ready before g_on can become 1. */
 	if (__sonde_trace_attach(SONDE_KIND_IO, &g_on, &setting) == 0)

@@ -1,0 +1,677 @@
+/*
+ * Following descendant processes (-F on|off|all|=REGEX).
+ *
+ * Every process of the followed tree runs this library (LD_PRELOAD is
+ * inherited, and put back at exec when the program rewrote its
+ * environment).  What it must know arrives in the environment:
+ *   SONDE_EXPDIR       the founder experiment (all sub-experiments are
+ *                      directories directly inside it);
+ *   SONDE_LINEAGE      this process's lineage, "" for the founder, else
+ *                      e.g. "_f2_x1": its experiment is EXPDIR/_f2_x1.er;
+ *   SONDE_TARGET_PID   the pid the settings are meant for (the founder,
+ *                      and the image an exec replaces: same pid), or
+ *   SONDE_TARGET_PPID  the parent of the process meant (posix_spawn,
+ *                      system and popen: the child's pid is not known
+ *                      before it runs);
+ *   SONDE_FOLLOW       the -F setting.
+ * A process that matches neither pid is some unrelated descendant that
+ * inherited the environment through a path sonde did not see, and stays
+ * inert.
+ *
+ * Names follow the reference: an underscore, f for fork (vfork, and the
+ * fork half of posix_spawn, system and popen), x for exec, C for clone,
+ * and the creator's running count of that kind.  posix_spawn, system and
+ * popen give "_fN_x1": a fork whose child execs at once.
+ *
+ * With =REGEX a process whose lineage or program name does not match is
+ * still tracked (its children are named and may match) but records
+ * nothing and gets no directory.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <regex.h>
+#include <sched.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "collector.h"
+
+extern char **environ;
+
+enum { F_OFF, F_ON, F_ALL, F_REGEX };
+
+static int g_mode = F_OFF;
+static int g_tracking;		/* this process is part of the followed tree */
+static regex_t g_re;
+static int g_re_ok;
+static char g_lineage[600];
+static char g_founder[PATH_MAX];
+static _Atomic int g_nfork, g_nexec, g_nclone;
+static int g_child_fork_no;	/* set by the atfork prepare handler */
+static pthread_mutex_t g_env_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The SONDE_* settings and sonde's LD_PRELOAD entries, as they were at
+ * start-up: put back into every exec'd environment. */
+#define MAX_KEEP 64
+static char *g_keep[MAX_KEEP];
+static int g_nkeep;
+static char g_preload[4096];
+
+#define REAL(name, ret, args)                                               \
+	static ret(*real_##name) args;                                      \
+	static void resolve_##name(void)                                    \
+	{                                                                   \
+		if (!real_##name)                                           \
+			real_##name = (ret(*) args)dlsym(RTLD_NEXT, #name); \
+	}
+
+REAL(fork, pid_t, (void))
+REAL(execve, int, (const char *, char *const[], char *const[]))
+REAL(execvpe, int, (const char *, char *const[], char *const[]))
+REAL(fexecve, int, (int, char *const[], char *const[]))
+REAL(posix_spawn, int, (pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
+			char *const[], char *const[]))
+REAL(posix_spawnp, int, (pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
+			 char *const[], char *const[]))
+REAL(system, int, (const char *))
+REAL(popen, FILE *, (const char *, const char *))
+REAL(clone, int, (int (*)(void *), void *, int, void *, ...))
+REAL(exit, void, (int))
+
+static int is_sonde_lib(const char *path, size_t len)
+{
+	const char *base = path;
+	for (size_t i = 0; i < len; i++)
+		if (path[i] == '/')
+			base = path + i + 1;
+	return len - (size_t)(base - path) > 9 && !strncmp(base, "libsonde_", 9);
+}
+
+static const char *progname(void)
+{
+	static char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	exe[n > 0 ? n : 0] = 0;
+	const char *s = strrchr(exe, '/');
+	return s ? s + 1 : exe;
+}
+
+static int matches(const char *lineage, const char *prog)
+{
+	if (g_mode != F_REGEX)
+		return 1;
+	if (!g_re_ok)
+		return 0;
+	return regexec(&g_re, lineage, 0, NULL, 0) == 0 || (prog && regexec(&g_re, prog, 0, NULL, 0) == 0);
+}
+
+int follow_identify(void)
+{
+	const char *pid = getenv("SONDE_TARGET_PID"), *ppid = getenv("SONDE_TARGET_PPID");
+	if (pid && *pid)
+		return (pid_t)atol(pid) == getpid();
+	if (ppid && *ppid)
+		return (pid_t)atol(ppid) == getppid();
+	return 0;
+}
+
+static void save_settings(void)
+{
+	for (char **e = environ; e && *e && g_nkeep < MAX_KEEP; e++) {
+		if (strncmp(*e, "SONDE_", 6) || !strncmp(*e, "SONDE_LINEAGE=", 14) ||
+		    !strncmp(*e, "SONDE_TARGET_PID=", 17) || !strncmp(*e, "SONDE_TARGET_PPID=", 18))
+			continue;
+		__sonde_quiet++;
+		g_keep[g_nkeep] = strdup(*e);
+		__sonde_quiet--;
+		if (g_keep[g_nkeep])
+			g_nkeep++;
+	}
+	const char *pl = getenv("LD_PRELOAD");
+	size_t used = 0;
+	while (pl && *pl) {
+		size_t len = strcspn(pl, ": ");
+		if (len && is_sonde_lib(pl, len) && used + len + 2 < sizeof g_preload) {
+			if (used)
+				g_preload[used++] = ':';
+			memcpy(g_preload + used, pl, len);
+			used += len;
+		}
+		pl += len;
+		pl += strspn(pl, ": ");
+	}
+	g_preload[used] = 0;
+}
+
+/* Returns this process's experiment directory in `dir`, or 0 when it is
+ * tracked but not recorded (=REGEX did not match). */
+int follow_init(const char *founder, char *dir, size_t cap)
+{
+	snprintf(g_founder, sizeof g_founder, "%s", founder);
+	const char *lin = getenv("SONDE_LINEAGE");
+	snprintf(g_lineage, sizeof g_lineage, "%s", lin ? lin : "");
+	const char *f = getenv("SONDE_FOLLOW");
+	if (!f || !*f || !strcmp(f, "on"))
+		g_mode = F_ON;
+	else if (!strcmp(f, "all"))
+		g_mode = F_ALL;
+	else if (f[0] == '=') {
+		g_mode = F_REGEX;
+		__sonde_quiet++;
+		g_re_ok = regcomp(&g_re, f + 1, REG_EXTENDED | REG_NOSUB) == 0;
+		__sonde_quiet--;
+	} else
+		g_mode = F_OFF;
+	g_tracking = 1;
+	save_settings();
+	if (!g_lineage[0]) {
+		snprintf(dir, cap, "%s", founder);
+		return 1;
+	}
+	snprintf(dir, cap, "%s/%s.er", founder, g_lineage);
+	return matches(g_lineage, progname());
+}
+
+const char *follow_lineage(void)
+{
+	return g_lineage;
+}
+
+/* ---- environments for exec'd children ---- */
+
+/* envp with sonde's settings put back: `who` is "SONDE_TARGET_PID" or
+ * "SONDE_TARGET_PPID", `lineage` the child's.  malloc'd (the strings it
+ * adds too); NULL when out of memory. */
+static char **child_env(char *const envp[], const char *lineage, const char *who, pid_t pid)
+{
+	size_t n = 0;
+	while (envp && envp[n])
+		n++;
+	__sonde_quiet++;
+	char **v = malloc((n + (size_t)g_nkeep + 4) * sizeof *v);
+	char *pre = malloc(strlen(g_preload) + 32 + 8192);
+	char *lin = malloc(strlen(lineage) + 16);
+	char *id = malloc(64);
+	__sonde_quiet--;
+	if (!v || !pre || !lin || !id) {
+		free(v);
+		free(pre);
+		free(lin);
+		free(id);
+		return NULL;
+	}
+	size_t k = 0;
+	/* The program's own LD_PRELOAD entries follow sonde's. */
+	size_t used = (size_t)sprintf(pre, "LD_PRELOAD=%s", g_preload);
+	for (size_t i = 0; i < n; i++) {
+		if (!strncmp(envp[i], "LD_PRELOAD=", 11)) {
+			const char *pl = envp[i] + 11;
+			while (*pl) {
+				size_t len = strcspn(pl, ": ");
+				if (len && !is_sonde_lib(pl, len) && used + len + 2 < 8192 + strlen(g_preload)) {
+					pre[used++] = ':';
+					memcpy(pre + used, pl, len);
+					used += len;
+				}
+				pl += len;
+				pl += strspn(pl, ": ");
+			}
+			continue;
+		}
+		if (!strncmp(envp[i], "SONDE_", 6))
+			continue;
+		v[k++] = envp[i];
+	}
+	pre[used] = 0;
+	v[k++] = pre;
+	for (int i = 0; i < g_nkeep; i++)
+		v[k++] = g_keep[i];
+	sprintf(lin, "SONDE_LINEAGE=%s", lineage);
+	v[k++] = lin;
+	sprintf(id, "%s=%ld", who, (long)pid);
+	v[k++] = id;
+	v[k] = NULL;
+	return v;
+}
+
+static void free_child_env(char **v)
+{
+	if (!v)
+		return;
+	/* the last four entries are ours: LD_PRELOAD, kept settings (static),
+	 * lineage, id */
+	size_t n = 0;
+	while (v[n])
+		n++;
+	free(v[n - 1]);
+	free(v[n - 2]);
+	free(v[n - 3 - (size_t)g_nkeep]);
+	free(v);
+}
+
+/* Why an executable cannot be followed (the loader will not preload sonde
+ * into it), or NULL. */
+static const char *not_followable(const char *path)
+{
+	if (!path)
+		return NULL;
+	struct stat st;
+	if (stat(path, &st) < 0)
+		return NULL; /* exec will fail and say why */
+	if (st.st_mode & (S_ISUID | S_ISGID))
+		return "setuid or setgid";
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	Elf64_Ehdr eh;
+	const char *why = NULL;
+	if (pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh && !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
+	    eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_phentsize == sizeof(Elf64_Phdr)) {
+		int interp = 0;
+		for (int i = 0; i < eh.e_phnum && !interp; i++) {
+			Elf64_Phdr ph;
+			if (pread(fd, &ph, sizeof ph, (off_t)(eh.e_phoff + (uint64_t)i * sizeof ph)) != (ssize_t)sizeof ph)
+				break;
+			interp = ph.p_type == PT_INTERP;
+		}
+		if (!interp)
+			why = "statically linked";
+	} else if (pread(fd, &eh, 4, 0) == 4 && !memcmp(eh.e_ident, ELFMAG, SELFMAG)) {
+		why = "not a 64-bit program";
+	}
+	close(fd);
+	return why; /* scripts: their interpreter is followed */
+}
+
+/* PATH search as execvp does, for the followability check only. */
+static const char *search_path(const char *file, char *buf, size_t cap)
+{
+	if (!file || strchr(file, '/'))
+		return file;
+	const char *path = getenv("PATH");
+	if (!path)
+		path = "/bin:/usr/bin";
+	while (*path) {
+		size_t len = strcspn(path, ":");
+		snprintf(buf, cap, "%.*s%s%s", (int)len, path, len ? "/" : "", file);
+		if (access(buf, X_OK) == 0)
+			return buf;
+		path += len;
+		if (*path == ':')
+			path++;
+	}
+	return file;
+}
+
+static void log_descendant(const char *variant, const char *lineage, int follow, const char *why,
+			   const char *what, long pid)
+{
+	char mem[2048];
+	struct xbuf b;
+	xb_init(&b, mem, sizeof mem);
+	xb_str(&b, "<event kind=\"descendant\"");
+	xb_attr_u64(&b, "time_ns", now_ns());
+	xb_attr_str(&b, "variant", variant);
+	xb_attr_str(&b, "lineage", lineage);
+	xb_attr_u64(&b, "follow", (uint64_t)follow);
+	if (pid > 0)
+		xb_attr_u64(&b, "pid", (uint64_t)pid);
+	if (why)
+		xb_attr_str(&b, "reason", why);
+	if (what) {
+		b.cap = sizeof mem - 8;
+		xb_attr_str(&b, "command", what);
+		b.cap = sizeof mem;
+		b.overflow = 0;
+	}
+	xb_str(&b, "/>\n");
+	log_line(mem, b.len);
+}
+
+static void command_of(char *out, size_t cap, const char *path, char *const argv[])
+{
+	size_t used = (size_t)snprintf(out, cap, "%s", path ? path : "?");
+	for (int i = 1; argv && argv[i] && used + 2 < cap; i++)
+		used += (size_t)snprintf(out + used, cap - used, " %s", argv[i]);
+}
+
+/* ---- exec ---- */
+
+enum exec_how { X_PATH, X_SEARCH, X_FD };
+
+static int do_exec(enum exec_how how, const char *file, int fd, char *const argv[], char *const envp[])
+{
+	resolve_execve();
+	resolve_execvpe();
+	resolve_fexecve();
+	char buf[PATH_MAX], cmd[1024];
+	int follow = g_tracking && g_mode != F_OFF;
+	const char *why = NULL;
+	if (follow && how != X_FD)
+		why = not_followable(how == X_SEARCH ? search_path(file, buf, sizeof buf) : file);
+	char **env = NULL;
+	char lineage[700];
+	if (g_tracking) {
+		int n = atomic_fetch_add(&g_nexec, 1) + 1;
+		snprintf(lineage, sizeof lineage, "%s_x%d", g_lineage, n);
+		command_of(cmd, sizeof cmd, how == X_FD ? "(fd)" : file, argv);
+		log_descendant("exec", lineage, follow && !why, why, cmd, 0);
+		if (follow && !why)
+			env = child_env(envp, lineage, "SONDE_TARGET_PID", getpid());
+		/* The image is replaced: finish this experiment now. */
+		collector_exit_hook();
+	}
+	char *const *use = env ? env : envp;
+	int rc;
+	if (how == X_PATH)
+		rc = real_execve(file, argv, use);
+	else if (how == X_SEARCH)
+		rc = real_execvpe(file, argv, use);
+	else
+		rc = real_fexecve(fd, argv, use);
+	int e = errno;
+	if (g_tracking) {
+		/* Too late to resume: the experiment was finished above. */
+		char msg[300];
+		snprintf(msg, sizeof msg, "exec failed (%s); this process is no longer recorded", strerror(e));
+		log_event_text("warning", msg);
+	}
+	free_child_env(env);
+	errno = e;
+	return rc;
+}
+
+EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	return do_exec(X_PATH, path, -1, argv, envp);
+}
+
+EXPORT int execv(const char *path, char *const argv[])
+{
+	return do_exec(X_PATH, path, -1, argv, environ);
+}
+
+EXPORT int execvp(const char *file, char *const argv[])
+{
+	return do_exec(X_SEARCH, file, -1, argv, environ);
+}
+
+EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	return do_exec(X_SEARCH, file, -1, argv, envp);
+}
+
+EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	return do_exec(X_FD, NULL, fd, argv, envp);
+}
+
+/* The execl family: gather the arguments into an array on the stack. */
+#define COLLECT_ARGS(arg0, last_named, v, extra)                   \
+	va_list ap;                                                 \
+	size_t n = 1;                                               \
+	va_start(ap, last_named);                                   \
+	while (va_arg(ap, char *))                                  \
+		n++;                                                \
+	va_end(ap);                                                 \
+	char *v[n + 1];                                             \
+	v[0] = (char *)(arg0);                                      \
+	va_start(ap, last_named);                                   \
+	for (size_t i_ = 1; i_ <= n; i_++)                          \
+		v[i_] = va_arg(ap, char *);                         \
+	extra;                                                      \
+	va_end(ap)
+
+EXPORT int execl(const char *path, const char *arg, ...)
+{
+	COLLECT_ARGS(arg, arg, v, (void)0);
+	return do_exec(X_PATH, path, -1, v, environ);
+}
+
+EXPORT int execlp(const char *file, const char *arg, ...)
+{
+	COLLECT_ARGS(arg, arg, v, (void)0);
+	return do_exec(X_SEARCH, file, -1, v, environ);
+}
+
+EXPORT int execle(const char *path, const char *arg, ...)
+{
+	char *const *envp;
+	COLLECT_ARGS(arg, arg, v, envp = va_arg(ap, char *const *));
+	return do_exec(X_PATH, path, -1, v, envp);
+}
+
+/* ---- fork, vfork, clone ---- */
+
+void follow_fork_prepare(void)
+{
+	if (!g_tracking)
+		return;
+	g_child_fork_no = atomic_fetch_add(&g_nfork, 1) + 1;
+	char lineage[700];
+	snprintf(lineage, sizeof lineage, "%s_f%d", g_lineage, g_child_fork_no);
+	log_descendant("fork", lineage, g_mode != F_OFF, NULL, NULL, 0);
+}
+
+/* In a child of fork (or clone): start this process's own experiment.
+ * `kind` is 'f' or 'C', `no` the parent's count. */
+static void start_child(char kind, int no)
+{
+	if (!g_tracking || g_mode == F_OFF)
+		return;
+	char lineage[sizeof g_lineage];
+	if (snprintf(lineage, sizeof lineage, "%s_%c%d", g_lineage, kind, no) >= (int)sizeof lineage) {
+		g_tracking = 0; /* a lineage this deep is not followed further */
+		return;
+	}
+	strcpy(g_lineage, lineage);
+	atomic_store(&g_nfork, 0);
+	atomic_store(&g_nexec, 0);
+	atomic_store(&g_nclone, 0);
+	/* Children that this one creates through paths sonde does not see
+	 * must not take its settings for theirs. */
+	char pid[32];
+	snprintf(pid, sizeof pid, "%ld", (long)getpid());
+	__sonde_quiet++;
+	setenv("SONDE_LINEAGE", lineage, 1);
+	setenv("SONDE_TARGET_PID", pid, 1);
+	unsetenv("SONDE_TARGET_PPID");
+	__sonde_quiet--;
+	if (!matches(lineage, progname()))
+		return;
+	char dir[PATH_MAX + sizeof g_lineage + 8];
+	if (snprintf(dir, sizeof dir, "%s/%s.er", g_founder, lineage) < (int)sizeof dir)
+		collector_restart(dir);
+}
+
+void follow_fork_child(void)
+{
+	start_child('f', g_child_fork_no);
+}
+
+void follow_fork_parent_log(pid_t pid)
+{
+	(void)pid;
+}
+
+/* vfork's child borrows the parent's memory and stack, so a wrapper
+ * function cannot return into it; a fork is what POSIX allows vfork to
+ * be, and gives the child its own collector. */
+EXPORT pid_t vfork(void)
+{
+	resolve_fork();
+	return real_fork ? real_fork() : -1;
+}
+
+struct clone_start {
+	int (*fn)(void *);
+	void *arg;
+	int no;
+};
+
+static int clone_child(void *p)
+{
+	/* Not CLONE_VM: *p is this process's own copy. */
+	struct clone_start cs = *(struct clone_start *)p;
+	if (atomic_load(&g_col.active))
+		collector_fork_child();
+	start_child('C', cs.no);
+	return cs.fn(cs.arg);
+}
+
+EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
+{
+	resolve_clone();
+	va_list ap;
+	va_start(ap, arg);
+	void *ptid = va_arg(ap, void *);
+	void *tls = va_arg(ap, void *);
+	void *ctid = va_arg(ap, void *);
+	va_end(ap);
+	if (!real_clone) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if ((flags & (CLONE_VM | CLONE_THREAD)) || !g_tracking || g_mode == F_OFF)
+		return real_clone(fn, stack, flags, arg, ptid, tls, ctid);
+	struct clone_start *cs = malloc(sizeof *cs);
+	if (!cs)
+		return real_clone(fn, stack, flags, arg, ptid, tls, ctid);
+	cs->fn = fn;
+	cs->arg = arg;
+	cs->no = atomic_fetch_add(&g_nclone, 1) + 1;
+	char lineage[700];
+	snprintf(lineage, sizeof lineage, "%s_C%d", g_lineage, cs->no);
+	log_descendant("clone", lineage, 1, NULL, NULL, 0);
+	int rc = real_clone(clone_child, stack, flags, cs, ptid, tls, ctid);
+	int e = errno;
+	free(cs);
+	errno = e;
+	return rc;
+}
+
+/* ---- posix_spawn, system, popen: a fork whose child execs at once ---- */
+
+/* Lineage and environment for a spawned child; *env NULL when it is not
+ * followed (then the child gets the environment it was given). */
+static void spawn_prologue(const char *variant, const char *path, char *const argv[], char *const envp[],
+			   char **env[], char *lineage, size_t cap)
+{
+	*env = NULL;
+	lineage[0] = 0;
+	if (!g_tracking || g_mode == F_OFF)
+		return;
+	int n = atomic_fetch_add(&g_nfork, 1) + 1;
+	snprintf(lineage, cap, "%s_f%d_x1", g_lineage, n);
+	const char *why = path ? not_followable(path) : NULL;
+	char cmd[1024];
+	command_of(cmd, sizeof cmd, path, argv);
+	log_descendant(variant, lineage, !why, why, cmd, 0);
+	if (!why)
+		*env = child_env(envp, lineage, "SONDE_TARGET_PPID", getpid());
+}
+
+EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+		       const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	resolve_posix_spawn();
+	char **env, lineage[700];
+	spawn_prologue("posix_spawn", path, argv, envp, &env, lineage, sizeof lineage);
+	int rc = real_posix_spawn(pid, path, fa, attr, argv, env ? env : envp);
+	free_child_env(env);
+	return rc;
+}
+
+EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+			const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	resolve_posix_spawnp();
+	char **env, lineage[700], buf[PATH_MAX];
+	spawn_prologue("posix_spawnp", search_path(file, buf, sizeof buf), argv, envp, &env, lineage,
+		       sizeof lineage);
+	int rc = real_posix_spawnp(pid, file, fa, attr, argv, env ? env : envp);
+	free_child_env(env);
+	return rc;
+}
+
+/* system and popen spawn the shell with the process's environment, which
+ * is the only way to hand it sonde's settings: it is swapped in for the
+ * call.  (A setenv by another thread during the call is lost; programs
+ * rarely do that while running a command.) */
+EXPORT int system(const char *command)
+{
+	resolve_system();
+	if (!command || !g_tracking || g_mode == F_OFF)
+		return real_system(command);
+	char **env, lineage[700];
+	char *argv[] = { "sh", "-c", (char *)command, NULL };
+	spawn_prologue("system", "/bin/sh", argv, environ, &env, lineage, sizeof lineage);
+	if (!env)
+		return real_system(command);
+	pthread_mutex_lock(&g_env_lock);
+	char **saved = environ;
+	environ = env;
+	int rc = real_system(command);
+	int e = errno;
+	environ = saved;
+	pthread_mutex_unlock(&g_env_lock);
+	free_child_env(env);
+	errno = e;
+	return rc;
+}
+
+EXPORT FILE *popen(const char *command, const char *type)
+{
+	resolve_popen();
+	if (!command || !g_tracking || g_mode == F_OFF)
+		return real_popen(command, type);
+	char **env, lineage[700];
+	char *argv[] = { "sh", "-c", (char *)command, NULL };
+	spawn_prologue("popen", "/bin/sh", argv, environ, &env, lineage, sizeof lineage);
+	if (!env)
+		return real_popen(command, type);
+	pthread_mutex_lock(&g_env_lock);
+	char **saved = environ;
+	environ = env;
+	FILE *f = real_popen(command, type);
+	int e = errno;
+	environ = saved;
+	pthread_mutex_unlock(&g_env_lock);
+	free_child_env(env);
+	errno = e;
+	return f;
+}
+
+/* ---- exit status of descendants ---- */
+
+void follow_note_exit(int status)
+{
+	if (!atomic_load(&g_col.active) || !g_lineage[0] || getpid() != g_col.pid)
+		return;
+	char mem[256];
+	struct xbuf b;
+	xb_init(&b, mem, sizeof mem);
+	xb_str(&b, "<event kind=\"exit\"");
+	xb_attr_u64(&b, "time_ns", now_ns());
+	xb_attr_u64(&b, "status", (uint64_t)(status & 0xff));
+	xb_str(&b, "/>\n");
+	log_line(mem, b.len);
+}
+
+EXPORT void exit(int status)
+{
+	resolve_exit();
+	follow_note_exit(status);
+	real_exit(status);
+	__builtin_unreachable();
+}

@@ -1,0 +1,84 @@
+# Following descendants (-F): a process tree made by fork, fork+exec,
+# vfork+exec (with an emptied environment), posix_spawn, system, popen,
+# clone and a grandchild gets exactly the expected sub-experiments; each
+# process's recorded CPU time matches its own account (within 2%), and the
+# founder's combined view adds them up.  A static program is recorded as
+# not followed; -F off and -F =REGEX restrict what is followed.
+. "$(dirname "$0")/lib.sh"
+cd "$TMP" || exit 1
+
+static=""
+printf 'int main(void) { return 0; }\n' >st.c
+if cc -static -o st st.c 2>/dev/null; then static=$TMP/st; else note "no static libc: the static exec is not tried"; fi
+
+mkdir truth
+rc 0 "collect -p hi on the process tree" "$SONDE" collect -p hi -o t.er "$FIX/proctree" "$TMP/truth" 0.3 $static
+want="_C1.er _f1.er _f1_f1.er _f2.er _f2_x1.er _f3.er _f3_x1.er _f4_x1.er _f5_x1.er _f5_x1_x1.er _f6_x1.er _f6_x1_x1.er"
+[ -n "$static" ] && want="$want _f7.er"
+got=$(cd t.er && ls -d _*.er | sort | tr '\n' ' ' | sed 's/ $//')
+want=$(echo $want | tr ' ' '\n' | sort | tr '\n' ' ' | sed 's/ $//')
+if [ "$got" = "$want" ]; then ok "sub-experiments are exactly: $got"; else
+	notok "sub-experiments: got '$got', wanted '$want'"; fi
+
+# Per process: the experiments of one pid (the fork half and the exec'd
+# image) together against the process's own CPU time.
+"$SONDE" print -printmode csv -processes t.er >procs.csv 2>/dev/null
+n=0
+bad=0
+for f in truth/*; do
+	pid=$(basename "$f")
+	truth=$(cat "$f")
+	rec=$(awk -F, -v p="$pid" 'NR > 1 && $3 == p { s += $5 } END { printf "%.0f", s }' procs.csv)
+	n=$((n + 1))
+	if within "$rec" "$truth" 2; then :; else
+		bad=$((bad + 1))
+		notok "process $pid: recorded $rec ns, its own account $truth ns"
+	fi
+	note "pid $pid: recorded $rec ns, truth $truth ns"
+done
+if [ "$n" = 9 ] && [ "$bad" = 0 ]; then ok "each of the 9 burning processes: recorded CPU within 2% of its own"; else
+	notok "$n processes with truth (wanted 9), $bad off by more than 2%"; fi
+
+sum_truth=$(cat truth/* | awk '{ s += $1 } END { printf "%.0f", s }')
+proc_total=$(awk -F, 'NR > 1 { s += $5 } END { printf "%.0f", s }' procs.csv)
+"$SONDE" print -printmode csv -metrics e.totalcpu:i.totalcpu:name -functions t.er >fn.csv 2>/dev/null
+combined=$(awk -F, '$1 == "<Total>" { print $3 }' fn.csv)
+note "combined <Total> $combined ns, processes $proc_total ns, truth $sum_truth ns"
+if within "$combined" "$proc_total" 0.1; then ok "the founder's combined view adds up the processes"; else
+	notok "combined $combined vs sum of processes $proc_total"; fi
+if within "$combined" "$sum_truth" 2; then ok "combined total within 2% of the tree's CPU time"; else
+	notok "combined $combined vs truth $sum_truth"; fi
+for fn in burn_founder burn_child burn_grandchild burn_clone; do
+	v=$(awk -F, -v f="$fn" '$1 == f { print $4 }' fn.csv)
+	if within "${v:-0}" 300000000 2; then ok "combined view: $fn inclusive ~0.3 s"; else notok "combined view: $fn inclusive ${v:-0} ns"; fi
+done
+v=$(awk -F, '$1 == "burn_exec" { print $4 }' fn.csv)
+if within "${v:-0}" 1500000000 2; then ok "combined view: burn_exec of the 5 exec'd processes ~1.5 s"; else
+	notok "combined view: burn_exec inclusive ${v:-0} ns"; fi
+
+check "the vfork child's exec with an emptied environment is followed" \
+	sh -c "awk -F, '\$2 == \"_f3_x1.er\" && \$6 > 250' procs.csv | grep -q ."
+if [ -n "$static" ]; then
+	check "the static program's exec is recorded as not followed" \
+		grep -q 'lineage="_f7_x1" follow="0" reason="statically linked"' t.er/_f7.er/log.xml
+fi
+check "the founder logs each descendant" sh -c "[ \$(grep -c 'kind=\"descendant\"' t.er/log.xml) -ge 7 ]"
+
+rc 0 "-experiment_select 2 -processes" "$SONDE" print -experiment_select 2 -processes t.er
+check "-experiment_select keeps one process" sh -c "[ \$(grep -c '_' out.txt) = 1 ] && grep -q '_C1.er' out.txt"
+rc 0 "-experiment_list" "$SONDE" print -experiment_list t.er
+check "-experiment_list numbers all 1+N experiments" grep -q "^\* *$(($(echo $want | wc -w) + 1))  " out.txt
+rc 2 "-experiment_select 99 is refused" "$SONDE" print -experiment_select 99 -processes t.er
+check "... with a message naming the range" grep -q "experiment numbers from 1 to" err.txt
+rc 0 "a sub-experiment can be printed by itself" "$SONDE" print -processes t.er/_f1_f1.er
+check "... as one process" sh -c "[ \$(grep -c '_f1_f1' out.txt) = 1 ] && ! grep -q founder out.txt"
+
+rm -rf truth/*
+rc 0 "collect -F off" "$SONDE" collect -F off -p hi -o off.er "$FIX/proctree" "$TMP/truth" 0.05
+check "-F off: no sub-experiments" sh -c "! ls -d off.er/_* 2>/dev/null"
+rc 0 "collect -F =_f2" "$SONDE" collect -F =_f2 -p hi -o re.er "$FIX/proctree" "$TMP/truth" 0.05
+got=$(cd re.er && ls -d _*.er | tr '\n' ' ')
+if [ "$got" = "_f2.er _f2_x1.er " ]; then ok "-F =_f2 follows only _f2 and its exec"; else notok "-F =_f2 gave: $got"; fi
+rc 2 "-F with a bad value is refused" "$SONDE" collect -F maybe -o bad.er true
+rc 2 "-F with a bad regex is refused" "$SONDE" collect -F '=(' -o bad.er true
+check "... and nothing is created" sh -c "! ls -d bad.er 2>/dev/null"
