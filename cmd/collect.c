@@ -31,6 +31,7 @@
 #include <sonde/format.h>
 
 #include "commands.h"
+#include "dynfunc.h"
 
 struct opts {
 	double interval_ms; /* 0 = off */
@@ -603,6 +604,9 @@ int cmd_collect(int argc, char **argv)
 		snprintf(ev, sizeof ev, "<event kind=\"exit\" time_ns=\"%llu\" status=\"%d\"/>\n",
 			 (unsigned long long)mono_ns(), exit_code);
 	}
+	char jerr[PATH_MAX + 128];
+	if (sonde_jitmap_copy(pid, expabs, jerr, sizeof jerr) < 0)
+		fprintf(stderr, "sonde collect: warning: %s\n", jerr);
 	append(expabs, "log.xml", ev);
 	append(expabs, "log.xml", "</experiment>\n");
 	append(expabs, "map.xml", "</map>\n");
