@@ -527,6 +527,7 @@ int cmd_collect(int argc, char **argv)
 		return 1;
 	}
 	fflush(NULL);
+	time_t started = time(NULL); /* perf maps older than this are not the target's */
 	pid_t pid = fork();
 	if (pid < 0) {
 		perror("sonde collect: fork");
@@ -605,7 +606,7 @@ int cmd_collect(int argc, char **argv)
 			 (unsigned long long)mono_ns(), exit_code);
 	}
 	char jerr[PATH_MAX + 128];
-	if (sonde_jitmap_copy(pid, expabs, jerr, sizeof jerr) < 0)
+	if (sonde_jitmap_copy(pid, started, expabs, jerr, sizeof jerr) < 0)
 		fprintf(stderr, "sonde collect: warning: %s\n", jerr);
 	append(expabs, "log.xml", ev);
 	append(expabs, "log.xml", "</experiment>\n");

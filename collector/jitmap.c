@@ -23,9 +23,23 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "collector.h"
+
+/* When this process started, by the wall clock file times use.  Perf maps
+ * are left behind by convention and pids are reused: a map last written
+ * before the target started belongs to another process. */
+static time_t g_start_sec;
+
+__attribute__((constructor)) static void jitmap_init(void)
+{
+	struct timespec t;
+
+	if (clock_gettime(CLOCK_REALTIME, &t) == 0)
+		g_start_sec = t.tv_sec;
+}
 
 /* Opens DIR/perf-PID.map as perf would trust it: a regular file, not
  * through a symlink (the directory is world-writable), owned by us or by
@@ -111,6 +125,21 @@ static void save(struct scratch *m, const char *expdir, pid_t pid)
 	if (in < 0) {
 		if (errno != ENOENT)
 			warn(m->msg, sizeof m->msg, "cannot read the perf map", src, errno);
+		return;
+	}
+	struct stat st;
+
+	/* A second of slack: file times come from the coarse kernel clock. */
+	if (fstat(in, &st) == 0 && st.st_mtime < g_start_sec - 1) {
+		close(in);
+		struct xbuf b;
+
+		xb_init(&b, m->msg, sizeof m->msg - 1);
+		xb_str(&b, "perf map '");
+		xb_str(&b, src);
+		xb_str(&b, "' is older than the target (left by an earlier process with its pid); ignored");
+		m->msg[b.len] = 0;
+		log_event_text("info", m->msg);
 		return;
 	}
 	int out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

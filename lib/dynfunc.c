@@ -290,7 +290,7 @@ static int open_perf_map(const char *dir, pid_t pid, char *path, size_t size)
 	return fd;
 }
 
-int sonde_jitmap_copy(pid_t pid, const char *expdir, char *err, size_t errlen)
+int sonde_jitmap_copy(pid_t pid, time_t since, const char *expdir, char *err, size_t errlen)
 {
 	char dst[PATH_MAX], tmp[PATH_MAX], src[PATH_MAX];
 
@@ -311,6 +311,13 @@ int sonde_jitmap_copy(pid_t pid, const char *expdir, char *err, size_t errlen)
 			return 0;
 		snprintf(err, errlen, "cannot read '%s': %s", src, strerror(errno));
 		return -1;
+	}
+	struct stat st;
+
+	/* A second of slack: file times come from the coarse kernel clock. */
+	if (fstat(in, &st) == 0 && st.st_mtime < since - 1) {
+		close(in);
+		return 0;
 	}
 	int out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 

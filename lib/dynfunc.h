@@ -33,6 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "experiment.h"
 
@@ -79,9 +80,11 @@ const struct sonde_object *sonde_dynfuncs_object(const struct sonde_dynfuncs *d)
  * For sonde collect, after the target ended: copies the perf map of pid
  * (/tmp/perf-PID.map, else $TMPDIR/perf-PID.map) into the experiment as
  * jit.map when the collector did not (a target killed by SIGKILL, one that
- * replaced itself by exec).  Returns 1 copied, 0 nothing to do (no map
- * file, or jit.map already there), -1 with a message in err.
+ * replaced itself by exec).  since: when the target started (time(NULL));
+ * a map file last written before then was left by an earlier process with
+ * the same pid.  Returns 1 copied, 0 nothing to do (no map file, a stale
+ * one, or jit.map already there), -1 with a message in err.
  */
-int sonde_jitmap_copy(pid_t pid, const char *expdir, char *err, size_t errlen);
+int sonde_jitmap_copy(pid_t pid, time_t since, const char *expdir, char *err, size_t errlen);
 
 #endif
