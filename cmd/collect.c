@@ -32,6 +32,7 @@
 #include <sonde/format.h>
 
 #include "commands.h"
+#include "dynfunc.h"
 
 struct opts {
 	double interval_ms; /* 0 = off */
@@ -545,6 +546,7 @@ int cmd_collect(int argc, char **argv)
 		return 1;
 	}
 	fflush(NULL);
+	time_t started = time(NULL); /* perf maps older than this are not the target's */
 	pid_t pid = fork();
 	if (pid < 0) {
 		perror("sonde collect: fork");
@@ -625,6 +627,9 @@ int cmd_collect(int argc, char **argv)
 		snprintf(ev, sizeof ev, "<event kind=\"exit\" time_ns=\"%llu\" status=\"%d\"/>\n",
 			 (unsigned long long)mono_ns(), exit_code);
 	}
+	char jerr[PATH_MAX + 128];
+	if (sonde_jitmap_copy(pid, started, expabs, jerr, sizeof jerr) < 0)
+		fprintf(stderr, "sonde collect: warning: %s\n", jerr);
 	append(expabs, "log.xml", ev);
 	append(expabs, "log.xml", "</experiment>\n");
 	append(expabs, "map.xml", "</map>\n");

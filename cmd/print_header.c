@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "dynfunc.h"
 #include "print.h"
 #include "view_table.h"
 
@@ -16,6 +17,8 @@ static void print_traces(const struct sonde_exp *exp);
 
 /* Where the functions below write (set by print_header / print_dump). */
 static FILE *out;
+/* The experiment's dynamic functions during print_dump, NULL without. */
+static struct sonde_dynfuncs *dyn;
 
 /* ---- formatting -------------------------------------------------------- */
 
@@ -300,9 +303,16 @@ static void print_frames(const struct sonde_exp *exp, const struct sonde_stack *
 		uint64_t pc = st->pc[i] & ~SONDE_PC_EXACT;
 		const struct sonde_object *o = sonde_exp_find_object(exp, pc, time_ns);
 
+		long d = o || !dyn ? -1 : sonde_dynfuncs_find(dyn, pc);
+		size_t nd;
+
 		if (o)
 			fprintf(out, "    #%u 0x%" PRIx64 "  %s+0x%" PRIx64 "\n", i, pc, o->name,
 			       pc - o->base);
+		else if (d >= 0)
+			fprintf(out, "    #%u 0x%" PRIx64 "  %s:%s+0x%" PRIx64 "\n", i, pc, SONDE_JIT_OBJECT,
+				sonde_dynfuncs_entries(dyn, &nd)[d].name,
+				pc - sonde_dynfuncs_entries(dyn, &nd)[d].lo);
 		else
 			fprintf(out, "    #%u 0x%" PRIx64 "  ?\n", i, pc);
 	}
@@ -428,6 +438,15 @@ static void dump_objects(const struct sonde_exp *exp)
 		fprintf(out, "  base 0x%" PRIx64 "  range 0x%" PRIx64 "-0x%" PRIx64 "  buildid %s  %s\n",
 		       o[i].base, o[i].lo, o[i].hi, o[i].buildid ? o[i].buildid : "-", o[i].path);
 	}
+	const struct sonde_dynfunc *e = dyn ? sonde_dynfuncs_entries(dyn, &n) : NULL;
+
+	if (!e)
+		return;
+	fprintf(out, "# %zu dynamic functions (%s), %zu lines ignored\n", n, SONDE_JIT_MAP_FILE,
+		sonde_dynfuncs_ignored(dyn));
+	for (size_t i = 0; i < n; i++)
+		fprintf(out, "dynfunc line %u  range 0x%" PRIx64 "-0x%" PRIx64 "  %s\n", e[i].line,
+			e[i].lo, e[i].hi, e[i].name);
 }
 
 /* The traced kinds' totals, for -header in every form. */
@@ -575,10 +594,15 @@ void print_header(FILE *f, const struct sonde_exp *exp)
 
 int print_dump(FILE *f, const struct sonde_exp *exp, enum print_dump_kind kind)
 {
+	bool present;
+	int rc = 0;
+
 	out = f;
+	dyn = sonde_dynfuncs_read(exp, &present);
 	switch (kind) {
 	case DUMP_PROFILE:
-		return dump_profile(exp);
+		rc = dump_profile(exp);
+		break;
 	case DUMP_STACKS:
 		dump_stacks(exp);
 		break;
@@ -598,7 +622,9 @@ int print_dump(FILE *f, const struct sonde_exp *exp, enum print_dump_kind kind)
 		dump_io(exp);
 		break;
 	}
-	return 0;
+	sonde_dynfuncs_free(dyn);
+	dyn = NULL;
+	return rc;
 }
 
 /* ---- -header in csv and json -------------------------------------------- */

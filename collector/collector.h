@@ -159,6 +159,12 @@ int clock_signal(void);
 int clock_is_our_signal(int sig);
 void clock_fork_child(void);
 
+/* ---- jitmap.c: perf map files (JIT code) ---- */
+
+/* Copy /tmp/perf-PID.map, when there is one, into the experiment as
+ * jit.map; problems are logged.  Normal context, at the end of collection. */
+void jitmap_save(const char *expdir, pid_t pid);
+
 /* ---- trace.c: the tracing libraries' side (tracers/tracer.h) ---- */
 
 #define MAX_TRACE_KIND SONDE_KIND_IO

@@ -322,6 +322,7 @@ void collector_exit_hook(void)
 	trace_stop_all();
 	clock_stop_all();
 	overview_sample(SONDE_OV_END);
+	jitmap_save(g_col.expdir, g_col.pid);
 	char mem[512];
 	struct xbuf b;
 	xb_init(&b, mem, sizeof mem);

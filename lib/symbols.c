@@ -28,6 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dynfunc.h"
 #include "symbols.h"
 
 /* From the C++ runtime (libstdc++), declared here for C. */
@@ -220,7 +221,10 @@ struct sonde_syms {
 
 	struct map cache;   /* pc | exact bit -> id + 1, or CACHE_SHARED */
 	struct map cache2;  /* (pc | exact bit, object index) -> id + 1 */
-	struct map unknown; /* address in no object -> id + 1 */
+	struct map unknown; /* address in no object -> id + 1; key2 1: dynamic
+			     * function entry index -> id + 1 */
+	struct sonde_dynfuncs *dyn; /* jit.map, read at the first address in no object */
+	bool dyn_read;
 
 	char **problems;
 	size_t nproblems, capproblems;
@@ -1035,10 +1039,55 @@ static const struct sonde_func *image_func(struct sonde_syms *s, struct image *i
 	return f;
 }
 
+/* The function of dynamic function entry i (lib/dynfunc.h). */
+static const struct sonde_func *dyn_func(struct sonde_syms *s, long i)
+{
+	uint32_t v = map_get(&s->unknown, (uint64_t)i, 1);
+
+	if (v)
+		return slot(s, v - 1);
+	size_t n;
+	const struct sonde_dynfunc *e = &sonde_dynfuncs_entries(s->dyn, &n)[i];
+	const char *mangled = arena_strdup(&s->arena, e->name), *lng, *shrt;
+	struct sonde_func *f = mangled && demangle(s, mangled, &lng, &shrt) == 0 ? new_func(s) : NULL;
+
+	if (!f)
+		return oom_func(s);
+	f->mangled = mangled;
+	f->name_long = lng;
+	f->name_short = shrt;
+	f->object = sonde_dynfuncs_object(s->dyn);
+	f->lo = e->lo;
+	f->hi = e->hi;
+	map_put(&s->unknown, (uint64_t)i, 1, f->id + 1);
+	return f;
+}
+
+/* Reads jit.map once; its problems become ours. */
+static void dyn_open(struct sonde_syms *s)
+{
+	bool present;
+
+	s->dyn_read = true;
+	s->dyn = sonde_dynfuncs_read(s->exp, &present);
+	if (!s->dyn && present)
+		add_problem(s, "cannot read '%s': %s; dynamic functions are shown as addresses",
+			    SONDE_JIT_MAP_FILE, strerror(errno));
+	if (s->dyn && sonde_dynfuncs_ignored(s->dyn))
+		add_problem(s, "'%s': %zu lines are not perf map entries (START SIZE NAME); ignored",
+			    SONDE_JIT_MAP_FILE, sonde_dynfuncs_ignored(s->dyn));
+}
+
 static const struct sonde_func *resolve(struct sonde_syms *s, const struct sonde_object *o, uint64_t a)
 {
 	if (o)
 		return image_func(s, &s->images[s->obj_image[o - s->objs]], a - o->base);
+	if (!s->dyn_read)
+		dyn_open(s);
+	long di = s->dyn ? sonde_dynfuncs_find(s->dyn, a) : -1;
+
+	if (di >= 0)
+		return dyn_func(s, di);
 	uint32_t v = map_get(&s->unknown, a, 0);
 
 	if (v)
@@ -1121,6 +1170,24 @@ size_t sonde_syms_find(struct sonde_syms *s, const char *name, const struct sond
 			if (match)
 				func_of_sym(s, img, y);
 		}
+	}
+
+	/* Dynamic functions not looked up yet. */
+	if (!s->dyn_read)
+		dyn_open(s);
+	size_t nd;
+	const struct sonde_dynfunc *de = s->dyn ? sonde_dynfuncs_entries(s->dyn, &nd) : NULL;
+
+	for (size_t i = 0; de && i < nd; i++) {
+		bool match = !strcmp(de[i].name, name);
+		char *lng = NULL, *shrt = NULL;
+
+		if (!match && demangle_tmp(de[i].name, &lng, &shrt) > 0)
+			match = !strcmp(lng, name) || !strcmp(shrt, name);
+		free(lng);
+		free(shrt);
+		if (match)
+			dyn_func(s, (long)i);
 	}
 
 	size_t k = 0;
@@ -1272,6 +1339,7 @@ void sonde_syms_close(struct sonde_syms *s)
 	map_release(&s->cache);
 	map_release(&s->cache2);
 	map_release(&s->unknown);
+	sonde_dynfuncs_free(s->dyn);
 	for (size_t i = 0; i < s->nproblems; i++)
 		free(s->problems[i]);
 	free(s->problems);

@@ -48,6 +48,13 @@
  *   - an address in no object: one function per address,
  *     "<unknown>@0x7f0012345678", object NULL, lo = the address, hi = lo + 1.
  *
+ * Dynamic functions (JIT code): an address in no object that an entry of
+ * the experiment's jit.map holds (lib/dynfunc.h) is in the function that
+ * entry names (mangled = the name as written, demangled like a symbol),
+ * object = the "<JIT>" pseudo object (base 0, owned by the handle), lo/hi
+ * the entry's run-time range, synthesized false.  jit.map is read at the
+ * first lookup of an address in no object, or at the first find.
+ *
  * The address of a per-address function is the address looked up: the pc
  * for an exact pc, the return address - 1 for a return address.
  *

@@ -1,0 +1,166 @@
+/*
+ * Unit tests of lib/dynfunc.c: perf map parsing (good lines, the forms
+ * perf accepts, garbage), overlap resolution and lookups, and random bytes
+ * that must never crash the parser.
+ */
+#include <stdlib.h>
+
+#include "check.h"
+#include "dynfunc.h"
+
+static struct sonde_dynfuncs *parse(const char *text)
+{
+	return sonde_dynfuncs_parse(text, strlen(text));
+}
+
+static const char *name_at(const struct sonde_dynfuncs *d, uint64_t pc)
+{
+	size_t n;
+	long i = sonde_dynfuncs_find(d, pc);
+
+	return i < 0 ? "(none)" : sonde_dynfuncs_entries(d, &n)[i].name;
+}
+
+static void forms(void)
+{
+	group = "forms";
+	struct sonde_dynfuncs *d = parse("1000 10 plain\n"
+					 "0x2000 0x20 with prefix\r\n"
+					 "  3000\t8\tLazyCompile:~f /a b.js:12  \n"
+					 "\n"
+					 "4000 4 ctl\001char\n"
+					 "5000 2 last line without newline");
+	size_t n;
+	const struct sonde_dynfunc *e = sonde_dynfuncs_entries(d, &n);
+
+	CHECK_U(n, 5);
+	CHECK_U(sonde_dynfuncs_ignored(d), 0);
+	CHECK_S(e[0].name, "plain");
+	CHECK_U(e[0].lo, 0x1000);
+	CHECK_U(e[0].hi, 0x1010);
+	CHECK_U(e[0].line, 1);
+	CHECK_S(e[1].name, "with prefix");
+	CHECK_U(e[1].hi, 0x2020);
+	CHECK_S(e[2].name, "LazyCompile:~f /a b.js:12");
+	CHECK_S(e[3].name, "ctl?char");
+	CHECK_U(e[3].line, 5);
+	CHECK_S(e[4].name, "last line without newline");
+	CHECK_S(name_at(d, 0x1000), "plain");
+	CHECK_S(name_at(d, 0x100f), "plain");
+	CHECK_S(name_at(d, 0x1010), "(none)");
+	CHECK_S(name_at(d, 0xfff), "(none)");
+	CHECK_S(name_at(d, 0x2010), "with prefix");
+	CHECK_S(name_at(d, 0x5001), "last line without newline");
+	const struct sonde_object *o = sonde_dynfuncs_object(d);
+	CHECK_S(o->path, SONDE_JIT_OBJECT);
+	CHECK_S(o->name, SONDE_JIT_OBJECT);
+	CHECK_U(o->base, 0);
+	CHECK_U(o->lo, 0x1000);
+	CHECK_U(o->hi, 0x5002);
+	sonde_dynfuncs_free(d);
+}
+
+static void garbage(void)
+{
+	group = "garbage";
+	struct sonde_dynfuncs *d = parse("hello world\n"
+					 "1000\n"
+					 "1000 10\n"
+					 "1000 10   \n"
+					 "1000 0 empty\n"
+					 "xyz 10 f\n"
+					 "10g 10 f\n"
+					 "1000 1x f\n"
+					 "ffffffffffffffff 2 wraps\n"
+					 "11111111111111111 1 too long\n"
+					 "0x 1 f\n"
+					 "6000 10 good\n");
+	size_t n;
+
+	sonde_dynfuncs_entries(d, &n);
+	CHECK_U(n, 1);
+	CHECK_U(sonde_dynfuncs_ignored(d), 11);
+	CHECK_S(name_at(d, 0x6000), "good");
+	sonde_dynfuncs_free(d);
+
+	d = parse("");
+	CHECK(d);
+	sonde_dynfuncs_entries(d, &n);
+	CHECK_U(n, 0);
+	CHECK_S(name_at(d, 0), "(none)");
+	CHECK_U(sonde_dynfuncs_object(d)->hi, 0);
+	sonde_dynfuncs_free(d);
+}
+
+/* A JIT that reuses memory re-announces it: the later line holds where
+ * lines overlap, the earlier one elsewhere. */
+static void overlap(void)
+{
+	group = "overlap";
+	struct sonde_dynfuncs *d = parse("1000 100 old_big\n"
+					 "1040 10 new_small\n"
+					 "1000 8 newest_head\n"
+					 "2000 10 a\n"
+					 "2000 10 b\n");
+
+	CHECK_S(name_at(d, 0x1000), "newest_head");
+	CHECK_S(name_at(d, 0x1008), "old_big");
+	CHECK_S(name_at(d, 0x1045), "new_small");
+	CHECK_S(name_at(d, 0x1050), "old_big");
+	CHECK_S(name_at(d, 0x10ff), "old_big");
+	CHECK_S(name_at(d, 0x1100), "(none)");
+	CHECK_S(name_at(d, 0x2000), "b");
+	sonde_dynfuncs_free(d);
+}
+
+/* Random bytes, and random mutations of a good file: no crash, every
+ * entry sane.  (ASAN=1 builds check the memory accesses.) */
+static void fuzz(void)
+{
+	group = "fuzz";
+	static const char good[] = "7f00aa000040 10 jit_sum_loop\n0x7f00aa000100 0x40 other one\n";
+	char buf[512];
+	int bad = 0;
+
+	srand(12345);
+	for (int iter = 0; iter < 20000; iter++) {
+		size_t len;
+
+		if (iter % 2) {
+			len = (size_t)rand() % sizeof(buf);
+			for (size_t i = 0; i < len; i++)
+				buf[i] = (char)(iter % 4 == 1 ? rand() : " 0123456789abcdefx\n\t\r"[rand() % 21]);
+		} else {
+			len = sizeof(good) - 1;
+			memcpy(buf, good, len);
+			for (int k = rand() % 6; k >= 0; k--)
+				buf[rand() % len] = (char)rand();
+		}
+		struct sonde_dynfuncs *d = sonde_dynfuncs_parse(buf, len);
+		size_t n;
+		const struct sonde_dynfunc *e = d ? sonde_dynfuncs_entries(d, &n) : NULL;
+
+		if (!d) {
+			bad++;
+			continue;
+		}
+		for (size_t i = 0; i < n; i++) {
+			if (!(e[i].lo < e[i].hi) || !e[i].name[0] || strlen(e[i].name) > len ||
+			    sonde_dynfuncs_find(d, e[i].lo) < 0)
+				bad++;
+		}
+		sonde_dynfuncs_find(d, (uint64_t)rand() << 20);
+		sonde_dynfuncs_free(d);
+	}
+	CHECK_I(bad, 0);
+}
+
+int main(void)
+{
+	forms();
+	garbage();
+	overlap();
+	fuzz();
+	printf("%d passed, %d failed\n", npass, nfail);
+	return nfail != 0;
+}
