@@ -209,6 +209,11 @@ static int copy_file(struct ctx *c, const char *src, char *dst)
 			goto out;
 		left -= n;
 	}
+	/* The copy keeps the original's mtime (as cp -p): the index of a
+	 * later run reports it when the original has changed. */
+	struct timespec times[2] = { ss.st_atim, ss.st_mtim };
+
+	futimens(out, times);
 	if (close(out) < 0) {
 		out = -1;
 		goto out;
@@ -424,6 +429,27 @@ static void collect_sources(struct ctx *c, Dwarf *dw)
 			}
 		}
 	}
+}
+
+/* Names an archived copy of o made earlier, with its debug file; its
+ * size and mtime (kept from the original by copy_file) become o's. */
+static bool existing_copy(struct ctx *c, struct obj *o)
+{
+	char f[PATH_MAX * 2];
+	struct stat fs;
+	const char *base = base_name(o->path);
+
+	snprintf(f, sizeof(f), "%s/%s/%s", c->adir, o->buildid, base);
+	if (!valid_base(base) || stat(f, &fs) < 0 || !S_ISREG(fs.st_mode))
+		return false;
+	o->size = (long long)fs.st_size;
+	o->mtime_ns = (long long)fs.st_mtim.tv_sec * 1000000000LL + fs.st_mtim.tv_nsec;
+	if (!(o->file = strdup(f + strlen(c->adir) + 1)))
+		c->oom = true;
+	snprintf(f, sizeof(f), "%s/.build-id/%.2s/%s.debug", c->adir, o->buildid, o->buildid + 2);
+	if (stat(f, &fs) == 0 && !(o->debug = strdup(f + strlen(c->adir) + 1)))
+		c->oom = true;
+	return true;
 }
 
 /* Copies o and its separate debug file (mode on), and finds its sources
@@ -668,37 +694,35 @@ int sonde_archive_run(const char *expdir, int mode, FILE *notes, struct sonde_ar
 			continue;
 		}
 		int r = sonde_file_buildid(o->path, hex, sizeof(hex));
+		bool same = r > 0 && !strcasecmp(hex, o->buildid);
 
-		if (r < 0) {
+		if (same && mode >= SONDE_ARCHIVE_ON) {
+			archive_object(&c, o);
+			continue;
+		}
+		/* A copy made before (by collect -a on, or an earlier sonde
+		 * archive) stays named, even when the file has changed since:
+		 * it is the reason to archive. */
+		if (existing_copy(&c, o)) {
+			o->status = "archived";
+			c.st.archived++;
+			continue;
+		}
+		if (same) {
+			o->status = "recorded";
+		} else if (r < 0) {
 			o->status = "missing";
 			c.st.missing++;
 			note(&c, "cannot read '%s': %s; not archived", o->path, hex);
-			continue;
-		}
-		if (r == 0 || strcasecmp(hex, o->buildid)) {
+		} else {
 			o->status = "changed";
 			c.st.changed++;
 			note(&c, "'%s' has changed since the experiment (build id %s, recorded %s); "
 				 "not archived",
 			     o->path, r ? hex : "none", o->buildid);
-			continue;
 		}
-		o->status = "recorded";
-		if (mode >= SONDE_ARCHIVE_ON) {
-			archive_object(&c, o);
-		} else {
-			/* An ids-only run after a copying one keeps naming the copy. */
-			char f[PATH_MAX * 2];
-			struct stat fs;
-
-			snprintf(f, sizeof(f), "%s/%s/%s", c.adir, o->buildid, base_name(o->path));
-			if (valid_base(base_name(o->path)) && stat(f, &fs) == 0) {
-				o->status = "archived";
-				c.st.archived++;
-				if (!(o->file = strdup(f + strlen(c.adir) + 1)))
-					c.oom = true;
-			}
-		}
+		if (!same)
+			o->size = o->mtime_ns = -1; /* they would describe another file */
 	}
 
 	if (mode >= SONDE_ARCHIVE_SRC) {
