@@ -107,7 +107,7 @@ static bool valid_base(const char *b)
 
 static char *read_file(const char *path, size_t *len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	struct stat sb;
 	char *buf = NULL;
 
@@ -165,7 +165,7 @@ static int copy_file(struct ctx *c, const char *src, char *dst)
 	char tmp[PATH_MAX + 16] = "";
 	int in = -1, out = -1, rc = -1;
 
-	in = open(src, O_RDONLY | O_CLOEXEC);
+	in = open(src, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO must not hang us */
 	if (in < 0 || fstat(in, &ss) < 0 || !S_ISREG(ss.st_mode))
 		goto out;
 	if (stat(dst, &ds) == 0 && ds.st_size == ss.st_size) {
@@ -250,10 +250,17 @@ static void hexify(const unsigned char *b, size_t n, char *hex, size_t hexlen)
 
 int sonde_file_buildid(const char *path, char *hex, size_t hexlen)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a path in map.xml that now names a FIFO must not hang. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat sb;
 
 	if (fd < 0) {
 		snprintf(hex, hexlen, "%s", strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+		snprintf(hex, hexlen, "not a regular file");
+		close(fd);
 		return -1;
 	}
 	elf_version(EV_CURRENT);

@@ -61,7 +61,9 @@ else notok "the rebuild did not change the binary ($bid/$bid2, spin $spin1/$spin
 "$SONDE" print -printmode csv -functions on.er >after.csv 2>after.err
 check "after the rebuild, -functions from the archive is unchanged" cmp before.csv after.csv
 hasnt after.err "has changed" "after the rebuild, no warning with an archive"
-hasnt after.csv "<static>@" "after the rebuild, no function shown as an address"
+# (Only the program's: libc may have a sampled address that no symbol
+# covers, rebuild or not.)
+hasnt after.csv " (burn)," "after the rebuild, none of the program's functions shown as an address"
 for f in spin deep sort_cmp; do has after.csv "$f" "after the rebuild: $f is still named"; done
 top=$(sed -n 3p after.csv | cut -d, -f1,2)
 case $top in spin*,burn) ok "top function from the archive: $top";; *) notok "top function: $top";; esac
