@@ -215,7 +215,7 @@ static void print_object_check(const struct sonde_exp *exp)
 		count[st]++;
 		files++;
 	}
-	fprintf(out, "%-19s%zu files", "Load objects:", files);
+	fprintf(out, "%-19s%zu file%s", "Load objects:", files, files == 1 ? "" : "s");
 	const char *sep = ": ";
 
 	for (int st = 0; st <= SONDE_OBJ_UNKNOWN; st++)
