@@ -31,6 +31,7 @@
 
 #include <sonde/format.h>
 
+#include "archive.h"
 #include "commands.h"
 #include "dynfunc.h"
 
@@ -47,6 +48,7 @@ struct opts {
 	const char *sync;  /* -s: NULL (off), "on", "all", or microseconds */
 	int heap, io;	   /* -H on, -i on */
 	const char *follow; /* -F: on, off, all, =REGEX */
+	int archive;	   /* -a: SONDE_ARCHIVE_IDS (off, the default), _ON, _SRC */
 	char **argv;
 };
 
@@ -74,6 +76,9 @@ static void usage(FILE *f)
 		"                     =RE: only those whose lineage (_f1_x1) or program\n"
 		"                     name matches the extended regular expression RE;\n"
 		"                     default on\n"
+		"  -a off|on|src      archive at the end: off records build ids only (the\n"
+		"                     default), on also copies the load objects, src also\n"
+		"                     their source files (see sonde archive)\n"
 		"  -n                 dry run: show what would be done\n"
 		"\n"
 		"The program's exit status is returned (128+N when killed by signal N).\n");
@@ -133,7 +138,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			usage(stdout);
 			exit(0);
 		}
-		if (strlen(a) != 2 || !strchr("poCdtLDsHiF", a[1]))
+		if (strlen(a) != 2 || !strchr("poCdtLDsHiFa", a[1]))
 			return bad("unknown option", a);
 		if (i + 1 >= argc)
 			return bad("missing value for option", a);
@@ -187,6 +192,16 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				return bad("invalid -F value (on, off, all, or =REGEX):", v);
 			}
 			o->follow = v;
+			break;
+		case 'a':
+			if (!strcmp(v, "off"))
+				o->archive = SONDE_ARCHIVE_IDS;
+			else if (!strcmp(v, "on"))
+				o->archive = SONDE_ARCHIVE_ON;
+			else if (!strcmp(v, "src"))
+				o->archive = SONDE_ARCHIVE_SRC;
+			else
+				return bad("invalid -a value (off, on or src):", v);
 			break;
 		case 'D':
 			if (parse_long(v, 1, SONDE_MAX_DEPTH_LIMIT, &n) < 0)
@@ -518,6 +533,7 @@ int cmd_collect(int argc, char **argv)
 		printf("sync wait tracing: %s\n", o.sync ? o.sync : "off");
 		printf("heap tracing: %s\n", o.heap ? "on" : "off");
 		printf("I/O tracing: %s\n", o.io ? "on" : "off");
+		printf("archive: %s\n", o.archive == SONDE_ARCHIVE_SRC ? "src" : o.archive ? "on" : "off (build ids only)");
 		printf("preload: %s\n", preload);
 		return 0;
 	}
@@ -636,5 +652,14 @@ int cmd_collect(int argc, char **argv)
 	trim_data_file(expabs, "profile");
 	trim_data_file(expabs, "stacks");
 	trim_data_file(expabs, "overview");
+	/* Last, once map.xml is complete: record the build ids (and copy the
+	 * objects with -a on) while the files are still the ones that ran.
+	 * No map.xml: the collector never started, nothing to archive. */
+	snprintf(path, sizeof path, "%s/map.xml", expabs);
+	if (access(path, F_OK) == 0) {
+		char aerr[512];
+		if (sonde_archive_run(expabs, o.archive, stderr, NULL, aerr, sizeof aerr) < 0)
+			fprintf(stderr, "sonde collect: warning: %s\n", aerr);
+	}
 	return exit_code;
 }

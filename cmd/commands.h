@@ -7,6 +7,7 @@
 
 /* Each returns the process exit status; argv[0] is the command's name. */
 int cmd_agg(int argc, char **argv);
+int cmd_archive(int argc, char **argv);
 int cmd_collect(int argc, char **argv);
 int cmd_print(int argc, char **argv);
 

@@ -3,6 +3,7 @@
  * packets of one experiment (see doc/sonde-print.md).
  */
 #include <inttypes.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include <time.h>
 
 #include "dynfunc.h"
+#include "archive.h"
 #include "print.h"
 #include "view_table.h"
 
@@ -176,6 +178,66 @@ static void print_threads(const struct sonde_exp *exp)
 	}
 }
 
+/* ---- load objects: which file the analysis reads for each ---------------- */
+
+static const char *const obj_state_name[] = {
+	[SONDE_OBJ_ARCHIVED] = "archived", [SONDE_OBJ_SAME] = "unchanged",
+	[SONDE_OBJ_CHANGED] = "changed",   [SONDE_OBJ_MISSING] = "missing",
+	[SONDE_OBJ_UNKNOWN] = "no build id",
+};
+
+/* Whether objects i is the first of its file (path and build id) among the
+ * objects the analysis symbolises from a file: not sonde's own (folded
+ * away), not the vDSO (its copy is in the experiment). */
+static bool checked_object(const struct sonde_object *o, size_t i)
+{
+	if (o[i].sonde || o[i].copy || o[i].path[0] != '/')
+		return false;
+	for (size_t j = 0; j < i; j++)
+		if (!strcmp(o[j].path, o[i].path) &&
+		    (o[j].buildid ? o[i].buildid && !strcmp(o[j].buildid, o[i].buildid)
+				  : !o[i].buildid))
+			return false;
+	return true;
+}
+
+/* "Load objects:" and a WARNING for each one the analysis cannot trust:
+ * rebuilt or gone since the experiment, with no archived copy. */
+static void print_object_check(const struct sonde_exp *exp)
+{
+	const char *dir = sonde_exp_info(exp)->dir;
+	size_t n, count[SONDE_OBJ_UNKNOWN + 1] = { 0 }, files = 0;
+	const struct sonde_object *o = sonde_exp_objects(exp, &n);
+	char file[PATH_MAX], msg[2 * PATH_MAX];
+
+	for (size_t i = 0; i < n; i++) {
+		if (!checked_object(o, i))
+			continue;
+		enum sonde_archive_state st = sonde_archive_check(dir, o[i].path, o[i].buildid, file,
+								  sizeof(file), msg, sizeof(msg));
+		count[st]++;
+		files++;
+	}
+	fprintf(out, "%-19s%zu file%s", "Load objects:", files, files == 1 ? "" : "s");
+	const char *sep = ": ";
+
+	for (int st = 0; st <= SONDE_OBJ_UNKNOWN; st++)
+		if (count[st]) {
+			fprintf(out, "%s%zu %s", sep, count[st],
+				st == SONDE_OBJ_ARCHIVED ? "from the archive" : obj_state_name[st]);
+			sep = ", ";
+		}
+	fputc('\n', out);
+	for (size_t i = 0; i < n; i++) {
+		if (!checked_object(o, i))
+			continue;
+		enum sonde_archive_state st = sonde_archive_check(dir, o[i].path, o[i].buildid, file,
+								  sizeof(file), msg, sizeof(msg));
+		if (st == SONDE_OBJ_CHANGED || st == SONDE_OBJ_MISSING)
+			fprintf(out, "WARNING: %s; its functions are shown as addresses\n", msg);
+	}
+}
+
 static void header(const struct sonde_exp *exp)
 {
 	const struct sonde_exp_info *in = sonde_exp_info(exp);
@@ -281,6 +343,7 @@ static void header(const struct sonde_exp *exp)
 		       "stack\n",
 		       in->end_event->stacks_lost);
 
+	print_object_check(exp);
 	print_events(exp, SONDE_EV_WARNING, "Collector warnings");
 	print_events(exp, SONDE_EV_ERROR, "Collector errors");
 
@@ -897,6 +960,26 @@ void print_header_data(FILE *f, const struct sonde_exp *exp, bool json)
 	kv_events(&k, exp, SONDE_EV_ERROR, "errors");
 	const struct sonde_problem *p = sonde_exp_problems(exp, &n);
 
+	kv_open(&k, "load_objects", true);
+	{
+		size_t no;
+		const struct sonde_object *o = sonde_exp_objects(exp, &no);
+		char file[PATH_MAX], msg[2 * PATH_MAX];
+
+		for (size_t i = 0; i < no; i++) {
+			if (!checked_object(o, i))
+				continue;
+			enum sonde_archive_state st = sonde_archive_check(
+				in->dir, o[i].path, o[i].buildid, file, sizeof(file), msg, sizeof(msg));
+			kv_open(&k, NULL, false);
+			kv_str(&k, "path", o[i].path);
+			kv_str(&k, "buildid", o[i].buildid);
+			kv_str(&k, "state", obj_state_name[st]);
+			kv_str(&k, "file", file);
+			kv_close(&k);
+		}
+	}
+	kv_close(&k);
 	kv_open(&k, "problems", true);
 	for (size_t i = 0; i < n; i++) {
 		kv_open(&k, NULL, false);

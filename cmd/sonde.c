@@ -18,6 +18,7 @@ static const struct command {
 	const char *summary;
 } commands[] = {
 	{ "agg", cmd_agg, "DTrace-style aggregations over an experiment's events or stdin" },
+	{ "archive", cmd_archive, "copy an experiment's load objects (and sources) into it" },
 	{ "collect", cmd_collect, "run a program with the collector and record an experiment" },
 	{ "print", cmd_print, "print views of an experiment (er_print style)" },
 };

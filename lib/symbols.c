@@ -22,6 +22,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,7 @@
 #include <unistd.h>
 
 #include "dynfunc.h"
+#include "archive.h"
 #include "symbols.h"
 
 /* From the C++ runtime (libstdc++), declared here for C. */
@@ -778,10 +780,17 @@ static void image_load(struct sonde_syms *s, struct image *img)
 	char file[4096];
 	const char *why = "its functions are shown as addresses";
 	Dwfl *dwfl = NULL;
+	bool archived = false; /* file is a copy in the experiment's archives/ */
 	struct rawvec raw = { 0 };
 
 	img->state = IMG_ADDRS;
-	if (o->copy) {
+	/* An archived copy is the file that was loaded (it is named by the
+	 * recorded build id), even when the recorded path was rebuilt since. */
+	if (!o->copy && o->path[0] == '/' &&
+	    sonde_archive_find(sonde_exp_info(s->exp)->dir, o->path, o->buildid, file,
+			       sizeof(file))) {
+		archived = true;
+	} else if (o->copy) {
 		snprintf(file, sizeof(file), "%s/%s", sonde_exp_info(s->exp)->dir, o->copy);
 	} else if (o->path[0] != '/') {
 		add_problem(s, "'%s' is not a file; %s", o->path, why);
@@ -814,6 +823,8 @@ static void image_load(struct sonde_syms *s, struct image *img)
 
 	/* The file must be the one that was loaded. */
 	if (o->buildid && *o->buildid) {
+		/* Says how the user could have kept it readable. */
+		const char *no_copy = ", and the experiment has no archived copy";
 		const unsigned char *bits = NULL;
 		GElf_Addr vaddr;
 		int n = dwfl_module_build_id(m, &bits, &vaddr);
@@ -821,14 +832,14 @@ static void image_load(struct sonde_syms *s, struct image *img)
 
 		if (n <= 0) {
 			add_problem(s, "'%s' has changed since the experiment "
-				       "(it has no build id, recorded %s); %s",
-				    file, o->buildid, why);
+				       "(it has no build id, recorded %s)%s; %s",
+				    file, o->buildid, archived ? "" : no_copy, why);
 			goto out;
 		}
 		if (strcasecmp(hex(bits, n, h, sizeof(h)), o->buildid)) {
 			add_problem(s, "'%s' has changed since the experiment "
-				       "(build id %s, recorded %s); %s",
-				    file, h, o->buildid, why);
+				       "(build id %s, recorded %s)%s; %s",
+				    file, h, o->buildid, archived ? "" : no_copy, why);
 			goto out;
 		}
 	}
@@ -1257,7 +1268,12 @@ struct sonde_syms *sonde_syms_open(const struct sonde_exp *exp)
 
 	if (!root || !*root)
 		root = DEFAULT_DEBUG_ROOT;
-	if (asprintf(&s->debug_path, ":.debug:%s", root) < 0) {
+	/* Separate debug files archived with the experiment come after the
+	 * system's: same build id, same file. */
+	char adirs[2 * PATH_MAX + 4];
+
+	sonde_archive_debug_dirs(sonde_exp_info(exp)->dir, adirs, sizeof(adirs));
+	if (asprintf(&s->debug_path, ":.debug:%s%s", root, adirs) < 0) {
 		s->debug_path = NULL;
 		goto fail;
 	}
