@@ -36,8 +36,13 @@ if grep -q 'events were lost' io.er/log.xml; then
 	grep 'lost' io.er/log.xml | sed 's/^/#   /'
 else ok "no I/O events lost"; fi
 
-"$SONDE" print -dump io io.er >dump.txt 2>dump.err
+# The founder's own events (its forked child has a sub-experiment).
+"$SONDE" print -experiment_select 1 -dump io io.er >dump.txt 2>dump.err
 check "sonde print -dump io reads the experiment" test -s dump.txt
+"$SONDE" print -dump io io.er/_f1.er >child.txt 2>child.err
+check "the forked child's sub-experiment has exactly its open, 99-byte write and close" \
+	sh -c "[ \$(grep -c '^io [0-9]' child.txt) = 3 ] && grep -q 'func write .*bytes 99 .*child.dat' child.txt &&
+	grep -q 'func open.*child.dat' child.txt && grep -q 'func close.*child.dat' child.txt"
 
 # One line per event: "func F<TAB>fd N<TAB>bytes B<TAB>err E<TAB>tid T<TAB>
 # stack S<TAB>leaf L<TAB>file NAME", the leaf being the first frame line.
