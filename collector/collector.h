@@ -41,6 +41,17 @@
  * those calls.  Exported so the tracing libraries can read it. */
 extern __thread int __sonde_quiet __attribute__((tls_model("initial-exec")));
 
+/* Interposers' real functions: `static ret (*real_NAME) args` and
+ * resolve_NAME(), which finds it with dlsym(RTLD_NEXT) on first use (never
+ * from a signal handler).  Needs <dlfcn.h>. */
+#define REAL(name, ret, args)                                               \
+	static ret(*real_##name) args;                                      \
+	static void resolve_##name(void)                                    \
+	{                                                                   \
+		if (!real_##name)                                           \
+			real_##name = (ret(*) args)dlsym(RTLD_NEXT, #name); \
+	}
+
 /* ---- xfmt.c: async-signal-safe formatting into a caller's buffer ---- */
 
 /* A bounded output buffer; writes past the end are dropped and `overflow`

@@ -67,13 +67,6 @@ static char *g_keep[MAX_KEEP];
 static int g_nkeep;
 static char g_preload[4096];
 
-#define REAL(name, ret, args)                                               \
-	static ret(*real_##name) args;                                      \
-	static void resolve_##name(void)                                    \
-	{                                                                   \
-		if (!real_##name)                                           \
-			real_##name = (ret(*) args)dlsym(RTLD_NEXT, #name); \
-	}
 
 REAL(fork, pid_t, (void))
 REAL(execve, int, (const char *, char *const[], char *const[]))

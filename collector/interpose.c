@@ -26,13 +26,6 @@ _Atomic int g_chained_set;
 
 void clock_pause_unwinding(int on);
 
-#define REAL(name, ret, args)                                               \
-	static ret(*real_##name) args;                                      \
-	static void resolve_##name(void)                                    \
-	{                                                                   \
-		if (!real_##name)                                           \
-			real_##name = (ret(*) args)dlsym(RTLD_NEXT, #name); \
-	}
 
 REAL(pthread_create, int, (pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))
 static int (*real_sigaction_fn)(int, const struct sigaction *, struct sigaction *);
