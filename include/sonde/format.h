@@ -170,10 +170,9 @@ enum sonde_overview_reason {
 	SONDE_OV_END = 1,
 	SONDE_OV_PERIODIC = 2,	/* -S period */
 	SONDE_OV_SIGNAL = 3,	/* -l signal */
-	SONDE_OV_PAUSE = 4,	/* recording paused (-y, sonde_pause, -t end) */
+	SONDE_OV_PAUSE = 4,	/* recording paused (-y, sonde_pause, -t END) */
 	SONDE_OV_RESUME = 5,	/* recording resumed (-y, sonde_resume, -t start) */
 	SONDE_OV_API = 6,	/* sonde_sample(label) */
-	SONDE_OV_TERMINATE = 7,	/* sonde_terminate() */
 	SONDE_OV_NREASONS
 };
 
