@@ -723,5 +723,8 @@ int cmd_collect(int argc, char **argv)
 	trim_data_file(expabs, "profile");
 	trim_data_file(expabs, "stacks");
 	trim_data_file(expabs, "overview");
+	trim_data_file(expabs, "synctrace");
+	trim_data_file(expabs, "heaptrace");
+	trim_data_file(expabs, "iotrace");
 	return exit_code;
 }

@@ -114,6 +114,7 @@ void dfile_forget(struct dfile *df);
 
 extern _Atomic uint64_t g_bytes_limit; /* 0 = none */
 extern _Atomic int g_limit_hit;
+extern _Atomic uint64_t g_limit_hit_ns; /* when -L first refused data, 0 never */
 
 /* ---- stacks.c: call-stack deduplication ---- */
 

@@ -299,8 +299,15 @@ void collector_exit_hook(void)
 			 dfile_name(files[i]), strerror(e), (unsigned long long)dfile_lost(files[i]));
 		log_event_text("error", msg);
 	}
-	if (atomic_load(&g_limit_hit))
-		log_event_text("warning", "the experiment size limit (-L) was reached; later data was dropped");
+	if (atomic_load(&g_limit_hit)) {
+		char lim[256];
+		struct xbuf lb;
+		xb_init(&lb, lim, sizeof lim);
+		xb_str(&lb, "<event kind=\"warning\"");
+		xb_attr_u64(&lb, "time_ns", atomic_load(&g_limit_hit_ns) ? atomic_load(&g_limit_hit_ns) : now_ns());
+		xb_str(&lb, " text=\"the experiment size limit (-L) was reached; later data was dropped\"/>\n");
+		log_line(lim, lb.len);
+	}
 	if (g_col.stop_ns && now_ns() > g_col.stop_ns)
 		log_event_text("info", "data collection stopped at the duration limit (-t)");
 	log_line(mem, b.len);
