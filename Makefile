@@ -4,7 +4,8 @@
 #   make demo       install what is missing, build, profile examples/demo
 #   make check      install what is missing, build, run every test
 #   make bench      benchmarks against the plain run and the peers (perf)
-#   make install PREFIX=/usr/local
+#   make install PREFIX=/usr/local  (also the collector API: header,
+#                   libsonde_api.a/.so, lib/pkgconfig/sonde.pc)
 #
 # Switches: ASAN=1 (sanitizers for the analyzer and tests), DEBUG=1 (-O0).
 
@@ -40,10 +41,15 @@ TRACERS   := $(TRACER_SRC:tracers/%.c=$(B)/lib/sonde/libsonde_%.so)
 UNITS     := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 FIXTURES  := $(FIXTURE_SRC:tests/fixtures/%.c=$(B)/fixtures/%) $(CXXFIXTURE_SRC:tests/fixtures/%.cc=$(B)/fixtures/%)
 TOOLS     := $(TOOL_SRC:tests/tools/%.c=$(B)/tests/tools/%)
+API_A     := $(B)/lib/libsonde_api.a
+API_SO    := $(B)/lib/libsonde_api.so
+API_PC    := $(B)/lib/pkgconfig/sonde.pc
+# The collector API fixture, linked every way a program may link the API.
+API_FIXTURES := $(B)/fixtures/apiuse_pie $(B)/fixtures/apiuse_nopie $(B)/fixtures/apiuse_so
 
 .PHONY: all deps check demo bench install clean tests
 
-all: $(SONDE) $(COLLECTOR) $(TRACERS)
+all: $(SONDE) $(COLLECTOR) $(TRACERS) $(API_A) $(API_SO) $(API_PC)
 
 deps:
 	@sh scripts/deps.sh
@@ -63,6 +69,37 @@ $(COLLECTOR): $(COLLECTOR_OBJ) collector/exports.map
 $(B)/lib/sonde/libsonde_%.so: tracers/%.c tracers/tracer.h include/sonde/*.h $(COLLECTOR)
 	$(CC) $(BASEFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -fno-strict-aliasing -shared -Wl,-z,defs \
 		-o $@ $< -L$(B)/lib/sonde -lsonde_collector -Wl,-rpath,'$$ORIGIN' -ldl -lpthread
+
+# The collector API library (include/sonde/collector.h): linked into
+# programs, static or shared; a no-op without the collector.
+$(B)/obj/api/sonde_api.o: api/sonde_api.c include/sonde/collector.h
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+
+$(API_A): $(B)/obj/api/sonde_api.o
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(API_SO): $(B)/obj/api/sonde_api.o
+	@mkdir -p $(dir $@)
+	$(CC) -shared -Wl,-z,defs -Wl,-soname,libsonde_api.so -o $@ $^ -ldl
+
+$(API_PC): api/sonde.pc.in Makefile
+	@mkdir -p $(dir $@)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
+
+$(B)/fixtures/apiuse_pie: tests/fixtures/api/apiuse.c $(API_A)
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -fomit-frame-pointer -Wall -Wextra -Iinclude -fPIE -pie -o $@ $< $(API_A) -ldl
+
+$(B)/fixtures/apiuse_nopie: tests/fixtures/api/apiuse.c $(API_A)
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -fomit-frame-pointer -Wall -Wextra -Iinclude -fno-pie -no-pie -o $@ $< $(API_A) -ldl
+
+$(B)/fixtures/apiuse_so: tests/fixtures/api/apiuse.c $(API_SO)
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -fomit-frame-pointer -Wall -Wextra -Iinclude -o $@ $< -L$(B)/lib -lsonde_api \
+		-Wl,-rpath,'$$ORIGIN/../lib'
 
 $(B)/obj/lib/%.o: lib/%.c lib/*.h include/sonde/*.h
 	@mkdir -p $(dir $@)
@@ -121,7 +158,7 @@ $(B)/fixtures/static_%: tests/fixtures/static_%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -static -o $@ $<
 
-tests: all $(UNITS) $(FIXTURES) $(TOOLS)
+tests: all $(UNITS) $(FIXTURES) $(API_FIXTURES) $(TOOLS)
 
 check: deps
 	@$(MAKE) --no-print-directory tests
@@ -145,6 +182,12 @@ install: all
 	install -m 755 $(COLLECTOR) $(DESTDIR)$(PREFIX)/lib/sonde/libsonde_collector.so
 	for t in $(TRACERS); do install -m 755 $$t $(DESTDIR)$(PREFIX)/lib/sonde/; done
 	install -m 644 doc/sonde.1 $(DESTDIR)$(PREFIX)/share/man/man1/sonde.1
+	install -d $(DESTDIR)$(PREFIX)/include/sonde $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 644 include/sonde/collector.h $(DESTDIR)$(PREFIX)/include/sonde/collector.h
+	install -m 644 $(API_A) $(DESTDIR)$(PREFIX)/lib/libsonde_api.a
+	install -m 755 $(API_SO) $(DESTDIR)$(PREFIX)/lib/libsonde_api.so
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' api/sonde.pc.in \
+		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/sonde.pc
 
 clean:
 	rm -rf $(B)

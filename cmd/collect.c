@@ -42,6 +42,10 @@ struct opts {
 	const char *comments[16];
 	int ncomments;
 	long duration_s;
+	double start_s, stop_s; /* -t START-END (or END); 0: none */
+	double sample_s;	/* -S period; 0 = off */
+	int sample_sig;		/* -l */
+	int pause_sig, pause_recording; /* -y SIG[,r] */
 	long limit_mb;
 	int depth;
 	int dry_run;
@@ -63,7 +67,13 @@ static void usage(FILE *f)
 		"                     the next free N\n"
 		"  -d DIR             directory to create the experiment in\n"
 		"  -C COMMENT         comment recorded in the experiment's notes (repeatable)\n"
-		"  -t SECONDS         stop collecting data after SECONDS\n"
+		"  -t END|START-END   collect data only until END seconds, or from START to\n"
+		"                     END (fractions allowed; recording is paused until START)\n"
+		"  -S on|off|N        periodic sample points every N seconds of wall-clock time\n"
+		"                     (fractions allowed; on = 1 s, the default)\n"
+		"  -l SIG             record a sample point when SIG is delivered\n"
+		"  -y SIG[,r]         SIG switches recording between paused and resumed; starts\n"
+		"                     paused, or recording with ,r\n"
 		"  -L MB              limit the experiment's data to MB megabytes\n"
 		"  -D DEPTH           call stack depth limit (default 256)\n"
 		"  -s on|all|N|off    synchronization wait tracing: waits of at least the\n"
@@ -118,9 +128,60 @@ static int parse_long(const char *s, long lo, long hi, long *out)
 	return 0;
 }
 
+/* A signal for -l or -y: a number, or a name with or without SIG
+ * ("USR1", "SIGUSR2", "RTMIN+2").  Not one that cannot be caught, nor
+ * one the collector samples with. */
+static int parse_signal(const char *s)
+{
+	const char *name = strncmp(s, "SIG", 3) ? s : s + 3;
+	long n = -1;
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (!errno && end != s && !*end)
+		n = v;
+	for (int i = 1; n < 0 && i < SIGRTMIN; i++)
+		if (sigabbrev_np(i) && !strcmp(sigabbrev_np(i), name))
+			n = i;
+	if (n < 0 && !strncmp(name, "RTMIN+", 6)) {
+		v = strtol(name + 6, &end, 10);
+		if (end != name + 6 && !*end && v >= 0 && v <= SIGRTMAX - SIGRTMIN)
+			n = SIGRTMIN + v;
+	}
+	if (n < 1 || n >= NSIG || n == SIGKILL || n == SIGSTOP || n == SIGTRAP || n == SIGRTMAX - 3 ||
+	    n == SIGSEGV || n == SIGBUS || n == SIGFPE || n == SIGILL)
+		return -1;
+	return (int)n;
+}
+
+/* "END" or "START-END" in seconds, fractions allowed. */
+static int parse_window(const char *s, double *start, double *stop)
+{
+	char *end;
+	errno = 0;
+	double a = strtod(s, &end), b;
+	if (errno || end == s || !isfinite(a) || a < 0)
+		return -1;
+	if (*end == '-') {
+		const char *p = end + 1;
+		b = strtod(p, &end);
+		if (errno || end == p || *end || !isfinite(b) || b <= a || b > 1e9)
+			return -1;
+	} else if (*end || a <= 0 || a > 1e9) {
+		return -1;
+	} else {
+		b = a;
+		a = 0;
+	}
+	*start = a;
+	*stop = b;
+	return 0;
+}
+
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	o->interval_ms = 10;
+	o->sample_s = 1;
 	o->depth = 256;
 	o->follow = "on";
 	int i = 1;
@@ -138,7 +199,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			usage(stdout);
 			exit(0);
 		}
-		if (strlen(a) != 2 || !strchr("poCdtLDsHiFa", a[1]))
+		if (strlen(a) != 2 || !strchr("poCdtLDsHiFaSly", a[1]))
 			return bad("unknown option", a);
 		if (i + 1 >= argc)
 			return bad("missing value for option", a);
@@ -157,10 +218,43 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			o->comments[o->ncomments++] = v;
 			break;
 		case 't':
-			if (parse_long(v, 1, 1000000000, &n) < 0)
-				return bad("invalid -t value (seconds)", v);
-			o->duration_s = n;
+			if (parse_window(v, &o->start_s, &o->stop_s) < 0)
+				return bad("invalid -t value (END or START-END in seconds, END after START):", v);
+			o->duration_s = parse_long(v, 1, 1000000000, &n) == 0 ? n : 0;
 			break;
+		case 'S': {
+			char *end;
+			double sv;
+			if (!strcmp(v, "on"))
+				o->sample_s = 1;
+			else if (!strcmp(v, "off"))
+				o->sample_s = 0;
+			else if (errno = 0, sv = strtod(v, &end),
+				 errno || end == v || *end || !isfinite(sv) || sv < 0.001 || sv > 86400)
+				return bad("invalid -S value (on, off, or seconds from 0.001):", v);
+			else
+				o->sample_s = sv;
+			break;
+		}
+		case 'l':
+			if ((o->sample_sig = parse_signal(v)) < 0)
+				return bad("invalid -l signal (a name like USR1 or a number; not KILL, STOP, "
+					   "TRAP, SEGV, BUS, FPE, ILL or sonde's RTMAX-3):", v);
+			break;
+		case 'y': {
+			char sig[64];
+			const char *comma = strchr(v, ',');
+			size_t len = comma ? (size_t)(comma - v) : strlen(v);
+			if (len >= sizeof sig || (comma && strcmp(comma, ",r")))
+				return bad("invalid -y value (SIG or SIG,r):", v);
+			memcpy(sig, v, len);
+			sig[len] = 0;
+			if ((o->pause_sig = parse_signal(sig)) < 0)
+				return bad("invalid -y signal (a name like USR1 or a number; not KILL, STOP, "
+					   "TRAP, SEGV, BUS, FPE, ILL or sonde's RTMAX-3):", v);
+			o->pause_recording = comma != NULL;
+			break;
+		}
 		case 'L':
 			if (parse_long(v, 1, 100000000, &n) < 0)
 				return bad("invalid -L value (megabytes)", v);
@@ -212,6 +306,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	}
 	if (i >= argc) {
 		fprintf(stderr, "sonde collect: no program to run\n");
+		return 2;
+	}
+	if (o->sample_sig && o->sample_sig == o->pause_sig) {
+		fprintf(stderr, "sonde collect: -l and -y need different signals\n");
 		return 2;
 	}
 	o->argv = argv + i;
@@ -526,8 +624,18 @@ int cmd_collect(int argc, char **argv)
 		if (interval_ns)
 			printf("%.3f ms", o.interval_ms);
 		printf("\ndepth limit: %d\n", o.depth);
-		if (o.duration_s)
-			printf("duration limit: %ld s\n", o.duration_s);
+		if (o.stop_s)
+			printf("collection window: %.3f s to %.3f s\n", o.start_s, o.stop_s);
+		if (o.sample_s)
+			printf("periodic sampling: %.3f s\n", o.sample_s);
+		else
+			printf("periodic sampling: off\n");
+		if (o.sample_sig)
+			printf("sample signal: %d (SIG%s)\n", o.sample_sig, sigabbrev_np(o.sample_sig) ? sigabbrev_np(o.sample_sig) : "?");
+		if (o.pause_sig)
+			printf("pause/resume signal: %d (SIG%s), starting %s\n", o.pause_sig,
+			       sigabbrev_np(o.pause_sig) ? sigabbrev_np(o.pause_sig) : "?",
+			       o.pause_recording ? "recording" : "paused");
 		if (o.limit_mb)
 			printf("size limit: %ld MB\n", o.limit_mb);
 		printf("sync wait tracing: %s\n", o.sync ? o.sync : "off");
@@ -591,6 +699,12 @@ int cmd_collect(int argc, char **argv)
 		setenvf("SONDE_DEPTH", "%d", o.depth);
 		setenvf("SONDE_LIMIT_MB", "%ld", o.limit_mb);
 		setenvf("SONDE_DURATION_S", "%ld", o.duration_s);
+		setenvf("SONDE_SAMPLE_NS", "%llu", (unsigned long long)llround(o.sample_s * 1e9));
+		setenvf("SONDE_SAMPLE_SIG", "%d", o.sample_sig);
+		setenvf("SONDE_PAUSE_SIG", "%d", o.pause_sig);
+		setenvf("SONDE_PAUSE_START", "%d", o.pause_sig && !o.pause_recording);
+		setenvf("SONDE_START_NS", "%llu", (unsigned long long)llround(o.start_s * 1e9));
+		setenvf("SONDE_STOP_NS", "%llu", (unsigned long long)llround(o.stop_s * 1e9));
 		execv(prog, o.argv);
 		int e = errno;
 		if (write(pfd[1], &e, sizeof e) < 0)
@@ -652,6 +766,9 @@ int cmd_collect(int argc, char **argv)
 	trim_data_file(expabs, "profile");
 	trim_data_file(expabs, "stacks");
 	trim_data_file(expabs, "overview");
+	trim_data_file(expabs, "synctrace");
+	trim_data_file(expabs, "heaptrace");
+	trim_data_file(expabs, "iotrace");
 	/* Last, once map.xml is complete: record the build ids (and copy the
 	 * objects with -a on) while the files are still the ones that ran.
 	 * No map.xml: the collector never started, nothing to archive. */

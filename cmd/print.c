@@ -65,9 +65,12 @@ enum op {
 	OP_OBJECT_SELECT,
 	OP_OBJECTS,
 	OP_OUTFILE,
+	OP_OVERVIEW,
 	OP_PRINTMODE,
 	OP_PROCESSES,
 	OP_QUIT,
+	OP_SAMPLE_SELECT,
+	OP_SAMPLES,
 	OP_SCRIPT,
 	OP_SORT,
 	OP_STATISTICS,
@@ -114,9 +117,13 @@ static const struct command {
 	  "only these load objects' functions; the rest are folded per object" },
 	{ "objects", OP_OBJECTS, NULL, "the load-object list with the current metrics" },
 	{ "outfile", OP_OUTFILE, "FILE", "write the output of later commands to FILE (- is stdout)" },
+	{ "overview", OP_OVERVIEW, NULL, "sample points, usage over the run and CPU use over time" },
 	{ "printmode", OP_PRINTMODE, "text|csv|json", "output form of later views" },
 	{ "processes", OP_PROCESSES, NULL, "one row per process: lineage, pid, command, CPU time" },
 	{ "quit", OP_QUIT, NULL, "end the script or the interactive session" },
+	{ "sample_select", OP_SAMPLE_SELECT, "all|LIST",
+	  "only events in these samples (numbers as -samples shows), in every view" },
+	{ "samples", OP_SAMPLES, NULL, "one row per sample: usage counters and the metrics in it" },
 	{ "script", OP_SCRIPT, "FILE", "run the commands in FILE (one a line, # comments)" },
 	{ "sort", OP_SORT, "SPEC", "sort by a metric (e.totalcpu, i.totalcpu) or by name" },
 	{ "statistics", OP_STATISTICS, NULL, "process statistics from the overview samples" },
@@ -264,6 +271,8 @@ static int check_arg(const struct command *c, const char *arg, char *err, size_t
 		free(sel);
 		return rc;
 	}
+	case OP_SAMPLE_SELECT:
+		return sonde_sample_list_check(arg, err, errlen);
 	case OP_FSINGLE:
 	case OP_CSINGLE:
 	case OP_OUTFILE:
@@ -417,7 +426,7 @@ static int parse_script(struct steps *ss, const char *file, int depth)
 
 struct state {
 	struct sonde_view_opts o;
-	char *thread_select, *object_select;
+	char *thread_select, *object_select, *sample_select;
 
 	struct sonde_exp **exps; /* the selected experiments (-experiment_select) */
 	const char **names;
@@ -480,6 +489,7 @@ static int build(struct state *st, struct sonde_profile *p, size_t first, size_t
 
 	po.thread_select = st->thread_select;
 	po.object_select = st->object_select;
+	po.sample_select = st->sample_select;
 	if (sonde_profile_build(p, (const struct sonde_exp *const *)st->exps + first, n, &po, err,
 				sizeof(err)) < 0) {
 		complain(NULL, "%s", err);
@@ -899,6 +909,12 @@ static void run_step(struct state *st, const struct step *s)
 		drop_profiles(st);
 		return;
 	}
+	case OP_SAMPLE_SELECT:
+		free(st->sample_select);
+		st->sample_select = strdup(arg);
+		st->o.sample_select = st->sample_select;
+		drop_profiles(st);
+		return;
 	case OP_OUTFILE:
 	case OP_APPENDFILE:
 		if (set_output(st, arg, op == OP_APPENDFILE) < 0)
@@ -932,6 +948,12 @@ static void run_step(struct state *st, const struct step *s)
 					set_rc(st, print_dump(st->out, st->exps[i], (enum print_dump_kind)k));
 				}
 		return;
+	case OP_SAMPLES:
+	case OP_OVERVIEW:
+		separate(st);
+		r = (op == OP_SAMPLES ? sonde_view_samples : sonde_view_overview)(
+			st->out, (const struct sonde_exp *const *)st->exps, st->nexps, &st->o, err, sizeof(err));
+		break;
 	case OP_STATISTICS:
 		separate(st);
 		r = sonde_view_statistics(st->out, (const struct sonde_exp *const *)st->exps,
@@ -1222,6 +1244,7 @@ out:
 	free(st.reported);
 	free(st.thread_select);
 	free(st.object_select);
+	free(st.sample_select);
 	steps_free(&ss);
 	free(paths);
 	return rc;

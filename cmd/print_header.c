@@ -164,14 +164,24 @@ static void print_threads(const struct sonde_exp *exp)
 	else
 		fprintf(out, "%12s %8s\n", all_real ? "0.000" : "-", "-");
 
-	/* Clock profiling must account for each thread's CPU time. */
+	/* Clock profiling must account for each thread's CPU time, except
+	 * what it burned while recording was paused. */
+	size_t nov;
+	const struct sonde_overview_packet *ov = sonde_exp_overview(exp, &nov);
+	bool paused = false;
+
+	for (size_t i = 0; i < nov; i++)
+		paused |= ov[i].reason == SONDE_OV_PAUSE || ov[i].reason == SONDE_OV_RESUME;
+	if (paused)
+		fprintf(out, "Recording was paused for part of the run (-y, -t START-END or the collector "
+			     "API): recorded CPU time covers the recording intervals only\n");
 	for (size_t i = 0; i < n; i++) {
 		if (!t[i].has_cpu_ns || t[i].cpu_ns < 20000000)
 			continue;
 		double d = 100.0 * ((double)t[i].weight_ns - (double)t[i].cpu_ns) /
 			   (double)t[i].cpu_ns;
 
-		if (d > 5.0 || d < -5.0)
+		if (d > 5.0 || (d < -5.0 && !paused))
 			fprintf(out, "WARNING: thread %u: recorded CPU time %.3f s differs from its real "
 			       "CPU time %.3f s by %+.1f%%\n",
 			       t[i].tid, sec(t[i].weight_ns), sec(t[i].cpu_ns), d);
@@ -290,6 +300,23 @@ static void header(const struct sonde_exp *exp)
 	       !strcmp(in->end_source, "end") ? "collector's end" : in->end_source);
 	print_exit(in);
 	fprintf(out, "%-19s%" PRIu64 "\n", "Samples:", s->samples);
+	{
+		static const char *const why[SONDE_OV_NREASONS] = { "start", "end", "periodic", "signal",
+								   "pause", "resume", "api" };
+		size_t nov, by[SONDE_OV_NREASONS] = { 0 };
+		const struct sonde_overview_packet *ov = sonde_exp_overview(exp, &nov);
+
+		for (size_t i = 0; i < nov; i++)
+			if (ov[i].reason < SONDE_OV_NREASONS)
+				by[ov[i].reason]++;
+		fprintf(out, "%-19s%zu points, %zu samples (", "Sample points:", nov, sonde_exp_nsamples(exp));
+		for (size_t r = 0, first = 1; r < SONDE_OV_NREASONS; r++)
+			if (by[r]) {
+				fprintf(out, "%s%zu %s", first ? "" : ", ", by[r], why[r]);
+				first = 0;
+			}
+		fprintf(out, "; see -samples)\n");
+	}
 	fprintf(out, "%-19s%.3f s\n", "Recorded CPU time:", sec(s->weight_ns));
 	print_traces(exp);
 

@@ -41,15 +41,6 @@
 #include "clock_internal.h"
 #include "unwind.h"
 
-#define MAX_THREADS 16384
-
-struct thread_slot {
-	_Atomic pid_t tid;	/* 0 = free */
-	int fd;			/* perf fd, or -1 */
-	timer_t timer;
-	int has_timer;
-	uint64_t start_ns;
-};
 
 static struct source {
 	const char *name;
@@ -63,7 +54,7 @@ struct dfile *g_profile;
 int g_timer_source_active;
 int g_sigtrap_source_active;
 static pthread_mutex_t g_reg_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct thread_slot g_slots[MAX_THREADS];
+struct thread_slot g_slots[MAX_THREADS];
 static pthread_key_t g_key;
 _Atomic uint8_t g_our_fds[FD_BITS / 8];
 _Atomic uint64_t g_samples;
@@ -151,11 +142,6 @@ static void perf_disarm(struct thread_slot *s)
 
 /* ---- POSIX CPU-timer source ---- */
 
-static clockid_t thread_cpu_clock(pid_t tid)
-{
-	/* The kernel's MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED). */
-	return (clockid_t)((~(unsigned)tid << 3) | 6);
-}
 
 static int timer_arm(struct thread_slot *s, pid_t tid)
 {
@@ -237,6 +223,7 @@ static void register_thread(pid_t tid)
 			s->fd = -1;
 			s->has_timer = 0;
 			s->start_ns = now_ns();
+			atomic_store(&s->resume_gen, 0);
 			atomic_store(&s->tid, tid);
 		}
 	}
@@ -324,7 +311,7 @@ static void clock_thread_tail(void)
 	struct timespec t;
 	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) == 0) {
 		uint64_t cpu = (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-		if (cpu > ts->last_cpu_ns) {
+		if (!clock_paused_skip(ts, cpu) && cpu > ts->last_cpu_ns) {
 			uint64_t pcs[64];
 			unsigned flags = 0;
 			int n = ts->tail_depth;

@@ -8,6 +8,28 @@
 #include "collector.h"
 
 #define FD_BITS 65536
+#define MAX_THREADS 16384
+
+struct thread_slot {
+	_Atomic pid_t tid;	/* 0 = free */
+	int fd;			/* perf fd, or -1 */
+	timer_t timer;
+	int has_timer;
+	uint64_t start_ns;
+	/* Set by clock_mark_resume: the thread's CPU clock when recording
+	 * resumed in generation resume_gen, where its next sample's weight
+	 * starts. */
+	_Atomic uint64_t resume_cpu_ns;
+	_Atomic uint32_t resume_gen;
+};
+extern struct thread_slot g_slots[MAX_THREADS];
+
+/* The kernel's MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED): another
+ * thread's CPU clock.  Async-signal-safe. */
+static inline clockid_t thread_cpu_clock(pid_t tid)
+{
+	return (clockid_t)((~(unsigned)tid << 3) | 6);
+}
 
 struct tstate {
 	pid_t tid;
@@ -21,6 +43,9 @@ struct tstate {
 	/* Set while a tracing interposer interns a stack (trace.c): the
 	 * handler then skips its sample, whose time the next one carries. */
 	volatile int in_trace;
+	/* g_pause_gen when this thread last looked: a new generation means
+	 * recording resumed since, and last_cpu_ns moves to the resume. */
+	uint32_t pause_gen;
 };
 
 extern TLS struct tstate t_state;
@@ -41,6 +66,11 @@ extern _Atomic int g_inflight;		/* handlers running now */
 extern _Atomic int g_unwind_pause;	/* set around dlclose */
 
 void clock_handler(int sig, siginfo_t *si, void *uc);
+/* Whether recording is paused for the calling thread, whose CPU clock
+ * reads cpu_now: then its last_cpu_ns follows the clock so the paused
+ * time is never weighed.  After a resume, moves last_cpu_ns to the
+ * thread's CPU clock at the resume.  Async-signal-safe. */
+int clock_paused_skip(struct tstate *ts, uint64_t cpu_now);
 int clock_write_sample(const uint64_t *pcs, int n, unsigned flags, uint64_t now, uint64_t weight);
 
 #endif

@@ -16,6 +16,7 @@
 #ifndef SONDE_COLLECTOR_H
 #define SONDE_COLLECTOR_H
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -124,6 +125,7 @@ void dfile_forget(struct dfile *df);
 
 extern _Atomic uint64_t g_bytes_limit; /* 0 = none */
 extern _Atomic int g_limit_hit;
+extern _Atomic uint64_t g_limit_hit_ns; /* when -L first refused data, 0 never */
 
 /* ---- stacks.c: call-stack deduplication ---- */
 
@@ -207,7 +209,55 @@ extern _Atomic int g_chained_set;
 /* Real functions, resolved at start-up (never from a handler). */
 int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 int real_pthread_sigmask(int how, const sigset_t *set, sigset_t *old);
+/* pthread_create itself, for the collector's own threads (never profiled). */
+int real_pthread_create_call(pthread_t *thr, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
 void interpose_init(void);
+
+/* ---- sample_point.c / sampling.c: global sampling, pause/resume ---- */
+
+/* Nonzero while recording is paused (-y, sonde_pause, -t START-END,
+ * sonde_terminate): clock samples are not weighed and nothing is traced.
+ * Exported so the tracing libraries' inline paths can read it. */
+extern _Atomic int __sonde_paused;
+/* Bumped by every resume; see clock_paused_skip. */
+extern _Atomic uint32_t g_pause_gen;
+/* Record every registered thread's CPU clock as where its recorded time
+ * restarts in generation gen (clock.c's slots).  Async-signal-safe. */
+void clock_mark_resume(uint32_t gen);
+
+/* Write one sample point (overview packet) with the process's usage now,
+ * and label (NULL: none; cut at SONDE_LABEL_MAX).  Any context: it blocks
+ * signals around the write, so a handler cannot nest one in this thread's
+ * block.  No-op before sampling_init and after sampling_stop.
+ * Async-signal-safe. */
+void sp_write(uint32_t reason, const char *label);
+/* Pause or resume recording, writing a sample point when the state
+ * changes (reason SONDE_OV_PAUSE/RESUME unless given).  Returns whether it
+ * changed.  Async-signal-safe. */
+int sp_set_paused(int paused, uint32_t reason, const char *label);
+/* The -l / -y signal handler. */
+void sp_signal_handler(int sig, siginfo_t *si, void *uc);
+extern struct dfile *g_sp_overview;
+extern int g_sp_sample_sig, g_sp_pause_sig;	/* 0: none */
+extern _Atomic int g_sp_stopped;		/* terminated or past -t END */
+extern struct sigaction g_sp_chained[2];	/* the target's, for -l and -y */
+extern _Atomic int g_sp_chained_set[2];
+extern _Atomic int g_sp_state;			/* 0 recording, 1 paused, 2 resuming */
+extern uint64_t g_sp_page_kb;
+
+/* Called by init.c: read the SONDE_SAMPLE_* settings and set the initial
+ * pause state (before profiling starts); then, with the overview file,
+ * install the signals and start the sampling thread (after the clock has
+ * adopted the existing threads, so it never profiles that thread). */
+void sampling_init(struct dfile *overview);
+void sampling_start(void);
+/* Stop the sampling thread and signals; later points are not written. */
+void sampling_stop(void);
+void sampling_fork_child(void);
+/* For the sigaction interposer: 1 when sig is the -l or -y signal, whose
+ * handler stays sonde's; the target's action is kept (old gets the
+ * previous one) and chained. */
+int sampling_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 
 /* ---- init.c: global state ---- */
 

@@ -31,9 +31,7 @@ int reserve_space(int fd, size_t off, size_t len)
 static void grow(struct dfile *df)
 {
 	size_t cur = atomic_load_explicit(&df->mapped, memory_order_acquire);
-	uint64_t limit = atomic_load_explicit(&g_bytes_limit, memory_order_relaxed);
-	if (cur + CHUNK > df->reserve ||
-	    (limit && atomic_load(&g_bytes_mapped) + CHUNK > limit)) {
+	if (cur + CHUNK > df->reserve) {
 		atomic_store(&g_limit_hit, 1);
 		return;
 	}
@@ -62,13 +60,44 @@ static void maybe_grow(struct dfile *df, size_t need_end)
 	/* Grow until the block is mapped with room ahead, or growth fails. */
 	for (int i = 0; i < 64; i++) {
 		cur = atomic_load_explicit(&df->mapped, memory_order_acquire);
-		if (need_end + CHUNK / 2 <= cur || atomic_load(&df->dead) || atomic_load(&g_limit_hit))
+		if (need_end + CHUNK / 2 <= cur || atomic_load(&df->dead))
 			break;
 		grow(df);
 		if (atomic_load_explicit(&df->mapped, memory_order_acquire) == cur)
 			break;
 	}
 	atomic_store(&df->growing, 0);
+}
+
+/* The -L limit counts the blocks claimed in all data files, the data
+ * the experiment keeps (`sonde collect` trims what was mapped ahead), less
+ * LIMIT_RESERVE for file headers and the XML files, so that the whole
+ * experiment ends near the limit.  Sample points may take OVERVIEW_EXTRA
+ * more, so that a run stopped by the limit still has its end point and
+ * its samples.  Async-signal-safe. */
+#define LIMIT_RESERVE (64u << 10)
+#define OVERVIEW_EXTRA (4u * SONDE_BLOCK_SIZE)
+_Atomic uint64_t g_bytes_claimed;
+_Atomic uint64_t g_limit_hit_ns;
+
+static int within_limit(const struct dfile *df)
+{
+	uint64_t limit = atomic_load_explicit(&g_bytes_limit, memory_order_relaxed);
+	if (!limit)
+		return 1;
+	uint64_t budget = limit > LIMIT_RESERVE ? limit - LIMIT_RESERVE : 0;
+	if (df->kind == SONDE_KIND_OVERVIEW)
+		budget += OVERVIEW_EXTRA;
+	else if (atomic_load_explicit(&g_limit_hit, memory_order_relaxed))
+		return 0;
+	uint64_t used = atomic_fetch_add_explicit(&g_bytes_claimed, SONDE_BLOCK_SIZE, memory_order_relaxed);
+	if (used + SONDE_BLOCK_SIZE <= budget)
+		return 1;
+	atomic_fetch_sub_explicit(&g_bytes_claimed, SONDE_BLOCK_SIZE, memory_order_relaxed);
+	uint64_t zero = 0;
+	atomic_compare_exchange_strong(&g_limit_hit_ns, &zero, now_ns());
+	atomic_store(&g_limit_hit, 1);
+	return 0;
 }
 
 /* Async-signal-safe. */
@@ -78,7 +107,7 @@ static int claim(struct dfile *df, struct tblock *tb)
 	if (tb->pending) {
 		idx = tb->pending - 1;
 	} else {
-		if (atomic_load_explicit(&g_limit_hit, memory_order_relaxed))
+		if (!within_limit(df))
 			return -1;
 		idx = atomic_fetch_add_explicit(&df->next_block, 1, memory_order_relaxed);
 	}

@@ -86,10 +86,10 @@ static void write_dataformat(struct xbuf *b, int with_profile)
 		  "type:0:u16 size:2:u16 depth:4:u16 flags:6:u16 stack_id:8:u64 pc:16:u64[depth]" },
 		{ SONDE_PKT_FRAME, "frame", 32,
 		  "type:0:u16 size:2:u16 reserved:4:u32 node_id:8:u64 parent_id:16:u64 pc:24:u64" },
-		{ SONDE_PKT_OVERVIEW, "overview", 88,
+		{ SONDE_PKT_OVERVIEW, "overview", 104,
 		  "type:0:u16 size:2:u16 reason:4:u32 time_ns:8:u64 utime_ns:16:u64 stime_ns:24:u64 "
 		  "minflt:32:u64 majflt:40:u64 inblock:48:u64 oublock:56:u64 nvcsw:64:u64 nivcsw:72:u64 "
-		  "maxrss_kb:80:u64" },
+		  "maxrss_kb:80:u64 rss_kb:88:u64 label_len:96:u32 reserved:100:u32 label:104:char[label_len]" },
 	};
 	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
 		if (files[i].kind == SONDE_KIND_PROFILE && !with_profile)
@@ -197,26 +197,7 @@ static void write_settings(uint64_t interval_ns, int depth, uint64_t limit_mb, u
 
 static void overview_sample(uint32_t reason)
 {
-	struct rusage ru;
-	if (getrusage(RUSAGE_SELF, &ru) < 0)
-		return;
-	struct sonde_overview_packet *p = dfile_reserve(g_overview, sizeof *p);
-	if (!p)
-		return;
-	p->type = SONDE_PKT_OVERVIEW;
-	p->size = sizeof *p;
-	p->reason = reason;
-	p->time_ns = now_ns();
-	p->utime_ns = (uint64_t)ru.ru_utime.tv_sec * 1000000000ull + (uint64_t)ru.ru_utime.tv_usec * 1000;
-	p->stime_ns = (uint64_t)ru.ru_stime.tv_sec * 1000000000ull + (uint64_t)ru.ru_stime.tv_usec * 1000;
-	p->minflt = (uint64_t)ru.ru_minflt;
-	p->majflt = (uint64_t)ru.ru_majflt;
-	p->inblock = (uint64_t)ru.ru_inblock;
-	p->oublock = (uint64_t)ru.ru_oublock;
-	p->nvcsw = (uint64_t)ru.ru_nvcsw;
-	p->nivcsw = (uint64_t)ru.ru_nivcsw;
-	p->maxrss_kb = (uint64_t)ru.ru_maxrss;
-	dfile_commit(g_overview, sizeof *p);
+	sp_write(reason, NULL);
 }
 
 static void note_exec_in_target(const char *dir)
@@ -260,6 +241,7 @@ static int collector_start(const char *dir, int subexp)
 	interpose_init();
 	g_stacks = dfile_create(dir, "stacks", SONDE_KIND_STACKS);
 	g_overview = dfile_create(dir, "overview", SONDE_KIND_OVERVIEW);
+	sampling_init(g_overview);
 	if (!g_stacks || stacks_init(g_stacks) < 0)
 		interval_ns = 0;
 	struct clock_settings cs = { interval_ns, depth };
@@ -278,6 +260,7 @@ static int collector_start(const char *dir, int subexp)
 	clock_thread_begin(); /* also the stack bounds that tracing unwinds within */
 	if (interval_ns)
 		clock_adopt_existing_threads();
+	sampling_start();
 	return 0;
 }
 
@@ -319,6 +302,7 @@ void collector_exit_hook(void)
 	if (atomic_exchange(&g_finished, 1))
 		return;
 	int saved = errno;
+	sampling_stop();
 	trace_stop_all();
 	clock_stop_all();
 	overview_sample(SONDE_OV_END);
@@ -344,8 +328,15 @@ void collector_exit_hook(void)
 			 dfile_name(files[i]), strerror(e), (unsigned long long)dfile_lost(files[i]));
 		log_event_text("error", msg);
 	}
-	if (atomic_load(&g_limit_hit))
-		log_event_text("warning", "the experiment size limit (-L) was reached; later data was dropped");
+	if (atomic_load(&g_limit_hit)) {
+		char lim[256];
+		struct xbuf lb;
+		xb_init(&lb, lim, sizeof lim);
+		xb_str(&lb, "<event kind=\"warning\"");
+		xb_attr_u64(&lb, "time_ns", atomic_load(&g_limit_hit_ns) ? atomic_load(&g_limit_hit_ns) : now_ns());
+		xb_str(&lb, " text=\"the experiment size limit (-L) was reached; later data was dropped\"/>\n");
+		log_line(lim, lb.len);
+	}
 	if (g_col.stop_ns && now_ns() > g_col.stop_ns)
 		log_event_text("info", "data collection stopped at the duration limit (-t)");
 	log_line(mem, b.len);
@@ -359,6 +350,7 @@ void collector_fork_child(void)
 	atomic_store(&g_col.active, 0);
 	trace_fork_child();
 	clock_fork_child();
+	sampling_fork_child();
 	dfile_forget(g_stacks);
 	dfile_forget(g_overview);
 	g_stacks = g_overview = NULL;

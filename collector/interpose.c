@@ -114,6 +114,12 @@ static void *thread_start(void *p)
 	return st.fn(st.arg);
 }
 
+int real_pthread_create_call(pthread_t *thr, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+	resolve_pthread_create();
+	return real_pthread_create ? real_pthread_create(thr, attr, fn, arg) : EAGAIN;
+}
+
 EXPORT int pthread_create(pthread_t *thr, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
 {
 	resolve_pthread_create();
@@ -144,6 +150,8 @@ static _Atomic int g_noted_chain, g_noted_mask, g_noted_prof, g_noted_itimer;
 EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	resolve_sigaction();
+	if (sampling_sigaction(sig, act, old))
+		return 0;
 	if (clock_is_our_signal(sig)) {
 		/* Keep our handler; remember the target's and call it for
 		 * signals that are not samples. */

@@ -96,6 +96,55 @@ int clock_write_sample(const uint64_t *pcs, int n, unsigned flags, uint64_t now,
 	return 0;
 }
 
+/* Async-signal-safe. */
+int clock_paused_skip(struct tstate *ts, uint64_t cpu_now)
+{
+	/* paused first: a resume stores the generation before clearing it */
+	if (atomic_load_explicit(&__sonde_paused, memory_order_acquire)) {
+		ts->last_cpu_ns = cpu_now;
+		ts->pause_gen = atomic_load_explicit(&g_pause_gen, memory_order_acquire);
+		return 1;
+	}
+	uint32_t gen = atomic_load_explicit(&g_pause_gen, memory_order_acquire);
+	if (__builtin_expect(ts->pause_gen == gen, 1))
+		return 0;
+	ts->pause_gen = gen;
+	/* Once per thread and resume: find the CPU clock the resumer read
+	 * for this thread.  A thread that was not registered then (adopted
+	 * late, or started after the resume) has none, and its time since
+	 * its last sample is all recorded time. */
+	pid_t tid = ts->tid ? ts->tid : sys_gettid();
+	for (int i = 0; i < MAX_THREADS; i++) {
+		struct thread_slot *s = &g_slots[i];
+		if (atomic_load_explicit(&s->tid, memory_order_relaxed) != tid)
+			continue;
+		if (atomic_load_explicit(&s->resume_gen, memory_order_acquire) == gen) {
+			uint64_t at = atomic_load_explicit(&s->resume_cpu_ns, memory_order_relaxed);
+			if (at > ts->last_cpu_ns)
+				ts->last_cpu_ns = at < cpu_now ? at : cpu_now;
+		}
+		break;
+	}
+	return 0;
+}
+
+/* Async-signal-safe: plain loads and stores, and clock_gettime. */
+void clock_mark_resume(uint32_t gen)
+{
+	for (int i = 0; i < MAX_THREADS; i++) {
+		struct thread_slot *s = &g_slots[i];
+		pid_t tid = atomic_load_explicit(&s->tid, memory_order_relaxed);
+		if (!tid)
+			continue;
+		struct timespec t;
+		if (clock_gettime(thread_cpu_clock(tid), &t) < 0)
+			continue; /* gone */
+		atomic_store_explicit(&s->resume_cpu_ns, (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec,
+				      memory_order_relaxed);
+		atomic_store_explicit(&s->resume_gen, gen, memory_order_release);
+	}
+}
+
 /* Unwind from uc and write the sample.  Async-signal-safe. */
 static int record_sample(void *uc, const struct tstate *ts, uint64_t now, uint64_t weight)
 {
@@ -140,7 +189,7 @@ void clock_handler(int sig, siginfo_t *si, void *uc)
 	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) < 0)
 		goto out;
 	uint64_t cpu_now = (uint64_t)cpu.tv_sec * 1000000000ull + (uint64_t)cpu.tv_nsec;
-	if (cpu_now <= ts->last_cpu_ns)
+	if (clock_paused_skip(ts, cpu_now) || cpu_now <= ts->last_cpu_ns)
 		goto out;
 
 	if (record_sample(uc, ts, now, cpu_now - ts->last_cpu_ns) == 0) {

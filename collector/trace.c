@@ -231,7 +231,7 @@ EXPORT void __sonde_trace_log(const char *level, const char *text)
 
 EXPORT void *__sonde_trace_reserve(int kind, size_t size)
 {
-	if (kind < 0 || kind > MAX_TRACE_KIND || !g_df[kind])
+	if (kind < 0 || kind > MAX_TRACE_KIND || !g_df[kind] || atomic_load_explicit(&__sonde_paused, memory_order_relaxed))
 		return NULL;
 	return dfile_reserve_wait(g_df[kind], size);
 }
@@ -349,8 +349,8 @@ static uint64_t walk(struct tstate *ts, uint64_t ra, uint64_t cfa, struct sc_ent
 EXPORT __attribute__((noinline)) uint64_t __sonde_trace_stack_at(uint64_t ra, uint64_t cfa)
 {
 	struct tstate *ts = &t_state;
-	if (ts->in_trace)
-		return 0;
+	if (ts->in_trace || atomic_load_explicit(&__sonde_paused, memory_order_relaxed))
+		return 0; /* paused: the event will not be written either */
 	struct sc_entry *tab = sc_table(), *e = NULL;
 	if (tab) {
 		uint64_t h = (ra ^ (cfa * 0x9e3779b97f4a7c15ull)) * 0xbf58476d1ce4e5b9ull;
@@ -375,7 +375,7 @@ EXPORT __attribute__((noinline)) uint64_t __sonde_trace_stack_at(uint64_t ra, ui
 EXPORT __attribute__((noinline)) uint64_t __sonde_trace_stack(void)
 {
 	struct tstate *ts = &t_state;
-	if (ts->in_trace)
+	if (ts->in_trace || atomic_load_explicit(&__sonde_paused, memory_order_relaxed))
 		return 0;
 	ts->in_trace = 1;
 	atomic_signal_fence(memory_order_seq_cst);

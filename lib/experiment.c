@@ -118,7 +118,8 @@ struct sonde_exp {
 	size_t nblocks, capblocks;
 
 	struct sonde_overview_packet *ov;
-	size_t nov, capov;
+	const char **ovlabel; /* parallel to ov: into the mapped file, or NULL */
+	size_t nov, capov, capovlabel;
 
 	struct sonde_sync_event *sync;
 	size_t nsync, capsync;
@@ -1106,16 +1107,34 @@ static const char *take_packet(struct scan *sc, const uint8_t *pkt, uint64_t off
 	case SONDE_KIND_OVERVIEW: {
 		if (h->type != SONDE_PKT_OVERVIEW)
 			break;
-		if (h->size < sizeof(struct sonde_overview_packet)) {
-			snprintf(why, whylen, "overview packet size %u is below %zu", h->size,
-				 sizeof(struct sonde_overview_packet));
+		if (h->size < SONDE_OVERVIEW_V1_SIZE) {
+			snprintf(why, whylen, "overview packet size %u is below %u", h->size,
+				 SONDE_OVERVIEW_V1_SIZE);
 			return why;
 		}
-		if (grow(&exp->ov, &exp->capov, exp->nov + 1, sizeof(*exp->ov))) {
+		if (grow(&exp->ov, &exp->capov, exp->nov + 1, sizeof(*exp->ov)) ||
+		    grow(&exp->ovlabel, &exp->capovlabel, exp->nov + 1, sizeof(*exp->ovlabel))) {
 			exp->oom = true;
 			return NULL;
 		}
-		memcpy(&exp->ov[exp->nov++], pkt, sizeof(*exp->ov));
+		/* Older writers' packets are shorter: their missing fields read 0. */
+		struct sonde_overview_packet *o = &exp->ov[exp->nov];
+		size_t have = h->size < sizeof(*o) ? h->size : sizeof(*o);
+		memset(o, 0, sizeof(*o));
+		memcpy(o, pkt, have);
+		const char *label = NULL;
+		if (have == sizeof(*o) && o->label_len) {
+			if (o->label_len > SONDE_LABEL_MAX || sizeof(*o) + o->label_len + 1 > h->size ||
+			    pkt[sizeof(*o) + o->label_len] != 0) {
+				snprintf(why, whylen, "overview packet label of %u bytes does not fit size %u",
+					 o->label_len, h->size);
+				return why;
+			}
+			label = (const char *)pkt + sizeof(*o);
+		} else {
+			o->label_len = 0;
+		}
+		exp->ovlabel[exp->nov++] = label;
 		exp->sum.overview_packets++;
 		return NULL;
 	}
@@ -1414,9 +1433,52 @@ static void sort_traces(struct sonde_exp *exp)
 	free(tmp);
 }
 
+/* Threads write sample points into their own blocks, so file order is
+ * not time order; the samples between points need time order. */
+struct ovsort {
+	struct sonde_overview_packet p;
+	const char *label;
+	size_t seq;
+};
+
+static int cmp_ovsort(const void *a, const void *b)
+{
+	const struct ovsort *x = a, *y = b;
+
+	if (x->p.time_ns != y->p.time_ns)
+		return x->p.time_ns < y->p.time_ns ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static void sort_overview(struct sonde_exp *exp)
+{
+	size_t n = exp->nov;
+	bool sorted = true;
+
+	for (size_t i = 1; i < n && sorted; i++)
+		sorted = exp->ov[i - 1].time_ns <= exp->ov[i].time_ns;
+	if (sorted)
+		return;
+	struct ovsort *t = malloc(n * sizeof(*t));
+
+	if (!t) {
+		exp->oom = true;
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		t[i] = (struct ovsort){ exp->ov[i], exp->ovlabel[i], i };
+	qsort(t, n, sizeof(*t), cmp_ovsort);
+	for (size_t i = 0; i < n; i++) {
+		exp->ov[i] = t[i].p;
+		exp->ovlabel[i] = t[i].label;
+	}
+	free(t);
+}
+
 static void finish(struct sonde_exp *exp)
 {
 	sort_traces(exp);
+	sort_overview(exp);
 	struct sonde_exp_info *in = &exp->info;
 	const struct sonde_exp_summary *s = &exp->sum;
 
@@ -1605,6 +1667,7 @@ void sonde_exp_close(struct sonde_exp *exp)
 	u64map_release(&exp->threadmap);
 	free(exp->blocks);
 	free(exp->ov);
+	free(exp->ovlabel);
 	free(exp->sync);
 	free(exp->heap);
 	free(exp->io);
@@ -1687,6 +1750,11 @@ const struct sonde_overview_packet *sonde_exp_overview(const struct sonde_exp *e
 {
 	*n = exp->nov;
 	return exp->ov;
+}
+
+const char *sonde_exp_overview_label(const struct sonde_exp *exp, size_t i)
+{
+	return i < exp->nov ? exp->ovlabel[i] : NULL;
 }
 
 void sonde_sample_iter_init(struct sonde_sample_iter *it, const struct sonde_exp *exp)

@@ -376,8 +376,34 @@ const char *sonde_io_func_name(unsigned func);
 
 /* ---- overview ---------------------------------------------------------- */
 
-/* All overview packets in file order (fields beyond this reader's layout
- * are dropped). */
+/* All overview packets (sample points) in time order (ties: file order).
+ * Fields beyond this reader's layout are dropped; fields an older writer
+ * did not write read 0. */
 const struct sonde_overview_packet *sonde_exp_overview(const struct sonde_exp *exp, size_t *n);
+/* The label of overview packet i (sonde_sample's argument), NULL without. */
+const char *sonde_exp_overview_label(const struct sonde_exp *exp, size_t i);
+
+/* ---- samples: the intervals between sample points ------------------------
+ *
+ * With sample points P0..Pn (the overview packets in time order), sample k
+ * (1..n) is the time (P[k-1], P[k]]; sample 1 also holds everything before
+ * P0 and sample n everything after Pn.  An experiment with fewer than two
+ * points has no samples. */
+size_t sonde_exp_nsamples(const struct sonde_exp *exp);
+/* The sample (1..n) that time_ns falls in; 0 when there are no samples. */
+size_t sonde_exp_sample_of(const struct sonde_exp *exp, uint64_t time_ns);
+
+/* A set of samples chosen by an er_print list ("all", "3", "1,4-6"):
+ * build with sonde_sample_sel_new (NULL spec or "all": NULL, i.e.
+ * everything), test times with sonde_sample_sel_has, free with
+ * sonde_sample_sel_free.  Returns -1 with a message on a malformed list
+ * or out of memory. */
+struct sonde_sample_sel;
+int sonde_sample_sel_new(struct sonde_sample_sel **out, const struct sonde_exp *exp, const char *spec,
+			 char *err, size_t errlen);
+bool sonde_sample_sel_has(const struct sonde_sample_sel *sel, uint64_t time_ns);
+void sonde_sample_sel_free(struct sonde_sample_sel *sel);
+/* Checks a list's syntax without an experiment. */
+int sonde_sample_list_check(const char *spec, char *err, size_t errlen);
 
 #endif

@@ -92,6 +92,7 @@ struct builder {
 	struct u64map pcfunc;	/* pc (with EXACT bit) -> model function, or UINT32_MAX: skip */
 	uint32_t *frames;
 	size_t capframes;
+	struct sonde_sample_sel *ssel; /* of the experiment being added; NULL: all */
 };
 
 /* The model function for one frame; UINT32_MAX for a collector frame that
@@ -217,6 +218,8 @@ static int add_event(struct builder *b, const struct sonde_exp *exp, const struc
 	uint64_t t0 = sonde_exp_info(exp)->start_ns;
 	uint64_t rel = time_ns >= t0 ? time_ns - t0 : 0;
 	if (o && (rel < o->start_ns || (o->end_ns && rel >= o->end_ns)))
+		return 0;
+	if (!sonde_sample_sel_has(b->ssel, time_ns))
 		return 0;
 	/* Trace stacks have no exact leaf (it is a call site), so their ids
 	 * never collide with sample stacks'; id 0 (no stack) is cached too. */
@@ -351,6 +354,11 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 			}
 			p->nthreads++;
 		}
+		sonde_sample_sel_free(b.ssel);
+		if (sonde_sample_sel_new(&b.ssel, exp, o ? o->sample_select : NULL, err, errlen) < 0) {
+			u64map_release(&tidnum);
+			goto fail;
+		}
 		b.syms = p->syms[e] = sonde_syms_open(exp);
 		if (!b.syms) {
 			u64map_release(&tidnum);
@@ -377,7 +385,8 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 			pt->v[SONDE_M_TOTALCPU] = (int64_t)((uint64_t)pt->v[SONDE_M_TOTALCPU] + (uint64_t)v[0]);
 			pt->v[SONDE_M_SAMPLES] += 1;
 			uint64_t rel = s.time_ns >= t0 ? s.time_ns - t0 : 0;
-			if (!pt->selected || (o && (rel < o->start_ns || (o->end_ns && rel >= o->end_ns)))) {
+			if (!pt->selected || (o && (rel < o->start_ns || (o->end_ns && rel >= o->end_ns))) ||
+			    !sonde_sample_sel_has(b.ssel, s.time_ns)) {
 				p->samples_filtered++;
 				continue;
 			}
@@ -406,6 +415,7 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 	free(b.frames);
 	free(tsel);
 	free_objsel(b.objsel, selcap);
+	sonde_sample_sel_free(b.ssel);
 	return 0;
 oom:
 	snprintf(err, errlen, "out of memory");
@@ -415,6 +425,7 @@ fail:
 	free(b.frames);
 	free(tsel);
 	free_objsel(b.objsel, selcap);
+	sonde_sample_sel_free(b.ssel);
 	sonde_profile_release(p);
 	return -1;
 }

@@ -34,6 +34,9 @@ struct sonde_profile_opts {
 	/* Only samples with start_ns <= time since the experiment's start <
 	 * end_ns (end_ns 0: no end). */
 	uint64_t start_ns, end_ns;
+	/* "all" (or NULL), or sample numbers and ranges ("3", "1,4-6"):
+	 * only events in those samples (experiment.h, samples). */
+	const char *sample_select;
 };
 
 /* A thread of one experiment, for the -threads view. */
@@ -57,7 +60,7 @@ struct sonde_profile {
 
 /* Builds p from nexps experiments (which must outlive p).  Returns 0, or -1
  * with a message in err: a malformed thread or object list, an object list
- * naming no load object, or out of memory. */
+ * naming no load object, a malformed sample list, or out of memory. */
 int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *exps, size_t nexps,
 			const struct sonde_profile_opts *o, char *err, size_t errlen);
 void sonde_profile_release(struct sonde_profile *p);

@@ -117,6 +117,10 @@ struct sonde_view_opts {
 	enum sonde_namefmt names;
 	enum sonde_printmode mode;
 	enum sonde_compare compare;
+	/* -sample_select: "all" (or NULL), or sample numbers and ranges;
+	 * the views that read events themselves (-samples and the tracing
+	 * views) filter with it; the metrics model is built filtered. */
+	const char *sample_select;
 };
 
 /* Defaults: e.%totalcpu:i.%totalcpu:name, sorted by e.totalcpu, no
@@ -216,6 +220,28 @@ int sonde_view_metric_list(FILE *f, const struct sonde_model *m, const struct so
 int sonde_view_compare(FILE *f, const struct sonde_model *const *models, const char *const *names,
 		       size_t n, bool objects, const struct sonde_view_opts *o, char *err,
 		       size_t errlen);
+
+/* ---- global (sampling) data (lib/view_samples.c) ---------------------------------------
+ *
+ * -samples: one row per sample (the interval between two sample points)
+ * of each experiment, only those -sample_select picks: its number, start
+ * and end (seconds from the experiment's start), the reason and label of
+ * the point that ends it, the clock-profile CPU time and samples in it,
+ * the traced sync wait, heap bytes allocated and I/O bytes in it, and the
+ * process's usage counters over it (user and system time, minor and major
+ * faults, blocks in and out, voluntary and involuntary context switches)
+ * with the resident size at its end.  csv columns / json keys:
+ * experiment, sample, start, end, reason, label, totalcpu, samples, sync,
+ * heapallocbytes, iobytes, user, system, minflt, majflt, inblock, oublock,
+ * nvcsw, nivcsw, rss_kb, maxrss_kb (times in ns).
+ *
+ * -overview: per experiment, the sample points by reason, the usage over
+ * the run, and a timeline of CPU use per sample (at most 40 lines).
+ */
+int sonde_view_samples(FILE *f, const struct sonde_exp *const *exps, size_t n,
+		       const struct sonde_view_opts *o, char *err, size_t errlen);
+int sonde_view_overview(FILE *f, const struct sonde_exp *const *exps, size_t n,
+			const struct sonde_view_opts *o, char *err, size_t errlen);
 
 /* ---- tracing views (lib/view_trace.c) ------------------------------------------------ */
 

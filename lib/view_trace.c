@@ -400,17 +400,48 @@ static void text_stack(FILE *f, const char *stack)
 
 enum { H_COUNT, H_BYTES };
 
+/* -sample_select: one selection per experiment (NULL entries: all).
+ * NULL out of memory. */
+static struct sonde_sample_sel **sels_new(const struct sonde_exp *const *exps, size_t n,
+					  const struct sonde_view_opts *o)
+{
+	struct sonde_sample_sel **v = calloc(n ? n : 1, sizeof(*v));
+	char err[256];
+
+	for (size_t e = 0; v && e < n; e++)
+		if (sonde_sample_sel_new(&v[e], exps[e], o->sample_select, err, sizeof(err)) < 0) {
+			while (e-- > 0)
+				sonde_sample_sel_free(v[e]);
+			free(v);
+			return NULL;
+		}
+	return v;
+}
+
+static void sels_free(struct sonde_sample_sel **v, size_t n)
+{
+	for (size_t e = 0; v && e < n; e++)
+		sonde_sample_sel_free(v[e]);
+	free(v);
+}
+
 int sonde_view_heap_stacks(FILE *f, const struct sonde_exp *const *exps, size_t n, bool leaks,
 			   const struct sonde_view_opts *o, char *err, size_t errlen)
 {
+	struct sonde_sample_sel **sels = sels_new(exps, n, o);
+
+	if (!sels)
+		return oom(err, errlen);
 	struct grouping g = { 0 };
 	struct namer nm;
 	uint64_t total_n = 0, total_b = 0;
 	const char *one = leaks ? "leak" : "allocation", *many = leaks ? "leaks" : "allocations";
 	const char *title = leaks ? "Leak" : "Allocation";
 
-	if (namer_init(&nm, exps, n, o->names) < 0)
+	if (namer_init(&nm, exps, n, o->names) < 0) {
+		sels_free(sels, n);
 		return oom(err, errlen);
+	}
 	for (size_t e = 0; e < n; e++) {
 		size_t ne;
 		const struct sonde_heap_event *he = sonde_exp_heap_events(exps[e], &ne);
@@ -424,7 +455,8 @@ int sonde_view_heap_stacks(FILE *f, const struct sonde_exp *const *exps, size_t 
 			goto nomem;
 		}
 		for (size_t i = 0; i < ne; i++) {
-			if (!(he[i].flags & SONDE_HEAPF_ALLOC) || (he[i].flags & SONDE_HEAPF_FAILED))
+			if (!(he[i].flags & SONDE_HEAPF_ALLOC) || (he[i].flags & SONDE_HEAPF_FAILED) ||
+			    !sonde_sample_sel_has(sels[e], he[i].time_ns))
 				continue;
 			if (leaks && !leaked[i])
 				continue;
@@ -489,8 +521,10 @@ int sonde_view_heap_stacks(FILE *f, const struct sonde_exp *const *exps, size_t 
 	}
 	grouping_release(&g);
 	namer_release(&nm);
+	sels_free(sels, n);
 	return finish(f, err, errlen);
 nomem:
+	sels_free(sels, n);
 	grouping_release(&g);
 	namer_release(&nm);
 	return oom(err, errlen);
@@ -727,6 +761,10 @@ static int cmp_name(const void *x, const void *y)
 int sonde_view_io(FILE *f, const struct sonde_exp *const *exps, size_t n,
 		  const struct sonde_view_opts *o, char *err, size_t errlen)
 {
+	struct sonde_sample_sel **sels = sels_new(exps, n, o);
+
+	if (!sels)
+		return oom(err, errlen);
 	struct grouping g = { 0 };
 	struct vt_table t;
 	struct grp total;
@@ -739,6 +777,8 @@ int sonde_view_io(FILE *f, const struct sonde_exp *const *exps, size_t n,
 		const struct sonde_io_event *ie = sonde_exp_io_events(exps[e], &ne);
 
 		for (size_t i = 0; ie && i < ne; i++) {
+			if (!sonde_sample_sel_has(sels[e], ie[i].time_ns))
+				continue;
 			bool known = ie[i].file_id != 0;
 			struct grp *r = group(&g, (uint32_t)e, known ? 0 : 1,
 					      known ? ie[i].file_id : (uint64_t)(uint32_t)ie[i].fd, ie[i].time_ns);
@@ -811,8 +851,10 @@ int sonde_view_io(FILE *f, const struct sonde_exp *const *exps, size_t n,
 	}
 	vt_release(&t);
 	grouping_release(&g);
+	sels_free(sels, n);
 	return finish(f, err, errlen);
 nomem:
+	sels_free(sels, n);
 	vt_release(&t);
 	grouping_release(&g);
 	return oom(err, errlen);
@@ -821,18 +863,26 @@ nomem:
 int sonde_view_iostacks(FILE *f, const struct sonde_exp *const *exps, size_t n,
 			const struct sonde_view_opts *o, char *err, size_t errlen)
 {
+	struct sonde_sample_sel **sels = sels_new(exps, n, o);
+
+	if (!sels)
+		return oom(err, errlen);
 	struct grouping g = { 0 };
 	struct namer nm;
 	struct grp total;
 
 	memset(&total, 0, sizeof(total));
-	if (namer_init(&nm, exps, n, o->names) < 0)
+	if (namer_init(&nm, exps, n, o->names) < 0) {
+		sels_free(sels, n);
 		return oom(err, errlen);
+	}
 	for (size_t e = 0; e < n; e++) {
 		size_t ne;
 		const struct sonde_io_event *ie = sonde_exp_io_events(exps[e], &ne);
 
 		for (size_t i = 0; ie && i < ne; i++) {
+			if (!sonde_sample_sel_has(sels[e], ie[i].time_ns))
+				continue;
 			struct grp *r = group(&g, (uint32_t)e, 0, ie[i].stack_id, ie[i].time_ns);
 
 			if (!r)
@@ -899,8 +949,10 @@ int sonde_view_iostacks(FILE *f, const struct sonde_exp *const *exps, size_t n,
 	}
 	grouping_release(&g);
 	namer_release(&nm);
+	sels_free(sels, n);
 	return finish(f, err, errlen);
 nomem:
+	sels_free(sels, n);
 	grouping_release(&g);
 	namer_release(&nm);
 	return oom(err, errlen);
@@ -944,6 +996,10 @@ static void threshold_text(const struct sonde_exp_info *in, char *buf, size_t le
 int sonde_view_sync(FILE *f, const struct sonde_exp *const *exps, size_t n,
 		    const struct sonde_view_opts *o, char *err, size_t errlen)
 {
+	struct sonde_sample_sel **sels = sels_new(exps, n, o);
+
+	if (!sels)
+		return oom(err, errlen);
 	struct grouping g = { 0 };
 	struct vt_table t;
 	struct grp total;
@@ -957,6 +1013,8 @@ int sonde_view_sync(FILE *f, const struct sonde_exp *const *exps, size_t n,
 		const struct sonde_sync_event *se = sonde_exp_sync_events(exps[e], &ne);
 
 		for (size_t i = 0; se && i < ne; i++) {
+			if (!sonde_sample_sel_has(sels[e], se[i].time_ns))
+				continue;
 			struct grp *r = group(&g, (uint32_t)e, 0, se[i].object, se[i].time_ns);
 
 			if (!r)
@@ -1044,8 +1102,10 @@ int sonde_view_sync(FILE *f, const struct sonde_exp *const *exps, size_t n,
 	}
 	vt_release(&t);
 	grouping_release(&g);
+	sels_free(sels, n);
 	return finish(f, err, errlen);
 nomem:
+	sels_free(sels, n);
 	vt_release(&t);
 	grouping_release(&g);
 	return oom(err, errlen);

@@ -60,7 +60,8 @@ uint64_t __sonde_trace_stack_at(uint64_t ra, uint64_t cfa);
 #define SONDE_CALL_SITE_CFA() ((uint64_t)(uintptr_t)__builtin_dwarf_cfa())
 
 /* Reserve size bytes (a multiple of 8, a whole packet) in the calling
- * thread's block of `kind`; NULL when the event is lost. */
+ * thread's block of `kind`; NULL when the event is lost or recording is
+ * paused. */
 void *__sonde_trace_reserve(int kind, size_t size);
 void __sonde_trace_commit(int kind, size_t size);
 
@@ -74,9 +75,16 @@ struct sonde_tblock {
 };
 extern __thread struct sonde_tblock __sonde_tblocks[8] __attribute__((tls_model("initial-exec")));
 
+/* Nonzero while recording is paused (sonde collect -y, sonde_pause(),
+ * -t START-END, sonde_terminate()): reserve then returns NULL, and
+ * nothing is recorded (and nothing counted as lost). */
+extern _Atomic int __sonde_paused;
+
 static inline void *sonde_reserve(int kind, size_t size)
 {
 	struct sonde_tblock *tb = &__sonde_tblocks[kind];
+	if (__builtin_expect(atomic_load_explicit(&__sonde_paused, memory_order_relaxed), 0))
+		return NULL;
 	if (__builtin_expect(tb->blk != NULL && tb->used + size <= SONDE_BLOCK_PAYLOAD, 1))
 		return (char *)(tb->blk + 1) + tb->used;
 	return __sonde_trace_reserve(kind, size);

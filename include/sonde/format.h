@@ -162,16 +162,28 @@ struct sonde_frame_packet {
 };
 _Static_assert(sizeof(struct sonde_frame_packet) == 32, "frame packet layout");
 
+/* Why a sample point was recorded.  The sample points cut the run into
+ * samples: sample k (from 1) is the time from point k-1 to point k, and
+ * carries point k's reason and label. */
 enum sonde_overview_reason {
 	SONDE_OV_START = 0,
 	SONDE_OV_END = 1,
-	SONDE_OV_PERIODIC = 2,
+	SONDE_OV_PERIODIC = 2,	/* -S period */
+	SONDE_OV_SIGNAL = 3,	/* -l signal */
+	SONDE_OV_PAUSE = 4,	/* recording paused (-y, sonde_pause, -t END) */
+	SONDE_OV_RESUME = 5,	/* recording resumed (-y, sonde_resume, -t start) */
+	SONDE_OV_API = 6,	/* sonde_sample(label) */
+	SONDE_OV_NREASONS
 };
 
-/* Process usage counters (getrusage RUSAGE_SELF) at one moment. */
+/* Process usage counters (getrusage RUSAGE_SELF) at one moment.  Writers
+ * before the sampling work wrote the first 88 bytes only (size 88);
+ * readers zero the fields a packet is too short for. */
+#define SONDE_OVERVIEW_V1_SIZE 88u
+#define SONDE_LABEL_MAX 255u
 struct sonde_overview_packet {
 	uint16_t type;		/* SONDE_PKT_OVERVIEW */
-	uint16_t size;		/* 88 */
+	uint16_t size;		/* 104 + label, rounded up to 8 (88: old) */
 	uint32_t reason;	/* enum sonde_overview_reason */
 	uint64_t time_ns;	/* CLOCK_MONOTONIC */
 	uint64_t utime_ns;
@@ -183,8 +195,12 @@ struct sonde_overview_packet {
 	uint64_t nvcsw;
 	uint64_t nivcsw;
 	uint64_t maxrss_kb;
+	uint64_t rss_kb;	/* resident now (/proc/self/statm), 0 unknown */
+	uint32_t label_len;	/* bytes of label, without the NUL; 0 none */
+	uint32_t reserved;
+	/* char label[label_len + 1]; NUL-terminated, zero-padded to 8 */
 };
-_Static_assert(sizeof(struct sonde_overview_packet) == 88, "overview packet layout");
+_Static_assert(sizeof(struct sonde_overview_packet) == 104, "overview packet layout");
 
 /* ---- tracing (sync waits, heap, I/O) ----
  *

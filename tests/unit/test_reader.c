@@ -477,7 +477,7 @@ static void test_basic(void)
 	CHECK_U(n, 2);
 	CHECK(n == 2 && ov[0].reason == SONDE_OV_START && ov[0].minflt == 11);
 	CHECK(n == 2 && ov[1].reason == SONDE_OV_END && ov[1].utime_ns == 120 * MS &&
-	      ov[1].maxrss_kb == 4321 && ov[1].size == 88);
+	      ov[1].maxrss_kb == 4321 && ov[1].size == sizeof(struct sonde_overview_packet));
 
 	const struct sonde_exp_file *f = sonde_exp_files(exp, &n);
 
@@ -753,7 +753,15 @@ static void test_packets(void)
 	struct {
 		struct sonde_overview_packet p;
 		uint64_t extra;
-	} bigov = { { .type = SONDE_PKT_OVERVIEW, .size = 96, .nvcsw = 9 }, 1 };
+	} bigov = { { .type = SONDE_PKT_OVERVIEW, .size = sizeof(bigov), .time_ns = T0 + 3, .nvcsw = 9 }, 1 };
+	/* An 88-byte packet of an older writer, and one with a label. */
+	struct sonde_overview_packet oldov = { .type = SONDE_PKT_OVERVIEW, .size = SONDE_OVERVIEW_V1_SIZE,
+					       .time_ns = T0 + 1, .nvcsw = 7 };
+	struct {
+		struct sonde_overview_packet p;
+		char label[8];
+	} labov = { { .type = SONDE_PKT_OVERVIEW, .size = sizeof(labov), .reason = SONDE_OV_API,
+		      .time_ns = T0 + 2, .rss_kb = 5, .label_len = 5 }, "phase" };
 	uint64_t badstack[3] = { 0, 0x77, 0x1 };
 	struct sonde_stack_packet *bs = (void *)badstack;
 
@@ -771,6 +779,8 @@ static void test_packets(void)
 	sonde_expw_sample(w, 100, 0, T0 + 10, MS, 0x404); /* no such stack */
 	sonde_expw_packet(w, SONDE_KIND_OVERVIEW, 100, unknown, 24);
 	sonde_expw_packet(w, SONDE_KIND_OVERVIEW, 100, &bigov, sizeof(bigov));
+	sonde_expw_packet(w, SONDE_KIND_OVERVIEW, 100, &oldov, SONDE_OVERVIEW_V1_SIZE);
+	sonde_expw_packet(w, SONDE_KIND_OVERVIEW, 100, &labov, sizeof(labov));
 	/* Last: a stack packet whose depth does not match its size. */
 	bs->type = SONDE_PKT_STACK;
 	bs->size = 24;
@@ -820,7 +830,24 @@ static void test_packets(void)
 	size_t n;
 	const struct sonde_overview_packet *ov = sonde_exp_overview(exp, &n);
 
-	CHECK(n == 1 && ov[0].nvcsw == 9);
+	/* in time order, whatever the file order */
+	CHECK_U(n, 3);
+	CHECK(n == 3 && ov[0].nvcsw == 7 && ov[0].rss_kb == 0 && ov[0].label_len == 0);
+	CHECK(n == 3 && ov[1].reason == SONDE_OV_API && ov[1].rss_kb == 5 &&
+	      sonde_exp_overview_label(exp, 1) && !strcmp(sonde_exp_overview_label(exp, 1), "phase"));
+	CHECK(n == 3 && ov[2].nvcsw == 9 && !sonde_exp_overview_label(exp, 2));
+	CHECK_U(sonde_exp_nsamples(exp), 2);
+	CHECK_U(sonde_exp_sample_of(exp, T0 + 2), 1);
+	CHECK_U(sonde_exp_sample_of(exp, T0 + 0), 1);
+	CHECK_U(sonde_exp_sample_of(exp, T0 + 99), 2);
+	struct sonde_sample_sel *sel = NULL;
+	char serr[200];
+
+	CHECK(sonde_sample_sel_new(&sel, exp, "2", serr, sizeof(serr)) == 0 && sel);
+	CHECK(!sonde_sample_sel_has(sel, T0 + 2) && sonde_sample_sel_has(sel, T0 + 3) &&
+	      sonde_sample_sel_has(sel, T0 + 99));
+	sonde_sample_sel_free(sel);
+	CHECK(sonde_sample_sel_new(&sel, exp, "1,x", serr, sizeof(serr)) < 0);
 	sonde_exp_close(exp);
 }
 

@@ -1,0 +1,280 @@
+/*
+ * Global sampling (C9): sample points at a wall-clock period (-S), on a
+ * signal (-l), around pause/resume (-y, the collector API, -t START-END),
+ * and the collector API's entry points (include/sonde/collector.h).
+ *
+ * The period is kept by a thread of the collector's own that sleeps on
+ * CLOCK_MONOTONIC, rather than by a timer signal: a signal would cut the
+ * target's sleeps and blocking calls short (nanosleep returns EINTR even
+ * under SA_RESTART), and a process-directed timer signal lands on any
+ * thread of the target.  The thread blocks every signal, is created with
+ * the real pthread_create (so clock profiling never registers it), and
+ * costs one wake-up per period.  Because it sleeps on wall-clock time,
+ * periodic points advance while the target sleeps too (gprofng's are
+ * driven by the profiling signal and only advance while it burns CPU).
+ *
+ * The packet writing and the pause switch are in sample_point.c
+ * (async-signal-safe, used by the -l/-y handler too).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collector.h"
+
+static uint64_t g_period_ns;
+static uint64_t g_start_at_ns, g_stop_at_ns; /* absolute; 0: none */
+static int g_start_paused;
+static _Atomic int g_quit;
+static int g_thread_running;
+
+static uint64_t env_num(const char *name, uint64_t dflt)
+{
+	const char *s = getenv(name);
+	if (!s || !*s)
+		return dflt;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	return errno || *end ? dflt : (uint64_t)v;
+}
+
+static int env_sig(const char *name)
+{
+	uint64_t v = env_num(name, 0);
+	return v >= 1 && v < (uint64_t)NSIG && v != SIGKILL && v != SIGSTOP ? (int)v : 0;
+}
+
+void sampling_init(struct dfile *overview)
+{
+	g_sp_overview = overview;
+	long page = sysconf(_SC_PAGESIZE);
+	if (page >= 1024)
+		g_sp_page_kb = (uint64_t)page / 1024;
+	g_period_ns = env_num("SONDE_SAMPLE_NS", 1000000000ull);
+	g_sp_sample_sig = env_sig("SONDE_SAMPLE_SIG");
+	g_sp_pause_sig = env_sig("SONDE_PAUSE_SIG");
+	if (g_sp_pause_sig == g_sp_sample_sig)
+		g_sp_pause_sig = 0; /* collect refuses this; never two meanings */
+	g_start_paused = g_sp_pause_sig && env_num("SONDE_PAUSE_START", 0);
+	uint64_t start = env_num("SONDE_START_NS", 0), stop = env_num("SONDE_STOP_NS", 0);
+	if (stop && stop <= start)
+		stop = 0;
+	g_start_at_ns = start ? g_col.start_ns + start : 0;
+	g_stop_at_ns = stop ? g_col.start_ns + stop : 0;
+	if (g_stop_at_ns && (!g_col.stop_ns || g_stop_at_ns < g_col.stop_ns))
+		g_col.stop_ns = g_stop_at_ns; /* the clock handler's own check */
+	if (g_start_paused || g_start_at_ns) {
+		/* before any thread is profiled or traced: nothing to rebase */
+		atomic_store(&g_sp_state, 1);
+		atomic_store(&__sonde_paused, 1);
+	}
+
+	char mem[512];
+	struct xbuf b;
+	xb_init(&b, mem, sizeof mem);
+	xb_str(&b, "<sampling");
+	xb_attr_u64(&b, "period_ns", g_period_ns);
+	xb_attr_u64(&b, "signal", (uint64_t)g_sp_sample_sig);
+	xb_attr_u64(&b, "pause_signal", (uint64_t)g_sp_pause_sig);
+	xb_attr_u64(&b, "start_paused", (uint64_t)(g_start_paused || g_start_at_ns));
+	xb_attr_u64(&b, "start_ns", start);
+	xb_attr_u64(&b, "stop_ns", stop);
+	xb_str(&b, "/>\n");
+	log_line(mem, b.len);
+}
+
+static void *sampler(void *arg)
+{
+	(void)arg;
+	sigset_t all;
+	sigfillset(&all);
+	real_pthread_sigmask(SIG_BLOCK, &all, NULL);
+	uint64_t next = g_period_ns ? g_col.start_ns + g_period_ns : 0;
+	while (!atomic_load(&g_quit)) {
+		uint64_t wake = UINT64_MAX;
+		if (next)
+			wake = next;
+		if (g_start_at_ns && g_start_at_ns < wake)
+			wake = g_start_at_ns;
+		if (g_stop_at_ns && g_stop_at_ns < wake)
+			wake = g_stop_at_ns;
+		if (wake == UINT64_MAX)
+			break;
+		struct timespec ts = { (time_t)(wake / 1000000000ull), (long)(wake % 1000000000ull) };
+		int rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+		if (rc && rc != EINTR)
+			break; /* cannot sleep: stop rather than spin */
+		if (atomic_load(&g_quit))
+			break;
+		uint64_t now = now_ns();
+		if (g_start_at_ns && now >= g_start_at_ns) {
+			g_start_at_ns = 0;
+			sp_set_paused(0, SONDE_OV_RESUME, "-t start");
+		}
+		if (g_stop_at_ns && now >= g_stop_at_ns) {
+			g_stop_at_ns = 0;
+			atomic_store(&g_sp_stopped, 1);
+			sp_set_paused(1, SONDE_OV_PAUSE, "-t end");
+			log_event_text("info", "data collection stopped at the end of the -t window");
+		}
+		if (next && now >= next) {
+			sp_write(SONDE_OV_PERIODIC, NULL);
+			/* Points missed while the machine was suspended are
+			 * skipped, not written in a burst. */
+			while (next <= now)
+				next += g_period_ns;
+		}
+	}
+	return NULL;
+}
+
+static void install_signal(int sig, int which)
+{
+	struct sigaction sa, old;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = sp_signal_handler;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigfillset(&sa.sa_mask);
+	if (real_sigaction(sig, &sa, &old) < 0) {
+		char msg[160];
+		snprintf(msg, sizeof msg, "cannot install the handler of signal %d (%s); %s disabled", sig,
+			 strerror(errno), which ? "-y pause/resume" : "-l sampling");
+		log_event_text("error", msg);
+		if (which)
+			g_sp_pause_sig = 0;
+		else
+			g_sp_sample_sig = 0;
+		return;
+	}
+	if ((old.sa_flags & SA_SIGINFO) || (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN)) {
+		g_sp_chained[which] = old;
+		atomic_store(&g_sp_chained_set[which], 1);
+	}
+}
+
+void sampling_start(void)
+{
+	if (g_sp_sample_sig)
+		install_signal(g_sp_sample_sig, 0);
+	if (g_sp_pause_sig)
+		install_signal(g_sp_pause_sig, 1);
+	if (!g_period_ns && !g_start_at_ns && !g_stop_at_ns)
+		return;
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 64 << 10);
+	pthread_t t;
+	__sonde_quiet++;
+	int rc = real_pthread_create_call(&t, &attr, sampler, NULL);
+	__sonde_quiet--;
+	pthread_attr_destroy(&attr);
+	if (rc) {
+		char msg[160];
+		snprintf(msg, sizeof msg, "cannot start the sampling thread (%s); periodic sampling and -t "
+					  "START-END disabled", strerror(rc));
+		log_event_text("error", msg);
+		/* a window that cannot open must not leave recording paused */
+		if (g_start_at_ns && !g_start_paused)
+			sp_set_paused(0, SONDE_OV_RESUME, "-t start");
+		return;
+	}
+	g_thread_running = 1;
+	pthread_setname_np(t, "sonde-sampler");
+}
+
+void sampling_stop(void)
+{
+	atomic_store(&g_quit, 1);
+}
+
+void sampling_fork_child(void)
+{
+	/* The thread does not exist in the child, and the file is the
+	 * parent's. */
+	g_sp_overview = NULL;
+	g_thread_running = 0;
+	atomic_store(&g_quit, 1);
+}
+
+static _Atomic int g_noted_sig;
+
+int sampling_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	int which = sig && sig == g_sp_sample_sig ? 0 : sig && sig == g_sp_pause_sig ? 1 : -1;
+	if (which < 0 || !atomic_load(&g_col.active))
+		return 0;
+	if (old) {
+		if (atomic_load(&g_sp_chained_set[which])) {
+			*old = g_sp_chained[which];
+		} else {
+			memset(old, 0, sizeof *old);
+			old->sa_handler = SIG_DFL;
+		}
+	}
+	if (act) {
+		/* The target's handler runs after sonde's: it is not
+		 * stolen from the target, and the signal still samples. */
+		atomic_store(&g_sp_chained_set[which], 0);
+		g_sp_chained[which] = *act;
+		if ((act->sa_flags & SA_SIGINFO) || (act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN))
+			atomic_store(&g_sp_chained_set[which], 1);
+		if (!atomic_exchange(&g_noted_sig, 1)) {
+			char msg[200];
+			snprintf(msg, sizeof msg,
+				 "target set an action for signal %d, which sonde uses for %s; sonde keeps its "
+				 "handler and runs the target's after it",
+				 sig, which ? "-y pause/resume" : "-l sampling");
+			log_event_text("warning", msg);
+		}
+	}
+	return 1;
+}
+
+/* ---- the collector API (include/sonde/collector.h, api/sonde_api.c) ----
+ *
+ * Exported under internal names that libsonde_api looks up with dlsym:
+ * without the collector in the process, the API is a no-op.  A process
+ * that is not the one being collected (a forked child) does nothing. */
+
+static int api_ok(void)
+{
+	return atomic_load(&g_col.active) && getpid() == g_col.pid;
+}
+
+EXPORT void __sonde_api_sample(const char *label)
+{
+	if (api_ok())
+		sp_write(SONDE_OV_API, label);
+}
+
+EXPORT void __sonde_api_pause(void)
+{
+	if (api_ok())
+		sp_set_paused(1, SONDE_OV_PAUSE, NULL);
+}
+
+EXPORT void __sonde_api_resume(void)
+{
+	if (api_ok())
+		sp_set_paused(0, SONDE_OV_RESUME, NULL);
+}
+
+void collector_exit_hook(void);
+
+EXPORT void __sonde_api_terminate(void)
+{
+	if (!api_ok())
+		return;
+	atomic_store(&g_sp_stopped, 1);
+	atomic_store(&__sonde_paused, 1);
+	log_event_text("info", "data collection terminated by sonde_terminate()");
+	collector_exit_hook();
+}
