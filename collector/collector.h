@@ -134,7 +134,7 @@ int stacks_init(struct dfile *df);
  * time this stack is seen.  Async-signal-safe. */
 uint64_t stacks_intern(const uint64_t *pcs, int depth, unsigned flags);
 uint64_t stacks_count(void);
-int stacks_reset(void);
+void stacks_reset(void);
 
 /* ---- maps.c: map.xml ---- */
 

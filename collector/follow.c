@@ -489,12 +489,9 @@ static void start_child(char kind, int no)
 
 void follow_fork_child(void)
 {
+	int saved = errno; /* fork's caller sees the child's errno as fork left it */
 	start_child('f', g_child_fork_no);
-}
-
-void follow_fork_parent_log(pid_t pid)
-{
-	(void)pid;
+	errno = saved;
 }
 
 /* vfork's child borrows the parent's memory and stack, so a wrapper
@@ -516,9 +513,11 @@ static int clone_child(void *p)
 {
 	/* Not CLONE_VM: *p is this process's own copy. */
 	struct clone_start cs = *(struct clone_start *)p;
+	int saved = errno;
 	if (atomic_load(&g_col.active))
 		collector_fork_child();
 	start_child('C', cs.no);
+	errno = saved;
 	return cs.fn(cs.arg);
 }
 
@@ -555,33 +554,34 @@ EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 
 /* ---- posix_spawn, system, popen: a fork whose child execs at once ---- */
 
-/* Lineage and environment for a spawned child; *env NULL when it is not
- * followed (then the child gets the environment it was given). */
-static void spawn_prologue(const char *variant, const char *path, char *const argv[], char *const envp[],
-			   char **env[], char *lineage, size_t cap)
+/* The environment for a spawned child, logging it: NULL when it is not
+ * followed (then the child gets the environment it was given).  Keeps
+ * errno (the checks on the program's file may fail). */
+static char **spawn_env(const char *variant, const char *path, char *const argv[], char *const envp[])
 {
-	*env = NULL;
-	lineage[0] = 0;
 	if (!g_tracking || g_mode == F_OFF)
-		return;
+		return NULL;
+	int saved = errno;
+	char lineage[700], cmd[1024];
 	int n = atomic_fetch_add(&g_nfork, 1) + 1;
-	snprintf(lineage, cap, "%s_f%d_x1", g_lineage, n);
+	snprintf(lineage, sizeof lineage, "%s_f%d_x1", g_lineage, n);
 	const char *why = path ? not_followable(path) : NULL;
-	char cmd[1024];
 	command_of(cmd, sizeof cmd, path, argv);
 	log_descendant(variant, lineage, !why, why, cmd, 0);
-	if (!why)
-		*env = child_env(envp, lineage, "SONDE_TARGET_PPID", getpid());
+	char **env = why ? NULL : child_env(envp, lineage, "SONDE_TARGET_PPID", getpid());
+	errno = saved;
+	return env;
 }
 
 EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
 		       const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
 	resolve_posix_spawn();
-	char **env, lineage[700];
-	spawn_prologue("posix_spawn", path, argv, envp, &env, lineage, sizeof lineage);
+	char **env = spawn_env("posix_spawn", path, argv, envp);
 	int rc = real_posix_spawn(pid, path, fa, attr, argv, env ? env : envp);
+	int e = errno;
 	free_child_env(env);
+	errno = e;
 	return rc;
 }
 
@@ -589,59 +589,60 @@ EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_act
 			const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
 	resolve_posix_spawnp();
-	char **env, lineage[700], buf[PATH_MAX];
-	spawn_prologue("posix_spawnp", search_path(file, buf, sizeof buf), argv, envp, &env, lineage,
-		       sizeof lineage);
+	int saved = errno; /* the PATH search below may set it */
+	char buf[PATH_MAX];
+	const char *path = g_tracking && g_mode != F_OFF ? search_path(file, buf, sizeof buf) : file;
+	errno = saved;
+	char **env = spawn_env("posix_spawnp", path, argv, envp);
 	int rc = real_posix_spawnp(pid, file, fa, attr, argv, env ? env : envp);
+	int e = errno;
 	free_child_env(env);
+	errno = e;
 	return rc;
 }
 
 /* system and popen spawn the shell with the process's environment, which
  * is the only way to hand it sonde's settings: it is swapped in for the
- * call.  (A setenv by another thread during the call is lost; programs
- * rarely do that while running a command.) */
-EXPORT int system(const char *command)
+ * call, between swap_in and swap_out.  (A setenv by another thread during
+ * the call is lost; programs rarely do that while running a command.) */
+static char **swap_in(const char *variant, const char *command, char ***saved)
 {
-	resolve_system();
-	if (!command || !g_tracking || g_mode == F_OFF)
-		return real_system(command);
-	char **env, lineage[700];
 	char *argv[] = { "sh", "-c", (char *)command, NULL };
-	spawn_prologue("system", "/bin/sh", argv, environ, &env, lineage, sizeof lineage);
+	char **env = command ? spawn_env(variant, "/bin/sh", argv, environ) : NULL;
+	if (env) {
+		pthread_mutex_lock(&g_env_lock);
+		*saved = environ;
+		environ = env;
+	}
+	return env;
+}
+
+static void swap_out(char **env, char **saved)
+{
 	if (!env)
-		return real_system(command);
-	pthread_mutex_lock(&g_env_lock);
-	char **saved = environ;
-	environ = env;
-	int rc = real_system(command);
+		return;
 	int e = errno;
 	environ = saved;
 	pthread_mutex_unlock(&g_env_lock);
 	free_child_env(env);
 	errno = e;
+}
+
+EXPORT int system(const char *command)
+{
+	resolve_system();
+	char **saved = NULL, **env = swap_in("system", command, &saved);
+	int rc = real_system(command);
+	swap_out(env, saved);
 	return rc;
 }
 
 EXPORT FILE *popen(const char *command, const char *type)
 {
 	resolve_popen();
-	if (!command || !g_tracking || g_mode == F_OFF)
-		return real_popen(command, type);
-	char **env, lineage[700];
-	char *argv[] = { "sh", "-c", (char *)command, NULL };
-	spawn_prologue("popen", "/bin/sh", argv, environ, &env, lineage, sizeof lineage);
-	if (!env)
-		return real_popen(command, type);
-	pthread_mutex_lock(&g_env_lock);
-	char **saved = environ;
-	environ = env;
+	char **saved = NULL, **env = swap_in("popen", command, &saved);
 	FILE *f = real_popen(command, type);
-	int e = errno;
-	environ = saved;
-	pthread_mutex_unlock(&g_env_lock);
-	free_child_env(env);
-	errno = e;
+	swap_out(env, saved);
 	return f;
 }
 

@@ -286,8 +286,8 @@ __attribute__((constructor)) static void sonde_init(void)
 void collector_restart(const char *dir)
 {
 	int saved = errno;
-	if (stacks_reset() == 0)
-		collector_start(dir, 1);
+	stacks_reset();
+	collector_start(dir, 1);
 	trace_restart();
 	errno = saved;
 }

@@ -88,9 +88,8 @@ int stacks_init(struct dfile *df)
 static TLS uint64_t t_known[KNOWN];
 
 /* In a fork child that starts its own experiment: forget every node (they
- * are in the parent's file, not the child's).  0, or -1 when no table
- * could be mapped. */
-int stacks_reset(void)
+ * are in the parent's file, not the child's); stacks_init maps anew. */
+void stacks_reset(void)
 {
 	int n = atomic_load(&g_ntables);
 	for (int k = 0; k < n; k++)
@@ -100,7 +99,6 @@ int stacks_reset(void)
 	atomic_store(&g_growing, 0);
 	atomic_store(&g_written, 0);
 	memset(t_known, 0, sizeof t_known);
-	return 0;
 }
 
 static inline int known(uint64_t id)

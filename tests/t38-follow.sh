@@ -82,3 +82,29 @@ if [ "$got" = "_f2.er _f2_x1.er " ]; then ok "-F =_f2 follows only _f2 and its e
 rc 2 "-F with a bad value is refused" "$SONDE" collect -F maybe -o bad.er true
 rc 2 "-F with a bad regex is refused" "$SONDE" collect -F '=(' -o bad.er true
 check "... and nothing is created" sh -c "! ls -d bad.er 2>/dev/null"
+
+# Heap tracing goes on in a followed fork child, into its own experiment:
+# exactly the child's three allocations, none of the parent's.
+cat >hf.c <<'CEOF'
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+void *volatile keep;
+int main(void)
+{
+	keep = malloc(1000);
+	pid_t c = fork();
+	if (c == 0) {
+		for (int i = 0; i < 3; i++)
+			keep = malloc(777);
+		_exit(0);
+	}
+	waitpid(c, 0, 0);
+	return 0;
+}
+CEOF
+cc -O2 -o hf hf.c
+rc 0 "collect -H on a forking program" "$SONDE" collect -p off -H on -o hf.er ./hf
+"$SONDE" print -heapstat hf.er/_f1.er >hs.txt 2>&1
+check "the fork child's experiment has exactly its 3 allocations of 777 bytes" \
+	sh -c "grep -q 'Allocations: 3\$' hs.txt && grep -q 'Bytes Allocated: 2331\$' hs.txt"
