@@ -9,16 +9,17 @@
  *
  * The set of node ids already written is a short list of open-addressing
  * tables of 64-bit words claimed with compare-and-swap: lock-free, usable
- * from a signal handler.  Tables are never resized; when the newest is 3/4
+ * from a signal handler.  Tables are never resized; when the newest is half
  * full, a table twice its size is mapped (by system call, so from a signal
- * handler too) and new ids go there.  The first is a single 2 MiB huge
- * page: every page of a table is touched at random, and zero-filling pages
- * a small program never needs cost more than the TLB misses they save.
- * When the last table is 3/4 full, new nodes are written every time they
- * occur (readers keep one copy per id), so correctness never depends on
- * the tables' size, only the file size does.  For the same reason a node
- * that two threads meet first while a new table is being mapped may be
- * written twice (one claims it in the old table, one in the new).
+ * handler too) and new ids go there once the newest is 3/4 full.  The
+ * first is a single 2 MiB huge page: every page of a table is touched at
+ * random, and zero-filling pages a small program never needs cost more
+ * than the TLB misses they save.  When the last table is full, new nodes
+ * are written every time they occur (readers keep one copy per id), so
+ * correctness never depends on the tables' size, only the file size does.
+ * For the same reason a node that two threads meet first just as a new
+ * table takes over may be written twice (one claims it in the old table,
+ * one in the new).
  *
  * A thread that finds a node already claimed does not wait for the claimer
  * to finish writing it: both are in signal handlers that finish promptly.
@@ -47,19 +48,24 @@ struct table {
 
 static struct table g_tables[NTABLES];
 static _Atomic int g_ntables;	/* published tables: slot set before this */
-static _Atomic int g_growing;	/* a thread is mapping table g_ntables */
+static _Atomic int g_mapped;	/* tables mapped, published or spare */
+static _Atomic int g_growing;	/* a thread is mapping table g_mapped */
+static _Atomic int g_map_failed;	/* mmap refused once: stop asking */
 static struct dfile *g_stacks_df;
 static _Atomic uint64_t g_written;
 
-/* Async-signal-safe (raw system calls only). */
+/* Maps table k as a spare (not yet searched).  Async-signal-safe (raw
+ * system calls only). */
 static int map_table(int k)
 {
 	size_t words = (size_t)1 << (FIRST_BITS + k);
 	size_t len = words * sizeof(uint64_t);
 	char *p = sonde_mmap(NULL, len + HUGE_PAGE, PROT_READ | PROT_WRITE,
 			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (p == MAP_FAILED)
+	if (p == MAP_FAILED) {
+		atomic_store(&g_map_failed, 1);
 		return -1;
+	}
 	/* Lookups land anywhere in a table: with 4 KiB pages nearly each is
 	 * a TLB miss, which under nested paging (a VM) walks two page tables.
 	 * Ask for transparent huge pages on a 2 MiB-aligned table (the kernel
@@ -69,7 +75,7 @@ static int map_table(int k)
 	g_tables[k].slot = (_Atomic uint64_t *)t;
 	g_tables[k].mask = (uint32_t)(words - 1);
 	atomic_store_explicit(&g_tables[k].used, 0, memory_order_relaxed);
-	atomic_store_explicit(&g_ntables, k + 1, memory_order_release);
+	atomic_store_explicit(&g_mapped, k + 1, memory_order_release);
 	return 0;
 }
 
@@ -77,6 +83,7 @@ int stacks_init(struct dfile *df)
 {
 	if (map_table(0) < 0)
 		return -1;
+	atomic_store_explicit(&g_ntables, 1, memory_order_release);
 	g_stacks_df = df;
 	return 0;
 }
@@ -91,11 +98,13 @@ static TLS uint64_t t_known[KNOWN];
  * are in the parent's file, not the child's); stacks_init maps anew. */
 void stacks_reset(void)
 {
-	int n = atomic_load(&g_ntables);
+	int n = atomic_load(&g_mapped);
 	for (int k = 0; k < n; k++)
 		sonde_munmap((void *)g_tables[k].slot, ((size_t)g_tables[k].mask + 1) * sizeof(uint64_t));
 	memset(g_tables, 0, sizeof g_tables);
 	atomic_store(&g_ntables, 0);
+	atomic_store(&g_mapped, 0);
+	atomic_store(&g_map_failed, 0);
 	atomic_store(&g_growing, 0);
 	atomic_store(&g_written, 0);
 	memset(t_known, 0, sizeof t_known);
@@ -162,26 +171,39 @@ static int probe(struct table *t, uint64_t id, long *empty)
 	return ABSENT;
 }
 
-/* The table new ids go to: the newest, after mapping the next one when it
- * is 3/4 full.  NULL when every table is.  Async-signal-safe: a thread that
- * finds another mapping the next table does not wait for it. */
+/* The table new ids go to: the newest, or the next one once the newest is
+ * 3/4 full.  NULL when every table is full.  Async-signal-safe: the next
+ * table is mapped ahead, as a spare, when the newest is half full, and
+ * turning the spare into the newest is one compare-and-swap, so no thread
+ * waits for another's system call.  Should the mapping thread be slow
+ * (preempted in mmap), the others fill the newest table to 7/8 rather than
+ * write every new node unclaimed. */
 static struct table *insert_table(void)
 {
 	int n = atomic_load_explicit(&g_ntables, memory_order_acquire);
 	struct table *t = &g_tables[n - 1];
-	if (atomic_load_explicit(&t->used, memory_order_relaxed) < (t->mask + 1) / 4 * 3)
+	uint32_t used = atomic_load_explicit(&t->used, memory_order_relaxed);
+	uint32_t size = t->mask + 1;
+	if (used < size / 2)
 		return t;
-	if (n == NTABLES)
-		return NULL;
-	int idle = 0;
-	if (atomic_compare_exchange_strong(&g_growing, &idle, 1)) {
-		if (atomic_load(&g_ntables) == n)
-			map_table(n);
-		atomic_store(&g_growing, 0);
+	if (n < NTABLES && atomic_load_explicit(&g_mapped, memory_order_acquire) == n &&
+	    !atomic_load_explicit(&g_map_failed, memory_order_relaxed)) {
+		int idle = 0;
+		if (atomic_compare_exchange_strong(&g_growing, &idle, 1)) {
+			if (atomic_load(&g_mapped) == n)
+				map_table(n);
+			atomic_store(&g_growing, 0);
+		}
 	}
-	n = atomic_load_explicit(&g_ntables, memory_order_acquire);
-	t = &g_tables[n - 1];
-	return atomic_load_explicit(&t->used, memory_order_relaxed) < (t->mask + 1) / 4 * 3 ? t : NULL;
+	if (used < size / 4 * 3)
+		return t;
+	if (n < NTABLES && atomic_load_explicit(&g_mapped, memory_order_acquire) > n) {
+		int expect = n;
+		atomic_compare_exchange_strong(&g_ntables, &expect, n + 1);
+		n = atomic_load_explicit(&g_ntables, memory_order_acquire);
+		return &g_tables[n - 1];
+	}
+	return used < size / 8 * 7 ? t : NULL;
 }
 
 /* Is `id` in a table?  With claim set, insert it when absent and report

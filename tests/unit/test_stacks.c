@@ -9,9 +9,10 @@
  *  2. Interning the same stacks again writes nothing.
  *  3. With every table full, new nodes are written every time (never
  *     lost) and known ones still not.
- *  4. Four threads interning the same stacks write every node, and each
- *     once except for the few racing with the mapping of a new table
- *     (readers keep one copy).
+ *  4. Four threads interning the same stacks write every node and no
+ *     other (its parent too, in any order across threads); each exactly
+ *     once when no table change is ahead, and a few twice when threads
+ *     race the change to a new table (readers keep one copy).
  *  5. A failed write (file full) leaves the node unclaimed: the next
  *     occurrence writes it.
  */
@@ -74,10 +75,13 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Checks over packets [from, g_npk): ids[] of stacks [0, n) all reachable
- * (each node written with its parent written earlier, or before `from`),
- * and returns how many ids were written more than once. */
-static size_t verify(size_t from, const uint64_t *leaf, size_t n, int *all_found)
+/* Checks that ids[] of stacks [0, n) were all written, and every written
+ * node's parent too: earlier in the file when `ordered` (one thread), or
+ * anywhere (several threads: a thread that finds a node claimed writes its
+ * children while the claimer may not have committed it yet; the reader
+ * resolves nodes after reading the whole file, so that is fine).  Returns
+ * how many ids were written more than once. */
+static size_t verify(int ordered, const uint64_t *leaf, size_t n, int *all_found)
 {
 	size_t m = g_npk;
 	uint64_t *ids = malloc(m * sizeof *ids);
@@ -94,14 +98,18 @@ static size_t verify(size_t from, const uint64_t *leaf, size_t n, int *all_found
 	for (size_t i = 0; i < m && order_ok; i++) {
 		uint64_t par = g_pk[i].parent_id;
 		if (par >= SONDE_FRAME_ROOT_LIMIT) {
-			int found = 0;
-			for (size_t k = nseen; k-- > 0 && !found;)
-				found = seen[k] == par;
+			int found;
+			if (ordered) {
+				found = 0;
+				for (size_t k = nseen; k-- > 0 && !found;)
+					found = seen[k] == par;
+			} else {
+				found = bsearch(&par, ids, m, sizeof *ids, cmp_u64) != NULL;
+			}
 			order_ok = found;
 		}
 		seen[nseen++] = g_pk[i].node_id;
 	}
-	(void)from;
 	CHECK(order_ok);
 	*all_found = 1;
 	for (size_t s = 0; s < n; s++)
@@ -130,7 +138,7 @@ static void *intern_range(void *v)
 
 int main(void)
 {
-	/* Capacity: 3/4 of 1024 + 2048 + 4096 slots = 5376 nodes. */
+	/* Capacity: 3/4 of 1024 and of 2048 slots, 7/8 of 4096 (the last): 5888 nodes. */
 	group = "grow";
 	CHECK(stacks_init(NULL) == 0);
 	CHECK_I(atomic_load(&g_ntables), 1);
@@ -140,7 +148,7 @@ int main(void)
 	intern_range(&j);
 	CHECK_I(atomic_load(&g_ntables), 2);
 	int all;
-	CHECK_U(verify(0, leaf, N1, &all), 0);
+	CHECK_U(verify(1, leaf, N1, &all), 0);
 	CHECK(all);
 	/* 2000 leaves, 21 (s % 7, s % 3) callers, 3 callers of those, main */
 	CHECK_U(g_npk, N1 + 21 + 3 + 1);
@@ -156,13 +164,13 @@ int main(void)
 	intern_range(&j2);
 	CHECK_I(atomic_load(&g_ntables), 3);
 	size_t mid = g_npk;
-	CHECK_U(verify(0, leaf, 9000, &all), 0);
+	CHECK_U(verify(1, leaf, 9000, &all), 0);
 	CHECK(all);
 	/* Tables full: unknown nodes are written again each time... */
 	struct job j3 = { 8000, 9000, leaf };
 	intern_range(&j3);
 	CHECK(g_npk > mid);
-	CHECK(verify(0, leaf, 9000, &all) > 0);
+	CHECK(verify(1, leaf, 9000, &all) > 0);
 	CHECK(all);
 	/* ...and the earliest stacks, which are in the tables, are not. */
 	before = g_npk;
@@ -170,8 +178,7 @@ int main(void)
 	CHECK_U(g_npk, before);
 
 	/* Fresh tables for the threaded and failure checks. */
-	memset(g_tables, 0, sizeof g_tables);
-	atomic_store(&g_ntables, 0);
+	stacks_reset();
 	g_npk = 0;
 	CHECK(stacks_init(NULL) == 0);
 
@@ -186,12 +193,32 @@ int main(void)
 		pthread_join(th[i], NULL);
 	size_t dup = verify(0, leaf, 4000, &all);
 	CHECK(all);
-	CHECK(dup < 200);
-	CHECK_U(g_npk, 4000 + 21 + 3 + 1 + dup);
+	/* Every node, and no other, is written; duplicates come only from
+	 * threads racing a table change, as many as the scheduler makes
+	 * (thousands with these tiny tables when the CPUs are oversubscribed
+	 * and the thread mapping a table is preempted). */
+	CHECK_U(g_npk - dup, 4000 + 21 + 3 + 1);
+	printf("# %zu nodes written twice while tables grew\n", dup);
+
+	/* No table change ahead (the last table is mapped and has room):
+	 * claiming by compare-and-swap lets exactly one thread write each
+	 * new node. */
+	group = "threads, no growth";
+	CHECK_I(atomic_load(&g_ntables), 3);
+	before = g_npk;
+	for (int i = 0; i < 4; i++) {
+		jt[i] = (struct job){ 4000, 4400, leaf };
+		pthread_create(&th[i], NULL, intern_range, &jt[i]);
+	}
+	for (int i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	CHECK_U(verify(0, leaf, 4400, &all), dup);
+	CHECK(all);
+	CHECK_U(g_npk - before, 400);
 
 	group = "failed write";
 	uint64_t pcs[DEPTH];
-	stack_of(4001, pcs);
+	stack_of(4401, pcs);
 	before = g_npk;
 	g_fail_next = 1;
 	stacks_intern(pcs, DEPTH, 0);
