@@ -37,6 +37,9 @@ CMD_OBJ       := $(CMD_SRC:%.c=$(B)/obj/%.o)
 SONDE     := $(B)/bin/sonde
 COLLECTOR := $(B)/lib/sonde/libsonde_collector.so
 LIBSONDE  := $(B)/libsonde.a
+# What a program linking libsonde.a links too: elfutils for symbols
+# (lib/symbols.c), capstone for disassembly (lib/disasm.c).
+LIBSONDE_LIBS := -lm -ldw -lelf -lz -lstdc++ -lcapstone
 TRACERS   := $(TRACER_SRC:tracers/%.c=$(B)/lib/sonde/libsonde_%.so)
 UNITS     := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 FIXTURES  := $(FIXTURE_SRC:tests/fixtures/%.c=$(B)/fixtures/%) $(CXXFIXTURE_SRC:tests/fixtures/%.cc=$(B)/fixtures/%)
@@ -115,7 +118,7 @@ $(LIBSONDE): $(LIB_OBJ)
 
 $(SONDE): $(CMD_OBJ) $(LIBSONDE)
 	@mkdir -p $(dir $@)
-	$(CC) $(SANFLAGS) -o $@ $(CMD_OBJ) $(LIBSONDE) -lm -ldw -lelf -lz -lstdc++
+	$(CC) $(SANFLAGS) -o $@ $(CMD_OBJ) $(LIBSONDE) $(LIBSONDE_LIBS)
 
 # Unit tests: test_unwind links the collector's unwinder directly.
 UNWIND_SRC := collector/unwind.c collector/unwind_tables.c
@@ -130,11 +133,11 @@ $(B)/tests/test_stacks: tests/unit/test_stacks.c tests/unit/check.h collector/st
 
 $(B)/tests/tools/%: tests/tools/%.c $(LIBSONDE)
 	@mkdir -p $(dir $@)
-	$(CC) $(BASEFLAGS) $(CFLAGS) $(SANFLAGS) -Ilib $< $(LIBSONDE) -o $@ -lm
+	$(CC) $(BASEFLAGS) $(CFLAGS) $(SANFLAGS) -Ilib $< $(LIBSONDE) -o $@ $(LIBSONDE_LIBS)
 
 $(B)/tests/%: tests/unit/%.c tests/unit/check.h $(LIBSONDE)
 	@mkdir -p $(dir $@)
-	$(CC) $(BASEFLAGS) $(CFLAGS) $(SANFLAGS) -Ilib -Icmd $< $(LIBSONDE) -o $@ -lm -ldw -lelf -lz -lstdc++
+	$(CC) $(BASEFLAGS) $(CFLAGS) $(SANFLAGS) -Ilib -Icmd $< $(LIBSONDE) -o $@ $(LIBSONDE_LIBS)
 
 # Fixtures: programs with known behaviour, built as users build them:
 # -O2, no frame pointers.

@@ -44,7 +44,7 @@
  *     events read).
  *
  * Build: with libsonde.a (or the lib sources) and cmd/print_header.c, -Ilib -Icmd,
- * -lm -ldw -lelf -lz -lstdc++ (the symbol layer).
+ * -lm -ldw -lelf -lz -lstdc++ (the symbol layer) -lcapstone (disassembly).
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -20,7 +20,7 @@ N=${1:-50000}
 SEED=${2:-$(date +%s)}
 CC=${CC:-cc}
 SRC="tests/fuzz/fuzz_reader.c cmd/print_header.c lib/*.c"
-LIBS="-lm -ldw -lelf -lz -lstdc++"
+LIBS="-lm -ldw -lelf -lz -lstdc++ -lcapstone"
 mkdir -p "$OUT/seeds" "$OUT/crashes"
 
 # shellcheck disable=SC2086
