@@ -41,12 +41,15 @@
 #include "view_table.h"
 
 enum op {
+	OP_ADDPATH,
 	OP_ALLOCS,
 	OP_APPENDFILE,
 	OP_CALLERS_CALLEES,
 	OP_CALLTREE,
 	OP_COMPARE,
 	OP_CSINGLE,
+	OP_DISASM,
+	OP_DTHRESH,
 	OP_DUMP,
 	OP_EXPERIMENT_LIST,
 	OP_EXPERIMENT_SELECT,
@@ -55,10 +58,12 @@ enum op {
 	OP_HEADER,
 	OP_HEAPSTAT,
 	OP_HELP,
+	OP_INLINES,
 	OP_IO,
 	OP_IOSTACKS,
 	OP_LEAKS,
 	OP_LIMIT,
+	OP_LINES,
 	OP_METRIC_LIST,
 	OP_METRICS,
 	OP_NAME,
@@ -66,6 +71,8 @@ enum op {
 	OP_OBJECTS,
 	OP_OUTFILE,
 	OP_OVERVIEW,
+	OP_PATHMAP,
+	OP_PCS,
 	OP_PRINTMODE,
 	OP_PROCESSES,
 	OP_QUIT,
@@ -73,7 +80,9 @@ enum op {
 	OP_SAMPLES,
 	OP_SCRIPT,
 	OP_SORT,
+	OP_SOURCE,
 	OP_STATISTICS,
+	OP_STHRESH,
 	OP_SYNC,
 	OP_THREAD_SELECT,
 	OP_THREADS,
@@ -87,6 +96,7 @@ static const struct command {
 	const char *arg; /* the argument's name, NULL when there is none */
 	const char *help;
 } commands[] = {
+	{ "addpath", OP_ADDPATH, "DIR", "also look for source files in DIR (by base name)" },
 	{ "allocs", OP_ALLOCS, NULL, "allocations by call stack, largest bytes first (-H on)" },
 	{ "appendfile", OP_APPENDFILE, "FILE", "append the output of later commands to FILE" },
 	{ "callers-callees", OP_CALLERS_CALLEES, NULL,
@@ -95,6 +105,9 @@ static const struct command {
 	{ "compare", OP_COMPARE, "on|off|delta|ratio",
 	  "show several experiments side by side (-functions, -objects)" },
 	{ "csingle", OP_CSINGLE, "NAME", "callers and callees of one function" },
+	{ "disasm", OP_DISASM, "FUNC", "annotated disassembly of a function, with its source lines" },
+	{ "dthresh", OP_DTHRESH, "PERCENT",
+	  "-disasm marks instructions whose metric reaches PERCENT of the largest (75)" },
 	{ "dump", OP_DUMP, "profile|stacks|overview|objects|sync|heap|io",
 	  "raw samples, stacks, overview, objects, or traced events" },
 	{ "exit", OP_QUIT, NULL, "end the script or the interactive session" },
@@ -106,10 +119,13 @@ static const struct command {
 	{ "header", OP_HEADER, NULL, "experiment summary (the default with no command)" },
 	{ "heapstat", OP_HEAPSTAT, NULL, "heap statistics: counts, bytes, leaks, peak, sizes (-H on)" },
 	{ "help", OP_HELP, NULL, "this text" },
+	{ "inlines", OP_INLINES, "on|off",
+	  "inlined functions as their own entries (on) or folded into their callers" },
 	{ "io", OP_IO, NULL, "I/O by file: bytes, calls and time of reads, writes, other (-i on)" },
 	{ "iostacks", OP_IOSTACKS, NULL, "I/O by call stack, the top 20 by bytes and calls (-i on)" },
 	{ "leaks", OP_LEAKS, NULL, "leaks by allocation stack, largest bytes first (-H on)" },
 	{ "limit", OP_LIMIT, "N", "print at most N rows (functions, objects, tree nodes); 0: all" },
+	{ "lines", OP_LINES, NULL, "source lines with the current metrics" },
 	{ "metric_list", OP_METRIC_LIST, NULL, "the current metrics and those available" },
 	{ "metrics", OP_METRICS, "SPEC", "metrics to show, as e.%totalcpu:i.totalcpu:name" },
 	{ "name", OP_NAME, "long|short|mangled", "how to show function names" },
@@ -118,6 +134,8 @@ static const struct command {
 	{ "objects", OP_OBJECTS, NULL, "the load-object list with the current metrics" },
 	{ "outfile", OP_OUTFILE, "FILE", "write the output of later commands to FILE (- is stdout)" },
 	{ "overview", OP_OVERVIEW, NULL, "sample points, usage over the run and CPU use over time" },
+	{ "pathmap", OP_PATHMAP, "OLD NEW", "read source files recorded under OLD from NEW" },
+	{ "pcs", OP_PCS, NULL, "instructions (PCs) with the current metrics" },
 	{ "printmode", OP_PRINTMODE, "text|csv|json", "output form of later views" },
 	{ "processes", OP_PROCESSES, NULL, "one row per process: lineage, pid, command, CPU time" },
 	{ "quit", OP_QUIT, NULL, "end the script or the interactive session" },
@@ -126,7 +144,10 @@ static const struct command {
 	{ "samples", OP_SAMPLES, NULL, "one row per sample: usage counters and the metrics in it" },
 	{ "script", OP_SCRIPT, "FILE", "run the commands in FILE (one a line, # comments)" },
 	{ "sort", OP_SORT, "SPEC", "sort by a metric (e.totalcpu, i.totalcpu) or by name" },
+	{ "source", OP_SOURCE, "FUNC|FILE", "annotated source of a function's file, or of a file" },
 	{ "statistics", OP_STATISTICS, NULL, "process statistics from the overview samples" },
+	{ "sthresh", OP_STHRESH, "PERCENT",
+	  "-source marks lines whose metric reaches PERCENT of the largest (75)" },
 	{ "sync", OP_SYNC, NULL, "sync waits by lock or other object, longest total wait first (-s on)" },
 	{ "thread_select", OP_THREAD_SELECT, "all|LIST", "only these threads (numbers as -threads shows)" },
 	{ "threads", OP_THREADS, NULL, "per-thread totals" },
@@ -384,6 +405,17 @@ static int add_line(struct steps *ss, char *line, const char *where, int depth)
 		complain(where, "-%s takes no argument (got '%s')", c->name, arg);
 		return -1;
 	}
+	if (c && c->op == OP_PATHMAP && arg) {
+		/* two words: OLD NEW, kept as "OLD\nNEW" as on the command line */
+		char *ws = arg + strcspn(arg, " \t");
+
+		if (*ws) {
+			char *rest = ws + strspn(ws, " \t");
+
+			*ws = '\n';
+			memmove(ws + 1, rest, strlen(rest) + 1);
+		}
+	}
 	return add_step(ss, name, arg, where, depth);
 }
 
@@ -427,6 +459,11 @@ static int parse_script(struct steps *ss, const char *file, int depth)
 struct state {
 	struct sonde_view_opts o;
 	char *thread_select, *object_select, *sample_select;
+	bool no_inlines;
+	char **pathmap; /* -pathmap OLD NEW pairs: 2 * npathmap strings */
+	size_t npathmap;
+	char **addpaths;
+	size_t naddpath;
 
 	struct sonde_exp **exps; /* the selected experiments (-experiment_select) */
 	const char **names;
@@ -490,6 +527,7 @@ static int build(struct state *st, struct sonde_profile *p, size_t first, size_t
 	po.thread_select = st->thread_select;
 	po.object_select = st->object_select;
 	po.sample_select = st->sample_select;
+	po.no_inlines = st->no_inlines;
 	if (sonde_profile_build(p, (const struct sonde_exp *const *)st->exps + first, n, &po, err,
 				sizeof(err)) < 0) {
 		complain(NULL, "%s", err);
@@ -920,6 +958,72 @@ static void run_step(struct state *st, const struct step *s)
 		if (set_output(st, arg, op == OP_APPENDFILE) < 0)
 			set_rc(st, 1);
 		return;
+	case OP_INLINES:
+		if (st->no_inlines != !strcmp(arg, "off")) {
+			st->no_inlines = !strcmp(arg, "off");
+			drop_profiles(st);
+		}
+		return;
+	case OP_STHRESH:
+	case OP_DTHRESH:
+		*(op == OP_STHRESH ? &st->o.sthresh : &st->o.dthresh) = strtod(arg, NULL);
+		return;
+	case OP_PATHMAP:
+	case OP_ADDPATH: {
+		char ***v = op == OP_PATHMAP ? &st->pathmap : &st->addpaths;
+		size_t *n = op == OP_PATHMAP ? &st->npathmap : &st->naddpath, k = op == OP_PATHMAP ? 2 : 1;
+		char **nv = realloc(*v, (*n + 1) * k * sizeof(*nv));
+		char *a = strdup(arg), *b = op == OP_PATHMAP && a ? strchr(a, '\n') : NULL;
+
+		if (!nv || !a) {
+			if (nv)
+				*v = nv;
+			free(a);
+			complain(NULL, "out of memory");
+			set_rc(st, 1);
+			return;
+		}
+		*v = nv;
+		if (b)
+			*b++ = '\0';
+		nv[*n * k] = a;
+		if (b)
+			nv[*n * k + 1] = b;
+		(*n)++;
+		st->o.pathmap = (const char *const *)st->pathmap;
+		st->o.npathmap = st->npathmap;
+		st->o.addpath = (const char *const *)st->addpaths;
+		st->o.naddpath = st->naddpath;
+		return;
+	}
+	case OP_LINES:
+	case OP_PCS:
+	case OP_SOURCE:
+	case OP_DISASM: {
+		uint32_t func = UINT32_MAX;
+
+		if (!(p = profile(st))) {
+			set_rc(st, 2);
+			return;
+		}
+		/* -source takes a function, else a file name */
+		if ((op == OP_DISASM || (op == OP_SOURCE && sonde_view_find(p->model, arg, st->o.names, &func,
+									     NULL, 0) > 0)) &&
+		    find_function(st, p, arg, &func) < 0) {
+			set_rc(st, 2);
+			return;
+		}
+		separate(st);
+		if (op == OP_LINES)
+			r = sonde_view_lines(st->out, p, &st->o, err, sizeof(err));
+		else if (op == OP_PCS)
+			r = sonde_view_pcs(st->out, p, &st->o, err, sizeof(err));
+		else if (op == OP_SOURCE)
+			r = sonde_view_source(st->out, p, &st->o, func, arg, err, sizeof(err));
+		else
+			r = sonde_view_disasm(st->out, p, &st->o, func, err, sizeof(err));
+		break;
+	}
 	case OP_HELP:
 		separate(st);
 		usage(st->out);
@@ -1140,15 +1244,31 @@ int cmd_print(int argc, char **argv)
 		const struct command *c = find_command(a + 1);
 		const char *arg = NULL;
 
+		char *two = NULL;
+
 		if (c && c->arg) {
-			if (i + 1 >= argc) {
-				complain(NULL, "-%s needs an argument: %s", c->name, c->arg);
+			int need = c->op == OP_PATHMAP ? 2 : 1;
+
+			if (i + need >= argc) {
+				complain(NULL, "-%s needs %s: %s", c->name, need == 2 ? "two arguments" : "an argument",
+					 c->arg);
 				rc = 2;
 				goto out;
 			}
 			arg = argv[++i];
+			if (need == 2) {
+				if (asprintf(&two, "%s\n%s", arg, argv[i + 1]) < 0) {
+					complain(NULL, "out of memory");
+					rc = 1;
+					goto out;
+				}
+				i++;
+				arg = two;
+			}
 		}
 		int r = add_step(&ss, a + 1, arg, NULL, 0);
+
+		free(two);
 
 		if (r < 0) {
 			rc = 2;
@@ -1245,6 +1365,13 @@ out:
 	free(st.thread_select);
 	free(st.object_select);
 	free(st.sample_select);
+	/* a pair is one allocation: its first string */
+	for (size_t i = 0; i < st.npathmap; i++)
+		free(st.pathmap[2 * i]);
+	free(st.pathmap);
+	for (size_t i = 0; i < st.naddpath; i++)
+		free(st.addpaths[i]);
+	free(st.addpaths);
 	steps_free(&ss);
 	free(paths);
 	return rc;

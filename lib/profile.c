@@ -89,46 +89,105 @@ struct builder {
 	struct sonde_syms *syms;
 	char **objsel;
 	size_t nobjsel;
-	struct u64map pcfunc;	/* pc (with EXACT bit) -> model function, or UINT32_MAX: skip */
+	struct u64map pcfunc;	/* pc (with EXACT bit) -> index into spans */
+	struct span { uint32_t off, n; } *spans; /* a frame's functions: fl[off .. off + n) */
+	size_t nspans, capspans;
+	uint32_t *fl;		/* model functions, innermost first */
+	size_t nfl, capfl;
+	bool inlines;
+	uint32_t exp_index;	/* of the experiment being added */
+	size_t capev;
 	uint32_t *frames;
 	size_t capframes;
 	struct sonde_sample_sel *ssel; /* of the experiment being added; NULL: all */
 };
 
-/* The model function for one frame; UINT32_MAX for a collector frame that
- * is folded away. */
-static uint32_t frame_func(struct builder *b, uint64_t pc, bool exact, uint64_t time_ns)
+static int push_fl(struct builder *b, uint32_t f)
 {
-	uint64_t key = (pc & ~SONDE_PC_EXACT) | (exact ? SONDE_PC_EXACT : 0);
-	uint32_t f;
-	if (map_get(&b->pcfunc, key, &f))
-		return f;
+	if (b->nfl == b->capfl) {
+		size_t cap = b->capfl ? 2 * b->capfl : 1024;
+		uint32_t *v = realloc(b->fl, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		b->fl = v;
+		b->capfl = cap;
+	}
+	b->fl[b->nfl++] = f;
+	return 0;
+}
+
+static uint32_t model_func(struct builder *b, uint32_t o, const struct sonde_func *sf)
+{
+	return sonde_model_func(b->m, o, sf->lo, sf->mangled, sf->name_long, sf->name_short,
+				sf->synthesized);
+}
+
+/* The model function of one frame, into b->fl: none for a collector frame
+ * (folded away); with inlines, the functions inlined at pc first. */
+static int frame_fl(struct builder *b, uint64_t pc, bool exact, uint64_t time_ns)
+{
 	const struct sonde_func *sf = sonde_syms_lookup(b->syms, pc & ~SONDE_PC_EXACT, exact, time_ns);
 	const char *path = sf && sf->object ? sf->object->path : "<unknown>";
 	const char *base = strrchr(path, '/');
 	base = base ? base + 1 : path;
-	if (sf && sf->object && sf->object->sonde) {
-		/* the collector or a tracer: a sample there is charged to
-		 * the target code below */
-		f = UINT32_MAX;
-	} else {
-		uint32_t o = sonde_model_object(b->m, path);
-		if (!object_selected(b->objsel, b->nobjsel, path)) {
-			char name[512];
-			snprintf(name, sizeof name, "<%s>", base);
-			f = sonde_model_func(b->m, o, 0, name, name, name, true);
-		} else if (sf) {
-			f = sonde_model_func(b->m, o, sf->lo, sf->mangled, sf->name_long, sf->name_short,
-					     sf->synthesized);
-		} else {
-			char name[64];
-			snprintf(name, sizeof name, "<unknown>@0x%llx", (unsigned long long)(pc & ~SONDE_PC_EXACT));
-			f = sonde_model_func(b->m, o, pc & ~SONDE_PC_EXACT, name, name, name, true);
+	if (sf && sf->object && sf->object->sonde)
+		return 0; /* the collector or a tracer: charged to the code below */
+	uint32_t o = sonde_model_object(b->m, path);
+	if (!object_selected(b->objsel, b->nobjsel, path)) {
+		char name[512];
+		snprintf(name, sizeof name, "<%s>", base);
+		return push_fl(b, sonde_model_func(b->m, o, 0, name, name, name, true));
+	}
+	if (!sf) {
+		char name[64];
+		snprintf(name, sizeof name, "<unknown>@0x%llx", (unsigned long long)(pc & ~SONDE_PC_EXACT));
+		return push_fl(b, sonde_model_func(b->m, o, pc & ~SONDE_PC_EXACT, name, name, name, true));
+	}
+	if (b->inlines && sf->object && !sf->synthesized && !sf->plt) {
+		const struct sonde_srcframe *lv;
+		int n = sonde_syms_srcpos(b->syms, pc, exact, time_ns, &lv);
+		/* Every level but the last (the out-of-line function, which
+		 * is sf under the name its symbol has) is an inlined call. */
+		for (int k = 0; k + 1 < n; k++) {
+			if (!lv[k].inlined || !lv[k].name)
+				continue;
+			const struct sonde_func *g = sonde_syms_named(b->syms, sf->object, lv[k].name);
+			if (push_fl(b, model_func(b, o, g)) < 0)
+				return -1;
 		}
 	}
-	if (map_put(&b->pcfunc, key, f) < 0)
-		return UINT32_MAX;
-	return f;
+	return push_fl(b, model_func(b, o, sf));
+}
+
+/* The model functions of one frame: *fl (valid until the next call) and
+ * their number (0: a collector frame); -1 out of memory. */
+static int frame_funcs(struct builder *b, uint64_t pc, bool exact, uint64_t time_ns, const uint32_t **fl)
+{
+	uint64_t key = (pc & ~SONDE_PC_EXACT) | (exact ? SONDE_PC_EXACT : 0);
+	uint32_t si;
+	if (!map_get(&b->pcfunc, key, &si)) {
+		if (b->nspans == b->capspans) {
+			size_t cap = b->capspans ? 2 * b->capspans : 1024;
+			struct span *v = realloc(b->spans, cap * sizeof(*v));
+			if (!v)
+				return -1;
+			b->spans = v;
+			b->capspans = cap;
+		}
+		size_t off = b->nfl;
+		if (frame_fl(b, pc, exact, time_ns) < 0)
+			return -1;
+		for (size_t i = off; i < b->nfl; i++)
+			if (b->fl[i] == UINT32_MAX)
+				return -1; /* the model ran out of memory */
+		si = (uint32_t)b->nspans;
+		b->spans[b->nspans++] = (struct span){ (uint32_t)off, (uint32_t)(b->nfl - off) };
+		if (map_put(&b->pcfunc, key, si) < 0)
+			return -1;
+	}
+	*fl = b->fl + b->spans[si].off;
+	return (int)b->spans[si].n;
 }
 
 /* Intern the model stack for an experiment stack; UINT32_MAX on OOM. */
@@ -141,26 +200,31 @@ static uint32_t build_stack(struct builder *b, const struct sonde_exp *exp, uint
 		uint32_t f = sonde_model_func(b->m, o, 0, "<no stack>", "<no stack>", "<no stack>", true);
 		return sonde_model_stack(b->m, &f, 1);
 	}
-	if (b->capframes < st->depth) {
-		uint32_t *nf = realloc(b->frames, st->depth * sizeof *nf);
-		if (!nf)
-			return UINT32_MAX;
-		b->frames = nf;
-		b->capframes = st->depth;
-	}
 	int d = 0;
 	for (int k = 0; k < st->depth; k++) {
 		uint64_t pc = st->pc[k];
 		bool exact = (k == 0 && leaf_exact) || (pc & SONDE_PC_EXACT);
-		uint32_t f = frame_func(b, pc, exact, time_ns);
-		if (f == UINT32_MAX)
-			continue; /* the collector's own frame */
-		/* Consecutive frames folded into one object pseudo-function
-		 * are one call. */
-		if (d && b->frames[d - 1] == f && sonde_model_funcinfo(b->m, f)->lo == 0 &&
-		    sonde_model_funcinfo(b->m, f)->name_long[0] == '<')
-			continue;
-		b->frames[d++] = f;
+		const uint32_t *fl;
+		int n = frame_funcs(b, pc, exact, time_ns, &fl);
+		if (n < 0)
+			return UINT32_MAX;
+		if ((size_t)(d + n + 1) > b->capframes) {
+			size_t cap = (size_t)(d + n + 1) * 2;
+			uint32_t *nf = realloc(b->frames, cap * sizeof *nf);
+			if (!nf)
+				return UINT32_MAX;
+			b->frames = nf;
+			b->capframes = cap;
+		}
+		for (int i = 0; i < n; i++) {
+			uint32_t f = fl[i];
+			/* Consecutive frames folded into one object
+			 * pseudo-function are one call. */
+			if (d && b->frames[d - 1] == f && sonde_model_funcinfo(b->m, f)->lo == 0 &&
+			    sonde_model_funcinfo(b->m, f)->name_long[0] == '<')
+				continue;
+			b->frames[d++] = f;
+		}
 	}
 	if (!d) {
 		uint32_t o = sonde_model_object(b->m, "<unknown>");
@@ -200,6 +264,35 @@ static void free_objsel(char **v, int cap)
 	free(v);
 }
 
+/* The evstack of an experiment stack, made (with its model stack) at its
+ * first event: its index, or UINT32_MAX out of memory. */
+static uint32_t evstack(struct builder *b, uint32_t e, const struct sonde_exp *exp, struct u64map *stacks,
+			uint64_t stack_id, uint64_t time_ns, bool leaf_exact)
+{
+	uint32_t i;
+	if (map_get(stacks, stack_id, &i))
+		return i;
+	struct sonde_profile *p = b->p;
+	if (p->nev == b->capev) {
+		size_t cap = b->capev ? 2 * b->capev : 256;
+		struct sonde_evstack *v = realloc(p->ev, cap * sizeof(*v));
+		if (!v)
+			return UINT32_MAX;
+		p->ev = v;
+		b->capev = cap;
+	}
+	uint32_t ms = build_stack(b, exp, stack_id, time_ns, leaf_exact);
+	if (ms == UINT32_MAX || map_put(stacks, stack_id, (uint32_t)p->nev) < 0)
+		return UINT32_MAX;
+	struct sonde_evstack *ev = &p->ev[p->nev];
+	memset(ev, 0, sizeof(*ev));
+	ev->exp = e;
+	ev->mstack = ms;
+	ev->stack_id = stack_id;
+	ev->leaf_exact = leaf_exact;
+	return (uint32_t)p->nev++;
+}
+
 /* One traced event: its thread's totals always, the model when the thread
  * and time filters pass.  Returns -1 out of memory. */
 static int add_event(struct builder *b, const struct sonde_exp *exp, const struct u64map *tidnum,
@@ -223,13 +316,13 @@ static int add_event(struct builder *b, const struct sonde_exp *exp, const struc
 		return 0;
 	/* Trace stacks have no exact leaf (it is a call site), so their ids
 	 * never collide with sample stacks'; id 0 (no stack) is cached too. */
-	uint32_t st;
-	if (!map_get(stacks, stack_id, &st)) {
-		st = build_stack(b, exp, stack_id, time_ns, false);
-		if (st == UINT32_MAX || map_put(stacks, stack_id, st) < 0)
-			return -1;
-	}
-	sonde_model_add_to(b->m, st, v);
+	uint32_t st = evstack(b, b->exp_index, exp, stacks, stack_id, time_ns, false);
+	if (st == UINT32_MAX)
+		return -1;
+	struct sonde_evstack *ev = &p->ev[st];
+	sonde_model_add_to(b->m, ev->mstack, v);
+	for (int k = 0; k < SONDE_NMETRICS; k++)
+		ev->v[k] = (int64_t)((uint64_t)ev->v[k] + (uint64_t)v[k]);
 	return 0;
 }
 
@@ -302,7 +395,8 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 	memset(p, 0, sizeof *p);
 	p->exps = exps;
 	p->nexps = nexps;
-	struct builder b = { .p = p };
+	struct builder b = { .p = p, .inlines = !(o && o->no_inlines) };
+	p->inlines = b.inlines;
 	int selcap = 0;
 	bool *tsel = NULL;
 	struct u64map stacks = { 0 };
@@ -359,6 +453,7 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 			u64map_release(&tidnum);
 			goto fail;
 		}
+		b.exp_index = (uint32_t)e;
 		b.syms = p->syms[e] = sonde_syms_open(exp);
 		if (!b.syms) {
 			u64map_release(&tidnum);
@@ -366,6 +461,7 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 		}
 		u64map_release(&b.pcfunc);
 		u64map_release(&stacks);
+		b.nspans = b.nfl = 0;
 		uint64_t t0 = sonde_exp_info(exp)->start_ns;
 		struct sonde_sample_iter it;
 		struct sonde_sample s;
@@ -391,16 +487,17 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 				continue;
 			}
 			if (last_stack == UINT32_MAX || s.stack_id != last_id) {
-				if (!map_get(&stacks, s.stack_id, &last_stack)) {
-					last_stack = build_stack(&b, exp, s.stack_id, s.time_ns, true);
-					if (last_stack == UINT32_MAX || map_put(&stacks, s.stack_id, last_stack) < 0) {
-						u64map_release(&tidnum);
-						goto oom;
-					}
+				last_stack = evstack(&b, (uint32_t)e, exp, &stacks, s.stack_id, s.time_ns, true);
+				if (last_stack == UINT32_MAX) {
+					u64map_release(&tidnum);
+					goto oom;
 				}
 				last_id = s.stack_id;
 			}
-			sonde_model_add_to(b.m, last_stack, v);
+			struct sonde_evstack *ev = &p->ev[last_stack];
+			sonde_model_add_to(b.m, ev->mstack, v);
+			ev->v[SONDE_M_TOTALCPU] += v[0];
+			ev->v[SONDE_M_SAMPLES] += 1;
 			p->samples_used++;
 		}
 		int tr = add_traces(&b, exp, &tidnum, &stacks, o);
@@ -413,6 +510,8 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 	u64map_release(&b.pcfunc);
 	u64map_release(&stacks);
 	free(b.frames);
+	free(b.spans);
+	free(b.fl);
 	free(tsel);
 	free_objsel(b.objsel, selcap);
 	sonde_sample_sel_free(b.ssel);
@@ -423,6 +522,8 @@ fail:
 	u64map_release(&b.pcfunc);
 	u64map_release(&stacks);
 	free(b.frames);
+	free(b.spans);
+	free(b.fl);
 	free(tsel);
 	free_objsel(b.objsel, selcap);
 	sonde_sample_sel_free(b.ssel);
@@ -438,5 +539,6 @@ void sonde_profile_release(struct sonde_profile *p)
 			sonde_syms_close(p->syms[i]);
 	free(p->syms);
 	free(p->threads);
+	free(p->ev);
 	memset(p, 0, sizeof *p);
 }

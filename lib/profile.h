@@ -37,6 +37,22 @@ struct sonde_profile_opts {
 	/* "all" (or NULL), or sample numbers and ranges ("3", "1,4-6"):
 	 * only events in those samples (experiment.h, samples). */
 	const char *sample_select;
+	/* -inlines off: a frame in inlined code is its out-of-line
+	 * function's only (by default it is the inlined functions, innermost
+	 * first, then that function). */
+	bool no_inlines;
+};
+
+/* The events of one distinct experiment stack that passed the filters,
+ * summed: what the per-line and per-instruction views (lib/view_source.c)
+ * attribute to source lines and instructions. */
+struct sonde_evstack {
+	uint32_t exp;	    /* index of the experiment */
+	uint32_t mstack;    /* the model's stack (sonde_model_stack) */
+	uint64_t stack_id;  /* the experiment's stack id */
+	bool leaf_exact;    /* a sample's stack (leaf: the pc interrupted), not a trace's
+			     * (leaf: a return address) */
+	int64_t v[SONDE_NMETRICS];
 };
 
 /* A thread of one experiment, for the -threads view. */
@@ -56,6 +72,9 @@ struct sonde_profile {
 	struct sonde_pthread *threads;
 	size_t nthreads;
 	uint64_t samples_used, samples_filtered;
+	struct sonde_evstack *ev;
+	size_t nev;
+	bool inlines; /* built with inlined functions in stacks */
 };
 
 /* Builds p from nexps experiments (which must outlive p).  Returns 0, or -1

@@ -29,7 +29,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "arena.h"
 #include "dynfunc.h"
+#include "srcinfo.h"
 #include "archive.h"
 #include "symbols.h"
 
@@ -37,59 +39,6 @@
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
 #define DEFAULT_DEBUG_ROOT "/usr/lib/debug"
-
-/* ---- string arena ------------------------------------------------------- */
-
-/* Names live in large chunks freed all at once by close. */
-struct arena_chunk {
-	struct arena_chunk *next;
-	size_t used, size;
-	char data[];
-};
-
-static char *arena_alloc(struct arena_chunk **head, size_t n)
-{
-	struct arena_chunk *c = *head;
-
-	if (!c || c->size - c->used < n) {
-		size_t size = n > 60000 ? n : 60000;
-
-		c = malloc(sizeof(*c) + size);
-		if (!c)
-			return NULL;
-		c->next = *head;
-		c->used = 0;
-		c->size = size;
-		*head = c;
-	}
-	char *p = c->data + c->used;
-
-	c->used += n;
-	return p;
-}
-
-static char *arena_strdup(struct arena_chunk **head, const char *s)
-{
-	size_t n = strlen(s) + 1;
-	char *p = arena_alloc(head, n);
-
-	if (p)
-		memcpy(p, s, n);
-	return p;
-}
-
-static char *arena_printf(struct arena_chunk **head, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static char *arena_printf(struct arena_chunk **head, const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	return arena_strdup(head, buf);
-}
 
 /* ---- hash map: (key, key2) -> value ------------------------------------- */
 
@@ -199,6 +148,11 @@ struct image {
 	struct sym *syms;
 	size_t nsyms;
 	struct map synth;  /* gap start or address -> function id + 1 */
+	const char *file;  /* the file read, once it is known to be the one loaded */
+	struct srcobj *src; /* its DWARF, opened at the first source lookup */
+	bool src_tried;
+	uint32_t *byname;  /* syms indices sorted by name, built at the first inline */
+	struct map inl;    /* name hash -> function id + 1 of an inline-only function */
 };
 
 #define FUNC_CHUNK 1024u
@@ -856,6 +810,7 @@ static void image_load(struct sonde_syms *s, struct image *img)
 		goto out;
 	}
 
+	img->file = arena_strdup(&s->arena, file);
 	int nsym = dwfl_module_getsymtab(m);
 
 	for (int i = 1; i < nsym; i++) {
@@ -1337,6 +1292,124 @@ fail:
 	return NULL;
 }
 
+/* ---- source positions (lib/srcinfo.h) --------------------------------------- */
+
+static struct image *image_of(struct sonde_syms *s, const struct sonde_object *o)
+{
+	struct image *img = &s->images[s->obj_image[o - s->objs]];
+
+	if (img->state == IMG_UNREAD)
+		image_load(s, img);
+	return img;
+}
+
+/* The image's DWARF with a line table, or NULL. */
+static struct srcobj *image_src(struct sonde_syms *s, struct image *img)
+{
+	if (!img->src_tried) {
+		img->src_tried = true;
+		if (img->file)
+			img->src = srcobj_open(img->file, &s->cb);
+	}
+	return srcobj_has_lines(img->src) ? img->src : NULL;
+}
+
+int sonde_syms_srcpos(struct sonde_syms *s, uint64_t pc, bool exact, uint64_t time_ns,
+		      const struct sonde_srcframe **out)
+{
+	pc &= ~SONDE_PC_EXACT;
+	uint64_t a = exact || !pc ? pc : pc - 1;
+	const struct sonde_object *o = sonde_exp_find_object(s->exp, a, time_ns);
+	struct srcobj *so = o ? image_src(s, image_of(s, o)) : NULL;
+
+	*out = NULL;
+	return so ? srcobj_lookup(so, a - o->base, out) : 0;
+}
+
+int sonde_syms_srcpos_at(struct sonde_syms *s, const struct sonde_object *o, uint64_t addr,
+			 const struct sonde_srcframe **out)
+{
+	struct srcobj *so = o ? image_src(s, image_of(s, o)) : NULL;
+
+	*out = NULL;
+	return so ? srcobj_lookup(so, addr, out) : 0;
+}
+
+bool sonde_syms_has_lines(struct sonde_syms *s, const struct sonde_object *o)
+{
+	return o && image_src(s, image_of(s, o)) != NULL;
+}
+
+const char *sonde_syms_object_file(struct sonde_syms *s, const struct sonde_object *o)
+{
+	return o ? image_of(s, o)->file : NULL;
+}
+
+size_t sonde_syms_file_funcs(struct sonde_syms *s, const struct sonde_object *o, const char *file,
+			     const struct sonde_srcfunc **out)
+{
+	struct srcobj *so = o ? image_src(s, image_of(s, o)) : NULL;
+
+	*out = NULL;
+	return so ? srcobj_file_funcs(so, file, out) : 0;
+}
+
+static int cmp_byname(const void *a, const void *b, void *arg)
+{
+	const struct image *img = arg;
+
+	return strcmp(img->syms[*(const uint32_t *)a].name, img->syms[*(const uint32_t *)b].name);
+}
+
+const struct sonde_func *sonde_syms_named(struct sonde_syms *s, const struct sonde_object *o,
+					  const char *name)
+{
+	struct image *img = image_of(s, o);
+
+	if (img->state == IMG_SYMS && img->nsyms) {
+		if (!img->byname) {
+			img->byname = malloc(img->nsyms * sizeof(*img->byname));
+			if (!img->byname)
+				return oom_func(s);
+			for (size_t i = 0; i < img->nsyms; i++)
+				img->byname[i] = (uint32_t)i;
+			qsort_r(img->byname, img->nsyms, sizeof(*img->byname), cmp_byname, img);
+		}
+		size_t lo = 0, hi = img->nsyms;
+
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			int c = strcmp(img->syms[img->byname[mid]].name, name);
+
+			if (!c)
+				return func_of_sym(s, img, &img->syms[img->byname[mid]]);
+			if (c < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+	}
+	/* Only inlined: a function of its own, found again by name. */
+	uint64_t h = hash_str(0xcbf29ce484222325ull, name);
+	uint32_t v = map_get(&img->inl, h, 0);
+
+	if (v && !strcmp(slot(s, v - 1)->mangled, name))
+		return slot(s, v - 1);
+	const char *mangled = arena_strdup(&s->arena, name), *lng, *shrt;
+	struct sonde_func *f = mangled && demangle(s, mangled, &lng, &shrt) == 0 ? new_func(s) : NULL;
+
+	if (!f)
+		return oom_func(s);
+	f->mangled = mangled;
+	f->name_long = lng;
+	f->name_short = shrt;
+	f->object = img->obj;
+	f->inlined = true;
+	if (!v)
+		map_put(&img->inl, h, 0, f->id + 1);
+	return f;
+}
+
 void sonde_syms_close(struct sonde_syms *s)
 {
 	if (!s)
@@ -1344,6 +1417,9 @@ void sonde_syms_close(struct sonde_syms *s)
 	for (size_t i = 0; i < s->nimages; i++) {
 		free(s->images[i].syms);
 		map_release(&s->images[i].synth);
+		free(s->images[i].byname);
+		map_release(&s->images[i].inl);
+		srcobj_close(s->images[i].src);
 	}
 	free(s->images);
 	free(s->obj_image);
@@ -1359,11 +1435,6 @@ void sonde_syms_close(struct sonde_syms *s)
 	for (size_t i = 0; i < s->nproblems; i++)
 		free(s->problems[i]);
 	free(s->problems);
-	while (s->arena) {
-		struct arena_chunk *c = s->arena;
-
-		s->arena = c->next;
-		free(c);
-	}
+	arena_free(&s->arena);
 	free(s);
 }

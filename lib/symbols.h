@@ -105,7 +105,26 @@ struct sonde_func {
 				 * absolute addresses when object is NULL */
 	bool synthesized;	/* no symbol: "<static>@0x..." or "<unknown>@0x..." */
 	bool plt;		/* a PLT entry: "puts@plt" */
+	bool inlined;		/* only inlined, no code of its own: lo = hi = 0 */
 };
+
+/* One level of a source position (lib/srcinfo.h explains the levels). */
+struct sonde_srcframe {
+	const char *name;      /* the function at this level; NULL when DWARF has none */
+	const char *file;      /* the position at this level; NULL when unknown */
+	uint32_t line;	       /* 0 when unknown */
+	bool inlined;	       /* the function at this level is an inlined instance */
+	const char *decl_file; /* where that function is defined; NULL when unknown */
+	uint32_t decl_line;
+};
+
+/* A function defined in a source file (srcobj_file_funcs). */
+struct sonde_srcfunc {
+	const char *name;  /* linkage name or DW_AT_name */
+	uint32_t decl_line;
+	uint64_t lo;	    /* its entry address; 0 when it has no code of its own (only inlined) */
+};
+
 
 /*
  * Makes a symbol handle for exp.  Reads no file yet: each object is read
@@ -172,5 +191,43 @@ const char *const *sonde_syms_problems(const struct sonde_syms *s, size_t *n);
  * length of the whole short name, like snprintf.
  */
 size_t sonde_sym_short_name(const char *name_long, char *buf, size_t size);
+
+/* ---- source lines (DWARF, lib/srcinfo.h) --------------------------------------
+ *
+ * The DWARF of an object is read (with its separate debug file, found as
+ * for symbols) at the first of these calls that needs it, only from a file
+ * that passed the checks above (build id, or segments).  Objects without
+ * line information answer 0 / false / NULL; nothing is reported for them
+ * (the views say it for the functions asked for).
+ */
+
+/* The source position of a frame address (exact or a return address, as
+ * for sonde_syms_lookup), inlined levels first: their number and *out
+ * (owned by the handle until close), 0 when no line information covers it. */
+int sonde_syms_srcpos(struct sonde_syms *s, uint64_t pc, bool exact, uint64_t time_ns,
+		      const struct sonde_srcframe **out);
+
+/* The same for an address of o's own (pc - o->base), exact. */
+int sonde_syms_srcpos_at(struct sonde_syms *s, const struct sonde_object *o, uint64_t addr,
+			 const struct sonde_srcframe **out);
+
+/* Whether object o has a line table. */
+bool sonde_syms_has_lines(struct sonde_syms *s, const struct sonde_object *o);
+
+/* The file read for o's symbols (its path, its archived copy, ...), or
+ * NULL when it could not be used; for disassembly. */
+const char *sonde_syms_object_file(struct sonde_syms *s, const struct sonde_object *o);
+
+/* The functions defined in source file `file` (as srcpos names files) by
+ * o's DWARF, sorted by line: their number, *out valid until the next call. */
+size_t sonde_syms_file_funcs(struct sonde_syms *s, const struct sonde_object *o, const char *file,
+			     const struct sonde_srcfunc **out);
+
+/* The function of o named name (a mangled name, as srcpos gives inlined
+ * levels): o's symbol of that name when there is one, so that inlined and
+ * out-of-line time of a function are one function; else a function of its
+ * own (inlined = true, lo = hi = 0), the same one for every call. */
+const struct sonde_func *sonde_syms_named(struct sonde_syms *s, const struct sonde_object *o,
+					  const char *name);
 
 #endif

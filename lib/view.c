@@ -10,6 +10,7 @@
 #include "profile.h"
 #include "view.h"
 #include "view_table.h"
+#include "view_common.h"
 
 #define TOTAL_NAME "<Total>"
 
@@ -23,16 +24,8 @@ static int metric_index(const struct sonde_model *m, const char *name)
 	return -1;
 }
 
-/* The spec's items resolved against a model. */
-struct cols {
-	int n;
-	const struct sonde_mitem *it[SONDE_MSPEC_MAX];
-	int mi[SONDE_MSPEC_MAX];
-	int sort_mi; /* the sort metric's index, -1 when sorting by name */
-};
-
 /* Resolves the items of the flavours in `flavors` (NULL: all). */
-static int resolve(struct cols *c, const struct sonde_model *m, const struct sonde_view_opts *o,
+int vw_resolve(struct cols *c, const struct sonde_model *m, const struct sonde_view_opts *o,
 		   const char *flavors, char *err, size_t errlen)
 {
 	c->n = 0;
@@ -114,7 +107,7 @@ static bool is_sort(const struct sonde_view_opts *o, char flavor, const char *me
 /* Columns for the e and i items of c; first[k] gets each item's first
  * subcolumn.  The column of the sort metric with flavour markfl (the sort's
  * own flavour when markfl is 0, none when it is '-') is marked. */
-static int item_columns(struct vt_table *t, const struct sonde_model *m, const struct cols *c,
+int vw_item_columns(struct vt_table *t, const struct sonde_model *m, const struct cols *c,
 			const struct sonde_view_opts *o, int *first, char markfl)
 {
 	for (int k = 0; k < c->n; k++) {
@@ -133,7 +126,7 @@ static int item_columns(struct vt_table *t, const struct sonde_model *m, const s
 }
 
 /* Fills the item columns of a row from exclusive and inclusive vectors. */
-static void fill_items(struct vt_row *r, const struct vt_table *t, const struct cols *c,
+void vw_fill_items(struct vt_row *r, const struct vt_table *t, const struct cols *c,
 		       const int *first, const int64_t *excl, const int64_t *incl,
 		       const int64_t *total)
 {
@@ -276,7 +269,7 @@ static uint32_t *sorted_ids(const struct sonde_model *m, const struct sonde_view
 
 /* ---- output helpers -------------------------------------------------------------- */
 
-static void json_begin(FILE *f, const char *view, const struct sonde_view_opts *o)
+void vw_json_begin(FILE *f, const char *view, const struct sonde_view_opts *o)
 {
 	char spec[512];
 
@@ -346,12 +339,12 @@ static int list_view(FILE *f, const struct sonde_model *m, const struct sonde_vi
 	size_t n = objects ? sonde_model_nobjects(m) : sonde_model_nfuncs(m);
 	char title[128];
 
-	if (resolve(&c, m, o, "ei", err, errlen) < 0)
+	if (vw_resolve(&c, m, o, "ei", err, errlen) < 0)
 		return -1;
 	vt_init(&t);
 	vt_field_key(&t, "name");
 	vt_field_key(&t, objects ? "path" : "object");
-	if (item_columns(&t, m, &c, o, first, o->sort.flavor == 'a' ? 'i' : 0) < 0)
+	if (vw_item_columns(&t, m, &c, o, first, o->sort.flavor == 'a' ? 'i' : 0) < 0)
 		return oom(&t, err, errlen);
 
 	uint32_t *ids = sorted_ids(m, o, c.sort_mi, &n, objects);
@@ -363,7 +356,7 @@ static int list_view(FILE *f, const struct sonde_model *m, const struct sonde_vi
 	if (!r)
 		goto nomem;
 	vt_set_s(r, 0, TOTAL_NAME);
-	fill_items(r, &t, &c, first, total, total, total);
+	vw_fill_items(r, &t, &c, first, total, total, total);
 	for (size_t i = 0; i < n && (!o->limit || i < o->limit); i++) {
 		uint32_t id = ids[i];
 
@@ -375,7 +368,7 @@ static int list_view(FILE *f, const struct sonde_model *m, const struct sonde_vi
 				goto nomem;
 			vt_set_s(r, 0, ob->name);
 			vt_set_s(r, 1, ob->path);
-			fill_items(r, &t, &c, first, sonde_model_object_excl(m, id),
+			vw_fill_items(r, &t, &c, first, sonde_model_object_excl(m, id),
 				   sonde_model_object_incl(m, id), total);
 		} else {
 			const struct sonde_mfunc *fi = sonde_model_funcinfo(m, id);
@@ -384,7 +377,7 @@ static int list_view(FILE *f, const struct sonde_model *m, const struct sonde_vi
 			if (!r)
 				goto nomem;
 			func_fields(r, m, id, o->names);
-			fill_items(r, &t, &c, first, sonde_model_excl(m, id), sonde_model_incl(m, id),
+			vw_fill_items(r, &t, &c, first, sonde_model_excl(m, id), sonde_model_incl(m, id),
 				   total);
 		}
 	}
@@ -403,7 +396,7 @@ static int list_view(FILE *f, const struct sonde_model *m, const struct sonde_vi
 		vt_csv(f, &t);
 		break;
 	case SONDE_PM_JSON:
-		json_begin(f, objects ? "objects" : "functions", o);
+		vw_json_begin(f, objects ? "objects" : "functions", o);
 		fprintf(f, ",\"rows\":");
 		vt_json_rows(f, &t, 0, t.nrows);
 		fprintf(f, "}\n");
@@ -454,7 +447,7 @@ int sonde_view_fsingle(FILE *f, const struct sonde_model *m, const struct sonde_
 		snprintf(err, errlen, "no function %u", func);
 		return -1;
 	}
-	if (resolve(&c, m, o, "ei", err, errlen) < 0)
+	if (vw_resolve(&c, m, o, "ei", err, errlen) < 0)
 		return -1;
 	vt_init(&t);
 	vt_field_key(&t, "name");
@@ -464,7 +457,7 @@ int sonde_view_fsingle(FILE *f, const struct sonde_model *m, const struct sonde_
 	vt_field_key(&t, "mangled");
 	vt_field_key(&t, "name_long");
 	vt_field_key(&t, "name_short");
-	if (item_columns(&t, m, &c, o, first, '-') < 0)
+	if (vw_item_columns(&t, m, &c, o, first, '-') < 0)
 		return oom(&t, err, errlen);
 
 	const struct sonde_mfunc *fi = sonde_model_funcinfo(m, func);
@@ -483,7 +476,7 @@ int sonde_view_fsingle(FILE *f, const struct sonde_model *m, const struct sonde_
 	vt_set_s(r, 4, fi->mangled);
 	vt_set_s(r, 5, fi->name_long);
 	vt_set_s(r, 6, fi->name_short);
-	fill_items(r, &t, &c, first, ex, in, total);
+	vw_fill_items(r, &t, &c, first, ex, in, total);
 
 	switch (o->mode) {
 	case SONDE_PM_TEXT:
@@ -520,7 +513,7 @@ int sonde_view_fsingle(FILE *f, const struct sonde_model *m, const struct sonde_
 		vt_csv(f, &t);
 		break;
 	case SONDE_PM_JSON:
-		json_begin(f, "fsingle", o);
+		vw_json_begin(f, "fsingle", o);
 		fprintf(f, ",\"function\":");
 		vt_json_row(f, &t, 0);
 		fprintf(f, "}\n");
@@ -598,9 +591,9 @@ static struct vt_row *cc_row(struct vt_table *t, const struct sonde_model *m,
 			vt_set_d(r, s + 1, pct(attr[a->mi[k]], center_incl[a->mi[k]]));
 	}
 	if (func == UINT32_MAX)
-		fill_items(r, t, c, first, total, total, total);
+		vw_fill_items(r, t, c, first, total, total, total);
 	else
-		fill_items(r, t, c, first, sonde_model_excl(m, func), sonde_model_incl(m, func),
+		vw_fill_items(r, t, c, first, sonde_model_excl(m, func), sonde_model_incl(m, func),
 			   total);
 	return r;
 }
@@ -626,7 +619,7 @@ int sonde_view_callers_callees(FILE *f, const struct sonde_model *m,
 		snprintf(err, errlen, "no function %u", func);
 		return -1;
 	}
-	if (resolve(&c, m, o, "ei", err, errlen) < 0)
+	if (vw_resolve(&c, m, o, "ei", err, errlen) < 0)
 		return -1;
 	attributed_items(&a, m, o);
 	vt_init(&t);
@@ -641,7 +634,7 @@ int sonde_view_callers_callees(FILE *f, const struct sonde_model *m,
 			return oom(&t, err, errlen);
 	}
 	/* rows are sorted by the attributed column, which is marked */
-	if (item_columns(&t, m, &c, o, first, '-') < 0)
+	if (vw_item_columns(&t, m, &c, o, first, '-') < 0)
 		return oom(&t, err, errlen);
 
 	/* The centers: <Total> and every function, or the one asked for. */
@@ -763,7 +756,7 @@ int sonde_view_callers_callees(FILE *f, const struct sonde_model *m,
 		vt_csv(f, &t);
 		break;
 	case SONDE_PM_JSON:
-		json_begin(f, func == UINT32_MAX ? "callers-callees" : "csingle", o);
+		vw_json_begin(f, func == UINT32_MAX ? "callers-callees" : "csingle", o);
 		fprintf(f, ",\"blocks\":[");
 		for (size_t b = 0; b < nblocks; b++) {
 			size_t s = blocks[b].first, nc = blocks[b].ncallers;
@@ -885,7 +878,7 @@ int sonde_view_calltree(FILE *f, const struct sonde_model *m, const struct sonde
 	struct treesort ts = { m, nodes, o->names, -1 };
 	size_t printed = 0;
 
-	if (resolve(&c, m, o, "ei", err, errlen) < 0)
+	if (vw_resolve(&c, m, o, "ei", err, errlen) < 0)
 		return -1;
 	ts.mi = c.sort_mi;
 	vt_init(&t);
@@ -896,7 +889,7 @@ int sonde_view_calltree(FILE *f, const struct sonde_model *m, const struct sonde
 	vt_field_key(&t, "object");
 	/* An item of a tree node shows the node's own exclusive / inclusive
 	 * metric; children are sorted by the inclusive one, which is marked. */
-	if (item_columns(&t, m, &c, o, first, 'i') < 0)
+	if (vw_item_columns(&t, m, &c, o, first, 'i') < 0)
 		return oom(&t, err, errlen);
 	struct vt_row *r = vt_row(&t, ' ', TOTAL_NAME);
 
@@ -905,7 +898,7 @@ int sonde_view_calltree(FILE *f, const struct sonde_model *m, const struct sonde
 	vt_set_n(r, 0, 0);
 	vt_set_n(r, 2, 0);
 	vt_set_s(r, 3, TOTAL_NAME);
-	fill_items(r, &t, &c, first, total, total, total);
+	vw_fill_items(r, &t, &c, first, total, total, total);
 
 	if (dfs_push(&d, nodes, sonde_model_tree_roots(m), 1, 0, &ts) < 0)
 		goto nomem;
@@ -956,7 +949,7 @@ int sonde_view_calltree(FILE *f, const struct sonde_model *m, const struct sonde
 		vt_set_n(r, 2, it.depth);
 		vt_set_s(r, 3, name);
 		vt_set_s(r, 4, object_name(m, sonde_model_funcinfo(m, nd->func)->object));
-		fill_items(r, &t, &c, first, nd->excl, nd->incl, total);
+		vw_fill_items(r, &t, &c, first, nd->excl, nd->incl, total);
 		printed++;
 		if (dfs_push(&d, nodes, nd->first_child, it.depth + 1, row, &ts) < 0)
 			goto nomem;
@@ -975,7 +968,7 @@ int sonde_view_calltree(FILE *f, const struct sonde_model *m, const struct sonde
 		vt_csv(f, &t);
 		break;
 	case SONDE_PM_JSON:
-		json_begin(f, "calltree", o);
+		vw_json_begin(f, "calltree", o);
 		fprintf(f, ",\"nodes\":");
 		vt_json_rows(f, &t, 0, t.nrows);
 		fprintf(f, "}\n");
@@ -1025,7 +1018,7 @@ int sonde_view_threads(FILE *f, const struct sonde_profile *p, const struct sond
 
 	if (!sel)
 		return oom(NULL, err, errlen);
-	if (resolve(&c, m, o, NULL, err, errlen) < 0) {
+	if (vw_resolve(&c, m, o, NULL, err, errlen) < 0) {
 		free(sel);
 		return -1;
 	}
@@ -1115,7 +1108,7 @@ int sonde_view_threads(FILE *f, const struct sonde_profile *p, const struct sond
 		vt_csv(f, &t);
 		break;
 	case SONDE_PM_JSON:
-		json_begin(f, "threads", o);
+		vw_json_begin(f, "threads", o);
 		fprintf(f, ",\"threads_total\":%zu,\"rows\":", p->nthreads);
 		vt_json_rows(f, &t, 0, t.nrows);
 		fprintf(f, "}\n");
@@ -1364,7 +1357,7 @@ int sonde_view_metric_list(FILE *f, const struct sonde_model *m, const struct so
 		}
 		break;
 	case SONDE_PM_JSON:
-		json_begin(f, "metric_list", o);
+		vw_json_begin(f, "metric_list", o);
 		fprintf(f, ",\"available\":[");
 		for (int i = 0; i < n; i++) {
 			const struct sonde_metric_def *d = m ? sonde_model_metric(m, i) : &known[i];
@@ -1521,10 +1514,10 @@ int sonde_view_compare(FILE *f, const struct sonde_model *const *models, const c
 		return -1;
 	}
 	for (size_t k = 0; k < n; k++) {
-		if (resolve(&c, models[k], o, "ei", err, errlen) < 0)
+		if (vw_resolve(&c, models[k], o, "ei", err, errlen) < 0)
 			return -1;
 	}
-	resolve(&c, models[0], o, "ei", err, errlen);
+	vw_resolve(&c, models[0], o, "ei", err, errlen);
 	vt_init(&t);
 	vt_field_key(&t, "name");
 	vt_field_key(&t, objects ? "path" : "object");
@@ -1661,7 +1654,7 @@ int sonde_view_compare(FILE *f, const struct sonde_model *const *models, const c
 		vt_csv(f, &t);
 		break;
 	case SONDE_PM_JSON:
-		json_begin(f, objects ? "objects" : "functions", o);
+		vw_json_begin(f, objects ? "objects" : "functions", o);
 		fprintf(f, ",\"compare\":\"%s\",\"experiments\":[",
 			o->compare == SONDE_CMP_DELTA   ? "delta"
 			: o->compare == SONDE_CMP_RATIO ? "ratio"

@@ -121,6 +121,17 @@ struct sonde_view_opts {
 	 * the views that read events themselves (-samples and the tracing
 	 * views) filter with it; the metrics model is built filtered. */
 	const char *sample_select;
+	/* Annotated source and disassembly (lib/view_source.c): lines and
+	 * instructions whose metric reaches this percentage of the largest
+	 * in the view are marked hot ("## "); er_print's -sthresh, -dthresh. */
+	double sthresh, dthresh;
+	/* Where source files are looked for: -pathmap OLD NEW pairs
+	 * (pathmap[2k] -> pathmap[2k + 1], prefixes of recorded paths) and
+	 * -addpath directories, in the order given. */
+	const char *const *pathmap;
+	size_t npathmap;
+	const char *const *addpath;
+	size_t naddpath;
 };
 
 /* Defaults: e.%totalcpu:i.%totalcpu:name, sorted by e.totalcpu, no
@@ -304,5 +315,56 @@ int sonde_view_iostacks(FILE *f, const struct sonde_exp *const *exps, size_t n,
  * sorted by wait time; the heading gives each experiment's threshold. */
 int sonde_view_sync(FILE *f, const struct sonde_exp *const *exps, size_t n,
 		    const struct sonde_view_opts *o, char *err, size_t errlen);
+
+/* ---- source lines and instructions (lib/view_source.c) --------------------------------
+ *
+ * Metrics per source line and per instruction, from the distinct stacks
+ * of a profile (profile.h, ev): a line's or an instruction's exclusive
+ * metric is that of the events whose leaf is there; its inclusive metric
+ * that of the events with it anywhere on the stack, once per stack.  A
+ * caller's frame is the call instruction (the return address - 1) and
+ * its source line; code inlined at a line counts for the inlined
+ * function's own line (exclusive) and, inclusive, for the line of every
+ * call it was inlined at.  The collector's own frames are left out, as in
+ * the function list.
+ */
+
+/* -lines: every source line with data, as "hot_loop, line 27 in \"srclines.c\""
+ * (the function at that line, innermost when inlined), sorted and limited
+ * like -functions.  csv / json: name, function, file, line. */
+int sonde_view_lines(FILE *f, struct sonde_profile *p, const struct sonde_view_opts *o,
+		     char *err, size_t errlen);
+
+/* -pcs: every instruction with data, as "hot_loop + 0x1a", sorted and
+ * limited like -functions.  csv / json: name, function, object, address
+ * (the object's own, hex). */
+int sonde_view_pcs(FILE *f, struct sonde_profile *p, const struct sonde_view_opts *o,
+		   char *err, size_t errlen);
+
+/*
+ * -source FUNC|FILE: the source file that defines model function func
+ * (when not UINT32_MAX), or `file` (a path, a trailing
+ * part of one, or a base name of a file with data), every line with its
+ * exclusive and inclusive metrics, lines at or above -sthresh marked,
+ * "<Function: NAME>" before each function's first line and "<inlined:
+ * NAME>" after the lines where NAME was inlined.  The text is read from
+ * the experiment's archived copy (sonde archive -a src), then the paths
+ * -pathmap makes of the recorded one, the recorded path, and the
+ * -addpath directories; when none can be read the error names the file
+ * and where it looked.
+ */
+int sonde_view_source(FILE *f, struct sonde_profile *p, const struct sonde_view_opts *o, uint32_t func,
+		      const char *file, char *err, size_t errlen);
+
+/*
+ * -disasm FUNC: model function func's instructions (capstone; lib/disasm.h) with their
+ * exclusive and inclusive metrics (a call's inclusive metric is the time
+ * of the calls made there), each run of instructions of one source line
+ * preceded by that line, branch and call targets named ("<hot_loop+0x1a>",
+ * "<printf@plt>"), instructions at or above -dthresh marked.  Works on
+ * stripped objects (without the source lines, a note says so).
+ */
+int sonde_view_disasm(FILE *f, struct sonde_profile *p, const struct sonde_view_opts *o, uint32_t func,
+		      char *err, size_t errlen);
 
 #endif

@@ -207,6 +207,7 @@ void sonde_view_opts_init(struct sonde_view_opts *o)
 	o->names = SONDE_NAME_LONG;
 	o->mode = SONDE_PM_TEXT;
 	o->compare = SONDE_CMP_OFF;
+	o->sthresh = o->dthresh = 75.0; /* er_print's defaults */
 }
 
 static int word(const char *s, const char *const *words, int n, const char *what, char *err,

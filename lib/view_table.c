@@ -347,7 +347,7 @@ void vt_text_header(FILE *f, struct vt_table *t)
 	}
 	if (top) {
 		b.n = 0;
-		lb_add(&b, "", 0, false);
+		lb_add(&b, t->hotcol ? "   " : "", 0, false);
 		for (int g = 0; g < t->ngroups; g++) {
 			lb_add(&b, t->g[g].top, t->g[g].width, false);
 			lb_add(&b, "  ", 0, false);
@@ -357,13 +357,16 @@ void vt_text_header(FILE *f, struct vt_table *t)
 	}
 	for (int l = 0; l < nlines; l++) {
 		b.n = 0;
-		lb_add(&b, "", 0, false);
+		lb_add(&b, t->hotcol ? "   " : "", 0, false);
 		for (int g = 0; g < t->ngroups; g++) {
 			wrap_line(t->g[g].title, t->g[g].width, l, buf, sizeof(buf));
 			lb_add(&b, buf, t->g[g].width, false);
 			lb_add(&b, "  ", 0, false);
 		}
-		lb_add(&b, l == 0 ? " Name" : "", 0, false);
+		if (l == 0) {
+			lb_add(&b, " ", 0, false);
+			lb_add(&b, t->namecol ? t->namecol : "Name", 0, false);
+		}
 		if (b.s)
 			put_line(f, b.s);
 	}
@@ -373,7 +376,7 @@ void vt_text_header(FILE *f, struct vt_table *t)
 		return;
 	}
 	b.n = 0;
-	lb_add(&b, "", 0, false);
+	lb_add(&b, t->hotcol ? "   " : "", 0, false);
 	for (int g = 0; g < t->ngroups; g++) {
 		bool first = true;
 
@@ -402,7 +405,7 @@ void vt_text_rows(FILE *f, struct vt_table *t, size_t from, size_t to)
 		const struct vt_row *row = &t->rows[r];
 
 		b.n = 0;
-		lb_add(&b, "", 0, false);
+		lb_add(&b, t->hotcol ? row->hot ? "## " : "   " : "", 0, false);
 		for (int g = 0; g < t->ngroups; g++) {
 			bool first = true;
 
@@ -411,7 +414,10 @@ void vt_text_rows(FILE *f, struct vt_table *t, size_t from, size_t to)
 					continue;
 				if (!first)
 					lb_add(&b, " ", 0, false);
-				fmt_cell(buf, sizeof(buf), &t->s[i], &row->c[i]);
+				if (t->hotcol && row->c[i].null) /* annotations: no value, no mark */
+					buf[0] = '\0';
+				else
+					fmt_cell(buf, sizeof(buf), &t->s[i], &row->c[i]);
 				lb_add(&b, buf, t->s[i].width, true);
 				first = false;
 			}

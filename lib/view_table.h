@@ -58,6 +58,7 @@ struct vt_field {
 
 struct vt_row {
 	char mark;	/* ' ' or '*' (the selected function of a callers-callees block) */
+	bool hot;	/* text with hotcol: "## " before the metrics */
 	char *text;	/* what text shows in the name column (a tree prefix and the name) */
 	struct vt_field f[VT_MAX_FIELDS];
 	struct vt_cell *c; /* nsubs cells */
@@ -73,6 +74,8 @@ struct vt_table {
 	char **strs; /* strings owned by the table */
 	size_t nstrs, scap;
 	bool measured;
+	bool hotcol; /* text rows start with "## " (hot) or "   " (annotated source) */
+	const char *namecol; /* text: the last column's title; NULL: "Name" */
 };
 
 void vt_init(struct vt_table *t);
