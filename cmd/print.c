@@ -294,6 +294,35 @@ static int check_arg(const struct command *c, const char *arg, char *err, size_t
 	}
 	case OP_SAMPLE_SELECT:
 		return sonde_sample_list_check(arg, err, errlen);
+	case OP_STHRESH:
+	case OP_DTHRESH: {
+		char *end;
+		double d = strtod(arg, &end);
+
+		if (end == arg || *end || !(d >= 0 && d <= 100)) {
+			snprintf(err, errlen, "'%s' is not a percentage (0 to 100)", arg);
+			return -1;
+		}
+		return 0;
+	}
+	case OP_INLINES:
+		if (strcmp(arg, "on") && strcmp(arg, "off")) {
+			snprintf(err, errlen, "'%s' is not on or off", arg);
+			return -1;
+		}
+		return 0;
+	case OP_PATHMAP: {
+		const char *nl = strchr(arg, '\n');
+
+		if (!nl || nl == arg || !nl[1] || strchr(nl + 1, '\n')) {
+			snprintf(err, errlen, "needs two paths: OLD NEW");
+			return -1;
+		}
+		return 0;
+	}
+	case OP_SOURCE:
+	case OP_DISASM:
+	case OP_ADDPATH:
 	case OP_FSINGLE:
 	case OP_CSINGLE:
 	case OP_OUTFILE:
@@ -1164,8 +1193,9 @@ static void run_step(struct state *st, const struct step *s)
 	}
 	if (r < 0) {
 		complain(s->where, "-%s: %s", s->cmd->name, err);
-		/* a metric this experiment lacks is the user's mistake */
-		set_rc(st, strstr(err, "not recorded") ? 2 : 1);
+		/* a metric this experiment lacks, or a name that names
+		 * nothing, is the user's mistake */
+		set_rc(st, strstr(err, "not recorded") || strstr(err, "no function or source file") ? 2 : 1);
 	}
 }
 

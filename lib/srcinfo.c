@@ -42,7 +42,73 @@ struct srcobj {
 	size_t nstrs, capstrs;
 	struct sonde_srcfunc *funcs;
 	size_t nfuncs, capfuncs;
+	/* CUs by address range, for files without .debug_aranges (clang
+	 * emits none; elfutils before 0.191 then finds no CU by address). */
+	struct curange { Dwarf_Addr lo, hi, bias; Dwarf_Die cu; } *cur;
+	size_t ncur;
+	bool cur_built;
 };
+
+static int cmp_cur(const void *a, const void *b)
+{
+	const struct curange *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static void build_curanges(struct srcobj *so)
+{
+	size_t cap = 0;
+	Dwarf_Die *cu = NULL;
+	Dwarf_Addr bias;
+
+	so->cur_built = true;
+	while ((cu = dwfl_module_nextcu(so->mod, cu, &bias))) {
+		Dwarf_Addr base, lo, hi;
+		ptrdiff_t off = 0;
+
+		while ((off = dwarf_ranges(cu, off, &base, &lo, &hi)) > 0) {
+			if (lo >= hi)
+				continue;
+			if (so->ncur == cap) {
+				size_t nc = cap ? 2 * cap : 64;
+				struct curange *v = realloc(so->cur, nc * sizeof(*v));
+
+				if (!v)
+					return;
+				so->cur = v;
+				cap = nc;
+			}
+			so->cur[so->ncur++] = (struct curange){ lo + bias, hi + bias, bias, *cu };
+		}
+	}
+	if (so->ncur > 1)
+		qsort(so->cur, so->ncur, sizeof(*so->cur), cmp_cur);
+}
+
+/* The CU holding addr by its ranges (the last range starting at or
+ * below it that holds it), or NULL. */
+static Dwarf_Die *cu_by_range(struct srcobj *so, uint64_t addr, Dwarf_Addr *bias)
+{
+	if (!so->cur_built)
+		build_curanges(so);
+	size_t lo = 0, hi = so->ncur;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (so->cur[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t j = lo; j-- > 0;)
+		if (addr < so->cur[j].hi) {
+			*bias = so->cur[j].bias;
+			return &so->cur[j].cu;
+		}
+	return NULL;
+}
 
 static uint64_t hash_str(const char *s)
 {
@@ -142,7 +208,27 @@ static void set_decl(struct srcobj *so, struct sonde_srcframe *f, Dwarf_Die *die
 	/* (dwarf_decl_file integrates abstract origins; its name is relative
 	 * to the CU of the DIE it was found on, which for C and C++ is this
 	 * DIE's CU.) */
-	f->decl_file = dwarf_diecu(die, &cu, NULL, NULL) ? abs_file(so, dwarf_decl_file(die), &cu) : NULL;
+	if (!dwarf_diecu(die, &cu, NULL, NULL)) {
+		f->decl_file = NULL;
+	} else {
+		const char *df = dwarf_decl_file(die);
+		Dwarf_Attribute a;
+		Dwarf_Word idx;
+
+		/* DWARF 5 numbers the primary source file 0, which elfutils
+		 * 0.188's dwarf_decl_file refuses (clang uses it): the CU's
+		 * file table, else the CU's own name. */
+		if (!df && dwarf_formudata(dwarf_attr_integrate(die, DW_AT_decl_file, &a), &idx) == 0) {
+			Dwarf_Files *files;
+			size_t nf;
+
+			if (dwarf_getsrcfiles(&cu, &files, &nf) == 0 && idx < nf)
+				df = dwarf_filesrc(files, idx, NULL, NULL);
+			if (!df && idx == 0)
+				df = dwarf_diename(&cu);
+		}
+		f->decl_file = abs_file(so, df, &cu);
+	}
 	f->decl_line = dwarf_decl_line(die, &line) == 0 && line > 0 ? (uint32_t)line : 0;
 }
 
@@ -185,6 +271,7 @@ void srcobj_close(struct srcobj *so)
 	free(so->chains);
 	free(so->strv);
 	free(so->funcs);
+	free(so->cur);
 	free(so);
 }
 
@@ -198,9 +285,16 @@ static int resolve(struct srcobj *so, uint64_t addr, struct sonde_srcframe *lv)
 {
 	Dwarf_Addr bias = 0;
 	Dwarf_Die *cu = dwfl_module_addrdie(so->mod, addr, &bias);
-	Dwfl_Line *l = dwfl_module_getsrc(so->mod, addr);
+	Dwfl_Line *l = cu ? dwfl_module_getsrc(so->mod, addr) : NULL;
 	int lineno = 0;
 	const char *lf = l ? dwfl_lineinfo(l, NULL, &lineno, NULL, NULL, NULL) : NULL;
+
+	if (!cu && (cu = cu_by_range(so, addr, &bias))) {
+		Dwarf_Line *dl = dwarf_getsrc_die(cu, addr - bias);
+
+		if (dl && dwarf_lineno(dl, &lineno) == 0)
+			lf = dwarf_linesrc(dl, NULL, NULL);
+	}
 	const char *file = lf ? abs_file(so, lf, cu) : NULL;
 	uint32_t line = lineno > 0 ? (uint32_t)lineno : 0;
 	int n = 0;
@@ -356,4 +450,28 @@ size_t srcobj_file_funcs(struct srcobj *so, const char *file, const struct sonde
 		qsort(so->funcs, so->nfuncs, sizeof(*so->funcs), cmp_funcs);
 	*out = so->funcs;
 	return so->nfuncs;
+}
+
+bool srcobj_code_range(struct srcobj *so, uint64_t addr, uint64_t *lo, uint64_t *hi)
+{
+	if (!so)
+		return false;
+	for (int k = 0; k < 2; k++) {
+		Dwarf_Addr bias = 0;
+		Dwarf_CFI *cfi = k == 0 ? dwfl_module_eh_cfi(so->mod, &bias) : dwfl_module_dwarf_cfi(so->mod, &bias);
+		Dwarf_Frame *fr = NULL;
+		Dwarf_Addr start, end;
+
+		if (!cfi || dwarf_cfi_addrframe(cfi, addr - bias, &fr) != 0)
+			continue;
+		bool ok = dwarf_frame_info(fr, &start, &end, NULL) >= 0 && start < end;
+
+		free(fr);
+		if (ok) {
+			*lo = start + bias;
+			*hi = end + bias;
+			return true;
+		}
+	}
+	return false;
 }

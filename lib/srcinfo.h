@@ -56,4 +56,9 @@ int srcobj_lookup(struct srcobj *so, uint64_t addr, const struct sonde_srcframe 
  * or close) and their number. */
 size_t srcobj_file_funcs(struct srcobj *so, const char *file, const struct sonde_srcfunc **out);
 
+/* The bounds [*lo, *hi) of the code around addr that one call-frame
+ * description covers (.eh_frame, else .debug_frame): a function's extent
+ * where no symbol gives it (stripped code).  False when none does. */
+bool srcobj_code_range(struct srcobj *so, uint64_t addr, uint64_t *lo, uint64_t *hi);
+
 #endif

@@ -1335,6 +1335,15 @@ int sonde_syms_srcpos_at(struct sonde_syms *s, const struct sonde_object *o, uin
 	return so ? srcobj_lookup(so, addr, out) : 0;
 }
 
+bool sonde_syms_code_range(struct sonde_syms *s, const struct sonde_object *o, uint64_t addr,
+			   uint64_t *lo, uint64_t *hi)
+{
+	if (!o)
+		return false;
+	image_src(s, image_of(s, o)); /* opens it, lines or not */
+	return srcobj_code_range(image_of(s, o)->src, addr, lo, hi);
+}
+
 bool sonde_syms_has_lines(struct sonde_syms *s, const struct sonde_object *o)
 {
 	return o && image_src(s, image_of(s, o)) != NULL;

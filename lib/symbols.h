@@ -211,6 +211,12 @@ int sonde_syms_srcpos(struct sonde_syms *s, uint64_t pc, bool exact, uint64_t ti
 int sonde_syms_srcpos_at(struct sonde_syms *s, const struct sonde_object *o, uint64_t addr,
 			 const struct sonde_srcframe **out);
 
+/* The extent [*lo, *hi) of o's code around addr (o's own addresses) by
+ * its call-frame information: a function's bounds where symbols are
+ * missing (stripped).  False when unknown. */
+bool sonde_syms_code_range(struct sonde_syms *s, const struct sonde_object *o, uint64_t addr,
+			   uint64_t *lo, uint64_t *hi);
+
 /* Whether object o has a line table. */
 bool sonde_syms_has_lines(struct sonde_syms *s, const struct sonde_object *o);
 

@@ -565,6 +565,18 @@ static struct sonde_disasm *dc_file(struct dcache *c, uint32_t exp, const struct
 	return d->d;
 }
 
+/* fn's code: its symbol's extent, or for a function named after a single
+ * address (an object without symbols) the extent its call-frame
+ * information gives. */
+static void code_range(struct sonde_profile *p, uint32_t exp, const struct sonde_func *fn, uint64_t *lo,
+		       uint64_t *hi)
+{
+	*lo = fn->lo;
+	*hi = fn->hi;
+	if (fn->synthesized && fn->hi - fn->lo <= 1 && fn->object)
+		sonde_syms_code_range(p->syms[exp], fn->object, fn->lo, lo, hi);
+}
+
 /* fn's instructions (*v, their number), or -1 with a reason. */
 static long dc_func(struct dcache *c, uint32_t exp, const struct sonde_func *fn, const struct sonde_insn **v,
 		    const char **why)
@@ -579,7 +591,10 @@ static long dc_func(struct dcache *c, uint32_t exp, const struct sonde_func *fn,
 	struct sonde_disasm *d = dc_file(c, exp, fn->object, why);
 	struct sonde_insn *ins = NULL;
 	char e[256];
-	long n = d ? sonde_disasm_range(d, fn->lo, fn->hi, &ins, e, sizeof(e)) : -1;
+	uint64_t lo, hi;
+
+	code_range(c->p, exp, fn, &lo, &hi);
+	long n = d ? sonde_disasm_range(d, lo, hi, &ins, e, sizeof(e)) : -1;
 
 	if (grow((void **)&c->dfn, &c->capdfn, c->ndfn, sizeof(*c->dfn))) {
 		free(ins);
@@ -1326,7 +1341,11 @@ int sonde_view_disasm(FILE *f, struct sonde_profile *p, const struct sonde_view_
 	const char *file = sonde_syms_object_file(p->syms[exp], fn->object);
 	char range[64];
 
-	snprintf(range, sizeof(range), "0x%" PRIx64 "-0x%" PRIx64, fn->lo, fn->hi);
+	uint64_t clo, chi;
+
+	code_range(p, exp, fn, &clo, &chi);
+	snprintf(range, sizeof(range), "0x%" PRIx64 "-0x%" PRIx64 "%s", clo, chi,
+		 chi - clo > fn->hi - fn->lo ? " (by its call-frame information)" : "");
 	const char *head[] = { "Function", sonde_view_funcname(fi, o->names), "Address", range,
 			       "Object file", file, "Load Object", fn->object->name ? fn->object->name : fn->object->path,
 			       "Note", lines ? NULL : "no line information (built without -g, or stripped and no debug file "

@@ -1,0 +1,199 @@
+# Annotated source, lines, disassembly and PCs (A4-A6) against a fixture
+# whose CPU time per source line is known (tests/fixtures/srclines.c: a
+# one-line loop in hot_loop, a function `mix` inlined into two callers),
+# built four ways: gcc -O2 -g (DWARF 5), gcc -gdwarf-4, clang -O2 -g, and
+# stripped with its debug information in a separate file found by build
+# id; and once stripped with no debug information at all.
+#
+# Truth: the fixture measures each phase's CPU time itself.  A line's share
+# must be within 2 points of its phase's share of the phases' total (with
+# clock samples at 1 ms over ~1.2 s of CPU, sampling error is well under a
+# point: samples are taken every 1 ms of CPU time, not at random).
+. "$(dirname "$0")/lib.sh"
+cd "$TMP" || exit 1
+
+mkdir src
+cp "$TOP/tests/fixtures/srclines.c" src/srclines.c
+SRC=$TMP/src/srclines.c
+L_LOOP=$(grep -n '/\* LOOP \*/' "$SRC" | cut -d: -f1)
+L_MIX=$(grep -n '/\* MIX \*/' "$SRC" | cut -d: -f1)
+L_CALLA=$(grep -n '/\* CALLA \*/' "$SRC" | cut -d: -f1)
+L_CALLB=$(grep -n '/\* CALLB \*/' "$SRC" | cut -d: -f1)
+MS=1200
+
+# pts A B: |A - B| <= 2 (percentage points)
+pts() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 2) }'; }
+# phase share: 100 * phase / sum of the phases
+share() { awk -v w="$2" '$1 == "phase" { t += $3; if ($2 == w) v = $3 } END { printf "%.2f\n", 100 * v / t }' "$1"; }
+share2() { awk '$1 == "phase" { t += $3; if ($2 != "hot_loop") v += $3 } END { printf "%.2f\n", 100 * v / t }' "$1"; }
+# line LINE's exclusive (col 1) / inclusive (col 2) percent in a -source csv
+# (metrics e.%totalcpu:i.%totalcpu: the last columns; text may hold commas)
+srcval() { awk -F, -v l="$2" -v c="$3" '$1 == "line" && $2 == l { print (c == 1 ? $(NF - 2) : $NF) + 0 }' "$1"; }
+
+# variant NAME: builds prog_NAME with the given compiler and flags
+build_variant() {
+	name=$1 cc=$2
+	shift 2
+	(cd src && $cc -std=gnu11 -O2 "$@" -Wl,--build-id -o "$TMP/prog_$name" srclines.c)
+}
+
+run_variant() {
+	name=$1
+	exp=$name.er
+	shift
+	rc 0 "$name: collect -p hi" "$SONDE" collect -p hi -o "$exp" "$TMP/prog_$name" $MS
+	cp out.txt "truth_$name"
+	want_hot=$(share "truth_$name" hot_loop)
+	want_mix=$(share2 "truth_$name")
+	P="$SONDE print -metrics e.%totalcpu:i.%totalcpu"
+
+	# -source hot_loop: the loop's line carries hot_loop's share, marked hot
+	$P -printmode csv -source hot_loop "$exp" >src.csv 2>src.err
+	got=$(srcval src.csv "$L_LOOP" 1)
+	if pts "$got" "$want_hot"; then ok "$name: -source hot_loop: line $L_LOOP has $got% (truth $want_hot%)"; else
+		notok "$name: -source hot_loop: line $L_LOOP has '$got'% (truth $want_hot%)"
+		sed 's/^/#   /' src.err | head -5
+	fi
+	$P -source hot_loop "$exp" >src.txt 2>&1
+	check "$name: -source marks the loop's line hot" grep -q "^## .* $L_LOOP\. .*LOOP" src.txt
+	check "$name: -source shows hot_loop's boundary" grep -q "<Function: hot_loop>" src.txt
+
+	# -disasm hot_loop: the instructions of the loop's line add up to it
+	$P -printmode csv -disasm hot_loop "$exp" >dis.csv 2>dis.err
+	dsum=$(awk -F, -v l="$L_LOOP" '$1 == "insn" && $4 == l { s += $(NF - 2) } END { printf "%.2f\n", s }' dis.csv)
+	nins=$(awk -F, -v l="$L_LOOP" '$1 == "insn" && $4 == l' dis.csv | wc -l)
+	if pts "$dsum" "$want_hot" && [ "$nins" -ge 4 ]; then
+		ok "$name: -disasm hot_loop: $nins instructions of line $L_LOOP with $dsum% (truth $want_hot%)"
+	else
+		notok "$name: -disasm hot_loop: $nins instructions of line $L_LOOP with '$dsum'% (truth $want_hot%)"
+		sed 's/^/#   /' dis.err | head -5
+	fi
+	$P -disasm hot_loop "$exp" >dis.txt 2>&1
+	check "$name: -disasm interleaves the loop's source line" grep -q "^ *$L_LOOP\. .*LOOP" dis.txt
+	check "$name: -disasm names the loop's branch target" grep -Eq "j[a-z]+ +0x[0-9a-f]+ <hot_loop\+0x[0-9a-f]+>" dis.txt
+
+	# mix, inlined into caller_a and caller_b: its line, in both callers
+	$P -printmode csv -source mix "$exp" >mix.csv 2>mix.err
+	m=$(srcval mix.csv "$L_MIX" 1)
+	ia=$(srcval mix.csv $((L_CALLA + 1)) 2)
+	ib=$(srcval mix.csv $((L_CALLB + 1)) 2)
+	ea=$(srcval mix.csv "$L_CALLA" 1)
+	eb=$(srcval mix.csv "$L_CALLB" 1)
+	tot=$(awk -v a="$m" -v b="$ea" -v c="$eb" 'BEGIN { printf "%.2f\n", a + b + c }')
+	if pts "$tot" "$want_mix"; then
+		ok "$name: mix's line $m% + callers' loop lines $ea% + $eb% = the callers' share (truth $want_mix%)"
+	else notok "$name: mix's line '$m'% + callers' loop lines '$ea'% + '$eb'% vs the callers' share $want_mix%"; fi
+	if awk -v m="$m" -v a="$ia" -v b="$ib" 'BEGIN { exit !(a > 1 && b > 1 && (a + b) - m < 0.05 && m - (a + b) < 0.05) }'; then
+		ok "$name: mix is attributed to its own line from both callers ($ia% + $ib% = $m%)"
+	else notok "$name: mix from both callers: call sites '$ia'% + '$ib'% vs its line '$m'%"; fi
+	n=$(grep -c '^inlined,[0-9]*,mix,' mix.csv)
+	check "$name: -source marks mix's two inlined call sites ($n)" test "$n" = 2
+
+	# -inlines: mix as a function with both callers; off: folded into them
+	$P -printmode csv -callers-callees "$exp" >cc.csv 2>/dev/null
+	$SONDE print -metrics e.%totalcpu -printmode csv -functions "$exp" >fn.csv 2>/dev/null
+	fm=$(awk -F, '$1 == "mix" { print $(NF) + 0 }' fn.csv)
+	if pts "$fm" "$m"; then ok "$name: -functions lists inlined mix ($fm%, its line $m%)"; else
+		notok "$name: -functions: inlined mix '$fm'% vs its line $m%"; fi
+	$SONDE print -printmode csv -csingle mix "$exp" >cs.csv 2>/dev/null
+	check "$name: -csingle mix: called from caller_a and caller_b" sh -c "grep -q ',caller,caller_a,' cs.csv && grep -q ',caller,caller_b,' cs.csv"
+	$SONDE print -inlines off -metrics e.%totalcpu -printmode csv -functions "$exp" >fo.csv 2>/dev/null
+	check "$name: -inlines off: mix is not a function" sh -c "! grep -q '^mix,' fo.csv"
+	fa=$(awk -F, '$1 == "caller_a" { print $(NF) + 0 }' fo.csv)
+	wa=$(share "truth_$name" caller_a)
+	if pts "$fa" "$wa"; then ok "$name: -inlines off: caller_a has its own and mix's time ($fa%, truth $wa%)"; else
+		notok "$name: -inlines off: caller_a '$fa'% (truth $wa%)"; fi
+
+	# -lines and -pcs agree with -source and -disasm
+	top=$($P -printmode csv -lines "$exp" 2>/dev/null | awk -F, 'NR == 3')
+	tl=$(echo "$top" | awk -F, '{ print $(NF - 4) }')
+	tv=$(echo "$top" | awk -F, '{ print $(NF - 2) + 0 }')
+	sv=$(srcval src.csv "$L_LOOP" 1)
+	if [ "$tl" = "$L_LOOP" ] && awk -v a="$tv" -v b="$sv" 'BEGIN { exit !(a - b < 0.01 && b - a < 0.01) }'; then
+		ok "$name: -lines' top line is the loop's line with -source's value ($tv%)"
+	else notok "$name: -lines' top line: '$top' vs -source line $L_LOOP $sv%"; fi
+	top=$($P -printmode csv -pcs "$exp" 2>/dev/null | awk -F, 'NR == 3')
+	pf=$(echo "$top" | awk -F, '{ print $(NF - 6) }')
+	pa=$(echo "$top" | awk -F, '{ print $(NF - 4) }')
+	pv=$(echo "$top" | awk -F, '{ print $(NF - 2) + 0 }')
+	dv=$($P -printmode csv -disasm "$pf" "$exp" 2>/dev/null | awk -F, -v a="$pa" '$1 == "insn" && $2 == a { print $(NF - 2) + 0 }')
+	if [ -n "$dv" ] && awk -v a="$pv" -v b="$dv" 'BEGIN { exit !(a > 5 && a - b < 0.01 && b - a < 0.01) }'; then
+		ok "$name: -pcs' top pc ($pf at $pa, $pv%) has the value -disasm $pf shows there"
+	else notok "$name: -pcs' top: '$top' vs -disasm $pf at $pa: '$dv'"; fi
+}
+
+build_variant dwarf5 cc -g
+run_variant dwarf5
+build_variant dwarf4 cc -gdwarf-4
+run_variant dwarf4
+if command -v clang >/dev/null 2>&1; then
+	build_variant clang clang -g
+	run_variant clang
+else
+	notok "clang is not installed (make check installs it: scripts/deps.sh)"
+fi
+
+# Debug information in a separate file, found by build id.
+build_variant debugfile cc -g
+id=$(readelf -n prog_debugfile | awk '/Build ID/ { print $3 }')
+mkdir -p "dbg/.build-id/$(echo "$id" | cut -c1-2)"
+objcopy --only-keep-debug prog_debugfile "dbg/.build-id/$(echo "$id" | cut -c1-2)/$(echo "$id" | cut -c3-).debug"
+strip --strip-all prog_debugfile
+check "debugfile: the program has no symbols or DWARF of its own" sh -c "! readelf -S prog_debugfile | grep -q '\.debug_info\|\.symtab'"
+SONDE_DEBUG_ROOT=$TMP/dbg
+export SONDE_DEBUG_ROOT
+run_variant debugfile
+unset SONDE_DEBUG_ROOT
+
+# Stripped, no debug information: a clear note, and -disasm still works.
+build_variant stripped cc -g
+cp prog_stripped prog_unstripped
+range=$(nm -S --defined-only prog_unstripped | awk '$4 == "hot_loop" { print $1, $2 }')
+strip --strip-all prog_stripped
+rc 0 "stripped: collect" "$SONDE" collect -p hi -o stripped.er "$TMP/prog_stripped" $MS
+want_hot=$(share out.txt hot_loop)
+fn=$("$SONDE" print -printmode csv -functions stripped.er 2>/dev/null | awk -F, 'NR == 3 { print $1 }')
+rc 1 "stripped: -source of the hottest function ($fn) fails" "$SONDE" print -source "$fn" stripped.er
+check "stripped: the message says line information is missing" grep -q "no line information" err.txt
+rc 0 "stripped: -disasm '$fn' works" "$SONDE" print -metrics e.%totalcpu -printmode csv -disasm "$fn" stripped.er
+lo=$(printf '%d' "0x$(echo "$range" | cut -d' ' -f1)")
+hi=$((lo + $(printf '%d' "0x$(echo "$range" | cut -d' ' -f2)")))
+got=$(awk -F, '$1 == "insn" { print $2, $NF }' out.txt | while read -r a v; do
+	d=$(printf '%d' "$a")
+	[ "$d" -ge "$lo" ] && [ "$d" -lt "$hi" ] && echo "$v"
+done | awk '{ s += $1 } END { printf "%.2f\n", s }')
+if pts "$got" "$want_hot"; then ok "stripped: -disasm: hot_loop's instructions have $got% (truth $want_hot%)"; else
+	notok "stripped: -disasm: hot_loop's instructions have '$got'% (truth $want_hot%)"; fi
+"$SONDE" print -disasm "$fn" stripped.er >dis.txt 2>&1
+check "stripped: -disasm notes the missing line information" grep -q "no line information" dis.txt
+
+# Finding sources: moved away, then -pathmap, -addpath, an archived copy.
+mkdir moved
+mv src/srclines.c moved/
+rc 1 "moved source: -source fails" "$SONDE" print -source hot_loop dwarf5.er
+check "moved source: the message names the file" grep -q "cannot find source file '$SRC'" err.txt
+rc 0 "moved source: -pathmap finds it" "$SONDE" print -pathmap "$TMP/src" "$TMP/moved" -source hot_loop dwarf5.er
+check "-pathmap: the loop's line is shown, read from moved/" sh -c "grep -q 'Read from: $TMP/moved/srclines.c' out.txt && grep -q ' $L_LOOP\. .*LOOP' out.txt"
+rc 0 "moved source: -addpath finds it" "$SONDE" print -addpath "$TMP/moved" -source hot_loop dwarf5.er
+printf 'pathmap %s %s\nsource hot_loop\n' "$TMP/src" "$TMP/moved" >s.scr
+rc 0 "-pathmap in a script" "$SONDE" print -script s.scr dwarf5.er
+mv moved/srclines.c src/
+"$SONDE" archive -a src dwarf5.er >/dev/null 2>&1
+mv src/srclines.c moved/
+rc 0 "archived source: -source reads the copy" "$SONDE" print -source hot_loop dwarf5.er
+check "archived source: read from the experiment's archives/" grep -q "Read from: .*dwarf5.er/archives/src" out.txt
+mv moved/srclines.c src/
+
+# Errors
+rc 2 "-source of an unknown name fails" "$SONDE" print -source no_such_thing dwarf5.er
+check "the message names it" grep -q "no_such_thing" err.txt
+rc 2 "-disasm of an unknown function fails" "$SONDE" print -disasm no_such_thing dwarf5.er
+rc 2 "-sthresh 150 is refused" "$SONDE" print -sthresh 150 -source hot_loop dwarf5.er
+rc 2 "-inlines maybe is refused" "$SONDE" print -inlines maybe -functions dwarf5.er
+rc 2 "-pathmap with one path is refused" "$SONDE" print -pathmap /x
+rc 1 "-disasm of inlined-only mix says it has no code of its own" "$SONDE" print -disasm mix dwarf5.er
+check "the message says why" grep -q "inlined" err.txt
+rc 0 "-source by file name" "$SONDE" print -source srclines.c dwarf5.er
+check "-source by file name shows the loop" grep -q " $L_LOOP\. .*LOOP" out.txt
+rc 0 "-printmode json -source and -disasm" "$SONDE" print -printmode json -source hot_loop -disasm hot_loop dwarf5.er
+check "json: two documents with rows" test "$(grep -c '"rows":\[' out.txt)" = 2
