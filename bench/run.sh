@@ -101,3 +101,8 @@ sh bench/agg.sh
 
 # sonde print on 10 million samples; perf report for comparison.
 sh bench/print.sh
+
+# sonde print -source/-disasm on a 50 MB binary with full DWARF (built
+# once by bench/biggen.sh, cached in build/bench/big); BENCH_SOURCE=0
+# skips it.
+[ "${BENCH_SOURCE:-1}" = 0 ] || sh bench/source.sh
