@@ -1005,6 +1005,22 @@ static const struct sonde_func *image_func(struct sonde_syms *s, struct image *i
 	return f;
 }
 
+/* A new function named name (copied, demangled) in object o; NULL when
+ * memory runs out. */
+static struct sonde_func *named_func(struct sonde_syms *s, const char *name, const struct sonde_object *o)
+{
+	const char *mangled = arena_strdup(&s->arena, name), *lng, *shrt;
+	struct sonde_func *f = mangled && demangle(s, mangled, &lng, &shrt) == 0 ? new_func(s) : NULL;
+
+	if (f) {
+		f->mangled = mangled;
+		f->name_long = lng;
+		f->name_short = shrt;
+		f->object = o;
+	}
+	return f;
+}
+
 /* The function of dynamic function entry i (lib/dynfunc.h). */
 static const struct sonde_func *dyn_func(struct sonde_syms *s, long i)
 {
@@ -1014,15 +1030,10 @@ static const struct sonde_func *dyn_func(struct sonde_syms *s, long i)
 		return slot(s, v - 1);
 	size_t n;
 	const struct sonde_dynfunc *e = &sonde_dynfuncs_entries(s->dyn, &n)[i];
-	const char *mangled = arena_strdup(&s->arena, e->name), *lng, *shrt;
-	struct sonde_func *f = mangled && demangle(s, mangled, &lng, &shrt) == 0 ? new_func(s) : NULL;
+	struct sonde_func *f = named_func(s, e->name, sonde_dynfuncs_object(s->dyn));
 
 	if (!f)
 		return oom_func(s);
-	f->mangled = mangled;
-	f->name_long = lng;
-	f->name_short = shrt;
-	f->object = sonde_dynfuncs_object(s->dyn);
 	f->lo = e->lo;
 	f->hi = e->hi;
 	map_put(&s->unknown, (uint64_t)i, 1, f->id + 1);
@@ -1404,15 +1415,10 @@ const struct sonde_func *sonde_syms_named(struct sonde_syms *s, const struct son
 
 	if (v && !strcmp(slot(s, v - 1)->mangled, name))
 		return slot(s, v - 1);
-	const char *mangled = arena_strdup(&s->arena, name), *lng, *shrt;
-	struct sonde_func *f = mangled && demangle(s, mangled, &lng, &shrt) == 0 ? new_func(s) : NULL;
+	struct sonde_func *f = named_func(s, name, img->obj);
 
 	if (!f)
 		return oom_func(s);
-	f->mangled = mangled;
-	f->name_long = lng;
-	f->name_short = shrt;
-	f->object = img->obj;
 	f->inlined = true;
 	if (!v)
 		map_put(&img->inl, h, 0, f->id + 1);

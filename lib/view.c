@@ -289,7 +289,31 @@ void vw_json_begin(FILE *f, const char *view, const struct sonde_view_opts *o)
 	}
 }
 
-static int finish(FILE *f, char *err, size_t errlen)
+void vw_list_out(FILE *f, struct vt_table *t, const struct sonde_view_opts *o, const char *view,
+		 const char *title)
+{
+	char stitle[128];
+
+	switch (o->mode) {
+	case SONDE_PM_TEXT:
+		sonde_sort_title(&o->sort, stitle, sizeof(stitle));
+		fprintf(f, "%s sorted by metric: %s\n\n", title, stitle);
+		vt_text_header(f, t);
+		vt_text_rows(f, t, 0, t->nrows);
+		break;
+	case SONDE_PM_CSV:
+		vt_csv(f, t);
+		break;
+	case SONDE_PM_JSON:
+		vw_json_begin(f, view, o);
+		fprintf(f, ",\"rows\":");
+		vt_json_rows(f, t, 0, t->nrows);
+		fprintf(f, "}\n");
+		break;
+	}
+}
+
+int vw_finish(FILE *f, char *err, size_t errlen)
 {
 	if (ferror(f)) {
 		snprintf(err, errlen, "error writing the output");
@@ -337,7 +361,6 @@ static int list_view(FILE *f, const struct sonde_model *m, const struct sonde_vi
 	int first[SONDE_MSPEC_MAX];
 	const int64_t *total = sonde_model_total(m);
 	size_t n = objects ? sonde_model_nobjects(m) : sonde_model_nfuncs(m);
-	char title[128];
 
 	if (vw_resolve(&c, m, o, "ei", err, errlen) < 0)
 		return -1;
@@ -384,26 +407,9 @@ static int list_view(FILE *f, const struct sonde_model *m, const struct sonde_vi
 	free(ids);
 	ids = NULL;
 
-	sonde_sort_title(&o->sort, title, sizeof(title));
-	switch (o->mode) {
-	case SONDE_PM_TEXT:
-		fprintf(f, "%s sorted by metric: %s\n\n", objects ? "Load Objects" : "Functions",
-			title);
-		vt_text_header(f, &t);
-		vt_text_rows(f, &t, 0, t.nrows);
-		break;
-	case SONDE_PM_CSV:
-		vt_csv(f, &t);
-		break;
-	case SONDE_PM_JSON:
-		vw_json_begin(f, objects ? "objects" : "functions", o);
-		fprintf(f, ",\"rows\":");
-		vt_json_rows(f, &t, 0, t.nrows);
-		fprintf(f, "}\n");
-		break;
-	}
+	vw_list_out(f, &t, o, objects ? "objects" : "functions", objects ? "Load Objects" : "Functions");
 	vt_release(&t);
-	return finish(f, err, errlen);
+	return vw_finish(f, err, errlen);
 nomem:
 	free(ids);
 	return oom(&t, err, errlen);
@@ -520,7 +526,7 @@ int sonde_view_fsingle(FILE *f, const struct sonde_model *m, const struct sonde_
 		break;
 	}
 	vt_release(&t);
-	return finish(f, err, errlen);
+	return vw_finish(f, err, errlen);
 }
 
 /* ---- -callers-callees / -csingle -------------------------------------------------- */
@@ -777,7 +783,7 @@ int sonde_view_callers_callees(FILE *f, const struct sonde_model *m,
 	free(list);
 	free(roots);
 	vt_release(&t);
-	return finish(f, err, errlen);
+	return vw_finish(f, err, errlen);
 nomem:
 	free(centers);
 	free(blocks);
@@ -979,7 +985,7 @@ int sonde_view_calltree(FILE *f, const struct sonde_model *m, const struct sonde
 	free(more);
 	free(line);
 	vt_release(&t);
-	return finish(f, err, errlen);
+	return vw_finish(f, err, errlen);
 nomem:
 	free(d.stack);
 	free(d.kids);
@@ -1116,7 +1122,7 @@ int sonde_view_threads(FILE *f, const struct sonde_profile *p, const struct sond
 	}
 	free(sel);
 	vt_release(&t);
-	return finish(f, err, errlen);
+	return vw_finish(f, err, errlen);
 nomem:
 	free(sel);
 	return oom(&t, err, errlen);
@@ -1299,7 +1305,7 @@ int sonde_view_statistics(FILE *f, const struct sonde_exp *const *exps, size_t n
 		break;
 	}
 	free(st);
-	return finish(f, err, errlen);
+	return vw_finish(f, err, errlen);
 }
 
 /* ---- -metric_list ----------------------------------------------------------------------- */
@@ -1374,7 +1380,7 @@ int sonde_view_metric_list(FILE *f, const struct sonde_model *m, const struct so
 		fprintf(f, "]}\n");
 		break;
 	}
-	return finish(f, err, errlen);
+	return vw_finish(f, err, errlen);
 }
 
 /* ---- -compare ----------------------------------------------------------------------------- */
@@ -1673,7 +1679,7 @@ int sonde_view_compare(FILE *f, const struct sonde_model *const *models, const c
 	free(order);
 	cset_free(&s);
 	vt_release(&t);
-	return finish(f, err, errlen);
+	return vw_finish(f, err, errlen);
 nomem:
 	free(rname);
 	free(order);

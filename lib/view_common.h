@@ -36,4 +36,12 @@ void vw_fill_items(struct vt_row *r, const struct vt_table *t, const struct cols
 /* Writes {"view":VIEW,"metrics":SPEC,"sort":KEY (no closing brace). */
 void vw_json_begin(FILE *f, const char *view, const struct sonde_view_opts *o);
 
+/* A sorted list: text "TITLE sorted by metric: SORT" over the table; csv;
+ * json {"view":VIEW,...,"rows":[...]}. */
+void vw_list_out(FILE *f, struct vt_table *t, const struct sonde_view_opts *o, const char *view,
+		 const char *title);
+
+/* 0, or -1 with "error writing the output" when f has an error. */
+int vw_finish(FILE *f, char *err, size_t errlen);
+
 #endif

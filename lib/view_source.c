@@ -318,15 +318,6 @@ static int fail_oom(char *err, size_t errlen)
 	return -1;
 }
 
-static int finish(FILE *f, char *err, size_t errlen)
-{
-	if (ferror(f)) {
-		snprintf(err, errlen, "error writing the output");
-		return -1;
-	}
-	return 0;
-}
-
 /* A function's name (mangled as DWARF gives it) in the chosen form. */
 static const char *fname(struct sonde_profile *p, uint32_t exp, const struct sonde_object *o,
 			 const char *mangled, enum sonde_namefmt names)
@@ -391,7 +382,6 @@ static int flat_view(FILE *f, struct sonde_profile *p, const struct sonde_view_o
 	int first[SONDE_MSPEC_MAX];
 	const int64_t *total = sonde_model_total(p->model);
 	uint32_t *ids = NULL;
-	char stitle[128];
 
 	if (vw_resolve(&c, p->model, o, "ei", err, errlen) < 0)
 		return -1;
@@ -437,25 +427,9 @@ static int flat_view(FILE *f, struct sonde_profile *p, const struct sonde_view_o
 		vw_fill_items(r, &t, &c, first, rs->excl(row), rs->incl(row), total);
 	}
 	free(ids);
-	sonde_sort_title(&o->sort, stitle, sizeof(stitle));
-	switch (o->mode) {
-	case SONDE_PM_TEXT:
-		fprintf(f, "%s sorted by metric: %s\n\n", title, stitle);
-		vt_text_header(f, &t);
-		vt_text_rows(f, &t, 0, t.nrows);
-		break;
-	case SONDE_PM_CSV:
-		vt_csv(f, &t);
-		break;
-	case SONDE_PM_JSON:
-		vw_json_begin(f, view, o);
-		fprintf(f, ",\"rows\":");
-		vt_json_rows(f, &t, 0, t.nrows);
-		fprintf(f, "}\n");
-		break;
-	}
+	vw_list_out(f, &t, o, view, title);
 	vt_release(&t);
-	return finish(f, err, errlen);
+	return vw_finish(f, err, errlen);
 nomem:
 	free(ids);
 	vt_release(&t);
@@ -1155,7 +1129,7 @@ int sonde_view_source(FILE *f, struct sonde_profile *p, const struct sonde_view_
 			       "Object file", objpath, "Load Object", objname };
 
 	annotated_out(f, &t, o, "source", head, 8);
-	rc = finish(f, err, errlen);
+	rc = vw_finish(f, err, errlen);
 	free(byline);
 	free(sites);
 	goto out;
@@ -1352,7 +1326,7 @@ int sonde_view_disasm(FILE *f, struct sonde_profile *p, const struct sonde_view_
 						     "found): instructions only" };
 
 	annotated_out(f, &t, o, "disasm", head, 10);
-	rc = finish(f, err, errlen);
+	rc = vw_finish(f, err, errlen);
 	goto out;
 nomem:
 	fail_oom(err, errlen);

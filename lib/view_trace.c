@@ -21,6 +21,7 @@
 #include "u64map.h"
 #include "view.h"
 #include "view_table.h"
+#include "view_common.h"
 
 #define TOTAL_NAME "<Total>"
 #define IOSTACKS_TOP 20
@@ -74,15 +75,6 @@ int sonde_view_trace_check(const struct sonde_exp *const *exps, const char *cons
 }
 
 /* ---- helpers ------------------------------------------------------------------ */
-
-static int finish(FILE *f, char *err, size_t errlen)
-{
-	if (ferror(f)) {
-		snprintf(err, errlen, "error writing the output");
-		return -1;
-	}
-	return 0;
-}
 
 static int oom(char *err, size_t errlen)
 {
@@ -522,7 +514,7 @@ int sonde_view_heap_stacks(FILE *f, const struct sonde_exp *const *exps, size_t 
 	grouping_release(&g);
 	namer_release(&nm);
 	sels_free(sels, n);
-	return finish(f, err, errlen);
+	return vw_finish(f, err, errlen);
 nomem:
 	sels_free(sels, n);
 	grouping_release(&g);
@@ -695,7 +687,7 @@ int sonde_view_heapstat(FILE *f, const struct sonde_exp *const *exps, size_t n,
 		fprintf(f, "]}\n");
 		break;
 	}
-	return finish(f, err, errlen);
+	return vw_finish(f, err, errlen);
 }
 
 /* ---- -io and -iostacks -------------------------------------------------------------- */
@@ -852,7 +844,7 @@ int sonde_view_io(FILE *f, const struct sonde_exp *const *exps, size_t n,
 	vt_release(&t);
 	grouping_release(&g);
 	sels_free(sels, n);
-	return finish(f, err, errlen);
+	return vw_finish(f, err, errlen);
 nomem:
 	sels_free(sels, n);
 	vt_release(&t);
@@ -950,7 +942,7 @@ int sonde_view_iostacks(FILE *f, const struct sonde_exp *const *exps, size_t n,
 	grouping_release(&g);
 	namer_release(&nm);
 	sels_free(sels, n);
-	return finish(f, err, errlen);
+	return vw_finish(f, err, errlen);
 nomem:
 	sels_free(sels, n);
 	grouping_release(&g);
@@ -1103,7 +1095,7 @@ int sonde_view_sync(FILE *f, const struct sonde_exp *const *exps, size_t n,
 	vt_release(&t);
 	grouping_release(&g);
 	sels_free(sels, n);
-	return finish(f, err, errlen);
+	return vw_finish(f, err, errlen);
 nomem:
 	sels_free(sels, n);
 	vt_release(&t);
