@@ -68,8 +68,22 @@ run_variant() {
 		notok "$name: -disasm hot_loop: $nins instructions of line $L_LOOP with '$dsum'% (truth $want_hot%)"
 		sed 's/^/#   /' dis.err | head -5
 	fi
+	# a call instruction carries the inclusive time of its calls: main's
+	# call (direct, or through the inlined phase's pointer) that runs
+	# hot_loop carries hot_loop's share
+	$P -printmode csv -disasm main "$exp" >dm.csv 2>/dev/null
+	cmax=$(awk -F, '$1 == "insn" && $(NF - 6) == 1 { v = $NF + 0; if (v > m) m = v } END { printf "%.2f\n", m }' dm.csv)
+	ncall=$(awk -F, '$1 == "insn" && $(NF - 6) == 1' dm.csv | wc -l)
+	if pts "$cmax" "$want_hot" && [ "$ncall" -ge 3 ]; then
+		ok "$name: -disasm main: the call that runs hot_loop carries its inclusive $cmax% (truth $want_hot%; $ncall calls)"
+	else notok "$name: -disasm main: largest inclusive of $ncall calls '$cmax'% (truth $want_hot%)"; fi
 	$P -disasm hot_loop "$exp" >dis.txt 2>&1
 	check "$name: -disasm interleaves the loop's source line" grep -q "^ *$L_LOOP\. .*LOOP" dis.txt
+	nh=$($P -dthresh 100 -disasm hot_loop "$exp" 2>/dev/null | grep -c '^##')
+	nz=$($P -dthresh 0 -disasm hot_loop "$exp" 2>/dev/null | grep -c '^##')
+	nv=$(awk -F, '$1 == "insn" && $(NF - 3) > 0' dis.csv | wc -l)
+	check "$name: -dthresh 100 marks the hottest instruction only ($nh), -dthresh 0 every one with time ($nz of $nv)" \
+		test "$nh" = 1 -a "$nz" = "$nv"
 	check "$name: -disasm names the loop's branch target" grep -Eq "j[a-z]+ +0x[0-9a-f]+ <hot_loop\+0x[0-9a-f]+>" dis.txt
 
 	# mix, inlined into caller_a and caller_b: its line, in both callers
