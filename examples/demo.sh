@@ -1,6 +1,6 @@
 #!/bin/sh
-# make demo: profile examples/demo.c and show its function list and
-# callers-callees.
+# make demo: profile examples/demo.c and show its function list,
+# callers-callees and hottest source lines.
 set -e
 cd "$(dirname "$0")/.."
 SONDE=build/bin/sonde
@@ -18,5 +18,9 @@ echo
 echo "\$ sonde print -csingle sort_table demo.er"
 $SONDE print -csingle sort_table build/demo/demo.er
 echo
-echo "The experiment is in build/demo/demo.er; try also -callers-callees,"
-echo "-calltree, -objects, -threads and -header (see doc/sonde-print.md)."
+echo "\$ sonde print -limit 6 -lines demo.er"
+$SONDE print -limit 6 -lines build/demo/demo.er
+echo
+echo "The experiment is in build/demo/demo.er; try also -source count_words,"
+echo "-disasm hash_word, -callers-callees, -calltree, -objects, -threads and"
+echo "-header (see doc/sonde-print.md)."
