@@ -514,6 +514,9 @@ int sonde_view_fsingle(FILE *f, const struct sonde_model *m, const struct sonde_
 		fprintf(f, "\t%24s: %s\n", "Mangled Name", fi->mangled ? fi->mangled : "");
 		if (fi->synthesized)
 			fprintf(f, "\t%24s: no symbol covers this address\n", "Note");
+		else if (!fi->lo)
+			fprintf(f, "\t%24s: inlined only: no code of its own (its time is in the "
+				   "functions it was inlined into; -inlines off folds it there)\n", "Note");
 		break;
 	case SONDE_PM_CSV:
 		vt_csv(f, &t);
