@@ -508,7 +508,8 @@ struct dcache {
 	struct dfunc {
 		const struct sonde_func *fn;
 		struct sonde_insn *v;
-		long n; /* -1: could not */
+		long n;		/* -1: could not */
+		char why[256];	/* then why */
 	} *dfn;
 	size_t ndfn, capdfn;
 };
@@ -520,7 +521,7 @@ static struct sonde_disasm *dc_file(struct dcache *c, uint32_t exp, const struct
 
 	*why = NULL;
 	if (!file) {
-		*why = "its file could not be read (see the notes above)";
+		*why = "its file could not be read (see the warning above)";
 		return NULL;
 	}
 	file = st_intern(&c->files, file);
@@ -551,7 +552,8 @@ static void code_range(struct sonde_profile *p, uint32_t exp, const struct sonde
 		sonde_syms_code_range(p->syms[exp], fn->object, fn->lo, lo, hi);
 }
 
-/* fn's instructions (*v, their number), or -1 with a reason. */
+/* fn's instructions (*v, their number), or -1 with a reason in *why (valid
+ * until the next call). */
 static long dc_func(struct dcache *c, uint32_t exp, const struct sonde_func *fn, const struct sonde_insn **v,
 		    const char **why)
 {
@@ -559,7 +561,7 @@ static long dc_func(struct dcache *c, uint32_t exp, const struct sonde_func *fn,
 	for (size_t i = 0; i < c->ndfn; i++)
 		if (c->dfn[i].fn == fn) {
 			*v = c->dfn[i].v;
-			*why = c->dfn[i].n < 0 ? "it could not be disassembled" : NULL;
+			*why = c->dfn[i].n < 0 ? c->dfn[i].why : NULL;
 			return c->dfn[i].n;
 		}
 	struct sonde_disasm *d = dc_file(c, exp, fn->object, why);
@@ -574,10 +576,14 @@ static long dc_func(struct dcache *c, uint32_t exp, const struct sonde_func *fn,
 		free(ins);
 		return -1;
 	}
-	c->dfn[c->ndfn++] = (struct dfunc){ fn, ins, n };
+	struct dfunc *x = &c->dfn[c->ndfn++];
+
+	x->fn = fn;
+	x->v = ins;
+	x->n = n;
+	snprintf(x->why, sizeof(x->why), "%s", n >= 0 ? "" : d ? e : *why ? *why : "out of memory");
 	*v = ins;
-	if (n < 0 && d)
-		*why = "it could not be disassembled";
+	*why = n < 0 ? x->why : NULL;
 	return n;
 }
 
