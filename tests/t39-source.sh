@@ -211,3 +211,34 @@ rc 0 "-source by file name" "$SONDE" print -source srclines.c dwarf5.er
 check "-source by file name shows the loop" grep -q " $L_LOOP\. .*LOOP" out.txt
 rc 0 "-printmode json -source and -disasm" "$SONDE" print -printmode json -source hot_loop -disasm hot_loop dwarf5.er
 check "json: two documents with rows" test "$(grep -c '"rows":\[' out.txt)" = 2
+
+# Damaged input never crashes: the binary's DWARF overwritten with noise
+# after collection (same build id, so it is read), a source file that is
+# not text.
+off=$(readelf -S -W prog_dwarf5 | awk '$2 == ".debug_info" { print $5 }')
+size=$(readelf -S -W prog_dwarf5 | awk '$2 == ".debug_info" { print $6 }')
+cp prog_dwarf5 prog_dwarf5.good
+died=0
+for seed in 1 2 3 4 5 6; do
+	cp prog_dwarf5.good prog_dwarf5
+	# noise over a quarter of .debug_info, at a seeded offset
+	start=$(( $(printf '%d' "0x$off") + ($(printf '%d' "0x$size") / 8) * (seed % 4) ))
+	len=$(( $(printf '%d' "0x$size") / 4 ))
+	head -c "$len" /dev/urandom | dd of=prog_dwarf5 bs=1 seek="$start" conv=notrunc 2>/dev/null
+	for v in "-source hot_loop" "-disasm hot_loop" "-lines" "-pcs" "-functions"; do
+		# shellcheck disable=SC2086
+		"$SONDE" print $v dwarf5.er >/dev/null 2>&1
+		r=$?
+		if [ $r -ge 128 ]; then
+			notok "noisy DWARF (seed $seed): '$v' died with status $r"
+			died=1
+		fi
+	done
+done
+[ $died = 1 ] || ok "noisy DWARF: -source, -disasm, -lines, -pcs, -functions never died (6 damaged copies)"
+cp prog_dwarf5.good prog_dwarf5
+head -c 3000 /dev/urandom >src/bin.c
+cp src/srclines.c src/srclines.c.keep
+cp src/bin.c src/srclines.c
+rc 1 "a source file that is not text: -source fails cleanly" "$SONDE" print -source hot_loop dwarf4.er
+cp src/srclines.c.keep src/srclines.c
