@@ -512,6 +512,7 @@ struct dcache {
 		char why[256];	/* then why */
 	} *dfn;
 	size_t ndfn, capdfn;
+	struct u64map byfn; /* function -> dfn index */
 };
 
 static struct sonde_disasm *dc_file(struct dcache *c, uint32_t exp, const struct sonde_object *o,
@@ -558,12 +559,13 @@ static long dc_func(struct dcache *c, uint32_t exp, const struct sonde_func *fn,
 		    const char **why)
 {
 	*v = NULL;
-	for (size_t i = 0; i < c->ndfn; i++)
-		if (c->dfn[i].fn == fn) {
-			*v = c->dfn[i].v;
-			*why = c->dfn[i].n < 0 ? c->dfn[i].why : NULL;
-			return c->dfn[i].n;
-		}
+	long i = u64map_get(&c->byfn, (uint64_t)(uintptr_t)fn);
+
+	if (i >= 0) {
+		*v = c->dfn[i].v;
+		*why = c->dfn[i].n < 0 ? c->dfn[i].why : NULL;
+		return c->dfn[i].n;
+	}
 	struct sonde_disasm *d = dc_file(c, exp, fn->object, why);
 	struct sonde_insn *ins = NULL;
 	char e[256];
@@ -572,8 +574,10 @@ static long dc_func(struct dcache *c, uint32_t exp, const struct sonde_func *fn,
 	code_range(c->p, exp, fn, &lo, &hi);
 	long n = d ? sonde_disasm_range(d, lo, hi, &ins, e, sizeof(e)) : -1;
 
-	if (grow((void **)&c->dfn, &c->capdfn, c->ndfn, sizeof(*c->dfn))) {
+	if (grow((void **)&c->dfn, &c->capdfn, c->ndfn, sizeof(*c->dfn)) ||
+	    u64map_put(&c->byfn, (uint64_t)(uintptr_t)fn, (uint32_t)c->ndfn) < 0) {
 		free(ins);
+		*why = "out of memory";
 		return -1;
 	}
 	struct dfunc *x = &c->dfn[c->ndfn++];
@@ -595,6 +599,7 @@ static void dc_free(struct dcache *c)
 		free(c->dfn[i].v);
 	free(c->df);
 	free(c->dfn);
+	u64map_release(&c->byfn);
 	st_free(&c->files);
 }
 
@@ -1202,6 +1207,7 @@ int sonde_view_disasm(FILE *f, struct sonde_profile *p, const struct sonde_view_
 	struct agg a;
 	struct dcache dc = { .p = p };
 	struct texts ts = { .n = 0 };
+	struct u64map ofobj = { 0 };
 	struct vt_table t;
 	struct cols c;
 	int first[SONDE_MSPEC_MAX];
@@ -1238,6 +1244,12 @@ int sonde_view_disasm(FILE *f, struct sonde_profile *p, const struct sonde_view_
 	}
 	const char *objpath = st_intern(&a.strs, fn->object->path);
 	bool lines = sonde_syms_has_lines(p->syms[exp], fn->object);
+
+	/* this object's instructions with data, by address (one row each
+	 * after to_instructions) */
+	for (size_t j = 0; j < a.npc; j++)
+		if (a.pc[j].objpath == objpath && u64map_put(&ofobj, a.pc[j].addr, (uint32_t)j) < 0)
+			goto nomem;
 
 	t.hotcol = true;
 	t.namecol = "Instruction";
@@ -1297,12 +1309,12 @@ int sonde_view_disasm(FILE *f, struct sonde_profile *p, const struct sonde_view_
 		char hex[32];
 		const int64_t *e = zero, *i = zero;
 
-		for (size_t j = 0; j < a.npc; j++)
-			if (a.pc[j].objpath == objpath && a.pc[j].addr == in->addr) {
-				e = a.pc[j].e;
-				i = a.pc[j].i;
-				break;
-			}
+		long j = u64map_get(&ofobj, in->addr);
+
+		if (j >= 0) {
+			e = a.pc[j].e;
+			i = a.pc[j].i;
+		}
 		snprintf(hex, sizeof(hex), "0x%" PRIx64, in->addr);
 		vt_set_s(r, 0, "insn");
 		vt_set_s(r, 1, vt_str(&t, hex));
@@ -1338,6 +1350,7 @@ nomem:
 	fail_oom(err, errlen);
 	rc = -1;
 out:
+	u64map_release(&ofobj);
 	for (int k = 0; k < ts.n; k++)
 		text_free(&ts.v[k].t);
 	vt_release(&t);
