@@ -25,6 +25,7 @@
  * to finish writing it: both are in signal handlers that finish promptly.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -55,15 +56,18 @@ static struct dfile *g_stacks_df;
 static _Atomic uint64_t g_written;
 
 /* Maps table k as a spare (not yet searched).  Async-signal-safe (raw
- * system calls only). */
+ * system calls only); errno is kept (interposers intern stacks too, and
+ * madvise fails with EINVAL where transparent huge pages are off). */
 static int map_table(int k)
 {
+	int saved = errno;
 	size_t words = (size_t)1 << (FIRST_BITS + k);
 	size_t len = words * sizeof(uint64_t);
 	char *p = sonde_mmap(NULL, len + HUGE_PAGE, PROT_READ | PROT_WRITE,
 			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED) {
 		atomic_store(&g_map_failed, 1);
+		errno = saved;
 		return -1;
 	}
 	/* Lookups land anywhere in a table: with 4 KiB pages nearly each is
@@ -72,6 +76,7 @@ static int map_table(int k)
 	 * may refuse; then it is only slower). */
 	char *t = (char *)(((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
 	syscall(SYS_madvise, t, len, MADV_HUGEPAGE);
+	errno = saved;
 	g_tables[k].slot = (_Atomic uint64_t *)t;
 	g_tables[k].mask = (uint32_t)(words - 1);
 	atomic_store_explicit(&g_tables[k].used, 0, memory_order_relaxed);
