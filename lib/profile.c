@@ -289,6 +289,7 @@ static uint32_t evstack(struct builder *b, uint32_t e, const struct sonde_exp *e
 	ev->exp = e;
 	ev->mstack = ms;
 	ev->stack_id = stack_id;
+	ev->time_ns = time_ns;
 	ev->leaf_exact = leaf_exact;
 	return (uint32_t)p->nev++;
 }

@@ -50,6 +50,8 @@ struct sonde_evstack {
 	uint32_t exp;	    /* index of the experiment */
 	uint32_t mstack;    /* the model's stack (sonde_model_stack) */
 	uint64_t stack_id;  /* the experiment's stack id */
+	uint64_t time_ns;   /* its first event's: which object held an address
+			     * reused after dlclose, as for the model's stack */
 	bool leaf_exact;    /* a sample's stack (leaf: the pc interrupted), not a trace's
 			     * (leaf: a return address) */
 	int64_t v[SONDE_NMETRICS];

@@ -19,6 +19,7 @@
 
 #include "arena.h"
 #include "srcinfo.h"
+#include "strtab.h"
 #include "u64map.h"
 
 #define MAX_LEVELS 64
@@ -37,9 +38,7 @@ struct srcobj {
 	struct u64map cache; /* address -> chains index */
 	struct chain **chains;
 	size_t nchains, capchains;
-	struct u64map strs; /* string hash -> strv index */
-	const char **strv;
-	size_t nstrs, capstrs;
+	struct strtab strs;
 	struct sonde_srcfunc *funcs;
 	size_t nfuncs, capfuncs;
 	/* CUs by address range, for files without .debug_aranges (clang
@@ -110,43 +109,11 @@ static Dwarf_Die *cu_by_range(struct srcobj *so, uint64_t addr, Dwarf_Addr *bias
 	return NULL;
 }
 
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-	return h;
-}
-
 /* One copy of each file and function name: views compare them by pointer
  * within an object.  NULL stays NULL (and when memory runs out). */
 static const char *intern(struct srcobj *so, const char *s)
 {
-	if (!s)
-		return NULL;
-	uint64_t h = hash_str(s);
-	long i = u64map_get(&so->strs, h);
-
-	if (i >= 0 && !strcmp(so->strv[i], s))
-		return so->strv[i];
-	const char *copy = arena_strdup(&so->arena, s);
-
-	if (!copy || i >= 0) /* (a hash collision: kept, not interned) */
-		return copy;
-	if (so->nstrs == so->capstrs) {
-		size_t cap = so->capstrs ? 2 * so->capstrs : 256;
-		const char **v = realloc(so->strv, cap * sizeof(*v));
-
-		if (!v)
-			return copy;
-		so->strv = v;
-		so->capstrs = cap;
-	}
-	if (u64map_put(&so->strs, h, (uint32_t)so->nstrs) < 0)
-		return copy;
-	so->strv[so->nstrs++] = copy;
-	return copy;
+	return strtab_intern(&so->strs, s);
 }
 
 /* A file name of a CU made absolute with its compilation directory. */
@@ -267,9 +234,8 @@ void srcobj_close(struct srcobj *so)
 		dwfl_end(so->dwfl);
 	arena_free(&so->arena);
 	u64map_release(&so->cache);
-	u64map_release(&so->strs);
+	strtab_free(&so->strs);
 	free(so->chains);
-	free(so->strv);
 	free(so->funcs);
 	free(so->cur);
 	free(so);

@@ -25,6 +25,16 @@ static inline size_t u64map_mix(uint64_t k)
 	return (size_t)k;
 }
 
+/* A string's 64-bit key (FNV-1a), for maps keyed by name. */
+static inline uint64_t u64map_hash_str(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	return h;
+}
+
 static inline long u64map_get(const struct u64map *m, uint64_t key)
 {
 	if (!m->cap)

@@ -11,6 +11,7 @@
 #include "view.h"
 #include "view_table.h"
 #include "view_common.h"
+#include "u64map.h"
 
 #define TOTAL_NAME "<Total>"
 
@@ -1398,11 +1399,9 @@ struct cset {
 
 static uint64_t hstr(const char *s)
 {
-	uint64_t h = 1469598103934665603ull;
+	uint64_t h = u64map_hash_str(s);
 
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h ^ (h >> 29);
+	return h ^ (h >> 29); /* (slots are its low bits) */
 }
 
 static int cset_grow(struct cset *s)

@@ -21,69 +21,13 @@
 #include "disasm.h"
 #include "profile.h"
 #include "symbols.h"
+#include "strtab.h"
 #include "u64map.h"
 #include "view.h"
 #include "view_common.h"
 #include "view_table.h"
 
 #define TOTAL_NAME "<Total>"
-
-/* ---- strings: one copy per distinct name, compared by pointer ------------------ */
-
-struct strtab {
-	struct u64map map; /* hash -> index */
-	char **v;
-	size_t n, cap;
-};
-
-static uint64_t hstr(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-	return h;
-}
-
-/* The table's copy of s (NULL for NULL, and when memory runs out). */
-static const char *st_intern(struct strtab *t, const char *s)
-{
-	if (!s)
-		return NULL;
-	uint64_t h = hstr(s);
-
-	for (long i = u64map_get(&t->map, h); i >= 0;) {
-		if (!strcmp(t->v[i], s))
-			return t->v[i];
-		h = h * 31 + 7; /* a collision: probe the next hash */
-		i = u64map_get(&t->map, h);
-	}
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 64;
-		char **v = realloc(t->v, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		t->v = v;
-		t->cap = cap;
-	}
-	char *c = strdup(s);
-
-	if (!c || u64map_put(&t->map, h, (uint32_t)t->n) < 0) {
-		free(c);
-		return NULL;
-	}
-	t->v[t->n++] = c;
-	return c;
-}
-
-static void st_free(struct strtab *t)
-{
-	for (size_t i = 0; i < t->n; i++)
-		free(t->v[i]);
-	free(t->v);
-	u64map_release(&t->map);
-}
 
 /* ---- the pass over the stacks -------------------------------------------------- */
 
@@ -242,7 +186,7 @@ static int aggregate(struct agg *a, struct sonde_profile *p)
 		for (int k = 0; st && k < st->depth && !a->oom; k++) {
 			uint64_t pc = st->pc[k];
 			bool exact = (k == 0 && ev->leaf_exact) || (pc & SONDE_PC_EXACT);
-			const struct sonde_func *fn = sonde_syms_lookup(sy, pc, exact, SONDE_TIME_NEVER);
+			const struct sonde_func *fn = sonde_syms_lookup(sy, pc, exact, ev->time_ns);
 			const struct sonde_object *o = fn->object;
 
 			if (o && o->sonde)
@@ -251,7 +195,7 @@ static int aggregate(struct agg *a, struct sonde_profile *p)
 			uint64_t at = exact || !pc ? pc : pc - 1;
 
 			if (o && fn->lo != fn->hi) {
-				struct prow *r = prow_get(a, st_intern(&a->strs, o->path), at - o->base);
+				struct prow *r = prow_get(a, strtab_intern(&a->strs, o->path), at - o->base);
 
 				if (r) {
 					if (!r->fn) {
@@ -268,12 +212,12 @@ static int aggregate(struct agg *a, struct sonde_profile *p)
 				}
 			}
 			const struct sonde_srcframe *lv;
-			int n = o ? sonde_syms_srcpos(sy, pc, exact, SONDE_TIME_NEVER, &lv) : 0;
+			int n = o ? sonde_syms_srcpos(sy, pc, exact, ev->time_ns, &lv) : 0;
 
 			for (int j = 0; j < n && !a->oom; j++) {
 				if (!lv[j].file || !lv[j].line)
 					continue;
-				const char *file = st_intern(&a->strs, lv[j].file);
+				const char *file = strtab_intern(&a->strs, lv[j].file);
 				struct lrow *r = file ? lrow_get(a, file, lv[j].line, ev->exp, o) : NULL;
 
 				if (!r) {
@@ -281,8 +225,8 @@ static int aggregate(struct agg *a, struct sonde_profile *p)
 					break;
 				}
 				if (!r->func && lv[j].name) {
-					r->func = st_intern(&a->strs, lv[j].name);
-					r->decl_file = st_intern(&a->strs, lv[j].decl_file);
+					r->func = strtab_intern(&a->strs, lv[j].name);
+					r->decl_file = strtab_intern(&a->strs, lv[j].decl_file);
 				}
 				if (leaf && j == 0)
 					add_v(r->e, ev->v, a->nm);
@@ -291,7 +235,7 @@ static int aggregate(struct agg *a, struct sonde_profile *p)
 					add_v(r->i, ev->v, a->nm);
 				}
 				if (j > 0 && lv[j - 1].inlined && lv[j - 1].name)
-					add_site(a, file, lv[j].line, st_intern(&a->strs, lv[j - 1].name), ev->exp, o);
+					add_site(a, file, lv[j].line, strtab_intern(&a->strs, lv[j - 1].name), ev->exp, o);
 			}
 			leaf = false;
 		}
@@ -301,7 +245,7 @@ static int aggregate(struct agg *a, struct sonde_profile *p)
 
 static void agg_free(struct agg *a)
 {
-	st_free(&a->strs);
+	strtab_free(&a->strs);
 	free(a->l);
 	free(a->pc);
 	free(a->sites);
@@ -525,7 +469,7 @@ static struct sonde_disasm *dc_file(struct dcache *c, uint32_t exp, const struct
 		*why = "its file could not be read (see the warning above)";
 		return NULL;
 	}
-	file = st_intern(&c->files, file);
+	file = strtab_intern(&c->files, file);
 	for (size_t i = 0; i < c->ndf; i++)
 		if (c->df[i].path == file) {
 			*why = c->df[i].d ? NULL : c->df[i].why;
@@ -600,7 +544,7 @@ static void dc_free(struct dcache *c)
 	free(c->df);
 	free(c->dfn);
 	u64map_release(&c->byfn);
-	st_free(&c->files);
+	strtab_free(&c->files);
 }
 
 /* Moves every call site's values to its call instruction (the one holding
@@ -1029,7 +973,7 @@ int sonde_view_source(FILE *f, struct sonde_profile *p, const struct sonde_view_
 				 sonde_view_funcname(fi, o->names));
 			goto out;
 		}
-		target = st_intern(&a.strs, target);
+		target = strtab_intern(&a.strs, target);
 	} else {
 		bool amb;
 
@@ -1242,7 +1186,7 @@ int sonde_view_disasm(FILE *f, struct sonde_profile *p, const struct sonde_view_
 			 why ? why : "out of memory");
 		goto out;
 	}
-	const char *objpath = st_intern(&a.strs, fn->object->path);
+	const char *objpath = strtab_intern(&a.strs, fn->object->path);
 	bool lines = sonde_syms_has_lines(p->syms[exp], fn->object);
 
 	/* this object's instructions with data, by address (one row each
