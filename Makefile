@@ -91,15 +91,15 @@ $(API_PC): api/sonde.pc.in Makefile
 	@mkdir -p $(dir $@)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
 
-$(B)/fixtures/apiuse_pie: tests/fixtures/api/apiuse.c $(API_A)
+$(B)/fixtures/apiuse_pie: tests/fixtures/api/apiuse.c tests/fixtures/burner.h $(API_A)
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -fomit-frame-pointer -Wall -Wextra -Iinclude -fPIE -pie -o $@ $< $(API_A) -ldl
 
-$(B)/fixtures/apiuse_nopie: tests/fixtures/api/apiuse.c $(API_A)
+$(B)/fixtures/apiuse_nopie: tests/fixtures/api/apiuse.c tests/fixtures/burner.h $(API_A)
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -fomit-frame-pointer -Wall -Wextra -Iinclude -fno-pie -no-pie -o $@ $< $(API_A) -ldl
 
-$(B)/fixtures/apiuse_so: tests/fixtures/api/apiuse.c $(API_SO)
+$(B)/fixtures/apiuse_so: tests/fixtures/api/apiuse.c tests/fixtures/burner.h $(API_SO)
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -fomit-frame-pointer -Wall -Wextra -Iinclude -o $@ $< -L$(B)/lib -lsonde_api \
 		-Wl,-rpath,'$$ORIGIN/../lib'
@@ -141,7 +141,7 @@ $(B)/tests/%: tests/unit/%.c tests/unit/check.h $(LIBSONDE)
 
 # Fixtures: programs with known behaviour, built as users build them:
 # -O2, no frame pointers.
-$(B)/fixtures/%: tests/fixtures/%.c
+$(B)/fixtures/%: tests/fixtures/%.c tests/fixtures/burner.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -fomit-frame-pointer -Wall -Wextra -o $@ $< -lpthread -lm -ldl
 
