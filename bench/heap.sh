@@ -45,6 +45,8 @@ for mode in pure touch; do
 		printf "  plain                     wall %.3f s  cpu %.3f s\n", pw, pc
 		printf "  sonde collect -H on       wall %.3f s  cpu %.3f s  ratio wall %.2fx cpu %.2fx\n", sw, sc, sw / pw, sc / pc }'
 	echo "  sonde found: $sl"
+	awk -v b="$(stat -c %s $W/h.er/heaptrace)" -v m=$MILLIONS 'BEGIN {
+		printf "  sonde heaptrace file      %.1f MB, %.1f bytes a malloc/free pair\n", b / 1e6, b / (m * 1e6) }'
 	if [ $have_ht = 1 ]; then
 		hl=$(heaptrack_print $W/ht.* 2>/dev/null | awk -F': ' '/total memory leaked/ { print $2 }')
 		awk -v pw="$(median <$W/pw)" -v pc="$(median <$W/pc)" -v hw="$(median <$W/hw)" -v hc="$(median <$W/hc)" \

@@ -113,6 +113,8 @@ static void write_dataformat(const struct trace_kind *k)
 		  "stack_id:24:u64" },
 		{ SONDE_KIND_HEAP, SONDE_PKT_HEAP_FREE_SHORT, "heap_free_short", 16,
 		  "type:0:u16 size:2:u16 dt_ns:4:i32 addr:8:u64" },
+		{ SONDE_KIND_HEAP, SONDE_PKT_HEAP_STREAM, "heap_stream", 16,
+		  "type:0:u16 size:2:u16 nbytes:4:u16 reserved:6:u16 base_ns:8:u64 records:16:byte[nbytes]" },
 		{ SONDE_KIND_IO, SONDE_PKT_IO, "io", 56,
 		  "type:0:u16 size:2:u16 func:4:u8 flags:5:u8 reserved:6:u16 fd:8:i32 err:12:i32 "
 		  "time_ns:16:u64 dur_ns:24:u64 bytes:32:i64 file_id:40:u64 stack_id:48:u64" },

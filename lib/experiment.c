@@ -775,6 +775,7 @@ struct scan {
 	long last_stack; /* index in exp->stacks, -1 when unknown */
 	bool have_last;
 	uint64_t block_first_ns; /* the block header's, base of short packets' times */
+	uint32_t rest;		 /* bytes from the current packet to the block's used end */
 };
 
 /* Build the stack whose leaf node is `id` from the frame nodes, add it to
@@ -848,6 +849,99 @@ static const char *too_small(char *why, size_t whylen, const char *what, unsigne
 {
 	snprintf(why, whylen, "%s packet size %u is below %zu", what, size, min);
 	return why;
+}
+
+/* Unsigned LEB128 at *p, below end; false when it runs past end or over
+ * 64 bits. */
+static bool get_u(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	uint64_t x = 0;
+	for (unsigned shift = 0; *p < end && shift < 64; shift += 7) {
+		uint8_t b = *(*p)++;
+		x |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*v = x;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The records of a heap stream packet (format.h) as heap events.  A
+ * packet that runs past the block's used size was being extended when the
+ * process died: its records up to the used size count, and one cut there
+ * is dropped. */
+static const char *take_heap_stream(struct scan *sc, const uint8_t *pkt, char *why, size_t whylen)
+{
+	struct sonde_exp *exp = sc->exp;
+	const struct sonde_heap_stream_packet *k = (const void *)pkt;
+
+	if (k->size < sizeof(*k))
+		return too_small(why, whylen, "heap stream", k->size, sizeof(*k));
+	uint32_t have = k->size < sc->rest ? k->size : sc->rest;
+	bool cut = (size_t)k->nbytes + sizeof(*k) > have;
+	if (!cut && (size_t)k->nbytes + sizeof(*k) + 8 <= k->size) {
+		snprintf(why, whylen, "heap stream packet of %u bytes holds %u bytes of records",
+			 k->size, k->nbytes);
+		return why;
+	}
+	const uint8_t *p = pkt + sizeof(*k), *end = pkt + (cut ? have : sizeof(*k) + k->nbytes);
+	uint64_t t = k->base_ns, addr = 0, defined = 0;
+	uint64_t slot_stack[SONDE_HEAP_STREAM_SLOTS];
+	uint8_t slot_func[SONDE_HEAP_STREAM_SLOTS];
+
+	while (p < end) {
+		const uint8_t *rec = p;
+		uint8_t tag = *p++, kind = tag >> 6, low = tag & 63;
+		uint64_t dt, bytes = 0, za;
+		bool ok = true;
+
+		if (kind == 3) {
+			snprintf(why, whylen, "heap stream record %zu: unknown tag 0x%02x",
+				 (size_t)(rec - pkt - sizeof(*k)), tag);
+			return why;
+		}
+		if (kind == 2) {
+			if (end - p < 9) {
+				ok = false;
+			} else {
+				slot_func[low] = p[0];
+				memcpy(&slot_stack[low], p + 1, 8);
+				defined |= 1ull << low;
+				p += 9;
+			}
+		}
+		ok = ok && get_u(&p, end, &dt) && (kind == 1 || get_u(&p, end, &bytes)) && get_u(&p, end, &za);
+		if (!ok) {
+			if (cut)
+				break;
+			snprintf(why, whylen, "heap stream record at %zu runs past the packet's %u bytes",
+				 (size_t)(rec - pkt - sizeof(*k)), k->nbytes);
+			return why;
+		}
+		if (kind == 0 && !(defined >> low & 1)) {
+			snprintf(why, whylen, "heap stream record at %zu uses slot %u before defining it",
+				 (size_t)(rec - pkt - sizeof(*k)), low);
+			return why;
+		}
+		t += dt;
+		addr += (za >> 1) ^ (0 - (za & 1));
+		if (grow(&exp->heap, &exp->capheap, exp->nheap + 1, sizeof(*exp->heap))) {
+			exp->oom = true;
+			return NULL;
+		}
+		struct sonde_heap_event *e = &exp->heap[exp->nheap++];
+		if (kind == 1) {
+			*e = (struct sonde_heap_event){ sc->tid, low, SONDE_HEAPF_FREE, t, addr, 0, 0 };
+		} else {
+			*e = (struct sonde_heap_event){ sc->tid, slot_func[low],
+							 addr ? SONDE_HEAPF_ALLOC : SONDE_HEAPF_FAILED,
+							 t, addr, bytes, slot_stack[low] };
+			if (kind == 2)
+				trace_stack_ref(exp, slot_stack[low]);
+		}
+	}
+	return NULL;
 }
 
 /* Packets of the sync, heap and I/O files.  Returns NULL, or what is wrong. */
@@ -925,6 +1019,8 @@ static const char *take_trace_packet(struct scan *sc, const uint8_t *pkt, char *
 		}
 		return NULL;
 	}
+	case SONDE_PKT_HEAP_STREAM:
+		return take_heap_stream(sc, pkt, why, whylen);
 	case SONDE_PKT_IO: {
 		const struct sonde_io_packet *p = (const void *)pkt;
 
@@ -1321,6 +1417,10 @@ static void scan_file(struct sonde_exp *exp, struct datafile *df)
 				bad = why;
 				break;
 			}
+			/* A heap stream packet's size runs ahead of the used size
+			 * while it is being extended (a process killed then). */
+			if (psize > rest && h->type == SONDE_PKT_HEAP_STREAM && pos + psize <= payload)
+				psize = rest;
 			if (psize > rest) {
 				snprintf(why, sizeof(why),
 					 "packet size %u exceeds the rest of the used area (%u bytes)", psize,
@@ -1330,6 +1430,7 @@ static void scan_file(struct sonde_exp *exp, struct datafile *df)
 			}
 			if (pos + psize > lim)
 				break; /* truncated file */
+			sc.rest = rest;
 			bad = take_packet(&sc, pay + pos, boff + sizeof(*bh) + pos, why, sizeof(why));
 			if (bad)
 				break;

@@ -11,8 +11,8 @@
  * blocks are recognised and never passed to the real free.
  *
  * Cost: an allocation costs its stack (the unwinder and the stack table),
- * a clock read and a 40-byte packet; a free a clock read and a 24-byte
- * packet.  Nothing is recorded while the collector is not collecting
+ * a clock read and a record of about 7 bytes; a free a clock read and
+ * about 5 bytes.  Nothing is recorded while the collector is not collecting
  * (g_on), inside the collector's own allocations (__sonde_quiet), or
  * while this thread is already recording (t_busy: the recording path never
  * allocates, but a data-file growth maps memory).
@@ -173,17 +173,104 @@ static inline int recording(void)
 	return atomic_load_explicit(&g_on, memory_order_relaxed) && !t_busy && !__sonde_quiet;
 }
 
-/* ---- recording ---- */
+/* ---- recording ----
+ *
+ * Allocations and frees go into heap stream packets (format.h): a thread
+ * appends byte-packed records to its current packet, so that a malloc/free
+ * pair costs about 12 bytes of the file instead of 48.  The data volume,
+ * not the encoding, is what an allocation-heavy program pays for: each
+ * page of the file is a page fault and a page of the page cache. */
 
-/* The short packet forms when the time is within 2 s of the block's start
- * and the size fits 32 bits (nearly always), else the long ones.  A free
- * is reserved at its long size so that a new block (whose start is known
- * only after the reserve) never leaves it without room. */
-static inline int short_dt(uint64_t t, int64_t *dt)
+/* The calling thread's open stream packet and its coding state. */
+struct hstream {
+	struct sonde_block_header *blk; /* the block holding the packet */
+	struct sonde_heap_stream_packet *pkt;
+	uint32_t end;			/* tb->used while the packet is the block's last */
+	uint32_t nbytes;
+	uint64_t last_t, last_addr;
+	uint64_t defined;		/* bit s: slot s holds slot_stack/func[s] */
+	uint64_t slot_stack[SONDE_HEAP_STREAM_SLOTS];
+	uint8_t slot_func[SONDE_HEAP_STREAM_SLOTS];
+};
+static SONDE_TLS struct hstream t_hs;
+
+#define MAX_RECORD (1 + 1 + 8 + 3 * 10)
+
+/* Where the next record of at most MAX_RECORD bytes goes: the end of the
+ * thread's open packet when it is still the last of its block and has
+ * room, else a new packet whose times count from t.  NULL: not recorded
+ * (paused, or the data file is out of room; counted as lost there). */
+static inline uint8_t *hs_begin(uint64_t t)
 {
-	int64_t d = (int64_t)(t - sonde_block_first_ns(SONDE_KIND_HEAP));
-	*dt = d;
-	return d >= INT32_MIN && d <= INT32_MAX;
+	struct hstream *h = &t_hs;
+	struct sonde_tblock *tb = &__sonde_tblocks[SONDE_KIND_HEAP];
+	if (__builtin_expect(tb->blk != NULL && tb->blk == h->blk && tb->used == h->end &&
+				     (size_t)((uint8_t *)(h->pkt + 1) - (uint8_t *)(tb->blk + 1)) + h->nbytes +
+						     MAX_RECORD <= SONDE_BLOCK_PAYLOAD &&
+				     !atomic_load_explicit(&__sonde_paused, memory_order_relaxed),
+			     1))
+		return (uint8_t *)(h->pkt + 1) + h->nbytes;
+	struct sonde_heap_stream_packet *k =
+		sonde_reserve(SONDE_KIND_HEAP, (sizeof *k + MAX_RECORD + 7) & ~(size_t)7);
+	if (!k)
+		return NULL;
+	k->type = SONDE_PKT_HEAP_STREAM;
+	k->size = sizeof *k;
+	k->nbytes = 0;
+	k->reserved = 0;
+	k->base_ns = t;
+	h->blk = tb->blk;
+	h->pkt = k;
+	h->nbytes = 0;
+	h->last_t = t;
+	h->last_addr = 0;
+	h->defined = 0;
+	return (uint8_t *)(k + 1);
+}
+
+/* The record [p, q) is complete: publish it, the packet header first, then
+ * the block's used size (a reader that finds the header ahead of the used
+ * size takes the records up to it). */
+static inline void hs_end(uint8_t *p, uint8_t *q)
+{
+	struct hstream *h = &t_hs;
+	struct sonde_tblock *tb = &__sonde_tblocks[SONDE_KIND_HEAP];
+	h->nbytes += (uint32_t)(q - p);
+	uint32_t size = (uint32_t)(sizeof *h->pkt + h->nbytes + 7) & ~7u;
+	h->pkt->nbytes = (uint16_t)h->nbytes;
+	h->pkt->size = (uint16_t)size;
+	h->end = (uint32_t)((uint8_t *)h->pkt - (uint8_t *)(tb->blk + 1)) + size;
+	tb->used = h->end;
+	__atomic_store_n(&tb->blk->used, tb->used, __ATOMIC_RELEASE);
+}
+
+static inline uint8_t *put_u(uint8_t *q, uint64_t v)
+{
+	while (v >= 0x80) {
+		*q++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*q++ = (uint8_t)v;
+	return q;
+}
+
+/* The time and address fields common to all records: times never
+ * decrease within a packet (rdtsc is not serialising: two stamps a few
+ * cycles apart may come out reversed). */
+static inline uint8_t *put_dt(uint8_t *q, uint64_t t)
+{
+	struct hstream *h = &t_hs;
+	uint64_t dt = t > h->last_t ? t - h->last_t : 0;
+	h->last_t += dt;
+	return put_u(q, dt);
+}
+
+static inline uint8_t *put_addr(uint8_t *q, uint64_t addr)
+{
+	struct hstream *h = &t_hs;
+	int64_t d = (int64_t)(addr - h->last_addr);
+	h->last_addr = addr;
+	return put_u(q, ((uint64_t)d << 1) ^ (uint64_t)(d >> 63));
 }
 
 /* ra, cfa: the interposer's return address and CFA (the stack cache key). */
@@ -192,32 +279,26 @@ static __attribute__((noinline)) void record_alloc(int func, void *p, size_t byt
 	t_busy = 1;
 	uint64_t t = stamp();
 	uint64_t stack = __sonde_trace_stack_at(ra, cfa);
-	void *v = sonde_reserve(SONDE_KIND_HEAP, sizeof(struct sonde_heap_packet));
-	int64_t dt;
-	if (v && bytes <= UINT32_MAX && short_dt(t, &dt)) {
-		struct sonde_heap_short_packet *k = v;
-		k->type = SONDE_PKT_HEAP_SHORT;
-		k->size = sizeof *k;
-		k->func = (uint8_t)func;
-		k->flags = p ? SONDE_HEAPF_ALLOC : SONDE_HEAPF_FAILED;
-		k->reserved = 0;
-		k->dt_ns = (int32_t)dt;
-		k->bytes = (uint32_t)bytes;
-		k->addr = (uint64_t)(uintptr_t)p;
-		k->stack_id = stack;
-		sonde_commit(SONDE_KIND_HEAP, sizeof *k);
-	} else if (v) {
-		struct sonde_heap_packet *k = v;
-		k->type = SONDE_PKT_HEAP;
-		k->size = sizeof *k;
-		k->func = (uint8_t)func;
-		k->flags = p ? SONDE_HEAPF_ALLOC : SONDE_HEAPF_FAILED;
-		k->reserved = 0;
-		k->time_ns = t;
-		k->addr = (uint64_t)(uintptr_t)p;
-		k->bytes = bytes;
-		k->stack_id = stack;
-		sonde_commit(SONDE_KIND_HEAP, sizeof *k);
+	uint8_t *w = hs_begin(t);
+	if (w) {
+		struct hstream *h = &t_hs;
+		unsigned slot = (unsigned)(((stack ^ (uint64_t)func) * 0x9e3779b97f4a7c15ull) >> 58);
+		uint8_t *q = w;
+		if ((h->defined >> slot & 1) && h->slot_stack[slot] == stack && h->slot_func[slot] == func) {
+			*q++ = (uint8_t)slot;
+		} else {
+			*q++ = (uint8_t)(0x80 | slot);
+			*q++ = (uint8_t)func;
+			memcpy(q, &stack, 8);
+			q += 8;
+			h->slot_stack[slot] = stack;
+			h->slot_func[slot] = (uint8_t)func;
+			h->defined |= 1ull << slot;
+		}
+		q = put_dt(q, t);
+		q = put_u(q, bytes);
+		q = put_addr(q, (uint64_t)(uintptr_t)p);
+		hs_end(w, q);
 	}
 	t_busy = 0;
 }
@@ -229,25 +310,13 @@ static __attribute__((noinline)) void record_alloc(int func, void *p, size_t byt
 static __attribute__((noinline)) void record_free(int func, void *p, uint64_t t)
 {
 	t_busy = 1;
-	void *v = sonde_reserve(SONDE_KIND_HEAP, sizeof(struct sonde_heap_free_packet));
-	int64_t dt;
-	if (v && func == SONDE_HEAP_FREE && short_dt(t, &dt)) {
-		struct sonde_heap_free_short_packet *k = v;
-		k->type = SONDE_PKT_HEAP_FREE_SHORT;
-		k->size = sizeof *k;
-		k->dt_ns = (int32_t)dt;
-		k->addr = (uint64_t)(uintptr_t)p;
-		sonde_commit(SONDE_KIND_HEAP, sizeof *k);
-	} else if (v) {
-		struct sonde_heap_free_packet *k = v;
-		k->type = SONDE_PKT_HEAP_FREE;
-		k->size = sizeof *k;
-		k->func = (uint8_t)func;
-		k->flags = SONDE_HEAPF_FREE;
-		k->reserved = 0;
-		k->time_ns = t;
-		k->addr = (uint64_t)(uintptr_t)p;
-		sonde_commit(SONDE_KIND_HEAP, sizeof *k);
+	uint8_t *w = hs_begin(t);
+	if (w) {
+		uint8_t *q = w;
+		*q++ = (uint8_t)(0x40 | func);
+		q = put_dt(q, t);
+		q = put_addr(q, (uint64_t)(uintptr_t)p);
+		hs_end(w, q);
 	}
 	t_busy = 0;
 }

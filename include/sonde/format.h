@@ -96,6 +96,7 @@ enum sonde_packet_type {
 	SONDE_PKT_IO_FILE = 9,
 	SONDE_PKT_HEAP_SHORT = 10,
 	SONDE_PKT_HEAP_FREE_SHORT = 11,
+	SONDE_PKT_HEAP_STREAM = 12,
 };
 
 /* Thread states of a profile packet. */
@@ -328,6 +329,37 @@ struct sonde_heap_free_short_packet {
 	uint64_t addr;
 };
 _Static_assert(sizeof(struct sonde_heap_free_short_packet) == 16, "short heap free packet layout");
+
+/* A run of heap events of one thread, byte-packed (about 12 instead of 48
+ * bytes a malloc/free pair, so that an allocation-heavy program writes a
+ * quarter of the data).  The writer appends records to the packet and
+ * raises nbytes and size after each; a packet ends at its block's end, or
+ * where the thread writes a packet of another type.
+ * Records are byte-aligned; u: unsigned LEB128, z: zigzag-coded signed
+ * LEB128 (0, -1, 1, -2 ... as 0, 1, 2, 3 ...).  A record starts with a tag
+ * byte, tag >> 6 its kind:
+ *   0 alloc      slot = tag & 63; u dt, u bytes, z daddr
+ *   1 free       func = tag & 63; u dt, z daddr
+ *   2 def+alloc  slot = tag & 63; u8 func, u64 stack_id; u dt, u bytes,
+ *                z daddr (defines the slot, then is an alloc through it)
+ *   3 (reserved: a reader stops at it, as at a corrupt packet)
+ * A slot (64 per packet, none defined at its start) holds a stack id and
+ * an allocating function.  time = previous record's time + dt (the first
+ * record's: base_ns + dt); addr = previous record's addr + daddr (the
+ * first record's: 0 + daddr).  An alloc whose addr is 0 failed
+ * (SONDE_HEAPF_FAILED), any other is SONDE_HEAPF_ALLOC; a free is
+ * SONDE_HEAPF_FREE.  Times within a packet never decrease.  A packet whose
+ * size runs past its block's used size was being extended when the
+ * process died: its complete records up to the used size count. */
+struct sonde_heap_stream_packet {
+	uint16_t type;		/* SONDE_PKT_HEAP_STREAM */
+	uint16_t size;		/* 16 + nbytes, rounded up to a multiple of 8 */
+	uint16_t nbytes;	/* bytes of records after this header */
+	uint16_t reserved;
+	uint64_t base_ns;	/* CLOCK_MONOTONIC base of the first record's time */
+};
+_Static_assert(sizeof(struct sonde_heap_stream_packet) == 16, "heap stream packet layout");
+#define SONDE_HEAP_STREAM_SLOTS 64
 
 /* The traced I/O functions (func of an I/O packet). */
 enum sonde_io_func {

@@ -990,6 +990,150 @@ static void test_heap_leaks(void)
 	sonde_exp_close(exp);
 }
 
+/* ---- heap stream packets ----------------------------------------------- */
+
+static uint8_t *put_uleb(uint8_t *q, uint64_t v)
+{
+	do {
+		*q++ = (uint8_t)((v & 0x7f) | (v >= 0x80 ? 0x80 : 0));
+		v >>= 7;
+	} while (v);
+	return q;
+}
+
+static uint8_t *put_zz(uint8_t *q, int64_t d)
+{
+	return put_uleb(q, ((uint64_t)d << 1) ^ (uint64_t)(d >> 63));
+}
+
+/* The stream packet of test_heap_stream, with record starts in rec[]. */
+static size_t stream_pkt(uint8_t *pk, size_t rec[5], uint8_t bad_tag_at)
+{
+	uint8_t *q = pk + sizeof(struct sonde_heap_stream_packet);
+	uint64_t st1 = 0x1234, st2 = 0x9999;
+
+	rec[0] = (size_t)(q - pk); /* def slot 5 + alloc: malloc 100 bytes at 0x5000 */
+	*q++ = 0x80 | 5;
+	*q++ = SONDE_HEAP_MALLOC;
+	memcpy(q, &st1, 8);
+	q = put_zz(put_uleb(put_uleb(q + 8, 0), 100), 0x5000);
+	rec[1] = (size_t)(q - pk); /* alloc through slot 5: 200 bytes at 0x5100, 300 ns later */
+	*q++ = 5;
+	q = put_zz(put_uleb(put_uleb(q, 300), 200), 0x100);
+	rec[2] = (size_t)(q - pk); /* free of 0x5000 */
+	*q++ = 0x40 | SONDE_HEAP_FREE;
+	q = put_zz(put_uleb(q, 5), -0x100);
+	rec[3] = (size_t)(q - pk); /* def slot 7: a calloc of 2^40 bytes that failed */
+	*q++ = 0x80 | 7;
+	*q++ = SONDE_HEAP_CALLOC;
+	memcpy(q, &st2, 8);
+	q = put_zz(put_uleb(put_uleb(q + 8, 1), 1ull << 40), -0x5000);
+	rec[4] = (size_t)(q - pk); /* realloc releasing 0x5100 */
+	*q++ = 0x40 | SONDE_HEAP_REALLOC;
+	q = put_zz(put_uleb(q, 0), 0x5100);
+	if (bad_tag_at)
+		pk[rec[bad_tag_at]] = 0xc0;
+	size_t nbytes = (size_t)(q - pk) - sizeof(struct sonde_heap_stream_packet);
+	struct sonde_heap_stream_packet h = { SONDE_PKT_HEAP_STREAM,
+					      (uint16_t)((sizeof(h) + nbytes + 7) & ~(size_t)7),
+					      (uint16_t)nbytes, 0, T0 + 1000 };
+	memcpy(pk, &h, sizeof(h));
+	memset(q, 0, h.size - (sizeof(h) + nbytes));
+	return h.size;
+}
+
+static void test_heap_stream(void)
+{
+	group = "heap stream";
+	uint8_t pk[256];
+	size_t rec[5];
+	size_t n = stream_pkt(pk, rec, 0);
+
+	write_empty("stream.er");
+	write_trace("stream.er", "heaptrace", SONDE_KIND_HEAP, 100, T0, pk, n);
+	struct sonde_exp *exp = open_exp("stream.er");
+	size_t ne = 0;
+	const struct sonde_heap_event *e = exp ? sonde_exp_heap_events(exp, &ne) : NULL;
+
+	CHECK(e && ne == 5);
+	if (e && ne == 5) {
+		const uint64_t t[] = { T0 + 1000, T0 + 1300, T0 + 1305, T0 + 1306, T0 + 1306 };
+		const uint64_t a[] = { 0x5000, 0x5100, 0x5000, 0, 0x5100 };
+		const uint64_t b[] = { 100, 200, 0, 1ull << 40, 0 };
+		const uint64_t s[] = { 0x1234, 0x1234, 0, 0x9999, 0 };
+		const uint8_t f[] = { SONDE_HEAP_MALLOC, SONDE_HEAP_MALLOC, SONDE_HEAP_FREE, SONDE_HEAP_CALLOC,
+				      SONDE_HEAP_REALLOC };
+		const uint8_t fl[] = { SONDE_HEAPF_ALLOC, SONDE_HEAPF_ALLOC, SONDE_HEAPF_FREE, SONDE_HEAPF_FAILED,
+				       SONDE_HEAPF_FREE };
+		for (int i = 0; i < 5; i++) {
+			CHECK_U(e[i].time_ns, t[i]);
+			CHECK_U(e[i].addr, a[i]);
+			CHECK_U(e[i].bytes, b[i]);
+			CHECK_U(e[i].stack_id, s[i]);
+			CHECK_U(e[i].func, f[i]);
+			CHECK_U(e[i].flags, fl[i]);
+			CHECK_U(e[i].tid, 100);
+		}
+		CHECK_U(sonde_exp_nerrors(exp), 0);
+	}
+	sonde_exp_close(exp);
+
+	/* Killed while the packet grew: its header is ahead of the block's
+	 * used size, which ends inside record 3.  Records 0-2 count; the cut
+	 * one is dropped without an error. */
+	size_t used = (rec[3] + 8) & ~(size_t)7;
+	CHECK(used > rec[3] + 1 && used < rec[4]);
+	write_empty("cut.er");
+	write_trace("cut.er", "heaptrace", SONDE_KIND_HEAP, 100, T0, pk, n);
+	poke32("cut.er", "heaptrace", SONDE_FILE_HEADER_SIZE + 12, (uint32_t)used); /* block 0's used */
+	exp = open_exp("cut.er");
+	ne = 0;
+	e = exp ? sonde_exp_heap_events(exp, &ne) : NULL;
+	CHECK_U(ne, 3);
+	CHECK(exp && sonde_exp_nerrors(exp) == 0);
+	if (exp && sonde_exp_nerrors(exp))
+		show_problems(exp);
+	sonde_exp_close(exp);
+
+	/* Corrupt: a reserved tag, a slot used before it is defined, records
+	 * running past nbytes.  The records before the bad one are kept. */
+	struct {
+		const char *what, *msg;
+		size_t want;
+	} cases[] = {
+		{ "reserved tag", "unknown tag 0xc0", 2 },
+		{ "undefined slot", "uses slot 9 before defining it", 1 },
+		{ "past nbytes", "runs past the packet", 4 },
+	};
+	for (size_t c = 0; c < 3; c++) {
+		char name[32];
+		n = stream_pkt(pk, rec, c == 0 ? 2 : 0);
+		if (c == 1)
+			pk[rec[1]] = 9;
+		if (c == 2) { /* nbytes ends inside the last record */
+			uint16_t nb = (uint16_t)(rec[4] + 1 - 16);
+			memcpy(pk + 4, &nb, 2);
+			uint16_t sz = (uint16_t)((16 + nb + 7) & ~7);
+			memcpy(pk + 2, &sz, 2);
+			n = sz;
+		}
+		snprintf(name, sizeof name, "stream%zu.er", c);
+		write_empty(name);
+		write_trace(name, "heaptrace", SONDE_KIND_HEAP, 100, T0, pk, n);
+		exp = open_exp(name);
+		ne = 0;
+		if (exp)
+			sonde_exp_heap_events(exp, &ne);
+		CHECK_U(ne, cases[c].want);
+		CHECK(exp && has_problem(exp, E, "'heaptrace'", cases[c].msg, NULL));
+		if (exp && !has_problem(exp, E, "'heaptrace'", cases[c].msg, NULL)) {
+			printf("# %s:\n", cases[c].what);
+			show_problems(exp);
+		}
+		sonde_exp_close(exp);
+	}
+}
+
 /* ---- files: map.xml, headers, foreign directories ------------------------ */
 
 static void test_missing_map(void)
@@ -1224,6 +1368,7 @@ int main(void)
 	test_problem_cap();
 	test_packets();
 	test_heap_leaks();
+	test_heap_stream();
 	test_missing_map();
 	test_file_headers();
 	test_log();
