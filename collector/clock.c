@@ -290,6 +290,25 @@ void clock_thread_begin(void)
 	register_thread(ts->tid);
 }
 
+/* The calling thread's stack from its caller outward, sonde's own frames
+ * left out: pcs + *skip, n frames (0: none).  Normal context. */
+static int own_stack(uint64_t *pcs, int max, unsigned *flags, int *skip)
+{
+	struct tstate *ts = &t_state;
+	ucontext_t uc;
+	getcontext(&uc);
+	int n = uw_backtrace(&uc, ts->stack_lo, ts->stack_hi, pcs, max, flags);
+	int k = 0;
+	while (k < n && trace_own_pc(pcs[k] & ~SONDE_PC_EXACT))
+		k++;
+	if (k == n) /* all sonde's: keep them rather than lose the time */
+		k = 0;
+	else if (k)
+		pcs[k] &= ~SONDE_PC_EXACT; /* a return address now */
+	*skip = k;
+	return n - k;
+}
+
 /* Record the calling thread's CPU time since its last sample (all of it
  * for a thread shorter than the interval, which the counter never
  * signalled), so that its recorded time is its real CPU time.  Where the
@@ -314,15 +333,14 @@ static void clock_thread_tail(void)
 		if (!clock_paused_skip(ts, cpu) && cpu > ts->last_cpu_ns) {
 			uint64_t pcs[64];
 			unsigned flags = 0;
-			int n = ts->tail_depth;
+			int n = ts->tail_depth, skip = 0;
 			if (n) {
 				memcpy(pcs, ts->tail_pcs, (size_t)n * sizeof *pcs);
 			} else {
-				ucontext_t uc;
-				getcontext(&uc);
-				n = uw_backtrace(&uc, ts->stack_lo, ts->stack_hi, pcs, 64, &flags);
+				n = own_stack(pcs, 64, &flags, &skip);
 			}
-			if (n > 0 && clock_write_sample(pcs, n, flags, now_ns(), cpu - ts->last_cpu_ns) == 0)
+			if (n > 0 &&
+			    clock_write_sample(pcs + skip, n, flags, now_ns(), cpu - ts->last_cpu_ns) == 0)
 				ts->last_cpu_ns = cpu;
 		}
 	}
@@ -429,8 +447,45 @@ static int try_source(struct source *src, int sig)
 	return 0;
 }
 
+/* In a followed child of fork or clone, once its experiment has started:
+ * the child's CPU time so far (the return from fork or clone, and the
+ * collector's own start-up there) as one sample at the call of fork or
+ * clone, not in the first sample of whatever the child runs next.  The
+ * child's clock starts at zero. */
+void clock_child_started(void)
+{
+	clock_thread_tail();
+}
+
+/* The CPU-clock time of the calling thread recorded so far (its last
+ * sample or tail): do_exec passes it on to the image it execs. */
+uint64_t clock_thread_recorded_cpu(void)
+{
+	return t_state.last_cpu_ns;
+}
+
+/* In an image exec'd by a followed process (same pid, SONDE_TARGET_PID):
+ * the thread that called exec keeps its CPU clock, whose time up to the
+ * exec the previous image recorded in its tail.  Counting from zero would
+ * record that time a second time in this image's first sample. */
+static void exec_cpu_base(void)
+{
+	const char *v = getenv("SONDE_EXEC_CPU_NS"), *pid = getenv("SONDE_TARGET_PID");
+	if (!v)
+		return;
+	uint64_t at = strtoull(v, NULL, 10);
+	int mine = pid && (pid_t)atol(pid) == getpid();
+	unsetenv("SONDE_EXEC_CPU_NS");
+	struct timespec t;
+	if (!mine || clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0)
+		return;
+	uint64_t cpu = (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+	t_state.last_cpu_ns = at < cpu ? at : cpu;
+}
+
 int clock_start(const struct clock_settings *cs)
 {
+	exec_cpu_base();
 	g_cs = *cs;
 	if (g_cs.depth <= 0 || g_cs.depth > SONDE_MAX_DEPTH_LIMIT)
 		g_cs.depth = 256;

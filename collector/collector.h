@@ -162,6 +162,9 @@ void clock_stop_all(void);
 /* Register threads that existed before the collector started. */
 void clock_adopt_existing_threads(void);
 uint64_t clock_samples(void);
+uint64_t clock_thread_recorded_cpu(void);
+void clock_child_started(void);
+int trace_own_pc(uint64_t pc);
 /* CPU time spent in the sampling handler so far. */
 uint64_t clock_handler_ns(void);
 uint64_t clock_lost(void);

@@ -122,7 +122,8 @@ static void save_settings(void)
 {
 	for (char **e = environ; e && *e && g_nkeep < MAX_KEEP; e++) {
 		if (strncmp(*e, "SONDE_", 6) || !strncmp(*e, "SONDE_LINEAGE=", 14) ||
-		    !strncmp(*e, "SONDE_TARGET_PID=", 17) || !strncmp(*e, "SONDE_TARGET_PPID=", 18))
+		    !strncmp(*e, "SONDE_TARGET_PID=", 17) || !strncmp(*e, "SONDE_TARGET_PPID=", 18) ||
+		    !strncmp(*e, "SONDE_EXEC_CPU_NS=", 18))
 			continue;
 		__sonde_quiet++;
 		g_keep[g_nkeep] = strdup(*e);
@@ -191,7 +192,7 @@ static char **child_env(char *const envp[], const char *lineage, const char *who
 	while (envp && envp[n])
 		n++;
 	__sonde_quiet++;
-	char **v = malloc((n + (size_t)g_nkeep + 4) * sizeof *v);
+	char **v = malloc((n + (size_t)g_nkeep + 5) * sizeof *v);
 	char *pre = malloc(strlen(g_preload) + 32 + 8192);
 	char *lin = malloc(strlen(lineage) + 16);
 	char *id = malloc(64);
@@ -237,15 +238,33 @@ static char **child_env(char *const envp[], const char *lineage, const char *who
 	return v;
 }
 
+/* For an exec: the thread's CPU-clock time that this image recorded
+ * (clock_thread_recorded_cpu), as SONDE_EXEC_CPU_NS after the entries of
+ * child_env, which left room for it. */
+static char g_exec_cpu[48];
+
+static void add_exec_cpu(char **v)
+{
+	size_t n = 0;
+	while (v[n])
+		n++;
+	snprintf(g_exec_cpu, sizeof g_exec_cpu, "SONDE_EXEC_CPU_NS=%llu",
+		 (unsigned long long)clock_thread_recorded_cpu());
+	v[n] = g_exec_cpu;
+	v[n + 1] = NULL;
+}
+
 static void free_child_env(char **v)
 {
 	if (!v)
 		return;
 	/* the last four entries are ours: LD_PRELOAD, kept settings (static),
-	 * lineage, id */
+	 * lineage, id; then perhaps SONDE_EXEC_CPU_NS (static) */
 	size_t n = 0;
 	while (v[n])
 		n++;
+	if (n && v[n - 1] == g_exec_cpu)
+		n--;
 	free(v[n - 1]);
 	free(v[n - 2]);
 	free(v[n - 3 - (size_t)g_nkeep]);
@@ -363,6 +382,8 @@ static int do_exec(enum exec_how how, const char *file, int fd, char *const argv
 			env = child_env(envp, lineage, "SONDE_TARGET_PID", getpid());
 		/* The image is replaced: finish this experiment now. */
 		collector_exit_hook();
+		if (env)
+			add_exec_cpu(env);
 	}
 	char *const *use = env ? env : envp;
 	int rc;

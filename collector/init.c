@@ -289,6 +289,7 @@ void collector_restart(const char *dir)
 	stacks_reset();
 	collector_start(dir, 1);
 	trace_restart();
+	clock_child_started();
 	errno = saved;
 }
 

@@ -86,6 +86,15 @@ static int in_sonde(uint64_t pc)
 	return 0;
 }
 
+/* Whether pc is in sonde's own code.  Normal context (the first call
+ * finds the libraries). */
+int trace_own_pc(uint64_t pc)
+{
+	if (!atomic_load(&g_nranges))
+		dl_iterate_phdr(add_range, NULL);
+	return in_sonde(pc);
+}
+
 EXPORT int __sonde_trace_from_sonde(const void *pc)
 {
 	return in_sonde((uint64_t)(uintptr_t)pc);

@@ -52,6 +52,9 @@ for fn in burn_founder burn_child burn_grandchild burn_clone; do
 	v=$(awk -F, -v f="$fn" '$1 == f { print $4 }' fn.csv)
 	if within "${v:-0}" 300000000 2; then ok "combined view: $fn inclusive ~0.3 s"; else notok "combined view: $fn inclusive ${v:-0} ns"; fi
 done
+v=$(awk -F, '$1 == "burn_pre_exec" { print $4 }' fn.csv)
+if within "${v:-0}" 150000000 2; then ok "combined view: burn_pre_exec (a fork half before its exec) ~0.15 s"; else
+	notok "combined view: burn_pre_exec inclusive ${v:-0} ns"; fi
 v=$(awk -F, '$1 == "burn_exec" { print $4 }' fn.csv)
 if within "${v:-0}" 1500000000 2; then ok "combined view: burn_exec of the 5 exec'd processes ~1.5 s"; else
 	notok "combined view: burn_exec inclusive ${v:-0} ns"; fi
