@@ -417,6 +417,21 @@ static void sels_free(struct sonde_sample_sel **v, size_t n)
 	free(v);
 }
 
+/* The end of a view over grouped events: what it holds released (nm, t:
+ * NULL when it has none), then its output finished, or the out-of-memory
+ * error when !ok. */
+static int view_end(struct sonde_sample_sel **sels, size_t n, struct grouping *g, struct namer *nm,
+		    struct vt_table *t, FILE *f, bool ok, char *err, size_t errlen)
+{
+	sels_free(sels, n);
+	grouping_release(g);
+	if (nm)
+		namer_release(nm);
+	if (t)
+		vt_release(t);
+	return ok ? vw_finish(f, err, errlen) : oom(err, errlen);
+}
+
 int sonde_view_heap_stacks(FILE *f, const struct sonde_exp *const *exps, size_t n, bool leaks,
 			   const struct sonde_view_opts *o, char *err, size_t errlen)
 {
@@ -511,15 +526,9 @@ int sonde_view_heap_stacks(FILE *f, const struct sonde_exp *const *exps, size_t 
 		fprintf(f, "]}\n");
 		break;
 	}
-	grouping_release(&g);
-	namer_release(&nm);
-	sels_free(sels, n);
-	return vw_finish(f, err, errlen);
+	return view_end(sels, n, &g, &nm, NULL, f, true, err, errlen);
 nomem:
-	sels_free(sels, n);
-	grouping_release(&g);
-	namer_release(&nm);
-	return oom(err, errlen);
+	return view_end(sels, n, &g, &nm, NULL, f, false, err, errlen);
 }
 
 /* ---- -heapstat ------------------------------------------------------------------ */
@@ -841,15 +850,9 @@ int sonde_view_io(FILE *f, const struct sonde_exp *const *exps, size_t n,
 		fprintf(f, "}\n");
 		break;
 	}
-	vt_release(&t);
-	grouping_release(&g);
-	sels_free(sels, n);
-	return vw_finish(f, err, errlen);
+	return view_end(sels, n, &g, NULL, &t, f, true, err, errlen);
 nomem:
-	sels_free(sels, n);
-	vt_release(&t);
-	grouping_release(&g);
-	return oom(err, errlen);
+	return view_end(sels, n, &g, NULL, &t, f, false, err, errlen);
 }
 
 int sonde_view_iostacks(FILE *f, const struct sonde_exp *const *exps, size_t n,
@@ -939,15 +942,9 @@ int sonde_view_iostacks(FILE *f, const struct sonde_exp *const *exps, size_t n,
 		fprintf(f, "]}\n");
 		break;
 	}
-	grouping_release(&g);
-	namer_release(&nm);
-	sels_free(sels, n);
-	return vw_finish(f, err, errlen);
+	return view_end(sels, n, &g, &nm, NULL, f, true, err, errlen);
 nomem:
-	sels_free(sels, n);
-	grouping_release(&g);
-	namer_release(&nm);
-	return oom(err, errlen);
+	return view_end(sels, n, &g, &nm, NULL, f, false, err, errlen);
 }
 
 /* ---- -sync ------------------------------------------------------------------------ */
@@ -1092,13 +1089,7 @@ int sonde_view_sync(FILE *f, const struct sonde_exp *const *exps, size_t n,
 		break;
 	}
 	}
-	vt_release(&t);
-	grouping_release(&g);
-	sels_free(sels, n);
-	return vw_finish(f, err, errlen);
+	return view_end(sels, n, &g, NULL, &t, f, true, err, errlen);
 nomem:
-	sels_free(sels, n);
-	vt_release(&t);
-	grouping_release(&g);
-	return oom(err, errlen);
+	return view_end(sels, n, &g, NULL, &t, f, false, err, errlen);
 }

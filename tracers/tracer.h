@@ -97,13 +97,6 @@ static inline void sonde_commit(int kind, size_t size)
 	__atomic_store_n(&tb->blk->used, tb->used, __ATOMIC_RELEASE);
 }
 
-/* CLOCK_MONOTONIC when the calling thread's current block of `kind` was
- * started (valid after a reserve): the base of compact packets' times. */
-static inline uint64_t sonde_block_first_ns(int kind)
-{
-	return __sonde_tblocks[kind].blk->first_ns;
-}
-
 /* Whether pc is in the code of one of sonde's libraries (the collector,
  * the tracers): their own calls are not the target's.  Complete once
  * any kind has attached. */
