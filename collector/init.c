@@ -220,6 +220,10 @@ static int collector_start(const char *dir, int subexp)
 	strcpy(g_col.expdir, dir);
 	g_col.pid = getpid();
 	g_col.start_ns = now_ns();
+	/* Find sonde's own code now, in normal context and before any fork:
+	 * a clone child may not take the loader's lock (another thread of
+	 * the parent may have held it at the clone) to find it later. */
+	trace_own_pc(0);
 	if (subexp && mkdir(dir, 0777) < 0 && errno != EEXIST)
 		return -1;
 	if (log_open(dir, 1) < 0) {
