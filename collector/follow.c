@@ -13,7 +13,9 @@
  *   SONDE_TARGET_PPID  the parent of the process meant (posix_spawn,
  *                      system and popen: the child's pid is not known
  *                      before it runs);
- *   SONDE_FOLLOW       the -F setting.
+ *   SONDE_FOLLOW       the -F setting;
+ *   SONDE_EXEC_CPU_NS  (an exec'd image only) the exec'ing thread's CPU
+ *                      time that the old image recorded (clock.c).
  * A process that matches neither pid is some unrelated descendant that
  * inherited the environment through a path sonde did not see, and stays
  * inert.
