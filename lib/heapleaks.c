@@ -1,14 +1,22 @@
 /*
  * Leak matching for heap traces: which allocations were never freed.
  *
- * Events come sorted by time (a free is stamped before its call and an
- * allocation after, so a block freed by one thread and handed out again
- * to another is seen freed first).  A free releases the live block at its
+ * Events come sorted by time.  A free releases the live block at its
  * address; an munmap releases every live mapping it overlaps.  An
  * allocation at an address that is still live means the free was not seen
  * (made before tracing started, or by a path not interposed): the older
  * block is taken as freed, since the allocator reused it.  The same walk
  * gives the peak of live bytes.
+ *
+ * Times are the collector's millisecond tick (tracer.h): a free is stamped
+ * before its call and an allocation after, so a block handed from one
+ * thread to another is never stamped earlier on the receiving thread, but
+ * often equally.  Within a run of equal times, each thread's events are in
+ * its own order but the threads' are not interleaved as they happened.
+ * So before such a run is matched, the events of each address that more
+ * than one thread touched in it are put in the order that makes the fewest
+ * impossible steps (an allocation of a live block, a free of a dead one),
+ * keeping each thread's order (order_group below).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -169,6 +177,379 @@ static size_t maptree_below(const struct maptree *mt, uint64_t hi)
 	return a;
 }
 
+/* ---- the order of events with equal times ---- */
+
+/* 1: allocates a heap block, 2: frees one, 0: neither (mappings, failures:
+ * they keep their places). */
+static int block_op(const struct sonde_heap_event *e)
+{
+	if ((e->flags & SONDE_HEAPF_FAILED) || e->func == SONDE_HEAP_MMAP || e->func == SONDE_HEAP_MUNMAP)
+		return 0;
+	return (e->flags & SONDE_HEAPF_ALLOC) ? 1 : (e->flags & SONDE_HEAPF_FREE) ? 2 : 0;
+}
+
+struct addr_ev {
+	uint64_t addr;
+	uint32_t ev;
+};
+
+static int cmp_addr_ev(const void *a, const void *b)
+{
+	const struct addr_ev *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->ev < y->ev ? -1 : x->ev > y->ev;
+}
+
+/* Whether op is impossible in state live (an allocation of a live block,
+ * a free of a dead one). */
+static int bad_step(int op, int live)
+{
+	return op == 1 ? live : !live;
+}
+
+#define MAX_SEQ 8	     /* threads of one address solved exactly */
+#define MAX_THREADS 64	     /* ... greedily; beyond, the file's order is kept */
+#define MAX_STATES (1 << 16) /* positions x live, solved exactly */
+
+/* Whether event i is thought to come before event j: by where each stands
+ * among its thread's events in the tick (est), as if each thread's were
+ * spread evenly over it; then by the file's order. */
+static bool earlier(const float *est, size_t a, uint32_t i, uint32_t j)
+{
+	return est[i - a] != est[j - a] ? est[i - a] < est[j - a] : i < j;
+}
+
+/* Whether, once thread t has taken its next step (leaving the block live
+ * or not), every thread's next step would be impossible. */
+static bool dead_end(const struct sonde_heap_event *e, uint32_t *const *seq, const size_t *len, const size_t *pos,
+		     size_t nseq, size_t t, int live)
+{
+	bool left = false;
+
+	for (size_t u = 0; u < nseq; u++) {
+		size_t p = pos[u] + (u == t);
+
+		if (p == len[u])
+			continue;
+		left = true;
+		if (!bad_step(block_op(&e[seq[u][p]]), live))
+			return false;
+	}
+	return left;
+}
+
+/*
+ * One address's m events, from nseq threads: seq[t] lists thread t's in
+ * its order.  Writes the chosen order to
+ * out[0..m).  Exactly (dynamic programming over how far each thread has
+ * got and whether the block is live) when the states are few, which they
+ * are for a block passed between a few threads within a tick; else
+ * greedily, looking one step ahead.  Among equally good steps, the one
+ * thought earliest goes first (earlier()): often more than one
+ * order is possible (which of two threads' frees released which block),
+ * and the events themselves cannot tell.
+ */
+static void solve_addr(const struct sonde_heap_event *e, const float *est, size_t a, size_t m, int live,
+		       uint32_t *const *seq, const size_t *len, size_t nseq, uint32_t *out, uint16_t *cost)
+{
+	size_t stride[MAX_SEQ], states = 1;
+	bool exact = nseq <= MAX_SEQ;
+
+	for (size_t t = 0; exact && t < nseq; t++) {
+		stride[t] = states;
+		if (states * (len[t] + 1) * 2 > MAX_STATES)
+			exact = false;
+		states *= len[t] + 1;
+	}
+	if (exact) {
+		/* cost[2 * s + live]: the fewest impossible steps from state s
+		 * on; every step raises s, so fill from the top down. */
+		for (size_t s = states; s-- > 0;)
+			for (int l = 0; l < 2; l++) {
+				unsigned best = UINT16_MAX;
+				size_t rest = s;
+				bool any = false;
+
+				for (size_t t = 0; t < nseq; t++) {
+					size_t pos = rest % (len[t] + 1);
+
+					rest /= len[t] + 1;
+					if (pos == len[t])
+						continue;
+					any = true;
+					int op = block_op(&e[seq[t][pos]]);
+					unsigned c = (unsigned)bad_step(op, l) + cost[2 * (s + stride[t]) + (op == 1)];
+
+					if (c < best)
+						best = c;
+				}
+				cost[2 * s + l] = any ? (uint16_t)(best > UINT16_MAX - 1 ? UINT16_MAX - 1 : best) : 0;
+			}
+	}
+	size_t pos[MAX_THREADS] = { 0 }, s = 0;
+
+	for (size_t k = 0; k < m; k++) {
+		size_t pick = SIZE_MAX;
+		unsigned best = UINT32_MAX;
+
+		for (size_t t = 0; t < nseq; t++) {
+			if (pos[t] == len[t])
+				continue;
+			uint32_t cand = seq[t][pos[t]];
+			int op = block_op(&e[cand]);
+			unsigned c;
+
+			if (exact)
+				c = (unsigned)bad_step(op, live) + cost[2 * (s + stride[t]) + (op == 1)];
+			else /* an impossible step, or one after which only impossible steps are left */
+				c = 2u * (unsigned)bad_step(op, live) + (unsigned)dead_end(e, seq, len, pos, nseq, t, op == 1);
+
+			if (c < best || (c == best && earlier(est, a, cand, seq[pick][pos[pick]]))) {
+				best = c;
+				pick = t;
+			}
+		}
+		out[k] = seq[pick][pos[pick]];
+		live = block_op(&e[out[k]]) == 1;
+		if (exact)
+			s += stride[pick];
+		pos[pick]++;
+	}
+}
+/* Scratch for order_group, grown to the largest run of equal times that
+ * more than one thread wrote in. */
+struct order_buf {
+	size_t cap;
+	struct addr_ev *ae;
+	uint32_t *ord, *tmp, *out;
+	float *est;	/* earlier() */
+	uint16_t *cost; /* MAX_STATES */
+	/* address -> first thread (hst 1) or several (hst 2), 0: empty */
+	size_t hcap;
+	uint64_t *hkey;
+	uint32_t *htid;
+	uint8_t *hst;
+	/* per thread (tids: tid -> slot): its events in the run, and how
+	 * many of them came so far; gen: the run they count */
+	struct u64map tids;
+	size_t nslots;
+	uint32_t *cnt, *seen;
+	size_t *gen;
+};
+
+static void order_buf_release(struct order_buf *ob)
+{
+	free(ob->ae);
+	free(ob->ord);
+	free(ob->tmp);
+	free(ob->out);
+	free(ob->est);
+	free(ob->cost);
+	free(ob->hkey);
+	free(ob->htid);
+	free(ob->hst);
+	u64map_release(&ob->tids);
+	free(ob->cnt);
+	free(ob->seen);
+	free(ob->gen);
+	memset(ob, 0, sizeof(*ob));
+}
+
+static int order_buf_reserve(struct order_buf *ob, size_t n)
+{
+	if (!ob->cost && !(ob->cost = malloc(MAX_STATES * sizeof(*ob->cost))))
+		return -1;
+	if (n <= ob->cap)
+		return 0;
+	size_t cap = ob->cap ? ob->cap : 256;
+
+	while (cap < n)
+		cap *= 2;
+	struct addr_ev *ae = realloc(ob->ae, cap * sizeof(*ae));
+
+	if (ae)
+		ob->ae = ae;
+	uint32_t *o = realloc(ob->ord, cap * sizeof(*o));
+
+	if (o)
+		ob->ord = o;
+	uint32_t *t = realloc(ob->tmp, cap * sizeof(*t));
+
+	if (t)
+		ob->tmp = t;
+	uint32_t *u = realloc(ob->out, cap * sizeof(*u));
+
+	if (u)
+		ob->out = u;
+	float *f = realloc(ob->est, cap * sizeof(*f));
+
+	if (f)
+		ob->est = f;
+	size_t hcap = 2 * cap;
+	uint64_t *hk = realloc(ob->hkey, hcap * sizeof(*hk));
+
+	if (hk)
+		ob->hkey = hk;
+	uint32_t *ht = realloc(ob->htid, hcap * sizeof(*ht));
+
+	if (ht)
+		ob->htid = ht;
+	uint8_t *hs = realloc(ob->hst, hcap);
+
+	if (hs)
+		ob->hst = hs;
+	if (!ae || !o || !t || !u || !f || !hk || !ht || !hs)
+		return -1;
+	ob->cap = cap;
+	ob->hcap = hcap;
+	return 0;
+}
+
+/* One address's events ob->ae[0..m) (ascending) in a run of equal times:
+ * reordered in ob->ord (indexed from the run's first event a) when more
+ * than one thread wrote them.  live: whether the block is live before. */
+static void order_addr(const struct sonde_heap_event *e, size_t a, const struct addr_ev *ae, size_t m,
+		       int live, struct order_buf *ob)
+{
+	uint32_t tids[MAX_THREADS];
+	size_t len[MAX_THREADS] = { 0 }, nseq = 0, thr[MAX_THREADS];
+	uint32_t *seq[MAX_THREADS];
+
+	for (size_t k = 0; k < m; k++) {
+		size_t t = 0;
+
+		while (t < nseq && tids[t] != e[ae[k].ev].tid)
+			t++;
+		if (t == nseq) {
+			if (nseq == MAX_THREADS)
+				return;
+			tids[nseq++] = e[ae[k].ev].tid;
+		}
+		len[t]++;
+	}
+	if (nseq < 2)
+		return;
+	uint32_t *tmp = ob->tmp;
+
+	for (size_t t = 0, off = 0; t < nseq; t++) {
+		seq[t] = tmp + off;
+		off += len[t];
+		thr[t] = 0;
+	}
+	for (size_t k = 0; k < m; k++) {
+		size_t t = 0;
+
+		while (tids[t] != e[ae[k].ev].tid)
+			t++;
+		seq[t][thr[t]++] = ae[k].ev;
+	}
+	solve_addr(e, ob->est, a, m, live, seq, len, nseq, ob->out, ob->cost);
+	for (size_t k = 0; k < m; k++)
+		ob->ord[ae[k].ev - a] = ob->out[k];
+}
+
+/* The slot of thread tid in ob's per-thread counts, -1 out of memory. */
+static long thread_slot(struct order_buf *ob, uint32_t tid)
+{
+	long k = u64map_get(&ob->tids, tid);
+
+	if (k >= 0)
+		return k;
+	size_t n = ob->nslots + 1;
+	uint32_t *c = realloc(ob->cnt, n * sizeof(*c));
+
+	if (c)
+		ob->cnt = c;
+	uint32_t *sn = realloc(ob->seen, n * sizeof(*sn));
+
+	if (sn)
+		ob->seen = sn;
+	size_t *g = realloc(ob->gen, n * sizeof(*g));
+
+	if (g)
+		ob->gen = g;
+	if (!c || !sn || !g || n > UINT32_MAX - 1 || u64map_put(&ob->tids, tid, (uint32_t)ob->nslots) < 0)
+		return -1;
+	ob->gen[ob->nslots] = SIZE_MAX;
+	return (long)ob->nslots++;
+}
+
+/* Events [a, b) have equal times: 1 when ob->ord[0..b - a) gets the
+ * order to match them in, 0 when it is theirs (one thread wrote them all),
+ * -1 out of memory. */
+static int order_group(const struct sonde_heap_event *e, size_t a, size_t b, const struct u64map *live,
+		       struct order_buf *ob)
+{
+	size_t r = a + 1, m = 0, nmulti = 0;
+
+	while (r < b && e[r].tid == e[a].tid)
+		r++;
+	if (r == b)
+		return 0;
+	if (order_buf_reserve(ob, b - a) < 0)
+		return -1;
+	/* The addresses more than one thread touched (usually none: each
+	 * thread's allocator arena hands out its own blocks): a hash table
+	 * of address -> first thread, or MULTI. */
+	size_t hmask = ob->hcap - 1;
+
+	memset(ob->hst, 0, ob->hcap);
+	for (r = a; r < b; r++) {
+		if (!block_op(&e[r]))
+			continue;
+		size_t h = u64map_mix(e[r].addr) & hmask;
+
+		while (ob->hst[h] && ob->hkey[h] != e[r].addr)
+			h = (h + 1) & hmask;
+		if (!ob->hst[h]) {
+			ob->hst[h] = 1;
+			ob->hkey[h] = e[r].addr;
+			ob->htid[h] = e[r].tid;
+		} else if (ob->hst[h] == 1 && ob->htid[h] != e[r].tid) {
+			ob->hst[h] = 2;
+			nmulti++;
+		}
+	}
+	if (!nmulti)
+		return 0;
+	for (r = a; r < b; r++) {
+		ob->ord[r - a] = (uint32_t)r;
+		long k = thread_slot(ob, e[r].tid);
+
+		if (k < 0)
+			return -1;
+		if (ob->gen[k] != a) {
+			ob->gen[k] = a;
+			ob->cnt[k] = ob->seen[k] = 0;
+		}
+		ob->cnt[k]++;
+	}
+	for (r = a; r < b; r++) {
+		long k = u64map_get(&ob->tids, e[r].tid);
+
+		ob->est[r - a] = ((float)ob->seen[k]++ + 0.5f) / (float)ob->cnt[k];
+		if (!block_op(&e[r]))
+			continue;
+		size_t h = u64map_mix(e[r].addr) & hmask;
+
+		while (ob->hkey[h] != e[r].addr)
+			h = (h + 1) & hmask;
+		if (ob->hst[h] == 2)
+			ob->ae[m++] = (struct addr_ev){ e[r].addr, (uint32_t)r };
+	}
+	qsort(ob->ae, m, sizeof(*ob->ae), cmp_addr_ev);
+	for (size_t i = 0, j; i < m; i = j) {
+		for (j = i + 1; j < m && ob->ae[j].addr == ob->ae[i].addr; j++)
+			;
+		long prev = u64map_get(live, ob->ae[i].addr);
+
+		order_addr(e, a, ob->ae + i, j - i, prev >= 0 && (uint32_t)prev != NOT_LIVE, ob);
+	}
+	return 1;
+}
+
 long sonde_heap_leaks(const struct sonde_exp *exp, bool *leaked, struct sonde_heap_match *st)
 {
 	size_t n;
@@ -178,47 +559,59 @@ long sonde_heap_leaks(const struct sonde_exp *exp, bool *leaked, struct sonde_he
 	size_t k = 0; /* mappings seen */
 	uint64_t cur = 0; /* live bytes */
 	struct sonde_heap_match s = { 0 };
+	struct order_buf ob = { 0 };
 
 	if (maptree_init(&mt, e, n) < 0)
 		return -1;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++)
 		leaked[i] = false;
-		if (e[i].flags & SONDE_HEAPF_FAILED)
-			continue;
-		if (is_mmap(&e[i])) {
-			maptree_set(&mt, mt.leaf[k++], e[i].addr + e[i].bytes);
-			leaked[i] = true;
-			cur += e[i].bytes;
-		} else if (e[i].func == SONDE_HEAP_MUNMAP) {
-			/* [lo, hi) releases every live mapping that overlaps it */
-			struct unmap u = { e[i].addr, maptree_below(&mt, e[i].addr + e[i].bytes), leaked, &cur };
+	for (size_t g = 0, end; g < n; g = end) {
+		for (end = g + 1; end < n && e[end].time_ns == e[g].time_ns; end++)
+			;
+		int reordered = end - g > 1 ? order_group(e, g, end, &live, &ob) : 0;
 
-			maptree_unmap(&mt, &u, 1, 0, mt.size);
-		} else if (e[i].flags & SONDE_HEAPF_ALLOC) {
-			long prev = u64map_get(&live, e[i].addr);
-			if (prev >= 0 && (uint32_t)prev != NOT_LIVE) {
+		if (reordered < 0)
+			goto oom;
+		for (size_t r = g; r < end; r++) {
+			size_t i = reordered ? ob.ord[r - g] : r;
+
+			if (e[i].flags & SONDE_HEAPF_FAILED)
+				continue;
+			if (is_mmap(&e[i])) {
+				maptree_set(&mt, mt.leaf[k++], e[i].addr + e[i].bytes);
+				leaked[i] = true;
+				cur += e[i].bytes;
+			} else if (e[i].func == SONDE_HEAP_MUNMAP) {
+				/* [lo, hi) releases every live mapping that overlaps it */
+				struct unmap u = { e[i].addr, maptree_below(&mt, e[i].addr + e[i].bytes), leaked, &cur };
+
+				maptree_unmap(&mt, &u, 1, 0, mt.size);
+			} else if (e[i].flags & SONDE_HEAPF_ALLOC) {
+				long prev = u64map_get(&live, e[i].addr);
+				if (prev >= 0 && (uint32_t)prev != NOT_LIVE) {
+					leaked[prev] = false;
+					cur -= e[prev].bytes;
+					s.reused_live++;
+				}
+				if (set(&live, e[i].addr, (uint32_t)i) < 0)
+					goto oom;
+				leaked[i] = true;
+				cur += e[i].bytes;
+			} else if (e[i].flags & SONDE_HEAPF_FREE) {
+				long prev = u64map_get(&live, e[i].addr);
+				if (prev < 0 || (uint32_t)prev == NOT_LIVE) {
+					s.unmatched_frees++;
+					continue;
+				}
 				leaked[prev] = false;
 				cur -= e[prev].bytes;
-				s.reused_live++;
+				if (set(&live, e[i].addr, NOT_LIVE) < 0)
+					goto oom;
 			}
-			if (set(&live, e[i].addr, (uint32_t)i) < 0)
-				goto oom;
-			leaked[i] = true;
-			cur += e[i].bytes;
-		} else if (e[i].flags & SONDE_HEAPF_FREE) {
-			long prev = u64map_get(&live, e[i].addr);
-			if (prev < 0 || (uint32_t)prev == NOT_LIVE) {
-				s.unmatched_frees++;
-				continue;
+			if (cur > s.peak_bytes) {
+				s.peak_bytes = cur;
+				s.peak_ns = e[i].time_ns;
 			}
-			leaked[prev] = false;
-			cur -= e[prev].bytes;
-			if (set(&live, e[i].addr, NOT_LIVE) < 0)
-				goto oom;
-		}
-		if (cur > s.peak_bytes) {
-			s.peak_bytes = cur;
-			s.peak_ns = e[i].time_ns;
 		}
 	}
 	for (size_t i = 0; i < n; i++)
@@ -228,11 +621,13 @@ long sonde_heap_leaks(const struct sonde_exp *exp, bool *leaked, struct sonde_he
 		}
 	u64map_release(&live);
 	maptree_release(&mt);
+	order_buf_release(&ob);
 	if (st)
 		*st = s;
 	return (long)s.leaks;
 oom:
 	u64map_release(&live);
 	maptree_release(&mt);
+	order_buf_release(&ob);
 	return -1;
 }

@@ -853,17 +853,18 @@ static void test_packets(void)
 
 /* ---- heap leak matching (lib/heapleaks.c) --------------------------------- */
 
-/* Writes data file `file` of kind into experiment exp: packets pk (n
- * bytes, whole packets back to back) in blocks of thread tid whose
- * first_ns is first_ns, a new block whenever one is full. */
-static void write_trace(const char *exp, const char *file, enum sonde_kind kind, uint32_t tid,
-			uint64_t first_ns, const uint8_t *pk, size_t n)
+/* Writes data file `file` of kind into experiment exp: for each of nthr
+ * threads in turn, packets pk[t] (n[t] bytes, whole packets back to back)
+ * in blocks of thread tid[t] whose first_ns is first_ns, a new block
+ * whenever one is full. */
+static void write_trace_threads(const char *exp, const char *file, enum sonde_kind kind, size_t nthr,
+				const uint32_t *tid, uint64_t first_ns, const uint8_t *const *pks, const size_t *ns)
 {
 	FILE *f = fopen(file_in(exp, file), "wb");
 	uint8_t *hdr = calloc(1, SONDE_FILE_HEADER_SIZE), *blk = malloc(SONDE_BLOCK_SIZE);
 	struct sonde_file_header fh = { .version = SONDE_FORMAT_VERSION, .kind = kind,
 					.header_size = SONDE_FILE_HEADER_SIZE,
-					.block_size = SONDE_BLOCK_SIZE, .pid = tid, .start_ns = T0 };
+					.block_size = SONDE_BLOCK_SIZE, .pid = tid[0], .start_ns = T0 };
 	int bad = !f || !hdr || !blk;
 
 	memcpy(fh.magic, SONDE_DATA_MAGIC, 8);
@@ -871,8 +872,10 @@ static void write_trace(const char *exp, const char *file, enum sonde_kind kind,
 		memcpy(hdr, &fh, sizeof(fh));
 		bad |= fwrite(hdr, 1, SONDE_FILE_HEADER_SIZE, f) != SONDE_FILE_HEADER_SIZE;
 	}
-	for (size_t off = 0; !bad && off < n;) {
-		struct sonde_block_header bh = { SONDE_BLOCK_MAGIC, kind, tid, 0, first_ns, 0 };
+	for (size_t t = 0; t < nthr; t++)
+	for (size_t off = 0, n = ns[t]; !bad && off < n;) {
+		const uint8_t *pk = pks[t];
+		struct sonde_block_header bh = { SONDE_BLOCK_MAGIC, kind, tid[t], 0, first_ns, 0 };
 
 		memset(blk, 0, SONDE_BLOCK_SIZE);
 		while (off < n) {
@@ -894,6 +897,12 @@ static void write_trace(const char *exp, const char *file, enum sonde_kind kind,
 		printf("# cannot write %s\n", file_in(exp, file)), nfail++;
 	free(hdr);
 	free(blk);
+}
+
+static void write_trace(const char *exp, const char *file, enum sonde_kind kind, uint32_t tid,
+			uint64_t first_ns, const uint8_t *pk, size_t n)
+{
+	write_trace_threads(exp, file, kind, 1, &tid, first_ns, &pk, &n);
 }
 
 /* An experiment with no data besides what the test adds. */
@@ -987,6 +996,95 @@ static void test_heap_leaks(void)
 		CHECK(secs < 3.0);
 	}
 	free(lk);
+	sonde_exp_close(exp);
+}
+
+/* Events with equal times (one tick of the tracing clock) from several
+ * threads: each thread's in its order, the threads' one after another in
+ * the file.  The matcher orders each address's events so that frees
+ * follow allocations. */
+static void test_heap_ties(void)
+{
+	group = "heap leak matching, equal times";
+	const uint64_t X = 0x30000000, T = T0 + 50;
+	/* A block passed between threads 100 and 200: 100 allocates, 200
+	 * frees and allocates, 100 frees and allocates (the last is never
+	 * freed).  The only order in which every free follows an allocation;
+	 * in the file's order, 200's free would be unmatched or free 100's
+	 * last block. */
+	uint8_t a[3 * 40], b[2 * 40];
+	size_t na = 0, nb = 0;
+
+	na += heap_pkt(a + na, SONDE_HEAP_MALLOC, SONDE_HEAPF_ALLOC, T, X, 10);
+	na += heap_pkt(a + na, SONDE_HEAP_FREE, SONDE_HEAPF_FREE, T, X, 0);
+	na += heap_pkt(a + na, SONDE_HEAP_MALLOC, SONDE_HEAPF_ALLOC, T, X, 30);
+	nb += heap_pkt(b + nb, SONDE_HEAP_FREE, SONDE_HEAPF_FREE, T, X, 0);
+	nb += heap_pkt(b + nb, SONDE_HEAP_MALLOC, SONDE_HEAPF_ALLOC, T, X, 20);
+	for (int order = 0; order < 2; order++) {
+		/* either thread's blocks first in the file */
+		uint32_t tid[2] = { order ? 200 : 100, order ? 100 : 200 };
+		const uint8_t *pk[2] = { order ? b : a, order ? a : b };
+		size_t n[2] = { order ? nb : na, order ? na : nb };
+		size_t ne;
+		bool leaked[8];
+		struct sonde_heap_match m;
+		const char *name = order ? "ties1.er" : "ties0.er";
+
+		write_empty(name);
+		write_trace_threads(name, "heaptrace", SONDE_KIND_HEAP, 2, tid, T0, pk, n);
+		struct sonde_exp *exp = open_exp(name);
+		const struct sonde_heap_event *e = exp ? sonde_exp_heap_events(exp, &ne) : NULL;
+
+		CHECK(e && ne == 5);
+		if (!e || ne != 5) {
+			sonde_exp_close(exp);
+			continue;
+		}
+		CHECK_I(sonde_heap_leaks(exp, leaked, &m), 1);
+		CHECK_U(m.leaked_bytes, 30);
+		CHECK_U(m.unmatched_frees, 0);
+		CHECK_U(m.reused_live, 0);
+		CHECK_U(m.peak_bytes, 30);
+		for (size_t i = 0; i < ne; i++)
+			if (leaked[i])
+				CHECK(e[i].tid == 100 && e[i].bytes == 30);
+		sonde_exp_close(exp);
+	}
+
+	/* Eleven threads in one tick, too many to solve exactly: X, live
+	 * from an earlier tick, is freed and allocated again by threads 1 to
+	 * 10 in turn and freed by thread 11; the file has thread 11 first. */
+	enum { NT = 11 };
+	uint8_t r[NT][2 * 40];
+	const uint8_t *pk[NT];
+	size_t n[NT];
+	uint32_t tid[NT];
+
+	for (int t = 0; t < NT; t++) {
+		int th = NT - t; /* thread 11 first */
+
+		tid[t] = (uint32_t)th;
+		pk[t] = r[t];
+		n[t] = 0;
+		if (th == NT)
+			n[t] += heap_pkt(r[t] + n[t], SONDE_HEAP_MALLOC, SONDE_HEAPF_ALLOC, T - 1, X, 5);
+		n[t] += heap_pkt(r[t] + n[t], SONDE_HEAP_FREE, SONDE_HEAPF_FREE, T, X, 0);
+		if (th != NT)
+			n[t] += heap_pkt(r[t] + n[t], SONDE_HEAP_MALLOC, SONDE_HEAPF_ALLOC, T, X, (uint64_t)th);
+	}
+	write_empty("ring.er");
+	write_trace_threads("ring.er", "heaptrace", SONDE_KIND_HEAP, NT, tid, T0, pk, n);
+	struct sonde_exp *exp = open_exp("ring.er");
+	size_t ne;
+	bool leaked[2 * NT];
+	struct sonde_heap_match m;
+
+	CHECK(exp && sonde_exp_heap_events(exp, &ne) && ne == 2 * NT);
+	if (exp && ne == 2 * NT) {
+		CHECK_I(sonde_heap_leaks(exp, leaked, &m), 0);
+		CHECK_U(m.unmatched_frees, 0);
+		CHECK_U(m.reused_live, 0);
+	}
 	sonde_exp_close(exp);
 }
 
@@ -1368,6 +1466,7 @@ int main(void)
 	test_problem_cap();
 	test_packets();
 	test_heap_leaks();
+	test_heap_ties();
 	test_heap_stream();
 	test_missing_map();
 	test_file_headers();
