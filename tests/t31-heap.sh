@@ -37,6 +37,17 @@ for p in off hi; do
 			notok "-p $p: $fn allocs,bytes,leaks,leaked = '$got', truth $a,$b,$l,$lb"
 		fi
 	done
+	# Every free the fixture makes is of a block it allocated while
+	# traced, the ping-pong's too, whose events on one address alternate
+	# between two threads within a tick of the tracing clock.
+	"$SONDE" print -printmode csv -heapstat h$p.er >hs$p.csv 2>&1
+	got=$(awk -F, 'NR == 2 { print $6 }' hs$p.csv)
+	if [ "$(head -1 hs$p.csv | cut -d, -f6)" = unmatched_frees ] && [ "$got" = 0 ]; then
+		ok "-p $p: no unmatched frees"
+	else
+		notok "-p $p: unmatched frees '$got'"
+		head -2 hs$p.csv | sed 's/^/#   /'
+	fi
 done
 
 # The dump shows realloc as a free of the old block and an allocation of

@@ -10,9 +10,9 @@
  * this thread resolves are served from a static bootstrap arena, whose
  * blocks are recognised and never passed to the real free.
  *
- * Cost: an allocation costs its stack (the unwinder and the stack table),
- * a clock read and a record of about 7 bytes; a free a clock read and
- * about 5 bytes.  Nothing is recorded while the collector is not collecting
+ * Cost: an allocation costs its stack (a per-thread cache, the unwinder
+ * on a miss) and a record of about 7 bytes; a free about 4 bytes.  Times
+ * come from the collector's millisecond tick, not a clock read.  Nothing is recorded while the collector is not collecting
  * (g_on), inside the collector's own allocations (__sonde_quiet), or
  * while this thread is already recording (t_busy: the recording path never
  * allocates, but a data-file growth maps memory).
@@ -27,7 +27,6 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <unistd.h>
-#include <x86intrin.h>
 
 #include "tracer.h"
 
@@ -119,53 +118,18 @@ static inline int ready(void)
 	return real_free != NULL;
 }
 
-/* ---- time: the TSC, scaled to CLOCK_MONOTONIC ns ----
- * rdtsc costs half a vDSO clock_gettime (8 vs 18 ns here), and an
- * allocation-heavy program makes two reads per malloc/free pair.  Used when the kernel's own
- * clocksource is the TSC (so it is invariant and synchronised across
- * CPUs); the scale is measured over 2 ms at start-up.  rdtsc is not
- * serialising (rdtscp+lfence would cost as much as the clock), but a
- * block freed by one thread reaches another only through the allocator's
- * locks and lists, microseconds later, so a free is still stamped before
- * the block's next allocation. */
-static int g_use_tsc;
-static uint64_t g_tsc0, g_ns0, g_mult; /* ns = ns0 + ((tsc - tsc0) * mult >> 32) */
-
+/* ---- time: the collector's tick (tracer.h, __sonde_trace_now) ----
+ * A clock read per event (rdtsc 8 ns, clock_gettime 18 ns here) cost an
+ * allocation-heavy program more than its allocator: two per malloc/free
+ * pair.  The tick is one load; events get the time of the last tick
+ * (millisecond resolution).  Each thread's events keep their order in
+ * its stream, and a block freed on one thread and allocated on another
+ * is never stamped earlier there, only maybe equal: the reader orders
+ * equal times per address (lib/heapleaks.c). */
 static inline uint64_t stamp(void)
 {
-	if (__builtin_expect(g_use_tsc, 1)) {
-		uint64_t t = __rdtsc();
-		return g_ns0 + (uint64_t)(((unsigned __int128)(t - g_tsc0) * g_mult) >> 32);
-	}
-	return sonde_now_ns();
-}
-
-static void calibrate(void)
-{
-	char buf[32] = "";
-	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/sys/devices/system/clocksource/clocksource0/current_clocksource",
-			      O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	long n = syscall(SYS_read, fd, buf, sizeof buf - 1);
-	syscall(SYS_close, fd);
-	if (n < 3 || strncmp(buf, "tsc", 3) || (n > 3 && buf[3] != '\n'))
-		return;
-	unsigned aux;
-	uint64_t t0 = __rdtscp(&aux), n0 = sonde_now_ns(), t1, n1;
-	do {
-		n1 = sonde_now_ns();
-		t1 = __rdtscp(&aux);
-	} while (n1 - n0 < 2000000);
-	if (t1 <= t0)
-		return;
-	g_tsc0 = t0;
-	g_ns0 = n0;
-	g_mult = (uint64_t)(((unsigned __int128)(n1 - n0) << 32) / (t1 - t0));
-	g_use_tsc = 1;
-	char msg[96];
-	snprintf(msg, sizeof msg, "%.6f", (double)(t1 - t0) / (double)(n1 - n0));
-	__sonde_trace_setting(SONDE_KIND_HEAP, "tsc_ghz", msg);
+	uint64_t t = atomic_load_explicit(&__sonde_trace_now, memory_order_acquire);
+	return __builtin_expect(t != 0, 1) ? t : sonde_now_ns();
 }
 
 static inline int recording(void)
@@ -255,8 +219,8 @@ static inline uint8_t *put_u(uint8_t *q, uint64_t v)
 }
 
 /* The time and address fields common to all records: times never
- * decrease within a packet (rdtsc is not serialising: two stamps a few
- * cycles apart may come out reversed). */
+ * decrease within a packet (a thread's stamp read from the clock while no
+ * tick runs may be ahead of the next tick's). */
 static inline uint8_t *put_dt(uint8_t *q, uint64_t t)
 {
 	struct hstream *h = &t_hs;
@@ -518,9 +482,9 @@ __attribute__((constructor)) static void heap_init(void)
 	const char *setting;
 	if (__sonde_trace_attach(SONDE_KIND_HEAP, &g_on, &setting) == 0) {
 		__sonde_trace_setting(SONDE_KIND_HEAP, "mode", setting ? setting : "on");
-		atomic_store(&g_on, 0); /* until the clock is calibrated */
-		calibrate();
-		atomic_store(&g_on, 1);
+		char tick[32];
+		snprintf(tick, sizeof tick, "%llu", (unsigned long long)__sonde_trace_clock());
+		__sonde_trace_setting(SONDE_KIND_HEAP, "tick_ns", tick);
 	}
 	errno = e;
 }

@@ -110,6 +110,17 @@ void __sonde_trace_log(const char *level, const char *text);
  * <trace kind="sync" name="value"/>.  Normal context. */
 void __sonde_trace_setting(int kind, const char *name, const char *value);
 
+/* The tracing clock: CLOCK_MONOTONIC as of the collector's last tick
+ * (once a millisecond), 0 while no tick thread runs.  One load instead of
+ * a clock read, for interposers hot enough that the read would dominate
+ * (heap).  Times so read are at or before the event and at most a tick
+ * (plus scheduling delay) behind it; causally ordered events on
+ * different threads never get decreasing times, but may get equal ones.
+ * __sonde_trace_clock() starts the tick thread (restarted in followed
+ * children) and returns its period in ns, 0 when it cannot run. */
+extern _Atomic uint64_t __sonde_trace_now;
+uint64_t __sonde_trace_clock(void);
+
 /* CLOCK_MONOTONIC in ns, the experiment's clock. */
 static inline uint64_t sonde_now_ns(void)
 {
