@@ -17,13 +17,28 @@
 
 EXPORT __thread struct tblock __sonde_tblocks[MAX_KINDS] __attribute__((tls_model("initial-exec")));
 
+/* Never written: reads as zeros, and costs no memory (the zero page). */
+static const char g_zeros[CHUNK];
+
 /* Give the file real blocks for [off, off+len): writing through a mapping
  * into a hole that the disk cannot fill raises SIGBUS in the target, so
  * space is allocated before it is mapped and a full disk is an error here.
- * Falls back to ftruncate where fallocate is not supported.
+ * Writing zeros does that and leaves the pages in the page cache, where
+ * the mapping then finds them: faulting in a fallocated chunk instead
+ * reads every page of it through the filesystem's read path (19 ms for
+ * 40 MB on ext4 here, against 7 ms).  A raw system call: the I/O
+ * tracer's pwrite must not see the collector's own.  Falls back to
+ * fallocate, then ftruncate where neither is supported.
  * Async-signal-safe. */
 int reserve_space(int fd, size_t off, size_t len)
 {
+	if (len <= sizeof g_zeros) {
+		long n = syscall(SYS_pwrite64, fd, g_zeros, len, (off_t)off);
+		if (n == (long)len)
+			return 0;
+		if (n >= 0 || errno == ENOSPC || errno == EDQUOT || errno == EFBIG)
+			return n >= 0 ? (errno = ENOSPC, -1) : -1;
+	}
 	if (fallocate(fd, 0, (off_t)off, (off_t)len) == 0)
 		return 0;
 	if (errno != EOPNOTSUPP && errno != ENOSYS)
