@@ -129,7 +129,7 @@ extern _Atomic uint64_t g_limit_hit_ns; /* when -L first refused data, 0 never *
 
 /* ---- stacks.c: call-stack deduplication ---- */
 
-int stacks_init(struct dfile *df);
+int stacks_init(struct dfile *df, int huge);
 /* Return the id of the stack (leaf first), writing a stack packet the first
  * time this stack is seen.  Async-signal-safe. */
 uint64_t stacks_intern(const uint64_t *pcs, int depth, unsigned flags);

@@ -246,7 +246,7 @@ static int collector_start(const char *dir, int subexp)
 	g_stacks = dfile_create(dir, "stacks", SONDE_KIND_STACKS);
 	g_overview = dfile_create(dir, "overview", SONDE_KIND_OVERVIEW);
 	sampling_init(g_overview);
-	if (!g_stacks || stacks_init(g_stacks) < 0)
+	if (!g_stacks || stacks_init(g_stacks, interval_ns != 0) < 0)
 		interval_ns = 0;
 	struct clock_settings cs = { interval_ns, depth };
 	if (clock_start(&cs) < 0)

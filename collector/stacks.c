@@ -54,6 +54,7 @@ static _Atomic int g_growing;	/* a thread is mapping table g_mapped */
 static _Atomic int g_map_failed;	/* mmap refused once: stop asking */
 static struct dfile *g_stacks_df;
 static _Atomic uint64_t g_written;
+static int g_huge; /* tables on transparent huge pages */
 
 /* Maps table k as a spare (not yet searched).  Async-signal-safe (raw
  * system calls only); errno is kept (interposers intern stacks too, and
@@ -75,7 +76,8 @@ static int map_table(int k)
 	 * Ask for transparent huge pages on a 2 MiB-aligned table (the kernel
 	 * may refuse; then it is only slower). */
 	char *t = (char *)(((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
-	syscall(SYS_madvise, t, len, MADV_HUGEPAGE);
+	if (g_huge)
+		syscall(SYS_madvise, t, len, MADV_HUGEPAGE);
 	errno = saved;
 	g_tables[k].slot = (_Atomic uint64_t *)t;
 	g_tables[k].mask = (uint32_t)(words - 1);
@@ -84,17 +86,23 @@ static int map_table(int k)
 	return 0;
 }
 
-int stacks_init(struct dfile *df)
+int stacks_init(struct dfile *df, int huge)
 {
+	/* Huge pages pay where the table is searched at every sample (clock
+	 * profiling); tracing finds most stacks in per-thread caches and
+	 * searches it rarely, so 4 KiB pages, faulted in as reached, cost it
+	 * less than one huge page's first touch (below). */
+	g_huge = huge;
 	if (map_table(0) < 0)
 		return -1;
 	/* Fault the first table in now, in normal context: the first touch of
 	 * a huge page zeroes 2 MiB and, where THP defrag is "madvise" (the
-	 * default), may compact memory first -- 0.3 ms, at times 5 ms.  Left
-	 * to the first event, that stall fell inside the target: a lock
-	 * holder's first recorded wait held its waiters that much longer. */
+	 * default), may compact memory first -- 0.3 ms, here 4 ms in a third
+	 * of the runs.  Left to the first event, that stall fell inside the
+	 * target: a lock holder's first recorded wait held its waiters that
+	 * much longer. */
 	size_t len = ((size_t)g_tables[0].mask + 1) * sizeof(uint64_t);
-	for (size_t off = 0; off < len; off += 4096)
+	for (size_t off = 0; huge && off < len; off += 4096)
 		*(volatile uint64_t *)((char *)g_tables[0].slot + off) = 0;
 	atomic_store_explicit(&g_ntables, 1, memory_order_release);
 	g_stacks_df = df;

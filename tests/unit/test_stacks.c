@@ -140,7 +140,7 @@ int main(void)
 {
 	/* Capacity: 3/4 of 1024 and of 2048 slots, 7/8 of 4096 (the last): 5888 nodes. */
 	group = "grow";
-	CHECK(stacks_init(NULL) == 0);
+	CHECK(stacks_init(NULL, 1) == 0);
 	CHECK_I(atomic_load(&g_ntables), 1);
 	enum { N1 = 2000 };
 	static uint64_t leaf[20000];
@@ -180,7 +180,7 @@ int main(void)
 	/* Fresh tables for the threaded and failure checks. */
 	stacks_reset();
 	g_npk = 0;
-	CHECK(stacks_init(NULL) == 0);
+	CHECK(stacks_init(NULL, 1) == 0);
 
 	group = "threads";
 	pthread_t th[4];
