@@ -187,6 +187,7 @@ void jitmap_save(const char *expdir, pid_t pid);
 void trace_stop_all(void);
 void trace_fork_child(void);
 void trace_restart(void);
+void trace_clock_mark(uint64_t t); /* a sample point at t; async-signal-safe */
 
 /* ---- follow.c: descendant processes ---- */
 

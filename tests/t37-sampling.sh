@@ -66,6 +66,17 @@ check "-l: the target's own handler still runs after sonde's" grep -q 'handled 3
 check "-l: and the signal still samples" test "$(npoints lh.er signal)" = 3
 check "-l: the handler conflict is logged" grep -q 'target set an action for signal 12' lh.er/log.xml
 
+# Heap events carry a millisecond tick, not their own clock read; a point
+# still splits allocations made just before and just after it.
+"$SONDE" collect -p off -S off -H on -l USR1 -o hp.er "$FIX/sampling" heapphases 10 >/dev/null 2>&1
+for k in 1 2 3; do
+	got=$("$SONDE" print -printmode csv -metrics e.heapalloccnt:e.heapallocbytes:name -sample_select $k \
+		-functions hp.er 2>&1 | awk -F, '$1 == "heap_phase" { print $3 "," $4 }')
+	want="$((100 * k)),$((1000 * k * k))"
+	if [ "$got" = "$want" ]; then ok "-sample_select $k: heap_phase allocations,bytes = $got"; else
+		notok "-sample_select $k: heap_phase allocations,bytes = '$got', truth $want"; fi
+done
+
 "$SONDE" collect -p hi -S off -o lab.er "$FIX/apiuse_pie" sample >/dev/null 2>&1
 "$SONDE" print -samples lab.er >lab.txt
 check "sonde_sample's label appears in -samples" grep -Eq '^ +1 .* api .*after f1$' lab.txt
