@@ -215,6 +215,10 @@ int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 int real_pthread_sigmask(int how, const sigset_t *set, sigset_t *old);
 /* pthread_create itself, for the collector's own threads (never profiled). */
 int real_pthread_create_call(pthread_t *thr, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
+/* Start a thread of the collector's own, running fn(NULL): detached, a
+ * 64 KiB stack, never profiled, its allocations not traced, named name.
+ * 0 or an errno value.  fn blocks every signal itself. */
+int collector_thread(void *(*fn)(void *), const char *name);
 void interpose_init(void);
 
 /* ---- sample_point.c / sampling.c: global sampling, pause/resume ---- */

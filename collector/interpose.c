@@ -120,6 +120,22 @@ int real_pthread_create_call(pthread_t *thr, const pthread_attr_t *attr, void *(
 	return real_pthread_create ? real_pthread_create(thr, attr, fn, arg) : EAGAIN;
 }
 
+int collector_thread(void *(*fn)(void *), const char *name)
+{
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 64 << 10);
+	pthread_t t;
+	__sonde_quiet++; /* its stack and TLS are not the target's allocations */
+	int rc = real_pthread_create_call(&t, &attr, fn, NULL);
+	__sonde_quiet--;
+	pthread_attr_destroy(&attr);
+	if (!rc)
+		pthread_setname_np(t, name);
+	return rc;
+}
+
 EXPORT int pthread_create(pthread_t *thr, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
 {
 	resolve_pthread_create();

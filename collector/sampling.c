@@ -167,15 +167,7 @@ void sampling_start(void)
 		install_signal(g_sp_pause_sig, 1);
 	if (!g_period_ns && !g_start_at_ns && !g_stop_at_ns)
 		return;
-	pthread_attr_t attr;
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&attr, 64 << 10);
-	pthread_t t;
-	__sonde_quiet++;
-	int rc = real_pthread_create_call(&t, &attr, sampler, NULL);
-	__sonde_quiet--;
-	pthread_attr_destroy(&attr);
+	int rc = collector_thread(sampler, "sonde-sampler");
 	if (rc) {
 		char msg[160];
 		snprintf(msg, sizeof msg, "cannot start the sampling thread (%s); periodic sampling and -t "
@@ -187,7 +179,6 @@ void sampling_start(void)
 		return;
 	}
 	g_thread_running = 1;
-	pthread_setname_np(t, "sonde-sampler");
 }
 
 void sampling_stop(void)

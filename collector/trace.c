@@ -12,7 +12,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <link.h>
-#include <pthread.h>
 #include <signal.h>
 #include <sched.h>
 #include <stdio.h>
@@ -280,15 +279,7 @@ static uint64_t tick_start(void)
 		return TICK_NS;
 	atomic_store(&g_tick_quit, 0);
 	atomic_store(&__sonde_trace_now, now_ns()); /* until the thread's first tick */
-	pthread_attr_t attr;
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&attr, 64 << 10);
-	pthread_t t;
-	__sonde_quiet++;
-	int rc = real_pthread_create_call(&t, &attr, ticker, NULL);
-	__sonde_quiet--;
-	pthread_attr_destroy(&attr);
+	int rc = collector_thread(ticker, "sonde-ticker");
 	if (rc) {
 		atomic_store(&__sonde_trace_now, 0);
 		char msg[160];
@@ -298,7 +289,6 @@ static uint64_t tick_start(void)
 		log_event_text("warning", msg);
 		return 0;
 	}
-	pthread_setname_np(t, "sonde-ticker");
 	return TICK_NS;
 }
 

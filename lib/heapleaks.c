@@ -357,6 +357,15 @@ static void order_buf_release(struct order_buf *ob)
 	memset(ob, 0, sizeof(*ob));
 }
 
+/* Resizes array p to n elements; false out of memory (p is kept). */
+#define RESIZE(p, n)                                                                                                   \
+	({                                                                                                             \
+		__typeof__(p) q_ = realloc((p), (n) * sizeof(*(p)));                                                   \
+		if (q_)                                                                                                \
+			(p) = q_;                                                                                      \
+		q_ != NULL;                                                                                            \
+	})
+
 static int order_buf_reserve(struct order_buf *ob, size_t n)
 {
 	if (!ob->cost && !(ob->cost = malloc(MAX_STATES * sizeof(*ob->cost))))
@@ -367,43 +376,12 @@ static int order_buf_reserve(struct order_buf *ob, size_t n)
 
 	while (cap < n)
 		cap *= 2;
-	struct addr_ev *ae = realloc(ob->ae, cap * sizeof(*ae));
-
-	if (ae)
-		ob->ae = ae;
-	uint32_t *o = realloc(ob->ord, cap * sizeof(*o));
-
-	if (o)
-		ob->ord = o;
-	uint32_t *t = realloc(ob->tmp, cap * sizeof(*t));
-
-	if (t)
-		ob->tmp = t;
-	uint32_t *u = realloc(ob->out, cap * sizeof(*u));
-
-	if (u)
-		ob->out = u;
-	float *f = realloc(ob->est, cap * sizeof(*f));
-
-	if (f)
-		ob->est = f;
-	size_t hcap = 2 * cap;
-	uint64_t *hk = realloc(ob->hkey, hcap * sizeof(*hk));
-
-	if (hk)
-		ob->hkey = hk;
-	uint32_t *ht = realloc(ob->htid, hcap * sizeof(*ht));
-
-	if (ht)
-		ob->htid = ht;
-	uint8_t *hs = realloc(ob->hst, hcap);
-
-	if (hs)
-		ob->hst = hs;
-	if (!ae || !o || !t || !u || !f || !hk || !ht || !hs)
+	if (!RESIZE(ob->ae, cap) || !RESIZE(ob->ord, cap) || !RESIZE(ob->tmp, cap) || !RESIZE(ob->out, cap) ||
+	    !RESIZE(ob->est, cap) || !RESIZE(ob->hkey, 2 * cap) || !RESIZE(ob->htid, 2 * cap) ||
+	    !RESIZE(ob->hst, 2 * cap))
 		return -1;
 	ob->cap = cap;
-	ob->hcap = hcap;
+	ob->hcap = 2 * cap;
 	return 0;
 }
 
@@ -458,19 +436,9 @@ static long thread_slot(struct order_buf *ob, uint32_t tid)
 	if (k >= 0)
 		return k;
 	size_t n = ob->nslots + 1;
-	uint32_t *c = realloc(ob->cnt, n * sizeof(*c));
 
-	if (c)
-		ob->cnt = c;
-	uint32_t *sn = realloc(ob->seen, n * sizeof(*sn));
-
-	if (sn)
-		ob->seen = sn;
-	size_t *g = realloc(ob->gen, n * sizeof(*g));
-
-	if (g)
-		ob->gen = g;
-	if (!c || !sn || !g || n > UINT32_MAX - 1 || u64map_put(&ob->tids, tid, (uint32_t)ob->nslots) < 0)
+	if (!RESIZE(ob->cnt, n) || !RESIZE(ob->seen, n) || !RESIZE(ob->gen, n) || n > UINT32_MAX - 1 ||
+	    u64map_put(&ob->tids, tid, (uint32_t)ob->nslots) < 0)
 		return -1;
 	ob->gen[ob->nslots] = SIZE_MAX;
 	return (long)ob->nslots++;
