@@ -187,7 +187,21 @@ void jitmap_save(const char *expdir, pid_t pid);
 void trace_stop_all(void);
 void trace_fork_child(void);
 void trace_restart(void);
-void trace_clock_mark(uint64_t t); /* a sample point at t; async-signal-safe */
+/* The tracing clock (tracer.h): raise it to t, never lower it (the
+ * ticker and sample points race).  A sample point written at t raises it
+ * to t + 1: an event after the point must not be stamped with the tick
+ * before it, or -sample_select would count it in the sample the point
+ * ends (which takes times up to and including t).  Inline, so that the
+ * signal-handler path calls nothing.  Async-signal-safe. */
+extern _Atomic uint64_t __sonde_trace_now;
+static inline void trace_clock_raise(uint64_t t)
+{
+	uint64_t cur = atomic_load_explicit(&__sonde_trace_now, memory_order_relaxed);
+	while (cur && cur < t &&
+	       !atomic_compare_exchange_weak_explicit(&__sonde_trace_now, &cur, t, memory_order_release,
+						      memory_order_relaxed))
+		;
+}
 
 /* ---- follow.c: descendant processes ---- */
 

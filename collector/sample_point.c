@@ -83,7 +83,7 @@ void sp_write(uint32_t reason, const char *label)
 		p->size = (uint16_t)size;
 		p->reason = reason;
 		p->time_ns = now_ns();
-		trace_clock_mark(p->time_ns);
+		trace_clock_raise(p->time_ns + 1);
 		p->utime_ns = tv_ns(&ru.ru_utime);
 		p->stime_ns = tv_ns(&ru.ru_stime);
 		p->minflt = (uint64_t)ru.ru_minflt;

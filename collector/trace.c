@@ -232,26 +232,6 @@ EXPORT _Atomic uint64_t __sonde_trace_now;
 static _Atomic int g_tick_quit;
 static int g_tick_wanted; /* a tracer asked for it: restarted in followed children */
 
-/* Raise the word to t (never lower it: the ticker and trace_clock_mark
- * race).  Async-signal-safe. */
-static void tick_raise(uint64_t t)
-{
-	uint64_t cur = atomic_load_explicit(&__sonde_trace_now, memory_order_relaxed);
-	while (cur && cur < t &&
-	       !atomic_compare_exchange_weak_explicit(&__sonde_trace_now, &cur, t, memory_order_release,
-						      memory_order_relaxed))
-		;
-}
-
-/* A sample point (or pause, or resume) written at time t: an event after
- * it must not be stamped with the tick before it, or -sample_select would
- * count it in the sample the point ends (which takes times up to and
- * including t).  Async-signal-safe. */
-void trace_clock_mark(uint64_t t)
-{
-	tick_raise(t + 1);
-}
-
 static void *ticker(void *arg)
 {
 	(void)arg;
@@ -260,7 +240,7 @@ static void *ticker(void *arg)
 	real_pthread_sigmask(SIG_BLOCK, &all, NULL);
 	while (!atomic_load_explicit(&g_tick_quit, memory_order_relaxed)) {
 		uint64_t t = now_ns();
-		tick_raise(t);
+		trace_clock_raise(t);
 		/* Absolute from the time just stored: a tick the thread could
 		 * not run in (a busy machine) is skipped, not caught up. */
 		t += TICK_NS;
