@@ -24,6 +24,29 @@ struct thread_slot {
 };
 extern struct thread_slot g_slots[MAX_THREADS];
 
+/* Registered threads by tid (PID_MAX_LIMIT is 2^22 on 64-bit Linux): the
+ * handler records samples only in these.  An inheriting counter also
+ * follows threads made by a raw clone(CLONE_THREAD), whose thread pointer
+ * may be their creator's or a foreign runtime's: there even reading
+ * sonde's TLS could fault or share a writer's block.  512 KiB of BSS,
+ * touched only where tids fall. */
+#define TID_LIMIT (1u << 22)
+extern _Atomic uint8_t g_tid_known[TID_LIMIT / 8];
+static inline int tid_known(pid_t tid)
+{
+	return tid > 0 && (unsigned)tid < TID_LIMIT &&
+	       (atomic_load_explicit(&g_tid_known[tid / 8], memory_order_relaxed) & (1u << (tid % 8)));
+}
+static inline void tid_mark(pid_t tid, int on)
+{
+	if (tid <= 0 || (unsigned)tid >= TID_LIMIT)
+		return;
+	if (on)
+		atomic_fetch_or(&g_tid_known[tid / 8], (uint8_t)(1u << (tid % 8)));
+	else
+		atomic_fetch_and(&g_tid_known[tid / 8], (uint8_t) ~(1u << (tid % 8)));
+}
+
 /* The kernel's MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED): another
  * thread's CPU clock.  Async-signal-safe. */
 static inline clockid_t thread_cpu_clock(pid_t tid)

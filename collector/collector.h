@@ -152,9 +152,9 @@ struct clock_settings {
 	int depth;
 };
 int clock_start(const struct clock_settings *cs);
-/* Called in each new thread (from the pthread_create trampoline) and for
- * the initial thread. */
-void clock_thread_begin(void);
+/* Called in each new thread (from the pthread_create trampoline, created
+ * set) and for the initial thread (created 0). */
+void clock_thread_begin(int created);
 void clock_thread_end(void);
 /* Note the start routine of the calling (new) thread, for its tail. */
 void clock_thread_start_routine(void *fn);
@@ -185,6 +185,15 @@ void jitmap_save(const char *expdir, pid_t pid);
 
 #define MAX_TRACE_KIND SONDE_KIND_IO
 void trace_stop_all(void);
+/* Let the tracing clock thread return (within a tick); the interposers
+ * read the clock themselves from then on. */
+void trace_ticker_quit(void);
+/* The last thread of the target registered with the clock is ending
+ * (the initial one having left with pthread_exit): let the collector's
+ * own threads return too.  glibc ends the process with exit(0) when its
+ * last thread ends, and it counts sonde's threads; left running, they
+ * would keep the target alive for ever. */
+void collector_threads_quit(void);
 void trace_fork_child(void);
 void trace_restart(void);
 /* The tracing clock (tracer.h): raise it to t, never lower it (the
@@ -275,6 +284,8 @@ void sampling_init(struct dfile *overview);
 void sampling_start(void);
 /* Stop the sampling thread and signals; later points are not written. */
 void sampling_stop(void);
+/* sampling_stop, and wake the thread so that it returns now. */
+void sampling_quit_thread(void);
 void sampling_fork_child(void);
 /* For the sigaction interposer: 1 when sig is the -l or -y signal, whose
  * handler stays sonde's; the target's action is kept (old gets the

@@ -261,7 +261,7 @@ static int collector_start(const char *dir, int subexp)
 	log_event_text("start", NULL);
 	atomic_store(&g_finished, 0);
 	atomic_store(&g_col.active, 1);
-	clock_thread_begin(); /* also the stack bounds that tracing unwinds within */
+	clock_thread_begin(0); /* also the stack bounds that tracing unwinds within */
 	if (interval_ns)
 		clock_adopt_existing_threads();
 	sampling_start();
@@ -295,6 +295,12 @@ void collector_restart(const char *dir)
 	trace_restart();
 	clock_child_started();
 	errno = saved;
+}
+
+void collector_threads_quit(void)
+{
+	sampling_quit_thread();
+	trace_ticker_quit();
 }
 
 /* Finish the experiment once.  Runs from the library destructor, or from

@@ -107,7 +107,7 @@ static void *thread_start(void *p)
 	__sonde_quiet++;
 	free(p);
 	__sonde_quiet--;
-	clock_thread_begin();
+	clock_thread_begin(1);
 	clock_thread_start_routine((void *)st.fn);
 	/* The end is recorded by a thread-specific-data destructor, which
 	 * also runs on pthread_exit and cancellation. */

@@ -163,12 +163,17 @@ static int record_sample(void *uc, const struct tstate *ts, uint64_t now, uint64
  * only stack memory, TLS (initial-exec), atomics and system calls. */
 void clock_handler(int sig, siginfo_t *si, void *uc)
 {
-	int saved_errno = errno;
 	if (!is_ours(si)) {
+		int saved_errno = errno;
 		chain(sig, si, uc);
 		errno = saved_errno;
 		return;
 	}
+	/* Before any TLS (errno is TLS too): see g_tid_known.  The time of a
+	 * thread not registered yet goes to its first recorded sample. */
+	if (!tid_known(sys_gettid()))
+		return;
+	int saved_errno = errno;
 	atomic_fetch_add(&g_inflight, 1);
 	struct tstate *ts = &t_state;
 	if (!atomic_load_explicit(&g_col.active, memory_order_acquire))

@@ -18,11 +18,13 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -107,9 +109,12 @@ static void *sampler(void *arg)
 			wake = g_stop_at_ns;
 		if (wake == UINT64_MAX)
 			break;
+		/* A futex wait on g_quit, so that sampling_quit_thread wakes it:
+		 * FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC time. */
 		struct timespec ts = { (time_t)(wake / 1000000000ull), (long)(wake % 1000000000ull) };
-		int rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
-		if (rc && rc != EINTR)
+		if (syscall(SYS_futex, &g_quit, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, 0, &ts, NULL,
+			    FUTEX_BITSET_MATCH_ANY) < 0 &&
+		    errno != ETIMEDOUT && errno != EINTR && errno != EAGAIN)
 			break; /* cannot sleep: stop rather than spin */
 		if (atomic_load(&g_quit))
 			break;
@@ -184,6 +189,12 @@ void sampling_start(void)
 void sampling_stop(void)
 {
 	atomic_store(&g_quit, 1);
+}
+
+void sampling_quit_thread(void)
+{
+	atomic_store(&g_quit, 1);
+	syscall(SYS_futex, &g_quit, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, NULL, NULL, 0);
 }
 
 void sampling_fork_child(void)

@@ -470,6 +470,11 @@ EXPORT __attribute__((noinline)) uint64_t __sonde_trace_stack(void)
 	return id;
 }
 
+void trace_ticker_quit(void)
+{
+	atomic_store(&g_tick_quit, 1);
+}
+
 /* Stop every traced kind; called before the files are finished. */
 void trace_stop_all(void)
 {

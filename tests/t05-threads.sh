@@ -4,21 +4,45 @@
 . "$(dirname "$0")/lib.sh"
 cd "$TMP" || exit 1
 
-for fx in oldsym early; do
-	"$SONDE" collect -p hi -o $fx.er "$FIX/$fx" >truth.$fx 2>&1
+# Sample counts tell how: the counter fires once per 1 ms of a thread's CPU
+# time, so about real/1 ms samples.  A thread armed twice (its own counter
+# and one inherited from its creator) gets twice as many; one whose
+# counter is lost gets one (its tail), yet its recorded CPU still matches.
+# threadtree: the initial thread leaves with pthread_exit before the
+# others end (whose counters are inherited from it) and its last thread
+# creates another after it left; a raw clone(CLONE_THREAD) sharing the
+# initial thread's TLS is left unrecorded rather than written through
+# TLS that is not its own.
+for fx in oldsym early threadtree; do
+	timeout 60 "$SONDE" collect -p hi -o $fx.er "$FIX/$fx" >truth.$fx 2>&1
+	rc=$?
 	"$EXPCHECK" threads $fx.er >rec.$fx
 	n=0
 	good=0
+	counted=0
 	while read -r _ tid _ real; do
 		n=$((n + 1))
 		rec=$(awk -v t="$tid" '$1 == t { print $3 }' rec.$fx)
-		note "$fx: tid $tid real $real recorded ${rec:-none}"
+		samples=$(awk -v t="$tid" '$1 == t { print $2 }' rec.$fx)
+		note "$fx: tid $tid real $real recorded ${rec:-none} in ${samples:-no} samples"
 		[ -n "$rec" ] && within "$rec" "$real" 2 && good=$((good + 1))
+		[ -n "$samples" ] && within "$samples" "$(awk -v r="$real" 'BEGIN { print r / 1e6 }')" 10 &&
+			counted=$((counted + 1))
 	done <<EOT
 $(grep '^thread ' truth.$fx)
 EOT
 	if [ $n -gt 0 ] && [ $good = $n ]; then ok "$fx: all $n threads sampled, CPU within 2%"; else
 		notok "$fx: $good of $n threads sampled within 2%"; fi
+	if [ $n -gt 0 ] && [ $counted = $n ]; then ok "$fx: each thread has its CPU ms in samples, within 10%"; else
+		notok "$fx: $counted of $n threads have one sample per CPU ms (within 10%)"; fi
+	[ $fx = threadtree ] || continue
+	if [ $rc = 0 ]; then ok "threadtree: ends with status 0 when its last thread returns"; else
+		notok "threadtree: sonde collect exited $rc (124: the collector's threads kept the target alive)"; fi
+	raw=$(awk '/^raw / { print $2 }' truth.threadtree)
+	check "threadtree: every recorded thread's CPU is its own (within 2%)" \
+		awk 'NF == 4 && $4 > 0 { d = $3 - $4; if (d < 0) d = -d; if (d > $4 * 0.02) bad = 1 } END { exit bad }' rec.threadtree
+	check "threadtree: the raw clone thread has no samples" sh -c "[ -n '$raw' ] && ! awk '\$1 == $raw' rec.threadtree | grep -q ."
+	check "threadtree: the experiment reads cleanly" sh -c "'$SONDE' print -header threadtree.er | grep -q 'Read problems (0)'"
 done
 check "oldsym really calls pthread_create@GLIBC_2.2.5" sh -c "objdump -T '$FIX/oldsym' | grep -q 'GLIBC_2.2.5.*pthread_create'"
 check "early: log.xml notes the adopted thread" grep -q 'existed before the collector started' early.er/log.xml
