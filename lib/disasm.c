@@ -11,10 +11,12 @@
 #include "disasm.h"
 
 #include <capstone/capstone.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <stdarg.h>
@@ -121,6 +123,46 @@ static int read_segments(struct sonde_disasm *d, Elf *elf, uint64_t file_size, c
 	return 0;
 }
 
+/* capstone is loaded on the first disassembly, not linked: its
+ * relocations (77,000 in capstone 4, every architecture's tables) cost
+ * 0.8 ms at every start of sonde, and most commands (collect first of
+ * all, whose start-up counts in the target's cost) never disassemble. */
+#define CS_STR_(x) #x
+#define CS_STR(x) CS_STR_(x)
+#define CAPSTONE_SONAME "libcapstone.so." CS_STR(CS_API_MAJOR)
+
+static struct {
+	cs_err (*open)(cs_arch, cs_mode, csh *);
+	cs_err (*option)(csh, cs_opt_type, size_t);
+	cs_insn *(*malloc)(csh);
+	bool (*disasm_iter)(csh, const uint8_t **, size_t *, uint64_t *, cs_insn *);
+	void (*free)(cs_insn *, size_t);
+	cs_err (*close)(csh *);
+	const char *(*strerror)(cs_err);
+	char error[256];
+} cs;
+static pthread_once_t cs_once = PTHREAD_ONCE_INIT;
+
+static void cs_load(void)
+{
+	void *h = dlopen(CAPSTONE_SONAME, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		snprintf(cs.error, sizeof cs.error, "cannot load %s: %s", CAPSTONE_SONAME, dlerror());
+		return;
+	}
+	*(void **)&cs.open = dlsym(h, "cs_open");
+	*(void **)&cs.option = dlsym(h, "cs_option");
+	*(void **)&cs.malloc = dlsym(h, "cs_malloc");
+	*(void **)&cs.disasm_iter = dlsym(h, "cs_disasm_iter");
+	*(void **)&cs.free = dlsym(h, "cs_free");
+	*(void **)&cs.close = dlsym(h, "cs_close");
+	*(void **)&cs.strerror = dlsym(h, "cs_strerror");
+	if (!cs.open || !cs.option || !cs.malloc || !cs.disasm_iter || !cs.free || !cs.close || !cs.strerror) {
+		snprintf(cs.error, sizeof cs.error, "%s lacks the functions sonde uses", CAPSTONE_SONAME);
+		cs.open = NULL;
+	}
+}
+
 /* The capstone handle for the file's machine.  0, or -1 with err set. */
 static int open_capstone(struct sonde_disasm *d, const GElf_Ehdr *eh, char *err, size_t errlen)
 {
@@ -145,16 +187,21 @@ static int open_capstone(struct sonde_disasm *d, const GElf_Ehdr *eh, char *err,
 		    machine_name(eh->e_machine, num, sizeof(num)));
 		return -1;
 	}
-	cs_err e = cs_open(arch, mode, &d->cs);
+	pthread_once(&cs_once, cs_load);
+	if (!cs.open) {
+		say(err, errlen, "'%s': capstone: %s", d->path, cs.error);
+		return -1;
+	}
+	cs_err e = cs.open(arch, mode, &d->cs);
 
 	if (e == CS_ERR_OK && arch == CS_ARCH_X86)
-		e = cs_option(d->cs, CS_OPT_SYNTAX, CS_OPT_SYNTAX_ATT);
+		e = cs.option(d->cs, CS_OPT_SYNTAX, CS_OPT_SYNTAX_ATT);
 	if (e == CS_ERR_OK)
-		e = cs_option(d->cs, CS_OPT_DETAIL, CS_OPT_ON);
-	if (e == CS_ERR_OK && !(d->insn = cs_malloc(d->cs)))
+		e = cs.option(d->cs, CS_OPT_DETAIL, CS_OPT_ON);
+	if (e == CS_ERR_OK && !(d->insn = cs.malloc(d->cs)))
 		e = CS_ERR_MEM;
 	if (e != CS_ERR_OK) {
-		say(err, errlen, "'%s': capstone: %s", d->path, cs_strerror(e));
+		say(err, errlen, "'%s': capstone: %s", d->path, cs.strerror(e));
 		return -1;
 	}
 	d->machine = eh->e_machine;
@@ -204,9 +251,9 @@ void sonde_disasm_close(struct sonde_disasm *d)
 	if (!d)
 		return;
 	if (d->insn)
-		cs_free(d->insn, 1);
+		cs.free(d->insn, 1);
 	if (d->cs)
-		cs_close(&d->cs);
+		cs.close(&d->cs);
 	if (d->fd >= 0)
 		close(d->fd);
 	free(d->segs);
@@ -360,7 +407,7 @@ static int decode(struct sonde_disasm *d, const uint8_t *buf, size_t n, uint64_t
 
 		if (!o)
 			return -1;
-		if (cs_disasm_iter(d->cs, &p, &left, &addr, d->insn)) {
+		if (cs.disasm_iter(d->cs, &p, &left, &addr, d->insn)) {
 			convert(d, d->insn, o);
 			continue;
 		}

@@ -17,12 +17,14 @@
  * says "shared" and a second table keyed by (address, object) answers.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,8 +37,20 @@
 #include "archive.h"
 #include "symbols.h"
 
-/* From the C++ runtime (libstdc++), declared here for C. */
-extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+/* The C++ runtime's demangler, loaded at the first mangled name rather
+ * than linked: libstdc++'s relocations cost 0.5 ms at every start of
+ * sonde, and a C program's analysis never needs it.  NULL when it cannot
+ * be loaded: names then stay as written. */
+typedef char *demangle_fn(const char *mangled, char *buf, size_t *len, int *status);
+static demangle_fn *g_demangle;
+static pthread_once_t g_demangle_once = PTHREAD_ONCE_INIT;
+
+static void demangle_load(void)
+{
+	void *h = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
+	if (h)
+		*(void **)&g_demangle = dlsym(h, "__cxa_demangle");
+}
 
 #define DEFAULT_DEBUG_ROOT "/usr/lib/debug"
 
@@ -435,7 +449,8 @@ static int demangle_tmp(const char *mangled, char **lng, char **shrt)
 	if (!sym)
 		return -1;
 	int status = 0;
-	char *d = __cxa_demangle(sym, NULL, NULL, &status);
+	pthread_once(&g_demangle_once, demangle_load);
+	char *d = g_demangle ? g_demangle(sym, NULL, NULL, &status) : NULL;
 
 	free(sym);
 	if (status == -1)
