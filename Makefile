@@ -151,7 +151,7 @@ $(B)/fixtures/%: tests/fixtures/%.cc
 	@mkdir -p $(dir $@)
 	$(CXX) -std=gnu++17 -O2 -g -fomit-frame-pointer -Wall -Wextra -o $@ $< -lpthread
 
-$(B)/fixtures/libearly.so: tests/fixtures/lib/early_lib.c
+$(B)/fixtures/libearly.so: tests/fixtures/lib/early_lib.c tests/fixtures/burner.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -fPIC -shared -o $@ $< -lpthread
 
