@@ -12,9 +12,9 @@
  * from a signal handler.  Tables are never resized; when the newest is half
  * full, a table twice its size is mapped (by system call, so from a signal
  * handler too) and new ids go there once the newest is 3/4 full.  The
- * first is a single 2 MiB huge page: every page of a table is touched at
- * random, and zero-filling pages a small program never needs cost more
- * than the TLB misses they save.  When the last table is full, new nodes
+ * first is small (256 KiB) and the tables from 2 MiB on use huge pages:
+ * every page of a table is touched at random (see stacks_init).  When the
+ * last table is full, new nodes
  * are written every time they occur (readers keep one copy per id), so
  * correctness never depends on the tables' size, only the file size does.
  * For the same reason a node that two threads meet first just as a new
@@ -33,11 +33,11 @@
 
 #include "collector.h"
 
-/* Table k has 1 << (FIRST_BITS + k) words: 2 MiB, 4 MiB, ... 64 MiB, room
- * for 47 million nodes in all. */
+/* Table k has 1 << (FIRST_BITS + k) words: 256 KiB, 512 KiB, ... 64 MiB,
+ * room for 14 million nodes at 7/8 full. */
 #ifndef FIRST_BITS /* the unit test shrinks them */
-#define FIRST_BITS 18
-#define NTABLES 6
+#define FIRST_BITS 15
+#define NTABLES 9
 #endif
 #define HUGE_PAGE (2u << 20)
 
@@ -76,7 +76,7 @@ static int map_table(int k)
 	 * Ask for transparent huge pages on a 2 MiB-aligned table (the kernel
 	 * may refuse; then it is only slower). */
 	char *t = (char *)(((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
-	if (g_huge)
+	if (g_huge && len >= HUGE_PAGE)
 		syscall(SYS_madvise, t, len, MADV_HUGEPAGE);
 	errno = saved;
 	g_tables[k].slot = (_Atomic uint64_t *)t;
@@ -88,19 +88,19 @@ static int map_table(int k)
 
 int stacks_init(struct dfile *df, int huge)
 {
-	/* Huge pages pay where the table is searched at every sample (clock
-	 * profiling); tracing finds most stacks in per-thread caches and
-	 * searches it rarely, so 4 KiB pages, faulted in as reached, cost it
-	 * less than one huge page's first touch (below). */
+	/* Huge pages (for tables of 2 MiB and more) pay where the tables are
+	 * searched at every sample (clock profiling); tracing finds most
+	 * stacks in per-thread caches and searches them rarely.  The first
+	 * table is 256 KiB of 4 KiB pages, which the TLB holds: most programs
+	 * never need a second.  It was one 2 MiB huge page, whose first touch
+	 * zeroes 2 MiB and, where THP defrag is "madvise" (the default), may
+	 * compact memory first: 0.3 ms, and 4 ms in a third of the runs
+	 * here. */
 	g_huge = huge;
 	if (map_table(0) < 0)
 		return -1;
-	/* Fault the first table in now, in normal context: the first touch of
-	 * a huge page zeroes 2 MiB and, where THP defrag is "madvise" (the
-	 * default), may compact memory first -- 0.3 ms, here 4 ms in a third
-	 * of the runs.  Left to the first event, that stall fell inside the
-	 * target: a lock holder's first recorded wait held its waiters that
-	 * much longer. */
+	/* With clock profiling, fault the first table in now, in normal
+	 * context (64 faults), not one by one in the sampling handler. */
 	size_t len = ((size_t)g_tables[0].mask + 1) * sizeof(uint64_t);
 	for (size_t off = 0; huge && off < len; off += 4096)
 		*(volatile uint64_t *)((char *)g_tables[0].slot + off) = 0;
