@@ -68,6 +68,11 @@ bench_one() {
 		printf "  sonde: %.1f bytes written per sample (profile+stacks packets and block headers),\n", b / n
 		printf "         %.1f bytes of file per sample (with the unused tails of 16 KiB blocks)\n", fb / n
 	}'
+	# Rounds are paired (plain and sonde run back to back): the median of
+	# the per-round ratios is steadier than the ratio of medians when the
+	# machine's speed drifts between rounds (other guests on the host).
+	paste $W/plain $W/sonde | awk '{ print $2 / $1 }' | median | awk '{
+		printf "  paired: median of the per-round ratios sonde/plain %.4f (%+.2f%%)\n", $1, ($1 - 1) * 100 }'
 	awk -v p="$plain" -v s="$(median <$W/sfasync)" 'BEGIN {
 		printf "  sonde, fasync delivery     cpu %.3f s  ratio %.4f (%+.2f%%) (the real-time signal instead of SIGTRAP)\n", s, s / p, (s / p - 1) * 100 }'
 	awk -v p="$plain" -v s="$(median <$W/stimer)" -v n="$(median <$W/stimersamples)" 'BEGIN {
