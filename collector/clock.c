@@ -69,7 +69,11 @@ static int g_retired[MAX_RETIRED];
 static int g_nretired;
 static int g_nlive; /* registered threads; under g_reg_lock */
 struct thread_slot g_slots[MAX_THREADS];
-_Atomic uint8_t g_tid_known[TID_LIMIT / 8];
+_Atomic int g_slots_used;
+_Atomic uint16_t g_tid_slot[TID_LIMIT];
+/* Free slots below g_slots_used, as a stack.  Under g_reg_lock. */
+static uint16_t g_free_slots[MAX_THREADS];
+static int g_nfree;
 static pthread_key_t g_key;
 _Atomic uint8_t g_our_fds[FD_BITS / 8];
 _Atomic uint64_t g_samples;
@@ -212,10 +216,36 @@ static struct source g_timer_source = { "posix-cpu-timer", timer_arm, timer_disa
 
 static struct thread_slot *slot_of(pid_t tid)
 {
-	for (int i = 0; i < MAX_THREADS; i++)
-		if (atomic_load(&g_slots[i].tid) == tid)
-			return &g_slots[i];
-	return NULL;
+	return slot_by_tid(tid);
+}
+
+/* A free slot for `tid`, indexed, or NULL when all 16384 are in use.
+ * Under g_reg_lock. */
+static struct thread_slot *slot_take(pid_t tid)
+{
+	if (tid <= 0 || (unsigned)tid >= TID_LIMIT)
+		return NULL;
+	int i;
+	if (g_nfree)
+		i = g_free_slots[--g_nfree];
+	else if (atomic_load(&g_slots_used) < MAX_THREADS)
+		i = atomic_fetch_add(&g_slots_used, 1);
+	else
+		return NULL;
+	atomic_store(&g_slots[i].tid, tid);
+	atomic_store_explicit(&g_tid_slot[tid], (uint16_t)(i + 1), memory_order_release);
+	return &g_slots[i];
+}
+
+/* Free the slot of `tid`.  Under g_reg_lock (or in a fork child). */
+static void slot_free(struct thread_slot *s)
+{
+	pid_t tid = atomic_load(&s->tid);
+	if (tid > 0 && (unsigned)tid < TID_LIMIT)
+		atomic_store(&g_tid_slot[tid], 0);
+	atomic_store(&s->tid, 0);
+	if (g_nfree < MAX_THREADS)
+		g_free_slots[g_nfree++] = (uint16_t)(s - g_slots);
 }
 
 static void record_thread_end(struct thread_slot *s, uint64_t cpu_ns)
@@ -248,16 +278,12 @@ static int register_thread(pid_t tid, int arm)
 	pthread_mutex_lock(&g_reg_lock);
 	struct thread_slot *s = slot_of(tid);
 	if (!s) {
-		for (int i = 0; i < MAX_THREADS && !s; i++)
-			if (atomic_load(&g_slots[i].tid) == 0)
-				s = &g_slots[i];
+		s = slot_take(tid);
 		if (s) {
 			s->fd = -1;
 			s->has_timer = 0;
 			s->start_ns = now_ns();
 			atomic_store(&s->resume_gen, 0);
-			atomic_store(&s->tid, tid);
-			tid_mark(tid, 1);
 			g_nlive++;
 		}
 	}
@@ -306,8 +332,7 @@ static int unregister_thread(pid_t tid, int record)
 			g_src->disarm(s);
 		if (record)
 			record_thread_end(s, thread_cpu_ns(tid));
-		tid_mark(tid, 0);
-		atomic_store(&s->tid, 0);
+		slot_free(s);
 	}
 	int left = g_nlive;
 	pthread_mutex_unlock(&g_reg_lock);
@@ -629,15 +654,14 @@ void clock_stop_all(void)
 		clock_thread_tail();
 	atomic_store(&g_col.active, 0);
 	pthread_mutex_lock(&g_reg_lock);
-	for (int i = 0; i < MAX_THREADS; i++) {
+	for (int i = 0, n = atomic_load(&g_slots_used); i < n; i++) {
 		pid_t tid = atomic_load(&g_slots[i].tid);
 		if (!tid)
 			continue;
 		if (g_src)
 			g_src->disarm(&g_slots[i]);
 		record_thread_end(&g_slots[i], thread_cpu_ns(tid));
-		tid_mark(tid, 0);
-		atomic_store(&g_slots[i].tid, 0);
+		slot_free(&g_slots[i]);
 	}
 	g_nlive = 0;
 	for (int i = 0; i < g_nretired; i++)
@@ -664,13 +688,18 @@ void clock_fork_child(void)
 {
 	/* perf fds and their signals belong to the parent's threads, and
 	 * POSIX timers are not inherited; just drop everything. */
-	for (int i = 0; i < MAX_THREADS; i++) {
+	for (int i = 0, n = atomic_load(&g_slots_used); i < n; i++) {
 		pid_t tid = atomic_load(&g_slots[i].tid);
 		if (g_slots[i].fd >= 0 && tid)
 			fd_release(g_slots[i].fd);
-		tid_mark(tid, 0);
+		if (tid > 0 && (unsigned)tid < TID_LIMIT)
+			atomic_store(&g_tid_slot[tid], 0);
 		atomic_store(&g_slots[i].tid, 0);
 	}
+	/* The lock may have been held by another thread of the parent at the
+	 * fork: start the child's slots afresh rather than take it. */
+	g_nfree = 0;
+	atomic_store(&g_slots_used, 0);
 	for (int i = 0; i < g_nretired; i++)
 		fd_release(g_retired[i]);
 	g_nretired = 0;

@@ -24,27 +24,30 @@ struct thread_slot {
 };
 extern struct thread_slot g_slots[MAX_THREADS];
 
-/* Registered threads by tid (PID_MAX_LIMIT is 2^22 on 64-bit Linux): the
- * handler records samples only in these.  An inheriting counter also
- * follows threads made by a raw clone(CLONE_THREAD), whose thread pointer
- * may be their creator's or a foreign runtime's: there even reading
- * sonde's TLS could fault or share a writer's block.  512 KiB of BSS,
- * touched only where tids fall. */
+/* Slots in use are below g_slots_used (a high-water mark, so that loops
+ * over the threads and the first registration touch only the slots ever
+ * used, not all 16384: 768 KiB of zero pages). */
+extern _Atomic int g_slots_used;
+
+/* Registered threads by tid: slot index + 1, 0 for none (PID_MAX_LIMIT is
+ * 2^22 on 64-bit Linux; 8 MiB of BSS, of which only the pages where tids
+ * fall are touched).  The handler records samples only in registered
+ * threads: an inheriting counter also follows threads made by a raw
+ * clone(CLONE_THREAD), whose thread pointer may be their creator's or a
+ * foreign runtime's, where even reading sonde's TLS could fault or share
+ * a writer's block.  Written under the registration lock. */
 #define TID_LIMIT (1u << 22)
-extern _Atomic uint8_t g_tid_known[TID_LIMIT / 8];
-static inline int tid_known(pid_t tid)
-{
-	return tid > 0 && (unsigned)tid < TID_LIMIT &&
-	       (atomic_load_explicit(&g_tid_known[tid / 8], memory_order_relaxed) & (1u << (tid % 8)));
-}
-static inline void tid_mark(pid_t tid, int on)
+extern _Atomic uint16_t g_tid_slot[TID_LIMIT];
+
+/* The registered slot of `tid`, or NULL.  Async-signal-safe. */
+static inline struct thread_slot *slot_by_tid(pid_t tid)
 {
 	if (tid <= 0 || (unsigned)tid >= TID_LIMIT)
-		return;
-	if (on)
-		atomic_fetch_or(&g_tid_known[tid / 8], (uint8_t)(1u << (tid % 8)));
-	else
-		atomic_fetch_and(&g_tid_known[tid / 8], (uint8_t) ~(1u << (tid % 8)));
+		return NULL;
+	unsigned i = atomic_load_explicit(&g_tid_slot[tid], memory_order_acquire);
+	if (!i || atomic_load_explicit(&g_slots[i - 1].tid, memory_order_relaxed) != tid)
+		return NULL;
+	return &g_slots[i - 1];
 }
 
 /* The kernel's MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED): another

@@ -113,17 +113,11 @@ int clock_paused_skip(struct tstate *ts, uint64_t cpu_now)
 	 * for this thread.  A thread that was not registered then (adopted
 	 * late, or started after the resume) has none, and its time since
 	 * its last sample is all recorded time. */
-	pid_t tid = ts->tid ? ts->tid : sys_gettid();
-	for (int i = 0; i < MAX_THREADS; i++) {
-		struct thread_slot *s = &g_slots[i];
-		if (atomic_load_explicit(&s->tid, memory_order_relaxed) != tid)
-			continue;
-		if (atomic_load_explicit(&s->resume_gen, memory_order_acquire) == gen) {
-			uint64_t at = atomic_load_explicit(&s->resume_cpu_ns, memory_order_relaxed);
-			if (at > ts->last_cpu_ns)
-				ts->last_cpu_ns = at < cpu_now ? at : cpu_now;
-		}
-		break;
+	struct thread_slot *s = slot_by_tid(ts->tid ? ts->tid : sys_gettid());
+	if (s && atomic_load_explicit(&s->resume_gen, memory_order_acquire) == gen) {
+		uint64_t at = atomic_load_explicit(&s->resume_cpu_ns, memory_order_relaxed);
+		if (at > ts->last_cpu_ns)
+			ts->last_cpu_ns = at < cpu_now ? at : cpu_now;
 	}
 	return 0;
 }
@@ -131,7 +125,7 @@ int clock_paused_skip(struct tstate *ts, uint64_t cpu_now)
 /* Async-signal-safe: plain loads and stores, and clock_gettime. */
 void clock_mark_resume(uint32_t gen)
 {
-	for (int i = 0; i < MAX_THREADS; i++) {
+	for (int i = 0, n = atomic_load_explicit(&g_slots_used, memory_order_acquire); i < n; i++) {
 		struct thread_slot *s = &g_slots[i];
 		pid_t tid = atomic_load_explicit(&s->tid, memory_order_relaxed);
 		if (!tid)
@@ -169,9 +163,9 @@ void clock_handler(int sig, siginfo_t *si, void *uc)
 		errno = saved_errno;
 		return;
 	}
-	/* Before any TLS (errno is TLS too): see g_tid_known.  The time of a
+	/* Before any TLS (errno is TLS too): see g_tid_slot.  The time of a
 	 * thread not registered yet goes to its first recorded sample. */
-	if (!tid_known(sys_gettid()))
+	if (!slot_by_tid(sys_gettid()))
 		return;
 	int saved_errno = errno;
 	atomic_fetch_add(&g_inflight, 1);
