@@ -129,7 +129,7 @@ static int perf_arm(struct thread_slot *s, pid_t tid)
  * without stopping one thread's high-resolution timer and starting the
  * other's: each of those reprograms the timer device, which costs a VM
  * exit.  On a 2-CPU VM running 4 busy threads that was 0.4% of CPU time
- * (bench/run.sh).  After a swap the counter that overflows may have
+ * with an empty handler, 0.8% with sonde's (bench/run.sh's burn).  After a swap the counter that overflows may have
  * started counting on the other thread; the sample's weight is still the
  * interrupted thread's own CPU time since its previous sample, so
  * recorded time stays exact and the sampling rate stays one per interval
