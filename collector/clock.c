@@ -675,6 +675,17 @@ void clock_stop_all(void)
 	dfile_finish(g_profile);
 }
 
+void clock_reenable(void)
+{
+	pthread_mutex_lock(&g_reg_lock);
+	for (int i = 0, n = atomic_load(&g_slots_used); i < n; i++)
+		if (atomic_load(&g_slots[i].tid) && g_slots[i].fd >= 0)
+			ioctl(g_slots[i].fd, PERF_EVENT_IOC_ENABLE, 0);
+	for (int i = 0; i < g_nretired; i++)
+		ioctl(g_retired[i], PERF_EVENT_IOC_ENABLE, 0);
+	pthread_mutex_unlock(&g_reg_lock);
+}
+
 /* Wait (bounded) until no handler is unwinding; used around dlclose. */
 void clock_pause_unwinding(int on)
 {

@@ -159,6 +159,9 @@ void clock_thread_end(void);
 /* Note the start routine of the calling (new) thread, for its tail. */
 void clock_thread_start_routine(void *fn);
 void clock_stop_all(void);
+/* Enable every sampling counter again (after the target's
+ * PR_TASK_PERF_EVENTS_DISABLE).  Normal context. */
+void clock_reenable(void);
 /* Register threads that existed before the collector started. */
 void clock_adopt_existing_threads(void);
 uint64_t clock_samples(void);

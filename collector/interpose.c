@@ -14,7 +14,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdarg.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -50,6 +52,7 @@ REAL(close_range, int, (unsigned, unsigned, int))
 REAL(closefrom, void, (int))
 REAL(_exit, void, (int))
 REAL(_Exit, void, (int))
+REAL(prctl, int, (int, unsigned long, unsigned long, unsigned long, unsigned long))
 
 static void note_once(_Atomic int *flag, const char *kind, const char *text)
 {
@@ -85,6 +88,7 @@ void interpose_init(void)
 	resolve_close();
 	resolve_close_range();
 	resolve_closefrom();
+	resolve_prctl();
 	pthread_atfork(NULL, NULL, child_after_fork);
 }
 
@@ -199,6 +203,35 @@ EXPORT sighandler_t signal(int sig, sighandler_t h)
 	if (sigaction(sig, &sa, &old) < 0)
 		return SIG_ERR;
 	return old.sa_handler;
+}
+
+static _Atomic int g_noted_perfoff;
+
+/* PR_TASK_PERF_EVENTS_DISABLE disables every perf counter the calling
+ * thread opened, with the copies other threads inherited from it: in the
+ * initial thread, sonde's sampling counters for every thread.  The
+ * target's own counters stay disabled as it asked; sonde's are enabled
+ * again. */
+EXPORT int prctl(int option, ...)
+{
+	va_list ap;
+	va_start(ap, option);
+	unsigned long a2 = va_arg(ap, unsigned long), a3 = va_arg(ap, unsigned long);
+	unsigned long a4 = va_arg(ap, unsigned long), a5 = va_arg(ap, unsigned long);
+	va_end(ap);
+	resolve_prctl();
+	if (!real_prctl)
+		return (int)syscall(SYS_prctl, option, a2, a3, a4, a5);
+	int rc = real_prctl(option, a2, a3, a4, a5);
+	if (rc == 0 && option == PR_TASK_PERF_EVENTS_DISABLE && atomic_load(&g_col.active)) {
+		int saved = errno;
+		clock_reenable();
+		note_once(&g_noted_perfoff, "info",
+			  "target disabled its perf counters (PR_TASK_PERF_EVENTS_DISABLE); "
+			  "sonde's sampling counters were enabled again");
+		errno = saved;
+	}
+	return rc;
 }
 
 /* Keep the profiling signal deliverable when the target blocks "all"

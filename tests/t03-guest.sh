@@ -8,7 +8,7 @@ G=$FIX/guest
 
 # rtsig runs with the fasync delivery, whose real-time signal its handlers
 # then share; the default delivery at -p hi is SIGTRAP, shared by sigtrap.
-for mode in sigprof signal block errno syscalls rtsig fork dlopen closeall sigtrap; do
+for mode in sigprof signal block errno syscalls rtsig fork dlopen closeall sigtrap perfoff; do
 	"$G" $mode >plain.$mode 2>&1
 	prc=$?
 	src=; [ $mode = rtsig ] && src=perf-fasync
@@ -51,6 +51,13 @@ fi
 set -- $("$EXPCHECK" summary trapdie.er)
 if [ "${2:-0}" -gt 50 ]; then ok "trapdie: experiment readable, $2 samples"; else notok "trapdie: experiment: $*"; fi
 
+# PR_TASK_PERF_EVENTS_DISABLE in the initial thread would disable the
+# sampling counter every thread inherited from it: about one sample per
+# CPU millisecond must remain (without the fix: a sample per thread).
+set -- $("$EXPCHECK" threads perfoff.er | awk '{ n += $2; c += $4 } END { print n, c / 1e6 }')
+if within "$1" "$2" 10; then ok "perfoff: $1 samples for $2 ms of CPU after PR_TASK_PERF_EVENTS_DISABLE"; else
+	notok "perfoff: $1 samples for $2 ms of CPU"; fi
+check "perfoff: log.xml says the counters were enabled again" grep -q 'PR_TASK_PERF_EVENTS_DISABLE' perfoff.er/log.xml
 check "closeall: log.xml notes the refused close" grep -q 'closed a descriptor of the collector' closeall.er/log.xml
 check "closeall: the experiment was finished after the closes" grep -q 'kind="end"' closeall.er/log.xml
 
