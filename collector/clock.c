@@ -214,11 +214,6 @@ static struct source g_timer_source = { "posix-cpu-timer", timer_arm, timer_disa
 
 /* ---- threads ---- */
 
-static struct thread_slot *slot_of(pid_t tid)
-{
-	return slot_by_tid(tid);
-}
-
 /* A free slot for `tid`, indexed, or NULL when all 16384 are in use.
  * Under g_reg_lock. */
 static struct thread_slot *slot_take(pid_t tid)
@@ -276,7 +271,7 @@ static uint64_t thread_cpu_ns(pid_t tid)
 static int register_thread(pid_t tid, int arm)
 {
 	pthread_mutex_lock(&g_reg_lock);
-	struct thread_slot *s = slot_of(tid);
+	struct thread_slot *s = slot_by_tid(tid);
 	if (!s) {
 		s = slot_take(tid);
 		if (s) {
@@ -314,7 +309,7 @@ static int register_thread(pid_t tid, int arm)
 static int unregister_thread(pid_t tid, int record)
 {
 	pthread_mutex_lock(&g_reg_lock);
-	struct thread_slot *s = slot_of(tid);
+	struct thread_slot *s = slot_by_tid(tid);
 	if (s) {
 		g_nlive--;
 		if (g_src && g_src->inherits && s->fd >= 0) {
@@ -469,7 +464,7 @@ void clock_adopt_existing_threads(void)
 	 * it failed): new threads inherit theirs.  Until now they were armed
 	 * on their own, since their creator might not be armed yet. */
 	pthread_mutex_lock(&g_reg_lock);
-	struct thread_slot *s = slot_of(self);
+	struct thread_slot *s = slot_by_tid(self);
 	if (g_src && g_src->inherits && s && s->fd >= 0)
 		g_inherit_ready = 1;
 	pthread_mutex_unlock(&g_reg_lock);
