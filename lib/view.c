@@ -290,15 +290,10 @@ void vw_json_begin(FILE *f, const char *view, const struct sonde_view_opts *o)
 	}
 }
 
-void vw_list_out(FILE *f, struct vt_table *t, const struct sonde_view_opts *o, const char *view,
-		 const char *title)
+void vw_table_body(FILE *f, struct vt_table *t, const struct sonde_view_opts *o)
 {
-	char stitle[128];
-
 	switch (o->mode) {
 	case SONDE_PM_TEXT:
-		sonde_sort_title(&o->sort, stitle, sizeof(stitle));
-		fprintf(f, "%s sorted by metric: %s\n\n", title, stitle);
 		vt_text_header(f, t);
 		vt_text_rows(f, t, 0, t->nrows);
 		break;
@@ -306,12 +301,25 @@ void vw_list_out(FILE *f, struct vt_table *t, const struct sonde_view_opts *o, c
 		vt_csv(f, t);
 		break;
 	case SONDE_PM_JSON:
-		vw_json_begin(f, view, o);
 		fprintf(f, ",\"rows\":");
 		vt_json_rows(f, t, 0, t->nrows);
 		fprintf(f, "}\n");
 		break;
 	}
+}
+
+void vw_list_out(FILE *f, struct vt_table *t, const struct sonde_view_opts *o, const char *view,
+		 const char *title)
+{
+	char stitle[128];
+
+	if (o->mode == SONDE_PM_TEXT) {
+		sonde_sort_title(&o->sort, stitle, sizeof(stitle));
+		fprintf(f, "%s sorted by metric: %s\n\n", title, stitle);
+	} else if (o->mode == SONDE_PM_JSON) {
+		vw_json_begin(f, view, o);
+	}
+	vw_table_body(f, t, o);
 }
 
 int vw_finish(FILE *f, char *err, size_t errlen)
@@ -1105,25 +1113,16 @@ int sonde_view_threads(FILE *f, const struct sonde_profile *p, const struct sond
 		snprintf(title, sizeof(title), "Thread number");
 	else
 		snprintf(title, sizeof(title), "%s", sonde_model_metric(m, c.sort_mi)->title);
-	switch (o->mode) {
-	case SONDE_PM_TEXT:
+	if (o->mode == SONDE_PM_TEXT) {
 		fprintf(f, "Threads sorted by metric: %s\n", title);
 		if (ns < p->nthreads)
 			fprintf(f, "%zu of %zu threads selected\n", ns, p->nthreads);
 		fprintf(f, "\n");
-		vt_text_header(f, &t);
-		vt_text_rows(f, &t, 0, t.nrows);
-		break;
-	case SONDE_PM_CSV:
-		vt_csv(f, &t);
-		break;
-	case SONDE_PM_JSON:
+	} else if (o->mode == SONDE_PM_JSON) {
 		vw_json_begin(f, "threads", o);
-		fprintf(f, ",\"threads_total\":%zu,\"rows\":", p->nthreads);
-		vt_json_rows(f, &t, 0, t.nrows);
-		fprintf(f, "}\n");
-		break;
+		fprintf(f, ",\"threads_total\":%zu", p->nthreads);
 	}
+	vw_table_body(f, &t, o);
 	free(sel);
 	vt_release(&t);
 	return vw_finish(f, err, errlen);
@@ -1652,16 +1651,9 @@ int sonde_view_compare(FILE *f, const struct sonde_model *const *models, const c
 	}
 
 	sonde_sort_title(&o->sort, title, sizeof(title));
-	switch (o->mode) {
-	case SONDE_PM_TEXT:
+	if (o->mode == SONDE_PM_TEXT) {
 		fprintf(f, "%s sorted by metric: %s\n\n", objects ? "Load Objects" : "Functions", title);
-		vt_text_header(f, &t);
-		vt_text_rows(f, &t, 0, t.nrows);
-		break;
-	case SONDE_PM_CSV:
-		vt_csv(f, &t);
-		break;
-	case SONDE_PM_JSON:
+	} else if (o->mode == SONDE_PM_JSON) {
 		vw_json_begin(f, objects ? "objects" : "functions", o);
 		fprintf(f, ",\"compare\":\"%s\",\"experiments\":[",
 			o->compare == SONDE_CMP_DELTA   ? "delta"
@@ -1672,11 +1664,9 @@ int sonde_view_compare(FILE *f, const struct sonde_model *const *models, const c
 				fputc(',', f);
 			vt_json_str(f, names[k]);
 		}
-		fprintf(f, "],\"rows\":");
-		vt_json_rows(f, &t, 0, t.nrows);
-		fprintf(f, "}\n");
-		break;
+		fprintf(f, "]");
 	}
+	vw_table_body(f, &t, o);
 	free(rname);
 	free(order);
 	cset_free(&s);

@@ -36,6 +36,11 @@ void vw_fill_items(struct vt_row *r, const struct vt_table *t, const struct cols
 /* Writes {"view":VIEW,"metrics":SPEC,"sort":KEY (no closing brace). */
 void vw_json_begin(FILE *f, const char *view, const struct sonde_view_opts *o);
 
+/* The table after the heading a view writes itself: text column headers
+ * and rows; csv; or json ,"rows":[...]} closing what vw_json_begin
+ * opened. */
+void vw_table_body(FILE *f, struct vt_table *t, const struct sonde_view_opts *o);
+
 /* A sorted list: text "TITLE sorted by metric: SORT" over the table; csv;
  * json {"view":VIEW,...,"rows":[...]}. */
 void vw_list_out(FILE *f, struct vt_table *t, const struct sonde_view_opts *o, const char *view,

@@ -851,19 +851,12 @@ static void mark_hot(struct vt_table *t, size_t from, double thresh)
 static void annotated_out(FILE *f, struct vt_table *t, const struct sonde_view_opts *o, const char *view,
 			  const char *const *head, int nhead)
 {
-	switch (o->mode) {
-	case SONDE_PM_TEXT:
+	if (o->mode == SONDE_PM_TEXT) {
 		for (int k = 0; k + 1 < nhead; k += 2)
 			if (head[k + 1])
 				fprintf(f, "%s: %s\n", head[k], head[k + 1]);
 		fputc('\n', f);
-		vt_text_header(f, t);
-		vt_text_rows(f, t, 0, t->nrows);
-		break;
-	case SONDE_PM_CSV:
-		vt_csv(f, t);
-		break;
-	case SONDE_PM_JSON:
+	} else if (o->mode == SONDE_PM_JSON) {
 		vw_json_begin(f, view, o);
 		for (int k = 0; k + 1 < nhead; k += 2) {
 			char key[64];
@@ -880,11 +873,8 @@ static void annotated_out(FILE *f, struct vt_table *t, const struct sonde_view_o
 			else
 				fprintf(f, "null");
 		}
-		fprintf(f, ",\"rows\":");
-		vt_json_rows(f, t, 0, t->nrows);
-		fprintf(f, "}\n");
-		break;
 	}
+	vw_table_body(f, t, o);
 }
 
 /* ---- -source ------------------------------------------------------------------------- */

@@ -835,21 +835,11 @@ int sonde_view_io(FILE *f, const struct sonde_exp *const *exps, size_t n,
 		for (int k = IO_RB; k <= IO_ET; k++)
 			vt_set_i(row, first[k], r->v[k]);
 	}
-	switch (o->mode) {
-	case SONDE_PM_TEXT:
+	if (o->mode == SONDE_PM_TEXT)
 		fprintf(f, "I/O by file, sorted by bytes read and written\n\n");
-		vt_text_header(f, &t);
-		vt_text_rows(f, &t, 0, t.nrows);
-		break;
-	case SONDE_PM_CSV:
-		vt_csv(f, &t);
-		break;
-	case SONDE_PM_JSON:
-		fprintf(f, "{\"view\":\"io\",\"files\":%zu,\"rows\":", g.n);
-		vt_json_rows(f, &t, 0, t.nrows);
-		fprintf(f, "}\n");
-		break;
-	}
+	else if (o->mode == SONDE_PM_JSON)
+		fprintf(f, "{\"view\":\"io\",\"files\":%zu", g.n);
+	vw_table_body(f, &t, o);
 	return view_end(sels, n, &g, NULL, &t, f, true, err, errlen);
 nomem:
 	return view_end(sels, n, &g, NULL, &t, f, false, err, errlen);
@@ -1067,11 +1057,8 @@ int sonde_view_sync(FILE *f, const struct sonde_exp *const *exps, size_t n,
 			fprintf(f, "Sync wait threshold: %s\n", buf);
 		}
 		fprintf(f, "\n");
-		vt_text_header(f, &t);
-		vt_text_rows(f, &t, 0, t.nrows);
 		break;
 	case SONDE_PM_CSV:
-		vt_csv(f, &t);
 		break;
 	case SONDE_PM_JSON: {
 		bool first = true;
@@ -1083,12 +1070,11 @@ int sonde_view_sync(FILE *f, const struct sonde_exp *const *exps, size_t n,
 			fprintf(f, "%s%" PRIu64, first ? "" : ",", sonde_exp_info(exps[e])->settings.sync_threshold_ns);
 			first = false;
 		}
-		fprintf(f, "],\"objects\":%zu,\"rows\":", g.n);
-		vt_json_rows(f, &t, 0, t.nrows);
-		fprintf(f, "}\n");
+		fprintf(f, "],\"objects\":%zu", g.n);
 		break;
 	}
 	}
+	vw_table_body(f, &t, o);
 	return view_end(sels, n, &g, NULL, &t, f, true, err, errlen);
 nomem:
 	return view_end(sels, n, &g, NULL, &t, f, false, err, errlen);
