@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include "disasm.h"
+#include "partition.h"
 
 #include <capstone/capstone.h>
 #include <dlfcn.h>
@@ -542,16 +543,9 @@ fail:
 
 long sonde_disasm_find(const struct sonde_insn *insns, size_t n, uint64_t addr)
 {
-	size_t lo = 0, hi = n;
+	/* the first instruction that ends after addr */
+	size_t lo = PARTITION_POINT(0, n, i, insns[i].addr + insns[i].size <= addr);
 
-	while (lo < hi) { /* the first instruction that ends after addr */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (insns[mid].addr + insns[mid].size <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo < n && insns[lo].addr <= addr)
 		return (long)lo;
 	return -1;

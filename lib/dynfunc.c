@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "dynfunc.h"
+#include "partition.h"
 
 struct sonde_dynfuncs {
 	struct sonde_object object;
@@ -232,18 +233,10 @@ void sonde_dynfuncs_free(struct sonde_dynfuncs *d)
 
 long sonde_dynfuncs_find(const struct sonde_dynfuncs *d, uint64_t pc)
 {
-	size_t lo = 0, hi = d->n;
 	long best = -1;
-
 	/* First entry whose lo is above pc. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+	size_t lo = PARTITION_POINT(0, d->n, i, d->v[i].lo <= pc);
 
-		if (d->v[mid].lo <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	for (size_t j = lo; j-- > 0 && d->maxhi[j] > pc;)
 		if (pc < d->v[j].hi && (best < 0 || d->v[j].line > d->v[best].line))
 			best = (long)j;

@@ -50,6 +50,7 @@ static int grow(void *arr, size_t *cap, size_t need, size_t size)
 }
 
 #include "u64map.h"
+#include "partition.h"
 
 /* ---- the handle -------------------------------------------------------- */
 
@@ -716,20 +717,12 @@ static void read_map(struct sonde_exp *exp)
 const struct sonde_object *sonde_exp_find_object(const struct sonde_exp *exp, uint64_t pc,
 						 uint64_t time_ns)
 {
-	size_t lo = 0, hi = exp->nbyaddr;
 	const struct sonde_object *live = NULL, *any = NULL;
 	uint32_t live_i = 0, any_i = 0;
 
 	pc &= ~SONDE_PC_EXACT;
 	/* First index whose lo is above pc. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (exp->objects[exp->byaddr[mid]].lo <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = PARTITION_POINT(0, exp->nbyaddr, i, exp->objects[exp->byaddr[i]].lo <= pc);
 	for (size_t j = lo; j-- > 0 && exp->maxhi[j] > pc;) {
 		uint32_t i = exp->byaddr[j];
 		const struct sonde_object *o = &exp->objects[i];

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "experiment.h"
+#include "partition.h"
 
 size_t sonde_exp_nsamples(const struct sonde_exp *exp)
 {
@@ -30,17 +31,7 @@ size_t sonde_exp_sample_of(const struct sonde_exp *exp, uint64_t time_ns)
 	if (n < 2)
 		return 0;
 	/* the first point at or after time_ns ends its sample */
-	size_t lo = 1, hi = n - 1;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ov[mid].time_ns >= time_ns)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return lo;
+	return PARTITION_POINT(1, n - 1, i, ov[i].time_ns < time_ns);
 }
 
 struct range {
@@ -165,17 +156,8 @@ bool sonde_sample_sel_has(const struct sonde_sample_sel *sel, uint64_t t)
 {
 	if (!sel)
 		return true;
-	size_t lo = 0, hi = sel->n;
-
 	/* the first range whose end is at or after t */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (sel->r[mid].hi >= t)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
+	size_t lo = PARTITION_POINT(0, sel->n, i, sel->r[i].hi < t);
 	if (lo == sel->n)
 		return false;
 	/* sample 1 is closed at its start: it holds everything up to P1 */

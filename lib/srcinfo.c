@@ -21,6 +21,7 @@
 #include "srcinfo.h"
 #include "strtab.h"
 #include "u64map.h"
+#include "partition.h"
 
 #define MAX_LEVELS 64
 
@@ -91,16 +92,7 @@ static Dwarf_Die *cu_by_range(struct srcobj *so, uint64_t addr, Dwarf_Addr *bias
 {
 	if (!so->cur_built)
 		build_curanges(so);
-	size_t lo = 0, hi = so->ncur;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (so->cur[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = PARTITION_POINT(0, so->ncur, i, so->cur[i].lo <= addr);
 	for (size_t j = lo; j-- > 0;)
 		if (addr < so->cur[j].hi) {
 			*bias = so->cur[j].bias;

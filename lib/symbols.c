@@ -36,6 +36,7 @@
 #include "srcinfo.h"
 #include "archive.h"
 #include "symbols.h"
+#include "partition.h"
 
 /* The C++ runtime's demangler, loaded at the first mangled name rather
  * than linked: libstdc++'s relocations cost 0.5 ms at every start of
@@ -573,16 +574,8 @@ static int cmp_got(const void *pa, const void *pb)
 
 static const char *got_lookup(const struct gotname *g, size_t n, uint64_t addr)
 {
-	size_t lo = 0, hi = n;
+	size_t lo = PARTITION_POINT(0, n, i, g[i].got < addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (g[mid].got < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo < n && g[lo].got == addr ? g[lo].name : NULL;
 }
 
@@ -980,16 +973,7 @@ static const struct sonde_func *image_func(struct sonde_syms *s, struct image *i
 		return addr_func(s, img, a);
 
 	/* The last symbol starting at or below a. */
-	size_t lo = 0, hi = img->nsyms;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (img->syms[mid].lo <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = PARTITION_POINT(0, img->nsyms, i, img->syms[i].lo <= a);
 	if (lo > 0 && a < img->syms[lo - 1].maxend) {
 		/* Some symbol at or below lo - 1 holds a: the nearest one. */
 		for (size_t j = lo; j-- > 0;)
