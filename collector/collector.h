@@ -285,10 +285,9 @@ extern uint64_t g_sp_page_kb;
  * adopted the existing threads, so it never profiles that thread). */
 void sampling_init(struct dfile *overview);
 void sampling_start(void);
-/* Stop the sampling thread and signals; later points are not written. */
+/* Stop the sampling thread (woken, it returns at once) and signals; later
+ * points are not written. */
 void sampling_stop(void);
-/* sampling_stop, and wake the thread so that it returns now. */
-void sampling_quit_thread(void);
 void sampling_fork_child(void);
 /* For the sigaction interposer: 1 when sig is the -l or -y signal, whose
  * handler stays sonde's; the target's action is kept (old gets the

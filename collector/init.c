@@ -299,7 +299,7 @@ void collector_restart(const char *dir)
 
 void collector_threads_quit(void)
 {
-	sampling_quit_thread();
+	sampling_stop();
 	trace_ticker_quit();
 }
 

@@ -109,7 +109,7 @@ static void *sampler(void *arg)
 			wake = g_stop_at_ns;
 		if (wake == UINT64_MAX)
 			break;
-		/* A futex wait on g_quit, so that sampling_quit_thread wakes it:
+		/* A futex wait on g_quit, so that sampling_stop wakes it:
 		 * FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC time. */
 		struct timespec ts = { (time_t)(wake / 1000000000ull), (long)(wake % 1000000000ull) };
 		if (syscall(SYS_futex, &g_quit, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, 0, &ts, NULL,
@@ -187,11 +187,6 @@ void sampling_start(void)
 }
 
 void sampling_stop(void)
-{
-	atomic_store(&g_quit, 1);
-}
-
-void sampling_quit_thread(void)
 {
 	atomic_store(&g_quit, 1);
 	syscall(SYS_futex, &g_quit, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, NULL, NULL, 0);
