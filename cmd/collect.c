@@ -63,8 +63,8 @@ static void usage(FILE *f)
 		"\n"
 		"  -p on|hi|lo|N|off  clock profiling: on = 10 ms, hi = 1 ms, lo = 100 ms,\n"
 		"                     N = N milliseconds (fractions allowed); default on\n"
-		"  -o NAME            experiment name (must end in .er); default test.N.er,\n"
-		"                     the next free N\n"
+		"  -o NAME            experiment name or path (DIR/NAME.er; must end in .er);\n"
+		"                     default test.N.er, the next free N\n"
 		"  -d DIR             directory to create the experiment in\n"
 		"  -C COMMENT         comment recorded in the experiment's notes (repeatable)\n"
 		"  -t END|START-END   collect data only until END seconds, or from START to\n"
@@ -195,9 +195,16 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			o->dry_run = 1;
 			continue;
 		}
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+		if (!strcmp(a, "--help")) {
 			usage(stdout);
 			exit(0);
+		}
+		/* gprofng's -h selects hardware counters; a user typing it
+		 * expects counters, not help and a zero exit. */
+		if (!strcmp(a, "-h")) {
+			fprintf(stderr, "sonde collect: -h (hardware counter profiling) is not supported yet; "
+					"see sonde collect --help\n");
+			return 2;
 		}
 		if (strlen(a) != 2 || !strchr("poCdtLDsHiFaSly", a[1]))
 			return bad("unknown option", a);
@@ -314,9 +321,26 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	}
 	o->argv = argv + i;
 	if (o->name) {
-		size_t n = strlen(o->name);
-		if (n < 4 || strcmp(o->name + n - 3, ".er") || strchr(o->name, '/'))
-			return bad("experiment name must be a plain name ending in .er:", o->name);
+		/* A path is accepted, as gprofng and perf accept one: its last
+		 * component is the experiment, the rest the directory it goes in
+		 * (relative to -d when one is given).  What stays refused is
+		 * what would land somewhere unexpected: a last component that is
+		 * not NAME.er, and a directory that is itself an experiment (the
+		 * reader would take the new one for a descendant of it). */
+		const char *base = strrchr(o->name, '/');
+		base = base ? base + 1 : o->name;
+		size_t n = strlen(base);
+		if (n < 4 || strcmp(base + n - 3, ".er"))
+			return bad("experiment name must end in .er (NAME.er or DIR/NAME.er):", o->name);
+		if (o->dir && o->name[0] == '/')
+			return bad("-o names an absolute path; -d would be ignored:", o->name);
+		for (const char *c = o->name; c < base;) {
+			const char *e = strchr(c, '/');
+			size_t len = (size_t)(e - c);
+			if (len > 3 && !strncmp(e - 3, ".er", 3))
+				return bad("experiment would be created inside another experiment:", o->name);
+			c = e + 1;
+		}
 	}
 	return 0;
 }
@@ -428,13 +452,26 @@ static int find_collector(char *out, size_t cap)
 static int make_experiment(const struct opts *o, char *path, size_t cap, int dry)
 {
 	const char *dir = o->dir ? o->dir : ".";
+	char dirbuf[PATH_MAX];
+	const char *name = o->name;
+	const char *slash = name ? strrchr(name, '/') : NULL;
+	if (slash) {
+		int len = (int)(slash - name);
+		if (name[0] == '/')
+			snprintf(dirbuf, sizeof dirbuf, "%.*s", len ? len : 1, name);
+		else
+			snprintf(dirbuf, sizeof dirbuf, "%s/%.*s", dir, len, name);
+		dir = dirbuf;
+		name = slash + 1;
+	}
 	struct stat st;
 	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
 		return bad("no such directory", dir);
 	if (access(dir, W_OK | X_OK) < 0)
 		return bad("cannot write in directory", dir);
-	if (o->name) {
-		snprintf(path, cap, "%s/%s", dir, o->name);
+	if (name) {
+		if ((size_t)snprintf(path, cap, "%s/%s", dir, name) >= cap)
+			return bad("experiment path too long", o->name);
 		if (lstat(path, &st) == 0)
 			return bad("experiment already exists, not overwriting", path);
 		if (!dry && mkdir(path, 0755) < 0)
@@ -455,7 +492,8 @@ static int make_experiment(const struct opts *o, char *path, size_t cap, int dry
 		closedir(d);
 	}
 	for (int tries = 0; tries < 1000; tries++, next++) {
-		snprintf(path, cap, "%s/test.%ld.er", dir, next);
+		if ((size_t)snprintf(path, cap, "%s/test.%ld.er", dir, next) >= cap)
+			return bad("directory path too long", dir);
 		if (dry)
 			return 0;
 		if (mkdir(path, 0755) == 0)

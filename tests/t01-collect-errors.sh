@@ -40,6 +40,24 @@ one_line_error "setuid program" ./suid
 rm -f suid
 one_line_error "experiment name without .er" -o results "$FIX/burn" 1 0.01
 one_line_error "missing -d directory" -d ./nowhere "$FIX/burn" 1 0.01
+one_line_error "-o path whose last part lacks .er" -o sub/results "$FIX/burn" 1 0.01
+one_line_error "-o path into a missing directory" -o nowhere/x.er "$FIX/burn" 1 0.01
+one_line_error "-o bare .er" -o sub/.er "$FIX/burn" 1 0.01
+mkdir host.er
+one_line_error "-o inside another experiment" -o host.er/x.er "$FIX/burn" 1 0.01
+rmdir host.er
+one_line_error "-o absolute path with -d" -d . -o "$TMP/abs.er" "$FIX/burn" 1 0.01
+# gprofng's -h selects hardware counters: refused with status 2 until
+# sonde has them, not taken for help.
+one_line_error "-h (counters) is refused" -h cycles "$FIX/burn" 1 0.01
+"$SONDE" collect -h cycles "$FIX/burn" 1 0.01 >/dev/null 2>&1
+rc=$?
+if [ "$rc" = 2 ]; then ok "-h exits with status 2"; else notok "-h exits with status 2 (got $rc)"; fi
+if "$SONDE" collect --help >"$TMP/out" 2>&1 && grep -q '^usage: sonde collect' "$TMP/out"; then
+	ok "--help prints the usage and exits 0"
+else
+	notok "--help prints the usage and exits 0"
+fi
 
 mkdir exists.er
 one_line_error "existing experiment name" -o exists.er "$FIX/burn" 1 0.01
@@ -79,3 +97,12 @@ rc=$?
 if [ "$rc" = 143 ]; then ok "killed by SIGTERM gives 143"; else notok "killed by SIGTERM gives 143 (got $rc)"; fi
 check "log.xml records the signal" grep -q 'kind="signal" .*signal="15"' killed.er/log.xml
 check "-C comment is in notes" sh -c "'$SONDE' collect -o c.er -C 'hello notes' '$FIX/burn' 1 0.01 >/dev/null && grep -q 'hello notes' c.er/notes"
+
+# -o takes a path, as gprofng and perf do: relative to the current
+# directory, relative to -d, or absolute.
+mkdir -p sub dsub/inner
+check "-o DIR/NAME.er creates the experiment there" sh -c "'$SONDE' collect -o sub/p.er '$FIX/burn' 1 0.01 >/dev/null && test -f sub/p.er/log.xml"
+check "-o with -d is relative to -d" sh -c "'$SONDE' collect -d dsub -o inner/q.er '$FIX/burn' 1 0.01 >/dev/null && test -f dsub/inner/q.er/log.xml"
+check "-o absolute path" sh -c "'$SONDE' collect -o '$TMP/work/sub/abs.er' '$FIX/burn' 1 0.01 >/dev/null && test -f sub/abs.er/log.xml"
+check "an experiment made with a path reads back" sh -c "'$SONDE' print -header sub/p.er | grep -q 'Samples:'"
+one_line_error "-o path to an existing experiment" -o sub/p.er "$FIX/burn" 1 0.01
