@@ -1,0 +1,65 @@
+# Signal scenarios of gprofng's synprog (sig, sigprofh, itimer), in a
+# fixture of our own (tests/fixtures/sigscen.c): CPU burnt inside the
+# target's own signal handlers goes to the handlers, the code they
+# interrupted keeps its own time, and the target's own SIGALRM and SIGPROF
+# timers keep working under the collector.
+#
+# Tolerances: a handler run of 10 ms sampled every 1 ms of CPU time is
+# counted to within one sample, and the error of a run's count has a
+# variance of at most 1/4 sample^2, so n runs are within
+# 3 * sqrt(n / 4) samples of the truth at three standard deviations.
+. "$(dirname "$0")/lib.sh"
+cd "$TMP" || exit 1
+
+# tol RUNS: the tolerance in ns for RUNS independent 10 ms runs at 1 ms.
+tol() { awk -v n="$1" 'BEGIN { printf "%.0f", 3 * sqrt(n / 4) * 1000000 + 1000000 }'; }
+# close A B TOL: |A - B| <= TOL
+close() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= t) }'; }
+truth() { awk -v k="$2" '$1 == "truth" && $2 == k { print $3 }' "$1"; }
+runs() { awk -v k="$2" '$1 == "runs" && $2 == k { print $3 }' "$1"; }
+# incl FUNC: inclusive ns from fn.csv (columns name, object, e.totalcpu, i.totalcpu)
+incl() { awk -F, -v f="$1" '$1 == f { print $4; exit }' fn.csv; }
+
+"$FIX/sigscen" >plain.txt
+plain_profs=$(awk '$1 == "sigprof_count" { print $2 }' plain.txt)
+
+rc 0 "collect -p hi sigscen" "$SONDE" collect -p hi -o s.er "$FIX/sigscen"
+cp out.txt truth.txt
+"$SONDE" print -printmode csv -metrics e.totalcpu:i.totalcpu:name -functions s.er >fn.csv 2>/dev/null
+
+for h in sigtime_handler usr1_handler; do
+	want=$(truth truth.txt $h)
+	n=$(runs truth.txt $h)
+	got=$(incl $h)
+	t=$(tol "$n")
+	if close "${got:-0}" "$want" "$t"; then ok "$h: $got ns in the handler, truth $want ns (within $t ns, $n runs)"; else
+		notok "$h: recorded ${got:-0} ns, truth $want ns (tolerance $t ns for $n runs)"; fi
+done
+
+# user_loop's own time: its inclusive time holds the handler it was
+# interrupted by (the handler runs on its stack).
+want=$(truth truth.txt user_loop)
+ul=$(incl user_loop)
+sh_=$(incl sigtime_handler)
+n=$(runs truth.txt sigtime_handler)
+own=$(awk -v a="${ul:-0}" -v b="${sh_:-0}" 'BEGIN { printf "%.0f", a - b }')
+t=$(tol $((2 * n)))
+if close "$own" "$want" "$t"; then ok "user_loop keeps its own time: $own ns, truth $want ns"; else
+	notok "user_loop's own time $own ns (inclusive ${ul:-0} less the handler's ${sh_:-0}), truth $want ns (tolerance $t)"; fi
+
+# A continuous burn with the target's own SIGPROF timer running.
+want=$(truth truth.txt prof_burn)
+got=$(incl prof_burn)
+if within "${got:-0}" "$want" 2; then ok "prof_burn under the target's own ITIMER_PROF: $got ns, truth $want ns"; else
+	notok "prof_burn under the target's own ITIMER_PROF: ${got:-0} ns, truth $want ns"; fi
+profs=$(awk '$1 == "sigprof_count" { print $2 }' truth.txt)
+if [ "${profs:-0}" -ge $((plain_profs / 2)) ] && [ "${profs:-0}" -gt 0 ]; then
+	ok "the target's ITIMER_PROF keeps firing: $profs SIGPROFs (plain run: $plain_profs)"
+else notok "the target's ITIMER_PROF: ${profs:-0} SIGPROFs under sonde, $plain_profs in the plain run"; fi
+
+# The handlers are reached through the signal frame from the code they
+# interrupted: the stack still reaches main.
+m=$(incl main)
+tot=$(incl '<Total>')
+if within "${m:-0}" "$tot" 1; then ok "main's inclusive time is the total ($m of $tot ns): handler stacks are complete"; else
+	notok "main's inclusive ${m:-0} ns of $tot ns"; fi
