@@ -14,12 +14,22 @@ for i in $(seq 1 50); do
 	[ -n "$tpid" ] && break
 	sleep 0.1
 done
-sleep 2
-total=0
-for f in /proc/$tpid/task/*/schedstat; do
-	v=$(awk '{print $1}' "$f" 2>/dev/null)
-	total=$((total + ${v:-0}))
+# Until the target has used 1.5 s of CPU (not a fixed wall time: on a
+# busy machine 2 s of wall time can be far less CPU), at most 60 s.
+cpu_used() {
+	total=0
+	for f in /proc/$tpid/task/*/schedstat; do
+		v=$(awk '{print $1}' "$f" 2>/dev/null)
+		total=$((total + ${v:-0}))
+	done
+}
+for i in $(seq 1 600); do
+	cpu_used
+	[ "$total" -ge 1500000000 ] && break
+	sleep 0.1
 done
+kill -STOP "$tpid"
+cpu_used
 kill -KILL "$tpid"
 wait $cpid
 rc=$?
