@@ -1,0 +1,27 @@
+#!/bin/sh
+# Runs `make check` N times (default 5) on a fresh clone of this repository's
+# HEAD while one CPU hog per CPU runs, to catch tests that depend on timing
+# luck.  Prints each run's summary line and the failed assertions; exits
+# non-zero if any run failed.
+#   sh scripts/check-loaded.sh [N]
+n=${1:-5}
+top=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d "${TMPDIR:-/tmp}/sonde-loaded.XXXXXX")
+git clone -q "$top" "$work/sonde" || exit 1
+hogs=""
+for i in $(seq 1 "$(nproc)"); do
+	sh -c 'while :; do :; done' &
+	hogs="$hogs $!"
+done
+trap 'kill $hogs 2>/dev/null' EXIT INT TERM
+failed=0
+for r in $(seq 1 "$n"); do
+	start=$(date +%s)
+	(cd "$work/sonde" && make check) >"$work/run$r.log" 2>&1
+	rc=$?
+	echo "run $r: exit $rc, $(( $(date +%s) - start )) s, $(tail -n 1 "$work/run$r.log")"
+	grep '^not ok' "$work/run$r.log" | sed 's/^/    /'
+	[ $rc = 0 ] || failed=$((failed + 1))
+done
+echo "$failed of $n runs failed (logs in $work)"
+[ $failed = 0 ]
