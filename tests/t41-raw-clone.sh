@@ -52,3 +52,16 @@ for mode in hi:perf hi:perf-fasync on:timer; do
 		awk 'NF == 4 && $4 > 20000000 { d = $3 - $4; if (d < 0) d = -d; if (d > $4 * 0.02) { print; bad = 1 } } END { exit bad }' threads.$src
 	check "$tag: the experiment reads cleanly" sh -c "'$SONDE' print -header $src.er | grep -q 'Read problems (0)'"
 done
+
+# A thread made by a bare clone system call cannot be wrapped, so it is
+# not sampled; with the SIGTRAP source it inherits its creator's counter,
+# and the samples it drops are reported with its tid.
+SONDE_CLOCK_SOURCE=perf timeout 60 "$SONDE" collect -p hi -o bare.er "$FIX/rawclone_bare" >truth.bare 2>&1
+bare=$(awk '/^bare / { print $2 }' truth.bare)
+if grep -q 'clock_source="perf-task-clock-sigtrap"' bare.er/log.xml; then
+	note "bare clone: $(grep -o "task ${bare:-?} ran[^\"]*" bare.er/log.xml)"
+	check "a bare clone system call's thread is reported in log.xml with its CPU time" \
+		grep -q "task $bare ran about [0-9]* ms of CPU time unsampled" bare.er/log.xml
+else
+	note "bare clone: no SIGTRAP source here; skipped"
+fi
