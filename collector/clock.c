@@ -56,7 +56,20 @@ static int g_sig;
 struct dfile *g_profile;
 int g_timer_source_active;
 int g_sigtrap_source_active;
-static pthread_mutex_t g_reg_lock = PTHREAD_MUTEX_INITIALIZER;
+/* A spin lock rather than a pthread mutex: tasks made by raw clone take
+ * it too, and pthread_mutex_lock reads the caller's thread descriptor
+ * through its thread pointer, which such a task may not have.  Held for
+ * a few system calls at most. */
+static _Atomic int g_reg_lock;
+static void reg_lock(void)
+{
+	while (atomic_exchange_explicit(&g_reg_lock, 1, memory_order_acquire))
+		syscall(SYS_sched_yield);
+}
+static void reg_unlock(void)
+{
+	atomic_store_explicit(&g_reg_lock, 0, memory_order_release);
+}
 /* With an inheriting source: set once the initial thread and the adopted
  * ones are armed, so that every thread created from then on inherits a
  * counter from its creator and arming it again would sample it twice. */
@@ -227,6 +240,8 @@ static struct thread_slot *slot_take(pid_t tid)
 		i = atomic_fetch_add(&g_slots_used, 1);
 	else
 		return NULL;
+	atomic_store(&g_slots[i].raw_tp, NULL);
+	g_slots[i].own_process = g_slots[i].foreign_fds = 0;
 	atomic_store(&g_slots[i].tid, tid);
 	atomic_store_explicit(&g_tid_slot[tid], (uint16_t)(i + 1), memory_order_release);
 	return &g_slots[i];
@@ -239,6 +254,7 @@ static void slot_free(struct thread_slot *s)
 	if (tid > 0 && (unsigned)tid < TID_LIMIT)
 		atomic_store(&g_tid_slot[tid], 0);
 	atomic_store(&s->tid, 0);
+	atomic_store(&s->raw_tp, NULL);
 	if (g_nfree < MAX_THREADS)
 		g_free_slots[g_nfree++] = (uint16_t)(s - g_slots);
 }
@@ -266,12 +282,35 @@ static uint64_t thread_cpu_ns(pid_t tid)
 	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
+static void forget_stray(pid_t tid);
+
+static uint64_t slot_cpu_ns(const struct thread_slot *s)
+{
+	pid_t tid = atomic_load(&s->tid);
+	if (!s->own_process)
+		return thread_cpu_ns(tid);
+	struct timespec t;
+	if (clock_gettime(process_cpu_clock(tid), &t) < 0)
+		return UINT64_MAX;
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
 /* Register `tid` and, with `arm` set, arm its sampling source.  Returns 0,
  * or -errno when arming failed.  Normal context. */
 static int register_thread(pid_t tid, int arm)
 {
-	pthread_mutex_lock(&g_reg_lock);
+	reg_lock();
 	struct thread_slot *s = slot_by_tid(tid);
+	if (s && atomic_load(&s->raw_tp)) {
+		/* A raw clone task that never returned to its wrapper (it
+		 * exec'd or ended by system call): its tid is reused.  What it
+		 * armed is not this thread's. */
+		atomic_store(&s->raw_tp, NULL);
+		s->own_process = s->foreign_fds = 0;
+		s->fd = -1;
+		s->has_timer = 0;
+		s->start_ns = now_ns();
+	}
 	if (!s) {
 		s = slot_take(tid);
 		if (s) {
@@ -282,13 +321,14 @@ static int register_thread(pid_t tid, int arm)
 			g_nlive++;
 		}
 	}
-	pthread_mutex_unlock(&g_reg_lock);
+	reg_unlock();
 	if (!s) {
 		static _Atomic int warned;
 		if (!atomic_exchange(&warned, 1))
 			log_event_text("warning", "more than 16384 live threads; extra threads are not profiled");
 		return -ENOSPC;
 	}
+	forget_stray(tid);
 	int rc = 0;
 	if (arm && g_src && s->fd < 0 && !s->has_timer) {
 		rc = g_src->arm(s, tid);
@@ -308,7 +348,7 @@ static int register_thread(pid_t tid, int arm)
 /* Returns the number of registered threads left. */
 static int unregister_thread(pid_t tid, int record)
 {
-	pthread_mutex_lock(&g_reg_lock);
+	reg_lock();
 	struct thread_slot *s = slot_by_tid(tid);
 	if (s) {
 		g_nlive--;
@@ -330,7 +370,7 @@ static int unregister_thread(pid_t tid, int record)
 		slot_free(s);
 	}
 	int left = g_nlive;
-	pthread_mutex_unlock(&g_reg_lock);
+	reg_unlock();
 	return left;
 }
 
@@ -463,15 +503,119 @@ void clock_adopt_existing_threads(void)
 	/* From now on a new thread's creator holds a counter (unless arming
 	 * it failed): new threads inherit theirs.  Until now they were armed
 	 * on their own, since their creator might not be armed yet. */
-	pthread_mutex_lock(&g_reg_lock);
+	reg_lock();
 	struct thread_slot *s = slot_by_tid(self);
 	if (g_src && g_src->inherits && s && s->fd >= 0)
 		g_inherit_ready = 1;
-	pthread_mutex_unlock(&g_reg_lock);
+	reg_unlock();
 	if (n) {
 		char msg[128];
 		snprintf(msg, sizeof msg, "%d thread(s) existed before the collector started; adopted", n);
 		log_event_text("info", msg);
+	}
+}
+
+/* ---- tasks made by raw clone (rawclone.c has the wrapper) ---- */
+
+/* In a task made by clone(CLONE_VM ...) with `flags`, on its private
+ * thread pointer `tp` (so t_state, errno and sonde's data blocks are its
+ * own): register it and arm its sampling source, unless it inherited a
+ * counter from its creator (CLONE_THREAD with an inheriting source), and
+ * note its start routine for its tail.  Uses no pthread call that reads
+ * the thread descriptor, no malloc and no stdio: the task may share its
+ * creator's thread pointer, and the creator may hold the malloc lock. */
+void clock_raw_begin(int flags, void *fn, char *tp)
+{
+	struct tstate *ts = &t_state;
+	ts->tid = sys_gettid();
+	ts->stack_lo = ts->stack_hi = 0; /* unknown: the unwinder probes */
+	if (!atomic_load(&g_col.active) || !g_profile || !g_src)
+		return;
+	reg_lock();
+	struct thread_slot *s = slot_by_tid(ts->tid);
+	if (!s)
+		s = slot_take(ts->tid);
+	if (s) {
+		s->fd = -1;
+		s->has_timer = 0;
+		s->start_ns = now_ns();
+		atomic_store(&s->resume_gen, 0);
+		s->own_process = !(flags & CLONE_THREAD);
+		s->foreign_fds = !(flags & CLONE_FILES);
+		atomic_store_explicit(&s->raw_tp, tp, memory_order_release);
+	}
+	int inherited = (flags & CLONE_THREAD) && g_src->inherits && g_inherit_ready;
+	reg_unlock();
+	forget_stray(ts->tid);
+	if (!s) {
+		static _Atomic int warned;
+		if (!atomic_exchange(&warned, 1))
+			log_event_text("warning", "more than 16384 live threads; extra threads are not profiled");
+		return;
+	}
+	if (!inherited && g_src->arm(s, ts->tid) < 0) {
+		static _Atomic int warned;
+		if (!atomic_exchange(&warned, 1))
+			log_event_text("warning", "clock profiling could not be armed on a task made by "
+						  "clone(CLONE_VM); it is not sampled");
+	}
+	clock_thread_start_routine(fn);
+}
+
+/* The same task, its start routine returned, again on its private thread
+ * pointer: record its tail and end, and release what it armed. */
+void clock_raw_end(void)
+{
+	pid_t tid = t_state.tid;
+	if (!tid)
+		return;
+	clock_thread_tail();
+	reg_lock();
+	struct thread_slot *s = slot_by_tid(tid);
+	if (s && atomic_load(&s->raw_tp)) {
+		/* An inherited copy of this counter may count a thread this
+		 * task made: keep it open until recording stops, when it is
+		 * in the table the stop closes descriptors in. */
+		if (g_src && g_src->inherits && s->fd >= 0 && !s->foreign_fds && g_nretired < MAX_RETIRED) {
+			g_retired[g_nretired++] = s->fd;
+			s->fd = -1;
+		}
+		if (g_src)
+			g_src->disarm(s);
+		record_thread_end(s, slot_cpu_ns(s));
+		slot_free(s);
+	}
+	reg_unlock();
+	t_state.tid = 0;
+}
+
+/* A registered task's samples before it registered are not strays. */
+static void forget_stray(pid_t tid)
+{
+	for (int i = 0; i < MAX_STRAYS; i++)
+		if (atomic_load_explicit(&g_strays[i].tid, memory_order_relaxed) == tid) {
+			atomic_store(&g_strays[i].n, 0);
+			atomic_store(&g_strays[i].tid, 0);
+		}
+}
+
+static void report_strays(void)
+{
+	for (int i = 0; i < MAX_STRAYS; i++) {
+		pid_t tid = atomic_load(&g_strays[i].tid);
+		uint32_t n = atomic_load(&g_strays[i].n);
+		atomic_store(&g_strays[i].n, 0);
+		atomic_store(&g_strays[i].tid, 0);
+		/* 20 intervals of CPU time: more than a thread spends
+		 * between its start and its registration. */
+		if (!tid || n < 20)
+			continue;
+		char msg[300];
+		snprintf(msg, sizeof msg,
+			 "task %d ran about %llu ms of CPU time unsampled: it was not made through a call "
+			 "sonde sees (a bare clone or clone3 system call?)",
+			 (int)tid, (unsigned long long)(n * g_cs.interval_ns / 1000000ull));
+		log_event_text("warning", msg);
 	}
 }
 
@@ -638,6 +782,7 @@ int clock_start(const struct clock_settings *cs)
 	sigemptyset(&set);
 	sigaddset(&set, g_sig);
 	real_pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	rawclone_init();
 	return 0;
 }
 
@@ -648,22 +793,30 @@ void clock_stop_all(void)
 	if (t_state.tid && g_col.pid == getpid())
 		clock_thread_tail();
 	atomic_store(&g_col.active, 0);
-	pthread_mutex_lock(&g_reg_lock);
+	report_strays();
+	reg_lock();
 	for (int i = 0, n = atomic_load(&g_slots_used); i < n; i++) {
 		pid_t tid = atomic_load(&g_slots[i].tid);
 		if (!tid)
 			continue;
+		struct thread_slot *s = &g_slots[i];
+		/* What a raw clone task armed in its own descriptor table
+		 * or process is its to release (when it returns, or ends). */
+		if (s->foreign_fds)
+			s->fd = -1;
+		if (s->own_process)
+			s->has_timer = 0;
 		if (g_src)
-			g_src->disarm(&g_slots[i]);
-		record_thread_end(&g_slots[i], thread_cpu_ns(tid));
-		slot_free(&g_slots[i]);
+			g_src->disarm(s);
+		record_thread_end(s, slot_cpu_ns(s));
+		slot_free(s);
 	}
 	g_nlive = 0;
 	for (int i = 0; i < g_nretired; i++)
 		fd_release(g_retired[i]);
 	g_nretired = 0;
 	g_inherit_ready = 0;
-	pthread_mutex_unlock(&g_reg_lock);
+	reg_unlock();
 	/* Let samples already being written finish before files are closed. */
 	for (int i = 0; i < 1000 && atomic_load(&g_inflight); i++)
 		sched_yield();
@@ -672,13 +825,13 @@ void clock_stop_all(void)
 
 void clock_reenable(void)
 {
-	pthread_mutex_lock(&g_reg_lock);
+	reg_lock();
 	for (int i = 0, n = atomic_load(&g_slots_used); i < n; i++)
-		if (atomic_load(&g_slots[i].tid) && g_slots[i].fd >= 0)
+		if (atomic_load(&g_slots[i].tid) && g_slots[i].fd >= 0 && !g_slots[i].foreign_fds)
 			ioctl(g_slots[i].fd, PERF_EVENT_IOC_ENABLE, 0);
 	for (int i = 0; i < g_nretired; i++)
 		ioctl(g_retired[i], PERF_EVENT_IOC_ENABLE, 0);
-	pthread_mutex_unlock(&g_reg_lock);
+	reg_unlock();
 }
 
 /* Wait (bounded) until no handler is unwinding; used around dlclose. */
@@ -696,7 +849,7 @@ void clock_fork_child(void)
 	 * POSIX timers are not inherited; just drop everything. */
 	for (int i = 0, n = atomic_load(&g_slots_used); i < n; i++) {
 		pid_t tid = atomic_load(&g_slots[i].tid);
-		if (g_slots[i].fd >= 0 && tid)
+		if (g_slots[i].fd >= 0 && tid && !g_slots[i].foreign_fds)
 			fd_release(g_slots[i].fd);
 		if (tid > 0 && (unsigned)tid < TID_LIMIT)
 			atomic_store(&g_tid_slot[tid], 0);
@@ -704,6 +857,7 @@ void clock_fork_child(void)
 	}
 	/* The lock may have been held by another thread of the parent at the
 	 * fork: start the child's slots afresh rather than take it. */
+	atomic_store(&g_reg_lock, 0);
 	g_nfree = 0;
 	atomic_store(&g_slots_used, 0);
 	for (int i = 0; i < g_nretired; i++)
@@ -712,6 +866,7 @@ void clock_fork_child(void)
 	g_inherit_ready = 0;
 	g_nlive = 0;
 	memset((void *)g_our_fds, 0, sizeof g_our_fds);
+	memset((void *)g_strays, 0, sizeof g_strays);
 	dfile_forget(g_profile);
 	g_profile = NULL;
 	t_state.tid = 0;

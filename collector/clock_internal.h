@@ -3,7 +3,9 @@
 #ifndef SONDE_COLLECTOR_CLOCK_INTERNAL_H
 #define SONDE_COLLECTOR_CLOCK_INTERNAL_H
 
+#include <asm/prctl.h>
 #include <signal.h>
+#include <sys/syscall.h>
 
 #include "collector.h"
 
@@ -21,6 +23,16 @@ struct thread_slot {
 	 * starts. */
 	_Atomic uint64_t resume_cpu_ns;
 	_Atomic uint32_t resume_gen;
+	/* A task made by clone(CLONE_VM ...) (rawclone.c): the thread
+	 * pointer of its private TLS block, which the handler switches to
+	 * while it samples the task, since the task's own thread pointer may
+	 * be its creator's or a foreign runtime's.  NULL for other threads. */
+	_Atomic(char *) raw_tp;
+	/* Without CLONE_THREAD the task is a process of its own: its timer
+	 * is its process's and its CPU clock is read as a process clock.
+	 * Without CLONE_FILES its perf fd is in its own descriptor table.
+	 * Either way only the task itself may release them. */
+	uint8_t own_process, foreign_fds;
 };
 extern struct thread_slot g_slots[MAX_THREADS];
 
@@ -55,6 +67,14 @@ static inline struct thread_slot *slot_by_tid(pid_t tid)
 static inline clockid_t thread_cpu_clock(pid_t tid)
 {
 	return (clockid_t)((~(unsigned)tid << 3) | 6);
+}
+
+/* MAKE_PROCESS_CPUCLOCK(pid, CPUCLOCK_SCHED): the CPU clock of a process
+ * (a task made by clone(CLONE_VM) without CLONE_THREAD, whose thread
+ * clock other processes cannot read).  Async-signal-safe. */
+static inline clockid_t process_cpu_clock(pid_t pid)
+{
+	return (clockid_t)((~(unsigned)pid << 3) | 2);
 }
 
 struct tstate {
@@ -92,6 +112,54 @@ extern _Atomic int g_inflight;		/* handlers running now */
 extern _Atomic int g_unwind_pause;	/* set around dlclose */
 
 void clock_handler(int sig, siginfo_t *si, void *uc);
+
+/* The calling task's thread pointer (x86-64 FS base): rdfsbase where the
+ * kernel allows it (g_fsgsbase), else arch_prctl by a bare system call,
+ * which leaves errno (TLS) alone.  Async-signal-safe; no TLS. */
+extern int g_fsgsbase;
+static inline uintptr_t tp_get(void)
+{
+	uintptr_t v = 0;
+	if (g_fsgsbase) {
+		__asm__ volatile("rdfsbase %0" : "=r"(v)::"memory");
+	} else {
+		long r;
+		__asm__ volatile("syscall"
+				 : "=a"(r)
+				 : "0"((long)SYS_arch_prctl), "D"((long)ARCH_GET_FS), "S"(&v)
+				 : "rcx", "r11", "memory");
+		(void)r;
+	}
+	return v;
+}
+
+static inline void tp_set(uintptr_t v)
+{
+	if (g_fsgsbase) {
+		__asm__ volatile("wrfsbase %0" ::"r"(v) : "memory");
+	} else {
+		long r;
+		__asm__ volatile("syscall"
+				 : "=a"(r)
+				 : "0"((long)SYS_arch_prctl), "D"((long)ARCH_SET_FS), "S"(v)
+				 : "rcx", "r11", "memory");
+		(void)r;
+	}
+}
+
+/* Counted in the handler: samples of tasks that are not registered (a
+ * counter inherited by a thread made by a bare clone system call, or
+ * clone3, which sonde does not see start).  A few samples of a pthread
+ * before its trampoline registers it are normal; many mean a task sonde
+ * did not see start (clock.c reports those). */
+#define MAX_STRAYS 32
+struct stray {
+	_Atomic pid_t tid;
+	_Atomic uint32_t n;
+};
+extern struct stray g_strays[MAX_STRAYS];
+/* Async-signal-safe. */
+void clock_note_stray(pid_t tid);
 /* Whether recording is paused for the calling thread, whose CPU clock
  * reads cpu_now: then its last_cpu_ns follows the clock so the paused
  * time is never weighed.  After a resume, moves last_cpu_ns to the

@@ -177,6 +177,14 @@ int clock_signal(void);
 /* Our handler, exposed so the sigaction interposer can keep it installed. */
 int clock_is_our_signal(int sig);
 void clock_fork_child(void);
+/* Tasks made by clone(CLONE_VM ...): rawclone.c and clock.c. */
+void rawclone_init(void);
+/* clone() for flags with CLONE_VM: the real clone, with fn wrapped so the
+ * task is sampled.  Keeps errno as the real clone leaves it. */
+int clock_raw_clone(int (*real)(int (*)(void *), void *, int, void *, ...), int (*fn)(void *), void *stack,
+		    int flags, void *arg, void *ptid, void *tls, void *ctid);
+void clock_raw_begin(int flags, void *fn, char *tp);
+void clock_raw_end(void);
 
 /* ---- jitmap.c: perf map files (JIT code) ---- */
 

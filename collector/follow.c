@@ -557,7 +557,9 @@ EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 		errno = ENOSYS;
 		return -1;
 	}
-	if ((flags & (CLONE_VM | CLONE_THREAD)) || !g_tracking || g_mode == F_OFF)
+	if (flags & (CLONE_VM | CLONE_THREAD)) /* a task in this process's memory */
+		return clock_raw_clone(real_clone, fn, stack, flags, arg, ptid, tls, ctid);
+	if (!g_tracking || g_mode == F_OFF)
 		return real_clone(fn, stack, flags, arg, ptid, tls, ctid);
 	struct clone_start *cs = malloc(sizeof *cs);
 	if (!cs)

@@ -131,11 +131,27 @@ void clock_mark_resume(uint32_t gen)
 		if (!tid)
 			continue;
 		struct timespec t;
-		if (clock_gettime(thread_cpu_clock(tid), &t) < 0)
+		if (clock_gettime(s->own_process ? process_cpu_clock(tid) : thread_cpu_clock(tid), &t) < 0)
 			continue; /* gone */
 		atomic_store_explicit(&s->resume_cpu_ns, (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec,
 				      memory_order_relaxed);
 		atomic_store_explicit(&s->resume_gen, gen, memory_order_release);
+	}
+}
+
+struct stray g_strays[MAX_STRAYS];
+
+/* Async-signal-safe: atomics only, no TLS. */
+void clock_note_stray(pid_t tid)
+{
+	for (int i = 0; i < MAX_STRAYS; i++) {
+		pid_t cur = atomic_load_explicit(&g_strays[i].tid, memory_order_relaxed);
+		if (cur == 0 && atomic_compare_exchange_strong(&g_strays[i].tid, &cur, tid))
+			cur = tid;
+		if (cur == tid) {
+			atomic_fetch_add_explicit(&g_strays[i].n, 1, memory_order_relaxed);
+			return;
+		}
 	}
 }
 
@@ -153,20 +169,14 @@ static int record_sample(void *uc, const struct tstate *ts, uint64_t now, uint64
 	return clock_write_sample(pcs, n, flags, now, weight);
 }
 
-/* Async-signal-safe: the whole sampling path (unwind, intern, write) uses
- * only stack memory, TLS (initial-exec), atomics and system calls. */
-void clock_handler(int sig, siginfo_t *si, void *uc)
+/* Record one sample of the calling task, whose slot is registered.  Not
+ * inlined: for a task made by raw clone it runs on the private thread
+ * pointer the caller switched to, and the compiler must not compute a TLS
+ * address before the switch.  Async-signal-safe: the whole sampling path
+ * (unwind, intern, write) uses only stack memory, TLS (initial-exec),
+ * atomics and system calls. */
+__attribute__((noinline)) static void sample_body(void *uc)
 {
-	if (!is_ours(si)) {
-		int saved_errno = errno;
-		chain(sig, si, uc);
-		errno = saved_errno;
-		return;
-	}
-	/* Before any TLS (errno is TLS too): see g_tid_slot.  The time of a
-	 * thread not registered yet goes to its first recorded sample. */
-	if (!slot_by_tid(sys_gettid()))
-		return;
 	int saved_errno = errno;
 	atomic_fetch_add(&g_inflight, 1);
 	struct tstate *ts = &t_state;
@@ -204,3 +214,41 @@ out:
 	errno = saved_errno;
 }
 
+/* Async-signal-safe.  Touches no TLS until it knows whose TLS it is: a
+ * task made by raw clone may run on its creator's thread pointer (whose
+ * t_state and errno another thread is using) or on a foreign runtime's,
+ * where sonde's TLS offsets may not even be mapped.  Such a task is
+ * sampled on the private block its slot names (rawclone.c). */
+void clock_handler(int sig, siginfo_t *si, void *uc)
+{
+	if (!is_ours(si)) {
+		struct thread_slot *s = slot_by_tid(sys_gettid());
+		if (s && atomic_load_explicit(&s->raw_tp, memory_order_acquire)) {
+			chain(sig, si, uc); /* its errno is not ours to keep */
+			return;
+		}
+		int saved_errno = errno;
+		chain(sig, si, uc);
+		errno = saved_errno;
+		return;
+	}
+	/* The time of a thread not registered yet goes to its first
+	 * recorded sample (see g_tid_slot). */
+	pid_t tid = sys_gettid();
+	struct thread_slot *s = slot_by_tid(tid);
+	if (!s) {
+		clock_note_stray(tid);
+		return;
+	}
+	uintptr_t tp = (uintptr_t)atomic_load_explicit(&s->raw_tp, memory_order_acquire);
+	if (!tp) {
+		sample_body(uc);
+		return;
+	}
+	/* The kernel does not restore the FS base at sigreturn: put the
+	 * task's own back. */
+	uintptr_t own = tp_get();
+	tp_set(tp);
+	sample_body(uc);
+	tp_set(own);
+}

@@ -9,7 +9,9 @@
  *       among samples (optionally only those whose leaf lies in the --leaf
  *       range of EXE_PATH), how many have a frame in one of the ranges of
  *       EXE_PATH (ELF addresses, as `nm -S` prints them):
- *       "samples N matched M weight_ns W matched_weight_ns MW"
+ *       "samples N matched M weight_ns W matched_weight_ns MW incomplete I"
+ *       (I: matched samples whose stack the collector could not unwind
+ *       to its outermost frame)
  *   expcheck summary EXP
  *       "samples N weight_ns W stacks S unknown_stack U problems P errors E
  *       written B" (B: bytes of block headers and packets in profile+stacks)
@@ -102,7 +104,7 @@ int main(int argc, char **argv)
 				goto bad;
 			}
 		}
-		uint64_t ns = 0, nm = 0, w = 0, wm = 0;
+		uint64_t ns = 0, nm = 0, w = 0, wm = 0, ni = 0;
 		struct sonde_sample_iter it;
 		struct sonde_sample s;
 		sonde_sample_iter_init(&it, exp);
@@ -118,10 +120,12 @@ int main(int argc, char **argv)
 			if (hit) {
 				nm++;
 				wm += s.weight_ns;
+				ni += !!(st->flags & SONDE_STACK_INCOMPLETE);
 			}
 		}
-		printf("samples %" PRIu64 " matched %" PRIu64 " weight_ns %" PRIu64 " matched_weight_ns %" PRIu64 "\n",
-		       ns, nm, w, wm);
+		printf("samples %" PRIu64 " matched %" PRIu64 " weight_ns %" PRIu64 " matched_weight_ns %" PRIu64
+		       " incomplete %" PRIu64 "\n",
+		       ns, nm, w, wm, ni);
 	} else {
 		goto bad;
 	}
