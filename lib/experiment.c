@@ -1971,6 +1971,7 @@ const char *sonde_heap_func_name(unsigned func)
 		[SONDE_HEAP_FREE] = "free",
 		[SONDE_HEAP_MMAP] = "mmap",
 		[SONDE_HEAP_MUNMAP] = "munmap",
+		[SONDE_HEAP_MREMAP] = "mremap",
 	};
 	return name_in(names, sizeof(names) / sizeof(names[0]), func);
 }

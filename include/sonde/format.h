@@ -267,6 +267,7 @@ enum sonde_heap_func {
 	SONDE_HEAP_FREE = 10,
 	SONDE_HEAP_MMAP = 11,
 	SONDE_HEAP_MUNMAP = 12,
+	SONDE_HEAP_MREMAP = 13, /* a free of the old range, an allocation of the new */
 	SONDE_HEAP_NFUNCS
 };
 
