@@ -44,7 +44,8 @@ LIBSONDE  := $(B)/libsonde.a
 LIBSONDE_LIBS := -lm -ldw -lelf -lz -ldl -lpthread
 TRACERS   := $(TRACER_SRC:tracers/%.c=$(B)/lib/sonde/libsonde_%.so)
 UNITS     := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
-FIXTURES  := $(FIXTURE_SRC:tests/fixtures/%.c=$(B)/fixtures/%) $(CXXFIXTURE_SRC:tests/fixtures/%.cc=$(B)/fixtures/%)
+FIXTURES  := $(FIXTURE_SRC:tests/fixtures/%.c=$(B)/fixtures/%) $(CXXFIXTURE_SRC:tests/fixtures/%.cc=$(B)/fixtures/%) \
+	     $(B)/fixtures/stdioio_fortify
 TOOLS     := $(TOOL_SRC:tests/tools/%.c=$(B)/tests/tools/%)
 API_A     := $(B)/lib/libsonde_api.a
 API_SO    := $(B)/lib/libsonde_api.so
@@ -146,6 +147,12 @@ $(B)/tests/%: tests/unit/%.c tests/unit/check.h $(LIBSONDE)
 $(B)/fixtures/%: tests/fixtures/%.c tests/fixtures/burner.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -fomit-frame-pointer -Wall -Wextra -o $@ $< -lpthread -lm -ldl
+
+# The stdio fixture as Debian builds programs: the fortified calls
+# (__printf_chk, __fgets_chk, ...) instead of the plain ones.
+$(B)/fixtures/stdioio_fortify: tests/fixtures/stdioio.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -fomit-frame-pointer -D_FORTIFY_SOURCE=2 -Wall -Wextra -o $@ $<
 
 $(B)/fixtures/%: tests/fixtures/%.cc
 	@mkdir -p $(dir $@)

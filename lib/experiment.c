@@ -1971,6 +1971,7 @@ const char *sonde_heap_func_name(unsigned func)
 		[SONDE_HEAP_FREE] = "free",
 		[SONDE_HEAP_MMAP] = "mmap",
 		[SONDE_HEAP_MUNMAP] = "munmap",
+		[SONDE_HEAP_MREMAP] = "mremap",
 	};
 	return name_in(names, sizeof(names) / sizeof(names[0]), func);
 }
@@ -1980,9 +1981,14 @@ const char *sonde_io_func_name(unsigned func)
 	static const char *const names[] = {
 		[SONDE_IO_READ] = "read",	    [SONDE_IO_PREAD] = "pread",
 		[SONDE_IO_READV] = "readv",	    [SONDE_IO_PREADV] = "preadv",
-		[SONDE_IO_FREAD] = "fread",	    [SONDE_IO_WRITE] = "write",
+		[SONDE_IO_FREAD] = "fread",	    [SONDE_IO_FGETS] = "fgets",
+		[SONDE_IO_GETC] = "getc",	    [SONDE_IO_GETLINE] = "getline",
+		[SONDE_IO_WRITE] = "write",
 		[SONDE_IO_PWRITE] = "pwrite",	    [SONDE_IO_WRITEV] = "writev",
 		[SONDE_IO_PWRITEV] = "pwritev",	    [SONDE_IO_FWRITE] = "fwrite",
+		[SONDE_IO_PRINTF] = "printf",	    [SONDE_IO_FPRINTF] = "fprintf",
+		[SONDE_IO_DPRINTF] = "dprintf",	    [SONDE_IO_PUTS] = "puts",
+		[SONDE_IO_FPUTS] = "fputs",	    [SONDE_IO_PUTC] = "putc",
 		[SONDE_IO_OPEN] = "open",	    [SONDE_IO_OPENAT] = "openat",
 		[SONDE_IO_CREAT] = "creat",	    [SONDE_IO_CLOSE] = "close",
 		[SONDE_IO_DUP] = "dup",		    [SONDE_IO_DUP2] = "dup2",

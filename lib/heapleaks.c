@@ -2,11 +2,11 @@
  * Leak matching for heap traces: which allocations were never freed.
  *
  * Events come sorted by time.  A free releases the live block at its
- * address; an munmap releases every live mapping it overlaps.  An
- * allocation at an address that is still live means the free was not seen
- * (made before tracing started, or by a path not interposed): the older
- * block is taken as freed, since the allocator reused it.  The same walk
- * gives the peak of live bytes.
+ * address; an munmap (or the old range of an mremap) releases every live
+ * mapping it overlaps.  An allocation at an address that is still live
+ * means the free was not seen (made before tracing started, or by a path not
+ * interposed): the older block is taken as freed, since the allocator
+ * reused it.  The same walk gives the peak of live bytes.
  *
  * Times are the collector's millisecond tick (tracer.h): a free is stamped
  * before its call and an allocation after, so a block handed from one
@@ -71,10 +71,21 @@ static int cmp_lo_ev(const void *a, const void *b)
 	return x->k < y->k ? -1 : x->k > y->k;
 }
 
+/* A mapping made (mmap, or mremap's new range) or released (munmap, or
+ * mremap's old range): matched by range, not by address. */
+static bool is_mapping_func(unsigned func)
+{
+	return func == SONDE_HEAP_MMAP || func == SONDE_HEAP_MUNMAP || func == SONDE_HEAP_MREMAP;
+}
+
 static bool is_mmap(const struct sonde_heap_event *e)
 {
-	return !(e->flags & SONDE_HEAPF_FAILED) && e->func == SONDE_HEAP_MMAP &&
-	       (e->flags & SONDE_HEAPF_ALLOC);
+	return !(e->flags & SONDE_HEAPF_FAILED) && is_mapping_func(e->func) && (e->flags & SONDE_HEAPF_ALLOC);
+}
+
+static bool is_munmap(const struct sonde_heap_event *e)
+{
+	return !(e->flags & SONDE_HEAPF_FAILED) && is_mapping_func(e->func) && (e->flags & SONDE_HEAPF_FREE);
 }
 
 static void maptree_release(struct maptree *mt)
@@ -183,7 +194,7 @@ static size_t maptree_below(const struct maptree *mt, uint64_t hi)
  * they keep their places). */
 static int block_op(const struct sonde_heap_event *e)
 {
-	if ((e->flags & SONDE_HEAPF_FAILED) || e->func == SONDE_HEAP_MMAP || e->func == SONDE_HEAP_MUNMAP)
+	if ((e->flags & SONDE_HEAPF_FAILED) || is_mapping_func(e->func))
 		return 0;
 	return (e->flags & SONDE_HEAPF_ALLOC) ? 1 : (e->flags & SONDE_HEAPF_FREE) ? 2 : 0;
 }
@@ -549,7 +560,7 @@ long sonde_heap_leaks(const struct sonde_exp *exp, bool *leaked, struct sonde_he
 				maptree_set(&mt, mt.leaf[k++], e[i].addr + e[i].bytes);
 				leaked[i] = true;
 				cur += e[i].bytes;
-			} else if (e[i].func == SONDE_HEAP_MUNMAP) {
+			} else if (is_munmap(&e[i])) {
 				/* [lo, hi) releases every live mapping that overlaps it */
 				struct unmap u = { e[i].addr, maptree_below(&mt, e[i].addr + e[i].bytes), leaked, &cur };
 

@@ -25,6 +25,8 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -47,6 +49,7 @@ static int (*real_posix_memalign)(void **, size_t, size_t);
 static void *(*real_aligned_alloc)(size_t, size_t);
 static void *(*real_mmap)(void *, size_t, int, int, int, off_t);
 static int (*real_munmap)(void *, size_t);
+static void *(*real_mremap)(void *, size_t, size_t, int, ...);
 
 /* ---- bootstrap arena: allocations made before the real functions are
  * known (by dlsym itself).  Never freed; zero-filled (static storage). */
@@ -103,6 +106,7 @@ static void resolve(void)
 	RESOLVE(real_aligned_alloc, "aligned_alloc");
 	RESOLVE(real_mmap, "mmap");
 	RESOLVE(real_munmap, "munmap");
+	RESOLVE(real_mremap, "mremap");
 	t_resolving--;
 }
 
@@ -285,28 +289,6 @@ static __attribute__((noinline)) void record_free(int func, void *p, uint64_t t)
 	t_busy = 0;
 }
 
-static __attribute__((noinline)) void record_munmap(void *p, size_t len, uint64_t t)
-{
-	int saved = errno;
-	t_busy = 1;
-	uint64_t stack = __sonde_trace_stack();
-	struct sonde_heap_packet *k = __sonde_trace_reserve(SONDE_KIND_HEAP, sizeof *k);
-	if (k) {
-		k->type = SONDE_PKT_HEAP;
-		k->size = sizeof *k;
-		k->func = SONDE_HEAP_MUNMAP;
-		k->flags = SONDE_HEAPF_FREE;
-		k->reserved = 0;
-		k->time_ns = t;
-		k->addr = (uint64_t)(uintptr_t)p;
-		k->bytes = len;
-		k->stack_id = stack;
-		__sonde_trace_commit(SONDE_KIND_HEAP, sizeof *k);
-	}
-	t_busy = 0;
-	errno = saved;
-}
-
 /* ---- the interposers ---- */
 
 SONDE_EXPORT void *malloc(size_t n)
@@ -447,15 +429,203 @@ SONDE_EXPORT void *pvalloc(size_t n)
 	return p;
 }
 
-/* mmap and munmap are allocations and frees too, as in the reference
- * (every mapping, anonymous or of a file). */
+/* ---- mappings ----
+ *
+ * Only anonymous private mappings (MAP_PRIVATE | MAP_ANONYMOUS) are heap:
+ * memory the process asked for and owns alone, what an allocator (or a
+ * program acting as one) gets from the kernel.  A mapping of a file,
+ * private or shared, is a view of the file (git maps its pack files; an
+ * image of gigabytes is no leak for being left mapped until exit); a
+ * device (/dev/zero, a GPU) is the device's; shared anonymous memory is a
+ * shared memory object like shm_open's, mapped to share it with fork
+ * children, who hold the same pages: counting it in each process would
+ * count it once per process, and its end is the last process's unmap, not
+ * this one's.
+ *
+ * So that an munmap or mremap of a mapping that is not heap records
+ * nothing (no free, no unmatched free), the heap mappings recorded and
+ * still mapped are kept in a table, sorted by address, highest first
+ * (mmap hands out addresses downwards, so a new mapping usually goes at
+ * the end).  A range that an munmap, an mremap or a new mapping (MAP_FIXED,
+ * or one the kernel placed where a mapping was unmapped behind our back)
+ * overlaps releases every heap mapping it touches, whole, and records one
+ * munmap of the range: what the reader does with that munmap
+ * (lib/heapleaks.c) is the same.  The table is in memory mapped by system
+ * call; a spin lock guards it, held only for the search and the move of
+ * entries (never across a system call but the table's own growth); a
+ * signal handler that maps memory while its thread holds the lock gets its
+ * mapping untracked rather than a deadlock. */
+
+struct maprange {
+	uintptr_t lo, hi;
+};
+
+#define MAPTAB_MAX (1u << 22) /* entries (64 MB of table): then mappings go untracked */
+
+static struct maprange *g_maps; /* g_nmaps entries, lo descending, disjoint */
+static size_t g_nmaps, g_capmaps;
+static atomic_flag g_maplock = ATOMIC_FLAG_INIT;
+static SONDE_TLS int t_maplocked;
+static _Atomic int g_maptab_full; /* logged once */
+
+static int maps_lock(void)
+{
+	if (t_maplocked)
+		return 0; /* a signal handler interrupted this thread inside */
+	t_maplocked = 1;
+	while (atomic_flag_test_and_set_explicit(&g_maplock, memory_order_acquire))
+		sched_yield();
+	return 1;
+}
+
+static void maps_unlock(void)
+{
+	atomic_flag_clear_explicit(&g_maplock, memory_order_release);
+	t_maplocked = 0;
+}
+
+/* The first entry that starts below hi (entries before it lie at or above
+ * hi). */
+static size_t maps_below(uintptr_t hi)
+{
+	size_t a = 0, b = g_nmaps;
+	while (a < b) {
+		size_t m = a + (b - a) / 2;
+		if (g_maps[m].lo >= hi)
+			a = m + 1;
+		else
+			b = m;
+	}
+	return a;
+}
+
+/* Removes the entries that overlap [lo, hi); how many there were.
+ * Called locked. */
+static size_t maps_release(uintptr_t lo, uintptr_t hi)
+{
+	size_t i = maps_below(hi), j = i;
+	while (j < g_nmaps && g_maps[j].hi > lo) /* disjoint: they end in order too */
+		j++;
+	if (j > i) {
+		memmove(g_maps + i, g_maps + j, (g_nmaps - j) * sizeof *g_maps);
+		g_nmaps -= j - i;
+	}
+	return j - i;
+}
+
+/* Adds [lo, hi), which overlaps no entry (maps_release was called for
+ * it).  0 when the table cannot grow: the mapping is then not recorded.
+ * Called locked. */
+static int maps_add(uintptr_t lo, uintptr_t hi)
+{
+	if (g_nmaps == g_capmaps) {
+		size_t cap = g_capmaps ? 2 * g_capmaps : 1024;
+		if (cap > MAPTAB_MAX)
+			return 0;
+		void *p = (void *)syscall(SYS_mmap, NULL, cap * sizeof *g_maps, PROT_READ | PROT_WRITE,
+					  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			return 0;
+		if (g_maps) {
+			memcpy(p, g_maps, g_nmaps * sizeof *g_maps);
+			syscall(SYS_munmap, g_maps, g_capmaps * sizeof *g_maps);
+		}
+		g_maps = p;
+		g_capmaps = cap;
+	}
+	size_t i = maps_below(hi);
+	memmove(g_maps + i + 1, g_maps + i, (g_nmaps - i) * sizeof *g_maps);
+	g_maps[i] = (struct maprange){ lo, hi };
+	g_nmaps++;
+	return 1;
+}
+
+static inline uintptr_t page_end(const void *p, size_t len)
+{
+	uintptr_t hi = (uintptr_t)p + len;
+	return hi < (uintptr_t)p ? UINTPTR_MAX : (hi + 4095) & ~(uintptr_t)4095;
+}
+
+static int is_heap_mapping(int flags, int fd)
+{
+	(void)fd; /* MAP_ANONYMOUS ignores it */
+	return (flags & MAP_ANONYMOUS) && (flags & MAP_TYPE) == MAP_PRIVATE;
+}
+
+static void maptab_full(void)
+{
+	if (!atomic_exchange(&g_maptab_full, 1))
+		__sonde_trace_log("warning", "heap tracing: more anonymous mappings than the table holds; "
+					     "later ones are not recorded");
+}
+
+/* A mapping [p, p + len) was made (flags, fd as given to mmap): whether it
+ * is a heap allocation to record, and whether it replaced heap mappings
+ * (an munmap of its range to record first).  2 bits: 1 alloc, 2 unmap. */
+enum { MAP_ALLOC = 1, MAP_REPLACED = 2 };
+static int mapped(void *p, size_t len, int flags, int fd)
+{
+	if (!maps_lock())
+		return 0;
+	int r = 0, full = 0;
+	uintptr_t hi = page_end(p, len);
+	if (maps_release((uintptr_t)p, hi))
+		r |= MAP_REPLACED;
+	if (is_heap_mapping(flags, fd)) {
+		if (maps_add((uintptr_t)p, hi))
+			r |= MAP_ALLOC;
+		else
+			full = 1;
+	}
+	maps_unlock();
+	if (full)
+		maptab_full();
+	return r;
+}
+
+static __attribute__((noinline)) void record_unmap(int func, void *p, size_t len, uint64_t t)
+{
+	int saved = errno;
+	t_busy = 1;
+	uint64_t stack = __sonde_trace_stack();
+	struct sonde_heap_packet *k = __sonde_trace_reserve(SONDE_KIND_HEAP, sizeof *k);
+	if (k) {
+		k->type = SONDE_PKT_HEAP;
+		k->size = sizeof *k;
+		k->func = (uint8_t)func;
+		k->flags = SONDE_HEAPF_FREE;
+		k->reserved = 0;
+		k->time_ns = t;
+		k->addr = (uint64_t)(uintptr_t)p;
+		k->bytes = len;
+		k->stack_id = stack;
+		__sonde_trace_commit(SONDE_KIND_HEAP, sizeof *k);
+	}
+	t_busy = 0;
+	errno = saved;
+}
+
 SONDE_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
 	if (__builtin_expect(!ready(), 0))
 		return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+	if (!recording())
+		return real_mmap(addr, len, prot, flags, fd, off);
+	uint64_t t0 = stamp();
 	void *p = real_mmap(addr, len, prot, flags, fd, off);
-	if (recording())
-		record_alloc(SONDE_HEAP_MMAP, p == MAP_FAILED ? NULL : p, len, SONDE_CALL_SITE_RA(), SONDE_CALL_SITE_CFA());
+	if (p == MAP_FAILED) {
+		/* a failed allocation; a failed mapping of a file is nothing */
+		if (is_heap_mapping(flags, fd))
+			record_alloc(SONDE_HEAP_MMAP, NULL, len, SONDE_CALL_SITE_RA(), SONDE_CALL_SITE_CFA());
+		return p;
+	}
+	int e = errno;
+	int r = mapped(p, len, flags, fd);
+	errno = e;
+	if (r & MAP_REPLACED)
+		record_unmap(SONDE_HEAP_MUNMAP, p, len, t0);
+	if (r & MAP_ALLOC)
+		record_alloc(SONDE_HEAP_MMAP, p, len, SONDE_CALL_SITE_RA(), SONDE_CALL_SITE_CFA());
 	return p;
 }
 
@@ -470,9 +640,69 @@ SONDE_EXPORT int munmap(void *addr, size_t len)
 		return real_munmap(addr, len);
 	uint64_t t0 = stamp();
 	int rc = real_munmap(addr, len);
-	if (rc == 0)
-		record_munmap(addr, len, t0);
+	if (rc == 0 && len) {
+		int e = errno;
+		size_t n = 0;
+		if (maps_lock()) {
+			n = maps_release((uintptr_t)addr, page_end(addr, len));
+			maps_unlock();
+		}
+		errno = e;
+		if (n)
+			record_unmap(SONDE_HEAP_MUNMAP, addr, len, t0);
+	}
 	return rc;
+}
+
+/* mremap of a heap mapping is a realloc: a free of the old range and an
+ * allocation of the new (even in place, as realloc).  Of any other
+ * mapping it is nothing, unless its new place replaced heap mappings
+ * (MREMAP_FIXED): an munmap there.  MREMAP_DONTUNMAP leaves the old range
+ * mapped, and a heap mapping, and makes a new one. */
+SONDE_EXPORT void *mremap(void *old, size_t oldlen, size_t len, int flags, ...)
+{
+	void *want = NULL;
+	if (flags & MREMAP_FIXED) {
+		va_list ap;
+		va_start(ap, flags);
+		want = va_arg(ap, void *);
+		va_end(ap);
+	}
+	if (__builtin_expect(!ready(), 0) || !real_mremap)
+		return (void *)syscall(SYS_mremap, old, oldlen, len, flags, want);
+	if (!recording())
+		return real_mremap(old, oldlen, len, flags, want);
+	uint64_t t0 = stamp();
+	void *p = real_mremap(old, oldlen, len, flags, want);
+	if (p == MAP_FAILED)
+		return p;
+	int e = errno;
+	int was_heap = 0, replaced = 0, added = 0, full = 0;
+	if (maps_lock()) {
+		uintptr_t olo = (uintptr_t)old, ohi = page_end(old, oldlen);
+		size_t i = maps_below(ohi);
+		was_heap = i < g_nmaps && g_maps[i].hi > olo;
+		if (was_heap && !(flags & MREMAP_DONTUNMAP))
+			maps_release(olo, ohi);
+		replaced = maps_release((uintptr_t)p, page_end(p, len)) != 0;
+		if (was_heap) {
+			if (maps_add((uintptr_t)p, page_end(p, len)))
+				added = 1;
+			else
+				full = 1;
+		}
+		maps_unlock();
+	}
+	errno = e;
+	if (full)
+		maptab_full();
+	if (replaced)
+		record_unmap(SONDE_HEAP_MUNMAP, p, len, t0);
+	if (was_heap && !(flags & MREMAP_DONTUNMAP))
+		record_unmap(SONDE_HEAP_MREMAP, old, oldlen, t0);
+	if (added)
+		record_alloc(SONDE_HEAP_MREMAP, p, len, SONDE_CALL_SITE_RA(), SONDE_CALL_SITE_CFA());
+	return p;
 }
 
 __attribute__((constructor)) static void heap_init(void)

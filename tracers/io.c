@@ -3,8 +3,9 @@
  *
  * Interposes the read, write, open, close, dup, seek and sync system call
  * wrappers and the stdio functions that move data (fopen, fread, fwrite,
- * fflush, fclose, ...), with the aliases programs actually bind to (open64,
- * pread64, __read_chk, fread_unlocked, ...).  Each call made while the
+ * printf, fprintf, puts, fputs, putc, fgets, getc, getline, fflush,
+ * fclose, ...), with the aliases programs actually bind to (open64,
+ * pread64, __read_chk, fread_unlocked, __printf_chk, __fgets_chk, ...).  Each call made while the
  * collector collects becomes one struct sonde_io_packet in "iotrace":
  * function, descriptor, bytes moved, start time and duration, errno of a
  * failure, the file it touched and the call stack.
@@ -30,8 +31,10 @@
  * No malloc anywhere: names are built in stack buffers.
  *
  * stdio functions reach the kernel through glibc's internal symbols, never
- * through these interposers, so a fread or fwrite is counted once; fclose
- * closes its descriptor internally, so its table entry is cleared here.
+ * through these interposers, so a stdio call (fread, fwrite, printf,
+ * fputs, fgets, ...: see "stdio" below) is counted once, at the call;
+ * fclose closes its descriptor internally, so its table entry is cleared
+ * here.
  *
  * Not handled: a vfork child shares g_on with its parent, so the few
  * traced calls it makes before exec (dup2, close) are recorded as the
@@ -59,6 +62,14 @@
 /* <stdio.h> may define these as macros when optimizing. */
 #undef fread_unlocked
 #undef fwrite_unlocked
+#undef getc
+#undef putc
+#undef getc_unlocked
+#undef putc_unlocked
+#undef getchar_unlocked
+#undef putchar_unlocked
+#undef fgetc_unlocked
+#undef fputc_unlocked
 
 #define FD_TABLE 65536	 /* descriptors with a table entry */
 #define NAME_MAX_LEN 4000 /* longest name written (packet size is 16 bits) */
@@ -68,6 +79,7 @@ static _Atomic int g_attached; /* the table is kept (from attach on, fork childr
 static _Atomic uint64_t *g_tab; /* fd -> file_id, FD_TABLE entries, mmap'ed */
 static _Atomic uint64_t g_next_id = 1;
 static SONDE_TLS int t_busy; /* this thread is inside the library */
+static SONDE_TLS int t_stdio; /* this thread is inside a traced stdio call */
 
 /* ---- real functions ------------------------------------------------------ */
 
@@ -82,6 +94,15 @@ int __open64_2(const char *path, int flags);
 int __openat_2(int dirfd, const char *path, int flags);
 int __openat64_2(int dirfd, const char *path, int flags);
 int fcntl64(int fd, int cmd, ...);
+int __printf_chk(int flag, const char *fmt, ...);
+int __fprintf_chk(FILE *f, int flag, const char *fmt, ...);
+int __dprintf_chk(int fd, int flag, const char *fmt, ...);
+int __vprintf_chk(int flag, const char *fmt, va_list ap);
+int __vfprintf_chk(FILE *f, int flag, const char *fmt, va_list ap);
+int __vdprintf_chk(int fd, int flag, const char *fmt, va_list ap);
+char *__fgets_chk(char *s, size_t size, int n, FILE *f);
+char *__fgets_unlocked_chk(char *s, size_t size, int n, FILE *f);
+ssize_t __getdelim(char **line, size_t *n, int delim, FILE *f);
 int close_range(unsigned first, unsigned last, int flags);
 void closefrom(int lowfd);
 
@@ -122,6 +143,34 @@ REAL(__fread_unlocked_chk);
 REAL(fwrite);
 REAL(fwrite_unlocked);
 REAL(fflush);
+REAL(vprintf);
+REAL(__vprintf_chk);
+REAL(vfprintf);
+REAL(__vfprintf_chk);
+REAL(vdprintf);
+REAL(__vdprintf_chk);
+REAL(puts);
+REAL(fputs);
+REAL(fputs_unlocked);
+REAL(fputc);
+REAL(putc);
+REAL(putchar);
+REAL(fputc_unlocked);
+REAL(putc_unlocked);
+REAL(putchar_unlocked);
+REAL(fgetc);
+REAL(getc);
+REAL(getchar);
+REAL(fgetc_unlocked);
+REAL(getc_unlocked);
+REAL(getchar_unlocked);
+REAL(fgets);
+REAL(fgets_unlocked);
+REAL(__fgets_chk);
+REAL(__fgets_unlocked_chk);
+REAL(getline);
+REAL(getdelim);
+REAL(__getdelim);
 REAL(pipe);
 REAL(pipe2);
 REAL(socket);
@@ -163,7 +212,7 @@ static inline int from_sonde(const void *ra)
 /* Whether a data call (read, write, ...) is recorded. */
 static inline int recording(const void *ra)
 {
-	return atomic_load_explicit(&g_on, memory_order_relaxed) && !t_busy && !from_sonde(ra);
+	return atomic_load_explicit(&g_on, memory_order_relaxed) && !t_busy && !t_stdio && !from_sonde(ra);
 }
 
 /* For calls that change the table: 0 pass through, 1 keep the table only
@@ -254,13 +303,12 @@ static uint64_t file_of(int fd)
 	return id;
 }
 
-/* Write one I/O packet.  Called with t_busy set. */
-static void emit(int func, int failed, int err, int fd, uint64_t t0, uint64_t t1, int64_t bytes,
-		 uint64_t file_id)
+/* Write one I/O packet with the given stack.  Called with t_busy set. */
+static void emit_stack(int func, int failed, int err, int fd, uint64_t t0, uint64_t t1, int64_t bytes,
+		       uint64_t file_id, uint64_t stack)
 {
 	if (!atomic_load_explicit(&g_on, memory_order_relaxed))
 		return;
-	uint64_t stack = __sonde_trace_stack();
 	struct sonde_io_packet *p = __sonde_trace_reserve(SONDE_KIND_IO, sizeof *p);
 	if (!p)
 		return;
@@ -277,6 +325,15 @@ static void emit(int func, int failed, int err, int fd, uint64_t t0, uint64_t t1
 	p->file_id = file_id;
 	p->stack_id = stack;
 	__sonde_trace_commit(SONDE_KIND_IO, sizeof *p);
+}
+
+/* Write one I/O packet with the caller's stack.  Called with t_busy set. */
+static void emit(int func, int failed, int err, int fd, uint64_t t0, uint64_t t1, int64_t bytes,
+		 uint64_t file_id)
+{
+	if (!atomic_load_explicit(&g_on, memory_order_relaxed))
+		return;
+	emit_stack(func, failed, err, fd, t0, t1, bytes, file_id, __sonde_trace_stack());
 }
 
 /* After a read or write on fd that returned r (-1: failed). */
@@ -757,62 +814,336 @@ SONDE_EXPORT int pclose(FILE *f)
 	return real_pclose(f);
 }
 
-/* After fread/fwrite on f that transferred r of n items of size bytes. */
-static void stdio_done(int func, FILE *f, size_t size, size_t n, size_t r, uint64_t t0)
+/*
+ * The stdio calls that move data are traced as the program made them, as
+ * the reference's I/O tracing does: one event per fread, fwrite, printf,
+ * fputs, fgets ..., with the bytes the call took or gave (for the printf
+ * family its return value), on the stream's descriptor.  stdio buffers:
+ * the kernel sees the bytes later, at a flush, by a write glibc makes
+ * through its internal symbols, which no interposer sees.  So the bytes
+ * are counted once, at the call that the program's code made and whose
+ * stack shows where they came from; fflush is an "other" event of its
+ * own, without bytes.  t_stdio is set across the real call: whatever it
+ * calls through interposable symbols (a printf handler's fputs, the write
+ * of a fopencookie stream's function) is part of it and not an event.
+ *
+ * These calls are the hot ones of a program that prints (a printf costs
+ * about a microsecond): the stack comes from the per-thread cache keyed by
+ * the call site (__sonde_trace_stack_at), the clock is read twice.
+ */
+
+/* A call on stream f (or descriptor fd when f is NULL) that moved bytes
+ * (>= 0), or failed (-1: errno e is its error), or met the end of its
+ * input (-2: 0 bytes, no error). */
+static void stdio_event(int func, FILE *f, int fd, int64_t bytes, int e, uint64_t t0, uint64_t ra, uint64_t cfa)
 {
-	int e = errno;
 	uint64_t t1 = sonde_now_ns();
 	t_busy = 1;
-	int failed = r < n && ferror_unlocked(f);
-	int fd = stream_fd(f);
-	emit(func, failed, e, fd, t0, t1, (int64_t)(r * size), file_of(fd));
+	if (f)
+		fd = stream_fd(f);
+	emit_stack(func, bytes == -1, e, fd, t0, t1, bytes < 0 ? 0 : bytes, file_of(fd),
+		   __sonde_trace_stack_at(ra, cfa));
 	t_busy = 0;
-	errno = e;
 }
 
-#define STDIO_BODY(func, name, size, n, f, ...)                         \
-	do {                                                            \
-		RESOLVE(name);                                          \
-		if (!real_##name) {                                     \
-			errno = ENOSYS;                                 \
-			return 0;                                       \
-		}                                                       \
-		if (!recording(RA))                                     \
-			return real_##name(__VA_ARGS__);                \
-		uint64_t t0 = sonde_now_ns();                           \
-		size_t r = real_##name(__VA_ARGS__);                    \
-		stdio_done(func, f, size, n, r, t0);                    \
-		return r;                                               \
+/* The body of a stdio interposer: r = the real call; then bytes_expr (an
+ * int64_t: bytes, -1 failed, -2 end of input) from r.  Within the
+ * exported function, for its call site's stack. */
+#define STDIO_CALL(func, name, rtype, fail_value, f, fd, bytes_expr, ...)                    \
+	do {                                                                                  \
+		RESOLVE(name);                                                                \
+		if (!real_##name) {                                                           \
+			errno = ENOSYS;                                                       \
+			return fail_value;                                                    \
+		}                                                                             \
+		if (!recording(RA))                                                           \
+			return real_##name(__VA_ARGS__);                                      \
+		uint64_t t0 = sonde_now_ns();                                                 \
+		t_stdio = 1;                                                                  \
+		rtype r = real_##name(__VA_ARGS__);                                           \
+		t_stdio = 0;                                                                  \
+		int e = errno;                                                                \
+		stdio_event(func, f, fd, (bytes_expr), e, t0, SONDE_CALL_SITE_RA(), SONDE_CALL_SITE_CFA()); \
+		errno = e;                                                                    \
+		return r;                                                                     \
 	} while (0)
+
+/* A failure of a stream call is its error flag set: a short fread, an
+ * fgets or getc that returns at the end of the input, is no error. */
+static inline int64_t short_read(FILE *f, int64_t bytes)
+{
+	return ferror_unlocked(f) ? -1 : bytes;
+}
+
+#define ITEMS(r, n, size, f) ((r) < (n) && ferror_unlocked(f) ? -1 : (int64_t)((r) * (size)))
 
 SONDE_EXPORT size_t fread(void *ptr, size_t size, size_t n, FILE *f)
 {
-	STDIO_BODY(SONDE_IO_FREAD, fread, size, n, f, ptr, size, n, f);
+	STDIO_CALL(SONDE_IO_FREAD, fread, size_t, 0, f, -1, ITEMS(r, n, size, f), ptr, size, n, f);
 }
 
 SONDE_EXPORT size_t fread_unlocked(void *ptr, size_t size, size_t n, FILE *f)
 {
-	STDIO_BODY(SONDE_IO_FREAD, fread_unlocked, size, n, f, ptr, size, n, f);
+	STDIO_CALL(SONDE_IO_FREAD, fread_unlocked, size_t, 0, f, -1, ITEMS(r, n, size, f), ptr, size, n, f);
 }
 
 SONDE_EXPORT size_t __fread_chk(void *ptr, size_t ptrlen, size_t size, size_t n, FILE *f)
 {
-	STDIO_BODY(SONDE_IO_FREAD, __fread_chk, size, n, f, ptr, ptrlen, size, n, f);
+	STDIO_CALL(SONDE_IO_FREAD, __fread_chk, size_t, 0, f, -1, ITEMS(r, n, size, f), ptr, ptrlen, size, n, f);
 }
 
 SONDE_EXPORT size_t __fread_unlocked_chk(void *ptr, size_t ptrlen, size_t size, size_t n, FILE *f)
 {
-	STDIO_BODY(SONDE_IO_FREAD, __fread_unlocked_chk, size, n, f, ptr, ptrlen, size, n, f);
+	STDIO_CALL(SONDE_IO_FREAD, __fread_unlocked_chk, size_t, 0, f, -1, ITEMS(r, n, size, f), ptr, ptrlen,
+		   size, n, f);
 }
 
 SONDE_EXPORT size_t fwrite(const void *ptr, size_t size, size_t n, FILE *f)
 {
-	STDIO_BODY(SONDE_IO_FWRITE, fwrite, size, n, f, ptr, size, n, f);
+	STDIO_CALL(SONDE_IO_FWRITE, fwrite, size_t, 0, f, -1, ITEMS(r, n, size, f), ptr, size, n, f);
 }
 
 SONDE_EXPORT size_t fwrite_unlocked(const void *ptr, size_t size, size_t n, FILE *f)
 {
-	STDIO_BODY(SONDE_IO_FWRITE, fwrite_unlocked, size, n, f, ptr, size, n, f);
+	STDIO_CALL(SONDE_IO_FWRITE, fwrite_unlocked, size_t, 0, f, -1, ITEMS(r, n, size, f), ptr, size, n, f);
+}
+
+/* ---- formatted output: the variadic forms call the v* ones, the
+ * fortified (_FORTIFY_SOURCE) the fortified v* ones, with the flag. */
+
+#define PRINTED(r) ((r) < 0 ? -1 : (int64_t)(r))
+
+SONDE_EXPORT int vprintf(const char *fmt, va_list ap)
+{
+	STDIO_CALL(SONDE_IO_PRINTF, vprintf, int, -1, stdout, -1, PRINTED(r), fmt, ap);
+}
+
+SONDE_EXPORT int __vprintf_chk(int flag, const char *fmt, va_list ap)
+{
+	STDIO_CALL(SONDE_IO_PRINTF, __vprintf_chk, int, -1, stdout, -1, PRINTED(r), flag, fmt, ap);
+}
+
+SONDE_EXPORT int vfprintf(FILE *f, const char *fmt, va_list ap)
+{
+	STDIO_CALL(SONDE_IO_FPRINTF, vfprintf, int, -1, f, -1, PRINTED(r), f, fmt, ap);
+}
+
+SONDE_EXPORT int __vfprintf_chk(FILE *f, int flag, const char *fmt, va_list ap)
+{
+	STDIO_CALL(SONDE_IO_FPRINTF, __vfprintf_chk, int, -1, f, -1, PRINTED(r), f, flag, fmt, ap);
+}
+
+SONDE_EXPORT int vdprintf(int fd, const char *fmt, va_list ap)
+{
+	STDIO_CALL(SONDE_IO_DPRINTF, vdprintf, int, -1, NULL, fd, PRINTED(r), fd, fmt, ap);
+}
+
+SONDE_EXPORT int __vdprintf_chk(int fd, int flag, const char *fmt, va_list ap)
+{
+	STDIO_CALL(SONDE_IO_DPRINTF, __vdprintf_chk, int, -1, NULL, fd, PRINTED(r), fd, flag, fmt, ap);
+}
+
+/* The variadic ones make a va_list and call the v* function with it (the
+ * only way to pass their arguments on); kind says which signature. */
+enum { V_PRINTF, V_PRINTF_CHK, V_FPRINTF, V_FPRINTF_CHK, V_DPRINTF, V_DPRINTF_CHK };
+
+static inline __attribute__((always_inline)) int call_v(int kind, void (*real)(void), FILE *f, int fd, int flag,
+							 const char *fmt, va_list ap)
+{
+	switch (kind) {
+	case V_PRINTF:
+		return ((int (*)(const char *, va_list))real)(fmt, ap);
+	case V_PRINTF_CHK:
+		return ((int (*)(int, const char *, va_list))real)(flag, fmt, ap);
+	case V_FPRINTF:
+		return ((int (*)(FILE *, const char *, va_list))real)(f, fmt, ap);
+	case V_FPRINTF_CHK:
+		return ((int (*)(FILE *, int, const char *, va_list))real)(f, flag, fmt, ap);
+	case V_DPRINTF:
+		return ((int (*)(int, const char *, va_list))real)(fd, fmt, ap);
+	default:
+		return ((int (*)(int, int, const char *, va_list))real)(fd, flag, fmt, ap);
+	}
+}
+
+#define VPRINT(func, name, kind, f, fd, flag, fmt)                                                     \
+	do {                                                                                          \
+		RESOLVE(name);                                                                        \
+		if (!real_##name) {                                                                   \
+			errno = ENOSYS;                                                               \
+			return -1;                                                                    \
+		}                                                                                     \
+		va_list ap;                                                                           \
+		va_start(ap, fmt);                                                                    \
+		int r_;                                                                               \
+		if (!recording(RA)) {                                                                 \
+			r_ = call_v(kind, (void (*)(void))real_##name, f, fd, flag, fmt, ap);         \
+		} else {                                                                              \
+			uint64_t t0 = sonde_now_ns();                                                 \
+			t_stdio = 1;                                                                  \
+			r_ = call_v(kind, (void (*)(void))real_##name, f, fd, flag, fmt, ap);         \
+			t_stdio = 0;                                                                  \
+			int e = errno;                                                                \
+			stdio_event(func, f, fd, PRINTED(r_), e, t0, SONDE_CALL_SITE_RA(),            \
+				    SONDE_CALL_SITE_CFA());                                           \
+			errno = e;                                                                    \
+		}                                                                                     \
+		va_end(ap);                                                                           \
+		return r_;                                                                            \
+	} while (0)
+
+SONDE_EXPORT int printf(const char *fmt, ...)
+{
+	VPRINT(SONDE_IO_PRINTF, vprintf, V_PRINTF, stdout, -1, 0, fmt);
+}
+
+SONDE_EXPORT int __printf_chk(int flag, const char *fmt, ...)
+{
+	VPRINT(SONDE_IO_PRINTF, __vprintf_chk, V_PRINTF_CHK, stdout, -1, flag, fmt);
+}
+
+SONDE_EXPORT int fprintf(FILE *f, const char *fmt, ...)
+{
+	VPRINT(SONDE_IO_FPRINTF, vfprintf, V_FPRINTF, f, -1, 0, fmt);
+}
+
+SONDE_EXPORT int __fprintf_chk(FILE *f, int flag, const char *fmt, ...)
+{
+	VPRINT(SONDE_IO_FPRINTF, __vfprintf_chk, V_FPRINTF_CHK, f, -1, flag, fmt);
+}
+
+SONDE_EXPORT int dprintf(int fd, const char *fmt, ...)
+{
+	VPRINT(SONDE_IO_DPRINTF, vdprintf, V_DPRINTF, NULL, fd, 0, fmt);
+}
+
+SONDE_EXPORT int __dprintf_chk(int fd, int flag, const char *fmt, ...)
+{
+	VPRINT(SONDE_IO_DPRINTF, __vdprintf_chk, V_DPRINTF_CHK, NULL, fd, flag, fmt);
+}
+
+/* ---- strings and characters ---- */
+
+/* puts writes the string and a newline; fputs the string.  Their return
+ * values are only "not EOF". */
+#define STRING(r, s, extra) ((r) == EOF ? -1 : (int64_t)strlen(s) + (extra))
+#define CHAR_OUT(r) ((r) == EOF ? -1 : 1)
+#define CHAR_IN(r, f) ((r) == EOF ? short_read(f, -2) : 1)
+
+SONDE_EXPORT int puts(const char *s)
+{
+	STDIO_CALL(SONDE_IO_PUTS, puts, int, EOF, stdout, -1, STRING(r, s, 1), s);
+}
+
+SONDE_EXPORT int fputs(const char *s, FILE *f)
+{
+	STDIO_CALL(SONDE_IO_FPUTS, fputs, int, EOF, f, -1, STRING(r, s, 0), s, f);
+}
+
+SONDE_EXPORT int fputs_unlocked(const char *s, FILE *f)
+{
+	STDIO_CALL(SONDE_IO_FPUTS, fputs_unlocked, int, EOF, f, -1, STRING(r, s, 0), s, f);
+}
+
+SONDE_EXPORT int fputc(int c, FILE *f)
+{
+	STDIO_CALL(SONDE_IO_PUTC, fputc, int, EOF, f, -1, CHAR_OUT(r), c, f);
+}
+
+SONDE_EXPORT int putc(int c, FILE *f)
+{
+	STDIO_CALL(SONDE_IO_PUTC, putc, int, EOF, f, -1, CHAR_OUT(r), c, f);
+}
+
+SONDE_EXPORT int putchar(int c)
+{
+	STDIO_CALL(SONDE_IO_PUTC, putchar, int, EOF, stdout, -1, CHAR_OUT(r), c);
+}
+
+SONDE_EXPORT int fputc_unlocked(int c, FILE *f)
+{
+	STDIO_CALL(SONDE_IO_PUTC, fputc_unlocked, int, EOF, f, -1, CHAR_OUT(r), c, f);
+}
+
+SONDE_EXPORT int putc_unlocked(int c, FILE *f)
+{
+	STDIO_CALL(SONDE_IO_PUTC, putc_unlocked, int, EOF, f, -1, CHAR_OUT(r), c, f);
+}
+
+SONDE_EXPORT int putchar_unlocked(int c)
+{
+	STDIO_CALL(SONDE_IO_PUTC, putchar_unlocked, int, EOF, stdout, -1, CHAR_OUT(r), c);
+}
+
+SONDE_EXPORT int fgetc(FILE *f)
+{
+	STDIO_CALL(SONDE_IO_GETC, fgetc, int, EOF, f, -1, CHAR_IN(r, f), f);
+}
+
+SONDE_EXPORT int getc(FILE *f)
+{
+	STDIO_CALL(SONDE_IO_GETC, getc, int, EOF, f, -1, CHAR_IN(r, f), f);
+}
+
+SONDE_EXPORT int getchar(void)
+{
+	STDIO_CALL(SONDE_IO_GETC, getchar, int, EOF, stdin, -1, CHAR_IN(r, stdin));
+}
+
+SONDE_EXPORT int fgetc_unlocked(FILE *f)
+{
+	STDIO_CALL(SONDE_IO_GETC, fgetc_unlocked, int, EOF, f, -1, CHAR_IN(r, f), f);
+}
+
+SONDE_EXPORT int getc_unlocked(FILE *f)
+{
+	STDIO_CALL(SONDE_IO_GETC, getc_unlocked, int, EOF, f, -1, CHAR_IN(r, f), f);
+}
+
+SONDE_EXPORT int getchar_unlocked(void)
+{
+	STDIO_CALL(SONDE_IO_GETC, getchar_unlocked, int, EOF, stdin, -1, CHAR_IN(r, stdin));
+}
+
+/* fgets: the bytes up to the string's end (a line holding a NUL byte is
+ * counted up to it). */
+#define LINE_IN(r, f) ((r) ? (int64_t)strlen(r) : short_read(f, -2))
+
+SONDE_EXPORT char *fgets(char *s, int n, FILE *f)
+{
+	STDIO_CALL(SONDE_IO_FGETS, fgets, char *, NULL, f, -1, LINE_IN(r, f), s, n, f);
+}
+
+SONDE_EXPORT char *fgets_unlocked(char *s, int n, FILE *f)
+{
+	STDIO_CALL(SONDE_IO_FGETS, fgets_unlocked, char *, NULL, f, -1, LINE_IN(r, f), s, n, f);
+}
+
+SONDE_EXPORT char *__fgets_chk(char *s, size_t size, int n, FILE *f)
+{
+	STDIO_CALL(SONDE_IO_FGETS, __fgets_chk, char *, NULL, f, -1, LINE_IN(r, f), s, size, n, f);
+}
+
+SONDE_EXPORT char *__fgets_unlocked_chk(char *s, size_t size, int n, FILE *f)
+{
+	STDIO_CALL(SONDE_IO_FGETS, __fgets_unlocked_chk, char *, NULL, f, -1, LINE_IN(r, f), s, size, n, f);
+}
+
+#define GOT_LINE(r, f) ((r) >= 0 ? (int64_t)(r) : short_read(f, -2))
+
+SONDE_EXPORT ssize_t getline(char **line, size_t *n, FILE *f)
+{
+	STDIO_CALL(SONDE_IO_GETLINE, getline, ssize_t, -1, f, -1, GOT_LINE(r, f), line, n, f);
+}
+
+SONDE_EXPORT ssize_t getdelim(char **line, size_t *n, int delim, FILE *f)
+{
+	STDIO_CALL(SONDE_IO_GETLINE, getdelim, ssize_t, -1, f, -1, GOT_LINE(r, f), line, n, delim, f);
+}
+
+SONDE_EXPORT ssize_t __getdelim(char **line, size_t *n, int delim, FILE *f)
+{
+	STDIO_CALL(SONDE_IO_GETLINE, __getdelim, ssize_t, -1, f, -1, GOT_LINE(r, f), line, n, delim, f);
 }
 
 SONDE_EXPORT int fflush(FILE *f)
@@ -993,6 +1324,34 @@ __attribute__((constructor)) static void io_init(void)
 	RESOLVE(fwrite);
 	RESOLVE(fwrite_unlocked);
 	RESOLVE(fflush);
+	RESOLVE(vprintf);
+	RESOLVE(__vprintf_chk);
+	RESOLVE(vfprintf);
+	RESOLVE(__vfprintf_chk);
+	RESOLVE(vdprintf);
+	RESOLVE(__vdprintf_chk);
+	RESOLVE(puts);
+	RESOLVE(fputs);
+	RESOLVE(fputs_unlocked);
+	RESOLVE(fputc);
+	RESOLVE(putc);
+	RESOLVE(putchar);
+	RESOLVE(fputc_unlocked);
+	RESOLVE(putc_unlocked);
+	RESOLVE(putchar_unlocked);
+	RESOLVE(fgetc);
+	RESOLVE(getc);
+	RESOLVE(getchar);
+	RESOLVE(fgetc_unlocked);
+	RESOLVE(getc_unlocked);
+	RESOLVE(getchar_unlocked);
+	RESOLVE(fgets);
+	RESOLVE(fgets_unlocked);
+	RESOLVE(__fgets_chk);
+	RESOLVE(__fgets_unlocked_chk);
+	RESOLVE(getline);
+	RESOLVE(getdelim);
+	RESOLVE(__getdelim);
 	RESOLVE(pipe);
 	RESOLVE(pipe2);
 	RESOLVE(socket);

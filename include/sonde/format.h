@@ -267,6 +267,7 @@ enum sonde_heap_func {
 	SONDE_HEAP_FREE = 10,
 	SONDE_HEAP_MMAP = 11,
 	SONDE_HEAP_MUNMAP = 12,
+	SONDE_HEAP_MREMAP = 13, /* a free of the old range, an allocation of the new */
 	SONDE_HEAP_NFUNCS
 };
 
@@ -368,11 +369,20 @@ enum sonde_io_func {
 	SONDE_IO_READV = 3,
 	SONDE_IO_PREADV = 4,
 	SONDE_IO_FREAD = 5,
+	SONDE_IO_FGETS = 6,	/* fgets, fgets_unlocked, __fgets_chk ... */
+	SONDE_IO_GETC = 7,	/* fgetc, getc, getchar, their _unlocked */
+	SONDE_IO_GETLINE = 8,	/* getline, getdelim, __getdelim */
 	SONDE_IO_WRITE = 16,
 	SONDE_IO_PWRITE = 17,
 	SONDE_IO_WRITEV = 18,
 	SONDE_IO_PWRITEV = 19,
 	SONDE_IO_FWRITE = 20,
+	SONDE_IO_PRINTF = 21,	/* printf, vprintf, __printf_chk, __vprintf_chk */
+	SONDE_IO_FPRINTF = 22,	/* fprintf, vfprintf, __fprintf_chk, __vfprintf_chk */
+	SONDE_IO_DPRINTF = 23,	/* dprintf, vdprintf, __dprintf_chk, __vdprintf_chk */
+	SONDE_IO_PUTS = 24,
+	SONDE_IO_FPUTS = 25,	/* fputs, fputs_unlocked */
+	SONDE_IO_PUTC = 26,	/* fputc, putc, putchar, their _unlocked */
 	SONDE_IO_OPEN = 32,
 	SONDE_IO_OPENAT = 33,
 	SONDE_IO_CREAT = 34,
@@ -398,7 +408,9 @@ enum sonde_io_func {
 /* One I/O call.  file_id names the file through an I/O file packet (0:
  * unknown); fd is the descriptor used, or the one returned by an open or
  * dup.  bytes is what was transferred by reads and writes (for fread and
- * fwrite: items times size), else 0. */
+ * fwrite: items times size; for the printf family its result; for puts
+ * the string and its newline, fputs and fgets the string), else 0.  A
+ * stdio call is traced at the call, its buffer's flush is not. */
 struct sonde_io_packet {
 	uint16_t type;		/* SONDE_PKT_IO */
 	uint16_t size;		/* 56 */
