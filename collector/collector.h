@@ -94,6 +94,10 @@ int log_fd(void);
 int fd_park(int fd);
 void fd_release(int fd);
 int fd_is_protected(int fd);
+/* In a clone(CLONE_FILES) child, around dropping the parent's collector
+ * state: the descriptor table is the parent's too, so fd_release() leaves
+ * the parent's descriptors open (and protected from the child). */
+void fd_table_shared(int on);
 
 /* ---- dfile.c: block-structured memory-mapped data files ---- */
 
@@ -159,6 +163,9 @@ void clock_thread_end(void);
 /* Note the start routine of the calling (new) thread, for its tail. */
 void clock_thread_start_routine(void *fn);
 void clock_stop_all(void);
+/* Around an exec (init.c, collector_exec_prepare). */
+void clock_exec_prepare(void);
+void clock_exec_failed(void);
 /* Enable every sampling counter again (after the target's
  * PR_TASK_PERF_EVENTS_DISABLE).  Normal context. */
 void clock_reenable(void);
@@ -227,6 +234,10 @@ void follow_note_exit(int status);
 /* ---- init.c ---- */
 
 void collector_exit_hook(void);
+/* Before an exec: returns 1 when the process records, and then a failed
+ * exec must be reported with collector_exec_failed(errno, what). */
+int collector_exec_prepare(void);
+void collector_exec_failed(int err, const char *what);
 void collector_fork_child(void);
 void collector_restart(const char *dir);
 

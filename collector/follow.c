@@ -375,15 +375,17 @@ static int do_exec(enum exec_how how, const char *file, int fd, char *const argv
 		why = not_followable(how == X_SEARCH ? search_path(file, buf, sizeof buf) : file);
 	char **env = NULL;
 	char lineage[700];
+	int n = 0, recording = 0;
 	if (g_tracking) {
-		int n = atomic_fetch_add(&g_nexec, 1) + 1;
+		n = atomic_fetch_add(&g_nexec, 1) + 1;
 		snprintf(lineage, sizeof lineage, "%s_x%d", g_lineage, n);
 		command_of(cmd, sizeof cmd, how == X_FD ? "(fd)" : file, argv);
 		log_descendant("exec", lineage, follow && !why, why, cmd, 0);
 		if (follow && !why)
 			env = child_env(envp, lineage, "SONDE_TARGET_PID", getpid());
-		/* The image is replaced: finish this experiment now. */
-		collector_exit_hook();
+		/* The image is about to be replaced: close its experiment,
+		 * stopping nothing in case the exec fails. */
+		recording = collector_exec_prepare();
 		if (env)
 			add_exec_cpu(env);
 	}
@@ -397,10 +399,11 @@ static int do_exec(enum exec_how how, const char *file, int fd, char *const argv
 		rc = real_fexecve(fd, argv, use);
 	int e = errno;
 	if (g_tracking) {
-		/* Too late to resume: the experiment was finished above. */
-		char msg[300];
-		snprintf(msg, sizeof msg, "exec failed (%s); this process is no longer recorded", strerror(e));
-		log_event_text("warning", msg);
+		/* No descendant: its number goes to the next exec (unless
+		 * another thread took one meanwhile). */
+		atomic_compare_exchange_strong(&g_nexec, &n, n - 1);
+		if (recording)
+			collector_exec_failed(e, cmd);
 	}
 	free_child_env(env);
 	errno = e;
@@ -530,6 +533,7 @@ struct clone_start {
 	int (*fn)(void *);
 	void *arg;
 	int no;
+	int flags;
 };
 
 static int clone_child(void *p)
@@ -537,11 +541,22 @@ static int clone_child(void *p)
 	/* Not CLONE_VM: *p is this process's own copy. */
 	struct clone_start cs = *(struct clone_start *)p;
 	int saved = errno;
-	if (atomic_load(&g_col.active))
+	if (atomic_load(&g_col.active)) {
+		fd_table_shared(!!(cs.flags & CLONE_FILES));
 		collector_fork_child();
+		fd_table_shared(0);
+	}
 	start_child('C', cs.no);
 	errno = saved;
-	return cs.fn(cs.arg);
+	/* glibc's clone ends the child with the exit system call when fn
+	 * returns: no exit(), no destructor.  Its status and the end of its
+	 * experiment are written here. */
+	int rc = cs.fn(cs.arg);
+	saved = errno;
+	follow_note_exit(rc);
+	collector_exit_hook();
+	errno = saved;
+	return rc;
 }
 
 EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
@@ -565,6 +580,7 @@ EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 	cs->fn = fn;
 	cs->arg = arg;
 	cs->no = atomic_fetch_add(&g_nclone, 1) + 1;
+	cs->flags = flags;
 	char lineage[700];
 	snprintf(lineage, sizeof lineage, "%s_C%d", g_lineage, cs->no);
 	log_descendant("clone", lineage, 1, NULL, NULL, 0);
