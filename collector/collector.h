@@ -230,6 +230,8 @@ const char *follow_lineage(void);
 void follow_fork_prepare(void);
 void follow_fork_child(void);
 void follow_note_exit(int status);
+/* Register the on_exit handler that notes a descendant's exit status. */
+void follow_register_exit(void);
 
 /* ---- init.c ---- */
 

@@ -44,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "collector.h"
@@ -81,7 +82,6 @@ REAL(posix_spawnp, int, (pid_t *, const char *, const posix_spawn_file_actions_t
 REAL(system, int, (const char *))
 REAL(popen, FILE *, (const char *, const char *))
 REAL(clone, int, (int (*)(void *), void *, int, void *, ...))
-REAL(exit, void, (int))
 
 static int is_sonde_lib(const char *path, size_t len)
 {
@@ -687,10 +687,23 @@ EXPORT FILE *popen(const char *command, const char *type)
 
 /* ---- exit status of descendants ---- */
 
+/* A descendant's own experiment records how it exits (`sonde collect`
+ * does it for the founder).  Returning from main calls glibc's exit()
+ * internally, where no interposer sees it, but on_exit handlers are given
+ * the status: sonde_init registers one.  Registered from a preloaded
+ * library's constructor, which the loader runs before the program's
+ * start-up registers the destructors' runner, it runs after the
+ * destructors: the experiment is finished by then, so what counts is
+ * that this process owns the log.  _exit and _Exit are interposed
+ * (interpose.c), and a clone child whose function returns is handled by
+ * clone_child. */
+static pid_t g_noted_exit; /* the process that wrote its exit event */
+
 void follow_note_exit(int status)
 {
-	if (!atomic_load(&g_col.active) || !g_lineage[0] || getpid() != g_col.pid)
+	if (log_fd() < 0 || !g_lineage[0] || getpid() != g_col.pid || g_noted_exit == g_col.pid)
 		return;
+	g_noted_exit = g_col.pid;
 	char mem[256];
 	struct xbuf b;
 	xb_init(&b, mem, sizeof mem);
@@ -701,10 +714,107 @@ void follow_note_exit(int status)
 	log_line(mem, b.len);
 }
 
-EXPORT void exit(int status)
+static void on_exit_status(int status, void *arg)
 {
-	resolve_exit();
+	(void)arg;
 	follow_note_exit(status);
-	real_exit(status);
-	__builtin_unreachable();
+}
+
+void follow_register_exit(void)
+{
+	on_exit(on_exit_status, NULL);
+}
+
+/* A process killed by a signal writes nothing: its parent, reaping it,
+ * notes what it saw, and readers show that for a child whose own
+ * experiment has no exit event.  (system() and pclose() reap inside
+ * glibc, where this is not seen.) */
+static void note_reaped(pid_t pid, int exited, int code)
+{
+	if (pid <= 0 || !atomic_load(&g_col.active) || getpid() != g_col.pid)
+		return;
+	char mem[256];
+	struct xbuf b;
+	xb_init(&b, mem, sizeof mem);
+	xb_str(&b, "<event kind=\"reaped\"");
+	xb_attr_u64(&b, "time_ns", now_ns());
+	xb_attr_u64(&b, "pid", (uint64_t)pid);
+	if (exited) {
+		xb_attr_u64(&b, "status", (uint64_t)code);
+	} else {
+		xb_attr_u64(&b, "signal", (uint64_t)code);
+		const char *abbrev = sigabbrev_np(code);
+		if (abbrev) {
+			xb_str(&b, " name=\"SIG");
+			xb_str(&b, abbrev);
+			xb_str(&b, "\"");
+		}
+	}
+	xb_str(&b, "/>\n");
+	log_line(mem, b.len);
+}
+
+static void note_wait_status(pid_t pid, int st)
+{
+	int saved = errno;
+	if (WIFEXITED(st))
+		note_reaped(pid, 1, WEXITSTATUS(st));
+	else if (WIFSIGNALED(st))
+		note_reaped(pid, 0, WTERMSIG(st));
+	errno = saved;
+}
+
+REAL(waitpid, pid_t, (pid_t, int *, int))
+REAL(wait4, pid_t, (pid_t, int *, int, struct rusage *))
+REAL(waitid, int, (idtype_t, id_t, siginfo_t *, int))
+
+EXPORT pid_t waitpid(pid_t pid, int *status, int options)
+{
+	resolve_waitpid();
+	int st = 0;
+	pid_t rc = real_waitpid(pid, &st, options);
+	if (rc > 0) {
+		if (status)
+			*status = st;
+		note_wait_status(rc, st);
+	}
+	return rc;
+}
+
+EXPORT pid_t wait(int *status)
+{
+	return waitpid(-1, status, 0);
+}
+
+EXPORT pid_t wait4(pid_t pid, int *status, int options, struct rusage *ru)
+{
+	resolve_wait4();
+	int st = 0;
+	pid_t rc = real_wait4(pid, &st, options, ru);
+	if (rc > 0) {
+		if (status)
+			*status = st;
+		note_wait_status(rc, st);
+	}
+	return rc;
+}
+
+EXPORT pid_t wait3(int *status, int options, struct rusage *ru)
+{
+	return wait4(-1, status, options, ru);
+}
+
+EXPORT int waitid(idtype_t idtype, id_t id, siginfo_t *info, int options)
+{
+	resolve_waitid();
+	int rc = real_waitid(idtype, id, info, options);
+	if (rc == 0 && info && info->si_pid > 0 && (options & WEXITED)) {
+		int saved = errno;
+		if (info->si_code == CLD_EXITED)
+			note_reaped(info->si_pid, 1, info->si_status);
+		else if (info->si_code == CLD_KILLED || info->si_code == CLD_DUMPED)
+			note_reaped(info->si_pid, 0, info->si_status);
+		errno = saved;
+	}
+	return rc;
 }

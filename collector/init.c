@@ -283,6 +283,7 @@ __attribute__((constructor)) static void sonde_init(void)
 	 * child handlers (the unwinder's releases the lock that starting an
 	 * experiment takes). */
 	pthread_atfork(follow_fork_prepare, NULL, follow_fork_child);
+	follow_register_exit();
 	errno = saved;
 }
 

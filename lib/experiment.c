@@ -401,6 +401,7 @@ static const struct {
 	{ "error", SONDE_EV_ERROR },	     { "end", SONDE_EV_END },
 	{ "exit", SONDE_EV_EXIT },	     { "signal", SONDE_EV_SIGNAL },
 	{ "exec", SONDE_EV_EXEC },	     { "exec_failed", SONDE_EV_EXEC_FAILED },
+	{ "reaped", SONDE_EV_REAPED },
 };
 
 static void log_event(struct sonde_exp *exp, const struct sonde_xml_elem *e)
@@ -425,6 +426,7 @@ static void log_event(struct sonde_exp *exp, const struct sonde_xml_elem *e)
 	ev->has_cpu_ns = attr_u64(exp, file, e, "cpu_ns", &ev->cpu_ns);
 	ev->text = sonde_xml_attr(e, "text");
 	attr_int(exp, file, e, "status", &ev->status);
+	ev->has_status = sonde_xml_attr(e, "status") != NULL;
 	attr_int(exp, file, e, "signal", &ev->signal);
 	ev->signame = sonde_xml_attr(e, "name");
 	attr_u64(exp, file, e, "samples", &ev->samples);
@@ -435,6 +437,7 @@ static void log_event(struct sonde_exp *exp, const struct sonde_xml_elem *e)
 	attr_u64(exp, file, e, "start_ns", &ev->start_ns);
 	attr_u64(exp, file, e, "since_ns", &ev->since_ns);
 	attr_int(exp, file, e, "errno", &ev->err);
+	attr_u32(exp, file, e, "pid", &ev->pid);
 }
 
 /* Returns 0, or -1 with err set when dir is not a readable experiment. */

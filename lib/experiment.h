@@ -77,6 +77,7 @@ enum sonde_event_kind {
 	SONDE_EV_SIGNAL,       /* signal, signame */
 	SONDE_EV_EXEC,	       /* the image is about to exec: end records follow */
 	SONDE_EV_EXEC_FAILED,  /* ...and the exec failed: since_ns, err, text */
+	SONDE_EV_REAPED,       /* this process reaped child pid: status, or signal and signame */
 };
 
 struct sonde_event {
@@ -96,6 +97,8 @@ struct sonde_event {
 	uint64_t handler_ns; /* end: CPU time spent in the sampling handler */
 	uint64_t since_ns;   /* exec_failed: when the exec's end records began */
 	int err;	     /* exec_failed: the exec's errno */
+	uint32_t pid;	     /* reaped: the child */
+	bool has_status;     /* exit, reaped: status is set (else signal) */
 };
 
 /* One <packet> element: the layout of a packet type as the writer saw it. */
