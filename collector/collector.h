@@ -126,6 +126,10 @@ int dfile_grow_errno(const struct dfile *df);
 const char *dfile_name(const struct dfile *df);
 /* Forget all mappings in a fork child: writes become no-ops. */
 void dfile_forget(struct dfile *df);
+/* After dfile_finish: close the descriptor once no thread can be growing
+ * the file (the mapping stays, for writes already under way).  Left open
+ * when a growth does not end in time. */
+void dfile_close_fd(struct dfile *df);
 
 extern _Atomic uint64_t g_bytes_limit; /* 0 = none */
 extern _Atomic int g_limit_hit;
@@ -205,6 +209,8 @@ void trace_ticker_quit(void);
  * would keep the target alive for ever. */
 void collector_threads_quit(void);
 void trace_fork_child(void);
+/* dfile_close_fd on every trace file (after trace_stop_all). */
+void trace_close_fds(void);
 void trace_restart(void);
 /* The tracing clock (tracer.h): raise it to t, never lower it (the
  * ticker and sample points race).  A sample point written at t raises it
@@ -241,6 +247,12 @@ void collector_exit_hook(void);
 int collector_exec_prepare(void);
 void collector_exec_failed(int err, const char *what);
 void collector_fork_child(void);
+/* In a clone(CLONE_FILES) child: its descriptors are in its parent's
+ * table too.  collector_shares_table marks the process; once it has
+ * finished, collector_release_shared closes its descriptors, which would
+ * otherwise stay open in the parent after the child is gone. */
+void collector_shares_table(void);
+void collector_release_shared(void);
 void collector_restart(const char *dir);
 
 /* ---- interpose.c / signals ---- */

@@ -551,10 +551,13 @@ static int clone_child(void *p)
 	/* glibc's clone ends the child with the exit system call when fn
 	 * returns: no exit(), no destructor.  Its status and the end of its
 	 * experiment are written here. */
+	if (cs.flags & CLONE_FILES)
+		collector_shares_table();
 	int rc = cs.fn(cs.arg);
 	saved = errno;
 	follow_note_exit(rc);
 	collector_exit_hook();
+	collector_release_shared();
 	errno = saved;
 	return rc;
 }
@@ -718,6 +721,7 @@ static void on_exit_status(int status, void *arg)
 {
 	(void)arg;
 	follow_note_exit(status);
+	collector_release_shared(); /* the last of sonde to run in exit() */
 }
 
 void follow_register_exit(void)

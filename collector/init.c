@@ -420,6 +420,28 @@ void collector_exec_failed(int err, const char *what)
 	errno = saved;
 }
 
+static pid_t g_shares_table; /* the process that shares its parent's table */
+
+void collector_shares_table(void)
+{
+	g_shares_table = getpid();
+}
+
+void collector_release_shared(void)
+{
+	if (!g_shares_table || g_shares_table != getpid() || g_col.pid != getpid() || !atomic_load(&g_finished))
+		return;
+	g_shares_table = 0;
+	int saved = errno;
+	dfile_close_fd(clock_dfile());
+	dfile_close_fd(g_stacks);
+	dfile_close_fd(g_overview);
+	trace_close_fds();
+	maps_close();
+	log_close();
+	errno = saved;
+}
+
 void collector_fork_child(void)
 {
 	atomic_store(&g_col.active, 0);

@@ -65,6 +65,7 @@ for d in p.er p.er/_*.er; do
 done
 if [ -z "$bad" ]; then ok "every experiment ends and lists only its own process's thread"; else
 	notok "experiments with another process's records or no end:$bad"; fi
+check "the CLONE_FILES child left no descriptor open in its parent" grep -q '^fd_delta 0$' truth
 check "the founder's experiment reads without warnings" sh -c "'$SONDE' print -header p.er 2>&1 | grep -q 'Read problems (0)'"
 
 # A failed exec changes nothing for the program: errno is the exec's.
