@@ -863,6 +863,49 @@ static void print_experiment_list(struct state *st)
 		fprintf(f, "%c %3zu  %s\n", selected(st, st->all_exps[i]) ? '*' : ' ', i + 1, st->all_names[i]);
 }
 
+/* How the process of experiment e ended, for -processes: its exit status
+ * or signal from its own log; "exec" for an image that an exec replaced
+ * (the new image's row has the outcome); else what its parent saw when it
+ * reaped it (a process killed by a signal writes nothing itself); "?"
+ * when nobody knows. */
+static void exit_text(const struct state *st, const struct sonde_exp *e, char *out, size_t cap)
+{
+	const struct sonde_exp_info *in = sonde_exp_info(e);
+	const struct sonde_event *x = in->exit_event;
+
+	if (x && x->kind == SONDE_EV_EXIT) {
+		snprintf(out, cap, "%d", x->status);
+		return;
+	}
+	if (x) {
+		snprintf(out, cap, "%s", x->signame ? x->signame : "signal");
+		return;
+	}
+	if (in->exec_event) {
+		snprintf(out, cap, "exec");
+		return;
+	}
+	snprintf(out, cap, "?");
+	if (!in->target.pid || !in->target.ppid)
+		return;
+	for (size_t k = 0; k < st->nall; k++) {
+		const struct sonde_exp_info *pin = sonde_exp_info(st->all_exps[k]);
+		size_t n;
+		const struct sonde_event *ev = sonde_exp_events(st->all_exps[k], &n);
+
+		if (pin->target.pid != in->target.ppid)
+			continue;
+		for (size_t i = 0; i < n; i++) {
+			if (ev[i].kind != SONDE_EV_REAPED || ev[i].pid != in->target.pid)
+				continue;
+			if (ev[i].has_status)
+				snprintf(out, cap, "%d", ev[i].status);
+			else
+				snprintf(out, cap, "%s", ev[i].signame ? ev[i].signame : "signal");
+		}
+	}
+}
+
 /* -processes: one row per selected experiment's process. */
 static void print_processes(struct state *st)
 {
@@ -881,17 +924,13 @@ static void print_processes(struct state *st)
 		const struct sonde_exp *e = st->exps[i];
 		const struct sonde_exp_info *in = sonde_exp_info(e);
 		const struct sonde_exp_summary *su = sonde_exp_summary(e);
-		const struct sonde_event *x = in->exit_event;
-		char ex[32] = "?";
+		char ex[32];
 		size_t num = 0;
 
 		for (size_t k = 0; k < st->nall; k++)
 			if (st->all_exps[k] == e)
 				num = k + 1;
-		if (x && x->kind == SONDE_EV_EXIT)
-			snprintf(ex, sizeof(ex), "%d", x->status);
-		else if (x)
-			snprintf(ex, sizeof(ex), "%s", x->signame ? x->signame : "signal");
+		exit_text(st, e, ex, sizeof(ex));
 		total += su->weight_ns;
 		samples += su->samples;
 		const char *cmd = in->target.command ? in->target.command : "";

@@ -103,6 +103,8 @@ static void print_exit(const struct sonde_exp_info *in)
 		fprintf(out, "exit status %d\n", ev->status);
 	else if (ev)
 		fprintf(out, "killed by signal %d (%s)\n", ev->signal, str(ev->signame));
+	else if (in->exec_event)
+		fprintf(out, "replaced by exec at %.3f s\n", since(in, in->exec_event->time_ns));
 	else if (in->end_event)
 		fprintf(out, "unknown (no exit record; the collector shut down at %.3f s)\n",
 		       since(in, in->end_event->time_ns));

@@ -834,6 +834,32 @@ void clock_reenable(void)
 	reg_unlock();
 }
 
+/* Before an exec (collector_exec_prepare): the exec'ing thread stops
+ * recording samples (the handler skips them while in_trace is set, and
+ * their time stays with the thread) and records its time so far; every
+ * thread's end is noted with its CPU time, for the case that the exec
+ * succeeds and they all vanish with this image.  Nothing is disarmed. */
+void clock_exec_prepare(void)
+{
+	t_state.in_trace = 1;
+	clock_thread_tail();
+	pthread_mutex_lock(&g_reg_lock);
+	for (int i = 0, n = atomic_load(&g_slots_used); i < n; i++) {
+		pid_t tid = atomic_load(&g_slots[i].tid);
+		if (tid)
+			record_thread_end(&g_slots[i], thread_cpu_ns(tid));
+	}
+	pthread_mutex_unlock(&g_reg_lock);
+}
+
+/* The exec failed: its time (the failed system call) goes to the call of
+ * exec, and the thread samples again. */
+void clock_exec_failed(void)
+{
+	clock_thread_tail();
+	t_state.in_trace = 0;
+}
+
 /* Wait (bounded) until no handler is unwinding; used around dlclose. */
 void clock_pause_unwinding(int on)
 {

@@ -94,6 +94,10 @@ int log_fd(void);
 int fd_park(int fd);
 void fd_release(int fd);
 int fd_is_protected(int fd);
+/* In a clone(CLONE_FILES) child, around dropping the parent's collector
+ * state: the descriptor table is the parent's too, so fd_release() leaves
+ * the parent's descriptors open (and protected from the child). */
+void fd_table_shared(int on);
 
 /* ---- dfile.c: block-structured memory-mapped data files ---- */
 
@@ -122,6 +126,10 @@ int dfile_grow_errno(const struct dfile *df);
 const char *dfile_name(const struct dfile *df);
 /* Forget all mappings in a fork child: writes become no-ops. */
 void dfile_forget(struct dfile *df);
+/* After dfile_finish: close the descriptor once no thread can be growing
+ * the file (the mapping stays, for writes already under way).  Left open
+ * when a growth does not end in time. */
+void dfile_close_fd(struct dfile *df);
 
 extern _Atomic uint64_t g_bytes_limit; /* 0 = none */
 extern _Atomic int g_limit_hit;
@@ -159,6 +167,9 @@ void clock_thread_end(void);
 /* Note the start routine of the calling (new) thread, for its tail. */
 void clock_thread_start_routine(void *fn);
 void clock_stop_all(void);
+/* Around an exec (init.c, collector_exec_prepare). */
+void clock_exec_prepare(void);
+void clock_exec_failed(void);
 /* Enable every sampling counter again (after the target's
  * PR_TASK_PERF_EVENTS_DISABLE).  Normal context. */
 void clock_reenable(void);
@@ -206,6 +217,8 @@ void trace_ticker_quit(void);
  * would keep the target alive for ever. */
 void collector_threads_quit(void);
 void trace_fork_child(void);
+/* dfile_close_fd on every trace file (after trace_stop_all). */
+void trace_close_fds(void);
 void trace_restart(void);
 /* The tracing clock (tracer.h): raise it to t, never lower it (the
  * ticker and sample points race).  A sample point written at t raises it
@@ -231,11 +244,23 @@ const char *follow_lineage(void);
 void follow_fork_prepare(void);
 void follow_fork_child(void);
 void follow_note_exit(int status);
+/* Register the on_exit handler that notes a descendant's exit status. */
+void follow_register_exit(void);
 
 /* ---- init.c ---- */
 
 void collector_exit_hook(void);
+/* Before an exec: returns 1 when the process records, and then a failed
+ * exec must be reported with collector_exec_failed(errno, what). */
+int collector_exec_prepare(void);
+void collector_exec_failed(int err, const char *what);
 void collector_fork_child(void);
+/* In a clone(CLONE_FILES) child: its descriptors are in its parent's
+ * table too.  collector_shares_table marks the process; once it has
+ * finished, collector_release_shared closes its descriptors, which would
+ * otherwise stay open in the parent after the child is gone. */
+void collector_shares_table(void);
+void collector_release_shared(void);
 void collector_restart(const char *dir);
 
 /* ---- interpose.c / signals ---- */

@@ -20,6 +20,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +96,24 @@ void dfile_finish(struct dfile *df)
 	 * unused tail (zero blocks, sparse) is trimmed by `sonde collect`
 	 * after the target has ended. */
 	atomic_store(&df->dead, 1);
+}
+
+void dfile_close_fd(struct dfile *df)
+{
+	if (!df || df->fd < 0)
+		return;
+	atomic_store(&df->dead, 1);
+	/* Taking the growth flag for good: no growth uses the descriptor
+	 * after this (a closed number may be the parent's next file). */
+	for (int i = 0; i < 100000; i++) {
+		int expected = 0;
+		if (atomic_compare_exchange_strong(&df->growing, &expected, 1)) {
+			fd_release(df->fd);
+			df->fd = -1;
+			return;
+		}
+		sched_yield();
+	}
 }
 
 void dfile_forget(struct dfile *df)

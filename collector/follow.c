@@ -44,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "collector.h"
@@ -81,7 +82,6 @@ REAL(posix_spawnp, int, (pid_t *, const char *, const posix_spawn_file_actions_t
 REAL(system, int, (const char *))
 REAL(popen, FILE *, (const char *, const char *))
 REAL(clone, int, (int (*)(void *), void *, int, void *, ...))
-REAL(exit, void, (int))
 
 static int is_sonde_lib(const char *path, size_t len)
 {
@@ -375,15 +375,17 @@ static int do_exec(enum exec_how how, const char *file, int fd, char *const argv
 		why = not_followable(how == X_SEARCH ? search_path(file, buf, sizeof buf) : file);
 	char **env = NULL;
 	char lineage[700];
+	int n = 0, recording = 0;
 	if (g_tracking) {
-		int n = atomic_fetch_add(&g_nexec, 1) + 1;
+		n = atomic_fetch_add(&g_nexec, 1) + 1;
 		snprintf(lineage, sizeof lineage, "%s_x%d", g_lineage, n);
 		command_of(cmd, sizeof cmd, how == X_FD ? "(fd)" : file, argv);
 		log_descendant("exec", lineage, follow && !why, why, cmd, 0);
 		if (follow && !why)
 			env = child_env(envp, lineage, "SONDE_TARGET_PID", getpid());
-		/* The image is replaced: finish this experiment now. */
-		collector_exit_hook();
+		/* The image is about to be replaced: close its experiment,
+		 * stopping nothing in case the exec fails. */
+		recording = collector_exec_prepare();
 		if (env)
 			add_exec_cpu(env);
 	}
@@ -397,10 +399,11 @@ static int do_exec(enum exec_how how, const char *file, int fd, char *const argv
 		rc = real_fexecve(fd, argv, use);
 	int e = errno;
 	if (g_tracking) {
-		/* Too late to resume: the experiment was finished above. */
-		char msg[300];
-		snprintf(msg, sizeof msg, "exec failed (%s); this process is no longer recorded", strerror(e));
-		log_event_text("warning", msg);
+		/* No descendant: its number goes to the next exec (unless
+		 * another thread took one meanwhile). */
+		atomic_compare_exchange_strong(&g_nexec, &n, n - 1);
+		if (recording)
+			collector_exec_failed(e, cmd);
 	}
 	free_child_env(env);
 	errno = e;
@@ -530,6 +533,7 @@ struct clone_start {
 	int (*fn)(void *);
 	void *arg;
 	int no;
+	int flags;
 };
 
 static int clone_child(void *p)
@@ -537,11 +541,25 @@ static int clone_child(void *p)
 	/* Not CLONE_VM: *p is this process's own copy. */
 	struct clone_start cs = *(struct clone_start *)p;
 	int saved = errno;
-	if (atomic_load(&g_col.active))
+	if (atomic_load(&g_col.active)) {
+		fd_table_shared(!!(cs.flags & CLONE_FILES));
 		collector_fork_child();
+		fd_table_shared(0);
+	}
 	start_child('C', cs.no);
 	errno = saved;
-	return cs.fn(cs.arg);
+	/* glibc's clone ends the child with the exit system call when fn
+	 * returns: no exit(), no destructor.  Its status and the end of its
+	 * experiment are written here. */
+	if (cs.flags & CLONE_FILES)
+		collector_shares_table();
+	int rc = cs.fn(cs.arg);
+	saved = errno;
+	follow_note_exit(rc);
+	collector_exit_hook();
+	collector_release_shared();
+	errno = saved;
+	return rc;
 }
 
 EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
@@ -567,6 +585,7 @@ EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 	cs->fn = fn;
 	cs->arg = arg;
 	cs->no = atomic_fetch_add(&g_nclone, 1) + 1;
+	cs->flags = flags;
 	char lineage[700];
 	snprintf(lineage, sizeof lineage, "%s_C%d", g_lineage, cs->no);
 	log_descendant("clone", lineage, 1, NULL, NULL, 0);
@@ -673,10 +692,23 @@ EXPORT FILE *popen(const char *command, const char *type)
 
 /* ---- exit status of descendants ---- */
 
+/* A descendant's own experiment records how it exits (`sonde collect`
+ * does it for the founder).  Returning from main calls glibc's exit()
+ * internally, where no interposer sees it, but on_exit handlers are given
+ * the status: sonde_init registers one.  Registered from a preloaded
+ * library's constructor, which the loader runs before the program's
+ * start-up registers the destructors' runner, it runs after the
+ * destructors: the experiment is finished by then, so what counts is
+ * that this process owns the log.  _exit and _Exit are interposed
+ * (interpose.c), and a clone child whose function returns is handled by
+ * clone_child. */
+static pid_t g_noted_exit; /* the process that wrote its exit event */
+
 void follow_note_exit(int status)
 {
-	if (!atomic_load(&g_col.active) || !g_lineage[0] || getpid() != g_col.pid)
+	if (log_fd() < 0 || !g_lineage[0] || getpid() != g_col.pid || g_noted_exit == g_col.pid)
 		return;
+	g_noted_exit = g_col.pid;
 	char mem[256];
 	struct xbuf b;
 	xb_init(&b, mem, sizeof mem);
@@ -687,10 +719,108 @@ void follow_note_exit(int status)
 	log_line(mem, b.len);
 }
 
-EXPORT void exit(int status)
+static void on_exit_status(int status, void *arg)
 {
-	resolve_exit();
+	(void)arg;
 	follow_note_exit(status);
-	real_exit(status);
-	__builtin_unreachable();
+	collector_release_shared(); /* the last of sonde to run in exit() */
+}
+
+void follow_register_exit(void)
+{
+	on_exit(on_exit_status, NULL);
+}
+
+/* A process killed by a signal writes nothing: its parent, reaping it,
+ * notes what it saw, and readers show that for a child whose own
+ * experiment has no exit event.  (system() and pclose() reap inside
+ * glibc, where this is not seen.) */
+static void note_reaped(pid_t pid, int exited, int code)
+{
+	if (pid <= 0 || !atomic_load(&g_col.active) || getpid() != g_col.pid)
+		return;
+	char mem[256];
+	struct xbuf b;
+	xb_init(&b, mem, sizeof mem);
+	xb_str(&b, "<event kind=\"reaped\"");
+	xb_attr_u64(&b, "time_ns", now_ns());
+	xb_attr_u64(&b, "pid", (uint64_t)pid);
+	if (exited) {
+		xb_attr_u64(&b, "status", (uint64_t)code);
+	} else {
+		xb_attr_u64(&b, "signal", (uint64_t)code);
+		const char *abbrev = sigabbrev_np(code);
+		if (abbrev) {
+			xb_str(&b, " name=\"SIG");
+			xb_str(&b, abbrev);
+			xb_str(&b, "\"");
+		}
+	}
+	xb_str(&b, "/>\n");
+	log_line(mem, b.len);
+}
+
+static void note_wait_status(pid_t pid, int st)
+{
+	int saved = errno;
+	if (WIFEXITED(st))
+		note_reaped(pid, 1, WEXITSTATUS(st));
+	else if (WIFSIGNALED(st))
+		note_reaped(pid, 0, WTERMSIG(st));
+	errno = saved;
+}
+
+REAL(waitpid, pid_t, (pid_t, int *, int))
+REAL(wait4, pid_t, (pid_t, int *, int, struct rusage *))
+REAL(waitid, int, (idtype_t, id_t, siginfo_t *, int))
+
+EXPORT pid_t waitpid(pid_t pid, int *status, int options)
+{
+	resolve_waitpid();
+	int st = 0;
+	pid_t rc = real_waitpid(pid, &st, options);
+	if (rc > 0) {
+		if (status)
+			*status = st;
+		note_wait_status(rc, st);
+	}
+	return rc;
+}
+
+EXPORT pid_t wait(int *status)
+{
+	return waitpid(-1, status, 0);
+}
+
+EXPORT pid_t wait4(pid_t pid, int *status, int options, struct rusage *ru)
+{
+	resolve_wait4();
+	int st = 0;
+	pid_t rc = real_wait4(pid, &st, options, ru);
+	if (rc > 0) {
+		if (status)
+			*status = st;
+		note_wait_status(rc, st);
+	}
+	return rc;
+}
+
+EXPORT pid_t wait3(int *status, int options, struct rusage *ru)
+{
+	return wait4(-1, status, options, ru);
+}
+
+EXPORT int waitid(idtype_t idtype, id_t id, siginfo_t *info, int options)
+{
+	resolve_waitid();
+	int rc = real_waitid(idtype, id, info, options);
+	if (rc == 0 && info && info->si_pid > 0 && (options & WEXITED)) {
+		int saved = errno;
+		if (info->si_code == CLD_EXITED)
+			note_reaped(info->si_pid, 1, info->si_status);
+		else if (info->si_code == CLD_KILLED || info->si_code == CLD_DUMPED)
+			note_reaped(info->si_pid, 0, info->si_status);
+		errno = saved;
+	}
+	return rc;
 }

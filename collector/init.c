@@ -283,6 +283,7 @@ __attribute__((constructor)) static void sonde_init(void)
 	 * child handlers (the unwinder's releases the lock that starting an
 	 * experiment takes). */
 	pthread_atfork(follow_fork_prepare, NULL, follow_fork_child);
+	follow_register_exit();
 	errno = saved;
 }
 
@@ -303,19 +304,11 @@ void collector_threads_quit(void)
 	trace_ticker_quit();
 }
 
-/* Finish the experiment once.  Runs from the library destructor, or from
- * _exit/_Exit, in the process that owns the experiment only (never in a
- * vfork or fork child). */
-void collector_exit_hook(void)
+/* The records that close this image's experiment: the overview's last
+ * point, the JIT map, errors about data that could not be written, and
+ * the end event. */
+static void write_end_records(void)
 {
-	if (!atomic_load(&g_col.active) || getpid() != g_col.pid)
-		return;
-	if (atomic_exchange(&g_finished, 1))
-		return;
-	int saved = errno;
-	sampling_stop();
-	trace_stop_all();
-	clock_stop_all();
 	overview_sample(SONDE_OV_END);
 	jitmap_save(g_col.expdir, g_col.pid);
 	char mem[512];
@@ -351,8 +344,101 @@ void collector_exit_hook(void)
 	if (g_col.stop_ns && now_ns() > g_col.stop_ns)
 		log_event_text("info", "data collection stopped at the duration limit (-t)");
 	log_line(mem, b.len);
+}
+
+/* Finish the experiment once.  Runs from the library destructor, or from
+ * _exit/_Exit, in the process that owns the experiment only (never in a
+ * vfork or fork child). */
+void collector_exit_hook(void)
+{
+	if (!atomic_load(&g_col.active) || getpid() != g_col.pid)
+		return;
+	if (atomic_exchange(&g_finished, 1))
+		return;
+	int saved = errno;
+	sampling_stop();
+	trace_stop_all();
+	clock_stop_all();
+	write_end_records();
 	dfile_finish(g_stacks);
 	dfile_finish(g_overview);
+	errno = saved;
+}
+
+/* An exec replaces the image, and nothing of this one runs after a
+ * successful exec to close its experiment: write the closing records
+ * now.  An exec can also fail (a shell tries every PATH entry), and then
+ * the program goes on as if nothing had happened, so this stops nothing:
+ * samples, tracing and the overview go on, and the next end records (a
+ * later exec's, or the exit's) supersede these.  Only the exec'ing thread
+ * holds its samples, so that the CPU time it hands the new image
+ * (clock_thread_recorded_cpu) is exactly what was recorded.  Returns
+ * whether an exec failure must be reported to collector_exec_failed. */
+static uint64_t g_exec_ns;
+
+int collector_exec_prepare(void)
+{
+	if (!atomic_load(&g_col.active) || getpid() != g_col.pid || atomic_load(&g_finished))
+		return 0;
+	int saved = errno;
+	g_exec_ns = now_ns();
+	clock_exec_prepare();
+	char mem[128];
+	struct xbuf b;
+	xb_init(&b, mem, sizeof mem);
+	xb_str(&b, "<event kind=\"exec\"");
+	xb_attr_u64(&b, "time_ns", g_exec_ns);
+	xb_str(&b, "/>\n");
+	log_line(mem, b.len);
+	write_end_records();
+	errno = saved;
+	return 1;
+}
+
+/* The exec failed with `err`: the records since collector_exec_prepare
+ * are void (readers drop them, see doc/experiment-format.md), and the
+ * exec'ing thread samples again. */
+void collector_exec_failed(int err, const char *what)
+{
+	int saved = errno;
+	char text[1200];
+	snprintf(text, sizeof text, "exec of %s failed (%s); recording goes on", what, strerror(err));
+	char mem[1600];
+	struct xbuf b;
+	xb_init(&b, mem, sizeof mem);
+	xb_str(&b, "<event kind=\"exec_failed\"");
+	xb_attr_u64(&b, "time_ns", now_ns());
+	xb_attr_u64(&b, "since_ns", g_exec_ns);
+	xb_attr_u64(&b, "errno", (uint64_t)err);
+	b.cap = sizeof mem - 8;
+	xb_attr_str(&b, "text", text);
+	b.cap = sizeof mem;
+	b.overflow = 0;
+	xb_str(&b, "/>\n");
+	log_line(mem, b.len);
+	clock_exec_failed();
+	errno = saved;
+}
+
+static pid_t g_shares_table; /* the process that shares its parent's table */
+
+void collector_shares_table(void)
+{
+	g_shares_table = getpid();
+}
+
+void collector_release_shared(void)
+{
+	if (!g_shares_table || g_shares_table != getpid() || g_col.pid != getpid() || !atomic_load(&g_finished))
+		return;
+	g_shares_table = 0;
+	int saved = errno;
+	dfile_close_fd(clock_dfile());
+	dfile_close_fd(g_stacks);
+	dfile_close_fd(g_overview);
+	trace_close_fds();
+	maps_close();
+	log_close();
 	errno = saved;
 }
 

@@ -376,6 +376,7 @@ EXPORT void _exit(int status)
 	resolve__exit();
 	follow_note_exit(status);
 	collector_exit_hook();
+	collector_release_shared();
 	real__exit(status);
 	__builtin_unreachable();
 }
@@ -385,6 +386,7 @@ EXPORT void _Exit(int status)
 	resolve__Exit();
 	follow_note_exit(status);
 	collector_exit_hook();
+	collector_release_shared();
 	real__Exit(status);
 	__builtin_unreachable();
 }

@@ -49,10 +49,23 @@ int fd_park(int fd)
 	return nfd;
 }
 
+/* Set while a clone(CLONE_FILES) child forgets its parent's collector:
+ * the parent's descriptors are in the one table they share, and closing
+ * them there would cut off the parent's log, data files and sampling
+ * counters (and let the child's own files take their numbers, so that
+ * the parent writes into the child's experiment).  They stay protected in
+ * the child too: the child's closefrom() must not close them either. */
+static int g_table_shared;
+
+void fd_table_shared(int on)
+{
+	g_table_shared = on;
+}
+
 /* Close one of our parked descriptors.  Async-signal-safe. */
 void fd_release(int fd)
 {
-	if (fd < 0)
+	if (fd < 0 || g_table_shared)
 		return;
 	if (fd < FD_MAX_PROTECTED)
 		atomic_fetch_and(&g_protected[fd / 8], (uint8_t) ~(1u << (fd % 8)));

@@ -500,6 +500,12 @@ void trace_stop_all(void)
 	}
 }
 
+void trace_close_fds(void)
+{
+	for (int k = 0; k <= MAX_TRACE_KIND; k++)
+		dfile_close_fd(g_df[k]);
+}
+
 void trace_fork_child(void)
 {
 	/* The ticker does not exist in the child: its word would stand still. */

@@ -400,6 +400,8 @@ static const struct {
 	{ "thread_end", SONDE_EV_THREAD_END }, { "warning", SONDE_EV_WARNING },
 	{ "error", SONDE_EV_ERROR },	     { "end", SONDE_EV_END },
 	{ "exit", SONDE_EV_EXIT },	     { "signal", SONDE_EV_SIGNAL },
+	{ "exec", SONDE_EV_EXEC },	     { "exec_failed", SONDE_EV_EXEC_FAILED },
+	{ "reaped", SONDE_EV_REAPED },
 };
 
 static void log_event(struct sonde_exp *exp, const struct sonde_xml_elem *e)
@@ -424,6 +426,7 @@ static void log_event(struct sonde_exp *exp, const struct sonde_xml_elem *e)
 	ev->has_cpu_ns = attr_u64(exp, file, e, "cpu_ns", &ev->cpu_ns);
 	ev->text = sonde_xml_attr(e, "text");
 	attr_int(exp, file, e, "status", &ev->status);
+	ev->has_status = sonde_xml_attr(e, "status") != NULL;
 	attr_int(exp, file, e, "signal", &ev->signal);
 	ev->signame = sonde_xml_attr(e, "name");
 	attr_u64(exp, file, e, "samples", &ev->samples);
@@ -432,6 +435,9 @@ static void log_event(struct sonde_exp *exp, const struct sonde_xml_elem *e)
 	attr_u64(exp, file, e, "stacks_lost", &ev->stacks_lost);
 	attr_u64(exp, file, e, "handler_ns", &ev->handler_ns);
 	attr_u64(exp, file, e, "start_ns", &ev->start_ns);
+	attr_u64(exp, file, e, "since_ns", &ev->since_ns);
+	attr_int(exp, file, e, "errno", &ev->err);
+	attr_u32(exp, file, e, "pid", &ev->pid);
 }
 
 /* Returns 0, or -1 with err set when dir is not a readable experiment. */
@@ -1595,6 +1601,23 @@ static void finish(struct sonde_exp *exp)
 			in->exit_event = ev;
 		else if (ev->kind == SONDE_EV_END)
 			in->end_event = ev;
+		else if (ev->kind == SONDE_EV_EXEC)
+			in->exec_event = ev;
+		else if (ev->kind == SONDE_EV_EXEC_FAILED) {
+			/* The process goes on: the end records written for
+			 * the exec (from since_ns) are void. */
+			in->exec_event = NULL;
+			if (in->end_event && in->end_event->time_ns >= ev->since_ns)
+				in->end_event = NULL;
+			for (size_t k = 0; k < exp->nthreads; k++) {
+				struct sonde_thread *th = &exp->threads[k];
+				if (th->end_ns && th->end_ns >= ev->since_ns) {
+					th->end_ns = 0;
+					th->has_cpu_ns = false;
+					th->cpu_ns = 0;
+				}
+			}
+		}
 	}
 	if (exp->nthreads > 1)
 		qsort(exp->threads, exp->nthreads, sizeof(*exp->threads), cmp_thread);

@@ -75,6 +75,9 @@ enum sonde_event_kind {
 	SONDE_EV_END,	       /* collector shutdown: samples, lost, stacks, stacks_lost */
 	SONDE_EV_EXIT,	       /* status */
 	SONDE_EV_SIGNAL,       /* signal, signame */
+	SONDE_EV_EXEC,	       /* the image is about to exec: end records follow */
+	SONDE_EV_EXEC_FAILED,  /* ...and the exec failed: since_ns, err, text */
+	SONDE_EV_REAPED,       /* this process reaped child pid: status, or signal and signame */
 };
 
 struct sonde_event {
@@ -92,6 +95,10 @@ struct sonde_event {
 	const char *signame;
 	uint64_t samples, lost, stacks, stacks_lost; /* end */
 	uint64_t handler_ns; /* end: CPU time spent in the sampling handler */
+	uint64_t since_ns;   /* exec_failed: when the exec's end records began */
+	int err;	     /* exec_failed: the exec's errno */
+	uint32_t pid;	     /* reaped: the child */
+	bool has_status;     /* exit, reaped: status is set (else signal) */
 };
 
 /* One <packet> element: the layout of a packet type as the writer saw it. */
@@ -152,6 +159,9 @@ struct sonde_exp_info {
 
 	const struct sonde_event *exit_event; /* last exit or signal event, or NULL */
 	const struct sonde_event *end_event;  /* last end event, or NULL */
+	/* The exec that replaced this image (its end records are the last
+	 * ones, and no exec_failed follows), or NULL. */
+	const struct sonde_event *exec_event;
 };
 
 const struct sonde_exp_info *sonde_exp_info(const struct sonde_exp *exp);
