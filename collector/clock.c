@@ -843,13 +843,13 @@ void clock_exec_prepare(void)
 {
 	t_state.in_trace = 1;
 	clock_thread_tail();
-	pthread_mutex_lock(&g_reg_lock);
+	reg_lock();
 	for (int i = 0, n = atomic_load(&g_slots_used); i < n; i++) {
 		pid_t tid = atomic_load(&g_slots[i].tid);
 		if (tid)
-			record_thread_end(&g_slots[i], thread_cpu_ns(tid));
+			record_thread_end(&g_slots[i], slot_cpu_ns(&g_slots[i]));
 	}
-	pthread_mutex_unlock(&g_reg_lock);
+	reg_unlock();
 }
 
 /* The exec failed: its time (the failed system call) goes to the call of
