@@ -5,7 +5,7 @@
 # in both).  Every view must look each event's addresses up at the event's
 # time: CPU of a_work and b_work against the fixture's own thread-CPU
 # account, heap allocations and leaks per library against its counts, in
-# -functions, -leaks, -lines, -pcs, -source and -disasm.
+# -functions, -leaks, -lines, -pcs, -source, -disasm and sonde agg.
 #
 # deeprec: recursion 600 and 2000 deep burning CPU at the leaves.  At the
 # default depth limit the 600-deep stacks are whole (main's inclusive is
@@ -78,6 +78,17 @@ for w in a b; do
 		notok "-disasm ${w}_work: hot instructions $v ns, truth $t"
 		sed 's/^/#   /' dis.txt | head -8
 	fi
+done
+
+# sonde agg's func and object fields name the library of the event's time.
+"$SONDE" agg -x aggsortkey 'profile { @[object, func] = sum(weight); } heap { @h[func] = sum(size); }' r.er >agg.txt 2>&1
+for w in a b; do
+	t=$([ $w = a ] && echo "$ta" || echo "$tb")
+	v=$(awk -v o=libdlreuse_$w.so -v f=${w}_work '$1 == o && $2 == f { print $3 }' agg.txt)
+	if near "${v:-0}" "$t"; then ok "agg: ${w}_work in libdlreuse_$w.so has its CPU"; else notok "agg: ${w}_work ${v:-0} ns, truth $t"; fi
+	want=$(awk -v f=${w}_leak '$1 == f { sub(/bytes=/, "", $3); print $3 }' truth.txt)
+	v=$(awk -v f=${w}_leak '$1 == f { print $2 }' agg.txt)
+	if [ -n "$want" ] && [ "$v" = "$want" ]; then ok "agg: ${w}_leak allocated its $want bytes"; else notok "agg: ${w}_leak ${v:-0} bytes, truth $want"; fi
 done
 
 # ---- defect: a stack cut at the depth limit loses its root silently ----
