@@ -20,7 +20,7 @@
  * in its place: u64map keeps index-sized values). */
 #define SKIP_STORED (UINT32_MAX - 1)
 
-static bool map_get(const struct u64map *m, uint64_t k, uint32_t *v)
+static inline bool map_get(const struct u64map *m, uint64_t k, uint32_t *v)
 {
 	long i = u64map_get(m, k);
 	if (i < 0)
@@ -96,6 +96,7 @@ struct builder {
 	struct u64map *stacks;	/* per epoch: stack id -> index into p->ev */
 	size_t nepochs;
 	uint32_t ep;		/* the epoch of the event being added */
+	struct u64map *cur_stacks; /* &stacks[ep] */
 	uint64_t ep_lo, ep_hi;	/* its extent */
 	struct span { uint32_t off, n; } *spans; /* a frame's functions: fl[off .. off + n) */
 	size_t nspans, capspans;
@@ -299,21 +300,20 @@ static void free_objsel(char **v, int cap)
  * stay in the same epoch (always, in a run that reused no address). */
 static void set_epoch(struct builder *b, const struct sonde_exp *exp, uint64_t t)
 {
-	if (b->nepochs > 1 && (t < b->ep_lo || t >= b->ep_hi))
+	if (b->nepochs > 1 && (t < b->ep_lo || t >= b->ep_hi)) {
 		b->ep = sonde_exp_map_epoch(exp, t, &b->ep_lo, &b->ep_hi);
+		b->cur_stacks = &b->stacks[b->ep];
+	}
 }
 
 /* The evstack of an experiment stack in the current epoch, made (with its
  * model stack) at its first event there: its index, or UINT32_MAX out of
  * memory.  Stacks are interned by their addresses, so one id is shared by
  * events of different epochs whose frames are different functions. */
-static uint32_t evstack(struct builder *b, uint32_t e, const struct sonde_exp *exp,
-			uint64_t stack_id, uint64_t time_ns, bool leaf_exact)
+static __attribute__((noinline)) uint32_t evstack_new(struct builder *b, uint32_t e, const struct sonde_exp *exp,
+						      uint64_t stack_id, uint64_t time_ns, bool leaf_exact)
 {
-	uint32_t i;
 	struct u64map *stacks = &b->stacks[b->ep];
-	if (map_get(stacks, stack_id, &i))
-		return i;
 	struct sonde_profile *p = b->p;
 	if (p->nev == b->capev) {
 		size_t cap = b->capev ? 2 * b->capev : 256;
@@ -334,6 +334,16 @@ static uint32_t evstack(struct builder *b, uint32_t e, const struct sonde_exp *e
 	ev->time_ns = time_ns;
 	ev->leaf_exact = leaf_exact;
 	return (uint32_t)p->nev++;
+}
+
+/* Once per sample whose stack differs from the previous one: inline. */
+static inline uint32_t evstack(struct builder *b, uint32_t e, const struct sonde_exp *exp, uint64_t stack_id,
+			       uint64_t time_ns, bool leaf_exact)
+{
+	uint32_t i;
+	if (map_get(b->cur_stacks, stack_id, &i))
+		return i;
+	return evstack_new(b, e, exp, stack_id, time_ns, leaf_exact);
 }
 
 /* One traced event: its thread's totals always, the model when the thread
@@ -511,6 +521,7 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 			u64map_release(&tidnum);
 			goto oom;
 		}
+		b.cur_stacks = &b.stacks[b.ep];
 		b.nspans = b.nfl = 0;
 		uint64_t t0 = sonde_exp_info(exp)->start_ns;
 		struct sonde_sample_iter it;
@@ -536,9 +547,11 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 				p->samples_filtered++;
 				continue;
 			}
-			uint32_t ep = b.ep;
-			set_epoch(&b, exp, s.time_ns);
-			if (last_stack == UINT32_MAX || s.stack_id != last_id || b.ep != ep) {
+			if (b.nepochs > 1 && (s.time_ns < b.ep_lo || s.time_ns >= b.ep_hi)) {
+				set_epoch(&b, exp, s.time_ns);
+				last_stack = UINT32_MAX; /* the same id may be another stack now */
+			}
+			if (last_stack == UINT32_MAX || s.stack_id != last_id) {
 				last_stack = evstack(&b, (uint32_t)e, exp, s.stack_id, s.time_ns, true);
 				if (last_stack == UINT32_MAX) {
 					u64map_release(&tidnum);
