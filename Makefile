@@ -166,6 +166,14 @@ $(B)/fixtures/early: tests/fixtures/early.c $(B)/fixtures/libearly.so
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -o $@ $< -L$(B)/fixtures -learly -Wl,-rpath,'$$ORIGIN' -lpthread
 
+# The two libraries of the dlclose/dlopen address reuse fixture: the same
+# code (tests/fixtures/lib/dlreuse_lib.h) at the same offsets.
+$(B)/fixtures/libdlreuse_%.so: tests/fixtures/lib/dlreuse_%.c tests/fixtures/lib/dlreuse_lib.h tests/fixtures/burner.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -fomit-frame-pointer -Wall -Wextra -fPIC -shared -o $@ $<
+
+$(B)/fixtures/dlreuse: $(B)/fixtures/libdlreuse_a.so $(B)/fixtures/libdlreuse_b.so
+
 $(B)/fixtures/static_%: tests/fixtures/static_%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -static -o $@ $<

@@ -187,10 +187,11 @@ static void report(const char *src, const char *srcname, const struct sonde_dl_e
 }
 
 /* Function names for func/caller: the symbol layer's short names. */
-static const char *syms_name(void *ctx, const struct sonde_exp *exp, uint64_t pc, int exact)
+static const char *syms_name(void *ctx, const struct sonde_exp *exp, uint64_t pc, int exact,
+			     uint64_t time_ns)
 {
 	(void)exp;
-	return sonde_syms_lookup(ctx, pc, exact, SONDE_TIME_NEVER)->name_short;
+	return sonde_syms_lookup(ctx, pc, exact, time_ns)->name_short;
 }
 
 int cmd_agg(int argc, char **argv)

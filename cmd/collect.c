@@ -75,7 +75,7 @@ static void usage(FILE *f)
 		"  -y SIG[,r]         SIG switches recording between paused and resumed; starts\n"
 		"                     paused, or recording with ,r\n"
 		"  -L MB              limit the experiment's data to MB megabytes\n"
-		"  -D DEPTH           call stack depth limit (default 256)\n"
+		"  -D DEPTH           call stack depth limit, 1 to 2040 (default 1024)\n"
 		"  -s on|all|N|off    synchronization wait tracing: waits of at least the\n"
 		"                     calibrated threshold (on), every call (all, 0), or\n"
 		"                     N microseconds\n"
@@ -182,7 +182,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	o->interval_ms = 10;
 	o->sample_s = 1;
-	o->depth = 256;
+	o->depth = SONDE_DEFAULT_DEPTH;
 	o->follow = "on";
 	int i = 1;
 	for (; i < argc && argv[i][0] == '-'; i++) {

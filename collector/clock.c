@@ -713,7 +713,7 @@ int clock_start(const struct clock_settings *cs)
 	exec_cpu_base();
 	g_cs = *cs;
 	if (g_cs.depth <= 0 || g_cs.depth > SONDE_MAX_DEPTH_LIMIT)
-		g_cs.depth = 256;
+		g_cs.depth = SONDE_DEFAULT_DEPTH;
 	static int have_key; /* clock_start runs again in a followed fork child */
 	if (!have_key && pthread_key_create(&g_key, key_destructor) != 0)
 		return -1;

@@ -150,6 +150,10 @@ int maps_open(const char *expdir);
 /* Rescan the loaded objects; log loads and unloads to map.xml and refresh
  * the unwinder's tables.  Normal context; serialised internally. */
 void maps_update(void);
+/* The same, after a dlopen that started at `since` (CLOCK_MONOTONIC):
+ * objects it finds new are logged as loaded then, before their
+ * constructors ran (0: now). */
+void maps_update_since(uint64_t since);
 void maps_close(void);
 void maps_fork_child(void);
 

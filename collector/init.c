@@ -232,8 +232,8 @@ static int collector_start(const char *dir, int subexp)
 		return -1;
 	}
 	uint64_t interval_ns = env_u64("SONDE_CLOCK_NS", 10000000);
-	uint64_t depth64 = env_u64("SONDE_DEPTH", 256);
-	int depth = depth64 >= 1 && depth64 <= SONDE_MAX_DEPTH_LIMIT ? (int)depth64 : 256;
+	uint64_t depth64 = env_u64("SONDE_DEPTH", SONDE_DEFAULT_DEPTH);
+	int depth = depth64 >= 1 && depth64 <= SONDE_MAX_DEPTH_LIMIT ? (int)depth64 : SONDE_DEFAULT_DEPTH;
 	uint64_t limit_mb = env_u64("SONDE_LIMIT_MB", 0);
 	uint64_t duration_s = env_u64("SONDE_DURATION_S", 0);
 	if (limit_mb)

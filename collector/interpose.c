@@ -282,18 +282,28 @@ EXPORT int setitimer(__itimer_which_t which, const struct itimerval *nv, struct 
 EXPORT void *dlopen(const char *file, int mode)
 {
 	resolve_dlopen();
+	/* The library's code may run (constructors) before dlopen returns:
+	 * its load is logged at the start, and the tracing clock raised to
+	 * it so that events of those constructors are not stamped before. */
+	uint64_t t0 = now_ns();
+	trace_clock_raise(t0 + 1);
 	void *h = real_dlopen(file, mode);
 	if (h && atomic_load(&g_col.active))
-		maps_update();
+		maps_update_since(t0);
 	return h;
 }
 
 EXPORT void *dlmopen(Lmid_t lm, const char *file, int mode)
 {
 	resolve_dlmopen();
+	/* The library's code may run (constructors) before dlopen returns:
+	 * its load is logged at the start, and the tracing clock raised to
+	 * it so that events of those constructors are not stamped before. */
+	uint64_t t0 = now_ns();
+	trace_clock_raise(t0 + 1);
 	void *h = real_dlmopen(lm, file, mode);
 	if (h && atomic_load(&g_col.active))
-		maps_update();
+		maps_update_since(t0);
 	return h;
 }
 

@@ -149,14 +149,14 @@ static int scan_cb(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
-static void emit_load(const struct obj *o)
+static void emit_load(const struct obj *o, uint64_t t)
 {
 	char mem[PATH_MAX * 2 + 512];
 	struct xbuf b;
 	xb_init(&b, mem, sizeof mem);
 	xb_str(&b, "<object");
 	xb_attr_u64(&b, "id", (uint64_t)o->id);
-	xb_attr_u64(&b, "time_ns", now_ns());
+	xb_attr_u64(&b, "time_ns", t);
 	xb_attr_str(&b, "event", "load");
 	xb_attr_str(&b, "path", o->path ? o->path : "?");
 	xb_attr_hex(&b, "base", o->base);
@@ -207,6 +207,11 @@ static void save_vdso(const struct obj *o)
 
 void maps_update(void)
 {
+	maps_update_since(0);
+}
+
+void maps_update_since(uint64_t since)
+{
 	__sonde_quiet++;
 	pthread_mutex_lock(&g_lock);
 	struct scan sc = { 0 };
@@ -238,7 +243,7 @@ void maps_update(void)
 		n->id = g_next_id++;
 		n->seen = 1;
 		g_objs[g_nobjs++] = *n;
-		emit_load(n);
+		emit_load(n, since ? since : now_ns());
 		if (!strcmp(n->path, "[vdso]"))
 			save_vdso(n);
 	}
@@ -254,6 +259,12 @@ void maps_update(void)
 	}
 	if (uw_refresh() < 0)
 		log_event_text("warning", "cannot build the unwind tables for a load object");
+	/* Traced events carry the tracing clock's last tick, up to a tick
+	 * early: one made just after a dlclose and dlopen would be stamped
+	 * before the unload and load written above, and the reader would
+	 * look its addresses up in the library that held them before.  No
+	 * event after this point is stamped before them. */
+	trace_clock_raise(now_ns() + 1);
 	pthread_mutex_unlock(&g_lock);
 	__sonde_quiet--;
 }

@@ -158,7 +158,7 @@ void clock_note_stray(pid_t tid)
 /* Unwind from uc and write the sample.  Async-signal-safe. */
 static int record_sample(void *uc, const struct tstate *ts, uint64_t now, uint64_t weight)
 {
-	uint64_t pcs[g_cs.depth]; /* the -D limit, 256 by default: 2 KiB */
+	uint64_t pcs[g_cs.depth]; /* the -D limit, 1024 by default: 8 KiB */
 	unsigned flags = 0;
 	int n = uw_backtrace(uc, ts->stack_lo, ts->stack_hi, pcs, g_cs.depth, &flags);
 	if (n <= 0) {

@@ -1885,11 +1885,11 @@ fail:
 /* ---- profile ---------------------------------------------------------------------------- */
 
 const char *sonde_dl_pc_name_fallback(void *ctx, const struct sonde_exp *exp, uint64_t pc,
-				      int exact)
+				      int exact, uint64_t time_ns)
 {
 	static char buf[512];
 	uint64_t a = exact ? pc : pc - 1;
-	const struct sonde_object *o = sonde_exp_find_object(exp, a, SONDE_TIME_NEVER);
+	const struct sonde_object *o = sonde_exp_find_object(exp, a, time_ns);
 
 	(void)ctx;
 	if (o)
@@ -1899,9 +1899,15 @@ const char *sonde_dl_pc_name_fallback(void *ctx, const struct sonde_exp *exp, ui
 	return buf;
 }
 
+/* A stack's names, made at its first event in a mapping epoch
+ * (sonde_exp_map_epoch): one stack id names different functions before
+ * and after a library at its addresses was replaced.  Events come nearly
+ * in time order, so one entry per stack, remade when the epoch changes,
+ * costs nothing where no address was reused (one epoch). */
 struct stack_names {
 	const char *func, *caller, *object;
 	uint32_t flen, clen, olen;
+	uint32_t epoch;
 	bool done;
 };
 
@@ -1922,9 +1928,10 @@ int64_t sonde_dl_run_profile(struct sonde_dl_prog *p, const struct sonde_exp *ex
 	size_t nst;
 	const struct sonde_stack *stacks = sonde_exp_stacks(exp, &nst);
 	struct stack_names *cache = calloc(nst ? nst : 1, sizeof(*cache));
+	size_t nepochs = sonde_exp_map_epochs(exp);
 	const char *unknown = sonde_aggset_intern(p->set, "<unknown>", 9);
 	const char *none = sonde_aggset_intern(p->set, "<none>", 6);
-	struct stack_names unk = { unknown, unknown, unknown, 9, 9, 9, true };
+	struct stack_names unk = { unknown, unknown, unknown, 9, 9, 9, 0, true };
 	uint64_t start = sonde_exp_info(exp)->start_ns;
 	struct sonde_dl_val vals[SONDE_DL_P_NFIELDS];
 	struct sonde_sample_iter it;
@@ -1968,14 +1975,16 @@ int64_t sonde_dl_run_profile(struct sonde_dl_prog *p, const struct sonde_exp *ex
 
 			if (st && st->depth && st >= stacks && st < stacks + nst) {
 				struct stack_names *e = &cache[st - stacks];
+				uint32_t ep = nepochs > 1 ? sonde_exp_map_epoch(exp, smp.time_ns, NULL, NULL) : 0;
 
-				if (!e->done) {
+				if (!e->done || e->epoch != ep) {
+					e->epoch = ep;
 					uint64_t pc0 = st->pc[0] & ~SONDE_PC_EXACT;
 					int x0 = (st->pc[0] & SONDE_PC_EXACT) != 0;
 					const char *s;
 
 					if (want_func) {
-						s = name_of_pc(ctx, exp, pc0, x0);
+						s = name_of_pc(ctx, exp, pc0, x0, smp.time_ns);
 						e->func = s ? sonde_aggset_intern(p->set, s, strlen(s)) : unknown;
 						if (!e->func)
 							goto oom;
@@ -1985,7 +1994,8 @@ int64_t sonde_dl_run_profile(struct sonde_dl_prog *p, const struct sonde_exp *ex
 							uint64_t pc1 = st->pc[1] & ~SONDE_PC_EXACT;
 
 							s = name_of_pc(ctx, exp, pc1,
-								       (st->pc[1] & SONDE_PC_EXACT) != 0);
+								       (st->pc[1] & SONDE_PC_EXACT) != 0,
+								       smp.time_ns);
 							e->caller = s ? sonde_aggset_intern(p->set, s, strlen(s))
 								      : unknown;
 							if (!e->caller)
@@ -1996,7 +2006,7 @@ int64_t sonde_dl_run_profile(struct sonde_dl_prog *p, const struct sonde_exp *ex
 					}
 					if (want_object) {
 						const struct sonde_object *o = sonde_exp_find_object(
-							exp, x0 ? pc0 : pc0 - 1, SONDE_TIME_NEVER);
+							exp, x0 ? pc0 : pc0 - 1, smp.time_ns);
 
 						e->object = o ? sonde_aggset_intern(p->set, o->name,
 										    strlen(o->name))
@@ -2052,6 +2062,7 @@ struct trace_src {
 	const struct sonde_stack *stacks;
 	size_t nst;
 	struct stack_names *cache;
+	size_t nepochs;
 	const char *unknown, *none;
 	bool want_func, want_caller;
 	uint64_t start;
@@ -2070,6 +2081,7 @@ static int src_init(struct trace_src *t, struct sonde_dl_prog *p, const struct s
 	t->want_func = sonde_dl_uses_field(p, k, ffunc);
 	t->want_caller = sonde_dl_uses_field(p, k, fcaller);
 	t->start = sonde_exp_info(exp)->start_ns;
+	t->nepochs = sonde_exp_map_epochs(exp);
 	t->unknown = sonde_aggset_intern(p->set, "<unknown>", 9);
 	t->none = sonde_aggset_intern(p->set, "<none>", 6);
 	if (!t->unknown || !t->none)
@@ -2091,39 +2103,43 @@ static void src_release(struct trace_src *t)
 
 /* The collector's own frames (an interposer above the traced call) are
  * not the program's. */
-static bool collector_frame(const struct sonde_exp *exp, uint64_t pc, bool exact)
+static bool collector_frame(const struct sonde_exp *exp, uint64_t pc, bool exact, uint64_t time_ns)
 {
-	const struct sonde_object *o = sonde_exp_find_object(exp, exact ? pc : pc - 1, SONDE_TIME_NEVER);
+	const struct sonde_object *o = sonde_exp_find_object(exp, exact ? pc : pc - 1, time_ns);
 
 	return o && o->sonde;
 }
 
-static const char *src_name(struct trace_src *t, uint64_t frame)
+static const char *src_name(struct trace_src *t, uint64_t frame, uint64_t time_ns)
 {
-	const char *s = t->name_of_pc(t->ctx, t->exp, frame & ~SONDE_PC_EXACT, (frame & SONDE_PC_EXACT) != 0);
+	const char *s = t->name_of_pc(t->ctx, t->exp, frame & ~SONDE_PC_EXACT, (frame & SONDE_PC_EXACT) != 0,
+				      time_ns);
 
 	return s ? sonde_aggset_intern(t->p->set, s, strlen(s)) : t->unknown;
 }
 
 /* Sets func and caller for the stack stack_id.  -1 out of memory. */
-static int src_names(struct trace_src *t, uint64_t stack_id, struct sonde_dl_val *func,
+static int src_names(struct trace_src *t, uint64_t stack_id, uint64_t time_ns, struct sonde_dl_val *func,
 		     struct sonde_dl_val *caller)
 {
 	if (!t->want_func && !t->want_caller)
 		return 0;
 	const struct sonde_stack *st = stack_id ? sonde_exp_stack(t->exp, stack_id) : NULL;
-	struct stack_names unk = { t->unknown, t->unknown, NULL, 9, 9, 0, true };
+	struct stack_names unk = { t->unknown, t->unknown, NULL, 9, 9, 0, 0, true };
 	struct stack_names *nm = &unk;
 
 	if (st && st->depth && st >= t->stacks && st < t->stacks + t->nst) {
 		nm = &t->cache[st - t->stacks];
-		if (!nm->done) {
+		uint32_t ep = t->nepochs > 1 ? sonde_exp_map_epoch(t->exp, time_ns, NULL, NULL) : 0;
+		if (!nm->done || nm->epoch != ep) {
 			int k0 = -1, k1 = -1;
+
+			nm->epoch = ep;
 
 			for (int k = 0; k < st->depth; k++) {
 				uint64_t pc = st->pc[k];
 
-				if (collector_frame(t->exp, pc & ~SONDE_PC_EXACT, (pc & SONDE_PC_EXACT) != 0))
+				if (collector_frame(t->exp, pc & ~SONDE_PC_EXACT, (pc & SONDE_PC_EXACT) != 0, time_ns))
 					continue;
 				if (k0 < 0) {
 					k0 = k;
@@ -2132,8 +2148,8 @@ static int src_names(struct trace_src *t, uint64_t stack_id, struct sonde_dl_val
 					break;
 				}
 			}
-			nm->func = k0 < 0 ? t->unknown : src_name(t, st->pc[k0]);
-			nm->caller = k0 < 0 ? t->unknown : k1 < 0 ? t->none : src_name(t, st->pc[k1]);
+			nm->func = k0 < 0 ? t->unknown : src_name(t, st->pc[k0], time_ns);
+			nm->caller = k0 < 0 ? t->unknown : k1 < 0 ? t->none : src_name(t, st->pc[k1], time_ns);
 			if (!nm->func || !nm->caller)
 				return -1;
 			nm->flen = (uint32_t)strlen(nm->func);
@@ -2224,7 +2240,7 @@ int64_t sonde_dl_run_sync(struct sonde_dl_prog *p, const struct sonde_exp *exp,
 		}
 		if (want_sf && set_fname(&t, &vals[SONDE_DL_S_SYNCFUNC], e[i].func, sonde_sync_func_name) < 0)
 			goto oom;
-		if (src_names(&t, e[i].stack_id, &vals[SONDE_DL_S_FUNC], &vals[SONDE_DL_S_CALLER]) < 0)
+		if (src_names(&t, e[i].stack_id, e[i].time_ns, &vals[SONDE_DL_S_FUNC], &vals[SONDE_DL_S_CALLER]) < 0)
 			goto oom;
 		if (sonde_dl_event(p, k, vals, SONDE_DL_S_NFIELDS, (uint64_t)i + 1) < 0)
 			goto oom;
@@ -2279,7 +2295,7 @@ int64_t sonde_dl_run_heap(struct sonde_dl_prog *p, const struct sonde_exp *exp,
 		}
 		if (want_hf && set_fname(&t, &vals[SONDE_DL_H_HEAPFUNC], e[i].func, sonde_heap_func_name) < 0)
 			goto oom;
-		if (src_names(&t, e[i].stack_id, &vals[SONDE_DL_H_FUNC], &vals[SONDE_DL_H_CALLER]) < 0)
+		if (src_names(&t, e[i].stack_id, e[i].time_ns, &vals[SONDE_DL_H_FUNC], &vals[SONDE_DL_H_CALLER]) < 0)
 			goto oom;
 		if (sonde_dl_event(p, k, vals, SONDE_DL_H_NFIELDS, (uint64_t)i + 1) < 0)
 			goto oom;
@@ -2331,7 +2347,7 @@ int64_t sonde_dl_run_io(struct sonde_dl_prog *p, const struct sonde_exp *exp,
 		}
 		if (want_if && set_fname(&t, &vals[SONDE_DL_I_IOFUNC], e[i].func, sonde_io_func_name) < 0)
 			goto oom;
-		if (src_names(&t, e[i].stack_id, &vals[SONDE_DL_I_FUNC], &vals[SONDE_DL_I_CALLER]) < 0)
+		if (src_names(&t, e[i].stack_id, e[i].time_ns, &vals[SONDE_DL_I_FUNC], &vals[SONDE_DL_I_CALLER]) < 0)
 			goto oom;
 		if (sonde_dl_event(p, k, vals, SONDE_DL_I_NFIELDS, (uint64_t)i + 1) < 0)
 			goto oom;

@@ -225,19 +225,22 @@ int64_t sonde_dl_run_stdin(struct sonde_dl_prog *p, int fd, char *err, size_t er
  * Names a code address for the profile fields func and caller.  pc is
  * the frame's address without SONDE_PC_EXACT; exact is nonzero when it is
  * the address of an instruction (leaf, signal frame), zero when it is a
- * return address (then pc - 1 is the address to look up).  Returns a
+ * return address (then pc - 1 is the address to look up).  time_ns is the
+ * event's: which object held an address reused after dlclose
+ * (sonde_exp_find_object); names are cached per stack and mapping epoch
+ * (sonde_exp_map_epoch), so it is a time of that epoch.  Returns a
  * NUL-terminated name that needs to stay valid only until the next call
  * (it is interned at once); NULL means "unknown".
  */
 typedef const char *(*sonde_dl_name_fn)(void *ctx, const struct sonde_exp *exp, uint64_t pc,
-					int exact);
+					int exact, uint64_t time_ns);
 
 /* The stand-in namer until symbols are available: "object+0xoffset" of
  * the looked-up address (pc, or pc - 1 for a return address), as
  * `sonde print -dump profile` names frames; "0x..." outside every object.
  * Not thread-safe (one static buffer). */
 const char *sonde_dl_pc_name_fallback(void *ctx, const struct sonde_exp *exp, uint64_t pc,
-				      int exact);
+				      int exact, uint64_t time_ns);
 
 /*
  * Feeds every profile sample of exp to the program as a `profile` event.

@@ -95,6 +95,8 @@ struct sonde_exp {
 	uint32_t *byaddr;   /* indices of objects with lo < hi, sorted by lo */
 	uint64_t *maxhi;    /* maxhi[i]: max hi over byaddr[0..i] */
 	size_t nbyaddr;
+	uint64_t *epoch_at; /* sorted distinct times where an address changed hands */
+	size_t nepoch_at;
 
 	struct sonde_stack *stacks;
 	size_t nstacks, capstacks;
@@ -605,6 +607,80 @@ static void sort_byaddr(const struct sonde_exp *exp, uint32_t *v, uint32_t *tmp,
 	memcpy(v, tmp, n * sizeof(*v));
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static bool str_eq(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/*
+ * Mapping epochs: sonde_exp_find_object() at a given time can only change
+ * where an address was held by two objects that are not the same file at
+ * the same base (a library dlclosed and another dlopened in its place),
+ * and only at the load or unload of such an object.  Those times, sorted,
+ * cut the run into epochs within which every lookup by time gives one
+ * answer, so readers may cache per (address or stack, epoch).  Most runs
+ * reuse no address: no cut, one epoch, nothing to pay.
+ */
+static void build_epochs(struct sonde_exp *exp)
+{
+	size_t n = exp->nbyaddr, nt = 0, cap = 0;
+	uint64_t *t = NULL;
+	bool *shared = calloc(exp->nobjects + 1, sizeof(*shared));
+
+	if (!shared) {
+		exp->oom = true;
+		return;
+	}
+	for (size_t j = 0; j < n; j++) {
+		const struct sonde_object *b = &exp->objects[exp->byaddr[j]];
+
+		for (size_t i = j; i-- > 0 && exp->maxhi[i] > b->lo;) {
+			const struct sonde_object *a = &exp->objects[exp->byaddr[i]];
+
+			if (a->hi <= b->lo)
+				continue;
+			if (a->base == b->base && str_eq(a->path, b->path) && str_eq(a->buildid, b->buildid) &&
+			    str_eq(a->copy, b->copy))
+				continue; /* the same file at the same place: same answers */
+			shared[exp->byaddr[i]] = shared[exp->byaddr[j]] = true;
+		}
+	}
+	for (size_t i = 0; i < exp->nobjects; i++) {
+		if (!shared[i])
+			continue;
+		if (nt + 2 > cap) {
+			cap = cap ? 2 * cap : 16;
+			uint64_t *v = realloc(t, cap * sizeof(*v));
+			if (!v) {
+				free(t);
+				free(shared);
+				exp->oom = true;
+				return;
+			}
+			t = v;
+		}
+		t[nt++] = exp->objects[i].load_ns;
+		if (exp->objects[i].unload_ns != SONDE_TIME_NEVER)
+			t[nt++] = exp->objects[i].unload_ns;
+	}
+	free(shared);
+	if (nt)
+		qsort(t, nt, sizeof(*t), cmp_u64);
+	size_t m = 0;
+	for (size_t i = 0; i < nt; i++)
+		if (!m || t[m - 1] != t[i])
+			t[m++] = t[i];
+	exp->epoch_at = t;
+	exp->nepoch_at = m;
+}
+
 static void build_object_index(struct sonde_exp *exp)
 {
 	size_t n = 0;
@@ -629,6 +705,7 @@ static void build_object_index(struct sonde_exp *exp)
 		exp->maxhi[i] = i && exp->maxhi[i - 1] > hi ? exp->maxhi[i - 1] : hi;
 	}
 	exp->nbyaddr = n;
+	build_epochs(exp);
 }
 
 static void read_map(struct sonde_exp *exp)
@@ -742,6 +819,24 @@ const struct sonde_object *sonde_exp_find_object(const struct sonde_exp *exp, ui
 			live = o, live_i = i;
 	}
 	return live ? live : any;
+}
+
+size_t sonde_exp_map_epochs(const struct sonde_exp *exp)
+{
+	return exp->nepoch_at + 1;
+}
+
+uint32_t sonde_exp_map_epoch(const struct sonde_exp *exp, uint64_t time_ns, uint64_t *lo, uint64_t *hi)
+{
+	/* Epoch k starts at the k-th cut (epoch 0 at time 0): a time equal
+	 * to a load or unload time already sees the new mapping. */
+	size_t k = PARTITION_POINT(0, exp->nepoch_at, i, exp->epoch_at[i] <= time_ns);
+
+	if (lo)
+		*lo = k ? exp->epoch_at[k - 1] : 0;
+	if (hi)
+		*hi = k < exp->nepoch_at ? exp->epoch_at[k] : SONDE_TIME_NEVER;
+	return (uint32_t)k;
 }
 
 /* ---- data files -------------------------------------------------------- */
@@ -1773,6 +1868,7 @@ void sonde_exp_close(struct sonde_exp *exp)
 	free(exp->objects);
 	free(exp->byaddr);
 	free(exp->maxhi);
+	free(exp->epoch_at);
 	free(exp->stacks);
 	u64map_release(&exp->stackmap);
 	for (size_t i = 0; i < exp->nowned; i++)

@@ -239,6 +239,25 @@ const struct sonde_object *sonde_exp_objects(const struct sonde_exp *exp, size_t
 const struct sonde_object *sonde_exp_find_object(const struct sonde_exp *exp, uint64_t pc,
 						 uint64_t time_ns);
 
+/*
+ * Mapping epochs.  An address can name different code at different times
+ * only where two objects that are not the same file at the same base held
+ * it (a library dlclosed and another dlopened at its address).  The load
+ * and unload times of such objects cut the run into epochs; within one,
+ * sonde_exp_find_object() (and so every symbol lookup by time) gives the
+ * same answer for every time, so a reader that resolves an interned stack
+ * (whose id events at different times share) caches per (stack, epoch).
+ * A run that reused no address has one epoch, 0.
+ *
+ * sonde_exp_map_epoch(): the epoch of time_ns, 0 .. sonde_exp_map_epochs()
+ * - 1, and its extent [*lo, *hi) (either pointer may be NULL; *hi is
+ * SONDE_TIME_NEVER for the last).  SONDE_TIME_NEVER is in the last epoch.
+ * O(log cuts).
+ */
+size_t sonde_exp_map_epochs(const struct sonde_exp *exp);
+uint32_t sonde_exp_map_epoch(const struct sonde_exp *exp, uint64_t time_ns, uint64_t *lo,
+			     uint64_t *hi);
+
 /* ---- stacks ------------------------------------------------------------ */
 
 struct sonde_stack {

@@ -20,7 +20,7 @@
  * in its place: u64map keeps index-sized values). */
 #define SKIP_STORED (UINT32_MAX - 1)
 
-static bool map_get(const struct u64map *m, uint64_t k, uint32_t *v)
+static inline bool map_get(const struct u64map *m, uint64_t k, uint32_t *v)
 {
 	long i = u64map_get(m, k);
 	if (i < 0)
@@ -89,7 +89,15 @@ struct builder {
 	struct sonde_syms *syms;
 	char **objsel;
 	size_t nobjsel;
-	struct u64map pcfunc;	/* pc (with EXACT bit) -> index into spans */
+	/* Per mapping epoch (sonde_exp_map_epoch): pc (with EXACT bit) ->
+	 * index into spans; an address reused after dlclose names different
+	 * functions in different epochs. */
+	struct u64map *pcfunc;
+	struct u64map *stacks;	/* per epoch: stack id -> index into p->ev */
+	size_t nepochs;
+	uint32_t ep;		/* the epoch of the event being added */
+	struct u64map *cur_stacks; /* &stacks[ep] */
+	uint64_t ep_lo, ep_hi;	/* its extent */
 	struct span { uint32_t off, n; } *spans; /* a frame's functions: fl[off .. off + n) */
 	size_t nspans, capspans;
 	uint32_t *fl;		/* model functions, innermost first */
@@ -166,7 +174,7 @@ static int frame_funcs(struct builder *b, uint64_t pc, bool exact, uint64_t time
 {
 	uint64_t key = (pc & ~SONDE_PC_EXACT) | (exact ? SONDE_PC_EXACT : 0);
 	uint32_t si;
-	if (!map_get(&b->pcfunc, key, &si)) {
+	if (!map_get(&b->pcfunc[b->ep], key, &si)) {
 		if (b->nspans == b->capspans) {
 			size_t cap = b->capspans ? 2 * b->capspans : 1024;
 			struct span *v = realloc(b->spans, cap * sizeof(*v));
@@ -183,7 +191,7 @@ static int frame_funcs(struct builder *b, uint64_t pc, bool exact, uint64_t time
 				return -1; /* the model ran out of memory */
 		si = (uint32_t)b->nspans;
 		b->spans[b->nspans++] = (struct span){ (uint32_t)off, (uint32_t)(b->nfl - off) };
-		if (map_put(&b->pcfunc, key, si) < 0)
+		if (map_put(&b->pcfunc[b->ep], key, si) < 0)
 			return -1;
 	}
 	*fl = b->fl + b->spans[si].off;
@@ -230,7 +238,31 @@ static uint32_t build_stack(struct builder *b, const struct sonde_exp *exp, uint
 		uint32_t o = sonde_model_object(b->m, "<unknown>");
 		b->frames[d++] = sonde_model_func(b->m, o, 0, "<no stack>", "<no stack>", "<no stack>", true);
 	}
+	if (st->flags & SONDE_STACK_TRUNCATED) {
+		/* Cut at the depth limit: its callers, the root among them,
+		 * are unknown.  A pseudo-function stands for them as the
+		 * outermost frame (gprofng's name), so the time is seen to
+		 * have no known root instead of silently missing from main's
+		 * inclusive time.  The loop above left room for one more. */
+		uint32_t o = sonde_model_object(b->m, "<unknown>");
+		b->frames[d++] = sonde_model_func(b->m, o, 0, SONDE_TRUNCATED_STACK, SONDE_TRUNCATED_STACK,
+						  SONDE_TRUNCATED_STACK, true);
+	}
 	return sonde_model_stack(b->m, b->frames, d);
+}
+
+static void release_epochs(struct builder *b)
+{
+	for (size_t i = 0; i < b->nepochs; i++) {
+		if (b->pcfunc)
+			u64map_release(&b->pcfunc[i]);
+		if (b->stacks)
+			u64map_release(&b->stacks[i]);
+	}
+	free(b->pcfunc);
+	free(b->stacks);
+	b->pcfunc = b->stacks = NULL;
+	b->nepochs = 0;
 }
 
 static int parse_objsel(const char *spec, char ***out, size_t *n)
@@ -264,14 +296,24 @@ static void free_objsel(char **v, int cap)
 	free(v);
 }
 
-/* The evstack of an experiment stack, made (with its model stack) at its
- * first event: its index, or UINT32_MAX out of memory. */
-static uint32_t evstack(struct builder *b, uint32_t e, const struct sonde_exp *exp, struct u64map *stacks,
-			uint64_t stack_id, uint64_t time_ns, bool leaf_exact)
+/* Sets b->ep to the mapping epoch of time t: one comparison while events
+ * stay in the same epoch (always, in a run that reused no address). */
+static void set_epoch(struct builder *b, const struct sonde_exp *exp, uint64_t t)
 {
-	uint32_t i;
-	if (map_get(stacks, stack_id, &i))
-		return i;
+	if (b->nepochs > 1 && (t < b->ep_lo || t >= b->ep_hi)) {
+		b->ep = sonde_exp_map_epoch(exp, t, &b->ep_lo, &b->ep_hi);
+		b->cur_stacks = &b->stacks[b->ep];
+	}
+}
+
+/* The evstack of an experiment stack in the current epoch, made (with its
+ * model stack) at its first event there: its index, or UINT32_MAX out of
+ * memory.  Stacks are interned by their addresses, so one id is shared by
+ * events of different epochs whose frames are different functions. */
+static __attribute__((noinline)) uint32_t evstack_new(struct builder *b, uint32_t e, const struct sonde_exp *exp,
+						      uint64_t stack_id, uint64_t time_ns, bool leaf_exact)
+{
+	struct u64map *stacks = &b->stacks[b->ep];
 	struct sonde_profile *p = b->p;
 	if (p->nev == b->capev) {
 		size_t cap = b->capev ? 2 * b->capev : 256;
@@ -294,10 +336,20 @@ static uint32_t evstack(struct builder *b, uint32_t e, const struct sonde_exp *e
 	return (uint32_t)p->nev++;
 }
 
+/* Once per sample whose stack differs from the previous one: inline. */
+static inline uint32_t evstack(struct builder *b, uint32_t e, const struct sonde_exp *exp, uint64_t stack_id,
+			       uint64_t time_ns, bool leaf_exact)
+{
+	uint32_t i;
+	if (map_get(b->cur_stacks, stack_id, &i))
+		return i;
+	return evstack_new(b, e, exp, stack_id, time_ns, leaf_exact);
+}
+
 /* One traced event: its thread's totals always, the model when the thread
  * and time filters pass.  Returns -1 out of memory. */
 static int add_event(struct builder *b, const struct sonde_exp *exp, const struct u64map *tidnum,
-		     struct u64map *stacks, const struct sonde_profile_opts *o, uint32_t tid,
+		     const struct sonde_profile_opts *o, uint32_t tid,
 		     uint64_t time_ns, uint64_t stack_id, const int64_t *v)
 {
 	struct sonde_profile *p = b->p;
@@ -317,7 +369,8 @@ static int add_event(struct builder *b, const struct sonde_exp *exp, const struc
 		return 0;
 	/* Trace stacks have no exact leaf (it is a call site), so their ids
 	 * never collide with sample stacks'; id 0 (no stack) is cached too. */
-	uint32_t st = evstack(b, b->exp_index, exp, stacks, stack_id, time_ns, false);
+	set_epoch(b, exp, time_ns);
+	uint32_t st = evstack(b, b->exp_index, exp, stack_id, time_ns, false);
 	if (st == UINT32_MAX)
 		return -1;
 	struct sonde_evstack *ev = &p->ev[st];
@@ -330,7 +383,7 @@ static int add_event(struct builder *b, const struct sonde_exp *exp, const struc
 /* Sync waits, heap allocations (with leaks) and I/O calls of one
  * experiment.  Returns -1 out of memory. */
 static int add_traces(struct builder *b, const struct sonde_exp *exp, const struct u64map *tidnum,
-		      struct u64map *stacks, const struct sonde_profile_opts *o)
+		      const struct sonde_profile_opts *o)
 {
 	size_t n;
 	const struct sonde_sync_event *se = sonde_exp_sync_events(exp, &n);
@@ -338,7 +391,7 @@ static int add_traces(struct builder *b, const struct sonde_exp *exp, const stru
 		int64_t v[SONDE_NMETRICS] = { 0 };
 		v[SONDE_M_SYNC] = (int64_t)se[i].wait_ns;
 		v[SONDE_M_SYNCN] = 1;
-		if (add_event(b, exp, tidnum, stacks, o, se[i].tid, se[i].time_ns, se[i].stack_id, v) < 0)
+		if (add_event(b, exp, tidnum, o, se[i].tid, se[i].time_ns, se[i].stack_id, v) < 0)
 			return -1;
 	}
 	const struct sonde_heap_event *he = sonde_exp_heap_events(exp, &n);
@@ -358,7 +411,7 @@ static int add_traces(struct builder *b, const struct sonde_exp *exp, const stru
 				v[SONDE_M_HEAPLEAKCNT] = 1;
 				v[SONDE_M_HEAPLEAKBYTES] = (int64_t)he[i].bytes;
 			}
-			if (add_event(b, exp, tidnum, stacks, o, he[i].tid, he[i].time_ns, he[i].stack_id, v) < 0) {
+			if (add_event(b, exp, tidnum, o, he[i].tid, he[i].time_ns, he[i].stack_id, v) < 0) {
 				free(leaked);
 				return -1;
 			}
@@ -384,7 +437,7 @@ static int add_traces(struct builder *b, const struct sonde_exp *exp, const stru
 			v[SONDE_M_IOOTHERCNT] = 1;
 			v[SONDE_M_IOOTHERTIME] = t;
 		}
-		if (add_event(b, exp, tidnum, stacks, o, ie[i].tid, ie[i].time_ns, ie[i].stack_id, v) < 0)
+		if (add_event(b, exp, tidnum, o, ie[i].tid, ie[i].time_ns, ie[i].stack_id, v) < 0)
 			return -1;
 	}
 	return 0;
@@ -400,7 +453,6 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 	p->inlines = b.inlines;
 	int selcap = 0;
 	bool *tsel = NULL;
-	struct u64map stacks = { 0 };
 	p->model = b.m = sonde_model_new(sonde_clock_metrics, SONDE_CLOCK_NMETRICS);
 	p->syms = calloc(nexps ? nexps : 1, sizeof *p->syms);
 	if (!b.m || !p->syms)
@@ -460,8 +512,16 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 			u64map_release(&tidnum);
 			goto oom;
 		}
-		u64map_release(&b.pcfunc);
-		u64map_release(&stacks);
+		release_epochs(&b);
+		b.nepochs = sonde_exp_map_epochs(exp);
+		b.pcfunc = calloc(b.nepochs, sizeof *b.pcfunc);
+		b.stacks = calloc(b.nepochs, sizeof *b.stacks);
+		b.ep = sonde_exp_map_epoch(exp, 0, &b.ep_lo, &b.ep_hi);
+		if (!b.pcfunc || !b.stacks) {
+			u64map_release(&tidnum);
+			goto oom;
+		}
+		b.cur_stacks = &b.stacks[b.ep];
 		b.nspans = b.nfl = 0;
 		uint64_t t0 = sonde_exp_info(exp)->start_ns;
 		struct sonde_sample_iter it;
@@ -487,8 +547,12 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 				p->samples_filtered++;
 				continue;
 			}
+			if (b.nepochs > 1 && (s.time_ns < b.ep_lo || s.time_ns >= b.ep_hi)) {
+				set_epoch(&b, exp, s.time_ns);
+				last_stack = UINT32_MAX; /* the same id may be another stack now */
+			}
 			if (last_stack == UINT32_MAX || s.stack_id != last_id) {
-				last_stack = evstack(&b, (uint32_t)e, exp, &stacks, s.stack_id, s.time_ns, true);
+				last_stack = evstack(&b, (uint32_t)e, exp, s.stack_id, s.time_ns, true);
 				if (last_stack == UINT32_MAX) {
 					u64map_release(&tidnum);
 					goto oom;
@@ -501,15 +565,14 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 			ev->v[SONDE_M_SAMPLES] += 1;
 			p->samples_used++;
 		}
-		int tr = add_traces(&b, exp, &tidnum, &stacks, o);
+		int tr = add_traces(&b, exp, &tidnum, o);
 		u64map_release(&tidnum);
 		if (tr < 0)
 			goto oom;
 	}
 	if (sonde_model_finish(b.m) < 0)
 		goto oom;
-	u64map_release(&b.pcfunc);
-	u64map_release(&stacks);
+	release_epochs(&b);
 	free(b.frames);
 	free(b.spans);
 	free(b.fl);
@@ -520,8 +583,7 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 oom:
 	snprintf(err, errlen, "out of memory");
 fail:
-	u64map_release(&b.pcfunc);
-	u64map_release(&stacks);
+	release_epochs(&b);
 	free(b.frames);
 	free(b.spans);
 	free(b.fl);

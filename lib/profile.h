@@ -22,6 +22,11 @@
 
 struct sonde_syms;
 
+/* The pseudo-function at the root of a stack cut at the depth limit
+ * (SONDE_STACK_TRUNCATED): it stands for the callers that were not
+ * recorded.  gprofng's name for it. */
+#define SONDE_TRUNCATED_STACK "<Truncated-stack>"
+
 struct sonde_profile_opts {
 	/* er_print thread list: "all" (or NULL), or numbers and ranges
 	 * "1,3-5" of the thread numbers shown by the -threads view (1 = the

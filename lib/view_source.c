@@ -672,8 +672,10 @@ static const struct sonde_func *code_of(struct sonde_profile *p, uint32_t fid, u
 		for (size_t i = 0; i < n; i++) {
 			if (strcmp(ob[i].path, mo->path))
 				continue;
+			/* At the object's own load time: another object may
+			 * have held its addresses before or after it. */
 			const struct sonde_func *fn = sonde_syms_lookup(p->syms[e], ob[i].base + fi->lo, true,
-									SONDE_TIME_NEVER);
+									ob[i].load_ns);
 
 			if (fn->object == &ob[i] || (fn->object && !strcmp(fn->object->path, mo->path))) {
 				if (fn->lo != fi->lo || strcmp(fn->mangled, fi->mangled))
@@ -1128,7 +1130,7 @@ static void target_text(char *buf, size_t len, struct sonde_profile *p, uint32_t
 	const struct sonde_func *tf = fn;
 
 	if (target < fn->lo || target >= fn->hi)
-		tf = sonde_syms_lookup(p->syms[exp], fn->object->base + target, true, SONDE_TIME_NEVER);
+		tf = sonde_syms_lookup(p->syms[exp], fn->object->base + target, true, fn->object->load_ns);
 	struct sonde_mfunc mf = { .mangled = tf->mangled, .name_long = tf->name_long, .name_short = tf->name_short };
 	uint64_t off = tf->object == fn->object ? target - tf->lo : 0;
 

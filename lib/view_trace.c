@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "profile.h"
 #include "symbols.h"
 #include "u64map.h"
 #include "view.h"
@@ -131,16 +132,23 @@ static void grouping_release(struct grouping *g)
 	memset(g, 0, sizeof(*g));
 }
 
-/* The group of (exp, key) in map `which`, made when new; NULL when out
- * of memory.  Experiments must come in order. */
-static struct grp *group(struct grouping *g, uint32_t exp, int which, uint64_t key, uint64_t time_ns)
+/* The group of (exp, key, epoch) in map `which`, made when new; NULL
+ * when out of memory.  Experiments must come in order.  epoch: the mapping
+ * epoch of a stack group's events (sonde_exp_map_epoch), 0 for others: a
+ * stack id names different functions in different epochs when a library
+ * was unloaded and another loaded at its address, so its events are
+ * grouped (and named) per epoch.  The map key mixes the epoch into the
+ * stack id, itself a 64-bit hash of the frames. */
+static struct grp *group(struct grouping *g, uint32_t exp, int which, uint64_t key, uint32_t epoch,
+			 uint64_t time_ns)
 {
 	if (exp != g->exp) {
 		u64map_release(&g->map[0]);
 		u64map_release(&g->map[1]);
 		g->exp = exp;
 	}
-	long i = u64map_get(&g->map[which], key);
+	uint64_t mkey = epoch ? key ^ ((uint64_t)epoch * 0x9e3779b97f4a7c15ull) : key;
+	long i = u64map_get(&g->map[which], mkey);
 
 	if (i >= 0)
 		return &g->v[i];
@@ -153,7 +161,7 @@ static struct grp *group(struct grouping *g, uint32_t exp, int which, uint64_t k
 		g->v = nv;
 		g->cap = ncap;
 	}
-	if (u64map_put(&g->map[which], key, (uint32_t)g->n) < 0)
+	if (u64map_put(&g->map[which], mkey, (uint32_t)g->n) < 0)
 		return NULL;
 	struct grp *r = &g->v[g->n];
 
@@ -246,7 +254,7 @@ static long stack_names(struct namer *nm, uint32_t exp, uint64_t stack_id, uint6
 {
 	const struct sonde_exp *e = nm->exps[exp];
 	const struct sonde_stack *st = stack_id ? sonde_exp_stack(e, stack_id) : NULL;
-	size_t need = st && st->depth ? st->depth : 1, d = 0;
+	size_t need = st && st->depth ? st->depth + 1 : 1, d = 0;
 
 	if (nm->cap < need) {
 		const char **nf = realloc(nm->frames, need * sizeof(*nf));
@@ -270,6 +278,8 @@ static long stack_names(struct namer *nm, uint32_t exp, uint64_t stack_id, uint6
 	}
 	if (!d)
 		nm->frames[d++] = "<no stack>";
+	if (st && st->depth && (st->flags & SONDE_STACK_TRUNCATED))
+		nm->frames[d++] = SONDE_TRUNCATED_STACK; /* its callers are unknown (profile.c) */
 	return (long)d;
 }
 
@@ -467,7 +477,9 @@ int sonde_view_heap_stacks(FILE *f, const struct sonde_exp *const *exps, size_t 
 				continue;
 			if (leaks && !leaked[i])
 				continue;
-			struct grp *r = group(&g, (uint32_t)e, 0, he[i].stack_id, he[i].time_ns);
+			struct grp *r = group(&g, (uint32_t)e, 0, he[i].stack_id,
+						 sonde_exp_map_epoch(exps[e], he[i].time_ns, NULL, NULL),
+						 he[i].time_ns);
 
 			if (!r) {
 				free(leaked);
@@ -782,7 +794,7 @@ int sonde_view_io(FILE *f, const struct sonde_exp *const *exps, size_t n,
 				continue;
 			bool known = ie[i].file_id != 0;
 			struct grp *r = group(&g, (uint32_t)e, known ? 0 : 1,
-					      known ? ie[i].file_id : (uint64_t)(uint32_t)ie[i].fd, ie[i].time_ns);
+					      known ? ie[i].file_id : (uint64_t)(uint32_t)ie[i].fd, 0, ie[i].time_ns);
 
 			if (!r)
 				goto nomem;
@@ -868,7 +880,9 @@ int sonde_view_iostacks(FILE *f, const struct sonde_exp *const *exps, size_t n,
 		for (size_t i = 0; ie && i < ne; i++) {
 			if (!sonde_sample_sel_has(sels[e], ie[i].time_ns))
 				continue;
-			struct grp *r = group(&g, (uint32_t)e, 0, ie[i].stack_id, ie[i].time_ns);
+			struct grp *r = group(&g, (uint32_t)e, 0, ie[i].stack_id,
+						 sonde_exp_map_epoch(exps[e], ie[i].time_ns, NULL, NULL),
+						 ie[i].time_ns);
 
 			if (!r)
 				goto nomem;
@@ -994,7 +1008,7 @@ int sonde_view_sync(FILE *f, const struct sonde_exp *const *exps, size_t n,
 		for (size_t i = 0; se && i < ne; i++) {
 			if (!sonde_sample_sel_has(sels[e], se[i].time_ns))
 				continue;
-			struct grp *r = group(&g, (uint32_t)e, 0, se[i].object, se[i].time_ns);
+			struct grp *r = group(&g, (uint32_t)e, 0, se[i].object, 0, se[i].time_ns);
 
 			if (!r)
 				goto nomem;

@@ -139,6 +139,12 @@ struct sonde_stack_packet {
 _Static_assert(sizeof(struct sonde_stack_packet) == 16, "stack packet layout");
 
 #define SONDE_MAX_DEPTH_LIMIT 2040 /* packet size must fit 16 bits */
+/* The collector's default depth limit (-D).  gprofng's 256 cuts real
+ * recursive programs (a 500-deep recursion lost main in its samples); a
+ * stack costs the handler only the frames it has, while the limit sizes
+ * the handler's buffers on the interrupted thread's stack (8 bytes a
+ * frame, twice: 16 KiB at 1024). */
+#define SONDE_DEFAULT_DEPTH 1024
 
 /* One node of the call tree, the form in which the collector writes
  * stacks: a frame and the node of its caller.  A stack is named by its leaf

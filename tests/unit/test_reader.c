@@ -471,6 +471,24 @@ static void test_basic(void)
 	CHECK(NAME_IS(0x7e0000000010, T0 + 60 * MS, "libdl2.so")); /* neither loaded: last */
 	CHECK(NAME_IS(0x7e0000000010, SONDE_TIME_NEVER, "libdl2.so"));
 	CHECK(NAME_IS(0x7e0000000010, T0, "libdl2.so"));
+	/* Mapping epochs: cut at the loads and unloads of libdl1 and libdl2
+	 * (the only objects whose addresses another file held), and within
+	 * one the lookup by time does not change. */
+	{
+		uint64_t lo = 1, hi = 1;
+
+		CHECK_U(sonde_exp_map_epochs(exp), 4);
+		CHECK(sonde_exp_map_epoch(exp, 0, &lo, &hi) == 0 && lo == 0 && hi == T0 + 50 * MS);
+		CHECK(sonde_exp_map_epoch(exp, T0 + 50 * MS - 1, NULL, NULL) == 0);
+		CHECK(sonde_exp_map_epoch(exp, T0 + 50 * MS, &lo, &hi) == 1 && lo == T0 + 50 * MS &&
+		      hi == T0 + 60 * MS);
+		CHECK(sonde_exp_map_epoch(exp, T0 + 65 * MS, NULL, NULL) == 2);
+		CHECK(sonde_exp_map_epoch(exp, T0 + 70 * MS, &lo, &hi) == 3 && lo == T0 + 70 * MS &&
+		      hi == SONDE_TIME_NEVER);
+		CHECK(sonde_exp_map_epoch(exp, SONDE_TIME_NEVER, NULL, NULL) == 3);
+		CHECK(NAME_IS(0x7e0000000010, T0 + 50 * MS, "libdl1.so"));
+		CHECK(NAME_IS(0x7e0000000010, T0 + 60 * MS - 1, "libdl1.so"));
+	}
 
 	const struct sonde_overview_packet *ov = sonde_exp_overview(exp, &n);
 
@@ -1250,6 +1268,8 @@ static void test_missing_map(void)
 	sonde_exp_objects(exp, &n);
 	CHECK_U(n, 0);
 	CHECK(sonde_exp_find_object(exp, st_a[0], SONDE_TIME_NEVER) == NULL);
+	CHECK_U(sonde_exp_map_epochs(exp), 1); /* no objects: no reuse, one epoch */
+	CHECK(sonde_exp_map_epoch(exp, 12345, NULL, NULL) == 0);
 	CHECK_U(sonde_exp_summary(exp)->samples, 80);
 	sonde_exp_close(exp);
 

@@ -1279,6 +1279,75 @@ static void test_end_to_end(void)
 	}
 }
 
+/* Exclusive CPU of the model functions of the object with this path. */
+static int64_t object_excl(const struct sonde_model *m, const char *path)
+{
+	int64_t v = 0;
+
+	for (size_t f = 0; f < sonde_model_nfuncs(m); f++) {
+		const struct sonde_mfunc *fi = sonde_model_funcinfo(m, (uint32_t)f);
+
+		if (!strcmp(sonde_model_objectinfo(m, fi->object)->path, path))
+			v += sonde_model_excl(m, (uint32_t)f)[0];
+	}
+	return v;
+}
+
+/*
+ * The model of an experiment where libb.so was loaded at the addresses of
+ * an unloaded liba.so: one interned stack (the same pcs) sampled in both,
+ * each sample goes to the object of its time; and a stack cut at the depth
+ * limit gets a <Truncated-stack> root carrying its time.
+ */
+static void test_reuse_and_truncation(void)
+{
+	char dir[4200], err[512];
+	const uint64_t t0 = 1000000000ull, ms = 1000000ull;
+	struct sonde_expw *w;
+
+	group = "reuse";
+	snprintf(dir, sizeof(dir), "%s/reuse.er", tmpdir);
+	CHECK((w = sonde_expw_create(dir, err, sizeof(err))) != NULL);
+	if (!w)
+		return;
+	sonde_expw_log_preamble(w, 100, t0);
+	sonde_expw_object(w, 1, "/nonexistent/liba.so", 0x10000, 0x10000, 0x20000, t0);
+	sonde_expw_unload(w, 1, t0 + 10 * ms);
+	sonde_expw_object(w, 2, "/nonexistent/libb.so", 0x10000, 0x10000, 0x20000, t0 + 20 * ms);
+	const uint64_t st[2] = { 0x10100 | SONDE_PC_EXACT, 0x10200 };
+
+	sonde_expw_stack(w, 7, 0, 2, st);
+	sonde_expw_stack(w, 8, SONDE_STACK_TRUNCATED, 2, st);
+	for (int i = 0; i < 3; i++) /* liba's time: 3 ms */
+		sonde_expw_sample(w, 100, 0, t0 + (uint64_t)(1 + i) * ms, ms, 7);
+	for (int i = 0; i < 5; i++) /* libb's time: 5 ms, the same stack id */
+		sonde_expw_sample(w, 100, 0, t0 + (uint64_t)(21 + i) * ms, ms, 7);
+	sonde_expw_sample(w, 100, 0, t0 + 30 * ms, 2 * ms, 8); /* cut: 2 ms in libb */
+	CHECK(sonde_expw_finish(w, 0, err, sizeof(err)) == 0);
+
+	struct sonde_exp *e = sonde_exp_open(dir, err, sizeof(err));
+
+	CHECK(e != NULL);
+	if (!e)
+		return;
+	struct sonde_profile prof;
+	const struct sonde_exp *one[1] = { e };
+
+	CHECK(sonde_profile_build(&prof, one, 1, NULL, err, sizeof(err)) == 0);
+	const struct sonde_model *m = prof.model;
+
+	CHECK_I(sonde_model_total(m)[0], 10 * (int64_t)ms);
+	CHECK_I(object_excl(m, "/nonexistent/liba.so"), 3 * (int64_t)ms);
+	CHECK_I(object_excl(m, "/nonexistent/libb.so"), 7 * (int64_t)ms);
+	uint32_t id;
+
+	CHECK(sonde_view_find(m, SONDE_TRUNCATED_STACK, SONDE_NAME_LONG, &id, NULL, 0) == 1);
+	CHECK_I(sonde_model_incl(m, id)[0], 2 * (int64_t)ms);
+	CHECK_I(sonde_model_excl(m, id)[0], 0);
+	sonde_profile_release(&prof);
+	sonde_exp_close(e);
+}
+
 int main(int argc, char **argv)
 {
 	show = getenv("SONDE_TEST_SHOW") != NULL;
@@ -1298,6 +1367,7 @@ int main(int argc, char **argv)
 	test_worked_model();
 	test_recursion_model();
 	test_compare();
+	test_reuse_and_truncation();
 	test_threads();
 	test_statistics();
 	test_end_to_end();
