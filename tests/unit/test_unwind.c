@@ -968,8 +968,11 @@ static void test_refresh(void)
 	printf("-- test 7: uw_refresh + dlopen/dlclose while a thread is sampled\n");
 	g_tag = 7;
 	th = run_thread();
-	uint64_t end = now_ns() + 1000000000ull;
-	while (now_ns() < end) {
+	/* At least 1 s, and until 1500 samples (20 s at most): the sampler
+	 * thread's wake-ups are wall-clock time, and on a busy machine 1 s
+	 * gave fewer than the 1000 samples checked below. */
+	uint64_t start = now_ns(), end = start + 1000000000ull, deadline = start + 20000000000ull;
+	while (now_ns() < end || (nsamples() - i0 < 1500 && now_ns() < deadline)) {
 		void *h = dlopen("libm.so.6", RTLD_NOW | RTLD_LOCAL);
 		if (uw_refresh())
 			bad_refresh++;
