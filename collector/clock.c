@@ -636,8 +636,8 @@ int clock_start(const struct clock_settings *cs)
 	 * kernel mode, where the kernel allows both and no debugger is
 	 * attached.  Otherwise CPU timers again, not a user-mode-only perf
 	 * counter: that one samples more often, but charges every system
-	 * call's time to the user code that runs after it (3% instead of 50%
-	 * for a function that spends half its time in pread), and nothing
+	 * call's time to the user code that runs after it (about 1% instead of
+	 * 50% for a function that spends half its time in pread), and nothing
 	 * available without privilege can split a sample's weight into its
 	 * user and system parts any finer than the tick (the kernel's own
 	 * utime/stime are tick samples), so the tick is the best resolution
@@ -655,6 +655,7 @@ int clock_start(const struct clock_settings *cs)
 		struct source *src;
 		int kernel; /* with g_sigtrap_source: count kernel mode */
 	} order[4];
+	memset(order, 0, sizeof order);
 	int n = 0;
 	int sigtrap_ok = !sigenv && !being_traced();
 	if (want && !strcmp(want, "timer")) {
