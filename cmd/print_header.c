@@ -288,6 +288,16 @@ static void header(const struct sonde_exp *exp)
 	if (in->settings.depth_limit)
 		fprintf(out, ", depth limit %u", in->settings.depth_limit);
 	fprintf(out, "\n");
+	if (in->settings.kernel_time) {
+		const char *k = in->settings.kernel_time;
+		fprintf(out, "%-19s%s\n", "Kernel time:",
+			!strcmp(k, "sampled") ? "sampled in place (the counter samples kernel mode too)"
+			: !strcmp(k, "sampled-at-tick")
+				? "sampled in place, at the scheduler tick's resolution (POSIX CPU timers)"
+			: !strcmp(k, "next-user-sample")
+				? "charged to the next user-mode sample (the counter sees user mode only)"
+				: k);
+	}
 	if (in->settings.size_limit_mb || in->settings.duration_s > 0) {
 		fprintf(out, "%-19s", "Limits:");
 		if (in->settings.size_limit_mb)
@@ -925,6 +935,7 @@ void print_header_data(FILE *f, const struct sonde_exp *exp, bool json)
 	kv_close(&k);
 	kv_open(&k, "settings", false);
 	kv_str(&k, "clock_source", in->settings.clock_source);
+	kv_str(&k, "kernel_time", in->settings.kernel_time);
 	kv_u64(&k, "clock_interval_ns", in->settings.clock_interval_ns);
 	kv_u64(&k, "depth_limit", in->settings.depth_limit);
 	kv_u64(&k, "size_limit_mb", in->settings.size_limit_mb);

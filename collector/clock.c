@@ -2,20 +2,39 @@
  * Clock profiling: every thread is sampled on its own CPU time.
  *
  * Sample sources are pluggable (struct source).  The preferred one is a
- * per-thread perf_event software task-clock counter that signals its
- * thread on overflow (F_SETOWN_EX + F_SETSIG + O_ASYNC): it is driven by a
+ * per-thread perf_event software task-clock counter whose overflow the
+ * kernel delivers to the thread as a SIGTRAP (attr.sigtrap), counting
+ * kernel mode as well as user mode where the kernel allows it (root,
+ * CAP_PERFMON, or perf_event_paranoid <= 1).  It is driven by a
  * high-resolution timer, so a 1 ms interval gives about 1000 samples per
- * CPU second.  Counter overflow profiling (C3) will reuse this path with
- * other events.  When perf_event_open is refused (no permission, seccomp),
- * POSIX per-thread CPU timers are used: they fire at most once per
- * scheduler tick (4 ms here), so a 1 ms interval gets fewer, heavier
- * samples.  Either way a sample's weight is the thread's CPU-clock time
- * since its previous sample (see the handler).
+ * CPU second.  An overflow in kernel mode (a system call, a page fault)
+ * is delivered as task work on the thread's return to user space, where
+ * the interrupted PC is the return of the system call (in pread64, say),
+ * so the stack is the one that entered the kernel.
+ *
+ * When the kernel refuses to count kernel mode (paranoid 2 without
+ * privilege), or SIGTRAP cannot be used (a debugger, SONDE_SIGNAL, an
+ * old kernel), POSIX per-thread CPU timers are used: they count user and
+ * system time, and a tick that finds the thread in the kernel signals it
+ * on its return to user space, again at the stack that entered the
+ * kernel.  They fire at most once per scheduler tick (4 ms here), so a
+ * 1 ms interval gets fewer, heavier samples: the price of putting kernel
+ * time in the right place without privilege (see clock_start).
+ *
+ * A user-mode-only perf counter (the fasync source, or SIGTRAP with
+ * exclude_kernel where nothing better exists) drops every overflow that
+ * falls in the kernel, and since a sample's weight is the thread's
+ * CPU-clock time since its previous sample (see the handler), a system
+ * call's time then goes to the next user-mode sample: the code that runs
+ * after it.  Those are used only when asked for (SONDE_CLOCK_SOURCE), and
+ * log.xml's kernel_time says which behaviour is in force.
+ *
  * setitimer(ITIMER_PROF) is never used: it is per process, and its signal
  * lands on whichever thread is running, which skews per-thread time.
  *
- * The signal is a real-time signal rather than SIGPROF, so the target's
- * own SIGPROF handlers, masks and itimers are left completely alone.
+ * The signal is SIGTRAP or a real-time signal rather than SIGPROF, so the
+ * target's own SIGPROF handlers, masks and itimers are left completely
+ * alone.
  *
  * This file arms and disarms sources and tracks threads (normal context);
  * the signal handler itself is in sample.c.
@@ -70,6 +89,8 @@ static void reg_unlock(void)
 {
 	atomic_store_explicit(&g_reg_lock, 0, memory_order_release);
 }
+/* The SIGTRAP counter counts kernel mode too (exclude_kernel = 0). */
+static int g_sigtrap_kernel;
 /* With an inheriting source: set once the initial thread and the adopted
  * ones are armed, so that every thread created from then on inherits a
  * counter from its creator and arming it again would sample it twice. */
@@ -106,7 +127,16 @@ static int perf_arm(struct thread_slot *s, pid_t tid)
 	a.type = PERF_TYPE_SOFTWARE;
 	a.config = PERF_COUNT_SW_TASK_CLOCK;
 	a.sample_period = g_cs.interval_ns;
-	a.exclude_kernel = 1; /* allowed at perf_event_paranoid 2 */
+	/* User mode only, always: the fasync signal is sent from the
+	 * overflow's irq_work at once, so an overflow counted in the kernel
+	 * would make the signal pending in the middle of a system call, and
+	 * a call about to sleep (epoll_wait, nanosleep, select, read of a
+	 * pipe) would return EINTR, whatever SA_RESTART says for some of
+	 * them.  A user-mode overflow is signalled on the return from the
+	 * timer interrupt itself.  Hence kernel time is charged to the next
+	 * user-mode sample with this source, which is why it is never
+	 * chosen by default. */
+	a.exclude_kernel = 1;
 	a.exclude_hv = 1;
 	a.wakeup_events = 1;
 	int fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
@@ -155,7 +185,15 @@ static int sigtrap_arm(struct thread_slot *s, pid_t tid)
 	a.type = PERF_TYPE_SOFTWARE;
 	a.config = PERF_COUNT_SW_TASK_CLOCK;
 	a.sample_period = g_cs.interval_ns;
-	a.exclude_kernel = 1;
+	/* Counting kernel mode is what puts system-call time at the call:
+	 * an overflow in the kernel queues the SIGTRAP as task work, run on
+	 * the return to user space once the call has completed (it cannot
+	 * interrupt a sleeping call or make it return EINTR: task work sets
+	 * TIF_NOTIFY_RESUME, which no wait checks).  Several overflows in one
+	 * long call make one sample, whose weight is all of their time.
+	 * The kernel allows it with CAP_PERFMON or perf_event_paranoid <= 1
+	 * (else EACCES, and clock_start chooses another source). */
+	a.exclude_kernel = !g_sigtrap_kernel;
 	a.exclude_hv = 1;
 	a.sigtrap = 1;
 	a.remove_on_exec = 1; /* required with sigtrap */
@@ -190,6 +228,15 @@ static void perf_disarm(struct thread_slot *s)
 
 /* ---- POSIX CPU-timer source ---- */
 
+/* The timer is checked at every scheduler tick on the thread's CPU clock,
+ * user and system time alike, so it places kernel time without privilege.
+ * Where the kernel handles CPU-timer expiry as task work
+ * (CONFIG_POSIX_CPU_TIMERS_TASK_WORK: x86-64 and others since Linux 5.10),
+ * a tick in kernel mode only queues that work, which sends the signal on
+ * the return to user space once the system call has completed: no EINTR,
+ * and the signal frame's PC is the call's return.  Elsewhere the signal
+ * is sent from the tick itself, and a call that was about to sleep when
+ * the tick came can see it pending and return EINTR. */
 
 static int timer_arm(struct thread_slot *s, pid_t tid)
 {
@@ -729,49 +776,71 @@ int clock_start(const struct clock_settings *cs)
 	 * the tick-driven CPU timers sample them as densely as the perf
 	 * counter, at a fraction of its cost (no high-resolution timer to
 	 * program per sample and per context switch).  Finer intervals need
-	 * the perf counter, delivered as SIGTRAP task work where the kernel
-	 * allows it and no debugger is attached, else as a real-time signal
-	 * through fasync; when perf is refused, CPU timers.
+	 * the perf counter, delivered as SIGTRAP task work and counting
+	 * kernel mode, where the kernel allows both and no debugger is
+	 * attached.  Otherwise CPU timers again, not a user-mode-only perf
+	 * counter: that one samples more often, but charges every system
+	 * call's time to the user code that runs after it (about 1% instead of
+	 * 50% for a function that spends half its time in pread), and nothing
+	 * available without privilege can split a sample's weight into its
+	 * user and system parts any finer than the tick (the kernel's own
+	 * utime/stime are tick samples), so the tick is the best resolution
+	 * at which kernel time can be placed; the CPU timers place it there.
 	 * SONDE_CLOCK_SOURCE=perf|perf-fasync|timer overrides the choice
-	 * (perf: either perf delivery), and SONDE_SIGNAL picks the real-time
-	 * signal (which rules out SIGTRAP delivery). */
+	 * (perf: SIGTRAP delivery counting the kernel, else user mode only,
+	 * else fasync), and SONDE_SIGNAL picks the real-time signal (which
+	 * rules out SIGTRAP delivery). */
 	const char *sigenv = getenv("SONDE_SIGNAL");
 	int rtsig = sigenv ? atoi(sigenv) : SIGRTMAX - 3;
 	if (rtsig < SIGRTMIN || rtsig > SIGRTMAX)
 		rtsig = SIGRTMAX - 3;
 	const char *want = getenv("SONDE_CLOCK_SOURCE");
-	struct source *order[3];
+	struct {
+		struct source *src;
+		int kernel; /* with g_sigtrap_source: count kernel mode */
+	} order[4];
+	memset(order, 0, sizeof order);
 	int n = 0;
+	int sigtrap_ok = !sigenv && !being_traced();
 	if (want && !strcmp(want, "timer")) {
-		order[n++] = &g_timer_source;
+		order[n++].src = &g_timer_source;
 	} else if (want && !strcmp(want, "perf-fasync")) {
-		order[n++] = &g_perf_source;
-	} else if (!(want && !strcmp(want, "perf")) && g_cs.interval_ns >= 10000000ull) {
-		order[n++] = &g_timer_source;
+		order[n++].src = &g_perf_source;
+	} else if (want && !strcmp(want, "perf")) {
+		if (sigtrap_ok) {
+			order[n].src = &g_sigtrap_source, order[n++].kernel = 1;
+			order[n].src = &g_sigtrap_source, order[n++].kernel = 0;
+		}
+		order[n++].src = &g_perf_source;
+		order[n++].src = &g_timer_source;
 	} else {
-		if (!sigenv && !being_traced())
-			order[n++] = &g_sigtrap_source;
-		order[n++] = &g_perf_source;
-		order[n++] = &g_timer_source;
+		if (sigtrap_ok && g_cs.interval_ns < 10000000ull)
+			order[n].src = &g_sigtrap_source, order[n++].kernel = 1;
+		order[n++].src = &g_timer_source;
 	}
 	int rc = -ENOSYS;
 	for (int i = 0; i < n; i++) {
-		rc = try_source(order[i], order[i] == &g_sigtrap_source ? SIGTRAP : rtsig);
+		g_sigtrap_kernel = order[i].kernel;
+		rc = try_source(order[i].src, order[i].src == &g_sigtrap_source ? SIGTRAP : rtsig);
 		if (rc == 0)
 			break;
-		if (order[i] == &g_sigtrap_source) {
-			char msg[200];
+		if (i + 1 == n)
+			continue;
+		char msg[240];
+		if (order[i].src == &g_sigtrap_source && order[i].kernel)
 			snprintf(msg, sizeof msg,
-				 "perf SIGTRAP delivery refused (%s); signalling through fasync", strerror(-rc));
-			log_event_text("info", msg);
-		} else if (i + 1 < n) {
-			char msg[200];
-			snprintf(msg, sizeof msg,
-				 "perf_event_open(task-clock) refused (%s); using POSIX CPU timers, "
-				 "whose resolution is one scheduler tick",
-				 strerror(-rc));
-			log_event_text("warning", msg);
-		}
+				 "perf task-clock counting kernel mode with SIGTRAP delivery refused (%s%s); "
+				 "using %s",
+				 strerror(-rc),
+				 rc == -EACCES || rc == -EPERM ? ": perf_event_paranoid > 1 and no CAP_PERFMON" : "",
+				 order[i + 1].src == &g_timer_source
+					 ? "POSIX CPU timers, which place kernel time right at the resolution "
+					   "of one scheduler tick"
+					 : "a user-mode-only counter");
+		else
+			snprintf(msg, sizeof msg, "%s refused (%s); trying %s", order[i].src->name, strerror(-rc),
+				 order[i + 1].src->name);
+		log_event_text(order[i + 1].src == &g_timer_source && want ? "warning" : "info", msg);
 	}
 	if (rc < 0) {
 		g_src = NULL;
@@ -914,5 +983,21 @@ uint64_t clock_handler_ns(void)
 uint64_t clock_lost(void) { return dfile_lost(g_profile); }
 struct dfile *clock_dfile(void) { return g_profile; }
 const char *clock_source_name(void) { return g_src ? g_src->name : "off"; }
+
+/* How the source accounts for time spent in the kernel, for log.xml:
+ * "sampled" (the counter samples kernel mode too, at the interval),
+ * "sampled-at-tick" (CPU timers: in place, at the scheduler tick) or
+ * "next-user-sample" (a user-mode-only counter: charged to the next
+ * sample taken in user mode). */
+const char *clock_kernel_time(void)
+{
+	if (!g_src)
+		return "off";
+	if (g_src == &g_timer_source)
+		return "sampled-at-tick";
+	if (g_src == &g_sigtrap_source && g_sigtrap_kernel)
+		return "sampled";
+	return "next-user-sample";
+}
 int clock_signal(void) { return g_sig; }
 int clock_is_our_signal(int sig) { return g_profile && sig == g_sig; }

@@ -188,6 +188,7 @@ uint64_t clock_handler_ns(void);
 uint64_t clock_lost(void);
 struct dfile *clock_dfile(void);
 const char *clock_source_name(void);
+const char *clock_kernel_time(void);
 int clock_signal(void);
 /* Our handler, exposed so the sigaction interposer can keep it installed. */
 int clock_is_our_signal(int sig);

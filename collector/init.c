@@ -168,6 +168,8 @@ static void write_settings(uint64_t interval_ns, int depth, uint64_t limit_mb, u
 	xb_init(&b, mem, sizeof mem);
 	xb_str(&b, "<settings");
 	xb_attr_str(&b, "clock_source", interval_ns ? clock_source_name() : "off");
+	if (interval_ns)
+		xb_attr_str(&b, "kernel_time", clock_kernel_time());
 	xb_attr_u64(&b, "clock_interval_ns", interval_ns);
 	xb_attr_u64(&b, "clock_signal", (uint64_t)clock_signal());
 	xb_attr_u64(&b, "depth_limit", (uint64_t)depth);

@@ -504,6 +504,7 @@ static int read_log(struct sonde_exp *exp, char *err, size_t errlen)
 			const char *d = sonde_xml_attr(&e, "duration_s");
 
 			in->settings.clock_source = sonde_xml_attr(&e, "clock_source");
+			in->settings.kernel_time = sonde_xml_attr(&e, "kernel_time");
 			attr_u64(exp, file, &e, "clock_interval_ns", &in->settings.clock_interval_ns);
 			attr_uint(exp, file, &e, "depth_limit", &in->settings.depth_limit);
 			attr_u64(exp, file, &e, "size_limit_mb", &in->settings.size_limit_mb);

@@ -128,6 +128,9 @@ struct sonde_exp_info {
 	} system;
 	struct {
 		const char *clock_source;
+		/* <settings kernel_time>: "sampled", "sampled-at-tick",
+		 * "next-user-sample", or NULL (older experiments). */
+		const char *kernel_time;
 		uint64_t clock_interval_ns;
 		unsigned depth_limit;
 		uint64_t size_limit_mb;
