@@ -571,18 +571,13 @@ static void trace_totals(const struct sonde_exp *exp, struct trace_totals *t)
 			t->sync_wait += e[i].wait_ns; /* wraps like the metrics */
 	}
 	if ((t->heap = sonde_exp_traced(exp, SONDE_KIND_HEAP))) {
-		const struct sonde_heap_event *e = sonde_exp_heap_events(exp, &n);
-		for (size_t i = 0; i < n; i++) {
-			if (e[i].flags & SONDE_HEAPF_ALLOC) {
-				t->allocs++;
-				t->alloc_bytes += e[i].bytes;
-			} else if (e[i].flags & SONDE_HEAPF_FREE) {
-				t->frees++;
-			}
-		}
-		bool *leaked = malloc((n ? n : 1) * sizeof *leaked);
-		t->matched = leaked && sonde_heap_leaks(exp, leaked, &t->m) >= 0;
-		free(leaked);
+		/* streamed: a heap trace can hold more events than fit in memory */
+		struct sonde_heap_stats hs;
+		t->matched = sonde_heap_stats(exp, &hs) >= 0;
+		t->allocs = hs.any_allocs;
+		t->alloc_bytes = hs.any_alloc_bytes;
+		t->frees = hs.any_frees;
+		t->m = hs.m;
 	}
 	if ((t->io = sonde_exp_traced(exp, SONDE_KIND_IO))) {
 		const struct sonde_io_event *e = sonde_exp_io_events(exp, &n);

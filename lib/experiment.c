@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,8 +127,29 @@ struct sonde_exp {
 
 	struct sonde_sync_event *sync;
 	size_t nsync, capsync;
-	struct sonde_heap_event *heap;
+	/* Heap events are not kept at open: a heap-traced run writes tens of
+	 * millions of them.  Open checks every heap block and keeps, per block,
+	 * where its checked packets are and the order of its events' times
+	 * (struct heapblock); the events are decoded again when asked for:
+	 * streamed in time order by struct sonde_heap_iter, or all at once
+	 * (exp->heap) by sonde_exp_heap_events(), on first use. */
+	struct heapblock {
+		const uint8_t *pay;	 /* the block's payload */
+		uint32_t used, lim;	 /* its used size, and the bytes of it in the file */
+		uint32_t payload;	 /* the file's block payload size */
+		uint32_t tid, nev;	 /* owner, events in the checked packets */
+		uint64_t first_ns, boff; /* block header's first_ns, file offset */
+		uint64_t tfirst, tlast;	 /* times of its first and last event */
+		bool unsorted;		 /* an event's time is below the one before */
+	} *hblocks;
+	size_t nhblocks, caphblocks;
+	uint64_t nheapev; /* heap events in all checked packets */
+	struct sonde_heap_mmap *mmaps; /* the successful mmaps, in time order */
+	size_t nmmaps, capmmaps;
+	struct sonde_heap_event *heap; /* all heap events, by time, once asked for */
 	size_t nheap, capheap;
+	bool heap_done, heap_failed;
+	pthread_mutex_t heap_lock;
 	struct sonde_io_event *io;
 	size_t nio, capio;
 	struct iofile {
@@ -871,6 +893,14 @@ struct scan {
 	bool have_last;
 	uint64_t block_first_ns; /* the block header's, base of short packets' times */
 	uint32_t rest;		 /* bytes from the current packet to the block's used end */
+	/* Heap events: appended to out when set (decoding again, quietly),
+	 * else counted into hb (the scan at open). */
+	struct heapbuf {
+		struct sonde_heap_event *v;
+		size_t n, cap;
+		bool oom;
+	} *out;
+	struct heapblock *hb;
 };
 
 /* Build the stack whose leaf node is `id` from the frame nodes, add it to
@@ -962,6 +992,48 @@ static bool get_u(const uint8_t **p, const uint8_t *end, uint64_t *v)
 	return false;
 }
 
+static bool ev_is_mmap(const struct sonde_heap_event *e)
+{
+	return !(e->flags & SONDE_HEAPF_FAILED) && (e->flags & SONDE_HEAPF_ALLOC) &&
+	       (e->func == SONDE_HEAP_MMAP || e->func == SONDE_HEAP_MUNMAP || e->func == SONDE_HEAP_MREMAP);
+}
+
+/* One decoded heap event: appended to sc->out, or at open counted into
+ * the block's summary (and an mmap kept for the leak matching's map of
+ * ranges).  false out of memory. */
+static bool heap_emit(struct scan *sc, const struct sonde_heap_event *e)
+{
+	struct sonde_exp *exp = sc->exp;
+
+	if (sc->out) {
+		struct heapbuf *o = sc->out;
+
+		if (grow(&o->v, &o->cap, o->n + 1, sizeof(*o->v))) {
+			o->oom = true;
+			return false;
+		}
+		o->v[o->n++] = *e;
+		return true;
+	}
+	struct heapblock *b = sc->hb;
+
+	if (!b->nev)
+		b->tfirst = e->time_ns;
+	else if (e->time_ns < b->tlast)
+		b->unsorted = true;
+	b->tlast = e->time_ns;
+	b->nev++;
+	if (ev_is_mmap(e)) {
+		if (grow(&exp->mmaps, &exp->capmmaps, exp->nmmaps + 1, sizeof(*exp->mmaps))) {
+			exp->oom = true;
+			return false;
+		}
+		exp->mmaps[exp->nmmaps++] = (struct sonde_heap_mmap){ e->time_ns, exp->nheapev, e->addr, e->bytes };
+	}
+	exp->nheapev++;
+	return true;
+}
+
 /* The records of a heap stream packet (format.h) as heap events.  A
  * packet that runs past the block's used size was being extended when the
  * process died: its records up to the used size count, and one cut there
@@ -1021,20 +1093,18 @@ static const char *take_heap_stream(struct scan *sc, const uint8_t *pkt, char *w
 		}
 		t += dt;
 		addr += (za >> 1) ^ (0 - (za & 1));
-		if (grow(&exp->heap, &exp->capheap, exp->nheap + 1, sizeof(*exp->heap))) {
-			exp->oom = true;
-			return NULL;
-		}
-		struct sonde_heap_event *e = &exp->heap[exp->nheap++];
+		struct sonde_heap_event e;
 		if (kind == 1) {
-			*e = (struct sonde_heap_event){ sc->tid, low, SONDE_HEAPF_FREE, t, addr, 0, 0 };
+			e = (struct sonde_heap_event){ sc->tid, low, SONDE_HEAPF_FREE, t, addr, 0, 0 };
 		} else {
-			*e = (struct sonde_heap_event){ sc->tid, slot_func[low],
-							 addr ? SONDE_HEAPF_ALLOC : SONDE_HEAPF_FAILED,
-							 t, addr, bytes, slot_stack[low] };
-			if (kind == 2)
+			e = (struct sonde_heap_event){ sc->tid, slot_func[low],
+						       addr ? SONDE_HEAPF_ALLOC : SONDE_HEAPF_FAILED,
+						       t, addr, bytes, slot_stack[low] };
+			if (kind == 2 && !sc->out)
 				trace_stack_ref(exp, slot_stack[low]);
 		}
+		if (!heap_emit(sc, &e))
+			return NULL;
 	}
 	return NULL;
 }
@@ -1045,6 +1115,12 @@ static const char *take_trace_packet(struct scan *sc, const uint8_t *pkt, char *
 	struct sonde_exp *exp = sc->exp;
 	const struct sonde_packet *h = (const void *)pkt;
 
+	/* Decoding a block again for its heap events: the rest was taken at
+	 * open. */
+	if (sc->out && !(h->type == SONDE_PKT_HEAP || h->type == SONDE_PKT_HEAP_FREE ||
+			 h->type == SONDE_PKT_HEAP_SHORT || h->type == SONDE_PKT_HEAP_FREE_SHORT ||
+			 h->type == SONDE_PKT_HEAP_STREAM))
+		return NULL;
 	switch (h->type) {
 	case SONDE_PKT_SYNC: {
 		const struct sonde_sync_packet *p = (const void *)pkt;
@@ -1068,20 +1144,17 @@ static const char *take_trace_packet(struct scan *sc, const uint8_t *pkt, char *
 
 		if (h->size < min)
 			return too_small(why, whylen, full ? "heap" : "heap free", h->size, min);
-		if (grow(&exp->heap, &exp->capheap, exp->nheap + 1, sizeof(*exp->heap))) {
-			exp->oom = true;
-			return NULL;
-		}
-		struct sonde_heap_event *e = &exp->heap[exp->nheap++];
+		struct sonde_heap_event e = { sc->tid, p->func, p->flags, p->time_ns, p->addr, 0, 0 };
 
-		*e = (struct sonde_heap_event){ sc->tid, p->func, p->flags, p->time_ns, p->addr, 0, 0 };
 		if (full) {
-			e->bytes = p->bytes;
-			e->stack_id = p->stack_id;
-			trace_stack_ref(exp, p->stack_id);
+			e.bytes = p->bytes;
+			e.stack_id = p->stack_id;
+			if (!sc->out)
+				trace_stack_ref(exp, p->stack_id);
 		} else {
-			e->flags = SONDE_HEAPF_FREE;
+			e.flags = SONDE_HEAPF_FREE;
 		}
+		heap_emit(sc, &e);
 		return NULL;
 	}
 	case SONDE_PKT_HEAP_SHORT:
@@ -1092,26 +1165,24 @@ static const char *take_trace_packet(struct scan *sc, const uint8_t *pkt, char *
 
 		if (h->size < min)
 			return too_small(why, whylen, full ? "short heap" : "short heap free", h->size, min);
-		if (grow(&exp->heap, &exp->capheap, exp->nheap + 1, sizeof(*exp->heap))) {
-			exp->oom = true;
-			return NULL;
-		}
-		struct sonde_heap_event *e = &exp->heap[exp->nheap++];
+		struct sonde_heap_event e;
 
 		if (full) {
 			const struct sonde_heap_short_packet *p = (const void *)pkt;
 
-			*e = (struct sonde_heap_event){ sc->tid, p->func, p->flags,
-							 sc->block_first_ns + (uint64_t)(int64_t)p->dt_ns,
-							 p->addr, p->bytes, p->stack_id };
-			trace_stack_ref(exp, p->stack_id);
+			e = (struct sonde_heap_event){ sc->tid, p->func, p->flags,
+						       sc->block_first_ns + (uint64_t)(int64_t)p->dt_ns,
+						       p->addr, p->bytes, p->stack_id };
+			if (!sc->out)
+				trace_stack_ref(exp, p->stack_id);
 		} else {
 			const struct sonde_heap_free_short_packet *p = (const void *)pkt;
 
-			*e = (struct sonde_heap_event){ sc->tid, SONDE_HEAP_FREE, SONDE_HEAPF_FREE,
-							 sc->block_first_ns + (uint64_t)(int64_t)p->dt_ns,
-							 p->addr, 0, 0 };
+			e = (struct sonde_heap_event){ sc->tid, SONDE_HEAP_FREE, SONDE_HEAPF_FREE,
+						       sc->block_first_ns + (uint64_t)(int64_t)p->dt_ns,
+						       p->addr, 0, 0 };
 		}
+		heap_emit(sc, &e);
 		return NULL;
 	}
 	case SONDE_PKT_HEAP_STREAM:
@@ -1387,6 +1458,56 @@ static bool all_zero(const uint8_t *p, size_t n)
 	return true;
 }
 
+/* The packets of one block's payload: each checked and taken.  Returns
+ * the bytes of whole good packets; *bad says what stopped the walk before
+ * the used size (NULL: the file ended, or nothing). */
+static uint32_t scan_packets(struct scan *sc, const uint8_t *pay, uint32_t used, uint32_t lim,
+			     uint32_t payload, uint64_t boff, char *why, size_t whylen, const char **bad)
+{
+	uint32_t pos = 0;
+
+	*bad = NULL;
+	while (pos < used) {
+		uint32_t rest = used - pos;
+
+		if (rest < 8) {
+			snprintf(why, whylen, "used size %u leaves %u bytes that are not a packet",
+				 used, rest);
+			*bad = why;
+			break;
+		}
+		if (pos + 8 > lim)
+			break; /* truncated file */
+		const struct sonde_packet *h = (const void *)(pay + pos);
+		uint32_t psize = h->size;
+
+		if (psize < 8 || psize % 8) {
+			snprintf(why, whylen, "packet size %u is invalid", psize);
+			*bad = why;
+			break;
+		}
+		/* A heap stream packet's size runs ahead of the used size
+		 * while it is being extended (a process killed then). */
+		if (psize > rest && h->type == SONDE_PKT_HEAP_STREAM && pos + psize <= payload)
+			psize = rest;
+		if (psize > rest) {
+			snprintf(why, whylen,
+				 "packet size %u exceeds the rest of the used area (%u bytes)", psize,
+				 rest);
+			*bad = why;
+			break;
+		}
+		if (pos + psize > lim)
+			break; /* truncated file */
+		sc->rest = rest;
+		*bad = take_packet(sc, pay + pos, boff + sizeof(struct sonde_block_header) + pos, why, whylen);
+		if (*bad)
+			break;
+		pos += psize;
+	}
+	return pos;
+}
+
 static void scan_file(struct sonde_exp *exp, struct datafile *df)
 {
 	if (!map_data(exp, df))
@@ -1487,49 +1608,25 @@ static void scan_file(struct sonde_exp *exp, struct datafile *df)
 			lim = (uint32_t)(avail - sizeof(*bh));
 
 		const uint8_t *pay = m + boff + sizeof(*bh);
-		uint32_t pos = 0;
 		const char *bad = NULL;
+		bool trace = df->kind == SONDE_KIND_SYNC || df->kind == SONDE_KIND_HEAP ||
+			     df->kind == SONDE_KIND_IO;
+		struct heapblock hb = { .pay = pay, .used = used, .lim = lim, .payload = payload,
+					.tid = bh->tid, .first_ns = bh->first_ns, .boff = boff };
 
 		sc.tid = bh->tid;
 		sc.block_first_ns = bh->first_ns;
 		sc.thread = df->kind == SONDE_KIND_PROFILE ? get_thread(exp, bh->tid) : NULL;
-		while (pos < used) {
-			uint32_t rest = used - pos;
+		sc.hb = trace ? &hb : NULL;
+		uint32_t pos = scan_packets(&sc, pay, used, lim, payload, boff, why, sizeof(why), &bad);
 
-			if (rest < 8) {
-				snprintf(why, sizeof(why), "used size %u leaves %u bytes that are not a packet",
-					 used, rest);
-				bad = why;
-				break;
+		/* Heap events (in any trace file: their file order is kept) */
+		if (hb.nev) {
+			if (grow(&exp->hblocks, &exp->caphblocks, exp->nhblocks + 1, sizeof(*exp->hblocks))) {
+				exp->oom = true;
+				return;
 			}
-			if (pos + 8 > lim)
-				break; /* truncated file */
-			const struct sonde_packet *h = (const void *)(pay + pos);
-			uint32_t psize = h->size;
-
-			if (psize < 8 || psize % 8) {
-				snprintf(why, sizeof(why), "packet size %u is invalid", psize);
-				bad = why;
-				break;
-			}
-			/* A heap stream packet's size runs ahead of the used size
-			 * while it is being extended (a process killed then). */
-			if (psize > rest && h->type == SONDE_PKT_HEAP_STREAM && pos + psize <= payload)
-				psize = rest;
-			if (psize > rest) {
-				snprintf(why, sizeof(why),
-					 "packet size %u exceeds the rest of the used area (%u bytes)", psize,
-					 rest);
-				bad = why;
-				break;
-			}
-			if (pos + psize > lim)
-				break; /* truncated file */
-			sc.rest = rest;
-			bad = take_packet(&sc, pay + pos, boff + sizeof(*bh) + pos, why, sizeof(why));
-			if (bad)
-				break;
-			pos += psize;
+			exp->hblocks[exp->nhblocks++] = hb;
 		}
 		exp->files[df->file].written += sizeof(*bh) + pos;
 		if (bad)
@@ -1671,9 +1768,20 @@ static void sort_overview(struct sonde_exp *exp)
 	free(t);
 }
 
+static int cmp_mmap(const void *a, const void *b)
+{
+	const struct sonde_heap_mmap *x = a, *y = b;
+
+	if (x->time_ns != y->time_ns)
+		return x->time_ns < y->time_ns ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
 static void finish(struct sonde_exp *exp)
 {
 	sort_traces(exp);
+	if (exp->nmmaps > 1)
+		qsort(exp->mmaps, exp->nmmaps, sizeof(*exp->mmaps), cmp_mmap);
 	sort_overview(exp);
 	struct sonde_exp_info *in = &exp->info;
 	const struct sonde_exp_summary *s = &exp->sum;
@@ -1798,6 +1906,7 @@ struct sonde_exp *sonde_exp_open(const char *dir, char *err, size_t errlen)
 		set_err(err, errlen, "out of memory opening '%s'", dir);
 		return NULL;
 	}
+	pthread_mutex_init(&exp->heap_lock, NULL);
 	for (size_t n = strlen(exp->dir); n > 1 && exp->dir[n - 1] == '/'; n--)
 		exp->dir[n - 1] = '\0';
 	const char *slash = strrchr(exp->dir, '/');
@@ -1884,6 +1993,9 @@ void sonde_exp_close(struct sonde_exp *exp)
 	free(exp->ovlabel);
 	free(exp->sync);
 	free(exp->heap);
+	free(exp->hblocks);
+	free(exp->mmaps);
+	pthread_mutex_destroy(&exp->heap_lock);
 	free(exp->io);
 	free(exp->iofiles);
 	u64map_release(&exp->iofilemap);
@@ -2017,10 +2129,253 @@ const struct sonde_sync_event *sonde_exp_sync_events(const struct sonde_exp *exp
 	return exp->sync;
 }
 
+/* Decodes heap block hb's events again (they were checked at open) and
+ * appends them to out.  false out of memory. */
+static bool decode_heap_block(struct sonde_exp *exp, const struct heapblock *hb, struct heapbuf *out)
+{
+	struct scan sc = { .exp = exp, .df = &exp->data[DF_HEAP], .tid = hb->tid,
+			   .block_first_ns = hb->first_ns, .out = out };
+	char why[160];
+	const char *bad;
+
+	scan_packets(&sc, hb->pay, hb->used, hb->lim, hb->payload, hb->boff, why, sizeof(why), &bad);
+	return !out->oom;
+}
+
 const struct sonde_heap_event *sonde_exp_heap_events(const struct sonde_exp *exp, size_t *n)
 {
+	struct sonde_exp *x = (struct sonde_exp *)exp; /* filled once, under the lock */
+
+	if (!__atomic_load_n(&x->heap_done, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_lock(&x->heap_lock);
+		if (!x->heap_done && x->nheapev) {
+			struct heapbuf out = { 0 };
+			bool ok = true;
+
+			out.cap = x->nheapev;
+			out.v = malloc(out.cap * sizeof(*out.v));
+			ok = out.v != NULL;
+			for (size_t i = 0; ok && i < x->nhblocks; i++)
+				ok = decode_heap_block(x, &x->hblocks[i], &out);
+			void *tmp = ok && out.n > 1 ? malloc(out.n * sizeof(*out.v)) : NULL;
+
+			if (ok && out.n > 1 && !tmp)
+				ok = false;
+			if (ok) {
+				sort_heap(out.v, tmp, out.n);
+				x->heap = out.v;
+				x->nheap = out.n;
+			} else {
+				free(out.v);
+				x->heap_failed = true;
+			}
+			free(tmp);
+		}
+		__atomic_store_n(&x->heap_done, true, __ATOMIC_RELEASE);
+		pthread_mutex_unlock(&x->heap_lock);
+	}
 	*n = exp->nheap;
 	return exp->heap;
+}
+
+size_t sonde_exp_heap_count(const struct sonde_exp *exp)
+{
+	return exp->nheapev;
+}
+
+const struct sonde_heap_mmap *sonde_exp_heap_mmaps(const struct sonde_exp *exp, size_t *n)
+{
+	*n = exp->nmmaps;
+	return exp->mmaps;
+}
+
+/*
+ * The streaming iterator.  Each thread's events are in time order in its
+ * blocks (a block's events, and a thread's blocks in file order), so the
+ * time order of all events, with ties in file order (that of
+ * sonde_exp_heap_events()), is a merge of a few runs, one per thread:
+ * a run is a chain of one thread's blocks whose times never go back; the
+ * merge takes the smallest (time, block index).  Each run keeps one
+ * decoded block.  When a block's own events are out of time order (not
+ * written by this collector), the iterator walks the sorted array
+ * instead.
+ */
+struct run {
+	size_t blk;  /* current block (index in hblocks) */
+	size_t pos;  /* next event in buf */
+	struct heapbuf buf;
+};
+
+struct sonde_heap_iter {
+	struct sonde_exp *exp;
+	const struct sonde_heap_event *arr; /* fallback: the sorted array */
+	size_t narr, iarr;
+	size_t *next;	  /* next[b]: the run's block after b, SIZE_MAX at its end */
+	bool failed;	  /* out of memory while decoding */
+	struct run *runs; /* a binary min-heap of the runs that have events left */
+	size_t nruns;
+};
+
+static bool run_before(const struct run *a, const struct run *b)
+{
+	uint64_t x = a->buf.v[a->pos].time_ns, y = b->buf.v[b->pos].time_ns;
+
+	return x != y ? x < y : a->blk < b->blk;
+}
+
+static void sift_down(struct sonde_heap_iter *it, size_t i)
+{
+	struct run *r = it->runs;
+	size_t n = it->nruns;
+
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+
+		if (l < n && run_before(&r[l], &r[m]))
+			m = l;
+		if (l + 1 < n && run_before(&r[l + 1], &r[m]))
+			m = l + 1;
+		if (m == i)
+			return;
+		struct run t = r[i];
+		r[i] = r[m];
+		r[m] = t;
+		i = m;
+	}
+}
+
+/* Loads the run's block blk (skipping none: every listed block has
+ * events).  false out of memory. */
+static bool run_load(struct sonde_heap_iter *it, struct run *r, size_t blk)
+{
+	r->blk = blk;
+	r->pos = 0;
+	r->buf.n = 0;
+	return decode_heap_block(it->exp, &it->exp->hblocks[blk], &r->buf) && r->buf.n;
+}
+
+void sonde_heap_iter_free(struct sonde_heap_iter *it)
+{
+	if (!it)
+		return;
+	for (size_t i = 0; i < it->nruns; i++)
+		free(it->runs[i].buf.v);
+	free(it->runs);
+	free(it->next);
+	free(it);
+}
+
+struct sonde_heap_iter *sonde_heap_iter_new(const struct sonde_exp *exp)
+{
+	struct sonde_exp *x = (struct sonde_exp *)exp; /* only read */
+	struct sonde_heap_iter *it = calloc(1, sizeof(*it));
+	size_t nb = x->nhblocks;
+	bool sorted = true;
+
+	if (!it)
+		return NULL;
+	it->exp = x;
+	for (size_t b = 0; b < nb && sorted; b++)
+		sorted = !x->hblocks[b].unsorted;
+	if (!sorted) {
+		it->arr = sonde_exp_heap_events(exp, &it->narr);
+		if (x->heap_failed) {
+			free(it);
+			return NULL;
+		}
+		return it;
+	}
+	/* tid -> slot; tail[slot]: the last block of the tid's current run */
+	struct u64map tids = { 0 };
+	size_t *first = malloc((nb ? nb : 1) * sizeof(*first)), nfirst = 0;
+	size_t *tail = malloc((nb ? nb : 1) * sizeof(*tail)), ntail = 0;
+
+	it->next = malloc((nb ? nb : 1) * sizeof(*it->next));
+	if (!first || !tail || !it->next)
+		goto oom;
+	for (size_t b = 0; b < nb; b++) {
+		const struct heapblock *hb = &x->hblocks[b];
+		long sl = u64map_get(&tids, hb->tid);
+
+		it->next[b] = SIZE_MAX;
+		if (sl >= 0 && x->hblocks[tail[sl]].tlast <= hb->tfirst) {
+			it->next[tail[sl]] = b;
+		} else {
+			first[nfirst++] = b;
+			if (sl < 0) {
+				sl = (long)ntail++;
+				if (u64map_put(&tids, hb->tid, (uint32_t)sl) < 0)
+					goto oom;
+			}
+		}
+		tail[sl] = b;
+	}
+	u64map_release(&tids);
+	free(tail);
+	tail = NULL;
+	if (!(it->runs = calloc(nfirst ? nfirst : 1, sizeof(*it->runs))))
+		goto oom2;
+	for (size_t k = 0; k < nfirst; k++) {
+		struct run *r = &it->runs[it->nruns];
+
+		if (!run_load(it, r, first[k])) {
+			bool oom = r->buf.oom;
+
+			free(r->buf.v);
+			r->buf = (struct heapbuf){ 0 };
+			if (oom)
+				goto oom2;
+			continue; /* cannot happen: the block had events at open */
+		}
+		it->nruns++;
+	}
+	free(first);
+	for (size_t i = it->nruns / 2; i-- > 0;)
+		sift_down(it, i);
+	return it;
+oom:
+	u64map_release(&tids);
+oom2:
+	free(first);
+	free(tail);
+	sonde_heap_iter_free(it);
+	return NULL;
+}
+
+bool sonde_heap_iter_next(struct sonde_heap_iter *it, struct sonde_heap_event *e)
+{
+	if (it->arr || !it->runs) {
+		if (it->iarr >= it->narr)
+			return false;
+		*e = it->arr[it->iarr++];
+		return true;
+	}
+	if (!it->nruns || it->failed)
+		return false;
+	struct run *r = &it->runs[0];
+
+	*e = r->buf.v[r->pos++];
+	if (r->pos == r->buf.n) {
+		size_t nb = it->next[r->blk];
+
+		if (nb == SIZE_MAX || !run_load(it, r, nb)) {
+			if (r->buf.oom) { /* decoding again ran out of memory */
+				it->failed = true;
+				return true; /* this event is good; the next call ends */
+			}
+			free(r->buf.v);
+			it->runs[0] = it->runs[--it->nruns];
+		}
+	}
+	/* the same run usually stays first: check before sifting */
+	if (it->nruns > 1)
+		sift_down(it, 0);
+	return true;
+}
+
+bool sonde_heap_iter_failed(const struct sonde_heap_iter *it)
+{
+	return it->failed;
 }
 
 const struct sonde_io_event *sonde_exp_io_events(const struct sonde_exp *exp, size_t *n)

@@ -400,6 +400,55 @@ struct sonde_heap_match {
 };
 long sonde_heap_leaks(const struct sonde_exp *exp, bool *leaked, struct sonde_heap_match *st);
 
+/*
+ * Heap events without holding them all.  sonde_exp_heap_events() decodes
+ * every event into one array on its first call (about 80 bytes an event
+ * while it sorts them); these read them again from the mapped file.
+ *
+ * sonde_heap_iter_new(): the heap events in the order of
+ * sonde_exp_heap_events(), one decoded block per thread in memory (it
+ * falls back to that array only for a file whose blocks are not in time
+ * order, which the collector does not write).  NULL out of memory.
+ * sonde_heap_iter_next() gives the next event, false at the end or when
+ * decoding ran out of memory (sonde_heap_iter_failed() then says so).
+ */
+struct sonde_heap_iter;
+struct sonde_heap_iter *sonde_heap_iter_new(const struct sonde_exp *exp);
+bool sonde_heap_iter_next(struct sonde_heap_iter *it, struct sonde_heap_event *e);
+bool sonde_heap_iter_failed(const struct sonde_heap_iter *it);
+void sonde_heap_iter_free(struct sonde_heap_iter *it);
+
+/* The number of heap events (as sonde_exp_heap_events() would give),
+ * without decoding them. */
+size_t sonde_exp_heap_count(const struct sonde_exp *exp);
+
+/* The successful mmaps (and mremaps' new ranges) of the heap trace, in
+ * the events' order: what the leak matching needs to know in advance. */
+struct sonde_heap_mmap {
+	uint64_t time_ns;
+	uint64_t seq; /* the event's place in file order */
+	uint64_t addr, bytes;
+};
+const struct sonde_heap_mmap *sonde_exp_heap_mmaps(const struct sonde_exp *exp, size_t *n);
+
+/*
+ * The heap totals of sonde print -header and -heapstat in one streaming
+ * pass (lib/heapleaks.c): memory grows with the live blocks, the distinct
+ * addresses and the mappings, not with the events.  Returns 0, or -1 out
+ * of memory.
+ */
+#define SONDE_HEAP_NBUCKETS 65 /* 0, then [2^k, 2^(k+1)) for k = 0..63 */
+struct sonde_heap_stats {
+	uint64_t events;
+	/* as -header counts: every event with SONDE_HEAPF_ALLOC, else FREE */
+	uint64_t any_allocs, any_alloc_bytes, any_frees;
+	/* as -heapstat counts: failed ones apart */
+	uint64_t allocs, bytes, frees, failed, largest, smallest; /* smallest: UINT64_MAX without */
+	uint64_t hcount[SONDE_HEAP_NBUCKETS], hbytes[SONDE_HEAP_NBUCKETS];
+	struct sonde_heap_match m;
+};
+int sonde_heap_stats(const struct sonde_exp *exp, struct sonde_heap_stats *st);
+
 /* Names of the traced functions ("pthread_mutex_lock", "malloc", "read"),
  * "?" for unknown values. */
 const char *sonde_sync_func_name(unsigned func);

@@ -97,14 +97,11 @@ static void maptree_release(struct maptree *mt)
 	memset(mt, 0, sizeof(*mt));
 }
 
-/* -1 out of memory. */
-static int maptree_init(struct maptree *mt, const struct sonde_heap_event *e, size_t n)
+/* The run's m mappings (lo: their addresses in the events' order); a
+ * leaf's ev is the mapping's place k in that order.  -1 out of memory. */
+static int maptree_init(struct maptree *mt, const uint64_t *lo, size_t m)
 {
-	size_t m = 0, k = 0;
-
 	memset(mt, 0, sizeof(*mt));
-	for (size_t i = 0; i < n; i++)
-		m += is_mmap(&e[i]);
 	mt->size = 1;
 	while (mt->size < m)
 		mt->size *= 2;
@@ -119,11 +116,8 @@ static int maptree_init(struct maptree *mt, const struct sonde_heap_event *e, si
 		maptree_release(mt);
 		return -1;
 	}
-	for (size_t i = 0; i < n; i++)
-		if (is_mmap(&e[i])) {
-			s[k] = (struct lo_ev){ e[i].addr, (uint32_t)k, (uint32_t)i };
-			k++;
-		}
+	for (size_t k = 0; k < m; k++)
+		s[k] = (struct lo_ev){ lo[k], (uint32_t)k, (uint32_t)k };
 	if (m > 1)
 		qsort(s, m, sizeof(*s), cmp_lo_ev);
 	for (size_t r = 0; r < mt->size; r++) {
@@ -455,11 +449,12 @@ static long thread_slot(struct order_buf *ob, uint32_t tid)
 	return (long)ob->nslots++;
 }
 
-/* Events [a, b) have equal times: 1 when ob->ord[0..b - a) gets the
+/* Events [a, b) have equal times (run: a number no other run of the walk
+ * has, its first event's place): 1 when ob->ord[0..b - a) gets the
  * order to match them in, 0 when it is theirs (one thread wrote them all),
  * -1 out of memory. */
 static int order_group(const struct sonde_heap_event *e, size_t a, size_t b, const struct u64map *live,
-		       struct order_buf *ob)
+		       struct order_buf *ob, size_t run)
 {
 	size_t r = a + 1, m = 0, nmulti = 0;
 
@@ -499,8 +494,8 @@ static int order_group(const struct sonde_heap_event *e, size_t a, size_t b, con
 
 		if (k < 0)
 			return -1;
-		if (ob->gen[k] != a) {
-			ob->gen[k] = a;
+		if (ob->gen[k] != run) {
+			ob->gen[k] = run;
 			ob->cnt[k] = ob->seen[k] = 0;
 		}
 		ob->cnt[k]++;
@@ -529,84 +524,297 @@ static int order_group(const struct sonde_heap_event *e, size_t a, size_t b, con
 	return 1;
 }
 
+/*
+ * The matching walk, fed one run of equal times at a time, so that it can
+ * work on an array of every event or on a stream.  The live blocks are in
+ * a pool (addr -> pool index in `live`, NOT_LIVE once freed), the
+ * mappings in the segment tree.
+ */
+struct matcher {
+	struct u64map live;
+	struct blk {
+		uint64_t bytes, ev; /* ev: the allocation's place; UINT64_MAX: slot unused */
+	} *pool;
+	uint32_t *freel;
+	size_t npool, cappool, nfree, capfree;
+	struct maptree mt;
+	size_t k, nmm;	   /* mappings seen, and of the run */
+	uint64_t *mm_ev;   /* the k-th mapping's event */
+	uint64_t *mm_bytes;
+	bool *mm_live;
+	uint64_t cur; /* live bytes */
+	struct sonde_heap_match s;
+	struct order_buf ob;
+};
+
+static void matcher_release(struct matcher *m)
+{
+	u64map_release(&m->live);
+	free(m->pool);
+	free(m->freel);
+	maptree_release(&m->mt);
+	free(m->mm_ev);
+	free(m->mm_bytes);
+	free(m->mm_live);
+	order_buf_release(&m->ob);
+	memset(m, 0, sizeof(*m));
+}
+
+/* lo: the run's nmm mappings' addresses in order.  -1 out of memory. */
+static int matcher_init(struct matcher *m, const uint64_t *lo, size_t nmm)
+{
+	memset(m, 0, sizeof(*m));
+	m->nmm = nmm;
+	m->mm_ev = malloc((nmm ? nmm : 1) * sizeof(*m->mm_ev));
+	m->mm_bytes = calloc(nmm ? nmm : 1, sizeof(*m->mm_bytes));
+	m->mm_live = calloc(nmm ? nmm : 1, sizeof(*m->mm_live));
+	if (!m->mm_ev || !m->mm_bytes || !m->mm_live || maptree_init(&m->mt, lo, nmm) < 0) {
+		matcher_release(m);
+		return -1;
+	}
+	return 0;
+}
+
+/* A pool slot for a new live block; -1 out of memory. */
+static long pool_get(struct matcher *m, uint64_t bytes, uint64_t ev)
+{
+	size_t i;
+
+	if (m->nfree) {
+		i = m->freel[--m->nfree];
+	} else {
+		if (m->npool >= NOT_LIVE)
+			return -1;
+		if (m->npool == m->cappool) {
+			size_t cap = m->cappool ? 2 * m->cappool : 256;
+
+			if (!RESIZE(m->pool, cap))
+				return -1;
+			m->cappool = cap;
+		}
+		i = m->npool++;
+	}
+	m->pool[i] = (struct blk){ bytes, ev };
+	return (long)i;
+}
+
+static int pool_put(struct matcher *m, uint32_t i)
+{
+	if (m->nfree == m->capfree) {
+		size_t cap = m->capfree ? 2 * m->capfree : 256;
+
+		if (!RESIZE(m->freel, cap))
+			return -1;
+		m->capfree = cap;
+	}
+	m->pool[i].ev = UINT64_MAX;
+	m->freel[m->nfree++] = i;
+	return 0;
+}
+
+/* Events e[0..n), of one time, the base-th and after of the walk.
+ * -1 out of memory. */
+static int matcher_run(struct matcher *m, const struct sonde_heap_event *e, size_t n, uint64_t base)
+{
+	struct sonde_heap_match *s = &m->s;
+	int reordered = n > 1 ? order_group(e, 0, n, &m->live, &m->ob, (size_t)base) : 0;
+
+	if (reordered < 0)
+		return -1;
+	for (size_t r = 0; r < n; r++) {
+		size_t i = reordered ? m->ob.ord[r] : r;
+
+		if (e[i].flags & SONDE_HEAPF_FAILED)
+			continue;
+		if (is_mmap(&e[i])) {
+			if (m->k < m->nmm) {
+				maptree_set(&m->mt, m->mt.leaf[m->k], e[i].addr + e[i].bytes);
+				m->mm_live[m->k] = true;
+				m->mm_ev[m->k] = base + i;
+				m->mm_bytes[m->k] = e[i].bytes;
+				m->k++;
+			}
+			m->cur += e[i].bytes;
+		} else if (is_munmap(&e[i])) {
+			/* [lo, hi) releases every live mapping that overlaps it */
+			struct unmap u = { e[i].addr, maptree_below(&m->mt, e[i].addr + e[i].bytes), m->mm_live,
+					   &m->cur };
+
+			maptree_unmap(&m->mt, &u, 1, 0, m->mt.size);
+		} else if (e[i].flags & SONDE_HEAPF_ALLOC) {
+			long prev = u64map_get(&m->live, e[i].addr);
+			if (prev >= 0 && (uint32_t)prev != NOT_LIVE) {
+				m->cur -= m->pool[prev].bytes;
+				s->reused_live++;
+				if (pool_put(m, (uint32_t)prev) < 0)
+					return -1;
+			}
+			long slot = pool_get(m, e[i].bytes, base + i);
+			if (slot < 0 || set(&m->live, e[i].addr, (uint32_t)slot) < 0)
+				return -1;
+			m->cur += e[i].bytes;
+		} else if (e[i].flags & SONDE_HEAPF_FREE) {
+			long prev = u64map_get(&m->live, e[i].addr);
+			if (prev < 0 || (uint32_t)prev == NOT_LIVE) {
+				s->unmatched_frees++;
+				continue;
+			}
+			m->cur -= m->pool[prev].bytes;
+			if (pool_put(m, (uint32_t)prev) < 0 || set(&m->live, e[i].addr, NOT_LIVE) < 0)
+				return -1;
+		}
+		if (m->cur > s->peak_bytes) {
+			s->peak_bytes = m->cur;
+			s->peak_ns = e[i].time_ns;
+		}
+	}
+	return 0;
+}
+
+/* The leaks: what is live at the end.  leaked (NULL: not wanted) is
+ * indexed by the events' places. */
+static void matcher_end(struct matcher *m, bool *leaked)
+{
+	struct sonde_heap_match *s = &m->s;
+
+	for (size_t i = 0; i < m->npool; i++)
+		if (m->pool[i].ev != UINT64_MAX) {
+			s->leaks++;
+			s->leaked_bytes += m->pool[i].bytes;
+			if (leaked)
+				leaked[m->pool[i].ev] = true;
+		}
+	for (size_t k = 0; k < m->k; k++)
+		if (m->mm_live[k]) {
+			s->leaks++;
+			s->leaked_bytes += m->mm_bytes[k];
+			if (leaked)
+				leaked[m->mm_ev[k]] = true;
+		}
+}
+
 long sonde_heap_leaks(const struct sonde_exp *exp, bool *leaked, struct sonde_heap_match *st)
 {
-	size_t n;
+	size_t n, nmm = 0;
 	const struct sonde_heap_event *e = sonde_exp_heap_events(exp, &n);
-	struct u64map live = { 0 };
-	struct maptree mt;
-	size_t k = 0; /* mappings seen */
-	uint64_t cur = 0; /* live bytes */
-	struct sonde_heap_match s = { 0 };
-	struct order_buf ob = { 0 };
+	struct matcher m;
 
-	if (maptree_init(&mt, e, n) < 0)
+	for (size_t i = 0; i < n; i++)
+		nmm += is_mmap(&e[i]);
+	uint64_t *lo = malloc((nmm ? nmm : 1) * sizeof(*lo));
+
+	if (!lo)
+		return -1;
+	for (size_t i = 0, k = 0; i < n; i++)
+		if (is_mmap(&e[i]))
+			lo[k++] = e[i].addr;
+	int r = matcher_init(&m, lo, nmm);
+
+	free(lo);
+	if (r < 0)
 		return -1;
 	for (size_t i = 0; i < n; i++)
 		leaked[i] = false;
 	for (size_t g = 0, end; g < n; g = end) {
 		for (end = g + 1; end < n && e[end].time_ns == e[g].time_ns; end++)
 			;
-		int reordered = end - g > 1 ? order_group(e, g, end, &live, &ob) : 0;
-
-		if (reordered < 0)
-			goto oom;
-		for (size_t r = g; r < end; r++) {
-			size_t i = reordered ? ob.ord[r - g] : r;
-
-			if (e[i].flags & SONDE_HEAPF_FAILED)
-				continue;
-			if (is_mmap(&e[i])) {
-				maptree_set(&mt, mt.leaf[k++], e[i].addr + e[i].bytes);
-				leaked[i] = true;
-				cur += e[i].bytes;
-			} else if (is_munmap(&e[i])) {
-				/* [lo, hi) releases every live mapping that overlaps it */
-				struct unmap u = { e[i].addr, maptree_below(&mt, e[i].addr + e[i].bytes), leaked, &cur };
-
-				maptree_unmap(&mt, &u, 1, 0, mt.size);
-			} else if (e[i].flags & SONDE_HEAPF_ALLOC) {
-				long prev = u64map_get(&live, e[i].addr);
-				if (prev >= 0 && (uint32_t)prev != NOT_LIVE) {
-					leaked[prev] = false;
-					cur -= e[prev].bytes;
-					s.reused_live++;
-				}
-				if (set(&live, e[i].addr, (uint32_t)i) < 0)
-					goto oom;
-				leaked[i] = true;
-				cur += e[i].bytes;
-			} else if (e[i].flags & SONDE_HEAPF_FREE) {
-				long prev = u64map_get(&live, e[i].addr);
-				if (prev < 0 || (uint32_t)prev == NOT_LIVE) {
-					s.unmatched_frees++;
-					continue;
-				}
-				leaked[prev] = false;
-				cur -= e[prev].bytes;
-				if (set(&live, e[i].addr, NOT_LIVE) < 0)
-					goto oom;
-			}
-			if (cur > s.peak_bytes) {
-				s.peak_bytes = cur;
-				s.peak_ns = e[i].time_ns;
-			}
+		if (matcher_run(&m, e + g, end - g, g) < 0) {
+			matcher_release(&m);
+			return -1;
 		}
 	}
-	for (size_t i = 0; i < n; i++)
-		if (leaked[i]) {
-			s.leaks++;
-			s.leaked_bytes += e[i].bytes;
-		}
-	u64map_release(&live);
-	maptree_release(&mt);
-	order_buf_release(&ob);
+	matcher_end(&m, leaked);
 	if (st)
-		*st = s;
-	return (long)s.leaks;
-oom:
-	u64map_release(&live);
-	maptree_release(&mt);
-	order_buf_release(&ob);
-	return -1;
+		*st = m.s;
+	long leaks = (long)m.s.leaks;
+
+	matcher_release(&m);
+	return leaks;
+}
+
+static int bucket(uint64_t size)
+{
+	return size ? 64 - __builtin_clzll(size) : 0;
+}
+
+int sonde_heap_stats(const struct sonde_exp *exp, struct sonde_heap_stats *st)
+{
+	size_t nmm;
+	const struct sonde_heap_mmap *mm = sonde_exp_heap_mmaps(exp, &nmm);
+	uint64_t *lo = malloc((nmm ? nmm : 1) * sizeof(*lo));
+	struct matcher m;
+	struct sonde_heap_iter *it = NULL;
+	struct sonde_heap_event *g = NULL; /* the current run of equal times */
+	size_t ng = 0, capg = 0;
+	uint64_t base = 0;
+	int rc = -1;
+
+	memset(st, 0, sizeof(*st));
+	st->smallest = UINT64_MAX;
+	if (!lo)
+		return -1;
+	for (size_t k = 0; k < nmm; k++)
+		lo[k] = mm[k].addr;
+	int r = matcher_init(&m, lo, nmm);
+
+	free(lo);
+	if (r < 0)
+		return -1;
+	if (!(it = sonde_heap_iter_new(exp)))
+		goto out;
+	for (;;) {
+		struct sonde_heap_event ev;
+		bool more = sonde_heap_iter_next(it, &ev);
+
+		if (ng && (!more || ev.time_ns != g[0].time_ns)) {
+			if (matcher_run(&m, g, ng, base) < 0)
+				goto out;
+			base += ng;
+			ng = 0;
+		}
+		if (!more)
+			break;
+		if (ng == capg) {
+			size_t cap = capg ? 2 * capg : 1024;
+
+			if (!RESIZE(g, cap))
+				goto out;
+			capg = cap;
+		}
+		g[ng++] = ev;
+		st->events++;
+		if (ev.flags & SONDE_HEAPF_ALLOC) {
+			st->any_allocs++;
+			st->any_alloc_bytes += ev.bytes;
+		} else if (ev.flags & SONDE_HEAPF_FREE) {
+			st->any_frees++;
+		}
+		if (ev.flags & SONDE_HEAPF_FAILED) {
+			st->failed++;
+		} else if (ev.flags & SONDE_HEAPF_ALLOC) {
+			uint64_t b = ev.bytes;
+			int k = bucket(b);
+
+			st->allocs++;
+			st->bytes += b;
+			if (b > st->largest)
+				st->largest = b;
+			if (b < st->smallest)
+				st->smallest = b;
+			st->hcount[k]++;
+			st->hbytes[k] += b;
+		} else if (ev.flags & SONDE_HEAPF_FREE) {
+			st->frees++;
+		}
+	}
+	if (sonde_heap_iter_failed(it))
+		goto out;
+	matcher_end(&m, NULL);
+	st->m = m.s;
+	rc = 0;
+out:
+	free(g);
+	sonde_heap_iter_free(it);
+	matcher_release(&m);
+	return rc;
 }

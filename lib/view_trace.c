@@ -47,7 +47,7 @@ static bool has_kind(const struct sonde_exp *e, int kind)
 	if (kind == SONDE_KIND_SYNC)
 		return sonde_exp_sync_events(e, &n) != NULL;
 	if (kind == SONDE_KIND_HEAP)
-		return sonde_exp_heap_events(e, &n) != NULL;
+		return sonde_exp_heap_count(e) != 0;
 	return sonde_exp_io_events(e, &n) != NULL;
 }
 
@@ -545,7 +545,7 @@ nomem:
 
 /* ---- -heapstat ------------------------------------------------------------------ */
 
-#define NBUCKETS 65 /* 0, then [2^k, 2^(k+1)) for k = 0..63 */
+#define NBUCKETS SONDE_HEAP_NBUCKETS
 
 struct heapstat {
 	uint64_t allocs, bytes, leaks, leaked, frees, unmatched, failed;
@@ -554,11 +554,6 @@ struct heapstat {
 	uint64_t largest, smallest; /* smallest: UINT64_MAX without allocations */
 	uint64_t hcount[NBUCKETS], hbytes[NBUCKETS];
 };
-
-static int bucket(uint64_t size)
-{
-	return size ? 64 - __builtin_clzll(size) : 0;
-}
 
 static const struct {
 	const char *key, *label;
@@ -594,52 +589,39 @@ int sonde_view_heapstat(FILE *f, const struct sonde_exp *const *exps, size_t n,
 	memset(&s, 0, sizeof(s));
 	s.smallest = UINT64_MAX;
 	for (size_t e = 0; e < n; e++) {
-		size_t ne;
-		const struct sonde_heap_event *he = sonde_exp_heap_events(exps[e], &ne);
-		struct sonde_heap_match m;
+		struct sonde_heap_stats hs;
 
 		if (!has_kind(exps[e], SONDE_KIND_HEAP))
 			continue;
 		nexp++;
 		last = sonde_exp_info(exps[e])->name;
-		if (!he || !ne)
+		if (!sonde_exp_heap_count(exps[e]))
 			continue;
-		bool *leaked = malloc(ne * sizeof(*leaked));
-
-		if (!leaked || sonde_heap_leaks(exps[e], leaked, &m) < 0) {
-			free(leaked);
+		/* streamed: memory grows with the live blocks, not the events */
+		if (sonde_heap_stats(exps[e], &hs) < 0)
 			return oom(err, errlen);
-		}
-		free(leaked);
-		s.leaks += m.leaks;
-		s.leaked += m.leaked_bytes;
-		s.unmatched += m.unmatched_frees;
+		const struct sonde_heap_match *m = &hs.m;
+
+		s.leaks += m->leaks;
+		s.leaked += m->leaked_bytes;
+		s.unmatched += m->unmatched_frees;
 		/* the peak of live bytes, as the leak matching sees the events */
-		if (m.peak_bytes > s.peak || !s.peak_exp) {
-			s.peak = m.peak_bytes;
-			s.peak_ns = rel_time(exps[e], m.peak_ns);
+		if (m->peak_bytes > s.peak || !s.peak_exp) {
+			s.peak = m->peak_bytes;
+			s.peak_ns = rel_time(exps[e], m->peak_ns);
 			s.peak_exp = sonde_exp_info(exps[e])->name;
 		}
-		for (size_t i = 0; i < ne; i++) {
-			if (he[i].flags & SONDE_HEAPF_FAILED) {
-				s.failed++;
-				continue;
-			}
-			if (he[i].flags & SONDE_HEAPF_ALLOC) {
-				uint64_t b = he[i].bytes;
-				int k = bucket(b);
-
-				s.allocs++;
-				s.bytes += b;
-				if (b > s.largest)
-					s.largest = b;
-				if (b < s.smallest)
-					s.smallest = b;
-				s.hcount[k]++;
-				s.hbytes[k] += b;
-			} else if (he[i].flags & SONDE_HEAPF_FREE) {
-				s.frees++;
-			}
+		s.failed += hs.failed;
+		s.allocs += hs.allocs;
+		s.bytes += hs.bytes;
+		s.frees += hs.frees;
+		if (hs.largest > s.largest)
+			s.largest = hs.largest;
+		if (hs.smallest < s.smallest)
+			s.smallest = hs.smallest;
+		for (int k = 0; k < NBUCKETS; k++) {
+			s.hcount[k] += hs.hcount[k];
+			s.hbytes[k] += hs.hbytes[k];
 		}
 	}
 	if (s.smallest == UINT64_MAX)
