@@ -10,6 +10,7 @@
  * an index of valid byte ranges per block (struct blockref) so that the
  * sample iterator later walks packets without checking them again.
  */
+#define _GNU_SOURCE /* SEEK_DATA, SEEK_HOLE */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -73,6 +74,13 @@ struct datafile {
 	uint8_t *map;
 	size_t maplen;
 	uint64_t start_ns; /* from its header */
+	/* Where the file has data (SEEK_DATA/SEEK_HOLE), so that the scan
+	 * skips holes instead of reading gigabytes of zero pages; NULL: all
+	 * of it. */
+	struct extent {
+		uint64_t lo, hi;
+	} *ext;
+	size_t next;
 };
 
 struct sonde_exp {
@@ -1001,13 +1009,17 @@ static bool ev_is_mmap(const struct sonde_heap_event *e)
 /* One decoded heap event: appended to sc->out, or at open counted into
  * the block's summary (and an mmap kept for the leak matching's map of
  * ranges).  false out of memory. */
-static bool heap_emit(struct scan *sc, const struct sonde_heap_event *e)
+static inline __attribute__((always_inline)) bool heap_emit(struct scan *sc, const struct sonde_heap_event *e)
 {
 	struct sonde_exp *exp = sc->exp;
 
 	if (sc->out) {
 		struct heapbuf *o = sc->out;
 
+		if (__builtin_expect(o->n < o->cap, 1)) {
+			o->v[o->n++] = *e;
+			return true;
+		}
 		if (grow(&o->v, &o->cap, o->n + 1, sizeof(*o->v))) {
 			o->oom = true;
 			return false;
@@ -1440,6 +1452,36 @@ static bool map_data(struct sonde_exp *exp, struct datafile *df)
 	}
 	void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 
+	/* A sparse file (a size limit's preallocation, a file extended by
+	 * truncate) reads as zeros in its holes; they hold no blocks. */
+	if (m != MAP_FAILED && (uint64_t)st.st_blocks * 512 < (uint64_t)st.st_size) {
+		size_t cap = 0;
+		off_t off = 0;
+
+		for (;;) {
+			off_t d = lseek(fd, off, SEEK_DATA), h;
+
+			if (d < 0) {
+				if (errno != ENXIO) { /* cannot tell: read it all */
+					free(df->ext);
+					df->ext = NULL;
+					df->next = 0;
+				} else if (!df->ext) { /* no data at all */
+					df->ext = calloc(1, sizeof(*df->ext));
+				}
+				break;
+			}
+			if ((h = lseek(fd, d, SEEK_HOLE)) < 0 || h <= d ||
+			    (df->next == cap && (cap >= 65536 || grow(&df->ext, &cap, df->next + 1, sizeof(*df->ext))))) {
+				free(df->ext); /* too fragmented to bother: read it all */
+				df->ext = NULL;
+				df->next = 0;
+				break;
+			}
+			df->ext[df->next++] = (struct extent){ (uint64_t)d, (uint64_t)h };
+			off = h;
+		}
+	}
 	close(fd);
 	if (m == MAP_FAILED) {
 		problem(exp, SONDE_PROBLEM_ERROR, "cannot map '%s': %s", df->name, strerror(errno));
@@ -1565,7 +1607,26 @@ static void scan_file(struct sonde_exp *exp, struct datafile *df)
 	const uint32_t payload = bsize - (uint32_t)sizeof(struct sonde_block_header);
 	char why[160];
 
+	size_t ei = 0;
+
 	for (uint64_t boff = fh.header_size, b = 0; boff < size; boff += bsize, b++) {
+		if (df->ext) {
+			/* a block whose header lies in a hole is unused (magic 0) */
+			while (ei < df->next && df->ext[ei].hi < boff + sizeof(struct sonde_block_header))
+				ei++;
+			if (ei == df->next)
+				break;
+			if (df->ext[ei].lo >= boff + sizeof(struct sonde_block_header)) {
+				uint64_t nb = (df->ext[ei].lo - fh.header_size) / bsize;
+
+				if (nb > b) {
+					b = nb - 1; /* the loop steps to block nb */
+					boff = fh.header_size + (nb - 1) * (uint64_t)bsize;
+					continue;
+				}
+				continue; /* this block's header is a hole */
+			}
+		}
 		size_t avail = size - boff < bsize ? (size_t)(size - boff) : bsize;
 		const struct sonde_block_header *bh = (const void *)(m + boff);
 
@@ -1967,9 +2028,11 @@ void sonde_exp_close(struct sonde_exp *exp)
 {
 	if (!exp)
 		return;
-	for (int i = 0; i < DF_COUNT; i++)
+	for (int i = 0; i < DF_COUNT; i++) {
 		if (exp->data[i].map)
 			munmap(exp->data[i].map, exp->data[i].maplen);
+		free(exp->data[i].ext);
+	}
 	for (size_t i = 0; i < exp->nproblems; i++)
 		free((char *)exp->problems[i].msg);
 	free(exp->problems);
@@ -2138,6 +2201,11 @@ static bool decode_heap_block(struct sonde_exp *exp, const struct heapblock *hb,
 	char why[160];
 	const char *bad;
 
+	/* as many as open counted: the buffer never grows */
+	if (grow(&out->v, &out->cap, out->n + hb->nev, sizeof(*out->v))) {
+		out->oom = true;
+		return false;
+	}
 	scan_packets(&sc, hb->pay, hb->used, hb->lim, hb->payload, hb->boff, why, sizeof(why), &bad);
 	return !out->oom;
 }
