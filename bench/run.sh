@@ -107,6 +107,9 @@ sh bench/agg.sh
 # sonde print on 10 million samples; perf report for comparison.
 sh bench/print.sh
 
+# sonde print -header and -heapstat on 8 million allocations; a sparse file.
+sh bench/readscale.sh
+
 # sonde print -source/-disasm on a 50 MB binary with full DWARF (built
 # once by bench/biggen.sh, cached in build/bench/big); BENCH_SOURCE=0
 # skips it.
