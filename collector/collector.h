@@ -213,7 +213,7 @@ int clock_is_our_signal(int sig);
 /* Stop clock profiling if the profiling signal's action was replaced by a
  * bare system call; from the sampler thread, every CLOCK_WATCH_NS. */
 void clock_watch(void);
-#define CLOCK_WATCH_NS 10000000ull
+#define CLOCK_WATCH_NS 50000000ull
 void clock_fork_child(void);
 /* Tasks made by clone(CLONE_VM ...): rawclone.c and clock.c. */
 void rawclone_init(void);
