@@ -50,6 +50,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <ucontext.h>
@@ -58,6 +60,7 @@
 
 #include "collector.h"
 #include "clock_internal.h"
+#include "sys_mmap.h"
 #include "unwind.h"
 
 
@@ -102,6 +105,9 @@ static int g_inherit_ready;
 static int g_retired[MAX_RETIRED];
 static int g_nretired;
 static int g_nlive; /* registered threads; under g_reg_lock */
+/* Set once the profiling signal's action was found replaced behind
+ * sonde's back (clock_watch): no thread is armed from then on. */
+static _Atomic int g_clock_lost_signal;
 struct thread_slot g_slots[MAX_THREADS];
 _Atomic int g_slots_used;
 _Atomic uint16_t g_tid_slot[TID_LIMIT];
@@ -274,6 +280,28 @@ static struct source g_timer_source = { "posix-cpu-timer", timer_arm, timer_disa
 
 /* ---- threads ---- */
 
+/* The signal stack of slot `s`, mapped on its first use by a raw mmap
+ * (no interposer sees it, and a task made by raw clone may call this),
+ * with a guard page below: a handler that ever outgrew it would fault
+ * rather than write into memory of the target's.  Never unmapped: the
+ * stack stays with the slot.  Under g_reg_lock. */
+static void slot_stack(struct thread_slot *s)
+{
+	if (s->sig_stack)
+		return;
+	size_t guard = 4096, len = guard + SIG_STACK_SIZE + sizeof(struct sig_stack);
+	len = (len + 4095) & ~(size_t)4095;
+	char *m = sonde_mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK,
+			     -1, 0);
+	if (m == MAP_FAILED)
+		return; /* the handler skips this thread's samples, counted */
+	syscall(SYS_mprotect, m, guard, PROT_NONE);
+	struct sig_stack *st = (struct sig_stack *)(m + len - sizeof(struct sig_stack));
+	atomic_store(&st->busy, 0);
+	st->slot = s;
+	s->sig_stack = st;
+}
+
 /* A free slot for `tid`, indexed, or NULL when all 16384 are in use.
  * Under g_reg_lock. */
 static struct thread_slot *slot_take(pid_t tid)
@@ -289,6 +317,7 @@ static struct thread_slot *slot_take(pid_t tid)
 		return NULL;
 	atomic_store(&g_slots[i].raw_tp, NULL);
 	g_slots[i].own_process = g_slots[i].foreign_fds = 0;
+	slot_stack(&g_slots[i]);
 	atomic_store(&g_slots[i].tid, tid);
 	atomic_store_explicit(&g_tid_slot[tid], (uint16_t)(i + 1), memory_order_release);
 	return &g_slots[i];
@@ -377,7 +406,7 @@ static int register_thread(pid_t tid, int arm)
 	}
 	forget_stray(tid);
 	int rc = 0;
-	if (arm && g_src && s->fd < 0 && !s->has_timer) {
+	if (arm && g_src && s->fd < 0 && !s->has_timer && !atomic_load(&g_clock_lost_signal)) {
 		rc = g_src->arm(s, tid);
 		if (rc < 0) {
 			static _Atomic int warned;
@@ -390,6 +419,55 @@ static int register_thread(pid_t tid, int arm)
 		}
 	}
 	return rc;
+}
+
+/* Whether the profiling signal's action is still sonde's.  Every libc
+ * entry that sets an action goes through sonde's interposers, and so
+ * does syscall(SYS_rt_sigaction, ...) (interpose.c), but a bare syscall
+ * instruction (inline assembly, a runtime's own system-call layer, a
+ * statically linked helper) replaces it unseen; typically to reset every
+ * action to SIG_DFL, whose SIGTRAP or real-time signal kills the target
+ * at its next sample.  That cannot be prevented short of a seccomp filter
+ * or a tracer, so it is detected here: called every few milliseconds
+ * from the sampler thread, it stops clock profiling (every counter is
+ * disabled, every timer disarmed) as soon as the action is not sonde's,
+ * and says so in log.xml.  The window that remains is the time from the
+ * reset to the next check: a sample due in it (one interval of the
+ * thread's CPU time) still kills the target.  Normal context. */
+void clock_watch(void)
+{
+	if (!g_src || atomic_load(&g_clock_lost_signal) || !atomic_load(&g_col.active) || g_col.pid != getpid())
+		return;
+	struct { void *handler; unsigned long flags; void *restorer; uint64_t mask; } cur;
+	if (sonde_raw_syscall6(SYS_rt_sigaction, g_sig, 0, (long)&cur, 8, 0, 0) < 0 ||
+	    cur.handler == (void *)clock_entry)
+		return;
+	atomic_store(&g_clock_lost_signal, 1);
+	struct itimerspec off;
+	memset(&off, 0, sizeof off);
+	reg_lock();
+	for (int i = 0, n = atomic_load(&g_slots_used); i < n; i++) {
+		struct thread_slot *s = &g_slots[i];
+		if (!atomic_load(&s->tid))
+			continue;
+		/* Ioctl on a counter also disables the copies inherited
+		 * from it.  What a raw clone task holds in a descriptor
+		 * table or process of its own cannot be reached from here. */
+		if (s->fd >= 0 && !s->foreign_fds)
+			ioctl(s->fd, PERF_EVENT_IOC_DISABLE, 0);
+		if (s->has_timer && !s->own_process)
+			timer_settime(s->timer, 0, &off, NULL);
+	}
+	for (int i = 0; i < g_nretired; i++)
+		ioctl(g_retired[i], PERF_EVENT_IOC_DISABLE, 0);
+	reg_unlock();
+	char msg[400];
+	snprintf(msg, sizeof msg,
+		 "the action of signal %d, which sonde samples with, was replaced by a bare rt_sigaction system "
+		 "call (handler %p); clock profiling stopped %.3f s into the run so that its next sample would "
+		 "not kill the target; the profile ends there",
+		 g_sig, cur.handler, (double)(now_ns() - g_col.start_ns) / 1e9);
+	log_event_text("warning", msg);
 }
 
 /* Returns the number of registered threads left. */
@@ -600,7 +678,7 @@ void clock_raw_begin(int flags, void *fn, char *tp)
 			log_event_text("warning", "more than 16384 live threads; extra threads are not profiled");
 		return;
 	}
-	if (!inherited && g_src->arm(s, ts->tid) < 0) {
+	if (!inherited && !atomic_load(&g_clock_lost_signal) && g_src->arm(s, ts->tid) < 0) {
 		static _Atomic int warned;
 		if (!atomic_exchange(&warned, 1))
 			log_event_text("warning", "clock profiling could not be armed on a task made by "
@@ -648,6 +726,15 @@ static void forget_stray(pid_t tid)
 
 static void report_strays(void)
 {
+	uint64_t skipped = atomic_exchange(&g_sig_stack_skips, 0);
+	if (skipped) {
+		char msg[200];
+		snprintf(msg, sizeof msg,
+			 "%llu samples were skipped (their time went to the next sample): the thread had no "
+			 "signal stack of sonde's (it could not be mapped)",
+			 (unsigned long long)skipped);
+		log_event_text("warning", msg);
+	}
 	for (int i = 0; i < MAX_STRAYS; i++) {
 		pid_t tid = atomic_load(&g_strays[i].tid);
 		uint32_t n = atomic_load(&g_strays[i].n);
@@ -694,7 +781,7 @@ static int try_source(struct source *src, int sig)
 	g_timer_source_active = src == &g_timer_source;
 	struct sigaction sa, old;
 	memset(&sa, 0, sizeof sa);
-	sa.sa_sigaction = clock_handler;
+	sa.sa_sigaction = clock_entry;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigfillset(&sa.sa_mask); /* nothing interrupts a sample half-written */
 	if (real_sigaction(sig, &sa, &old) < 0)
@@ -711,7 +798,7 @@ static int try_source(struct source *src, int sig)
 	/* A handler installed before us (another library's constructor) is
 	 * chained like one installed later. */
 	if (((old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL) &&
-	    !((old.sa_flags & SA_SIGINFO) && old.sa_sigaction == clock_handler)) {
+	    !((old.sa_flags & SA_SIGINFO) && old.sa_sigaction == clock_entry)) {
 		g_chained_action = old;
 		atomic_store(&g_chained_set, 1);
 	}
@@ -798,10 +885,15 @@ int clock_start(const struct clock_settings *cs)
 	struct {
 		struct source *src;
 		int kernel; /* with g_sigtrap_source: count kernel mode */
-	} order[4];
+	} order[6];
 	memset(order, 0, sizeof order);
 	int n = 0;
 	int sigtrap_ok = !sigenv && !being_traced();
+	/* Below 1024 queued signals for the user (defaults scale with
+	 * memory and are tens of thousands), the budget was sized on
+	 * purpose: sonde's timers would be felt there. */
+	struct rlimit rl;
+	int sigq_tight = getrlimit(RLIMIT_SIGPENDING, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < 1024;
 	if (want && !strcmp(want, "timer")) {
 		order[n++].src = &g_timer_source;
 	} else if (want && !strcmp(want, "perf-fasync")) {
@@ -813,10 +905,31 @@ int clock_start(const struct clock_settings *cs)
 		}
 		order[n++].src = &g_perf_source;
 		order[n++].src = &g_timer_source;
+	} else if (sigq_tight) {
+		/* A POSIX timer holds one of its user's queued signals
+		 * (RLIMIT_SIGPENDING) from timer_create to timer_delete: one
+		 * per thread would come out of the target's own budget, and
+		 * its sigqueue and timer_create would fail that much sooner.
+		 * A perf counter's signal is queued only from the overflow
+		 * to its delivery, microseconds later. */
+		if (sigtrap_ok) {
+			order[n].src = &g_sigtrap_source, order[n++].kernel = 1;
+			order[n].src = &g_sigtrap_source, order[n++].kernel = 0;
+		}
+		order[n++].src = &g_perf_source;
+		order[n++].src = &g_timer_source;
 	} else {
 		if (sigtrap_ok && g_cs.interval_ns < 10000000ull)
 			order[n].src = &g_sigtrap_source, order[n++].kernel = 1;
 		order[n++].src = &g_timer_source;
+	}
+	if (sigq_tight && (!want || strcmp(want, "timer"))) {
+		char msg[240];
+		snprintf(msg, sizeof msg,
+			 "RLIMIT_SIGPENDING is %llu: POSIX CPU timers would hold one queued signal of the target's "
+			 "budget per thread, so a perf counter is preferred",
+			 (unsigned long long)rl.rlim_cur);
+		log_event_text("info", msg);
 	}
 	int rc = -ENOSYS;
 	for (int i = 0; i < n; i++) {
@@ -950,6 +1063,11 @@ void clock_fork_child(void)
 			atomic_store(&g_tid_slot[tid], 0);
 		atomic_store(&g_slots[i].tid, 0);
 	}
+	/* A stack another thread of the parent was sampling on at the fork
+	 * is free in the child, where that thread does not exist. */
+	for (int i = 0, n = atomic_load(&g_slots_used); i < n; i++)
+		if (g_slots[i].sig_stack)
+			atomic_store(&g_slots[i].sig_stack->busy, 0);
 	/* The lock may have been held by another thread of the parent at the
 	 * fork: start the child's slots afresh rather than take it. */
 	atomic_store(&g_reg_lock, 0);

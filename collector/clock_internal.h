@@ -12,6 +12,17 @@
 #define FD_BITS 65536
 #define MAX_THREADS 16384
 
+struct thread_slot;
+/* Sits at the top of each signal stack, which grows down from it. */
+struct sig_stack {
+	_Atomic int busy;	/* a sample runs on it */
+	struct thread_slot *slot;
+} __attribute__((aligned(64)));
+/* The stack below the header: the handler needs about 21 KiB at the
+ * largest depth (-D 2040: 16 KiB of program counters, plus the
+ * unwinder's CFA interpreter and the writer), with a guard page below. */
+#define SIG_STACK_SIZE (64u << 10)
+
 struct thread_slot {
 	_Atomic pid_t tid;	/* 0 = free */
 	int fd;			/* perf fd, or -1 */
@@ -33,6 +44,10 @@ struct thread_slot {
 	 * Without CLONE_FILES its perf fd is in its own descriptor table.
 	 * Either way only the task itself may release them. */
 	uint8_t own_process, foreign_fds;
+	/* The top of the slot's signal stack (see clock_entry in sample.c),
+	 * NULL if it could not be mapped.  Kept with the slot when the slot
+	 * is freed: the next thread to take it samples on it. */
+	struct sig_stack *sig_stack;
 };
 extern struct thread_slot g_slots[MAX_THREADS];
 
@@ -111,7 +126,10 @@ extern _Atomic uint64_t g_handler_cpu_ns, g_handler_measured;
 extern _Atomic int g_inflight;		/* handlers running now */
 extern _Atomic int g_unwind_pause;	/* set around dlclose */
 
-void clock_handler(int sig, siginfo_t *si, void *uc);
+/* The sampling signal's action (sample.c), and the samples it skipped
+ * for want of a signal stack. */
+void clock_entry(int sig, siginfo_t *si, void *uc);
+extern _Atomic uint64_t g_sig_stack_skips;
 
 /* The calling task's thread pointer (x86-64 FS base): rdfsbase where the
  * kernel allows it (g_fsgsbase), else arch_prctl by a bare system call,

@@ -75,6 +75,24 @@ void xb_attr_str(struct xbuf *b, const char *name, const char *v);
 uint64_t now_ns(void); /* CLOCK_MONOTONIC; async-signal-safe */
 pid_t sys_gettid(void);
 
+/* A system call by the syscall instruction: returns the kernel's result
+ * (-errno on failure) and leaves errno alone.  For the collector's own
+ * calls that must not go through its interposer of syscall(3)
+ * (interpose.c), which routes the target's rt_sigaction calls.
+ * Async-signal-safe. */
+static inline long sonde_raw_syscall6(long n, long a1, long a2, long a3, long a4, long a5, long a6)
+{
+	register long r10 __asm__("r10") = a4;
+	register long r8 __asm__("r8") = a5;
+	register long r9 __asm__("r9") = a6;
+	long ret;
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "0"(n), "D"(a1), "S"(a2), "d"(a3), "r"(r10), "r"(r8), "r"(r9)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+
 /* ---- log.c: log.xml ---- */
 
 /* Open log.xml in the experiment for appending: created exclusively (the
@@ -192,6 +210,10 @@ const char *clock_kernel_time(void);
 int clock_signal(void);
 /* Our handler, exposed so the sigaction interposer can keep it installed. */
 int clock_is_our_signal(int sig);
+/* Stop clock profiling if the profiling signal's action was replaced by a
+ * bare system call; from the sampler thread, every CLOCK_WATCH_NS. */
+void clock_watch(void);
+#define CLOCK_WATCH_NS 50000000ull
 void clock_fork_child(void);
 /* Tasks made by clone(CLONE_VM ...): rawclone.c and clock.c. */
 void rawclone_init(void);

@@ -193,16 +193,236 @@ EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old
 	return real_sigaction(sig, act, old);
 }
 
-EXPORT sighandler_t signal(int sig, sighandler_t h)
+/* glibc's other entries that set an action call its internal
+ * __sigaction directly, past the interposer above: each is defined here
+ * in terms of sigaction, with glibc's flags, so that none can take the
+ * profiling signal (or the -l/-y signals) from sonde.  __libc_sigaction
+ * is GLIBC_PRIVATE (libc's own use only). */
+EXPORT int __sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
+	return sigaction(sig, act, old);
+}
+
+static sighandler_t set_handler(int sig, sighandler_t h, int flags)
+{
+	if (h == SIG_ERR || sig <= 0 || sig >= NSIG) {
+		errno = EINVAL;
+		return SIG_ERR;
+	}
 	struct sigaction sa, old;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = h;
-	sa.sa_flags = SA_RESTART;
+	sa.sa_flags = flags;
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(sig, &sa, &old) < 0)
 		return SIG_ERR;
 	return old.sa_handler;
+}
+
+/* BSD semantics (glibc's signal, bsd_signal and ssignal): restarting
+ * system calls, the signal blocked while its handler runs. */
+EXPORT sighandler_t signal(int sig, sighandler_t h)
+{
+	return set_handler(sig, h, SA_RESTART);
+}
+
+EXPORT sighandler_t bsd_signal(int sig, sighandler_t h)
+{
+	return set_handler(sig, h, SA_RESTART);
+}
+
+EXPORT sighandler_t ssignal(int sig, sighandler_t h)
+{
+	return set_handler(sig, h, SA_RESTART);
+}
+
+/* System V semantics: the action resets to SIG_DFL when the handler is
+ * called, and the signal is not blocked while it runs. */
+EXPORT sighandler_t sysv_signal(int sig, sighandler_t h)
+{
+	return set_handler(sig, h, SA_RESETHAND | SA_NODEFER);
+}
+
+EXPORT sighandler_t __sysv_signal(int sig, sighandler_t h)
+{
+	return set_handler(sig, h, SA_RESETHAND | SA_NODEFER);
+}
+
+EXPORT int sigignore(int sig)
+{
+	return set_handler(sig, SIG_IGN, 0) == SIG_ERR ? -1 : 0;
+}
+
+EXPORT int siginterrupt(int sig, int flag)
+{
+	struct sigaction a;
+	if (sigaction(sig, NULL, &a) < 0)
+		return -1;
+	if (flag)
+		a.sa_flags &= ~SA_RESTART;
+	else
+		a.sa_flags |= SA_RESTART;
+	return sigaction(sig, &a, NULL);
+}
+
+/* System V sigset: SIG_HOLD blocks the signal; any other disposition is
+ * installed and the signal unblocked.  Returns SIG_HOLD if the signal
+ * was blocked, else its previous action.  The mask goes through
+ * sigprocmask below, which keeps the profiling signal deliverable. */
+EXPORT sighandler_t sigset(int sig, sighandler_t disp)
+{
+	if (disp == SIG_ERR || sig <= 0 || sig >= NSIG) {
+		errno = EINVAL;
+		return SIG_ERR;
+	}
+	sigset_t set, oset;
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	struct sigaction old;
+	if (disp == SIG_HOLD) {
+		if (sigaction(sig, NULL, &old) < 0 || sigprocmask(SIG_BLOCK, &set, &oset) < 0)
+			return SIG_ERR;
+	} else {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = disp;
+		sigemptyset(&sa.sa_mask);
+		if (sigaction(sig, &sa, &old) < 0 || sigprocmask(SIG_UNBLOCK, &set, &oset) < 0)
+			return SIG_ERR;
+	}
+	return sigismember(&oset, sig) ? SIG_HOLD : old.sa_handler;
+}
+
+/* 4.2BSD sigvec (a compatibility symbol of glibc, for old binaries). */
+struct sonde_sigvec {
+	sighandler_t sv_handler;
+	int sv_mask;
+	int sv_flags;
+};
+
+EXPORT int sigvec(int sig, const struct sonde_sigvec *vec, struct sonde_sigvec *ovec)
+{
+	struct sigaction sa, old;
+	if (vec) {
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = vec->sv_handler;
+		sigemptyset(&sa.sa_mask);
+		for (int i = 1; i < 32; i++)
+			if (vec->sv_mask & (1 << (i - 1)))
+				sigaddset(&sa.sa_mask, i);
+		sa.sa_flags = (vec->sv_flags & 1 ? SA_ONSTACK : 0) | (vec->sv_flags & 2 ? 0 : SA_RESTART) |
+			      (vec->sv_flags & 4 ? SA_RESETHAND : 0);
+	}
+	if (sigaction(sig, vec ? &sa : NULL, &old) < 0)
+		return -1;
+	if (ovec) {
+		ovec->sv_handler = old.sa_handler;
+		ovec->sv_mask = 0;
+		for (int i = 1; i < 32; i++)
+			if (sigismember(&old.sa_mask, i) == 1)
+				ovec->sv_mask |= 1 << (i - 1);
+		ovec->sv_flags = (old.sa_flags & SA_ONSTACK ? 1 : 0) | (old.sa_flags & SA_RESTART ? 0 : 2) |
+				 (old.sa_flags & SA_RESETHAND ? 4 : 0);
+	}
+	return 0;
+}
+
+/* A raw system call through glibc's syscall(3): the way C programs reach
+ * rt_sigaction without a wrapper, e.g. to reset every action to SIG_DFL
+ * after a fork.  An action for the profiling signal set that way would
+ * replace sonde's handler, and the next sample would kill the target
+ * (SIGTRAP's or a real-time signal's default action).  Such calls go
+ * through sigaction above; every other system call is made as glibc
+ * makes it.  A bare syscall instruction is not seen here: see
+ * clock_watch.  Async-signal-safe (sonde's own code calls it too). */
+struct ksigaction {
+	void *handler;
+	unsigned long flags;
+	void *restorer;
+	uint64_t mask;
+};
+
+static int rt_sigaction_ours(long sig, long sigsetsize)
+{
+	return sigsetsize == 8 && sig > 0 && sig < NSIG && atomic_load(&g_col.active) &&
+	       (clock_is_our_signal((int)sig) || sampling_sigaction((int)sig, NULL, NULL));
+}
+
+EXPORT long syscall(long n, ...)
+{
+	va_list ap;
+	va_start(ap, n);
+	long a1 = va_arg(ap, long), a2 = va_arg(ap, long), a3 = va_arg(ap, long);
+	long a4 = va_arg(ap, long), a5 = va_arg(ap, long), a6 = va_arg(ap, long);
+	va_end(ap);
+	if (n == SYS_rt_sigaction && rt_sigaction_ours(a1, a4)) {
+		const struct ksigaction *ka = (const struct ksigaction *)a2;
+		struct ksigaction *ko = (struct ksigaction *)a3;
+		struct sigaction sa, old;
+		if (ka) {
+			memset(&sa, 0, sizeof sa);
+			sa.sa_handler = (sighandler_t)ka->handler;
+			sa.sa_flags = (int)(ka->flags & ~(unsigned long)0x04000000); /* SA_RESTORER: glibc's own */
+			sigemptyset(&sa.sa_mask);
+			for (int i = 1; i <= 64 && i < NSIG; i++)
+				if (ka->mask & (1ull << (i - 1)))
+					sigaddset(&sa.sa_mask, i);
+		}
+		if (sigaction((int)a1, ka ? &sa : NULL, ko ? &old : NULL) < 0)
+			return -1;
+		if (ko) {
+			memset(ko, 0, sizeof *ko);
+			ko->handler = (void *)old.sa_handler;
+			ko->flags = (unsigned long)(unsigned)old.sa_flags;
+			for (int i = 1; i <= 64 && i < NSIG; i++)
+				if (sigismember(&old.sa_mask, i) == 1)
+					ko->mask |= 1ull << (i - 1);
+		}
+		return 0;
+	}
+	long r = sonde_raw_syscall6(n, a1, a2, a3, a4, a5, a6);
+	if ((unsigned long)r > -4096ul) {
+		errno = (int)-r;
+		return -1;
+	}
+	return r;
+}
+
+/* Old BSD and System V mask calls, which glibc makes through its
+ * internal sigprocmask: the profiling signal stays deliverable. */
+EXPORT int sighold(int sig)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	if (sigaddset(&set, sig) < 0)
+		return -1;
+	return sigprocmask(SIG_BLOCK, &set, NULL);
+}
+
+static int mask_call(int how, int mask)
+{
+	sigset_t set, old;
+	sigemptyset(&set);
+	for (int i = 1; i < 32; i++)
+		if (mask & (1 << (i - 1)))
+			sigaddset(&set, i);
+	if (sigprocmask(how, &set, &old) < 0)
+		return -1;
+	int r = 0;
+	for (int i = 1; i < 32; i++)
+		if (sigismember(&old, i) == 1)
+			r |= 1 << (i - 1);
+	return r;
+}
+
+EXPORT int sigblock(int mask)
+{
+	return mask_call(SIG_BLOCK, mask);
+}
+
+EXPORT int sigsetmask(int mask)
+{
+	return mask_call(SIG_SETMASK, mask);
 }
 
 static _Atomic int g_noted_perfoff;

@@ -56,7 +56,9 @@ static void chain(int sig, siginfo_t *si, void *uc)
 		 * default action (core dump) happens as without sonde, once
 		 * this handler returns and unblocks it. */
 		struct { void *handler; unsigned long flags; void *restorer; uint64_t mask; } dfl = { 0 };
-		syscall(SYS_rt_sigaction, SIGTRAP, &dfl, NULL, sizeof dfl.mask); /* SIG_DFL */
+		/* SIG_DFL, by the instruction: sonde's syscall(3)
+		 * would keep its own handler */
+		sonde_raw_syscall6(SYS_rt_sigaction, SIGTRAP, (long)&dfl, 0, sizeof dfl.mask, 0, 0);
 		syscall(SYS_tgkill, getpid(), sys_gettid(), SIGTRAP);
 		return;
 	}
@@ -64,11 +66,21 @@ static void chain(int sig, siginfo_t *si, void *uc)
 		return; /* default action of a real-time signal is to terminate;
 			   the target never asked for it, so ignoring it is the
 			   least surprising choice */
-	if (a->sa_flags & SA_SIGINFO) {
-		if (a->sa_sigaction)
-			a->sa_sigaction(sig, si, uc);
-	} else if (a->sa_handler != SIG_IGN && a->sa_handler != SIG_DFL) {
-		a->sa_handler(sig);
+	int flags = a->sa_flags;
+	void (*action)(int, siginfo_t *, void *) = a->sa_sigaction;
+	void (*handler)(int) = a->sa_handler;
+	if ((flags & SA_RESETHAND) && ((flags & SA_SIGINFO) || (handler != SIG_IGN && handler != SIG_DFL))) {
+		/* sysv_signal's one-shot handler: the action is SIG_DFL
+		 * from now on, as the kernel would have made it */
+		atomic_store(&g_chained_set, 0);
+		a->sa_flags = 0;
+		a->sa_handler = SIG_DFL;
+	}
+	if (flags & SA_SIGINFO) {
+		if (action)
+			action(sig, si, uc);
+	} else if (handler != SIG_IGN && handler != SIG_DFL) {
+		handler(sig);
 	}
 }
 
@@ -214,23 +226,54 @@ out:
 	errno = saved_errno;
 }
 
-/* Async-signal-safe.  Touches no TLS until it knows whose TLS it is: a
- * task made by raw clone may run on its creator's thread pointer (whose
- * t_state and errno another thread is using) or on a foreign runtime's,
- * where sonde's TLS offsets may not even be mapped.  Such a task is
- * sampled on the private block its slot names (rawclone.c). */
-void clock_handler(int sig, siginfo_t *si, void *uc)
+/* The handler proper, on the slot's own signal stack (clock_entry).
+ * Touches no TLS until it knows whose TLS it is: a task made by raw clone
+ * may run on its creator's thread pointer (whose t_state and errno
+ * another thread is using) or on a foreign runtime's, where sonde's TLS
+ * offsets may not even be mapped.  Such a task is sampled on the private
+ * block its slot names (rawclone.c).  Async-signal-safe. */
+__attribute__((used)) void clock_sample_on_stack(int sig, siginfo_t *si, void *uc, struct sig_stack *st)
+{
+	(void)sig;
+	(void)si;
+	struct thread_slot *s = st->slot;
+	uintptr_t tp = (uintptr_t)atomic_load_explicit(&s->raw_tp, memory_order_acquire);
+	if (!tp) {
+		sample_body(uc);
+	} else {
+		/* The kernel does not restore the FS base at sigreturn: put
+		 * the task's own back. */
+		uintptr_t own = tp_get();
+		tp_set(tp);
+		sample_body(uc);
+		tp_set(own);
+	}
+	atomic_store_explicit(&st->busy, 0, memory_order_release);
+}
+
+_Atomic uint64_t g_sig_stack_skips;
+
+/* The part of the handler that runs on the interrupted stack, below the
+ * kernel's signal frame: a coroutine's or green thread's stack may have
+ * little more room than that frame (a handler of the target's own fits
+ * there, so sonde's must too).  It chains signals that are not samples
+ * to the target's action there, as the target's handler would have run
+ * without sonde, and for a sample returns the top of the thread's signal
+ * stack, where clock_entry runs the rest (the unwinder, 16 KiB of
+ * program counters at the default depth, the writer).  NULL: nothing
+ * more to do.  A few dozen bytes of stack.  Async-signal-safe. */
+__attribute__((used)) struct sig_stack *clock_entry_prepare(int sig, siginfo_t *si, void *uc)
 {
 	if (!is_ours(si)) {
 		struct thread_slot *s = slot_by_tid(sys_gettid());
 		if (s && atomic_load_explicit(&s->raw_tp, memory_order_acquire)) {
 			chain(sig, si, uc); /* its errno is not ours to keep */
-			return;
+			return NULL;
 		}
 		int saved_errno = errno;
 		chain(sig, si, uc);
 		errno = saved_errno;
-		return;
+		return NULL;
 	}
 	/* The time of a thread not registered yet goes to its first
 	 * recorded sample (see g_tid_slot). */
@@ -238,17 +281,58 @@ void clock_handler(int sig, siginfo_t *si, void *uc)
 	struct thread_slot *s = slot_by_tid(tid);
 	if (!s) {
 		clock_note_stray(tid);
-		return;
+		return NULL;
 	}
-	uintptr_t tp = (uintptr_t)atomic_load_explicit(&s->raw_tp, memory_order_acquire);
-	if (!tp) {
-		sample_body(uc);
-		return;
+	/* No stack (its mmap failed), or the stack in use: the handler
+	 * blocks every signal, so only a slot freed and taken again while
+	 * a sample of its previous thread was still running could find it
+	 * busy.  Skipping costs the sample's place, not its time: the next
+	 * sample's weight carries it. */
+	struct sig_stack *st = s->sig_stack;
+	if (!st || atomic_exchange_explicit(&st->busy, 1, memory_order_acquire)) {
+		atomic_fetch_add_explicit(&g_sig_stack_skips, 1, memory_order_relaxed);
+		return NULL;
 	}
-	/* The kernel does not restore the FS base at sigreturn: put the
-	 * task's own back. */
-	uintptr_t own = tp_get();
-	tp_set(tp);
-	sample_body(uc);
-	tp_set(own);
+	st->slot = s;
+	return st;
 }
+
+/* The action installed for the sampling signal.  The kernel calls it
+ * with the signal frame on the interrupted stack (or the target's
+ * sigaltstack: SA_ONSTACK is not set, so the target's alternate stack is
+ * never taken from it, and a signal arriving while the target's handler
+ * runs on it lands below that handler's frame, as any signal would).
+ * clock_entry_prepare runs there; the sample itself runs on the
+ * thread's own stack from the collector, and the stack pointer is put
+ * back before the return to the kernel's restorer. */
+__asm__(".text\n"
+	".globl clock_entry\n"
+	".hidden clock_entry\n"
+	".type clock_entry,@function\n"
+	"clock_entry:\n"
+	"	.cfi_startproc\n"
+	"	pushq %rbp\n"
+	"	.cfi_def_cfa_offset 16\n"
+	"	.cfi_offset %rbp, -16\n"
+	"	movq %rsp, %rbp\n"
+	"	.cfi_def_cfa_register %rbp\n"
+	"	pushq %rdi\n"
+	"	pushq %rsi\n"
+	"	pushq %rdx\n"
+	"	subq $8, %rsp\n" /* 16-byte aligned at the call */
+	"	call clock_entry_prepare\n"
+	"	addq $8, %rsp\n"
+	"	popq %rdx\n"
+	"	popq %rsi\n"
+	"	popq %rdi\n"
+	"	testq %rax, %rax\n"
+	"	jz 1f\n"
+	"	movq %rax, %rcx\n"
+	"	movq %rax, %rsp\n" /* the header is 64-byte aligned */
+	"	call clock_sample_on_stack\n"
+	"1:	movq %rbp, %rsp\n"
+	"	popq %rbp\n"
+	"	.cfi_def_cfa %rsp, 8\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	".size clock_entry, .-clock_entry\n");

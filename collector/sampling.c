@@ -99,10 +99,14 @@ static void *sampler(void *arg)
 	sigfillset(&all);
 	real_pthread_sigmask(SIG_BLOCK, &all, NULL);
 	uint64_t next = g_period_ns ? g_col.start_ns + g_period_ns : 0;
+	int watch = clock_signal() != 0;
+	uint64_t next_watch = now_ns() + CLOCK_WATCH_NS;
 	while (!atomic_load(&g_quit)) {
 		uint64_t wake = UINT64_MAX;
 		if (next)
 			wake = next;
+		if (watch && next_watch < wake)
+			wake = next_watch;
 		if (g_start_at_ns && g_start_at_ns < wake)
 			wake = g_start_at_ns;
 		if (g_stop_at_ns && g_stop_at_ns < wake)
@@ -119,6 +123,10 @@ static void *sampler(void *arg)
 		if (atomic_load(&g_quit))
 			break;
 		uint64_t now = now_ns();
+		if (watch && now >= next_watch) {
+			clock_watch();
+			next_watch = now + CLOCK_WATCH_NS;
+		}
 		if (g_start_at_ns && now >= g_start_at_ns) {
 			g_start_at_ns = 0;
 			sp_set_paused(0, SONDE_OV_RESUME, "-t start");
@@ -170,7 +178,9 @@ void sampling_start(void)
 		install_signal(g_sp_sample_sig, 0);
 	if (g_sp_pause_sig)
 		install_signal(g_sp_pause_sig, 1);
-	if (!g_period_ns && !g_start_at_ns && !g_stop_at_ns)
+	/* The thread also watches the profiling signal's action
+	 * (clock_watch), even without periodic points. */
+	if (!g_period_ns && !g_start_at_ns && !g_stop_at_ns && !clock_signal())
 		return;
 	int rc = collector_thread(sampler, "sonde-sampler");
 	if (rc) {

@@ -1447,14 +1447,17 @@ int uw_backtrace_sp(const void *ucv, uintptr_t stack_lo, uintptr_t stack_hi,
 	w.pid = 0;
 	w.nsig = 0;
 	if (stack_lo == 0 && stack_hi == 0) {
-		/* Unknown bounds.  When this handler runs on the interrupted
-		 * stack (our frame a little below sp) and sp is not at a page
-		 * start, the page holding sp is in use as stack, hence mapped:
-		 * trust [sp, end of its page) and probe the rest.  Otherwise
-		 * (sigaltstack, a wild sp) everything is probed. */
+		/* Unknown bounds.  When this frame (a getcontext of the
+		 * caller) or the context (the kernel's signal frame: the
+		 * sampling handler runs on a stack of its own, sample.c) lies
+		 * a little below sp and sp is not at a page start, the page
+		 * holding sp is in use as stack, hence mapped: trust [sp, end
+		 * of its page) and probe the rest.  Otherwise (sigaltstack, a
+		 * wild sp) everything is probed. */
 		uintptr_t sp = (uintptr_t)f.r[UW_REG_RSP];
-		uintptr_t here = (uintptr_t)__builtin_frame_address(0);
-		if ((sp & (UW_PAGE - 1)) && here < sp && sp - here <= 65536) {
+		uintptr_t here = (uintptr_t)__builtin_frame_address(0), ctx = (uintptr_t)uc;
+		if ((sp & (UW_PAGE - 1)) &&
+		    ((here < sp && sp - here <= 65536) || (ctx < sp && sp - ctx <= 65536))) {
 			w.wlo[0] = sp;
 			w.whi[0] = (sp | (UW_PAGE - 1)) + 1;
 			w.nwin = 1;

@@ -132,10 +132,12 @@ uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Async-signal-safe. */
+/* Async-signal-safe.  By the instruction: it runs in the sampling
+ * handler's first part, on the interrupted (perhaps small) stack, where
+ * the variadic syscall(3) would spill its register save area. */
 pid_t sys_gettid(void)
 {
-	return (pid_t)syscall(SYS_gettid);
+	return (pid_t)sonde_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
 }
 
 EXPORT __thread int __sonde_quiet __attribute__((tls_model("initial-exec")));
