@@ -53,9 +53,9 @@ got=$(incl prof_burn)
 if within "${got:-0}" "$want" 2; then ok "prof_burn under the target's own ITIMER_PROF: $got ns, truth $want ns"; else
 	notok "prof_burn under the target's own ITIMER_PROF: ${got:-0} ns, truth $want ns"; fi
 profs=$(awk '$1 == "sigprof_count" { print $2 }' truth.txt)
-if [ "${profs:-0}" -ge $((plain_profs / 2)) ] && [ "${profs:-0}" -gt 0 ]; then
+if [ "${profs:-0}" -ge 20 ]; then
 	ok "the target's ITIMER_PROF keeps firing: $profs SIGPROFs (plain run: $plain_profs)"
-else notok "the target's ITIMER_PROF: ${profs:-0} SIGPROFs under sonde, $plain_profs in the plain run"; fi
+else notok "the target's ITIMER_PROF: ${profs:-0} SIGPROFs under sonde in up to 3 s of CPU (plain run: $plain_profs)"; fi
 
 # The handlers are reached through the signal frame from the code they
 # interrupted: the stack still reaches main.
