@@ -26,15 +26,19 @@ for fx in oldsym early threadtree; do
 		samples=$(awk -v t="$tid" '$1 == t { print $2 }' rec.$fx)
 		note "$fx: tid $tid real $real recorded ${rec:-none} in ${samples:-no} samples"
 		[ -n "$rec" ] && within "$rec" "$real" 2 && good=$((good + 1))
-		[ -n "$samples" ] && within "$samples" "$(awk -v r="$real" 'BEGIN { print r / 1e6 }')" 10 &&
+		# One sample per CPU ms, within 25%: the faults this catches give
+		# none (a thread never armed) or two (armed twice); kernel time
+		# merges samples (several overflows in one system call are one
+		# sample), more of it on a busy machine (360 for 400 ms at load 10).
+		[ -n "$samples" ] && within "$samples" "$(awk -v r="$real" 'BEGIN { print r / 1e6 }')" 25 &&
 			counted=$((counted + 1))
 	done <<EOT
 $(grep '^thread ' truth.$fx)
 EOT
 	if [ $n -gt 0 ] && [ $good = $n ]; then ok "$fx: all $n threads sampled, CPU within 2%"; else
 		notok "$fx: $good of $n threads sampled within 2%"; fi
-	if [ $n -gt 0 ] && [ $counted = $n ]; then ok "$fx: each thread has its CPU ms in samples, within 10%"; else
-		notok "$fx: $counted of $n threads have one sample per CPU ms (within 10%)"; fi
+	if [ $n -gt 0 ] && [ $counted = $n ]; then ok "$fx: each thread has its CPU ms in samples, within 25%"; else
+		notok "$fx: $counted of $n threads have one sample per CPU ms (within 25%)"; fi
 	[ $fx = threadtree ] || continue
 	if [ $rc = 0 ]; then ok "threadtree: ends with status 0 when its last thread returns"; else
 		notok "threadtree: sonde collect exited $rc (124: the collector's threads kept the target alive)"; fi

@@ -64,9 +64,10 @@ for m in signal bsd_signal ssignal sysv_signal __sysv_signal sigset sigvec; do
 		else notok "-p $p $m: exit $st, the target's handlers received ${handled:-?} signals"; fi
 		# The weight is the CPU clock's, so it matches closely; the count
 		# is one per interval of CPU, less the intervals the tick (-p on)
-		# or a loaded machine merges.
+		# or a loaded machine merges (17 of 30 at load 10): at least 30%
+		# of them, where the fault this catches leaves one sample.
 		if [ -n "$cpu" ] && within "$w" "$cpu" 5 && awk -v n="$n" -v c="$cpu" -v ms="$ms" \
-			'BEGIN { exit !(n >= 0.6 * c / (ms * 1e6)) }'; then
+			'BEGIN { exit !(n >= 0.3 * c / (ms * 1e6)) }'; then
 			ok "-p $p $m: the profile holds ($n samples, CPU within 5%)"
 		else notok "-p $p $m: $n samples weighing $w ns for ${cpu:-?} ns of CPU"; fi
 	done
@@ -84,7 +85,7 @@ for p in hi on; do
 	n=${2:-0} w=${4:-0}
 	if [ $st = $want ]; then ok "-p $p: syscall(SYS_rt_sigaction) reset of every action: exit $st as without sonde"; else
 		notok "-p $p: syscall(SYS_rt_sigaction) reset of every action: exit $st, without sonde $want"; fi
-	if [ -n "$cpu" ] && within "$w" "$cpu" 5 && awk -v n="$n" -v c="$cpu" -v ms="$ms" 'BEGIN { exit !(n >= 0.6 * c / (ms * 1e6)) }'; then
+	if [ -n "$cpu" ] && within "$w" "$cpu" 5 && awk -v n="$n" -v c="$cpu" -v ms="$ms" 'BEGIN { exit !(n >= 0.3 * c / (ms * 1e6)) }'; then
 		ok "-p $p: the profile holds after syscall(SYS_rt_sigaction) ($n samples)"
 	else notok "-p $p: after syscall(SYS_rt_sigaction): $n samples weighing $w ns for ${cpu:-?} ns"; fi
 done
