@@ -2,8 +2,9 @@
  * Leak matching for heap traces: which allocations were never freed.
  *
  * Events come sorted by time.  A free releases the live block at its
- * address; an munmap (or the old range of an mremap) releases every live
- * mapping it overlaps.  An allocation at an address that is still live
+ * address; an munmap (or the old range of an mremap) releases what it
+ * covers of the live mappings it overlaps (the rest of a mapping stays
+ * live, and is what leaks of it).  An allocation at an address that is still live
  * means the free was not seen (made before tracing started, or by a path not
  * interposed): the older block is taken as freed, since the allocator
  * reused it.  The same walk gives the peak of live bytes.
@@ -44,17 +45,40 @@ static int set(struct u64map *m, uint64_t key, uint32_t val)
  * run, sorted by lo.  A leaf holds its mapping's hi while the mapping is
  * live and 0 when it is not (no range overlaps a mapping whose hi is 0:
  * 0 > lo never holds), an inner node the largest hi below it.  An munmap
- * of [lo, hi) releases the live mappings that start below hi and end
- * above lo: it visits only the subtrees that hold one, O((k + 1) log n)
- * for k mappings released, where scanning every live mapping made n
- * mmaps and n munmaps quadratic.
+ * of [lo, hi) releases the live parts of the mappings that start below hi
+ * and end above lo: it visits only the subtrees that hold one,
+ * O((k + 1) log n) for k mappings touched, where scanning every live
+ * mapping made n mmaps and n munmaps quadratic.
+ *
+ * An munmap releases only what it covers: a mapping unmapped in part
+ * keeps the rest live (shrunk at an end, or split in two by a hole in its
+ * middle), and a leak is what is left of it.  A mapping's live parts are
+ * its pieces (one, until an munmap splits it); a leaf holds the highest
+ * end of its mapping's pieces.
  */
+struct piece {
+	uint64_t lo, hi;
+};
+
+struct mlive {
+	struct piece one; /* the pieces: &one while cap is 0, else v */
+	struct piece *v;
+	uint32_t n, cap;
+	uint64_t left; /* bytes still mapped */
+};
+
+static struct piece *pieces(struct mlive *m)
+{
+	return m->cap ? m->v : &m->one;
+}
+
 struct maptree {
 	size_t size;	/* leaves: a power of two, at least the mappings */
 	uint64_t *lo;	/* the mappings' lo, sorted (size entries, UINT64_MAX past them) */
 	uint32_t *ev;	/* the mappings' events, in that order */
 	uint32_t *leaf; /* the k-th mapping of the run -> its leaf */
 	uint64_t *t;	/* 2 * size: node 1 the root, node i's children 2i, 2i + 1 */
+	struct mlive *ml; /* size entries: leaf r's live pieces */
 };
 
 struct lo_ev {
@@ -90,6 +114,9 @@ static bool is_munmap(const struct sonde_heap_event *e)
 
 static void maptree_release(struct maptree *mt)
 {
+	for (size_t r = 0; mt->ml && r < mt->size; r++)
+		free(mt->ml[r].v);
+	free(mt->ml);
 	free(mt->lo);
 	free(mt->ev);
 	free(mt->leaf);
@@ -114,7 +141,8 @@ static int maptree_init(struct maptree *mt, const struct sonde_heap_event *e, si
 	mt->ev = malloc(mt->size * sizeof(*mt->ev));
 	mt->leaf = malloc((m ? m : 1) * sizeof(*mt->leaf));
 	mt->t = calloc(2 * mt->size, sizeof(*mt->t));
-	if (!s || !mt->lo || !mt->ev || !mt->leaf || !mt->t) {
+	mt->ml = calloc(mt->size, sizeof(*mt->ml));
+	if (!s || !mt->lo || !mt->ev || !mt->leaf || !mt->t || !mt->ml) {
 		free(s);
 		maptree_release(mt);
 		return -1;
@@ -146,25 +174,88 @@ static void maptree_set(struct maptree *mt, size_t r, uint64_t hi)
 		mt->t[i] = mt->t[2 * i] > mt->t[2 * i + 1] ? mt->t[2 * i] : mt->t[2 * i + 1];
 }
 
+/* Mapping k of the run, [lo, hi), is made: its leaf r holds it whole. */
+static void maptree_map(struct maptree *mt, size_t r, uint64_t lo, uint64_t hi)
+{
+	struct mlive *m = &mt->ml[r];
+
+	m->one = (struct piece){ lo, hi };
+	m->n = 1;
+	m->left = hi - lo;
+	maptree_set(mt, r, hi);
+}
+
 struct unmap {
-	uint64_t lo; /* the munmap's range starts here */
-	size_t end;  /* leaves before end start below the range's hi */
+	uint64_t lo, hi; /* the munmap's range */
+	size_t end;	 /* leaves before end start below hi */
 	bool *leaked;
 	uint64_t *cur; /* live bytes */
+	int oom;
 };
 
-/* Releases the live mappings below node (leaves [nl, nl + len)) that
- * overlap the range: recursion as deep as the tree (log2 of the leaves). */
-static void maptree_unmap(struct maptree *mt, const struct unmap *u, size_t node, size_t nl, size_t len)
+/* Takes [u->lo, u->hi) out of leaf r's pieces; the leaf's new value. */
+static uint64_t unmap_leaf(struct maptree *mt, struct unmap *u, size_t r)
+{
+	struct mlive *m = &mt->ml[r];
+	struct piece *p = pieces(m);
+	uint64_t top = 0;
+
+	for (uint32_t i = 0; i < m->n;) {
+		struct piece c = p[i];
+
+		if (c.hi <= u->lo || c.lo >= u->hi) { /* untouched */
+			top = c.hi > top ? c.hi : top;
+			i++;
+			continue;
+		}
+		uint64_t a = c.lo > u->lo ? c.lo : u->lo, b = c.hi < u->hi ? c.hi : u->hi;
+
+		*u->cur -= b - a;
+		m->left -= b - a;
+		if (c.lo < u->lo && c.hi > u->hi) { /* a hole in its middle: two pieces */
+			if (m->n == (m->cap ? m->cap : 1)) {
+				uint32_t nc = m->cap ? 2 * m->cap : 4;
+				struct piece *nv = realloc(m->cap ? m->v : NULL, nc * sizeof(*nv));
+
+				if (!nv) {
+					u->oom = 1;
+					return mt->t[mt->size + r];
+				}
+				if (!m->cap)
+					nv[0] = m->one;
+				m->v = nv;
+				m->cap = nc;
+				p = m->v;
+			}
+			p[i].hi = u->lo;
+			p[m->n++] = (struct piece){ u->hi, c.hi };
+			top = u->lo > top ? u->lo : top;
+			i++;
+		} else if (c.lo < u->lo) { /* its top end */
+			p[i].hi = u->lo;
+			top = u->lo > top ? u->lo : top;
+			i++;
+		} else if (c.hi > u->hi) { /* its bottom end */
+			p[i].lo = u->hi;
+			top = c.hi > top ? c.hi : top;
+			i++;
+		} else { /* all of it */
+			p[i] = p[--m->n];
+		}
+	}
+	u->leaked[mt->ev[r]] = m->n > 0;
+	return m->n ? top : 0;
+}
+
+/* Releases what overlaps the range of the live mappings below node
+ * (leaves [nl, nl + len)): recursion as deep as the tree (log2 of the
+ * leaves). */
+static void maptree_unmap(struct maptree *mt, struct unmap *u, size_t node, size_t nl, size_t len)
 {
 	if (nl >= u->end || mt->t[node] <= u->lo)
 		return;
 	if (len == 1) {
-		size_t r = nl;
-
-		u->leaked[mt->ev[r]] = false;
-		*u->cur -= mt->t[node] - mt->lo[r]; /* the mapping's bytes */
-		mt->t[node] = 0;
+		mt->t[node] = unmap_leaf(mt, u, nl);
 		return;
 	}
 	maptree_unmap(mt, u, 2 * node, nl, len / 2);
@@ -531,6 +622,11 @@ static int order_group(const struct sonde_heap_event *e, size_t a, size_t b, con
 
 long sonde_heap_leaks(const struct sonde_exp *exp, bool *leaked, struct sonde_heap_match *st)
 {
+	return sonde_heap_leaks_left(exp, leaked, NULL, st);
+}
+
+long sonde_heap_leaks_left(const struct sonde_exp *exp, bool *leaked, uint64_t *left, struct sonde_heap_match *st)
+{
 	size_t n;
 	const struct sonde_heap_event *e = sonde_exp_heap_events(exp, &n);
 	struct u64map live = { 0 };
@@ -557,14 +653,27 @@ long sonde_heap_leaks(const struct sonde_exp *exp, bool *leaked, struct sonde_he
 			if (e[i].flags & SONDE_HEAPF_FAILED)
 				continue;
 			if (is_mmap(&e[i])) {
-				maptree_set(&mt, mt.leaf[k++], e[i].addr + e[i].bytes);
+				/* The kernel maps no address twice: live mappings
+				 * where this one is were unmapped unseen (a raw
+				 * system call), or replaced (MAP_FIXED; the tracer
+				 * records that munmap first). */
+				struct unmap u = { e[i].addr, e[i].addr + e[i].bytes,
+						   maptree_below(&mt, e[i].addr + e[i].bytes), leaked, &cur, 0 };
+
+				maptree_unmap(&mt, &u, 1, 0, mt.size);
+				if (u.oom)
+					goto oom;
+				maptree_map(&mt, mt.leaf[k++], e[i].addr, e[i].addr + e[i].bytes);
 				leaked[i] = true;
 				cur += e[i].bytes;
 			} else if (is_munmap(&e[i])) {
-				/* [lo, hi) releases every live mapping that overlaps it */
-				struct unmap u = { e[i].addr, maptree_below(&mt, e[i].addr + e[i].bytes), leaked, &cur };
+				/* [lo, hi) releases what it covers of every live mapping */
+				struct unmap u = { e[i].addr, e[i].addr + e[i].bytes,
+						   maptree_below(&mt, e[i].addr + e[i].bytes), leaked, &cur, 0 };
 
 				maptree_unmap(&mt, &u, 1, 0, mt.size);
+				if (u.oom)
+					goto oom;
 			} else if (e[i].flags & SONDE_HEAPF_ALLOC) {
 				long prev = u64map_get(&live, e[i].addr);
 				if (prev >= 0 && (uint32_t)prev != NOT_LIVE) {
@@ -593,10 +702,23 @@ long sonde_heap_leaks(const struct sonde_exp *exp, bool *leaked, struct sonde_he
 			}
 		}
 	}
-	for (size_t i = 0; i < n; i++)
-		if (leaked[i]) {
+	/* What is left of each leak: a block whole, a mapping its pieces. */
+	for (size_t i = 0; i < n; i++) {
+		bool block = leaked[i] && !is_mmap(&e[i]);
+
+		if (left)
+			left[i] = block ? e[i].bytes : 0;
+		if (block) {
 			s.leaks++;
 			s.leaked_bytes += e[i].bytes;
+		}
+	}
+	for (size_t r = 0; r < k; r++)
+		if (leaked[mt.ev[r]]) {
+			s.leaks++;
+			s.leaked_bytes += mt.ml[r].left;
+			if (left)
+				left[mt.ev[r]] = mt.ml[r].left;
 		}
 	u64map_release(&live);
 	maptree_release(&mt);
