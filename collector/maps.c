@@ -24,6 +24,7 @@ struct obj {
 	uintptr_t base, lo, hi;
 	char *path;
 	char *raw; /* the loader's name for it (dlpi_name), to know it again cheaply */
+	const void *phdr; /* the loader's program headers (dlpi_phdr) */
 	char buildid[65];
 	int id;
 	int seen;
@@ -107,36 +108,41 @@ static void read_buildid(struct dl_phdr_info *info, char *out)
 struct scan {
 	struct obj *v;
 	size_t n, cap;
+	int uw; /* the unwinder's refresh walks along */
 };
 
-/* g_objs is kept sorted by lo (then base) between updates, so that a scan
- * knows an object already listed by a binary search and skips the costly
- * part (realpath's system calls, the build id): a dlopen of the 300th
- * library used to redo that work for the 299 others, and a linear match
- * of each against all, which made loading N libraries cost N^2 realpaths
- * and N^3 comparisons. */
+/* g_objs is kept sorted by base between updates, so that a scan knows an
+ * object already listed by a binary search on what the loader hands the
+ * callback (its base, program headers and name), without touching the
+ * object's own memory (reading every object's program headers at each
+ * dlopen was mostly cache misses), and skips the costly part (realpath's
+ * system calls, the build id): a dlopen of the 300th library used to redo
+ * that work for the 299 others, and a linear match of each against all,
+ * which made loading N libraries cost N^2 realpaths and N^3 comparisons. */
 static int obj_cmp(const void *a, const void *b)
 {
 	const struct obj *x = a, *y = b;
-	if (x->lo != y->lo)
-		return x->lo < y->lo ? -1 : 1;
 	if (x->base != y->base)
 		return x->base < y->base ? -1 : 1;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
 	return 0;
 }
 
-static struct obj *known(uintptr_t base, uintptr_t lo, const char *raw)
+static struct obj *known(const struct dl_phdr_info *info)
 {
+	uintptr_t base = info->dlpi_addr;
 	size_t a = 0, b = g_nobjs;
 	while (a < b) {
 		size_t m = a + (b - a) / 2;
-		if (g_objs[m].lo < lo || (g_objs[m].lo == lo && g_objs[m].base < base))
+		if (g_objs[m].base < base)
 			a = m + 1;
 		else
 			b = m;
 	}
-	for (; a < g_nobjs && g_objs[a].lo == lo && g_objs[a].base == base; a++)
-		if (g_objs[a].raw && !strcmp(g_objs[a].raw, raw ? raw : ""))
+	const char *raw = info->dlpi_name ? info->dlpi_name : "";
+	for (; a < g_nobjs && g_objs[a].base == base; a++)
+		if (g_objs[a].phdr == info->dlpi_phdr && g_objs[a].raw && !strcmp(g_objs[a].raw, raw))
 			return &g_objs[a];
 	return NULL;
 }
@@ -145,6 +151,13 @@ static int scan_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
 	(void)size;
 	struct scan *sc = data;
+	if (sc->uw)
+		uw_refresh_visit(info);
+	struct obj *k = known(info);
+	if (k && !k->seen) {
+		k->seen = 1;
+		return 0;
+	}
 	uintptr_t lo = UINTPTR_MAX, hi = 0;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -158,16 +171,11 @@ static int scan_cb(struct dl_phdr_info *info, size_t size, void *data)
 	}
 	if (hi == 0)
 		return 0;
-	struct obj *k = known(info->dlpi_addr, lo, info->dlpi_name);
-	if (k && !k->seen) {
-		k->seen = 1;
-		return 0;
-	}
 	if (sc->n == sc->cap) {
 		size_t nc = sc->cap ? sc->cap * 2 : 64;
 		struct obj *nv = realloc(sc->v, nc * sizeof *nv);
 		if (!nv)
-			return 1;
+			return 0; /* not listed; the walk goes on for the unwinder */
 		sc->v = nv;
 		sc->cap = nc;
 	}
@@ -186,6 +194,7 @@ static int scan_cb(struct dl_phdr_info *info, size_t size, void *data)
 		name = real;
 	o->path = strdup(name);
 	o->raw = strdup(info->dlpi_name ? info->dlpi_name : "");
+	o->phdr = info->dlpi_phdr;
 	read_buildid(info, o->buildid);
 	return 0;
 }
@@ -259,6 +268,7 @@ void maps_update_since(uint64_t since)
 		g_objs[i].seen = 0;
 	struct scan sc = { 0 };
 	size_t added = 0, nold_gone = 0;
+	sc.uw = uw_refresh_begin() == 0;
 	dl_iterate_phdr(scan_cb, &sc); /* marks the known objects seen; sc: the new ones */
 	for (size_t k = 0; k < sc.n; k++) {
 		struct obj *n = &sc.v[k];
@@ -310,7 +320,7 @@ void maps_update_since(uint64_t since)
 			g_objs[j] = g_objs[j - 1];
 		g_objs[j] = tmp;
 	}
-	if (uw_refresh() < 0)
+	if (!sc.uw || uw_refresh_end() < 0)
 		log_event_text("warning", "cannot build the unwind tables for a load object");
 	/* Traced events carry the tracing clock's last tick, up to a tick
 	 * early: one made just after a dlclose and dlopen would be stamped

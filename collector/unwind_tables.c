@@ -220,10 +220,13 @@ static void atfork_child(void)
 	pthread_mutex_unlock(&g_refresh_lock);
 }
 
-int uw_refresh(void)
-{
-	int ret = 0;
+/* The refresh in progress, between uw_refresh_begin and uw_refresh_end
+ * (under g_refresh_lock). */
+static struct uw_table *g_building, *g_replaced;
+static bool g_incremental;
 
+int uw_refresh_begin(void)
+{
 	pthread_mutex_lock(&g_refresh_lock);
 	if (!g_buf[0]) {
 		for (int i = 0; i < 2; i++) {
@@ -246,15 +249,15 @@ int uw_refresh(void)
 
 	/* A handler may still hold nb from two refreshes ago. */
 	if (!drain(nb)) {
-		ret = -1;
-		goto out;
+		pthread_mutex_unlock(&g_refresh_lock);
+		return -1;
 	}
 	nb->gen = ++g_gen;
 	/* A dlopen adds objects at the end: copy the current table and read
 	 * only those (a full rebuild per dlopen made loading N libraries
 	 * cost N^2).  The full rebuild stays for everything else. */
-	bool done = false;
-	if (old && !old->overflow) {
+	g_incremental = old && !old->overflow;
+	if (g_incremental) {
 		nb->nobj = old->nobj;
 		nb->nexec = old->nexec;
 		nb->nread = old->nread;
@@ -265,27 +268,67 @@ int uw_refresh(void)
 		nb->inc_pos = 0;
 		nb->inc_base = old->nobj;
 		nb->inc_ok = true;
-		dl_iterate_phdr(add_object_inc, nb);
-		if (nb->inc_ok && nb->inc_pos == nb->inc_base) {
-			insert_ranges(nb->exec, old->nexec, nb->nexec);
-			insert_ranges(nb->rd, old->nread, nb->nread);
-			done = true;
-		}
-	}
-	if (!done) {
+	} else {
 		nb->nobj = nb->nexec = nb->nread = nb->overflow = 0;
-		dl_iterate_phdr(add_object, nb);
+	}
+	g_building = nb;
+	g_replaced = old;
+	return 0;
+}
+
+void uw_refresh_visit(struct dl_phdr_info *info)
+{
+	struct uw_table *t = g_building;
+
+	if (!t)
+		return;
+	if (!g_incremental)
+		add_object(info, sizeof(*info), t);
+	else if (t->inc_ok)
+		add_object_inc(info, sizeof(*info), t);
+}
+
+int uw_refresh_end(void)
+{
+	struct uw_table *nb = g_building, *old = g_replaced;
+
+	if (!nb)
+		return -1;
+	if (g_incremental && nb->inc_ok && nb->inc_pos == nb->inc_base) {
+		insert_ranges(nb->exec, old->nexec, nb->nexec);
+		insert_ranges(nb->rd, old->nread, nb->nread);
+	} else {
+		if (g_incremental) { /* an object went away: read them all */
+			nb->nobj = nb->nexec = nb->nread = nb->overflow = 0;
+			dl_iterate_phdr(add_object, nb);
+		}
 		sort_ranges(nb->exec, nb->nexec);
 		sort_ranges(nb->rd, nb->nread);
 	}
+	g_building = g_replaced = NULL;
 	atomic_store(&g_cur, nb);
 	/* After this no handler reads through the old table (and thus no
 	 * object missing from the new one). */
 	if (old)
 		drain(old);
-out:
 	pthread_mutex_unlock(&g_refresh_lock);
-	return ret;
+	return 0;
+}
+
+static int visit_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	(void)arg;
+	uw_refresh_visit(info);
+	return 0;
+}
+
+int uw_refresh(void)
+{
+	if (uw_refresh_begin() < 0)
+		return -1;
+	dl_iterate_phdr(visit_cb, NULL);
+	return uw_refresh_end();
 }
 
 int uw_object_count(void)

@@ -115,8 +115,15 @@ note "plain: $(tr '\n' ' ' <dplain.txt)"
 note "sonde: $(tr '\n' ' ' <out.txt)"
 # CPU time of the process (the collector's work in it counts, other
 # processes' load does not).  Each dlopen rescanning all objects made it
-# 9x; a bounded cost per dlopen is about 2x.
+# 9x; a bounded cost per dlopen is about 1.5x.
 check "300 dlopens under sonde cost at most 4x their CPU time without (sonde ${st:-?} ns, plain ${pt:-?} ns)" \
 	awk -v s="${st:-0}" -v p="${pt:-0}" 'BEGIN { exit !(p > 0 && s > 0 && s <= 4 * p) }'
+# The same from the other side: the collector's cost per dlopen must not
+# grow with the libraries loaded (each rescanning all made the last 100
+# dlopens cost 3.8x the first 100, against 1.3x without sonde).
+sf=$(awk '$1 == "first100" { print $2 }' out.txt)
+sl=$(awk '$1 == "last100" { print $2 }' out.txt)
+check "the last 100 dlopens under sonde cost at most 3x the first 100 (${sl:-?} ns, ${sf:-?} ns)" \
+	awk -v l="${sl:-0}" -v f="${sf:-0}" 'BEGIN { exit !(f > 0 && l > 0 && l <= 3 * f) }'
 nl=$(grep -c 'event="load".*libg[0-9]*\.so' d.er/map.xml)
 check "map.xml lists the 300 libraries (got $nl)" [ "$nl" = 300 ]
