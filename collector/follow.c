@@ -22,8 +22,10 @@
  *
  * Names follow the reference: an underscore, f for fork (vfork, and the
  * fork half of posix_spawn, system and popen), x for exec, C for clone,
- * and the creator's running count of that kind.  posix_spawn, system and
- * popen give "_fN_x1": a fork whose child execs at once.
+ * and the creator's running count of that kind.  vfork, posix_spawn,
+ * system and popen give "_fN_x1": a fork whose child execs at once (a
+ * vfork child records nothing before its exec).  Lineages longer than
+ * LINEAGE_FOLD bytes are folded (child_lineage).
  *
  * With =REGEX a process whose lineage or program name does not match is
  * still tracked (its children are named and may match) but records
@@ -434,6 +436,8 @@ static int vfork_child_exec(enum exec_how how, const char *file, int fd, char *c
 		snprintf(comp, sizeof comp, "_f%d_x1", no);
 		child_lineage(lineage, sizeof lineage, g_lineage, comp);
 		command_of(cmd, sizeof cmd, how == X_FD ? "(fd)" : file, argv);
+		/* log_line is one write() on the log's descriptor, which the
+		 * child holds as a copy: no state of the parent's changes */
 		log_descendant("vfork", lineage, !why, why, cmd, (long)getpid());
 		follow = !why;
 	}
@@ -609,8 +613,14 @@ void follow_fork_child(void)
  * child: __sonde_vforked (TLS, shared with the child) makes the exec
  * functions, interposers and tracers leave it alone (vfork_child_exec);
  * the parent clears it when it resumes. */
+static TLS int t_vfork_nested; /* vforks by a vfork child, pending */
+
 __attribute__((used, visibility("hidden"))) void sonde_vfork_prepare(void)
 {
+	if (__sonde_vforked) { /* a vfork child vforks: nothing here is its own */
+		t_vfork_nested++;
+		return;
+	}
 	int saved = errno;
 	resolve_execve(); /* no dlsym in the child */
 	resolve_execvpe();
@@ -625,12 +635,21 @@ __attribute__((used, visibility("hidden"))) void sonde_vfork_prepare(void)
 
 __attribute__((used, visibility("hidden"))) void sonde_vfork_parent(void)
 {
+	if (t_vfork_nested) {
+		t_vfork_nested--;
+		return;
+	}
 	__sonde_vforked = 0;
 	__sonde_quiet--;
 }
 
 __attribute__((used, visibility("hidden"))) long sonde_vfork_failed(long neg_errno)
 {
+	if (t_vfork_nested) {
+		t_vfork_nested--;
+		errno = (int)-neg_errno;
+		return -1;
+	}
 	int no = __sonde_vforked;
 	__sonde_vforked = 0;
 	__sonde_quiet--;
