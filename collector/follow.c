@@ -676,11 +676,20 @@ __asm__(".text\n"
 	"	cmpq $-4095, %rax\n"
 	"	jae 2f\n"
 	"	testq %rax, %rax\n"
-	"	jz 1f\n" /* the child returns 0 at once */
+	"	jz 3f\n"
 	"	pushq %rax\n"
 	"	call sonde_vfork_parent\n"
 	"	popq %rax\n"
 	"1:	ret\n"
+	/* The child returns 0 at once.  With a shadow stack (CET), which it
+	 * shares with the parent, it returns without popping it, as glibc's
+	 * vfork does (rdssp is a no-op without one, leaving %rsi 0). */
+	"3:	xorl %esi, %esi\n"
+	"	rdsspq %rsi\n"
+	"	testq %rsi, %rsi\n"
+	"	jz 1b\n"
+	"	popq %rdi\n"
+	"	jmp *%rdi\n"
 	"2:	pushq %rax\n"
 	"	movq %rax, %rdi\n"
 	"	call sonde_vfork_failed\n"
