@@ -976,6 +976,13 @@ static void test_heap_leaks(void)
 	CHECK_U(m.peak_bytes, 0x3000 + 100);
 	CHECK_U(m.peak_ns, T0 + 4);
 	CHECK_U(m.unmatched_frees, 0);
+	/* the streamed walk (-header, -heapstat) agrees with the array's */
+	struct sonde_heap_stats hs;
+
+	CHECK_I(sonde_heap_stats(exp, &hs), 0);
+	CHECK_U(hs.m.leaks, 3);
+	CHECK_U(hs.m.leaked_bytes, 0x1000 + 0x2000 + 50);
+	CHECK_U(hs.m.peak_bytes, 0x3000 + 100);
 	sonde_exp_close(exp);
 
 	/* A partial munmap releases what it covers only: a hole in the
@@ -1004,6 +1011,11 @@ static void test_heap_leaks(void)
 	CHECK_U(left[4], 0);
 	CHECK_U(m.leaked_bytes, 0x3800);
 	CHECK_U(m.peak_bytes, 0x8000);
+	/* streamed, each mapping keeps its pieces too */
+	CHECK_I(sonde_heap_stats(exp, &hs), 0);
+	CHECK_U(hs.m.leaks, 1);
+	CHECK_U(hs.m.leaked_bytes, 0x3800);
+	CHECK_U(hs.m.peak_bytes, 0x8000);
 	sonde_exp_close(exp);
 
 	/* Many live mappings, each released by its own munmap, last first:
