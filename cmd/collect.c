@@ -345,6 +345,25 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	return 0;
 }
 
+/* A signal that would end `sonde collect` (kill, a closed terminal, a
+ * service manager stopping it) would leave the target running and the
+ * experiment unfinished: it is passed on to the target, as perf does, and
+ * collect finishes the experiment when the target ends.  The terminal's
+ * own signals (^C, ^\, a hangup) already reach the target, which shares
+ * our process group: those (sent by the kernel, si_code SI_KERNEL) are
+ * not sent a second time; a signal sent by a process (si_code <= 0) is. */
+static const int forwarded[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT };
+static volatile pid_t g_target;
+
+static void forward_signal(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	int saved = errno;
+	if (g_target > 0 && si && si->si_code <= 0)
+		kill(g_target, sig);
+	errno = saved;
+}
+
 /* Find PROGRAM as execvp would. */
 static int resolve_program(const char *prog, char *out, size_t cap)
 {
@@ -709,6 +728,14 @@ int cmd_collect(int argc, char **argv)
 	}
 	fflush(NULL);
 	time_t started = time(NULL); /* perf maps older than this are not the target's */
+	/* Signals that would end us are passed on to the target (see
+	 * forward_signal); blocked across the fork so that none arrives
+	 * before the target's pid is known. */
+	sigset_t fwd, oldmask;
+	sigemptyset(&fwd);
+	for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++)
+		sigaddset(&fwd, forwarded[i]);
+	sigprocmask(SIG_BLOCK, &fwd, &oldmask);
 	pid_t pid = fork();
 	if (pid < 0) {
 		perror("sonde collect: fork");
@@ -716,6 +743,7 @@ int cmd_collect(int argc, char **argv)
 		return 1;
 	}
 	if (pid == 0) {
+		sigprocmask(SIG_SETMASK, &oldmask, NULL);
 		close(pfd[0]);
 		const char *old = getenv("LD_PRELOAD");
 		if (old && *old)
@@ -749,6 +777,20 @@ int cmd_collect(int argc, char **argv)
 			_exit(127);
 		_exit(127);
 	}
+	g_target = pid;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = forward_signal;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigfillset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++) {
+		struct sigaction old;
+		/* one ignored by whoever started us (nohup) stays ignored, as
+		 * it is in the target */
+		if (sigaction(forwarded[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+			sigaction(forwarded[i], &sa, NULL);
+	}
+	sigprocmask(SIG_SETMASK, &oldmask, NULL);
 	close(pfd[1]);
 	int child_errno = 0;
 	ssize_t got = read(pfd[0], &child_errno, sizeof child_errno);
@@ -760,13 +802,10 @@ int cmd_collect(int argc, char **argv)
 		return 2;
 	}
 
-	/* The target shares our terminal's process group: ^C reaches it
-	 * directly.  We outlive it to finish the experiment. */
-	signal(SIGINT, SIG_IGN);
-	signal(SIGQUIT, SIG_IGN);
 	int status = 0;
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
+	g_target = 0; /* reaped: its pid may be anyone's now */
 	char path[PATH_MAX + 64];
 	snprintf(path, sizeof path, "%s/log.xml", expabs);
 	char ev[256];

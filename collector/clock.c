@@ -335,8 +335,16 @@ static void slot_free(struct thread_slot *s)
 		g_free_slots[g_nfree++] = (uint16_t)(s - g_slots);
 }
 
+/* The CPU-clock time that the exec'ing thread (tid = pid in the new
+ * image) brought from the images before this one, which recorded it:
+ * its thread_end reports the CPU time of this image only, comparable
+ * with what this image recorded. */
+static uint64_t g_exec_base_ns;
+
 static void record_thread_end(struct thread_slot *s, uint64_t cpu_ns)
 {
+	if (cpu_ns != UINT64_MAX && g_exec_base_ns && atomic_load(&s->tid) == g_col.pid)
+		cpu_ns = cpu_ns > g_exec_base_ns ? cpu_ns - g_exec_base_ns : 0;
 	char mem[256];
 	struct xbuf b;
 	xb_init(&b, mem, sizeof mem);
@@ -840,6 +848,7 @@ static void exec_cpu_base(void)
 		return;
 	uint64_t cpu = (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 	t_state.last_cpu_ns = at < cpu ? at : cpu;
+	g_exec_base_ns = t_state.last_cpu_ns;
 }
 
 int clock_start(const struct clock_settings *cs)
@@ -1016,11 +1025,44 @@ void clock_reenable(void)
 	reg_unlock();
 }
 
+/* Sampling stops around an exec and starts again if it fails.  A
+ * sample's signal that the kernel queues during the exec itself (the
+ * SIGTRAP counter counts the call's kernel time; a CPU timer fires at a
+ * tick in it) is delivered to the new image, before any handler is
+ * installed there, and its default action kills it: 1 ms sampling killed
+ * about half of the images a 0.2 s process exec'd.  Disabling the counters
+ * (and timers) is synchronous, and a signal queued until then is taken on
+ * the return from that call, here.  The weights stay exact: a sample's is
+ * its thread's CPU time since its previous one. */
+static void exec_quiesce(int stop)
+{
+	for (int i = 0, n = atomic_load(&g_slots_used); i < n; i++) {
+		struct thread_slot *s = &g_slots[i];
+		if (!atomic_load(&s->tid))
+			continue;
+		if (s->fd >= 0 && !s->foreign_fds)
+			ioctl(s->fd, stop ? PERF_EVENT_IOC_DISABLE : PERF_EVENT_IOC_ENABLE, 0);
+		if (s->has_timer) {
+			struct itimerspec its;
+			memset(&its, 0, sizeof its);
+			if (!stop) {
+				its.it_interval.tv_sec = (time_t)(g_cs.interval_ns / 1000000000ull);
+				its.it_interval.tv_nsec = (long)(g_cs.interval_ns % 1000000000ull);
+				its.it_value = its.it_interval;
+			}
+			timer_settime(s->timer, 0, &its, NULL);
+		}
+	}
+	for (int i = 0; i < g_nretired; i++)
+		ioctl(g_retired[i], stop ? PERF_EVENT_IOC_DISABLE : PERF_EVENT_IOC_ENABLE, 0);
+}
+
 /* Before an exec (collector_exec_prepare): the exec'ing thread stops
  * recording samples (the handler skips them while in_trace is set, and
  * their time stays with the thread) and records its time so far; every
  * thread's end is noted with its CPU time, for the case that the exec
- * succeeds and they all vanish with this image.  Nothing is disarmed. */
+ * succeeds and they all vanish with this image.  Sampling stops
+ * (exec_quiesce) until the exec fails. */
 void clock_exec_prepare(void)
 {
 	t_state.in_trace = 1;
@@ -1031,6 +1073,7 @@ void clock_exec_prepare(void)
 		if (tid)
 			record_thread_end(&g_slots[i], slot_cpu_ns(&g_slots[i]));
 	}
+	exec_quiesce(1);
 	reg_unlock();
 }
 
@@ -1038,6 +1081,9 @@ void clock_exec_prepare(void)
  * exec, and the thread samples again. */
 void clock_exec_failed(void)
 {
+	reg_lock();
+	exec_quiesce(0);
+	reg_unlock();
 	clock_thread_tail();
 	t_state.in_trace = 0;
 }
@@ -1082,6 +1128,13 @@ void clock_fork_child(void)
 	memset((void *)g_strays, 0, sizeof g_strays);
 	dfile_forget(g_profile);
 	g_profile = NULL;
+	/* The counts written in the child's end event are its own: the
+	 * parent's samples are not in the child's profile, and a reader
+	 * would take the difference for samples lost. */
+	atomic_store(&g_samples, 0);
+	atomic_store(&g_handler_cpu_ns, 0);
+	atomic_store(&g_handler_measured, 0);
+	g_exec_base_ns = 0;
 	t_state.tid = 0;
 	/* The child's thread is a new task: its CPU clock starts at zero. */
 	t_state.last_cpu_ns = 0;

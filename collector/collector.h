@@ -42,6 +42,13 @@
  * those calls.  Exported so the tracing libraries can read it. */
 extern __thread int __sonde_quiet __attribute__((tls_model("initial-exec")));
 
+/* Nonzero in a thread that called vfork, from just before the vfork
+ * system call until the parent resumes: in the vfork child, which runs
+ * on this thread's memory (its TLS included) until it execs or exits.
+ * Nothing of sonde's state may change there (follow.c): interposers and
+ * tracers pass its calls through. */
+extern __thread int __sonde_vforked __attribute__((tls_model("initial-exec")));
+
 /* Interposers' real functions: `static ret (*real_NAME) args` and
  * resolve_NAME(), which finds it with dlsym(RTLD_NEXT) on first use (never
  * from a signal handler).  Needs <dlfcn.h>. */

@@ -22,8 +22,10 @@
  *
  * Names follow the reference: an underscore, f for fork (vfork, and the
  * fork half of posix_spawn, system and popen), x for exec, C for clone,
- * and the creator's running count of that kind.  posix_spawn, system and
- * popen give "_fN_x1": a fork whose child execs at once.
+ * and the creator's running count of that kind.  vfork, posix_spawn,
+ * system and popen give "_fN_x1": a fork whose child execs at once (a
+ * vfork child records nothing before its exec).  Lineages longer than
+ * LINEAGE_FOLD bytes are folded (child_lineage).
  *
  * With =REGEX a process whose lineage or program name does not match is
  * still tracked (its children are named and may match) but records
@@ -71,7 +73,9 @@ static int g_nkeep;
 static char g_preload[4096];
 
 
+#if !defined(__x86_64__)
 REAL(fork, pid_t, (void))
+#endif
 REAL(execve, int, (const char *, char *const[], char *const[]))
 REAL(execvpe, int, (const char *, char *const[], char *const[]))
 REAL(fexecve, int, (int, char *const[], char *const[]))
@@ -178,6 +182,29 @@ int follow_init(const char *founder, char *dir, size_t cap)
 	return matches(g_lineage, progname());
 }
 
+/* A child's lineage: the parent's, `parent`, with the component `comp`
+ * ("_x1", "_f2", "_C1", "_f3_x1") appended.  A lineage names a directory,
+ * and a name has at most NAME_MAX (255) bytes: 85 nested execs reached it
+ * and the 86th image recorded nothing.  Past LINEAGE_FOLD bytes the
+ * parent's part is folded into "_h" and 16 hex digits of its FNV-1a hash:
+ * the name stays short and distinct from its siblings' and cousins' (their
+ * parents' names differ), at any depth.  The descendant event in the
+ * parent's log.xml names the child by the folded lineage, so that the
+ * chain can be followed. */
+#define LINEAGE_FOLD 200
+
+static void child_lineage(char *out, size_t cap, const char *parent, const char *comp)
+{
+	if (strlen(parent) + strlen(comp) <= LINEAGE_FOLD) {
+		snprintf(out, cap, "%s%s", parent, comp);
+		return;
+	}
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (const unsigned char *c = (const unsigned char *)parent; *c; c++)
+		h = (h ^ *c) * 0x100000001b3ull;
+	snprintf(out, cap, "_h%016llx%s", (unsigned long long)h, comp);
+}
+
 const char *follow_lineage(void)
 {
 	return g_lineage;
@@ -185,31 +212,30 @@ const char *follow_lineage(void)
 
 /* ---- environments for exec'd children ---- */
 
-/* envp with sonde's settings put back: `who` is "SONDE_TARGET_PID" or
- * "SONDE_TARGET_PPID", `lineage` the child's.  malloc'd (the strings it
- * adds too); NULL when out of memory. */
-static char **child_env(char *const envp[], const char *lineage, const char *who, pid_t pid)
+/* envp with sonde's settings put back, into the caller's memory: v (room
+ * for child_env_slots pointers), pre (child_env_prelen bytes), lin
+ * (strlen(lineage) + 16 bytes) and id (64 bytes).  `who` is
+ * "SONDE_TARGET_PID" or "SONDE_TARGET_PPID", `lineage` the child's. */
+static size_t child_env_slots(char *const envp[])
 {
 	size_t n = 0;
 	while (envp && envp[n])
 		n++;
-	__sonde_quiet++;
-	char **v = malloc((n + (size_t)g_nkeep + 5) * sizeof *v);
-	char *pre = malloc(strlen(g_preload) + 32 + 8192);
-	char *lin = malloc(strlen(lineage) + 16);
-	char *id = malloc(64);
-	__sonde_quiet--;
-	if (!v || !pre || !lin || !id) {
-		free(v);
-		free(pre);
-		free(lin);
-		free(id);
-		return NULL;
-	}
+	return n + (size_t)g_nkeep + 5;
+}
+
+static size_t child_env_prelen(void)
+{
+	return strlen(g_preload) + 32 + 8192;
+}
+
+static void fill_child_env(char **v, char *pre, char *lin, char *id, char *const envp[], const char *lineage,
+			   const char *who, pid_t pid)
+{
 	size_t k = 0;
 	/* The program's own LD_PRELOAD entries follow sonde's. */
 	size_t used = (size_t)sprintf(pre, "LD_PRELOAD=%s", g_preload);
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; envp && envp[i]; i++) {
 		if (!strncmp(envp[i], "LD_PRELOAD=", 11)) {
 			const char *pl = envp[i] + 11;
 			while (*pl) {
@@ -237,6 +263,25 @@ static char **child_env(char *const envp[], const char *lineage, const char *who
 	sprintf(id, "%s=%ld", who, (long)pid);
 	v[k++] = id;
 	v[k] = NULL;
+}
+
+/* The same, malloc'd (the strings it adds too); NULL when out of memory. */
+static char **child_env(char *const envp[], const char *lineage, const char *who, pid_t pid)
+{
+	__sonde_quiet++;
+	char **v = malloc(child_env_slots(envp) * sizeof *v);
+	char *pre = malloc(child_env_prelen());
+	char *lin = malloc(strlen(lineage) + 16);
+	char *id = malloc(64);
+	__sonde_quiet--;
+	if (!v || !pre || !lin || !id) {
+		free(v);
+		free(pre);
+		free(lin);
+		free(id);
+		return NULL;
+	}
+	fill_child_env(v, pre, lin, id, envp, lineage, who, pid);
 	return v;
 }
 
@@ -363,11 +408,53 @@ static void command_of(char *out, size_t cap, const char *path, char *const argv
 
 enum exec_how { X_PATH, X_SEARCH, X_FD };
 
+static int real_exec(enum exec_how how, const char *file, int fd, char *const argv[], char *const envp[])
+{
+	if (how == X_PATH)
+		return real_execve(file, argv, envp);
+	if (how == X_SEARCH)
+		return real_execvpe(file, argv, envp);
+	return real_fexecve(fd, argv, envp);
+}
+
+/* An exec in a vfork child (see vfork below), which runs on its parent's
+ * memory until the exec succeeds: this thread's stack and TLS, every
+ * global of sonde's.  Only the stack is written here: no counter, no
+ * malloc, no experiment of the child's own.  The exec'd image starts one,
+ * _fN_x1 (N given by the parent before the vfork), as a posix_spawn
+ * child's does.  A failed exec leaves nothing changed but errno, which
+ * the parent sees, as vfork's callers expect. */
+static int vfork_child_exec(enum exec_how how, const char *file, int fd, char *const argv[], char *const envp[])
+{
+	int no = __sonde_vforked;
+	char buf[PATH_MAX], cmd[1024], lineage[700] = "", comp[32];
+	const char *why = NULL;
+	int follow = no > 0;
+	if (follow) {
+		if (how != X_FD)
+			why = not_followable(how == X_SEARCH ? search_path(file, buf, sizeof buf) : file);
+		snprintf(comp, sizeof comp, "_f%d_x1", no);
+		child_lineage(lineage, sizeof lineage, g_lineage, comp);
+		command_of(cmd, sizeof cmd, how == X_FD ? "(fd)" : file, argv);
+		/* log_line is one write() on the log's descriptor, which the
+		 * child holds as a copy: no state of the parent's changes */
+		log_descendant("vfork", lineage, !why, why, cmd, (long)getpid());
+		follow = !why;
+	}
+	size_t slots = follow ? child_env_slots(envp) : 1, prelen = follow ? child_env_prelen() : 1;
+	char *v[slots], pre[prelen], lin[strlen(lineage) + 16], id[64];
+	if (follow)
+		fill_child_env(v, pre, lin, id, envp, lineage, "SONDE_TARGET_PID", getpid());
+	return real_exec(how, file, fd, argv, follow ? v : envp);
+}
+
 static int do_exec(enum exec_how how, const char *file, int fd, char *const argv[], char *const envp[])
 {
 	resolve_execve();
 	resolve_execvpe();
 	resolve_fexecve();
+	if (__sonde_vforked)
+		return vfork_child_exec(how, file, fd, argv, envp);
 	char buf[PATH_MAX], cmd[1024];
 	int follow = g_tracking && g_mode != F_OFF;
 	const char *why = NULL;
@@ -378,7 +465,9 @@ static int do_exec(enum exec_how how, const char *file, int fd, char *const argv
 	int n = 0, recording = 0;
 	if (g_tracking) {
 		n = atomic_fetch_add(&g_nexec, 1) + 1;
-		snprintf(lineage, sizeof lineage, "%s_x%d", g_lineage, n);
+		char comp[24];
+		snprintf(comp, sizeof comp, "_x%d", n);
+		child_lineage(lineage, sizeof lineage, g_lineage, comp);
 		command_of(cmd, sizeof cmd, how == X_FD ? "(fd)" : file, argv);
 		log_descendant("exec", lineage, follow && !why, why, cmd, 0);
 		if (follow && !why)
@@ -389,14 +478,7 @@ static int do_exec(enum exec_how how, const char *file, int fd, char *const argv
 		if (env)
 			add_exec_cpu(env);
 	}
-	char *const *use = env ? env : envp;
-	int rc;
-	if (how == X_PATH)
-		rc = real_execve(file, argv, use);
-	else if (how == X_SEARCH)
-		rc = real_execvpe(file, argv, use);
-	else
-		rc = real_fexecve(fd, argv, use);
+	int rc = real_exec(how, file, fd, argv, env ? env : envp);
 	int e = errno;
 	if (g_tracking) {
 		/* No descendant: its number goes to the next exec (unless
@@ -477,8 +559,9 @@ void follow_fork_prepare(void)
 	if (!g_tracking)
 		return;
 	g_child_fork_no = atomic_fetch_add(&g_nfork, 1) + 1;
-	char lineage[700];
-	snprintf(lineage, sizeof lineage, "%s_f%d", g_lineage, g_child_fork_no);
+	char lineage[700], comp[24];
+	snprintf(comp, sizeof comp, "_f%d", g_child_fork_no);
+	child_lineage(lineage, sizeof lineage, g_lineage, comp);
 	log_descendant("fork", lineage, g_mode != F_OFF, NULL, NULL, 0);
 }
 
@@ -488,11 +571,9 @@ static void start_child(char kind, int no)
 {
 	if (!g_tracking || g_mode == F_OFF)
 		return;
-	char lineage[sizeof g_lineage];
-	if (snprintf(lineage, sizeof lineage, "%s_%c%d", g_lineage, kind, no) >= (int)sizeof lineage) {
-		g_tracking = 0; /* a lineage this deep is not followed further */
-		return;
-	}
+	char lineage[sizeof g_lineage], comp[24];
+	snprintf(comp, sizeof comp, "_%c%d", kind, no);
+	child_lineage(lineage, sizeof lineage, g_lineage, comp);
 	strcpy(g_lineage, lineage);
 	atomic_store(&g_nfork, 0);
 	atomic_store(&g_nexec, 0);
@@ -520,14 +601,109 @@ void follow_fork_child(void)
 	errno = saved;
 }
 
-/* vfork's child borrows the parent's memory and stack, so a wrapper
- * function cannot return into it; a fork is what POSIX allows vfork to
- * be, and gives the child its own collector. */
+/* vfork keeps its meaning: the child runs on the parent's memory, and the
+ * parent waits until the child execs or exits; what the child writes
+ * (a flag, errno after a failed exec) the parent reads.  A C wrapper
+ * cannot give that: the child would return from the wrapper's frame, and
+ * its next calls would overwrite the frame the parent returns through.
+ * So vfork is a few instructions, like glibc's: the return address is
+ * held in a register across the system call, and the stack is used only
+ * below the caller's frame, before the call (the parent's preparation)
+ * and after the parent resumes.  Nothing of sonde's state changes in the
+ * child: __sonde_vforked (TLS, shared with the child) makes the exec
+ * functions, interposers and tracers leave it alone (vfork_child_exec);
+ * the parent clears it when it resumes. */
+static TLS int t_vfork_nested; /* vforks by a vfork child, pending */
+
+__attribute__((used, visibility("hidden"))) void sonde_vfork_prepare(void)
+{
+	if (__sonde_vforked) { /* a vfork child vforks: nothing here is its own */
+		t_vfork_nested++;
+		return;
+	}
+	int saved = errno;
+	resolve_execve(); /* no dlsym in the child */
+	resolve_execvpe();
+	resolve_fexecve();
+	int no = -1;
+	if (g_tracking && g_mode != F_OFF)
+		no = atomic_fetch_add(&g_nfork, 1) + 1;
+	__sonde_quiet++;
+	__sonde_vforked = no;
+	errno = saved;
+}
+
+__attribute__((used, visibility("hidden"))) void sonde_vfork_parent(void)
+{
+	if (t_vfork_nested) {
+		t_vfork_nested--;
+		return;
+	}
+	__sonde_vforked = 0;
+	__sonde_quiet--;
+}
+
+__attribute__((used, visibility("hidden"))) long sonde_vfork_failed(long neg_errno)
+{
+	if (t_vfork_nested) {
+		t_vfork_nested--;
+		errno = (int)-neg_errno;
+		return -1;
+	}
+	int no = __sonde_vforked;
+	__sonde_vforked = 0;
+	__sonde_quiet--;
+	if (no > 0) /* no child: its number goes to the next one */
+		atomic_compare_exchange_strong(&g_nfork, &no, no - 1);
+	errno = (int)-neg_errno;
+	return -1;
+}
+
+#if defined(__x86_64__)
+__asm__(".text\n"
+	".globl vfork\n"
+	".type vfork, @function\n"
+	".p2align 4\n"
+	"vfork:\n"
+	"	.byte 0xf3, 0x0f, 0x1e, 0xfa\n" /* endbr64 */
+	"	subq $8, %rsp\n"
+	"	call sonde_vfork_prepare\n"
+	"	addq $8, %rsp\n"
+	"	popq %rdi\n" /* the return address, kept in a register */
+	"	movl $58, %eax\n" /* SYS_vfork */
+	"	syscall\n"
+	"	pushq %rdi\n"
+	"	cmpq $-4095, %rax\n"
+	"	jae 2f\n"
+	"	testq %rax, %rax\n"
+	"	jz 3f\n"
+	"	pushq %rax\n"
+	"	call sonde_vfork_parent\n"
+	"	popq %rax\n"
+	"1:	ret\n"
+	/* The child returns 0 at once.  With a shadow stack (CET), which it
+	 * shares with the parent, it returns without popping it, as glibc's
+	 * vfork does (rdssp is a no-op without one, leaving %rsi 0). */
+	"3:	xorl %esi, %esi\n"
+	"	rdsspq %rsi\n"
+	"	testq %rsi, %rsi\n"
+	"	jz 1b\n"
+	"	popq %rdi\n"
+	"	jmp *%rdi\n"
+	"2:	pushq %rax\n"
+	"	movq %rax, %rdi\n"
+	"	call sonde_vfork_failed\n"
+	"	popq %rdi\n"
+	"	ret\n"
+	".size vfork, .-vfork\n");
+#else
+/* Elsewhere vfork is carried out as fork, which POSIX allows. */
 EXPORT pid_t vfork(void)
 {
 	resolve_fork();
 	return real_fork ? real_fork() : -1;
 }
+#endif
 
 struct clone_start {
 	int (*fn)(void *);
@@ -586,8 +762,9 @@ EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 	cs->arg = arg;
 	cs->no = atomic_fetch_add(&g_nclone, 1) + 1;
 	cs->flags = flags;
-	char lineage[700];
-	snprintf(lineage, sizeof lineage, "%s_C%d", g_lineage, cs->no);
+	char lineage[700], comp[24];
+	snprintf(comp, sizeof comp, "_C%d", cs->no);
+	child_lineage(lineage, sizeof lineage, g_lineage, comp);
 	log_descendant("clone", lineage, 1, NULL, NULL, 0);
 	int rc = real_clone(clone_child, stack, flags, cs, ptid, tls, ctid);
 	int e = errno;
@@ -608,7 +785,9 @@ static char **spawn_env(const char *variant, const char *path, char *const argv[
 	int saved = errno;
 	char lineage[700], cmd[1024];
 	int n = atomic_fetch_add(&g_nfork, 1) + 1;
-	snprintf(lineage, sizeof lineage, "%s_f%d_x1", g_lineage, n);
+	char comp[32];
+	snprintf(comp, sizeof comp, "_f%d_x1", n);
+	child_lineage(lineage, sizeof lineage, g_lineage, comp);
 	const char *why = path ? not_followable(path) : NULL;
 	command_of(cmd, sizeof cmd, path, argv);
 	log_descendant(variant, lineage, !why, why, cmd, 0);

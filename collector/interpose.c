@@ -56,6 +56,8 @@ REAL(prctl, int, (int, unsigned long, unsigned long, unsigned long, unsigned lon
 
 static void note_once(_Atomic int *flag, const char *kind, const char *text)
 {
+	if (__sonde_vforked)
+		return; /* a vfork child's doing, not the target's: and its flag is the parent's */
 	if (!atomic_exchange(flag, 1))
 		log_event_text(kind, text);
 }
@@ -170,6 +172,10 @@ static _Atomic int g_noted_chain, g_noted_mask, g_noted_prof, g_noted_itimer;
 EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	resolve_sigaction();
+	/* A vfork child's dispositions are its own (only memory is shared):
+	 * what it sets must not change the parent's chained handler. */
+	if (__sonde_vforked)
+		return real_sigaction(sig, act, old);
 	if (sampling_sigaction(sig, act, old))
 		return 0;
 	if (clock_is_our_signal(sig)) {
@@ -459,7 +465,8 @@ EXPORT int prctl(int option, ...)
 static const sigset_t *strip_ours(int how, const sigset_t *set, sigset_t *tmp)
 {
 	int sig = clock_signal();
-	if (!set || how == SIG_UNBLOCK || !sig || !atomic_load(&g_col.active) || !sigismember(set, sig))
+	if (!set || how == SIG_UNBLOCK || !sig || !atomic_load(&g_col.active) || __sonde_vforked ||
+	    !sigismember(set, sig))
 		return set;
 	*tmp = *set;
 	sigdelset(tmp, sig);
@@ -604,6 +611,8 @@ EXPORT void closefrom(int lowfd)
 EXPORT void _exit(int status)
 {
 	resolve__exit();
+	if (__sonde_vforked) /* a vfork child: nothing of sonde's is its own */
+		real__exit(status);
 	follow_note_exit(status);
 	collector_exit_hook();
 	collector_release_shared();
@@ -614,6 +623,8 @@ EXPORT void _exit(int status)
 EXPORT void _Exit(int status)
 {
 	resolve__Exit();
+	if (__sonde_vforked)
+		real__Exit(status);
 	follow_note_exit(status);
 	collector_exit_hook();
 	collector_release_shared();

@@ -23,6 +23,8 @@
 struct obj {
 	uintptr_t base, lo, hi;
 	char *path;
+	char *raw; /* the loader's name for it (dlpi_name), to know it again cheaply */
+	const void *phdr; /* the loader's program headers (dlpi_phdr) */
 	char buildid[65];
 	int id;
 	int seen;
@@ -65,8 +67,10 @@ void maps_fork_child(void)
 {
 	maps_close();
 	pthread_mutex_init(&g_lock, NULL);
-	for (size_t i = 0; i < g_nobjs; i++)
+	for (size_t i = 0; i < g_nobjs; i++) {
 		free(g_objs[i].path);
+		free(g_objs[i].raw);
+	}
 	g_nobjs = 0;
 	g_next_id = 1;
 }
@@ -104,12 +108,56 @@ static void read_buildid(struct dl_phdr_info *info, char *out)
 struct scan {
 	struct obj *v;
 	size_t n, cap;
+	int uw; /* the unwinder's refresh walks along */
 };
+
+/* g_objs is kept sorted by base between updates, so that a scan knows an
+ * object already listed by a binary search on what the loader hands the
+ * callback (its base, program headers and name), without touching the
+ * object's own memory (reading every object's program headers at each
+ * dlopen was mostly cache misses), and skips the costly part (realpath's
+ * system calls, the build id): a dlopen of the 300th library used to redo
+ * that work for the 299 others, and a linear match of each against all,
+ * which made loading N libraries cost N^2 realpaths and N^3 comparisons. */
+static int obj_cmp(const void *a, const void *b)
+{
+	const struct obj *x = a, *y = b;
+	if (x->base != y->base)
+		return x->base < y->base ? -1 : 1;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return 0;
+}
+
+static struct obj *known(const struct dl_phdr_info *info)
+{
+	uintptr_t base = info->dlpi_addr;
+	size_t a = 0, b = g_nobjs;
+	while (a < b) {
+		size_t m = a + (b - a) / 2;
+		if (g_objs[m].base < base)
+			a = m + 1;
+		else
+			b = m;
+	}
+	const char *raw = info->dlpi_name ? info->dlpi_name : "";
+	for (; a < g_nobjs && g_objs[a].base == base; a++)
+		if (g_objs[a].phdr == info->dlpi_phdr && g_objs[a].raw && !strcmp(g_objs[a].raw, raw))
+			return &g_objs[a];
+	return NULL;
+}
 
 static int scan_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
 	(void)size;
 	struct scan *sc = data;
+	if (sc->uw)
+		uw_refresh_visit(info);
+	struct obj *k = known(info);
+	if (k && !k->seen) {
+		k->seen = 1;
+		return 0;
+	}
 	uintptr_t lo = UINTPTR_MAX, hi = 0;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -127,7 +175,7 @@ static int scan_cb(struct dl_phdr_info *info, size_t size, void *data)
 		size_t nc = sc->cap ? sc->cap * 2 : 64;
 		struct obj *nv = realloc(sc->v, nc * sizeof *nv);
 		if (!nv)
-			return 1;
+			return 0; /* not listed; the walk goes on for the unwinder */
 		sc->v = nv;
 		sc->cap = nc;
 	}
@@ -145,6 +193,8 @@ static int scan_cb(struct dl_phdr_info *info, size_t size, void *data)
 	if (name[0] != '[' && realpath(name, real))
 		name = real;
 	o->path = strdup(name);
+	o->raw = strdup(info->dlpi_name ? info->dlpi_name : "");
+	o->phdr = info->dlpi_phdr;
 	read_buildid(info, o->buildid);
 	return 0;
 }
@@ -214,20 +264,17 @@ void maps_update_since(uint64_t since)
 {
 	__sonde_quiet++;
 	pthread_mutex_lock(&g_lock);
-	struct scan sc = { 0 };
-	dl_iterate_phdr(scan_cb, &sc);
 	for (size_t i = 0; i < g_nobjs; i++)
 		g_objs[i].seen = 0;
+	struct scan sc = { 0 };
+	size_t added = 0, nold_gone = 0;
+	sc.uw = uw_refresh_begin() == 0;
+	dl_iterate_phdr(scan_cb, &sc); /* marks the known objects seen; sc: the new ones */
 	for (size_t k = 0; k < sc.n; k++) {
 		struct obj *n = &sc.v[k];
-		size_t i;
-		for (i = 0; i < g_nobjs; i++)
-			if (g_objs[i].base == n->base && g_objs[i].lo == n->lo &&
-			    !strcmp(g_objs[i].path, n->path))
-				break;
-		if (i < g_nobjs) {
-			g_objs[i].seen = 1;
+		if (!n->path || !n->raw) {
 			free(n->path);
+			free(n->raw);
 			continue;
 		}
 		if (g_nobjs == g_cap) {
@@ -235,6 +282,7 @@ void maps_update_since(uint64_t since)
 			struct obj *nv = realloc(g_objs, nc * sizeof *nv);
 			if (!nv) {
 				free(n->path);
+				free(n->raw);
 				continue;
 			}
 			g_objs = nv;
@@ -243,21 +291,36 @@ void maps_update_since(uint64_t since)
 		n->id = g_next_id++;
 		n->seen = 1;
 		g_objs[g_nobjs++] = *n;
+		added++;
 		emit_load(n, since ? since : now_ns());
 		if (!strcmp(n->path, "[vdso]"))
 			save_vdso(n);
 	}
 	free(sc.v);
-	for (size_t i = 0; i < g_nobjs;) {
-		if (g_objs[i].seen) {
-			i++;
+	/* Unloads, keeping the order of the rest; then the new objects
+	 * (appended above) are put in their places: one pass each, where a
+	 * sort of all would cost N log N per dlopen. */
+	size_t kept = 0, nold = g_nobjs - added;
+	for (size_t i = 0; i < g_nobjs; i++) {
+		if (!g_objs[i].seen) {
+			emit_unload(&g_objs[i]);
+			free(g_objs[i].path);
+			free(g_objs[i].raw);
+			if (i < nold)
+				nold_gone++;
 			continue;
 		}
-		emit_unload(&g_objs[i]);
-		free(g_objs[i].path);
-		g_objs[i] = g_objs[--g_nobjs];
+		g_objs[kept++] = g_objs[i];
 	}
-	if (uw_refresh() < 0)
+	g_nobjs = kept;
+	for (size_t i = nold - nold_gone; i < g_nobjs; i++) {
+		struct obj tmp = g_objs[i];
+		size_t j = i;
+		for (; j > 0 && obj_cmp(&g_objs[j - 1], &tmp) > 0; j--)
+			g_objs[j] = g_objs[j - 1];
+		g_objs[j] = tmp;
+	}
+	if (!sc.uw || uw_refresh_end() < 0)
 		log_event_text("warning", "cannot build the unwind tables for a load object");
 	/* Traced events carry the tracing clock's last tick, up to a tick
 	 * early: one made just after a dlclose and dlopen would be stamped

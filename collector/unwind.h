@@ -30,6 +30,16 @@
  * returns no handler reads the memory of an object the new table lacks. */
 int uw_refresh(void);
 
+/* The same in three steps, for a caller that walks dl_iterate_phdr
+ * itself (maps.c, which lists the objects in map.xml): one walk of the
+ * loader's list per dlopen instead of two.  uw_refresh_begin returns 0 or
+ * -1 (then nothing else is to be called); uw_refresh_visit is given every
+ * object of the walk, in its order; uw_refresh_end publishes the table. */
+struct dl_phdr_info;
+int uw_refresh_begin(void);
+void uw_refresh_visit(struct dl_phdr_info *info);
+int uw_refresh_end(void);
+
 /* Async-signal-safe.  Unwind from the interrupted context `uc` (a
  * ucontext_t *, the third argument of an SA_SIGINFO handler).
  *

@@ -53,6 +53,7 @@ struct uw_object {
 	uint32_t nfde;
 	uintptr_t eh_lo;    /* .eh_frame start ... */
 	uintptr_t eh_hi;    /* ... to the end of the PT_LOAD segment holding it */
+	const void *phdr;   /* the loader's program headers: the object's identity */
 };
 
 /* A PT_LOAD segment [lo, hi) of object `obj`. */
@@ -66,6 +67,8 @@ struct uw_table {
 	uint32_t gen;		/* cache generation; changes on every refresh */
 	int nobj, nexec, nread;
 	int overflow;		/* objects or segments dropped (table full) */
+	int inc_pos, inc_base;	/* uw_refresh's incremental scan: objects matched, kept */
+	bool inc_ok;
 	struct uw_object obj[UW_MAX_OBJECTS];
 	struct uw_range exec[UW_MAX_RANGES]; /* PF_X segments, sorted by lo */
 	struct uw_range rd[UW_MAX_RANGES];   /* PF_R segments, sorted by lo */

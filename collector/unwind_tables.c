@@ -124,6 +124,7 @@ static int add_object(struct dl_phdr_info *info, size_t size, void *arg)
 	o = &t->obj[t->nobj];
 	memset(o, 0, sizeof(*o));
 	o->bias = info->dlpi_addr;
+	o->phdr = info->dlpi_phdr;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
@@ -143,6 +144,42 @@ static int add_object(struct dl_phdr_info *info, size_t size, void *arg)
 		setup_hdr(o, info, hdr, hdr_size);
 	t->nobj++;
 	return 0;
+}
+
+/* The incremental scan: the loader lists objects in a fixed order and
+ * appends new ones, so while the objects seen so far are the previous
+ * table's, in order, they are kept as they are, and only the ones after
+ * them are read.  Anything else (an object gone, or one inserted before
+ * the last known: another namespace) stops the scan for a full rebuild. */
+static int add_object_inc(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct uw_table *t = arg;
+
+	if (t->inc_pos < t->inc_base) {
+		const struct uw_object *o = &t->obj[t->inc_pos];
+
+		if (o->bias != info->dlpi_addr || o->phdr != info->dlpi_phdr) {
+			t->inc_ok = false;
+			return 1;
+		}
+		t->inc_pos++;
+		return 0;
+	}
+	return add_object(info, size, arg);
+}
+
+/* Insertion sort of ranges whose first `sorted` are in order: the
+ * incremental refresh appends a few, and this costs one pass over the
+ * rest for each. */
+static void insert_ranges(struct uw_range *r, int sorted, int n)
+{
+	for (int i = sorted; i < n; i++) {
+		struct uw_range tmp = r[i];
+		int j = i;
+		for (; j > 0 && r[j - 1].lo > tmp.lo; j--)
+			r[j] = r[j - 1];
+		r[j] = tmp;
+	}
 }
 
 /* Wait until nobody walks with t.  A walk takes microseconds; give up
@@ -183,10 +220,13 @@ static void atfork_child(void)
 	pthread_mutex_unlock(&g_refresh_lock);
 }
 
-int uw_refresh(void)
-{
-	int ret = 0;
+/* The refresh in progress, between uw_refresh_begin and uw_refresh_end
+ * (under g_refresh_lock). */
+static struct uw_table *g_building, *g_replaced;
+static bool g_incremental;
 
+int uw_refresh_begin(void)
+{
 	pthread_mutex_lock(&g_refresh_lock);
 	if (!g_buf[0]) {
 		for (int i = 0; i < 2; i++) {
@@ -209,22 +249,86 @@ int uw_refresh(void)
 
 	/* A handler may still hold nb from two refreshes ago. */
 	if (!drain(nb)) {
-		ret = -1;
-		goto out;
+		pthread_mutex_unlock(&g_refresh_lock);
+		return -1;
 	}
 	nb->gen = ++g_gen;
-	nb->nobj = nb->nexec = nb->nread = nb->overflow = 0;
-	dl_iterate_phdr(add_object, nb);
-	sort_ranges(nb->exec, nb->nexec);
-	sort_ranges(nb->rd, nb->nread);
+	/* A dlopen adds objects at the end: copy the current table and read
+	 * only those (a full rebuild per dlopen made loading N libraries
+	 * cost N^2).  The full rebuild stays for everything else. */
+	g_incremental = old && !old->overflow;
+	if (g_incremental) {
+		nb->nobj = old->nobj;
+		nb->nexec = old->nexec;
+		nb->nread = old->nread;
+		nb->overflow = 0;
+		memcpy(nb->obj, old->obj, (size_t)old->nobj * sizeof(*nb->obj));
+		memcpy(nb->exec, old->exec, (size_t)old->nexec * sizeof(*nb->exec));
+		memcpy(nb->rd, old->rd, (size_t)old->nread * sizeof(*nb->rd));
+		nb->inc_pos = 0;
+		nb->inc_base = old->nobj;
+		nb->inc_ok = true;
+	} else {
+		nb->nobj = nb->nexec = nb->nread = nb->overflow = 0;
+	}
+	g_building = nb;
+	g_replaced = old;
+	return 0;
+}
+
+void uw_refresh_visit(struct dl_phdr_info *info)
+{
+	struct uw_table *t = g_building;
+
+	if (!t)
+		return;
+	if (!g_incremental)
+		add_object(info, sizeof(*info), t);
+	else if (t->inc_ok)
+		add_object_inc(info, sizeof(*info), t);
+}
+
+int uw_refresh_end(void)
+{
+	struct uw_table *nb = g_building, *old = g_replaced;
+
+	if (!nb)
+		return -1;
+	if (g_incremental && nb->inc_ok && nb->inc_pos == nb->inc_base) {
+		insert_ranges(nb->exec, old->nexec, nb->nexec);
+		insert_ranges(nb->rd, old->nread, nb->nread);
+	} else {
+		if (g_incremental) { /* an object went away: read them all */
+			nb->nobj = nb->nexec = nb->nread = nb->overflow = 0;
+			dl_iterate_phdr(add_object, nb);
+		}
+		sort_ranges(nb->exec, nb->nexec);
+		sort_ranges(nb->rd, nb->nread);
+	}
+	g_building = g_replaced = NULL;
 	atomic_store(&g_cur, nb);
 	/* After this no handler reads through the old table (and thus no
 	 * object missing from the new one). */
 	if (old)
 		drain(old);
-out:
 	pthread_mutex_unlock(&g_refresh_lock);
-	return ret;
+	return 0;
+}
+
+static int visit_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	(void)arg;
+	uw_refresh_visit(info);
+	return 0;
+}
+
+int uw_refresh(void)
+{
+	if (uw_refresh_begin() < 0)
+		return -1;
+	dl_iterate_phdr(visit_cb, NULL);
+	return uw_refresh_end();
 }
 
 int uw_object_count(void)

@@ -141,3 +141,4 @@ pid_t sys_gettid(void)
 }
 
 EXPORT __thread int __sonde_quiet __attribute__((tls_model("initial-exec")));
+EXPORT __thread int __sonde_vforked __attribute__((tls_model("initial-exec")));

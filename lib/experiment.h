@@ -399,6 +399,10 @@ struct sonde_heap_match {
 	uint64_t peak_ns;	  /* time of the event that first reached them */
 };
 long sonde_heap_leaks(const struct sonde_exp *exp, bool *leaked, struct sonde_heap_match *st);
+/* The same, and left[i] (if not NULL): the bytes of allocation i still
+ * allocated at the end, its leak (a mapping unmapped in part leaks what
+ * is left of it; 0 for what was freed). */
+long sonde_heap_leaks_left(const struct sonde_exp *exp, bool *leaked, uint64_t *left, struct sonde_heap_match *st);
 
 /*
  * Heap events without holding them all.  sonde_exp_heap_events() decodes

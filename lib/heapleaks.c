@@ -2,8 +2,9 @@
  * Leak matching for heap traces: which allocations were never freed.
  *
  * Events come sorted by time.  A free releases the live block at its
- * address; an munmap (or the old range of an mremap) releases every live
- * mapping it overlaps.  An allocation at an address that is still live
+ * address; an munmap (or the old range of an mremap) releases what it
+ * covers of the live mappings it overlaps (the rest of a mapping stays
+ * live, and is what leaks of it).  An allocation at an address that is still live
  * means the free was not seen (made before tracing started, or by a path not
  * interposed): the older block is taken as freed, since the allocator
  * reused it.  The same walk gives the peak of live bytes.
@@ -44,17 +45,40 @@ static int set(struct u64map *m, uint64_t key, uint32_t val)
  * run, sorted by lo.  A leaf holds its mapping's hi while the mapping is
  * live and 0 when it is not (no range overlaps a mapping whose hi is 0:
  * 0 > lo never holds), an inner node the largest hi below it.  An munmap
- * of [lo, hi) releases the live mappings that start below hi and end
- * above lo: it visits only the subtrees that hold one, O((k + 1) log n)
- * for k mappings released, where scanning every live mapping made n
- * mmaps and n munmaps quadratic.
+ * of [lo, hi) releases the live parts of the mappings that start below hi
+ * and end above lo: it visits only the subtrees that hold one,
+ * O((k + 1) log n) for k mappings touched, where scanning every live
+ * mapping made n mmaps and n munmaps quadratic.
+ *
+ * An munmap releases only what it covers: a mapping unmapped in part
+ * keeps the rest live (shrunk at an end, or split in two by a hole in its
+ * middle), and a leak is what is left of it.  A mapping's live parts are
+ * its pieces (one, until an munmap splits it); a leaf holds the highest
+ * end of its mapping's pieces.
  */
+struct piece {
+	uint64_t lo, hi;
+};
+
+struct mlive {
+	struct piece one; /* the pieces: &one while cap is 0, else v */
+	struct piece *v;
+	uint32_t n, cap;
+	uint64_t left; /* bytes still mapped */
+};
+
+static struct piece *pieces(struct mlive *m)
+{
+	return m->cap ? m->v : &m->one;
+}
+
 struct maptree {
 	size_t size;	/* leaves: a power of two, at least the mappings */
 	uint64_t *lo;	/* the mappings' lo, sorted (size entries, UINT64_MAX past them) */
 	uint32_t *ev;	/* the mappings' events, in that order */
 	uint32_t *leaf; /* the k-th mapping of the run -> its leaf */
 	uint64_t *t;	/* 2 * size: node 1 the root, node i's children 2i, 2i + 1 */
+	struct mlive *ml; /* size entries: leaf r's live pieces */
 };
 
 struct lo_ev {
@@ -90,6 +114,9 @@ static bool is_munmap(const struct sonde_heap_event *e)
 
 static void maptree_release(struct maptree *mt)
 {
+	for (size_t r = 0; mt->ml && r < mt->size; r++)
+		free(mt->ml[r].v);
+	free(mt->ml);
 	free(mt->lo);
 	free(mt->ev);
 	free(mt->leaf);
@@ -111,7 +138,8 @@ static int maptree_init(struct maptree *mt, const uint64_t *lo, size_t m)
 	mt->ev = malloc(mt->size * sizeof(*mt->ev));
 	mt->leaf = malloc((m ? m : 1) * sizeof(*mt->leaf));
 	mt->t = calloc(2 * mt->size, sizeof(*mt->t));
-	if (!s || !mt->lo || !mt->ev || !mt->leaf || !mt->t) {
+	mt->ml = calloc(mt->size, sizeof(*mt->ml));
+	if (!s || !mt->lo || !mt->ev || !mt->leaf || !mt->t || !mt->ml) {
 		free(s);
 		maptree_release(mt);
 		return -1;
@@ -140,25 +168,88 @@ static void maptree_set(struct maptree *mt, size_t r, uint64_t hi)
 		mt->t[i] = mt->t[2 * i] > mt->t[2 * i + 1] ? mt->t[2 * i] : mt->t[2 * i + 1];
 }
 
+/* Mapping k of the run, [lo, hi), is made: its leaf r holds it whole. */
+static void maptree_map(struct maptree *mt, size_t r, uint64_t lo, uint64_t hi)
+{
+	struct mlive *m = &mt->ml[r];
+
+	m->one = (struct piece){ lo, hi };
+	m->n = 1;
+	m->left = hi - lo;
+	maptree_set(mt, r, hi);
+}
+
 struct unmap {
-	uint64_t lo; /* the munmap's range starts here */
-	size_t end;  /* leaves before end start below the range's hi */
+	uint64_t lo, hi; /* the munmap's range */
+	size_t end;	 /* leaves before end start below hi */
 	bool *leaked;
 	uint64_t *cur; /* live bytes */
+	int oom;
 };
 
-/* Releases the live mappings below node (leaves [nl, nl + len)) that
- * overlap the range: recursion as deep as the tree (log2 of the leaves). */
-static void maptree_unmap(struct maptree *mt, const struct unmap *u, size_t node, size_t nl, size_t len)
+/* Takes [u->lo, u->hi) out of leaf r's pieces; the leaf's new value. */
+static uint64_t unmap_leaf(struct maptree *mt, struct unmap *u, size_t r)
+{
+	struct mlive *m = &mt->ml[r];
+	struct piece *p = pieces(m);
+	uint64_t top = 0;
+
+	for (uint32_t i = 0; i < m->n;) {
+		struct piece c = p[i];
+
+		if (c.hi <= u->lo || c.lo >= u->hi) { /* untouched */
+			top = c.hi > top ? c.hi : top;
+			i++;
+			continue;
+		}
+		uint64_t a = c.lo > u->lo ? c.lo : u->lo, b = c.hi < u->hi ? c.hi : u->hi;
+
+		*u->cur -= b - a;
+		m->left -= b - a;
+		if (c.lo < u->lo && c.hi > u->hi) { /* a hole in its middle: two pieces */
+			if (m->n == (m->cap ? m->cap : 1)) {
+				uint32_t nc = m->cap ? 2 * m->cap : 4;
+				struct piece *nv = realloc(m->cap ? m->v : NULL, nc * sizeof(*nv));
+
+				if (!nv) {
+					u->oom = 1;
+					return mt->t[mt->size + r];
+				}
+				if (!m->cap)
+					nv[0] = m->one;
+				m->v = nv;
+				m->cap = nc;
+				p = m->v;
+			}
+			p[i].hi = u->lo;
+			p[m->n++] = (struct piece){ u->hi, c.hi };
+			top = u->lo > top ? u->lo : top;
+			i++;
+		} else if (c.lo < u->lo) { /* its top end */
+			p[i].hi = u->lo;
+			top = u->lo > top ? u->lo : top;
+			i++;
+		} else if (c.hi > u->hi) { /* its bottom end */
+			p[i].lo = u->hi;
+			top = c.hi > top ? c.hi : top;
+			i++;
+		} else { /* all of it */
+			p[i] = p[--m->n];
+		}
+	}
+	u->leaked[mt->ev[r]] = m->n > 0;
+	return m->n ? top : 0;
+}
+
+/* Releases what overlaps the range of the live mappings below node
+ * (leaves [nl, nl + len)): recursion as deep as the tree (log2 of the
+ * leaves). */
+static void maptree_unmap(struct maptree *mt, struct unmap *u, size_t node, size_t nl, size_t len)
 {
 	if (nl >= u->end || mt->t[node] <= u->lo)
 		return;
 	if (len == 1) {
-		size_t r = nl;
-
-		u->leaked[mt->ev[r]] = false;
-		*u->cur -= mt->t[node] - mt->lo[r]; /* the mapping's bytes */
-		mt->t[node] = 0;
+		mt->t[node] = unmap_leaf(mt, u, nl);
 		return;
 	}
 	maptree_unmap(mt, u, 2 * node, nl, len / 2);
@@ -528,7 +619,8 @@ static int order_group(const struct sonde_heap_event *e, size_t a, size_t b, con
  * The matching walk, fed one run of equal times at a time, so that it can
  * work on an array of every event or on a stream.  The live blocks are in
  * a pool (addr -> pool index in `live`, NOT_LIVE once freed), the
- * mappings in the segment tree.
+ * mappings in the segment tree, each with its live pieces (what an munmap
+ * in part left of it).
  */
 struct matcher {
 	struct u64map live;
@@ -538,11 +630,10 @@ struct matcher {
 	uint32_t *freel;
 	size_t npool, cappool, nfree, capfree;
 	struct maptree mt;
-	size_t k, nmm;	   /* mappings seen, and of the run */
-	uint64_t *mm_ev;   /* the k-th mapping's event */
-	uint64_t *mm_bytes;
-	bool *mm_live;
-	uint64_t cur; /* live bytes */
+	size_t k, nmm;	 /* mappings seen, and of the run */
+	uint64_t *mm_ev; /* the k-th mapping's event */
+	bool *mm_live;	 /* whether some of it is still mapped (its bytes: mt.ml) */
+	uint64_t cur;	 /* live bytes */
 	struct sonde_heap_match s;
 	struct order_buf ob;
 };
@@ -554,7 +645,6 @@ static void matcher_release(struct matcher *m)
 	free(m->freel);
 	maptree_release(&m->mt);
 	free(m->mm_ev);
-	free(m->mm_bytes);
 	free(m->mm_live);
 	order_buf_release(&m->ob);
 	memset(m, 0, sizeof(*m));
@@ -566,9 +656,8 @@ static int matcher_init(struct matcher *m, const uint64_t *lo, size_t nmm)
 	memset(m, 0, sizeof(*m));
 	m->nmm = nmm;
 	m->mm_ev = malloc((nmm ? nmm : 1) * sizeof(*m->mm_ev));
-	m->mm_bytes = calloc(nmm ? nmm : 1, sizeof(*m->mm_bytes));
 	m->mm_live = calloc(nmm ? nmm : 1, sizeof(*m->mm_live));
-	if (!m->mm_ev || !m->mm_bytes || !m->mm_live || maptree_init(&m->mt, lo, nmm) < 0) {
+	if (!m->mm_ev || !m->mm_live || maptree_init(&m->mt, lo, nmm) < 0) {
 		matcher_release(m);
 		return -1;
 	}
@@ -612,6 +701,15 @@ static int pool_put(struct matcher *m, uint32_t i)
 	return 0;
 }
 
+/* Releases what [lo, hi) covers of the live mappings.  -1 out of memory. */
+static int matcher_unmap(struct matcher *m, uint64_t lo, uint64_t hi)
+{
+	struct unmap u = { lo, hi, maptree_below(&m->mt, hi), m->mm_live, &m->cur, 0 };
+
+	maptree_unmap(&m->mt, &u, 1, 0, m->mt.size);
+	return u.oom ? -1 : 0;
+}
+
 /* Events e[0..n), of one time, the base-th and after of the walk.
  * -1 out of memory. */
 static int matcher_run(struct matcher *m, const struct sonde_heap_event *e, size_t n, uint64_t base)
@@ -627,20 +725,23 @@ static int matcher_run(struct matcher *m, const struct sonde_heap_event *e, size
 		if (e[i].flags & SONDE_HEAPF_FAILED)
 			continue;
 		if (is_mmap(&e[i])) {
+			/* The kernel maps no address twice: live mappings
+			 * where this one is were unmapped unseen (a raw
+			 * system call), or replaced (MAP_FIXED; the tracer
+			 * records that munmap first). */
+			if (matcher_unmap(m, e[i].addr, e[i].addr + e[i].bytes) < 0)
+				return -1;
 			if (m->k < m->nmm) {
-				maptree_set(&m->mt, m->mt.leaf[m->k], e[i].addr + e[i].bytes);
+				maptree_map(&m->mt, m->mt.leaf[m->k], e[i].addr, e[i].addr + e[i].bytes);
 				m->mm_live[m->k] = true;
 				m->mm_ev[m->k] = base + i;
-				m->mm_bytes[m->k] = e[i].bytes;
 				m->k++;
 			}
 			m->cur += e[i].bytes;
 		} else if (is_munmap(&e[i])) {
-			/* [lo, hi) releases every live mapping that overlaps it */
-			struct unmap u = { e[i].addr, maptree_below(&m->mt, e[i].addr + e[i].bytes), m->mm_live,
-					   &m->cur };
-
-			maptree_unmap(&m->mt, &u, 1, 0, m->mt.size);
+			/* [lo, hi) releases what it covers of every live mapping */
+			if (matcher_unmap(m, e[i].addr, e[i].addr + e[i].bytes) < 0)
+				return -1;
 		} else if (e[i].flags & SONDE_HEAPF_ALLOC) {
 			long prev = u64map_get(&m->live, e[i].addr);
 			if (prev >= 0 && (uint32_t)prev != NOT_LIVE) {
@@ -671,9 +772,10 @@ static int matcher_run(struct matcher *m, const struct sonde_heap_event *e, size
 	return 0;
 }
 
-/* The leaks: what is live at the end.  leaked (NULL: not wanted) is
- * indexed by the events' places. */
-static void matcher_end(struct matcher *m, bool *leaked)
+/* The leaks: what is live at the end, a block whole, a mapping the bytes
+ * left of it.  leaked and left (NULL: not wanted) are indexed by the
+ * events' places; only the leaks' entries are written. */
+static void matcher_end(struct matcher *m, bool *leaked, uint64_t *left)
 {
 	struct sonde_heap_match *s = &m->s;
 
@@ -683,17 +785,28 @@ static void matcher_end(struct matcher *m, bool *leaked)
 			s->leaked_bytes += m->pool[i].bytes;
 			if (leaked)
 				leaked[m->pool[i].ev] = true;
+			if (left)
+				left[m->pool[i].ev] = m->pool[i].bytes;
 		}
 	for (size_t k = 0; k < m->k; k++)
 		if (m->mm_live[k]) {
+			uint64_t b = m->mt.ml[m->mt.leaf[k]].left;
+
 			s->leaks++;
-			s->leaked_bytes += m->mm_bytes[k];
+			s->leaked_bytes += b;
 			if (leaked)
 				leaked[m->mm_ev[k]] = true;
+			if (left)
+				left[m->mm_ev[k]] = b;
 		}
 }
 
 long sonde_heap_leaks(const struct sonde_exp *exp, bool *leaked, struct sonde_heap_match *st)
+{
+	return sonde_heap_leaks_left(exp, leaked, NULL, st);
+}
+
+long sonde_heap_leaks_left(const struct sonde_exp *exp, bool *leaked, uint64_t *left, struct sonde_heap_match *st)
 {
 	size_t n, nmm = 0;
 	const struct sonde_heap_event *e = sonde_exp_heap_events(exp, &n);
@@ -713,8 +826,11 @@ long sonde_heap_leaks(const struct sonde_exp *exp, bool *leaked, struct sonde_he
 	free(lo);
 	if (r < 0)
 		return -1;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		leaked[i] = false;
+		if (left)
+			left[i] = 0;
+	}
 	for (size_t g = 0, end; g < n; g = end) {
 		for (end = g + 1; end < n && e[end].time_ns == e[g].time_ns; end++)
 			;
@@ -723,7 +839,7 @@ long sonde_heap_leaks(const struct sonde_exp *exp, bool *leaked, struct sonde_he
 			return -1;
 		}
 	}
-	matcher_end(&m, leaked);
+	matcher_end(&m, leaked, left);
 	if (st)
 		*st = m.s;
 	long leaks = (long)m.s.leaks;
@@ -809,7 +925,7 @@ int sonde_heap_stats(const struct sonde_exp *exp, struct sonde_heap_stats *st)
 	}
 	if (sonde_heap_iter_failed(it))
 		goto out;
-	matcher_end(&m, NULL);
+	matcher_end(&m, NULL, NULL);
 	st->m = m.s;
 	rc = 0;
 out:

@@ -397,8 +397,10 @@ static int add_traces(struct builder *b, const struct sonde_exp *exp, const stru
 	const struct sonde_heap_event *he = sonde_exp_heap_events(exp, &n);
 	if (n) {
 		bool *leaked = malloc(n * sizeof *leaked);
-		if (!leaked || sonde_heap_leaks(exp, leaked, NULL) < 0) {
+		uint64_t *left = malloc(n * sizeof *left);
+		if (!leaked || !left || sonde_heap_leaks_left(exp, leaked, left, NULL) < 0) {
 			free(leaked);
+			free(left);
 			return -1;
 		}
 		for (size_t i = 0; i < n; i++) {
@@ -409,14 +411,16 @@ static int add_traces(struct builder *b, const struct sonde_exp *exp, const stru
 			v[SONDE_M_HEAPALLOCBYTES] = (int64_t)he[i].bytes;
 			if (leaked[i]) {
 				v[SONDE_M_HEAPLEAKCNT] = 1;
-				v[SONDE_M_HEAPLEAKBYTES] = (int64_t)he[i].bytes;
+				v[SONDE_M_HEAPLEAKBYTES] = (int64_t)left[i]; /* a mapping unmapped in part: the rest */
 			}
 			if (add_event(b, exp, tidnum, o, he[i].tid, he[i].time_ns, he[i].stack_id, v) < 0) {
 				free(leaked);
+				free(left);
 				return -1;
 			}
 		}
 		free(leaked);
+		free(left);
 	}
 	const struct sonde_io_event *ie = sonde_exp_io_events(exp, &n);
 	for (size_t i = 0; i < n; i++) {

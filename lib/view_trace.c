@@ -463,12 +463,14 @@ int sonde_view_heap_stacks(FILE *f, const struct sonde_exp *const *exps, size_t 
 		size_t ne;
 		const struct sonde_heap_event *he = sonde_exp_heap_events(exps[e], &ne);
 		bool *leaked = NULL;
+		uint64_t *left = NULL;
 
 		if (!he || !ne)
 			continue;
-		if (leaks && (!(leaked = malloc(ne * sizeof(*leaked))) ||
-			      sonde_heap_leaks(exps[e], leaked, NULL) < 0)) {
+		if (leaks && (!(leaked = malloc(ne * sizeof(*leaked))) || !(left = malloc(ne * sizeof(*left))) ||
+			      sonde_heap_leaks_left(exps[e], leaked, left, NULL) < 0)) {
 			free(leaked);
+			free(left);
 			goto nomem;
 		}
 		for (size_t i = 0; i < ne; i++) {
@@ -483,14 +485,19 @@ int sonde_view_heap_stacks(FILE *f, const struct sonde_exp *const *exps, size_t 
 
 			if (!r) {
 				free(leaked);
+				free(left);
 				goto nomem;
 			}
+			/* a leak is what is left: a mapping unmapped in part, the rest */
+			uint64_t bytes = leaks ? left[i] : he[i].bytes;
+
 			r->v[H_COUNT]++;
-			add_wrap(&r->v[H_BYTES], (int64_t)he[i].bytes);
+			add_wrap(&r->v[H_BYTES], (int64_t)bytes);
 			total_n++;
-			total_b += he[i].bytes;
+			total_b += bytes;
 		}
 		free(leaked);
+		free(left);
 	}
 	if (merge_stacks(&g, &nm) < 0)
 		goto nomem;

@@ -448,9 +448,10 @@ SONDE_EXPORT void *pvalloc(size_t n)
  * (mmap hands out addresses downwards, so a new mapping usually goes at
  * the end).  A range that an munmap, an mremap or a new mapping (MAP_FIXED,
  * or one the kernel placed where a mapping was unmapped behind our back)
- * overlaps releases every heap mapping it touches, whole, and records one
- * munmap of the range: what the reader does with that munmap
- * (lib/heapleaks.c) is the same.  The table is in memory mapped by system
+ * overlaps releases what it covers of the heap mappings it touches (a
+ * mapping unmapped in part keeps the rest: it shrinks, or a hole splits
+ * it in two), and records one munmap of the range: what the reader does
+ * with that munmap (lib/heapleaks.c) is the same.  The table is in memory mapped by system
  * call; a spin lock guards it, held only for the search and the move of
  * entries (never across a system call but the table's own growth); a
  * signal handler that maps memory while its thread holds the lock gets its
@@ -467,6 +468,7 @@ static size_t g_nmaps, g_capmaps;
 static atomic_flag g_maplock = ATOMIC_FLAG_INIT;
 static SONDE_TLS int t_maplocked;
 static _Atomic int g_maptab_full; /* logged once */
+static _Atomic int g_maptab_lost; /* a part left by a partial munmap found no room */
 
 static int maps_lock(void)
 {
@@ -499,17 +501,58 @@ static size_t maps_below(uintptr_t hi)
 	return a;
 }
 
-/* Removes the entries that overlap [lo, hi); how many there were.
- * Called locked. */
+/* Room for one more entry.  0 when the table cannot grow.  Called locked. */
+static int maps_room(void)
+{
+	if (g_nmaps < g_capmaps)
+		return 1;
+	size_t cap = g_capmaps ? 2 * g_capmaps : 1024;
+	if (cap > MAPTAB_MAX)
+		return 0;
+	void *p = (void *)syscall(SYS_mmap, NULL, cap * sizeof *g_maps, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return 0;
+	if (g_maps) {
+		memcpy(p, g_maps, g_nmaps * sizeof *g_maps);
+		syscall(SYS_munmap, g_maps, g_capmaps * sizeof *g_maps);
+	}
+	g_maps = p;
+	g_capmaps = cap;
+	return 1;
+}
+
+/* Puts [lo, hi) at position i (the order is the caller's).  0 when the
+ * table cannot grow.  Called locked. */
+static int maps_insert(size_t i, uintptr_t lo, uintptr_t hi)
+{
+	if (!maps_room())
+		return 0;
+	memmove(g_maps + i + 1, g_maps + i, (g_nmaps - i) * sizeof *g_maps);
+	g_maps[i] = (struct maprange){ lo, hi };
+	g_nmaps++;
+	return 1;
+}
+
+/* Takes [lo, hi) out of the entries; how many it touched.  Only what it
+ * covers goes: an entry that reaches past it keeps that part (shrinks at
+ * an end, or, with a hole in its middle, becomes two), as the kernel's
+ * mapping does.  Called locked. */
 static size_t maps_release(uintptr_t lo, uintptr_t hi)
 {
 	size_t i = maps_below(hi), j = i;
 	while (j < g_nmaps && g_maps[j].hi > lo) /* disjoint: they end in order too */
 		j++;
-	if (j > i) {
-		memmove(g_maps + i, g_maps + j, (g_nmaps - j) * sizeof *g_maps);
-		g_nmaps -= j - i;
-	}
+	if (j == i)
+		return 0;
+	struct maprange top = g_maps[i], bottom = g_maps[j - 1];
+	memmove(g_maps + i, g_maps + j, (g_nmaps - j) * sizeof *g_maps);
+	g_nmaps -= j - i;
+	/* highest first: the part above hi goes before the part below lo */
+	if (bottom.lo < lo && !maps_insert(i, bottom.lo, lo))
+		atomic_store(&g_maptab_lost, 1);
+	if (top.hi > hi && !maps_insert(i, hi, top.hi))
+		atomic_store(&g_maptab_lost, 1);
 	return j - i;
 }
 
@@ -518,26 +561,7 @@ static size_t maps_release(uintptr_t lo, uintptr_t hi)
  * Called locked. */
 static int maps_add(uintptr_t lo, uintptr_t hi)
 {
-	if (g_nmaps == g_capmaps) {
-		size_t cap = g_capmaps ? 2 * g_capmaps : 1024;
-		if (cap > MAPTAB_MAX)
-			return 0;
-		void *p = (void *)syscall(SYS_mmap, NULL, cap * sizeof *g_maps, PROT_READ | PROT_WRITE,
-					  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (p == MAP_FAILED)
-			return 0;
-		if (g_maps) {
-			memcpy(p, g_maps, g_nmaps * sizeof *g_maps);
-			syscall(SYS_munmap, g_maps, g_capmaps * sizeof *g_maps);
-		}
-		g_maps = p;
-		g_capmaps = cap;
-	}
-	size_t i = maps_below(hi);
-	memmove(g_maps + i + 1, g_maps + i, (g_nmaps - i) * sizeof *g_maps);
-	g_maps[i] = (struct maprange){ lo, hi };
-	g_nmaps++;
-	return 1;
+	return maps_insert(maps_below(hi), lo, hi);
 }
 
 static inline uintptr_t page_end(const void *p, size_t len)
@@ -554,6 +578,7 @@ static int is_heap_mapping(int flags, int fd)
 
 static void maptab_full(void)
 {
+	atomic_store(&g_maptab_lost, 0);
 	if (!atomic_exchange(&g_maptab_full, 1))
 		__sonde_trace_log("warning", "heap tracing: more anonymous mappings than the table holds; "
 					     "later ones are not recorded");
@@ -578,7 +603,7 @@ static int mapped(void *p, size_t len, int flags, int fd)
 			full = 1;
 	}
 	maps_unlock();
-	if (full)
+	if (full || atomic_load(&g_maptab_lost))
 		maptab_full();
 	return r;
 }
@@ -647,6 +672,8 @@ SONDE_EXPORT int munmap(void *addr, size_t len)
 			n = maps_release((uintptr_t)addr, page_end(addr, len));
 			maps_unlock();
 		}
+		if (atomic_load(&g_maptab_lost))
+			maptab_full();
 		errno = e;
 		if (n)
 			record_unmap(SONDE_HEAP_MUNMAP, addr, len, t0);
@@ -694,7 +721,7 @@ SONDE_EXPORT void *mremap(void *old, size_t oldlen, size_t len, int flags, ...)
 		maps_unlock();
 	}
 	errno = e;
-	if (full)
+	if (full || atomic_load(&g_maptab_lost))
 		maptab_full();
 	if (replaced)
 		record_unmap(SONDE_HEAP_MUNMAP, p, len, t0);

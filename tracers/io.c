@@ -212,7 +212,8 @@ static inline int from_sonde(const void *ra)
 /* Whether a data call (read, write, ...) is recorded. */
 static inline int recording(const void *ra)
 {
-	return atomic_load_explicit(&g_on, memory_order_relaxed) && !t_busy && !t_stdio && !from_sonde(ra);
+	return atomic_load_explicit(&g_on, memory_order_relaxed) && !t_busy && !t_stdio && !__sonde_vforked &&
+	       !from_sonde(ra);
 }
 
 /* For calls that change the table: 0 pass through, 1 keep the table only
@@ -220,7 +221,7 @@ static inline int recording(const void *ra)
 enum { ST_PASS = 0, ST_TABLE = 1, ST_RECORD = 2 };
 static inline int call_state(const void *ra)
 {
-	if (!atomic_load_explicit(&g_attached, memory_order_relaxed) || t_busy || from_sonde(ra))
+	if (!atomic_load_explicit(&g_attached, memory_order_relaxed) || t_busy || __sonde_vforked || from_sonde(ra))
 		return ST_PASS;
 	return atomic_load_explicit(&g_on, memory_order_relaxed) ? ST_RECORD : ST_TABLE;
 }

@@ -84,7 +84,7 @@ static SONDE_TLS int t_busy;
 
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
-#define ON() atomic_load_explicit(&g_on, memory_order_relaxed)
+#define ON() (atomic_load_explicit(&g_on, memory_order_relaxed) && !__sonde_vforked)
 #define THR() atomic_load_explicit(&g_thr, memory_order_relaxed)
 
 /* ---- the real functions ------------------------------------------------ */

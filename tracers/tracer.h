@@ -39,6 +39,11 @@
 #define SONDE_EXPORT __attribute__((visibility("default")))
 #define SONDE_TLS __thread __attribute__((tls_model("initial-exec")))
 
+/* Set by the collector in a vfork child, which shares its parent's memory
+ * until it execs or exits: tracers record nothing and change none of
+ * their tables there (collector/collector.h). */
+extern __thread int __sonde_vforked __attribute__((tls_model("initial-exec")));
+
 /* Start tracing `kind` (SONDE_KIND_SYNC, _HEAP or _IO): creates its data
  * file and declares it in log.xml.  `on` is set to 1 on success and later
  * cleared by the collector (stop, fork child).  *setting gets the kind's

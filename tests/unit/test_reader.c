@@ -976,6 +976,46 @@ static void test_heap_leaks(void)
 	CHECK_U(m.peak_bytes, 0x3000 + 100);
 	CHECK_U(m.peak_ns, T0 + 4);
 	CHECK_U(m.unmatched_frees, 0);
+	/* the streamed walk (-header, -heapstat) agrees with the array's */
+	struct sonde_heap_stats hs;
+
+	CHECK_I(sonde_heap_stats(exp, &hs), 0);
+	CHECK_U(hs.m.leaks, 3);
+	CHECK_U(hs.m.leaked_bytes, 0x1000 + 0x2000 + 50);
+	CHECK_U(hs.m.peak_bytes, 0x3000 + 100);
+	sonde_exp_close(exp);
+
+	/* A partial munmap releases what it covers only: a hole in the
+	 * middle splits a mapping, an end shrinks it; the leak is the rest. */
+	n = 0;
+	n += heap_pkt(pk + n, SONDE_HEAP_MMAP, SONDE_HEAPF_ALLOC, T0 + 1, A, 0x8000);
+	n += heap_pkt(pk + n, SONDE_HEAP_MUNMAP, SONDE_HEAPF_FREE, T0 + 2, A + 0x4000, 0x1000);
+	n += heap_pkt(pk + n, SONDE_HEAP_MUNMAP, SONDE_HEAPF_FREE, T0 + 3, A, 0x1000);
+	n += heap_pkt(pk + n, SONDE_HEAP_MUNMAP, SONDE_HEAPF_FREE, T0 + 4, A + 0x1000, 0x1000);
+	n += heap_pkt(pk + n, SONDE_HEAP_MMAP, SONDE_HEAPF_ALLOC, T0 + 5, B, 0x2000);
+	/* across the gap: the end of one piece and the start of the next */
+	n += heap_pkt(pk + n, SONDE_HEAP_MUNMAP, SONDE_HEAPF_FREE, T0 + 6, A + 0x3000, 0x2800);
+	n += heap_pkt(pk + n, SONDE_HEAP_MUNMAP, SONDE_HEAPF_FREE, T0 + 7, B, 0x2000); /* all of it */
+	write_empty("partial.er");
+	write_trace("partial.er", "heaptrace", SONDE_KIND_HEAP, 100, T0, pk, n);
+	exp = open_exp("partial.er");
+	CHECK(exp && sonde_exp_heap_events(exp, &ne) && ne == 7);
+	if (!exp || ne != 7)
+		return;
+	uint64_t left[16];
+
+	CHECK_I(sonde_heap_leaks_left(exp, leaked, left, &m), 1);
+	CHECK(leaked[0] && !leaked[4]);
+	/* 0x8000 - 0x1000 (hole) - 0x2000 (start) - 0x1800 (across the hole) */
+	CHECK_U(left[0], 0x3800);
+	CHECK_U(left[4], 0);
+	CHECK_U(m.leaked_bytes, 0x3800);
+	CHECK_U(m.peak_bytes, 0x8000);
+	/* streamed, each mapping keeps its pieces too */
+	CHECK_I(sonde_heap_stats(exp, &hs), 0);
+	CHECK_U(hs.m.leaks, 1);
+	CHECK_U(hs.m.leaked_bytes, 0x3800);
+	CHECK_U(hs.m.peak_bytes, 0x8000);
 	sonde_exp_close(exp);
 
 	/* Many live mappings, each released by its own munmap, last first:
