@@ -10,7 +10,11 @@
 
 
 struct dfile {
-	int fd;
+	/* No descriptor is kept: the target could take its number.  Growth
+	 * opens the file by its absolute path and checks it is the same file
+	 * (device, inode) before extending it. */
+	char path[4200];
+	uint64_t dev, ino;
 	uint32_t kind;
 	char *base;		/* file offset 0 */
 	size_t reserve;		/* bytes of address space reserved */
@@ -37,6 +41,8 @@ extern __thread struct tblock __sonde_tblocks[MAX_KINDS] __attribute__((tls_mode
 extern _Atomic uint64_t g_bytes_mapped;
 
 int reserve_space(int fd, size_t off, size_t len);
+/* Open the data file for growth: a descriptor, or -1 with errno. */
+int dfile_open_again(const struct dfile *df);
 
 static inline size_t block_off(uint32_t idx)
 {

@@ -330,9 +330,21 @@ EXPORT int dlclose(void *h)
  * resolved at start-up; before that the system call is used). */
 static _Atomic int g_noted_close;
 
+/* A protected number the target took (dup2 onto it, or a raw close and
+ * an open that reused it) holds the target's file: its close is real. */
+static int keep_open(int fd)
+{
+	if (!fd_is_protected(fd))
+		return 0;
+	if (fd_still_ours(fd))
+		return 1;
+	fd_forget_taken(fd);
+	return 0;
+}
+
 EXPORT int close(int fd)
 {
-	if (fd_is_protected(fd)) {
+	if (keep_open(fd)) {
 		if (!atomic_exchange(&g_noted_close, 1))
 			log_event_text("info", "target closed a descriptor of the collector; it was kept open");
 		return 0;
@@ -346,7 +358,7 @@ static int close_range_around(unsigned first, unsigned last, int flags)
 	int rc = 0;
 	unsigned lo = first;
 	for (unsigned fd = first; fd <= last && fd < 65536; fd++) {
-		if (!fd_is_protected((int)fd))
+		if (!keep_open((int)fd))
 			continue;
 		if (!atomic_exchange(&g_noted_close, 1))
 			log_event_text("info", "target closed a descriptor of the collector; it was kept open");
@@ -374,7 +386,7 @@ EXPORT void closefrom(int lowfd)
 	if (close_range_around((unsigned)lowfd, ~0u, 0) < 0) {
 		/* close_range is missing: close one by one, as glibc would. */
 		for (int fd = lowfd; fd < 65536; fd++)
-			if (!fd_is_protected(fd))
+			if (!keep_open(fd))
 				syscall(SYS_close, fd);
 	}
 }
