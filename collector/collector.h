@@ -205,6 +205,9 @@ void clock_exec_failed(void);
 /* Enable every sampling counter again (after the target's
  * PR_TASK_PERF_EVENTS_DISABLE).  Normal context. */
 void clock_reenable(void);
+/* Arm again the threads whose sampling counter the target closed or
+ * took (see clock.c); how many were lost.  Normal context. */
+int clock_check_counters(void);
 /* Register threads that existed before the collector started. */
 void clock_adopt_existing_threads(void);
 uint64_t clock_samples(void);
