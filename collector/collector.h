@@ -301,6 +301,11 @@ void collector_restart(const char *dir);
 
 /* ---- interpose.c / signals ---- */
 
+/* Set once the target installs a seccomp filter (interpose.c): from then
+ * on the collector makes no system call it can do without.  Exported for
+ * the tracing libraries. */
+extern _Atomic int __sonde_filtered;
+
 /* The target's own disposition for the signal the collector uses, chained
  * from our handler for signals that are not ours. */
 extern struct sigaction g_chained_action;

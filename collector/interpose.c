@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <stdarg.h>
 #include <string.h>
+#include <linux/seccomp.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
@@ -207,6 +208,78 @@ EXPORT sighandler_t signal(int sig, sighandler_t h)
 
 static _Atomic int g_noted_perfoff;
 
+/* ---- seccomp filters ----
+ *
+ * A filter the target installs applies to the collector's system calls
+ * too, and a kill filter for a call the collector makes but the target
+ * never does ends the target.  The collector cannot know what a filter
+ * allows, so from the moment the target installs one, through prctl or
+ * the seccomp system call (which libseccomp makes through syscall()), it
+ * stops making the calls it can do without: the I/O tracer's readlink of
+ * /proc/self/fd (it names the descriptors open at that moment first,
+ * while it still may), and the resident set size read from
+ * /proc/self/statm at each sample point.  doc/sonde-collect.md lists the
+ * calls it still makes.  A filter installed by a bare system call
+ * instruction is not seen. */
+EXPORT _Atomic int __sonde_filtered;
+static void (*_Atomic g_filter_hook)(void);
+
+EXPORT void __sonde_trace_on_filter(void (*fn)(void))
+{
+	atomic_store(&g_filter_hook, fn);
+}
+
+static void before_filter(void)
+{
+	if (atomic_load(&__sonde_filtered) || !atomic_load(&g_col.active))
+		return;
+	int saved = errno;
+	void (*hook)(void) = atomic_load(&g_filter_hook);
+	if (hook)
+		hook();
+	atomic_store(&__sonde_filtered, 1);
+	log_event_text("info", "the target installs a seccomp filter: from now on sonde makes no system "
+			       "call it can do without (no readlink of /proc/self/fd for I/O tracing, no "
+			       "resident set size in sample points)");
+	errno = saved;
+}
+
+/* syscall() itself, for the seccomp and prctl system calls made through
+ * it; every other number goes straight to the kernel, as glibc's does.
+ * A system call instruction of our own rather than the real syscall():
+ * this is reached from signal handlers and before dlsym can be used.
+ * Async-signal-safe. */
+static long raw_syscall(long n, long a1, long a2, long a3, long a4, long a5, long a6)
+{
+	long ret;
+	register long r10 __asm__("r10") = a4;
+	register long r8 __asm__("r8") = a5;
+	register long r9 __asm__("r9") = a6;
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "a"(n), "D"(a1), "S"(a2), "d"(a3), "r"(r10), "r"(r8), "r"(r9)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+
+EXPORT long syscall(long n, ...)
+{
+	va_list ap;
+	va_start(ap, n);
+	long a1 = va_arg(ap, long), a2 = va_arg(ap, long), a3 = va_arg(ap, long);
+	long a4 = va_arg(ap, long), a5 = va_arg(ap, long), a6 = va_arg(ap, long);
+	va_end(ap);
+	if ((n == SYS_seccomp && (a1 == SECCOMP_SET_MODE_FILTER || a1 == SECCOMP_SET_MODE_STRICT)) ||
+	    (n == SYS_prctl && a1 == PR_SET_SECCOMP))
+		before_filter();
+	long r = raw_syscall(n, a1, a2, a3, a4, a5, a6);
+	if ((unsigned long)r > -4096ul) {
+		errno = (int)-r;
+		return -1;
+	}
+	return r;
+}
+
 /* PR_TASK_PERF_EVENTS_DISABLE disables every perf counter the calling
  * thread opened, with the copies other threads inherited from it: in the
  * initial thread, sonde's sampling counters for every thread.  The
@@ -219,6 +292,8 @@ EXPORT int prctl(int option, ...)
 	unsigned long a2 = va_arg(ap, unsigned long), a3 = va_arg(ap, unsigned long);
 	unsigned long a4 = va_arg(ap, unsigned long), a5 = va_arg(ap, unsigned long);
 	va_end(ap);
+	if (option == PR_SET_SECCOMP)
+		before_filter();
 	resolve_prctl();
 	if (!real_prctl)
 		return (int)syscall(SYS_prctl, option, a2, a3, a4, a5);
