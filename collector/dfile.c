@@ -35,6 +35,10 @@ _Atomic uint64_t g_bytes_limit;
 _Atomic int g_limit_hit;
 _Atomic uint64_t g_bytes_mapped;
 
+/* The files' absolute paths, for growth (dfile.h says why not in the
+ * struct).  One data file per kind per process. */
+static char g_paths[MAX_KINDS][4200];
+
 struct dfile *dfile_create(const char *expdir, const char *name, uint32_t kind)
 {
 	char path[4200];
@@ -44,7 +48,7 @@ struct dfile *dfile_create(const char *expdir, const char *name, uint32_t kind)
 		return NULL;
 	}
 	snprintf(path, sizeof path, "%s/%s", expdir, name);
-	if (strlen(path) >= sizeof df->path) {
+	if (strlen(path) >= sizeof g_paths[0]) {
 		errno = ENAMETOOLONG;
 		return NULL;
 	}
@@ -57,7 +61,8 @@ struct dfile *dfile_create(const char *expdir, const char *name, uint32_t kind)
 	__sonde_quiet--;
 	if (!df || syscall(SYS_fstat, fd, &st) < 0)
 		goto fail;
-	strcpy(df->path, path);
+	strcpy(g_paths[kind], path);
+	df->path = g_paths[kind];
 	df->dev = (uint64_t)st.st_dev;
 	df->ino = (uint64_t)st.st_ino;
 	df->kind = kind;
