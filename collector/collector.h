@@ -89,8 +89,6 @@ void log_line(const char *line, size_t len);
 void log_event_text(const char *kind, const char *text);
 void log_close(void);
 int log_fd(void);
-/* Lines dropped because log.xml reached the target's RLIMIT_FSIZE. */
-uint64_t log_dropped(void);
 /* Move a descriptor to a high number, close-on-exec, protected from the
  * target's close(); returns the new one.  fd_release() closes it, unless
  * the target took the number meanwhile.  Async-signal-safe. */
@@ -112,7 +110,6 @@ uint64_t fsize_limit(void);
 struct cfile {
 	_Atomic int fd;
 	_Atomic unsigned taken;	  /* times the descriptor was found taken */
-	_Atomic uint64_t dropped; /* writes refused: RLIMIT_FSIZE */
 	uint64_t dev, ino;
 	char path[4200];
 };

@@ -165,10 +165,8 @@ static int cfile_writable(struct cfile *f, size_t len, int *reopened)
 			return -1;
 	}
 	uint64_t lim = fsize_limit();
-	if (lim != (uint64_t)RLIM_INFINITY && (uint64_t)st.st_size + len > lim) {
-		atomic_fetch_add(&f->dropped, 1);
-		return -1;
-	}
+	if (lim != (uint64_t)RLIM_INFINITY && (uint64_t)st.st_size + len > lim)
+		return -1; /* dropped: SIGXFSZ would kill the target */
 	return fd;
 }
 
@@ -243,11 +241,5 @@ void log_event_text(const char *kind, const char *text)
 	}
 	xb_str(&b, "/>\n");
 	log_line(mem, b.len);
-}
-
-/* Lines log.xml could not take: the target's RLIMIT_FSIZE. */
-uint64_t log_dropped(void)
-{
-	return atomic_load(&g_log.dropped);
 }
 
