@@ -102,7 +102,11 @@ static int g_inherit_ready;
  * run: closing one would remove its inherited copies too.  Closed when
  * recording stops.  Under g_reg_lock. */
 #define MAX_RETIRED 1024
-static int g_retired[MAX_RETIRED];
+struct retired {
+	int fd;
+	uint64_t perf_id;
+};
+static struct retired g_retired[MAX_RETIRED];
 static int g_nretired;
 static int g_nlive; /* registered threads; under g_reg_lock */
 /* Set once the profiling signal's action was found replaced behind
@@ -124,6 +128,41 @@ int g_timer_magic;
 
 
 /* ---- perf_event source ---- */
+
+/* Whether fd is still our counter `id`: the target may have closed the
+ * number and put a file of its own there, maybe another anonymous-inode
+ * one, which fstat cannot tell from a counter.  Only perf counters answer
+ * the '$' ioctls.  Normal context. */
+static int perf_fd_ours(int fd, uint64_t id)
+{
+	uint64_t got = 0;
+	return fd >= 0 && fd_still_ours(fd) && ioctl(fd, PERF_EVENT_IOC_ID, &got) == 0 && got == id;
+}
+
+/* Note the counter's id.  (A mapping of the counter would keep it alive
+ * when the target closes its descriptor, but the kernel refuses to map
+ * an inherited per-task counter: EINVAL.  clock_check_counters arms the
+ * threads again instead.) */
+static void perf_note(struct thread_slot *s)
+{
+	if (ioctl(s->fd, PERF_EVENT_IOC_ID, &s->perf_id) < 0)
+		s->perf_id = 0;
+}
+
+/* Disable and close our counter, unless the target took the number (then
+ * the file there is its own, and our counter ended when it was closed).
+ * Normal context. */
+static void perf_release(int fd, uint64_t id)
+{
+	if (fd < 0)
+		return;
+	if (perf_fd_ours(fd, id)) {
+		ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+		fd_release(fd);
+	} else {
+		fd_forget_taken(fd);
+	}
+}
 
 static int perf_arm(struct thread_slot *s, pid_t tid)
 {
@@ -158,6 +197,7 @@ static int perf_arm(struct thread_slot *s, pid_t tid)
 	}
 	atomic_fetch_or(&g_our_fds[fd / 8], (uint8_t)(1u << (fd % 8)));
 	s->fd = fd;
+	perf_note(s);
 	return 0;
 }
 
@@ -210,6 +250,7 @@ static int sigtrap_arm(struct thread_slot *s, pid_t tid)
 	if (fd < 0)
 		return -errno;
 	s->fd = fd_park(fd);
+	perf_note(s);
 	return 0;
 }
 
@@ -217,8 +258,7 @@ static void sigtrap_disarm(struct thread_slot *s)
 {
 	if (s->fd < 0)
 		return;
-	ioctl(s->fd, PERF_EVENT_IOC_DISABLE, 0);
-	fd_release(s->fd);
+	perf_release(s->fd, s->perf_id);
 	s->fd = -1;
 }
 
@@ -226,9 +266,8 @@ static void perf_disarm(struct thread_slot *s)
 {
 	if (s->fd < 0)
 		return;
-	ioctl(s->fd, PERF_EVENT_IOC_DISABLE, 0);
 	atomic_fetch_and(&g_our_fds[s->fd / 8], (uint8_t) ~(1u << (s->fd % 8)));
-	fd_release(s->fd);
+	perf_release(s->fd, s->perf_id);
 	s->fd = -1;
 }
 
@@ -461,13 +500,14 @@ void clock_watch(void)
 		/* Ioctl on a counter also disables the copies inherited
 		 * from it.  What a raw clone task holds in a descriptor
 		 * table or process of its own cannot be reached from here. */
-		if (s->fd >= 0 && !s->foreign_fds)
+		if (s->fd >= 0 && !s->foreign_fds && perf_fd_ours(s->fd, s->perf_id))
 			ioctl(s->fd, PERF_EVENT_IOC_DISABLE, 0);
 		if (s->has_timer && !s->own_process)
 			timer_settime(s->timer, 0, &off, NULL);
 	}
 	for (int i = 0; i < g_nretired; i++)
-		ioctl(g_retired[i], PERF_EVENT_IOC_DISABLE, 0);
+		if (perf_fd_ours(g_retired[i].fd, g_retired[i].perf_id))
+			ioctl(g_retired[i].fd, PERF_EVENT_IOC_DISABLE, 0);
 	reg_unlock();
 	char msg[400];
 	snprintf(msg, sizeof msg,
@@ -487,7 +527,7 @@ static int unregister_thread(pid_t tid, int record)
 		g_nlive--;
 		if (g_src && g_src->inherits && s->fd >= 0) {
 			if (g_nretired < MAX_RETIRED) {
-				g_retired[g_nretired++] = s->fd;
+				g_retired[g_nretired++] = (struct retired){ s->fd, s->perf_id };
 				s->fd = -1;
 			} else {
 				static _Atomic int warned;
@@ -513,6 +553,13 @@ static void key_destructor(void *v)
 	clock_thread_end();
 }
 
+static int check_due(void)
+{
+	static _Atomic uint64_t last;
+	uint64_t now = now_ns(), prev = atomic_load_explicit(&last, memory_order_relaxed);
+	return now - prev >= 10000000ull && atomic_compare_exchange_strong(&last, &prev, now);
+}
+
 void clock_thread_begin(int created)
 {
 	struct tstate *ts = &t_state;
@@ -532,7 +579,14 @@ void clock_thread_begin(int created)
 	if (!atomic_load(&g_col.active) && g_profile == NULL)
 		return;
 	pthread_setspecific(g_key, (void *)1);
-	register_thread(ts->tid, !(created && g_inherit_ready));
+	int arm = !(created && g_inherit_ready);
+	/* This thread counts on a copy of its creator's counter: check now
+	 * (at most every 10 ms) that the target has not closed the counters,
+	 * rather than leave it unsampled until the next sample point.  When
+	 * they were armed again this one was not registered yet. */
+	if (!arm && check_due())
+		arm = clock_check_counters() > 0;
+	register_thread(ts->tid, arm);
 }
 
 /* The calling thread's stack from its caller outward, sonde's own frames
@@ -710,7 +764,7 @@ void clock_raw_end(void)
 		 * task made: keep it open until recording stops, when it is
 		 * in the table the stop closes descriptors in. */
 		if (g_src && g_src->inherits && s->fd >= 0 && !s->foreign_fds && g_nretired < MAX_RETIRED) {
-			g_retired[g_nretired++] = s->fd;
+			g_retired[g_nretired++] = (struct retired){ s->fd, s->perf_id };
 			s->fd = -1;
 		}
 		if (g_src)
@@ -1004,7 +1058,7 @@ void clock_stop_all(void)
 	}
 	g_nlive = 0;
 	for (int i = 0; i < g_nretired; i++)
-		fd_release(g_retired[i]);
+		perf_release(g_retired[i].fd, g_retired[i].perf_id);
 	g_nretired = 0;
 	g_inherit_ready = 0;
 	reg_unlock();
@@ -1014,14 +1068,85 @@ void clock_stop_all(void)
 	dfile_finish(g_profile);
 }
 
+/* The target may close a sampling counter's descriptor behind the
+ * collector's back (the raw close_range system call, or dup2 onto its
+ * number): the counter ends with it, and with an inheriting source so do
+ * the copies every thread it created holds, and sampling silently stops.
+ * Checked at every periodic sample point (the sampling thread; the
+ * number and the counter's id, two system calls per counter): when one
+ * is gone, the threads it sampled are armed again.  With the inheriting
+ * source which threads held copies of the lost counter is not known, so
+ * every thread gets a counter of its own, all the old ones released
+ * first so that none is sampled twice.  Also checked when a thread that
+ * would inherit its counter starts.  Returns how many were lost.  Normal
+ * context. */
+int clock_check_counters(void)
+{
+	if (!g_src || g_src == &g_timer_source || !atomic_load(&g_col.active) || getpid() != g_col.pid)
+		return 0;
+	int lost = 0, armed = 0, failed = 0;
+	reg_lock();
+	int n = atomic_load(&g_slots_used);
+	for (int i = 0; i < n; i++) {
+		struct thread_slot *s = &g_slots[i];
+		if (atomic_load(&s->tid) && s->fd >= 0 && !s->foreign_fds && !atomic_load(&s->raw_tp) &&
+		    !perf_fd_ours(s->fd, s->perf_id))
+			lost++;
+	}
+	for (int i = 0; i < g_nretired; i++)
+		if (!perf_fd_ours(g_retired[i].fd, g_retired[i].perf_id))
+			lost++;
+	if (lost) {
+		for (int i = 0; i < n; i++) {
+			struct thread_slot *s = &g_slots[i];
+			pid_t tid = atomic_load(&s->tid);
+			if (!tid || s->foreign_fds || atomic_load(&s->raw_tp))
+				continue;
+			int gone = s->fd >= 0 && !perf_fd_ours(s->fd, s->perf_id);
+			if (!gone && !g_src->inherits)
+				continue;
+			if (gone) {
+				fd_forget_taken(s->fd);
+				if (g_src == &g_perf_source)
+					atomic_fetch_and(&g_our_fds[s->fd / 8], (uint8_t) ~(1u << (s->fd % 8)));
+				s->fd = -1;
+			} else {
+				g_src->disarm(s);
+			}
+			if (g_src->arm(s, tid) == 0)
+				armed++;
+			else
+				failed++;
+		}
+		if (g_src->inherits) {
+			for (int i = 0; i < g_nretired; i++)
+				perf_release(g_retired[i].fd, g_retired[i].perf_id);
+			g_nretired = 0;
+		}
+	}
+	reg_unlock();
+	if (lost) {
+		char msg[300];
+		snprintf(msg, sizeof msg,
+			 "the target closed %d of the collector's sampling counters, or put files of its own on "
+			 "their descriptors; %d thread(s) were armed again%s (samples since the last check "
+			 "were lost)",
+			 lost, armed, failed ? ", some could not be" : "");
+		log_event_text("warning", msg);
+	}
+	return lost;
+}
+
 void clock_reenable(void)
 {
 	reg_lock();
 	for (int i = 0, n = atomic_load(&g_slots_used); i < n; i++)
-		if (atomic_load(&g_slots[i].tid) && g_slots[i].fd >= 0 && !g_slots[i].foreign_fds)
+		if (atomic_load(&g_slots[i].tid) && g_slots[i].fd >= 0 && !g_slots[i].foreign_fds &&
+		    perf_fd_ours(g_slots[i].fd, g_slots[i].perf_id))
 			ioctl(g_slots[i].fd, PERF_EVENT_IOC_ENABLE, 0);
 	for (int i = 0; i < g_nretired; i++)
-		ioctl(g_retired[i], PERF_EVENT_IOC_ENABLE, 0);
+		if (perf_fd_ours(g_retired[i].fd, g_retired[i].perf_id))
+			ioctl(g_retired[i].fd, PERF_EVENT_IOC_ENABLE, 0);
 	reg_unlock();
 }
 
@@ -1040,7 +1165,7 @@ static void exec_quiesce(int stop)
 		struct thread_slot *s = &g_slots[i];
 		if (!atomic_load(&s->tid))
 			continue;
-		if (s->fd >= 0 && !s->foreign_fds)
+		if (s->fd >= 0 && !s->foreign_fds && perf_fd_ours(s->fd, s->perf_id))
 			ioctl(s->fd, stop ? PERF_EVENT_IOC_DISABLE : PERF_EVENT_IOC_ENABLE, 0);
 		if (s->has_timer) {
 			struct itimerspec its;
@@ -1054,7 +1179,8 @@ static void exec_quiesce(int stop)
 		}
 	}
 	for (int i = 0; i < g_nretired; i++)
-		ioctl(g_retired[i], stop ? PERF_EVENT_IOC_DISABLE : PERF_EVENT_IOC_ENABLE, 0);
+		if (perf_fd_ours(g_retired[i].fd, g_retired[i].perf_id))
+			ioctl(g_retired[i].fd, stop ? PERF_EVENT_IOC_DISABLE : PERF_EVENT_IOC_ENABLE, 0);
 }
 
 /* Before an exec (collector_exec_prepare): the exec'ing thread stops
@@ -1103,8 +1229,15 @@ void clock_fork_child(void)
 	 * POSIX timers are not inherited; just drop everything. */
 	for (int i = 0, n = atomic_load(&g_slots_used); i < n; i++) {
 		pid_t tid = atomic_load(&g_slots[i].tid);
-		if (g_slots[i].fd >= 0 && tid && !g_slots[i].foreign_fds)
-			fd_release(g_slots[i].fd);
+		/* Closed without being disabled: in a clone(CLONE_FILES)
+		 * child it is the parent's counter still (fd_release then
+		 * leaves it open). */
+		if (g_slots[i].fd >= 0 && tid && !g_slots[i].foreign_fds) {
+			if (perf_fd_ours(g_slots[i].fd, g_slots[i].perf_id))
+				fd_release(g_slots[i].fd);
+			else
+				fd_forget_taken(g_slots[i].fd);
+		}
 		if (tid > 0 && (unsigned)tid < TID_LIMIT)
 			atomic_store(&g_tid_slot[tid], 0);
 		atomic_store(&g_slots[i].tid, 0);
@@ -1120,7 +1253,8 @@ void clock_fork_child(void)
 	g_nfree = 0;
 	atomic_store(&g_slots_used, 0);
 	for (int i = 0; i < g_nretired; i++)
-		fd_release(g_retired[i]);
+		if (perf_fd_ours(g_retired[i].fd, g_retired[i].perf_id))
+			fd_release(g_retired[i].fd);
 	g_nretired = 0;
 	g_inherit_ready = 0;
 	g_nlive = 0;

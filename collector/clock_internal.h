@@ -26,6 +26,9 @@ struct sig_stack {
 struct thread_slot {
 	_Atomic pid_t tid;	/* 0 = free */
 	int fd;			/* perf fd, or -1 */
+	/* The perf counter's id (PERF_EVENT_IOC_ID), which tells our
+	 * descriptor from one the target put on its number. */
+	uint64_t perf_id;
 	timer_t timer;
 	int has_timer;
 	uint64_t start_ns;

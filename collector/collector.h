@@ -115,10 +115,35 @@ void log_event_text(const char *kind, const char *text);
 void log_close(void);
 int log_fd(void);
 /* Move a descriptor to a high number, close-on-exec, protected from the
- * target's close(); returns the new one.  fd_release() closes it. */
+ * target's close(); returns the new one.  fd_release() closes it, unless
+ * the target took the number meanwhile.  Async-signal-safe. */
 int fd_park(int fd);
 void fd_release(int fd);
 int fd_is_protected(int fd);
+/* 1 while a protected descriptor still refers to the file parked there
+ * (fstat's device and inode); 0 once the target closed it or put a file
+ * of its own on the number.  Async-signal-safe. */
+int fd_still_ours(int fd);
+/* Drop the protection of a number the target took.  Async-signal-safe. */
+void fd_forget_taken(int fd);
+/* The target's RLIMIT_FSIZE (RLIM_INFINITY: none).  Async-signal-safe. */
+uint64_t fsize_limit(void);
+
+/* A file the collector appends to (log.xml, map.xml) through a parked
+ * descriptor that is checked before every write: when the target took
+ * its number, the file is opened again by its absolute path. */
+struct cfile {
+	_Atomic int fd;
+	_Atomic unsigned taken;	  /* times the descriptor was found taken */
+	uint64_t dev, ino;
+	char path[4200];
+};
+/* Open (flags: O_WRONLY | O_APPEND, maybe O_CREAT | O_EXCL); 0 or -1. */
+int cfile_open(struct cfile *f, const char *path, int flags);
+/* Append buf in full: 0, or -1 when it was not written (file lost, or
+ * past RLIMIT_FSIZE).  Errno is kept.  Async-signal-safe. */
+int cfile_write(struct cfile *f, const char *buf, size_t len);
+void cfile_close(struct cfile *f);
 /* In a clone(CLONE_FILES) child, around dropping the parent's collector
  * state: the descriptor table is the parent's too, so fd_release() leaves
  * the parent's descriptors open (and protected from the child). */
@@ -202,6 +227,9 @@ void clock_exec_failed(void);
 /* Enable every sampling counter again (after the target's
  * PR_TASK_PERF_EVENTS_DISABLE).  Normal context. */
 void clock_reenable(void);
+/* Arm again the threads whose sampling counter the target closed or
+ * took (see clock.c); how many were lost.  Normal context. */
+int clock_check_counters(void);
 /* Register threads that existed before the collector started. */
 void clock_adopt_existing_threads(void);
 uint64_t clock_samples(void);
@@ -298,6 +326,11 @@ void collector_release_shared(void);
 void collector_restart(const char *dir);
 
 /* ---- interpose.c / signals ---- */
+
+/* Set once the target installs a seccomp filter (interpose.c): from then
+ * on the collector makes no system call it can do without.  Exported for
+ * the tracing libraries. */
+extern _Atomic int __sonde_filtered;
 
 /* The target's own disposition for the signal the collector uses, chained
  * from our handler for signals that are not ours. */

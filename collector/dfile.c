@@ -25,6 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "dfile.h"
@@ -33,24 +35,36 @@ _Atomic uint64_t g_bytes_limit;
 _Atomic int g_limit_hit;
 _Atomic uint64_t g_bytes_mapped;
 
+/* The files' absolute paths, for growth (dfile.h says why not in the
+ * struct).  One data file per kind per process. */
+static char g_paths[MAX_KINDS][4200];
+
 struct dfile *dfile_create(const char *expdir, const char *name, uint32_t kind)
 {
 	char path[4200];
+	struct dfile *df = NULL;
 	if (kind >= MAX_KINDS) {
 		errno = EINVAL;
 		return NULL;
 	}
 	snprintf(path, sizeof path, "%s/%s", expdir, name);
-	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (strlen(path) >= sizeof g_paths[0]) {
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return NULL;
-	fd = fd_park(fd);
+	struct stat st;
 	__sonde_quiet++;
-	struct dfile *df = calloc(1, sizeof *df);
+	df = calloc(1, sizeof *df);
 	__sonde_quiet--;
-	if (!df)
+	if (!df || syscall(SYS_fstat, fd, &st) < 0)
 		goto fail;
-	df->fd = fd;
+	strcpy(g_paths[kind], path);
+	df->path = g_paths[kind];
+	df->dev = (uint64_t)st.st_dev;
+	df->ino = (uint64_t)st.st_ino;
 	df->kind = kind;
 	snprintf(df->name, sizeof df->name, "%s", name);
 	uint64_t limit = atomic_load(&g_bytes_limit);
@@ -65,6 +79,8 @@ struct dfile *dfile_create(const char *expdir, const char *name, uint32_t kind)
 		sonde_munmap(va, df->reserve);
 		goto fail;
 	}
+	/* The mapping keeps the file; growth opens it again. */
+	syscall(SYS_close, fd);
 	atomic_store(&df->mapped, CHUNK);
 	atomic_fetch_add(&g_bytes_mapped, CHUNK);
 
@@ -78,12 +94,14 @@ struct dfile *dfile_create(const char *expdir, const char *name, uint32_t kind)
 	h->start_ns = g_col.start_ns;
 	memcpy(h->kind_name, name, strnlen(name, sizeof h->kind_name));
 	return df;
-fail:
+fail:;
+	int e = errno;
 	__sonde_quiet++;
 	free(df);
 	__sonde_quiet--;
-	fd_release(fd);
+	syscall(SYS_close, fd);
 	unlink(path); /* leave no file without a header behind */
+	errno = e;
 	return NULL;
 }
 
@@ -100,18 +118,15 @@ void dfile_finish(struct dfile *df)
 
 void dfile_close_fd(struct dfile *df)
 {
-	if (!df || df->fd < 0)
+	if (!df)
 		return;
 	atomic_store(&df->dead, 1);
-	/* Taking the growth flag for good: no growth uses the descriptor
-	 * after this (a closed number may be the parent's next file). */
+	/* Taking the growth flag for good: a growth under way holds a
+	 * descriptor of the file; none is opened after this. */
 	for (int i = 0; i < 100000; i++) {
 		int expected = 0;
-		if (atomic_compare_exchange_strong(&df->growing, &expected, 1)) {
-			fd_release(df->fd);
-			df->fd = -1;
+		if (atomic_compare_exchange_strong(&df->growing, &expected, 1))
 			return;
-		}
 		sched_yield();
 	}
 }
@@ -122,6 +137,5 @@ void dfile_forget(struct dfile *df)
 		return;
 	atomic_store(&df->dead, 1);
 	sonde_munmap(df->base, df->reserve);
-	fd_release(df->fd);
 	memset(t_blocks, 0, sizeof t_blocks);
 }

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <stdarg.h>
 #include <string.h>
+#include <linux/seccomp.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
@@ -339,8 +340,10 @@ EXPORT int sigvec(int sig, const struct sonde_sigvec *vec, struct sonde_sigvec *
  * replace sonde's handler, and the next sample would kill the target
  * (SIGTRAP's or a real-time signal's default action).  Such calls go
  * through sigaction above; every other system call is made as glibc
- * makes it.  A bare syscall instruction is not seen here: see
- * clock_watch.  Async-signal-safe (sonde's own code calls it too). */
+ * makes it, by a system call instruction of our own (this is reached
+ * from signal handlers and before dlsym can be used).  A bare syscall
+ * instruction is not seen here: see clock_watch.  Async-signal-safe
+ * (sonde's own code calls it too). */
 struct ksigaction {
 	void *handler;
 	unsigned long flags;
@@ -354,6 +357,8 @@ static int rt_sigaction_ours(long sig, long sigsetsize)
 	       (clock_is_our_signal((int)sig) || sampling_sigaction((int)sig, NULL, NULL));
 }
 
+static void before_filter(void);
+
 EXPORT long syscall(long n, ...)
 {
 	va_list ap;
@@ -361,6 +366,11 @@ EXPORT long syscall(long n, ...)
 	long a1 = va_arg(ap, long), a2 = va_arg(ap, long), a3 = va_arg(ap, long);
 	long a4 = va_arg(ap, long), a5 = va_arg(ap, long), a6 = va_arg(ap, long);
 	va_end(ap);
+	/* The seccomp and prctl system calls made through syscall()
+	 * (libseccomp's way): see "seccomp filters" below. */
+	if ((n == SYS_seccomp && (a1 == SECCOMP_SET_MODE_FILTER || a1 == SECCOMP_SET_MODE_STRICT)) ||
+	    (n == SYS_prctl && a1 == PR_SET_SECCOMP))
+		before_filter();
 	if (n == SYS_rt_sigaction && rt_sigaction_ours(a1, a4)) {
 		const struct ksigaction *ka = (const struct ksigaction *)a2;
 		struct ksigaction *ko = (struct ksigaction *)a3;
@@ -433,6 +443,42 @@ EXPORT int sigsetmask(int mask)
 
 static _Atomic int g_noted_perfoff;
 
+/* ---- seccomp filters ----
+ *
+ * A filter the target installs applies to the collector's system calls
+ * too, and a kill filter for a call the collector makes but the target
+ * never does ends the target.  The collector cannot know what a filter
+ * allows, so from the moment the target installs one, through prctl or
+ * the seccomp system call (which libseccomp makes through syscall()), it
+ * stops making the calls it can do without: the I/O tracer's readlink of
+ * /proc/self/fd (it names the descriptors open at that moment first,
+ * while it still may), and the resident set size read from
+ * /proc/self/statm at each sample point.  doc/sonde-collect.md lists the
+ * calls it still makes.  A filter installed by a bare system call
+ * instruction is not seen. */
+EXPORT _Atomic int __sonde_filtered;
+static void (*_Atomic g_filter_hook)(void);
+
+EXPORT void __sonde_trace_on_filter(void (*fn)(void))
+{
+	atomic_store(&g_filter_hook, fn);
+}
+
+static void before_filter(void)
+{
+	if (atomic_load(&__sonde_filtered) || !atomic_load(&g_col.active))
+		return;
+	int saved = errno;
+	void (*hook)(void) = atomic_load(&g_filter_hook);
+	if (hook)
+		hook();
+	atomic_store(&__sonde_filtered, 1);
+	log_event_text("info", "the target installs a seccomp filter: from now on sonde makes no system "
+			       "call it can do without (no readlink of /proc/self/fd for I/O tracing, no "
+			       "resident set size in sample points)");
+	errno = saved;
+}
+
 /* PR_TASK_PERF_EVENTS_DISABLE disables every perf counter the calling
  * thread opened, with the copies other threads inherited from it: in the
  * initial thread, sonde's sampling counters for every thread.  The
@@ -445,6 +491,8 @@ EXPORT int prctl(int option, ...)
 	unsigned long a2 = va_arg(ap, unsigned long), a3 = va_arg(ap, unsigned long);
 	unsigned long a4 = va_arg(ap, unsigned long), a5 = va_arg(ap, unsigned long);
 	va_end(ap);
+	if (option == PR_SET_SECCOMP)
+		before_filter();
 	resolve_prctl();
 	if (!real_prctl)
 		return (int)syscall(SYS_prctl, option, a2, a3, a4, a5);
@@ -557,9 +605,21 @@ EXPORT int dlclose(void *h)
  * resolved at start-up; before that the system call is used). */
 static _Atomic int g_noted_close;
 
+/* A protected number the target took (dup2 onto it, or a raw close and
+ * an open that reused it) holds the target's file: its close is real. */
+static int keep_open(int fd)
+{
+	if (!fd_is_protected(fd))
+		return 0;
+	if (fd_still_ours(fd))
+		return 1;
+	fd_forget_taken(fd);
+	return 0;
+}
+
 EXPORT int close(int fd)
 {
-	if (fd_is_protected(fd)) {
+	if (keep_open(fd)) {
 		if (!atomic_exchange(&g_noted_close, 1))
 			log_event_text("info", "target closed a descriptor of the collector; it was kept open");
 		return 0;
@@ -573,7 +633,7 @@ static int close_range_around(unsigned first, unsigned last, int flags)
 	int rc = 0;
 	unsigned lo = first;
 	for (unsigned fd = first; fd <= last && fd < 65536; fd++) {
-		if (!fd_is_protected((int)fd))
+		if (!keep_open((int)fd))
 			continue;
 		if (!atomic_exchange(&g_noted_close, 1))
 			log_event_text("info", "target closed a descriptor of the collector; it was kept open");
@@ -601,7 +661,7 @@ EXPORT void closefrom(int lowfd)
 	if (close_range_around((unsigned)lowfd, ~0u, 0) < 0) {
 		/* close_range is missing: close one by one, as glibc would. */
 		for (int fd = lowfd; fd < 65536; fd++)
-			if (!fd_is_protected(fd))
+			if (!keep_open(fd))
 				syscall(SYS_close, fd);
 	}
 }

@@ -34,31 +34,53 @@ static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct obj *g_objs;
 static size_t g_nobjs, g_cap;
 static int g_next_id = 1;
-static int g_map_fd = -1;
+/* map.xml is open only while an update writes to it: one descriptor
+ * fewer in the target's table, and none it could take between updates.
+ * An update is rare (start-up, dlopen, dlclose) and the open costs a few
+ * microseconds. */
+static struct cfile g_map = { .fd = -1 };
+static char g_map_path[4200];
+static int g_map_ok; /* created; 0: nothing is written */
+static int g_map_warned;
 static char g_exe[PATH_MAX];
 static char g_expdir[4096];
 
 int maps_open(const char *expdir)
 {
-	char path[4200];
-	snprintf(path, sizeof path, "%s/map.xml", expdir);
+	snprintf(g_map_path, sizeof g_map_path, "%s/map.xml", expdir);
 	snprintf(g_expdir, sizeof g_expdir, "%s", expdir);
-	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0)
+	g_map_ok = 0;
+	if (cfile_open(&g_map, g_map_path, O_WRONLY | O_APPEND | O_CREAT | O_EXCL) < 0)
 		return -1;
-	g_map_fd = fd_park(fd);
 	static const char head[] = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<map>\n";
-	if (write(g_map_fd, head, sizeof head - 1) < 0)
+	int rc = cfile_write(&g_map, head, sizeof head - 1);
+	cfile_close(&g_map);
+	if (rc < 0)
 		return -1;
+	g_map_ok = 1;
 	ssize_t n = readlink("/proc/self/exe", g_exe, sizeof g_exe - 1);
 	g_exe[n > 0 ? n : 0] = 0;
 	return 0;
 }
 
+/* Append one record, opening map.xml for the rest of this update. */
+static void map_write(const char *buf, size_t len)
+{
+	if (!g_map_ok)
+		return;
+	if (atomic_load(&g_map.fd) < 0 && cfile_open(&g_map, g_map_path, O_WRONLY | O_APPEND) < 0) {
+		if (!g_map_warned++)
+			log_event_text("warning", "cannot open map.xml again (the target may restrict opening "
+						  "files); later loads and unloads are not recorded");
+		return;
+	}
+	cfile_write(&g_map, buf, len);
+}
+
 void maps_close(void)
 {
-	fd_release(g_map_fd);
-	g_map_fd = -1;
+	cfile_close(&g_map);
+	g_map_ok = 0;
 }
 
 /* In a fork child: the objects are to be listed again in its own map.xml;
@@ -216,8 +238,7 @@ static void emit_load(const struct obj *o, uint64_t t)
 	if (o->path && !strcmp(o->path, "[vdso]"))
 		xb_attr_str(&b, "copy", "vdso.so");
 	xb_str(&b, "/>\n");
-	if (g_map_fd >= 0 && write(g_map_fd, mem, b.len) < 0)
-		return;
+	map_write(mem, b.len);
 }
 
 static void emit_unload(const struct obj *o)
@@ -230,8 +251,7 @@ static void emit_unload(const struct obj *o)
 	xb_attr_u64(&b, "time_ns", now_ns());
 	xb_attr_str(&b, "event", "unload");
 	xb_str(&b, "/>\n");
-	if (g_map_fd >= 0 && write(g_map_fd, mem, b.len) < 0)
-		return;
+	map_write(mem, b.len);
 }
 
 static void save_vdso(const struct obj *o)
@@ -328,6 +348,7 @@ void maps_update_since(uint64_t since)
 	 * look its addresses up in the library that held them before.  No
 	 * event after this point is stamped before them. */
 	trace_clock_raise(now_ns() + 1);
+	cfile_close(&g_map);
 	pthread_mutex_unlock(&g_lock);
 	__sonde_quiet--;
 }

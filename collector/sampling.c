@@ -139,6 +139,7 @@ static void *sampler(void *arg)
 		}
 		if (next && now >= next) {
 			sp_write(SONDE_OV_PERIODIC, NULL);
+			clock_check_counters();
 			/* Points missed while the machine was suspended are
 			 * skipped, not written in a burst. */
 			while (next <= now)

@@ -15,7 +15,10 @@
  * sonde_io_file_packet holding the path as given, written before the I/O
  * packet that uses it; dup copies an id, close clears it.  A descriptor the
  * table does not know (stdin, pipes, sockets, files opened before the
- * collector started) is named on first use by what /proc/self/fd says.  A
+ * collector started) is named on first use by what /proc/self/fd says;
+ * once the target installs a seccomp filter, which may kill readlink,
+ * the descriptors open then are named first and later unknown ones from
+ * fstat (pipe:[INO], socket:[INO], else "fd N").  A
  * few descriptor creators and closers that are not traced (pipe, socket,
  * accept, fcntl(F_DUPFD), freopen, pclose, close_range, closefrom) are
  * interposed only to keep the table right.  Descriptors at or above
@@ -51,7 +54,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <pthread.h>
+#include <dirent.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -272,8 +277,37 @@ static inline uint64_t tab_take(int fd)
 	return atomic_exchange_explicit(&g_tab[fd], 0, memory_order_relaxed);
 }
 
-/* The file id of a descriptor, naming it from /proc/self/fd on first use.
- * Called with t_busy set; errno is the caller's to restore. */
+/* A descriptor's name from fstat alone, for use once the target has a
+ * seccomp filter (readlink may be what the filter kills): pipes and
+ * sockets as /proc/self/fd shows them, anything else by its number. */
+static size_t name_from_fstat(int fd, char *out, size_t cap)
+{
+	struct stat st;
+	const char *pre = "fd ", *post = "";
+	uint64_t v = (uint64_t)fd;
+	if (syscall(SYS_fstat, fd, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
+		pre = S_ISFIFO(st.st_mode) ? "pipe:[" : "socket:[";
+		post = "]";
+		v = (uint64_t)st.st_ino;
+	}
+	char digits[24];
+	int nd = 0;
+	do
+		digits[nd++] = (char)('0' + v % 10);
+	while ((v /= 10) && nd < 24);
+	size_t len = 0;
+	while (*pre && len < cap)
+		out[len++] = *pre++;
+	while (nd && len < cap)
+		out[len++] = digits[--nd];
+	while (*post && len < cap)
+		out[len++] = *post++;
+	return len;
+}
+
+/* The file id of a descriptor, naming it on first use from what
+ * /proc/self/fd says, or from fstat once the target installed a seccomp
+ * filter.  Called with t_busy set; errno is the caller's to restore. */
 static uint64_t file_of(int fd)
 {
 	if (fd < 0 || fd >= FD_TABLE || !g_tab)
@@ -281,17 +315,22 @@ static uint64_t file_of(int fd)
 	uint64_t id = atomic_load_explicit(&g_tab[fd], memory_order_relaxed);
 	if (id)
 		return id;
-	char path[32] = "/proc/self/fd/";
-	char digits[12];
-	int nd = 0;
-	for (unsigned v = (unsigned)fd; nd == 0 || v; v /= 10)
-		digits[nd++] = (char)('0' + v % 10);
-	size_t pl = 14;
-	while (nd)
-		path[pl++] = digits[--nd];
-	path[pl] = 0;
 	char name[NAME_MAX_LEN + 1];
-	ssize_t n = readlink(path, name, sizeof name);
+	ssize_t n;
+	if (atomic_load_explicit(&__sonde_filtered, memory_order_relaxed)) {
+		n = (ssize_t)name_from_fstat(fd, name, sizeof name);
+	} else {
+		char path[32] = "/proc/self/fd/";
+		char digits[12];
+		int nd = 0;
+		for (unsigned v = (unsigned)fd; nd == 0 || v; v /= 10)
+			digits[nd++] = (char)('0' + v % 10);
+		size_t pl = 14;
+		while (nd)
+			path[pl++] = digits[--nd];
+		path[pl] = 0;
+		n = readlink(path, name, sizeof name);
+	}
 	if (n <= 0)
 		return 0;
 	id = new_file(name, (size_t)n);
@@ -302,6 +341,40 @@ static uint64_t file_of(int fd)
 						     memory_order_relaxed))
 		return expected; /* another thread named it first */
 	return id;
+}
+
+/* The target is about to install a seccomp filter (the collector's hook,
+ * in the installing thread): name every open descriptor the table does
+ * not know yet, the inherited ones above all, while readlink may still
+ * be called. */
+static void io_before_filter(void)
+{
+	if (!g_tab || !atomic_load_explicit(&g_on, memory_order_relaxed))
+		return;
+	int e = errno;
+	int busy = t_busy;
+	t_busy = 1;
+	int d = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (d >= 0) {
+		char buf[4096];
+		long n;
+		while ((n = syscall(SYS_getdents64, d, buf, sizeof buf)) > 0) {
+			for (long off = 0; off < n;) {
+				struct dirent64 *de = (struct dirent64 *)(buf + off);
+				off += de->d_reclen;
+				if (de->d_name[0] < '0' || de->d_name[0] > '9')
+					continue;
+				int fd = 0;
+				for (const char *c = de->d_name; *c >= '0' && *c <= '9'; c++)
+					fd = fd * 10 + (*c - '0');
+				if (fd != d && fd < FD_TABLE && !tab_get(fd))
+					file_of(fd);
+			}
+		}
+		syscall(SYS_close, d);
+	}
+	t_busy = busy;
+	errno = e;
 }
 
 /* Write one I/O packet with the given stack.  Called with t_busy set. */
@@ -1370,6 +1443,7 @@ __attribute__((constructor)) static void io_init(void)
 	if (tab != MAP_FAILED)
 		g_tab = tab;
 	pthread_atfork(NULL, NULL, io_fork_child);
+	__sonde_trace_on_filter(io_before_filter);
 	const char *setting = NULL;
 	/* The table is ready before g_on can become 1. */
 	if (__sonde_trace_attach(SONDE_KIND_IO, &g_on, &setting) == 0)

@@ -102,6 +102,12 @@ static inline void sonde_commit(int kind, size_t size)
 	__atomic_store_n(&tb->blk->used, tb->used, __ATOMIC_RELEASE);
 }
 
+/* Set once the target installs a seccomp filter: make no system call the
+ * tracer can do without from then on.  The hook (one per process: the
+ * I/O tracer's) runs just before the filter is installed. */
+extern _Atomic int __sonde_filtered;
+void __sonde_trace_on_filter(void (*fn)(void));
+
 /* Whether pc is in the code of one of sonde's libraries (the collector,
  * the tracers): their own calls are not the target's.  Complete once
  * any kind has attached. */
