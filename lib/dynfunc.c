@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "safeopen.h"
 #include "dynfunc.h"
 #include "partition.h"
 
@@ -168,7 +169,7 @@ struct sonde_dynfuncs *sonde_dynfuncs_read(const struct sonde_exp *exp, bool *pr
 		errno = ENAMETOOLONG;
 		return NULL;
 	}
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = sonde_open_regular(path);
 
 	if (fd < 0) {
 		*present = errno != ENOENT;
