@@ -45,7 +45,7 @@ have fifo.err "not a regular file" "the FIFO object is reported as not a regular
 cp -r base.er src.er
 mv src/burn.c burn.c.orig
 mkfifo src/burn.c
-timeout 30 "$SONDE" print -source spin src.er >srcfifo.txt 2>srcfifo.err
+timeout 30 "$SONDE" print -source sort_cmp src.er >srcfifo.txt 2>srcfifo.err
 r=$?
 [ $r != 124 ] && ok "sonde print -source does not hang on a FIFO named by the line table (exit $r)" ||
 	notok "sonde print -source hangs on a FIFO named by the line table (killed after 30 s)"
@@ -134,7 +134,7 @@ if grep -qF "Executable:        $TMP/$odd/burn" uh.txt; then ok "the reader read
 else notok "the path is not read back exactly"; grep Executable uh.txt | od -c | head -5 | sed 's/^/#   /'; fi
 bad=0
 for v in functions callers-callees calltree objects threads lines pcs header processes statistics \
-	samples overview experiment_list metric_list "source spin" "disasm spin" "fsingle spin"; do
+	samples overview experiment_list metric_list "source sort_cmp" "disasm sort_cmp" "fsingle sort_cmp"; do
 	# shellcheck disable=SC2086
 	"$SONDE" print -printmode json -$v u.er >v.json 2>/dev/null
 	if [ ! -s v.json ]; then continue; fi
