@@ -81,8 +81,18 @@ static char *agg_src; /* the input's agg program, NUL-terminated, or NULL */
 static size_t agg_srclen;
 
 static uint64_t source_every = 20; /* the source views on every Nth opened input (-src) */
+static uint64_t n_open;
+/* What reads the objects' ELF files (the symbol layer: sonde print's model,
+ * -threads, the heap and I/O stack views) on every Nth opened input (-sym;
+ * default every one): it is most of an execution's cost. */
+static uint64_t symbols_every = 1;
+
+static bool symbols_now(void)
+{
+	return (n_open - 1) % symbols_every == 0;
+}
 static char scratch[256];
-static uint64_t n_open, n_refused, n_damaged, n_samples, n_traced;
+static uint64_t n_refused, n_damaged, n_samples, n_traced;
 
 static int ensure_scratch(void)
 {
@@ -400,7 +410,7 @@ static void run_trace_views(const struct sonde_exp *exp)
 			sonde_view_sync(devnull, two, ne, &o, err, sizeof(err));
 			/* These name stacks with the symbol layer (slower): in
 			 * one mode per input, taking turns. */
-			if (mode == (int)((rot + ne) % 3)) {
+			if (mode == (int)((rot + ne) % 3) && symbols_now()) {
 				sonde_view_heap_stacks(devnull, two, ne, true, &o, err, sizeof(err));
 				sonde_view_heap_stacks(devnull, two, ne, false, &o, err, sizeof(err));
 				sonde_view_iostacks(devnull, two, ne, &o, err, sizeof(err));
@@ -562,7 +572,8 @@ static void walk(const struct sonde_exp *exp)
 	}
 	sonde_view_opts_init(&o);
 	model_of(exp);
-	profile_of(exp);
+	if (symbols_now())
+		profile_of(exp);
 	walk_traces(exp);
 	run_trace_views(exp);
 	run_header(exp);
@@ -1444,6 +1455,10 @@ int main(int argc, char **argv)
 			source_every = strtoull(argv[++i], NULL, 10);
 			if (!source_every)
 				source_every = 1;
+		} else if (!strcmp(argv[i], "-sym") && i + 1 < argc) {
+			symbols_every = strtoull(argv[++i], NULL, 10);
+			if (!symbols_every)
+				symbols_every = 1;
 		} else if (!strcmp(argv[i], "-t") && i + 1 < argc) {
 			timeout = (unsigned)atoi(argv[++i]);
 		} else if (!strcmp(argv[i], "-run") && i + 1 < argc) {
@@ -1494,7 +1509,7 @@ int main(int argc, char **argv)
 			}
 			return 0;
 		} else if (argv[i][0] == '-') {
-			fprintf(stderr, "usage: fuzz_reader [-n ITER] [-seed N] [-crashes DIR] [-t SEC] [-src N] "
+			fprintf(stderr, "usage: fuzz_reader [-n ITER] [-seed N] [-crashes DIR] [-t SEC] [-src N] [-sym N] "
 					"EXPERIMENT...\n"
 					"       fuzz_reader -run FILE | -pack DIR FILE | -unpack FILE DIR\n");
 			return 2;
