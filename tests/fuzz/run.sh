@@ -72,6 +72,7 @@ if [ -n "${FUZZ_LIBFUZZER:-}" ]; then
 		for e in "$OUT"/seeds/*.er; do
 			"$OUT/fuzz_reader" -pack "$e" "$OUT/corpus/$(basename "$e").bin"
 		done
+		cp tests/fuzz/regress/*.bin "$OUT/corpus/" # inputs with agg programs
 		echo "== libFuzzer: ${FUZZ_SECONDS:-60} s"
 		"$OUT/fuzz_reader_lf" -max_total_time="${FUZZ_SECONDS:-60}" -max_len=200000 \
 			-artifact_prefix="$OUT/crashes/" "$OUT/corpus" 2>&1 | tail -n 5
