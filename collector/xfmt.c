@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "sonde/utf8.h"
 
 /* Async-signal-safe. */
 void xb_init(struct xbuf *b, char *mem, size_t cap)
@@ -45,8 +46,24 @@ void xb_xml(struct xbuf *b, const char *s)
 	for (; s && *s && !b->overflow; s++) {
 		unsigned char c = (unsigned char)*s;
 		const char *ent = c == '&' ? "&amp;" : c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '"' ? "&quot;" : NULL;
-		if (!ent) {
-			xb_putc(b, (c < 0x20 && c != '\t') ? '?' : (char)c);
+		size_t ul = ent ? 1 : sonde_utf8_len((const unsigned char *)s);
+
+		if (!ent && (ul == 0 || (c < 0x20 && c != '\t'))) {
+			/* Not UTF-8 or not an XML character: the byte as U+F7XY
+			 * (include/sonde/utf8.h), which the reader decodes back. */
+			char ref[] = "&#xF7XY;";
+
+			ref[5] = "0123456789ABCDEF"[c >> 4];
+			ref[6] = "0123456789ABCDEF"[c & 15];
+			if (b->len + sizeof(ref) - 1 < b->cap)
+				xb_str(b, ref);
+			else
+				b->overflow = 1;
+		} else if (!ent) {
+			/* a whole valid sequence (its bytes are non-NUL) */
+			for (size_t k = 0; k < ul; k++)
+				xb_putc(b, s[k]);
+			s += ul - 1;
 		} else if (b->len + strlen(ent) < b->cap) {
 			xb_str(b, ent);
 		} else {

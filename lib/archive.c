@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "archive.h"
+#include "sonde/utf8.h"
 #include "xmlline.h"
 
 #define DEFAULT_DEBUG_ROOT "/usr/lib/debug"
@@ -175,7 +176,12 @@ static int copy_file(struct ctx *c, const char *src, char *dst)
 	if (make_dirs(dst, strlen(c->adir)) < 0)
 		goto out;
 	snprintf(tmp, sizeof(tmp), "%s.tmp", dst);
-	out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/* Private while it is written; then the original's permission bits
+	 * and never more: a source of mode 640 (the line table may name any
+	 * file) must not become readable by everyone in the archive. */
+	out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_EXCL, 0600);
+	if (out < 0 && errno == EEXIST && unlink(tmp) == 0) /* a stale one */
+		out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_EXCL, 0600);
 	if (out < 0)
 		goto out;
 	off_t left = ss.st_size;
@@ -214,6 +220,8 @@ static int copy_file(struct ctx *c, const char *src, char *dst)
 	struct timespec times[2] = { ss.st_atim, ss.st_mtim };
 
 	futimens(out, times);
+	if (fchmod(out, ss.st_mode & 0777) < 0)
+		goto out;
 	if (close(out) < 0) {
 		out = -1;
 		goto out;
@@ -526,19 +534,25 @@ static void archive_object(struct ctx *c, struct obj *o)
 
 /* ---- the index ---------------------------------------------------------- */
 
+/* Names are bytes: what is not UTF-8, and control bytes, go as the
+ * reversible U+F7XY references of include/sonde/utf8.h. */
 static void xml_str(FILE *f, const char *s)
 {
 	for (; *s; s++) {
+		size_t ul = sonde_utf8_len((const unsigned char *)s);
+
 		switch (*s) {
 		case '&': fputs("&amp;", f); break;
 		case '<': fputs("&lt;", f); break;
 		case '>': fputs("&gt;", f); break;
 		case '"': fputs("&quot;", f); break;
 		default:
-			if ((unsigned char)*s < 0x20)
-				fprintf(f, "&#%d;", *s);
-			else
-				fputc(*s, f);
+			if (!ul || (unsigned char)*s < 0x20) {
+				fprintf(f, "&#x%X;", SONDE_BYTE_ESCAPE_BASE + (unsigned char)*s);
+			} else {
+				fwrite(s, 1, ul, f);
+				s += ul - 1;
+			}
 		}
 	}
 }
@@ -634,6 +648,11 @@ static void read_descendants(struct ctx *c)
 		if (de->d_name[0] != '_' || n < 4 || strcmp(de->d_name + n - 3, ".er"))
 			continue;
 		snprintf(sub, sizeof(sub), "%s/%s", c->expdir, de->d_name);
+		struct stat sb;
+
+		/* a symbolic link (_f9.er -> .) is not a descendant's directory */
+		if (lstat(sub, &sb) < 0 || !S_ISDIR(sb.st_mode))
+			continue;
 		read_map(c, sub); /* a descendant without map.xml has nothing to add */
 	}
 	closedir(d);

@@ -7,6 +7,13 @@
  * longjmp back to sonde_dl_compile() with the line and column.  Constant
  * subexpressions are folded while parsing (lquantize's and llquantize's
  * parameters must fold to integer constants).  Evaluation walks the tree.
+ *
+ * Both recurse, so both are bounded (MAX_NEST): the parser's nesting of
+ * parentheses and unary operators, and the depth of the tree it builds (a
+ * chain of 50,000 '+' is parsed by a loop but makes a tree 50,000 deep,
+ * which the evaluator would recurse down).  Past the bound the program is
+ * refused with an error at the place; before it, neither overflows the
+ * stack.
  */
 #define _GNU_SOURCE
 #include "dlang.h"
@@ -123,10 +130,17 @@ enum op {
 	OP_LT, OP_LE, OP_GT, OP_GE, OP_EQ, OP_NE, OP_AND, OP_OR,
 };
 
+/* Nesting of parentheses and unary operators, and depth of an expression
+ * tree; each level costs a few hundred bytes of stack in the parser (8
+ * frames) or the evaluator (2 frames), so 1000 stays far below any stack
+ * limit and far above any program written by hand. */
+#define MAX_NEST 1000
+
 struct node {
 	uint8_t kind;	/* enum nkind */
 	uint8_t op;	/* enum op */
 	uint8_t type;	/* enum sonde_dl_type */
+	uint32_t depth;	/* levels of the tree below and including this node */
 	unsigned line, col;
 	int64_t i;	/* N_INT value, N_FIELD index */
 	const char *s;	/* N_STR: interned */
@@ -212,6 +226,7 @@ struct parser {
 	char *tstr;
 	size_t tstrlen;
 	bool tendpred; /* '/' followed by '{' */
+	unsigned nest; /* parentheses and unary operators open */
 
 	struct clause *cl;
 };
@@ -519,6 +534,7 @@ static struct node *mknode(struct parser *ps, int kind, unsigned line, unsigned 
 	n->kind = (uint8_t)kind;
 	n->line = line;
 	n->col = col;
+	n->depth = 1;
 	n->next_alloc = ps->prog->nodes;
 	ps->prog->nodes = n;
 	return n;
@@ -571,6 +587,25 @@ static int64_t arith(int op, int64_t x, int64_t y)
 	return 0;
 }
 
+static void check_depth(struct parser *ps, const struct node *n)
+{
+	if (n->depth > MAX_NEST)
+		fail(ps, n->line, n->col,
+		     "expression too deep: more than %d operators nested or chained (the limit keeps "
+		     "evaluation off the stack's end)",
+		     MAX_NEST);
+}
+
+/* Enters one more level of parentheses or unary operators. */
+static void nest_in(struct parser *ps)
+{
+	if (++ps->nest > MAX_NEST)
+		fail(ps, ps->tline, ps->tcol,
+		     "expression nested too deeply: more than %d levels of parentheses or unary "
+		     "operators",
+		     MAX_NEST);
+}
+
 static struct node *unary(struct parser *ps, int op, struct node *a, unsigned line, unsigned col)
 {
 	if (a->type == SONDE_DL_STR)
@@ -586,6 +621,8 @@ static struct node *unary(struct parser *ps, int op, struct node *a, unsigned li
 	n->op = (uint8_t)op;
 	n->type = SONDE_DL_INT;
 	n->a = a;
+	n->depth = a->depth + 1;
+	check_depth(ps, n);
 	return n;
 }
 
@@ -631,6 +668,8 @@ static struct node *binary(struct parser *ps, int op, struct node *a, struct nod
 	n->type = SONDE_DL_INT;
 	n->a = a;
 	n->b = b;
+	n->depth = (a->depth > b->depth ? a->depth : b->depth) + 1;
+	check_depth(ps, n);
 	return n;
 }
 
@@ -681,9 +720,11 @@ static struct node *primary(struct parser *ps)
 		lex(ps);
 		return n;
 	case T_LPAREN:
+		nest_in(ps);
 		lex(ps);
 		n = expr(ps);
 		expect(ps, T_RPAREN, "')'");
+		ps->nest--;
 		return n;
 	case T_DOLLAR:
 		if (ps->cl->special != CL_EVENT)
@@ -749,13 +790,19 @@ static struct node *unary_expr(struct parser *ps)
 	if (ps->t == T_MINUS || ps->t == T_NOT) {
 		int op = ps->t == T_MINUS ? OP_NEG : OP_NOT;
 
+		nest_in(ps);
 		lex(ps);
-		return unary(ps, op, unary_expr(ps), line, col);
+		struct node *a = unary_expr(ps);
+
+		ps->nest--;
+		return unary(ps, op, a, line, col);
 	}
 	if (ps->t == T_PLUS) {
+		nest_in(ps);
 		lex(ps);
 		struct node *n = unary_expr(ps);
 
+		ps->nest--;
 		if (n->type == SONDE_DL_STR)
 			fail(ps, line, col, "operator + needs an integer operand, not a string");
 		return n;

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "safeopen.h"
 #include "dynfunc.h"
 #include "partition.h"
 
@@ -168,7 +169,7 @@ struct sonde_dynfuncs *sonde_dynfuncs_read(const struct sonde_exp *exp, bool *pr
 		errno = ENAMETOOLONG;
 		return NULL;
 	}
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = sonde_open_regular(path);
 
 	if (fd < 0) {
 		*present = errno != ENOENT;
@@ -307,13 +308,21 @@ int sonde_jitmap_copy(pid_t pid, time_t since, const char *expdir, char *err, si
 	}
 	struct stat st;
 
+	if (fstat(in, &st) < 0) {
+		snprintf(err, errlen, "cannot read '%s': %s", src, strerror(errno));
+		close(in);
+		return -1;
+	}
 	/* A second of slack: file times come from the coarse kernel clock. */
-	if (fstat(in, &st) == 0 && st.st_mtime < since - 1) {
+	if (st.st_mtime < since - 1) {
 		close(in);
 		return 0;
 	}
-	int out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/* never readable by more than the original (the JIT's symbol names) */
+	int out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 
+	if (out >= 0)
+		fchmod(out, st.st_mode & 0644);
 	if (out < 0) {
 		snprintf(err, errlen, "cannot create '%s': %s", tmp, strerror(errno));
 		close(in);

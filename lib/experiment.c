@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE /* SEEK_DATA, SEEK_HOLE */
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -22,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "safeopen.h"
 #include "experiment.h"
 #include "xmlline.h"
 
@@ -241,7 +243,7 @@ static int read_whole(struct sonde_exp *exp, const char *file, char **buf, size_
 		errno = ENOMEM;
 		return -1;
 	}
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = sonde_open_regular(path);
 
 	free(path);
 	if (fd < 0)
@@ -1264,6 +1266,12 @@ static const char *take_packet(struct scan *sc, const uint8_t *pkt, uint64_t off
 		struct sonde_exp_summary *s = &exp->sum;
 		struct sonde_thread *t = sc->thread;
 
+		if (p->weight_ns > SONDE_MAX_SAMPLE_WEIGHT_NS) { /* said once, in finish() */
+			if (!s->samples_bad_weight++)
+				s->first_bad_weight = p->weight_ns;
+			return NULL;
+		}
+
 		if (!s->samples || p->time_ns < s->first_ns)
 			s->first_ns = p->time_ns;
 		if (p->time_ns > s->last_ns)
@@ -1426,13 +1434,13 @@ static bool map_data(struct sonde_exp *exp, struct datafile *df)
 		exp->oom = true;
 		return false;
 	}
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = sonde_open_regular(path);
 
 	free(path);
 	if (fd < 0) {
 		if (errno != ENOENT)
 			problem(exp, SONDE_PROBLEM_ERROR, "cannot open '%s': %s", df->name,
-				strerror(errno));
+				sonde_open_strerror(errno));
 		else if (df->declared)
 			problem(exp, SONDE_PROBLEM_ERROR,
 				"'%s' is missing, although log.xml declares it", df->name);
@@ -2014,6 +2022,12 @@ struct sonde_exp *sonde_exp_open(const char *dir, char *err, size_t errlen)
 
 	for (int i = 0; i < DF_COUNT && !exp->oom; i++)
 		scan_file(exp, &exp->data[i]);
+	if (exp->sum.samples_bad_weight)
+		problem(exp, SONDE_PROBLEM_ERROR,
+			"'profile': %" PRIu64 " sample%s with an impossible weight (above 2^48 ns of CPU "
+			"in one sample; the first: %" PRIu64 " ns) skipped",
+			exp->sum.samples_bad_weight, exp->sum.samples_bad_weight == 1 ? "" : "s",
+			exp->sum.first_bad_weight);
 	if (!exp->oom)
 		finish(exp);
 	if (exp->oom) {
@@ -2164,8 +2178,8 @@ bool sonde_sample_iter_next(struct sonde_sample_iter *it, struct sonde_sample *s
 			if (size < 8) /* cannot happen after validation; never loop */
 				break;
 			it->p += size;
-			if (p->type != SONDE_PKT_PROFILE)
-				continue;
+			if (p->type != SONDE_PKT_PROFILE || p->weight_ns > SONDE_MAX_SAMPLE_WEIGHT_NS)
+				continue; /* the latter: as the scan skipped it */
 			s->tid = it->tid;
 			s->cpu = p->cpu;
 			s->state = p->state;

@@ -296,7 +296,19 @@ struct sonde_exp_summary {
 	uint64_t overview_packets;
 	uint64_t unknown_packets; /* packets of types skipped by size */
 	uint64_t trace_unknown_stack; /* trace events whose stack_id is not found */
+	uint64_t samples_bad_weight;  /* skipped: weight_ns above SONDE_MAX_SAMPLE_WEIGHT_NS */
+	uint64_t first_bad_weight;    /* the first of those weights */
 };
+
+/*
+ * A profile packet's weight_ns is one thread's CPU time since its previous
+ * sample: 2^48 ns (78 hours) of it in one sample cannot happen (the
+ * sampling timer fires every few milliseconds of CPU), and a weight with a
+ * high bit set (a corrupted file) would make totals wrap negative.  Such
+ * samples are skipped by the reader (the summary, the threads and the
+ * sample iterator alike) with one error.
+ */
+#define SONDE_MAX_SAMPLE_WEIGHT_NS (1ull << 48)
 
 const struct sonde_exp_summary *sonde_exp_summary(const struct sonde_exp *exp);
 

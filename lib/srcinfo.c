@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "safeopen.h"
 #include "arena.h"
 #include "srcinfo.h"
 #include "strtab.h"
@@ -194,7 +195,7 @@ static void set_decl(struct srcobj *so, struct sonde_srcframe *f, Dwarf_Die *die
 struct srcobj *srcobj_open(const char *path, const Dwfl_Callbacks *cb)
 {
 	struct srcobj *so = calloc(1, sizeof(*so));
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = sonde_open_regular(path); /* a FIFO would block: regular files only */
 
 	if (!so || fd < 0)
 		goto fail;

@@ -31,6 +31,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "safeopen.h"
 #include "arena.h"
 #include "dynfunc.h"
 #include "srcinfo.h"
@@ -760,10 +761,10 @@ static void image_load(struct sonde_syms *s, struct image *img)
 	} else {
 		snprintf(file, sizeof(file), "%s", o->path);
 	}
-	int fd = open(file, O_RDONLY | O_CLOEXEC);
+	int fd = sonde_open_regular(file); /* a FIFO would block: regular files only */
 
 	if (fd < 0) {
-		add_problem(s, "cannot open '%s': %s; %s", file, strerror(errno), why);
+		add_problem(s, "cannot open '%s': %s; %s", file, sonde_open_strerror(errno), why);
 		return;
 	}
 	dwfl = dwfl_begin(&s->cb);

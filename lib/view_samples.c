@@ -272,13 +272,14 @@ int sonde_view_overview(FILE *f, const struct sonde_exp *const *exps, size_t n,
 			switch (o->mode) {
 			case SONDE_PM_TEXT: {
 				char bar[BAR + 2], range[48];
-				int nu = wall ? (int)((double)us / (double)wall * BAR + 0.5) : 0;
-				int nsy = wall ? (int)((double)sy / (double)wall * BAR + 0.5) : 0;
+				/* Clamped as doubles: damaged usage counters give ratios
+				 * far past INT_MAX, whose conversion to int is undefined
+				 * (INT_MIN on x86, then a memset of 2^64 bytes). */
+				double fu = wall ? (double)us / (double)wall * BAR + 0.5 : 0;
+				double fs = wall ? (double)sy / (double)wall * BAR + 0.5 : 0;
+				int nu = fu >= BAR ? BAR : (int)fu;
+				int nsy = fs >= BAR - nu ? BAR - nu : (int)fs;
 
-				if (nu > BAR)
-					nu = BAR;
-				if (nsy > BAR - nu)
-					nsy = BAR - nu;
 				memset(bar, '#', (size_t)nu);
 				memset(bar + nu, '=', (size_t)nsy);
 				bar[nu + nsy] = 0;

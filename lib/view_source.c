@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "safeopen.h"
 #include "archive.h"
 #include "disasm.h"
 #include "profile.h"
@@ -706,10 +707,15 @@ static void text_free(struct text *t)
 
 static int text_read(struct text *t, const char *path)
 {
-	FILE *f = fopen(path, "re");
+	/* the line table can name a FIFO: reading one would block forever */
+	int fd = sonde_open_regular(path);
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
 
-	if (!f)
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
 		return -1;
+	}
 	size_t cap = 0, len = 0;
 	char *buf = NULL;
 

@@ -8,6 +8,8 @@
 
 #include "view_table.h"
 
+#include "sonde/utf8.h"
+
 void vt_init(struct vt_table *t)
 {
 	memset(t, 0, sizeof(*t));
@@ -435,19 +437,37 @@ void vt_text_rows(FILE *f, struct vt_table *t, size_t from, size_t to)
 
 /* ---- csv and json ----------------------------------------------------------- */
 
+/* A byte that is not UTF-8 as U+F7XY's UTF-8 (sonde/utf8.h): csv has no
+ * escapes, and a csv reader decoding UTF-8 must not fail on a name. */
+static void csv_bytes(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		size_t ul = sonde_utf8_len((const unsigned char *)s);
+
+		if (*s == '"') {
+			fputs("\"\"", f);
+		} else if (ul) {
+			fwrite(s, 1, ul, f);
+			s += ul - 1;
+		} else {
+			unsigned cp = SONDE_BYTE_ESCAPE_BASE + (unsigned char)*s;
+
+			fputc(0xe0 | (cp >> 12), f);
+			fputc(0x80 | ((cp >> 6) & 0x3f), f);
+			fputc(0x80 | (cp & 0x3f), f);
+		}
+	}
+}
+
 void vt_csv_str(FILE *f, const char *s)
 {
-	if (!strpbrk(s, ",\"\n\r")) {
-		fputs(s, f);
-		return;
-	}
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', f);
-		fputc(*s, f);
-	}
-	fputc('"', f);
+	bool quote = strpbrk(s, ",\"\n\r") != NULL;
+
+	if (quote)
+		fputc('"', f);
+	csv_bytes(f, s);
+	if (quote)
+		fputc('"', f);
 }
 
 static void print_double(FILE *f, double d)
@@ -493,11 +513,18 @@ void vt_json_str(FILE *f, const char *s)
 		case '\r':
 			fputs("\\r", f);
 			break;
-		default:
-			if (*p < 0x20)
+		default: {
+			size_t ul = sonde_utf8_len(p);
+
+			if (*p < 0x20) {
 				fprintf(f, "\\u%04x", *p);
-			else
-				fputc(*p, f);
+			} else if (!ul) { /* not UTF-8: the byte as U+F7XY (sonde/utf8.h) */
+				fprintf(f, "\\u%04x", SONDE_BYTE_ESCAPE_BASE + *p);
+			} else {
+				fwrite(p, 1, ul, f);
+				p += ul - 1;
+			}
+		}
 		}
 	}
 	fputc('"', f);

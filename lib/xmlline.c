@@ -6,6 +6,8 @@
 
 #include "xmlline.h"
 
+#include "sonde/utf8.h"
+
 void sonde_xml_init(struct sonde_xml *x, char *buf, size_t len)
 {
 	x->p = buf;
@@ -104,6 +106,14 @@ static void decode(char *s, char *e)
 			}
 			char *save = d;
 
+			/* U+F7XY as a reference: the byte XY that the writer could
+			 * not put in XML as it was (include/sonde/utf8.h) */
+			if (ok && (cp & ~0xffu) == SONDE_BYTE_ESCAPE_BASE &&
+			    ((cp & 0xff) >= 0x80 || ((cp & 0xff) && (cp & 0xff) < 0x20))) {
+				*d++ = (char)(cp & 0xff);
+				s = semi + 1;
+				continue;
+			}
 			if (ok && put_utf8(&d, cp)) {
 				s = semi + 1;
 				continue;

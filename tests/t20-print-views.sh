@@ -388,6 +388,15 @@ if cc -std=gnu11 -O1 $san -I"$TOP/include" -I"$TOP/lib" -I"$TOP/cmd" -o fuzz_rea
 		notok "fuzz smoke: the reader or a view crashed"
 		sed 's/^/#   /' fz.txt | tail -5
 	fi
+	# inputs that crashed the fuzz target once (tests/fuzz/regress/README)
+	for f in "$TOP"/tests/fuzz/regress/*.bin; do
+		if UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ./fuzz_reader -run "$f" >fz.txt 2>&1; then
+			ok "fuzz regression input $(basename "$f") runs"
+		else
+			notok "fuzz regression input $(basename "$f") crashes"
+			grep -m 3 "ERROR\|SUMMARY" fz.txt | sed 's/^/#   /'
+		fi
+	done
 else
 	notok "fuzz smoke: the fuzz target does not build"
 	sed 's/^/#   /' fz.err | head -5

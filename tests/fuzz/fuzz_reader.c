@@ -13,7 +13,12 @@
  *	         modulo 9, so inputs packed before the trace files keep
  *	         their meaning), u32 length (little-endian), bytes
  *
- * (a length past the end takes what is left).  The target writes the files
+ * (a length past the end takes what is left), and a record whose file byte
+ * is 0xff (AGG_RECORD) is not a file but a sonde agg program: the target
+ * compiles it for the stdin kind (run over log.xml as input lines) and for
+ * the kinds of the experiment (run over its events), so that agg's lexer,
+ * parser, constant folding and evaluator see mutated programs too (deep
+ * nesting, long chains, odd tokens).  The target writes the files
  * into a scratch directory, opens it with sonde_exp_open(), walks every
  * accessor and iterator (the traced events, their stacks and file names
  * included), builds a model of the samples' stacks (frames named by
@@ -71,8 +76,23 @@ static const char *const file_names[NFILES] = { "log.xml",  "map.xml",	 "notes",
 						"profile",  "stacks",	 "overview",
 						"synctrace", "heaptrace", "iotrace" };
 
+#define AGG_RECORD 0xff
+static char *agg_src; /* the input's agg program, NUL-terminated, or NULL */
+static size_t agg_srclen;
+
+static uint64_t source_every = 20; /* the source views on every Nth opened input (-src) */
+static uint64_t n_open;
+/* What reads the objects' ELF files (the symbol layer: sonde print's model,
+ * -threads, the heap and I/O stack views) on every Nth opened input (-sym;
+ * default every one): it is most of an execution's cost. */
+static uint64_t symbols_every = 1;
+
+static bool symbols_now(void)
+{
+	return (n_open - 1) % symbols_every == 0;
+}
 static char scratch[256];
-static uint64_t n_open, n_refused, n_damaged, n_samples, n_traced;
+static uint64_t n_refused, n_damaged, n_samples, n_traced;
 
 static int ensure_scratch(void)
 {
@@ -109,6 +129,9 @@ static int unpack(const uint8_t *data, size_t size, const char *dir)
 		snprintf(p, sizeof(p), "%s/%s", dir, file_names[i]);
 		unlink(p);
 	}
+	free(agg_src);
+	agg_src = NULL;
+	agg_srclen = 0;
 	while (size >= 5) {
 		unsigned id = data[0] % NFILES;
 		uint32_t len = (uint32_t)data[1] | (uint32_t)data[2] << 8 | (uint32_t)data[3] << 16 |
@@ -118,6 +141,18 @@ static int unpack(const uint8_t *data, size_t size, const char *dir)
 		size -= 5;
 		if (len > size)
 			len = (uint32_t)size;
+		if (data[-5] == AGG_RECORD) {
+			free(agg_src);
+			agg_src = malloc((size_t)len + 1);
+			if (!agg_src)
+				return -1;
+			memcpy(agg_src, data, len);
+			agg_src[len] = '\0';
+			agg_srclen = len;
+			data += len;
+			size -= len;
+			continue;
+		}
 		snprintf(p, sizeof(p), "%s/%s", dir, file_names[id]);
 		int fd = open(p, O_WRONLY | O_CREAT | (seen[id] ? O_APPEND : O_TRUNC), 0600);
 
@@ -211,6 +246,28 @@ static void model_of(const struct sonde_exp *exp)
 	sonde_model_free(m);
 }
 
+/* -lines, -pcs, -source and -disasm (which read the objects and source
+ * files map.xml and the line tables name), in one print mode per input,
+ * taking turns: they are the slow ones. */
+static void run_source_views(struct sonde_profile *p)
+{
+	static unsigned rot;
+	struct sonde_view_opts o;
+	char err[256];
+	uint32_t nf = sonde_model_nfuncs(p->model);
+
+	sonde_view_opts_init(&o);
+	o.mode = (enum sonde_printmode)(SONDE_PM_TEXT + rot++ % 3);
+	o.limit = 20;
+	sonde_view_lines(devnull, p, &o, err, sizeof(err));
+	sonde_view_pcs(devnull, p, &o, err, sizeof(err));
+	for (uint32_t f = 0; f < nf && f < 2; f++) {
+		sonde_view_source(devnull, p, &o, f, NULL, err, sizeof(err));
+		sonde_view_disasm(devnull, p, &o, f, err, sizeof(err));
+	}
+	sonde_view_source(devnull, p, &o, UINT32_MAX, "burn.c", err, sizeof(err));
+}
+
 /* The model sonde print builds (lib/profile.c: symbols, the trace events'
  * metrics), its -threads view and the function list with every metric. */
 static void profile_of(const struct sonde_exp *exp)
@@ -231,6 +288,11 @@ static void profile_of(const struct sonde_exp *exp)
 		o.mode = SONDE_PM_CSV;
 		sonde_view_calltree(devnull, p.model, &o, err, sizeof(err));
 	}
+	/* They read DWARF and disassemble: 100 times the cost of the rest, so
+	 * on the first opened input and then one in source_every (-run: on
+	 * the one input). */
+	if ((n_open - 1) % source_every == 0)
+		run_source_views(&p);
 	sonde_profile_release(&p);
 }
 
@@ -348,7 +410,7 @@ static void run_trace_views(const struct sonde_exp *exp)
 			sonde_view_sync(devnull, two, ne, &o, err, sizeof(err));
 			/* These name stacks with the symbol layer (slower): in
 			 * one mode per input, taking turns. */
-			if (mode == (int)((rot + ne) % 3)) {
+			if (mode == (int)((rot + ne) % 3) && symbols_now()) {
 				sonde_view_heap_stacks(devnull, two, ne, true, &o, err, sizeof(err));
 				sonde_view_heap_stacks(devnull, two, ne, false, &o, err, sizeof(err));
 				sonde_view_iostacks(devnull, two, ne, &o, err, sizeof(err));
@@ -411,6 +473,44 @@ static void run_agg(const struct sonde_exp *exp)
 		sonde_dl_end(p, devnull, err, sizeof(err));
 	sonde_dl_problems(p, err, sizeof(err));
 	sonde_dl_free(p);
+
+	/* the input's own program, for the kinds this experiment has */
+	if (agg_src && (p = sonde_dl_compile(agg_src, kinds, nk, NULL, &e))) {
+		if (sonde_dl_begin(p, devnull, err, sizeof(err)) == 0 &&
+		    sonde_dl_run_profile(p, exp, NULL, NULL, err, sizeof(err)) >= 0 &&
+		    sonde_dl_run_sync(p, exp, NULL, NULL, err, sizeof(err)) >= 0 &&
+		    sonde_dl_run_heap(p, exp, NULL, NULL, err, sizeof(err)) >= 0 &&
+		    sonde_dl_run_io(p, exp, NULL, NULL, err, sizeof(err)) >= 0)
+			sonde_dl_end(p, devnull, err, sizeof(err));
+		sonde_dl_problems(p, err, sizeof(err));
+		sonde_dl_free(p);
+	}
+}
+
+/* The input's agg program as sonde agg runs it without an experiment: the
+ * stdin kind, over the input's log.xml as lines of fields. */
+static void run_agg_stdin(void)
+{
+	const struct sonde_dl_kind *k[1] = { &sonde_dl_kind_stdin };
+	struct sonde_dl_error e;
+	char err[256], path[512];
+
+	if (!agg_src)
+		return;
+	struct sonde_dl_prog *p = sonde_dl_compile(agg_src, k, 1, NULL, &e);
+
+	if (!p)
+		return;
+	snprintf(path, sizeof(path), "%s/log.xml", scratch);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (sonde_dl_begin(p, devnull, err, sizeof(err)) == 0 &&
+	    (fd < 0 || sonde_dl_run_stdin(p, fd, err, sizeof(err)) >= 0))
+		sonde_dl_end(p, devnull, err, sizeof(err));
+	if (fd >= 0)
+		close(fd);
+	sonde_dl_problems(p, err, sizeof(err));
+	sonde_dl_free(p);
 }
 
 static void walk(const struct sonde_exp *exp)
@@ -465,8 +565,15 @@ static void walk(const struct sonde_exp *exp)
 
 	sonde_view_opts_init(&o);
 	sonde_view_statistics(devnull, one, 1, &o, err, sizeof(err));
+	for (int mode = SONDE_PM_TEXT; mode <= SONDE_PM_JSON; mode++) {
+		o.mode = (enum sonde_printmode)mode;
+		sonde_view_samples(devnull, one, 1, &o, err, sizeof(err));
+		sonde_view_overview(devnull, one, 1, &o, err, sizeof(err));
+	}
+	sonde_view_opts_init(&o);
 	model_of(exp);
-	profile_of(exp);
+	if (symbols_now())
+		profile_of(exp);
 	walk_traces(exp);
 	run_trace_views(exp);
 	run_header(exp);
@@ -482,6 +589,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		devnull = fopen("/dev/null", "w");
 	if (ensure_scratch() < 0 || unpack(data, size, scratch) < 0)
 		return 0;
+	run_agg_stdin();
 	struct sonde_exp *exp = sonde_exp_open(scratch, err, sizeof(err));
 
 	if (!exp) {
@@ -501,6 +609,8 @@ struct input {
 	uint8_t *f[NFILES];
 	size_t len[NFILES];
 	bool present[NFILES];
+	char *prog; /* an agg program (AGG_RECORD), or NULL */
+	size_t proglen;
 };
 
 static uint64_t rs;
@@ -522,6 +632,7 @@ static void input_free(struct input *in)
 {
 	for (int i = 0; i < NFILES; i++)
 		free(in->f[i]);
+	free(in->prog);
 	memset(in, 0, sizeof(*in));
 }
 
@@ -582,6 +693,10 @@ static void input_copy(struct input *d, const struct input *s)
 		if (d->f[i] && s->len[i])
 			memcpy(d->f[i], s->f[i], s->len[i]);
 	}
+	if (s->prog && (d->prog = malloc(s->proglen + 1))) {
+		memcpy(d->prog, s->prog, s->proglen + 1);
+		d->proglen = s->proglen;
+	}
 }
 
 /* Packs an input; *size gets the length; NULL when out of memory. */
@@ -592,6 +707,8 @@ static uint8_t *pack(const struct input *in, size_t *size)
 	for (int i = 0; i < NFILES; i++)
 		if (in->present[i])
 			n += 5 + in->len[i];
+	if (in->prog)
+		n += 5 + in->proglen;
 	uint8_t *b = malloc(n ? n : 1), *p = b;
 
 	if (!b)
@@ -606,6 +723,14 @@ static uint8_t *pack(const struct input *in, size_t *size)
 		p += 4;
 		memcpy(p, in->f[i], in->len[i]);
 		p += in->len[i];
+	}
+	if (in->prog) {
+		uint32_t l = (uint32_t)in->proglen;
+
+		*p++ = AGG_RECORD;
+		memcpy(p, &l, 4);
+		p += 4;
+		memcpy(p, in->prog, in->proglen);
 	}
 	*size = n;
 	return b;
@@ -1002,8 +1127,134 @@ static void mutate_trace(struct input *in)
 	}
 }
 
+/* ---- sonde agg programs ---- */
+
+static const char *const agg_seeds[] = {
+	"profile { @p[func, caller, object] = count(); @pw = quantize(weight); @pd[thread] = max(depth); }",
+	"sync /wait > 1000 && result != 0/ { @sl = lquantize(wait / 1000, 0, 100, 10); }\n"
+	"sync { @s[object, syncfunc, result] = sum(wait); @sq = llquantize(wait, 10, 0, 9, 10); }",
+	"heap /leaked/ { @hl[func] = count(); } heap { @h[heapfunc, event] = sum(size); @hq = quantize(size); }",
+	"io /iofunc == \"write\" || bytes < 0/ { @[file] = sum(bytes); @c[fd, err] = avg(dur); }",
+	"stdin { @ = quantize($1); @b[$0] = count(); }",
+	"stdin /$2 > 0/ { @[$1] = sum($2); } END { normalize(@, 10); printa(@); }",
+	"BEGIN { } stdin { @a[$1, $2] = stddev($3 * 2 - -$4 % 7); @m = min(-$1); } END { trunc(@a, 3); "
+	"printa(@a, @m); clear(@m); denormalize(@a); }",
+	"profile /!(weight > 0) || (time - 1) / 3 >= 2 && \"x\" != \"y\"/ { @[\"k\", tid] = llquantize(weight, 2, 0, 8, 4, 1); }",
+	"stdin { @[$1] = lquantize($2, -10, 10, 1, 5); }",
+};
+#define NAGG_SEEDS (sizeof(agg_seeds) / sizeof(agg_seeds[0]))
+
+static void prog_insert(struct input *in, size_t at, const char *t, size_t tl, size_t times)
+{
+	size_t add = tl * times;
+
+	if (in->proglen + add > (1u << 20))
+		return;
+	char *n = realloc(in->prog, in->proglen + add + 1);
+
+	if (!n)
+		return;
+	in->prog = n;
+	memmove(n + at + add, n + at, in->proglen - at + 1);
+	for (size_t k = 0; k < times; k++)
+		memcpy(n + at + k * tl, t, tl);
+	in->proglen += add;
+}
+
+/* Mutates (or starts) the input's agg program: tokens, runs deleted or
+ * repeated, and the deep shapes that overflow a recursive parser or
+ * evaluator (nested parentheses, unary chains, long + chains). */
+static void mutate_prog(struct input *in)
+{
+	static const char *const toks[] = {
+		"(", ")", "{", "}", "[", "]", ",", ";", "/", "+", "-", "*", "%", "!", "<", "<=", ">", ">=",
+		"==", "!=", "&&", "||", "=", "@", "@a", "@b[", "$", "$0", "$1", "$99999999999", "\"",
+		"\"\\n\\\"\"", "0", "-9223372036854775808", "9223372036854775807", "18446744073709551616",
+		"0x7f", "count()", "sum(", "quantize(", "lquantize(", "llquantize(", "printa(", "normalize(",
+		"trunc(", "clear(", "denormalize(", "BEGIN", "END", "stdin", "profile", "sync", "heap", "io",
+		"func", "caller", "weight", "wait", "size", "bytes", "file", "#", "\n", " ", "/*", "*/", "\xff",
+	};
+	if (!in->prog || below(8) == 0) {
+		const char *sd = agg_seeds[below(NAGG_SEEDS)];
+
+		free(in->prog);
+		in->prog = strdup(sd);
+		in->proglen = in->prog ? strlen(sd) : 0;
+		if (!in->prog)
+			return;
+	}
+	int rounds = 1 + (int)below(4);
+
+	for (int r = 0; r < rounds; r++) {
+		size_t len = in->proglen, at = below(len + 1);
+
+		switch (below(8)) {
+		case 0:
+		case 1:
+		case 2: {
+			const char *t = toks[below(sizeof(toks) / sizeof(toks[0]))];
+
+			prog_insert(in, at, t, strlen(t), 1);
+			break;
+		}
+		case 3: /* delete a run */
+			if (at < len) {
+				size_t n = 1 + below(len - at < 16 ? len - at : 16);
+
+				memmove(in->prog + at, in->prog + at + n, len - at - n + 1);
+				in->proglen -= n;
+			}
+			break;
+		case 4: { /* repeat a run */
+			size_t n = at < len ? 1 + below(len - at < 8 ? len - at : 8) : 0;
+
+			if (n) {
+				char tmp[8];
+
+				memcpy(tmp, in->prog + at, n);
+				prog_insert(in, at, tmp, n, 1 + below(below(2) ? 10 : 3000));
+			}
+			break;
+		}
+		case 5: /* a byte */
+			if (at < len)
+				in->prog[at] = (char)(below(2) ? "(){}[]/$@\"+-*!=<>&|;,0123456789 \n"[below(32)]
+							      : (char)rnd());
+			break;
+		case 6: { /* deep: (((x))), - - - x, !!!x */
+			static const char *const deep[] = { "(", "-", "!", "+", "-(" };
+			const char *d = deep[below(5)];
+			size_t times = 1 + below(below(2) ? 100 : 30000);
+
+			prog_insert(in, at, d, strlen(d), times);
+			if (d[strlen(d) - 1] == '(')
+				prog_insert(in, in->proglen < at + times * strlen(d) + 1 ? in->proglen
+											 : at + times * strlen(d) + 1,
+					    ")", 1, times);
+			break;
+		}
+		default: { /* long chains: x + x + ... */
+			static const char *const chain[] = { "+$1", "+weight", "*2", "&&$1", "||1", "-1", "<$1",
+							     "==$1" };
+			const char *c = chain[below(sizeof(chain) / sizeof(chain[0]))];
+
+			prog_insert(in, at, c, strlen(c), 1 + below(below(2) ? 100 : 60000));
+			break;
+		}
+		}
+	}
+	/* the NUL inside a program ends it for the compiler: keep the length honest */
+	in->proglen = strlen(in->prog);
+}
+
 static void mutate(struct input *in, const struct input *seeds, size_t nseeds)
 {
+	if (below(2)) {
+		mutate_prog(in);
+		if (below(4) == 0)
+			return; /* only the program changed */
+	}
+
 	int f = (int)below(NFILES);
 	int rounds = 1 + (int)below(4);
 
@@ -1200,6 +1451,14 @@ int main(int argc, char **argv)
 			seed = strtoull(argv[++i], NULL, 10);
 		} else if (!strcmp(argv[i], "-crashes") && i + 1 < argc) {
 			crash_dir = argv[++i];
+		} else if (!strcmp(argv[i], "-src") && i + 1 < argc) {
+			source_every = strtoull(argv[++i], NULL, 10);
+			if (!source_every)
+				source_every = 1;
+		} else if (!strcmp(argv[i], "-sym") && i + 1 < argc) {
+			symbols_every = strtoull(argv[++i], NULL, 10);
+			if (!symbols_every)
+				symbols_every = 1;
 		} else if (!strcmp(argv[i], "-t") && i + 1 < argc) {
 			timeout = (unsigned)atoi(argv[++i]);
 		} else if (!strcmp(argv[i], "-run") && i + 1 < argc) {
@@ -1250,7 +1509,7 @@ int main(int argc, char **argv)
 			}
 			return 0;
 		} else if (argv[i][0] == '-') {
-			fprintf(stderr, "usage: fuzz_reader [-n ITER] [-seed N] [-crashes DIR] [-t SEC] "
+			fprintf(stderr, "usage: fuzz_reader [-n ITER] [-seed N] [-crashes DIR] [-t SEC] [-src N] [-sym N] "
 					"EXPERIMENT...\n"
 					"       fuzz_reader -run FILE | -pack DIR FILE | -unpack FILE DIR\n");
 			return 2;
@@ -1266,8 +1525,14 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	rs = seed * 0x9e3779b97f4a7c15ull + 1;
-	signal(SIGSEGV, on_crash);
-	signal(SIGBUS, on_crash);
+	/* A stack overflow must be saved too: the handler needs a stack of its own. */
+	static char altstack[1 << 16];
+	stack_t ss = { .ss_sp = altstack, .ss_size = sizeof(altstack) };
+	struct sigaction sa = { .sa_handler = on_crash, .sa_flags = SA_ONSTACK };
+
+	sigaltstack(&ss, NULL);
+	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGBUS, &sa, NULL);
 	signal(SIGFPE, on_crash);
 	signal(SIGILL, on_crash);
 	signal(SIGABRT, on_crash);

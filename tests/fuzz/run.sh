@@ -6,6 +6,12 @@
 # and traced ones (sync, heap and I/O tracing on the traceviews,
 # heapleaks, iofiles and syncwait fixtures).  Needs `make tests` first.
 #
+# Every input also carries, one time in two, a mutated sonde agg program
+# (deep nesting, long chains, odd tokens), compiled for stdin and for the
+# experiment's kinds; the slow source views (-lines, -pcs, -source,
+# -disasm) run on one opened input in 20 (fuzz_reader -src N).  First it
+# replays tests/fuzz/regress/*.bin, inputs that crashed it once.
+#
 #   tests/fuzz/run.sh [ITERATIONS [SEED]]     (default 50000, time-based seed)
 #   FUZZ_LIBFUZZER=1 FUZZ_SECONDS=N tests/fuzz/run.sh
 #       also builds the libFuzzer target with clang and runs it N seconds
@@ -46,6 +52,11 @@ for f in traceviews heapleaks iofiles syncwait; do
 		</dev/null >/dev/null 2>&1 || echo "fuzz: no traced seed from $f (sonde collect failed)"
 done
 
+echo "== regression inputs (tests/fuzz/regress)"
+for f in tests/fuzz/regress/*.bin; do
+	UBSAN_OPTIONS=print_stacktrace=1:abort_on_error=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+		"$OUT/fuzz_reader" -run "$f" >/dev/null || { echo "fuzz: $f crashes"; exit 1; }
+done
 echo "== fuzz_reader (ASan + UBSan): $N iterations, seed $SEED"
 UBSAN_OPTIONS=print_stacktrace=1:abort_on_error=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	"$OUT/fuzz_reader" -n "$N" -seed "$SEED" -crashes "$OUT/crashes" "$OUT"/seeds/*.er
@@ -61,6 +72,7 @@ if [ -n "${FUZZ_LIBFUZZER:-}" ]; then
 		for e in "$OUT"/seeds/*.er; do
 			"$OUT/fuzz_reader" -pack "$e" "$OUT/corpus/$(basename "$e").bin"
 		done
+		cp tests/fuzz/regress/*.bin "$OUT/corpus/" # inputs with agg programs
 		echo "== libFuzzer: ${FUZZ_SECONDS:-60} s"
 		"$OUT/fuzz_reader_lf" -max_total_time="${FUZZ_SECONDS:-60}" -max_len=200000 \
 			-artifact_prefix="$OUT/crashes/" "$OUT/corpus" 2>&1 | tail -n 5

@@ -2053,6 +2053,52 @@ static char *run_exp(struct sonde_exp *exp, const char *prog, sonde_dl_name_fn f
 	return cap_close(&c);
 }
 
+/* Programs nested or chained past the bound are refused at compile time,
+ * where a recursive parser or evaluator would have overflowed the stack. */
+static void test_depth(void)
+{
+	group = "depth";
+	size_t n = 20000;
+	char *p = malloc(8 * n + 64), *q;
+
+	if (!p)
+		return;
+	q = p + sprintf(p, "stdin { @ = sum(");
+	for (size_t i = 0; i < n; i++)
+		*q++ = '(';
+	q += sprintf(q, "$1");
+	for (size_t i = 0; i < n; i++)
+		*q++ = ')';
+	sprintf(q, "); }");
+	CHECK(strstr(ERR(p), "expression nested too deeply"));
+
+	q = p + sprintf(p, "stdin { @ = sum($1");
+	for (size_t i = 0; i < 50000 && (size_t)(q - p) < 8 * n; i++)
+		q += sprintf(q, "+$1");
+	sprintf(q, "); }");
+	CHECK(strstr(ERR(p), "expression too deep"));
+
+	/* a chain of constants folds to one node as it is parsed: no depth */
+	q = p + sprintf(p, "stdin { @ = sum(1");
+	for (size_t i = 0; i < 30000; i++)
+		q += sprintf(q, "+1");
+	sprintf(q, " + $1); }");
+	CHECK_S(ERR(p), "");
+	CHECK_S(RUN(p, "5\n"), "\n            30006\n");
+
+	/* 1000 levels still compile and run */
+	q = p + sprintf(p, "stdin { @ = sum(");
+	for (size_t i = 0; i < 999; i++)
+		*q++ = '(';
+	q += sprintf(q, "$1");
+	for (size_t i = 0; i < 999; i++)
+		*q++ = ')';
+	sprintf(q, "); }");
+	CHECK_S(ERR(p), "");
+	CHECK_S(RUN(p, "7\n"), "\n                7\n");
+	free(p);
+}
+
 static void test_profile(void)
 {
 	char err[512], dir[600];
@@ -2155,6 +2201,7 @@ int main(void)
 	test_merge();
 	test_keys_sort();
 	test_language();
+	test_depth();
 	test_profile();
 	free_kept();
 	printf("%d passed, %d failed\n", npass, nfail);

@@ -192,6 +192,16 @@ static void test_xml(void)
 	CHECK_S(sonde_xml_attr(&e, "x"), "1 & <2> \"q\" '");
 	CHECK_S(sonde_xml_attr(&e, "y"), "AB");
 	CHECK_S(sonde_xml_attr(&e, "z"), "&bogus; &#0;");
+	/* bytes that are not UTF-8 come back from their U+F7XY references
+	 * (sonde/utf8.h); other U+F7XY, and a real one, are characters */
+	{
+		char b2[] = "<o path=\"/a&#xF7FF;&#xf7fe;/&#xF701;b&#xF741;\xef\x9f\xbf&#xF700;\"/>\n";
+		struct sonde_xml x2;
+
+		sonde_xml_init(&x2, b2, strlen(b2));
+		CHECK(sonde_xml_next(&x2, &e, err, sizeof(err)) == 1);
+		CHECK_S(sonde_xml_attr(&e, "path"), "/a\xff\xfe/\x01" "b\xef\x9d\x81\xef\x9f\xbf\xef\x9c\x80");
+	}
 	CHECK(sonde_xml_attr(&e, "w") == NULL);
 	CHECK(sonde_xml_next(&x, &e, err, sizeof(err)) == 1 && e.kind == SONDE_XML_OPEN);
 	CHECK_S(e.name, "b");
@@ -724,6 +734,45 @@ static void test_corruption(void)
 		CHECK_U(sonde_exp_nerrors(exp), 1);
 		sonde_exp_close(exp);
 	}
+}
+
+/* A weight no sample can have (top bit set, or above 2^48 ns) is skipped
+ * everywhere, with one error; the totals stay those of the other samples. */
+static void test_bad_weight(void)
+{
+	group = "bad weight";
+	struct sonde_expw *w = create("badweight.er");
+
+	sonde_expw_log_preamble(w, 100, T0);
+	sonde_expw_stack(w, 5, 0, 1, st_a);
+	for (int i = 0; i < 50; i++) {
+		uint64_t wt = i == 7 ? (1ull << 63) + MS : i == 30 ? SONDE_MAX_SAMPLE_WEIGHT_NS + 1 : MS;
+
+		sonde_expw_sample(w, 100, 0, T0 + (uint64_t)i * MS, wt, 5);
+	}
+	sonde_expw_sample(w, 100, 0, T0 + 50 * MS, SONDE_MAX_SAMPLE_WEIGHT_NS, 5); /* the bound: kept */
+	finish(w, 0);
+
+	struct sonde_exp *exp = open_exp("badweight.er");
+
+	CHECK(exp);
+	if (!exp)
+		return;
+	uint64_t weight = 0;
+
+	CHECK_U(count_samples(exp, &weight), 49);
+	CHECK_U(weight, 48 * MS + SONDE_MAX_SAMPLE_WEIGHT_NS);
+	CHECK_U(sonde_exp_summary(exp)->samples, 49);
+	CHECK_U(sonde_exp_summary(exp)->weight_ns, 48 * MS + SONDE_MAX_SAMPLE_WEIGHT_NS);
+	CHECK_U(sonde_exp_summary(exp)->samples_bad_weight, 2);
+	size_t nt;
+	const struct sonde_thread *t = sonde_exp_threads(exp, &nt);
+
+	CHECK(nt == 1 && t[0].samples == 49 && t[0].weight_ns == 48 * MS + SONDE_MAX_SAMPLE_WEIGHT_NS);
+	CHECK(has_problem(exp, E, "'profile'", "2 samples", "impossible weight",
+			  "9223372036855775808 ns", NULL));
+	CHECK_U(sonde_exp_nerrors(exp), 1);
+	sonde_exp_close(exp);
 }
 
 /* Problems are capped; the count of errors is not. */
@@ -1523,6 +1572,7 @@ int main(void)
 	test_blocks();
 	test_truncation();
 	test_corruption();
+	test_bad_weight();
 	test_problem_cap();
 	test_packets();
 	test_heap_leaks();

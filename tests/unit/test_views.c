@@ -39,6 +39,7 @@
 #include "metrics.h"
 #include "profile.h"
 #include "view.h"
+#include "view_table.h"
 
 int main(int argc, char **argv);
 
@@ -1348,6 +1349,41 @@ static void test_reuse_and_truncation(void)
 	sonde_exp_close(e);
 }
 
+/* json and csv strings are UTF-8 whatever the bytes of a name: a byte
+ * that is not UTF-8 as U+F7XY (sonde/utf8.h), valid sequences as they are. */
+static void test_utf8_out(void)
+{
+	group = "utf-8 output";
+	static const struct {
+		const char *in, *json, *csv;
+	} c[] = {
+		{ "/a\xff\xfe/b", "\"/a\\uf7ff\\uf7fe/b\"", "/a\xef\x9f\xbf\xef\x9f\xbe/b" },
+		{ "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"",
+		  "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80" },
+		/* overlong, surrogate, cut short, stray continuation */
+		{ "\xc0\xaf\xed\xa0\x80\xe2\x82", "\"\\uf7c0\\uf7af\\uf7ed\\uf7a0\\uf780\\uf7e2\\uf782\"",
+		  "\xef\x9f\x80\xef\x9e\xaf\xef\x9f\xad\xef\x9e\xa0\xef\x9e\x80\xef\x9f\xa2\xef\x9e\x82" },
+		{ "q\"\x01,", "\"q\\\"\\u0001,\"", "\"q\"\"\x01,\"" },
+	};
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+
+		vt_json_str(f, c[i].in);
+		fclose(f);
+		CHECK_S(buf, c[i].json);
+		free(buf);
+		buf = NULL;
+		f = open_memstream(&buf, &len);
+		vt_csv_str(f, c[i].in);
+		fclose(f);
+		CHECK_S(buf, c[i].csv);
+		free(buf);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	show = getenv("SONDE_TEST_SHOW") != NULL;
@@ -1364,6 +1400,7 @@ int main(int argc, char **argv)
 	}
 	test_parsers();
 	test_names();
+	test_utf8_out();
 	test_worked_model();
 	test_recursion_model();
 	test_compare();
