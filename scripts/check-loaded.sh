@@ -7,6 +7,8 @@
 n=${1:-5}
 top=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/sonde-loaded.XXXXXX")
+# Reachable by the other users that some tests run the build as.
+chmod 755 "$work"
 git clone -q "$top" "$work/sonde" || exit 1
 hogs=""
 for i in $(seq 1 "$(nproc)"); do
