@@ -66,7 +66,10 @@ check "no name is longer than 255 bytes" [ "$long" = 0 ]
 
 # ---- item 7d: signals sent to sonde collect ----
 for sig in TERM HUP; do
-	"$SONDE" collect -o s$sig.er "$G" sleep 30 >s$sig.txt 2>&1 &
+	# With the signal's default action, whatever we were started with:
+	# under nohup SIGHUP is ignored, and sonde collect rightly leaves an
+	# ignored signal ignored (the target inherits that).
+	env --default-signal=$sig "$SONDE" collect -o s$sig.er "$G" sleep 30 >s$sig.txt 2>&1 &
 	cpid=$!
 	for i in $(seq 100); do grep -q ready s$sig.txt 2>/dev/null && break; sleep 0.1; done
 	tpid=$(sed -n 's/.*<target pid="\([0-9]*\)".*/\1/p' s$sig.er/log.xml 2>/dev/null)
