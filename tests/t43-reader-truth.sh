@@ -15,8 +15,12 @@
 . "$(dirname "$0")/lib.sh"
 cd "$TMP" || exit 1
 
-# near REC TRUTH: within 5% of TRUTH plus two 10 ms samples (a sample at a
-# phase switch carries CPU of both sides; the dlopen between the phases).
+# near REC TRUTH: within 5% of TRUTH plus 20 ms (a sample at a phase
+# switch carries CPU of both sides; the dlopen between the phases).  Runs
+# use -p hi: the 1 ms counter's samples are 1 ms each, whereas the default
+# timer's came late and heavy on a busy machine (a fixture that reads its
+# thread CPU clock often gets its CPU timers late from the kernel), and a
+# 0.5 s phase then lost 40-60 ms at its edges.
 near() {
 	awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= b * 0.05 + 20000000) }'
 }
@@ -24,7 +28,7 @@ near() {
 field() { awk -F, -v n="$2" -v c="$3" '$1 == n { print $c; exit }' "$1"; }
 
 # ---- defect: dlclose, then dlopen of another library at the same address ----
-rc 0 "collect -H on the dlclose/dlopen fixture" "$SONDE" collect -H on -o r.er "$FIX/dlreuse" 0.5
+rc 0 "collect -H on the dlclose/dlopen fixture" "$SONDE" collect -p hi -H on -o r.er "$FIX/dlreuse" 0.5
 cp out.txt truth.txt
 note "$(tr '\n' ' ' <truth.txt)"
 if grep -q '^same_address 1$' truth.txt; then ok "libdlreuse_b.so was mapped where libdlreuse_a.so had been"; else
@@ -92,7 +96,7 @@ for w in a b; do
 done
 
 # ---- defect: a stack cut at the depth limit loses its root silently ----
-rc 0 "collect the 600- and 2000-deep recursion at the default depth" "$SONDE" collect -o d.er "$FIX/deeprec" 600 0.5 2000 0.5
+rc 0 "collect the 600- and 2000-deep recursion at the default depth" "$SONDE" collect -p hi -o d.er "$FIX/deeprec" 600 0.5 2000 0.5
 cp out.txt dtruth.txt
 t600=$(awk '$1 == "phase" && $2 == 600 { print $4 }' dtruth.txt)
 t2000=$(awk '$1 == "phase" && $2 == 2000 { print $4 }' dtruth.txt)
@@ -107,7 +111,7 @@ if near "${main:-0}" "$t600"; then ok "default depth: main's inclusive is the 60
 if near "${cut:-0}" "$t2000"; then ok "default depth: <Truncated-stack> carries the 2000-deep phase's CPU"; else
 	notok "default depth: <Truncated-stack> ${cut:-0} ns, the 2000-deep phase $t2000 ns"; fi
 
-rc 0 "collect the 2000-deep recursion with -D 2040" "$SONDE" collect -D 2040 -o m.er "$FIX/deeprec" 2000 0.4
+rc 0 "collect the 2000-deep recursion with -D 2040" "$SONDE" collect -p hi -D 2040 -o m.er "$FIX/deeprec" 2000 0.4
 tot=$(awk '$1 == "total" { print $3 }' out.txt)
 "$SONDE" print -printmode csv -metrics e.totalcpu:i.totalcpu:name -functions m.er >mfn.csv 2>/dev/null
 main=$(field mfn.csv main 4)
@@ -116,7 +120,7 @@ if near "${main:-0}" "$all" && near "$all" "$tot" && ! grep -q '^<Truncated-stac
 	ok "-D 2040: main's inclusive is the total, nothing truncated"; else
 	notok "-D 2040: main ${main:-0} ns of ${all:-0} ns (truth $tot)"; fi
 
-rc 0 "collect the 600-deep recursion with -D 100" "$SONDE" collect -D 100 -o s.er "$FIX/deeprec" 600 0.4
+rc 0 "collect the 600-deep recursion with -D 100" "$SONDE" collect -p hi -D 100 -o s.er "$FIX/deeprec" 600 0.4
 t=$(awk '$1 == "phase" { print $4 }' out.txt)
 "$SONDE" print -printmode csv -metrics e.totalcpu:i.totalcpu:name -functions s.er >sfn.csv 2>/dev/null
 cut=$(field sfn.csv '<Truncated-stack>' 4)
