@@ -22,6 +22,12 @@ for mode in hi:perf hi:perf-fasync on:timer; do
 	# The interval bounds the error at each end of a burner (the sample
 	# that straddles its start or end): within 4% plus two intervals.
 	ms=$([ $p = hi ] && echo 1 || echo 10)
+	# The edge error is at most a sample's weight at each end.  The timer
+	# source's samples can come late and heavy on a busy machine (168 ms
+	# once), so the bound is the heaviest sample's weight if that is more.
+	maxw=$("$SONDE" print -dump profile $src.er 2>/dev/null |
+		awk '/^sample/ { for (i = 1; i < NF; i++) if ($i == "weight") { w = $(i + 1) + 0; if (w > m) m = w } } END { printf "%.3f", m }')
+	ms=$(awk -v a="$ms" -v b="${maxw:-0}" 'BEGIN { print (b > a ? b : a) }')
 	for fn in share foreign proc quiet main; do
 		f=raw_$fn
 		[ $fn = main ] && f=main_burn
@@ -34,7 +40,7 @@ for mode in hi:perf hi:perf-fasync on:timer; do
 			notok "$tag: $f: $cut of ${4:-0} stacks incomplete"; fi
 		if [ -n "$truth" ] && awk -v a="$rec" -v b="$truth" -v ms="$ms" \
 			'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= b * 0.04 + 2 * ms * 1e6) }'; then
-			ok "$tag: $f's CPU recorded (within 4% + 2 intervals)"
+			ok "$tag: $f's CPU recorded (within 4% + 2 x $ms ms)"
 		else notok "$tag: $f recorded $rec ns of ${truth:-?} ns"; fi
 	done
 	# Every thread of the experiment (the four tasks among them, by their
