@@ -44,7 +44,7 @@ LIBSONDE  := $(B)/libsonde.a
 LIBSONDE_LIBS := -lm -ldw -lelf -lz -ldl -lpthread
 TRACERS   := $(TRACER_SRC:tracers/%.c=$(B)/lib/sonde/libsonde_%.so)
 UNITS     := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
-FIXTURES  := $(FIXTURE_SRC:tests/fixtures/%.c=$(B)/fixtures/%) $(CXXFIXTURE_SRC:tests/fixtures/%.cc=$(B)/fixtures/%) \
+FIXTURES  := $(FIXTURE_SRC:tests/fixtures/%.c=$(B)/fixtures/%) $(B)/fixtures/heapchurn $(CXXFIXTURE_SRC:tests/fixtures/%.cc=$(B)/fixtures/%) \
 	     $(B)/fixtures/stdioio_fortify
 TOOLS     := $(TOOL_SRC:tests/tools/%.c=$(B)/tests/tools/%)
 API_A     := $(B)/lib/libsonde_api.a
@@ -173,6 +173,11 @@ $(B)/fixtures/libdlreuse_%.so: tests/fixtures/lib/dlreuse_%.c tests/fixtures/lib
 	$(CC) -std=gnu11 -O2 -g -fomit-frame-pointer -Wall -Wextra -fPIC -shared -o $@ $<
 
 $(B)/fixtures/dlreuse: $(B)/fixtures/libdlreuse_a.so $(B)/fixtures/libdlreuse_b.so
+
+# t55's heap churn is the heap benchmark's program itself.
+$(B)/fixtures/heapchurn: bench/heapbench.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -fomit-frame-pointer -Wall -Wextra -o $@ $<
 
 $(B)/fixtures/static_%: tests/fixtures/static_%.c
 	@mkdir -p $(dir $@)

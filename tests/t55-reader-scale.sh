@@ -2,7 +2,7 @@
 # Scale of reading (issue 15 item 12): the reader's memory grows with the
 # live heap blocks and the distinct stacks, not with the events, and a
 # sparse data file is read by its data, not its size.
-#   heapchurn: 3 M malloc/free pairs through a ring of 256 live blocks,
+#   heapchurn (bench/heapbench.c): 3 M malloc/free pairs through a ring of 256 live blocks,
 #   every 100000th block leaked (it prints its own count).  Before the fix
 #   -header held every event (about 45 bytes each: 270 MB here); now its
 #   resident size is the mapped file plus a little.
