@@ -34,6 +34,11 @@ for k in 8 4; do
 		else notok "-p $p, $k KiB: ${over:-?} bytes below the coroutine's stack overwritten (own handler: ${own:-?})"; fi
 		set -- $("$EXPCHECK" reach c$k$p.er "$X" "$R")
 		rec=${8:-0}
+		# The edge error is a sample's weight at each end; the timer
+		# source's (-p on) come late and heavy on a busy machine.
+		maxw=$("$SONDE" print -dump profile c$k$p.er 2>/dev/null |
+			awk '/^sample/ { for (i = 1; i < NF; i++) if ($i == "weight") { w = $(i + 1) + 0; if (w > m) m = w } } END { printf "%.3f", m }')
+		ms=$(awk -v a="$ms" -v b="${maxw:-0}" 'BEGIN { print (b > a ? b : a) }')
 		note "-p $p, $k KiB: coro_burn real ${truth:-?} ns, recorded $rec ns in ${4:-0} samples"
 		if [ -n "$truth" ] && awk -v a="$rec" -v b="$truth" -v ms="$ms" \
 			'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= b * 0.05 + 2 * ms * 1e6) }'; then
@@ -65,9 +70,12 @@ for m in signal bsd_signal ssignal sysv_signal __sysv_signal sigset sigvec; do
 		# The weight is the CPU clock's, so it matches closely; the count
 		# is one per interval of CPU, less the intervals the tick (-p on)
 		# or a loaded machine merges (17 of 30 at load 10): at least 30%
-		# of them, where the fault this catches leaves one sample.
-		if [ -n "$cpu" ] && within "$w" "$cpu" 5 && awk -v n="$n" -v c="$cpu" -v ms="$ms" \
-			'BEGIN { exit !(n >= 0.3 * c / (ms * 1e6)) }'; then
+		# of them at -p hi, where the fault this catches leaves one
+		# sample (the thread's tail).  The timer source (-p on) delivers
+		# late on a busy machine (2 samples for 0.3 s once), so there
+		# more than that one sample.
+		if [ -n "$cpu" ] && within "$w" "$cpu" 5 && awk -v n="$n" -v c="$cpu" -v ms="$ms" -v p="$p" \
+			'BEGIN { exit !(p == "on" ? n >= 2 : n >= 0.3 * c / (ms * 1e6)) }'; then
 			ok "-p $p $m: the profile holds ($n samples, CPU within 5%)"
 		else notok "-p $p $m: $n samples weighing $w ns for ${cpu:-?} ns of CPU"; fi
 	done
@@ -85,7 +93,8 @@ for p in hi on; do
 	n=${2:-0} w=${4:-0}
 	if [ $st = $want ]; then ok "-p $p: syscall(SYS_rt_sigaction) reset of every action: exit $st as without sonde"; else
 		notok "-p $p: syscall(SYS_rt_sigaction) reset of every action: exit $st, without sonde $want"; fi
-	if [ -n "$cpu" ] && within "$w" "$cpu" 5 && awk -v n="$n" -v c="$cpu" -v ms="$ms" 'BEGIN { exit !(n >= 0.3 * c / (ms * 1e6)) }'; then
+	if [ -n "$cpu" ] && within "$w" "$cpu" 5 && awk -v n="$n" -v c="$cpu" -v ms="$ms" -v p="$p" \
+		'BEGIN { exit !(p == "on" ? n >= 2 : n >= 0.3 * c / (ms * 1e6)) }'; then
 		ok "-p $p: the profile holds after syscall(SYS_rt_sigaction) ($n samples)"
 	else notok "-p $p: after syscall(SYS_rt_sigaction): $n samples weighing $w ns for ${cpu:-?} ns"; fi
 done
