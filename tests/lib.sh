@@ -56,3 +56,10 @@ sym_range() {
 }
 
 note() { echo "# $*"; }
+
+# max_weight_ms EXP: the heaviest clock sample's weight in ms (the bound
+# on a function's edge error: a sample at each end of it).
+max_weight_ms() {
+	"$SONDE" print -dump profile "$1" 2>/dev/null |
+		awk '/^sample/ { for (i = 1; i < NF; i++) if ($i == "weight") { w = $(i + 1) + 0; if (w > m) m = w } } END { printf "%.3f", m }'
+}

@@ -25,8 +25,7 @@ for mode in hi:perf hi:perf-fasync on:timer; do
 	# The edge error is at most a sample's weight at each end.  The timer
 	# source's samples can come late and heavy on a busy machine (168 ms
 	# once), so the bound is the heaviest sample's weight if that is more.
-	maxw=$("$SONDE" print -dump profile $src.er 2>/dev/null |
-		awk '/^sample/ { for (i = 1; i < NF; i++) if ($i == "weight") { w = $(i + 1) + 0; if (w > m) m = w } } END { printf "%.3f", m }')
+	maxw=$(max_weight_ms $src.er)
 	ms=$(awk -v a="$ms" -v b="${maxw:-0}" 'BEGIN { print (b > a ? b : a) }')
 	for fn in share foreign proc quiet main; do
 		f=raw_$fn

@@ -36,8 +36,7 @@ for k in 8 4; do
 		rec=${8:-0}
 		# The edge error is a sample's weight at each end; the timer
 		# source's (-p on) come late and heavy on a busy machine.
-		maxw=$("$SONDE" print -dump profile c$k$p.er 2>/dev/null |
-			awk '/^sample/ { for (i = 1; i < NF; i++) if ($i == "weight") { w = $(i + 1) + 0; if (w > m) m = w } } END { printf "%.3f", m }')
+		maxw=$(max_weight_ms c$k$p.er)
 		ms=$(awk -v a="$ms" -v b="${maxw:-0}" 'BEGIN { print (b > a ? b : a) }')
 		note "-p $p, $k KiB: coro_burn real ${truth:-?} ns, recorded $rec ns in ${4:-0} samples"
 		if [ -n "$truth" ] && awk -v a="$rec" -v b="$truth" -v ms="$ms" \
@@ -132,7 +131,13 @@ for p in $plist; do
 	got=$(bash -c "ulimit -i 32 && exec $AS '$SONDE' collect -p $p -o u/q$p.er '$D' sigq" 2>err.q$p |
 		awk '$1 == "sigqueue" || $1 == "timer_create" { printf "%s=%s ", $1, $2 }')
 	note "ulimit -i 32, -p $p: without sonde $base, under sonde $got"
-	if [ -n "$base" ] && [ "$got" = "$base" ]; then
+	# A sample's signal holds one slot of the budget from its queueing to
+	# its delivery (microseconds), so a count can be one short now and
+	# then (31 of 32 once in about ten runs); the fault held one per
+	# thread for the whole run.
+	if [ -n "$base" ] && awk -v g="$got" -v b="$base" 'BEGIN {
+		split(g, x, /[= ]/); split(b, y, /[= ]/)
+		exit !(x[2] + 1 >= y[2] && x[4] + 1 >= y[4] && x[2] <= y[2] && x[4] <= y[4]) }'; then
 		ok "ulimit -i 32, -p $p: the target's sigqueue and timer_create succeed as often as without sonde"
 	else notok "ulimit -i 32, -p $p: without sonde $base, under sonde ${got:-nothing}"; fi
 done
