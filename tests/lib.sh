@@ -63,3 +63,14 @@ max_weight_ms() {
 	"$SONDE" print -dump profile "$1" 2>/dev/null |
 		awk '/^sample/ { for (i = 1; i < NF; i++) if ($i == "weight") { w = $(i + 1) + 0; if (w > m) m = w } } END { printf "%.3f", m }'
 }
+
+# eff_samples EXP: the effective number of clock samples, (sum w)^2 / sum w^2
+# (Kish).  Equal weights give the sample count; a few heavy samples (a
+# CPU timer checked only at the ticks that find the thread running, on a
+# busy machine) count for as little as they tell, so a tolerance derived
+# from it is as wide as the profile's real sampling error.
+eff_samples() {
+	"$SONDE" print -dump profile "$1" 2>/dev/null |
+		awk '/^sample/ { for (i = 1; i < NF; i++) if ($i == "weight") { w = $(i + 1) + 0; s += w; q += w * w } }
+			END { printf "%.0f", (q > 0 ? s * s / q : 0) }'
+}
