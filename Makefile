@@ -45,7 +45,7 @@ LIBSONDE_LIBS := -lm -ldw -lelf -lz -ldl -lpthread
 TRACERS   := $(TRACER_SRC:tracers/%.c=$(B)/lib/sonde/libsonde_%.so)
 UNITS     := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 FIXTURES  := $(FIXTURE_SRC:tests/fixtures/%.c=$(B)/fixtures/%) $(B)/fixtures/heapchurn $(CXXFIXTURE_SRC:tests/fixtures/%.cc=$(B)/fixtures/%) \
-	     $(B)/fixtures/stdioio_fortify
+	     $(B)/fixtures/stdioio_fortify $(B)/fixtures/errnocheck_fortify
 TOOLS     := $(TOOL_SRC:tests/tools/%.c=$(B)/tests/tools/%)
 API_A     := $(B)/lib/libsonde_api.a
 API_SO    := $(B)/lib/libsonde_api.so
@@ -157,6 +157,22 @@ $(B)/fixtures/stdioio_fortify: tests/fixtures/stdioio.c
 $(B)/fixtures/%: tests/fixtures/%.cc
 	@mkdir -p $(dir $@)
 	$(CXX) -std=gnu++17 -O2 -g -fomit-frame-pointer -Wall -Wextra -o $@ $< -lpthread
+
+# errnocheck with a library whose constructor calls the interposers before
+# the collector's runs; and as Debian builds programs (the fortified stdio).
+$(B)/fixtures/liberrnoearly.so: tests/fixtures/lib/errnoearly.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -fPIC -shared -Wall -Wextra -o $@ $<
+
+$(B)/fixtures/errnocheck: tests/fixtures/errnocheck.c $(B)/fixtures/liberrnoearly.so
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -fomit-frame-pointer -Wall -Wextra -o $@ $< -L$(B)/fixtures -lerrnoearly \
+		-Wl,-rpath,'$$ORIGIN' -lpthread -ldl
+
+$(B)/fixtures/errnocheck_fortify: tests/fixtures/errnocheck.c $(B)/fixtures/liberrnoearly.so
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -fomit-frame-pointer -D_FORTIFY_SOURCE=2 -Wall -Wextra -o $@ $< \
+		-L$(B)/fixtures -lerrnoearly -Wl,-rpath,'$$ORIGIN' -lpthread -ldl
 
 $(B)/fixtures/libearly.so: tests/fixtures/lib/early_lib.c tests/fixtures/burner.h
 	@mkdir -p $(dir $@)

@@ -345,6 +345,7 @@ int real_pthread_create_call(pthread_t *thr, const pthread_attr_t *attr, void *(
  * 64 KiB stack, never profiled, its allocations not traced, named name.
  * 0 or an errno value.  fn blocks every signal itself. */
 int collector_thread(void *(*fn)(void *), const char *name);
+void collector_threads_join(void);
 void interpose_init(void);
 
 /* ---- sample_point.c / sampling.c: global sampling, pause/resume ---- */

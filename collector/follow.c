@@ -733,6 +733,11 @@ static int clone_child(void *p)
 	saved = errno;
 	follow_note_exit(rc);
 	collector_exit_hook();
+	/* glibc ends this task with the exit system call, and the process's
+	 * status is that of its last task: the collector's threads must end
+	 * first, or the status is theirs (0), not rc. */
+	collector_threads_quit();
+	collector_threads_join();
 	collector_release_shared();
 	errno = saved;
 	return rc;

@@ -127,20 +127,53 @@ int real_pthread_create_call(pthread_t *thr, const pthread_attr_t *attr, void *(
 	return real_pthread_create ? real_pthread_create(thr, attr, fn, arg) : EAGAIN;
 }
 
+/* The collector's own threads (the sampler, the tracing clock's ticker),
+ * joinable, with the process that started them: a process whose first
+ * task ends by the exit system call rather than exit_group (a clone()
+ * child whose function returns) takes its exit status from the last task
+ * to end, and a helper ending after it would turn the function's status
+ * into 0 (glibc's last-thread exit(0)).  collector_threads_join waits for
+ * them there; elsewhere they are never joined (the process is ending). */
+#define MAX_HELPERS 8
+static pthread_t g_helpers[MAX_HELPERS];
+static pid_t g_helpers_pid;
+static int g_nhelpers;
+
 int collector_thread(void *(*fn)(void *), const char *name)
 {
 	pthread_attr_t attr;
 	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, 64 << 10);
 	pthread_t t;
 	__sonde_quiet++; /* its stack and TLS are not the target's allocations */
 	int rc = real_pthread_create_call(&t, &attr, fn, NULL);
 	__sonde_quiet--;
 	pthread_attr_destroy(&attr);
-	if (!rc)
-		pthread_setname_np(t, name);
-	return rc;
+	if (rc)
+		return rc;
+	pthread_setname_np(t, name);
+	pid_t pid = getpid();
+	if (g_helpers_pid != pid) { /* those of the parent are not this process's */
+		g_helpers_pid = pid;
+		g_nhelpers = 0;
+	}
+	if (g_nhelpers < MAX_HELPERS)
+		g_helpers[g_nhelpers++] = t;
+	else
+		pthread_detach(t);
+	return 0;
+}
+
+/* After collector_threads_quit: wait until the helpers this process
+ * started have ended. */
+void collector_threads_join(void)
+{
+	if (g_helpers_pid != getpid())
+		return;
+	int saved = errno;
+	while (g_nhelpers > 0)
+		pthread_join(g_helpers[--g_nhelpers], NULL);
+	errno = saved;
 }
 
 EXPORT int pthread_create(pthread_t *thr, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
@@ -563,8 +596,11 @@ EXPORT void *dlopen(const char *file, int mode)
 	uint64_t t0 = now_ns();
 	trace_clock_raise(t0 + 1);
 	void *h = real_dlopen(file, mode);
-	if (h && atomic_load(&g_col.active))
+	if (h && atomic_load(&g_col.active)) {
+		int saved = errno; /* the scan's realpath leaves EINVAL from readlink */
 		maps_update_since(t0);
+		errno = saved;
+	}
 	return h;
 }
 
@@ -577,8 +613,11 @@ EXPORT void *dlmopen(Lmid_t lm, const char *file, int mode)
 	uint64_t t0 = now_ns();
 	trace_clock_raise(t0 + 1);
 	void *h = real_dlmopen(lm, file, mode);
-	if (h && atomic_load(&g_col.active))
+	if (h && atomic_load(&g_col.active)) {
+		int saved = errno;
 		maps_update_since(t0);
+		errno = saved;
+	}
 	return h;
 }
 
@@ -592,17 +631,22 @@ EXPORT int dlclose(void *h)
 	 * the real dlclose and the table refresh. */
 	clock_pause_unwinding(1);
 	int rc = real_dlclose(h);
+	int saved = errno;
 	maps_update();
 	clock_pause_unwinding(0);
+	errno = saved;
 	return rc;
 }
 
 /* ---- descriptors ---- */
 
 /* Programs that close every descriptor (daemons, sandboxes) must not close
- * the collector's: the close is refused as a success, once noted in
- * log.xml.  Async-signal-safe, like close itself (the real functions are
- * resolved at start-up; before that the system call is used). */
+ * the collector's: the close is refused, once noted in log.xml, and fails
+ * with EBADF, as it does without sonde, where that number holds nothing
+ * the target opened (a refusal as a success told the target that it had
+ * a file there).  Async-signal-safe, like close itself (the real
+ * functions are resolved at start-up; before that the system call is
+ * used). */
 static _Atomic int g_noted_close;
 
 /* A protected number the target took (dup2 onto it, or a raw close and
@@ -622,7 +666,8 @@ EXPORT int close(int fd)
 	if (keep_open(fd)) {
 		if (!atomic_exchange(&g_noted_close, 1))
 			log_event_text("info", "target closed a descriptor of the collector; it was kept open");
-		return 0;
+		errno = EBADF;
+		return -1;
 	}
 	return real_close ? real_close(fd) : (int)syscall(SYS_close, fd);
 }

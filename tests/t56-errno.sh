@@ -1,0 +1,45 @@
+# The target's calls return what they return without sonde, and leave
+# errno as libc alone leaves it (the guest promise of doc/sonde-collect.md):
+# tests/fixtures/errnocheck.c makes every call the collector and its tracers
+# interpose, succeeding and failing (stdio, descriptors, the wait family,
+# vfork, exec, posix_spawn, system, popen, clone, pthread_create, mmap,
+# mremap, munmap, malloc, the sigaction family, syscall(), dlopen), some of
+# them from a library constructor that runs before the collector's, with
+# errno set to a sentinel before each, and prints each return value and
+# errno.  Its output under `sonde collect` with every data kind on must be
+# the output of the plain run, line for line.  Built plain and fortified
+# (__printf_chk, __fgets_chk, __read_chk, ...).
+. "$(dirname "$0")/lib.sh"
+cd "$TMP" || exit 1
+
+for prog in errnocheck errnocheck_fortify; do
+	E=$FIX/$prog
+	mkdir plain.$prog
+	(cd plain.$prog && "$E" >out 2>err)
+	prc=$?
+	grep '^child:' plain.$prog/err >plain.$prog/child
+	n=$(wc -l <plain.$prog/out)
+	if [ $prc = 0 ] && grep -qx done plain.$prog/out && [ "$n" -gt 150 ]; then
+		ok "$prog: the plain run reports $n calls"
+	else
+		notok "$prog: the plain run exited $prc with $n lines"
+		continue
+	fi
+	# Every data kind; then the CPU-timer source and perf's, and no following.
+	i=0
+	for opts in "-p on -s on -H on -i on -F on" "-p hi -s all -H on -i on -F all" "-p off -S off -H on -i on -F off"; do
+		i=$((i + 1))
+		d=$prog.$i
+		mkdir $d
+		(cd $d && "$SONDE" collect $opts -o x.er "$E" >out 2>err)
+		crc=$?
+		grep '^child:' $d/err >$d/child
+		if [ $crc = 0 ] && diff plain.$prog/out $d/out >$d/diff && diff plain.$prog/child $d/child >>$d/diff; then
+			ok "$prog under sonde collect $opts: every call returned what it returns without sonde, errno as libc left it"
+		else
+			notok "$prog under sonde collect $opts (exit $crc): calls that differ (< plain, > under sonde):"
+			grep '^[<>]' $d/diff | head -20 | sed 's/^/#   /'
+			grep -v '^child:' $d/err | head -5 | sed 's/^/#   /'
+		fi
+	done
+done
