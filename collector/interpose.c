@@ -672,28 +672,54 @@ EXPORT int close(int fd)
 	return real_close ? real_close(fd) : (int)syscall(SYS_close, fd);
 }
 
+#ifndef CLOSE_RANGE_UNSHARE
+#define CLOSE_RANGE_UNSHARE (1U << 1)
+#endif
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
 /* Close [first, last] around the protected descriptors. */
 static int close_range_around(unsigned first, unsigned last, int flags)
 {
-	int rc = 0;
+	int rc = 0, calls = 0;
 	unsigned lo = first;
 	for (unsigned fd = first; fd <= last && fd < 65536; fd++) {
 		if (!keep_open((int)fd))
 			continue;
 		if (!atomic_exchange(&g_noted_close, 1))
 			log_event_text("info", "target closed a descriptor of the collector; it was kept open");
-		if (fd > lo && (int)syscall(SYS_close_range, lo, fd - 1, flags) < 0)
-			rc = -1;
+		if (fd > lo) {
+			calls++;
+			if ((int)syscall(SYS_close_range, lo, fd - 1, flags) < 0)
+				rc = -1;
+		}
 		lo = fd + 1;
 	}
-	if (lo <= last && lo >= first && (int)syscall(SYS_close_range, lo, last, flags) < 0)
+	if (lo <= last && lo >= first) {
+		calls++;
+		if ((int)syscall(SYS_close_range, lo, last, flags) < 0)
+			rc = -1;
+	}
+	/* Every number was protected: no call unshared the table yet. */
+	if (!calls && (flags & CLOSE_RANGE_UNSHARE) && (int)syscall(SYS_close_range, ~0u, ~0u, CLOSE_RANGE_UNSHARE) < 0)
 		rc = -1;
 	return rc;
 }
 
+/* Only a call that closes needs to go around the protected descriptors.
+ * What the kernel refuses (first > last, a flag it does not know) it
+ * refuses whole, before closing anything: made as it is, it fails as it
+ * would without sonde (split around a protected number that ends the
+ * range, it made no call at all and "succeeded").  CLOSE_RANGE_CLOEXEC
+ * closes nothing, and the collector's descriptors are close-on-exec
+ * already.  CLOSE_RANGE_UNSHARE is the caller's even when every number in
+ * the range is protected: its table is unshared by a call on a range
+ * that holds no descriptor. */
 EXPORT int close_range(unsigned first, unsigned last, int flags)
 {
-	if (first > last)
+	if (first > last || ((unsigned)flags & ~(CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC)) ||
+	    (flags & CLOSE_RANGE_CLOEXEC))
 		return real_close_range ? real_close_range(first, last, flags)
 					: (int)syscall(SYS_close_range, first, last, flags);
 	return close_range_around(first, last, flags);
