@@ -106,11 +106,15 @@ int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 struct start {
 	void *(*fn)(void *);
 	void *arg;
+	int ours_blocked; /* the creator's t_ours_blocked */
 };
+
+static TLS int t_ours_blocked;
 
 static void *thread_start(void *p)
 {
 	struct start st = *(struct start *)p;
+	t_ours_blocked = st.ours_blocked; /* a new thread's mask is its creator's */
 	__sonde_quiet++;
 	free(p);
 	__sonde_quiet--;
@@ -190,6 +194,7 @@ EXPORT int pthread_create(pthread_t *thr, const pthread_attr_t *attr, void *(*fn
 		return real_pthread_create(thr, attr, fn, arg);
 	st->fn = fn;
 	st->arg = arg;
+	st->ours_blocked = t_ours_blocked;
 	int rc = real_pthread_create(thr, attr, thread_start, st);
 	if (rc) {
 		__sonde_quiet++;
@@ -448,7 +453,7 @@ EXPORT int sighold(int sig)
 	return sigprocmask(SIG_BLOCK, &set, NULL);
 }
 
-static int mask_call(int how, int mask)
+static int bsd_mask_call(int how, int mask)
 {
 	sigset_t set, old;
 	sigemptyset(&set);
@@ -466,12 +471,12 @@ static int mask_call(int how, int mask)
 
 EXPORT int sigblock(int mask)
 {
-	return mask_call(SIG_BLOCK, mask);
+	return bsd_mask_call(SIG_BLOCK, mask);
 }
 
 EXPORT int sigsetmask(int mask)
 {
-	return mask_call(SIG_SETMASK, mask);
+	return bsd_mask_call(SIG_SETMASK, mask);
 }
 
 static _Atomic int g_noted_perfoff;
@@ -542,32 +547,56 @@ EXPORT int prctl(int option, ...)
 }
 
 /* Keep the profiling signal deliverable when the target blocks "all"
- * signals; it is ours, not the target's. */
-static const sigset_t *strip_ours(int how, const sigset_t *set, sigset_t *tmp)
+ * signals; it is ours, not the target's.  What the target asked for is
+ * what it reads back: the thread's mask as the target set it has the
+ * profiling signal blocked (t_ours_blocked), and every old mask returned
+ * shows it so (a program that blocks all signals and reads its mask back
+ * counts them all).  A thread starts with its creator's (thread_start). */
+static int mask_call(int how, const sigset_t *set, sigset_t *old, int (*real)(int, const sigset_t *, sigset_t *))
 {
 	int sig = clock_signal();
-	if (!set || how == SIG_UNBLOCK || !sig || !atomic_load(&g_col.active) || __sonde_vforked ||
-	    !sigismember(set, sig))
-		return set;
-	*tmp = *set;
-	sigdelset(tmp, sig);
-	note_once(&g_noted_mask, "info",
-		  "target blocked the profiling signal (e.g. sigfillset); it stays unblocked");
-	return tmp;
+	if (!sig || !atomic_load(&g_col.active) || __sonde_vforked)
+		return real(how, set, old);
+	int was = t_ours_blocked, now = was;
+	const sigset_t *use = set;
+	sigset_t tmp;
+	if (set) {
+		int in = sigismember(set, sig) == 1;
+		if (how == SIG_BLOCK)
+			now = was || in;
+		else if (how == SIG_UNBLOCK)
+			now = was && !in;
+		else if (how == SIG_SETMASK)
+			now = in;
+		if (in && how != SIG_UNBLOCK) {
+			tmp = *set;
+			sigdelset(&tmp, sig);
+			use = &tmp;
+			int saved = errno;
+			note_once(&g_noted_mask, "info",
+				  "target blocked the profiling signal (e.g. sigfillset); it stays unblocked");
+			errno = saved;
+		}
+	}
+	int rc = real(how, use, old);
+	if (rc == 0) { /* both conventions: 0 is success (else -1 with errno, or the error) */
+		t_ours_blocked = now;
+		if (old && was)
+			sigaddset(old, sig);
+	}
+	return rc;
 }
 
 EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 {
 	resolve_sigprocmask();
-	sigset_t tmp;
-	return real_sigprocmask(how, strip_ours(how, set, &tmp), old);
+	return mask_call(how, set, old, real_sigprocmask);
 }
 
 EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 {
 	resolve_pthread_sigmask();
-	sigset_t tmp;
-	return real_pthread_sigmask_fn(how, strip_ours(how, set, &tmp), old);
+	return mask_call(how, set, old, real_pthread_sigmask_fn);
 }
 
 int real_pthread_sigmask(int how, const sigset_t *set, sigset_t *old)

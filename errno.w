@@ -1,0 +1,4 @@
+42
+line
+xyabcdu
+uvzd
