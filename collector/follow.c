@@ -86,6 +86,7 @@ REAL(posix_spawnp, int, (pid_t *, const char *, const posix_spawn_file_actions_t
 REAL(system, int, (const char *))
 REAL(popen, FILE *, (const char *, const char *))
 REAL(clone, int, (int (*)(void *), void *, int, void *, ...))
+REAL(waitpid, pid_t, (pid_t, int *, int))
 
 static int is_sonde_lib(const char *path, size_t len)
 {
@@ -829,10 +830,14 @@ EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_act
 	return rc;
 }
 
-/* system and popen spawn the shell with the process's environment, which
- * is the only way to hand it sonde's settings: it is swapped in for the
- * call, between swap_in and swap_out.  (A setenv by another thread during
- * the call is lost; programs rarely do that while running a command.) */
+/* popen spawns the shell with the process's environment, which is the
+ * only way to hand it sonde's settings: it is swapped in for the call,
+ * between swap_in and swap_out, which return as soon as the shell is
+ * spawned.  (A setenv by another thread during the call is lost.)
+ * system is carried out here (follow_system), not by a swap around
+ * glibc's: that swap would hold the lock until the command ended, and
+ * another thread's popen or system would wait for it (a command that
+ * waits for theirs would never end). */
 static char **swap_in(const char *variant, const char *command, char ***saved)
 {
 	char *argv[] = { "sh", "-c", (char *)command, NULL };
@@ -856,12 +861,106 @@ static void swap_out(char **env, char **saved)
 	errno = e;
 }
 
+/* glibc's system (sysdeps/posix/system.c), the shell given the followed
+ * child's environment: SIGINT and SIGQUIT ignored while any system() of
+ * the process runs (counted), SIGCHLD blocked, the shell spawned with the
+ * caller's mask and with those two signals at their defaults unless they
+ * were ignored, 127 as its status when it could not be spawned, and a
+ * cancelled caller's shell killed and reaped. */
+static pthread_mutex_t g_sys_lock = PTHREAD_MUTEX_INITIALIZER;
+static int g_sys_refs;
+static struct sigaction g_sys_intr, g_sys_quit;
+
+static void sys_unref(void)
+{
+	pthread_mutex_lock(&g_sys_lock);
+	if (--g_sys_refs == 0) {
+		real_sigaction(SIGINT, &g_sys_intr, NULL);
+		real_sigaction(SIGQUIT, &g_sys_quit, NULL);
+	}
+	pthread_mutex_unlock(&g_sys_lock);
+}
+
+struct sys_call {
+	pid_t pid;
+	sigset_t omask;
+};
+
+static void sys_cancelled(void *p)
+{
+	struct sys_call *c = p;
+	kill(c->pid, SIGKILL);
+	while (real_waitpid(c->pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	sys_unref();
+	real_pthread_sigmask(SIG_SETMASK, &c->omask, NULL);
+}
+
+static int follow_system(const char *line, char **env, int *spawn_err)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_IGN;
+	sigemptyset(&sa.sa_mask);
+	pthread_mutex_lock(&g_sys_lock);
+	if (g_sys_refs++ == 0) {
+		real_sigaction(SIGINT, &sa, &g_sys_intr);
+		real_sigaction(SIGQUIT, &sa, &g_sys_quit);
+	}
+	pthread_mutex_unlock(&g_sys_lock);
+	struct sys_call c;
+	sigaddset(&sa.sa_mask, SIGCHLD);
+	real_pthread_sigmask(SIG_BLOCK, &sa.sa_mask, &c.omask);
+	sigset_t reset;
+	sigemptyset(&reset);
+	if (g_sys_intr.sa_handler != SIG_IGN)
+		sigaddset(&reset, SIGINT);
+	if (g_sys_quit.sa_handler != SIG_IGN)
+		sigaddset(&reset, SIGQUIT);
+	posix_spawnattr_t attr;
+	posix_spawnattr_init(&attr);
+	posix_spawnattr_setsigmask(&attr, &c.omask);
+	posix_spawnattr_setsigdefault(&attr, &reset);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+	char *argv[] = { "sh", "-c", (char *)line, NULL };
+	int status = -1;
+	int ret = real_posix_spawn(&c.pid, "/bin/sh", NULL, &attr, argv, env);
+	posix_spawnattr_destroy(&attr);
+	if (ret == 0) {
+		pthread_cleanup_push(sys_cancelled, &c);
+		pid_t r;
+		while ((r = real_waitpid(c.pid, &status, 0)) < 0 && errno == EINTR)
+			;
+		if (r != c.pid)
+			status = -1;
+		pthread_cleanup_pop(0);
+	} else {
+		status = 127 << 8; /* as if the shell had ended with _exit(127) */
+	}
+	int e = errno; /* waitpid's, when it failed */
+	sys_unref();
+	real_pthread_sigmask(SIG_SETMASK, &c.omask, NULL);
+	*spawn_err = ret;
+	errno = e;
+	return status;
+}
+
 EXPORT int system(const char *command)
 {
 	resolve_system();
-	char **saved = NULL, **env = swap_in("system", command, &saved);
-	int rc = real_system(command);
-	swap_out(env, saved);
+	resolve_posix_spawn();
+	resolve_waitpid();
+	char *argv[] = { "sh", "-c", (char *)command, NULL };
+	char **env = command && real_posix_spawn && real_waitpid ? spawn_env("system", "/bin/sh", argv, environ) : NULL;
+	if (!env)
+		return real_system(command);
+	int saved = errno, spawn_err = 0;
+	int rc = follow_system(command, env, &spawn_err);
+	/* errno as glibc's leaves it: the spawn's error, waitpid's, or the
+	 * caller's */
+	int e = spawn_err ? spawn_err : rc == -1 ? errno : saved;
+	free_child_env(env);
+	errno = e;
 	return rc;
 }
 
@@ -954,7 +1053,6 @@ static void note_wait_status(pid_t pid, int st)
 	errno = saved;
 }
 
-REAL(waitpid, pid_t, (pid_t, int *, int))
 REAL(wait4, pid_t, (pid_t, int *, int, struct rusage *))
 REAL(waitid, int, (idtype_t, id_t, siginfo_t *, int))
 
