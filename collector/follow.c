@@ -1056,16 +1056,16 @@ static void note_wait_status(pid_t pid, int st)
 REAL(wait4, pid_t, (pid_t, int *, int, struct rusage *))
 REAL(waitid, int, (idtype_t, id_t, siginfo_t *, int))
 
+/* The caller's status pointer goes to the kernel as it is: one it cannot
+ * write fails the call with EFAULT, as without sonde (a copy through a
+ * local would write it here, and crash). */
 EXPORT pid_t waitpid(pid_t pid, int *status, int options)
 {
 	resolve_waitpid();
-	int st = 0;
-	pid_t rc = real_waitpid(pid, &st, options);
-	if (rc > 0) {
-		if (status)
-			*status = st;
-		note_wait_status(rc, st);
-	}
+	int st = 0, *sp = status ? status : &st;
+	pid_t rc = real_waitpid(pid, sp, options);
+	if (rc > 0)
+		note_wait_status(rc, *sp);
 	return rc;
 }
 
@@ -1077,13 +1077,10 @@ EXPORT pid_t wait(int *status)
 EXPORT pid_t wait4(pid_t pid, int *status, int options, struct rusage *ru)
 {
 	resolve_wait4();
-	int st = 0;
-	pid_t rc = real_wait4(pid, &st, options, ru);
-	if (rc > 0) {
-		if (status)
-			*status = st;
-		note_wait_status(rc, st);
-	}
+	int st = 0, *sp = status ? status : &st;
+	pid_t rc = real_wait4(pid, sp, options, ru);
+	if (rc > 0)
+		note_wait_status(rc, *sp);
 	return rc;
 }
 
