@@ -1,4 +1,0 @@
-42
-line
-xyabcdu
-uvzd
