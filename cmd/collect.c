@@ -802,7 +802,7 @@ int cmd_collect(int argc, char **argv)
 	}
 	sigprocmask(SIG_SETMASK, &oldmask, NULL);
 	close(pfd[1]);
-	if (collect_clock_run() < 0)
+	if (collect_clock_run(pid) < 0)
 		fprintf(stderr, "sonde collect: warning: cannot start the clock thread; %s\n",
 			period_ns ? "no periodic sample points" : "heap events read the clock");
 	int child_errno = 0;
@@ -817,8 +817,7 @@ int cmd_collect(int argc, char **argv)
 	}
 
 	int status = 0;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	collect_clock_wait(pid, &status);
 	g_target = 0; /* reaped: its pid may be anyone's now */
 	collect_clock_stop();
 	char path[PATH_MAX + 64];

@@ -29,6 +29,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -37,6 +38,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -348,6 +351,7 @@ static void *run(void *arg)
 	(void)arg;
 	uint64_t tick = g_head->tick_ns, period = g_head->period_ns;
 	uint64_t next = period ? mono() + period : UINT64_MAX;
+	uint64_t next_watch = mono();
 	while (!atomic_load(&g_quit)) {
 		uint64_t now = mono();
 		if (tick)
@@ -357,9 +361,13 @@ static void *run(void *arg)
 			while (next <= now)
 				next += period; /* missed periods are skipped, not caught up */
 		}
+		if (now >= next_watch)
+			next_watch = mono() + collect_watch(g_head, g_expdir);
 		uint64_t wake = tick ? now + tick : next;
 		if (wake > next)
 			wake = next;
+		if (wake > next_watch)
+			wake = next_watch;
 		/* Short naps, so that the end is noticed soon. */
 		if (wake > now + 50 * TICK_NS)
 			wake = now + 50 * TICK_NS;
@@ -406,12 +414,19 @@ int collect_clock_start(const char *expdir, uint64_t period_ns, int tick, char *
 	return 0;
 }
 
+static int g_pidfd = -1;
+
 /* After the fork: the target's child is made by a single-threaded
- * process. */
-int collect_clock_run(void)
+ * process.  The thread runs whatever the options: it also keeps clock
+ * profiling's guard (collect_watch.c). */
+int collect_clock_run(pid_t target)
 {
-	if (!g_head || (!g_head->tick_ns && !g_head->period_ns))
+	if (!g_head)
 		return 0;
+	/* The guard calls into the target only when the main thread can wait
+	 * for its end without waitpid (collect_clock_wait). */
+	g_pidfd = (int)syscall(SYS_pidfd_open, target, 0);
+	collect_watch_init(target, g_pidfd >= 0);
 	if (pthread_create(&g_thread, NULL, run, NULL) != 0) {
 		atomic_store(&g_head->now, 0);
 		g_head->tick_ns = g_head->period_ns = 0;
@@ -419,6 +434,22 @@ int collect_clock_run(void)
 	}
 	g_running = 1;
 	return 0;
+}
+
+void collect_clock_wait(pid_t target, int *status)
+{
+	if (g_pidfd >= 0) {
+		/* Readable once the target has ended; its ptrace stops (the
+		 * guard's calls) are not reported here. */
+		struct pollfd p = { g_pidfd, POLLIN, 0 };
+		while (poll(&p, 1, -1) < 0 && errno == EINTR)
+			;
+	}
+	while (waitpid(target, status, 0) < 0 && errno == EINTR)
+		;
+	if (g_pidfd >= 0)
+		close(g_pidfd);
+	g_pidfd = -1;
 }
 
 void collect_clock_stop(void)

@@ -20,8 +20,14 @@ int cmd_collect(int argc, char **argv);
  * the thread that keeps the tick and writes the periodic points; stop
  * ends it and removes the page. */
 int collect_clock_start(const char *expdir, uint64_t period_ns, int tick, char *path_out, size_t cap);
-int collect_clock_run(void);
+int collect_clock_run(pid_t target);
+/* Wait for the target's end and reap it (see collect_watch.c for why not
+ * a plain waitpid). */
+void collect_clock_wait(pid_t target, int *status);
 void collect_clock_stop(void);
+/* collect_watch.c: clock profiling's guard, from outside the target. */
+void collect_watch_init(pid_t child, int calls_ok);
+uint64_t collect_watch(void *head, const char *expdir);
 int cmd_print(int argc, char **argv);
 
 #endif

@@ -245,10 +245,17 @@ const char *clock_kernel_time(void);
 int clock_signal(void);
 /* Our handler, exposed so the sigaction interposer can keep it installed. */
 int clock_is_our_signal(int sig);
-/* Stop clock profiling if the profiling signal's action was replaced by a
- * bare system call; from the sampler thread, every CLOCK_WATCH_NS. */
-void clock_watch(void);
-#define CLOCK_WATCH_NS 50000000ull
+/* What `sonde collect` needs to call into this process (clock.c, "calls
+ * from sonde collect"), published in its slot of the shared page. */
+struct clock_call {
+	int sig;	      /* the profiling signal */
+	int counters;	      /* the source has descriptors that can be lost */
+	uint64_t interval_ns;
+	uint64_t fn, sp, trap; /* clock_call_in, its stack, the int3 it returns to */
+	uint64_t samples;      /* the address of the sample count */
+};
+/* 0 and *c filled when clock profiling runs and can be called into. */
+int clock_call_info(struct clock_call *c);
 void clock_fork_child(void);
 /* Tasks made by clone(CLONE_VM ...): rawclone.c and clock.c. */
 void rawclone_init(void);

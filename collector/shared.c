@@ -124,6 +124,18 @@ int shared_register(const char *lineage)
 		s->starttime = own_starttime();
 		s->start_ns = g_col.start_ns;
 		snprintf(s->lineage, sizeof s->lineage, "%s", lineage);
+		struct clock_call c;
+		if (clock_call_info(&c) == 0) {
+			s->interval_ns = c.interval_ns;
+			s->call_fn = c.fn;
+			s->call_sp = c.sp;
+			s->call_trap = c.trap;
+			s->samples_addr = c.samples;
+			s->watch_counters = (uint32_t)c.counters;
+			s->watch_sig = (uint32_t)c.sig;
+		} else {
+			s->watch_sig = 0;
+		}
 		atomic_store(&s->state, SONDE_SLOT_LIVE);
 		g_slot = i;
 		g_slot_pid = getpid();

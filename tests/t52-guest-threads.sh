@@ -54,3 +54,55 @@ asc=$(awk -F, 'NR > 1 && $1 ~ /asynccancel|cancel_enabled/ { s += $NF } END { pr
 note "read loop: total $tot s, in glibc's asynccancel functions $asc s"
 check "read loop under -p hi -S 0.05: no time in glibc's cancellation path ($asc of $tot s)" \
 	awk -v a="$asc" -v t="$tot" 'BEGIN { exit !(t > 0.3 && a == 0) }'
+
+# Clock profiling's guard without a thread in the target: sonde collect
+# watches from outside and calls into the process (ptrace) when needed.
+# 1. Every action reset to SIG_DFL by a bare syscall instruction, then a
+#    0.3 s sleep (during which the call comes: the sleep must be restarted,
+#    not cut short, and errno kept) and 0.3 s of CPU, whose first sample
+#    would kill the target had profiling not stopped.
+"$FIX/gthr" reset >rs.plain 2>&1
+note "plain: $(tr '\n' ' ' <rs.plain)"
+for p in hi on; do
+	"$SONDE" collect -p $p -o rs$p.er "$FIX/gthr" reset >rs$p.txt 2>rs$p.err
+	r=$?
+	if [ $r = 0 ] && grep -q '^threads 1$' rs$p.txt; then
+		ok "-p $p: bare reset of every action, single-threaded target: exit 0, 1 thread at main"
+	else
+		notok "-p $p: bare reset of every action: exit $r (plain: 0)"
+		sed 's/^/#   /' rs$p.txt rs$p.err | head -6
+	fi
+	check "-p $p: log.xml says clock profiling stopped" \
+		grep -q 'kind="warning"[^>]*clock profiling stopped' rs$p.er/log.xml
+	set -- $(awk '$1 == "slept_ms" { print $2, $4, $6 }' rs$p.txt)
+	if [ "${1:-0}" -ge 300 ] && [ "${2:-1}" = 0 ] && [ "${3:-0}" = 4242 ]; then
+		ok "-p $p: the sleep the call interrupted was restarted (${1} ms, no EINTR, errno kept)"
+	else notok "-p $p: the sleep: ${1:-?} ms, ${2:-?} EINTR, errno ${3:-?} (want >= 300, 0, 4242)"; fi
+done
+
+# 2. The sampling counter closed by the raw close_range system call in a
+#    single-threaded target (no thread start to notice it): sonde collect
+#    sees CPU time without samples and has the collector arm it again, so
+#    the CPU burnt after the close is recorded where it was burnt.
+R=$(sym_range "$FIX/gthr" after_close)
+"$SONDE" collect -p hi -o cr.er "$FIX/gthr" closerange >cr.txt 2>cr.err
+r=$?
+if grep -q 'source="posix-cpu-timer"\|posix-cpu-timer' cr.er/log.xml; then
+	note "-p hi samples with CPU timers here (no perf counter): no descriptor to lose, case skipped"
+else
+	check "closerange: exit 0" test $r = 0
+	check "closerange: log.xml says the counter was armed again" \
+		grep -q 'sampling counters.*1 thread(s) were armed again' cr.er/log.xml
+	truth=$(awk '$1 == "after_close" { print $3 }' cr.txt)
+	maxw=$(awk -v m="$(max_weight_ms cr.er)" 'BEGIN { printf "%.0f", m * 1e6 }')
+	set -- $("$EXPCHECK" reach cr.er "$FIX/gthr" "$R")
+	# A sample's weight is the thread's CPU since its previous one, so
+	# the time without a counter is charged to the first sample after the
+	# new one fires, still in after_close: 5% or two heaviest samples.
+	if [ -n "$truth" ] && awk -v a="${8:-0}" -v b="$truth" -v w="${maxw:-0}" \
+		'BEGIN { d = a - b; if (d < 0) d = -d; t = b * 0.05; if (2 * w > t) t = 2 * w; exit !(b > 0 && d <= t) }'; then
+		ok "closerange: after_close recorded ${8} ns of its $truth ns"
+	else
+		notok "closerange: after_close recorded ${8:-?} ns of its ${truth:-?} ns"
+	fi
+fi

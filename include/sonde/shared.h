@@ -39,7 +39,7 @@
 #define SONDE_SHARED_MAGIC 0x31444853444e4f53ull /* "SONDSHD1" */
 #define SONDE_SHARED_PAGE 4096u
 #define SONDE_SHARED_SLOTS 128u /* process images recording at once */
-#define SONDE_SHARED_SLOT_SIZE 640u
+#define SONDE_SHARED_SLOT_SIZE 704u
 #define SONDE_SHARED_SIZE (SONDE_SHARED_PAGE + SONDE_SHARED_SLOTS * SONDE_SHARED_SLOT_SIZE)
 
 /* Page 0.  `now` first: it is the word the collector's tick page holds. */
@@ -66,12 +66,27 @@ struct sonde_shared_slot {
 	uint32_t pid;
 	uint64_t starttime;	 /* field 22 of /proc/PID/stat: tells a reused pid */
 	uint64_t start_ns;	 /* the collector's start (CLOCK_MONOTONIC) */
-	char lineage[SONDE_SHARED_SLOT_SIZE - 24]; /* "" founder, else DIR/LINEAGE.er */
+	char lineage[616];	 /* "" founder, else DIR/LINEAGE.er */
+	/* Clock profiling's guard, which collect keeps from outside
+	 * (cmd/collect_watch.c, collector/clock.c "calls from sonde
+	 * collect"); all 0 without clock profiling. */
+	uint32_t watch_sig;	 /* the profiling signal */
+	uint32_t watch_counters; /* the source has descriptors the target can close */
+	uint64_t interval_ns;	 /* the profiling interval */
+	uint64_t call_fn;	 /* clock_call_in(what) in this image */
+	uint64_t call_sp;	 /* the stack pointer to call it with; [call_sp] is its return, an int3 */
+	uint64_t call_trap;	 /* that int3 */
+	uint64_t samples_addr;	 /* the collector's sample count */
+	uint64_t reserved[2];
 };
 _Static_assert(sizeof(struct sonde_shared_slot) == SONDE_SHARED_SLOT_SIZE, "slot layout");
 
 /* The data file collect writes a process's periodic points into: overview
  * packets (reason SONDE_OV_PERIODIC) in the usual data file format. */
 #define SONDE_PERIODIC_FILE "periodic"
+
+/* clock_call_in's argument. */
+#define SONDE_CALL_LOST 1     /* the profiling signal's action is not the collector's: stop */
+#define SONDE_CALL_COUNTERS 2 /* no samples for a while: check the counters, arm again */
 
 #endif
