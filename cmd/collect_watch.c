@@ -13,8 +13,9 @@
  * - The sampling counters closed by the target (the raw close_range
  *   system call, dup2 onto their numbers): sampling stops silently.  Seen
  *   here as CPU time without samples: the process's CPU clock advanced by
- *   many intervals while the collector's sample count (read with
- *   process_vm_readv) did not.  Threads that start check too (clock.c).
+ *   many intervals while the collector's count of sample signals (read
+ *   with process_vm_readv; counted paused or not) did not.  Threads that
+ *   start check too (clock.c).
  *
  * What has to be done about either can only be done inside the target: a
  * POSIX CPU timer cannot be disarmed from another process, and a counter
@@ -66,9 +67,11 @@
 
 #define WATCH_NS 50000000ull
 #define RETRY_NS 2000000ull
-/* CPU time without a sample, in intervals, before the counters are
- * checked; doubled (up to 64 times) after each check that found them
- * whole, as a paused or -t-stopped process takes no samples either. */
+/* CPU time without a sample signal, in intervals, before the counters
+ * are checked; doubled (up to 64 times) after each check that found them
+ * whole, so that a process without samples for a reason of its own (the
+ * collector stopped profiling at a -d limit or an internal error) does
+ * not cost a call every 50 ms. */
 #define STALL_INTERVALS 50
 
 struct watch {

@@ -123,6 +123,7 @@ static int g_nfree;
 static pthread_key_t g_key;
 _Atomic uint8_t g_our_fds[FD_BITS / 8];
 _Atomic uint64_t g_samples;
+_Atomic uint64_t g_sample_signals;
 _Atomic uint64_t g_handler_cpu_ns, g_handler_measured;
 _Atomic int g_inflight;
 _Atomic int g_unwind_pause;
@@ -1394,7 +1395,7 @@ int clock_call_info(struct clock_call *c)
 	c->fn = (uint64_t)(uintptr_t)clock_call_in;
 	c->sp = (uint64_t)(uintptr_t)top;
 	c->trap = (uint64_t)(uintptr_t)sonde_call_trap;
-	c->samples = (uint64_t)(uintptr_t)&g_samples;
+	c->samples = (uint64_t)(uintptr_t)&g_sample_signals;
 	return 0;
 #else
 	return -1;

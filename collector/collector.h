@@ -252,7 +252,7 @@ struct clock_call {
 	int counters;	      /* the source has descriptors that can be lost */
 	uint64_t interval_ns;
 	uint64_t fn, sp, trap; /* clock_call_in, its stack, the int3 it returns to */
-	uint64_t samples;      /* the address of the sample count */
+	uint64_t samples;      /* the address of the count of sample signals */
 };
 /* 0 and *c filled when clock profiling runs and can be called into. */
 int clock_call_info(struct clock_call *c);

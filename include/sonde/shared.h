@@ -76,7 +76,7 @@ struct sonde_shared_slot {
 	uint64_t call_fn;	 /* clock_call_in(what) in this image */
 	uint64_t call_sp;	 /* the stack pointer to call it with; [call_sp] is its return, an int3 */
 	uint64_t call_trap;	 /* that int3 */
-	uint64_t samples_addr;	 /* the collector's sample count */
+	uint64_t samples_addr;	 /* the collector's count of sample signals received */
 	uint64_t reserved[2];
 };
 _Static_assert(sizeof(struct sonde_shared_slot) == SONDE_SHARED_SLOT_SIZE, "slot layout");
