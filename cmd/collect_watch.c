@@ -22,9 +22,9 @@
  * must be opened by (and for) the target's threads.  So collect calls the
  * collector: it attaches to one thread of the process with PTRACE_SEIZE,
  * stops it (PTRACE_INTERRUPT), saves its registers (general and extended
- * state), makes it call the collector's clock_call_in(what) on a stack of
- * the collector's own, with an int3 as the return address, lets it run to
- * the int3, restores every register and detaches.  The thread goes on
+ * state), makes it run the collector's trampoline, which calls
+ * clock_call_in(what) on a stack of the collector's own and stops at an
+ * int3, takes the result there, restores every register and detaches.  The thread goes on
  * where it was; a system call it was in is restarted as after a signal's
  * handler.  Profiling signals that arrive while it is attached are
  * discarded (their weight goes to the thread's next sample); others are
@@ -205,7 +205,7 @@ static void resume(pid_t tid, int status, int sig)
 
 /* Call clock_call_in(what) in thread `tid`.  Returns its result, or
  * -errno when it could not be called. */
-static long call_in(pid_t tid, const struct sonde_shared_slot *s, long what)
+static long call_in(pid_t tid, const struct sonde_shared_slot *s, uint64_t start_ns, long what)
 {
 	int sig = (int)s->watch_sig;
 	if (ptrace(PTRACE_SEIZE, tid, 0, 0) < 0)
@@ -225,6 +225,12 @@ static long call_in(pid_t tid, const struct sonde_shared_slot *s, long what)
 			break;
 		resume(tid, status, sig);
 	}
+	/* Stopped now: the image it runs must still be the one whose slot
+	 * named the addresses (an exec ends the slot first). */
+	if (atomic_load(&((struct sonde_shared_slot *)s)->state) != SONDE_SLOT_LIVE || s->start_ns != start_ns) {
+		rc = -ESRCH;
+		goto detach;
+	}
 	struct user_regs_struct saved, r;
 	static char xstate[32768];
 	struct iovec xv = { xstate, sizeof xstate };
@@ -233,10 +239,10 @@ static long call_in(pid_t tid, const struct sonde_shared_slot *s, long what)
 		goto detach;
 	}
 	r = saved;
-	r.rip = s->call_fn;
+	r.rip = s->call_entry;
 	r.rsp = s->call_sp;
 	r.rdi = (unsigned long long)what;
-	r.rax = 0;
+	r.rax = s->call_fn;
 	r.orig_rax = (unsigned long long)-1; /* not in a system call: nothing to restart */
 	r.eflags &= ~0x400ull;		     /* the direction flag clear, as at any call */
 	if (ptrace(PTRACE_SETREGS, tid, 0, &r) < 0) {
@@ -264,10 +270,10 @@ detach:
 #endif
 
 /* Call into some thread of the process: the main one, else any. */
-static long call_process(uint32_t pid, const struct sonde_shared_slot *s, long what)
+static long call_process(uint32_t pid, const struct sonde_shared_slot *s, uint64_t start_ns, long what)
 {
 #if defined(__x86_64__)
-	long rc = call_in((pid_t)pid, s, what);
+	long rc = call_in((pid_t)pid, s, start_ns, what);
 	if (rc != -EPERM && rc != -ESRCH)
 		return rc;
 	char path[64];
@@ -280,14 +286,14 @@ static long call_process(uint32_t pid, const struct sonde_shared_slot *s, long w
 		pid_t tid = (pid_t)atoi(e->d_name);
 		if (tid <= 0 || (uint32_t)tid == pid)
 			continue;
-		rc = call_in(tid, s, what);
+		rc = call_in(tid, s, start_ns, what);
 		if (rc != -EPERM && rc != -ESRCH)
 			break;
 	}
 	closedir(d);
 	return rc;
 #else
-	(void)pid, (void)s, (void)what;
+	(void)pid, (void)s, (void)start_ns, (void)what;
 	return -ENOSYS;
 #endif
 }
@@ -319,7 +325,7 @@ static void watch_one(const char *expdir, struct sonde_shared_slot *s, struct wa
 		if (s->samples_addr)
 			read_samples(pid, s->samples_addr, &w->samples0);
 	}
-	if (w->done || !s->watch_sig || !s->call_fn)
+	if (w->done || !s->watch_sig || !s->call_entry)
 		return;
 	int c = catches(pid, s->starttime, (int)s->watch_sig);
 	if (c < 0 || atomic_load(&s->state) != SONDE_SLOT_LIVE)
@@ -333,7 +339,7 @@ static void watch_one(const char *expdir, struct sonde_shared_slot *s, struct wa
 							"process to stop clock profiling (no pidfd); its next sample may kill it");
 			return;
 		}
-		long rc = call_process(pid, s, SONDE_CALL_LOST);
+		long rc = call_process(pid, s, w->start_ns, SONDE_CALL_LOST);
 		if (rc == -EBUSY) {
 			*soon = 1;
 			return;
@@ -362,7 +368,7 @@ static void watch_one(const char *expdir, struct sonde_shared_slot *s, struct wa
 	uint64_t need = (uint64_t)STALL_INTERVALS * s->interval_ns << w->backoff;
 	if (!s->interval_ns || cpu - w->cpu0 < need)
 		return;
-	long rc = call_process(pid, s, SONDE_CALL_COUNTERS);
+	long rc = call_process(pid, s, w->start_ns, SONDE_CALL_COUNTERS);
 	if (rc == -EBUSY) {
 		*soon = 1;
 		return;

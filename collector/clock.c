@@ -1349,22 +1349,28 @@ int clock_is_our_signal(int sig) { return g_profile && sig == g_sig; }
  * that runs when the target's own code does not call into it.  `sonde
  * collect` watches from outside and, when something must be done in the
  * target (a lost action, lost counters), stops one thread of it with
- * ptrace, saves its registers, and makes it call clock_call_in(what) on
- * a stack of the collector's own (g_call_stack), returning to an int3
- * (sonde_call_trap) where collect takes the result and restores every
- * register: the thread goes on where it was, a system call it was in is
+ * ptrace, saves its registers, and makes it run sonde_call_tramp with the
+ * stack pointer at the top of a stack of the collector's own
+ * (g_call_stack) and clock_call_in in %rax: the trampoline calls it and
+ * stops at its int3, where collect takes the result (%rax) and restores
+ * every register.  A real call and return, so a shadow stack (CET) stays
+ * balanced.  The thread goes on where it was, a system call it was in is
  * restarted as after a signal.  It runs like a signal handler, at any
  * point of the thread: async-signal-safe, and errno is kept. */
 __asm__(".pushsection .text\n"
+	".globl sonde_call_tramp\n"
+	".hidden sonde_call_tramp\n"
+	".type sonde_call_tramp, @function\n"
+	"sonde_call_tramp:\n"
+	"\tcall *%rax\n"
 	".globl sonde_call_trap\n"
 	".hidden sonde_call_trap\n"
-	".type sonde_call_trap, @function\n"
 	"sonde_call_trap:\n"
 	"\tint3\n"
 	"\tint3\n"
-	".size sonde_call_trap, 2\n"
+	".size sonde_call_tramp, . - sonde_call_tramp\n"
 	".popsection\n");
-extern const char sonde_call_trap[];
+extern const char sonde_call_tramp[], sonde_call_trap[];
 static char g_call_stack[65536] __attribute__((aligned(16)));
 
 static long clock_call_in(long what)
@@ -1385,15 +1391,12 @@ int clock_call_info(struct clock_call *c)
 #if defined(__x86_64__)
 	if (!g_src || atomic_load(&g_clock_lost_signal))
 		return -1;
-	/* The return address at the top, an aligned stack below it (as
-	 * after a call instruction: the pointer is 8 past 16-aligned). */
-	uint64_t *top = (uint64_t *)(g_call_stack + sizeof g_call_stack) - 1;
-	*top = (uint64_t)(uintptr_t)sonde_call_trap;
 	c->sig = g_sig;
 	c->counters = g_src != &g_timer_source;
 	c->interval_ns = g_cs.interval_ns;
+	c->entry = (uint64_t)(uintptr_t)sonde_call_tramp;
 	c->fn = (uint64_t)(uintptr_t)clock_call_in;
-	c->sp = (uint64_t)(uintptr_t)top;
+	c->sp = (uint64_t)(uintptr_t)(g_call_stack + sizeof g_call_stack); /* 16-aligned, as before a call */
 	c->trap = (uint64_t)(uintptr_t)sonde_call_trap;
 	c->samples = (uint64_t)(uintptr_t)&g_sample_signals;
 	return 0;

@@ -251,7 +251,8 @@ struct clock_call {
 	int sig;	      /* the profiling signal */
 	int counters;	      /* the source has descriptors that can be lost */
 	uint64_t interval_ns;
-	uint64_t fn, sp, trap; /* clock_call_in, its stack, the int3 it returns to */
+	uint64_t entry, fn;    /* the trampoline to run, with clock_call_in in %rax */
+	uint64_t sp, trap;     /* the stack to run it on, its int3 */
 	uint64_t samples;      /* the address of the count of sample signals */
 };
 /* 0 and *c filled when clock profiling runs and can be called into. */

@@ -127,6 +127,7 @@ int shared_register(const char *lineage)
 		struct clock_call c;
 		if (clock_call_info(&c) == 0) {
 			s->interval_ns = c.interval_ns;
+			s->call_entry = c.entry;
 			s->call_fn = c.fn;
 			s->call_sp = c.sp;
 			s->call_trap = c.trap;

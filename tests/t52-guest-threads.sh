@@ -79,6 +79,12 @@ for p in hi on; do
 		ok "-p $p: the sleep the call interrupted was restarted (${1} ms, no EINTR, errno kept)"
 	else notok "-p $p: the sleep: ${1:-?} ms, ${2:-?} EINTR, errno ${3:-?} (want >= 300, 0, 4242)"; fi
 done
+# The same in a followed descendant (a fork child that execs): sonde
+# collect calls into a process that is not its child.
+"$SONDE" collect -p hi -o sp.er "$FIX/gthr" spawn reset >sp.txt 2>&1
+check "a forked and exec'd child that resets every action: exits 0" grep -q '^child status 0$' sp.txt
+check "its experiment says clock profiling stopped" \
+	sh -c "grep -q 'kind=\"warning\"[^>]*clock profiling stopped' sp.er/_f1_x1.er/log.xml"
 
 # 2. The sampling counter closed by the raw close_range system call in a
 #    single-threaded target (no thread start to notice it): sonde collect
