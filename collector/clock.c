@@ -1156,13 +1156,24 @@ static int check_counters(int try)
 	}
 	reg_unlock();
 	if (lost) {
-		char msg[300];
-		snprintf(msg, sizeof msg,
-			 "the target closed %d of the collector's sampling counters, or put files of its own on "
-			 "their descriptors; %d thread(s) were armed again%s%s%s (samples since the last check "
-			 "were lost)",
-			 lost, armed, failed ? ", some could not be: " : "", failed ? strerror(first_err) : "",
-			 failed ? "" : "");
+		/* Built without stdio: this also runs called in by sonde collect
+		 * at any point of a thread (clock_call_in). */
+		char msg[400];
+		struct xbuf b;
+		xb_init(&b, msg, sizeof msg);
+		xb_str(&b, "the target closed ");
+		xb_u64(&b, (uint64_t)lost);
+		xb_str(&b, " of the collector's sampling counters, or put files of its own on their descriptors; ");
+		xb_u64(&b, (uint64_t)armed);
+		xb_str(&b, " thread(s) were armed again");
+		if (failed) {
+			xb_str(&b, ", ");
+			xb_u64(&b, (uint64_t)failed);
+			xb_str(&b, " could not be (errno ");
+			xb_u64(&b, (uint64_t)first_err);
+			xb_str(&b, ")");
+		}
+		xb_str(&b, " (their samples since the last check carry the time in between)");
 		log_event_text("warning", msg);
 	}
 	return lost;
