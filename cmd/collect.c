@@ -726,6 +726,11 @@ int cmd_collect(int argc, char **argv)
 		remove_tree(expabs);
 		return 1;
 	}
+	uint64_t period_ns = (uint64_t)llround(o.sample_s * 1e9);
+	char shared[128] = "";
+	if (collect_clock_start(expabs, period_ns, o.heap, shared, sizeof shared) < 0)
+		fprintf(stderr, "sonde collect: warning: cannot share a clock with the target (%s); %s\n",
+			strerror(errno), period_ns ? "no periodic sample points" : "heap events read the clock");
 	fflush(NULL);
 	time_t started = time(NULL); /* perf maps older than this are not the target's */
 	/* Signals that would end us are passed on to the target (see
@@ -739,6 +744,7 @@ int cmd_collect(int argc, char **argv)
 	pid_t pid = fork();
 	if (pid < 0) {
 		perror("sonde collect: fork");
+		collect_clock_stop();
 		remove_tree(expabs);
 		return 1;
 	}
@@ -757,6 +763,10 @@ int cmd_collect(int argc, char **argv)
 		if (o.io)
 			setenv("SONDE_IO", "on", 1);
 		setenv("SONDE_EXPDIR", expabs, 1);
+		if (shared[0])
+			setenv("SONDE_SHARED", shared, 1);
+		else
+			unsetenv("SONDE_SHARED");
 		setenvf("SONDE_TARGET_PID", "%ld", (long)getpid());
 		unsetenv("SONDE_TARGET_PPID");
 		unsetenv("SONDE_LINEAGE");
@@ -765,7 +775,7 @@ int cmd_collect(int argc, char **argv)
 		setenvf("SONDE_DEPTH", "%d", o.depth);
 		setenvf("SONDE_LIMIT_MB", "%ld", o.limit_mb);
 		setenvf("SONDE_DURATION_S", "%ld", o.duration_s);
-		setenvf("SONDE_SAMPLE_NS", "%llu", (unsigned long long)llround(o.sample_s * 1e9));
+		setenvf("SONDE_SAMPLE_NS", "%llu", (unsigned long long)period_ns);
 		setenvf("SONDE_SAMPLE_SIG", "%d", o.sample_sig);
 		setenvf("SONDE_PAUSE_SIG", "%d", o.pause_sig);
 		setenvf("SONDE_PAUSE_START", "%d", o.pause_sig && !o.pause_recording);
@@ -792,20 +802,24 @@ int cmd_collect(int argc, char **argv)
 	}
 	sigprocmask(SIG_SETMASK, &oldmask, NULL);
 	close(pfd[1]);
+	if (collect_clock_run(pid) < 0)
+		fprintf(stderr, "sonde collect: warning: cannot start the clock thread; %s\n",
+			period_ns ? "no periodic sample points" : "heap events read the clock");
 	int child_errno = 0;
 	ssize_t got = read(pfd[0], &child_errno, sizeof child_errno);
 	close(pfd[0]);
 	if (got == sizeof child_errno) {
 		waitpid(pid, NULL, 0);
+		collect_clock_stop();
 		fprintf(stderr, "sonde collect: cannot execute '%s': %s\n", prog, strerror(child_errno));
 		remove_tree(expabs);
 		return 2;
 	}
 
 	int status = 0;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	collect_clock_wait(pid, &status);
 	g_target = 0; /* reaped: its pid may be anyone's now */
+	collect_clock_stop();
 	char path[PATH_MAX + 64];
 	snprintf(path, sizeof path, "%s/log.xml", expabs);
 	char ev[256];

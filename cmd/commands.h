@@ -1,6 +1,9 @@
 #ifndef SONDE_COMMANDS_H
 #define SONDE_COMMANDS_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #ifndef SONDE_VERSION
 #define SONDE_VERSION "0.1.0"
 #endif
@@ -9,6 +12,22 @@
 int cmd_agg(int argc, char **argv);
 int cmd_archive(int argc, char **argv);
 int cmd_collect(int argc, char **argv);
+
+/* collect_clock.c: the page `sonde collect` shares with the collectors
+ * (sonde/shared.h).  start creates it before the target is forked (tick:
+ * keep the millisecond tick, for heap tracing; period_ns: the -S period,
+ * 0 off) in the experiment and gives its path (SONDE_SHARED); run starts
+ * the thread that keeps the tick and writes the periodic points; stop
+ * ends it and removes the page. */
+int collect_clock_start(const char *expdir, uint64_t period_ns, int tick, char *path_out, size_t cap);
+int collect_clock_run(pid_t target);
+/* Wait for the target's end and reap it (see collect_watch.c for why not
+ * a plain waitpid). */
+void collect_clock_wait(pid_t target, int *status);
+void collect_clock_stop(void);
+/* collect_watch.c: clock profiling's guard, from outside the target. */
+void collect_watch_init(pid_t child, int calls_ok);
+uint64_t collect_watch(void *head, const char *expdir);
 int cmd_print(int argc, char **argv);
 
 #endif

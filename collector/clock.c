@@ -58,6 +58,8 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include <sonde/shared.h>
+
 #include "collector.h"
 #include "clock_internal.h"
 #include "sys_mmap.h"
@@ -110,7 +112,7 @@ static struct retired g_retired[MAX_RETIRED];
 static int g_nretired;
 static int g_nlive; /* registered threads; under g_reg_lock */
 /* Set once the profiling signal's action was found replaced behind
- * sonde's back (clock_watch): no thread is armed from then on. */
+ * sonde's back (clock_stop_lost): no thread is armed from then on. */
 static _Atomic int g_clock_lost_signal;
 struct thread_slot g_slots[MAX_THREADS];
 _Atomic int g_slots_used;
@@ -121,6 +123,7 @@ static int g_nfree;
 static pthread_key_t g_key;
 _Atomic uint8_t g_our_fds[FD_BITS / 8];
 _Atomic uint64_t g_samples;
+_Atomic uint64_t g_sample_signals;
 _Atomic uint64_t g_handler_cpu_ns, g_handler_measured;
 _Atomic int g_inflight;
 _Atomic int g_unwind_pause;
@@ -468,31 +471,38 @@ static int register_thread(pid_t tid, int arm)
 	return rc;
 }
 
-/* Whether the profiling signal's action is still sonde's.  Every libc
- * entry that sets an action goes through sonde's interposers, and so
- * does syscall(SYS_rt_sigaction, ...) (interpose.c), but a bare syscall
- * instruction (inline assembly, a runtime's own system-call layer, a
- * statically linked helper) replaces it unseen; typically to reset every
- * action to SIG_DFL, whose SIGTRAP or real-time signal kills the target
- * at its next sample.  That cannot be prevented short of a seccomp filter
- * or a tracer, so it is detected here: called every few milliseconds
- * from the sampler thread, it stops clock profiling (every counter is
- * disabled, every timer disarmed) as soon as the action is not sonde's,
- * and says so in log.xml.  The window that remains is the time from the
- * reset to the next check: a sample due in it (one interval of the
- * thread's CPU time) still kills the target.  Normal context. */
-void clock_watch(void)
+/* Clock profiling when the profiling signal's action is no longer sonde's.
+ * Every libc entry that sets an action goes through sonde's interposers,
+ * and so does syscall(SYS_rt_sigaction, ...) (interpose.c), but a bare
+ * syscall instruction (inline assembly, a runtime's own system-call
+ * layer, a statically linked helper) replaces it unseen; typically to
+ * reset every action to SIG_DFL, whose SIGTRAP or real-time signal kills
+ * the target at its next sample.  That cannot be prevented short of a
+ * seccomp filter or a tracer, so it is detected: `sonde collect` reads
+ * the signals the process catches (SigCgt in /proc/PID/status) every 50
+ * ms, outside the target, and when the profiling signal is no longer
+ * among them it calls clock_call_in(SONDE_CALL_LOST) in the target
+ * (cmd/collect_watch.c says how).  This stops clock profiling (every
+ * counter is disabled, every timer disarmed, a sample signal already
+ * pending is taken off the queue) and says so in log.xml.  The window
+ * that remains is the time from the reset to the check: a sample due in
+ * it (one interval of a thread's CPU time) still kills the target.
+ * Returns 0, or -EBUSY when the registry lock is held (by the very thread
+ * sonde collect interrupted: it tries again a moment later).  Runs like a
+ * signal handler, at any point of the target's thread. */
+static int clock_stop_lost(void)
 {
 	if (!g_src || atomic_load(&g_clock_lost_signal) || !atomic_load(&g_col.active) || g_col.pid != getpid())
-		return;
+		return 0;
 	struct { void *handler; unsigned long flags; void *restorer; uint64_t mask; } cur;
 	if (sonde_raw_syscall6(SYS_rt_sigaction, g_sig, 0, (long)&cur, 8, 0, 0) < 0 ||
 	    cur.handler == (void *)clock_entry)
-		return;
+		return 0;
+	if (atomic_exchange_explicit(&g_reg_lock, 1, memory_order_acquire))
+		return -EBUSY;
 	atomic_store(&g_clock_lost_signal, 1);
 	struct itimerspec off;
 	memset(&off, 0, sizeof off);
-	reg_lock();
 	for (int i = 0, n = atomic_load(&g_slots_used); i < n; i++) {
 		struct thread_slot *s = &g_slots[i];
 		if (!atomic_load(&s->tid))
@@ -503,21 +513,36 @@ void clock_watch(void)
 		if (s->fd >= 0 && !s->foreign_fds && perf_fd_ours(s->fd, s->perf_id))
 			ioctl(s->fd, PERF_EVENT_IOC_DISABLE, 0);
 		if (s->has_timer && !s->own_process)
-			timer_settime(s->timer, 0, &off, NULL);
+			sonde_raw_syscall6(SYS_timer_settime, (long)s->timer, 0, (long)&off, 0, 0, 0);
 	}
 	for (int i = 0; i < g_nretired; i++)
 		if (perf_fd_ours(g_retired[i].fd, g_retired[i].perf_id))
 			ioctl(g_retired[i].fd, PERF_EVENT_IOC_DISABLE, 0);
 	reg_unlock();
+	/* A sample already queued for this thread or the process would
+	 * meet the new action on its delivery: taken off the queue. */
+	uint64_t set = 1ull << (g_sig - 1);
+	struct timespec zero = { 0, 0 };
+	for (int i = 0; i < 64; i++)
+		if (sonde_raw_syscall6(SYS_rt_sigtimedwait, (long)&set, 0, (long)&zero, 8, 0, 0) != g_sig)
+			break;
 	char msg[400];
-	snprintf(msg, sizeof msg,
-		 "the action of signal %d, which sonde samples with, was replaced by a bare rt_sigaction system "
-		 "call (handler %p); clock profiling stopped %.3f s into the run so that its next sample would "
-		 "not kill the target; the profile ends there",
-		 g_sig, cur.handler, (double)(now_ns() - g_col.start_ns) / 1e9);
+	struct xbuf b;
+	xb_init(&b, msg, sizeof msg - 1);
+	xb_str(&b, "the action of signal ");
+	xb_u64(&b, (uint64_t)g_sig);
+	xb_str(&b, ", which sonde samples with, was replaced by a bare rt_sigaction system call (handler ");
+	xb_hex(&b, (uint64_t)(uintptr_t)cur.handler);
+	xb_str(&b, "); clock profiling stopped ");
+	uint64_t ms = (now_ns() - g_col.start_ns) / 1000000ull;
+	xb_u64(&b, ms / 1000);
+	char frac[5] = { '.', (char)('0' + ms % 1000 / 100), (char)('0' + ms % 100 / 10), (char)('0' + ms % 10), 0 };
+	xb_str(&b, frac);
+	xb_str(&b, " s into the run so that its next sample would not kill the target; the profile ends there");
+	msg[b.len < sizeof msg ? b.len : sizeof msg - 1] = 0;
 	log_event_text("warning", msg);
+	return 0;
 }
-
 /* Returns the number of registered threads left. */
 static int unregister_thread(pid_t tid, int record)
 {
@@ -1080,12 +1105,16 @@ void clock_stop_all(void)
  * first so that none is sampled twice.  Also checked when a thread that
  * would inherit its counter starts.  Returns how many were lost.  Normal
  * context. */
-int clock_check_counters(void)
+static int check_counters(int try)
 {
-	if (!g_src || g_src == &g_timer_source || !atomic_load(&g_col.active) || getpid() != g_col.pid)
+	if (!g_src || g_src == &g_timer_source || !atomic_load(&g_col.active) || getpid() != g_col.pid ||
+	    atomic_load(&g_clock_lost_signal))
 		return 0;
-	int lost = 0, armed = 0, failed = 0;
-	reg_lock();
+	int lost = 0, armed = 0, failed = 0, first_err = 0;
+	if (!try)
+		reg_lock();
+	else if (atomic_exchange_explicit(&g_reg_lock, 1, memory_order_acquire))
+		return -EBUSY;
 	int n = atomic_load(&g_slots_used);
 	for (int i = 0; i < n; i++) {
 		struct thread_slot *s = &g_slots[i];
@@ -1113,10 +1142,11 @@ int clock_check_counters(void)
 			} else {
 				g_src->disarm(s);
 			}
-			if (g_src->arm(s, tid) == 0)
+			int rc = g_src->arm(s, tid);
+			if (rc == 0)
 				armed++;
-			else
-				failed++;
+			else if (!failed++)
+				first_err = -rc;
 		}
 		if (g_src->inherits) {
 			for (int i = 0; i < g_nretired; i++)
@@ -1126,15 +1156,32 @@ int clock_check_counters(void)
 	}
 	reg_unlock();
 	if (lost) {
-		char msg[300];
-		snprintf(msg, sizeof msg,
-			 "the target closed %d of the collector's sampling counters, or put files of its own on "
-			 "their descriptors; %d thread(s) were armed again%s (samples since the last check "
-			 "were lost)",
-			 lost, armed, failed ? ", some could not be" : "");
+		/* Built without stdio: this also runs called in by sonde collect
+		 * at any point of a thread (clock_call_in). */
+		char msg[400];
+		struct xbuf b;
+		xb_init(&b, msg, sizeof msg);
+		xb_str(&b, "the target closed ");
+		xb_u64(&b, (uint64_t)lost);
+		xb_str(&b, " of the collector's sampling counters, or put files of its own on their descriptors; ");
+		xb_u64(&b, (uint64_t)armed);
+		xb_str(&b, " thread(s) were armed again");
+		if (failed) {
+			xb_str(&b, ", ");
+			xb_u64(&b, (uint64_t)failed);
+			xb_str(&b, " could not be (errno ");
+			xb_u64(&b, (uint64_t)first_err);
+			xb_str(&b, ")");
+		}
+		xb_str(&b, " (their samples since the last check carry the time in between)");
 		log_event_text("warning", msg);
 	}
 	return lost;
+}
+
+int clock_check_counters(void)
+{
+	return check_counters(0);
 }
 
 void clock_reenable(void)
@@ -1306,3 +1353,65 @@ const char *clock_kernel_time(void)
 }
 int clock_signal(void) { return g_sig; }
 int clock_is_our_signal(int sig) { return g_profile && sig == g_sig; }
+
+/* ---- calls from `sonde collect` (cmd/collect_watch.c) ----
+ *
+ * Without a thread of its own in the target, the collector has nothing
+ * that runs when the target's own code does not call into it.  `sonde
+ * collect` watches from outside and, when something must be done in the
+ * target (a lost action, lost counters), stops one thread of it with
+ * ptrace, saves its registers, and makes it run sonde_call_tramp with the
+ * stack pointer at the top of a stack of the collector's own
+ * (g_call_stack) and clock_call_in in %rax: the trampoline calls it and
+ * stops at its int3, where collect takes the result (%rax) and restores
+ * every register.  A real call and return, so a shadow stack (CET) stays
+ * balanced.  The thread goes on where it was, a system call it was in is
+ * restarted as after a signal.  It runs like a signal handler, at any
+ * point of the thread: async-signal-safe, and errno is kept. */
+__asm__(".pushsection .text\n"
+	".globl sonde_call_tramp\n"
+	".hidden sonde_call_tramp\n"
+	".type sonde_call_tramp, @function\n"
+	"sonde_call_tramp:\n"
+	"\tcall *%rax\n"
+	".globl sonde_call_trap\n"
+	".hidden sonde_call_trap\n"
+	"sonde_call_trap:\n"
+	"\tint3\n"
+	"\tint3\n"
+	".size sonde_call_tramp, . - sonde_call_tramp\n"
+	".popsection\n");
+extern const char sonde_call_tramp[], sonde_call_trap[];
+static char g_call_stack[65536] __attribute__((aligned(16)));
+
+static long clock_call_in(long what)
+{
+	int saved = errno;
+	long rc = 0;
+	if (what == SONDE_CALL_LOST)
+		rc = clock_stop_lost();
+	else if (what == SONDE_CALL_COUNTERS)
+		rc = check_counters(1);
+	errno = saved;
+	return rc;
+}
+
+int clock_call_info(struct clock_call *c)
+{
+	memset(c, 0, sizeof *c);
+#if defined(__x86_64__)
+	if (!g_src || atomic_load(&g_clock_lost_signal))
+		return -1;
+	c->sig = g_sig;
+	c->counters = g_src != &g_timer_source;
+	c->interval_ns = g_cs.interval_ns;
+	c->entry = (uint64_t)(uintptr_t)sonde_call_tramp;
+	c->fn = (uint64_t)(uintptr_t)clock_call_in;
+	c->sp = (uint64_t)(uintptr_t)(g_call_stack + sizeof g_call_stack); /* 16-aligned, as before a call */
+	c->trap = (uint64_t)(uintptr_t)sonde_call_trap;
+	c->samples = (uint64_t)(uintptr_t)&g_sample_signals;
+	return 0;
+#else
+	return -1;
+#endif
+}

@@ -132,6 +132,8 @@ extern _Atomic int g_unwind_pause;	/* set around dlclose */
 /* The sampling signal's action (sample.c), and the samples it skipped
  * for want of a signal stack. */
 void clock_entry(int sig, siginfo_t *si, void *uc);
+/* Sample signals received (the handler counts them), paused or not. */
+extern _Atomic uint64_t g_sample_signals;
 extern _Atomic uint64_t g_sig_stack_skips;
 
 /* The calling task's thread pointer (x86-64 FS base): rdfsbase where the

@@ -245,10 +245,18 @@ const char *clock_kernel_time(void);
 int clock_signal(void);
 /* Our handler, exposed so the sigaction interposer can keep it installed. */
 int clock_is_our_signal(int sig);
-/* Stop clock profiling if the profiling signal's action was replaced by a
- * bare system call; from the sampler thread, every CLOCK_WATCH_NS. */
-void clock_watch(void);
-#define CLOCK_WATCH_NS 50000000ull
+/* What `sonde collect` needs to call into this process (clock.c, "calls
+ * from sonde collect"), published in its slot of the shared page. */
+struct clock_call {
+	int sig;	      /* the profiling signal */
+	int counters;	      /* the source has descriptors that can be lost */
+	uint64_t interval_ns;
+	uint64_t entry, fn;    /* the trampoline to run, with clock_call_in in %rax */
+	uint64_t sp, trap;     /* the stack to run it on, its int3 */
+	uint64_t samples;      /* the address of the count of sample signals */
+};
+/* 0 and *c filled when clock profiling runs and can be called into. */
+int clock_call_info(struct clock_call *c);
 void clock_fork_child(void);
 /* Tasks made by clone(CLONE_VM ...): rawclone.c and clock.c. */
 void rawclone_init(void);
@@ -269,21 +277,18 @@ void jitmap_save(const char *expdir, pid_t pid);
 
 #define MAX_TRACE_KIND SONDE_KIND_IO
 void trace_stop_all(void);
-/* Let the tracing clock thread return (within a tick); the interposers
- * read the clock themselves from then on. */
-void trace_ticker_quit(void);
 /* The last thread of the target registered with the clock is ending
  * (the initial one having left with pthread_exit): let the collector's
- * own threads return too.  glibc ends the process with exit(0) when its
- * last thread ends, and it counts sonde's threads; left running, they
- * would keep the target alive for ever. */
+ * own thread (-t START-END's, the only one) return too.  glibc ends the
+ * process with exit(0) when its last thread ends, and it counts sonde's
+ * threads; left running, it would keep the target alive for ever. */
 void collector_threads_quit(void);
 void trace_fork_child(void);
 /* dfile_close_fd on every trace file (after trace_stop_all). */
 void trace_close_fds(void);
 void trace_restart(void);
-/* The tracing clock (tracer.h): raise it to t, never lower it (the
- * ticker and sample points race).  A sample point written at t raises it
+/* The tracing clock (tracer.h): raise it to t, never lower it (collect's
+ * tick and sample points race).  A sample point written at t raises it
  * to t + 1: an event after the point must not be stamped with the tick
  * before it, or -sample_select would count it in the sample the point
  * ends (which takes times up to and including t).  Inline, so that the
@@ -297,6 +302,24 @@ static inline void trace_clock_raise(uint64_t t)
 						      memory_order_relaxed))
 		;
 }
+
+/* ---- shared.c: the page shared with `sonde collect` (sonde/shared.h) ---- */
+
+/* Map the page `sonde collect` shares (SONDE_SHARED names it), once per
+ * image (a fork child keeps its parent's mappings): the tick and the
+ * registry.  Silent when there is none: the tick stays 0 and no periodic
+ * point is written. */
+void shared_attach(void);
+/* Enter this process image in the registry, for collect's periodic
+ * points; -1 when unattached or every slot is taken. */
+int shared_register(const char *lineage);
+/* This image's experiment ended (exit, exec): collect stops its points. */
+void shared_end(void);
+void shared_fork_child(void);
+/* The tick's period when collect ticks, else 0 (__sonde_trace_clock). */
+uint64_t shared_tick_ns(void);
+/* The -S period collect writes points at, 0 off or unattached. */
+uint64_t shared_period_ns(void);
 
 /* ---- follow.c: descendant processes ---- */
 

@@ -267,6 +267,10 @@ static int collector_start(const char *dir, int subexp)
 	if (interval_ns)
 		clock_adopt_existing_threads();
 	sampling_start();
+	/* After the start point: collect's periodic points come after it. */
+	if (shared_register(follow_lineage()) < 0 && shared_period_ns())
+		log_event_text("warning", "sonde collect has no room to sample this process (more than 128 "
+					  "recording at once, or a lineage over 615 bytes); no periodic sample points");
 	return 0;
 }
 
@@ -277,6 +281,7 @@ __attribute__((constructor)) static void sonde_init(void)
 		return;
 	int saved = errno;
 	char dir[sizeof g_col.expdir];
+	shared_attach();
 	if (follow_init(founder, dir, sizeof dir))
 		collector_start(dir, follow_lineage()[0] != 0);
 	else
@@ -303,7 +308,6 @@ void collector_restart(const char *dir)
 void collector_threads_quit(void)
 {
 	sampling_stop();
-	trace_ticker_quit();
 }
 
 /* The records that close this image's experiment: the overview's last
@@ -358,6 +362,7 @@ void collector_exit_hook(void)
 	if (atomic_exchange(&g_finished, 1))
 		return;
 	int saved = errno;
+	shared_end();
 	sampling_stop();
 	trace_stop_all();
 	clock_stop_all();
@@ -392,6 +397,7 @@ int collector_exec_prepare(void)
 	xb_attr_u64(&b, "time_ns", g_exec_ns);
 	xb_str(&b, "/>\n");
 	log_line(mem, b.len);
+	shared_end();
 	write_end_records();
 	errno = saved;
 	return 1;
@@ -418,6 +424,7 @@ void collector_exec_failed(int err, const char *what)
 	b.overflow = 0;
 	xb_str(&b, "/>\n");
 	log_line(mem, b.len);
+	shared_register(follow_lineage());
 	clock_exec_failed();
 	errno = saved;
 }
@@ -447,6 +454,7 @@ void collector_release_shared(void)
 void collector_fork_child(void)
 {
 	atomic_store(&g_col.active, 0);
+	shared_fork_child();
 	trace_fork_child();
 	clock_fork_child();
 	sampling_fork_child();

@@ -380,7 +380,7 @@ EXPORT int sigvec(int sig, const struct sonde_sigvec *vec, struct sonde_sigvec *
  * through sigaction above; every other system call is made as glibc
  * makes it, by a system call instruction of our own (this is reached
  * from signal handlers and before dlsym can be used).  A bare syscall
- * instruction is not seen here: see clock_watch.  Async-signal-safe
+ * instruction is not seen here: see clock_stop_lost.  Async-signal-safe
  * (sonde's own code calls it too). */
 struct ksigaction {
 	void *handler;

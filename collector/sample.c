@@ -275,6 +275,9 @@ __attribute__((used)) struct sig_stack *clock_entry_prepare(int sig, siginfo_t *
 		errno = saved_errno;
 		return NULL;
 	}
+	/* Every sample signal, paused or not: `sonde collect` tells lost
+	 * counters by CPU time without any (cmd/collect_watch.c). */
+	atomic_fetch_add_explicit(&g_sample_signals, 1, memory_order_relaxed);
 	/* The time of a thread not registered yet goes to its first
 	 * recorded sample (see g_tid_slot). */
 	pid_t tid = sys_gettid();

@@ -3,15 +3,23 @@
  * signal (-l), around pause/resume (-y, the collector API, -t START-END),
  * and the collector API's entry points (include/sonde/collector.h).
  *
- * The period is kept by a thread of the collector's own that sleeps on
- * CLOCK_MONOTONIC, rather than by a timer signal: a signal would cut the
- * target's sleeps and blocking calls short (nanosleep returns EINTR even
- * under SA_RESTART), and a process-directed timer signal lands on any
- * thread of the target.  The thread blocks every signal, is created with
- * the real pthread_create (so clock profiling never registers it), and
- * costs one wake-up per period.  Because it sleeps on wall-clock time,
- * periodic points advance while the target sleeps too (gprofng's are
- * driven by the profiling signal and only advance while it burns CPU).
+ * The periodic points are written by `sonde collect`, outside the target
+ * (cmd/collect.c, sonde/shared.h): it reads each recording process's
+ * usage from /proc/PID at every period and writes the point into the
+ * experiment's "periodic" file.  A timer signal would cut the target's
+ * sleeps and blocking calls short (nanosleep returns EINTR even under
+ * SA_RESTART), and a thread of the collector's own, which kept the period
+ * before, made the target multithreaded (unshare(CLONE_NEWUSER) failed,
+ * /proc/self/status counted it, glibc took its cancellable system call
+ * path).  Because collect sleeps on wall-clock time, periodic points
+ * advance while the target sleeps too (gprofng's are driven by the
+ * profiling signal and only advance while it burns CPU).
+ *
+ * The -t START-END window is the one thing that needs a thread in the
+ * target: pausing and resuming change the process's own state (every
+ * thread's CPU clock is read at a resume) at a time the target may spend
+ * asleep.  Only with -t does the collector start one (sonde-sampler),
+ * and it returns at the window's end.
  *
  * The packet writing and the pause switch are in sample_point.c
  * (async-signal-safe, used by the -l/-y handler too).
@@ -98,15 +106,8 @@ static void *sampler(void *arg)
 	sigset_t all;
 	sigfillset(&all);
 	real_pthread_sigmask(SIG_BLOCK, &all, NULL);
-	uint64_t next = g_period_ns ? g_col.start_ns + g_period_ns : 0;
-	int watch = clock_signal() != 0;
-	uint64_t next_watch = now_ns() + CLOCK_WATCH_NS;
 	while (!atomic_load(&g_quit)) {
 		uint64_t wake = UINT64_MAX;
-		if (next)
-			wake = next;
-		if (watch && next_watch < wake)
-			wake = next_watch;
 		if (g_start_at_ns && g_start_at_ns < wake)
 			wake = g_start_at_ns;
 		if (g_stop_at_ns && g_stop_at_ns < wake)
@@ -123,10 +124,6 @@ static void *sampler(void *arg)
 		if (atomic_load(&g_quit))
 			break;
 		uint64_t now = now_ns();
-		if (watch && now >= next_watch) {
-			clock_watch();
-			next_watch = now + CLOCK_WATCH_NS;
-		}
 		if (g_start_at_ns && now >= g_start_at_ns) {
 			g_start_at_ns = 0;
 			sp_set_paused(0, SONDE_OV_RESUME, "-t start");
@@ -136,14 +133,6 @@ static void *sampler(void *arg)
 			atomic_store(&g_sp_stopped, 1);
 			sp_set_paused(1, SONDE_OV_PAUSE, "-t end");
 			log_event_text("info", "data collection stopped at the end of the -t window");
-		}
-		if (next && now >= next) {
-			sp_write(SONDE_OV_PERIODIC, NULL);
-			clock_check_counters();
-			/* Points missed while the machine was suspended are
-			 * skipped, not written in a burst. */
-			while (next <= now)
-				next += g_period_ns;
 		}
 	}
 	return NULL;
@@ -179,15 +168,16 @@ void sampling_start(void)
 		install_signal(g_sp_sample_sig, 0);
 	if (g_sp_pause_sig)
 		install_signal(g_sp_pause_sig, 1);
-	/* The thread also watches the profiling signal's action
-	 * (clock_watch), even without periodic points. */
-	if (!g_period_ns && !g_start_at_ns && !g_stop_at_ns && !clock_signal())
+	if (g_period_ns && !shared_period_ns())
+		log_event_text("warning", "sonde collect does not sample this process (it has ended, or the "
+					  "page it shares is missing); no periodic sample points");
+	if (!g_start_at_ns && !g_stop_at_ns)
 		return;
 	int rc = collector_thread(sampler, "sonde-sampler");
 	if (rc) {
 		char msg[160];
-		snprintf(msg, sizeof msg, "cannot start the sampling thread (%s); periodic sampling and -t "
-					  "START-END disabled", strerror(rc));
+		snprintf(msg, sizeof msg, "cannot start the sampling thread (%s); -t START-END disabled",
+			 strerror(rc));
 		log_event_text("error", msg);
 		/* a window that cannot open must not leave recording paused */
 		if (g_start_at_ns && !g_start_paused)

@@ -213,70 +213,26 @@ EXPORT void __sonde_trace_setting(int kind, const char *name, const char *value)
 
 /* ---- the tracing clock (tracer.h: __sonde_trace_now) ----
  *
- * A thread of the collector's own stores CLOCK_MONOTONIC into a shared
- * word once a millisecond, so that a hot interposer (malloc, free) reads
- * the time with one load instead of a clock read (rdtsc is 8 ns here, a
- * vDSO clock_gettime 18 ns, and an allocation-heavy program pays two per
- * malloc/free pair: more than the allocator itself).  The word is read
- * after the value it stamps became visible to the thread (a free is
- * stamped before its call, an allocation after), so a block handed from
- * one thread to another through the allocator's or the program's own
- * synchronisation is never stamped earlier on the receiving thread: times
- * of causally ordered events never decrease, they may only be equal, and
- * the reader orders equal times per address (lib/heapleaks.c).  The
- * thread blocks every signal, is created with the real pthread_create
- * (so clock profiling never registers it), and costs one wake-up a tick.
- * 0 while it is not running: the interposers then read the clock. */
-#define TICK_NS 1000000ull
-EXPORT _Atomic uint64_t __sonde_trace_now;
-static _Atomic int g_tick_quit;
-static int g_tick_wanted; /* a tracer asked for it: restarted in followed children */
-
-static void *ticker(void *arg)
-{
-	(void)arg;
-	sigset_t all;
-	sigfillset(&all);
-	real_pthread_sigmask(SIG_BLOCK, &all, NULL);
-	while (!atomic_load_explicit(&g_tick_quit, memory_order_relaxed)) {
-		uint64_t t = now_ns();
-		trace_clock_raise(t);
-		/* Absolute from the time just stored: a tick the thread could
-		 * not run in (a busy machine) is skipped, not caught up. */
-		t += TICK_NS;
-		struct timespec ts = { (time_t)(t / 1000000000ull), (long)(t % 1000000000ull) };
-		int rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
-		if (rc && rc != EINTR)
-			break;
-	}
-	atomic_store(&__sonde_trace_now, 0);
-	return NULL;
-}
-
-static uint64_t tick_start(void)
-{
-	if (atomic_load(&__sonde_trace_now))
-		return TICK_NS;
-	atomic_store(&g_tick_quit, 0);
-	atomic_store(&__sonde_trace_now, now_ns()); /* until the thread's first tick */
-	int rc = collector_thread(ticker, "sonde-ticker");
-	if (rc) {
-		atomic_store(&__sonde_trace_now, 0);
-		char msg[160];
-		snprintf(msg, sizeof msg, "cannot start the tracing clock thread (%s); traced events read the clock "
-					  "themselves",
-			 strerror(rc));
-		log_event_text("warning", msg);
-		return 0;
-	}
-	return TICK_NS;
-}
-
+ * `sonde collect` stores CLOCK_MONOTONIC into a word shared with every
+ * recording process once a millisecond (shared.c maps it over
+ * __sonde_trace_now), so that a hot interposer (malloc, free) reads the
+ * time with one load instead of a clock read (rdtsc is 8 ns here, a vDSO
+ * clock_gettime 18 ns, and an allocation-heavy program pays two per
+ * malloc/free pair: more than the allocator itself).  The tick used to
+ * come from a thread of the collector's own in the target, which made
+ * the target multithreaded (see sonde/shared.h); collect is outside it.
+ * The word is read after the value it stamps became visible to the
+ * thread (a free is stamped before its call, an allocation after), so a
+ * block handed from one thread to another through the allocator's or the
+ * program's own synchronisation is never stamped earlier on the receiving
+ * thread: times of causally ordered events never decrease, they may only
+ * be equal, and the reader orders equal times per address
+ * (lib/heapleaks.c).  0 when collect does not tick (and after it ended):
+ * the interposers then read the clock. */
 EXPORT uint64_t __sonde_trace_clock(void)
 {
 	int saved = errno;
-	g_tick_wanted = 1;
-	uint64_t r = atomic_load(&g_col.active) ? tick_start() : 0;
+	uint64_t r = atomic_load(&g_col.active) ? shared_tick_ns() : 0;
 	errno = saved;
 	return r;
 }
@@ -288,8 +244,6 @@ void trace_restart(void)
 	t_sc = NULL; /* its stack ids name nodes of the parent's stacks file */
 	if (!atomic_load(&g_col.active))
 		return;
-	if (g_tick_wanted)
-		tick_start();
 	for (int kind = 0; kind <= MAX_TRACE_KIND; kind++) {
 		const struct trace_kind *k = kind_of(kind);
 		if (!k || !g_on[kind])
@@ -470,18 +424,12 @@ EXPORT __attribute__((noinline)) uint64_t __sonde_trace_stack(void)
 	return id;
 }
 
-void trace_ticker_quit(void)
-{
-	atomic_store(&g_tick_quit, 1);
-}
-
 /* Stop every traced kind; called before the files are finished. */
 void trace_stop_all(void)
 {
 	for (int k = 0; k <= MAX_TRACE_KIND; k++)
 		if (g_on[k])
 			atomic_store(g_on[k], 0);
-	atomic_store(&g_tick_quit, 1);
 	/* Events being written on other threads still land in mapped blocks:
 	 * dfile_finish unmaps nothing. */
 	char msg[256];
@@ -508,9 +456,7 @@ void trace_close_fds(void)
 
 void trace_fork_child(void)
 {
-	/* The ticker does not exist in the child: its word would stand still. */
-	atomic_store(&__sonde_trace_now, 0);
-	atomic_store(&g_tick_quit, 1);
+	/* The tick word is collect's, shared with the parent: it ticks on. */
 	for (int k = 0; k <= MAX_TRACE_KIND; k++) {
 		if (g_on[k])
 			atomic_store(g_on[k], 0);

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "safeopen.h"
+#include <sonde/shared.h>
 #include "experiment.h"
 #include "xmlline.h"
 
@@ -65,8 +66,8 @@ struct blockref {
 	uint32_t tid;
 };
 
-enum { DF_STACKS, DF_PROFILE, DF_OVERVIEW, DF_SYNC, DF_HEAP, DF_IO, DF_COUNT };
-enum { F_LOG, F_MAP, F_NOTES, F_PROFILE, F_STACKS, F_OVERVIEW, F_SYNC, F_HEAP, F_IO, F_COUNT };
+enum { DF_STACKS, DF_PROFILE, DF_OVERVIEW, DF_PERIODIC, DF_SYNC, DF_HEAP, DF_IO, DF_COUNT };
+enum { F_LOG, F_MAP, F_NOTES, F_PROFILE, F_STACKS, F_OVERVIEW, F_PERIODIC, F_SYNC, F_HEAP, F_IO, F_COUNT };
 
 struct datafile {
 	const char *name;
@@ -1988,6 +1989,10 @@ struct sonde_exp *sonde_exp_open(const char *dir, char *err, size_t errlen)
 						   .file = F_PROFILE };
 	exp->data[DF_OVERVIEW] = (struct datafile){ .name = "overview",
 						    .kind = SONDE_KIND_OVERVIEW, .file = F_OVERVIEW };
+	/* The periodic points, which `sonde collect` writes from outside the
+	 * target (include/sonde/shared.h): merged with the overview's by time. */
+	exp->data[DF_PERIODIC] = (struct datafile){ .name = SONDE_PERIODIC_FILE,
+						    .kind = SONDE_KIND_OVERVIEW, .file = F_PERIODIC };
 	exp->data[DF_SYNC] = (struct datafile){ .name = "synctrace", .kind = SONDE_KIND_SYNC, .file = F_SYNC };
 	exp->data[DF_HEAP] = (struct datafile){ .name = "heaptrace", .kind = SONDE_KIND_HEAP, .file = F_HEAP };
 	exp->data[DF_IO] = (struct datafile){ .name = "iotrace", .kind = SONDE_KIND_IO, .file = F_IO };
@@ -2016,6 +2021,7 @@ struct sonde_exp *sonde_exp_open(const char *dir, char *err, size_t errlen)
 	stat_file(exp, F_PROFILE, "profile");
 	stat_file(exp, F_STACKS, "stacks");
 	stat_file(exp, F_OVERVIEW, "overview");
+	stat_file(exp, F_PERIODIC, SONDE_PERIODIC_FILE);
 	stat_file(exp, F_SYNC, "synctrace");
 	stat_file(exp, F_HEAP, "heaptrace");
 	stat_file(exp, F_IO, "iotrace");

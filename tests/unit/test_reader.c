@@ -509,11 +509,12 @@ static void test_basic(void)
 
 	const struct sonde_exp_file *f = sonde_exp_files(exp, &n);
 
-	CHECK_U(n, 9); /* log, map, notes, profile, stacks, overview, 3 trace files */
-	CHECK(n == 9 && !strcmp(f[3].name, "profile") && f[3].present &&
+	CHECK_U(n, 10); /* log, map, notes, profile, stacks, overview, periodic, 3 trace files */
+	CHECK(n == 10 && !strcmp(f[3].name, "profile") && f[3].present &&
 	      f[3].size == PROFILE_OFF(2));
-	CHECK(n == 9 && f[2].present && f[2].size == 19); /* notes */
-	CHECK(n == 9 && !strcmp(f[6].name, "synctrace") && !f[6].present);
+	CHECK(n == 10 && f[2].present && f[2].size == 19); /* notes */
+	CHECK(n == 10 && !strcmp(f[6].name, "periodic") && !f[6].present);
+	CHECK(n == 10 && !strcmp(f[7].name, "synctrace") && !f[7].present);
 	sonde_exp_close(exp);
 
 	/* A trailing slash is not part of the name. */

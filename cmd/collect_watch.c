@@ -1,0 +1,405 @@
+/*
+ * Clock profiling's guard, kept by `sonde collect` outside the target.
+ *
+ * Two things must be noticed while the target runs, and with no thread of
+ * the collector's own in the target (collect_clock.c says why) nothing in
+ * it would notice them:
+ *
+ * - The profiling signal's action replaced behind the collector's back by
+ *   a bare rt_sigaction system call (the libc entries and syscall(3) are
+ *   interposed), typically a reset of every action to SIG_DFL: the next
+ *   sample would kill the target.  Seen here in SigCgt of
+ *   /proc/PID/status, the signals the process catches, every 50 ms.
+ * - The sampling counters closed by the target (the raw close_range
+ *   system call, dup2 onto their numbers): sampling stops silently.  Seen
+ *   here as CPU time without samples: the process's CPU clock advanced by
+ *   many intervals while the collector's count of sample signals (read
+ *   with process_vm_readv; counted paused or not) did not.  Threads that
+ *   start check too (clock.c).
+ *
+ * What has to be done about either can only be done inside the target: a
+ * POSIX CPU timer cannot be disarmed from another process, and a counter
+ * must be opened by (and for) the target's threads.  So collect calls the
+ * collector: it attaches to one thread of the process with PTRACE_SEIZE,
+ * stops it (PTRACE_INTERRUPT), saves its registers (general and extended
+ * state), makes it run the collector's trampoline, which calls
+ * clock_call_in(what) on a stack of the collector's own and stops at an
+ * int3, takes the result there, restores every register and detaches.  The thread goes on
+ * where it was; a system call it was in is restarted as after a signal's
+ * handler.  Profiling signals that arrive while it is attached are
+ * discarded (their weight goes to the thread's next sample); others are
+ * delivered.  A call is a few ptrace round trips, and is made only when
+ * one of the two things happened (the counter check backs off when it
+ * finds nothing).
+ *
+ * The target is a child of this process: the kernel reports the ptrace
+ * stops of a child traced by a thread of its parent's own process to any
+ * waiter of the process (kernel/exit.c, "traced by its real parent's
+ * group"), so the main thread waits for the target's end on a pidfd
+ * instead of in waitpid (collect_clock_wait), and the waits here use
+ * WNOWAIT for an exit, which is the main thread's to reap.
+ *
+ * x86-64 only (the registers); elsewhere the collector publishes nothing
+ * to call and a lost action is not caught (doc/sonde-collect.md).
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sonde/shared.h>
+
+#include "commands.h"
+
+#define WATCH_NS 50000000ull
+#define RETRY_NS 2000000ull
+/* CPU time without a sample signal, in intervals, before the counters
+ * are checked; doubled (up to 64 times) after each check that found them
+ * whole, so that a process without samples for a reason of its own (the
+ * collector stopped profiling at a -d limit or an internal error) does
+ * not cost a call every 50 ms. */
+#define STALL_INTERVALS 50
+
+struct watch {
+	uint32_t pid;
+	uint64_t starttime, start_ns; /* the image, as its slot names it */
+	int done;		      /* the action was lost and handled, or cannot be */
+	int busy;		      /* the last call found the registry busy: again soon */
+	uint64_t cpu0, samples0;      /* at the last sample seen */
+	unsigned backoff;
+};
+
+static struct watch g_watch[SONDE_SHARED_SLOTS];
+static pid_t g_child; /* the target: this process's child, reaped by the main thread */
+static int g_calls_ok;
+
+static uint64_t mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void collect_watch_init(pid_t child, int calls_ok)
+{
+	g_child = child;
+	g_calls_ok = calls_ok;
+}
+
+/* An event in the image's log.xml (one line, one write, O_APPEND). */
+static void log_event(const char *expdir, const struct sonde_shared_slot *s, const char *kind, const char *text)
+{
+	char path[PATH_MAX + 1100], line[1024];
+	if (s->lineage[0])
+		snprintf(path, sizeof path, "%s/%.1000s.er/log.xml", expdir, s->lineage);
+	else
+		snprintf(path, sizeof path, "%s/log.xml", expdir);
+	int n = snprintf(line, sizeof line, "<event kind=\"%s\" time_ns=\"%llu\" text=\"", kind,
+			 (unsigned long long)mono());
+	for (const char *p = text; *p && n < (int)sizeof line - 16; p++) {
+		const char *esc = *p == '&' ? "&amp;" : *p == '<' ? "&lt;" : *p == '>' ? "&gt;" : *p == '"' ? "&quot;" : NULL;
+		if (esc)
+			n += snprintf(line + n, sizeof line - (size_t)n, "%s", esc);
+		else
+			line[n++] = *p;
+	}
+	n += snprintf(line + n, sizeof line - (size_t)n, "\"/>\n");
+	int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (write(fd, line, (size_t)n) < 0) {
+		/* nothing more to do */
+	}
+	close(fd);
+}
+
+static ssize_t read_small(const char *path, char *buf, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, cap - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = 0;
+	return n;
+}
+
+/* 1: the process catches `sig`; 0: it does not; -1: gone or unreadable.
+ * Also checks that the pid is still the slot's process (starttime). */
+static int catches(uint32_t pid, uint64_t starttime, int sig)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof path, "/proc/%u/stat", pid);
+	if (read_small(path, buf, sizeof buf) <= 0)
+		return -1;
+	const char *p = strrchr(buf, ')');
+	if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
+		return -1;
+	p += 2;
+	for (int field = 3; field < 22 && *p; p++)
+		if (*p == ' ')
+			field++;
+	if (strtoull(p, NULL, 10) != starttime)
+		return -1;
+	snprintf(path, sizeof path, "/proc/%u/status", pid);
+	if (read_small(path, buf, sizeof buf) <= 0)
+		return -1;
+	p = strstr(buf, "\nSigCgt:");
+	if (!p)
+		return -1;
+	uint64_t mask = strtoull(p + 8, NULL, 16);
+	return (mask >> (sig - 1)) & 1;
+}
+
+#if defined(__x86_64__)
+/* Wait for the next stop of the attached `tid`.  Returns the waitpid-style
+ * status of a stop, or -1 when it ended (not reaped when it is the
+ * target: the main thread reaps it). */
+static int wait_stop(pid_t tid)
+{
+	for (;;) {
+		siginfo_t si;
+		memset(&si, 0, sizeof si);
+		if (waitid(P_PID, (id_t)tid, &si, WEXITED | WSTOPPED | WNOWAIT | __WALL) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (si.si_pid == 0)
+			continue;
+		if (si.si_code == CLD_EXITED || si.si_code == CLD_KILLED || si.si_code == CLD_DUMPED) {
+			/* A descendant that is not our child waits to be
+			 * released to its parent by its tracer's wait. */
+			if (tid != g_child)
+				waitpid(tid, NULL, __WALL | WNOHANG);
+			return -1;
+		}
+		if (si.si_code == CLD_TRAPPED || si.si_code == CLD_STOPPED)
+			return (si.si_status << 8) | 0x7f; /* as waitpid: stopped, signal and event */
+	}
+}
+
+/* Resume from a stop, passing on a signal other than the profiling one. */
+static void resume(pid_t tid, int status, int sig)
+{
+	int s = WSTOPSIG(status);
+	int event = status >> 16;
+	ptrace(PTRACE_CONT, tid, 0, (void *)(long)(event || s == sig ? 0 : s));
+}
+
+/* Call clock_call_in(what) in thread `tid`.  Returns its result, or
+ * -errno when it could not be called. */
+static long call_in(pid_t tid, const struct sonde_shared_slot *s, uint64_t start_ns, long what)
+{
+	int sig = (int)s->watch_sig;
+	if (ptrace(PTRACE_SEIZE, tid, 0, 0) < 0)
+		return -errno;
+	long rc = -EIO;
+	int status;
+	if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) < 0) {
+		rc = -errno;
+		goto detach;
+	}
+	/* The interrupt's stop; signals on the way are passed on (the
+	 * profiling one discarded). */
+	for (;;) {
+		if ((status = wait_stop(tid)) < 0)
+			return -ESRCH;
+		if (status >> 16 == PTRACE_EVENT_STOP)
+			break;
+		resume(tid, status, sig);
+	}
+	/* Stopped now: the image it runs must still be the one whose slot
+	 * named the addresses (an exec ends the slot first). */
+	if (atomic_load(&((struct sonde_shared_slot *)s)->state) != SONDE_SLOT_LIVE || s->start_ns != start_ns) {
+		rc = -ESRCH;
+		goto detach;
+	}
+	struct user_regs_struct saved, r;
+	static char xstate[32768];
+	struct iovec xv = { xstate, sizeof xstate };
+	if (ptrace(PTRACE_GETREGS, tid, 0, &saved) < 0 || ptrace(PTRACE_GETREGSET, tid, (void *)NT_X86_XSTATE, &xv) < 0) {
+		rc = -errno;
+		goto detach;
+	}
+	r = saved;
+	r.rip = s->call_entry;
+	r.rsp = s->call_sp;
+	r.rdi = (unsigned long long)what;
+	r.rax = s->call_fn;
+	r.orig_rax = (unsigned long long)-1; /* not in a system call: nothing to restart */
+	r.eflags &= ~0x400ull;		     /* the direction flag clear, as at any call */
+	if (ptrace(PTRACE_SETREGS, tid, 0, &r) < 0) {
+		rc = -errno;
+		goto restore;
+	}
+	ptrace(PTRACE_CONT, tid, 0, 0);
+	for (;;) {
+		if ((status = wait_stop(tid)) < 0)
+			return -ESRCH;
+		if (status >> 16 == 0 && WSTOPSIG(status) == SIGTRAP && ptrace(PTRACE_GETREGS, tid, 0, &r) == 0 &&
+		    r.rip == s->call_trap + 1) {
+			rc = (long)r.rax;
+			break;
+		}
+		resume(tid, status, sig);
+	}
+restore:
+	ptrace(PTRACE_SETREGSET, tid, (void *)NT_X86_XSTATE, &xv);
+	ptrace(PTRACE_SETREGS, tid, 0, &saved);
+detach:
+	ptrace(PTRACE_DETACH, tid, 0, 0);
+	return rc;
+}
+#endif
+
+/* Call into some thread of the process: the main one, else any. */
+static long call_process(uint32_t pid, const struct sonde_shared_slot *s, uint64_t start_ns, long what)
+{
+#if defined(__x86_64__)
+	long rc = call_in((pid_t)pid, s, start_ns, what);
+	if (rc != -EPERM && rc != -ESRCH)
+		return rc;
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%u/task", pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return rc;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		pid_t tid = (pid_t)atoi(e->d_name);
+		if (tid <= 0 || (uint32_t)tid == pid)
+			continue;
+		rc = call_in(tid, s, start_ns, what);
+		if (rc != -EPERM && rc != -ESRCH)
+			break;
+	}
+	closedir(d);
+	return rc;
+#else
+	(void)pid, (void)s, (void)start_ns, (void)what;
+	return -ENOSYS;
+#endif
+}
+
+static uint64_t process_cpu(uint32_t pid)
+{
+	clockid_t cid;
+	struct timespec ts;
+	if (clock_getcpuclockid((pid_t)pid, &cid) != 0 || clock_gettime(cid, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int read_samples(uint32_t pid, uint64_t addr, uint64_t *out)
+{
+	struct iovec l = { out, sizeof *out }, r = { (void *)(uintptr_t)addr, sizeof *out };
+	return process_vm_readv((pid_t)pid, &l, 1, &r, 1, 0) == (ssize_t)sizeof *out ? 0 : -1;
+}
+
+static void watch_one(const char *expdir, struct sonde_shared_slot *s, struct watch *w, int *soon)
+{
+	uint32_t pid = s->pid;
+	if (w->pid != pid || w->starttime != s->starttime || w->start_ns != s->start_ns) {
+		memset(w, 0, sizeof *w);
+		w->pid = pid;
+		w->starttime = s->starttime;
+		w->start_ns = s->start_ns;
+		w->cpu0 = process_cpu(pid);
+		if (s->samples_addr)
+			read_samples(pid, s->samples_addr, &w->samples0);
+	}
+	if (w->done || !s->watch_sig || !s->call_entry)
+		return;
+	int c = catches(pid, s->starttime, (int)s->watch_sig);
+	if (c < 0 || atomic_load(&s->state) != SONDE_SLOT_LIVE)
+		return;
+	char msg[400];
+	if (!c) {
+		if (!g_calls_ok) {
+			w->done = 1;
+			log_event(expdir, s, "warning", "the action of the profiling signal was replaced by a bare "
+							"rt_sigaction system call, and sonde collect cannot call into the "
+							"process to stop clock profiling (no pidfd); its next sample may kill it");
+			return;
+		}
+		long rc = call_process(pid, s, w->start_ns, SONDE_CALL_LOST);
+		if (rc == -EBUSY) {
+			*soon = 1;
+			return;
+		}
+		w->done = 1;
+		if (rc < 0 && rc != -ESRCH) {
+			snprintf(msg, sizeof msg,
+				 "the action of signal %u, which sonde samples with, was replaced by a bare "
+				 "rt_sigaction system call, and sonde collect could not call into the process to stop "
+				 "clock profiling (ptrace: %s); its next sample may kill it",
+				 s->watch_sig, strerror((int)-rc));
+			log_event(expdir, s, "warning", msg);
+		}
+		return;
+	}
+	if (!s->watch_counters || !s->samples_addr || !g_calls_ok)
+		return;
+	uint64_t n, cpu = process_cpu(pid);
+	if (!cpu || read_samples(pid, s->samples_addr, &n) < 0)
+		return;
+	if (n != w->samples0 || cpu < w->cpu0) {
+		w->samples0 = n;
+		w->cpu0 = cpu;
+		return;
+	}
+	uint64_t need = (uint64_t)STALL_INTERVALS * s->interval_ns << w->backoff;
+	if (!s->interval_ns || cpu - w->cpu0 < need)
+		return;
+	long rc = call_process(pid, s, w->start_ns, SONDE_CALL_COUNTERS);
+	if (rc == -EBUSY) {
+		*soon = 1;
+		return;
+	}
+	w->cpu0 = process_cpu(pid);
+	read_samples(pid, s->samples_addr, &w->samples0);
+	if (rc == 0 && w->backoff < 6)
+		w->backoff++;
+	else if (rc > 0)
+		w->backoff = 0;
+	else if (rc < 0 && rc != -ESRCH) {
+		w->done = 1; /* cannot call in: the counters are not checked again */
+		snprintf(msg, sizeof msg,
+			 "the process took no samples for %.3f s of CPU time, and sonde collect could not call "
+			 "into it to check the sampling counters (ptrace: %s)",
+			 (double)need / 1e9, strerror((int)-rc));
+		log_event(expdir, s, "warning", msg);
+	}
+}
+
+uint64_t collect_watch(void *head, const char *expdir)
+{
+	int soon = 0;
+	for (unsigned i = 0; i < SONDE_SHARED_SLOTS; i++) {
+		struct sonde_shared_slot *s =
+			(struct sonde_shared_slot *)((char *)head + SONDE_SHARED_PAGE + (size_t)i * SONDE_SHARED_SLOT_SIZE);
+		if (atomic_load(&s->state) != SONDE_SLOT_LIVE) {
+			g_watch[i].pid = 0;
+			continue;
+		}
+		watch_one(expdir, s, &g_watch[i], &soon);
+	}
+	return soon ? RETRY_NS : WATCH_NS;
+}
