@@ -4,18 +4,27 @@
 # luck.  Prints each run's summary line and the failed assertions; exits
 # non-zero if any run failed.
 #   sh scripts/check-loaded.sh [N]
+#   HOG='command' sh scripts/check-loaded.sh [N]
 n=${1:-5}
 top=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/sonde-loaded.XXXXXX")
 # Reachable by the other users that some tests run the build as.
 chmod 755 "$work"
 git clone -q "$top" "$work/sonde" || exit 1
+# HOG: a command to run as each CPU's hog instead of a busy loop (for
+# example a long fuzz run, so that the loaded runs' CPU does work too);
+# it is started again when it ends, and gets the CPU's number in $HOG_N.
 hogs=""
 for i in $(seq 1 "$(nproc)"); do
-	sh -c 'while :; do :; done' &
+	if [ -n "${HOG:-}" ]; then
+		HOG_N=$i setsid sh -c "while :; do $HOG; done" &
+	else
+		setsid sh -c 'while :; do :; done' &
+	fi
 	hogs="$hogs $!"
 done
-trap 'kill $hogs 2>/dev/null' EXIT INT TERM
+# Each hog is a process group of its own (setsid): its command goes too.
+trap 'for h in $hogs; do kill -- -"$h" 2>/dev/null; done' EXIT INT TERM
 failed=0
 for r in $(seq 1 "$n"); do
 	start=$(date +%s)

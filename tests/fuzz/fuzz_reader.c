@@ -91,6 +91,17 @@ static bool symbols_now(void)
 {
 	return (n_open - 1) % symbols_every == 0;
 }
+
+/* Print modes each view runs in per input (-modes): 3, every mode (the
+ * default, and libFuzzer's); 1, one mode per input, taking turns, with one
+ * kind of -dump, so that a long run makes three times the executions.
+ * Printing is most of an execution's cost after the symbol layer. */
+static int modes_per_input = 3;
+
+static bool mode_now(int mode)
+{
+	return modes_per_input == 3 || (uint64_t)(mode - SONDE_PM_TEXT) == n_open % 3;
+}
 static char scratch[256];
 static uint64_t n_refused, n_damaged, n_samples, n_traced;
 
@@ -188,6 +199,8 @@ static void run_views(const struct sonde_model *m)
 
 	sonde_view_opts_init(&o);
 	for (int mode = SONDE_PM_TEXT; mode <= SONDE_PM_JSON; mode++) {
+		if (!mode_now(mode))
+			continue;
 		o.mode = (enum sonde_printmode)mode;
 		o.limit = mode == SONDE_PM_TEXT ? 0 : 50;
 		sonde_view_functions(devnull, m, &o, err, sizeof(err));
@@ -402,6 +415,8 @@ static void run_trace_views(const struct sonde_exp *exp)
 		for (int k = SONDE_KIND_PROFILE; k <= SONDE_KIND_IO + 1; k++)
 			sonde_view_trace_check(two, names, ne, k, err, sizeof(err));
 		for (int mode = SONDE_PM_TEXT; mode <= SONDE_PM_JSON; mode++) {
+			if (!mode_now(mode))
+				continue;
 			o.mode = (enum sonde_printmode)mode;
 			o.limit = mode == SONDE_PM_TEXT ? 0 : mode == SONDE_PM_CSV ? 1 : 3;
 			o.names = (enum sonde_namefmt)(mode % 3);
@@ -410,7 +425,7 @@ static void run_trace_views(const struct sonde_exp *exp)
 			sonde_view_sync(devnull, two, ne, &o, err, sizeof(err));
 			/* These name stacks with the symbol layer (slower): in
 			 * one mode per input, taking turns. */
-			if (mode == (int)((rot + ne) % 3) && symbols_now()) {
+			if ((modes_per_input == 1 || mode == (int)((rot + ne) % 3)) && symbols_now()) {
 				sonde_view_heap_stacks(devnull, two, ne, true, &o, err, sizeof(err));
 				sonde_view_heap_stacks(devnull, two, ne, false, &o, err, sizeof(err));
 				sonde_view_iostacks(devnull, two, ne, &o, err, sizeof(err));
@@ -426,7 +441,8 @@ static void run_header(const struct sonde_exp *exp)
 	print_header_data(devnull, exp, false);
 	print_header_data(devnull, exp, true);
 	for (int k = DUMP_PROFILE; k <= DUMP_IO; k++)
-		print_dump(devnull, exp, (enum print_dump_kind)k);
+		if (modes_per_input == 3 || (uint64_t)(k - DUMP_PROFILE) == n_open % (DUMP_IO - DUMP_PROFILE + 1))
+			print_dump(devnull, exp, (enum print_dump_kind)k);
 }
 
 /* sonde agg with clauses for each kind the experiment has, every field. */
@@ -566,6 +582,8 @@ static void walk(const struct sonde_exp *exp)
 	sonde_view_opts_init(&o);
 	sonde_view_statistics(devnull, one, 1, &o, err, sizeof(err));
 	for (int mode = SONDE_PM_TEXT; mode <= SONDE_PM_JSON; mode++) {
+		if (!mode_now(mode))
+			continue;
 		o.mode = (enum sonde_printmode)mode;
 		sonde_view_samples(devnull, one, 1, &o, err, sizeof(err));
 		sonde_view_overview(devnull, one, 1, &o, err, sizeof(err));
@@ -1459,6 +1477,8 @@ int main(int argc, char **argv)
 			symbols_every = strtoull(argv[++i], NULL, 10);
 			if (!symbols_every)
 				symbols_every = 1;
+		} else if (!strcmp(argv[i], "-modes") && i + 1 < argc) {
+			modes_per_input = atoi(argv[++i]) == 1 ? 1 : 3;
 		} else if (!strcmp(argv[i], "-t") && i + 1 < argc) {
 			timeout = (unsigned)atoi(argv[++i]);
 		} else if (!strcmp(argv[i], "-run") && i + 1 < argc) {
@@ -1509,7 +1529,7 @@ int main(int argc, char **argv)
 			}
 			return 0;
 		} else if (argv[i][0] == '-') {
-			fprintf(stderr, "usage: fuzz_reader [-n ITER] [-seed N] [-crashes DIR] [-t SEC] [-src N] [-sym N] "
+			fprintf(stderr, "usage: fuzz_reader [-n ITER] [-seed N] [-crashes DIR] [-t SEC] [-src N] [-sym N] [-modes 1|3] "
 					"EXPERIMENT...\n"
 					"       fuzz_reader -run FILE | -pack DIR FILE | -unpack FILE DIR\n");
 			return 2;

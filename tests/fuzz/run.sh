@@ -13,6 +13,12 @@
 # replays tests/fuzz/regress/*.bin, inputs that crashed it once.
 #
 #   tests/fuzz/run.sh [ITERATIONS [SEED]]     (default 50000, time-based seed)
+#   FUZZ_PLAIN=1 FUZZ_ARGS='-sym 20 -modes 1' tests/fuzz/run.sh N
+#       a long run: built without sanitizers (4 times the executions; a
+#       crash, a hang or a failed invariant is still caught, a silent
+#       memory error is not), with fuzz_reader's options FUZZ_ARGS (-sym 20:
+#       the symbol layer on one input in 20; -modes 1: one print mode per
+#       input, taking turns).  1 M executions took about 2 CPU-hours.
 #   FUZZ_LIBFUZZER=1 FUZZ_SECONDS=N tests/fuzz/run.sh
 #       also builds the libFuzzer target with clang and runs it N seconds
 #       (default 60) on the same seeds, when clang has -fsanitize=fuzzer.
@@ -29,9 +35,16 @@ SRC="tests/fuzz/fuzz_reader.c cmd/print_header.c lib/*.c"
 LIBS="-lm -ldw -lelf -lz -lstdc++ -lcapstone"
 mkdir -p "$OUT/seeds" "$OUT/crashes"
 
-# shellcheck disable=SC2086
-$CC -std=gnu11 -O1 -g -Wall -Wextra -Wno-unused-parameter -fsanitize=address,undefined \
-	-fno-sanitize-recover=all -fno-omit-frame-pointer -Iinclude -Ilib -Icmd $SRC -o "$OUT/fuzz_reader" $LIBS || exit 1
+if [ -n "${FUZZ_PLAIN:-}" ]; then
+	FUZZ=$OUT/fuzz_reader_plain
+	# shellcheck disable=SC2086
+	$CC -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -Iinclude -Ilib -Icmd $SRC -o "$FUZZ" $LIBS || exit 1
+else
+	FUZZ=$OUT/fuzz_reader
+	# shellcheck disable=SC2086
+	$CC -std=gnu11 -O1 -g -Wall -Wextra -Wno-unused-parameter -fsanitize=address,undefined \
+		-fno-sanitize-recover=all -fno-omit-frame-pointer -Iinclude -Ilib -Icmd $SRC -o "$FUZZ" $LIBS || exit 1
+fi
 
 if [ ! -d "$OUT/seeds/worked.er" ]; then
 	"$B/tests/test_views" --write "$OUT/seeds" || exit 1
@@ -55,11 +68,14 @@ done
 echo "== regression inputs (tests/fuzz/regress)"
 for f in tests/fuzz/regress/*.bin; do
 	UBSAN_OPTIONS=print_stacktrace=1:abort_on_error=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-		"$OUT/fuzz_reader" -run "$f" >/dev/null || { echo "fuzz: $f crashes"; exit 1; }
+		"$FUZZ" -run "$f" >/dev/null || { echo "fuzz: $f crashes"; exit 1; }
 done
-echo "== fuzz_reader (ASan + UBSan): $N iterations, seed $SEED"
+how="ASan + UBSan"
+[ -n "${FUZZ_PLAIN:-}" ] && how="no sanitizers"
+echo "== $(basename "$FUZZ") ($how): $N iterations, seed $SEED ${FUZZ_ARGS:-}"
+# shellcheck disable=SC2086
 UBSAN_OPTIONS=print_stacktrace=1:abort_on_error=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-	"$OUT/fuzz_reader" -n "$N" -seed "$SEED" -crashes "$OUT/crashes" "$OUT"/seeds/*.er
+	"$FUZZ" -n "$N" -seed "$SEED" ${FUZZ_ARGS:-} -crashes "$OUT/crashes" "$OUT"/seeds/*.er
 rc=$?
 
 if [ -n "${FUZZ_LIBFUZZER:-}" ]; then
@@ -70,7 +86,7 @@ if [ -n "${FUZZ_LIBFUZZER:-}" ]; then
 			-Icmd $SRC -o "$OUT/fuzz_reader_lf" $LIBS || exit 1
 		mkdir -p "$OUT/corpus"
 		for e in "$OUT"/seeds/*.er; do
-			"$OUT/fuzz_reader" -pack "$e" "$OUT/corpus/$(basename "$e").bin"
+			"$FUZZ" -pack "$e" "$OUT/corpus/$(basename "$e").bin"
 		done
 		cp tests/fuzz/regress/*.bin "$OUT/corpus/" # inputs with agg programs
 		echo "== libFuzzer: ${FUZZ_SECONDS:-60} s"
