@@ -22,7 +22,7 @@ comma     := ,
 SANFLAGS  := $(if $(ASAN),-fsanitize=address$(comma)undefined -fno-omit-frame-pointer)
 
 COLLECTOR_SRC := $(wildcard collector/*.c)
-LIB_SRC       := $(wildcard lib/*.c)
+LIB_SRC       := $(wildcard lib/*/*.c)
 CMD_SRC       := $(wildcard cmd/*.c)
 UNIT_SRC      := $(wildcard tests/unit/test_*.c)
 FIXTURE_SRC   := $(wildcard tests/fixtures/*.c)
@@ -38,8 +38,8 @@ SONDE     := $(B)/bin/sonde
 COLLECTOR := $(B)/lib/sonde/libsonde_collector.so
 LIBSONDE  := $(B)/libsonde.a
 # What a program linking libsonde.a links too: elfutils for symbols
-# (lib/symbols.c).  capstone (lib/disasm.c) and libstdc++'s demangler
-# (lib/symbols.c) are loaded with dlopen when first needed: linked, their
+# (lib/symbols/symbols.c).  capstone (lib/symbols/disasm.c) and libstdc++'s demangler
+# (lib/symbols/symbols.c) are loaded with dlopen when first needed: linked, their
 # relocations made every start of sonde 1.3 ms slower.
 LIBSONDE_LIBS := -lm -ldw -lelf -lz -ldl -lpthread
 TRACERS   := $(TRACER_SRC:tracers/%.c=$(B)/lib/sonde/libsonde_%.so)
@@ -107,11 +107,11 @@ $(B)/fixtures/apiuse_so: tests/fixtures/api/apiuse.c tests/fixtures/burner.h $(A
 	$(CC) -std=gnu11 -O2 -g -fomit-frame-pointer -Wall -Wextra -Iinclude -o $@ $< -L$(B)/lib -lsonde_api \
 		-Wl,-rpath,'$$ORIGIN/../lib'
 
-$(B)/obj/lib/%.o: lib/%.c lib/*.h include/sonde/*.h
+$(B)/obj/lib/%.o: lib/%.c lib/*/*.h include/sonde/*.h
 	@mkdir -p $(dir $@)
 	$(CC) $(BASEFLAGS) $(CFLAGS) $(SANFLAGS) -Ilib -c $< -o $@
 
-$(B)/obj/cmd/%.o: cmd/%.c cmd/*.h lib/*.h include/sonde/*.h
+$(B)/obj/cmd/%.o: cmd/%.c cmd/*.h lib/*/*.h include/sonde/*.h
 	@mkdir -p $(dir $@)
 	$(CC) $(BASEFLAGS) $(CFLAGS) $(SANFLAGS) -Ilib -Icmd -c $< -o $@
 

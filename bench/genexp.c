@@ -1,6 +1,6 @@
 /*
  * genexp: writes a large synthetic experiment for benchmarking `sonde
- * print` (bench/print.sh), with lib/expwriter.h.
+ * print` (bench/print.sh), with lib/reader/expwriter.h.
  *
  *	genexp DIR SAMPLES STACKS DEPTH THREADS [ELF]
  *
@@ -27,7 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "expwriter.h"
+#include "reader/expwriter.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 

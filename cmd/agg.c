@@ -19,9 +19,9 @@
 #include <unistd.h>
 
 #include "commands.h"
-#include "dlang.h"
-#include "symbols.h"
-#include "experiment.h"
+#include "agg/dlang.h"
+#include "symbols/symbols.h"
+#include "reader/experiment.h"
 
 static void usage(FILE *f)
 {

@@ -1,6 +1,6 @@
 /*
  * sonde archive [-a on|src|off] EXPERIMENT: copy what the analysis needs
- * into EXPERIMENT/archives/ (see lib/archive.h).  The explicit command
+ * into EXPERIMENT/archives/ (see lib/symbols/archive.h).  The explicit command
  * defaults to -a on (copies of the load objects): whoever runs it by hand
  * wants the experiment to survive a rebuild, which the ids-only index that
  * sonde collect writes by default does not achieve.
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "archive.h"
+#include "symbols/archive.h"
 #include "commands.h"
 
 static void usage(FILE *f)

@@ -31,9 +31,9 @@
 
 #include <sonde/format.h>
 
-#include "archive.h"
+#include "symbols/archive.h"
 #include "commands.h"
-#include "dynfunc.h"
+#include "symbols/dynfunc.h"
 
 struct opts {
 	double interval_ms; /* 0 = off */

@@ -11,10 +11,10 @@
  * command, an interactive prompt when stdin is a terminal, else -header.
  *
  * The experiments on the command line are added together into one profile
- * (lib/profile.h), built when the first view needs it and again when a
+ * (lib/model/profile.h), built when the first view needs it and again when a
  * selection changes; -compare builds one per experiment instead.  -header,
  * -dump and -statistics report on each experiment.  The views themselves
- * are lib/view.c; this file is the command language.
+ * are lib/views/view.c; this file is the command language.
  *
  * Exit status: 0; 1 when an experiment could not be opened or is damaged,
  * or output could not be written; 2 for a usage error (unknown command,
@@ -34,12 +34,12 @@
 #include <unistd.h>
 
 #include "commands.h"
-#include "experiment.h"
+#include "reader/experiment.h"
 #include "print.h"
-#include "profile.h"
-#include "symbols.h"
-#include "view.h"
-#include "view_table.h"
+#include "model/profile.h"
+#include "symbols/symbols.h"
+#include "views/view.h"
+#include "views/view_table.h"
 
 enum op {
 	OP_ADDPATH,

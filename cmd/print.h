@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "experiment.h"
+#include "reader/experiment.h"
 
 enum print_dump_kind { DUMP_PROFILE, DUMP_STACKS, DUMP_OVERVIEW, DUMP_OBJECTS, DUMP_SYNC, DUMP_HEAP, DUMP_IO };
 

@@ -10,10 +10,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "dynfunc.h"
-#include "archive.h"
+#include "symbols/dynfunc.h"
+#include "symbols/archive.h"
 #include "print.h"
-#include "view_table.h"
+#include "views/view_table.h"
 
 static void print_traces(const struct sonde_exp *exp);
 

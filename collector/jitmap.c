@@ -9,7 +9,7 @@
  * cleaners, reboots), or the experiment may have moved to another machine.
  * The file is complete only when the target stops generating code, hence
  * the copy at the end.  `sonde collect` makes the same copy after the
- * target ended when this one could not (SIGKILL, exec): lib/dynfunc.c.
+ * target ended when this one could not (SIGKILL, exec): lib/symbols/dynfunc.c.
  *
  * Only plain system calls: this runs from _exit too, possibly on a thread
  * with a small stack (buffers are mapped, not on the stack), and never

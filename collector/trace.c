@@ -227,7 +227,7 @@ EXPORT void __sonde_trace_setting(int kind, const char *name, const char *value)
  * program's own synchronisation is never stamped earlier on the receiving
  * thread: times of causally ordered events never decrease, they may only
  * be equal, and the reader orders equal times per address
- * (lib/heapleaks.c).  0 when collect does not tick (and after it ended):
+ * (lib/reader/heapleaks.c).  0 when collect does not tick (and after it ended):
  * the interposers then read the clock. */
 EXPORT uint64_t __sonde_trace_clock(void)
 {

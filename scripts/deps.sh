@@ -6,8 +6,8 @@ need=""
 have_cmd() { command -v "$1" >/dev/null 2>&1; }
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "ok installed"; }
 
-# libelf-dev, libdw-dev, zlib1g-dev: symbols (lib/symbols.c); g++: its tests build C++ programs;
-# libcapstone-dev: disassembly (lib/disasm.c); clang: tests/t39-source.sh reads clang's DWARF.
+# libelf-dev, libdw-dev, zlib1g-dev: symbols (lib/symbols/symbols.c); g++: its tests build C++ programs;
+# libcapstone-dev: disassembly (lib/symbols/disasm.c); clang: tests/t39-source.sh reads clang's DWARF.
 for p in gcc make libc6-dev binutils libelf-dev libdw-dev zlib1g-dev g++ libcapstone-dev clang; do
 	have_pkg "$p" || need="$need $p"
 done

@@ -129,7 +129,7 @@ static inline int ready(void)
  * (millisecond resolution).  Each thread's events keep their order in
  * its stream, and a block freed on one thread and allocated on another
  * is never stamped earlier there, only maybe equal: the reader orders
- * equal times per address (lib/heapleaks.c). */
+ * equal times per address (lib/reader/heapleaks.c). */
 static inline uint64_t stamp(void)
 {
 	uint64_t t = atomic_load_explicit(&__sonde_trace_now, memory_order_acquire);
@@ -451,7 +451,7 @@ SONDE_EXPORT void *pvalloc(size_t n)
  * overlaps releases what it covers of the heap mappings it touches (a
  * mapping unmapped in part keeps the rest: it shrinks, or a hole splits
  * it in two), and records one munmap of the range: what the reader does
- * with that munmap (lib/heapleaks.c) is the same.  The table is in memory mapped by system
+ * with that munmap (lib/reader/heapleaks.c) is the same.  The table is in memory mapped by system
  * call; a spin lock guards it, held only for the search and the move of
  * entries (never across a system call but the table's own growth); a
  * signal handler that maps memory while its thread holds the lock gets its

@@ -1,10 +1,10 @@
 /*
- * fuzz_reader: a fuzz target for the experiment reader (lib/experiment.c)
+ * fuzz_reader: a fuzz target for the experiment reader (lib/reader/experiment.c)
  * and what sonde print and sonde agg do with what it reads: the metrics
- * engine (lib/metrics.c), every view (lib/view.c), the tracing views
- * (lib/view_trace.c) and leak matching (lib/heapleaks.c), -header and
+ * engine (lib/model/metrics.c), every view (lib/views/view.c), the tracing views
+ * (lib/views/view_trace.c) and leak matching (lib/reader/heapleaks.c), -header and
  * -dump (cmd/print_header.c), and the agg kinds profile, sync, heap and io
- * (lib/dlang.c).
+ * (lib/agg/dlang.c).
  *
  * An input is an experiment directory packed into one buffer: records of
  *
@@ -63,12 +63,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "dlang.h"
-#include "experiment.h"
-#include "metrics.h"
+#include "agg/dlang.h"
+#include "reader/experiment.h"
+#include "model/metrics.h"
 #include "print.h"
-#include "profile.h"
-#include "view.h"
+#include "model/profile.h"
+#include "views/view.h"
 
 #define NFILES 9
 #define F_SYNC 6 /* the first trace file */
@@ -281,7 +281,7 @@ static void run_source_views(struct sonde_profile *p)
 	sonde_view_source(devnull, p, &o, UINT32_MAX, "burn.c", err, sizeof(err));
 }
 
-/* The model sonde print builds (lib/profile.c: symbols, the trace events'
+/* The model sonde print builds (lib/model/profile.c: symbols, the trace events'
  * metrics), its -threads view and the function list with every metric. */
 static void profile_of(const struct sonde_exp *exp)
 {

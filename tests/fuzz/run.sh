@@ -31,7 +31,7 @@ OUT=$B/fuzz
 N=${1:-50000}
 SEED=${2:-$(date +%s)}
 CC=${CC:-cc}
-SRC="tests/fuzz/fuzz_reader.c cmd/print_header.c lib/*.c"
+SRC="tests/fuzz/fuzz_reader.c cmd/print_header.c lib/*/*.c"
 LIBS="-lm -ldw -lelf -lz -lstdc++ -lcapstone"
 mkdir -p "$OUT/seeds" "$OUT/crashes"
 

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "experiment.h"
+#include "reader/experiment.h"
 
 struct range {
 	uint64_t lo, hi;

@@ -1,6 +1,6 @@
 /*
- * test_agg: the aggregation library (lib/agg.c) and the sonde agg language
- * (lib/dlang.c), checked exactly: bucket arithmetic, storage, printed text
+ * test_agg: the aggregation library (lib/agg/agg.c) and the sonde agg language
+ * (lib/agg/dlang.c), checked exactly: bucket arithmetic, storage, printed text
  * of every function, sorting, merging, clear/trunc/normalize, language
  * errors, stdin and experiment event sources.
  *
@@ -25,9 +25,9 @@
 #include <sys/stat.h>
 
 #include "check.h"
-#include "agg.h"
-#include "dlang.h"
-#include "expwriter.h"
+#include "agg/agg.h"
+#include "agg/dlang.h"
+#include "reader/expwriter.h"
 
 
 

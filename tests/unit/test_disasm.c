@@ -1,5 +1,5 @@
 /*
- * test_disasm: lib/disasm.c on programs built here at test time (cc, ld,
+ * test_disasm: lib/symbols/disasm.c on programs built here at test time (cc, ld,
  * objcopy) and on ELF files written here byte by byte.  The truth is what
  * binutils says (nm -S for function ranges, objdump -d for instruction
  * addresses, bytes, calls, jumps and their targets) and, for aarch64 (which
@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "disasm.h"
+#include "symbols/disasm.h"
 
 static char tmpdir[] = "/tmp/sonde-test-disasm.XXXXXX";
 

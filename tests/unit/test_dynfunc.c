@@ -1,12 +1,12 @@
 /*
- * Unit tests of lib/dynfunc.c: perf map parsing (good lines, the forms
+ * Unit tests of lib/symbols/dynfunc.c: perf map parsing (good lines, the forms
  * perf accepts, garbage), overlap resolution and lookups, and random bytes
  * that must never crash the parser.
  */
 #include <stdlib.h>
 
 #include "check.h"
-#include "dynfunc.h"
+#include "symbols/dynfunc.h"
 
 static struct sonde_dynfuncs *parse(const char *text)
 {

@@ -1,5 +1,5 @@
 /*
- * Exact tests of the metrics engine (lib/metrics.c) on stacks whose metrics
+ * Exact tests of the metrics engine (lib/model/metrics.c) on stacks whose metrics
  * are known: the reference's worked example, direct and mutual recursion,
  * a function in two non-adjacent places, load objects and the call tree.
  */
@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "metrics.h"
+#include "model/metrics.h"
 
 static int passed, failed;
 

@@ -1,6 +1,6 @@
 /*
- * test_reader: the experiment reader (lib/experiment.c) and the XML
- * tokenizer on synthetic experiments written with lib/expwriter.c, checked
+ * test_reader: the experiment reader (lib/reader/experiment.c) and the XML
+ * tokenizer on synthetic experiments written with lib/reader/expwriter.c, checked
  * exactly: counts, weights, stacks, threads, pc -> object lookup, and what
  * happens to truncated, corrupted and foreign input.
  *
@@ -21,9 +21,9 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "experiment.h"
-#include "expwriter.h"
-#include "xmlline.h"
+#include "reader/experiment.h"
+#include "reader/expwriter.h"
+#include "base/xmlline.h"
 
 static char tmpdir[] = "/tmp/sonde-test-reader.XXXXXX";
 
@@ -919,7 +919,7 @@ static void test_packets(void)
 	sonde_exp_close(exp);
 }
 
-/* ---- heap leak matching (lib/heapleaks.c) --------------------------------- */
+/* ---- heap leak matching (lib/reader/heapleaks.c) --------------------------------- */
 
 /* Writes data file `file` of kind into experiment exp: for each of nthr
  * threads in turn, packets pk[t] (n[t] bytes, whole packets back to back)

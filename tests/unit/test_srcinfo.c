@@ -1,8 +1,8 @@
 /*
- * Unit test of lib/srcinfo.c against programs built at test time from
+ * Unit test of lib/symbols/srcinfo.c against programs built at test time from
  * tests/fixtures/srclines.c (gcc DWARF 5 and 4, clang): for every
  * instruction of caller_a (found by its symbol, disassembled with
- * lib/disasm.c) the source position is
+ * lib/symbols/disasm.c) the source position is
  *
  *   - in mix, inlined:     [mix @ MIX line (inlined), caller_a @ the call's line]
  *   - in caller_a itself:  [caller_a @ a line of caller_a]
@@ -20,8 +20,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "disasm.h"
-#include "srcinfo.h"
+#include "symbols/disasm.h"
+#include "symbols/srcinfo.h"
 
 static char *debug_path = NULL;
 static const Dwfl_Callbacks cb = {

@@ -1,7 +1,7 @@
 /*
- * test_symbols: the symbol layer (lib/symbols.c) on programs built here at
+ * test_symbols: the symbol layer (lib/symbols/symbols.c) on programs built here at
  * test time from tests/fixtures/sym/ (cc, g++, objcopy, strip), described
- * to it by synthetic experiments (lib/expwriter.c) or recorded by the real
+ * to it by synthetic experiments (lib/reader/expwriter.c) or recorded by the real
  * collector (build/bin/sonde collect).  The truth is what binutils says:
  * nm, nm -C, c++filt -p, objdump's "<name@plt>" labels, readelf.
  *
@@ -27,9 +27,9 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "experiment.h"
-#include "expwriter.h"
-#include "symbols.h"
+#include "reader/experiment.h"
+#include "reader/expwriter.h"
+#include "symbols/symbols.h"
 
 static char tmpdir[] = "/tmp/sonde-test-symbols.XXXXXX";
 static char root[4096]; /* the repository */

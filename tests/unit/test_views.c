@@ -1,6 +1,6 @@
 /*
- * test_views: the er_print views (lib/view.c) and the command language's
- * parsers (lib/view_spec.c), checked exactly on call stacks whose metrics
+ * test_views: the er_print views (lib/views/view.c) and the command language's
+ * parsers (lib/views/view_spec.c), checked exactly on call stacks whose metrics
  * are known:
  *
  *   - the worked example of metrics-and-program-structure.txt (main 32 =
@@ -10,11 +10,11 @@
  *   - mutual recursion A -> B -> A;
  *   - one function in two non-adjacent places of a stack;
  *
- * first on models built with lib/metrics.h directly (every view in text
+ * first on models built with lib/model/metrics.h directly (every view in text
  * and in json, and the numbers through the model's API), then end to end:
- * the same stacks written as synthetic experiments (lib/expwriter.h) whose
- * map.xml names this test program, so that lib/symbols.c finds the real
- * functions A, B, C, ... defined below, read back through lib/profile.c.
+ * the same stacks written as synthetic experiments (lib/reader/expwriter.h) whose
+ * map.xml names this test program, so that lib/symbols/symbols.c finds the real
+ * functions A, B, C, ... defined below, read back through lib/model/profile.c.
  *
  * `test_views --write DIR [COPY]` only writes those experiments into DIR
  * (for tests/t20-print-views.sh): worked.er, recursion.er, mutual.er,
@@ -35,11 +35,11 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "expwriter.h"
-#include "metrics.h"
-#include "profile.h"
-#include "view.h"
-#include "view_table.h"
+#include "reader/expwriter.h"
+#include "model/metrics.h"
+#include "model/profile.h"
+#include "views/view.h"
+#include "views/view_table.h"
 
 int main(int argc, char **argv);
 

@@ -1,0 +1,271 @@
+/*
+ * dlang: the small D-like language of `sonde agg` (doc/sonde-agg.md).
+ *
+ *	stdin /$2 > 0/ { @[$1] = sum($2); @lat = quantize($2); }
+ *	END { normalize(@, 10); printa(@); }
+ *
+ * A program is clauses `KIND [/predicate/] { statements }`.  KIND is an
+ * event kind (`stdin`, `profile`, ...), `BEGIN` (before the first event)
+ * or `END` (after the last).  Statements are `@name[key, ...] = func(args);`
+ * (count, sum, min, max, avg, stddev, quantize, lquantize, llquantize; `@`
+ * alone is the anonymous aggregation) and, in BEGIN and END,
+ * `printa(@a[, @b...])`, `normalize(@a, n)`, `denormalize(@a)`,
+ * `trunc(@a[, n])` and `clear(@a)`.  Expressions: integers (decimal, 0x),
+ * "strings", fields (`$1`, `$0` the whole line, or a kind's named fields),
+ * `( )`, unary `! -`, `* / %`, `+ -`, `< <= > >=`, `== !=`, `&&`, `||`.
+ * Comments: slash-star, //, and # at the start of a line.
+ *
+ * Types are checked when the program is compiled; an error names the line
+ * and column and what was expected.  stdin fields are typed at run time: a
+ * field that is a decimal 64-bit integer is an integer, otherwise a
+ * string.  Integer arithmetic wraps (two's complement).  An event whose
+ * evaluation fails (a string where an integer is needed, division by zero)
+ * is skipped and counted; sonde_dl_problems() reports them.
+ *
+ * Ownership and threads: a program owns its aggregation set (and every
+ * string it interns); it is not thread-safe.  Nothing here exits; only the
+ * END output is printed (to the FILE given to sonde_dl_end()).
+ */
+#ifndef SONDE_DLANG_H
+#define SONDE_DLANG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "agg/agg.h"
+#include "reader/experiment.h"
+
+/* ---- event kinds and their fields ------------------------------------------- */
+
+enum sonde_dl_type {
+	SONDE_DL_INT = 1,
+	SONDE_DL_STR,
+	SONDE_DL_ANY, /* integer or string, decided per event (stdin fields) */
+};
+
+struct sonde_dl_field {
+	const char *name;
+	enum sonde_dl_type type;
+	const char *doc;
+};
+
+struct sonde_dl_kind {
+	const char *name;
+	bool positional; /* fields are $0, $1, ... (type SONDE_DL_ANY) */
+	const struct sonde_dl_field *fields;
+	size_t nfields;
+	const char *doc;
+};
+
+/* The kinds this sonde knows: stdin (lines of text), profile (clock
+ * profile samples of an experiment), and the traced events of an
+ * experiment: sync (waits), heap (allocations and frees) and io (I/O
+ * calls).  Field indexes below are positions in kind->fields. */
+extern const struct sonde_dl_kind sonde_dl_kind_stdin;
+extern const struct sonde_dl_kind sonde_dl_kind_profile;
+extern const struct sonde_dl_kind sonde_dl_kind_sync;
+extern const struct sonde_dl_kind sonde_dl_kind_heap;
+extern const struct sonde_dl_kind sonde_dl_kind_io;
+
+enum sonde_dl_profile_field {
+	SONDE_DL_P_THREAD, /* tid */
+	SONDE_DL_P_CPU,	   /* CPU, -1 when unknown */
+	SONDE_DL_P_TIME,   /* ns since the experiment start */
+	SONDE_DL_P_WEIGHT, /* ns of CPU time the sample stands for */
+	SONDE_DL_P_OBJECT, /* load object (basename) of the leaf frame */
+	SONDE_DL_P_FUNC,   /* function of the leaf frame */
+	SONDE_DL_P_CALLER, /* function of the frame above it */
+	SONDE_DL_P_PC,	   /* leaf address */
+	SONDE_DL_P_DEPTH,  /* frames in the call stack */
+	SONDE_DL_P_NFIELDS
+};
+
+/* The traced kinds' func is the function that made the traced call (the
+ * stack's leaf, a call site), caller the one above it; the collector's own
+ * frames are skipped.  A missing stack gives "<unknown>" for both, a
+ * one-frame stack the caller "<none>". */
+enum sonde_dl_sync_field {
+	SONDE_DL_S_TID,	     /* thread id */
+	SONDE_DL_S_TIME,     /* ns since the experiment start */
+	SONDE_DL_S_WAIT,     /* ns waited */
+	SONDE_DL_S_OBJECT,   /* the object waited on, a string "0x55d0c0ffee40" */
+	SONDE_DL_S_FUNC,     /* function that called the sync function */
+	SONDE_DL_S_CALLER,   /* its caller */
+	SONDE_DL_S_SYNCFUNC, /* "pthread_mutex_lock", ... */
+	SONDE_DL_S_RESULT,   /* the call's result */
+	SONDE_DL_S_NFIELDS
+};
+
+enum sonde_dl_heap_field {
+	SONDE_DL_H_TID,
+	SONDE_DL_H_TIME,
+	SONDE_DL_H_SIZE,     /* bytes requested; mmap/munmap: the length; free: 0 */
+	SONDE_DL_H_ADDR,     /* the block's address */
+	SONDE_DL_H_FUNC,     /* frees have no stack: "<unknown>" */
+	SONDE_DL_H_CALLER,
+	SONDE_DL_H_HEAPFUNC, /* "malloc", "free", ... */
+	SONDE_DL_H_EVENT,    /* "alloc", "free" or "failed" */
+	SONDE_DL_H_LEAKED,   /* 1: an allocation never freed (sonde_heap_leaks) */
+	SONDE_DL_H_NFIELDS
+};
+
+enum sonde_dl_io_field {
+	SONDE_DL_I_TID,
+	SONDE_DL_I_TIME,
+	SONDE_DL_I_BYTES,  /* transferred by reads and writes, else 0 */
+	SONDE_DL_I_DUR,	   /* ns the call took */
+	SONDE_DL_I_FD,
+	SONDE_DL_I_FILE,   /* sonde_exp_io_file(), "<fd N>" when unknown */
+	SONDE_DL_I_FUNC,
+	SONDE_DL_I_CALLER,
+	SONDE_DL_I_IOFUNC, /* "read", "write", "open", ... */
+	SONDE_DL_I_ERR,	   /* errno of a failed call, else 0 */
+	SONDE_DL_I_NFIELDS
+};
+
+/* ---- compiling -------------------------------------------------------------- */
+
+struct sonde_dl_prog;
+
+struct sonde_dl_error {
+	unsigned line, col; /* 1-based; 0 when the error has no place */
+	char msg[512];
+};
+
+/*
+ * Compiles src for an input that holds the given kinds (stdin: just
+ * &sonde_dl_kind_stdin; an experiment: the kinds it has data for).
+ * Clauses of a kind this sonde knows but the input lacks, and of unknown
+ * kinds, are errors.  Returns NULL with *e filled when src is not a valid
+ * program (or memory runs out).  opts: sort options for every printa and
+ * the end-of-run output (copied; NULL for the default).
+ */
+struct sonde_dl_prog *sonde_dl_compile(const char *src, const struct sonde_dl_kind *const *kinds,
+				       size_t nkinds, const struct sonde_agg_opts *opts,
+				       struct sonde_dl_error *e);
+
+void sonde_dl_free(struct sonde_dl_prog *p);
+
+/* Whether the program has clauses for kind, and whether they use field i
+ * (a source need not compute fields nobody uses); for positional kinds,
+ * the highest $N used (0 when only $0 or none). */
+bool sonde_dl_has_kind(const struct sonde_dl_prog *p, const struct sonde_dl_kind *kind);
+bool sonde_dl_uses_field(const struct sonde_dl_prog *p, const struct sonde_dl_kind *kind,
+			 size_t i);
+unsigned sonde_dl_max_positional(const struct sonde_dl_prog *p);
+
+/* The aggregations (ids in order of first appearance in the program). */
+struct sonde_aggset *sonde_dl_aggset(const struct sonde_dl_prog *p);
+
+/* ---- running ------------------------------------------------------------------ */
+
+/*
+ * One field value of an event.  A source fills an array of them, one per
+ * field of the kind (positional kinds: $0, $1, ...).  SONDE_DL_V_TEXT is
+ * text not yet classified (stdin): the evaluator decides at first use
+ * whether it is an integer and rewrites the value.  A string whose
+ * pointer comes from sonde_dl_intern() should be SONDE_DL_V_ISTR, which
+ * saves interning it again for every key.
+ */
+enum sonde_dl_vtype {
+	SONDE_DL_V_INT = 1,
+	SONDE_DL_V_STR,	 /* s, len (not necessarily NUL-terminated) */
+	SONDE_DL_V_ISTR, /* s interned by sonde_dl_intern(), len */
+	SONDE_DL_V_TEXT, /* s, len: integer or string, not decided yet */
+	SONDE_DL_V_TINT, /* TEXT found to be the integer i (s, len kept) */
+};
+
+struct sonde_dl_val {
+	uint8_t type; /* enum sonde_dl_vtype */
+	uint32_t len;
+	int64_t i;
+	const char *s;
+};
+
+/* The program's interned copy of s (sonde_aggset_intern()), NULL on OOM. */
+const char *sonde_dl_intern(struct sonde_dl_prog *p, const char *s, size_t len);
+
+/* Runs the BEGIN clauses (printa output to out).  0, or -1 with a message
+ * in err (out of memory). */
+int sonde_dl_begin(struct sonde_dl_prog *p, FILE *out, char *err, size_t errlen);
+
+/*
+ * Runs the clauses of kind (in program order) on one event whose fields
+ * are vals[0 .. nvals-1] (missing positional fields are empty strings).
+ * ordinal numbers the event in problem reports (stdin: the line number).
+ * 0, or -1 when memory runs out (the event may be partly applied).
+ */
+int sonde_dl_event(struct sonde_dl_prog *p, const struct sonde_dl_kind *kind,
+		   struct sonde_dl_val *vals, size_t nvals, uint64_t ordinal);
+
+/* Runs the END clauses, then prints what dtrace prints at exit: "\n" and
+ * every aggregation no printa() printed.  0, or -1 (out of memory). */
+int sonde_dl_end(struct sonde_dl_prog *p, FILE *out, char *err, size_t errlen);
+
+/*
+ * Events skipped because their evaluation failed: their number, and a
+ * one-line summary in buf ("3 events skipped: line 7: sum() needs an
+ * integer; $2 is 'abc'") when there were any.
+ */
+uint64_t sonde_dl_problems(const struct sonde_dl_prog *p, char *buf, size_t len);
+
+/* ---- event sources ---------------------------------------------------------- */
+
+/*
+ * Feeds the lines read from fd to the program as `stdin` events ($0 the
+ * line without its newline, $1... its fields split at blanks).  Reads in
+ * large blocks; a line may be of any length.  Returns the number of lines,
+ * or -1 with a message in err (read error, out of memory).
+ */
+int64_t sonde_dl_run_stdin(struct sonde_dl_prog *p, int fd, char *err, size_t errlen);
+
+/*
+ * Names a code address for the profile fields func and caller.  pc is
+ * the frame's address without SONDE_PC_EXACT; exact is nonzero when it is
+ * the address of an instruction (leaf, signal frame), zero when it is a
+ * return address (then pc - 1 is the address to look up).  time_ns is the
+ * event's: which object held an address reused after dlclose
+ * (sonde_exp_find_object); names are cached per stack and mapping epoch
+ * (sonde_exp_map_epoch), so it is a time of that epoch.  Returns a
+ * NUL-terminated name that needs to stay valid only until the next call
+ * (it is interned at once); NULL means "unknown".
+ */
+typedef const char *(*sonde_dl_name_fn)(void *ctx, const struct sonde_exp *exp, uint64_t pc,
+					int exact, uint64_t time_ns);
+
+/* The stand-in namer until symbols are available: "object+0xoffset" of
+ * the looked-up address (pc, or pc - 1 for a return address), as
+ * `sonde print -dump profile` names frames; "0x..." outside every object.
+ * Not thread-safe (one static buffer). */
+const char *sonde_dl_pc_name_fallback(void *ctx, const struct sonde_exp *exp, uint64_t pc,
+				      int exact, uint64_t time_ns);
+
+/*
+ * Feeds every profile sample of exp to the program as a `profile` event.
+ * Names come from name_of_pc(ctx, ...) (sonde_dl_pc_name_fallback when
+ * NULL); they are computed once per distinct stack, not per sample, and
+ * only when the program uses func, caller or object.  A sample whose stack
+ * is missing has func, caller and object "<unknown>"; the caller of a
+ * one-frame stack is "<none>".  Returns the number of samples, or -1 with
+ * a message in err (out of memory).
+ */
+int64_t sonde_dl_run_profile(struct sonde_dl_prog *p, const struct sonde_exp *exp,
+			     sonde_dl_name_fn name_of_pc, void *ctx, char *err, size_t errlen);
+
+/*
+ * Feed the traced events of exp (each kind in time order) to the program
+ * as sync, heap and io events, the same way: names from name_of_pc, once
+ * per distinct stack and only when func or caller is used.  Each returns
+ * the number of events fed (0 when the program has no clause of the kind
+ * or exp none of its events), or -1 with a message in err (out of memory).
+ */
+int64_t sonde_dl_run_sync(struct sonde_dl_prog *p, const struct sonde_exp *exp,
+			  sonde_dl_name_fn name_of_pc, void *ctx, char *err, size_t errlen);
+int64_t sonde_dl_run_heap(struct sonde_dl_prog *p, const struct sonde_exp *exp,
+			  sonde_dl_name_fn name_of_pc, void *ctx, char *err, size_t errlen);
+int64_t sonde_dl_run_io(struct sonde_dl_prog *p, const struct sonde_exp *exp,
+			sonde_dl_name_fn name_of_pc, void *ctx, char *err, size_t errlen);
+
+#endif

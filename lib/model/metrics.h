@@ -1,0 +1,167 @@
+/*
+ * metrics: the metrics engine.  Turns events (a call stack of functions and
+ * a value per metric) into the function-level metrics of
+ * ../shared/reference/metrics-and-program-structure.txt:
+ *
+ *   exclusive   events whose leaf is in the function;
+ *   inclusive   events with the function anywhere on the stack, counted
+ *               once per stack however often the function appears;
+ *   attributed  per caller/callee pair.  Under recursion the inclusive
+ *               metric of all but the lowest (nearest the leaf) invocation
+ *               of a function counts zero, so:
+ *                 callers(f)[c] += v  where c calls f's lowest invocation,
+ *                 callees(g)[d] += v  where g's lowest invocation calls d.
+ *               Hence incl(f) = sum of callers(f) (when f is not a root)
+ *               and incl(g) = excl(g) + sum of callees(g), always.
+ *
+ * plus the same for load objects (exclusive: the leaf's object; inclusive:
+ * once per stack per object) and a call tree of call paths (no recursion
+ * folding: each path is a node).
+ *
+ * The engine knows nothing of experiments or symbols: functions and load
+ * objects are interned by the caller (lib/model/profile.c builds models from
+ * experiments), and metrics are described by a table, so later data kinds
+ * (heap bytes, sync wait time, counter events) add rows, not code.
+ *
+ * Values are int64_t in the metric's unit (ns for times).  Events with the
+ * same stack are merged first, so the cost of the views depends on the
+ * number of distinct stacks, not of events.
+ *
+ * Ownership: the model owns every string and array it returns; pointers stay
+ * valid until sonde_model_free(), except that sonde_model_add() may move the
+ * arrays returned before sonde_model_finish().  Not thread-safe.
+ */
+#ifndef SONDE_METRICS_H
+#define SONDE_METRICS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SONDE_MAX_METRICS 24
+
+enum sonde_unit {
+	SONDE_UNIT_NS,	  /* a time in nanoseconds, shown in seconds */
+	SONDE_UNIT_COUNT, /* a plain count */
+	SONDE_UNIT_BYTES,
+};
+
+struct sonde_metric_def {
+	const char *name;  /* er_print name in -metrics: "totalcpu" */
+	const char *title; /* "Total CPU Time" */
+	const char *abbr;  /* column header words: "Total CPU" */
+	enum sonde_unit unit;
+};
+
+/* Every metric an experiment can give, in value order (gprofng's names):
+ * clock profiling, then sync waits, heap and I/O tracing.  Index
+ * constants below; SONDE_NMETRICS of them. */
+extern const struct sonde_metric_def sonde_clock_metrics[];
+enum {
+	SONDE_M_TOTALCPU = 0,	 /* ns */
+	SONDE_M_SAMPLES,	 /* count */
+	SONDE_M_SYNC,		 /* Sync Wait Time, ns */
+	SONDE_M_SYNCN,		 /* Sync Wait Count (Sync Delay Events) */
+	SONDE_M_HEAPALLOCCNT,	 /* Allocations */
+	SONDE_M_HEAPALLOCBYTES,	 /* Bytes Allocated */
+	SONDE_M_HEAPLEAKCNT,	 /* Leaks */
+	SONDE_M_HEAPLEAKBYTES,	 /* Bytes Leaked */
+	SONDE_M_IOREADBYTES,
+	SONDE_M_IOREADCNT,
+	SONDE_M_IOREADTIME,
+	SONDE_M_IOWRITEBYTES,
+	SONDE_M_IOWRITECNT,
+	SONDE_M_IOWRITETIME,
+	SONDE_M_IOOTHERCNT,
+	SONDE_M_IOOTHERTIME,
+	SONDE_M_IOERRORCNT,
+	SONDE_M_IOERRORTIME,
+	SONDE_NMETRICS
+};
+#define SONDE_CLOCK_NMETRICS SONDE_NMETRICS
+
+struct sonde_mobject {
+	uint32_t id;
+	const char *path; /* as interned */
+	const char *name; /* last component of path */
+};
+
+struct sonde_mfunc {
+	uint32_t id;
+	uint32_t object;	/* sonde_mobject id */
+	uint64_t lo;		/* address in the object (identity with object+mangled) */
+	const char *mangled, *name_long, *name_short;
+	bool synthesized;	/* no symbol: "<static>@0x..." style */
+};
+
+/* One row of a callers or callees list, or of an object list. */
+struct sonde_edge {
+	uint32_t func; /* the other function */
+	int64_t v[SONDE_MAX_METRICS];
+};
+
+struct sonde_tnode {
+	uint32_t func;
+	int32_t parent;		/* -1 for roots */
+	uint32_t first_child;	/* index of the first child, or UINT32_MAX */
+	uint32_t next_sibling;	/* or UINT32_MAX */
+	int64_t incl[SONDE_MAX_METRICS], excl[SONDE_MAX_METRICS];
+};
+
+struct sonde_model;
+
+/* A model for nmetrics metrics described by defs (copied).  NULL when out
+ * of memory or nmetrics is 0 or above SONDE_MAX_METRICS. */
+struct sonde_model *sonde_model_new(const struct sonde_metric_def *defs, int nmetrics);
+void sonde_model_free(struct sonde_model *m);
+
+/* Intern a load object by path / a function by (object, mangled, lo).
+ * Returns its id, or UINT32_MAX when out of memory.  Strings are copied. */
+uint32_t sonde_model_object(struct sonde_model *m, const char *path);
+uint32_t sonde_model_func(struct sonde_model *m, uint32_t object, uint64_t lo, const char *mangled,
+			  const char *name_long, const char *name_short, bool synthesized);
+
+/* Intern a call stack of function ids, leaf first (depth >= 1), returning a
+ * handle for sonde_model_add_to(); UINT32_MAX when out of memory. */
+uint32_t sonde_model_stack(struct sonde_model *m, const uint32_t *funcs, int depth);
+/* Add values (nmetrics of them) to an interned stack. */
+void sonde_model_add_to(struct sonde_model *m, uint32_t stack, const int64_t *values);
+/* Both in one call.  Returns 0, or -1 when out of memory. */
+int sonde_model_add(struct sonde_model *m, const uint32_t *funcs, int depth, const int64_t *values);
+
+/* Compute every metric from the stacks added.  Returns 0, or -1 when out
+ * of memory.  After this, sonde_model_add() must not be called again. */
+int sonde_model_finish(struct sonde_model *m);
+
+/* ---- results (after sonde_model_finish) ---- */
+
+int sonde_model_nmetrics(const struct sonde_model *m);
+const struct sonde_metric_def *sonde_model_metric(const struct sonde_model *m, int i);
+const int64_t *sonde_model_total(const struct sonde_model *m); /* <Total>: nmetrics values */
+
+size_t sonde_model_nfuncs(const struct sonde_model *m);
+const struct sonde_mfunc *sonde_model_funcinfo(const struct sonde_model *m, uint32_t f);
+const int64_t *sonde_model_excl(const struct sonde_model *m, uint32_t f);
+const int64_t *sonde_model_incl(const struct sonde_model *m, uint32_t f);
+/* Attributed metrics: callers of f (who called f's lowest invocation) and
+ * callees of f (what f's lowest invocation called), in no particular
+ * order; *n gets the count. */
+const struct sonde_edge *sonde_model_callers(const struct sonde_model *m, uint32_t f, size_t *n);
+const struct sonde_edge *sonde_model_callees(const struct sonde_model *m, uint32_t f, size_t *n);
+
+size_t sonde_model_nobjects(const struct sonde_model *m);
+const struct sonde_mobject *sonde_model_objectinfo(const struct sonde_model *m, uint32_t o);
+const int64_t *sonde_model_object_excl(const struct sonde_model *m, uint32_t o);
+const int64_t *sonde_model_object_incl(const struct sonde_model *m, uint32_t o);
+
+/* The call tree: nodes[0..n), roots are the nodes with parent -1 (linked
+ * from sonde_model_tree_roots as a sibling chain). */
+const struct sonde_tnode *sonde_model_tree(const struct sonde_model *m, size_t *n);
+uint32_t sonde_model_tree_roots(const struct sonde_model *m); /* first root, or UINT32_MAX */
+
+/* Distinct stacks and their values, for exports and tests. */
+size_t sonde_model_nstacks(const struct sonde_model *m);
+const uint32_t *sonde_model_stack_funcs(const struct sonde_model *m, uint32_t s, int *depth);
+const int64_t *sonde_model_stack_values(const struct sonde_model *m, uint32_t s);
+
+#endif

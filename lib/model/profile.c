@@ -1,0 +1,611 @@
+/*
+ * Build a metrics model from experiments (see profile.h).
+ *
+ * Cost: every sample costs one lookup of its stack id in a per-experiment
+ * cache (the last id is remembered, since consecutive samples of a thread
+ * often share a stack) and an add of two values; symbolisation happens
+ * once per distinct frame address, and interning once per distinct stack.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/profile.h"
+#include "symbols/symbols.h"
+
+
+#include "base/u64map.h"
+
+/* A u64map whose values may be any uint32_t but UINT32_MAX - 1 (stored
+ * in its place: u64map keeps index-sized values). */
+#define SKIP_STORED (UINT32_MAX - 1)
+
+static inline bool map_get(const struct u64map *m, uint64_t k, uint32_t *v)
+{
+	long i = u64map_get(m, k);
+	if (i < 0)
+		return false;
+	*v = (uint32_t)i == SKIP_STORED ? UINT32_MAX : (uint32_t)i;
+	return true;
+}
+
+/* k must be absent. */
+static int map_put(struct u64map *m, uint64_t k, uint32_t v)
+{
+	return u64map_put(m, k, v == UINT32_MAX ? SKIP_STORED : v);
+}
+
+int sonde_parse_list(const char *spec, bool *sel, size_t max, char *err, size_t errlen)
+{
+	for (size_t i = 0; i <= max; i++)
+		sel[i] = !spec || !strcmp(spec, "all");
+	if (!spec || !strcmp(spec, "all"))
+		return 0;
+	const char *p = spec;
+	while (*p) {
+		char *end;
+		unsigned long a = strtoul(p, &end, 10), b;
+		if (end == p)
+			goto bad;
+		b = a;
+		p = end;
+		if (*p == '-') {
+			b = strtoul(p + 1, &end, 10);
+			if (end == p + 1)
+				goto bad;
+			p = end;
+		}
+		if (a < 1 || b < a)
+			goto bad;
+		for (unsigned long n = a; n <= b && n <= max; n++)
+			sel[n] = true;
+		if (*p == ',')
+			p++;
+		else if (*p)
+			goto bad;
+	}
+	return 0;
+bad:
+	snprintf(err, errlen, "invalid list '%s' (expected all, or numbers and ranges like 1,3-5)", spec);
+	return -1;
+}
+
+/* Is object (path) selected by an object_select list?  NULL list: all. */
+static bool object_selected(char *const *names, size_t n, const char *path)
+{
+	if (!names)
+		return true;
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(names[i], path) || !strcmp(names[i], base))
+			return true;
+	return false;
+}
+
+struct builder {
+	struct sonde_profile *p;
+	struct sonde_model *m;
+	struct sonde_syms *syms;
+	char **objsel;
+	size_t nobjsel;
+	/* Per mapping epoch (sonde_exp_map_epoch): pc (with EXACT bit) ->
+	 * index into spans; an address reused after dlclose names different
+	 * functions in different epochs. */
+	struct u64map *pcfunc;
+	struct u64map *stacks;	/* per epoch: stack id -> index into p->ev */
+	size_t nepochs;
+	uint32_t ep;		/* the epoch of the event being added */
+	struct u64map *cur_stacks; /* &stacks[ep] */
+	uint64_t ep_lo, ep_hi;	/* its extent */
+	struct span { uint32_t off, n; } *spans; /* a frame's functions: fl[off .. off + n) */
+	size_t nspans, capspans;
+	uint32_t *fl;		/* model functions, innermost first */
+	size_t nfl, capfl;
+	bool inlines;
+	uint32_t exp_index;	/* of the experiment being added */
+	size_t capev;
+	uint32_t *frames;
+	size_t capframes;
+	struct sonde_sample_sel *ssel; /* of the experiment being added; NULL: all */
+};
+
+static int push_fl(struct builder *b, uint32_t f)
+{
+	if (b->nfl == b->capfl) {
+		size_t cap = b->capfl ? 2 * b->capfl : 1024;
+		uint32_t *v = realloc(b->fl, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		b->fl = v;
+		b->capfl = cap;
+	}
+	b->fl[b->nfl++] = f;
+	return 0;
+}
+
+static uint32_t model_func(struct builder *b, uint32_t o, const struct sonde_func *sf)
+{
+	return sonde_model_func(b->m, o, sf->lo, sf->mangled, sf->name_long, sf->name_short,
+				sf->synthesized);
+}
+
+/* The model function of one frame, into b->fl: none for a collector frame
+ * (folded away); with inlines, the functions inlined at pc first. */
+static int frame_fl(struct builder *b, uint64_t pc, bool exact, uint64_t time_ns)
+{
+	const struct sonde_func *sf = sonde_syms_lookup(b->syms, pc & ~SONDE_PC_EXACT, exact, time_ns);
+	const char *path = sf && sf->object ? sf->object->path : "<unknown>";
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	if (sf && sf->object && sf->object->sonde)
+		return 0; /* the collector or a tracer: charged to the code below */
+	uint32_t o = sonde_model_object(b->m, path);
+	if (!object_selected(b->objsel, b->nobjsel, path)) {
+		char name[512];
+		snprintf(name, sizeof name, "<%s>", base);
+		return push_fl(b, sonde_model_func(b->m, o, 0, name, name, name, true));
+	}
+	if (!sf) {
+		char name[64];
+		snprintf(name, sizeof name, "<unknown>@0x%llx", (unsigned long long)(pc & ~SONDE_PC_EXACT));
+		return push_fl(b, sonde_model_func(b->m, o, pc & ~SONDE_PC_EXACT, name, name, name, true));
+	}
+	if (b->inlines && sf->object && !sf->synthesized && !sf->plt) {
+		const struct sonde_srcframe *lv;
+		int n = sonde_syms_srcpos(b->syms, pc, exact, time_ns, &lv);
+		/* Every level but the last (the out-of-line function, which
+		 * is sf under the name its symbol has) is an inlined call. */
+		for (int k = 0; k + 1 < n; k++) {
+			if (!lv[k].inlined || !lv[k].name)
+				continue;
+			const struct sonde_func *g = sonde_syms_named(b->syms, sf->object, lv[k].name);
+			if (push_fl(b, model_func(b, o, g)) < 0)
+				return -1;
+		}
+	}
+	return push_fl(b, model_func(b, o, sf));
+}
+
+/* The model functions of one frame: *fl (valid until the next call) and
+ * their number (0: a collector frame); -1 out of memory. */
+static int frame_funcs(struct builder *b, uint64_t pc, bool exact, uint64_t time_ns, const uint32_t **fl)
+{
+	uint64_t key = (pc & ~SONDE_PC_EXACT) | (exact ? SONDE_PC_EXACT : 0);
+	uint32_t si;
+	if (!map_get(&b->pcfunc[b->ep], key, &si)) {
+		if (b->nspans == b->capspans) {
+			size_t cap = b->capspans ? 2 * b->capspans : 1024;
+			struct span *v = realloc(b->spans, cap * sizeof(*v));
+			if (!v)
+				return -1;
+			b->spans = v;
+			b->capspans = cap;
+		}
+		size_t off = b->nfl;
+		if (frame_fl(b, pc, exact, time_ns) < 0)
+			return -1;
+		for (size_t i = off; i < b->nfl; i++)
+			if (b->fl[i] == UINT32_MAX)
+				return -1; /* the model ran out of memory */
+		si = (uint32_t)b->nspans;
+		b->spans[b->nspans++] = (struct span){ (uint32_t)off, (uint32_t)(b->nfl - off) };
+		if (map_put(&b->pcfunc[b->ep], key, si) < 0)
+			return -1;
+	}
+	*fl = b->fl + b->spans[si].off;
+	return (int)b->spans[si].n;
+}
+
+/* Intern the model stack for an experiment stack; UINT32_MAX on OOM. */
+static uint32_t build_stack(struct builder *b, const struct sonde_exp *exp, uint64_t stack_id, uint64_t time_ns,
+			    bool leaf_exact)
+{
+	const struct sonde_stack *st = sonde_exp_stack(exp, stack_id);
+	if (!st || !st->depth) {
+		uint32_t o = sonde_model_object(b->m, "<unknown>");
+		uint32_t f = sonde_model_func(b->m, o, 0, "<no stack>", "<no stack>", "<no stack>", true);
+		return sonde_model_stack(b->m, &f, 1);
+	}
+	int d = 0;
+	for (int k = 0; k < st->depth; k++) {
+		uint64_t pc = st->pc[k];
+		bool exact = (k == 0 && leaf_exact) || (pc & SONDE_PC_EXACT);
+		const uint32_t *fl;
+		int n = frame_funcs(b, pc, exact, time_ns, &fl);
+		if (n < 0)
+			return UINT32_MAX;
+		if ((size_t)(d + n + 1) > b->capframes) {
+			size_t cap = (size_t)(d + n + 1) * 2;
+			uint32_t *nf = realloc(b->frames, cap * sizeof *nf);
+			if (!nf)
+				return UINT32_MAX;
+			b->frames = nf;
+			b->capframes = cap;
+		}
+		for (int i = 0; i < n; i++) {
+			uint32_t f = fl[i];
+			/* Consecutive frames folded into one object
+			 * pseudo-function are one call. */
+			if (d && b->frames[d - 1] == f && sonde_model_funcinfo(b->m, f)->lo == 0 &&
+			    sonde_model_funcinfo(b->m, f)->name_long[0] == '<')
+				continue;
+			b->frames[d++] = f;
+		}
+	}
+	if (!d) {
+		uint32_t o = sonde_model_object(b->m, "<unknown>");
+		b->frames[d++] = sonde_model_func(b->m, o, 0, "<no stack>", "<no stack>", "<no stack>", true);
+	}
+	if (st->flags & SONDE_STACK_TRUNCATED) {
+		/* Cut at the depth limit: its callers, the root among them,
+		 * are unknown.  A pseudo-function stands for them as the
+		 * outermost frame (gprofng's name), so the time is seen to
+		 * have no known root instead of silently missing from main's
+		 * inclusive time.  The loop above left room for one more. */
+		uint32_t o = sonde_model_object(b->m, "<unknown>");
+		b->frames[d++] = sonde_model_func(b->m, o, 0, SONDE_TRUNCATED_STACK, SONDE_TRUNCATED_STACK,
+						  SONDE_TRUNCATED_STACK, true);
+	}
+	return sonde_model_stack(b->m, b->frames, d);
+}
+
+static void release_epochs(struct builder *b)
+{
+	for (size_t i = 0; i < b->nepochs; i++) {
+		if (b->pcfunc)
+			u64map_release(&b->pcfunc[i]);
+		if (b->stacks)
+			u64map_release(&b->stacks[i]);
+	}
+	free(b->pcfunc);
+	free(b->stacks);
+	b->pcfunc = b->stacks = NULL;
+	b->nepochs = 0;
+}
+
+static int parse_objsel(const char *spec, char ***out, size_t *n)
+{
+	*out = NULL;
+	*n = 0;
+	if (!spec || !strcmp(spec, "all"))
+		return 0;
+	char *copy = strdup(spec);
+	if (!copy)
+		return -1;
+	size_t cap = 1;
+	for (const char *c = spec; *c; c++)
+		cap += *c == ',';
+	char **v = calloc(cap + 1, sizeof *v);
+	if (!v) {
+		free(copy);
+		return -1;
+	}
+	for (char *t = strtok(copy, ","); t; t = strtok(NULL, ","))
+		v[(*n)++] = t;
+	v[cap] = copy; /* freed with the list */
+	*out = v;
+	return (int)cap;
+}
+
+static void free_objsel(char **v, int cap)
+{
+	if (v)
+		free(v[cap]);
+	free(v);
+}
+
+/* Sets b->ep to the mapping epoch of time t: one comparison while events
+ * stay in the same epoch (always, in a run that reused no address). */
+static void set_epoch(struct builder *b, const struct sonde_exp *exp, uint64_t t)
+{
+	if (b->nepochs > 1 && (t < b->ep_lo || t >= b->ep_hi)) {
+		b->ep = sonde_exp_map_epoch(exp, t, &b->ep_lo, &b->ep_hi);
+		b->cur_stacks = &b->stacks[b->ep];
+	}
+}
+
+/* The evstack of an experiment stack in the current epoch, made (with its
+ * model stack) at its first event there: its index, or UINT32_MAX out of
+ * memory.  Stacks are interned by their addresses, so one id is shared by
+ * events of different epochs whose frames are different functions. */
+static __attribute__((noinline)) uint32_t evstack_new(struct builder *b, uint32_t e, const struct sonde_exp *exp,
+						      uint64_t stack_id, uint64_t time_ns, bool leaf_exact)
+{
+	struct u64map *stacks = &b->stacks[b->ep];
+	struct sonde_profile *p = b->p;
+	if (p->nev == b->capev) {
+		size_t cap = b->capev ? 2 * b->capev : 256;
+		struct sonde_evstack *v = realloc(p->ev, cap * sizeof(*v));
+		if (!v)
+			return UINT32_MAX;
+		p->ev = v;
+		b->capev = cap;
+	}
+	uint32_t ms = build_stack(b, exp, stack_id, time_ns, leaf_exact);
+	if (ms == UINT32_MAX || map_put(stacks, stack_id, (uint32_t)p->nev) < 0)
+		return UINT32_MAX;
+	struct sonde_evstack *ev = &p->ev[p->nev];
+	memset(ev, 0, sizeof(*ev));
+	ev->exp = e;
+	ev->mstack = ms;
+	ev->stack_id = stack_id;
+	ev->time_ns = time_ns;
+	ev->leaf_exact = leaf_exact;
+	return (uint32_t)p->nev++;
+}
+
+/* Once per sample whose stack differs from the previous one: inline. */
+static inline uint32_t evstack(struct builder *b, uint32_t e, const struct sonde_exp *exp, uint64_t stack_id,
+			       uint64_t time_ns, bool leaf_exact)
+{
+	uint32_t i;
+	if (map_get(b->cur_stacks, stack_id, &i))
+		return i;
+	return evstack_new(b, e, exp, stack_id, time_ns, leaf_exact);
+}
+
+/* One traced event: its thread's totals always, the model when the thread
+ * and time filters pass.  Returns -1 out of memory. */
+static int add_event(struct builder *b, const struct sonde_exp *exp, const struct u64map *tidnum,
+		     const struct sonde_profile_opts *o, uint32_t tid,
+		     uint64_t time_ns, uint64_t stack_id, const int64_t *v)
+{
+	struct sonde_profile *p = b->p;
+	uint32_t ti;
+	if (map_get(tidnum, tid, &ti)) {
+		struct sonde_pthread *pt = &p->threads[ti];
+		for (int k = 0; k < SONDE_NMETRICS; k++) /* wrap, never overflow UB */
+			pt->v[k] = (int64_t)((uint64_t)pt->v[k] + (uint64_t)v[k]);
+		if (!pt->selected)
+			return 0;
+	}
+	uint64_t t0 = sonde_exp_info(exp)->start_ns;
+	uint64_t rel = time_ns >= t0 ? time_ns - t0 : 0;
+	if (o && (rel < o->start_ns || (o->end_ns && rel >= o->end_ns)))
+		return 0;
+	if (!sonde_sample_sel_has(b->ssel, time_ns))
+		return 0;
+	/* Trace stacks have no exact leaf (it is a call site), so their ids
+	 * never collide with sample stacks'; id 0 (no stack) is cached too. */
+	set_epoch(b, exp, time_ns);
+	uint32_t st = evstack(b, b->exp_index, exp, stack_id, time_ns, false);
+	if (st == UINT32_MAX)
+		return -1;
+	struct sonde_evstack *ev = &p->ev[st];
+	sonde_model_add_to(b->m, ev->mstack, v);
+	for (int k = 0; k < SONDE_NMETRICS; k++)
+		ev->v[k] = (int64_t)((uint64_t)ev->v[k] + (uint64_t)v[k]);
+	return 0;
+}
+
+/* Sync waits, heap allocations (with leaks) and I/O calls of one
+ * experiment.  Returns -1 out of memory. */
+static int add_traces(struct builder *b, const struct sonde_exp *exp, const struct u64map *tidnum,
+		      const struct sonde_profile_opts *o)
+{
+	size_t n;
+	const struct sonde_sync_event *se = sonde_exp_sync_events(exp, &n);
+	for (size_t i = 0; i < n; i++) {
+		int64_t v[SONDE_NMETRICS] = { 0 };
+		v[SONDE_M_SYNC] = (int64_t)se[i].wait_ns;
+		v[SONDE_M_SYNCN] = 1;
+		if (add_event(b, exp, tidnum, o, se[i].tid, se[i].time_ns, se[i].stack_id, v) < 0)
+			return -1;
+	}
+	const struct sonde_heap_event *he = sonde_exp_heap_events(exp, &n);
+	if (n) {
+		bool *leaked = malloc(n * sizeof *leaked);
+		uint64_t *left = malloc(n * sizeof *left);
+		if (!leaked || !left || sonde_heap_leaks_left(exp, leaked, left, NULL) < 0) {
+			free(leaked);
+			free(left);
+			return -1;
+		}
+		for (size_t i = 0; i < n; i++) {
+			if (!(he[i].flags & SONDE_HEAPF_ALLOC))
+				continue; /* frees, munmaps and failures carry no metric */
+			int64_t v[SONDE_NMETRICS] = { 0 };
+			v[SONDE_M_HEAPALLOCCNT] = 1;
+			v[SONDE_M_HEAPALLOCBYTES] = (int64_t)he[i].bytes;
+			if (leaked[i]) {
+				v[SONDE_M_HEAPLEAKCNT] = 1;
+				v[SONDE_M_HEAPLEAKBYTES] = (int64_t)left[i]; /* a mapping unmapped in part: the rest */
+			}
+			if (add_event(b, exp, tidnum, o, he[i].tid, he[i].time_ns, he[i].stack_id, v) < 0) {
+				free(leaked);
+				free(left);
+				return -1;
+			}
+		}
+		free(leaked);
+		free(left);
+	}
+	const struct sonde_io_event *ie = sonde_exp_io_events(exp, &n);
+	for (size_t i = 0; i < n; i++) {
+		int64_t v[SONDE_NMETRICS] = { 0 };
+		int64_t t = (int64_t)ie[i].dur_ns;
+		if (ie[i].flags & SONDE_IOF_ERROR) {
+			v[SONDE_M_IOERRORCNT] = 1;
+			v[SONDE_M_IOERRORTIME] = t;
+		} else if (SONDE_IO_IS_READ(ie[i].func)) {
+			v[SONDE_M_IOREADBYTES] = ie[i].bytes;
+			v[SONDE_M_IOREADCNT] = 1;
+			v[SONDE_M_IOREADTIME] = t;
+		} else if (SONDE_IO_IS_WRITE(ie[i].func)) {
+			v[SONDE_M_IOWRITEBYTES] = ie[i].bytes;
+			v[SONDE_M_IOWRITECNT] = 1;
+			v[SONDE_M_IOWRITETIME] = t;
+		} else {
+			v[SONDE_M_IOOTHERCNT] = 1;
+			v[SONDE_M_IOOTHERTIME] = t;
+		}
+		if (add_event(b, exp, tidnum, o, ie[i].tid, ie[i].time_ns, ie[i].stack_id, v) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *exps, size_t nexps,
+			const struct sonde_profile_opts *o, char *err, size_t errlen)
+{
+	memset(p, 0, sizeof *p);
+	p->exps = exps;
+	p->nexps = nexps;
+	struct builder b = { .p = p, .inlines = !(o && o->no_inlines) };
+	p->inlines = b.inlines;
+	int selcap = 0;
+	bool *tsel = NULL;
+	p->model = b.m = sonde_model_new(sonde_clock_metrics, SONDE_CLOCK_NMETRICS);
+	p->syms = calloc(nexps ? nexps : 1, sizeof *p->syms);
+	if (!b.m || !p->syms)
+		goto oom;
+	selcap = parse_objsel(o ? o->object_select : NULL, &b.objsel, &b.nobjsel);
+	if (selcap < 0)
+		goto oom;
+	/* Every name in an object list must name a load object. */
+	for (size_t i = 0; i < b.nobjsel; i++) {
+		bool found = false;
+		for (size_t e = 0; e < nexps && !found; e++) {
+			size_t n;
+			const struct sonde_object *obj = sonde_exp_objects(exps[e], &n);
+			for (size_t k = 0; k < n && !found; k++)
+				found = object_selected(&b.objsel[i], 1, obj[k].path);
+		}
+		if (!found) {
+			snprintf(err, errlen, "no load object '%s' in the experiment", b.objsel[i]);
+			goto fail;
+		}
+	}
+
+	for (size_t e = 0; e < nexps; e++) {
+		const struct sonde_exp *exp = exps[e];
+		size_t nt;
+		const struct sonde_thread *th = sonde_exp_threads(exp, &nt);
+		free(tsel);
+		tsel = calloc(nt + 1, sizeof *tsel);
+		struct sonde_pthread *npt = realloc(p->threads, (p->nthreads + nt + 1) * sizeof *npt);
+		if (!tsel || !npt)
+			goto oom;
+		p->threads = npt;
+		if (sonde_parse_list(o ? o->thread_select : NULL, tsel, nt, err, errlen) < 0)
+			goto fail;
+		struct u64map tidnum = { 0 }; /* tid -> index into p->threads */
+		for (size_t i = 0; i < nt; i++) {
+			struct sonde_pthread *pt = &p->threads[p->nthreads];
+			memset(pt, 0, sizeof *pt);
+			pt->exp = (uint32_t)e;
+			pt->number = (uint32_t)i + 1;
+			pt->tid = th[i].tid;
+			pt->selected = tsel[i + 1];
+			if (map_put(&tidnum, th[i].tid, (uint32_t)p->nthreads) < 0) {
+				u64map_release(&tidnum);
+				goto oom;
+			}
+			p->nthreads++;
+		}
+		sonde_sample_sel_free(b.ssel);
+		if (sonde_sample_sel_new(&b.ssel, exp, o ? o->sample_select : NULL, err, errlen) < 0) {
+			u64map_release(&tidnum);
+			goto fail;
+		}
+		b.exp_index = (uint32_t)e;
+		b.syms = p->syms[e] = sonde_syms_open(exp);
+		if (!b.syms) {
+			u64map_release(&tidnum);
+			goto oom;
+		}
+		release_epochs(&b);
+		b.nepochs = sonde_exp_map_epochs(exp);
+		b.pcfunc = calloc(b.nepochs, sizeof *b.pcfunc);
+		b.stacks = calloc(b.nepochs, sizeof *b.stacks);
+		b.ep = sonde_exp_map_epoch(exp, 0, &b.ep_lo, &b.ep_hi);
+		if (!b.pcfunc || !b.stacks) {
+			u64map_release(&tidnum);
+			goto oom;
+		}
+		b.cur_stacks = &b.stacks[b.ep];
+		b.nspans = b.nfl = 0;
+		uint64_t t0 = sonde_exp_info(exp)->start_ns;
+		struct sonde_sample_iter it;
+		struct sonde_sample s;
+		uint64_t last_id = 0;
+		uint32_t last_stack = UINT32_MAX, last_tid = UINT32_MAX, last_thread = 0;
+		sonde_sample_iter_init(&it, exp);
+		while (sonde_sample_iter_next(&it, &s)) {
+			if (s.tid != last_tid) {
+				if (!map_get(&tidnum, s.tid, &last_thread)) {
+					u64map_release(&tidnum);
+					goto oom; /* every sampled tid is a thread */
+				}
+				last_tid = s.tid;
+			}
+			struct sonde_pthread *pt = &p->threads[last_thread];
+			int64_t v[SONDE_CLOCK_NMETRICS] = { (int64_t)s.weight_ns, 1 };
+			pt->v[SONDE_M_TOTALCPU] = (int64_t)((uint64_t)pt->v[SONDE_M_TOTALCPU] + (uint64_t)v[0]);
+			pt->v[SONDE_M_SAMPLES] += 1;
+			uint64_t rel = s.time_ns >= t0 ? s.time_ns - t0 : 0;
+			if (!pt->selected || (o && (rel < o->start_ns || (o->end_ns && rel >= o->end_ns))) ||
+			    !sonde_sample_sel_has(b.ssel, s.time_ns)) {
+				p->samples_filtered++;
+				continue;
+			}
+			if (b.nepochs > 1 && (s.time_ns < b.ep_lo || s.time_ns >= b.ep_hi)) {
+				set_epoch(&b, exp, s.time_ns);
+				last_stack = UINT32_MAX; /* the same id may be another stack now */
+			}
+			if (last_stack == UINT32_MAX || s.stack_id != last_id) {
+				last_stack = evstack(&b, (uint32_t)e, exp, s.stack_id, s.time_ns, true);
+				if (last_stack == UINT32_MAX) {
+					u64map_release(&tidnum);
+					goto oom;
+				}
+				last_id = s.stack_id;
+			}
+			struct sonde_evstack *ev = &p->ev[last_stack];
+			sonde_model_add_to(b.m, ev->mstack, v);
+			ev->v[SONDE_M_TOTALCPU] += v[0];
+			ev->v[SONDE_M_SAMPLES] += 1;
+			p->samples_used++;
+		}
+		int tr = add_traces(&b, exp, &tidnum, o);
+		u64map_release(&tidnum);
+		if (tr < 0)
+			goto oom;
+	}
+	if (sonde_model_finish(b.m) < 0)
+		goto oom;
+	release_epochs(&b);
+	free(b.frames);
+	free(b.spans);
+	free(b.fl);
+	free(tsel);
+	free_objsel(b.objsel, selcap);
+	sonde_sample_sel_free(b.ssel);
+	return 0;
+oom:
+	snprintf(err, errlen, "out of memory");
+fail:
+	release_epochs(&b);
+	free(b.frames);
+	free(b.spans);
+	free(b.fl);
+	free(tsel);
+	free_objsel(b.objsel, selcap);
+	sonde_sample_sel_free(b.ssel);
+	sonde_profile_release(p);
+	return -1;
+}
+
+void sonde_profile_release(struct sonde_profile *p)
+{
+	sonde_model_free(p->model);
+	for (size_t i = 0; p->syms && i < p->nexps; i++)
+		if (p->syms[i])
+			sonde_syms_close(p->syms[i]);
+	free(p->syms);
+	free(p->threads);
+	free(p->ev);
+	memset(p, 0, sizeof *p);
+}

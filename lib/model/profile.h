@@ -1,0 +1,99 @@
+/*
+ * profile: build a metrics model (lib/model/metrics.h) from one or more
+ * experiments: symbolise every distinct frame once (lib/symbols/symbols.h), fold
+ * away the collector's own frames, apply the thread / object / time
+ * filters, and feed the clock-profile samples to the engine with the
+ * metrics Total CPU Time (ns) and samples.
+ *
+ * Several experiments in one profile are added together; functions and
+ * load objects are matched across them by (object path, mangled name).
+ *
+ * Library code: errors come back as one-line messages, nothing is printed.
+ */
+#ifndef SONDE_PROFILE_H
+#define SONDE_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "reader/experiment.h"
+#include "model/metrics.h"
+
+struct sonde_syms;
+
+/* The pseudo-function at the root of a stack cut at the depth limit
+ * (SONDE_STACK_TRUNCATED): it stands for the callers that were not
+ * recorded.  gprofng's name for it. */
+#define SONDE_TRUNCATED_STACK "<Truncated-stack>"
+
+struct sonde_profile_opts {
+	/* er_print thread list: "all" (or NULL), or numbers and ranges
+	 * "1,3-5" of the thread numbers shown by the -threads view (1 = the
+	 * first thread of an experiment to appear, by tid order). */
+	const char *thread_select;
+	/* "all" (or NULL), or a comma list of load-object names (basename
+	 * or full path): functions of other objects are folded into one
+	 * function per object named "<libc.so.6>". */
+	const char *object_select;
+	/* Only samples with start_ns <= time since the experiment's start <
+	 * end_ns (end_ns 0: no end). */
+	uint64_t start_ns, end_ns;
+	/* "all" (or NULL), or sample numbers and ranges ("3", "1,4-6"):
+	 * only events in those samples (experiment.h, samples). */
+	const char *sample_select;
+	/* -inlines off: a frame in inlined code is its out-of-line
+	 * function's only (by default it is the inlined functions, innermost
+	 * first, then that function). */
+	bool no_inlines;
+};
+
+/* The events of one distinct experiment stack that passed the filters,
+ * summed: what the per-line and per-instruction views (lib/views/view_source.c)
+ * attribute to source lines and instructions. */
+struct sonde_evstack {
+	uint32_t exp;	    /* index of the experiment */
+	uint32_t mstack;    /* the model's stack (sonde_model_stack) */
+	uint64_t stack_id;  /* the experiment's stack id */
+	uint64_t time_ns;   /* its first event's: which object held an address
+			     * reused after dlclose, as for the model's stack */
+	bool leaf_exact;    /* a sample's stack (leaf: the pc interrupted), not a trace's
+			     * (leaf: a return address) */
+	int64_t v[SONDE_NMETRICS];
+};
+
+/* A thread of one experiment, for the -threads view. */
+struct sonde_pthread {
+	uint32_t exp;	   /* index of the experiment */
+	uint32_t number;   /* 1-based thread number within the experiment */
+	uint32_t tid;
+	bool selected;	   /* passes thread_select */
+	int64_t v[SONDE_MAX_METRICS]; /* its totals (selected or not) */
+};
+
+struct sonde_profile {
+	struct sonde_model *model;
+	size_t nexps;
+	const struct sonde_exp *const *exps; /* as given; not owned */
+	struct sonde_syms **syms;	     /* one per experiment; owned */
+	struct sonde_pthread *threads;
+	size_t nthreads;
+	uint64_t samples_used, samples_filtered;
+	struct sonde_evstack *ev;
+	size_t nev;
+	bool inlines; /* built with inlined functions in stacks */
+};
+
+/* Builds p from nexps experiments (which must outlive p).  Returns 0, or -1
+ * with a message in err: a malformed thread or object list, an object list
+ * naming no load object, a malformed sample list, or out of memory. */
+int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *exps, size_t nexps,
+			const struct sonde_profile_opts *o, char *err, size_t errlen);
+void sonde_profile_release(struct sonde_profile *p);
+
+/* Parse an er_print number list ("all", "3", "1,3-5") into a bitmap of
+ * 1-based numbers up to max: sel[n] for n in 1..max.  Returns 0, or -1 with
+ * a message in err. */
+int sonde_parse_list(const char *spec, bool *sel, size_t max, char *err, size_t errlen);
+
+#endif

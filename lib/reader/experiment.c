@@ -1,0 +1,2564 @@
+/*
+ * experiment: the experiment reader.  See experiment.h for the contract.
+ *
+ * Open reads log.xml first (its events, and which data files it declares),
+ * then map.xml and notes, then the data files: "stacks" first, so that the
+ * profile scan can check each sample's stack id, then "profile", then
+ * "overview".  Every data file goes through one scanner, scan_file(), which
+ * checks the file header, each block header and each packet's size, and
+ * hands whole valid packets to a per-kind function.  The profile scan keeps
+ * an index of valid byte ranges per block (struct blockref) so that the
+ * sample iterator later walks packets without checking them again.
+ */
+#define _GNU_SOURCE /* SEEK_DATA, SEEK_HOLE */
+#include <errno.h>
+#include <inttypes.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/safeopen.h"
+#include <sonde/shared.h>
+#include "reader/experiment.h"
+#include "base/xmlline.h"
+
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the sonde reader reads little-endian fields directly; port it to this host first"
+#endif
+
+/* ---- small helpers ----------------------------------------------------- */
+
+/* Grows *arr (elements of size bytes, capacity *cap) to hold need elements. */
+static int grow(void *arr, size_t *cap, size_t need, size_t size)
+{
+	void **p = arr;
+
+	if (need <= *cap)
+		return 0;
+	size_t ncap = *cap ? *cap * 2 : 16;
+
+	while (ncap < need)
+		ncap *= 2;
+	void *n = realloc(*p, ncap * size);
+
+	if (!n)
+		return -1;
+	*p = n;
+	*cap = ncap;
+	return 0;
+}
+
+#include "base/u64map.h"
+#include "base/partition.h"
+
+/* ---- the handle -------------------------------------------------------- */
+
+/* A valid byte range of one profile block. */
+struct blockref {
+	const uint8_t *p; /* first packet */
+	uint32_t len;	  /* bytes of whole, checked packets */
+	uint32_t tid;
+};
+
+enum { DF_STACKS, DF_PROFILE, DF_OVERVIEW, DF_PERIODIC, DF_SYNC, DF_HEAP, DF_IO, DF_COUNT };
+enum { F_LOG, F_MAP, F_NOTES, F_PROFILE, F_STACKS, F_OVERVIEW, F_PERIODIC, F_SYNC, F_HEAP, F_IO, F_COUNT };
+
+struct datafile {
+	const char *name;
+	uint32_t kind;
+	int file; /* F_* */
+	bool declared; /* by a <dataformat> of log.xml */
+	uint8_t *map;
+	size_t maplen;
+	uint64_t start_ns; /* from its header */
+	/* Where the file has data (SEEK_DATA/SEEK_HOLE), so that the scan
+	 * skips holes instead of reading gigabytes of zero pages; NULL: all
+	 * of it. */
+	struct extent {
+		uint64_t lo, hi;
+	} *ext;
+	size_t next;
+};
+
+struct sonde_exp {
+	struct sonde_exp_info info;
+	char *dir, *logbuf, *mapbuf, *notes;
+	bool oom;
+
+	struct sonde_event *events;
+	size_t nevents, capevents;
+	struct sonde_packet_desc *descs;
+	size_t ndescs, capdescs;
+
+	struct sonde_exp_file files[F_COUNT];
+	struct datafile data[DF_COUNT];
+
+	struct sonde_problem *problems;
+	size_t nproblems, capproblems, nerrors, dropped, dropped_errors;
+
+	struct sonde_object *objects;
+	size_t nobjects, capobjects;
+	uint32_t *byaddr;   /* indices of objects with lo < hi, sorted by lo */
+	uint64_t *maxhi;    /* maxhi[i]: max hi over byaddr[0..i] */
+	size_t nbyaddr;
+	uint64_t *epoch_at; /* sorted distinct times where an address changed hands */
+	size_t nepoch_at;
+
+	struct sonde_stack *stacks;
+	size_t nstacks, capstacks;
+	struct u64map stackmap;
+
+	/* Frame nodes (SONDE_PKT_FRAME) from "stacks"; a stack named by a
+	 * leaf node is materialised into `stacks` when a sample refers to it. */
+	struct node {
+		uint64_t parent, pc, off;
+	} *nodes;
+	size_t nnodes, capnodes;
+	struct u64map nodemap;
+	uint64_t **owned; /* pc arrays of materialised stacks */
+	size_t nowned, capowned;
+	bool warned_missing_node;
+
+	struct sonde_thread *threads;
+	size_t nthreads, capthreads;
+	struct u64map threadmap;
+
+	struct blockref *blocks;
+	size_t nblocks, capblocks;
+
+	struct sonde_overview_packet *ov;
+	const char **ovlabel; /* parallel to ov: into the mapped file, or NULL */
+	size_t nov, capov, capovlabel;
+
+	struct sonde_sync_event *sync;
+	size_t nsync, capsync;
+	/* Heap events are not kept at open: a heap-traced run writes tens of
+	 * millions of them.  Open checks every heap block and keeps, per block,
+	 * where its checked packets are and the order of its events' times
+	 * (struct heapblock); the events are decoded again when asked for:
+	 * streamed in time order by struct sonde_heap_iter, or all at once
+	 * (exp->heap) by sonde_exp_heap_events(), on first use. */
+	struct heapblock {
+		const uint8_t *pay;	 /* the block's payload */
+		uint32_t used, lim;	 /* its used size, and the bytes of it in the file */
+		uint32_t payload;	 /* the file's block payload size */
+		uint32_t tid, nev;	 /* owner, events in the checked packets */
+		uint64_t first_ns, boff; /* block header's first_ns, file offset */
+		uint64_t tfirst, tlast;	 /* times of its first and last event */
+		bool unsorted;		 /* an event's time is below the one before */
+	} *hblocks;
+	size_t nhblocks, caphblocks;
+	uint64_t nheapev; /* heap events in all checked packets */
+	struct sonde_heap_mmap *mmaps; /* the successful mmaps, in time order */
+	size_t nmmaps, capmmaps;
+	struct sonde_heap_event *heap; /* all heap events, by time, once asked for */
+	size_t nheap, capheap;
+	bool heap_done, heap_failed;
+	pthread_mutex_t heap_lock;
+	struct sonde_io_event *io;
+	size_t nio, capio;
+	struct iofile {
+		uint64_t id;
+		const char *name; /* in the mapped file */
+	} *iofiles;
+	size_t niofiles, capiofiles;
+	struct u64map iofilemap;
+
+	struct sonde_exp_summary sum;
+};
+
+static void problem(struct sonde_exp *exp, enum sonde_problem_severity sev, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void problem(struct sonde_exp *exp, enum sonde_problem_severity sev, const char *fmt, ...)
+{
+	if (sev == SONDE_PROBLEM_ERROR)
+		exp->nerrors++;
+	/* Keep one slot for the "and N more" line. */
+	if (exp->nproblems >= SONDE_EXP_MAX_PROBLEMS - 1) {
+		exp->dropped++;
+		if (sev == SONDE_PROBLEM_ERROR)
+			exp->dropped_errors++;
+		return;
+	}
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	char *msg = strdup(buf);
+
+	if (!msg || grow(&exp->problems, &exp->capproblems, exp->nproblems + 1,
+			 sizeof(*exp->problems))) {
+		free(msg);
+		exp->oom = true;
+		return;
+	}
+	exp->problems[exp->nproblems].severity = sev;
+	exp->problems[exp->nproblems].msg = msg;
+	exp->nproblems++;
+}
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+static char *path_in(const struct sonde_exp *exp, const char *file)
+{
+	size_t n = strlen(exp->dir) + strlen(file) + 2;
+	char *p = malloc(n);
+
+	if (p)
+		snprintf(p, n, "%s/%s", exp->dir, file);
+	return p;
+}
+
+/*
+ * Reads file (in the experiment) whole, NUL-terminated.  Returns 0 and sets
+ * *buf, *len; 1 when the file does not exist; -1 on another error, with
+ * errno set.
+ */
+static int read_whole(struct sonde_exp *exp, const char *file, char **buf, size_t *len)
+{
+	char *path = path_in(exp, file);
+
+	if (!path) {
+		exp->oom = true;
+		errno = ENOMEM;
+		return -1;
+	}
+	int fd = sonde_open_regular(path);
+
+	free(path);
+	if (fd < 0)
+		return errno == ENOENT ? 1 : -1;
+	struct stat st;
+	char *b = NULL;
+	size_t n = 0, cap = 0;
+
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		cap = (size_t)st.st_size + 1;
+	if (cap < 4096)
+		cap = 4096;
+	b = malloc(cap);
+	if (!b) {
+		exp->oom = true;
+		close(fd);
+		errno = ENOMEM;
+		return -1;
+	}
+	for (;;) {
+		if (n + 1 >= cap) {
+			char *nb = realloc(b, cap * 2);
+
+			if (!nb) {
+				free(b);
+				close(fd);
+				exp->oom = true;
+				errno = ENOMEM;
+				return -1;
+			}
+			b = nb;
+			cap *= 2;
+		}
+		ssize_t r = read(fd, b + n, cap - 1 - n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+
+			free(b);
+			close(fd);
+			errno = e;
+			return -1;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	b[n] = '\0';
+	*buf = b;
+	*len = n;
+	return 0;
+}
+
+/* ---- numbers in XML attributes ----------------------------------------- */
+
+/* Parses decimal, or hexadecimal with 0x.  No sign, no trailing text. */
+static bool parse_u64(const char *s, uint64_t *out)
+{
+	int base = 10;
+
+	if (!s || !*s)
+		return false;
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		base = 16, s += 2;
+	if (!((*s >= '0' && *s <= '9') || (base == 16 && ((*s | 0x20) >= 'a' && (*s | 0x20) <= 'f'))))
+		return false;
+	char *end;
+
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, base);
+
+	if (errno || *end)
+		return false;
+	*out = v;
+	return true;
+}
+
+/* Reads numeric attribute attr of e into *out; leaves *out alone when the
+ * attribute is absent; warns when it is not a number.  Returns true when
+ * a value was stored. */
+static bool attr_u64(struct sonde_exp *exp, const char *file, const struct sonde_xml_elem *e,
+		     const char *attr, uint64_t *out)
+{
+	const char *v = sonde_xml_attr(e, attr);
+
+	if (!v)
+		return false;
+	if (!parse_u64(v, out)) {
+		problem(exp, SONDE_PROBLEM_WARNING, "'%s' line %u: <%s %s=\"%s\">: not a number", file,
+			e->line, e->name, attr, v);
+		return false;
+	}
+	return true;
+}
+
+static bool attr_u32(struct sonde_exp *exp, const char *file, const struct sonde_xml_elem *e,
+		     const char *attr, uint32_t *out)
+{
+	uint64_t v;
+
+	if (!attr_u64(exp, file, e, attr, &v))
+		return false;
+	if (v > UINT32_MAX) {
+		problem(exp, SONDE_PROBLEM_WARNING, "'%s' line %u: <%s %s>: value too large", file,
+			e->line, e->name, attr);
+		return false;
+	}
+	*out = (uint32_t)v;
+	return true;
+}
+
+static void attr_uint(struct sonde_exp *exp, const char *file, const struct sonde_xml_elem *e,
+		      const char *attr, unsigned *out)
+{
+	uint32_t v;
+
+	if (attr_u32(exp, file, e, attr, &v))
+		*out = v;
+}
+
+static void attr_int(struct sonde_exp *exp, const char *file, const struct sonde_xml_elem *e,
+		     const char *attr, int *out)
+{
+	const char *v = sonde_xml_attr(e, attr);
+
+	if (!v)
+		return;
+	char *end;
+
+	errno = 0;
+	long x = strtol(v, &end, 10);
+
+	if (errno || end == v || *end || x < -2147483647 - 1 || x > 2147483647)
+		problem(exp, SONDE_PROBLEM_WARNING, "'%s' line %u: <%s %s=\"%s\">: not a number", file,
+			e->line, e->name, attr, v);
+	else
+		*out = (int)x;
+}
+
+/* "1763700000.123456789" -> seconds and nanoseconds. */
+static bool parse_realtime(const char *s, int64_t *sec, uint32_t *nsec)
+{
+	uint64_t whole = 0, frac = 0;
+	const char *dot = strchr(s, '.');
+	char intpart[32];
+	size_t n = dot ? (size_t)(dot - s) : strlen(s);
+
+	if (n == 0 || n >= sizeof(intpart))
+		return false;
+	memcpy(intpart, s, n);
+	intpart[n] = '\0';
+	if (intpart[0] == '0' && intpart[1] == 'x')
+		return false;
+	if (!parse_u64(intpart, &whole) || whole > INT64_MAX)
+		return false;
+	if (dot) {
+		const char *f = dot + 1;
+		int digits = 0;
+
+		for (; *f; f++) {
+			if (*f < '0' || *f > '9')
+				return false;
+			if (digits < 9) {
+				frac = frac * 10 + (uint64_t)(*f - '0');
+				digits++;
+			}
+		}
+		if (digits == 0)
+			return false;
+		for (; digits < 9; digits++)
+			frac *= 10;
+	}
+	*sec = (int64_t)whole;
+	*nsec = (uint32_t)frac;
+	return true;
+}
+
+/* ---- log.xml ----------------------------------------------------------- */
+
+static const struct {
+	const char *name;
+	enum sonde_event_kind kind;
+} event_kinds[] = {
+	{ "start", SONDE_EV_START },	     { "thread_start", SONDE_EV_THREAD_START },
+	{ "thread_end", SONDE_EV_THREAD_END }, { "warning", SONDE_EV_WARNING },
+	{ "error", SONDE_EV_ERROR },	     { "end", SONDE_EV_END },
+	{ "exit", SONDE_EV_EXIT },	     { "signal", SONDE_EV_SIGNAL },
+	{ "exec", SONDE_EV_EXEC },	     { "exec_failed", SONDE_EV_EXEC_FAILED },
+	{ "reaped", SONDE_EV_REAPED },
+};
+
+static void log_event(struct sonde_exp *exp, const struct sonde_xml_elem *e)
+{
+	static const char file[] = "log.xml";
+
+	if (grow(&exp->events, &exp->capevents, exp->nevents + 1, sizeof(*exp->events))) {
+		exp->oom = true;
+		return;
+	}
+	struct sonde_event *ev = &exp->events[exp->nevents++];
+	const char *kind = sonde_xml_attr(e, "kind");
+
+	memset(ev, 0, sizeof(*ev));
+	ev->kind_name = kind ? kind : "";
+	ev->line = e->line;
+	for (size_t i = 0; kind && i < sizeof(event_kinds) / sizeof(event_kinds[0]); i++)
+		if (!strcmp(kind, event_kinds[i].name))
+			ev->kind = event_kinds[i].kind;
+	attr_u64(exp, file, e, "time_ns", &ev->time_ns);
+	attr_u32(exp, file, e, "tid", &ev->tid);
+	ev->has_cpu_ns = attr_u64(exp, file, e, "cpu_ns", &ev->cpu_ns);
+	ev->text = sonde_xml_attr(e, "text");
+	attr_int(exp, file, e, "status", &ev->status);
+	ev->has_status = sonde_xml_attr(e, "status") != NULL;
+	attr_int(exp, file, e, "signal", &ev->signal);
+	ev->signame = sonde_xml_attr(e, "name");
+	attr_u64(exp, file, e, "samples", &ev->samples);
+	attr_u64(exp, file, e, "lost", &ev->lost);
+	attr_u64(exp, file, e, "stacks", &ev->stacks);
+	attr_u64(exp, file, e, "stacks_lost", &ev->stacks_lost);
+	attr_u64(exp, file, e, "handler_ns", &ev->handler_ns);
+	attr_u64(exp, file, e, "start_ns", &ev->start_ns);
+	attr_u64(exp, file, e, "since_ns", &ev->since_ns);
+	attr_int(exp, file, e, "errno", &ev->err);
+	attr_u32(exp, file, e, "pid", &ev->pid);
+}
+
+/* Returns 0, or -1 with err set when dir is not a readable experiment. */
+static int read_log(struct sonde_exp *exp, char *err, size_t errlen)
+{
+	static const char file[] = "log.xml";
+	struct sonde_exp_info *in = &exp->info;
+	size_t len;
+	int r = read_whole(exp, file, &exp->logbuf, &len);
+
+	if (r == 1) {
+		set_err(err, errlen, "'%s' is not a sonde experiment (no log.xml)", exp->dir);
+		return -1;
+	}
+	if (r < 0) {
+		set_err(err, errlen, "cannot read '%s/log.xml': %s", exp->dir, strerror(errno));
+		return -1;
+	}
+
+	struct sonde_xml x;
+	struct sonde_xml_elem e;
+	char msg[256];
+	bool seen = false;
+
+	sonde_xml_init(&x, exp->logbuf, len);
+	while ((r = sonde_xml_next(&x, &e, msg, sizeof(msg))) != 0) {
+		if (r < 0) {
+			problem(exp, SONDE_PROBLEM_WARNING, "'%s' %s; ignored", file, msg);
+			continue;
+		}
+		if (e.kind == SONDE_XML_CLOSE) {
+			if (!strcmp(e.name, "experiment"))
+				in->log_complete = true;
+			continue;
+		}
+		if (e.kind == SONDE_XML_OTHER)
+			continue;
+		if (!strcmp(e.name, "experiment")) {
+			seen = true;
+			if (!sonde_xml_attr(&e, "format"))
+				problem(exp, SONDE_PROBLEM_WARNING,
+					"'%s' line %u: <experiment> has no format; reading it as format %d",
+					file, e.line, SONDE_FORMAT_VERSION);
+			in->format = SONDE_FORMAT_VERSION;
+			attr_uint(exp, file, &e, "format", &in->format);
+			in->collector = sonde_xml_attr(&e, "collector");
+		} else if (!strcmp(e.name, "target")) {
+			attr_u32(exp, file, &e, "pid", &in->target.pid);
+			attr_u32(exp, file, &e, "ppid", &in->target.ppid);
+			in->target.cwd = sonde_xml_attr(&e, "cwd");
+			in->target.exe = sonde_xml_attr(&e, "exe");
+			in->target.command = sonde_xml_attr(&e, "command");
+		} else if (!strcmp(e.name, "system")) {
+			in->system.host = sonde_xml_attr(&e, "host");
+			in->system.os = sonde_xml_attr(&e, "os");
+			in->system.release = sonde_xml_attr(&e, "release");
+			in->system.arch = sonde_xml_attr(&e, "arch");
+			attr_uint(exp, file, &e, "cpus", &in->system.cpus);
+			attr_u64(exp, file, &e, "pagesize", &in->system.pagesize);
+			attr_u64(exp, file, &e, "memory_kb", &in->system.memory_kb);
+		} else if (!strcmp(e.name, "settings")) {
+			const char *d = sonde_xml_attr(&e, "duration_s");
+
+			in->settings.clock_source = sonde_xml_attr(&e, "clock_source");
+			in->settings.kernel_time = sonde_xml_attr(&e, "kernel_time");
+			attr_u64(exp, file, &e, "clock_interval_ns", &in->settings.clock_interval_ns);
+			attr_uint(exp, file, &e, "depth_limit", &in->settings.depth_limit);
+			attr_u64(exp, file, &e, "size_limit_mb", &in->settings.size_limit_mb);
+			if (d) {
+				char *end;
+				double v = strtod(d, &end);
+
+				if (end == d || *end || v < 0)
+					problem(exp, SONDE_PROBLEM_WARNING,
+						"'%s' line %u: <settings duration_s=\"%s\">: not a number",
+						file, e.line, d);
+				else
+					in->settings.duration_s = v;
+			}
+		} else if (!strcmp(e.name, "trace")) {
+			const char *k = sonde_xml_attr(&e, "kind");
+
+			if (k && !strcmp(k, "sync")) {
+				const char *m = sonde_xml_attr(&e, "mode");
+
+				if (m)
+					in->settings.sync_mode = m;
+				if (sonde_xml_attr(&e, "threshold_ns"))
+					attr_u64(exp, file, &e, "threshold_ns", &in->settings.sync_threshold_ns);
+			}
+		} else if (!strcmp(e.name, "time")) {
+			const char *rt = sonde_xml_attr(&e, "realtime");
+
+			attr_u64(exp, file, &e, "start_ns", &in->start_ns);
+			if (rt && parse_realtime(rt, &in->realtime_sec, &in->realtime_nsec))
+				in->has_realtime = true;
+			else if (rt)
+				problem(exp, SONDE_PROBLEM_WARNING,
+					"'%s' line %u: <time realtime=\"%s\">: not a time", file, e.line,
+					rt);
+		} else if (!strcmp(e.name, "dataformat")) {
+			const char *f = sonde_xml_attr(&e, "file");
+
+			for (int i = 0; f && i < DF_COUNT; i++)
+				if (!strcmp(f, exp->data[i].name))
+					exp->data[i].declared = true;
+		} else if (!strcmp(e.name, "packet")) {
+			if (grow(&exp->descs, &exp->capdescs, exp->ndescs + 1, sizeof(*exp->descs))) {
+				exp->oom = true;
+				continue;
+			}
+			struct sonde_packet_desc *d = &exp->descs[exp->ndescs++];
+
+			memset(d, 0, sizeof(*d));
+			attr_uint(exp, file, &e, "type", &d->type);
+			attr_uint(exp, file, &e, "size", &d->size);
+			d->name = sonde_xml_attr(&e, "name");
+			d->fields = sonde_xml_attr(&e, "fields");
+		} else if (!strcmp(e.name, "event")) {
+			log_event(exp, &e);
+		}
+		/* Anything else is for a newer reader. */
+	}
+	if (!seen) {
+		set_err(err, errlen, "'%s' is not a sonde experiment (log.xml has no <experiment>)",
+			exp->dir);
+		return -1;
+	}
+	if (in->format < SONDE_FORMAT_MIN_READABLE || in->format > SONDE_FORMAT_VERSION) {
+		set_err(err, errlen,
+			"'%s' has experiment format %u; this sonde reads formats %d to %d", exp->dir,
+			in->format, SONDE_FORMAT_MIN_READABLE, SONDE_FORMAT_VERSION);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- map.xml ----------------------------------------------------------- */
+
+static int cmp_byaddr_exp_lo(const struct sonde_exp *exp, uint32_t a, uint32_t b)
+{
+	uint64_t la = exp->objects[a].lo, lb = exp->objects[b].lo;
+
+	if (la != lb)
+		return la < lb ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+/* Merge sort of the address index (qsort has no context argument). */
+static void sort_byaddr(const struct sonde_exp *exp, uint32_t *v, uint32_t *tmp, size_t n)
+{
+	if (n < 2)
+		return;
+	size_t h = n / 2;
+
+	sort_byaddr(exp, v, tmp, h);
+	sort_byaddr(exp, v + h, tmp, n - h);
+	size_t i = 0, j = h, k = 0;
+
+	while (i < h && j < n)
+		tmp[k++] = cmp_byaddr_exp_lo(exp, v[i], v[j]) <= 0 ? v[i++] : v[j++];
+	while (i < h)
+		tmp[k++] = v[i++];
+	while (j < n)
+		tmp[k++] = v[j++];
+	memcpy(v, tmp, n * sizeof(*v));
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static bool str_eq(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/*
+ * Mapping epochs: sonde_exp_find_object() at a given time can only change
+ * where an address was held by two objects that are not the same file at
+ * the same base (a library dlclosed and another dlopened in its place),
+ * and only at the load or unload of such an object.  Those times, sorted,
+ * cut the run into epochs within which every lookup by time gives one
+ * answer, so readers may cache per (address or stack, epoch).  Most runs
+ * reuse no address: no cut, one epoch, nothing to pay.
+ */
+static void build_epochs(struct sonde_exp *exp)
+{
+	size_t n = exp->nbyaddr, nt = 0, cap = 0;
+	uint64_t *t = NULL;
+	bool *shared = calloc(exp->nobjects + 1, sizeof(*shared));
+
+	if (!shared) {
+		exp->oom = true;
+		return;
+	}
+	for (size_t j = 0; j < n; j++) {
+		const struct sonde_object *b = &exp->objects[exp->byaddr[j]];
+
+		for (size_t i = j; i-- > 0 && exp->maxhi[i] > b->lo;) {
+			const struct sonde_object *a = &exp->objects[exp->byaddr[i]];
+
+			if (a->hi <= b->lo)
+				continue;
+			if (a->base == b->base && str_eq(a->path, b->path) && str_eq(a->buildid, b->buildid) &&
+			    str_eq(a->copy, b->copy))
+				continue; /* the same file at the same place: same answers */
+			shared[exp->byaddr[i]] = shared[exp->byaddr[j]] = true;
+		}
+	}
+	for (size_t i = 0; i < exp->nobjects; i++) {
+		if (!shared[i])
+			continue;
+		if (nt + 2 > cap) {
+			cap = cap ? 2 * cap : 16;
+			uint64_t *v = realloc(t, cap * sizeof(*v));
+			if (!v) {
+				free(t);
+				free(shared);
+				exp->oom = true;
+				return;
+			}
+			t = v;
+		}
+		t[nt++] = exp->objects[i].load_ns;
+		if (exp->objects[i].unload_ns != SONDE_TIME_NEVER)
+			t[nt++] = exp->objects[i].unload_ns;
+	}
+	free(shared);
+	if (nt)
+		qsort(t, nt, sizeof(*t), cmp_u64);
+	size_t m = 0;
+	for (size_t i = 0; i < nt; i++)
+		if (!m || t[m - 1] != t[i])
+			t[m++] = t[i];
+	exp->epoch_at = t;
+	exp->nepoch_at = m;
+}
+
+static void build_object_index(struct sonde_exp *exp)
+{
+	size_t n = 0;
+
+	exp->byaddr = malloc((exp->nobjects + 1) * sizeof(*exp->byaddr));
+	uint32_t *tmp = malloc((exp->nobjects + 1) * sizeof(*tmp));
+
+	exp->maxhi = malloc((exp->nobjects + 1) * sizeof(*exp->maxhi));
+	if (!exp->byaddr || !tmp || !exp->maxhi) {
+		free(tmp);
+		exp->oom = true;
+		return;
+	}
+	for (size_t i = 0; i < exp->nobjects; i++)
+		if (exp->objects[i].lo < exp->objects[i].hi)
+			exp->byaddr[n++] = (uint32_t)i;
+	sort_byaddr(exp, exp->byaddr, tmp, n);
+	free(tmp);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t hi = exp->objects[exp->byaddr[i]].hi;
+
+		exp->maxhi[i] = i && exp->maxhi[i - 1] > hi ? exp->maxhi[i - 1] : hi;
+	}
+	exp->nbyaddr = n;
+	build_epochs(exp);
+}
+
+static void read_map(struct sonde_exp *exp)
+{
+	static const char file[] = "map.xml";
+	size_t len;
+	int r = read_whole(exp, file, &exp->mapbuf, &len);
+
+	if (r == 1) {
+		problem(exp, SONDE_PROBLEM_WARNING,
+			"'map.xml' is missing; frames cannot be attributed to load objects");
+		return;
+	}
+	if (r < 0) {
+		problem(exp, SONDE_PROBLEM_ERROR, "cannot read 'map.xml': %s", strerror(errno));
+		return;
+	}
+
+	struct sonde_xml x;
+	struct sonde_xml_elem e;
+	char msg[256];
+
+	sonde_xml_init(&x, exp->mapbuf, len);
+	while ((r = sonde_xml_next(&x, &e, msg, sizeof(msg))) != 0) {
+		if (r < 0) {
+			problem(exp, SONDE_PROBLEM_WARNING, "'%s' %s; ignored", file, msg);
+			continue;
+		}
+		if (e.kind == SONDE_XML_CLOSE || e.kind == SONDE_XML_OTHER || strcmp(e.name, "object"))
+			continue;
+		const char *ev = sonde_xml_attr(&e, "event");
+		uint32_t id = 0;
+		uint64_t t = 0;
+
+		if (!sonde_xml_attr(&e, "id")) {
+			problem(exp, SONDE_PROBLEM_WARNING, "'%s' line %u: <object> has no id; ignored",
+				file, e.line);
+			continue;
+		}
+		attr_u32(exp, file, &e, "id", &id);
+		attr_u64(exp, file, &e, "time_ns", &t);
+		if (ev && !strcmp(ev, "unload")) {
+			size_t i = exp->nobjects;
+
+			while (i > 0 && !(exp->objects[i - 1].id == id &&
+					  exp->objects[i - 1].unload_ns == SONDE_TIME_NEVER))
+				i--;
+			if (!i)
+				problem(exp, SONDE_PROBLEM_WARNING,
+					"'%s' line %u: unload of object %u, which is not loaded", file,
+					e.line, id);
+			else
+				exp->objects[i - 1].unload_ns = t;
+			continue;
+		}
+		if (ev && strcmp(ev, "load"))
+			continue; /* an event for a newer reader */
+		if (grow(&exp->objects, &exp->capobjects, exp->nobjects + 1, sizeof(*exp->objects))) {
+			exp->oom = true;
+			return;
+		}
+		struct sonde_object *o = &exp->objects[exp->nobjects++];
+		const char *path = sonde_xml_attr(&e, "path");
+		const char *slash;
+
+		memset(o, 0, sizeof(*o));
+		o->id = id;
+		o->load_ns = t;
+		o->unload_ns = SONDE_TIME_NEVER;
+		o->path = path ? path : "?";
+		slash = strrchr(o->path, '/');
+		o->name = slash && slash[1] ? slash + 1 : o->path;
+		o->sonde = !strncmp(o->name, "libsonde_", 9);
+		attr_u64(exp, file, &e, "base", &o->base);
+		attr_u64(exp, file, &e, "lo", &o->lo);
+		attr_u64(exp, file, &e, "hi", &o->hi);
+		o->buildid = sonde_xml_attr(&e, "buildid");
+		if (o->buildid && !*o->buildid)
+			o->buildid = NULL;
+		o->copy = sonde_xml_attr(&e, "copy");
+		if (o->copy && !*o->copy)
+			o->copy = NULL;
+		if (o->lo > o->hi)
+			problem(exp, SONDE_PROBLEM_WARNING,
+				"'%s' line %u: object '%s' has lo 0x%llx above hi 0x%llx; ignored for "
+				"address lookup",
+				file, e.line, o->path, (unsigned long long)o->lo,
+				(unsigned long long)o->hi);
+	}
+}
+
+const struct sonde_object *sonde_exp_find_object(const struct sonde_exp *exp, uint64_t pc,
+						 uint64_t time_ns)
+{
+	const struct sonde_object *live = NULL, *any = NULL;
+	uint32_t live_i = 0, any_i = 0;
+
+	pc &= ~SONDE_PC_EXACT;
+	/* First index whose lo is above pc. */
+	size_t lo = PARTITION_POINT(0, exp->nbyaddr, i, exp->objects[exp->byaddr[i]].lo <= pc);
+	for (size_t j = lo; j-- > 0 && exp->maxhi[j] > pc;) {
+		uint32_t i = exp->byaddr[j];
+		const struct sonde_object *o = &exp->objects[i];
+
+		if (pc >= o->hi)
+			continue;
+		if (!any || i > any_i)
+			any = o, any_i = i;
+		if (time_ns != SONDE_TIME_NEVER && o->load_ns <= time_ns && time_ns < o->unload_ns &&
+		    (!live || i > live_i))
+			live = o, live_i = i;
+	}
+	return live ? live : any;
+}
+
+size_t sonde_exp_map_epochs(const struct sonde_exp *exp)
+{
+	return exp->nepoch_at + 1;
+}
+
+uint32_t sonde_exp_map_epoch(const struct sonde_exp *exp, uint64_t time_ns, uint64_t *lo, uint64_t *hi)
+{
+	/* Epoch k starts at the k-th cut (epoch 0 at time 0): a time equal
+	 * to a load or unload time already sees the new mapping. */
+	size_t k = PARTITION_POINT(0, exp->nepoch_at, i, exp->epoch_at[i] <= time_ns);
+
+	if (lo)
+		*lo = k ? exp->epoch_at[k - 1] : 0;
+	if (hi)
+		*hi = k < exp->nepoch_at ? exp->epoch_at[k] : SONDE_TIME_NEVER;
+	return (uint32_t)k;
+}
+
+/* ---- data files -------------------------------------------------------- */
+
+static struct sonde_thread *get_thread(struct sonde_exp *exp, uint32_t tid)
+{
+	long i = u64map_get(&exp->threadmap, tid);
+
+	if (i >= 0)
+		return &exp->threads[i];
+	if (grow(&exp->threads, &exp->capthreads, exp->nthreads + 1, sizeof(*exp->threads)) ||
+	    u64map_put(&exp->threadmap, tid, (uint32_t)exp->nthreads)) {
+		exp->oom = true;
+		return NULL;
+	}
+	struct sonde_thread *t = &exp->threads[exp->nthreads++];
+
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	return t;
+}
+
+/* Per-scan state passed to the packet handlers. */
+struct scan {
+	struct sonde_exp *exp;
+	struct datafile *df;
+	uint32_t tid;
+	struct sonde_thread *thread; /* profile: the block's owner */
+	uint64_t last_stack_id;
+	long last_stack; /* index in exp->stacks, -1 when unknown */
+	bool have_last;
+	uint64_t block_first_ns; /* the block header's, base of short packets' times */
+	uint32_t rest;		 /* bytes from the current packet to the block's used end */
+	/* Heap events: appended to out when set (decoding again, quietly),
+	 * else counted into hb (the scan at open). */
+	struct heapbuf {
+		struct sonde_heap_event *v;
+		size_t n, cap;
+		bool oom;
+	} *out;
+	struct heapblock *hb;
+};
+
+/* Build the stack whose leaf node is `id` from the frame nodes, add it to
+ * exp->stacks and return its index; -1 when no node has that id. */
+static long materialize(struct sonde_exp *exp, uint64_t id)
+{
+	long ni = u64map_get(&exp->nodemap, id);
+	if (ni < 0)
+		return -1;
+	uint64_t buf[SONDE_MAX_DEPTH_LIMIT];
+	uint16_t depth = 0, flags = 0;
+	uint64_t cur = id;
+	for (;;) {
+		if (depth == SONDE_MAX_DEPTH_LIMIT) { /* a cycle or absurd depth */
+			flags |= SONDE_STACK_INCOMPLETE;
+			break;
+		}
+		const struct node *n = &exp->nodes[ni];
+		buf[depth++] = n->pc;
+		if (n->parent < SONDE_FRAME_ROOT_LIMIT) {
+			flags |= (uint16_t)n->parent;
+			break;
+		}
+		cur = n->parent;
+		ni = u64map_get(&exp->nodemap, cur);
+		if (ni < 0) {
+			flags |= SONDE_STACK_INCOMPLETE;
+			if (!exp->warned_missing_node) {
+				exp->warned_missing_node = true;
+				problem(exp, SONDE_PROBLEM_WARNING,
+					"'stacks': frame node 0x%llx is missing (target killed while "
+					"writing it?); stacks through it are cut there",
+					(unsigned long long)cur);
+			}
+			break;
+		}
+	}
+	uint64_t *pc = malloc(8u * depth);
+	if (!pc || grow(&exp->owned, &exp->capowned, exp->nowned + 1, sizeof(*exp->owned)) ||
+	    grow(&exp->stacks, &exp->capstacks, exp->nstacks + 1, sizeof(*exp->stacks)) ||
+	    u64map_put(&exp->stackmap, id, (uint32_t)exp->nstacks)) {
+		free(pc);
+		exp->oom = true;
+		return -1;
+	}
+	memcpy(pc, buf, 8u * depth);
+	exp->owned[exp->nowned++] = pc;
+	struct sonde_stack *st = &exp->stacks[exp->nstacks];
+	st->id = id;
+	st->depth = depth;
+	st->flags = flags;
+	st->pc = pc;
+	st->offset = exp->nodes[u64map_get(&exp->nodemap, id)].off;
+	exp->sum.stacks++;
+	exp->sum.stacks_truncated += !!(flags & SONDE_STACK_TRUNCATED);
+	exp->sum.stacks_incomplete += !!(flags & SONDE_STACK_INCOMPLETE);
+	return (long)exp->nstacks++;
+}
+
+/* Make sure a trace event's stack is materialised (as for samples), and
+ * count events whose stack is missing. */
+static void trace_stack_ref(struct sonde_exp *exp, uint64_t id)
+{
+	if (!id || u64map_get(&exp->stackmap, id) >= 0)
+		return;
+	if (materialize(exp, id) < 0)
+		exp->sum.trace_unknown_stack++;
+}
+
+static const char *too_small(char *why, size_t whylen, const char *what, unsigned size, size_t min)
+{
+	snprintf(why, whylen, "%s packet size %u is below %zu", what, size, min);
+	return why;
+}
+
+/* Unsigned LEB128 at *p, below end; false when it runs past end or over
+ * 64 bits. */
+static bool get_u(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	uint64_t x = 0;
+	for (unsigned shift = 0; *p < end && shift < 64; shift += 7) {
+		uint8_t b = *(*p)++;
+		x |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*v = x;
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool ev_is_mmap(const struct sonde_heap_event *e)
+{
+	return !(e->flags & SONDE_HEAPF_FAILED) && (e->flags & SONDE_HEAPF_ALLOC) &&
+	       (e->func == SONDE_HEAP_MMAP || e->func == SONDE_HEAP_MUNMAP || e->func == SONDE_HEAP_MREMAP);
+}
+
+/* One decoded heap event: appended to sc->out, or at open counted into
+ * the block's summary (and an mmap kept for the leak matching's map of
+ * ranges).  false out of memory. */
+static inline __attribute__((always_inline)) bool heap_emit(struct scan *sc, const struct sonde_heap_event *e)
+{
+	struct sonde_exp *exp = sc->exp;
+
+	if (sc->out) {
+		struct heapbuf *o = sc->out;
+
+		if (__builtin_expect(o->n < o->cap, 1)) {
+			o->v[o->n++] = *e;
+			return true;
+		}
+		if (grow(&o->v, &o->cap, o->n + 1, sizeof(*o->v))) {
+			o->oom = true;
+			return false;
+		}
+		o->v[o->n++] = *e;
+		return true;
+	}
+	struct heapblock *b = sc->hb;
+
+	if (!b->nev)
+		b->tfirst = e->time_ns;
+	else if (e->time_ns < b->tlast)
+		b->unsorted = true;
+	b->tlast = e->time_ns;
+	b->nev++;
+	if (ev_is_mmap(e)) {
+		if (grow(&exp->mmaps, &exp->capmmaps, exp->nmmaps + 1, sizeof(*exp->mmaps))) {
+			exp->oom = true;
+			return false;
+		}
+		exp->mmaps[exp->nmmaps++] = (struct sonde_heap_mmap){ e->time_ns, exp->nheapev, e->addr, e->bytes };
+	}
+	exp->nheapev++;
+	return true;
+}
+
+/* The records of a heap stream packet (format.h) as heap events.  A
+ * packet that runs past the block's used size was being extended when the
+ * process died: its records up to the used size count, and one cut there
+ * is dropped. */
+static const char *take_heap_stream(struct scan *sc, const uint8_t *pkt, char *why, size_t whylen)
+{
+	struct sonde_exp *exp = sc->exp;
+	const struct sonde_heap_stream_packet *k = (const void *)pkt;
+
+	if (k->size < sizeof(*k))
+		return too_small(why, whylen, "heap stream", k->size, sizeof(*k));
+	uint32_t have = k->size < sc->rest ? k->size : sc->rest;
+	bool cut = (size_t)k->nbytes + sizeof(*k) > have;
+	if (!cut && (size_t)k->nbytes + sizeof(*k) + 8 <= k->size) {
+		snprintf(why, whylen, "heap stream packet of %u bytes holds %u bytes of records",
+			 k->size, k->nbytes);
+		return why;
+	}
+	const uint8_t *p = pkt + sizeof(*k), *end = pkt + (cut ? have : sizeof(*k) + k->nbytes);
+	uint64_t t = k->base_ns, addr = 0, defined = 0;
+	uint64_t slot_stack[SONDE_HEAP_STREAM_SLOTS];
+	uint8_t slot_func[SONDE_HEAP_STREAM_SLOTS];
+
+	while (p < end) {
+		const uint8_t *rec = p;
+		uint8_t tag = *p++, kind = tag >> 6, low = tag & 63;
+		uint64_t dt, bytes = 0, za;
+		bool ok = true;
+
+		if (kind == 3) {
+			snprintf(why, whylen, "heap stream record %zu: unknown tag 0x%02x",
+				 (size_t)(rec - pkt - sizeof(*k)), tag);
+			return why;
+		}
+		if (kind == 2) {
+			if (end - p < 9) {
+				ok = false;
+			} else {
+				slot_func[low] = p[0];
+				memcpy(&slot_stack[low], p + 1, 8);
+				defined |= 1ull << low;
+				p += 9;
+			}
+		}
+		ok = ok && get_u(&p, end, &dt) && (kind == 1 || get_u(&p, end, &bytes)) && get_u(&p, end, &za);
+		if (!ok) {
+			if (cut)
+				break;
+			snprintf(why, whylen, "heap stream record at %zu runs past the packet's %u bytes",
+				 (size_t)(rec - pkt - sizeof(*k)), k->nbytes);
+			return why;
+		}
+		if (kind == 0 && !(defined >> low & 1)) {
+			snprintf(why, whylen, "heap stream record at %zu uses slot %u before defining it",
+				 (size_t)(rec - pkt - sizeof(*k)), low);
+			return why;
+		}
+		t += dt;
+		addr += (za >> 1) ^ (0 - (za & 1));
+		struct sonde_heap_event e;
+		if (kind == 1) {
+			e = (struct sonde_heap_event){ sc->tid, low, SONDE_HEAPF_FREE, t, addr, 0, 0 };
+		} else {
+			e = (struct sonde_heap_event){ sc->tid, slot_func[low],
+						       addr ? SONDE_HEAPF_ALLOC : SONDE_HEAPF_FAILED,
+						       t, addr, bytes, slot_stack[low] };
+			if (kind == 2 && !sc->out)
+				trace_stack_ref(exp, slot_stack[low]);
+		}
+		if (!heap_emit(sc, &e))
+			return NULL;
+	}
+	return NULL;
+}
+
+/* Packets of the sync, heap and I/O files.  Returns NULL, or what is wrong. */
+static const char *take_trace_packet(struct scan *sc, const uint8_t *pkt, char *why, size_t whylen)
+{
+	struct sonde_exp *exp = sc->exp;
+	const struct sonde_packet *h = (const void *)pkt;
+
+	/* Decoding a block again for its heap events: the rest was taken at
+	 * open. */
+	if (sc->out && !(h->type == SONDE_PKT_HEAP || h->type == SONDE_PKT_HEAP_FREE ||
+			 h->type == SONDE_PKT_HEAP_SHORT || h->type == SONDE_PKT_HEAP_FREE_SHORT ||
+			 h->type == SONDE_PKT_HEAP_STREAM))
+		return NULL;
+	switch (h->type) {
+	case SONDE_PKT_SYNC: {
+		const struct sonde_sync_packet *p = (const void *)pkt;
+
+		if (h->size < sizeof(*p))
+			return too_small(why, whylen, "sync", h->size, sizeof(*p));
+		if (grow(&exp->sync, &exp->capsync, exp->nsync + 1, sizeof(*exp->sync))) {
+			exp->oom = true;
+			return NULL;
+		}
+		exp->sync[exp->nsync++] = (struct sonde_sync_event){ sc->tid, p->func, p->result, p->time_ns,
+								      p->wait_ns, p->object, p->stack_id };
+		trace_stack_ref(exp, p->stack_id);
+		return NULL;
+	}
+	case SONDE_PKT_HEAP:
+	case SONDE_PKT_HEAP_FREE: {
+		const struct sonde_heap_packet *p = (const void *)pkt;
+		bool full = h->type == SONDE_PKT_HEAP;
+		size_t min = full ? sizeof(*p) : sizeof(struct sonde_heap_free_packet);
+
+		if (h->size < min)
+			return too_small(why, whylen, full ? "heap" : "heap free", h->size, min);
+		struct sonde_heap_event e = { sc->tid, p->func, p->flags, p->time_ns, p->addr, 0, 0 };
+
+		if (full) {
+			e.bytes = p->bytes;
+			e.stack_id = p->stack_id;
+			if (!sc->out)
+				trace_stack_ref(exp, p->stack_id);
+		} else {
+			e.flags = SONDE_HEAPF_FREE;
+		}
+		heap_emit(sc, &e);
+		return NULL;
+	}
+	case SONDE_PKT_HEAP_SHORT:
+	case SONDE_PKT_HEAP_FREE_SHORT: {
+		bool full = h->type == SONDE_PKT_HEAP_SHORT;
+		size_t min = full ? sizeof(struct sonde_heap_short_packet)
+				  : sizeof(struct sonde_heap_free_short_packet);
+
+		if (h->size < min)
+			return too_small(why, whylen, full ? "short heap" : "short heap free", h->size, min);
+		struct sonde_heap_event e;
+
+		if (full) {
+			const struct sonde_heap_short_packet *p = (const void *)pkt;
+
+			e = (struct sonde_heap_event){ sc->tid, p->func, p->flags,
+						       sc->block_first_ns + (uint64_t)(int64_t)p->dt_ns,
+						       p->addr, p->bytes, p->stack_id };
+			if (!sc->out)
+				trace_stack_ref(exp, p->stack_id);
+		} else {
+			const struct sonde_heap_free_short_packet *p = (const void *)pkt;
+
+			e = (struct sonde_heap_event){ sc->tid, SONDE_HEAP_FREE, SONDE_HEAPF_FREE,
+						       sc->block_first_ns + (uint64_t)(int64_t)p->dt_ns,
+						       p->addr, 0, 0 };
+		}
+		heap_emit(sc, &e);
+		return NULL;
+	}
+	case SONDE_PKT_HEAP_STREAM:
+		return take_heap_stream(sc, pkt, why, whylen);
+	case SONDE_PKT_IO: {
+		const struct sonde_io_packet *p = (const void *)pkt;
+
+		if (h->size < sizeof(*p))
+			return too_small(why, whylen, "io", h->size, sizeof(*p));
+		if (grow(&exp->io, &exp->capio, exp->nio + 1, sizeof(*exp->io))) {
+			exp->oom = true;
+			return NULL;
+		}
+		exp->io[exp->nio++] = (struct sonde_io_event){ sc->tid,	    p->func,	p->flags,
+								p->fd,	    p->err,	p->time_ns,
+								p->dur_ns,  p->bytes,	p->file_id,
+								p->stack_id };
+		trace_stack_ref(exp, p->stack_id);
+		return NULL;
+	}
+	case SONDE_PKT_IO_FILE: {
+		const struct sonde_io_file_packet *p = (const void *)pkt;
+
+		if (h->size < sizeof(*p))
+			return too_small(why, whylen, "io file", h->size, sizeof(*p));
+		if ((size_t)p->name_len + 1 > h->size - sizeof(*p) ||
+		    pkt[sizeof(*p) + p->name_len] != '\0') {
+			snprintf(why, whylen, "io file packet name of %u bytes does not fit its size %u",
+				 p->name_len, h->size);
+			return why;
+		}
+		if (!p->file_id || u64map_get(&exp->iofilemap, p->file_id) >= 0)
+			return NULL; /* the first name of an id is kept */
+		if (grow(&exp->iofiles, &exp->capiofiles, exp->niofiles + 1, sizeof(*exp->iofiles)) ||
+		    u64map_put(&exp->iofilemap, p->file_id, (uint32_t)exp->niofiles)) {
+			exp->oom = true;
+			return NULL;
+		}
+		exp->iofiles[exp->niofiles++] = (struct iofile){ p->file_id, (const char *)pkt + sizeof(*p) };
+		return NULL;
+	}
+	}
+	exp->sum.unknown_packets++;
+	return NULL;
+}
+
+/*
+ * Checks one packet of the file's own type beyond the generic size rules
+ * and takes it in.  Returns NULL, or what is wrong with it.
+ */
+static const char *take_packet(struct scan *sc, const uint8_t *pkt, uint64_t off, char *why,
+			       size_t whylen)
+{
+	struct sonde_exp *exp = sc->exp;
+	const struct sonde_packet *h = (const void *)pkt;
+
+	switch (sc->df->kind) {
+	case SONDE_KIND_PROFILE: {
+		if (h->type != SONDE_PKT_PROFILE)
+			break;
+		if (h->size < sizeof(struct sonde_profile_packet)) {
+			snprintf(why, whylen, "profile packet size %u is below %zu", h->size,
+				 sizeof(struct sonde_profile_packet));
+			return why;
+		}
+		const struct sonde_profile_packet *p = (const void *)pkt;
+		struct sonde_exp_summary *s = &exp->sum;
+		struct sonde_thread *t = sc->thread;
+
+		if (p->weight_ns > SONDE_MAX_SAMPLE_WEIGHT_NS) { /* said once, in finish() */
+			if (!s->samples_bad_weight++)
+				s->first_bad_weight = p->weight_ns;
+			return NULL;
+		}
+
+		if (!s->samples || p->time_ns < s->first_ns)
+			s->first_ns = p->time_ns;
+		if (p->time_ns > s->last_ns)
+			s->last_ns = p->time_ns;
+		s->samples++;
+		s->weight_ns += p->weight_ns;
+		if (t) {
+			if (!t->samples || p->time_ns < t->first_ns)
+				t->first_ns = p->time_ns;
+			if (p->time_ns > t->last_ns)
+				t->last_ns = p->time_ns;
+			t->samples++;
+			t->weight_ns += p->weight_ns;
+		}
+		if (!sc->have_last || sc->last_stack_id != p->stack_id) {
+			sc->last_stack = u64map_get(&exp->stackmap, p->stack_id);
+			if (sc->last_stack < 0)
+				sc->last_stack = materialize(exp, p->stack_id);
+			sc->last_stack_id = p->stack_id;
+			sc->have_last = true;
+		}
+		if (sc->last_stack < 0)
+			s->samples_unknown_stack++;
+		else {
+			const struct sonde_stack *st = &exp->stacks[sc->last_stack];
+			s->samples_truncated += !!(st->flags & SONDE_STACK_TRUNCATED);
+			s->samples_incomplete += !!(st->flags & SONDE_STACK_INCOMPLETE);
+		}
+		return NULL;
+	}
+	case SONDE_KIND_STACKS: {
+		if (h->type == SONDE_PKT_FRAME) {
+			if (h->size < sizeof(struct sonde_frame_packet)) {
+				snprintf(why, whylen, "frame packet size %u is below %zu", h->size,
+					 sizeof(struct sonde_frame_packet));
+				return why;
+			}
+			const struct sonde_frame_packet *f = (const void *)pkt;
+			exp->sum.stack_packets++;
+			long i = u64map_get(&exp->nodemap, f->node_id);
+			if (i >= 0) {
+				const struct node *n = &exp->nodes[i];
+				if (n->parent != f->parent_id || n->pc != f->pc) {
+					exp->sum.stack_conflicts++;
+					problem(exp, SONDE_PROBLEM_WARNING,
+						"'stacks' offset %llu: frame node 0x%llx was already used "
+						"for a different frame (offset %llu); the first one is kept",
+						(unsigned long long)off, (unsigned long long)f->node_id,
+						(unsigned long long)n->off);
+				}
+				return NULL;
+			}
+			if (grow(&exp->nodes, &exp->capnodes, exp->nnodes + 1, sizeof(*exp->nodes)) ||
+			    u64map_put(&exp->nodemap, f->node_id, (uint32_t)exp->nnodes)) {
+				exp->oom = true;
+				return NULL;
+			}
+			exp->nodes[exp->nnodes++] = (struct node){ f->parent_id, f->pc, off };
+			exp->sum.frame_nodes++;
+			return NULL;
+		}
+		if (h->type != SONDE_PKT_STACK)
+			break;
+		if (h->size < sizeof(struct sonde_stack_packet)) {
+			snprintf(why, whylen, "stack packet size %u is below %zu", h->size,
+				 sizeof(struct sonde_stack_packet));
+			return why;
+		}
+		const struct sonde_stack_packet *p = (const void *)pkt;
+
+		if ((size_t)h->size != sizeof(*p) + 8u * p->depth) {
+			snprintf(why, whylen, "stack packet depth %u does not match its size %u",
+				 p->depth, h->size);
+			return why;
+		}
+		exp->sum.stack_packets++;
+		const uint64_t *pc = (const uint64_t *)(pkt + sizeof(*p));
+		long i = u64map_get(&exp->stackmap, p->stack_id);
+
+		if (i >= 0) {
+			const struct sonde_stack *st = &exp->stacks[i];
+
+			if (st->depth != p->depth || st->flags != p->flags ||
+			    memcmp(st->pc, pc, 8u * p->depth)) {
+				exp->sum.stack_conflicts++;
+				problem(exp, SONDE_PROBLEM_WARNING,
+					"'stacks' offset %llu: stack id 0x%llx was already used for a "
+					"different stack (offset %llu); the first one is kept",
+					(unsigned long long)off, (unsigned long long)p->stack_id,
+					(unsigned long long)st->offset);
+			}
+			return NULL;
+		}
+		if (grow(&exp->stacks, &exp->capstacks, exp->nstacks + 1, sizeof(*exp->stacks)) ||
+		    u64map_put(&exp->stackmap, p->stack_id, (uint32_t)exp->nstacks)) {
+			exp->oom = true;
+			return NULL;
+		}
+		struct sonde_stack *st = &exp->stacks[exp->nstacks++];
+
+		st->id = p->stack_id;
+		st->depth = p->depth;
+		st->flags = p->flags;
+		st->pc = pc;
+		st->offset = off;
+		exp->sum.stacks++;
+		exp->sum.stacks_truncated += !!(p->flags & SONDE_STACK_TRUNCATED);
+		exp->sum.stacks_incomplete += !!(p->flags & SONDE_STACK_INCOMPLETE);
+		return NULL;
+	}
+	case SONDE_KIND_SYNC:
+	case SONDE_KIND_HEAP:
+	case SONDE_KIND_IO:
+		return take_trace_packet(sc, pkt, why, whylen);
+	case SONDE_KIND_OVERVIEW: {
+		if (h->type != SONDE_PKT_OVERVIEW)
+			break;
+		if (h->size < SONDE_OVERVIEW_V1_SIZE) {
+			snprintf(why, whylen, "overview packet size %u is below %u", h->size,
+				 SONDE_OVERVIEW_V1_SIZE);
+			return why;
+		}
+		if (grow(&exp->ov, &exp->capov, exp->nov + 1, sizeof(*exp->ov)) ||
+		    grow(&exp->ovlabel, &exp->capovlabel, exp->nov + 1, sizeof(*exp->ovlabel))) {
+			exp->oom = true;
+			return NULL;
+		}
+		/* Older writers' packets are shorter: their missing fields read 0. */
+		struct sonde_overview_packet *o = &exp->ov[exp->nov];
+		size_t have = h->size < sizeof(*o) ? h->size : sizeof(*o);
+		memset(o, 0, sizeof(*o));
+		memcpy(o, pkt, have);
+		const char *label = NULL;
+		if (have == sizeof(*o) && o->label_len) {
+			if (o->label_len > SONDE_LABEL_MAX || sizeof(*o) + o->label_len + 1 > h->size ||
+			    pkt[sizeof(*o) + o->label_len] != 0) {
+				snprintf(why, whylen, "overview packet label of %u bytes does not fit size %u",
+					 o->label_len, h->size);
+				return why;
+			}
+			label = (const char *)pkt + sizeof(*o);
+		} else {
+			o->label_len = 0;
+		}
+		exp->ovlabel[exp->nov++] = label;
+		exp->sum.overview_packets++;
+		return NULL;
+	}
+	}
+	exp->sum.unknown_packets++;
+	return NULL;
+}
+
+/* Maps the data file; returns false when there is nothing to scan. */
+static bool map_data(struct sonde_exp *exp, struct datafile *df)
+{
+	char *path = path_in(exp, df->name);
+
+	if (!path) {
+		exp->oom = true;
+		return false;
+	}
+	int fd = sonde_open_regular(path);
+
+	free(path);
+	if (fd < 0) {
+		if (errno != ENOENT)
+			problem(exp, SONDE_PROBLEM_ERROR, "cannot open '%s': %s", df->name,
+				sonde_open_strerror(errno));
+		else if (df->declared)
+			problem(exp, SONDE_PROBLEM_ERROR,
+				"'%s' is missing, although log.xml declares it", df->name);
+		return false;
+	}
+	struct stat st;
+
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		problem(exp, SONDE_PROBLEM_ERROR, "'%s' is not a regular file", df->name);
+		close(fd);
+		return false;
+	}
+	if (st.st_size == 0) {
+		close(fd);
+		problem(exp, SONDE_PROBLEM_ERROR, "'%s' is empty (no file header)", df->name);
+		return false;
+	}
+	void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+
+	/* A sparse file (a size limit's preallocation, a file extended by
+	 * truncate) reads as zeros in its holes; they hold no blocks. */
+	if (m != MAP_FAILED && (uint64_t)st.st_blocks * 512 < (uint64_t)st.st_size) {
+		size_t cap = 0;
+		off_t off = 0;
+
+		for (;;) {
+			off_t d = lseek(fd, off, SEEK_DATA), h;
+
+			if (d < 0) {
+				if (errno != ENXIO) { /* cannot tell: read it all */
+					free(df->ext);
+					df->ext = NULL;
+					df->next = 0;
+				} else if (!df->ext) { /* no data at all */
+					df->ext = calloc(1, sizeof(*df->ext));
+				}
+				break;
+			}
+			if ((h = lseek(fd, d, SEEK_HOLE)) < 0 || h <= d ||
+			    (df->next == cap && (cap >= 65536 || grow(&df->ext, &cap, df->next + 1, sizeof(*df->ext))))) {
+				free(df->ext); /* too fragmented to bother: read it all */
+				df->ext = NULL;
+				df->next = 0;
+				break;
+			}
+			df->ext[df->next++] = (struct extent){ (uint64_t)d, (uint64_t)h };
+			off = h;
+		}
+	}
+	close(fd);
+	if (m == MAP_FAILED) {
+		problem(exp, SONDE_PROBLEM_ERROR, "cannot map '%s': %s", df->name, strerror(errno));
+		return false;
+	}
+	df->map = m;
+	df->maplen = (size_t)st.st_size;
+	return true;
+}
+
+static bool all_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/* The packets of one block's payload: each checked and taken.  Returns
+ * the bytes of whole good packets; *bad says what stopped the walk before
+ * the used size (NULL: the file ended, or nothing). */
+static uint32_t scan_packets(struct scan *sc, const uint8_t *pay, uint32_t used, uint32_t lim,
+			     uint32_t payload, uint64_t boff, char *why, size_t whylen, const char **bad)
+{
+	uint32_t pos = 0;
+
+	*bad = NULL;
+	while (pos < used) {
+		uint32_t rest = used - pos;
+
+		if (rest < 8) {
+			snprintf(why, whylen, "used size %u leaves %u bytes that are not a packet",
+				 used, rest);
+			*bad = why;
+			break;
+		}
+		if (pos + 8 > lim)
+			break; /* truncated file */
+		const struct sonde_packet *h = (const void *)(pay + pos);
+		uint32_t psize = h->size;
+
+		if (psize < 8 || psize % 8) {
+			snprintf(why, whylen, "packet size %u is invalid", psize);
+			*bad = why;
+			break;
+		}
+		/* A heap stream packet's size runs ahead of the used size
+		 * while it is being extended (a process killed then). */
+		if (psize > rest && h->type == SONDE_PKT_HEAP_STREAM && pos + psize <= payload)
+			psize = rest;
+		if (psize > rest) {
+			snprintf(why, whylen,
+				 "packet size %u exceeds the rest of the used area (%u bytes)", psize,
+				 rest);
+			*bad = why;
+			break;
+		}
+		if (pos + psize > lim)
+			break; /* truncated file */
+		sc->rest = rest;
+		*bad = take_packet(sc, pay + pos, boff + sizeof(struct sonde_block_header) + pos, why, whylen);
+		if (*bad)
+			break;
+		pos += psize;
+	}
+	return pos;
+}
+
+static void scan_file(struct sonde_exp *exp, struct datafile *df)
+{
+	if (!map_data(exp, df))
+		return;
+
+	const uint8_t *m = df->map;
+	size_t size = df->maplen;
+	const char *name = df->name;
+	struct sonde_file_header fh;
+
+	if (size < sizeof(fh)) {
+		problem(exp, SONDE_PROBLEM_ERROR,
+			"'%s' is %zu bytes, shorter than its file header (%zu); nothing read", name,
+			size, sizeof(fh));
+		return;
+	}
+	memcpy(&fh, m, sizeof(fh));
+	if (memcmp(fh.magic, SONDE_DATA_MAGIC, 8)) {
+		problem(exp, SONDE_PROBLEM_ERROR, "'%s' is not a sonde data file (bad magic); nothing read",
+			name);
+		return;
+	}
+	if (fh.version < SONDE_FORMAT_MIN_READABLE || fh.version > SONDE_FORMAT_VERSION) {
+		problem(exp, SONDE_PROBLEM_ERROR,
+			"'%s' has format version %u; this sonde reads %d to %d; nothing read", name,
+			fh.version, SONDE_FORMAT_MIN_READABLE, SONDE_FORMAT_VERSION);
+		return;
+	}
+	if (fh.kind != df->kind) {
+		problem(exp, SONDE_PROBLEM_ERROR, "'%s' holds data kind %u, not %u; nothing read", name,
+			fh.kind, df->kind);
+		return;
+	}
+	if (fh.header_size < sizeof(fh) || fh.header_size % 8 || fh.header_size > (1u << 20)) {
+		problem(exp, SONDE_PROBLEM_ERROR, "'%s' has an invalid header size %u; nothing read",
+			name, fh.header_size);
+		return;
+	}
+	if (fh.block_size < sizeof(struct sonde_block_header) + 8 || fh.block_size % 8 ||
+	    fh.block_size > (1u << 26)) {
+		problem(exp, SONDE_PROBLEM_ERROR, "'%s' has an invalid block size %u; nothing read",
+			name, fh.block_size);
+		return;
+	}
+	df->start_ns = fh.start_ns;
+	if (size < fh.header_size) {
+		problem(exp, SONDE_PROBLEM_ERROR,
+			"'%s' ends at offset %zu, inside its file header (%u bytes)", name, size,
+			fh.header_size);
+		return;
+	}
+
+	struct scan sc = { .exp = exp, .df = df };
+	const uint32_t bsize = fh.block_size;
+	const uint32_t payload = bsize - (uint32_t)sizeof(struct sonde_block_header);
+	char why[160];
+
+	size_t ei = 0;
+
+	for (uint64_t boff = fh.header_size, b = 0; boff < size; boff += bsize, b++) {
+		if (df->ext) {
+			/* a block whose header lies in a hole is unused (magic 0) */
+			while (ei < df->next && df->ext[ei].hi < boff + sizeof(struct sonde_block_header))
+				ei++;
+			if (ei == df->next)
+				break;
+			if (df->ext[ei].lo >= boff + sizeof(struct sonde_block_header)) {
+				uint64_t nb = (df->ext[ei].lo - fh.header_size) / bsize;
+
+				if (nb > b) {
+					b = nb - 1; /* the loop steps to block nb */
+					boff = fh.header_size + (nb - 1) * (uint64_t)bsize;
+					continue;
+				}
+				continue; /* this block's header is a hole */
+			}
+		}
+		size_t avail = size - boff < bsize ? (size_t)(size - boff) : bsize;
+		const struct sonde_block_header *bh = (const void *)(m + boff);
+
+		if (avail < sizeof(*bh)) {
+			if (!all_zero(m + boff, avail))
+				problem(exp, SONDE_PROBLEM_ERROR,
+					"'%s' ends at offset %zu, inside the header of block %llu", name,
+					size, (unsigned long long)b);
+			break;
+		}
+		uint32_t magic = bh->magic;
+
+		if (magic == 0)
+			continue; /* claimed but unwritten, or a sparse tail */
+		if (magic != SONDE_BLOCK_MAGIC) {
+			problem(exp, SONDE_PROBLEM_ERROR,
+				"'%s' offset %llu (block %llu): bad block magic 0x%08x; block skipped",
+				name, (unsigned long long)boff, (unsigned long long)b, magic);
+			continue;
+		}
+		if (bh->kind != df->kind) {
+			problem(exp, SONDE_PROBLEM_ERROR,
+				"'%s' offset %llu (block %llu): block of data kind %u in a file of kind "
+				"%u; block skipped",
+				name, (unsigned long long)boff, (unsigned long long)b, bh->kind, df->kind);
+			continue;
+		}
+		uint32_t used = __atomic_load_n(&bh->used, __ATOMIC_ACQUIRE);
+
+		if (used > payload) {
+			problem(exp, SONDE_PROBLEM_ERROR,
+				"'%s' offset %llu (block %llu): used size %u exceeds the block payload "
+				"(%u); block skipped",
+				name, (unsigned long long)boff, (unsigned long long)b, used, payload);
+			continue;
+		}
+		uint32_t lim = used; /* bytes of this block present in the file */
+
+		if (avail - sizeof(*bh) < used)
+			lim = (uint32_t)(avail - sizeof(*bh));
+
+		const uint8_t *pay = m + boff + sizeof(*bh);
+		const char *bad = NULL;
+		bool trace = df->kind == SONDE_KIND_SYNC || df->kind == SONDE_KIND_HEAP ||
+			     df->kind == SONDE_KIND_IO;
+		struct heapblock hb = { .pay = pay, .used = used, .lim = lim, .payload = payload,
+					.tid = bh->tid, .first_ns = bh->first_ns, .boff = boff };
+
+		sc.tid = bh->tid;
+		sc.block_first_ns = bh->first_ns;
+		sc.thread = df->kind == SONDE_KIND_PROFILE ? get_thread(exp, bh->tid) : NULL;
+		sc.hb = trace ? &hb : NULL;
+		uint32_t pos = scan_packets(&sc, pay, used, lim, payload, boff, why, sizeof(why), &bad);
+
+		/* Heap events (in any trace file: their file order is kept) */
+		if (hb.nev) {
+			if (grow(&exp->hblocks, &exp->caphblocks, exp->nhblocks + 1, sizeof(*exp->hblocks))) {
+				exp->oom = true;
+				return;
+			}
+			exp->hblocks[exp->nhblocks++] = hb;
+		}
+		exp->files[df->file].written += sizeof(*bh) + pos;
+		if (bad)
+			problem(exp, SONDE_PROBLEM_ERROR,
+				"'%s' offset %llu (block %llu, tid %u): %s; the rest of the block (%u bytes) "
+				"is skipped",
+				name, (unsigned long long)(boff + sizeof(*bh) + pos), (unsigned long long)b,
+				bh->tid, bad, used - pos);
+		else if (pos < used)
+			problem(exp, SONDE_PROBLEM_ERROR,
+				"'%s' is truncated: it ends at offset %zu inside block %llu (tid %u); %u "
+				"bytes of packets are lost",
+				name, size, (unsigned long long)b, bh->tid, used - pos);
+		if (df->kind == SONDE_KIND_PROFILE && pos > 0) {
+			if (grow(&exp->blocks, &exp->capblocks, exp->nblocks + 1, sizeof(*exp->blocks))) {
+				exp->oom = true;
+				return;
+			}
+			exp->blocks[exp->nblocks++] = (struct blockref){ pay, pos, bh->tid };
+		}
+		if (exp->oom)
+			return;
+	}
+}
+
+/* ---- open / close ------------------------------------------------------ */
+
+static int cmp_thread(const void *a, const void *b)
+{
+	uint32_t x = ((const struct sonde_thread *)a)->tid, y = ((const struct sonde_thread *)b)->tid;
+
+	return x < y ? -1 : x > y;
+}
+
+static void stat_file(struct sonde_exp *exp, int i, const char *name)
+{
+	char *path = path_in(exp, name);
+	struct stat st;
+
+	exp->files[i].name = name;
+	if (!path) {
+		exp->oom = true;
+		return;
+	}
+	if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+		exp->files[i].present = true;
+		exp->files[i].size = (uint64_t)st.st_size;
+	}
+	free(path);
+}
+
+/* Stable sorts of trace events by time: a merge sort, so that events of
+ * one time keep file order. */
+#define DEFINE_TIME_SORT(name, type)                                                   \
+	static void name(type *v, type *tmp, size_t n)                                  \
+	{                                                                              \
+		if (n < 2)                                                             \
+			return;                                                        \
+		size_t h = n / 2;                                                      \
+		name(v, tmp, h);                                                       \
+		name(v + h, tmp, n - h);                                               \
+		if (v[h - 1].time_ns <= v[h].time_ns)                                  \
+			return;                                                        \
+		size_t i = 0, j = h, k = 0;                                            \
+		while (i < h && j < n)                                                 \
+			tmp[k++] = v[j].time_ns < v[i].time_ns ? v[j++] : v[i++];      \
+		while (i < h)                                                          \
+			tmp[k++] = v[i++];                                             \
+		memcpy(v, tmp, k * sizeof(*v));                                        \
+	}
+DEFINE_TIME_SORT(sort_sync, struct sonde_sync_event)
+DEFINE_TIME_SORT(sort_heap, struct sonde_heap_event)
+DEFINE_TIME_SORT(sort_io, struct sonde_io_event)
+
+static void sort_traces(struct sonde_exp *exp)
+{
+	size_t n = exp->nsync > exp->nheap ? exp->nsync : exp->nheap;
+	size_t sz = sizeof(struct sonde_io_event);
+
+	if (exp->nio > n)
+		n = exp->nio;
+	if (sizeof(struct sonde_heap_event) > sz)
+		sz = sizeof(struct sonde_heap_event);
+	if (sizeof(struct sonde_sync_event) > sz)
+		sz = sizeof(struct sonde_sync_event);
+	if (n < 2)
+		return;
+	void *tmp = malloc(n * sz);
+
+	if (!tmp) {
+		exp->oom = true;
+		return;
+	}
+	sort_sync(exp->sync, tmp, exp->nsync);
+	sort_heap(exp->heap, tmp, exp->nheap);
+	sort_io(exp->io, tmp, exp->nio);
+	free(tmp);
+}
+
+/* Threads write sample points into their own blocks, so file order is
+ * not time order; the samples between points need time order. */
+struct ovsort {
+	struct sonde_overview_packet p;
+	const char *label;
+	size_t seq;
+};
+
+static int cmp_ovsort(const void *a, const void *b)
+{
+	const struct ovsort *x = a, *y = b;
+
+	if (x->p.time_ns != y->p.time_ns)
+		return x->p.time_ns < y->p.time_ns ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static void sort_overview(struct sonde_exp *exp)
+{
+	size_t n = exp->nov;
+	bool sorted = true;
+
+	for (size_t i = 1; i < n && sorted; i++)
+		sorted = exp->ov[i - 1].time_ns <= exp->ov[i].time_ns;
+	if (sorted)
+		return;
+	struct ovsort *t = malloc(n * sizeof(*t));
+
+	if (!t) {
+		exp->oom = true;
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		t[i] = (struct ovsort){ exp->ov[i], exp->ovlabel[i], i };
+	qsort(t, n, sizeof(*t), cmp_ovsort);
+	for (size_t i = 0; i < n; i++) {
+		exp->ov[i] = t[i].p;
+		exp->ovlabel[i] = t[i].label;
+	}
+	free(t);
+}
+
+static int cmp_mmap(const void *a, const void *b)
+{
+	const struct sonde_heap_mmap *x = a, *y = b;
+
+	if (x->time_ns != y->time_ns)
+		return x->time_ns < y->time_ns ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static void finish(struct sonde_exp *exp)
+{
+	sort_traces(exp);
+	if (exp->nmmaps > 1)
+		qsort(exp->mmaps, exp->nmmaps, sizeof(*exp->mmaps), cmp_mmap);
+	sort_overview(exp);
+	struct sonde_exp_info *in = &exp->info;
+	const struct sonde_exp_summary *s = &exp->sum;
+
+	/* Threads from log events. */
+	for (size_t i = 0; i < exp->nevents; i++) {
+		const struct sonde_event *ev = &exp->events[i];
+		struct sonde_thread *t;
+
+		if (ev->kind == SONDE_EV_THREAD_START && (t = get_thread(exp, ev->tid)))
+			t->start_ns = ev->time_ns;
+		else if (ev->kind == SONDE_EV_THREAD_END && (t = get_thread(exp, ev->tid))) {
+			t->end_ns = ev->time_ns;
+			if (!t->start_ns)
+				t->start_ns = ev->start_ns;
+			if (ev->has_cpu_ns) {
+				t->has_cpu_ns = true;
+				t->cpu_ns = ev->cpu_ns;
+			}
+		} else if (ev->kind == SONDE_EV_EXIT || ev->kind == SONDE_EV_SIGNAL)
+			in->exit_event = ev;
+		else if (ev->kind == SONDE_EV_END)
+			in->end_event = ev;
+		else if (ev->kind == SONDE_EV_EXEC)
+			in->exec_event = ev;
+		else if (ev->kind == SONDE_EV_EXEC_FAILED) {
+			/* The process goes on: the end records written for
+			 * the exec (from since_ns) are void. */
+			in->exec_event = NULL;
+			if (in->end_event && in->end_event->time_ns >= ev->since_ns)
+				in->end_event = NULL;
+			for (size_t k = 0; k < exp->nthreads; k++) {
+				struct sonde_thread *th = &exp->threads[k];
+				if (th->end_ns && th->end_ns >= ev->since_ns) {
+					th->end_ns = 0;
+					th->has_cpu_ns = false;
+					th->cpu_ns = 0;
+				}
+			}
+		}
+	}
+	if (exp->nthreads > 1)
+		qsort(exp->threads, exp->nthreads, sizeof(*exp->threads), cmp_thread);
+	u64map_release(&exp->threadmap); /* indices are stale after sorting */
+
+	if (!in->start_ns)
+		for (int i = 0; i < DF_COUNT && !in->start_ns; i++)
+			in->start_ns = exp->data[i].start_ns;
+	for (size_t i = 0; i < exp->nevents && !in->start_ns; i++)
+		if (exp->events[i].kind == SONDE_EV_START)
+			in->start_ns = exp->events[i].time_ns;
+
+	uint64_t last_ev = 0;
+
+	for (size_t i = 0; i < exp->nevents; i++)
+		if (exp->events[i].time_ns > last_ev)
+			last_ev = exp->events[i].time_ns;
+	if (in->exit_event && in->exit_event->time_ns) {
+		in->end_ns = in->exit_event->time_ns;
+		in->end_source = in->exit_event->kind == SONDE_EV_EXIT ? "exit" : "signal";
+	} else if (in->end_event && in->end_event->time_ns) {
+		in->end_ns = in->end_event->time_ns;
+		in->end_source = "end";
+	} else if (s->samples) {
+		in->end_ns = s->last_ns;
+		in->end_source = "last sample";
+	} else if (last_ev) {
+		in->end_ns = last_ev;
+		in->end_source = "last event";
+	} else {
+		in->end_ns = in->start_ns;
+		in->end_source = "start";
+	}
+
+	if (in->end_event && in->end_event->samples > s->samples)
+		problem(exp, SONDE_PROBLEM_WARNING,
+			"the collector reported %llu samples at its end, but only %llu were read",
+			(unsigned long long)in->end_event->samples, (unsigned long long)s->samples);
+	if (s->samples_unknown_stack)
+		problem(exp, SONDE_PROBLEM_WARNING,
+			"%llu samples refer to stacks that are not in 'stacks'",
+			(unsigned long long)s->samples_unknown_stack);
+	if (exp->dropped) {
+		size_t d = exp->dropped, de = exp->dropped_errors;
+		char buf[128];
+
+		/* Into the slot problem() keeps free for it. */
+
+		snprintf(buf, sizeof(buf), "... and %zu more problems (%zu of them errors)", d, de);
+		char *msg = strdup(buf);
+
+		if (msg && !grow(&exp->problems, &exp->capproblems, exp->nproblems + 1,
+				 sizeof(*exp->problems))) {
+			exp->problems[exp->nproblems].severity =
+				de ? SONDE_PROBLEM_ERROR : SONDE_PROBLEM_WARNING;
+			exp->problems[exp->nproblems++].msg = msg;
+		} else {
+			free(msg);
+		}
+	}
+}
+
+struct sonde_exp *sonde_exp_open(const char *dir, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (errlen)
+		err[0] = '\0';
+	if (stat(dir, &st) < 0) {
+		set_err(err, errlen, "cannot open experiment '%s': %s", dir, strerror(errno));
+		return NULL;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		set_err(err, errlen, "'%s' is not a sonde experiment (not a directory)", dir);
+		return NULL;
+	}
+
+	struct sonde_exp *exp = calloc(1, sizeof(*exp));
+
+	if (!exp || !(exp->dir = strdup(dir))) {
+		free(exp);
+		set_err(err, errlen, "out of memory opening '%s'", dir);
+		return NULL;
+	}
+	pthread_mutex_init(&exp->heap_lock, NULL);
+	for (size_t n = strlen(exp->dir); n > 1 && exp->dir[n - 1] == '/'; n--)
+		exp->dir[n - 1] = '\0';
+	const char *slash = strrchr(exp->dir, '/');
+
+	exp->info.dir = exp->dir;
+	exp->info.name = slash && slash[1] ? slash + 1 : exp->dir;
+	exp->data[DF_STACKS] = (struct datafile){ .name = "stacks", .kind = SONDE_KIND_STACKS,
+						  .file = F_STACKS };
+	exp->data[DF_PROFILE] = (struct datafile){ .name = "profile", .kind = SONDE_KIND_PROFILE,
+						   .file = F_PROFILE };
+	exp->data[DF_OVERVIEW] = (struct datafile){ .name = "overview",
+						    .kind = SONDE_KIND_OVERVIEW, .file = F_OVERVIEW };
+	/* The periodic points, which `sonde collect` writes from outside the
+	 * target (include/sonde/shared.h): merged with the overview's by time. */
+	exp->data[DF_PERIODIC] = (struct datafile){ .name = SONDE_PERIODIC_FILE,
+						    .kind = SONDE_KIND_OVERVIEW, .file = F_PERIODIC };
+	exp->data[DF_SYNC] = (struct datafile){ .name = "synctrace", .kind = SONDE_KIND_SYNC, .file = F_SYNC };
+	exp->data[DF_HEAP] = (struct datafile){ .name = "heaptrace", .kind = SONDE_KIND_HEAP, .file = F_HEAP };
+	exp->data[DF_IO] = (struct datafile){ .name = "iotrace", .kind = SONDE_KIND_IO, .file = F_IO };
+
+	if (read_log(exp, err, errlen) < 0) {
+		if (exp->oom)
+			set_err(err, errlen, "out of memory opening '%s'", dir);
+		sonde_exp_close(exp);
+		return NULL;
+	}
+	read_map(exp);
+	if (!exp->oom)
+		build_object_index(exp);
+
+	size_t len;
+	int r = read_whole(exp, "notes", &exp->notes, &len);
+
+	if (r < 0 && !exp->oom)
+		problem(exp, SONDE_PROBLEM_WARNING, "cannot read 'notes': %s", strerror(errno));
+	if (r == 0)
+		exp->info.notes = exp->notes;
+
+	stat_file(exp, F_LOG, "log.xml");
+	stat_file(exp, F_MAP, "map.xml");
+	stat_file(exp, F_NOTES, "notes");
+	stat_file(exp, F_PROFILE, "profile");
+	stat_file(exp, F_STACKS, "stacks");
+	stat_file(exp, F_OVERVIEW, "overview");
+	stat_file(exp, F_PERIODIC, SONDE_PERIODIC_FILE);
+	stat_file(exp, F_SYNC, "synctrace");
+	stat_file(exp, F_HEAP, "heaptrace");
+	stat_file(exp, F_IO, "iotrace");
+
+	for (int i = 0; i < DF_COUNT && !exp->oom; i++)
+		scan_file(exp, &exp->data[i]);
+	if (exp->sum.samples_bad_weight)
+		problem(exp, SONDE_PROBLEM_ERROR,
+			"'profile': %" PRIu64 " sample%s with an impossible weight (above 2^48 ns of CPU "
+			"in one sample; the first: %" PRIu64 " ns) skipped",
+			exp->sum.samples_bad_weight, exp->sum.samples_bad_weight == 1 ? "" : "s",
+			exp->sum.first_bad_weight);
+	if (!exp->oom)
+		finish(exp);
+	if (exp->oom) {
+		set_err(err, errlen, "out of memory opening '%s'", dir);
+		sonde_exp_close(exp);
+		return NULL;
+	}
+	return exp;
+}
+
+void sonde_exp_close(struct sonde_exp *exp)
+{
+	if (!exp)
+		return;
+	for (int i = 0; i < DF_COUNT; i++) {
+		if (exp->data[i].map)
+			munmap(exp->data[i].map, exp->data[i].maplen);
+		free(exp->data[i].ext);
+	}
+	for (size_t i = 0; i < exp->nproblems; i++)
+		free((char *)exp->problems[i].msg);
+	free(exp->problems);
+	free(exp->events);
+	free(exp->descs);
+	free(exp->objects);
+	free(exp->byaddr);
+	free(exp->maxhi);
+	free(exp->epoch_at);
+	free(exp->stacks);
+	u64map_release(&exp->stackmap);
+	for (size_t i = 0; i < exp->nowned; i++)
+		free(exp->owned[i]);
+	free(exp->owned);
+	free(exp->nodes);
+	u64map_release(&exp->nodemap);
+	free(exp->threads);
+	u64map_release(&exp->threadmap);
+	free(exp->blocks);
+	free(exp->ov);
+	free(exp->ovlabel);
+	free(exp->sync);
+	free(exp->heap);
+	free(exp->hblocks);
+	free(exp->mmaps);
+	pthread_mutex_destroy(&exp->heap_lock);
+	free(exp->io);
+	free(exp->iofiles);
+	u64map_release(&exp->iofilemap);
+	free(exp->logbuf);
+	free(exp->mapbuf);
+	free(exp->notes);
+	free(exp->dir);
+	free(exp);
+}
+
+/* ---- accessors --------------------------------------------------------- */
+
+const struct sonde_exp_info *sonde_exp_info(const struct sonde_exp *exp)
+{
+	return &exp->info;
+}
+
+const struct sonde_event *sonde_exp_events(const struct sonde_exp *exp, size_t *n)
+{
+	*n = exp->nevents;
+	return exp->events;
+}
+
+const struct sonde_packet_desc *sonde_exp_packet_descs(const struct sonde_exp *exp, size_t *n)
+{
+	*n = exp->ndescs;
+	return exp->descs;
+}
+
+const struct sonde_exp_file *sonde_exp_files(const struct sonde_exp *exp, size_t *n)
+{
+	*n = F_COUNT;
+	return exp->files;
+}
+
+const struct sonde_problem *sonde_exp_problems(const struct sonde_exp *exp, size_t *n)
+{
+	*n = exp->nproblems;
+	return exp->problems;
+}
+
+size_t sonde_exp_nerrors(const struct sonde_exp *exp)
+{
+	return exp->nerrors;
+}
+
+const struct sonde_object *sonde_exp_objects(const struct sonde_exp *exp, size_t *n)
+{
+	*n = exp->nobjects;
+	return exp->objects;
+}
+
+const struct sonde_stack *sonde_exp_stack(const struct sonde_exp *exp, uint64_t stack_id)
+{
+	long i = u64map_get(&exp->stackmap, stack_id);
+
+	return i < 0 ? NULL : &exp->stacks[i];
+}
+
+const struct sonde_stack *sonde_exp_stacks(const struct sonde_exp *exp, size_t *n)
+{
+	*n = exp->nstacks;
+	return exp->stacks;
+}
+
+const struct sonde_exp_summary *sonde_exp_summary(const struct sonde_exp *exp)
+{
+	return &exp->sum;
+}
+
+const struct sonde_thread *sonde_exp_threads(const struct sonde_exp *exp, size_t *n)
+{
+	*n = exp->nthreads;
+	return exp->threads;
+}
+
+const struct sonde_overview_packet *sonde_exp_overview(const struct sonde_exp *exp, size_t *n)
+{
+	*n = exp->nov;
+	return exp->ov;
+}
+
+const char *sonde_exp_overview_label(const struct sonde_exp *exp, size_t i)
+{
+	return i < exp->nov ? exp->ovlabel[i] : NULL;
+}
+
+void sonde_sample_iter_init(struct sonde_sample_iter *it, const struct sonde_exp *exp)
+{
+	it->exp = exp;
+	it->block = 0;
+	it->p = it->end = NULL;
+	it->tid = 0;
+}
+
+bool sonde_sample_iter_next(struct sonde_sample_iter *it, struct sonde_sample *s)
+{
+	for (;;) {
+		while (it->p < it->end) {
+			const struct sonde_profile_packet *p = (const void *)it->p;
+			uint16_t size = p->size;
+
+			if (size < 8) /* cannot happen after validation; never loop */
+				break;
+			it->p += size;
+			if (p->type != SONDE_PKT_PROFILE || p->weight_ns > SONDE_MAX_SAMPLE_WEIGHT_NS)
+				continue; /* the latter: as the scan skipped it */
+			s->tid = it->tid;
+			s->cpu = p->cpu;
+			s->state = p->state;
+			s->time_ns = p->time_ns;
+			s->weight_ns = p->weight_ns;
+			s->stack_id = p->stack_id;
+			return true;
+		}
+		if (it->block >= it->exp->nblocks)
+			return false;
+		const struct blockref *b = &it->exp->blocks[it->block++];
+
+		it->p = b->p;
+		it->end = b->p + b->len;
+		it->tid = b->tid;
+	}
+}
+
+/* ---- traced events ------------------------------------------------------ */
+
+const struct sonde_sync_event *sonde_exp_sync_events(const struct sonde_exp *exp, size_t *n)
+{
+	*n = exp->nsync;
+	return exp->sync;
+}
+
+/* Decodes heap block hb's events again (they were checked at open) and
+ * appends them to out.  false out of memory. */
+static bool decode_heap_block(struct sonde_exp *exp, const struct heapblock *hb, struct heapbuf *out)
+{
+	struct scan sc = { .exp = exp, .df = &exp->data[DF_HEAP], .tid = hb->tid,
+			   .block_first_ns = hb->first_ns, .out = out };
+	char why[160];
+	const char *bad;
+
+	/* as many as open counted: the buffer never grows */
+	if (grow(&out->v, &out->cap, out->n + hb->nev, sizeof(*out->v))) {
+		out->oom = true;
+		return false;
+	}
+	scan_packets(&sc, hb->pay, hb->used, hb->lim, hb->payload, hb->boff, why, sizeof(why), &bad);
+	return !out->oom;
+}
+
+const struct sonde_heap_event *sonde_exp_heap_events(const struct sonde_exp *exp, size_t *n)
+{
+	struct sonde_exp *x = (struct sonde_exp *)exp; /* filled once, under the lock */
+
+	if (!__atomic_load_n(&x->heap_done, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_lock(&x->heap_lock);
+		if (!x->heap_done && x->nheapev) {
+			struct heapbuf out = { 0 };
+			bool ok = true;
+
+			out.cap = x->nheapev;
+			out.v = malloc(out.cap * sizeof(*out.v));
+			ok = out.v != NULL;
+			for (size_t i = 0; ok && i < x->nhblocks; i++)
+				ok = decode_heap_block(x, &x->hblocks[i], &out);
+			void *tmp = ok && out.n > 1 ? malloc(out.n * sizeof(*out.v)) : NULL;
+
+			if (ok && out.n > 1 && !tmp)
+				ok = false;
+			if (ok) {
+				sort_heap(out.v, tmp, out.n);
+				x->heap = out.v;
+				x->nheap = out.n;
+			} else {
+				free(out.v);
+				x->heap_failed = true;
+			}
+			free(tmp);
+		}
+		__atomic_store_n(&x->heap_done, true, __ATOMIC_RELEASE);
+		pthread_mutex_unlock(&x->heap_lock);
+	}
+	*n = exp->nheap;
+	return exp->heap;
+}
+
+size_t sonde_exp_heap_count(const struct sonde_exp *exp)
+{
+	return exp->nheapev;
+}
+
+const struct sonde_heap_mmap *sonde_exp_heap_mmaps(const struct sonde_exp *exp, size_t *n)
+{
+	*n = exp->nmmaps;
+	return exp->mmaps;
+}
+
+/*
+ * The streaming iterator.  Each thread's events are in time order in its
+ * blocks (a block's events, and a thread's blocks in file order), so the
+ * time order of all events, with ties in file order (that of
+ * sonde_exp_heap_events()), is a merge of a few runs, one per thread:
+ * a run is a chain of one thread's blocks whose times never go back; the
+ * merge takes the smallest (time, block index).  Each run keeps one
+ * decoded block.  When a block's own events are out of time order (not
+ * written by this collector), the iterator walks the sorted array
+ * instead.
+ */
+struct run {
+	size_t blk;  /* current block (index in hblocks) */
+	size_t pos;  /* next event in buf */
+	struct heapbuf buf;
+};
+
+struct sonde_heap_iter {
+	struct sonde_exp *exp;
+	const struct sonde_heap_event *arr; /* fallback: the sorted array */
+	size_t narr, iarr;
+	size_t *next;	  /* next[b]: the run's block after b, SIZE_MAX at its end */
+	bool failed;	  /* out of memory while decoding */
+	struct run *runs; /* a binary min-heap of the runs that have events left */
+	size_t nruns;
+};
+
+static bool run_before(const struct run *a, const struct run *b)
+{
+	uint64_t x = a->buf.v[a->pos].time_ns, y = b->buf.v[b->pos].time_ns;
+
+	return x != y ? x < y : a->blk < b->blk;
+}
+
+static void sift_down(struct sonde_heap_iter *it, size_t i)
+{
+	struct run *r = it->runs;
+	size_t n = it->nruns;
+
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+
+		if (l < n && run_before(&r[l], &r[m]))
+			m = l;
+		if (l + 1 < n && run_before(&r[l + 1], &r[m]))
+			m = l + 1;
+		if (m == i)
+			return;
+		struct run t = r[i];
+		r[i] = r[m];
+		r[m] = t;
+		i = m;
+	}
+}
+
+/* Loads the run's block blk (skipping none: every listed block has
+ * events).  false out of memory. */
+static bool run_load(struct sonde_heap_iter *it, struct run *r, size_t blk)
+{
+	r->blk = blk;
+	r->pos = 0;
+	r->buf.n = 0;
+	return decode_heap_block(it->exp, &it->exp->hblocks[blk], &r->buf) && r->buf.n;
+}
+
+void sonde_heap_iter_free(struct sonde_heap_iter *it)
+{
+	if (!it)
+		return;
+	for (size_t i = 0; i < it->nruns; i++)
+		free(it->runs[i].buf.v);
+	free(it->runs);
+	free(it->next);
+	free(it);
+}
+
+struct sonde_heap_iter *sonde_heap_iter_new(const struct sonde_exp *exp)
+{
+	struct sonde_exp *x = (struct sonde_exp *)exp; /* only read */
+	struct sonde_heap_iter *it = calloc(1, sizeof(*it));
+	size_t nb = x->nhblocks;
+	bool sorted = true;
+
+	if (!it)
+		return NULL;
+	it->exp = x;
+	for (size_t b = 0; b < nb && sorted; b++)
+		sorted = !x->hblocks[b].unsorted;
+	if (!sorted) {
+		it->arr = sonde_exp_heap_events(exp, &it->narr);
+		if (x->heap_failed) {
+			free(it);
+			return NULL;
+		}
+		return it;
+	}
+	/* tid -> slot; tail[slot]: the last block of the tid's current run */
+	struct u64map tids = { 0 };
+	size_t *first = malloc((nb ? nb : 1) * sizeof(*first)), nfirst = 0;
+	size_t *tail = malloc((nb ? nb : 1) * sizeof(*tail)), ntail = 0;
+
+	it->next = malloc((nb ? nb : 1) * sizeof(*it->next));
+	if (!first || !tail || !it->next)
+		goto oom;
+	for (size_t b = 0; b < nb; b++) {
+		const struct heapblock *hb = &x->hblocks[b];
+		long sl = u64map_get(&tids, hb->tid);
+
+		it->next[b] = SIZE_MAX;
+		if (sl >= 0 && x->hblocks[tail[sl]].tlast <= hb->tfirst) {
+			it->next[tail[sl]] = b;
+		} else {
+			first[nfirst++] = b;
+			if (sl < 0) {
+				sl = (long)ntail++;
+				if (u64map_put(&tids, hb->tid, (uint32_t)sl) < 0)
+					goto oom;
+			}
+		}
+		tail[sl] = b;
+	}
+	u64map_release(&tids);
+	free(tail);
+	tail = NULL;
+	if (!(it->runs = calloc(nfirst ? nfirst : 1, sizeof(*it->runs))))
+		goto oom2;
+	for (size_t k = 0; k < nfirst; k++) {
+		struct run *r = &it->runs[it->nruns];
+
+		if (!run_load(it, r, first[k])) {
+			bool oom = r->buf.oom;
+
+			free(r->buf.v);
+			r->buf = (struct heapbuf){ 0 };
+			if (oom)
+				goto oom2;
+			continue; /* cannot happen: the block had events at open */
+		}
+		it->nruns++;
+	}
+	free(first);
+	for (size_t i = it->nruns / 2; i-- > 0;)
+		sift_down(it, i);
+	return it;
+oom:
+	u64map_release(&tids);
+oom2:
+	free(first);
+	free(tail);
+	sonde_heap_iter_free(it);
+	return NULL;
+}
+
+bool sonde_heap_iter_next(struct sonde_heap_iter *it, struct sonde_heap_event *e)
+{
+	if (it->arr || !it->runs) {
+		if (it->iarr >= it->narr)
+			return false;
+		*e = it->arr[it->iarr++];
+		return true;
+	}
+	if (!it->nruns || it->failed)
+		return false;
+	struct run *r = &it->runs[0];
+
+	*e = r->buf.v[r->pos++];
+	if (r->pos == r->buf.n) {
+		size_t nb = it->next[r->blk];
+
+		if (nb == SIZE_MAX || !run_load(it, r, nb)) {
+			if (r->buf.oom) { /* decoding again ran out of memory */
+				it->failed = true;
+				return true; /* this event is good; the next call ends */
+			}
+			free(r->buf.v);
+			it->runs[0] = it->runs[--it->nruns];
+		}
+	}
+	/* the same run usually stays first: check before sifting */
+	if (it->nruns > 1)
+		sift_down(it, 0);
+	return true;
+}
+
+bool sonde_heap_iter_failed(const struct sonde_heap_iter *it)
+{
+	return it->failed;
+}
+
+const struct sonde_io_event *sonde_exp_io_events(const struct sonde_exp *exp, size_t *n)
+{
+	*n = exp->nio;
+	return exp->io;
+}
+
+const char *sonde_exp_io_file(const struct sonde_exp *exp, uint64_t file_id)
+{
+	long i = file_id ? u64map_get(&exp->iofilemap, file_id) : -1;
+
+	return i < 0 ? NULL : exp->iofiles[i].name;
+}
+
+bool sonde_exp_traced(const struct sonde_exp *exp, int kind)
+{
+	int df = kind == SONDE_KIND_SYNC ? DF_SYNC : kind == SONDE_KIND_HEAP ? DF_HEAP
+					   : kind == SONDE_KIND_IO   ? DF_IO
+								     : -1;
+
+	return df >= 0 && (exp->data[df].declared || exp->files[exp->data[df].file].present);
+}
+
+static const char *name_in(const char *const *names, size_t n, unsigned i)
+{
+	return i < n && names[i] ? names[i] : "?";
+}
+
+const char *sonde_sync_func_name(unsigned func)
+{
+	static const char *const names[] = {
+		[SONDE_SYNC_MUTEX_LOCK] = "pthread_mutex_lock",
+		[SONDE_SYNC_MUTEX_TIMEDLOCK] = "pthread_mutex_timedlock",
+		[SONDE_SYNC_MUTEX_CLOCKLOCK] = "pthread_mutex_clocklock",
+		[SONDE_SYNC_COND_WAIT] = "pthread_cond_wait",
+		[SONDE_SYNC_COND_TIMEDWAIT] = "pthread_cond_timedwait",
+		[SONDE_SYNC_COND_CLOCKWAIT] = "pthread_cond_clockwait",
+		[SONDE_SYNC_RWLOCK_RDLOCK] = "pthread_rwlock_rdlock",
+		[SONDE_SYNC_RWLOCK_TIMEDRDLOCK] = "pthread_rwlock_timedrdlock",
+		[SONDE_SYNC_RWLOCK_CLOCKRDLOCK] = "pthread_rwlock_clockrdlock",
+		[SONDE_SYNC_RWLOCK_WRLOCK] = "pthread_rwlock_wrlock",
+		[SONDE_SYNC_RWLOCK_TIMEDWRLOCK] = "pthread_rwlock_timedwrlock",
+		[SONDE_SYNC_RWLOCK_CLOCKWRLOCK] = "pthread_rwlock_clockwrlock",
+		[SONDE_SYNC_SEM_WAIT] = "sem_wait",
+		[SONDE_SYNC_SEM_TIMEDWAIT] = "sem_timedwait",
+		[SONDE_SYNC_SEM_CLOCKWAIT] = "sem_clockwait",
+		[SONDE_SYNC_BARRIER_WAIT] = "pthread_barrier_wait",
+		[SONDE_SYNC_JOIN] = "pthread_join",
+		[SONDE_SYNC_TIMEDJOIN] = "pthread_timedjoin_np",
+		[SONDE_SYNC_CLOCKJOIN] = "pthread_clockjoin_np",
+	};
+	return name_in(names, sizeof(names) / sizeof(names[0]), func);
+}
+
+const char *sonde_heap_func_name(unsigned func)
+{
+	static const char *const names[] = {
+		[SONDE_HEAP_MALLOC] = "malloc",
+		[SONDE_HEAP_CALLOC] = "calloc",
+		[SONDE_HEAP_REALLOC] = "realloc",
+		[SONDE_HEAP_REALLOCARRAY] = "reallocarray",
+		[SONDE_HEAP_VALLOC] = "valloc",
+		[SONDE_HEAP_PVALLOC] = "pvalloc",
+		[SONDE_HEAP_MEMALIGN] = "memalign",
+		[SONDE_HEAP_POSIX_MEMALIGN] = "posix_memalign",
+		[SONDE_HEAP_ALIGNED_ALLOC] = "aligned_alloc",
+		[SONDE_HEAP_FREE] = "free",
+		[SONDE_HEAP_MMAP] = "mmap",
+		[SONDE_HEAP_MUNMAP] = "munmap",
+		[SONDE_HEAP_MREMAP] = "mremap",
+	};
+	return name_in(names, sizeof(names) / sizeof(names[0]), func);
+}
+
+const char *sonde_io_func_name(unsigned func)
+{
+	static const char *const names[] = {
+		[SONDE_IO_READ] = "read",	    [SONDE_IO_PREAD] = "pread",
+		[SONDE_IO_READV] = "readv",	    [SONDE_IO_PREADV] = "preadv",
+		[SONDE_IO_FREAD] = "fread",	    [SONDE_IO_FGETS] = "fgets",
+		[SONDE_IO_GETC] = "getc",	    [SONDE_IO_GETLINE] = "getline",
+		[SONDE_IO_WRITE] = "write",
+		[SONDE_IO_PWRITE] = "pwrite",	    [SONDE_IO_WRITEV] = "writev",
+		[SONDE_IO_PWRITEV] = "pwritev",	    [SONDE_IO_FWRITE] = "fwrite",
+		[SONDE_IO_PRINTF] = "printf",	    [SONDE_IO_FPRINTF] = "fprintf",
+		[SONDE_IO_DPRINTF] = "dprintf",	    [SONDE_IO_PUTS] = "puts",
+		[SONDE_IO_FPUTS] = "fputs",	    [SONDE_IO_PUTC] = "putc",
+		[SONDE_IO_OPEN] = "open",	    [SONDE_IO_OPENAT] = "openat",
+		[SONDE_IO_CREAT] = "creat",	    [SONDE_IO_CLOSE] = "close",
+		[SONDE_IO_DUP] = "dup",		    [SONDE_IO_DUP2] = "dup2",
+		[SONDE_IO_DUP3] = "dup3",	    [SONDE_IO_LSEEK] = "lseek",
+		[SONDE_IO_FSYNC] = "fsync",	    [SONDE_IO_FDATASYNC] = "fdatasync",
+		[SONDE_IO_FOPEN] = "fopen",	    [SONDE_IO_FDOPEN] = "fdopen",
+		[SONDE_IO_FCLOSE] = "fclose",	    [SONDE_IO_FFLUSH] = "fflush",
+	};
+	return name_in(names, sizeof(names) / sizeof(names[0]), func);
+}

@@ -1,0 +1,506 @@
+/*
+ * experiment: read a sonde experiment directory (see include/sonde/format.h
+ * and doc/experiment-format.md).
+ *
+ * sonde_exp_open() reads and checks everything at once: log.xml, map.xml,
+ * notes, and the data files "profile", "stacks" and "overview", which it
+ * memory-maps.  It validates every file header, block and packet, builds the
+ * stack table (stack id -> frames) and per-thread totals, and records what
+ * it could not read as *problems* instead of failing: a truncated or
+ * corrupted data file keeps every packet that was valid before the damage.
+ * Only a directory that is not an experiment at all (missing, no log.xml,
+ * log.xml without <experiment>, a format this sonde cannot read) makes
+ * sonde_exp_open() fail.
+ *
+ * Problems are SONDE_PROBLEM_ERROR when data was lost: a data file that is
+ * truncated inside its used area, a bad file header, block or packet, a
+ * data file that log.xml declares but that is missing.  Everything else is
+ * a SONDE_PROBLEM_WARNING: no map.xml, a malformed or cut-off XML line, a
+ * stack id used for two different stacks, samples whose stack is missing,
+ * fewer samples than the collector's end event reports.  (A data file cut
+ * exactly at a block boundary looks like one without more blocks; the end
+ * event's sample count is what catches that.)
+ *
+ * An experiment that is still being written can be opened; the handle is
+ * a snapshot of the packets published when it was opened.
+ *
+ * After open the handle is read-only: any number of threads may use it and
+ * its iterators at once.  Every pointer the accessors return (strings,
+ * arrays, stack frames that point straight into the mapped "stacks" file)
+ * is owned by the handle and stays valid until sonde_exp_close().  Absent
+ * strings are NULL, absent numbers 0, unless a field says otherwise.
+ *
+ * Library code never prints or exits; errors come back as one-line
+ * messages (lower case, the failing thing in quotes) in a caller's buffer.
+ *
+ * Byte order: the format is little-endian and this reader reads fields
+ * directly, so it builds only on little-endian hosts.
+ */
+#ifndef SONDE_EXPERIMENT_H
+#define SONDE_EXPERIMENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sonde/format.h>
+
+struct sonde_exp; /* opaque */
+
+/* ---- opening ---------------------------------------------------------- */
+
+/*
+ * Opens the experiment in directory dir.  Returns a handle to free with
+ * sonde_exp_close(), or NULL with a message in err (errlen bytes, always
+ * NUL-terminated when errlen > 0) when dir is missing, is not a directory,
+ * has no log.xml (not an experiment), has a log.xml without <experiment>
+ * or of a format this reader does not read, or when memory runs out.
+ * Damaged data does not fail the open: see sonde_exp_problems().
+ */
+struct sonde_exp *sonde_exp_open(const char *dir, char *err, size_t errlen);
+
+/* Unmaps and frees everything; every pointer obtained from exp dies.
+ * NULL is allowed. */
+void sonde_exp_close(struct sonde_exp *exp);
+
+/* ---- log.xml ---------------------------------------------------------- */
+
+enum sonde_event_kind {
+	SONDE_EV_OTHER = 0, /* an event kind this reader does not know */
+	SONDE_EV_START,
+	SONDE_EV_THREAD_START, /* tid */
+	SONDE_EV_THREAD_END,   /* tid, cpu_ns (has_cpu_ns), start_ns */
+	SONDE_EV_WARNING,      /* text */
+	SONDE_EV_ERROR,	       /* text: a data kind was disabled */
+	SONDE_EV_END,	       /* collector shutdown: samples, lost, stacks, stacks_lost */
+	SONDE_EV_EXIT,	       /* status */
+	SONDE_EV_SIGNAL,       /* signal, signame */
+	SONDE_EV_EXEC,	       /* the image is about to exec: end records follow */
+	SONDE_EV_EXEC_FAILED,  /* ...and the exec failed: since_ns, err, text */
+	SONDE_EV_REAPED,       /* this process reaped child pid: status, or signal and signame */
+};
+
+struct sonde_event {
+	enum sonde_event_kind kind;
+	const char *kind_name; /* as written in log.xml, never NULL */
+	unsigned line;	       /* line of log.xml */
+	uint64_t time_ns;      /* CLOCK_MONOTONIC, 0 when absent */
+	uint32_t tid;
+	bool has_cpu_ns;
+	uint64_t cpu_ns;  /* thread_end: the thread's real CPU time */
+	uint64_t start_ns; /* thread_end: when the thread started, 0 when absent */
+	const char *text; /* warning, error */
+	int status;	  /* exit */
+	int signal;	  /* signal */
+	const char *signame;
+	uint64_t samples, lost, stacks, stacks_lost; /* end */
+	uint64_t handler_ns; /* end: CPU time spent in the sampling handler */
+	uint64_t since_ns;   /* exec_failed: when the exec's end records began */
+	int err;	     /* exec_failed: the exec's errno */
+	uint32_t pid;	     /* reaped: the child */
+	bool has_status;     /* exit, reaped: status is set (else signal) */
+};
+
+/* One <packet> element: the layout of a packet type as the writer saw it. */
+struct sonde_packet_desc {
+	unsigned type;
+	unsigned size;
+	const char *name;
+	const char *fields; /* "type:0:u16 size:2:u16 ..." */
+};
+
+struct sonde_exp_info {
+	const char *dir;  /* as given to open, trailing '/' removed */
+	const char *name; /* last path component of dir */
+	unsigned format;  /* <experiment format> */
+	const char *collector;
+	bool log_complete; /* </experiment> was seen */
+	const char *notes; /* contents of "notes", NULL when there is none */
+
+	struct {
+		uint32_t pid, ppid;
+		const char *cwd, *exe, *command;
+	} target;
+	struct {
+		const char *host, *os, *release, *arch;
+		unsigned cpus;
+		uint64_t pagesize, memory_kb;
+	} system;
+	struct {
+		const char *clock_source;
+		/* <settings kernel_time>: "sampled", "sampled-at-tick",
+		 * "next-user-sample", or NULL (older experiments). */
+		const char *kernel_time;
+		uint64_t clock_interval_ns;
+		unsigned depth_limit;
+		uint64_t size_limit_mb;
+		double duration_s;
+		/* Tracing, from <trace kind=".." .../> lines: mode "on", "all"
+		 * or microseconds, NULL when the kind was not traced. */
+		const char *sync_mode;
+		uint64_t sync_threshold_ns;
+	} settings;
+
+	/*
+	 * start_ns: <time start_ns>, else the data files' header start_ns,
+	 * else the start event, else 0.  realtime_sec/nsec: wall clock at
+	 * start (has_realtime false when absent).
+	 */
+	uint64_t start_ns;
+	bool has_realtime;
+	int64_t realtime_sec;
+	uint32_t realtime_nsec;
+
+	/*
+	 * end_ns: the exit or signal event, else the collector's end event,
+	 * else the last sample, else the last event, else start_ns;
+	 * end_source names which ("exit", "signal", "end", "last sample",
+	 * "last event", "start").
+	 */
+	uint64_t end_ns;
+	const char *end_source;
+
+	const struct sonde_event *exit_event; /* last exit or signal event, or NULL */
+	const struct sonde_event *end_event;  /* last end event, or NULL */
+	/* The exec that replaced this image (its end records are the last
+	 * ones, and no exec_failed follows), or NULL. */
+	const struct sonde_event *exec_event;
+};
+
+const struct sonde_exp_info *sonde_exp_info(const struct sonde_exp *exp);
+
+/* All events of log.xml in file order. */
+const struct sonde_event *sonde_exp_events(const struct sonde_exp *exp, size_t *n);
+
+/* All <packet> descriptions of log.xml in file order. */
+const struct sonde_packet_desc *sonde_exp_packet_descs(const struct sonde_exp *exp, size_t *n);
+
+/* ---- files ------------------------------------------------------------- */
+
+struct sonde_exp_file {
+	const char *name; /* "log.xml", "map.xml", "notes", "profile", "stacks", "overview" */
+	bool present;
+	uint64_t size; /* bytes */
+	uint64_t written; /* data files: bytes of block headers and valid packets */
+};
+
+/* The files above, in that order. */
+const struct sonde_exp_file *sonde_exp_files(const struct sonde_exp *exp, size_t *n);
+
+/* ---- problems found while reading -------------------------------------- */
+
+enum sonde_problem_severity {
+	SONDE_PROBLEM_WARNING, /* the data is usable as it is (missing map.xml, ...) */
+	SONDE_PROBLEM_ERROR,   /* data was lost: truncated or corrupted files */
+};
+
+struct sonde_problem {
+	enum sonde_problem_severity severity;
+	const char *msg; /* "'profile' offset 4288 (block 0, tid 100): packet size 0 is invalid; ..." */
+};
+
+/*
+ * The problems in the order found.  At most SONDE_EXP_MAX_PROBLEMS are
+ * kept; then the last one says how many more there were.
+ */
+#define SONDE_EXP_MAX_PROBLEMS 100
+const struct sonde_problem *sonde_exp_problems(const struct sonde_exp *exp, size_t *n);
+
+/* Number of problems of severity SONDE_PROBLEM_ERROR (all, not only kept). */
+size_t sonde_exp_nerrors(const struct sonde_exp *exp);
+
+/* ---- load objects (map.xml) --------------------------------------------- */
+
+#define SONDE_TIME_NEVER UINT64_MAX
+
+struct sonde_object {
+	uint32_t id;
+	const char *path; /* absolute file name, or "[vdso]" and the like */
+	const char *name; /* last component of path */
+	uint64_t base;	  /* load bias: pc - base is the address in the ELF file */
+	uint64_t lo, hi;  /* run-time range [lo, hi) of the loaded segments */
+	const char *buildid; /* hex, NULL when unknown */
+	const char *copy;    /* file in the experiment holding a copy of the object
+			      * (the vDSO's "vdso.so"), NULL when none */
+	uint64_t load_ns;
+	uint64_t unload_ns; /* SONDE_TIME_NEVER while loaded */
+	bool sonde;	    /* sonde's own (libsonde_*: the collector, a tracer):
+			     * its frames are folded away by every view */
+};
+
+/* All objects in map.xml order (load order). */
+const struct sonde_object *sonde_exp_objects(const struct sonde_exp *exp, size_t *n);
+
+/*
+ * The object whose [lo, hi) holds pc at time time_ns (an object loaded at
+ * load_ns <= time_ns < unload_ns).  When several ranges hold pc (an address
+ * reused after dlclose) and none was loaded at time_ns, or when time_ns is
+ * SONDE_TIME_NEVER ("any time"), it returns the one loaded last.  NULL when
+ * no object holds pc.  The SONDE_PC_EXACT bit of pc is ignored.
+ * O(log n) plus the number of overlapping ranges.
+ */
+const struct sonde_object *sonde_exp_find_object(const struct sonde_exp *exp, uint64_t pc,
+						 uint64_t time_ns);
+
+/*
+ * Mapping epochs.  An address can name different code at different times
+ * only where two objects that are not the same file at the same base held
+ * it (a library dlclosed and another dlopened at its address).  The load
+ * and unload times of such objects cut the run into epochs; within one,
+ * sonde_exp_find_object() (and so every symbol lookup by time) gives the
+ * same answer for every time, so a reader that resolves an interned stack
+ * (whose id events at different times share) caches per (stack, epoch).
+ * A run that reused no address has one epoch, 0.
+ *
+ * sonde_exp_map_epoch(): the epoch of time_ns, 0 .. sonde_exp_map_epochs()
+ * - 1, and its extent [*lo, *hi) (either pointer may be NULL; *hi is
+ * SONDE_TIME_NEVER for the last).  SONDE_TIME_NEVER is in the last epoch.
+ * O(log cuts).
+ */
+size_t sonde_exp_map_epochs(const struct sonde_exp *exp);
+uint32_t sonde_exp_map_epoch(const struct sonde_exp *exp, uint64_t time_ns, uint64_t *lo,
+			     uint64_t *hi);
+
+/* ---- stacks ------------------------------------------------------------ */
+
+struct sonde_stack {
+	uint64_t id;
+	uint16_t depth;
+	uint16_t flags;	     /* SONDE_STACK_TRUNCATED, SONDE_STACK_INCOMPLETE */
+	const uint64_t *pc;  /* depth frames, leaf first; may carry SONDE_PC_EXACT */
+	uint64_t offset;     /* of its first packet in "stacks" */
+};
+
+/* The stack with id stack_id, or NULL when "stacks" has none. */
+const struct sonde_stack *sonde_exp_stack(const struct sonde_exp *exp, uint64_t stack_id);
+
+/* All distinct stacks: those written whole (SONDE_PKT_STACK) in file order,
+ * then those built from frame nodes (SONDE_PKT_FRAME) for the samples that
+ * name them, in sample order.  Duplicates of an id are dropped. */
+const struct sonde_stack *sonde_exp_stacks(const struct sonde_exp *exp, size_t *n);
+
+/* ---- summary and threads ----------------------------------------------- */
+
+struct sonde_exp_summary {
+	uint64_t samples;   /* profile packets read */
+	uint64_t weight_ns; /* their total weight: recorded CPU time */
+	uint64_t first_ns, last_ns; /* sample times, 0 without samples */
+	uint64_t samples_unknown_stack; /* stack_id not found in "stacks" */
+	uint64_t samples_truncated;	/* whose stack is SONDE_STACK_TRUNCATED */
+	uint64_t samples_incomplete;	/* whose stack is SONDE_STACK_INCOMPLETE */
+	size_t stacks;			/* distinct stack ids */
+	size_t stacks_truncated, stacks_incomplete;
+	uint64_t stack_packets;	 /* stack and frame packets, including repeats of one id */
+	size_t frame_nodes;	 /* distinct frame nodes (the collector's stack form) */
+	size_t stack_conflicts;	 /* ids seen with two different stacks */
+	uint64_t overview_packets;
+	uint64_t unknown_packets; /* packets of types skipped by size */
+	uint64_t trace_unknown_stack; /* trace events whose stack_id is not found */
+	uint64_t samples_bad_weight;  /* skipped: weight_ns above SONDE_MAX_SAMPLE_WEIGHT_NS */
+	uint64_t first_bad_weight;    /* the first of those weights */
+};
+
+/*
+ * A profile packet's weight_ns is one thread's CPU time since its previous
+ * sample: 2^48 ns (78 hours) of it in one sample cannot happen (the
+ * sampling timer fires every few milliseconds of CPU), and a weight with a
+ * high bit set (a corrupted file) would make totals wrap negative.  Such
+ * samples are skipped by the reader (the summary, the threads and the
+ * sample iterator alike) with one error.
+ */
+#define SONDE_MAX_SAMPLE_WEIGHT_NS (1ull << 48)
+
+const struct sonde_exp_summary *sonde_exp_summary(const struct sonde_exp *exp);
+
+struct sonde_thread {
+	uint32_t tid;
+	uint64_t samples;
+	uint64_t weight_ns;	/* recorded CPU time */
+	uint64_t first_ns, last_ns; /* sample times, 0 without samples */
+	uint64_t start_ns, end_ns;  /* thread_start (or thread_end's start_ns) and
+				     * thread_end event times, 0 without */
+	bool has_cpu_ns;
+	uint64_t cpu_ns; /* real CPU time from thread_end */
+};
+
+/* Every thread seen in the profile or in thread events, sorted by tid. */
+const struct sonde_thread *sonde_exp_threads(const struct sonde_exp *exp, size_t *n);
+
+/* ---- samples ----------------------------------------------------------- */
+
+struct sonde_sample {
+	uint32_t tid;
+	uint16_t cpu; /* 0xffff: unknown */
+	uint16_t state; /* enum sonde_thread_state */
+	uint64_t time_ns;
+	uint64_t weight_ns;
+	uint64_t stack_id;
+};
+
+/*
+ * Iterator over all profile samples, on the caller's stack:
+ *
+ *	struct sonde_sample_iter it;
+ *	struct sonde_sample s;
+ *	sonde_sample_iter_init(&it, exp);
+ *	while (sonde_sample_iter_next(&it, &s))
+ *		...;
+ *
+ * Samples come in file order: block by block, so each thread's samples are
+ * in time order but threads interleave by block.  Only packets that passed
+ * validation at open are returned.  No allocation; fields are private.
+ */
+struct sonde_sample_iter {
+	const struct sonde_exp *exp;
+	size_t block;
+	const uint8_t *p, *end;
+	uint32_t tid;
+};
+
+void sonde_sample_iter_init(struct sonde_sample_iter *it, const struct sonde_exp *exp);
+bool sonde_sample_iter_next(struct sonde_sample_iter *it, struct sonde_sample *s);
+
+/* ---- traced events (sync waits, heap, I/O) -------------------------------
+ *
+ * Each kind's events, sorted by time (ties keep file order, so each
+ * thread's own events stay in program order).  stack_id 0: no stack. */
+
+struct sonde_sync_event {
+	uint32_t tid;
+	uint16_t func; /* enum sonde_sync_func */
+	int32_t result;
+	uint64_t time_ns, wait_ns, object, stack_id;
+};
+
+struct sonde_heap_event {
+	uint32_t tid;
+	uint8_t func;  /* enum sonde_heap_func */
+	uint8_t flags; /* SONDE_HEAPF_* */
+	uint64_t time_ns, addr, bytes, stack_id; /* frees: bytes 0, stack 0 */
+};
+
+struct sonde_io_event {
+	uint32_t tid;
+	uint8_t func; /* enum sonde_io_func */
+	uint8_t flags;
+	int32_t fd, err;
+	uint64_t time_ns, dur_ns;
+	int64_t bytes;
+	uint64_t file_id, stack_id;
+};
+
+/* NULL when the experiment has no data of the kind. */
+const struct sonde_sync_event *sonde_exp_sync_events(const struct sonde_exp *exp, size_t *n);
+const struct sonde_heap_event *sonde_exp_heap_events(const struct sonde_exp *exp, size_t *n);
+const struct sonde_io_event *sonde_exp_io_events(const struct sonde_exp *exp, size_t *n);
+/* The name of an I/O file id, NULL when unknown. */
+const char *sonde_exp_io_file(const struct sonde_exp *exp, uint64_t file_id);
+/* Whether the experiment traced the kind (its data file is present or
+ * declared): SONDE_KIND_SYNC, _HEAP or _IO. */
+bool sonde_exp_traced(const struct sonde_exp *exp, int kind);
+
+/* Leak matching (lib/reader/heapleaks.c): leaked[i] (an array of as many
+ * entries as heap events) is set for each allocation never freed by the
+ * end of the run.  Returns the number of leaks, or -1 out of memory.
+ * O(n log n) in the heap events. */
+struct sonde_heap_match {
+	uint64_t leaks, leaked_bytes;
+	uint64_t unmatched_frees; /* frees of blocks allocated before tracing */
+	uint64_t reused_live;	  /* allocations at a live address (free not seen) */
+	uint64_t peak_bytes;	  /* the most live bytes at any time, 0 without any */
+	uint64_t peak_ns;	  /* time of the event that first reached them */
+};
+long sonde_heap_leaks(const struct sonde_exp *exp, bool *leaked, struct sonde_heap_match *st);
+/* The same, and left[i] (if not NULL): the bytes of allocation i still
+ * allocated at the end, its leak (a mapping unmapped in part leaks what
+ * is left of it; 0 for what was freed). */
+long sonde_heap_leaks_left(const struct sonde_exp *exp, bool *leaked, uint64_t *left, struct sonde_heap_match *st);
+
+/*
+ * Heap events without holding them all.  sonde_exp_heap_events() decodes
+ * every event into one array on its first call (about 80 bytes an event
+ * while it sorts them); these read them again from the mapped file.
+ *
+ * sonde_heap_iter_new(): the heap events in the order of
+ * sonde_exp_heap_events(), one decoded block per thread in memory (it
+ * falls back to that array only for a file whose blocks are not in time
+ * order, which the collector does not write).  NULL out of memory.
+ * sonde_heap_iter_next() gives the next event, false at the end or when
+ * decoding ran out of memory (sonde_heap_iter_failed() then says so).
+ */
+struct sonde_heap_iter;
+struct sonde_heap_iter *sonde_heap_iter_new(const struct sonde_exp *exp);
+bool sonde_heap_iter_next(struct sonde_heap_iter *it, struct sonde_heap_event *e);
+bool sonde_heap_iter_failed(const struct sonde_heap_iter *it);
+void sonde_heap_iter_free(struct sonde_heap_iter *it);
+
+/* The number of heap events (as sonde_exp_heap_events() would give),
+ * without decoding them. */
+size_t sonde_exp_heap_count(const struct sonde_exp *exp);
+
+/* The successful mmaps (and mremaps' new ranges) of the heap trace, in
+ * the events' order: what the leak matching needs to know in advance. */
+struct sonde_heap_mmap {
+	uint64_t time_ns;
+	uint64_t seq; /* the event's place in file order */
+	uint64_t addr, bytes;
+};
+const struct sonde_heap_mmap *sonde_exp_heap_mmaps(const struct sonde_exp *exp, size_t *n);
+
+/*
+ * The heap totals of sonde print -header and -heapstat in one streaming
+ * pass (lib/reader/heapleaks.c): memory grows with the live blocks, the distinct
+ * addresses and the mappings, not with the events.  Returns 0, or -1 out
+ * of memory.
+ */
+#define SONDE_HEAP_NBUCKETS 65 /* 0, then [2^k, 2^(k+1)) for k = 0..63 */
+struct sonde_heap_stats {
+	uint64_t events;
+	/* as -header counts: every event with SONDE_HEAPF_ALLOC, else FREE */
+	uint64_t any_allocs, any_alloc_bytes, any_frees;
+	/* as -heapstat counts: failed ones apart */
+	uint64_t allocs, bytes, frees, failed, largest, smallest; /* smallest: UINT64_MAX without */
+	uint64_t hcount[SONDE_HEAP_NBUCKETS], hbytes[SONDE_HEAP_NBUCKETS];
+	struct sonde_heap_match m;
+};
+int sonde_heap_stats(const struct sonde_exp *exp, struct sonde_heap_stats *st);
+
+/* Names of the traced functions ("pthread_mutex_lock", "malloc", "read"),
+ * "?" for unknown values. */
+const char *sonde_sync_func_name(unsigned func);
+const char *sonde_heap_func_name(unsigned func);
+const char *sonde_io_func_name(unsigned func);
+
+/* ---- overview ---------------------------------------------------------- */
+
+/* All overview packets (sample points) in time order (ties: file order).
+ * Fields beyond this reader's layout are dropped; fields an older writer
+ * did not write read 0. */
+const struct sonde_overview_packet *sonde_exp_overview(const struct sonde_exp *exp, size_t *n);
+/* The label of overview packet i (sonde_sample's argument), NULL without. */
+const char *sonde_exp_overview_label(const struct sonde_exp *exp, size_t i);
+
+/* ---- samples: the intervals between sample points ------------------------
+ *
+ * With sample points P0..Pn (the overview packets in time order), sample k
+ * (1..n) is the time (P[k-1], P[k]]; sample 1 also holds everything before
+ * P0 and sample n everything after Pn.  An experiment with fewer than two
+ * points has no samples. */
+size_t sonde_exp_nsamples(const struct sonde_exp *exp);
+/* The sample (1..n) that time_ns falls in; 0 when there are no samples. */
+size_t sonde_exp_sample_of(const struct sonde_exp *exp, uint64_t time_ns);
+
+/* A set of samples chosen by an er_print list ("all", "3", "1,4-6"):
+ * build with sonde_sample_sel_new (NULL spec or "all": NULL, i.e.
+ * everything), test times with sonde_sample_sel_has, free with
+ * sonde_sample_sel_free.  Returns -1 with a message on a malformed list
+ * or out of memory. */
+struct sonde_sample_sel;
+int sonde_sample_sel_new(struct sonde_sample_sel **out, const struct sonde_exp *exp, const char *spec,
+			 char *err, size_t errlen);
+bool sonde_sample_sel_has(const struct sonde_sample_sel *sel, uint64_t time_ns);
+void sonde_sample_sel_free(struct sonde_sample_sel *sel);
+/* Checks a list's syntax without an experiment. */
+int sonde_sample_list_check(const char *spec, char *err, size_t errlen);
+
+#endif

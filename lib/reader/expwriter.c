@@ -1,0 +1,413 @@
+/*
+ * expwriter: synthetic experiments for tests.  See expwriter.h.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "reader/expwriter.h"
+
+#define NKINDS 3 /* SONDE_KIND_PROFILE .. SONDE_KIND_OVERVIEW */
+
+struct cur {
+	uint32_t tid;
+	size_t block; /* current block of the thread, or SIZE_MAX for none */
+};
+
+struct wfile {
+	uint8_t *blocks; /* nblocks * SONDE_BLOCK_SIZE */
+	size_t nblocks, cap;
+	struct cur *cur;
+	size_t ncur, capcur;
+};
+
+struct sonde_expw {
+	char *dir;
+	FILE *log, *map;
+	uint32_t pid;
+	uint64_t start_ns;
+	struct wfile f[NKINDS];
+	char err[256];
+};
+
+static const char *const kind_names[NKINDS] = { "profile", "stacks", "overview" };
+
+static int fail(struct sonde_expw *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int fail(struct sonde_expw *w, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!w->err[0]) {
+		va_start(ap, fmt);
+		vsnprintf(w->err, sizeof(w->err), fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+static FILE *open_in(struct sonde_expw *w, const char *name)
+{
+	size_t n = strlen(w->dir) + strlen(name) + 2;
+	char *path = malloc(n);
+	FILE *f;
+
+	if (!path)
+		return NULL;
+	snprintf(path, n, "%s/%s", w->dir, name);
+	f = fopen(path, "w");
+	if (!f)
+		fail(w, "cannot create '%s': %s", path, strerror(errno));
+	free(path);
+	return f;
+}
+
+struct sonde_expw *sonde_expw_create(const char *dir, char *err, size_t errlen)
+{
+	struct sonde_expw *w = calloc(1, sizeof(*w));
+
+	if (!w || !(w->dir = strdup(dir))) {
+		free(w);
+		if (errlen)
+			snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
+		if (errlen)
+			snprintf(err, errlen, "cannot create '%s': %s", dir, strerror(errno));
+		free(w->dir);
+		free(w);
+		return NULL;
+	}
+	w->log = open_in(w, "log.xml");
+	if (!w->log) {
+		if (errlen)
+			snprintf(err, errlen, "%s", w->err);
+		free(w->dir);
+		free(w);
+		return NULL;
+	}
+	return w;
+}
+
+int sonde_expw_log(struct sonde_expw *w, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = vfprintf(w->log, fmt, ap);
+	va_end(ap);
+	return r < 0 ? fail(w, "cannot write log.xml") : 0;
+}
+
+static int vmap(struct sonde_expw *w, const char *fmt, va_list ap)
+{
+	if (!w->map) {
+		w->map = open_in(w, "map.xml");
+		if (!w->map)
+			return -1;
+		fprintf(w->map, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<map>\n");
+	}
+	return vfprintf(w->map, fmt, ap) < 0 ? fail(w, "cannot write map.xml") : 0;
+}
+
+int sonde_expw_map(struct sonde_expw *w, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = vmap(w, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+int sonde_expw_log_preamble(struct sonde_expw *w, uint32_t pid, uint64_t start_ns)
+{
+	w->pid = pid;
+	w->start_ns = start_ns;
+	return sonde_expw_log(
+		w,
+		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<experiment format=\"%d\" collector=\"sonde test\">\n"
+		"<target pid=\"%u\" ppid=\"1\" cwd=\"/tmp\" exe=\"/tmp/prog\" command=\"./prog\"/>\n"
+		"<system host=\"testhost\" os=\"Linux\" release=\"6.1.0\" arch=\"x86_64\" cpus=\"4\" "
+		"pagesize=\"4096\" memory_kb=\"8000000\"/>\n"
+		"<settings clock_source=\"perf-task-clock\" clock_interval_ns=\"1000000\" "
+		"depth_limit=\"256\" size_limit_mb=\"2000\" duration_s=\"0\"/>\n"
+		"<time start_ns=\"%llu\" realtime=\"1763700000.500000000\"/>\n"
+		"<dataformat file=\"profile\" kind=\"1\"/>\n"
+		"<dataformat file=\"stacks\" kind=\"2\"/>\n"
+		"<dataformat file=\"overview\" kind=\"3\"/>\n"
+		"<packet type=\"1\" name=\"profile\" size=\"32\" fields=\"type:0:u16 size:2:u16 "
+		"cpu:4:u16 state:6:u16 time_ns:8:u64 weight_ns:16:u64 stack_id:24:u64\"/>\n"
+		"<packet type=\"2\" name=\"stack\" size=\"16\" fields=\"type:0:u16 size:2:u16 "
+		"depth:4:u16 flags:6:u16 stack_id:8:u64 pc:16:u64[depth]\"/>\n"
+		"<event kind=\"start\" time_ns=\"%llu\"/>\n",
+		SONDE_FORMAT_VERSION, pid, (unsigned long long)start_ns,
+		(unsigned long long)start_ns);
+}
+
+int sonde_expw_object(struct sonde_expw *w, uint32_t id, const char *path, uint64_t base,
+		      uint64_t lo, uint64_t hi, uint64_t time_ns)
+{
+	return sonde_expw_map(w,
+			      "<object id=\"%u\" time_ns=\"%llu\" event=\"load\" path=\"%s\" "
+			      "base=\"0x%llx\" lo=\"0x%llx\" hi=\"0x%llx\" buildid=\"0123abcd\"/>\n",
+			      id, (unsigned long long)time_ns, path, (unsigned long long)base,
+			      (unsigned long long)lo, (unsigned long long)hi);
+}
+
+int sonde_expw_unload(struct sonde_expw *w, uint32_t id, uint64_t time_ns)
+{
+	return sonde_expw_map(w, "<object id=\"%u\" time_ns=\"%llu\" event=\"unload\"/>\n", id,
+			      (unsigned long long)time_ns);
+}
+
+static struct wfile *wfile(struct sonde_expw *w, enum sonde_kind kind)
+{
+	if (kind < SONDE_KIND_PROFILE || kind > SONDE_KIND_OVERVIEW) {
+		fail(w, "unknown data kind %d", (int)kind);
+		return NULL;
+	}
+	return &w->f[kind - 1];
+}
+
+static int64_t block_offset(size_t b)
+{
+	return (int64_t)SONDE_FILE_HEADER_SIZE + (int64_t)b * SONDE_BLOCK_SIZE;
+}
+
+/* Appends a zeroed block; returns its index or SIZE_MAX. */
+static size_t add_block(struct sonde_expw *w, struct wfile *f)
+{
+	if (f->nblocks == f->cap) {
+		size_t ncap = f->cap ? f->cap * 2 : 8;
+		uint8_t *n = realloc(f->blocks, ncap * SONDE_BLOCK_SIZE);
+
+		if (!n) {
+			fail(w, "out of memory");
+			return SIZE_MAX;
+		}
+		f->blocks = n;
+		f->cap = ncap;
+	}
+	memset(f->blocks + f->nblocks * SONDE_BLOCK_SIZE, 0, SONDE_BLOCK_SIZE);
+	return f->nblocks++;
+}
+
+static struct cur *cur_of(struct sonde_expw *w, struct wfile *f, uint32_t tid)
+{
+	for (size_t i = 0; i < f->ncur; i++)
+		if (f->cur[i].tid == tid)
+			return &f->cur[i];
+	if (f->ncur == f->capcur) {
+		size_t ncap = f->capcur ? f->capcur * 2 : 8;
+		struct cur *n = realloc(f->cur, ncap * sizeof(*n));
+
+		if (!n) {
+			fail(w, "out of memory");
+			return NULL;
+		}
+		f->cur = n;
+		f->capcur = ncap;
+	}
+	f->cur[f->ncur] = (struct cur){ tid, SIZE_MAX };
+	return &f->cur[f->ncur++];
+}
+
+static size_t claim(struct sonde_expw *w, struct wfile *f, enum sonde_kind kind, struct cur *c,
+		    uint64_t first_ns)
+{
+	size_t b = add_block(w, f);
+
+	if (b == SIZE_MAX)
+		return b;
+	struct sonde_block_header *h = (void *)(f->blocks + b * SONDE_BLOCK_SIZE);
+
+	h->magic = SONDE_BLOCK_MAGIC;
+	h->kind = kind;
+	h->tid = c->tid;
+	h->used = 0;
+	h->first_ns = first_ns;
+	c->block = b;
+	return b;
+}
+
+static int64_t put(struct sonde_expw *w, enum sonde_kind kind, uint32_t tid, const void *pkt,
+		   size_t size, uint64_t time_ns)
+{
+	struct wfile *f = wfile(w, kind);
+	struct cur *c;
+
+	if (!f || !(c = cur_of(w, f, tid)))
+		return -1;
+	if (size == 0 || size % 8 || size > SONDE_BLOCK_PAYLOAD)
+		return fail(w, "packet size %zu cannot be written", size);
+	struct sonde_block_header *h =
+		c->block == SIZE_MAX ? NULL : (void *)(f->blocks + c->block * SONDE_BLOCK_SIZE);
+
+	if (!h || h->used + size > SONDE_BLOCK_PAYLOAD) {
+		if (claim(w, f, kind, c, time_ns) == SIZE_MAX)
+			return -1;
+		h = (void *)(f->blocks + c->block * SONDE_BLOCK_SIZE);
+	}
+	int64_t off = block_offset(c->block) + (int64_t)sizeof(*h) + h->used;
+
+	memcpy((uint8_t *)(h + 1) + h->used, pkt, size);
+	h->used += (uint32_t)size;
+	return off;
+}
+
+int64_t sonde_expw_sample(struct sonde_expw *w, uint32_t tid, uint16_t cpu, uint64_t time_ns,
+			  uint64_t weight_ns, uint64_t stack_id)
+{
+	struct sonde_profile_packet p = {
+		.type = SONDE_PKT_PROFILE,
+		.size = sizeof(p),
+		.cpu = cpu,
+		.state = SONDE_STATE_CPU,
+		.time_ns = time_ns,
+		.weight_ns = weight_ns,
+		.stack_id = stack_id,
+	};
+
+	return put(w, SONDE_KIND_PROFILE, tid, &p, sizeof(p), time_ns);
+}
+
+int64_t sonde_expw_stack(struct sonde_expw *w, uint64_t stack_id, uint16_t flags, uint16_t depth,
+			 const uint64_t *pc)
+{
+	uint64_t buf[2 + SONDE_MAX_DEPTH_LIMIT];
+	struct sonde_stack_packet *p = (void *)buf;
+
+	if (depth > SONDE_MAX_DEPTH_LIMIT)
+		return fail(w, "stack depth %u is above %d", depth, SONDE_MAX_DEPTH_LIMIT);
+	p->type = SONDE_PKT_STACK;
+	p->size = (uint16_t)(sizeof(*p) + 8u * depth);
+	p->depth = depth;
+	p->flags = flags;
+	p->stack_id = stack_id;
+	if (depth)
+		memcpy(buf + 2, pc, 8u * depth);
+	return put(w, SONDE_KIND_STACKS, w->pid, p, p->size, 0);
+}
+
+int64_t sonde_expw_overview(struct sonde_expw *w, const struct sonde_overview_packet *p)
+{
+	struct sonde_overview_packet q = *p;
+
+	q.type = SONDE_PKT_OVERVIEW;
+	q.size = sizeof(q);
+	return put(w, SONDE_KIND_OVERVIEW, w->pid, &q, sizeof(q), q.time_ns);
+}
+
+int64_t sonde_expw_packet(struct sonde_expw *w, enum sonde_kind kind, uint32_t tid, const void *pkt,
+			  size_t size)
+{
+	return put(w, kind, tid, pkt, size, 0);
+}
+
+int64_t sonde_expw_new_block(struct sonde_expw *w, enum sonde_kind kind, uint32_t tid)
+{
+	struct wfile *f = wfile(w, kind);
+	struct cur *c;
+
+	if (!f || !(c = cur_of(w, f, tid)))
+		return -1;
+	size_t b = claim(w, f, kind, c, 0);
+
+	return b == SIZE_MAX ? -1 : block_offset(b);
+}
+
+int64_t sonde_expw_zero_block(struct sonde_expw *w, enum sonde_kind kind)
+{
+	struct wfile *f = wfile(w, kind);
+	size_t b;
+
+	if (!f || (b = add_block(w, f)) == SIZE_MAX)
+		return -1;
+	return block_offset(b);
+}
+
+static int write_data(struct sonde_expw *w, enum sonde_kind kind)
+{
+	struct wfile *f = &w->f[kind - 1];
+	uint8_t *hdr = calloc(1, SONDE_FILE_HEADER_SIZE);
+	struct sonde_file_header fh;
+	FILE *out;
+	int r = 0;
+
+	if (!hdr)
+		return fail(w, "out of memory");
+	memset(&fh, 0, sizeof(fh));
+	memcpy(fh.magic, SONDE_DATA_MAGIC, 8);
+	fh.version = SONDE_FORMAT_VERSION;
+	fh.kind = kind;
+	fh.header_size = SONDE_FILE_HEADER_SIZE;
+	fh.block_size = SONDE_BLOCK_SIZE;
+	fh.pid = w->pid;
+	fh.start_ns = w->start_ns;
+	memcpy(fh.kind_name, kind_names[kind - 1], strlen(kind_names[kind - 1])); /* NUL-padded */
+	memcpy(hdr, &fh, sizeof(fh));
+	out = open_in(w, kind_names[kind - 1]);
+	if (!out) {
+		free(hdr);
+		return -1;
+	}
+	if (fwrite(hdr, 1, SONDE_FILE_HEADER_SIZE, out) != SONDE_FILE_HEADER_SIZE ||
+	    (f->nblocks &&
+	     fwrite(f->blocks, SONDE_BLOCK_SIZE, f->nblocks, out) != f->nblocks))
+		r = fail(w, "cannot write '%s'", kind_names[kind - 1]);
+	if (fclose(out) && !r)
+		r = fail(w, "cannot write '%s'", kind_names[kind - 1]);
+	free(hdr);
+	return r;
+}
+
+int sonde_expw_finish(struct sonde_expw *w, unsigned flags, char *err, size_t errlen)
+{
+	int r = 0;
+
+	if (!(flags & SONDE_EXPW_OPEN_LOG))
+		sonde_expw_log(w, "</experiment>\n");
+	if (fclose(w->log))
+		fail(w, "cannot write log.xml");
+	if (!(flags & SONDE_EXPW_NO_MAP)) {
+		sonde_expw_map(w, "</map>\n");
+		if (w->map && fclose(w->map))
+			fail(w, "cannot write map.xml");
+	} else if (w->map) {
+		/* Written by the caller, then not wanted: remove it. */
+		size_t n = strlen(w->dir) + 9;
+		char *path = malloc(n);
+
+		fclose(w->map);
+		if (path) {
+			snprintf(path, n, "%s/map.xml", w->dir);
+			unlink(path);
+			free(path);
+		}
+	}
+	if (!(flags & SONDE_EXPW_NO_DATA))
+		for (int k = SONDE_KIND_PROFILE; k <= SONDE_KIND_OVERVIEW; k++)
+			write_data(w, k);
+	if (w->err[0]) {
+		if (errlen)
+			snprintf(err, errlen, "%s", w->err);
+		r = -1;
+	}
+	for (int k = 0; k < NKINDS; k++) {
+		free(w->f[k].blocks);
+		free(w->f[k].cur);
+	}
+	free(w->dir);
+	free(w);
+	return r;
+}

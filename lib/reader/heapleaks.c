@@ -1,0 +1,936 @@
+/*
+ * Leak matching for heap traces: which allocations were never freed.
+ *
+ * Events come sorted by time.  A free releases the live block at its
+ * address; an munmap (or the old range of an mremap) releases what it
+ * covers of the live mappings it overlaps (the rest of a mapping stays
+ * live, and is what leaks of it).  An allocation at an address that is still live
+ * means the free was not seen (made before tracing started, or by a path not
+ * interposed): the older block is taken as freed, since the allocator
+ * reused it.  The same walk gives the peak of live bytes.
+ *
+ * Times are the collector's millisecond tick (tracer.h): a free is stamped
+ * before its call and an allocation after, so a block handed from one
+ * thread to another is never stamped earlier on the receiving thread, but
+ * often equally.  Within a run of equal times, each thread's events are in
+ * its own order but the threads' are not interleaved as they happened.
+ * So before such a run is matched, the events of each address that more
+ * than one thread touched in it are put in the order that makes the fewest
+ * impossible steps (an allocation of a live block, a free of a dead one),
+ * keeping each thread's order (order_group below).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "reader/experiment.h"
+#include "base/u64map.h"
+
+#define NOT_LIVE (UINT32_MAX - 1)
+
+/* key -> val, inserting or replacing.  Returns -1 out of memory. */
+static int set(struct u64map *m, uint64_t key, uint32_t val)
+{
+	if (m->cap) {
+		for (size_t i = u64map_mix(key) & (m->cap - 1); m->vals[i]; i = (i + 1) & (m->cap - 1))
+			if (m->keys[i] == key) {
+				m->vals[i] = val + 1;
+				return 0;
+			}
+	}
+	return u64map_put(m, key, val);
+}
+
+/*
+ * The live mappings, for munmap: a segment tree over every mapping of the
+ * run, sorted by lo.  A leaf holds its mapping's hi while the mapping is
+ * live and 0 when it is not (no range overlaps a mapping whose hi is 0:
+ * 0 > lo never holds), an inner node the largest hi below it.  An munmap
+ * of [lo, hi) releases the live parts of the mappings that start below hi
+ * and end above lo: it visits only the subtrees that hold one,
+ * O((k + 1) log n) for k mappings touched, where scanning every live
+ * mapping made n mmaps and n munmaps quadratic.
+ *
+ * An munmap releases only what it covers: a mapping unmapped in part
+ * keeps the rest live (shrunk at an end, or split in two by a hole in its
+ * middle), and a leak is what is left of it.  A mapping's live parts are
+ * its pieces (one, until an munmap splits it); a leaf holds the highest
+ * end of its mapping's pieces.
+ */
+struct piece {
+	uint64_t lo, hi;
+};
+
+struct mlive {
+	struct piece one; /* the pieces: &one while cap is 0, else v */
+	struct piece *v;
+	uint32_t n, cap;
+	uint64_t left; /* bytes still mapped */
+};
+
+static struct piece *pieces(struct mlive *m)
+{
+	return m->cap ? m->v : &m->one;
+}
+
+struct maptree {
+	size_t size;	/* leaves: a power of two, at least the mappings */
+	uint64_t *lo;	/* the mappings' lo, sorted (size entries, UINT64_MAX past them) */
+	uint32_t *ev;	/* the mappings' events, in that order */
+	uint32_t *leaf; /* the k-th mapping of the run -> its leaf */
+	uint64_t *t;	/* 2 * size: node 1 the root, node i's children 2i, 2i + 1 */
+	struct mlive *ml; /* size entries: leaf r's live pieces */
+};
+
+struct lo_ev {
+	uint64_t lo;
+	uint32_t k, ev;
+};
+
+static int cmp_lo_ev(const void *a, const void *b)
+{
+	const struct lo_ev *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->k < y->k ? -1 : x->k > y->k;
+}
+
+/* A mapping made (mmap, or mremap's new range) or released (munmap, or
+ * mremap's old range): matched by range, not by address. */
+static bool is_mapping_func(unsigned func)
+{
+	return func == SONDE_HEAP_MMAP || func == SONDE_HEAP_MUNMAP || func == SONDE_HEAP_MREMAP;
+}
+
+static bool is_mmap(const struct sonde_heap_event *e)
+{
+	return !(e->flags & SONDE_HEAPF_FAILED) && is_mapping_func(e->func) && (e->flags & SONDE_HEAPF_ALLOC);
+}
+
+static bool is_munmap(const struct sonde_heap_event *e)
+{
+	return !(e->flags & SONDE_HEAPF_FAILED) && is_mapping_func(e->func) && (e->flags & SONDE_HEAPF_FREE);
+}
+
+static void maptree_release(struct maptree *mt)
+{
+	for (size_t r = 0; mt->ml && r < mt->size; r++)
+		free(mt->ml[r].v);
+	free(mt->ml);
+	free(mt->lo);
+	free(mt->ev);
+	free(mt->leaf);
+	free(mt->t);
+	memset(mt, 0, sizeof(*mt));
+}
+
+/* The run's m mappings (lo: their addresses in the events' order); a
+ * leaf's ev is the mapping's place k in that order.  -1 out of memory. */
+static int maptree_init(struct maptree *mt, const uint64_t *lo, size_t m)
+{
+	memset(mt, 0, sizeof(*mt));
+	mt->size = 1;
+	while (mt->size < m)
+		mt->size *= 2;
+	struct lo_ev *s = malloc((m ? m : 1) * sizeof(*s));
+
+	mt->lo = malloc(mt->size * sizeof(*mt->lo));
+	mt->ev = malloc(mt->size * sizeof(*mt->ev));
+	mt->leaf = malloc((m ? m : 1) * sizeof(*mt->leaf));
+	mt->t = calloc(2 * mt->size, sizeof(*mt->t));
+	mt->ml = calloc(mt->size, sizeof(*mt->ml));
+	if (!s || !mt->lo || !mt->ev || !mt->leaf || !mt->t || !mt->ml) {
+		free(s);
+		maptree_release(mt);
+		return -1;
+	}
+	for (size_t k = 0; k < m; k++)
+		s[k] = (struct lo_ev){ lo[k], (uint32_t)k, (uint32_t)k };
+	if (m > 1)
+		qsort(s, m, sizeof(*s), cmp_lo_ev);
+	for (size_t r = 0; r < mt->size; r++) {
+		mt->lo[r] = r < m ? s[r].lo : UINT64_MAX;
+		mt->ev[r] = r < m ? s[r].ev : 0;
+		if (r < m)
+			mt->leaf[s[r].k] = (uint32_t)r;
+	}
+	free(s);
+	return 0;
+}
+
+/* Sets leaf r (a mapping's hi, or 0) and the largest his above it. */
+static void maptree_set(struct maptree *mt, size_t r, uint64_t hi)
+{
+	size_t i = mt->size + r;
+
+	mt->t[i] = hi;
+	for (i /= 2; i; i /= 2)
+		mt->t[i] = mt->t[2 * i] > mt->t[2 * i + 1] ? mt->t[2 * i] : mt->t[2 * i + 1];
+}
+
+/* Mapping k of the run, [lo, hi), is made: its leaf r holds it whole. */
+static void maptree_map(struct maptree *mt, size_t r, uint64_t lo, uint64_t hi)
+{
+	struct mlive *m = &mt->ml[r];
+
+	m->one = (struct piece){ lo, hi };
+	m->n = 1;
+	m->left = hi - lo;
+	maptree_set(mt, r, hi);
+}
+
+struct unmap {
+	uint64_t lo, hi; /* the munmap's range */
+	size_t end;	 /* leaves before end start below hi */
+	bool *leaked;
+	uint64_t *cur; /* live bytes */
+	int oom;
+};
+
+/* Takes [u->lo, u->hi) out of leaf r's pieces; the leaf's new value. */
+static uint64_t unmap_leaf(struct maptree *mt, struct unmap *u, size_t r)
+{
+	struct mlive *m = &mt->ml[r];
+	struct piece *p = pieces(m);
+	uint64_t top = 0;
+
+	for (uint32_t i = 0; i < m->n;) {
+		struct piece c = p[i];
+
+		if (c.hi <= u->lo || c.lo >= u->hi) { /* untouched */
+			top = c.hi > top ? c.hi : top;
+			i++;
+			continue;
+		}
+		uint64_t a = c.lo > u->lo ? c.lo : u->lo, b = c.hi < u->hi ? c.hi : u->hi;
+
+		*u->cur -= b - a;
+		m->left -= b - a;
+		if (c.lo < u->lo && c.hi > u->hi) { /* a hole in its middle: two pieces */
+			if (m->n == (m->cap ? m->cap : 1)) {
+				uint32_t nc = m->cap ? 2 * m->cap : 4;
+				struct piece *nv = realloc(m->cap ? m->v : NULL, nc * sizeof(*nv));
+
+				if (!nv) {
+					u->oom = 1;
+					return mt->t[mt->size + r];
+				}
+				if (!m->cap)
+					nv[0] = m->one;
+				m->v = nv;
+				m->cap = nc;
+				p = m->v;
+			}
+			p[i].hi = u->lo;
+			p[m->n++] = (struct piece){ u->hi, c.hi };
+			top = u->lo > top ? u->lo : top;
+			i++;
+		} else if (c.lo < u->lo) { /* its top end */
+			p[i].hi = u->lo;
+			top = u->lo > top ? u->lo : top;
+			i++;
+		} else if (c.hi > u->hi) { /* its bottom end */
+			p[i].lo = u->hi;
+			top = c.hi > top ? c.hi : top;
+			i++;
+		} else { /* all of it */
+			p[i] = p[--m->n];
+		}
+	}
+	u->leaked[mt->ev[r]] = m->n > 0;
+	return m->n ? top : 0;
+}
+
+/* Releases what overlaps the range of the live mappings below node
+ * (leaves [nl, nl + len)): recursion as deep as the tree (log2 of the
+ * leaves). */
+static void maptree_unmap(struct maptree *mt, struct unmap *u, size_t node, size_t nl, size_t len)
+{
+	if (nl >= u->end || mt->t[node] <= u->lo)
+		return;
+	if (len == 1) {
+		mt->t[node] = unmap_leaf(mt, u, nl);
+		return;
+	}
+	maptree_unmap(mt, u, 2 * node, nl, len / 2);
+	maptree_unmap(mt, u, 2 * node + 1, nl + len / 2, len / 2);
+	mt->t[node] = mt->t[2 * node] > mt->t[2 * node + 1] ? mt->t[2 * node] : mt->t[2 * node + 1];
+}
+
+/* The first leaf whose mapping starts at or above hi. */
+static size_t maptree_below(const struct maptree *mt, uint64_t hi)
+{
+	size_t a = 0, b = mt->size;
+
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+
+		if (mt->lo[mid] < hi)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	return a;
+}
+
+/* ---- the order of events with equal times ---- */
+
+/* 1: allocates a heap block, 2: frees one, 0: neither (mappings, failures:
+ * they keep their places). */
+static int block_op(const struct sonde_heap_event *e)
+{
+	if ((e->flags & SONDE_HEAPF_FAILED) || is_mapping_func(e->func))
+		return 0;
+	return (e->flags & SONDE_HEAPF_ALLOC) ? 1 : (e->flags & SONDE_HEAPF_FREE) ? 2 : 0;
+}
+
+struct addr_ev {
+	uint64_t addr;
+	uint32_t ev;
+};
+
+static int cmp_addr_ev(const void *a, const void *b)
+{
+	const struct addr_ev *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->ev < y->ev ? -1 : x->ev > y->ev;
+}
+
+/* Whether op is impossible in state live (an allocation of a live block,
+ * a free of a dead one). */
+static int bad_step(int op, int live)
+{
+	return op == 1 ? live : !live;
+}
+
+#define MAX_SEQ 8	     /* threads of one address solved exactly */
+#define MAX_THREADS 64	     /* ... greedily; beyond, the file's order is kept */
+#define MAX_STATES (1 << 16) /* positions x live, solved exactly */
+
+/* Whether event i is thought to come before event j: by where each stands
+ * among its thread's events in the tick (est), as if each thread's were
+ * spread evenly over it; then by the file's order. */
+static bool earlier(const float *est, size_t a, uint32_t i, uint32_t j)
+{
+	return est[i - a] != est[j - a] ? est[i - a] < est[j - a] : i < j;
+}
+
+/* Whether, once thread t has taken its next step (leaving the block live
+ * or not), every thread's next step would be impossible. */
+static bool dead_end(const struct sonde_heap_event *e, uint32_t *const *seq, const size_t *len, const size_t *pos,
+		     size_t nseq, size_t t, int live)
+{
+	bool left = false;
+
+	for (size_t u = 0; u < nseq; u++) {
+		size_t p = pos[u] + (u == t);
+
+		if (p == len[u])
+			continue;
+		left = true;
+		if (!bad_step(block_op(&e[seq[u][p]]), live))
+			return false;
+	}
+	return left;
+}
+
+/*
+ * One address's m events, from nseq threads: seq[t] lists thread t's in
+ * its order.  Writes the chosen order to
+ * out[0..m).  Exactly (dynamic programming over how far each thread has
+ * got and whether the block is live) when the states are few, which they
+ * are for a block passed between a few threads within a tick; else
+ * greedily, looking one step ahead.  Among equally good steps, the one
+ * thought earliest goes first (earlier()): often more than one
+ * order is possible (which of two threads' frees released which block),
+ * and the events themselves cannot tell.
+ */
+static void solve_addr(const struct sonde_heap_event *e, const float *est, size_t a, size_t m, int live,
+		       uint32_t *const *seq, const size_t *len, size_t nseq, uint32_t *out, uint16_t *cost)
+{
+	size_t stride[MAX_SEQ], states = 1;
+	bool exact = nseq <= MAX_SEQ;
+
+	for (size_t t = 0; exact && t < nseq; t++) {
+		stride[t] = states;
+		if (states * (len[t] + 1) * 2 > MAX_STATES)
+			exact = false;
+		states *= len[t] + 1;
+	}
+	if (exact) {
+		/* cost[2 * s + live]: the fewest impossible steps from state s
+		 * on; every step raises s, so fill from the top down. */
+		for (size_t s = states; s-- > 0;)
+			for (int l = 0; l < 2; l++) {
+				unsigned best = UINT16_MAX;
+				size_t rest = s;
+				bool any = false;
+
+				for (size_t t = 0; t < nseq; t++) {
+					size_t pos = rest % (len[t] + 1);
+
+					rest /= len[t] + 1;
+					if (pos == len[t])
+						continue;
+					any = true;
+					int op = block_op(&e[seq[t][pos]]);
+					unsigned c = (unsigned)bad_step(op, l) + cost[2 * (s + stride[t]) + (op == 1)];
+
+					if (c < best)
+						best = c;
+				}
+				cost[2 * s + l] = any ? (uint16_t)(best > UINT16_MAX - 1 ? UINT16_MAX - 1 : best) : 0;
+			}
+	}
+	size_t pos[MAX_THREADS] = { 0 }, s = 0;
+
+	for (size_t k = 0; k < m; k++) {
+		size_t pick = SIZE_MAX;
+		unsigned best = UINT32_MAX;
+
+		for (size_t t = 0; t < nseq; t++) {
+			if (pos[t] == len[t])
+				continue;
+			uint32_t cand = seq[t][pos[t]];
+			int op = block_op(&e[cand]);
+			unsigned c;
+
+			if (exact)
+				c = (unsigned)bad_step(op, live) + cost[2 * (s + stride[t]) + (op == 1)];
+			else /* an impossible step, or one after which only impossible steps are left */
+				c = 2u * (unsigned)bad_step(op, live) + (unsigned)dead_end(e, seq, len, pos, nseq, t, op == 1);
+
+			if (c < best || (c == best && earlier(est, a, cand, seq[pick][pos[pick]]))) {
+				best = c;
+				pick = t;
+			}
+		}
+		out[k] = seq[pick][pos[pick]];
+		live = block_op(&e[out[k]]) == 1;
+		if (exact)
+			s += stride[pick];
+		pos[pick]++;
+	}
+}
+/* Scratch for order_group, grown to the largest run of equal times that
+ * more than one thread wrote in. */
+struct order_buf {
+	size_t cap;
+	struct addr_ev *ae;
+	uint32_t *ord, *tmp, *out;
+	float *est;	/* earlier() */
+	uint16_t *cost; /* MAX_STATES */
+	/* address -> first thread (hst 1) or several (hst 2), 0: empty */
+	size_t hcap;
+	uint64_t *hkey;
+	uint32_t *htid;
+	uint8_t *hst;
+	/* per thread (tids: tid -> slot): its events in the run, and how
+	 * many of them came so far; gen: the run they count */
+	struct u64map tids;
+	size_t nslots;
+	uint32_t *cnt, *seen;
+	size_t *gen;
+};
+
+static void order_buf_release(struct order_buf *ob)
+{
+	free(ob->ae);
+	free(ob->ord);
+	free(ob->tmp);
+	free(ob->out);
+	free(ob->est);
+	free(ob->cost);
+	free(ob->hkey);
+	free(ob->htid);
+	free(ob->hst);
+	u64map_release(&ob->tids);
+	free(ob->cnt);
+	free(ob->seen);
+	free(ob->gen);
+	memset(ob, 0, sizeof(*ob));
+}
+
+/* Resizes array p to n elements; false out of memory (p is kept). */
+#define RESIZE(p, n)                                                                                                   \
+	({                                                                                                             \
+		__typeof__(p) q_ = realloc((p), (n) * sizeof(*(p)));                                                   \
+		if (q_)                                                                                                \
+			(p) = q_;                                                                                      \
+		q_ != NULL;                                                                                            \
+	})
+
+static int order_buf_reserve(struct order_buf *ob, size_t n)
+{
+	if (!ob->cost && !(ob->cost = malloc(MAX_STATES * sizeof(*ob->cost))))
+		return -1;
+	if (n <= ob->cap)
+		return 0;
+	size_t cap = ob->cap ? ob->cap : 256;
+
+	while (cap < n)
+		cap *= 2;
+	if (!RESIZE(ob->ae, cap) || !RESIZE(ob->ord, cap) || !RESIZE(ob->tmp, cap) || !RESIZE(ob->out, cap) ||
+	    !RESIZE(ob->est, cap) || !RESIZE(ob->hkey, 2 * cap) || !RESIZE(ob->htid, 2 * cap) ||
+	    !RESIZE(ob->hst, 2 * cap))
+		return -1;
+	ob->cap = cap;
+	ob->hcap = 2 * cap;
+	return 0;
+}
+
+/* One address's events ob->ae[0..m) (ascending) in a run of equal times:
+ * reordered in ob->ord (indexed from the run's first event a) when more
+ * than one thread wrote them.  live: whether the block is live before. */
+static void order_addr(const struct sonde_heap_event *e, size_t a, const struct addr_ev *ae, size_t m,
+		       int live, struct order_buf *ob)
+{
+	uint32_t tids[MAX_THREADS];
+	size_t len[MAX_THREADS] = { 0 }, nseq = 0, thr[MAX_THREADS];
+	uint32_t *seq[MAX_THREADS];
+
+	for (size_t k = 0; k < m; k++) {
+		size_t t = 0;
+
+		while (t < nseq && tids[t] != e[ae[k].ev].tid)
+			t++;
+		if (t == nseq) {
+			if (nseq == MAX_THREADS)
+				return;
+			tids[nseq++] = e[ae[k].ev].tid;
+		}
+		len[t]++;
+	}
+	if (nseq < 2)
+		return;
+	uint32_t *tmp = ob->tmp;
+
+	for (size_t t = 0, off = 0; t < nseq; t++) {
+		seq[t] = tmp + off;
+		off += len[t];
+		thr[t] = 0;
+	}
+	for (size_t k = 0; k < m; k++) {
+		size_t t = 0;
+
+		while (tids[t] != e[ae[k].ev].tid)
+			t++;
+		seq[t][thr[t]++] = ae[k].ev;
+	}
+	solve_addr(e, ob->est, a, m, live, seq, len, nseq, ob->out, ob->cost);
+	for (size_t k = 0; k < m; k++)
+		ob->ord[ae[k].ev - a] = ob->out[k];
+}
+
+/* The slot of thread tid in ob's per-thread counts, -1 out of memory. */
+static long thread_slot(struct order_buf *ob, uint32_t tid)
+{
+	long k = u64map_get(&ob->tids, tid);
+
+	if (k >= 0)
+		return k;
+	size_t n = ob->nslots + 1;
+
+	if (!RESIZE(ob->cnt, n) || !RESIZE(ob->seen, n) || !RESIZE(ob->gen, n) || n > UINT32_MAX - 1 ||
+	    u64map_put(&ob->tids, tid, (uint32_t)ob->nslots) < 0)
+		return -1;
+	ob->gen[ob->nslots] = SIZE_MAX;
+	return (long)ob->nslots++;
+}
+
+/* Events [a, b) have equal times (run: a number no other run of the walk
+ * has, its first event's place): 1 when ob->ord[0..b - a) gets the
+ * order to match them in, 0 when it is theirs (one thread wrote them all),
+ * -1 out of memory. */
+static int order_group(const struct sonde_heap_event *e, size_t a, size_t b, const struct u64map *live,
+		       struct order_buf *ob, size_t run)
+{
+	size_t r = a + 1, m = 0, nmulti = 0;
+
+	while (r < b && e[r].tid == e[a].tid)
+		r++;
+	if (r == b)
+		return 0;
+	if (order_buf_reserve(ob, b - a) < 0)
+		return -1;
+	/* The addresses more than one thread touched (usually none: each
+	 * thread's allocator arena hands out its own blocks): a hash table
+	 * of address -> first thread, or MULTI. */
+	size_t hmask = ob->hcap - 1;
+
+	memset(ob->hst, 0, ob->hcap);
+	for (r = a; r < b; r++) {
+		if (!block_op(&e[r]))
+			continue;
+		size_t h = u64map_mix(e[r].addr) & hmask;
+
+		while (ob->hst[h] && ob->hkey[h] != e[r].addr)
+			h = (h + 1) & hmask;
+		if (!ob->hst[h]) {
+			ob->hst[h] = 1;
+			ob->hkey[h] = e[r].addr;
+			ob->htid[h] = e[r].tid;
+		} else if (ob->hst[h] == 1 && ob->htid[h] != e[r].tid) {
+			ob->hst[h] = 2;
+			nmulti++;
+		}
+	}
+	if (!nmulti)
+		return 0;
+	for (r = a; r < b; r++) {
+		ob->ord[r - a] = (uint32_t)r;
+		long k = thread_slot(ob, e[r].tid);
+
+		if (k < 0)
+			return -1;
+		if (ob->gen[k] != run) {
+			ob->gen[k] = run;
+			ob->cnt[k] = ob->seen[k] = 0;
+		}
+		ob->cnt[k]++;
+	}
+	for (r = a; r < b; r++) {
+		long k = u64map_get(&ob->tids, e[r].tid);
+
+		ob->est[r - a] = ((float)ob->seen[k]++ + 0.5f) / (float)ob->cnt[k];
+		if (!block_op(&e[r]))
+			continue;
+		size_t h = u64map_mix(e[r].addr) & hmask;
+
+		while (ob->hkey[h] != e[r].addr)
+			h = (h + 1) & hmask;
+		if (ob->hst[h] == 2)
+			ob->ae[m++] = (struct addr_ev){ e[r].addr, (uint32_t)r };
+	}
+	qsort(ob->ae, m, sizeof(*ob->ae), cmp_addr_ev);
+	for (size_t i = 0, j; i < m; i = j) {
+		for (j = i + 1; j < m && ob->ae[j].addr == ob->ae[i].addr; j++)
+			;
+		long prev = u64map_get(live, ob->ae[i].addr);
+
+		order_addr(e, a, ob->ae + i, j - i, prev >= 0 && (uint32_t)prev != NOT_LIVE, ob);
+	}
+	return 1;
+}
+
+/*
+ * The matching walk, fed one run of equal times at a time, so that it can
+ * work on an array of every event or on a stream.  The live blocks are in
+ * a pool (addr -> pool index in `live`, NOT_LIVE once freed), the
+ * mappings in the segment tree, each with its live pieces (what an munmap
+ * in part left of it).
+ */
+struct matcher {
+	struct u64map live;
+	struct blk {
+		uint64_t bytes, ev; /* ev: the allocation's place; UINT64_MAX: slot unused */
+	} *pool;
+	uint32_t *freel;
+	size_t npool, cappool, nfree, capfree;
+	struct maptree mt;
+	size_t k, nmm;	 /* mappings seen, and of the run */
+	uint64_t *mm_ev; /* the k-th mapping's event */
+	bool *mm_live;	 /* whether some of it is still mapped (its bytes: mt.ml) */
+	uint64_t cur;	 /* live bytes */
+	struct sonde_heap_match s;
+	struct order_buf ob;
+};
+
+static void matcher_release(struct matcher *m)
+{
+	u64map_release(&m->live);
+	free(m->pool);
+	free(m->freel);
+	maptree_release(&m->mt);
+	free(m->mm_ev);
+	free(m->mm_live);
+	order_buf_release(&m->ob);
+	memset(m, 0, sizeof(*m));
+}
+
+/* lo: the run's nmm mappings' addresses in order.  -1 out of memory. */
+static int matcher_init(struct matcher *m, const uint64_t *lo, size_t nmm)
+{
+	memset(m, 0, sizeof(*m));
+	m->nmm = nmm;
+	m->mm_ev = malloc((nmm ? nmm : 1) * sizeof(*m->mm_ev));
+	m->mm_live = calloc(nmm ? nmm : 1, sizeof(*m->mm_live));
+	if (!m->mm_ev || !m->mm_live || maptree_init(&m->mt, lo, nmm) < 0) {
+		matcher_release(m);
+		return -1;
+	}
+	return 0;
+}
+
+/* A pool slot for a new live block; -1 out of memory. */
+static long pool_get(struct matcher *m, uint64_t bytes, uint64_t ev)
+{
+	size_t i;
+
+	if (m->nfree) {
+		i = m->freel[--m->nfree];
+	} else {
+		if (m->npool >= NOT_LIVE)
+			return -1;
+		if (m->npool == m->cappool) {
+			size_t cap = m->cappool ? 2 * m->cappool : 256;
+
+			if (!RESIZE(m->pool, cap))
+				return -1;
+			m->cappool = cap;
+		}
+		i = m->npool++;
+	}
+	m->pool[i] = (struct blk){ bytes, ev };
+	return (long)i;
+}
+
+static int pool_put(struct matcher *m, uint32_t i)
+{
+	if (m->nfree == m->capfree) {
+		size_t cap = m->capfree ? 2 * m->capfree : 256;
+
+		if (!RESIZE(m->freel, cap))
+			return -1;
+		m->capfree = cap;
+	}
+	m->pool[i].ev = UINT64_MAX;
+	m->freel[m->nfree++] = i;
+	return 0;
+}
+
+/* Releases what [lo, hi) covers of the live mappings.  -1 out of memory. */
+static int matcher_unmap(struct matcher *m, uint64_t lo, uint64_t hi)
+{
+	struct unmap u = { lo, hi, maptree_below(&m->mt, hi), m->mm_live, &m->cur, 0 };
+
+	maptree_unmap(&m->mt, &u, 1, 0, m->mt.size);
+	return u.oom ? -1 : 0;
+}
+
+/* Events e[0..n), of one time, the base-th and after of the walk.
+ * -1 out of memory. */
+static int matcher_run(struct matcher *m, const struct sonde_heap_event *e, size_t n, uint64_t base)
+{
+	struct sonde_heap_match *s = &m->s;
+	int reordered = n > 1 ? order_group(e, 0, n, &m->live, &m->ob, (size_t)base) : 0;
+
+	if (reordered < 0)
+		return -1;
+	for (size_t r = 0; r < n; r++) {
+		size_t i = reordered ? m->ob.ord[r] : r;
+
+		if (e[i].flags & SONDE_HEAPF_FAILED)
+			continue;
+		if (is_mmap(&e[i])) {
+			/* The kernel maps no address twice: live mappings
+			 * where this one is were unmapped unseen (a raw
+			 * system call), or replaced (MAP_FIXED; the tracer
+			 * records that munmap first). */
+			if (matcher_unmap(m, e[i].addr, e[i].addr + e[i].bytes) < 0)
+				return -1;
+			if (m->k < m->nmm) {
+				maptree_map(&m->mt, m->mt.leaf[m->k], e[i].addr, e[i].addr + e[i].bytes);
+				m->mm_live[m->k] = true;
+				m->mm_ev[m->k] = base + i;
+				m->k++;
+			}
+			m->cur += e[i].bytes;
+		} else if (is_munmap(&e[i])) {
+			/* [lo, hi) releases what it covers of every live mapping */
+			if (matcher_unmap(m, e[i].addr, e[i].addr + e[i].bytes) < 0)
+				return -1;
+		} else if (e[i].flags & SONDE_HEAPF_ALLOC) {
+			long prev = u64map_get(&m->live, e[i].addr);
+			if (prev >= 0 && (uint32_t)prev != NOT_LIVE) {
+				m->cur -= m->pool[prev].bytes;
+				s->reused_live++;
+				if (pool_put(m, (uint32_t)prev) < 0)
+					return -1;
+			}
+			long slot = pool_get(m, e[i].bytes, base + i);
+			if (slot < 0 || set(&m->live, e[i].addr, (uint32_t)slot) < 0)
+				return -1;
+			m->cur += e[i].bytes;
+		} else if (e[i].flags & SONDE_HEAPF_FREE) {
+			long prev = u64map_get(&m->live, e[i].addr);
+			if (prev < 0 || (uint32_t)prev == NOT_LIVE) {
+				s->unmatched_frees++;
+				continue;
+			}
+			m->cur -= m->pool[prev].bytes;
+			if (pool_put(m, (uint32_t)prev) < 0 || set(&m->live, e[i].addr, NOT_LIVE) < 0)
+				return -1;
+		}
+		if (m->cur > s->peak_bytes) {
+			s->peak_bytes = m->cur;
+			s->peak_ns = e[i].time_ns;
+		}
+	}
+	return 0;
+}
+
+/* The leaks: what is live at the end, a block whole, a mapping the bytes
+ * left of it.  leaked and left (NULL: not wanted) are indexed by the
+ * events' places; only the leaks' entries are written. */
+static void matcher_end(struct matcher *m, bool *leaked, uint64_t *left)
+{
+	struct sonde_heap_match *s = &m->s;
+
+	for (size_t i = 0; i < m->npool; i++)
+		if (m->pool[i].ev != UINT64_MAX) {
+			s->leaks++;
+			s->leaked_bytes += m->pool[i].bytes;
+			if (leaked)
+				leaked[m->pool[i].ev] = true;
+			if (left)
+				left[m->pool[i].ev] = m->pool[i].bytes;
+		}
+	for (size_t k = 0; k < m->k; k++)
+		if (m->mm_live[k]) {
+			uint64_t b = m->mt.ml[m->mt.leaf[k]].left;
+
+			s->leaks++;
+			s->leaked_bytes += b;
+			if (leaked)
+				leaked[m->mm_ev[k]] = true;
+			if (left)
+				left[m->mm_ev[k]] = b;
+		}
+}
+
+long sonde_heap_leaks(const struct sonde_exp *exp, bool *leaked, struct sonde_heap_match *st)
+{
+	return sonde_heap_leaks_left(exp, leaked, NULL, st);
+}
+
+long sonde_heap_leaks_left(const struct sonde_exp *exp, bool *leaked, uint64_t *left, struct sonde_heap_match *st)
+{
+	size_t n, nmm = 0;
+	const struct sonde_heap_event *e = sonde_exp_heap_events(exp, &n);
+	struct matcher m;
+
+	for (size_t i = 0; i < n; i++)
+		nmm += is_mmap(&e[i]);
+	uint64_t *lo = malloc((nmm ? nmm : 1) * sizeof(*lo));
+
+	if (!lo)
+		return -1;
+	for (size_t i = 0, k = 0; i < n; i++)
+		if (is_mmap(&e[i]))
+			lo[k++] = e[i].addr;
+	int r = matcher_init(&m, lo, nmm);
+
+	free(lo);
+	if (r < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		leaked[i] = false;
+		if (left)
+			left[i] = 0;
+	}
+	for (size_t g = 0, end; g < n; g = end) {
+		for (end = g + 1; end < n && e[end].time_ns == e[g].time_ns; end++)
+			;
+		if (matcher_run(&m, e + g, end - g, g) < 0) {
+			matcher_release(&m);
+			return -1;
+		}
+	}
+	matcher_end(&m, leaked, left);
+	if (st)
+		*st = m.s;
+	long leaks = (long)m.s.leaks;
+
+	matcher_release(&m);
+	return leaks;
+}
+
+static int bucket(uint64_t size)
+{
+	return size ? 64 - __builtin_clzll(size) : 0;
+}
+
+int sonde_heap_stats(const struct sonde_exp *exp, struct sonde_heap_stats *st)
+{
+	size_t nmm;
+	const struct sonde_heap_mmap *mm = sonde_exp_heap_mmaps(exp, &nmm);
+	uint64_t *lo = malloc((nmm ? nmm : 1) * sizeof(*lo));
+	struct matcher m;
+	struct sonde_heap_iter *it = NULL;
+	struct sonde_heap_event *g = NULL; /* the current run of equal times */
+	size_t ng = 0, capg = 0;
+	uint64_t base = 0;
+	int rc = -1;
+
+	memset(st, 0, sizeof(*st));
+	st->smallest = UINT64_MAX;
+	if (!lo)
+		return -1;
+	for (size_t k = 0; k < nmm; k++)
+		lo[k] = mm[k].addr;
+	int r = matcher_init(&m, lo, nmm);
+
+	free(lo);
+	if (r < 0)
+		return -1;
+	if (!(it = sonde_heap_iter_new(exp)))
+		goto out;
+	for (;;) {
+		struct sonde_heap_event ev;
+		bool more = sonde_heap_iter_next(it, &ev);
+
+		if (ng && (!more || ev.time_ns != g[0].time_ns)) {
+			if (matcher_run(&m, g, ng, base) < 0)
+				goto out;
+			base += ng;
+			ng = 0;
+		}
+		if (!more)
+			break;
+		if (ng == capg) {
+			size_t cap = capg ? 2 * capg : 1024;
+
+			if (!RESIZE(g, cap))
+				goto out;
+			capg = cap;
+		}
+		g[ng++] = ev;
+		st->events++;
+		if (ev.flags & SONDE_HEAPF_ALLOC) {
+			st->any_allocs++;
+			st->any_alloc_bytes += ev.bytes;
+		} else if (ev.flags & SONDE_HEAPF_FREE) {
+			st->any_frees++;
+		}
+		if (ev.flags & SONDE_HEAPF_FAILED) {
+			st->failed++;
+		} else if (ev.flags & SONDE_HEAPF_ALLOC) {
+			uint64_t b = ev.bytes;
+			int k = bucket(b);
+
+			st->allocs++;
+			st->bytes += b;
+			if (b > st->largest)
+				st->largest = b;
+			if (b < st->smallest)
+				st->smallest = b;
+			st->hcount[k]++;
+			st->hbytes[k] += b;
+		} else if (ev.flags & SONDE_HEAPF_FREE) {
+			st->frees++;
+		}
+	}
+	if (sonde_heap_iter_failed(it))
+		goto out;
+	matcher_end(&m, NULL, NULL);
+	st->m = m.s;
+	rc = 0;
+out:
+	free(g);
+	sonde_heap_iter_free(it);
+	matcher_release(&m);
+	return rc;
+}

@@ -1,0 +1,436 @@
+/*
+ * srcinfo: source positions with inlining from DWARF.  See srcinfo.h.
+ *
+ * elfutils does the reading: dwfl_module_getsrc() walks the line table
+ * (DWARF 4 and 5), dwarf_getscopes() finds the innermost scope of an
+ * address and dwarf_getscopes_die() its enclosing DIEs, outward through
+ * inlined instances to the subprogram, as eu-addr2line -i does.  Each
+ * address is resolved once; answers are kept for the life of the object.
+ */
+#define _GNU_SOURCE
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/safeopen.h"
+#include "base/arena.h"
+#include "symbols/srcinfo.h"
+#include "base/strtab.h"
+#include "base/u64map.h"
+#include "base/partition.h"
+
+#define MAX_LEVELS 64
+
+struct chain {
+	uint32_t n;
+	struct sonde_srcframe f[];
+};
+
+struct srcobj {
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	Dwarf *dw;
+	bool lines;
+	struct arena_chunk *arena;
+	struct u64map cache; /* address -> chains index */
+	struct chain **chains;
+	size_t nchains, capchains;
+	struct strtab strs;
+	struct sonde_srcfunc *funcs;
+	size_t nfuncs, capfuncs;
+	/* CUs by address range, for files without .debug_aranges (clang
+	 * emits none; elfutils before 0.191 then finds no CU by address). */
+	struct curange { Dwarf_Addr lo, hi, bias; Dwarf_Die cu; } *cur;
+	size_t ncur;
+	bool cur_built;
+};
+
+static int cmp_cur(const void *a, const void *b)
+{
+	const struct curange *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static void build_curanges(struct srcobj *so)
+{
+	size_t cap = 0;
+	Dwarf_Die *cu = NULL;
+	Dwarf_Addr bias;
+
+	so->cur_built = true;
+	while ((cu = dwfl_module_nextcu(so->mod, cu, &bias))) {
+		Dwarf_Addr base, lo, hi;
+		ptrdiff_t off = 0;
+
+		while ((off = dwarf_ranges(cu, off, &base, &lo, &hi)) > 0) {
+			if (lo >= hi)
+				continue;
+			if (so->ncur == cap) {
+				size_t nc = cap ? 2 * cap : 64;
+				struct curange *v = realloc(so->cur, nc * sizeof(*v));
+
+				if (!v)
+					return;
+				so->cur = v;
+				cap = nc;
+			}
+			so->cur[so->ncur++] = (struct curange){ lo + bias, hi + bias, bias, *cu };
+		}
+	}
+	if (so->ncur > 1)
+		qsort(so->cur, so->ncur, sizeof(*so->cur), cmp_cur);
+}
+
+/* The CU holding addr by its ranges (the last range starting at or
+ * below it that holds it), or NULL. */
+static Dwarf_Die *cu_by_range(struct srcobj *so, uint64_t addr, Dwarf_Addr *bias)
+{
+	if (!so->cur_built)
+		build_curanges(so);
+	size_t lo = PARTITION_POINT(0, so->ncur, i, so->cur[i].lo <= addr);
+	for (size_t j = lo; j-- > 0;)
+		if (addr < so->cur[j].hi) {
+			*bias = so->cur[j].bias;
+			return &so->cur[j].cu;
+		}
+	return NULL;
+}
+
+/* One copy of each file and function name: views compare them by pointer
+ * within an object.  NULL stays NULL (and when memory runs out). */
+static const char *intern(struct srcobj *so, const char *s)
+{
+	return strtab_intern(&so->strs, s);
+}
+
+/* A file name of a CU made absolute with its compilation directory. */
+static const char *abs_file(struct srcobj *so, const char *name, Dwarf_Die *cu)
+{
+	if (!name || name[0] == '/' || !cu)
+		return intern(so, name);
+	Dwarf_Attribute a;
+	const char *dir = dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &a));
+	char buf[PATH_MAX];
+
+	if (!dir)
+		return intern(so, name);
+	snprintf(buf, sizeof(buf), "%s/%s", dir, name);
+	return intern(so, buf);
+}
+
+static const char *die_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	const char *n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
+
+	if (!n)
+		n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a));
+	if (!n)
+		n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
+	return n;
+}
+
+/* The file of an inlined instance's call site (DW_AT_call_file indexes its
+ * CU's file table). */
+static const char *call_file(struct srcobj *so, Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word idx;
+	Dwarf_Die cu;
+	Dwarf_Files *files;
+	size_t nf;
+
+	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &a), &idx) != 0 ||
+	    !dwarf_diecu(die, &cu, NULL, NULL) || dwarf_getsrcfiles(&cu, &files, &nf) != 0 ||
+	    idx >= nf)
+		return NULL;
+	return abs_file(so, dwarf_filesrc(files, idx, NULL, NULL), &cu);
+}
+
+static uint32_t attr_line(Dwarf_Die *die, int name)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word w;
+
+	return dwarf_formudata(dwarf_attr(die, name, &a), &w) == 0 && w <= UINT32_MAX ? (uint32_t)w : 0;
+}
+
+static void set_decl(struct srcobj *so, struct sonde_srcframe *f, Dwarf_Die *die)
+{
+	int line = 0;
+	Dwarf_Die cu;
+	/* (dwarf_decl_file integrates abstract origins; its name is relative
+	 * to the CU of the DIE it was found on, which for C and C++ is this
+	 * DIE's CU.) */
+	if (!dwarf_diecu(die, &cu, NULL, NULL)) {
+		f->decl_file = NULL;
+	} else {
+		const char *df = dwarf_decl_file(die);
+		Dwarf_Attribute a;
+		Dwarf_Word idx;
+
+		/* DWARF 5 numbers the primary source file 0, which elfutils
+		 * 0.188's dwarf_decl_file refuses (clang uses it): the CU's
+		 * file table, else the CU's own name. */
+		if (!df && dwarf_formudata(dwarf_attr_integrate(die, DW_AT_decl_file, &a), &idx) == 0) {
+			Dwarf_Files *files;
+			size_t nf;
+
+			if (dwarf_getsrcfiles(&cu, &files, &nf) == 0 && idx < nf)
+				df = dwarf_filesrc(files, idx, NULL, NULL);
+			if (!df && idx == 0)
+				df = dwarf_diename(&cu);
+		}
+		f->decl_file = abs_file(so, df, &cu);
+	}
+	f->decl_line = dwarf_decl_line(die, &line) == 0 && line > 0 ? (uint32_t)line : 0;
+}
+
+struct srcobj *srcobj_open(const char *path, const Dwfl_Callbacks *cb)
+{
+	struct srcobj *so = calloc(1, sizeof(*so));
+	int fd = sonde_open_regular(path); /* a FIFO would block: regular files only */
+
+	if (!so || fd < 0)
+		goto fail;
+	so->dwfl = dwfl_begin(cb);
+	if (!so->dwfl)
+		goto fail;
+	so->mod = dwfl_report_elf(so->dwfl, path, path, fd, 0, true);
+	if (!so->mod)
+		goto fail;
+	fd = -1; /* the module owns it now */
+	dwfl_report_end(so->dwfl, NULL, NULL);
+	Dwarf_Addr bias = 0, b2;
+
+	so->dw = dwfl_module_getdwarf(so->mod, &bias);
+	so->lines = so->dw && dwfl_module_nextcu(so->mod, NULL, &b2) != NULL;
+	return so;
+fail:
+	if (fd >= 0)
+		close(fd);
+	srcobj_close(so);
+	return NULL;
+}
+
+void srcobj_close(struct srcobj *so)
+{
+	if (!so)
+		return;
+	if (so->dwfl)
+		dwfl_end(so->dwfl);
+	arena_free(&so->arena);
+	u64map_release(&so->cache);
+	strtab_free(&so->strs);
+	free(so->chains);
+	free(so->funcs);
+	free(so->cur);
+	free(so);
+}
+
+bool srcobj_has_lines(struct srcobj *so)
+{
+	return so && so->lines;
+}
+
+/* Resolves addr into lv (at most MAX_LEVELS); returns the count. */
+static int resolve(struct srcobj *so, uint64_t addr, struct sonde_srcframe *lv)
+{
+	Dwarf_Addr bias = 0;
+	Dwarf_Die *cu = dwfl_module_addrdie(so->mod, addr, &bias);
+	Dwfl_Line *l = cu ? dwfl_module_getsrc(so->mod, addr) : NULL;
+	int lineno = 0;
+	const char *lf = l ? dwfl_lineinfo(l, NULL, &lineno, NULL, NULL, NULL) : NULL;
+
+	if (!cu && (cu = cu_by_range(so, addr, &bias))) {
+		Dwarf_Line *dl = dwarf_getsrc_die(cu, addr - bias);
+
+		if (dl && dwarf_lineno(dl, &lineno) == 0)
+			lf = dwarf_linesrc(dl, NULL, NULL);
+	}
+	const char *file = lf ? abs_file(so, lf, cu) : NULL;
+	uint32_t line = lineno > 0 ? (uint32_t)lineno : 0;
+	int n = 0;
+	Dwarf_Die *scopes = NULL;
+	int ns = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : 0;
+
+	if (ns > 0) {
+		/* The chain of DIEs enclosing the innermost scope, outward
+		 * through inlined instances (dwarf_getscopes itself continues
+		 * into the abstract origin's scopes instead). */
+		Dwarf_Die inner, *chain = NULL;
+		int nc = dwarf_offdie(so->dw, dwarf_dieoffset(&scopes[0]), &inner)
+				 ? dwarf_getscopes_die(&inner, &chain)
+				 : 0;
+
+		for (int i = 0; i < nc && n < MAX_LEVELS; i++) {
+			int tag = dwarf_tag(&chain[i]);
+
+			if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram &&
+			    tag != DW_TAG_entry_point)
+				continue;
+			struct sonde_srcframe *f = &lv[n++];
+
+			f->name = intern(so, die_name(&chain[i]));
+			f->file = file;
+			f->line = line;
+			f->inlined = tag == DW_TAG_inlined_subroutine;
+			set_decl(so, f, &chain[i]);
+			if (tag != DW_TAG_inlined_subroutine)
+				break; /* the out-of-line function */
+			file = call_file(so, &chain[i]);
+			line = attr_line(&chain[i], DW_AT_call_line);
+		}
+		free(chain);
+	}
+	free(scopes);
+	if (!n && file) {
+		/* A line but no function DIE (assembly, or DWARF without
+		 * DIEs for this code). */
+		memset(&lv[0], 0, sizeof(lv[0]));
+		lv[0].file = file;
+		lv[0].line = line;
+		n = 1;
+	}
+	return n;
+}
+
+int srcobj_lookup(struct srcobj *so, uint64_t addr, const struct sonde_srcframe **out)
+{
+	*out = NULL;
+	if (!so || !so->lines)
+		return 0;
+	long i = u64map_get(&so->cache, addr);
+
+	if (i < 0) {
+		struct sonde_srcframe lv[MAX_LEVELS];
+		int n = resolve(so, addr, lv);
+		struct chain *c = (struct chain *)arena_alloc(&so->arena, sizeof(*c) + (size_t)n * sizeof(lv[0]));
+
+		if (!c)
+			return 0;
+		c->n = (uint32_t)n;
+		memcpy(c->f, lv, (size_t)n * sizeof(lv[0]));
+		if (so->nchains == so->capchains) {
+			size_t cap = so->capchains ? 2 * so->capchains : 256;
+			struct chain **v = realloc(so->chains, cap * sizeof(*v));
+
+			if (!v)
+				return 0;
+			so->chains = v;
+			so->capchains = cap;
+		}
+		if (u64map_put(&so->cache, addr, (uint32_t)so->nchains) < 0)
+			return 0;
+		i = (long)so->nchains;
+		so->chains[so->nchains++] = c;
+	}
+	*out = so->chains[i]->f;
+	return (int)so->chains[i]->n;
+}
+
+struct funcs_ctx {
+	struct srcobj *so;
+	const char *file; /* interned */
+	Dwarf_Die *cu;
+	bool oom;
+};
+
+static int add_func(Dwarf_Die *fn, void *arg)
+{
+	struct funcs_ctx *x = arg;
+	struct srcobj *so = x->so;
+	struct sonde_srcframe f;
+
+	set_decl(so, &f, fn);
+	if (f.decl_file != x->file || !f.decl_line)
+		return DWARF_CB_OK;
+	const char *name = intern(so, die_name(fn));
+	Dwarf_Addr lo = 0;
+
+	if (dwarf_lowpc(fn, &lo) != 0)
+		lo = 0;
+	/* One entry per function: the abstract and the concrete DIEs of an
+	 * inlined function, or a declaration and its definition, meet here. */
+	for (size_t i = 0; i < so->nfuncs; i++) {
+		struct sonde_srcfunc *g = &so->funcs[i];
+
+		if (g->name == name && g->decl_line == f.decl_line) {
+			if (!g->lo)
+				g->lo = lo;
+			return DWARF_CB_OK;
+		}
+	}
+	if (so->nfuncs == so->capfuncs) {
+		size_t cap = so->capfuncs ? 2 * so->capfuncs : 64;
+		struct sonde_srcfunc *v = realloc(so->funcs, cap * sizeof(*v));
+
+		if (!v) {
+			x->oom = true;
+			return DWARF_CB_ABORT;
+		}
+		so->funcs = v;
+		so->capfuncs = cap;
+	}
+	so->funcs[so->nfuncs++] = (struct sonde_srcfunc){ name, f.decl_line, lo };
+	return DWARF_CB_OK;
+}
+
+static int cmp_funcs(const void *a, const void *b)
+{
+	const struct sonde_srcfunc *x = a, *y = b;
+
+	if (x->decl_line != y->decl_line)
+		return x->decl_line < y->decl_line ? -1 : 1;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+size_t srcobj_file_funcs(struct srcobj *so, const char *file, const struct sonde_srcfunc **out)
+{
+	*out = NULL;
+	if (!so || !so->lines)
+		return 0;
+	so->nfuncs = 0;
+	struct funcs_ctx x = { so, intern(so, file), NULL, false };
+	Dwarf_Die *cu = NULL;
+	Dwarf_Addr bias;
+
+	while (!x.oom && (cu = dwfl_module_nextcu(so->mod, cu, &bias))) {
+		x.cu = cu;
+		dwarf_getfuncs(cu, add_func, &x, 0);
+	}
+	if (so->nfuncs > 1)
+		qsort(so->funcs, so->nfuncs, sizeof(*so->funcs), cmp_funcs);
+	*out = so->funcs;
+	return so->nfuncs;
+}
+
+bool srcobj_code_range(struct srcobj *so, uint64_t addr, uint64_t *lo, uint64_t *hi)
+{
+	if (!so)
+		return false;
+	for (int k = 0; k < 2; k++) {
+		Dwarf_Addr bias = 0;
+		Dwarf_CFI *cfi = k == 0 ? dwfl_module_eh_cfi(so->mod, &bias) : dwfl_module_dwarf_cfi(so->mod, &bias);
+		Dwarf_Frame *fr = NULL;
+		Dwarf_Addr start, end;
+
+		if (!cfi || dwarf_cfi_addrframe(cfi, addr - bias, &fr) != 0)
+			continue;
+		bool ok = dwarf_frame_info(fr, &start, &end, NULL) >= 0 && start < end;
+
+		free(fr);
+		if (ok) {
+			*lo = start + bias;
+			*hi = end + bias;
+			return true;
+		}
+	}
+	return false;
+}

@@ -1,0 +1,64 @@
+/*
+ * srcinfo: source positions of code addresses from DWARF (elfutils' libdw),
+ * inlined functions included.  Internal to lib/: lib/symbols/symbols.c opens one
+ * per load-object file it has verified, and answers through
+ * sonde_syms_srcpos() (symbols.h).
+ *
+ * A position is a chain of levels, innermost first.  Level 0 is the code at
+ * the address: the innermost function there (an inlined function when the
+ * address is in inlined code) and the line table's file and line for the
+ * address.  Each further level is the function that the level below was
+ * inlined into, at the call site (DW_AT_call_file, DW_AT_call_line) of the
+ * inlined instance.  The last level is the out-of-line function (the
+ * DW_TAG_subprogram).  So an address in `sq` inlined into `norm` at
+ * vec.c:12, itself inlined into `main` at main.c:40, gives
+ *
+ *	0  sq    vec.c:3      (the line of the code)
+ *	1  norm  vec.c:12     (where sq was inlined)
+ *	2  main  main.c:40    (where norm was inlined)
+ *
+ * Names are the linkage (mangled) names where DWARF has one, else DW_AT_name:
+ * the names symbol tables use, so an inlined instance and the out-of-line
+ * copy of a function can be matched by name.
+ *
+ * File names are as the compiler recorded them, made absolute with the
+ * compilation directory when they are relative.
+ */
+#ifndef SONDE_SRCINFO_H
+#define SONDE_SRCINFO_H
+
+#include <elfutils/libdwfl.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "symbols/symbols.h"
+
+struct srcobj;
+
+/* Opens the debug information of the ELF file at path (reported at its own
+ * addresses, bias 0), finding separate debug files with cb.  Returns NULL
+ * only when memory runs out or the file cannot be read as ELF; an object
+ * without DWARF is returned and says so with srcobj_has_lines(). */
+struct srcobj *srcobj_open(const char *path, const Dwfl_Callbacks *cb);
+void srcobj_close(struct srcobj *so);
+
+/* Whether the file (or its separate debug file) has a line table. */
+bool srcobj_has_lines(struct srcobj *so);
+
+/* The position of address addr (the object's own address): the number of
+ * levels, stored in *out (owned by so, valid until srcobj_close); 0 when
+ * no line information covers addr. */
+int srcobj_lookup(struct srcobj *so, uint64_t addr, const struct sonde_srcframe **out);
+
+/* The functions defined in source file `file` (as srcobj_lookup names
+ * files), sorted by decl_line: *out (owned by so, valid until the next call
+ * or close) and their number. */
+size_t srcobj_file_funcs(struct srcobj *so, const char *file, const struct sonde_srcfunc **out);
+
+/* The bounds [*lo, *hi) of the code around addr that one call-frame
+ * description covers (.eh_frame, else .debug_frame): a function's extent
+ * where no symbol gives it (stripped code).  False when none does. */
+bool srcobj_code_range(struct srcobj *so, uint64_t addr, uint64_t *lo, uint64_t *hi);
+
+#endif

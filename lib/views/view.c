@@ -1,0 +1,1680 @@
+/*
+ * The er_print views of a metrics model (see view.h).  Each view builds a
+ * vt_table (view_table.h) and writes it in the print mode asked for.
+ */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/profile.h"
+#include "views/view.h"
+#include "views/view_table.h"
+#include "views/view_common.h"
+#include "base/u64map.h"
+
+#define TOTAL_NAME "<Total>"
+
+/* ---- metrics of the model ------------------------------------------------------ */
+
+static int metric_index(const struct sonde_model *m, const char *name)
+{
+	for (int i = 0; i < sonde_model_nmetrics(m); i++)
+		if (!strcmp(sonde_model_metric(m, i)->name, name))
+			return i;
+	return -1;
+}
+
+/* Resolves the items of the flavours in `flavors` (NULL: all). */
+int vw_resolve(struct cols *c, const struct sonde_model *m, const struct sonde_view_opts *o,
+		   const char *flavors, char *err, size_t errlen)
+{
+	c->n = 0;
+	for (int i = 0; i < o->metrics.n; i++) {
+		const struct sonde_mitem *it = &o->metrics.item[i];
+		int mi = metric_index(m, it->metric);
+
+		if (mi < 0) {
+			snprintf(err, errlen, "metric '%s' is not recorded in this experiment",
+				 it->metric);
+			return -1;
+		}
+		if (flavors && !strchr(flavors, it->flavor))
+			continue;
+		c->it[c->n] = it;
+		c->mi[c->n++] = mi;
+	}
+	c->sort_mi = -1;
+	if (!o->sort.by_name) {
+		c->sort_mi = metric_index(m, o->sort.metric);
+		if (c->sort_mi < 0) {
+			snprintf(err, errlen, "sort metric '%s' is not recorded in this experiment",
+				 o->sort.metric);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static const char *flavor_abbr(char fl)
+{
+	return fl == 'i' ? "Incl." : fl == 'a' ? "Attr." : "Excl.";
+}
+
+static double pct(int64_t v, int64_t total)
+{
+	return total ? 100.0 * (double)v / (double)total : 0.0;
+}
+
+/*
+ * Adds one column group for an item: its value (always, shown in text
+ * when the item's visibility has it) and its percentage (when it has it).
+ * top: a line above the title; suffix: appended to the keys ("[2]").
+ * Returns the index of the value subcolumn; the percentage is the next.
+ */
+static int add_item_cols(struct vt_table *t, const struct sonde_metric_def *d, char flavor,
+			 unsigned vis, bool sort, const char *top, const char *suffix,
+			 enum vt_kind valkind)
+{
+	char title[96], key[96];
+
+	snprintf(title, sizeof(title), "%s %s", flavor_abbr(flavor), d->abbr);
+	if (vt_group(t, title, top, sort) < 0)
+		return -1;
+	snprintf(key, sizeof(key), "%c.%s%s", flavor, d->name, suffix ? suffix : "");
+	int v = vt_sub(t, VT_VAL, d->unit, valkind == VT_VAL && (vis & SONDE_VIS_VALUE), key);
+
+	if (v < 0)
+		return -1;
+	if (valkind != VT_VAL) {
+		snprintf(key, sizeof(key), "%c.%s.%s%s", flavor, d->name,
+			 valkind == VT_DELTA ? "delta" : "ratio", suffix ? suffix : "");
+		if (vt_sub(t, valkind, d->unit, (vis & SONDE_VIS_VALUE) != 0, key) < 0)
+			return -1;
+	}
+	if (vis & SONDE_VIS_PCT) {
+		snprintf(key, sizeof(key), "%c.%%%s%s", flavor, d->name, suffix ? suffix : "");
+		if (vt_sub(t, VT_PCT, d->unit, true, key) < 0)
+			return -1;
+	}
+	return v;
+}
+
+static bool is_sort(const struct sonde_view_opts *o, char flavor, const char *metric)
+{
+	return !o->sort.by_name && o->sort.flavor == flavor && !strcmp(o->sort.metric, metric);
+}
+
+/* Columns for the e and i items of c; first[k] gets each item's first
+ * subcolumn.  The column of the sort metric with flavour markfl (the sort's
+ * own flavour when markfl is 0, none when it is '-') is marked. */
+int vw_item_columns(struct vt_table *t, const struct sonde_model *m, const struct cols *c,
+			const struct sonde_view_opts *o, int *first, char markfl)
+{
+	for (int k = 0; k < c->n; k++) {
+		const struct sonde_mitem *it = c->it[k];
+		bool mark = markfl == '-' ? false
+			    : markfl	  ? !o->sort.by_name && it->flavor == markfl &&
+					   !strcmp(o->sort.metric, it->metric)
+					  : is_sort(o, it->flavor, it->metric);
+
+		first[k] = add_item_cols(t, sonde_model_metric(m, c->mi[k]), it->flavor, it->vis,
+					 mark, NULL, NULL, VT_VAL);
+		if (first[k] < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Fills the item columns of a row from exclusive and inclusive vectors. */
+void vw_fill_items(struct vt_row *r, const struct vt_table *t, const struct cols *c,
+		       const int *first, const int64_t *excl, const int64_t *incl,
+		       const int64_t *total)
+{
+	for (int k = 0; k < c->n; k++) {
+		const int64_t *src = c->it[k]->flavor == 'e' ? excl : incl;
+		int64_t v = src[c->mi[k]];
+		int s = first[k];
+
+		vt_set_i(r, s, v);
+		if (s + 1 < t->nsubs && t->s[s + 1].kind == VT_PCT && t->s[s + 1].group == t->s[s].group)
+			vt_set_d(r, s + 1, pct(v, total[c->mi[k]]));
+	}
+}
+
+/* ---- sorting ------------------------------------------------------------------- */
+
+/* qsort_r, which must not be given a NULL base even for no elements. */
+static void sort_r(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *, void *),
+		   void *arg)
+{
+	if (n > 1)
+		qsort_r(base, n, size, cmp, arg);
+}
+
+struct sortctx {
+	const struct sonde_model *m;
+	enum sonde_namefmt names;
+	int mi; /* -1: by name */
+	/* the values compared: base[id * stride + mi] */
+	const int64_t *(*vec)(const struct sonde_model *m, uint32_t id);
+	const char *(*name)(const struct sortctx *s, uint32_t id);
+};
+
+static const char *func_name(const struct sortctx *s, uint32_t id)
+{
+	return sonde_view_funcname(sonde_model_funcinfo(s->m, id), s->names);
+}
+
+static const char *obj_name(const struct sortctx *s, uint32_t id)
+{
+	const char *n = sonde_model_objectinfo(s->m, id)->name;
+
+	return n ? n : "";
+}
+
+static int cmp_ids(const void *a, const void *b, void *arg)
+{
+	const struct sortctx *s = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (s->mi >= 0) {
+		int64_t vx = s->vec(s->m, x)[s->mi], vy = s->vec(s->m, y)[s->mi];
+
+		if (vx != vy)
+			return vx > vy ? -1 : 1;
+	}
+	int c = strcmp(s->name(s, x), s->name(s, y));
+
+	if (c)
+		return c;
+	return x < y ? -1 : x > y;
+}
+
+/* Edges sorted by their value of metric mi (or by the other function's name). */
+struct edgesort {
+	const struct sonde_model *m;
+	enum sonde_namefmt names;
+	int mi;
+};
+
+static int cmp_edges(const void *a, const void *b, void *arg)
+{
+	const struct edgesort *s = arg;
+	const struct sonde_edge *x = *(const struct sonde_edge *const *)a;
+	const struct sonde_edge *y = *(const struct sonde_edge *const *)b;
+
+	if (s->mi >= 0 && x->v[s->mi] != y->v[s->mi])
+		return x->v[s->mi] > y->v[s->mi] ? -1 : 1;
+	/* UINT32_MAX is <Total>, listed first among equals */
+	if (x->func == UINT32_MAX || y->func == UINT32_MAX)
+		return (y->func == UINT32_MAX) - (x->func == UINT32_MAX);
+	int c = strcmp(sonde_view_funcname(sonde_model_funcinfo(s->m, x->func), s->names),
+		       sonde_view_funcname(sonde_model_funcinfo(s->m, y->func), s->names));
+
+	if (c)
+		return c;
+	return x->func < y->func ? -1 : x->func > y->func;
+}
+
+static const int64_t *excl_vec(const struct sonde_model *m, uint32_t f)
+{
+	return sonde_model_excl(m, f);
+}
+static const int64_t *incl_vec(const struct sonde_model *m, uint32_t f)
+{
+	return sonde_model_incl(m, f);
+}
+static const int64_t *oexcl_vec(const struct sonde_model *m, uint32_t o)
+{
+	return sonde_model_object_excl(m, o);
+}
+static const int64_t *oincl_vec(const struct sonde_model *m, uint32_t o)
+{
+	return sonde_model_object_incl(m, o);
+}
+
+/* Whether any metric of v is non-zero. */
+static bool nonzero(const struct sonde_model *m, const int64_t *v)
+{
+	for (int k = 0; k < sonde_model_nmetrics(m); k++)
+		if (v[k])
+			return true;
+	return false;
+}
+
+/* ids 0..n-1 with any non-zero inclusive metric (the others have no
+ * events: functions interned but filtered away), sorted by the sort key;
+ * *n gets their count.  NULL when out of memory. */
+static uint32_t *sorted_ids(const struct sonde_model *m, const struct sonde_view_opts *o, int sort_mi,
+			    size_t *np, bool objects)
+{
+	size_t n = 0, all = *np;
+	uint32_t *ids = malloc((all ? all : 1) * sizeof(*ids));
+	struct sortctx s = { m, o->names, sort_mi, NULL, objects ? obj_name : func_name };
+
+	if (!ids)
+		return NULL;
+	for (size_t i = 0; i < all; i++)
+		if (nonzero(m, objects ? sonde_model_object_incl(m, (uint32_t)i)
+				       : sonde_model_incl(m, (uint32_t)i)))
+			ids[n++] = (uint32_t)i;
+	*np = n;
+	if (objects)
+		s.vec = o->sort.flavor == 'e' ? oexcl_vec : oincl_vec;
+	else
+		s.vec = o->sort.flavor == 'e' ? excl_vec : incl_vec;
+	sort_r(ids, n, sizeof(*ids), cmp_ids, &s);
+	return ids;
+}
+
+/* ---- output helpers -------------------------------------------------------------- */
+
+void vw_json_begin(FILE *f, const char *view, const struct sonde_view_opts *o)
+{
+	char spec[512];
+
+	sonde_mspec_format(&o->metrics, spec, sizeof(spec));
+	fprintf(f, "{\"view\":");
+	vt_json_str(f, view);
+	fprintf(f, ",\"metrics\":");
+	vt_json_str(f, spec);
+	fprintf(f, ",\"sort\":");
+	if (o->sort.by_name)
+		vt_json_str(f, "name");
+	else {
+		char k[64];
+
+		snprintf(k, sizeof(k), "%c.%s", o->sort.flavor, o->sort.metric);
+		vt_json_str(f, k);
+	}
+}
+
+void vw_table_body(FILE *f, struct vt_table *t, const struct sonde_view_opts *o)
+{
+	switch (o->mode) {
+	case SONDE_PM_TEXT:
+		vt_text_header(f, t);
+		vt_text_rows(f, t, 0, t->nrows);
+		break;
+	case SONDE_PM_CSV:
+		vt_csv(f, t);
+		break;
+	case SONDE_PM_JSON:
+		fprintf(f, ",\"rows\":");
+		vt_json_rows(f, t, 0, t->nrows);
+		fprintf(f, "}\n");
+		break;
+	}
+}
+
+void vw_list_out(FILE *f, struct vt_table *t, const struct sonde_view_opts *o, const char *view,
+		 const char *title)
+{
+	char stitle[128];
+
+	if (o->mode == SONDE_PM_TEXT) {
+		sonde_sort_title(&o->sort, stitle, sizeof(stitle));
+		fprintf(f, "%s sorted by metric: %s\n\n", title, stitle);
+	} else if (o->mode == SONDE_PM_JSON) {
+		vw_json_begin(f, view, o);
+	}
+	vw_table_body(f, t, o);
+}
+
+int vw_finish(FILE *f, char *err, size_t errlen)
+{
+	if (ferror(f)) {
+		snprintf(err, errlen, "error writing the output");
+		return -1;
+	}
+	return 0;
+}
+
+static int oom(struct vt_table *t, char *err, size_t errlen)
+{
+	if (t)
+		vt_release(t);
+	snprintf(err, errlen, "out of memory");
+	return -1;
+}
+
+static const char *object_name(const struct sonde_model *m, uint32_t o)
+{
+	if (o >= sonde_model_nobjects(m))
+		return NULL;
+	return sonde_model_objectinfo(m, o)->name;
+}
+
+/* Identity fields of a function row: name, object. */
+static void func_fields(struct vt_row *r, const struct sonde_model *m, uint32_t f,
+			enum sonde_namefmt names)
+{
+	if (f == UINT32_MAX) {
+		vt_set_s(r, 0, TOTAL_NAME);
+		return;
+	}
+	const struct sonde_mfunc *fi = sonde_model_funcinfo(m, f);
+
+	vt_set_s(r, 0, sonde_view_funcname(fi, names));
+	vt_set_s(r, 1, object_name(m, fi->object));
+}
+
+/* ---- -functions and -objects ------------------------------------------------------ */
+
+static int list_view(FILE *f, const struct sonde_model *m, const struct sonde_view_opts *o,
+		     bool objects, char *err, size_t errlen)
+{
+	struct cols c;
+	struct vt_table t;
+	int first[SONDE_MSPEC_MAX];
+	const int64_t *total = sonde_model_total(m);
+	size_t n = objects ? sonde_model_nobjects(m) : sonde_model_nfuncs(m);
+
+	if (vw_resolve(&c, m, o, "ei", err, errlen) < 0)
+		return -1;
+	vt_init(&t);
+	vt_field_key(&t, "name");
+	vt_field_key(&t, objects ? "path" : "object");
+	if (vw_item_columns(&t, m, &c, o, first, o->sort.flavor == 'a' ? 'i' : 0) < 0)
+		return oom(&t, err, errlen);
+
+	uint32_t *ids = sorted_ids(m, o, c.sort_mi, &n, objects);
+
+	if (!ids)
+		return oom(&t, err, errlen);
+	struct vt_row *r = vt_row(&t, ' ', TOTAL_NAME);
+
+	if (!r)
+		goto nomem;
+	vt_set_s(r, 0, TOTAL_NAME);
+	vw_fill_items(r, &t, &c, first, total, total, total);
+	for (size_t i = 0; i < n && (!o->limit || i < o->limit); i++) {
+		uint32_t id = ids[i];
+
+		if (objects) {
+			const struct sonde_mobject *ob = sonde_model_objectinfo(m, id);
+
+			r = vt_row(&t, ' ', ob->name ? ob->name : "?");
+			if (!r)
+				goto nomem;
+			vt_set_s(r, 0, ob->name);
+			vt_set_s(r, 1, ob->path);
+			vw_fill_items(r, &t, &c, first, sonde_model_object_excl(m, id),
+				   sonde_model_object_incl(m, id), total);
+		} else {
+			const struct sonde_mfunc *fi = sonde_model_funcinfo(m, id);
+
+			r = vt_row(&t, ' ', sonde_view_funcname(fi, o->names));
+			if (!r)
+				goto nomem;
+			func_fields(r, m, id, o->names);
+			vw_fill_items(r, &t, &c, first, sonde_model_excl(m, id), sonde_model_incl(m, id),
+				   total);
+		}
+	}
+	free(ids);
+	ids = NULL;
+
+	vw_list_out(f, &t, o, objects ? "objects" : "functions", objects ? "Load Objects" : "Functions");
+	vt_release(&t);
+	return vw_finish(f, err, errlen);
+nomem:
+	free(ids);
+	return oom(&t, err, errlen);
+}
+
+int sonde_view_functions(FILE *f, const struct sonde_model *m, const struct sonde_view_opts *o,
+			 char *err, size_t errlen)
+{
+	return list_view(f, m, o, false, err, errlen);
+}
+
+int sonde_view_objects(FILE *f, const struct sonde_model *m, const struct sonde_view_opts *o,
+		       char *err, size_t errlen)
+{
+	return list_view(f, m, o, true, err, errlen);
+}
+
+/* ---- -fsingle ------------------------------------------------------------------- */
+
+static void fmt_value(char *buf, size_t len, enum sonde_unit u, int64_t v)
+{
+	if (u == SONDE_UNIT_NS) {
+		if (v == 0)
+			snprintf(buf, len, "0.   ");
+		else
+			snprintf(buf, len, "%.3f", (double)v / 1e9);
+	} else {
+		snprintf(buf, len, "%" PRId64, v);
+	}
+}
+
+int sonde_view_fsingle(FILE *f, const struct sonde_model *m, const struct sonde_view_opts *o,
+		       uint32_t func, char *err, size_t errlen)
+{
+	struct cols c;
+	struct vt_table t;
+	int first[SONDE_MSPEC_MAX];
+	const int64_t *total = sonde_model_total(m);
+
+	if (func >= sonde_model_nfuncs(m)) {
+		snprintf(err, errlen, "no function %u", func);
+		return -1;
+	}
+	if (vw_resolve(&c, m, o, "ei", err, errlen) < 0)
+		return -1;
+	vt_init(&t);
+	vt_field_key(&t, "name");
+	vt_field_key(&t, "object");
+	vt_field_key(&t, "path");
+	vt_field_key(&t, "address");
+	vt_field_key(&t, "mangled");
+	vt_field_key(&t, "name_long");
+	vt_field_key(&t, "name_short");
+	if (vw_item_columns(&t, m, &c, o, first, '-') < 0)
+		return oom(&t, err, errlen);
+
+	const struct sonde_mfunc *fi = sonde_model_funcinfo(m, func);
+	const struct sonde_mobject *ob =
+		fi->object < sonde_model_nobjects(m) ? sonde_model_objectinfo(m, fi->object) : NULL;
+	const char *name = sonde_view_funcname(fi, o->names);
+	const int64_t *ex = sonde_model_excl(m, func), *in = sonde_model_incl(m, func);
+	struct vt_row *r = vt_row(&t, ' ', name);
+
+	if (!r)
+		return oom(&t, err, errlen);
+	vt_set_s(r, 0, name);
+	vt_set_s(r, 1, ob ? ob->name : NULL);
+	vt_set_s(r, 2, ob ? ob->path : NULL);
+	vt_set_n(r, 3, (int64_t)fi->lo);
+	vt_set_s(r, 4, fi->mangled);
+	vt_set_s(r, 5, fi->name_long);
+	vt_set_s(r, 6, fi->name_short);
+	vw_fill_items(r, &t, &c, first, ex, in, total);
+
+	switch (o->mode) {
+	case SONDE_PM_TEXT:
+		fprintf(f, "%s\n", name);
+		for (int k = 0; k < c.n; k++) {
+			const struct sonde_metric_def *d = sonde_model_metric(m, c.mi[k]);
+			int64_t v = (c.it[k]->flavor == 'e' ? ex : in)[c.mi[k]];
+			char label[128], val[64];
+
+			snprintf(label, sizeof(label), "%s %s",
+				 c.it[k]->flavor == 'e' ? "Exclusive" : "Inclusive", d->title);
+			fmt_value(val, sizeof(val), d->unit, v);
+			fprintf(f, "\t%24s: ", label);
+			if (c.it[k]->vis & SONDE_VIS_VALUE)
+				fprintf(f, "%s", val);
+			if (c.it[k]->vis & SONDE_VIS_PCT) {
+				double p = pct(v, total[c.mi[k]]);
+
+				fprintf(f, "%s(", c.it[k]->vis & SONDE_VIS_VALUE ? " " : "");
+				if (p == 0)
+					fprintf(f, "  0. %%)");
+				else
+					fprintf(f, "%5.1f%%)", p);
+			}
+			fprintf(f, "\n");
+		}
+		fprintf(f, "\t%24s: 0x%" PRIx64 "\n", "Address", fi->lo);
+		fprintf(f, "\t%24s: %s\n", "Load Object", ob && ob->path ? ob->path : "(unknown)");
+		fprintf(f, "\t%24s: %s\n", "Mangled Name", fi->mangled ? fi->mangled : "");
+		if (fi->synthesized)
+			fprintf(f, "\t%24s: no symbol covers this address\n", "Note");
+		else if (!fi->lo)
+			fprintf(f, "\t%24s: inlined only: no code of its own (its time is in the "
+				   "functions it was inlined into; -inlines off folds it there)\n", "Note");
+		break;
+	case SONDE_PM_CSV:
+		vt_csv(f, &t);
+		break;
+	case SONDE_PM_JSON:
+		vw_json_begin(f, "fsingle", o);
+		fprintf(f, ",\"function\":");
+		vt_json_row(f, &t, 0);
+		fprintf(f, "}\n");
+		break;
+	}
+	vt_release(&t);
+	return vw_finish(f, err, errlen);
+}
+
+/* ---- -callers-callees / -csingle -------------------------------------------------- */
+
+/* The attributed columns: the spec's a items, or one per metric of its
+ * e and i items (with their visibility merged). */
+struct acols {
+	int n;
+	int mi[SONDE_MSPEC_MAX];
+	unsigned vis[SONDE_MSPEC_MAX];
+};
+
+static void attributed_items(struct acols *a, const struct sonde_model *m,
+			     const struct sonde_view_opts *o)
+{
+	bool any = false;
+
+	a->n = 0;
+	for (int i = 0; i < o->metrics.n; i++)
+		any |= o->metrics.item[i].flavor == 'a';
+	for (int i = 0; i < o->metrics.n; i++) {
+		const struct sonde_mitem *it = &o->metrics.item[i];
+		int mi = metric_index(m, it->metric), k;
+
+		if (mi < 0 || (any && it->flavor != 'a'))
+			continue;
+		for (k = 0; k < a->n; k++)
+			if (a->mi[k] == mi)
+				break;
+		if (k == a->n) {
+			a->mi[a->n] = mi;
+			a->vis[a->n++] = 0;
+		}
+		a->vis[k] |= it->vis;
+	}
+}
+
+struct block {
+	uint32_t center; /* UINT32_MAX: <Total> */
+	size_t first, ncallers, ncallees;
+};
+
+/* One row of a block: attributed values then the function's own. */
+static struct vt_row *cc_row(struct vt_table *t, const struct sonde_model *m,
+			     const struct sonde_view_opts *o, const struct acols *a, const int *afirst,
+			     const struct cols *c, const int *first, char mark, uint32_t func,
+			     const int64_t *attr, const int64_t *center_incl, const char *role,
+			     const char *center)
+{
+	const int64_t *total = sonde_model_total(m);
+	const char *name = func == UINT32_MAX ? TOTAL_NAME
+					      : sonde_view_funcname(sonde_model_funcinfo(m, func),
+								    o->names);
+	struct vt_row *r = vt_row(t, mark, name);
+
+	if (!r)
+		return NULL;
+	vt_set_s(r, 0, center);
+	vt_set_s(r, 1, role);
+	vt_set_s(r, 2, name);
+	if (func != UINT32_MAX)
+		vt_set_s(r, 3, object_name(m, sonde_model_funcinfo(m, func)->object));
+	for (int k = 0; k < a->n; k++) {
+		int s = afirst[k];
+
+		vt_set_i(r, s, attr[a->mi[k]]);
+		if (a->vis[k] & SONDE_VIS_PCT)
+			vt_set_d(r, s + 1, pct(attr[a->mi[k]], center_incl[a->mi[k]]));
+	}
+	if (func == UINT32_MAX)
+		vw_fill_items(r, t, c, first, total, total, total);
+	else
+		vw_fill_items(r, t, c, first, sonde_model_excl(m, func), sonde_model_incl(m, func),
+			   total);
+	return r;
+}
+
+int sonde_view_callers_callees(FILE *f, const struct sonde_model *m,
+			       const struct sonde_view_opts *o, uint32_t func, char *err,
+			       size_t errlen)
+{
+	struct cols c;
+	struct acols a;
+	struct vt_table t;
+	int first[SONDE_MSPEC_MAX], afirst[SONDE_MSPEC_MAX];
+	size_t nf = sonde_model_nfuncs(m), nblocks = 0;
+	const int64_t *total = sonde_model_total(m);
+	char title[128];
+	uint32_t *centers = NULL;
+	struct block *blocks = NULL;
+	const struct sonde_edge **list = NULL;
+	struct sonde_edge *roots = NULL;
+	int64_t zero[SONDE_MAX_METRICS] = { 0 };
+
+	if (func != UINT32_MAX && func >= nf) {
+		snprintf(err, errlen, "no function %u", func);
+		return -1;
+	}
+	if (vw_resolve(&c, m, o, "ei", err, errlen) < 0)
+		return -1;
+	attributed_items(&a, m, o);
+	vt_init(&t);
+	vt_field_key(&t, "function");
+	vt_field_key(&t, "role");
+	vt_field_key(&t, "name");
+	vt_field_key(&t, "object");
+	for (int k = 0; k < a.n; k++) {
+		afirst[k] = add_item_cols(&t, sonde_model_metric(m, a.mi[k]), 'a', a.vis[k],
+					  !o->sort.by_name && a.mi[k] == c.sort_mi, NULL, NULL, VT_VAL);
+		if (afirst[k] < 0)
+			return oom(&t, err, errlen);
+	}
+	/* rows are sorted by the attributed column, which is marked */
+	if (vw_item_columns(&t, m, &c, o, first, '-') < 0)
+		return oom(&t, err, errlen);
+
+	/* The centers: <Total> and every function, or the one asked for. */
+	size_t ncenters = 0;
+
+	centers = malloc((nf + 1) * sizeof(*centers));
+	blocks = malloc((nf + 1) * sizeof(*blocks));
+	list = malloc((nf + 1) * sizeof(*list));
+	roots = calloc(nf + 1, sizeof(*roots));
+	if (!centers || !blocks || !list || !roots)
+		goto nomem;
+	/* What <Total> calls: the part of each function's inclusive metric not
+	 * attributed to a caller (the stacks whose root is its lowest
+	 * invocation).  roots[g].func is UINT32_MAX when there is none. */
+	for (uint32_t g = 0; g < nf; g++) {
+		size_t ne;
+		const struct sonde_edge *e = sonde_model_callers(m, g, &ne);
+		const int64_t *in = sonde_model_incl(m, g);
+		bool any = false;
+
+		for (int k = 0; k < sonde_model_nmetrics(m); k++) {
+			roots[g].v[k] = in[k];
+			for (size_t j = 0; j < ne; j++)
+				roots[g].v[k] -= e[j].v[k];
+			any |= roots[g].v[k] != 0;
+		}
+		roots[g].func = any ? g : UINT32_MAX;
+	}
+	if (func == UINT32_MAX) {
+		size_t nids = nf;
+		uint32_t *ids = sorted_ids(m, o, c.sort_mi, &nids, false);
+
+		if (!ids)
+			goto nomem;
+		centers[ncenters++] = UINT32_MAX;
+		for (size_t i = 0; i < nids && (!o->limit || i < o->limit); i++)
+			centers[ncenters++] = ids[i];
+		free(ids);
+	} else {
+		centers[ncenters++] = func;
+	}
+
+	struct edgesort es = { m, o->names, c.sort_mi };
+
+	for (size_t b = 0; b < ncenters; b++) {
+		uint32_t ctr = centers[b];
+		const char *cname = ctr == UINT32_MAX
+					    ? TOTAL_NAME
+					    : sonde_view_funcname(sonde_model_funcinfo(m, ctr), o->names);
+		const int64_t *cin = ctr == UINT32_MAX ? total : sonde_model_incl(m, ctr);
+		size_t ne = 0, nl = 0;
+		const struct sonde_edge *e;
+		struct sonde_edge tot;
+		struct block *bl = &blocks[nblocks++];
+
+		bl->center = ctr;
+		bl->first = t.nrows;
+		/* callers, with <Total> for the stacks the function starts */
+		if (ctr != UINT32_MAX) {
+			e = sonde_model_callers(m, ctr, &ne);
+			for (size_t j = 0; j < ne; j++)
+				list[nl++] = &e[j];
+			if (roots[ctr].func != UINT32_MAX) {
+				tot = roots[ctr];
+				tot.func = UINT32_MAX;
+				list[nl++] = &tot;
+			}
+		}
+		sort_r(list, nl, sizeof(*list), cmp_edges, &es);
+		for (size_t q = 0; q < nl; q++)
+			if (!cc_row(&t, m, o, &a, afirst, &c, first, ' ', list[q]->func, list[q]->v,
+				    cin, "caller", cname))
+				goto nomem;
+		bl->ncallers = nl;
+		/* the function itself: attributed = its exclusive metric */
+		if (!cc_row(&t, m, o, &a, afirst, &c, first, '*', ctr,
+			    ctr == UINT32_MAX ? zero : sonde_model_excl(m, ctr), cin, "function", cname))
+			goto nomem;
+		/* callees; <Total> calls the functions that start stacks */
+		nl = 0;
+		if (ctr == UINT32_MAX) {
+			for (uint32_t g = 0; g < nf; g++)
+				if (roots[g].func != UINT32_MAX)
+					list[nl++] = &roots[g];
+		} else {
+			e = sonde_model_callees(m, ctr, &ne);
+			for (size_t j = 0; j < ne; j++)
+				list[nl++] = &e[j];
+		}
+		sort_r(list, nl, sizeof(*list), cmp_edges, &es);
+		for (size_t q = 0; q < nl; q++)
+			if (!cc_row(&t, m, o, &a, afirst, &c, first, ' ', list[q]->func, list[q]->v,
+				    cin, "callee", cname))
+				goto nomem;
+		bl->ncallees = nl;
+	}
+
+	sonde_sort_title(&o->sort, title, sizeof(title));
+	switch (o->mode) {
+	case SONDE_PM_TEXT: {
+		char atitle[128];
+		struct sonde_sortkey ak = o->sort;
+
+		ak.flavor = 'a';
+		sonde_sort_title(&ak, atitle, sizeof(atitle));
+		if (func == UINT32_MAX)
+			fprintf(f, "Functions sorted by metric: %s\n", title);
+		fprintf(f, "Callers and callees sorted by metric: %s\n", atitle);
+		for (size_t b = 0; b < nblocks; b++) {
+			size_t end = blocks[b].first + blocks[b].ncallers + 1 + blocks[b].ncallees;
+
+			fprintf(f, "\n");
+			vt_text_header(f, &t);
+			vt_text_rows(f, &t, blocks[b].first, end);
+		}
+		break;
+	}
+	case SONDE_PM_CSV:
+		vt_csv(f, &t);
+		break;
+	case SONDE_PM_JSON:
+		vw_json_begin(f, func == UINT32_MAX ? "callers-callees" : "csingle", o);
+		fprintf(f, ",\"blocks\":[");
+		for (size_t b = 0; b < nblocks; b++) {
+			size_t s = blocks[b].first, nc = blocks[b].ncallers;
+
+			fprintf(f, "%s{\"function\":", b ? "," : "");
+			vt_json_row(f, &t, s + nc);
+			fprintf(f, ",\"callers\":");
+			vt_json_rows(f, &t, s, s + nc);
+			fprintf(f, ",\"callees\":");
+			vt_json_rows(f, &t, s + nc + 1, s + nc + 1 + blocks[b].ncallees);
+			fprintf(f, "}");
+		}
+		fprintf(f, "]}\n");
+		break;
+	}
+	free(centers);
+	free(blocks);
+	free(list);
+	free(roots);
+	vt_release(&t);
+	return vw_finish(f, err, errlen);
+nomem:
+	free(centers);
+	free(blocks);
+	free(list);
+	free(roots);
+	return oom(&t, err, errlen);
+}
+
+/* ---- -calltree -------------------------------------------------------------------- */
+
+#define TREE_INDENT_MAX 30 /* levels drawn; deeper nodes say their depth */
+
+struct treesort {
+	const struct sonde_model *m;
+	const struct sonde_tnode *nodes;
+	enum sonde_namefmt names;
+	int mi;
+};
+
+static int cmp_tnodes(const void *a, const void *b, void *arg)
+{
+	const struct treesort *s = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	const struct sonde_tnode *nx = &s->nodes[x], *ny = &s->nodes[y];
+
+	if (s->mi >= 0 && nx->incl[s->mi] != ny->incl[s->mi])
+		return nx->incl[s->mi] > ny->incl[s->mi] ? -1 : 1;
+	int c = strcmp(sonde_view_funcname(sonde_model_funcinfo(s->m, nx->func), s->names),
+		       sonde_view_funcname(sonde_model_funcinfo(s->m, ny->func), s->names));
+
+	if (c)
+		return c;
+	return x < y ? -1 : x > y;
+}
+
+/* Depth-first walk of the tree: a stack of nodes still to print. */
+struct dfs {
+	struct dfs_item {
+		uint32_t node;
+		uint32_t depth;
+		int64_t parent; /* row of the parent */
+		bool last;	/* the last of its siblings */
+	} *stack;
+	size_t sp, scap;
+	uint32_t *kids;
+	size_t kcap;
+};
+
+/* Pushes the sibling chain starting at first, sorted, so that the first
+ * in order is popped first.  Returns 0 or -1 when out of memory. */
+static int dfs_push(struct dfs *d, const struct sonde_tnode *nodes, uint32_t first, uint32_t depth,
+		    int64_t parent, struct treesort *ts)
+{
+	size_t nk = 0;
+
+	for (uint32_t k = first; k != UINT32_MAX; k = nodes[k].next_sibling) {
+		if (nk == d->kcap) {
+			size_t nc = d->kcap ? 2 * d->kcap : 64;
+			uint32_t *n = realloc(d->kids, nc * sizeof(*n));
+
+			if (!n)
+				return -1;
+			d->kids = n;
+			d->kcap = nc;
+		}
+		d->kids[nk++] = k;
+	}
+	sort_r(d->kids, nk, sizeof(*d->kids), cmp_tnodes, ts);
+	if (d->sp + nk > d->scap) {
+		size_t nc = d->sp + nk + 64;
+		struct dfs_item *n = realloc(d->stack, nc * sizeof(*n));
+
+		if (!n)
+			return -1;
+		d->stack = n;
+		d->scap = nc;
+	}
+	for (size_t i = nk; i-- > 0;)
+		d->stack[d->sp++] = (struct dfs_item){ d->kids[i], depth, parent, i == nk - 1 };
+	return 0;
+}
+
+int sonde_view_calltree(FILE *f, const struct sonde_model *m, const struct sonde_view_opts *o,
+			char *err, size_t errlen)
+{
+	struct cols c;
+	struct vt_table t;
+	int first[SONDE_MSPEC_MAX];
+	const int64_t *total = sonde_model_total(m);
+	size_t nn;
+	const struct sonde_tnode *nodes = sonde_model_tree(m, &nn);
+	char title[128];
+	struct dfs d = { 0 };
+	bool *more = NULL; /* more[k]: the ancestor at depth k has later siblings */
+	size_t mcap = 0;
+	char *line = NULL;
+	size_t lcap = 0;
+	struct treesort ts = { m, nodes, o->names, -1 };
+	size_t printed = 0;
+
+	if (vw_resolve(&c, m, o, "ei", err, errlen) < 0)
+		return -1;
+	ts.mi = c.sort_mi;
+	vt_init(&t);
+	vt_field_key(&t, "node");
+	vt_field_key(&t, "parent");
+	vt_field_key(&t, "depth");
+	vt_field_key(&t, "name");
+	vt_field_key(&t, "object");
+	/* An item of a tree node shows the node's own exclusive / inclusive
+	 * metric; children are sorted by the inclusive one, which is marked. */
+	if (vw_item_columns(&t, m, &c, o, first, 'i') < 0)
+		return oom(&t, err, errlen);
+	struct vt_row *r = vt_row(&t, ' ', TOTAL_NAME);
+
+	if (!r)
+		goto nomem;
+	vt_set_n(r, 0, 0);
+	vt_set_n(r, 2, 0);
+	vt_set_s(r, 3, TOTAL_NAME);
+	vw_fill_items(r, &t, &c, first, total, total, total);
+
+	if (dfs_push(&d, nodes, sonde_model_tree_roots(m), 1, 0, &ts) < 0)
+		goto nomem;
+	while (d.sp > 0 && (!o->limit || printed < o->limit)) {
+		struct dfs_item it = d.stack[--d.sp];
+		const struct sonde_tnode *nd = &nodes[it.node];
+
+		if (it.depth + 1 > mcap) {
+			size_t nc = it.depth + 64;
+			bool *nm = realloc(more, nc * sizeof(*more));
+
+			if (!nm)
+				goto nomem;
+			more = nm;
+			mcap = nc;
+		}
+		more[it.depth] = !it.last;
+		/* the prefix: "| " or "  " per ancestor level, then "+-" */
+		const char *name = sonde_view_funcname(sonde_model_funcinfo(m, nd->func), o->names);
+		size_t need = 2 * TREE_INDENT_MAX + 64 + strlen(name);
+
+		if (need > lcap) {
+			char *nl = realloc(line, need);
+
+			if (!nl)
+				goto nomem;
+			line = nl;
+			lcap = need;
+		}
+		size_t p = 0;
+		uint32_t levels = it.depth - 1 < TREE_INDENT_MAX ? it.depth - 1 : TREE_INDENT_MAX;
+
+		for (uint32_t k = 1; k <= levels; k++) {
+			line[p++] = more[k] ? '|' : ' ';
+			line[p++] = ' ';
+		}
+		if (it.depth - 1 > TREE_INDENT_MAX)
+			snprintf(line + p, lcap - p, "+-[%u] %s", it.depth, name);
+		else
+			snprintf(line + p, lcap - p, "+-%s", name);
+		int64_t row = (int64_t)t.nrows;
+
+		r = vt_row(&t, ' ', line);
+		if (!r)
+			goto nomem;
+		vt_set_n(r, 0, row);
+		vt_set_n(r, 1, it.parent);
+		vt_set_n(r, 2, it.depth);
+		vt_set_s(r, 3, name);
+		vt_set_s(r, 4, object_name(m, sonde_model_funcinfo(m, nd->func)->object));
+		vw_fill_items(r, &t, &c, first, nd->excl, nd->incl, total);
+		printed++;
+		if (dfs_push(&d, nodes, nd->first_child, it.depth + 1, row, &ts) < 0)
+			goto nomem;
+	}
+
+	sonde_sort_title(&o->sort, title, sizeof(title));
+	switch (o->mode) {
+	case SONDE_PM_TEXT:
+		fprintf(f, "Functions Call Tree. Children sorted by metric: %s%s\n\n",
+			o->sort.by_name ? "" : "Inclusive ",
+			o->sort.by_name ? "Name" : strchr(title, ' ') + 1);
+		vt_text_header(f, &t);
+		vt_text_rows(f, &t, 0, t.nrows);
+		break;
+	case SONDE_PM_CSV:
+		vt_csv(f, &t);
+		break;
+	case SONDE_PM_JSON:
+		vw_json_begin(f, "calltree", o);
+		fprintf(f, ",\"nodes\":");
+		vt_json_rows(f, &t, 0, t.nrows);
+		fprintf(f, "}\n");
+		break;
+	}
+	free(d.stack);
+	free(d.kids);
+	free(more);
+	free(line);
+	vt_release(&t);
+	return vw_finish(f, err, errlen);
+nomem:
+	free(d.stack);
+	free(d.kids);
+	free(more);
+	free(line);
+	return oom(&t, err, errlen);
+}
+
+/* ---- -threads ------------------------------------------------------------------------ */
+
+static int cmp_threads(const void *a, const void *b, void *arg)
+{
+	const int *mi = arg;
+	const struct sonde_pthread *x = *(const struct sonde_pthread *const *)a;
+	const struct sonde_pthread *y = *(const struct sonde_pthread *const *)b;
+
+	if (*mi >= 0 && x->v[*mi] != y->v[*mi])
+		return x->v[*mi] > y->v[*mi] ? -1 : 1;
+	if (x->exp != y->exp)
+		return x->exp < y->exp ? -1 : 1;
+	return x->number < y->number ? -1 : x->number > y->number;
+}
+
+int sonde_view_threads(FILE *f, const struct sonde_profile *p, const struct sonde_view_opts *o,
+		       char *err, size_t errlen)
+{
+	const struct sonde_model *m = p->model;
+	struct acols a;
+	struct vt_table t;
+	int first[SONDE_MSPEC_MAX];
+	int64_t total[SONDE_MAX_METRICS] = { 0 };
+	const struct sonde_pthread **sel = malloc((p->nthreads + 1) * sizeof(*sel));
+	size_t ns = 0;
+	struct cols c;
+	char title[128];
+
+	if (!sel)
+		return oom(NULL, err, errlen);
+	if (vw_resolve(&c, m, o, NULL, err, errlen) < 0) {
+		free(sel);
+		return -1;
+	}
+	/* one column per metric of the spec, whatever its flavour */
+	a.n = 0;
+	for (int i = 0; i < o->metrics.n; i++) {
+		int mi = metric_index(m, o->metrics.item[i].metric), k;
+
+		for (k = 0; k < a.n; k++)
+			if (a.mi[k] == mi)
+				break;
+		if (k == a.n) {
+			a.mi[a.n] = mi;
+			a.vis[a.n++] = 0;
+		}
+		a.vis[k] |= o->metrics.item[i].vis;
+	}
+	vt_init(&t);
+	vt_field_key(&t, "experiment");
+	vt_field_key(&t, "thread");
+	vt_field_key(&t, "tid");
+	vt_field_key(&t, "name");
+	for (int k = 0; k < a.n; k++) {
+		const struct sonde_metric_def *d = sonde_model_metric(m, a.mi[k]);
+		char key[64];
+
+		if (vt_group(&t, d->abbr, NULL, a.mi[k] == c.sort_mi) < 0)
+			goto nomem;
+		first[k] = vt_sub(&t, VT_VAL, d->unit, (a.vis[k] & SONDE_VIS_VALUE) != 0, d->name);
+		snprintf(key, sizeof(key), "%%%s", d->name);
+		if (first[k] < 0 || ((a.vis[k] & SONDE_VIS_PCT) && vt_sub(&t, VT_PCT, d->unit, true, key) < 0))
+			goto nomem;
+	}
+	for (size_t i = 0; i < p->nthreads; i++) {
+		if (!p->threads[i].selected)
+			continue;
+		sel[ns++] = &p->threads[i];
+		for (int k = 0; k < sonde_model_nmetrics(m); k++)
+			total[k] = (int64_t)((uint64_t)total[k] + (uint64_t)p->threads[i].v[k]); /* wraps */
+	}
+	int smi = c.sort_mi;
+
+	sort_r(sel, ns, sizeof(*sel), cmp_threads, &smi);
+	for (size_t i = 0; i <= ns && (!o->limit || i <= o->limit); i++) {
+		const struct sonde_pthread *th = i ? sel[i - 1] : NULL;
+		char name[96];
+
+		if (!th)
+			snprintf(name, sizeof(name), TOTAL_NAME);
+		else if (p->nexps > 1)
+			snprintf(name, sizeof(name), "Experiment %u, Thread %u (tid %u)", th->exp + 1,
+				 th->number, th->tid);
+		else
+			snprintf(name, sizeof(name), "Thread %u (tid %u)", th->number, th->tid);
+		struct vt_row *r = vt_row(&t, ' ', name);
+
+		if (!r)
+			goto nomem;
+		if (th) {
+			vt_set_n(r, 0, th->exp + 1);
+			vt_set_n(r, 1, th->number);
+			vt_set_n(r, 2, th->tid);
+		}
+		vt_set_s(r, 3, th ? vt_str(&t, name) : TOTAL_NAME);
+		for (int k = 0; k < a.n; k++) {
+			int64_t v = th ? th->v[a.mi[k]] : total[a.mi[k]];
+
+			vt_set_i(r, first[k], v);
+			if (a.vis[k] & SONDE_VIS_PCT)
+				vt_set_d(r, first[k] + 1, pct(v, total[a.mi[k]]));
+		}
+	}
+	if (o->sort.by_name)
+		snprintf(title, sizeof(title), "Thread number");
+	else
+		snprintf(title, sizeof(title), "%s", sonde_model_metric(m, c.sort_mi)->title);
+	if (o->mode == SONDE_PM_TEXT) {
+		fprintf(f, "Threads sorted by metric: %s\n", title);
+		if (ns < p->nthreads)
+			fprintf(f, "%zu of %zu threads selected\n", ns, p->nthreads);
+		fprintf(f, "\n");
+	} else if (o->mode == SONDE_PM_JSON) {
+		vw_json_begin(f, "threads", o);
+		fprintf(f, ",\"threads_total\":%zu", p->nthreads);
+	}
+	vw_table_body(f, &t, o);
+	free(sel);
+	vt_release(&t);
+	return vw_finish(f, err, errlen);
+nomem:
+	free(sel);
+	return oom(&t, err, errlen);
+}
+
+/* ---- -statistics ---------------------------------------------------------------------- */
+
+struct stats {
+	uint64_t duration_ns, recorded_ns, samples, threads, overview;
+	uint64_t user_ns, system_ns, minflt, majflt, inblock, oublock, nvcsw, nivcsw, maxrss_kb;
+};
+
+static void exp_stats(const struct sonde_exp *e, struct stats *s)
+{
+	const struct sonde_exp_info *in = sonde_exp_info(e);
+	const struct sonde_exp_summary *sm = sonde_exp_summary(e);
+	size_t n, nt;
+	const struct sonde_overview_packet *ov = sonde_exp_overview(e, &n);
+
+	memset(s, 0, sizeof(*s));
+	s->duration_ns = in->end_ns > in->start_ns ? in->end_ns - in->start_ns : 0;
+	s->recorded_ns = sm->weight_ns;
+	s->samples = sm->samples;
+	sonde_exp_threads(e, &nt);
+	s->threads = nt;
+	s->overview = n;
+	if (!n)
+		return;
+	/* first and last by time; with one packet, its counts since the process start */
+	const struct sonde_overview_packet *lo = &ov[0], *hi = &ov[0];
+
+	for (size_t i = 1; i < n; i++) {
+		if (ov[i].time_ns < lo->time_ns)
+			lo = &ov[i];
+		if (ov[i].time_ns >= hi->time_ns)
+			hi = &ov[i];
+	}
+#define D(f) (n > 1 && hi->f >= lo->f ? hi->f - lo->f : hi->f)
+	s->user_ns = D(utime_ns);
+	s->system_ns = D(stime_ns);
+	s->minflt = D(minflt);
+	s->majflt = D(majflt);
+	s->inblock = D(inblock);
+	s->oublock = D(oublock);
+	s->nvcsw = D(nvcsw);
+	s->nivcsw = D(nivcsw);
+#undef D
+	for (size_t i = 0; i < n; i++)
+		if (ov[i].maxrss_kb > s->maxrss_kb)
+			s->maxrss_kb = ov[i].maxrss_kb;
+}
+
+static const struct {
+	const char *key, *label;
+	size_t off;
+	int kind; /* 0 count, 1 seconds, 2 seconds with % of process time */
+} stat_rows[] = {
+#define S(k, l, f, kind) { k, l, offsetof(struct stats, f), kind }
+	S("duration_ns", "Duration (sec.)", duration_ns, 1),
+	S("recorded_cpu_ns", "Recorded CPU Time (sec.)", recorded_ns, 1),
+	S("samples", "Profile Samples", samples, 0),
+	S("threads", "Threads", threads, 0),
+	S("overview_samples", "Overview Samples", overview, 0),
+	S("user_ns", "User CPU", user_ns, 2),
+	S("system_ns", "System CPU", system_ns, 2),
+	S("minflt", "Minor Page Faults", minflt, 0),
+	S("majflt", "Major Page Faults", majflt, 0),
+	S("inblock", "Input blocks", inblock, 0),
+	S("oublock", "Output blocks", oublock, 0),
+	S("nvcsw", "Voluntary context switches", nvcsw, 0),
+	S("nivcsw", "Involuntary context switches", nivcsw, 0),
+	S("maxrss_kb", "Maximum resident set (KB)", maxrss_kb, 0),
+#undef S
+};
+#define NSTAT (sizeof(stat_rows) / sizeof(stat_rows[0]))
+
+static uint64_t stat_get(const struct stats *s, size_t i)
+{
+	return *(const uint64_t *)((const char *)s + stat_rows[i].off);
+}
+
+static void stats_text(FILE *f, const char *name, const struct stats *s)
+{
+	uint64_t proc = s->user_ns + s->system_ns;
+
+	fprintf(f, "Experiment: %s\n", name);
+	for (size_t i = 0; i < NSTAT; i++) {
+		uint64_t v = stat_get(s, i);
+
+		if (!strcmp(stat_rows[i].key, "user_ns"))
+			fprintf(f, "\n%40s\n", "Process Times (sec.):");
+		if (!strcmp(stat_rows[i].key, "minflt"))
+			fprintf(f, "\n");
+		fprintf(f, "%40s: ", stat_rows[i].label);
+		if (stat_rows[i].kind == 0) {
+			fprintf(f, "%5" PRIu64 "\n", v);
+			continue;
+		}
+		if (v)
+			fprintf(f, "%.3f", (double)v / 1e9);
+		else
+			fprintf(f, "0.   ");
+		if (stat_rows[i].kind == 2) {
+			double p = proc ? 100.0 * (double)v / (double)proc : 0;
+
+			if (p == 0)
+				fprintf(f, " (  0. %%)");
+			else
+				fprintf(f, " (%5.1f%%)", p);
+		}
+		fprintf(f, "\n");
+	}
+	if (!s->overview)
+		fprintf(f, "(no overview samples: the process times are unknown)\n");
+}
+
+int sonde_view_statistics(FILE *f, const struct sonde_exp *const *exps, size_t n,
+			  const struct sonde_view_opts *o, char *err, size_t errlen)
+{
+	struct stats *st = calloc(n + 1, sizeof(*st));
+
+	if (!st)
+		return oom(NULL, err, errlen);
+	struct stats *sum = &st[n];
+
+	for (size_t e = 0; e < n; e++) {
+		exp_stats(exps[e], &st[e]);
+		for (size_t i = 0; i < NSTAT; i++) {
+			uint64_t *d = (uint64_t *)((char *)sum + stat_rows[i].off);
+
+			if (!strcmp(stat_rows[i].key, "duration_ns") ||
+			    !strcmp(stat_rows[i].key, "maxrss_kb")) {
+				if (stat_get(&st[e], i) > *d)
+					*d = stat_get(&st[e], i);
+			} else {
+				*d += stat_get(&st[e], i);
+			}
+		}
+	}
+	switch (o->mode) {
+	case SONDE_PM_TEXT:
+		for (size_t e = 0; e < n; e++) {
+			if (e)
+				fprintf(f, "\n");
+			stats_text(f, sonde_exp_info(exps[e])->name, &st[e]);
+		}
+		if (n > 1) {
+			fprintf(f, "\n");
+			stats_text(f, "all (sums; duration and resident set: the largest)", sum);
+		}
+		break;
+	case SONDE_PM_CSV:
+		fprintf(f, "experiment");
+		for (size_t i = 0; i < NSTAT; i++)
+			fprintf(f, ",%s", stat_rows[i].key);
+		fprintf(f, "\n");
+		for (size_t e = 0; e <= n; e++) {
+			if (e == n && n < 2)
+				break;
+			vt_csv_str(f, e < n ? sonde_exp_info(exps[e])->name : "all");
+			for (size_t i = 0; i < NSTAT; i++)
+				fprintf(f, ",%" PRIu64, stat_get(&st[e], i));
+			fprintf(f, "\n");
+		}
+		break;
+	case SONDE_PM_JSON:
+		fprintf(f, "{\"view\":\"statistics\",\"experiments\":[");
+		for (size_t e = 0; e <= n; e++) {
+			if (e == n)
+				fprintf(f, "],\"total\":");
+			else if (e)
+				fprintf(f, ",");
+			fprintf(f, "{\"experiment\":");
+			vt_json_str(f, e < n ? sonde_exp_info(exps[e])->name : "all");
+			for (size_t i = 0; i < NSTAT; i++)
+				fprintf(f, ",\"%s\":%" PRIu64, stat_rows[i].key, stat_get(&st[e], i));
+			fprintf(f, "}");
+		}
+		fprintf(f, "}\n");
+		break;
+	}
+	free(st);
+	return vw_finish(f, err, errlen);
+}
+
+/* ---- -metric_list ----------------------------------------------------------------------- */
+
+int sonde_view_metric_list(FILE *f, const struct sonde_model *m, const struct sonde_view_opts *o,
+			   char *err, size_t errlen)
+{
+	char spec[512], title[128];
+	int n;
+	const struct sonde_metric_def *known = sonde_view_known_metrics(&n);
+	static const char fl[] = "eia";
+
+	if (m)
+		n = sonde_model_nmetrics(m);
+	sonde_mspec_format(&o->metrics, spec, sizeof(spec));
+	sonde_sort_title(&o->sort, title, sizeof(title));
+	switch (o->mode) {
+	case SONDE_PM_TEXT:
+		fprintf(f, "Current metrics: %s\n", spec);
+		if (o->sort.by_name)
+			fprintf(f, "Current Sort Metric: Name ( name )\n");
+		else
+			fprintf(f, "Current Sort Metric: %s ( %c.%s )\n", title, o->sort.flavor,
+				o->sort.metric);
+		fprintf(f, "Available metrics:\n");
+		for (int i = 0; i < n; i++) {
+			const struct sonde_metric_def *d = m ? sonde_model_metric(m, i) : &known[i];
+
+			for (int k = 0; k < 3; k++) {
+				char label[160];
+
+				snprintf(label, sizeof(label), "%s %s",
+					 k == 0	  ? "Exclusive"
+					 : k == 1 ? "Inclusive"
+						  : "Attributed",
+					 d->title);
+				fprintf(f, "%36s: %c%s%%%s\n", label, fl[k],
+					d->unit == SONDE_UNIT_NS ? "." : "+", d->name);
+			}
+		}
+		fprintf(f, "%36s: name\n", "Name");
+		break;
+	case SONDE_PM_CSV:
+		fprintf(f, "name,title,unit,flavors\n");
+		for (int i = 0; i < n; i++) {
+			const struct sonde_metric_def *d = m ? sonde_model_metric(m, i) : &known[i];
+
+			vt_csv_str(f, d->name);
+			fputc(',', f);
+			vt_csv_str(f, d->title);
+			fprintf(f, ",%s,eia\n",
+				d->unit == SONDE_UNIT_NS	? "ns"
+				: d->unit == SONDE_UNIT_BYTES ? "bytes"
+							      : "count");
+		}
+		break;
+	case SONDE_PM_JSON:
+		vw_json_begin(f, "metric_list", o);
+		fprintf(f, ",\"available\":[");
+		for (int i = 0; i < n; i++) {
+			const struct sonde_metric_def *d = m ? sonde_model_metric(m, i) : &known[i];
+
+			fprintf(f, "%s{\"name\":", i ? "," : "");
+			vt_json_str(f, d->name);
+			fprintf(f, ",\"title\":");
+			vt_json_str(f, d->title);
+			fprintf(f, ",\"unit\":\"%s\",\"flavors\":\"eia\"}",
+				d->unit == SONDE_UNIT_NS	? "ns"
+				: d->unit == SONDE_UNIT_BYTES ? "bytes"
+							      : "count");
+		}
+		fprintf(f, "]}\n");
+		break;
+	}
+	return vw_finish(f, err, errlen);
+}
+
+/* ---- -compare ----------------------------------------------------------------------------- */
+
+struct cset {
+	size_t n, cap, nm;   /* rows, capacity, models */
+	uint32_t *ids;	     /* rows * nm */
+	char **keys;	     /* per row */
+	uint32_t *slot;	     /* hash: row + 1 */
+	size_t nslot;
+};
+
+static uint64_t hstr(const char *s)
+{
+	uint64_t h = u64map_hash_str(s);
+
+	return h ^ (h >> 29); /* (slots are its low bits) */
+}
+
+static int cset_grow(struct cset *s)
+{
+	size_t nslot = s->nslot ? 2 * s->nslot : 1024;
+	uint32_t *ns = calloc(nslot, sizeof(*ns));
+
+	if (!ns)
+		return -1;
+	for (size_t r = 0; r < s->n; r++) {
+		size_t i = hstr(s->keys[r]) & (nslot - 1);
+
+		while (ns[i])
+			i = (i + 1) & (nslot - 1);
+		ns[i] = (uint32_t)r + 1;
+	}
+	free(s->slot);
+	s->slot = ns;
+	s->nslot = nslot;
+	return 0;
+}
+
+/* The row of key (added when new); -1 when out of memory. */
+static int64_t cset_row(struct cset *s, const char *key)
+{
+	if (2 * (s->n + 1) > s->nslot && cset_grow(s) < 0)
+		return -1;
+	size_t i = hstr(key) & (s->nslot - 1);
+
+	while (s->slot[i]) {
+		if (!strcmp(s->keys[s->slot[i] - 1], key))
+			return s->slot[i] - 1;
+		i = (i + 1) & (s->nslot - 1);
+	}
+	if (s->n == s->cap) {
+		size_t nc = s->cap ? 2 * s->cap : 256;
+		uint32_t *ni = realloc(s->ids, nc * s->nm * sizeof(*ni));
+
+		if (!ni)
+			return -1;
+		s->ids = ni;
+		char **nk = realloc(s->keys, nc * sizeof(*nk));
+
+		if (!nk)
+			return -1;
+		s->keys = nk;
+		s->cap = nc;
+	}
+	s->keys[s->n] = strdup(key);
+	if (!s->keys[s->n])
+		return -1;
+	for (size_t k = 0; k < s->nm; k++)
+		s->ids[s->n * s->nm + k] = UINT32_MAX;
+	s->slot[i] = (uint32_t)s->n + 1;
+	return (int64_t)s->n++;
+}
+
+static void cset_free(struct cset *s)
+{
+	for (size_t r = 0; r < s->n; r++)
+		free(s->keys[r]);
+	free(s->keys);
+	free(s->ids);
+	free(s->slot);
+}
+
+struct csort {
+	const struct cset *s;
+	const struct sonde_model *m0;
+	bool objects;
+	char flavor;
+	int mi;
+	enum sonde_namefmt names;
+	const char **name; /* per row */
+};
+
+static int64_t cval(const struct csort *c, size_t row)
+{
+	uint32_t id = c->s->ids[row * c->s->nm];
+
+	if (id == UINT32_MAX || c->mi < 0)
+		return 0;
+	if (c->objects)
+		return (c->flavor == 'e' ? sonde_model_object_excl(c->m0, id)
+					 : sonde_model_object_incl(c->m0, id))[c->mi];
+	return (c->flavor == 'e' ? sonde_model_excl(c->m0, id) : sonde_model_incl(c->m0, id))[c->mi];
+}
+
+static int cmp_crows(const void *a, const void *b, void *arg)
+{
+	const struct csort *c = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	int64_t vx = cval(c, x), vy = cval(c, y);
+
+	if (vx != vy)
+		return vx > vy ? -1 : 1;
+	int r = strcmp(c->name[x], c->name[y]);
+
+	if (r)
+		return r;
+	return x < y ? -1 : x > y;
+}
+
+int sonde_view_compare(FILE *f, const struct sonde_model *const *models, const char *const *names,
+		       size_t n, bool objects, const struct sonde_view_opts *o, char *err,
+		       size_t errlen)
+{
+	struct cols c;
+	struct vt_table t;
+	struct cset s = { .nm = n };
+	int first[SONDE_MSPEC_MAX][8];
+	const char **rname = NULL;
+	uint32_t *order = NULL;
+	char title[128], key[1024];
+
+	if (n < 1 || n > 8) {
+		snprintf(err, errlen, "compare takes 1 to 8 experiments, not %zu", n);
+		return -1;
+	}
+	for (size_t k = 0; k < n; k++) {
+		if (vw_resolve(&c, models[k], o, "ei", err, errlen) < 0)
+			return -1;
+	}
+	vw_resolve(&c, models[0], o, "ei", err, errlen);
+	vt_init(&t);
+	vt_field_key(&t, "name");
+	vt_field_key(&t, objects ? "path" : "object");
+	for (int i = 0; i < c.n; i++)
+		for (size_t k = 0; k < n; k++) {
+			char suffix[16];
+			enum vt_kind kind = k == 0 || o->compare == SONDE_CMP_ON ? VT_VAL
+					    : o->compare == SONDE_CMP_DELTA  ? VT_DELTA
+									     : VT_RATIO;
+
+			snprintf(suffix, sizeof(suffix), "[%zu]", k + 1);
+			first[i][k] = add_item_cols(&t, sonde_model_metric(models[0], c.mi[i]),
+						    c.it[i]->flavor, c.it[i]->vis,
+						    k == 0 && is_sort(o, c.it[i]->flavor, c.it[i]->metric),
+						    names[k], suffix, kind);
+			if (first[i][k] < 0)
+				return oom(&t, err, errlen);
+		}
+	/* align: key = object name + mangled name */
+	for (size_t k = 0; k < n; k++) {
+		const struct sonde_model *m = models[k];
+		size_t cnt = objects ? sonde_model_nobjects(m) : sonde_model_nfuncs(m);
+
+		for (uint32_t id = 0; id < cnt; id++) {
+			if (!nonzero(m, objects ? sonde_model_object_incl(m, id) : sonde_model_incl(m, id)))
+				continue;
+			if (objects) {
+				const char *on = sonde_model_objectinfo(m, id)->name;
+
+				snprintf(key, sizeof(key), "%s", on ? on : "");
+			} else {
+				const struct sonde_mfunc *fi = sonde_model_funcinfo(m, id);
+				const char *on = object_name(m, fi->object);
+
+				snprintf(key, sizeof(key), "%s\001%s", on ? on : "",
+					 fi->mangled ? fi->mangled : "");
+			}
+			int64_t r = cset_row(&s, key);
+
+			if (r < 0)
+				goto nomem;
+			if (s.ids[(size_t)r * n + k] == UINT32_MAX)
+				s.ids[(size_t)r * n + k] = id;
+		}
+	}
+	rname = calloc(s.n + 1, sizeof(*rname));
+	order = malloc((s.n + 1) * sizeof(*order));
+	if (!rname || !order)
+		goto nomem;
+	for (size_t r = 0; r < s.n; r++) {
+		order[r] = (uint32_t)r;
+		for (size_t k = 0; k < n && !rname[r]; k++) {
+			uint32_t id = s.ids[r * n + k];
+
+			if (id == UINT32_MAX)
+				continue;
+			rname[r] = objects ? sonde_model_objectinfo(models[k], id)->name
+					   : sonde_view_funcname(sonde_model_funcinfo(models[k], id),
+								 o->names);
+		}
+		if (!rname[r])
+			rname[r] = "?";
+	}
+	struct csort cs = { &s, models[0], objects, o->sort.flavor, c.sort_mi, o->names, rname };
+
+	sort_r(order, s.n, sizeof(*order), cmp_crows, &cs);
+
+	for (size_t i = 0; i <= s.n && (!o->limit || i <= o->limit); i++) {
+		size_t row = i ? order[i - 1] : 0;
+		const char *name = i ? rname[row] : TOTAL_NAME;
+		struct vt_row *r = vt_row(&t, ' ', name);
+		if (!r)
+			goto nomem;
+		vt_set_s(r, 0, name);
+		for (int it = 0; it < c.n; it++) {
+			int64_t base = 0;
+
+			for (size_t k = 0; k < n; k++) {
+				const struct sonde_model *m = models[k];
+				const int64_t *total = sonde_model_total(m);
+				int64_t v = 0;
+				int sub = first[it][k];
+				if (!i) {
+					v = total[c.mi[it]];
+				} else {
+					uint32_t id = s.ids[row * n + k];
+					bool present = id != UINT32_MAX;
+
+					if (present && objects) {
+						v = (c.it[it]->flavor == 'e' ? sonde_model_object_excl(m, id)
+									     : sonde_model_object_incl(m, id))[c.mi[it]];
+						if (!k || !r->f[1].s)
+							vt_set_s(r, 1, sonde_model_objectinfo(m, id)->path);
+					} else if (present) {
+						v = (c.it[it]->flavor == 'e' ? sonde_model_excl(m, id)
+									     : sonde_model_incl(m, id))[c.mi[it]];
+						if (!r->f[1].s)
+							vt_set_s(r, 1, object_name(m, sonde_model_funcinfo(m, id)->object));
+					}
+				}
+				if (k == 0)
+					base = v;
+				vt_set_i(r, sub, v);
+				int next = sub + 1;
+
+				if (t.s[sub].kind == VT_VAL && next < t.nsubs &&
+				    t.s[next].group == t.s[sub].group &&
+				    (t.s[next].kind == VT_DELTA || t.s[next].kind == VT_RATIO)) {
+					if (t.s[next].kind == VT_DELTA)
+						vt_set_i(r, next, v - base);
+					else if (base)
+						vt_set_d(r, next, (double)v / (double)base);
+					else if (v == 0)
+						vt_set_d(r, next, 1.0);
+					else
+						vt_set_d(r, next, 1.0 / 0.0);
+					next++;
+				}
+				if (next < t.nsubs && t.s[next].group == t.s[sub].group &&
+				    t.s[next].kind == VT_PCT)
+					vt_set_d(r, next, pct(v, total[c.mi[it]]));
+			}
+		}
+	}
+
+	sonde_sort_title(&o->sort, title, sizeof(title));
+	if (o->mode == SONDE_PM_TEXT) {
+		fprintf(f, "%s sorted by metric: %s\n\n", objects ? "Load Objects" : "Functions", title);
+	} else if (o->mode == SONDE_PM_JSON) {
+		vw_json_begin(f, objects ? "objects" : "functions", o);
+		fprintf(f, ",\"compare\":\"%s\",\"experiments\":[",
+			o->compare == SONDE_CMP_DELTA   ? "delta"
+			: o->compare == SONDE_CMP_RATIO ? "ratio"
+							: "on");
+		for (size_t k = 0; k < n; k++) {
+			if (k)
+				fputc(',', f);
+			vt_json_str(f, names[k]);
+		}
+		fprintf(f, "]");
+	}
+	vw_table_body(f, &t, o);
+	free(rname);
+	free(order);
+	cset_free(&s);
+	vt_release(&t);
+	return vw_finish(f, err, errlen);
+nomem:
+	free(rname);
+	free(order);
+	cset_free(&s);
+	return oom(&t, err, errlen);
+}

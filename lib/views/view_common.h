@@ -1,0 +1,52 @@
+/*
+ * view_common: the pieces of lib/views/view.c that other views of metrics
+ * (lib/views/view_source.c) share: a metric spec resolved against a model, its
+ * column groups, and the JSON heading of a view.  Internal to lib/view*.c.
+ */
+#ifndef SONDE_VIEW_COMMON_H
+#define SONDE_VIEW_COMMON_H
+
+#include "views/view.h"
+#include "views/view_table.h"
+
+/* The spec's items resolved against a model. */
+struct cols {
+	int n;
+	const struct sonde_mitem *it[SONDE_MSPEC_MAX];
+	int mi[SONDE_MSPEC_MAX];
+	int sort_mi; /* the sort metric's index, -1 when sorting by name */
+};
+
+/* Resolves the items of the flavours in `flavors` (NULL: all) of o's
+ * spec against m; 0, or -1 with "metric 'x' is not recorded ..." in err. */
+int vw_resolve(struct cols *c, const struct sonde_model *m, const struct sonde_view_opts *o,
+	       const char *flavors, char *err, size_t errlen);
+
+/* Column groups for the items of c (first[k]: each item's first
+ * subcolumn); the sort column is marked (markfl: see view.c). */
+int vw_item_columns(struct vt_table *t, const struct sonde_model *m, const struct cols *c,
+		    const struct sonde_view_opts *o, int *first, char markfl);
+
+/* Fills a row's item columns from its exclusive and inclusive vectors,
+ * percentages of total. */
+void vw_fill_items(struct vt_row *r, const struct vt_table *t, const struct cols *c,
+		   const int *first, const int64_t *excl, const int64_t *incl,
+		   const int64_t *total);
+
+/* Writes {"view":VIEW,"metrics":SPEC,"sort":KEY (no closing brace). */
+void vw_json_begin(FILE *f, const char *view, const struct sonde_view_opts *o);
+
+/* The table after the heading a view writes itself: text column headers
+ * and rows; csv; or json ,"rows":[...]} closing what vw_json_begin
+ * opened. */
+void vw_table_body(FILE *f, struct vt_table *t, const struct sonde_view_opts *o);
+
+/* A sorted list: text "TITLE sorted by metric: SORT" over the table; csv;
+ * json {"view":VIEW,...,"rows":[...]}. */
+void vw_list_out(FILE *f, struct vt_table *t, const struct sonde_view_opts *o, const char *view,
+		 const char *title);
+
+/* 0, or -1 with "error writing the output" when f has an error. */
+int vw_finish(FILE *f, char *err, size_t errlen);
+
+#endif

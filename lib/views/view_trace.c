@@ -1,0 +1,1084 @@
+/*
+ * The tracing views of `sonde print` (see view.h): -leaks, -allocs,
+ * -heapstat, -io, -iostacks and -sync, read straight from the traced
+ * events of the experiments (lib/reader/experiment.h), not from the metrics
+ * model: they group events by allocation stack, file or lock object.
+ *
+ * Stacks are named with the symbol layer as the other views name them
+ * (lib/model/profile.c): every frame of a trace stack is a return address (the
+ * leaf is the call site of the traced function), the collector's own
+ * frames are folded away, and a missing stack is "<no stack>".
+ *
+ * Groups are per experiment (stack ids and lock addresses mean nothing
+ * across processes); files are merged across experiments by name.
+ */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/profile.h"
+#include "symbols/symbols.h"
+#include "base/u64map.h"
+#include "views/view.h"
+#include "views/view_table.h"
+#include "views/view_common.h"
+
+#define TOTAL_NAME "<Total>"
+#define IOSTACKS_TOP 20
+
+/* ---- checks ------------------------------------------------------------------- */
+
+static const struct {
+	int kind;
+	const char *what, *flag;
+} kinds[] = {
+	{ SONDE_KIND_SYNC, "sync wait tracing", "-s on" },
+	{ SONDE_KIND_HEAP, "heap tracing", "-H on" },
+	{ SONDE_KIND_IO, "I/O tracing", "-i on" },
+};
+
+static bool has_kind(const struct sonde_exp *e, int kind)
+{
+	size_t n;
+
+	if (sonde_exp_traced(e, kind))
+		return true;
+	if (kind == SONDE_KIND_SYNC)
+		return sonde_exp_sync_events(e, &n) != NULL;
+	if (kind == SONDE_KIND_HEAP)
+		return sonde_exp_heap_count(e) != 0;
+	return sonde_exp_io_events(e, &n) != NULL;
+}
+
+int sonde_view_trace_check(const struct sonde_exp *const *exps, const char *const *names, size_t n,
+			   int kind, char *err, size_t errlen)
+{
+	size_t k = 0;
+
+	while (k < sizeof(kinds) / sizeof(kinds[0]) && kinds[k].kind != kind)
+		k++;
+	if (k == sizeof(kinds) / sizeof(kinds[0])) {
+		snprintf(err, errlen, "no view for data kind %d", kind);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (has_kind(exps[i], kind))
+			return 0;
+	if (n == 1)
+		snprintf(err, errlen, "%s has no %s data (collect with %s)",
+			 names && names[0] ? names[0] : sonde_exp_info(exps[0])->name, kinds[k].what,
+			 kinds[k].flag);
+	else
+		snprintf(err, errlen, "none of the %zu experiments has %s data (collect with %s)", n,
+			 kinds[k].what, kinds[k].flag);
+	return -1;
+}
+
+/* ---- helpers ------------------------------------------------------------------ */
+
+static int oom(char *err, size_t errlen)
+{
+	snprintf(err, errlen, "out of memory");
+	return -1;
+}
+
+/* Sums of values read from the trace (any 64-bit value a damaged file
+ * holds) wrap around, as the metrics engine's do, never overflow. */
+static inline void add_wrap(int64_t *x, int64_t v)
+{
+	*x = (int64_t)((uint64_t)*x + (uint64_t)v);
+}
+
+static const char *plural(uint64_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
+static uint64_t rel_time(const struct sonde_exp *e, uint64_t t)
+{
+	uint64_t t0 = sonde_exp_info(e)->start_ns;
+
+	return t >= t0 ? t - t0 : 0;
+}
+
+/* A group of events: one allocation stack, file, I/O stack or object. */
+#define NV 12
+struct grp {
+	uint32_t exp;
+	uint64_t key;	  /* stack id, object, file id */
+	uint64_t time_ns; /* of its first event (for symbol lookups) */
+	size_t order;	  /* creation order: the last tie-break */
+	int64_t v[NV];
+	uint32_t funcs; /* sync: bit per enum sonde_sync_func */
+	const char *name;
+	char *stack; /* owned: the stack's function names, leaf first, '\n'-separated */
+};
+
+struct grouping {
+	struct grp *v;
+	size_t n, cap;
+	struct u64map map[2]; /* key -> index, for the current experiment */
+	uint32_t exp;
+};
+
+static void grouping_release(struct grouping *g)
+{
+	for (size_t i = 0; i < g->n; i++)
+		free(g->v[i].stack);
+	free(g->v);
+	u64map_release(&g->map[0]);
+	u64map_release(&g->map[1]);
+	memset(g, 0, sizeof(*g));
+}
+
+/* The group of (exp, key, epoch) in map `which`, made when new; NULL
+ * when out of memory.  Experiments must come in order.  epoch: the mapping
+ * epoch of a stack group's events (sonde_exp_map_epoch), 0 for others: a
+ * stack id names different functions in different epochs when a library
+ * was unloaded and another loaded at its address, so its events are
+ * grouped (and named) per epoch.  The map key mixes the epoch into the
+ * stack id, itself a 64-bit hash of the frames. */
+static struct grp *group(struct grouping *g, uint32_t exp, int which, uint64_t key, uint32_t epoch,
+			 uint64_t time_ns)
+{
+	if (exp != g->exp) {
+		u64map_release(&g->map[0]);
+		u64map_release(&g->map[1]);
+		g->exp = exp;
+	}
+	uint64_t mkey = epoch ? key ^ ((uint64_t)epoch * 0x9e3779b97f4a7c15ull) : key;
+	long i = u64map_get(&g->map[which], mkey);
+
+	if (i >= 0)
+		return &g->v[i];
+	if (g->n == g->cap) {
+		size_t ncap = g->cap ? 2 * g->cap : 64;
+		struct grp *nv = realloc(g->v, ncap * sizeof(*nv));
+
+		if (!nv)
+			return NULL;
+		g->v = nv;
+		g->cap = ncap;
+	}
+	if (u64map_put(&g->map[which], mkey, (uint32_t)g->n) < 0)
+		return NULL;
+	struct grp *r = &g->v[g->n];
+
+	memset(r, 0, sizeof(*r));
+	r->exp = exp;
+	r->key = key;
+	r->time_ns = time_ns;
+	r->order = g->n++;
+	return r;
+}
+
+/* Sorts by v[a], then v[b] (both descending; -1: none), then creation. */
+struct grpsort {
+	int a, b;
+};
+
+static int cmp_grp(const void *x, const void *y, void *arg)
+{
+	const struct grp *p = x, *q = y;
+	const struct grpsort *s = arg;
+
+	if (s->a >= 0 && p->v[s->a] != q->v[s->a])
+		return p->v[s->a] > q->v[s->a] ? -1 : 1;
+	if (s->b >= 0 && p->v[s->b] != q->v[s->b])
+		return p->v[s->b] > q->v[s->b] ? -1 : 1;
+	return p->order < q->order ? -1 : p->order > q->order;
+}
+
+static void sort_groups(struct grouping *g, int a, int b)
+{
+	struct grpsort s = { a, b };
+
+	if (g->n > 1)
+		qsort_r(g->v, g->n, sizeof(*g->v), cmp_grp, &s);
+}
+
+/* ---- stacks as function names ------------------------------------------------ */
+
+struct namer {
+	const struct sonde_exp *const *exps;
+	struct sonde_syms **syms; /* per experiment, opened at first use */
+	size_t nexps;
+	enum sonde_namefmt names;
+	const char **frames;
+	size_t cap;
+};
+
+static int namer_init(struct namer *nm, const struct sonde_exp *const *exps, size_t n,
+		      enum sonde_namefmt names)
+{
+	memset(nm, 0, sizeof(*nm));
+	nm->exps = exps;
+	nm->nexps = n;
+	nm->names = names;
+	nm->syms = calloc(n ? n : 1, sizeof(*nm->syms));
+	return nm->syms ? 0 : -1;
+}
+
+static void namer_release(struct namer *nm)
+{
+	for (size_t i = 0; nm->syms && i < nm->nexps; i++)
+		sonde_syms_close(nm->syms[i]);
+	free(nm->syms);
+	free(nm->frames);
+	memset(nm, 0, sizeof(*nm));
+}
+
+static bool collector_object(const struct sonde_func *sf)
+{
+	return sf->object && sf->object->sonde;
+}
+
+static const char *func_name(const struct sonde_func *sf, enum sonde_namefmt names)
+{
+	const char *s = names == SONDE_NAME_SHORT     ? sf->name_short
+			: names == SONDE_NAME_MANGLED ? sf->mangled
+						      : sf->name_long;
+
+	if (!s || !*s)
+		s = sf->name_long && *sf->name_long ? sf->name_long : sf->mangled;
+	return s ? s : "?";
+}
+
+/*
+ * The function names of a stack, leaf first, in nm->frames (valid until
+ * the next call); returns their number (at least 1: "<no stack>"), or -1
+ * when out of memory.
+ */
+static long stack_names(struct namer *nm, uint32_t exp, uint64_t stack_id, uint64_t time_ns)
+{
+	const struct sonde_exp *e = nm->exps[exp];
+	const struct sonde_stack *st = stack_id ? sonde_exp_stack(e, stack_id) : NULL;
+	size_t need = st && st->depth ? st->depth + 1 : 1, d = 0;
+
+	if (nm->cap < need) {
+		const char **nf = realloc(nm->frames, need * sizeof(*nf));
+
+		if (!nf)
+			return -1;
+		nm->frames = nf;
+		nm->cap = need;
+	}
+	if (st && st->depth && !nm->syms[exp] && !(nm->syms[exp] = sonde_syms_open(e)))
+		return -1;
+	for (size_t k = 0; st && k < st->depth; k++) {
+		uint64_t pc = st->pc[k];
+		/* the leaf is a call site: a return address like the others */
+		const struct sonde_func *sf = sonde_syms_lookup(nm->syms[exp], pc & ~SONDE_PC_EXACT,
+								(pc & SONDE_PC_EXACT) != 0, time_ns);
+
+		if (collector_object(sf))
+			continue;
+		nm->frames[d++] = func_name(sf, nm->names);
+	}
+	if (!d)
+		nm->frames[d++] = "<no stack>";
+	if (st && st->depth && (st->flags & SONDE_STACK_TRUNCATED))
+		nm->frames[d++] = SONDE_TRUNCATED_STACK; /* its callers are unknown (profile.c) */
+	return (long)d;
+}
+
+/* The names of a stack joined by '\n' (malloc'ed), NULL out of memory. */
+static char *stack_joined(struct namer *nm, uint32_t exp, uint64_t stack_id, uint64_t time_ns)
+{
+	long d = stack_names(nm, exp, stack_id, time_ns);
+	size_t len = 1;
+
+	if (d < 0)
+		return NULL;
+	for (long k = 0; k < d; k++)
+		len += strlen(nm->frames[k]) + 1;
+	char *s = malloc(len), *p = s;
+
+	if (!s)
+		return NULL;
+	*p = '\0';
+	for (long k = 0; k < d; k++)
+		p += sprintf(p, "%s%s", k ? "\n" : "", nm->frames[k]);
+	return s;
+}
+
+static int cmp_stack(const void *x, const void *y)
+{
+	const struct grp *p = x, *q = y;
+	int c = strcmp(p->stack, q->stack);
+
+	if (c)
+		return c;
+	return p->order < q->order ? -1 : p->order > q->order;
+}
+
+/*
+ * Names every group's stack (key: a stack id) and merges the groups whose
+ * stacks read the same (call sites in the same functions, the same code
+ * in several experiments): what the view shows is function names, as the
+ * other views add up per function.  -1 out of memory.
+ */
+static int merge_stacks(struct grouping *g, struct namer *nm)
+{
+	for (size_t i = 0; i < g->n; i++)
+		if (!(g->v[i].stack = stack_joined(nm, g->v[i].exp, g->v[i].key, g->v[i].time_ns)))
+			return -1;
+	if (g->n > 1)
+		qsort(g->v, g->n, sizeof(*g->v), cmp_stack);
+	size_t m = 0;
+
+	for (size_t i = 0; i < g->n; i++) {
+		struct grp *last = m ? &g->v[m - 1] : NULL;
+
+		if (last && !strcmp(last->stack, g->v[i].stack)) {
+			for (int k = 0; k < NV; k++)
+				add_wrap(&last->v[k], g->v[i].v[k]);
+			if (g->v[i].order < last->order)
+				last->order = g->v[i].order;
+			free(g->v[i].stack);
+			continue;
+		}
+		g->v[m++] = g->v[i];
+	}
+	g->n = m;
+	return 0;
+}
+
+/* Writes a joined stack with its frames separated by sep (csv: one field). */
+static void put_stack(FILE *f, const char *stack, const char *sep, bool csv)
+{
+	char *s = malloc(strlen(stack) * (strlen(sep) + 1) + 1), *p = s;
+
+	if (!s)
+		return;
+	for (const char *c = stack; *c; c++)
+		if (*c == '\n')
+			p += sprintf(p, "%s", sep);
+		else
+			*p++ = *c;
+	*p = '\0';
+	if (csv)
+		vt_csv_str(f, s);
+	else
+		fputs(s, f);
+	free(s);
+}
+
+static void json_stack(FILE *f, const char *stack)
+{
+	fputc('[', f);
+	for (const char *c = stack; *c;) {
+		const char *e = strchr(c, '\n');
+		size_t len = e ? (size_t)(e - c) : strlen(c);
+		char *one = strndup(c, len);
+
+		if (one) {
+			vt_json_str(f, one);
+			free(one);
+		}
+		c += len;
+		if (*c) {
+			fputc(',', f);
+			c++;
+		}
+	}
+	fputc(']', f);
+}
+
+/* Text: the frames one a line, indented. */
+static void text_stack(FILE *f, const char *stack)
+{
+	for (const char *c = stack; *c;) {
+		const char *e = strchr(c, '\n');
+		int len = e ? (int)(e - c) : (int)strlen(c);
+
+		fprintf(f, "        %.*s\n", len, c);
+		c += len + (e ? 1 : 0);
+	}
+}
+
+/* ---- -leaks and -allocs ------------------------------------------------------- */
+
+enum { H_COUNT, H_BYTES };
+
+/* -sample_select: one selection per experiment (NULL entries: all).
+ * NULL out of memory. */
+static struct sonde_sample_sel **sels_new(const struct sonde_exp *const *exps, size_t n,
+					  const struct sonde_view_opts *o)
+{
+	struct sonde_sample_sel **v = calloc(n ? n : 1, sizeof(*v));
+	char err[256];
+
+	for (size_t e = 0; v && e < n; e++)
+		if (sonde_sample_sel_new(&v[e], exps[e], o->sample_select, err, sizeof(err)) < 0) {
+			while (e-- > 0)
+				sonde_sample_sel_free(v[e]);
+			free(v);
+			return NULL;
+		}
+	return v;
+}
+
+static void sels_free(struct sonde_sample_sel **v, size_t n)
+{
+	for (size_t e = 0; v && e < n; e++)
+		sonde_sample_sel_free(v[e]);
+	free(v);
+}
+
+/* The end of a view over grouped events: what it holds released (nm, t:
+ * NULL when it has none), then its output finished, or the out-of-memory
+ * error when !ok. */
+static int view_end(struct sonde_sample_sel **sels, size_t n, struct grouping *g, struct namer *nm,
+		    struct vt_table *t, FILE *f, bool ok, char *err, size_t errlen)
+{
+	sels_free(sels, n);
+	grouping_release(g);
+	if (nm)
+		namer_release(nm);
+	if (t)
+		vt_release(t);
+	return ok ? vw_finish(f, err, errlen) : oom(err, errlen);
+}
+
+int sonde_view_heap_stacks(FILE *f, const struct sonde_exp *const *exps, size_t n, bool leaks,
+			   const struct sonde_view_opts *o, char *err, size_t errlen)
+{
+	struct sonde_sample_sel **sels = sels_new(exps, n, o);
+
+	if (!sels)
+		return oom(err, errlen);
+	struct grouping g = { 0 };
+	struct namer nm;
+	uint64_t total_n = 0, total_b = 0;
+	const char *one = leaks ? "leak" : "allocation", *many = leaks ? "leaks" : "allocations";
+	const char *title = leaks ? "Leak" : "Allocation";
+
+	if (namer_init(&nm, exps, n, o->names) < 0) {
+		sels_free(sels, n);
+		return oom(err, errlen);
+	}
+	for (size_t e = 0; e < n; e++) {
+		size_t ne;
+		const struct sonde_heap_event *he = sonde_exp_heap_events(exps[e], &ne);
+		bool *leaked = NULL;
+		uint64_t *left = NULL;
+
+		if (!he || !ne)
+			continue;
+		if (leaks && (!(leaked = malloc(ne * sizeof(*leaked))) || !(left = malloc(ne * sizeof(*left))) ||
+			      sonde_heap_leaks_left(exps[e], leaked, left, NULL) < 0)) {
+			free(leaked);
+			free(left);
+			goto nomem;
+		}
+		for (size_t i = 0; i < ne; i++) {
+			if (!(he[i].flags & SONDE_HEAPF_ALLOC) || (he[i].flags & SONDE_HEAPF_FAILED) ||
+			    !sonde_sample_sel_has(sels[e], he[i].time_ns))
+				continue;
+			if (leaks && !leaked[i])
+				continue;
+			struct grp *r = group(&g, (uint32_t)e, 0, he[i].stack_id,
+						 sonde_exp_map_epoch(exps[e], he[i].time_ns, NULL, NULL),
+						 he[i].time_ns);
+
+			if (!r) {
+				free(leaked);
+				free(left);
+				goto nomem;
+			}
+			/* a leak is what is left: a mapping unmapped in part, the rest */
+			uint64_t bytes = leaks ? left[i] : he[i].bytes;
+
+			r->v[H_COUNT]++;
+			add_wrap(&r->v[H_BYTES], (int64_t)bytes);
+			total_n++;
+			total_b += bytes;
+		}
+		free(leaked);
+		free(left);
+	}
+	if (merge_stacks(&g, &nm) < 0)
+		goto nomem;
+	sort_groups(&g, H_BYTES, H_COUNT);
+	size_t shown = o->limit && o->limit < g.n ? o->limit : g.n;
+
+	switch (o->mode) {
+	case SONDE_PM_TEXT:
+		fprintf(f, "%" PRIu64 " %s, %" PRIu64 " bytes\n", total_n, plural(total_n, one, many),
+			total_b);
+		for (size_t i = 0; i < shown; i++) {
+			const struct grp *r = &g.v[i];
+
+			fprintf(f, "\n%s #%zu: %" PRId64 " %s, %" PRId64 " bytes (%.2f%%)\n", title, i + 1,
+				r->v[H_COUNT], plural((uint64_t)r->v[H_COUNT], one, many), r->v[H_BYTES],
+				total_b ? 100.0 * (double)r->v[H_BYTES] / (double)total_b : 0.0);
+			text_stack(f, r->stack);
+		}
+		if (shown < g.n)
+			fprintf(f, "\n(%zu more %s; -limit 0 shows all)\n", g.n - shown,
+				plural(g.n - shown, "stack", "stacks"));
+		break;
+	case SONDE_PM_CSV:
+		fprintf(f, "%s,bytes,stack\n", many);
+		fprintf(f, "%" PRIu64 ",%" PRIu64 ",%s\n", total_n, total_b, TOTAL_NAME);
+		for (size_t i = 0; i < shown; i++) {
+			const struct grp *r = &g.v[i];
+
+			fprintf(f, "%" PRId64 ",%" PRId64 ",", r->v[H_COUNT], r->v[H_BYTES]);
+			put_stack(f, r->stack, ";", true);
+			fputc('\n', f);
+		}
+		break;
+	case SONDE_PM_JSON:
+		fprintf(f, "{\"view\":\"%s\",\"%s\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"stacks\":%zu,\"rows\":[",
+			leaks ? "leaks" : "allocs", many, total_n, total_b, g.n);
+		for (size_t i = 0; i < shown; i++) {
+			const struct grp *r = &g.v[i];
+
+			fprintf(f, "%s{\"%s\":%" PRId64 ",\"bytes\":%" PRId64 ",\"stack\":", i ? "," : "", many,
+				r->v[H_COUNT], r->v[H_BYTES]);
+			json_stack(f, r->stack);
+			fputc('}', f);
+		}
+		fprintf(f, "]}\n");
+		break;
+	}
+	return view_end(sels, n, &g, &nm, NULL, f, true, err, errlen);
+nomem:
+	return view_end(sels, n, &g, &nm, NULL, f, false, err, errlen);
+}
+
+/* ---- -heapstat ------------------------------------------------------------------ */
+
+#define NBUCKETS SONDE_HEAP_NBUCKETS
+
+struct heapstat {
+	uint64_t allocs, bytes, leaks, leaked, frees, unmatched, failed;
+	uint64_t peak, peak_ns; /* peak_ns: since its experiment's start */
+	const char *peak_exp;
+	uint64_t largest, smallest; /* smallest: UINT64_MAX without allocations */
+	uint64_t hcount[NBUCKETS], hbytes[NBUCKETS];
+};
+
+static const struct {
+	const char *key, *label;
+	size_t off;
+} hs_rows[] = {
+#define S(k, l, f) { k, l, offsetof(struct heapstat, f) }
+	S("allocations", "Allocations", allocs),
+	S("bytes", "Bytes Allocated", bytes),
+	S("leaks", "Leaks", leaks),
+	S("leaked_bytes", "Bytes Leaked", leaked),
+	S("frees", "Frees", frees),
+	S("unmatched_frees", "Unmatched Frees", unmatched),
+	S("failed", "Failed Allocations", failed),
+	S("peak_bytes", "Peak Live Bytes", peak),
+	S("largest", "Largest Allocation", largest),
+	S("smallest", "Smallest Allocation", smallest),
+#undef S
+};
+#define NHS (sizeof(hs_rows) / sizeof(hs_rows[0]))
+
+static uint64_t hs_get(const struct heapstat *s, size_t i)
+{
+	return *(const uint64_t *)((const char *)s + hs_rows[i].off);
+}
+
+int sonde_view_heapstat(FILE *f, const struct sonde_exp *const *exps, size_t n,
+			const struct sonde_view_opts *o, char *err, size_t errlen)
+{
+	struct heapstat s;
+	size_t nexp = 0;
+	const char *last = NULL; /* the last experiment with heap data */
+
+	memset(&s, 0, sizeof(s));
+	s.smallest = UINT64_MAX;
+	for (size_t e = 0; e < n; e++) {
+		struct sonde_heap_stats hs;
+
+		if (!has_kind(exps[e], SONDE_KIND_HEAP))
+			continue;
+		nexp++;
+		last = sonde_exp_info(exps[e])->name;
+		if (!sonde_exp_heap_count(exps[e]))
+			continue;
+		/* streamed: memory grows with the live blocks, not the events */
+		if (sonde_heap_stats(exps[e], &hs) < 0)
+			return oom(err, errlen);
+		const struct sonde_heap_match *m = &hs.m;
+
+		s.leaks += m->leaks;
+		s.leaked += m->leaked_bytes;
+		s.unmatched += m->unmatched_frees;
+		/* the peak of live bytes, as the leak matching sees the events */
+		if (m->peak_bytes > s.peak || !s.peak_exp) {
+			s.peak = m->peak_bytes;
+			s.peak_ns = rel_time(exps[e], m->peak_ns);
+			s.peak_exp = sonde_exp_info(exps[e])->name;
+		}
+		s.failed += hs.failed;
+		s.allocs += hs.allocs;
+		s.bytes += hs.bytes;
+		s.frees += hs.frees;
+		if (hs.largest > s.largest)
+			s.largest = hs.largest;
+		if (hs.smallest < s.smallest)
+			s.smallest = hs.smallest;
+		for (int k = 0; k < NBUCKETS; k++) {
+			s.hcount[k] += hs.hcount[k];
+			s.hbytes[k] += hs.hbytes[k];
+		}
+	}
+	if (s.smallest == UINT64_MAX)
+		s.smallest = 0;
+	int lo = NBUCKETS, hi = -1;
+
+	for (int k = 0; k < NBUCKETS; k++)
+		if (s.hcount[k]) {
+			if (k < lo)
+				lo = k;
+			hi = k;
+		}
+	switch (o->mode) {
+	case SONDE_PM_TEXT:
+		if (nexp == 1)
+			fprintf(f, "Heap statistics of %s\n\n", last ? last : "?");
+		else
+			fprintf(f, "Heap statistics of %zu experiments (added together; the peak is the "
+				   "largest of theirs)\n\n",
+				nexp);
+		for (size_t i = 0; i < NHS; i++) {
+			fprintf(f, "%40s: %" PRIu64, hs_rows[i].label, hs_get(&s, i));
+			if (!strcmp(hs_rows[i].key, "peak_bytes") && s.peak)
+				fprintf(f, " (at %.3f s%s%s)", (double)s.peak_ns / 1e9, nexp > 1 ? " in " : "",
+					nexp > 1 ? s.peak_exp : "");
+			fputc('\n', f);
+		}
+		fprintf(f, "\nAllocations by size (bytes):\n\n");
+		fprintf(f, "%22s  %12s  %14s\n", "Size", "Allocations", "Bytes");
+		for (int k = lo; k <= hi; k++) {
+			char range[64];
+
+			if (k == 0)
+				snprintf(range, sizeof(range), "0");
+			else if (k == 64)
+				snprintf(range, sizeof(range), "%" PRIu64 " -", (uint64_t)1 << 63);
+			else
+				snprintf(range, sizeof(range), "%" PRIu64 " - %" PRIu64, (uint64_t)1 << (k - 1),
+					 ((uint64_t)1 << k) - 1);
+			fprintf(f, "%22s  %12" PRIu64 "  %14" PRIu64 "\n", range, s.hcount[k], s.hbytes[k]);
+		}
+		break;
+	case SONDE_PM_CSV:
+		for (size_t i = 0; i < NHS; i++)
+			fprintf(f, "%s%s", i ? "," : "", hs_rows[i].key);
+		fprintf(f, ",peak_ns\n");
+		for (size_t i = 0; i < NHS; i++)
+			fprintf(f, "%s%" PRIu64, i ? "," : "", hs_get(&s, i));
+		fprintf(f, ",%" PRIu64 "\n", s.peak_ns);
+		fprintf(f, "\nsize_lo,size_hi,allocations,bytes\n");
+		for (int k = lo; k <= hi; k++)
+			fprintf(f, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
+				k ? (uint64_t)1 << (k - 1) : 0, k ? ((uint64_t)1 << (k - 1)) * 2 - 1 : 0,
+				s.hcount[k], s.hbytes[k]);
+		break;
+	case SONDE_PM_JSON:
+		fprintf(f, "{\"view\":\"heapstat\",\"experiments\":%zu", nexp);
+		for (size_t i = 0; i < NHS; i++)
+			fprintf(f, ",\"%s\":%" PRIu64, hs_rows[i].key, hs_get(&s, i));
+		fprintf(f, ",\"peak_ns\":%" PRIu64 ",\"histogram\":[", s.peak_ns);
+		for (int k = lo; k <= hi; k++)
+			fprintf(f, "%s{\"size_lo\":%" PRIu64 ",\"size_hi\":%" PRIu64 ",\"allocations\":%" PRIu64
+				   ",\"bytes\":%" PRIu64 "}",
+				k > lo ? "," : "", k ? (uint64_t)1 << (k - 1) : 0,
+				k ? ((uint64_t)1 << (k - 1)) * 2 - 1 : 0, s.hcount[k], s.hbytes[k]);
+		fprintf(f, "]}\n");
+		break;
+	}
+	return vw_finish(f, err, errlen);
+}
+
+/* ---- -io and -iostacks -------------------------------------------------------------- */
+
+/* Values of an I/O group, in the order of the metrics SONDE_M_IOREADBYTES
+ * ... SONDE_M_IOERRORTIME; then the group's bytes and calls. */
+enum {
+	IO_RB,
+	IO_RC,
+	IO_RT,
+	IO_WB,
+	IO_WC,
+	IO_WT,
+	IO_OC,
+	IO_OT,
+	IO_EC,
+	IO_ET,
+	IO_BYTES,
+	IO_CALLS,
+};
+
+static void io_add(struct grp *r, const struct sonde_io_event *e)
+{
+	int64_t t = (int64_t)e->dur_ns;
+
+	if (e->flags & SONDE_IOF_ERROR) {
+		r->v[IO_EC]++;
+		add_wrap(&r->v[IO_ET], t);
+	} else if (SONDE_IO_IS_READ(e->func)) {
+		add_wrap(&r->v[IO_RB], e->bytes);
+		r->v[IO_RC]++;
+		add_wrap(&r->v[IO_RT], t);
+		add_wrap(&r->v[IO_BYTES], e->bytes);
+	} else if (SONDE_IO_IS_WRITE(e->func)) {
+		add_wrap(&r->v[IO_WB], e->bytes);
+		r->v[IO_WC]++;
+		add_wrap(&r->v[IO_WT], t);
+		add_wrap(&r->v[IO_BYTES], e->bytes);
+	} else {
+		r->v[IO_OC]++;
+		add_wrap(&r->v[IO_OT], t);
+	}
+	r->v[IO_CALLS]++;
+}
+
+/* A group's time in all its calls (wrapping, as its parts). */
+static int64_t io_time(const struct grp *r)
+{
+	return (int64_t)((uint64_t)r->v[IO_RT] + (uint64_t)r->v[IO_WT] + (uint64_t)r->v[IO_OT] +
+			 (uint64_t)r->v[IO_ET]);
+}
+
+static int cmp_name(const void *x, const void *y)
+{
+	const struct grp *p = x, *q = y;
+	int c = strcmp(p->name, q->name);
+
+	if (c)
+		return c;
+	return p->order < q->order ? -1 : p->order > q->order;
+}
+
+int sonde_view_io(FILE *f, const struct sonde_exp *const *exps, size_t n,
+		  const struct sonde_view_opts *o, char *err, size_t errlen)
+{
+	struct sonde_sample_sel **sels = sels_new(exps, n, o);
+
+	if (!sels)
+		return oom(err, errlen);
+	struct grouping g = { 0 };
+	struct vt_table t;
+	struct grp total;
+	int first[IO_ET + 1];
+
+	memset(&total, 0, sizeof(total));
+	vt_init(&t);
+	for (size_t e = 0; e < n; e++) {
+		size_t ne;
+		const struct sonde_io_event *ie = sonde_exp_io_events(exps[e], &ne);
+
+		for (size_t i = 0; ie && i < ne; i++) {
+			if (!sonde_sample_sel_has(sels[e], ie[i].time_ns))
+				continue;
+			bool known = ie[i].file_id != 0;
+			struct grp *r = group(&g, (uint32_t)e, known ? 0 : 1,
+					      known ? ie[i].file_id : (uint64_t)(uint32_t)ie[i].fd, 0, ie[i].time_ns);
+
+			if (!r)
+				goto nomem;
+			if (!r->name) {
+				const char *name = known ? sonde_exp_io_file(exps[e], ie[i].file_id) : NULL;
+				char buf[32];
+
+				if (!name) {
+					snprintf(buf, sizeof(buf), "<fd %d>", (int)ie[i].fd);
+					name = buf;
+				}
+				if (!(r->name = vt_str(&t, name)))
+					goto nomem;
+			}
+			io_add(r, &ie[i]);
+			io_add(&total, &ie[i]);
+		}
+	}
+	/* one row per name */
+	if (g.n > 1)
+		qsort(g.v, g.n, sizeof(*g.v), cmp_name);
+	size_t m = 0;
+
+	for (size_t i = 0; i < g.n; i++) {
+		if (m && !strcmp(g.v[m - 1].name, g.v[i].name)) {
+			for (int k = 0; k < NV; k++)
+				add_wrap(&g.v[m - 1].v[k], g.v[i].v[k]);
+			continue;
+		}
+		g.v[m++] = g.v[i];
+	}
+	g.n = m;
+	sort_groups(&g, IO_BYTES, IO_CALLS);
+
+	vt_field_key(&t, "file");
+	for (int k = IO_RB; k <= IO_ET; k++) {
+		const struct sonde_metric_def *d = &sonde_clock_metrics[SONDE_M_IOREADBYTES + k];
+
+		if (vt_group(&t, d->abbr, NULL, false) < 0 ||
+		    (first[k] = vt_sub(&t, VT_VAL, d->unit, true, d->name)) < 0)
+			goto nomem;
+	}
+	for (size_t i = 0; i <= g.n && (!o->limit || i <= o->limit); i++) {
+		const struct grp *r = i ? &g.v[i - 1] : &total;
+		struct vt_row *row = vt_row(&t, ' ', i ? r->name : TOTAL_NAME);
+
+		if (!row)
+			goto nomem;
+		vt_set_s(row, 0, i ? r->name : TOTAL_NAME);
+		for (int k = IO_RB; k <= IO_ET; k++)
+			vt_set_i(row, first[k], r->v[k]);
+	}
+	if (o->mode == SONDE_PM_TEXT)
+		fprintf(f, "I/O by file, sorted by bytes read and written\n\n");
+	else if (o->mode == SONDE_PM_JSON)
+		fprintf(f, "{\"view\":\"io\",\"files\":%zu", g.n);
+	vw_table_body(f, &t, o);
+	return view_end(sels, n, &g, NULL, &t, f, true, err, errlen);
+nomem:
+	return view_end(sels, n, &g, NULL, &t, f, false, err, errlen);
+}
+
+int sonde_view_iostacks(FILE *f, const struct sonde_exp *const *exps, size_t n,
+			const struct sonde_view_opts *o, char *err, size_t errlen)
+{
+	struct sonde_sample_sel **sels = sels_new(exps, n, o);
+
+	if (!sels)
+		return oom(err, errlen);
+	struct grouping g = { 0 };
+	struct namer nm;
+	struct grp total;
+
+	memset(&total, 0, sizeof(total));
+	if (namer_init(&nm, exps, n, o->names) < 0) {
+		sels_free(sels, n);
+		return oom(err, errlen);
+	}
+	for (size_t e = 0; e < n; e++) {
+		size_t ne;
+		const struct sonde_io_event *ie = sonde_exp_io_events(exps[e], &ne);
+
+		for (size_t i = 0; ie && i < ne; i++) {
+			if (!sonde_sample_sel_has(sels[e], ie[i].time_ns))
+				continue;
+			struct grp *r = group(&g, (uint32_t)e, 0, ie[i].stack_id,
+						 sonde_exp_map_epoch(exps[e], ie[i].time_ns, NULL, NULL),
+						 ie[i].time_ns);
+
+			if (!r)
+				goto nomem;
+			io_add(r, &ie[i]);
+			io_add(&total, &ie[i]);
+		}
+	}
+	if (merge_stacks(&g, &nm) < 0)
+		goto nomem;
+	sort_groups(&g, IO_BYTES, IO_CALLS);
+	size_t top = o->limit ? o->limit : IOSTACKS_TOP, shown = g.n < top ? g.n : top;
+
+	switch (o->mode) {
+	case SONDE_PM_TEXT:
+		fprintf(f, "I/O by call stack, sorted by bytes, then calls (%zu of %zu stacks)\n\n", shown,
+			g.n);
+		fprintf(f, "%" PRId64 " %s, %" PRId64 " bytes, %.6f s\n", total.v[IO_CALLS],
+			plural((uint64_t)total.v[IO_CALLS], "call", "calls"), total.v[IO_BYTES],
+			(double)io_time(&total) / 1e9);
+		for (size_t i = 0; i < shown; i++) {
+			const struct grp *r = &g.v[i];
+
+			fprintf(f, "\nStack #%zu: %" PRId64 " %s, %" PRId64 " bytes, %.6f s (%" PRId64 " read, %" PRId64
+				   " write, %" PRId64 " other, %" PRId64 " failed)\n",
+				i + 1, r->v[IO_CALLS], plural((uint64_t)r->v[IO_CALLS], "call", "calls"),
+				r->v[IO_BYTES],
+				(double)io_time(r) / 1e9,
+				r->v[IO_RC], r->v[IO_WC], r->v[IO_OC], r->v[IO_EC]);
+			text_stack(f, r->stack);
+		}
+		break;
+	case SONDE_PM_CSV:
+		fprintf(f, "calls,bytes,time,reads,writes,other,errors,stack\n");
+		for (size_t i = 0; i <= shown; i++) {
+			const struct grp *r = i ? &g.v[i - 1] : &total;
+
+			fprintf(f, "%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",",
+				r->v[IO_CALLS], r->v[IO_BYTES], io_time(r),
+				r->v[IO_RC], r->v[IO_WC], r->v[IO_OC], r->v[IO_EC]);
+			put_stack(f, i ? r->stack : TOTAL_NAME, ";", true);
+			fputc('\n', f);
+		}
+		break;
+	case SONDE_PM_JSON:
+		fprintf(f, "{\"view\":\"iostacks\",\"stacks\":%zu,\"rows\":[", g.n);
+		for (size_t i = 0; i <= shown; i++) {
+			const struct grp *r = i ? &g.v[i - 1] : &total;
+
+			fprintf(f,
+				"%s{\"calls\":%" PRId64 ",\"bytes\":%" PRId64 ",\"time\":%" PRId64 ",\"reads\":%" PRId64
+				",\"writes\":%" PRId64 ",\"other\":%" PRId64 ",\"errors\":%" PRId64 ",\"stack\":",
+				i ? "," : "", r->v[IO_CALLS], r->v[IO_BYTES],
+				io_time(r), r->v[IO_RC], r->v[IO_WC],
+				r->v[IO_OC], r->v[IO_EC]);
+			if (!i)
+				vt_json_str(f, TOTAL_NAME);
+			else
+				json_stack(f, r->stack);
+			fputc('}', f);
+		}
+		fprintf(f, "]}\n");
+		break;
+	}
+	return view_end(sels, n, &g, &nm, NULL, f, true, err, errlen);
+nomem:
+	return view_end(sels, n, &g, &nm, NULL, f, false, err, errlen);
+}
+
+/* ---- -sync ------------------------------------------------------------------------ */
+
+enum { S_WAIT, S_COUNT, S_MAX };
+
+/* Names of the functions in mask, ", "-separated, into buf. */
+static void func_list(uint32_t mask, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (unsigned k = 0; k < 32 && k < SONDE_SYNC_NFUNCS; k++)
+		if (mask & (1u << k)) {
+			int w = snprintf(buf + n, len - n, "%s%s", n ? ", " : "", sonde_sync_func_name(k));
+
+			if (w < 0 || (size_t)w >= len - n)
+				return;
+			n += (size_t)w;
+		}
+}
+
+static void threshold_text(const struct sonde_exp_info *in, char *buf, size_t len)
+{
+	uint64_t t = in->settings.sync_threshold_ns;
+	const char *mode = in->settings.sync_mode;
+
+	if (t % 1000 == 0)
+		snprintf(buf, len, "%" PRIu64 " us", t / 1000);
+	else
+		snprintf(buf, len, "%.3f us", (double)t / 1e3);
+	if (mode && !strcmp(mode, "all"))
+		snprintf(buf + strlen(buf), len - strlen(buf), " (every call)");
+	else if (mode && !strcmp(mode, "on"))
+		snprintf(buf + strlen(buf), len - strlen(buf), " (calibrated)");
+}
+
+int sonde_view_sync(FILE *f, const struct sonde_exp *const *exps, size_t n,
+		    const struct sonde_view_opts *o, char *err, size_t errlen)
+{
+	struct sonde_sample_sel **sels = sels_new(exps, n, o);
+
+	if (!sels)
+		return oom(err, errlen);
+	struct grouping g = { 0 };
+	struct vt_table t;
+	struct grp total;
+	char buf[512];
+	int cw, cn, cm;
+
+	memset(&total, 0, sizeof(total));
+	vt_init(&t);
+	for (size_t e = 0; e < n; e++) {
+		size_t ne;
+		const struct sonde_sync_event *se = sonde_exp_sync_events(exps[e], &ne);
+
+		for (size_t i = 0; se && i < ne; i++) {
+			if (!sonde_sample_sel_has(sels[e], se[i].time_ns))
+				continue;
+			struct grp *r = group(&g, (uint32_t)e, 0, se[i].object, 0, se[i].time_ns);
+
+			if (!r)
+				goto nomem;
+			for (struct grp *x = r;; x = &total) {
+				add_wrap(&x->v[S_WAIT], (int64_t)se[i].wait_ns);
+				x->v[S_COUNT]++;
+				if ((int64_t)se[i].wait_ns > x->v[S_MAX])
+					x->v[S_MAX] = (int64_t)se[i].wait_ns;
+				if (se[i].func < 32)
+					x->funcs |= 1u << se[i].func;
+				if (x == &total)
+					break;
+			}
+		}
+	}
+	sort_groups(&g, S_WAIT, S_COUNT);
+	vt_field_key(&t, "object");
+	vt_field_key(&t, "functions");
+	if (n > 1)
+		vt_field_key(&t, "experiment");
+	if (vt_group(&t, sonde_clock_metrics[SONDE_M_SYNC].abbr, NULL, true) < 0 ||
+	    (cw = vt_sub(&t, VT_VAL, SONDE_UNIT_NS, true, "sync")) < 0 ||
+	    vt_group(&t, sonde_clock_metrics[SONDE_M_SYNCN].abbr, NULL, false) < 0 ||
+	    (cn = vt_sub(&t, VT_VAL, SONDE_UNIT_COUNT, true, "syncn")) < 0 ||
+	    vt_group(&t, "Longest Wait", NULL, false) < 0 ||
+	    (cm = vt_sub(&t, VT_VAL, SONDE_UNIT_NS, true, "max")) < 0)
+		goto nomem;
+	for (size_t i = 0; i <= g.n && (!o->limit || i <= o->limit); i++) {
+		const struct grp *r = i ? &g.v[i - 1] : &total;
+		char obj[32], funcs[400];
+
+		func_list(r->funcs, funcs, sizeof(funcs));
+		snprintf(obj, sizeof(obj), "0x%" PRIx64, r->key);
+		if (i)
+			snprintf(buf, sizeof(buf), "%s%s%s  %s", n > 1 ? sonde_exp_info(exps[r->exp])->name : "",
+				 n > 1 ? ": " : "", obj, funcs);
+		else
+			snprintf(buf, sizeof(buf), "%s", TOTAL_NAME);
+		struct vt_row *row = vt_row(&t, ' ', buf);
+
+		if (!row)
+			goto nomem;
+		vt_set_s(row, 0, i ? vt_str(&t, obj) : TOTAL_NAME);
+		vt_set_s(row, 1, vt_str(&t, funcs));
+		if (n > 1 && i)
+			vt_set_s(row, 2, sonde_exp_info(exps[r->exp])->name);
+		vt_set_i(row, cw, r->v[S_WAIT]);
+		vt_set_i(row, cn, r->v[S_COUNT]);
+		vt_set_i(row, cm, r->v[S_MAX]);
+	}
+	switch (o->mode) {
+	case SONDE_PM_TEXT:
+		fprintf(f, "Synchronization waits by object, sorted by wait time\n");
+		for (size_t e = 0; e < n; e++) {
+			if (!has_kind(exps[e], SONDE_KIND_SYNC))
+				continue;
+			threshold_text(sonde_exp_info(exps[e]), buf, sizeof(buf));
+			if (n > 1)
+				fprintf(f, "%s: ", sonde_exp_info(exps[e])->name);
+			fprintf(f, "Sync wait threshold: %s\n", buf);
+		}
+		fprintf(f, "\n");
+		break;
+	case SONDE_PM_CSV:
+		break;
+	case SONDE_PM_JSON: {
+		bool first = true;
+
+		fprintf(f, "{\"view\":\"sync\",\"threshold_ns\":[");
+		for (size_t e = 0; e < n; e++) {
+			if (!has_kind(exps[e], SONDE_KIND_SYNC))
+				continue;
+			fprintf(f, "%s%" PRIu64, first ? "" : ",", sonde_exp_info(exps[e])->settings.sync_threshold_ns);
+			first = false;
+		}
+		fprintf(f, "],\"objects\":%zu", g.n);
+		break;
+	}
+	}
+	vw_table_body(f, &t, o);
+	return view_end(sels, n, &g, NULL, &t, f, true, err, errlen);
+nomem:
+	return view_end(sels, n, &g, NULL, &t, f, false, err, errlen);
+}
