@@ -73,7 +73,6 @@ void xb_init(struct xbuf *b, char *mem, size_t cap);
 void xb_str(struct xbuf *b, const char *s);
 void xb_xml(struct xbuf *b, const char *s); /* XML-escaped */
 void xb_u64(struct xbuf *b, uint64_t v);
-void xb_i64(struct xbuf *b, int64_t v);
 void xb_hex(struct xbuf *b, uint64_t v); /* 0x... */
 void xb_attr_u64(struct xbuf *b, const char *name, uint64_t v);
 void xb_attr_hex(struct xbuf *b, const char *name, uint64_t v);

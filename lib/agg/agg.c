@@ -229,16 +229,6 @@ const char *sonde_aggset_intern(struct sonde_aggset *set, const char *s, size_t 
 	return p;
 }
 
-size_t sonde_aggset_count(const struct sonde_aggset *set)
-{
-	return set->naggs;
-}
-
-struct sonde_agg *sonde_aggset_get(const struct sonde_aggset *set, size_t i)
-{
-	return i < set->naggs ? set->aggs[i] : NULL;
-}
-
 /* ---- parameters ------------------------------------------------------------ */
 
 static const char *const func_names[] = {
@@ -578,24 +568,9 @@ int sonde_agg_check_match(const struct sonde_agg *a, enum sonde_agg_func func,
 	return 0;
 }
 
-const char *sonde_agg_name(const struct sonde_agg *a)
-{
-	return a->name;
-}
-
-unsigned sonde_agg_id(const struct sonde_agg *a)
-{
-	return a->id;
-}
-
 enum sonde_agg_func sonde_agg_func(const struct sonde_agg *a)
 {
 	return a->func;
-}
-
-unsigned sonde_agg_nkeys(const struct sonde_agg *a)
-{
-	return a->nkeys;
 }
 
 size_t sonde_agg_nwords(const struct sonde_agg *a)
@@ -1579,11 +1554,6 @@ int sonde_aggset_print_end(FILE *f, struct sonde_aggset *set, const struct sonde
 		a->printed = true;
 	}
 	return 0;
-}
-
-bool sonde_agg_printed(const struct sonde_agg *a)
-{
-	return a->printed;
 }
 
 int sonde_agg_trunc(struct sonde_agg *a, int64_t n)

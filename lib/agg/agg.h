@@ -161,15 +161,11 @@ void sonde_aggset_free(struct sonde_aggset *set);
  */
 const char *sonde_aggset_intern(struct sonde_aggset *set, const char *s, size_t len);
 
-/* Number of aggregations and the one with id i (NULL when i is too big). */
-size_t sonde_aggset_count(const struct sonde_aggset *set);
-struct sonde_agg *sonde_aggset_get(const struct sonde_aggset *set, size_t i);
-
 /* ---- aggregations ----------------------------------------------------------- */
 
 /*
  * Creates aggregation `name` ("" for the anonymous @) in set, with id
- * sonde_aggset_count() before the call, nkeys key columns and function
+ * the number of aggregations in set before the call, nkeys key columns and function
  * func.  args are the function's constant parameters:
  *
  *   lquantize   base, limit [, step]            (2 or 3)
@@ -193,18 +189,15 @@ struct sonde_agg *sonde_agg_create(struct sonde_aggset *set, const char *name,
 int sonde_agg_check_match(const struct sonde_agg *a, enum sonde_agg_func func,
 			  const int64_t *args, int nargs, char *err, size_t errlen);
 
-const char *sonde_agg_name(const struct sonde_agg *a);
-unsigned sonde_agg_id(const struct sonde_agg *a);
 enum sonde_agg_func sonde_agg_func(const struct sonde_agg *a);
 const char *sonde_agg_func_name(enum sonde_agg_func func); /* "count", ... */
-unsigned sonde_agg_nkeys(const struct sonde_agg *a);
 size_t sonde_agg_nwords(const struct sonde_agg *a);	    /* value record words */
 uint64_t sonde_agg_param(const struct sonde_agg *a);	    /* l/llquantize parameter word, else 0 */
 size_t sonde_agg_nelems(const struct sonde_agg *a);
 
 /*
  * Applies one data point: finds or creates the element of key tuple keys
- * (sonde_agg_nkeys() of them; NULL when there are none) and updates it
+ * (the nkeys given to sonde_agg_create(); NULL when there are none) and updates it
  * with value and incr (the quantize family's increment; count adds 1,
  * sum/min/max/avg/stddev ignore incr).  0, or -1 when memory runs out.
  */
@@ -295,8 +288,6 @@ int sonde_agg_printa(FILE *f, struct sonde_agg *const *aggs, size_t n,
  * (memory).
  */
 int sonde_aggset_print_end(FILE *f, struct sonde_aggset *set, const struct sonde_agg_opts *opts);
-
-bool sonde_agg_printed(const struct sonde_agg *a);
 
 /* The text of one value record as printed after the keys (" %16lld" or a
  * distribution starting with "\n"), under divisor normal. */

@@ -1414,33 +1414,11 @@ static const struct kindinfo *kind_info(const struct sonde_dl_prog *p, const str
 	return NULL;
 }
 
-bool sonde_dl_has_kind(const struct sonde_dl_prog *p, const struct sonde_dl_kind *kind)
-{
-	const struct kindinfo *ki = kind_info(p, kind);
-
-	return ki && ki->nclauses;
-}
-
 bool sonde_dl_uses_field(const struct sonde_dl_prog *p, const struct sonde_dl_kind *kind, size_t i)
 {
 	const struct kindinfo *ki = kind_info(p, kind);
 
 	return ki && i < 64 && (ki->used >> i & 1);
-}
-
-unsigned sonde_dl_max_positional(const struct sonde_dl_prog *p)
-{
-	return p->maxpos;
-}
-
-struct sonde_aggset *sonde_dl_aggset(const struct sonde_dl_prog *p)
-{
-	return p->set;
-}
-
-const char *sonde_dl_intern(struct sonde_dl_prog *p, const char *s, size_t len)
-{
-	return sonde_aggset_intern(p->set, s, len);
 }
 
 /* ---- evaluation ------------------------------------------------------------------------ */

@@ -573,15 +573,3 @@ const struct sonde_tnode *sonde_model_tree(const struct sonde_model *m, size_t *
 }
 
 uint32_t sonde_model_tree_roots(const struct sonde_model *m) { return m->first_root; }
-size_t sonde_model_nstacks(const struct sonde_model *m) { return m->nstacks; }
-
-const uint32_t *sonde_model_stack_funcs(const struct sonde_model *m, uint32_t s, int *depth)
-{
-	*depth = (int)m->stacks[s].depth;
-	return m->pool + m->stacks[s].off;
-}
-
-const int64_t *sonde_model_stack_values(const struct sonde_model *m, uint32_t s)
-{
-	return m->svals + (size_t)s * (size_t)m->nm;
-}

@@ -159,9 +159,4 @@ const int64_t *sonde_model_object_incl(const struct sonde_model *m, uint32_t o);
 const struct sonde_tnode *sonde_model_tree(const struct sonde_model *m, size_t *n);
 uint32_t sonde_model_tree_roots(const struct sonde_model *m); /* first root, or UINT32_MAX */
 
-/* Distinct stacks and their values, for exports and tests. */
-size_t sonde_model_nstacks(const struct sonde_model *m);
-const uint32_t *sonde_model_stack_funcs(const struct sonde_model *m, uint32_t s, int *depth);
-const int64_t *sonde_model_stack_values(const struct sonde_model *m, uint32_t s);
-
 #endif

@@ -314,18 +314,6 @@ int64_t sonde_expw_packet(struct sonde_expw *w, enum sonde_kind kind, uint32_t t
 	return put(w, kind, tid, pkt, size, 0);
 }
 
-int64_t sonde_expw_new_block(struct sonde_expw *w, enum sonde_kind kind, uint32_t tid)
-{
-	struct wfile *f = wfile(w, kind);
-	struct cur *c;
-
-	if (!f || !(c = cur_of(w, f, tid)))
-		return -1;
-	size_t b = claim(w, f, kind, c, 0);
-
-	return b == SIZE_MAX ? -1 : block_offset(b);
-}
-
 int64_t sonde_expw_zero_block(struct sonde_expw *w, enum sonde_kind kind)
 {
 	struct wfile *f = wfile(w, kind);

@@ -791,11 +791,6 @@ out:
 	return rc;
 }
 
-int sonde_archive(const char *expdir, int mode, char *err, size_t errlen)
-{
-	return sonde_archive_run(expdir, mode, NULL, NULL, err, errlen);
-}
-
 /* ---- the reader's side -------------------------------------------------- */
 
 /*
