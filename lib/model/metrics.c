@@ -13,7 +13,7 @@
 
 #include "model/metrics.h"
 
-const struct sonde_metric_def sonde_clock_metrics[] = {
+const struct sonde_metric_def sonde_metrics[] = {
 	{ "totalcpu", "Total CPU Time", "Total CPU", SONDE_UNIT_NS },
 	{ "samples", "Samples", "Samples", SONDE_UNIT_COUNT },
 	{ "sync", "Sync Wait Time", "Sync Wait", SONDE_UNIT_NS },
@@ -33,7 +33,7 @@ const struct sonde_metric_def sonde_clock_metrics[] = {
 	{ "ioerrorcnt", "I/O Error Count", "I/O Errors", SONDE_UNIT_COUNT },
 	{ "ioerrortime", "I/O Error Time", "I/O Error Time", SONDE_UNIT_NS },
 };
-_Static_assert(sizeof(sonde_clock_metrics) / sizeof(sonde_clock_metrics[0]) == SONDE_NMETRICS,
+_Static_assert(sizeof(sonde_metrics) / sizeof(sonde_metrics[0]) == SONDE_NMETRICS,
 	       "one definition per metric");
 
 /* ---- a small open-addressing index: hash -> uint32 id, compared by a

@@ -56,7 +56,7 @@ struct sonde_metric_def {
 /* Every metric an experiment can give, in value order (gprofng's names):
  * clock profiling, then sync waits, heap and I/O tracing.  Index
  * constants below; SONDE_NMETRICS of them. */
-extern const struct sonde_metric_def sonde_clock_metrics[];
+extern const struct sonde_metric_def sonde_metrics[];
 enum {
 	SONDE_M_TOTALCPU = 0,	 /* ns */
 	SONDE_M_SAMPLES,	 /* count */
@@ -78,7 +78,6 @@ enum {
 	SONDE_M_IOERRORTIME,
 	SONDE_NMETRICS
 };
-#define SONDE_CLOCK_NMETRICS SONDE_NMETRICS
 
 struct sonde_mobject {
 	uint32_t id;

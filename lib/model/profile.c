@@ -457,7 +457,7 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 	p->inlines = b.inlines;
 	int selcap = 0;
 	bool *tsel = NULL;
-	p->model = b.m = sonde_model_new(sonde_clock_metrics, SONDE_CLOCK_NMETRICS);
+	p->model = b.m = sonde_model_new(sonde_metrics, SONDE_NMETRICS);
 	p->syms = calloc(nexps ? nexps : 1, sizeof *p->syms);
 	if (!b.m || !p->syms)
 		goto oom;
@@ -542,7 +542,7 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 				last_tid = s.tid;
 			}
 			struct sonde_pthread *pt = &p->threads[last_thread];
-			int64_t v[SONDE_CLOCK_NMETRICS] = { (int64_t)s.weight_ns, 1 };
+			int64_t v[SONDE_NMETRICS] = { (int64_t)s.weight_ns, 1 };
 			pt->v[SONDE_M_TOTALCPU] = (int64_t)((uint64_t)pt->v[SONDE_M_TOTALCPU] + (uint64_t)v[0]);
 			pt->v[SONDE_M_SAMPLES] += 1;
 			uint64_t rel = s.time_ns >= t0 ? s.time_ns - t0 : 0;

@@ -820,7 +820,7 @@ int sonde_view_io(FILE *f, const struct sonde_exp *const *exps, size_t n,
 
 	vt_field_key(&t, "file");
 	for (int k = IO_RB; k <= IO_ET; k++) {
-		const struct sonde_metric_def *d = &sonde_clock_metrics[SONDE_M_IOREADBYTES + k];
+		const struct sonde_metric_def *d = &sonde_metrics[SONDE_M_IOREADBYTES + k];
 
 		if (vt_group(&t, d->abbr, NULL, false) < 0 ||
 		    (first[k] = vt_sub(&t, VT_VAL, d->unit, true, d->name)) < 0)
@@ -1018,9 +1018,9 @@ int sonde_view_sync(FILE *f, const struct sonde_exp *const *exps, size_t n,
 	vt_field_key(&t, "functions");
 	if (n > 1)
 		vt_field_key(&t, "experiment");
-	if (vt_group(&t, sonde_clock_metrics[SONDE_M_SYNC].abbr, NULL, true) < 0 ||
+	if (vt_group(&t, sonde_metrics[SONDE_M_SYNC].abbr, NULL, true) < 0 ||
 	    (cw = vt_sub(&t, VT_VAL, SONDE_UNIT_NS, true, "sync")) < 0 ||
-	    vt_group(&t, sonde_clock_metrics[SONDE_M_SYNCN].abbr, NULL, false) < 0 ||
+	    vt_group(&t, sonde_metrics[SONDE_M_SYNCN].abbr, NULL, false) < 0 ||
 	    (cn = vt_sub(&t, VT_VAL, SONDE_UNIT_COUNT, true, "syncn")) < 0 ||
 	    vt_group(&t, "Longest Wait", NULL, false) < 0 ||
 	    (cm = vt_sub(&t, VT_VAL, SONDE_UNIT_NS, true, "max")) < 0)
