@@ -17,6 +17,7 @@
  * Strings are interned per set so that keys compare and hash as integers.
  */
 #define _GNU_SOURCE
+#include "base/grow.h"
 #include "agg/agg.h"
 
 #include <inttypes.h>
@@ -488,15 +489,8 @@ struct sonde_agg *sonde_agg_create(struct sonde_aggset *set, const char *name,
 			goto oom;
 		llq_labels(param, a->labels, (unsigned)(nwords - 1));
 	}
-	if (set->naggs == set->capaggs) {
-		size_t cap = set->capaggs ? set->capaggs * 2 : 8;
-		struct sonde_agg **v = realloc(set->aggs, cap * sizeof(*v));
-
-		if (!v)
-			goto oom;
-		set->aggs = v;
-		set->capaggs = cap;
-	}
+	if (sonde_grow(&set->aggs, &set->capaggs, set->naggs + 1, sizeof(*set->aggs), 8))
+		goto oom;
 	a->id = (unsigned)set->naggs;
 	set->aggs[set->naggs++] = a;
 	return a;
@@ -780,15 +774,8 @@ static size_t elem_find(struct sonde_agg *a, const struct sonde_agg_key *keys, b
 		return SIZE_MAX;
 	if (a->nelem >= UINT32_MAX - 1)
 		return SIZE_MAX;
-	if (a->nelem == a->capelem) {
-		size_t cap = a->capelem ? a->capelem * 2 : (a->nkeys ? 16 : 1);
-		uint64_t *r = realloc(a->recs, cap * a->recwords * sizeof(*r));
-
-		if (!r)
-			return SIZE_MAX;
-		a->recs = r;
-		a->capelem = cap;
-	}
+	if (sonde_grow(&a->recs, &a->capelem, a->nelem + 1, a->recwords * sizeof(*a->recs), a->nkeys ? 16 : 1))
+		return SIZE_MAX;
 	if (a->nkeys && (a->nelem + 1) * 2 > a->tcap) {
 		if (table_rebuild(a, a->tcap ? a->tcap * 2 : 32))
 			return SIZE_MAX;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "model/metrics.h"
 
 const struct sonde_metric_def sonde_metrics[] = {
@@ -132,21 +133,6 @@ static void index_free(struct index *ix)
 	memset(ix, 0, sizeof *ix);
 }
 
-static int grow(void *pp, size_t *cap, size_t need, size_t size)
-{
-	if (need <= *cap)
-		return 0;
-	size_t nc = *cap ? *cap : 64;
-	while (nc < need)
-		nc *= 2;
-	void *n = realloc(*(void **)pp, nc * size);
-	if (!n)
-		return -1;
-	*(void **)pp = n;
-	*cap = nc;
-	return 0;
-}
-
 /* ---- the model ---- */
 
 struct edge_rec {
@@ -260,7 +246,7 @@ uint32_t sonde_model_object(struct sonde_model *m, const char *path)
 	uint32_t id = index_find(&m->objix, h, obj_eq, m, path, &pos);
 	if (id != UINT32_MAX)
 		return id;
-	if (grow(&m->objs, &m->capobjs, m->nobjs + 1, sizeof *m->objs))
+	if (sonde_grow(&m->objs, &m->capobjs, m->nobjs + 1, sizeof *m->objs, 64))
 		return UINT32_MAX;
 	char *p = strdup(path);
 	if (!p || index_put(&m->objix, h, (uint32_t)m->nobjs) < 0) {
@@ -299,7 +285,7 @@ uint32_t sonde_model_func(struct sonde_model *m, uint32_t object, uint64_t lo, c
 	uint32_t id = index_find(&m->funcix, h, func_eq, m, &k, &pos);
 	if (id != UINT32_MAX)
 		return id;
-	if (grow(&m->funcs, &m->capfuncs, m->nfuncs + 1, sizeof *m->funcs))
+	if (sonde_grow(&m->funcs, &m->capfuncs, m->nfuncs + 1, sizeof *m->funcs, 64))
 		return UINT32_MAX;
 	struct sonde_mfunc *f = &m->funcs[m->nfuncs];
 	f->id = (uint32_t)m->nfuncs;
@@ -341,9 +327,9 @@ uint32_t sonde_model_stack(struct sonde_model *m, const uint32_t *funcs, int dep
 	uint32_t id = index_find(&m->stackix, h, stack_eq, m, &k, &pos);
 	if (id != UINT32_MAX)
 		return id;
-	if (grow(&m->stacks, &m->capstacks, m->nstacks + 1, sizeof *m->stacks) ||
-	    grow(&m->pool, &m->cappool, m->npool + (size_t)depth, sizeof *m->pool) ||
-	    grow(&m->svals, &m->capsvals, (m->nstacks + 1) * (size_t)m->nm, sizeof *m->svals) ||
+	if (sonde_grow(&m->stacks, &m->capstacks, m->nstacks + 1, sizeof *m->stacks, 64) ||
+	    sonde_grow(&m->pool, &m->cappool, m->npool + (size_t)depth, sizeof *m->pool, 64) ||
+	    sonde_grow(&m->svals, &m->capsvals, (m->nstacks + 1) * (size_t)m->nm, sizeof *m->svals, 64) ||
 	    index_put(&m->stackix, h, (uint32_t)m->nstacks) < 0)
 		return UINT32_MAX;
 	memcpy(m->pool + m->npool, funcs, (size_t)depth * sizeof *funcs);
@@ -392,7 +378,7 @@ static int edge_add(struct edges *E, uint32_t f, uint32_t other, const int64_t *
 	size_t pos;
 	uint32_t id = index_find(&E->ix, h, edge_eq, E, k, &pos);
 	if (id == UINT32_MAX) {
-		if (grow(&E->e, &E->cap, E->n + 1, sizeof *E->e) || index_put(&E->ix, h, (uint32_t)E->n) < 0)
+		if (sonde_grow(&E->e, &E->cap, E->n + 1, sizeof *E->e, 64) || index_put(&E->ix, h, (uint32_t)E->n) < 0)
 			return -1;
 		id = (uint32_t)E->n++;
 		memset(&E->e[id], 0, sizeof E->e[id]);
@@ -443,7 +429,7 @@ static uint32_t tree_child(struct sonde_model *m, int32_t parent, uint32_t func)
 	uint32_t id = index_find(&m->treeix, h, tnode_eq, m, k, &pos);
 	if (id != UINT32_MAX)
 		return id;
-	if (grow(&m->tree, &m->captree, m->ntree + 1, sizeof *m->tree) ||
+	if (sonde_grow(&m->tree, &m->captree, m->ntree + 1, sizeof *m->tree, 64) ||
 	    index_put(&m->treeix, h, (uint32_t)m->ntree) < 0)
 		return UINT32_MAX;
 	id = (uint32_t)m->ntree++;
