@@ -361,7 +361,9 @@ static int llquantize_param(const int64_t *args, int nargs, uint64_t *param, cha
 		       "evenly divide a power of the factor");
 		return -1;
 	}
-	/* CANON-D6: factor^(high+1) must be a signed 64-bit value. */
+	/* factor^(high+1) must be a signed 64-bit value, so that the overflow
+	 * bucket's label exists (DTrace implementations differ here; this is
+	 * sonde's choice, doc/sonde-agg.md). */
 	if (!ipow(v[0], (unsigned)v[2] + 1)) {
 		seterr(err, errlen,
 		       "llquantize() factor (%u) raised to power of high magnitude (%u) plus 1 "
@@ -609,7 +611,8 @@ unsigned sonde_agg_lquantize_bucket(uint64_t param, int64_t v)
 	int64_t base = DTRACE_LQUANTIZE_BASE(param);
 	uint64_t levels = DTRACE_LQUANTIZE_LEVELS(param), step = DTRACE_LQUANTIZE_STEP(param);
 
-	/* CANON-D1: full 64-bit comparison, no truncation to 32 bits. */
+	/* Full 64-bit comparison: 2^32 + 5 is overflow, not 5 (some DTraces
+	 * truncate to 32 bits; doc/sonde-agg.md). */
 	if (v < base)
 		return 0;
 	uint64_t level = ((uint64_t)v - (uint64_t)base) / step;
@@ -952,7 +955,7 @@ int sonde_agg_merge(struct sonde_agg *dst, const struct sonde_agg *src, char *er
 		case SONDE_AGG_STDDEV:
 			du[0] += su[0];
 			du[1] += su[1];
-			add128(d + 2, (u128)su[3] << 64 | su[2]); /* CANON-D3: with carry */
+			add128(d + 2, (u128)su[3] << 64 | su[2]); /* with its carry: a true 128-bit sum */
 			break;
 		case SONDE_AGG_LQUANTIZE:
 		case SONDE_AGG_LLQUANTIZE:
@@ -1039,7 +1042,7 @@ uint64_t sonde_agg_stddev_value(const int64_t *d, int64_t normal)
 {
 	if (d[0] == 0)
 		return 0;
-	/* illumos dt_stddev(): floor divisions by normal twice (CANON-D4) and by
+	/* illumos dt_stddev(): floor divisions by normal twice (Σv² / normal²) and by
 	 * the count; the mean is truncated before it is squared. */
 	uint64_t un = normal < 0 ? 0 - (uint64_t)normal : (uint64_t)normal;
 	u128 aos = ((u128)(uint64_t)d[3] << 64) | (uint64_t)d[2];
@@ -1224,7 +1227,7 @@ static void trim(const int64_t *q, size_t n, size_t nf, size_t nl, size_t *first
 
 	while (lo < n && q[lo] == 0)
 		lo++;
-	if (lo == n) { /* CANON-D2: every bucket scanned */
+	if (lo == n) { /* every bucket scanned: data only in the last one is still printed */
 		*first = nf;
 		*last = nl;
 		return;

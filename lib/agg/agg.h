@@ -2,9 +2,9 @@
  * agg: DTrace aggregations -- count, sum, min, max, avg, stddev, quantize,
  * lquantize, llquantize -- with DTrace's storage, bucket arithmetic,
  * sorting, merging, clear/trunc/normalize and its default printa() text,
- * byte for byte.  The rules are those of
- * ../shared/reference/dtrace-aggregations.md (illumos, with the CANON-Dn
- * choices listed in doc/sonde-agg.md).
+ * byte for byte.  The rules are illumos', except where DTrace
+ * implementations differ: sonde's choices there are listed in
+ * doc/sonde-agg.md ("Choices where DTrace implementations differ").
  *
  *	struct sonde_aggset *set = sonde_aggset_new();
  *	int64_t lq[] = { 0, 100, 10 };
@@ -97,7 +97,7 @@ enum sonde_agg_func {
 	 ((uint64_t)(levels) << DTRACE_LQUANTIZE_LEVELSHIFT) |                           \
 	 ((uint64_t)(int64_t)(base) & DTRACE_LQUANTIZE_BASEMASK))
 
-/* llquantize's parameter word, illumos layout (CANON-D0):
+/* llquantize's parameter word, illumos layout (other DTraces order it otherwise):
  * factor << 48 | low magnitude << 32 | high magnitude << 16 | steps. */
 #define DTRACE_LLQUANTIZE_FACTORSHIFT 48
 #define DTRACE_LLQUANTIZE_LMAGSHIFT 32
@@ -218,7 +218,7 @@ const int64_t *sonde_agg_elem(const struct sonde_agg *a, size_t i, struct sonde_
  * Merges the elements of src into dst (a partial aggregation of another
  * thread, process or MPI rank; src may belong to another set) as DTrace
  * merges per-CPU buffers, the stddev sum of squares with a true 128-bit
- * add (CANON-D3).  Merging is associative and commutative: partials
+ * add (no carry lost).  Merging is associative and commutative: partials
  * merged in any order give the same aggregation as one buffer.  dst and
  * src must have the same function, parameters and number of keys (-1 with
  * a message otherwise); -1 too when memory runs out (dst is then partly
@@ -229,7 +229,7 @@ int sonde_agg_merge(struct sonde_agg *dst, const struct sonde_agg *src, char *er
 /*
  * clear(): every element stays, its value becomes zero (the lquantize and
  * llquantize parameter word stays).  A cleared min/max prints 0 and takes
- * the next value as it is (CANON-D3b).
+ * the next value as it is, rather than comparing it with the 0.
  */
 void sonde_agg_clear(struct sonde_agg *a);
 

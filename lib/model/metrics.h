@@ -1,7 +1,6 @@
 /*
  * metrics: the metrics engine.  Turns events (a call stack of functions and
- * a value per metric) into the function-level metrics of
- * ../shared/reference/metrics-and-program-structure.txt:
+ * a value per metric) into function-level metrics as gprofng defines them:
  *
  *   exclusive   events whose leaf is in the function;
  *   inclusive   events with the function anywhere on the stack, counted
