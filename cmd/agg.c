@@ -20,6 +20,7 @@
 
 #include "commands.h"
 #include "agg/dlang.h"
+#include "base/grow.h"
 #include "symbols/symbols.h"
 #include "reader/experiment.h"
 
@@ -128,16 +129,11 @@ static char *read_file(const char *path)
 		return NULL;
 	}
 	for (;;) {
-		if (len + 4096 + 1 > cap) {
-			char *b = realloc(buf, cap = cap ? cap * 2 : 8192);
-
-			if (!b) {
-				fprintf(stderr, "sonde agg: out of memory reading '%s'\n", path);
-				free(buf);
-				fclose(f);
-				return NULL;
-			}
-			buf = b;
+		if (sonde_grow(&buf, &cap, len + 4096 + 1, 1, 8192)) {
+			fprintf(stderr, "sonde agg: out of memory reading '%s'\n", path);
+			free(buf);
+			fclose(f);
+			return NULL;
 		}
 		size_t n = fread(buf + len, 1, cap - len - 1, f);
 

@@ -1,12 +1,12 @@
 /*
  * Internal contract of the collector library (libsonde_collector.so).
  *
- * The collector runs inside the target.  Code reachable from the sampling
- * signal handler is marked "Async-signal-safe." in its comment and lives in
- * its own files: sample.c (the handler), dfile_write.c, stacks.c, xfmt.c
- * and unwind.c; it uses no malloc, stdio, locks, dlsym or dl_iterate_phdr.
- * tests/t00-asyncsafe.sh checks the functions those objects call against
- * an allowlist.
+ * The collector runs inside the target.  Code reachable from a signal
+ * handler is marked "Async-signal-safe." in its comment and lives in its
+ * own files; it uses no malloc, stdio, locks, dlsym or dl_iterate_phdr.
+ * The list of those files is SAFE in tests/t00-asyncsafe.sh, which checks
+ * every function their objects call against an allowlist: a file added to
+ * that path goes on that list, and nowhere else.
  *
  * Everything else (start-up, interposers, shutdown) runs in normal context
  * and may allocate, but never exits, aborts or blocks the target: an
@@ -73,7 +73,6 @@ void xb_init(struct xbuf *b, char *mem, size_t cap);
 void xb_str(struct xbuf *b, const char *s);
 void xb_xml(struct xbuf *b, const char *s); /* XML-escaped */
 void xb_u64(struct xbuf *b, uint64_t v);
-void xb_i64(struct xbuf *b, int64_t v);
 void xb_hex(struct xbuf *b, uint64_t v); /* 0x... */
 void xb_attr_u64(struct xbuf *b, const char *name, uint64_t v);
 void xb_attr_hex(struct xbuf *b, const char *name, uint64_t v);

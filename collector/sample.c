@@ -2,7 +2,7 @@
  * The sampling signal handler and everything it calls in this file.  Every
  * function here is async-signal-safe: the whole path (unwind, intern,
  * write) uses only stack memory, initial-exec TLS, atomics and system
- * calls; tests/check-asyncsafe.sh checks this object's undefined symbols.
+ * calls; tests/t00-asyncsafe.sh checks this object's undefined symbols.
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -1,5 +1,5 @@
 /*
- * Global sampling (C9): sample points at a wall-clock period (-S), on a
+ * Global sampling: sample points at a wall-clock period (-S), on a
  * signal (-l), around pause/resume (-y, the collector API, -t START-END),
  * and the collector API's entry points (include/sonde/collector.h).
  *

@@ -86,17 +86,6 @@ void xb_u64(struct xbuf *b, uint64_t v)
 }
 
 /* Async-signal-safe. */
-void xb_i64(struct xbuf *b, int64_t v)
-{
-	if (v < 0) {
-		xb_putc(b, '-');
-		xb_u64(b, (uint64_t)0 - (uint64_t)v);
-	} else {
-		xb_u64(b, (uint64_t)v);
-	}
-}
-
-/* Async-signal-safe. */
 void xb_hex(struct xbuf *b, uint64_t v)
 {
 	char tmp[20];

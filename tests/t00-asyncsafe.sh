@@ -1,7 +1,8 @@
 #!/bin/sh
 # The collector's signal-handler path must not call anything that is not
 # async-signal-safe (no malloc, stdio, locks, dlsym, dl_iterate_phdr).  That
-# path lives in its own files (SAFE below; collector/collector.h says so);
+# path lives in its own files, SAFE below: the one list of them
+# (collector/collector.h and README.md point here, they do not repeat it);
 # every function their objects call must be defined in one of them or be on
 # the libc allowlist.  Data they use may live anywhere in the collector.
 cd "$(dirname "$0")/.." || exit 1

@@ -1,4 +1,4 @@
-# Annotated source, lines, disassembly and PCs (A4-A6) against a fixture
+# Annotated source, lines, disassembly and PCs against a fixture
 # whose CPU time per source line is known (tests/fixtures/srclines.c: a
 # one-line loop in hot_loop, a function `mix` inlined into two callers),
 # built four ways: gcc -O2 -g (DWARF 5), gcc -gdwarf-4, clang -O2 -g, and

@@ -17,6 +17,7 @@
  * Strings are interned per set so that keys compare and hash as integers.
  */
 #define _GNU_SOURCE
+#include "base/grow.h"
 #include "agg/agg.h"
 
 #include <inttypes.h>
@@ -229,16 +230,6 @@ const char *sonde_aggset_intern(struct sonde_aggset *set, const char *s, size_t 
 	return p;
 }
 
-size_t sonde_aggset_count(const struct sonde_aggset *set)
-{
-	return set->naggs;
-}
-
-struct sonde_agg *sonde_aggset_get(const struct sonde_aggset *set, size_t i)
-{
-	return i < set->naggs ? set->aggs[i] : NULL;
-}
-
 /* ---- parameters ------------------------------------------------------------ */
 
 static const char *const func_names[] = {
@@ -370,7 +361,9 @@ static int llquantize_param(const int64_t *args, int nargs, uint64_t *param, cha
 		       "evenly divide a power of the factor");
 		return -1;
 	}
-	/* CANON-D6: factor^(high+1) must be a signed 64-bit value. */
+	/* factor^(high+1) must be a signed 64-bit value, so that the overflow
+	 * bucket's label exists (DTrace implementations differ here; this is
+	 * sonde's choice, doc/sonde-agg.md). */
 	if (!ipow(v[0], (unsigned)v[2] + 1)) {
 		seterr(err, errlen,
 		       "llquantize() factor (%u) raised to power of high magnitude (%u) plus 1 "
@@ -498,15 +491,8 @@ struct sonde_agg *sonde_agg_create(struct sonde_aggset *set, const char *name,
 			goto oom;
 		llq_labels(param, a->labels, (unsigned)(nwords - 1));
 	}
-	if (set->naggs == set->capaggs) {
-		size_t cap = set->capaggs ? set->capaggs * 2 : 8;
-		struct sonde_agg **v = realloc(set->aggs, cap * sizeof(*v));
-
-		if (!v)
-			goto oom;
-		set->aggs = v;
-		set->capaggs = cap;
-	}
+	if (sonde_grow(&set->aggs, &set->capaggs, set->naggs + 1, sizeof(*set->aggs), 8))
+		goto oom;
 	a->id = (unsigned)set->naggs;
 	set->aggs[set->naggs++] = a;
 	return a;
@@ -578,24 +564,9 @@ int sonde_agg_check_match(const struct sonde_agg *a, enum sonde_agg_func func,
 	return 0;
 }
 
-const char *sonde_agg_name(const struct sonde_agg *a)
-{
-	return a->name;
-}
-
-unsigned sonde_agg_id(const struct sonde_agg *a)
-{
-	return a->id;
-}
-
 enum sonde_agg_func sonde_agg_func(const struct sonde_agg *a)
 {
 	return a->func;
-}
-
-unsigned sonde_agg_nkeys(const struct sonde_agg *a)
-{
-	return a->nkeys;
 }
 
 size_t sonde_agg_nwords(const struct sonde_agg *a)
@@ -640,7 +611,8 @@ unsigned sonde_agg_lquantize_bucket(uint64_t param, int64_t v)
 	int64_t base = DTRACE_LQUANTIZE_BASE(param);
 	uint64_t levels = DTRACE_LQUANTIZE_LEVELS(param), step = DTRACE_LQUANTIZE_STEP(param);
 
-	/* CANON-D1: full 64-bit comparison, no truncation to 32 bits. */
+	/* Full 64-bit comparison: 2^32 + 5 is overflow, not 5 (some DTraces
+	 * truncate to 32 bits; doc/sonde-agg.md). */
 	if (v < base)
 		return 0;
 	uint64_t level = ((uint64_t)v - (uint64_t)base) / step;
@@ -805,15 +777,8 @@ static size_t elem_find(struct sonde_agg *a, const struct sonde_agg_key *keys, b
 		return SIZE_MAX;
 	if (a->nelem >= UINT32_MAX - 1)
 		return SIZE_MAX;
-	if (a->nelem == a->capelem) {
-		size_t cap = a->capelem ? a->capelem * 2 : (a->nkeys ? 16 : 1);
-		uint64_t *r = realloc(a->recs, cap * a->recwords * sizeof(*r));
-
-		if (!r)
-			return SIZE_MAX;
-		a->recs = r;
-		a->capelem = cap;
-	}
+	if (sonde_grow(&a->recs, &a->capelem, a->nelem + 1, a->recwords * sizeof(*a->recs), a->nkeys ? 16 : 1))
+		return SIZE_MAX;
 	if (a->nkeys && (a->nelem + 1) * 2 > a->tcap) {
 		if (table_rebuild(a, a->tcap ? a->tcap * 2 : 32))
 			return SIZE_MAX;
@@ -990,7 +955,7 @@ int sonde_agg_merge(struct sonde_agg *dst, const struct sonde_agg *src, char *er
 		case SONDE_AGG_STDDEV:
 			du[0] += su[0];
 			du[1] += su[1];
-			add128(d + 2, (u128)su[3] << 64 | su[2]); /* CANON-D3: with carry */
+			add128(d + 2, (u128)su[3] << 64 | su[2]); /* with its carry: a true 128-bit sum */
 			break;
 		case SONDE_AGG_LQUANTIZE:
 		case SONDE_AGG_LLQUANTIZE:
@@ -1077,7 +1042,7 @@ uint64_t sonde_agg_stddev_value(const int64_t *d, int64_t normal)
 {
 	if (d[0] == 0)
 		return 0;
-	/* illumos dt_stddev(): floor divisions by normal twice (CANON-D4) and by
+	/* illumos dt_stddev(): floor divisions by normal twice (Σv² / normal²) and by
 	 * the count; the mean is truncated before it is squared. */
 	uint64_t un = normal < 0 ? 0 - (uint64_t)normal : (uint64_t)normal;
 	u128 aos = ((u128)(uint64_t)d[3] << 64) | (uint64_t)d[2];
@@ -1262,7 +1227,7 @@ static void trim(const int64_t *q, size_t n, size_t nf, size_t nl, size_t *first
 
 	while (lo < n && q[lo] == 0)
 		lo++;
-	if (lo == n) { /* CANON-D2: every bucket scanned */
+	if (lo == n) { /* every bucket scanned: data only in the last one is still printed */
 		*first = nf;
 		*last = nl;
 		return;
@@ -1579,11 +1544,6 @@ int sonde_aggset_print_end(FILE *f, struct sonde_aggset *set, const struct sonde
 		a->printed = true;
 	}
 	return 0;
-}
-
-bool sonde_agg_printed(const struct sonde_agg *a)
-{
-	return a->printed;
 }
 
 int sonde_agg_trunc(struct sonde_agg *a, int64_t n)

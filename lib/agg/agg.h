@@ -2,9 +2,9 @@
  * agg: DTrace aggregations -- count, sum, min, max, avg, stddev, quantize,
  * lquantize, llquantize -- with DTrace's storage, bucket arithmetic,
  * sorting, merging, clear/trunc/normalize and its default printa() text,
- * byte for byte.  The rules are those of
- * ../shared/reference/dtrace-aggregations.md (illumos, with the CANON-Dn
- * choices listed in doc/sonde-agg.md).
+ * byte for byte.  The rules are illumos', except where DTrace
+ * implementations differ: sonde's choices there are listed in
+ * doc/sonde-agg.md ("Choices where DTrace implementations differ").
  *
  *	struct sonde_aggset *set = sonde_aggset_new();
  *	int64_t lq[] = { 0, 100, 10 };
@@ -97,7 +97,7 @@ enum sonde_agg_func {
 	 ((uint64_t)(levels) << DTRACE_LQUANTIZE_LEVELSHIFT) |                           \
 	 ((uint64_t)(int64_t)(base) & DTRACE_LQUANTIZE_BASEMASK))
 
-/* llquantize's parameter word, illumos layout (CANON-D0):
+/* llquantize's parameter word, illumos layout (other DTraces order it otherwise):
  * factor << 48 | low magnitude << 32 | high magnitude << 16 | steps. */
 #define DTRACE_LLQUANTIZE_FACTORSHIFT 48
 #define DTRACE_LLQUANTIZE_LMAGSHIFT 32
@@ -161,15 +161,11 @@ void sonde_aggset_free(struct sonde_aggset *set);
  */
 const char *sonde_aggset_intern(struct sonde_aggset *set, const char *s, size_t len);
 
-/* Number of aggregations and the one with id i (NULL when i is too big). */
-size_t sonde_aggset_count(const struct sonde_aggset *set);
-struct sonde_agg *sonde_aggset_get(const struct sonde_aggset *set, size_t i);
-
 /* ---- aggregations ----------------------------------------------------------- */
 
 /*
  * Creates aggregation `name` ("" for the anonymous @) in set, with id
- * sonde_aggset_count() before the call, nkeys key columns and function
+ * the number of aggregations in set before the call, nkeys key columns and function
  * func.  args are the function's constant parameters:
  *
  *   lquantize   base, limit [, step]            (2 or 3)
@@ -193,18 +189,15 @@ struct sonde_agg *sonde_agg_create(struct sonde_aggset *set, const char *name,
 int sonde_agg_check_match(const struct sonde_agg *a, enum sonde_agg_func func,
 			  const int64_t *args, int nargs, char *err, size_t errlen);
 
-const char *sonde_agg_name(const struct sonde_agg *a);
-unsigned sonde_agg_id(const struct sonde_agg *a);
 enum sonde_agg_func sonde_agg_func(const struct sonde_agg *a);
 const char *sonde_agg_func_name(enum sonde_agg_func func); /* "count", ... */
-unsigned sonde_agg_nkeys(const struct sonde_agg *a);
 size_t sonde_agg_nwords(const struct sonde_agg *a);	    /* value record words */
 uint64_t sonde_agg_param(const struct sonde_agg *a);	    /* l/llquantize parameter word, else 0 */
 size_t sonde_agg_nelems(const struct sonde_agg *a);
 
 /*
  * Applies one data point: finds or creates the element of key tuple keys
- * (sonde_agg_nkeys() of them; NULL when there are none) and updates it
+ * (the nkeys given to sonde_agg_create(); NULL when there are none) and updates it
  * with value and incr (the quantize family's increment; count adds 1,
  * sum/min/max/avg/stddev ignore incr).  0, or -1 when memory runs out.
  */
@@ -225,7 +218,7 @@ const int64_t *sonde_agg_elem(const struct sonde_agg *a, size_t i, struct sonde_
  * Merges the elements of src into dst (a partial aggregation of another
  * thread, process or MPI rank; src may belong to another set) as DTrace
  * merges per-CPU buffers, the stddev sum of squares with a true 128-bit
- * add (CANON-D3).  Merging is associative and commutative: partials
+ * add (no carry lost).  Merging is associative and commutative: partials
  * merged in any order give the same aggregation as one buffer.  dst and
  * src must have the same function, parameters and number of keys (-1 with
  * a message otherwise); -1 too when memory runs out (dst is then partly
@@ -236,7 +229,7 @@ int sonde_agg_merge(struct sonde_agg *dst, const struct sonde_agg *src, char *er
 /*
  * clear(): every element stays, its value becomes zero (the lquantize and
  * llquantize parameter word stays).  A cleared min/max prints 0 and takes
- * the next value as it is (CANON-D3b).
+ * the next value as it is, rather than comparing it with the 0.
  */
 void sonde_agg_clear(struct sonde_agg *a);
 
@@ -295,8 +288,6 @@ int sonde_agg_printa(FILE *f, struct sonde_agg *const *aggs, size_t n,
  * (memory).
  */
 int sonde_aggset_print_end(FILE *f, struct sonde_aggset *set, const struct sonde_agg_opts *opts);
-
-bool sonde_agg_printed(const struct sonde_agg *a);
 
 /* The text of one value record as printed after the keys (" %16lld" or a
  * distribution starting with "\n"), under divisor normal. */

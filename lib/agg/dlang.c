@@ -16,6 +16,7 @@
  * stack.
  */
 #define _GNU_SOURCE
+#include "base/grow.h"
 #include "agg/dlang.h"
 
 #include <errno.h>
@@ -424,14 +425,9 @@ static void lex(struct parser *ps)
 					     x ? x : ' ');
 				}
 			}
-			if (len + 1 >= cap) {
-				char *t = realloc(s, cap *= 2);
-
-				if (!t) {
-					free(s);
-					fail(ps, 0, 0, "out of memory");
-				}
-				s = t;
+			if (sonde_grow(&s, &cap, len + 2, 1, 16)) {
+				free(s);
+				fail(ps, 0, 0, "out of memory");
 			}
 			s[len++] = d;
 		}
@@ -923,15 +919,8 @@ static struct aggvar *find_var(struct parser *ps, const char *name, size_t len, 
 	for (size_t i = 0; i < p->nvars; i++)
 		if (strlen(p->vars[i]->name) == len && !strncmp(p->vars[i]->name, name, len))
 			return p->vars[i];
-	if (p->nvars == p->capvars) {
-		size_t cap = p->capvars ? p->capvars * 2 : 8;
-		struct aggvar **v = realloc(p->vars, cap * sizeof(*v));
-
-		if (!v)
-			fail(ps, 0, 0, "out of memory");
-		p->vars = v;
-		p->capvars = cap;
-	}
+	if (sonde_grow(&p->vars, &p->capvars, p->nvars + 1, sizeof(*p->vars), 8))
+		fail(ps, 0, 0, "out of memory");
 	struct aggvar *v = xalloc(ps, sizeof(*v));
 
 	p->vars[p->nvars++] = v;
@@ -958,15 +947,8 @@ static struct stmt *new_stmt(struct parser *ps, enum skind kind, unsigned line, 
 {
 	struct clause *cl = ps->cl;
 
-	if (cl->nstmts == cl->capstmts) {
-		size_t cap = cl->capstmts ? cl->capstmts * 2 : 4;
-		struct stmt *s = realloc(cl->stmts, cap * sizeof(*s));
-
-		if (!s)
-			fail(ps, 0, 0, "out of memory");
-		cl->stmts = s;
-		cl->capstmts = cap;
-	}
+	if (sonde_grow(&cl->stmts, &cl->capstmts, cl->nstmts + 1, sizeof(*cl->stmts), 4))
+		fail(ps, 0, 0, "out of memory");
 	struct stmt *s = &cl->stmts[cl->nstmts++];
 
 	memset(s, 0, sizeof(*s));
@@ -1259,15 +1241,8 @@ static void clause(struct parser *ps, const struct sonde_dl_kind *const *kinds, 
 			     (int)ps->tlen, ps->tp, have);
 		}
 	}
-	if (p->nclauses == p->capclauses) {
-		size_t cap = p->capclauses ? p->capclauses * 2 : 4;
-		struct clause *c = realloc(p->clauses, cap * sizeof(*c));
-
-		if (!c)
-			fail(ps, 0, 0, "out of memory");
-		p->clauses = c;
-		p->capclauses = cap;
-	}
+	if (sonde_grow(&p->clauses, &p->capclauses, p->nclauses + 1, sizeof(*p->clauses), 4))
+		fail(ps, 0, 0, "out of memory");
 	p->clauses[p->nclauses] = cl;
 	ps->cl = &p->clauses[p->nclauses++];
 	lex(ps);
@@ -1414,33 +1389,11 @@ static const struct kindinfo *kind_info(const struct sonde_dl_prog *p, const str
 	return NULL;
 }
 
-bool sonde_dl_has_kind(const struct sonde_dl_prog *p, const struct sonde_dl_kind *kind)
-{
-	const struct kindinfo *ki = kind_info(p, kind);
-
-	return ki && ki->nclauses;
-}
-
 bool sonde_dl_uses_field(const struct sonde_dl_prog *p, const struct sonde_dl_kind *kind, size_t i)
 {
 	const struct kindinfo *ki = kind_info(p, kind);
 
 	return ki && i < 64 && (ki->used >> i & 1);
-}
-
-unsigned sonde_dl_max_positional(const struct sonde_dl_prog *p)
-{
-	return p->maxpos;
-}
-
-struct sonde_aggset *sonde_dl_aggset(const struct sonde_dl_prog *p)
-{
-	return p->set;
-}
-
-const char *sonde_dl_intern(struct sonde_dl_prog *p, const char *s, size_t len)
-{
-	return sonde_aggset_intern(p->set, s, len);
 }
 
 /* ---- evaluation ------------------------------------------------------------------------ */
@@ -1850,15 +1803,9 @@ int64_t sonde_dl_run_stdin(struct sonde_dl_prog *p, int fd, char *err, size_t er
 
 	p->cur_kind = "stdin";
 	while (!eof) {
-		if (have == cap) {
-			char *b = realloc(buf, cap * 2);
-
-			if (!b) {
-				snprintf(err, errlen, "out of memory (a line longer than %zu bytes)", cap);
-				goto fail;
-			}
-			buf = b;
-			cap *= 2;
+		if (sonde_grow(&buf, &cap, have + 1, 1, 1 << 20)) {
+			snprintf(err, errlen, "out of memory (a line longer than %zu bytes)", cap);
+			goto fail;
 		}
 		ssize_t n = read(fd, buf + have, cap - have);
 

@@ -148,16 +148,10 @@ struct sonde_dl_prog *sonde_dl_compile(const char *src, const struct sonde_dl_ki
 
 void sonde_dl_free(struct sonde_dl_prog *p);
 
-/* Whether the program has clauses for kind, and whether they use field i
- * (a source need not compute fields nobody uses); for positional kinds,
- * the highest $N used (0 when only $0 or none). */
-bool sonde_dl_has_kind(const struct sonde_dl_prog *p, const struct sonde_dl_kind *kind);
+/* Whether the program's clauses for kind use field i (a source need not
+ * compute fields nobody uses). */
 bool sonde_dl_uses_field(const struct sonde_dl_prog *p, const struct sonde_dl_kind *kind,
 			 size_t i);
-unsigned sonde_dl_max_positional(const struct sonde_dl_prog *p);
-
-/* The aggregations (ids in order of first appearance in the program). */
-struct sonde_aggset *sonde_dl_aggset(const struct sonde_dl_prog *p);
 
 /* ---- running ------------------------------------------------------------------ */
 
@@ -165,14 +159,14 @@ struct sonde_aggset *sonde_dl_aggset(const struct sonde_dl_prog *p);
  * One field value of an event.  A source fills an array of them, one per
  * field of the kind (positional kinds: $0, $1, ...).  SONDE_DL_V_TEXT is
  * text not yet classified (stdin): the evaluator decides at first use
- * whether it is an integer and rewrites the value.  A string whose
- * pointer comes from sonde_dl_intern() should be SONDE_DL_V_ISTR, which
- * saves interning it again for every key.
+ * whether it is an integer and rewrites the value.  A string already
+ * interned in the program's aggregation set should be SONDE_DL_V_ISTR,
+ * which saves interning it again for every key.
  */
 enum sonde_dl_vtype {
 	SONDE_DL_V_INT = 1,
 	SONDE_DL_V_STR,	 /* s, len (not necessarily NUL-terminated) */
-	SONDE_DL_V_ISTR, /* s interned by sonde_dl_intern(), len */
+	SONDE_DL_V_ISTR, /* s interned in the program's set, len */
 	SONDE_DL_V_TEXT, /* s, len: integer or string, not decided yet */
 	SONDE_DL_V_TINT, /* TEXT found to be the integer i (s, len kept) */
 };
@@ -183,9 +177,6 @@ struct sonde_dl_val {
 	int64_t i;
 	const char *s;
 };
-
-/* The program's interned copy of s (sonde_aggset_intern()), NULL on OOM. */
-const char *sonde_dl_intern(struct sonde_dl_prog *p, const char *s, size_t len);
 
 /* Runs the BEGIN clauses (printa output to out).  0, or -1 with a message
  * in err (out of memory). */

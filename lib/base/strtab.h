@@ -7,6 +7,7 @@
 #define SONDE_STRTAB_H
 
 #include "base/arena.h"
+#include "base/grow.h"
 #include "base/u64map.h"
 
 struct strtab {
@@ -28,15 +29,8 @@ static inline const char *strtab_intern(struct strtab *t, const char *s)
 			return t->v[i];
 		h = h * 31 + 7; /* another string has this hash: probe the next */
 	}
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 64;
-		const char **v = realloc(t->v, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		t->v = v;
-		t->cap = cap;
-	}
+	if (sonde_grow(&t->v, &t->cap, t->n + 1, sizeof(*t->v), 64))
+		return NULL;
 	const char *c = arena_strdup(&t->arena, s);
 
 	if (!c || u64map_put(&t->map, h, (uint32_t)t->n) < 0)

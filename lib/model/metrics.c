@@ -11,9 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "model/metrics.h"
 
-const struct sonde_metric_def sonde_clock_metrics[] = {
+const struct sonde_metric_def sonde_metrics[] = {
 	{ "totalcpu", "Total CPU Time", "Total CPU", SONDE_UNIT_NS },
 	{ "samples", "Samples", "Samples", SONDE_UNIT_COUNT },
 	{ "sync", "Sync Wait Time", "Sync Wait", SONDE_UNIT_NS },
@@ -33,7 +34,7 @@ const struct sonde_metric_def sonde_clock_metrics[] = {
 	{ "ioerrorcnt", "I/O Error Count", "I/O Errors", SONDE_UNIT_COUNT },
 	{ "ioerrortime", "I/O Error Time", "I/O Error Time", SONDE_UNIT_NS },
 };
-_Static_assert(sizeof(sonde_clock_metrics) / sizeof(sonde_clock_metrics[0]) == SONDE_NMETRICS,
+_Static_assert(sizeof(sonde_metrics) / sizeof(sonde_metrics[0]) == SONDE_NMETRICS,
 	       "one definition per metric");
 
 /* ---- a small open-addressing index: hash -> uint32 id, compared by a
@@ -130,21 +131,6 @@ static void index_free(struct index *ix)
 	free(ix->slot);
 	free(ix->hash);
 	memset(ix, 0, sizeof *ix);
-}
-
-static int grow(void *pp, size_t *cap, size_t need, size_t size)
-{
-	if (need <= *cap)
-		return 0;
-	size_t nc = *cap ? *cap : 64;
-	while (nc < need)
-		nc *= 2;
-	void *n = realloc(*(void **)pp, nc * size);
-	if (!n)
-		return -1;
-	*(void **)pp = n;
-	*cap = nc;
-	return 0;
 }
 
 /* ---- the model ---- */
@@ -260,7 +246,7 @@ uint32_t sonde_model_object(struct sonde_model *m, const char *path)
 	uint32_t id = index_find(&m->objix, h, obj_eq, m, path, &pos);
 	if (id != UINT32_MAX)
 		return id;
-	if (grow(&m->objs, &m->capobjs, m->nobjs + 1, sizeof *m->objs))
+	if (sonde_grow(&m->objs, &m->capobjs, m->nobjs + 1, sizeof *m->objs, 64))
 		return UINT32_MAX;
 	char *p = strdup(path);
 	if (!p || index_put(&m->objix, h, (uint32_t)m->nobjs) < 0) {
@@ -299,7 +285,7 @@ uint32_t sonde_model_func(struct sonde_model *m, uint32_t object, uint64_t lo, c
 	uint32_t id = index_find(&m->funcix, h, func_eq, m, &k, &pos);
 	if (id != UINT32_MAX)
 		return id;
-	if (grow(&m->funcs, &m->capfuncs, m->nfuncs + 1, sizeof *m->funcs))
+	if (sonde_grow(&m->funcs, &m->capfuncs, m->nfuncs + 1, sizeof *m->funcs, 64))
 		return UINT32_MAX;
 	struct sonde_mfunc *f = &m->funcs[m->nfuncs];
 	f->id = (uint32_t)m->nfuncs;
@@ -341,9 +327,9 @@ uint32_t sonde_model_stack(struct sonde_model *m, const uint32_t *funcs, int dep
 	uint32_t id = index_find(&m->stackix, h, stack_eq, m, &k, &pos);
 	if (id != UINT32_MAX)
 		return id;
-	if (grow(&m->stacks, &m->capstacks, m->nstacks + 1, sizeof *m->stacks) ||
-	    grow(&m->pool, &m->cappool, m->npool + (size_t)depth, sizeof *m->pool) ||
-	    grow(&m->svals, &m->capsvals, (m->nstacks + 1) * (size_t)m->nm, sizeof *m->svals) ||
+	if (sonde_grow(&m->stacks, &m->capstacks, m->nstacks + 1, sizeof *m->stacks, 64) ||
+	    sonde_grow(&m->pool, &m->cappool, m->npool + (size_t)depth, sizeof *m->pool, 64) ||
+	    sonde_grow(&m->svals, &m->capsvals, (m->nstacks + 1) * (size_t)m->nm, sizeof *m->svals, 64) ||
 	    index_put(&m->stackix, h, (uint32_t)m->nstacks) < 0)
 		return UINT32_MAX;
 	memcpy(m->pool + m->npool, funcs, (size_t)depth * sizeof *funcs);
@@ -392,7 +378,7 @@ static int edge_add(struct edges *E, uint32_t f, uint32_t other, const int64_t *
 	size_t pos;
 	uint32_t id = index_find(&E->ix, h, edge_eq, E, k, &pos);
 	if (id == UINT32_MAX) {
-		if (grow(&E->e, &E->cap, E->n + 1, sizeof *E->e) || index_put(&E->ix, h, (uint32_t)E->n) < 0)
+		if (sonde_grow(&E->e, &E->cap, E->n + 1, sizeof *E->e, 64) || index_put(&E->ix, h, (uint32_t)E->n) < 0)
 			return -1;
 		id = (uint32_t)E->n++;
 		memset(&E->e[id], 0, sizeof E->e[id]);
@@ -443,7 +429,7 @@ static uint32_t tree_child(struct sonde_model *m, int32_t parent, uint32_t func)
 	uint32_t id = index_find(&m->treeix, h, tnode_eq, m, k, &pos);
 	if (id != UINT32_MAX)
 		return id;
-	if (grow(&m->tree, &m->captree, m->ntree + 1, sizeof *m->tree) ||
+	if (sonde_grow(&m->tree, &m->captree, m->ntree + 1, sizeof *m->tree, 64) ||
 	    index_put(&m->treeix, h, (uint32_t)m->ntree) < 0)
 		return UINT32_MAX;
 	id = (uint32_t)m->ntree++;
@@ -573,15 +559,3 @@ const struct sonde_tnode *sonde_model_tree(const struct sonde_model *m, size_t *
 }
 
 uint32_t sonde_model_tree_roots(const struct sonde_model *m) { return m->first_root; }
-size_t sonde_model_nstacks(const struct sonde_model *m) { return m->nstacks; }
-
-const uint32_t *sonde_model_stack_funcs(const struct sonde_model *m, uint32_t s, int *depth)
-{
-	*depth = (int)m->stacks[s].depth;
-	return m->pool + m->stacks[s].off;
-}
-
-const int64_t *sonde_model_stack_values(const struct sonde_model *m, uint32_t s)
-{
-	return m->svals + (size_t)s * (size_t)m->nm;
-}

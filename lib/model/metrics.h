@@ -1,7 +1,6 @@
 /*
  * metrics: the metrics engine.  Turns events (a call stack of functions and
- * a value per metric) into the function-level metrics of
- * ../shared/reference/metrics-and-program-structure.txt:
+ * a value per metric) into function-level metrics as gprofng defines them:
  *
  *   exclusive   events whose leaf is in the function;
  *   inclusive   events with the function anywhere on the stack, counted
@@ -56,7 +55,7 @@ struct sonde_metric_def {
 /* Every metric an experiment can give, in value order (gprofng's names):
  * clock profiling, then sync waits, heap and I/O tracing.  Index
  * constants below; SONDE_NMETRICS of them. */
-extern const struct sonde_metric_def sonde_clock_metrics[];
+extern const struct sonde_metric_def sonde_metrics[];
 enum {
 	SONDE_M_TOTALCPU = 0,	 /* ns */
 	SONDE_M_SAMPLES,	 /* count */
@@ -78,7 +77,6 @@ enum {
 	SONDE_M_IOERRORTIME,
 	SONDE_NMETRICS
 };
-#define SONDE_CLOCK_NMETRICS SONDE_NMETRICS
 
 struct sonde_mobject {
 	uint32_t id;
@@ -158,10 +156,5 @@ const int64_t *sonde_model_object_incl(const struct sonde_model *m, uint32_t o);
  * from sonde_model_tree_roots as a sibling chain). */
 const struct sonde_tnode *sonde_model_tree(const struct sonde_model *m, size_t *n);
 uint32_t sonde_model_tree_roots(const struct sonde_model *m); /* first root, or UINT32_MAX */
-
-/* Distinct stacks and their values, for exports and tests. */
-size_t sonde_model_nstacks(const struct sonde_model *m);
-const uint32_t *sonde_model_stack_funcs(const struct sonde_model *m, uint32_t s, int *depth);
-const int64_t *sonde_model_stack_values(const struct sonde_model *m, uint32_t s);
 
 #endif

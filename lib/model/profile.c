@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "model/profile.h"
 #include "symbols/symbols.h"
 
@@ -112,15 +113,8 @@ struct builder {
 
 static int push_fl(struct builder *b, uint32_t f)
 {
-	if (b->nfl == b->capfl) {
-		size_t cap = b->capfl ? 2 * b->capfl : 1024;
-		uint32_t *v = realloc(b->fl, cap * sizeof(*v));
-
-		if (!v)
-			return -1;
-		b->fl = v;
-		b->capfl = cap;
-	}
+	if (sonde_grow(&b->fl, &b->capfl, b->nfl + 1, sizeof(*b->fl), 1024))
+		return -1;
 	b->fl[b->nfl++] = f;
 	return 0;
 }
@@ -175,14 +169,8 @@ static int frame_funcs(struct builder *b, uint64_t pc, bool exact, uint64_t time
 	uint64_t key = (pc & ~SONDE_PC_EXACT) | (exact ? SONDE_PC_EXACT : 0);
 	uint32_t si;
 	if (!map_get(&b->pcfunc[b->ep], key, &si)) {
-		if (b->nspans == b->capspans) {
-			size_t cap = b->capspans ? 2 * b->capspans : 1024;
-			struct span *v = realloc(b->spans, cap * sizeof(*v));
-			if (!v)
-				return -1;
-			b->spans = v;
-			b->capspans = cap;
-		}
+		if (sonde_grow(&b->spans, &b->capspans, b->nspans + 1, sizeof(*b->spans), 1024))
+			return -1;
 		size_t off = b->nfl;
 		if (frame_fl(b, pc, exact, time_ns) < 0)
 			return -1;
@@ -216,14 +204,8 @@ static uint32_t build_stack(struct builder *b, const struct sonde_exp *exp, uint
 		int n = frame_funcs(b, pc, exact, time_ns, &fl);
 		if (n < 0)
 			return UINT32_MAX;
-		if ((size_t)(d + n + 1) > b->capframes) {
-			size_t cap = (size_t)(d + n + 1) * 2;
-			uint32_t *nf = realloc(b->frames, cap * sizeof *nf);
-			if (!nf)
-				return UINT32_MAX;
-			b->frames = nf;
-			b->capframes = cap;
-		}
+		if (sonde_grow(&b->frames, &b->capframes, (size_t)(d + n + 1), sizeof *b->frames, 64))
+			return UINT32_MAX;
 		for (int i = 0; i < n; i++) {
 			uint32_t f = fl[i];
 			/* Consecutive frames folded into one object
@@ -315,14 +297,8 @@ static __attribute__((noinline)) uint32_t evstack_new(struct builder *b, uint32_
 {
 	struct u64map *stacks = &b->stacks[b->ep];
 	struct sonde_profile *p = b->p;
-	if (p->nev == b->capev) {
-		size_t cap = b->capev ? 2 * b->capev : 256;
-		struct sonde_evstack *v = realloc(p->ev, cap * sizeof(*v));
-		if (!v)
-			return UINT32_MAX;
-		p->ev = v;
-		b->capev = cap;
-	}
+	if (sonde_grow(&p->ev, &b->capev, p->nev + 1, sizeof(*p->ev), 256))
+		return UINT32_MAX;
 	uint32_t ms = build_stack(b, exp, stack_id, time_ns, leaf_exact);
 	if (ms == UINT32_MAX || map_put(stacks, stack_id, (uint32_t)p->nev) < 0)
 		return UINT32_MAX;
@@ -457,7 +433,7 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 	p->inlines = b.inlines;
 	int selcap = 0;
 	bool *tsel = NULL;
-	p->model = b.m = sonde_model_new(sonde_clock_metrics, SONDE_CLOCK_NMETRICS);
+	p->model = b.m = sonde_model_new(sonde_metrics, SONDE_NMETRICS);
 	p->syms = calloc(nexps ? nexps : 1, sizeof *p->syms);
 	if (!b.m || !p->syms)
 		goto oom;
@@ -542,7 +518,7 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 				last_tid = s.tid;
 			}
 			struct sonde_pthread *pt = &p->threads[last_thread];
-			int64_t v[SONDE_CLOCK_NMETRICS] = { (int64_t)s.weight_ns, 1 };
+			int64_t v[SONDE_NMETRICS] = { (int64_t)s.weight_ns, 1 };
 			pt->v[SONDE_M_TOTALCPU] = (int64_t)((uint64_t)pt->v[SONDE_M_TOTALCPU] + (uint64_t)v[0]);
 			pt->v[SONDE_M_SAMPLES] += 1;
 			uint64_t rel = s.time_ns >= t0 ? s.time_ns - t0 : 0;

@@ -32,28 +32,7 @@
 #error "the sonde reader reads little-endian fields directly; port it to this host first"
 #endif
 
-/* ---- small helpers ----------------------------------------------------- */
-
-/* Grows *arr (elements of size bytes, capacity *cap) to hold need elements. */
-static int grow(void *arr, size_t *cap, size_t need, size_t size)
-{
-	void **p = arr;
-
-	if (need <= *cap)
-		return 0;
-	size_t ncap = *cap ? *cap * 2 : 16;
-
-	while (ncap < need)
-		ncap *= 2;
-	void *n = realloc(*p, ncap * size);
-
-	if (!n)
-		return -1;
-	*p = n;
-	*cap = ncap;
-	return 0;
-}
-
+#include "base/grow.h"
 #include "base/u64map.h"
 #include "base/partition.h"
 
@@ -195,8 +174,8 @@ static void problem(struct sonde_exp *exp, enum sonde_problem_severity sev, cons
 	va_end(ap);
 	char *msg = strdup(buf);
 
-	if (!msg || grow(&exp->problems, &exp->capproblems, exp->nproblems + 1,
-			 sizeof(*exp->problems))) {
+	if (!msg || sonde_grow(&exp->problems, &exp->capproblems, exp->nproblems + 1,
+			       sizeof(*exp->problems), 16)) {
 		free(msg);
 		exp->oom = true;
 		return;
@@ -265,18 +244,12 @@ static int read_whole(struct sonde_exp *exp, const char *file, char **buf, size_
 		return -1;
 	}
 	for (;;) {
-		if (n + 1 >= cap) {
-			char *nb = realloc(b, cap * 2);
-
-			if (!nb) {
-				free(b);
-				close(fd);
-				exp->oom = true;
-				errno = ENOMEM;
-				return -1;
-			}
-			b = nb;
-			cap *= 2;
+		if (sonde_grow(&b, &cap, n + 2, 1, 4096)) {
+			free(b);
+			close(fd);
+			exp->oom = true;
+			errno = ENOMEM;
+			return -1;
 		}
 		ssize_t r = read(fd, b + n, cap - 1 - n);
 
@@ -443,7 +416,7 @@ static void log_event(struct sonde_exp *exp, const struct sonde_xml_elem *e)
 {
 	static const char file[] = "log.xml";
 
-	if (grow(&exp->events, &exp->capevents, exp->nevents + 1, sizeof(*exp->events))) {
+	if (sonde_grow(&exp->events, &exp->capevents, exp->nevents + 1, sizeof(*exp->events), 16)) {
 		exp->oom = true;
 		return;
 	}
@@ -580,7 +553,7 @@ static int read_log(struct sonde_exp *exp, char *err, size_t errlen)
 				if (!strcmp(f, exp->data[i].name))
 					exp->data[i].declared = true;
 		} else if (!strcmp(e.name, "packet")) {
-			if (grow(&exp->descs, &exp->capdescs, exp->ndescs + 1, sizeof(*exp->descs))) {
+			if (sonde_grow(&exp->descs, &exp->capdescs, exp->ndescs + 1, sizeof(*exp->descs), 16)) {
 				exp->oom = true;
 				continue;
 			}
@@ -689,16 +662,11 @@ static void build_epochs(struct sonde_exp *exp)
 	for (size_t i = 0; i < exp->nobjects; i++) {
 		if (!shared[i])
 			continue;
-		if (nt + 2 > cap) {
-			cap = cap ? 2 * cap : 16;
-			uint64_t *v = realloc(t, cap * sizeof(*v));
-			if (!v) {
-				free(t);
-				free(shared);
-				exp->oom = true;
-				return;
-			}
-			t = v;
+		if (sonde_grow(&t, &cap, nt + 2, sizeof(*t), 16)) {
+			free(t);
+			free(shared);
+			exp->oom = true;
+			return;
 		}
 		t[nt++] = exp->objects[i].load_ns;
 		if (exp->objects[i].unload_ns != SONDE_TIME_NEVER)
@@ -797,7 +765,7 @@ static void read_map(struct sonde_exp *exp)
 		}
 		if (ev && strcmp(ev, "load"))
 			continue; /* an event for a newer reader */
-		if (grow(&exp->objects, &exp->capobjects, exp->nobjects + 1, sizeof(*exp->objects))) {
+		if (sonde_grow(&exp->objects, &exp->capobjects, exp->nobjects + 1, sizeof(*exp->objects), 16)) {
 			exp->oom = true;
 			return;
 		}
@@ -881,7 +849,7 @@ static struct sonde_thread *get_thread(struct sonde_exp *exp, uint32_t tid)
 
 	if (i >= 0)
 		return &exp->threads[i];
-	if (grow(&exp->threads, &exp->capthreads, exp->nthreads + 1, sizeof(*exp->threads)) ||
+	if (sonde_grow(&exp->threads, &exp->capthreads, exp->nthreads + 1, sizeof(*exp->threads), 16) ||
 	    u64map_put(&exp->threadmap, tid, (uint32_t)exp->nthreads)) {
 		exp->oom = true;
 		return NULL;
@@ -950,8 +918,8 @@ static long materialize(struct sonde_exp *exp, uint64_t id)
 		}
 	}
 	uint64_t *pc = malloc(8u * depth);
-	if (!pc || grow(&exp->owned, &exp->capowned, exp->nowned + 1, sizeof(*exp->owned)) ||
-	    grow(&exp->stacks, &exp->capstacks, exp->nstacks + 1, sizeof(*exp->stacks)) ||
+	if (!pc || sonde_grow(&exp->owned, &exp->capowned, exp->nowned + 1, sizeof(*exp->owned), 16) ||
+	    sonde_grow(&exp->stacks, &exp->capstacks, exp->nstacks + 1, sizeof(*exp->stacks), 16) ||
 	    u64map_put(&exp->stackmap, id, (uint32_t)exp->nstacks)) {
 		free(pc);
 		exp->oom = true;
@@ -1023,7 +991,7 @@ static inline __attribute__((always_inline)) bool heap_emit(struct scan *sc, con
 			o->v[o->n++] = *e;
 			return true;
 		}
-		if (grow(&o->v, &o->cap, o->n + 1, sizeof(*o->v))) {
+		if (sonde_grow(&o->v, &o->cap, o->n + 1, sizeof(*o->v), 16)) {
 			o->oom = true;
 			return false;
 		}
@@ -1039,7 +1007,7 @@ static inline __attribute__((always_inline)) bool heap_emit(struct scan *sc, con
 	b->tlast = e->time_ns;
 	b->nev++;
 	if (ev_is_mmap(e)) {
-		if (grow(&exp->mmaps, &exp->capmmaps, exp->nmmaps + 1, sizeof(*exp->mmaps))) {
+		if (sonde_grow(&exp->mmaps, &exp->capmmaps, exp->nmmaps + 1, sizeof(*exp->mmaps), 16)) {
 			exp->oom = true;
 			return false;
 		}
@@ -1142,7 +1110,7 @@ static const char *take_trace_packet(struct scan *sc, const uint8_t *pkt, char *
 
 		if (h->size < sizeof(*p))
 			return too_small(why, whylen, "sync", h->size, sizeof(*p));
-		if (grow(&exp->sync, &exp->capsync, exp->nsync + 1, sizeof(*exp->sync))) {
+		if (sonde_grow(&exp->sync, &exp->capsync, exp->nsync + 1, sizeof(*exp->sync), 16)) {
 			exp->oom = true;
 			return NULL;
 		}
@@ -1207,7 +1175,7 @@ static const char *take_trace_packet(struct scan *sc, const uint8_t *pkt, char *
 
 		if (h->size < sizeof(*p))
 			return too_small(why, whylen, "io", h->size, sizeof(*p));
-		if (grow(&exp->io, &exp->capio, exp->nio + 1, sizeof(*exp->io))) {
+		if (sonde_grow(&exp->io, &exp->capio, exp->nio + 1, sizeof(*exp->io), 16)) {
 			exp->oom = true;
 			return NULL;
 		}
@@ -1231,7 +1199,7 @@ static const char *take_trace_packet(struct scan *sc, const uint8_t *pkt, char *
 		}
 		if (!p->file_id || u64map_get(&exp->iofilemap, p->file_id) >= 0)
 			return NULL; /* the first name of an id is kept */
-		if (grow(&exp->iofiles, &exp->capiofiles, exp->niofiles + 1, sizeof(*exp->iofiles)) ||
+		if (sonde_grow(&exp->iofiles, &exp->capiofiles, exp->niofiles + 1, sizeof(*exp->iofiles), 16) ||
 		    u64map_put(&exp->iofilemap, p->file_id, (uint32_t)exp->niofiles)) {
 			exp->oom = true;
 			return NULL;
@@ -1325,7 +1293,7 @@ static const char *take_packet(struct scan *sc, const uint8_t *pkt, uint64_t off
 				}
 				return NULL;
 			}
-			if (grow(&exp->nodes, &exp->capnodes, exp->nnodes + 1, sizeof(*exp->nodes)) ||
+			if (sonde_grow(&exp->nodes, &exp->capnodes, exp->nnodes + 1, sizeof(*exp->nodes), 16) ||
 			    u64map_put(&exp->nodemap, f->node_id, (uint32_t)exp->nnodes)) {
 				exp->oom = true;
 				return NULL;
@@ -1366,7 +1334,7 @@ static const char *take_packet(struct scan *sc, const uint8_t *pkt, uint64_t off
 			}
 			return NULL;
 		}
-		if (grow(&exp->stacks, &exp->capstacks, exp->nstacks + 1, sizeof(*exp->stacks)) ||
+		if (sonde_grow(&exp->stacks, &exp->capstacks, exp->nstacks + 1, sizeof(*exp->stacks), 16) ||
 		    u64map_put(&exp->stackmap, p->stack_id, (uint32_t)exp->nstacks)) {
 			exp->oom = true;
 			return NULL;
@@ -1395,8 +1363,8 @@ static const char *take_packet(struct scan *sc, const uint8_t *pkt, uint64_t off
 				 SONDE_OVERVIEW_V1_SIZE);
 			return why;
 		}
-		if (grow(&exp->ov, &exp->capov, exp->nov + 1, sizeof(*exp->ov)) ||
-		    grow(&exp->ovlabel, &exp->capovlabel, exp->nov + 1, sizeof(*exp->ovlabel))) {
+		if (sonde_grow(&exp->ov, &exp->capov, exp->nov + 1, sizeof(*exp->ov), 16) ||
+		    sonde_grow(&exp->ovlabel, &exp->capovlabel, exp->nov + 1, sizeof(*exp->ovlabel), 16)) {
 			exp->oom = true;
 			return NULL;
 		}
@@ -1481,7 +1449,8 @@ static bool map_data(struct sonde_exp *exp, struct datafile *df)
 				break;
 			}
 			if ((h = lseek(fd, d, SEEK_HOLE)) < 0 || h <= d ||
-			    (df->next == cap && (cap >= 65536 || grow(&df->ext, &cap, df->next + 1, sizeof(*df->ext))))) {
+			    (df->next == cap &&
+			     (cap >= 65536 || sonde_grow(&df->ext, &cap, df->next + 1, sizeof(*df->ext), 16)))) {
 				free(df->ext); /* too fragmented to bother: read it all */
 				df->ext = NULL;
 				df->next = 0;
@@ -1692,7 +1661,8 @@ static void scan_file(struct sonde_exp *exp, struct datafile *df)
 
 		/* Heap events (in any trace file: their file order is kept) */
 		if (hb.nev) {
-			if (grow(&exp->hblocks, &exp->caphblocks, exp->nhblocks + 1, sizeof(*exp->hblocks))) {
+			if (sonde_grow(&exp->hblocks, &exp->caphblocks, exp->nhblocks + 1, sizeof(*exp->hblocks),
+				       16)) {
 				exp->oom = true;
 				return;
 			}
@@ -1711,7 +1681,7 @@ static void scan_file(struct sonde_exp *exp, struct datafile *df)
 				"bytes of packets are lost",
 				name, size, (unsigned long long)b, bh->tid, used - pos);
 		if (df->kind == SONDE_KIND_PROFILE && pos > 0) {
-			if (grow(&exp->blocks, &exp->capblocks, exp->nblocks + 1, sizeof(*exp->blocks))) {
+			if (sonde_grow(&exp->blocks, &exp->capblocks, exp->nblocks + 1, sizeof(*exp->blocks), 16)) {
 				exp->oom = true;
 				return;
 			}
@@ -1943,8 +1913,8 @@ static void finish(struct sonde_exp *exp)
 		snprintf(buf, sizeof(buf), "... and %zu more problems (%zu of them errors)", d, de);
 		char *msg = strdup(buf);
 
-		if (msg && !grow(&exp->problems, &exp->capproblems, exp->nproblems + 1,
-				 sizeof(*exp->problems))) {
+		if (msg && !sonde_grow(&exp->problems, &exp->capproblems, exp->nproblems + 1,
+				       sizeof(*exp->problems), 16)) {
 			exp->problems[exp->nproblems].severity =
 				de ? SONDE_PROBLEM_ERROR : SONDE_PROBLEM_WARNING;
 			exp->problems[exp->nproblems++].msg = msg;
@@ -2222,7 +2192,7 @@ static bool decode_heap_block(struct sonde_exp *exp, const struct heapblock *hb,
 	const char *bad;
 
 	/* as many as open counted: the buffer never grows */
-	if (grow(&out->v, &out->cap, out->n + hb->nev, sizeof(*out->v))) {
+	if (sonde_grow(&out->v, &out->cap, out->n + hb->nev, sizeof(*out->v), 16)) {
 		out->oom = true;
 		return false;
 	}

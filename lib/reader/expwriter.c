@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/grow.h"
 #include "reader/expwriter.h"
 
 #define NKINDS 3 /* SONDE_KIND_PROFILE .. SONDE_KIND_OVERVIEW */
@@ -187,16 +188,9 @@ static int64_t block_offset(size_t b)
 /* Appends a zeroed block; returns its index or SIZE_MAX. */
 static size_t add_block(struct sonde_expw *w, struct wfile *f)
 {
-	if (f->nblocks == f->cap) {
-		size_t ncap = f->cap ? f->cap * 2 : 8;
-		uint8_t *n = realloc(f->blocks, ncap * SONDE_BLOCK_SIZE);
-
-		if (!n) {
-			fail(w, "out of memory");
-			return SIZE_MAX;
-		}
-		f->blocks = n;
-		f->cap = ncap;
+	if (sonde_grow(&f->blocks, &f->cap, f->nblocks + 1, SONDE_BLOCK_SIZE, 8)) {
+		fail(w, "out of memory");
+		return SIZE_MAX;
 	}
 	memset(f->blocks + f->nblocks * SONDE_BLOCK_SIZE, 0, SONDE_BLOCK_SIZE);
 	return f->nblocks++;
@@ -207,16 +201,9 @@ static struct cur *cur_of(struct sonde_expw *w, struct wfile *f, uint32_t tid)
 	for (size_t i = 0; i < f->ncur; i++)
 		if (f->cur[i].tid == tid)
 			return &f->cur[i];
-	if (f->ncur == f->capcur) {
-		size_t ncap = f->capcur ? f->capcur * 2 : 8;
-		struct cur *n = realloc(f->cur, ncap * sizeof(*n));
-
-		if (!n) {
-			fail(w, "out of memory");
-			return NULL;
-		}
-		f->cur = n;
-		f->capcur = ncap;
+	if (sonde_grow(&f->cur, &f->capcur, f->ncur + 1, sizeof(*f->cur), 8)) {
+		fail(w, "out of memory");
+		return NULL;
 	}
 	f->cur[f->ncur] = (struct cur){ tid, SIZE_MAX };
 	return &f->cur[f->ncur++];
@@ -312,18 +299,6 @@ int64_t sonde_expw_packet(struct sonde_expw *w, enum sonde_kind kind, uint32_t t
 			  size_t size)
 {
 	return put(w, kind, tid, pkt, size, 0);
-}
-
-int64_t sonde_expw_new_block(struct sonde_expw *w, enum sonde_kind kind, uint32_t tid)
-{
-	struct wfile *f = wfile(w, kind);
-	struct cur *c;
-
-	if (!f || !(c = cur_of(w, f, tid)))
-		return -1;
-	size_t b = claim(w, f, kind, c, 0);
-
-	return b == SIZE_MAX ? -1 : block_offset(b);
 }
 
 int64_t sonde_expw_zero_block(struct sonde_expw *w, enum sonde_kind kind)

@@ -66,9 +66,6 @@ int64_t sonde_expw_overview(struct sonde_expw *w, const struct sonde_overview_pa
 int64_t sonde_expw_packet(struct sonde_expw *w, enum sonde_kind kind, uint32_t tid, const void *pkt,
 			  size_t size);
 
-/* Makes thread tid's next packet of kind start a new block; returns the
- * new block's offset. */
-int64_t sonde_expw_new_block(struct sonde_expw *w, enum sonde_kind kind, uint32_t tid);
 /* Appends an all-zero block (claimed, never written); returns its offset. */
 int64_t sonde_expw_zero_block(struct sonde_expw *w, enum sonde_kind kind);
 

@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/grow.h"
 #include "symbols/archive.h"
 #include "sonde/utf8.h"
 #include "base/xmlline.h"
@@ -309,16 +310,9 @@ static void add_obj(struct ctx *c, const char *path, const char *buildid)
 		    (buildid ? c->objs[i].buildid && !strcasecmp(c->objs[i].buildid, buildid)
 			     : !c->objs[i].buildid))
 			return;
-	if (c->nobjs == c->capobjs) {
-		size_t ncap = c->capobjs ? 2 * c->capobjs : 16;
-		struct obj *n = realloc(c->objs, ncap * sizeof(*n));
-
-		if (!n) {
-			c->oom = true;
-			return;
-		}
-		c->objs = n;
-		c->capobjs = ncap;
+	if (sonde_grow(&c->objs, &c->capobjs, c->nobjs + 1, sizeof(*c->objs), 16)) {
+		c->oom = true;
+		return;
 	}
 	struct obj *o = &c->objs[c->nobjs];
 
@@ -372,15 +366,8 @@ static int read_map(struct ctx *c, const char *dir)
 
 static int add_src(struct ctx *c, const char *path, const char *canon)
 {
-	if (c->nsrcs == c->capsrcs) {
-		size_t ncap = c->capsrcs ? 2 * c->capsrcs : 64;
-		struct src *n = realloc(c->srcs, ncap * sizeof(*n));
-
-		if (!n)
-			return -1;
-		c->srcs = n;
-		c->capsrcs = ncap;
-	}
+	if (sonde_grow(&c->srcs, &c->capsrcs, c->nsrcs + 1, sizeof(*c->srcs), 64))
+		return -1;
 	struct src *s = &c->srcs[c->nsrcs];
 
 	s->path = strdup(path);
@@ -789,11 +776,6 @@ out:
 	free(c.srcs);
 	free(c.debug_path);
 	return rc;
-}
-
-int sonde_archive(const char *expdir, int mode, char *err, size_t errlen)
-{
-	return sonde_archive_run(expdir, mode, NULL, NULL, err, errlen);
 }
 
 /* ---- the reader's side -------------------------------------------------- */

@@ -2,7 +2,7 @@
  * archive: keep an experiment analysable after its load objects are
  * rebuilt, upgraded or left behind on another machine.
  *
- * sonde_archive() writes EXP/archives/index.xml, one line per load object
+ * sonde_archive_run() writes EXP/archives/index.xml, one line per load object
  * of map.xml with its recorded build id and the size and mtime of the file
  * on disk, and, by mode, copies of the objects (and of their separate
  * debug files) named by build id, and of their source files.  The layout
@@ -46,9 +46,6 @@ struct sonde_archive_stats {
  */
 int sonde_archive_run(const char *expdir, int mode, FILE *notes, struct sonde_archive_stats *st,
 		      char *err, size_t errlen);
-
-/* sonde_archive_run() without notes and statistics. */
-int sonde_archive(const char *expdir, int mode, char *err, size_t errlen);
 
 /*
  * The archived copy of the object loaded from path with build id buildid

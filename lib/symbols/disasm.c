@@ -8,6 +8,7 @@
  * cs_disasm_iter into one reused cs_insn.
  */
 #define _GNU_SOURCE
+#include "base/grow.h"
 #include "symbols/disasm.h"
 #include "base/partition.h"
 
@@ -383,15 +384,8 @@ struct insns {
 
 static struct sonde_insn *push(struct insns *t)
 {
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 64;
-		struct sonde_insn *v = realloc(t->v, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		t->v = v;
-		t->cap = cap;
-	}
+	if (sonde_grow(&t->v, &t->cap, t->n + 1, sizeof(*t->v), 64))
+		return NULL;
 	return &t->v[t->n++];
 }
 

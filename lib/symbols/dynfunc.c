@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/grow.h"
 #include "base/safeopen.h"
 #include "symbols/dynfunc.h"
 #include "base/partition.h"
@@ -119,15 +120,8 @@ struct sonde_dynfuncs *sonde_dynfuncs_parse(const char *text, size_t len)
 			d->ignored++;
 			continue;
 		}
-		if (d->n == cap) {
-			size_t ncap = cap ? 2 * cap : 64;
-			struct sonde_dynfunc *nv = realloc(d->v, ncap * sizeof(*nv));
-
-			if (!nv)
-				goto oom;
-			d->v = nv;
-			cap = ncap;
-		}
+		if (sonde_grow(&d->v, &cap, d->n + 1, sizeof(*d->v), 64))
+			goto oom;
 		char *name = d->names + used;
 
 		for (const char *c = s; c < e; c++)
@@ -182,16 +176,10 @@ struct sonde_dynfuncs *sonde_dynfuncs_read(const struct sonde_exp *exp, bool *pr
 	for (;;) {
 		if (!b)
 			break;
-		if (n == cap) {
-			char *nb = realloc(b, cap * 2);
-
-			if (!nb) {
-				free(b);
-				b = NULL;
-				break;
-			}
-			b = nb;
-			cap *= 2;
+		if (sonde_grow(&b, &cap, n + 1, 1, 65536)) {
+			free(b);
+			b = NULL;
+			break;
 		}
 		ssize_t r = read(fd, b + n, cap - n);
 

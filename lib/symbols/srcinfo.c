@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/grow.h"
 #include "base/safeopen.h"
 #include "base/arena.h"
 #include "symbols/srcinfo.h"
@@ -71,15 +72,8 @@ static void build_curanges(struct srcobj *so)
 		while ((off = dwarf_ranges(cu, off, &base, &lo, &hi)) > 0) {
 			if (lo >= hi)
 				continue;
-			if (so->ncur == cap) {
-				size_t nc = cap ? 2 * cap : 64;
-				struct curange *v = realloc(so->cur, nc * sizeof(*v));
-
-				if (!v)
-					return;
-				so->cur = v;
-				cap = nc;
-			}
+			if (sonde_grow(&so->cur, &cap, so->ncur + 1, sizeof(*so->cur), 64))
+				return;
 			so->cur[so->ncur++] = (struct curange){ lo + bias, hi + bias, bias, *cu };
 		}
 	}
@@ -317,15 +311,8 @@ int srcobj_lookup(struct srcobj *so, uint64_t addr, const struct sonde_srcframe 
 			return 0;
 		c->n = (uint32_t)n;
 		memcpy(c->f, lv, (size_t)n * sizeof(lv[0]));
-		if (so->nchains == so->capchains) {
-			size_t cap = so->capchains ? 2 * so->capchains : 256;
-			struct chain **v = realloc(so->chains, cap * sizeof(*v));
-
-			if (!v)
-				return 0;
-			so->chains = v;
-			so->capchains = cap;
-		}
+		if (sonde_grow(&so->chains, &so->capchains, so->nchains + 1, sizeof(*so->chains), 256))
+			return 0;
 		if (u64map_put(&so->cache, addr, (uint32_t)so->nchains) < 0)
 			return 0;
 		i = (long)so->nchains;
@@ -367,16 +354,9 @@ static int add_func(Dwarf_Die *fn, void *arg)
 			return DWARF_CB_OK;
 		}
 	}
-	if (so->nfuncs == so->capfuncs) {
-		size_t cap = so->capfuncs ? 2 * so->capfuncs : 64;
-		struct sonde_srcfunc *v = realloc(so->funcs, cap * sizeof(*v));
-
-		if (!v) {
-			x->oom = true;
-			return DWARF_CB_ABORT;
-		}
-		so->funcs = v;
-		so->capfuncs = cap;
+	if (sonde_grow(&so->funcs, &so->capfuncs, so->nfuncs + 1, sizeof(*so->funcs), 64)) {
+		x->oom = true;
+		return DWARF_CB_ABORT;
 	}
 	so->funcs[so->nfuncs++] = (struct sonde_srcfunc){ name, f.decl_line, lo };
 	return DWARF_CB_OK;

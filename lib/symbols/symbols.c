@@ -31,6 +31,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/grow.h"
 #include "base/safeopen.h"
 #include "base/arena.h"
 #include "symbols/dynfunc.h"
@@ -217,16 +218,9 @@ static void add_problem(struct sonde_syms *s, const char *fmt, ...)
 	for (size_t i = 0; i < s->nproblems; i++)
 		if (!strcmp(s->problems[i], buf))
 			return;
-	if (s->nproblems == s->capproblems) {
-		size_t ncap = s->capproblems ? 2 * s->capproblems : 8;
-		char **np = realloc(s->problems, ncap * sizeof(*np));
-
-		if (!np) {
-			s->problems_oom = true;
-			return;
-		}
-		s->problems = np;
-		s->capproblems = ncap;
+	if (sonde_grow(&s->problems, &s->capproblems, s->nproblems + 1, sizeof(*s->problems), 8)) {
+		s->problems_oom = true;
+		return;
 	}
 	char *p = strdup(buf);
 
@@ -246,15 +240,8 @@ static inline struct sonde_func *slot(const struct sonde_syms *s, uint32_t id)
 static int ensure_slot(struct sonde_syms *s, uint32_t id)
 {
 	while (id / FUNC_CHUNK >= s->nchunks) {
-		if (s->nchunks == s->capchunks) {
-			size_t ncap = s->capchunks ? 2 * s->capchunks : 16;
-			struct sonde_func **nc = realloc(s->chunks, ncap * sizeof(*nc));
-
-			if (!nc)
-				return -1;
-			s->chunks = nc;
-			s->capchunks = ncap;
-		}
+		if (sonde_grow(&s->chunks, &s->capchunks, s->nchunks + 1, sizeof(*s->chunks), 16))
+			return -1;
 		struct sonde_func *c = calloc(FUNC_CHUNK, sizeof(*c));
 
 		if (!c)
@@ -516,16 +503,9 @@ struct rawvec {
 
 static void raw_push(struct rawvec *r, const struct rawsym *x)
 {
-	if (r->n == r->cap) {
-		size_t ncap = r->cap ? 2 * r->cap : 256;
-		struct rawsym *nv = realloc(r->v, ncap * sizeof(*nv));
-
-		if (!nv) {
-			r->oom = true;
-			return;
-		}
-		r->v = nv;
-		r->cap = ncap;
+	if (sonde_grow(&r->v, &r->cap, r->n + 1, sizeof(*r->v), 256)) {
+		r->oom = true;
+		return;
 	}
 	r->v[r->n++] = *x;
 }
@@ -634,16 +614,9 @@ static void read_plt(struct sonde_syms *s, Elf *elf, struct rawvec *raw)
 
 			if (!name || !*name)
 				continue;
-			if (ng == capg) {
-				size_t ncap = capg ? 2 * capg : 64;
-				struct gotname *ngv = realloc(g, ncap * sizeof(*ngv));
-
-				if (!ngv) {
-					raw->oom = true;
-					goto out;
-				}
-				g = ngv;
-				capg = ncap;
+			if (sonde_grow(&g, &capg, ng + 1, sizeof(*g), 64)) {
+				raw->oom = true;
+				goto out;
 			}
 			g[ng].got = r.r_offset;
 			g[ng].name = name;

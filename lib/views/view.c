@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "model/profile.h"
 #include "views/view.h"
 #include "views/view_table.h"
@@ -852,27 +853,13 @@ static int dfs_push(struct dfs *d, const struct sonde_tnode *nodes, uint32_t fir
 	size_t nk = 0;
 
 	for (uint32_t k = first; k != UINT32_MAX; k = nodes[k].next_sibling) {
-		if (nk == d->kcap) {
-			size_t nc = d->kcap ? 2 * d->kcap : 64;
-			uint32_t *n = realloc(d->kids, nc * sizeof(*n));
-
-			if (!n)
-				return -1;
-			d->kids = n;
-			d->kcap = nc;
-		}
+		if (sonde_grow(&d->kids, &d->kcap, nk + 1, sizeof(*d->kids), 64))
+			return -1;
 		d->kids[nk++] = k;
 	}
 	sort_r(d->kids, nk, sizeof(*d->kids), cmp_tnodes, ts);
-	if (d->sp + nk > d->scap) {
-		size_t nc = d->sp + nk + 64;
-		struct dfs_item *n = realloc(d->stack, nc * sizeof(*n));
-
-		if (!n)
-			return -1;
-		d->stack = n;
-		d->scap = nc;
-	}
+	if (sonde_grow(&d->stack, &d->scap, d->sp + nk, sizeof(*d->stack), 64))
+		return -1;
 	for (size_t i = nk; i-- > 0;)
 		d->stack[d->sp++] = (struct dfs_item){ d->kids[i], depth, parent, i == nk - 1 };
 	return 0;
@@ -924,28 +911,15 @@ int sonde_view_calltree(FILE *f, const struct sonde_model *m, const struct sonde
 		struct dfs_item it = d.stack[--d.sp];
 		const struct sonde_tnode *nd = &nodes[it.node];
 
-		if (it.depth + 1 > mcap) {
-			size_t nc = it.depth + 64;
-			bool *nm = realloc(more, nc * sizeof(*more));
-
-			if (!nm)
-				goto nomem;
-			more = nm;
-			mcap = nc;
-		}
+		if (sonde_grow(&more, &mcap, (size_t)it.depth + 1, sizeof(*more), 64))
+			goto nomem;
 		more[it.depth] = !it.last;
 		/* the prefix: "| " or "  " per ancestor level, then "+-" */
 		const char *name = sonde_view_funcname(sonde_model_funcinfo(m, nd->func), o->names);
 		size_t need = 2 * TREE_INDENT_MAX + 64 + strlen(name);
 
-		if (need > lcap) {
-			char *nl = realloc(line, need);
-
-			if (!nl)
-				goto nomem;
-			line = nl;
-			lcap = need;
-		}
+		if (sonde_grow(&line, &lcap, need, 1, 256))
+			goto nomem;
 		size_t p = 0;
 		uint32_t levels = it.depth - 1 < TREE_INDENT_MAX ? it.depth - 1 : TREE_INDENT_MAX;
 
@@ -1389,7 +1363,8 @@ int sonde_view_metric_list(FILE *f, const struct sonde_model *m, const struct so
 /* ---- -compare ----------------------------------------------------------------------------- */
 
 struct cset {
-	size_t n, cap, nm;   /* rows, capacity, models */
+	size_t n, nm;	     /* rows, models */
+	size_t capids, capkeys;
 	uint32_t *ids;	     /* rows * nm */
 	char **keys;	     /* per row */
 	uint32_t *slot;	     /* hash: row + 1 */
@@ -1435,20 +1410,9 @@ static int64_t cset_row(struct cset *s, const char *key)
 			return s->slot[i] - 1;
 		i = (i + 1) & (s->nslot - 1);
 	}
-	if (s->n == s->cap) {
-		size_t nc = s->cap ? 2 * s->cap : 256;
-		uint32_t *ni = realloc(s->ids, nc * s->nm * sizeof(*ni));
-
-		if (!ni)
-			return -1;
-		s->ids = ni;
-		char **nk = realloc(s->keys, nc * sizeof(*nk));
-
-		if (!nk)
-			return -1;
-		s->keys = nk;
-		s->cap = nc;
-	}
+	if (sonde_grow(&s->ids, &s->capids, s->n + 1, s->nm * sizeof(*s->ids), 256) ||
+	    sonde_grow(&s->keys, &s->capkeys, s->n + 1, sizeof(*s->keys), 256))
+		return -1;
 	s->keys[s->n] = strdup(key);
 	if (!s->keys[s->n])
 		return -1;

@@ -23,6 +23,7 @@
 #include "model/profile.h"
 #include "symbols/symbols.h"
 #include "base/strtab.h"
+#include "base/grow.h"
 #include "base/u64map.h"
 #include "views/view.h"
 #include "views/view_common.h"
@@ -80,20 +81,6 @@ struct agg {
 	bool oom;
 };
 
-static int grow(void **v, size_t *cap, size_t n, size_t size)
-{
-	if (n < *cap)
-		return 0;
-	size_t nc = *cap ? 2 * *cap : 256;
-	void *nv = realloc(*v, nc * size);
-
-	if (!nv)
-		return -1;
-	*v = nv;
-	*cap = nc;
-	return 0;
-}
-
 static uint64_t key2(const char *s, uint64_t x)
 {
 	return ((uint64_t)(uintptr_t)s * 0x9e3779b97f4a7c15ull) ^ (x * 0xff51afd7ed558ccdull) ^ (x >> 29);
@@ -109,7 +96,8 @@ static struct lrow *lrow_get(struct agg *a, const char *file, uint32_t line, uin
 			return &a->l[i];
 	while (u64map_get(&a->lmap, k) >= 0)
 		k++;
-	if (grow((void **)&a->l, &a->capl, a->nl, sizeof(*a->l)) || u64map_put(&a->lmap, k, (uint32_t)a->nl) < 0) {
+	if (sonde_grow(&a->l, &a->capl, a->nl + 1, sizeof(*a->l), 256) ||
+	    u64map_put(&a->lmap, k, (uint32_t)a->nl) < 0) {
 		a->oom = true;
 		return NULL;
 	}
@@ -133,7 +121,7 @@ static struct prow *prow_get(struct agg *a, const char *objpath, uint64_t addr)
 			return &a->pc[i];
 	while (u64map_get(&a->pmap, k) >= 0)
 		k++;
-	if (grow((void **)&a->pc, &a->cappc, a->npc, sizeof(*a->pc)) ||
+	if (sonde_grow(&a->pc, &a->cappc, a->npc + 1, sizeof(*a->pc), 256) ||
 	    u64map_put(&a->pmap, k, (uint32_t)a->npc) < 0) {
 		a->oom = true;
 		return NULL;
@@ -157,7 +145,7 @@ static void add_site(struct agg *a, const char *file, uint32_t line, const char 
 			return;
 	while (u64map_get(&a->smap, k) >= 0)
 		k++;
-	if (grow((void **)&a->sites, &a->capsites, a->nsites, sizeof(*a->sites)) ||
+	if (sonde_grow(&a->sites, &a->capsites, a->nsites + 1, sizeof(*a->sites), 256) ||
 	    u64map_put(&a->smap, k, (uint32_t)a->nsites) < 0) {
 		a->oom = true;
 		return;
@@ -476,7 +464,7 @@ static struct sonde_disasm *dc_file(struct dcache *c, uint32_t exp, const struct
 			*why = c->df[i].d ? NULL : c->df[i].why;
 			return c->df[i].d;
 		}
-	if (!file || grow((void **)&c->df, &c->capdf, c->ndf, sizeof(*c->df)))
+	if (!file || sonde_grow(&c->df, &c->capdf, c->ndf + 1, sizeof(*c->df), 256))
 		return NULL;
 	struct dfile *d = &c->df[c->ndf++];
 
@@ -519,7 +507,7 @@ static long dc_func(struct dcache *c, uint32_t exp, const struct sonde_func *fn,
 	code_range(c->p, exp, fn, &lo, &hi);
 	long n = d ? sonde_disasm_range(d, lo, hi, &ins, e, sizeof(e)) : -1;
 
-	if (grow((void **)&c->dfn, &c->capdfn, c->ndfn, sizeof(*c->dfn)) ||
+	if (sonde_grow(&c->dfn, &c->capdfn, c->ndfn + 1, sizeof(*c->dfn), 256) ||
 	    u64map_put(&c->byfn, (uint64_t)(uintptr_t)fn, (uint32_t)c->ndfn) < 0) {
 		free(ins);
 		*why = "out of memory";
@@ -720,16 +708,12 @@ static int text_read(struct text *t, const char *path)
 	char *buf = NULL;
 
 	for (;;) {
-		if (len + 65536 + 1 > cap) {
-			cap = cap ? 2 * cap : 131072;
-			char *nb = cap < ((size_t)256 << 20) ? realloc(buf, cap) : NULL;
-
-			if (!nb) {
-				free(buf);
-				fclose(f);
-				return -1;
-			}
-			buf = nb;
+		/* a source file of 256 MiB or more is not one to show */
+		if (len + 65536 + 1 > cap &&
+		    (cap >= ((size_t)128 << 20) || sonde_grow(&buf, &cap, len + 65536 + 1, 1, 131072))) {
+			free(buf);
+			fclose(f);
+			return -1;
 		}
 		size_t r = fread(buf + len, 1, 65536, f);
 

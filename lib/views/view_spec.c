@@ -11,8 +11,8 @@
 
 const struct sonde_metric_def *sonde_view_known_metrics(int *n)
 {
-	*n = SONDE_CLOCK_NMETRICS;
-	return sonde_clock_metrics;
+	*n = SONDE_NMETRICS;
+	return sonde_metrics;
 }
 
 static const struct sonde_metric_def *known(const char *name)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "views/view_table.h"
 
 #include "sonde/utf8.h"
@@ -68,15 +69,8 @@ const char *vt_str(struct vt_table *t, const char *s)
 {
 	if (!s)
 		return NULL;
-	if (t->nstrs == t->scap) {
-		size_t ncap = t->scap ? 2 * t->scap : 64;
-		char **n = realloc(t->strs, ncap * sizeof(*n));
-
-		if (!n)
-			return NULL;
-		t->strs = n;
-		t->scap = ncap;
-	}
+	if (sonde_grow(&t->strs, &t->scap, t->nstrs + 1, sizeof(*t->strs), 64))
+		return NULL;
 	char *d = strdup(s);
 
 	if (d)
@@ -86,15 +80,8 @@ const char *vt_str(struct vt_table *t, const char *s)
 
 struct vt_row *vt_row(struct vt_table *t, char mark, const char *text)
 {
-	if (t->nrows == t->cap) {
-		size_t ncap = t->cap ? 2 * t->cap : 64;
-		struct vt_row *n = realloc(t->rows, ncap * sizeof(*n));
-
-		if (!n)
-			return NULL;
-		t->rows = n;
-		t->cap = ncap;
-	}
+	if (sonde_grow(&t->rows, &t->cap, t->nrows + 1, sizeof(*t->rows), 64))
+		return NULL;
 	struct vt_row *r = &t->rows[t->nrows];
 
 	memset(r, 0, sizeof(*r));
@@ -309,15 +296,8 @@ static void lb_add(struct linebuf *b, const char *s, int width, bool right)
 	int len = (int)strlen(s), pad = width > len ? width - len : 0;
 	size_t need = b->n + (size_t)len + (size_t)pad + 1;
 
-	if (need > b->cap) {
-		size_t ncap = need * 2 + 256;
-		char *n = realloc(b->s, ncap);
-
-		if (!n)
-			return;
-		b->s = n;
-		b->cap = ncap;
-	}
+	if (sonde_grow(&b->s, &b->cap, need, 1, 256))
+		return;
 	if (right) {
 		memset(b->s + b->n, ' ', (size_t)pad);
 		b->n += (size_t)pad;

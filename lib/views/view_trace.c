@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "model/profile.h"
 #include "symbols/symbols.h"
 #include "base/u64map.h"
@@ -152,15 +153,8 @@ static struct grp *group(struct grouping *g, uint32_t exp, int which, uint64_t k
 
 	if (i >= 0)
 		return &g->v[i];
-	if (g->n == g->cap) {
-		size_t ncap = g->cap ? 2 * g->cap : 64;
-		struct grp *nv = realloc(g->v, ncap * sizeof(*nv));
-
-		if (!nv)
-			return NULL;
-		g->v = nv;
-		g->cap = ncap;
-	}
+	if (sonde_grow(&g->v, &g->cap, g->n + 1, sizeof(*g->v), 64))
+		return NULL;
 	if (u64map_put(&g->map[which], mkey, (uint32_t)g->n) < 0)
 		return NULL;
 	struct grp *r = &g->v[g->n];
@@ -256,14 +250,8 @@ static long stack_names(struct namer *nm, uint32_t exp, uint64_t stack_id, uint6
 	const struct sonde_stack *st = stack_id ? sonde_exp_stack(e, stack_id) : NULL;
 	size_t need = st && st->depth ? st->depth + 1 : 1, d = 0;
 
-	if (nm->cap < need) {
-		const char **nf = realloc(nm->frames, need * sizeof(*nf));
-
-		if (!nf)
-			return -1;
-		nm->frames = nf;
-		nm->cap = need;
-	}
+	if (sonde_grow(&nm->frames, &nm->cap, need, sizeof(*nm->frames), 64))
+		return -1;
 	if (st && st->depth && !nm->syms[exp] && !(nm->syms[exp] = sonde_syms_open(e)))
 		return -1;
 	for (size_t k = 0; st && k < st->depth; k++) {
@@ -820,7 +808,7 @@ int sonde_view_io(FILE *f, const struct sonde_exp *const *exps, size_t n,
 
 	vt_field_key(&t, "file");
 	for (int k = IO_RB; k <= IO_ET; k++) {
-		const struct sonde_metric_def *d = &sonde_clock_metrics[SONDE_M_IOREADBYTES + k];
+		const struct sonde_metric_def *d = &sonde_metrics[SONDE_M_IOREADBYTES + k];
 
 		if (vt_group(&t, d->abbr, NULL, false) < 0 ||
 		    (first[k] = vt_sub(&t, VT_VAL, d->unit, true, d->name)) < 0)
@@ -1018,9 +1006,9 @@ int sonde_view_sync(FILE *f, const struct sonde_exp *const *exps, size_t n,
 	vt_field_key(&t, "functions");
 	if (n > 1)
 		vt_field_key(&t, "experiment");
-	if (vt_group(&t, sonde_clock_metrics[SONDE_M_SYNC].abbr, NULL, true) < 0 ||
+	if (vt_group(&t, sonde_metrics[SONDE_M_SYNC].abbr, NULL, true) < 0 ||
 	    (cw = vt_sub(&t, VT_VAL, SONDE_UNIT_NS, true, "sync")) < 0 ||
-	    vt_group(&t, sonde_clock_metrics[SONDE_M_SYNCN].abbr, NULL, false) < 0 ||
+	    vt_group(&t, sonde_metrics[SONDE_M_SYNCN].abbr, NULL, false) < 0 ||
 	    (cn = vt_sub(&t, VT_VAL, SONDE_UNIT_COUNT, true, "syncn")) < 0 ||
 	    vt_group(&t, "Longest Wait", NULL, false) < 0 ||
 	    (cm = vt_sub(&t, VT_VAL, SONDE_UNIT_NS, true, "max")) < 0)

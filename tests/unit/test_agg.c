@@ -4,11 +4,11 @@
  * of every function, sorting, merging, clear/trunc/normalize, language
  * errors, stdin and experiment event sources.
  *
- * Expected outputs come from the specification
- * (../shared/reference/dtrace-aggregations.md) and from the expected
+ * Expected outputs come from illumos DTrace's rules (with sonde's choices
+ * where implementations differ, doc/sonde-agg.md) and from the expected
  * outputs of oracle/dtrace-utils' test suite (test/unittest/aggs/tst.*.r),
  * embedded below verbatim.  Where oracle/dtrace-utils departs from illumos
- * (llquantize's underflow rows, spec section 4.4) the .r text is embedded
+ * (llquantize's underflow rows) the .r text is embedded
  * as it is and the rows that differ are rewritten by illumos_rows(), which
  * says what it changes; every other row must match byte for byte.
  *
@@ -1028,7 +1028,7 @@ static void test_quantize(void)
 	CHECK_T_FREE(RUN("BEGIN { @ = quantize(1, 1); @ = quantize(1, -1); }", ""),
 		     cat3(S("\n"), DIST("-1", 0, "0", "0", 0, "0", "1", 0, "0", NULL), S("\n")));
 
-	/* oracle tst.quantlast: data only in the last bucket (CANON-D2) */
+	/* oracle tst.quantlast: data only in the last bucket is printed */
 	CHECK_T_FREE(RUN("BEGIN { @ = quantize(0x4000000000000000, 1234); }", ""), r_quantlast);
 }
 
@@ -1062,7 +1062,7 @@ static void test_lquantize(void)
 	CHECK_I(sonde_agg_lquantize_bucket(p, 10), 4);
 	CHECK_I(sonde_agg_lquantize_bucket(p, INT64_MIN), 0);
 	CHECK_I(sonde_agg_lquantize_bucket(p, INT64_MAX), 4);
-	/* CANON-D1: beyond 2^32 is overflow, not value mod 2^32 */
+	/* beyond 2^32 is overflow, not value mod 2^32 */
 	CHECK_I(sonde_agg_lquantize_bucket(p, 4294967301LL), 4);
 	CHECK_I(sonde_agg_lquantize_bucket(p, -4294967291LL), 0);
 	a = mk(set, "c", SONDE_AGG_LQUANTIZE, ARGS(INT32_MIN, INT32_MIN + 65535LL * 65535, 65535), 0);
@@ -1125,7 +1125,7 @@ static void test_llquantize(void)
 	group = "llquantize";
 	a = mk(set, "a", SONDE_AGG_LLQUANTIZE, ARGS(10, 0, 2, 20), 0);
 	p = sonde_agg_param(a);
-	CHECK_U(p, 0x000a000000020014ULL); /* CANON-D0: illumos layout */
+	CHECK_U(p, 0x000a000000020014ULL); /* illumos layout */
 	CHECK_I(DTRACE_LLQUANTIZE_FACTOR(p), 10);
 	CHECK_I(DTRACE_LLQUANTIZE_LMAG(p), 0);
 	CHECK_I(DTRACE_LLQUANTIZE_HMAG(p), 2);
@@ -1176,7 +1176,7 @@ static void test_llquantize(void)
 	CHECK_T_FREE(RUN("stdin { @ = llquantize($1, 10, 1, 3, 10); }", "100000\n"),
 		     cat3(S("\n"), DIST("9000", 0, "0", ">= 10000", 40, "1", NULL), S("\n")));
 
-	/* CANON-D6: the overflow bucket always exists; (10, 0, 17, 10) has 164 */
+	/* the overflow bucket always exists; (10, 0, 17, 10) has 164 */
 	a = mk(set, "d", SONDE_AGG_LLQUANTIZE, ARGS(10, 0, 17, 10), 0);
 	p = sonde_agg_param(a);
 	CHECK_I(sonde_agg_llquantize_nbuckets(p), 164);
@@ -1423,13 +1423,13 @@ static void test_normalize(void)
 	CHECK_T_FREE(RUN("stdin { @a = sum($1 * 100); @b = sum($1 * 100); } "
 			 "END { normalize(@a, 5); denormalize(@a); }", seq(0, 19)),
 		     r_denormalize);
-	/* CANON-D5: signed division */
+	/* value / normal is a signed division */
 	CHECK_T_FREE(RUN("BEGIN { @ = sum(-7); } END { normalize(@, 2); }", ""), "\n               -3\n");
 	CHECK_T_FREE(RUN("BEGIN { @ = sum(7); } END { normalize(@, -2); }", ""), "\n               -3\n");
 	/* avg: (sum / normal) / count */
 	CHECK_T_FREE(RUN("stdin { @ = avg($1); } END { normalize(@, 5); }", "10\n20\n"),
 		     "\n                3\n");
-	/* stddev: sumsq / normal^2 (CANON-D4): aos 500/25/2 = 10, mean 1 -> 3 */
+	/* stddev: sumsq / normal^2: aos 500/25/2 = 10, mean 1 -> 3 */
 	CHECK_T_FREE(RUN("stdin { @ = stddev($1); } END { normalize(@, 5); }", "-10\n20\n"),
 		     "\n                3\n");
 	/* distributions: counts divided, bars from the raw counts */
@@ -1467,7 +1467,7 @@ static void test_clear_trunc(void)
 		     cat3(S("\n"), DIST("< 100", 0, "0", "100", 0, "0", NULL), S("\n")));
 
 	/* the parameter word survives clear(); min/max print 0, then the next
-	 * value replaces it (CANON-D3b) */
+	 * value replaces it */
 	struct sonde_aggset *set = sonde_aggset_new();
 	struct sonde_agg *lq = mk(set, "lq", SONDE_AGG_LQUANTIZE, ARGS(0, 10), 0);
 	struct sonde_agg *mn = mk(set, "mn", SONDE_AGG_MIN, NULL, 0, 1);
@@ -1692,7 +1692,7 @@ static void test_merge(void)
 		sonde_aggset_free(one);
 	}
 
-	/* stddev: the sums of squares of two partials carry when added (CANON-D3) */
+	/* stddev: the sums of squares of two partials carry when added */
 	struct sonde_aggset *set = sonde_aggset_new();
 	struct sonde_agg *p1 = mk(set, "p1", SONDE_AGG_STDDEV, NULL, 0, 0);
 	struct sonde_agg *p2 = mk(set, "p2", SONDE_AGG_STDDEV, NULL, 0, 0);

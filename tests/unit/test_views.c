@@ -153,7 +153,7 @@ static const struct stk nonadjacent[] = {
 static struct sonde_model *model_in(const struct stk *s, size_t n, uint32_t *ids,
 				    const char *prog_path, const char *lib_path)
 {
-	struct sonde_model *m = sonde_model_new(sonde_clock_metrics, SONDE_CLOCK_NMETRICS);
+	struct sonde_model *m = sonde_model_new(sonde_metrics, SONDE_NMETRICS);
 	uint32_t prog = sonde_model_object(m, prog_path), lib = sonde_model_object(m, lib_path);
 
 	for (int i = 0; i < NF; i++)
@@ -161,7 +161,7 @@ static struct sonde_model *model_in(const struct stk *s, size_t n, uint32_t *ids
 					  fname[i], fname[i], false);
 	for (size_t i = 0; i < n; i++) {
 		uint32_t fr[8];
-		int64_t v[SONDE_CLOCK_NMETRICS] = { s[i].units * SEC, s[i].units };
+		int64_t v[SONDE_NMETRICS] = { s[i].units * SEC, s[i].units };
 
 		for (int k = 0; k < s[i].depth; k++)
 			fr[k] = ids[s[i].f[k]];
@@ -719,7 +719,7 @@ static void test_parsers(void)
 
 static void test_names(void)
 {
-	struct sonde_model *m = sonde_model_new(sonde_clock_metrics, SONDE_CLOCK_NMETRICS);
+	struct sonde_model *m = sonde_model_new(sonde_metrics, SONDE_NMETRICS);
 	uint32_t a = sonde_model_object(m, "/bin/app"), b = sonde_model_object(m, "/lib/libb.so");
 	uint32_t cpp = sonde_model_func(m, a, 0x100, "_ZN2ns3fooEi", "ns::foo(int)", "ns::foo", false);
 	uint32_t d1 = sonde_model_func(m, b, 0x200, "dup", "dup", "dup", false);
@@ -727,7 +727,7 @@ static void test_names(void)
 	uint32_t st = sonde_model_func(m, a, 0x400, "<static>@0x400 (app)", "<static>@0x400 (app)",
 				       "<static>@0x400 (app)", true);
 	uint32_t fr[3] = { cpp, d1, d2 }, cands[4], f = 99;
-	int64_t v[SONDE_CLOCK_NMETRICS] = { SEC, 1 };
+	int64_t v[SONDE_NMETRICS] = { SEC, 1 };
 	struct sonde_view_opts o;
 	const char *t;
 
@@ -769,7 +769,7 @@ static void test_names(void)
 	CHECK_HAS(t, "\nns::foo(int),app,");
 	sonde_model_free(m);
 
-	m = sonde_model_new(sonde_clock_metrics, SONDE_CLOCK_NMETRICS);
+	m = sonde_model_new(sonde_metrics, SONDE_NMETRICS);
 	a = sonde_model_object(m, "/bin/a,b");
 	fr[0] = sonde_model_func(m, a, 0x100, "f\"x", "f\"x", "f\"x", false);
 	sonde_model_add(m, fr, 1, v);
