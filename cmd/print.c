@@ -35,10 +35,10 @@
 
 #include "commands.h"
 #include "reader/experiment.h"
-#include "print.h"
 #include "model/profile.h"
 #include "symbols/symbols.h"
 #include "views/view.h"
+#include "views/view_exp.h"
 #include "views/view_table.h"
 
 enum op {
@@ -155,9 +155,6 @@ static const struct command {
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
-static const char *const dump_names[] = { "profile", "stacks", "overview", "objects", "sync", "heap", "io" };
-#define NDUMP (sizeof(dump_names) / sizeof(dump_names[0]))
-
 struct step {
 	const struct command *cmd;
 	char *arg;   /* owned; NULL without argument */
@@ -273,13 +270,11 @@ static int check_arg(const struct command *c, const char *arg, char *err, size_t
 
 		return sonde_compare_parse(&cm, arg, err, errlen);
 	}
-	case OP_DUMP:
-		for (size_t k = 0; k < NDUMP; k++)
-			if (!strcmp(arg, dump_names[k]))
-				return 0;
-		snprintf(err, errlen, "unknown -dump argument '%s' (profile, stacks, overview, objects, sync, heap, io)",
-			 arg);
-		return -1;
+	case OP_DUMP: {
+		enum sonde_dump_kind k;
+
+		return sonde_dump_parse(&k, arg, err, errlen);
+	}
 	case OP_THREAD_SELECT: {
 		enum { MAXT = 1 << 20 };
 		bool *sel = calloc(MAXT + 1, sizeof(*sel));
@@ -1135,28 +1130,25 @@ static void run_step(struct state *st, const struct step *s)
 		return;
 	case OP_HEADER:
 		separate(st);
-		for (size_t i = 0; i < st->nexps; i++) {
-			if (st->o.mode != SONDE_PM_TEXT) {
-				print_header_data(st->out, st->exps[i], st->o.mode == SONDE_PM_JSON);
-				continue;
-			}
-			if (i)
-				fputc('\n', st->out);
-			print_header(st->out, st->exps[i]);
-		}
+		sonde_view_header(st->out, (const struct sonde_exp *const *)st->exps, st->nexps, &st->o);
 		return;
-	case OP_DUMP:
+	case OP_DUMP: {
+		enum sonde_dump_kind kind;
+
 		if (st->o.mode != SONDE_PM_TEXT)
 			complain(NULL, "note: -dump prints text whatever the -printmode");
 		separate(st);
-		for (size_t k = 0; k < NDUMP; k++)
-			if (!strcmp(arg, dump_names[k]))
-				for (size_t i = 0; i < st->nexps; i++) {
-					if (i)
-						fputc('\n', st->out);
-					set_rc(st, print_dump(st->out, st->exps[i], (enum print_dump_kind)k));
-				}
+		sonde_dump_parse(&kind, arg, err, sizeof(err));
+		for (size_t i = 0; i < st->nexps; i++) {
+			if (i)
+				fputc('\n', st->out);
+			if (sonde_view_dump(st->out, st->exps[i], kind, err, sizeof(err)) < 0) {
+				complain(NULL, "%s", err);
+				set_rc(st, 1);
+			}
+		}
 		return;
+	}
 	case OP_SAMPLES:
 	case OP_OVERVIEW:
 		separate(st);
