@@ -698,16 +698,9 @@ static void default_metrics(struct state *st)
 
 /* ---- processes (C10) ---------------------------------------------------------- */
 
-static bool is_subexp_name(const char *n)
-{
-	size_t l = strlen(n);
-
-	return n[0] == '_' && l > 4 && !strcmp(n + l - 3, ".er");
-}
-
 static int subexp_filter(const struct dirent *d)
 {
-	return is_subexp_name(d->d_name);
+	return sonde_view_is_subexp(d->d_name);
 }
 
 static void add_exp(struct state *st, struct sonde_exp *e, const char *name)
@@ -744,7 +737,7 @@ static void open_with_descendants(struct state *st, const char *path)
 		return;
 	}
 	add_exp(st, e, path);
-	if (is_subexp_name(sonde_exp_info(e)->name))
+	if (sonde_view_is_subexp(sonde_exp_info(e)->name))
 		return; /* a descendant's experiment given by itself */
 	struct dirent **list = NULL;
 	int n = scandir(path, &list, subexp_filter, versionsort);
@@ -856,140 +849,16 @@ bad:
 	return -1;
 }
 
-static const char *lineage_of(const struct sonde_exp *e)
+/* The experiments loaded and selected, for the views of view_exp.h. */
+static struct sonde_exp_set exp_set(const struct state *st)
 {
-	const char *n = sonde_exp_info(e)->name;
-
-	return is_subexp_name(n) ? n : "(founder)";
-}
-
-static bool selected(const struct state *st, const struct sonde_exp *e)
-{
-	for (size_t i = 0; i < st->nexps; i++)
-		if (st->exps[i] == e)
-			return true;
-	return false;
-}
-
-/* -experiment_list: every experiment loaded, numbered; * marks the
- * selected ones. */
-static void print_experiment_list(struct state *st)
-{
-	FILE *f = st->out;
-
-	if (st->o.mode == SONDE_PM_JSON) {
-		fputs("{\"experiments\":[", f);
-		for (size_t i = 0; i < st->nall; i++) {
-			const struct sonde_exp_info *in = sonde_exp_info(st->all_exps[i]);
-
-			fprintf(f, "%s{\"number\":%zu,\"selected\":%s,\"path\":", i ? "," : "", i + 1,
-				selected(st, st->all_exps[i]) ? "true" : "false");
-			vt_json_str(f, st->all_names[i]);
-			fprintf(f, ",\"pid\":%u}", in->target.pid);
-		}
-		fputs("]}\n", f);
-		return;
-	}
-	fprintf(f, "Experiments (* selected):\n");
-	for (size_t i = 0; i < st->nall; i++)
-		fprintf(f, "%c %3zu  %s\n", selected(st, st->all_exps[i]) ? '*' : ' ', i + 1, st->all_names[i]);
-}
-
-/* How the process of experiment e ended, for -processes: its exit status
- * or signal from its own log; "exec" for an image that an exec replaced
- * (the new image's row has the outcome); else what its parent saw when it
- * reaped it (a process killed by a signal writes nothing itself); "?"
- * when nobody knows. */
-static void exit_text(const struct state *st, const struct sonde_exp *e, char *out, size_t cap)
-{
-	const struct sonde_exp_info *in = sonde_exp_info(e);
-	const struct sonde_event *x = in->exit_event;
-
-	if (x && x->kind == SONDE_EV_EXIT) {
-		snprintf(out, cap, "%d", x->status);
-		return;
-	}
-	if (x) {
-		snprintf(out, cap, "%s", x->signame ? x->signame : "signal");
-		return;
-	}
-	if (in->exec_event) {
-		snprintf(out, cap, "exec");
-		return;
-	}
-	snprintf(out, cap, "?");
-	if (!in->target.pid || !in->target.ppid)
-		return;
-	for (size_t k = 0; k < st->nall; k++) {
-		const struct sonde_exp_info *pin = sonde_exp_info(st->all_exps[k]);
-		size_t n;
-		const struct sonde_event *ev = sonde_exp_events(st->all_exps[k], &n);
-
-		if (pin->target.pid != in->target.ppid)
-			continue;
-		for (size_t i = 0; i < n; i++) {
-			if (ev[i].kind != SONDE_EV_REAPED || ev[i].pid != in->target.pid)
-				continue;
-			if (ev[i].has_status)
-				snprintf(out, cap, "%d", ev[i].status);
-			else
-				snprintf(out, cap, "%s", ev[i].signame ? ev[i].signame : "signal");
-		}
-	}
-}
-
-/* -processes: one row per selected experiment's process. */
-static void print_processes(struct state *st)
-{
-	FILE *f = st->out;
-	bool json = st->o.mode == SONDE_PM_JSON, csv = st->o.mode == SONDE_PM_CSV;
-	uint64_t total = 0, samples = 0;
-
-	if (json)
-		fputs("{\"processes\":[", f);
-	else if (csv)
-		fputs("number,lineage,pid,ppid,cpu_ns,samples,exit,command\n", f);
-	else
-		fprintf(f, "%3s  %-24s %8s %8s %10s %8s %6s  %s\n", "#", "Lineage", "PID", "PPID", "CPU sec.",
-			"Samples", "Exit", "Command");
-	for (size_t i = 0; i < st->nexps; i++) {
-		const struct sonde_exp *e = st->exps[i];
-		const struct sonde_exp_info *in = sonde_exp_info(e);
-		const struct sonde_exp_summary *su = sonde_exp_summary(e);
-		char ex[32];
-		size_t num = 0;
-
-		for (size_t k = 0; k < st->nall; k++)
-			if (st->all_exps[k] == e)
-				num = k + 1;
-		exit_text(st, e, ex, sizeof(ex));
-		total += su->weight_ns;
-		samples += su->samples;
-		const char *cmd = in->target.command ? in->target.command : "";
-
-		if (json) {
-			fprintf(f, "%s{\"number\":%zu,\"lineage\":", i ? "," : "", num);
-			vt_json_str(f, lineage_of(e));
-			fprintf(f, ",\"pid\":%u,\"ppid\":%u,\"cpu_sec\":%.3f,\"samples\":%" PRIu64 ",\"exit\":",
-				in->target.pid, in->target.ppid, su->weight_ns / 1e9, su->samples);
-			vt_json_str(f, ex);
-			fputs(",\"command\":", f);
-			vt_json_str(f, cmd);
-			fputs("}", f);
-		} else if (csv) {
-			fprintf(f, "%zu,%s,%u,%u,%" PRIu64 ",%" PRIu64 ",%s,", num, lineage_of(e), in->target.pid,
-				in->target.ppid, su->weight_ns, su->samples, ex);
-			vt_csv_str(f, cmd);
-			fputc('\n', f);
-		} else {
-			fprintf(f, "%3zu  %-24s %8u %8u %10.3f %8" PRIu64 " %6s  %s\n", num, lineage_of(e),
-				in->target.pid, in->target.ppid, su->weight_ns / 1e9, su->samples, ex, cmd);
-		}
-	}
-	if (json)
-		fprintf(f, "],\"total_cpu_sec\":%.3f}\n", total / 1e9);
-	else if (!csv)
-		fprintf(f, "%3s  %-24s %8s %8s %10.3f %8" PRIu64 "\n", "", "<Total>", "", "", total / 1e9, samples);
+	return (struct sonde_exp_set){
+		.all = (const struct sonde_exp *const *)st->all_exps,
+		.names = st->all_names,
+		.nall = st->nall,
+		.sel = (const struct sonde_exp *const *)st->exps,
+		.nsel = st->nexps,
+	};
 }
 
 /* Runs one step; problems are said on stderr and set st->rc. */
@@ -1031,13 +900,13 @@ static void run_step(struct state *st, const struct step *s)
 			set_rc(st, 2);
 		return;
 	case OP_EXPERIMENT_LIST:
+	case OP_PROCESSES: {
+		struct sonde_exp_set set = exp_set(st);
+
 		separate(st);
-		print_experiment_list(st);
+		(op == OP_PROCESSES ? sonde_view_processes : sonde_view_experiment_list)(st->out, &set, &st->o);
 		return;
-	case OP_PROCESSES:
-		separate(st);
-		print_processes(st);
-		return;
+	}
 	case OP_THREAD_SELECT:
 	case OP_OBJECT_SELECT: {
 		char **slot = op == OP_THREAD_SELECT ? &st->thread_select : &st->object_select;

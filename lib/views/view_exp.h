@@ -1,7 +1,8 @@
 /*
  * view_exp: the views of experiments as the reader gives them, without a
- * metrics model: the summary (-header, view_header.c) and the raw data
- * (-dump, view_dump.c).
+ * metrics model: the summary (-header, view_header.c), the raw data
+ * (-dump, view_dump.c), and the experiments loaded and their processes
+ * (-experiment_list, -processes, view_processes.c).
  *
  *	const struct sonde_exp *one[1] = { exp };
  *	sonde_view_header(stdout, one, 1, &opts);
@@ -53,5 +54,40 @@ int sonde_dump_parse(enum sonde_dump_kind *k, const char *s, char *err, size_t e
  * Returns 0, or -1 with a message in err (out of memory). */
 int sonde_view_dump(FILE *f, const struct sonde_exp *exp, enum sonde_dump_kind kind, char *err,
 		    size_t errlen);
+
+/*
+ * The experiments sonde print loaded: all of them, numbered from 1 in
+ * this order (each founder followed by its descendants' sub-experiments),
+ * with the names they were opened by, and the selected ones
+ * (-experiment_select: a subset of all, in the same order).
+ */
+struct sonde_exp_set {
+	const struct sonde_exp *const *all;
+	const char *const *names; /* nall of them */
+	size_t nall;
+	const struct sonde_exp *const *sel;
+	size_t nsel;
+};
+
+/* Whether name is the name of a descendant's sub-experiment ("_f1.er",
+ * "_f2_x1.er"), which a founder's directory holds. */
+bool sonde_view_is_subexp(const char *name);
+
+/* -experiment_list: every experiment loaded, numbered, '*' marking the
+ * selected ones; json {"experiments":[{"number","selected","path","pid"}]}
+ * (csv is the text). */
+void sonde_view_experiment_list(FILE *f, const struct sonde_exp_set *s,
+				const struct sonde_view_opts *o);
+
+/*
+ * -processes: one row per selected experiment's process: its number (as
+ * -experiment_list shows it), lineage ("(founder)" or the sub-experiment's
+ * name), pid, parent pid, recorded CPU time, samples, how it ended (exit
+ * status, signal name, "exec" when an exec replaced the image, what the
+ * parent saw when it reaped it, "?" when nobody knows) and command; then
+ * <Total> (text; json "total_cpu_sec").
+ */
+void sonde_view_processes(FILE *f, const struct sonde_exp_set *s,
+			  const struct sonde_view_opts *o);
 
 #endif
