@@ -1132,7 +1132,7 @@ static void run_step(struct state *st, const struct step *s)
 		complain(s->where, "-%s: %s", s->cmd->name, err);
 		/* a metric this experiment lacks, or a name that names
 		 * nothing, is the user's mistake */
-		set_rc(st, strstr(err, "not recorded") || strstr(err, "no function or source file") ? 2 : 1);
+		set_rc(st, r == -SONDE_ERR_NOT_RECORDED || r == -SONDE_ERR_NO_MATCH ? 2 : 1);
 	}
 }
 
