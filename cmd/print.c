@@ -287,7 +287,7 @@ static void default_metrics(struct state *st)
 		 clock ? "totalcpu" : sync ? "sync" : heap ? "heapallocbytes" : "ioreadbytes");
 }
 
-/* ---- processes (C10) -------------------------------------------------------- */
+/* ---- opening and selecting the experiments (C10) ----------------------------- */
 
 static int subexp_filter(const struct dirent *d)
 {
