@@ -14,7 +14,9 @@
  * (lib/model/profile.h), built when the first view needs it and again when a
  * selection changes; -compare builds one per experiment instead.  -header,
  * -dump and -statistics report on each experiment.  The views themselves
- * are lib/views/view.c; this file is the command language.
+ * are in lib/views/ (view.h, view_exp.h); this file is the command
+ * language: one table, commands[], gives each command's argument, the
+ * check of its argument, its run function and its line of -help.
  *
  * Exit status: 0; 1 when an experiment could not be opened or is damaged,
  * or output could not be written; 2 for a usage error (unknown command,
@@ -35,128 +37,11 @@
 
 #include "commands.h"
 #include "reader/experiment.h"
-#include "print.h"
 #include "model/profile.h"
 #include "symbols/symbols.h"
 #include "views/view.h"
+#include "views/view_exp.h"
 #include "views/view_table.h"
-
-enum op {
-	OP_ADDPATH,
-	OP_ALLOCS,
-	OP_APPENDFILE,
-	OP_CALLERS_CALLEES,
-	OP_CALLTREE,
-	OP_COMPARE,
-	OP_CSINGLE,
-	OP_DISASM,
-	OP_DTHRESH,
-	OP_DUMP,
-	OP_EXPERIMENT_LIST,
-	OP_EXPERIMENT_SELECT,
-	OP_FSINGLE,
-	OP_FUNCTIONS,
-	OP_HEADER,
-	OP_HEAPSTAT,
-	OP_HELP,
-	OP_INLINES,
-	OP_IO,
-	OP_IOSTACKS,
-	OP_LEAKS,
-	OP_LIMIT,
-	OP_LINES,
-	OP_METRIC_LIST,
-	OP_METRICS,
-	OP_NAME,
-	OP_OBJECT_SELECT,
-	OP_OBJECTS,
-	OP_OUTFILE,
-	OP_OVERVIEW,
-	OP_PATHMAP,
-	OP_PCS,
-	OP_PRINTMODE,
-	OP_PROCESSES,
-	OP_QUIT,
-	OP_SAMPLE_SELECT,
-	OP_SAMPLES,
-	OP_SCRIPT,
-	OP_SORT,
-	OP_SOURCE,
-	OP_STATISTICS,
-	OP_STHRESH,
-	OP_SYNC,
-	OP_THREAD_SELECT,
-	OP_THREADS,
-};
-
-/* The command table: one row per command, sorted by name; it drives
- * parsing, checking and the usage text. */
-static const struct command {
-	const char *name;
-	enum op op;
-	const char *arg; /* the argument's name, NULL when there is none */
-	const char *help;
-} commands[] = {
-	{ "addpath", OP_ADDPATH, "DIR", "also look for source files in DIR (by base name)" },
-	{ "allocs", OP_ALLOCS, NULL, "allocations by call stack, largest bytes first (-H on)" },
-	{ "appendfile", OP_APPENDFILE, "FILE", "append the output of later commands to FILE" },
-	{ "callers-callees", OP_CALLERS_CALLEES, NULL,
-	  "callers and callees of every function, with attributed metrics" },
-	{ "calltree", OP_CALLTREE, NULL, "the call tree with inclusive and exclusive metrics" },
-	{ "compare", OP_COMPARE, "on|off|delta|ratio",
-	  "show several experiments side by side (-functions, -objects)" },
-	{ "csingle", OP_CSINGLE, "NAME", "callers and callees of one function" },
-	{ "disasm", OP_DISASM, "FUNC", "annotated disassembly of a function, with its source lines" },
-	{ "dthresh", OP_DTHRESH, "PERCENT",
-	  "-disasm marks instructions whose metric reaches PERCENT of the largest (75)" },
-	{ "dump", OP_DUMP, "profile|stacks|overview|objects|sync|heap|io",
-	  "raw samples, stacks, overview, objects, or traced events" },
-	{ "exit", OP_QUIT, NULL, "end the script or the interactive session" },
-	{ "experiment_list", OP_EXPERIMENT_LIST, NULL, "the experiments loaded, numbered (founder and descendants)" },
-	{ "experiment_select", OP_EXPERIMENT_SELECT, "all|LIST",
-	  "only these experiments (numbers as -experiment_list shows: 1,3-5)" },
-	{ "fsingle", OP_FSINGLE, "NAME", "the metrics and details of one function" },
-	{ "functions", OP_FUNCTIONS, NULL, "the function list with the current metrics" },
-	{ "header", OP_HEADER, NULL, "experiment summary (the default with no command)" },
-	{ "heapstat", OP_HEAPSTAT, NULL, "heap statistics: counts, bytes, leaks, peak, sizes (-H on)" },
-	{ "help", OP_HELP, NULL, "this text" },
-	{ "inlines", OP_INLINES, "on|off",
-	  "inlined functions as their own entries (on) or folded into their callers" },
-	{ "io", OP_IO, NULL, "I/O by file: bytes, calls and time of reads, writes, other (-i on)" },
-	{ "iostacks", OP_IOSTACKS, NULL, "I/O by call stack, the top 20 by bytes and calls (-i on)" },
-	{ "leaks", OP_LEAKS, NULL, "leaks by allocation stack, largest bytes first (-H on)" },
-	{ "limit", OP_LIMIT, "N", "print at most N rows (functions, objects, tree nodes); 0: all" },
-	{ "lines", OP_LINES, NULL, "source lines with the current metrics" },
-	{ "metric_list", OP_METRIC_LIST, NULL, "the current metrics and those available" },
-	{ "metrics", OP_METRICS, "SPEC", "metrics to show, as e.%totalcpu:i.totalcpu:name" },
-	{ "name", OP_NAME, "long|short|mangled", "how to show function names" },
-	{ "object_select", OP_OBJECT_SELECT, "all|OBJ,...",
-	  "only these load objects' functions; the rest are folded per object" },
-	{ "objects", OP_OBJECTS, NULL, "the load-object list with the current metrics" },
-	{ "outfile", OP_OUTFILE, "FILE", "write the output of later commands to FILE (- is stdout)" },
-	{ "overview", OP_OVERVIEW, NULL, "sample points, usage over the run and CPU use over time" },
-	{ "pathmap", OP_PATHMAP, "OLD NEW", "read source files recorded under OLD from NEW" },
-	{ "pcs", OP_PCS, NULL, "instructions (PCs) with the current metrics" },
-	{ "printmode", OP_PRINTMODE, "text|csv|json", "output form of later views" },
-	{ "processes", OP_PROCESSES, NULL, "one row per process: lineage, pid, command, CPU time" },
-	{ "quit", OP_QUIT, NULL, "end the script or the interactive session" },
-	{ "sample_select", OP_SAMPLE_SELECT, "all|LIST",
-	  "only events in these samples (numbers as -samples shows), in every view" },
-	{ "samples", OP_SAMPLES, NULL, "one row per sample: usage counters and the metrics in it" },
-	{ "script", OP_SCRIPT, "FILE", "run the commands in FILE (one a line, # comments)" },
-	{ "sort", OP_SORT, "SPEC", "sort by a metric (e.totalcpu, i.totalcpu) or by name" },
-	{ "source", OP_SOURCE, "FUNC|FILE", "annotated source of a function's file, or of a file" },
-	{ "statistics", OP_STATISTICS, NULL, "process statistics from the overview samples" },
-	{ "sthresh", OP_STHRESH, "PERCENT",
-	  "-source marks lines whose metric reaches PERCENT of the largest (75)" },
-	{ "sync", OP_SYNC, NULL, "sync waits by lock or other object, longest total wait first (-s on)" },
-	{ "thread_select", OP_THREAD_SELECT, "all|LIST", "only these threads (numbers as -threads shows)" },
-	{ "threads", OP_THREADS, NULL, "per-thread totals" },
-};
-#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
-
-static const char *const dump_names[] = { "profile", "stacks", "overview", "objects", "sync", "heap", "io" };
-#define NDUMP (sizeof(dump_names) / sizeof(dump_names[0]))
 
 struct step {
 	const struct command *cmd;
@@ -168,60 +53,6 @@ struct steps {
 	struct step *v;
 	size_t n, cap;
 };
-
-static void usage(FILE *f)
-{
-	fprintf(f, "usage: sonde print [COMMAND...] EXPERIMENT...\n"
-		   "\n"
-		   "Commands run in order; settings apply to the views after them.  Several\n"
-		   "experiments are added together.  With no command: an interactive prompt\n"
-		   "when stdin is a terminal, else -header.\n"
-		   "\n");
-	for (size_t i = 0; i < NCOMMANDS; i++) {
-		char left[64];
-
-		snprintf(left, sizeof(left), "-%s%s%s", commands[i].name, commands[i].arg ? " " : "",
-			 commands[i].arg ? commands[i].arg : "");
-		if (strlen(left) > 22)
-			fprintf(f, "  %s\n  %-22s %s\n", left, "", commands[i].help);
-		else
-			fprintf(f, "  %-22s %s\n", left, commands[i].help);
-	}
-	fprintf(f, "\nMetric specs: FLAVOR VISIBILITY NAME items joined by ':'; flavours e\n"
-		   "(exclusive), i (inclusive), a (attributed); visibility . (time), + (value),\n"
-		   "%% (percent); metrics totalcpu, samples.  Default e.%%totalcpu:i.%%totalcpu:name.\n");
-}
-
-static const struct command *find_command(const char *name)
-{
-	for (size_t i = 0; i < NCOMMANDS; i++)
-		if (!strcmp(commands[i].name, name))
-			return &commands[i];
-	/* er_print spells some with '_' or '-' interchangeably */
-	char alt[64];
-
-	if (strlen(name) >= sizeof(alt))
-		return NULL;
-	size_t i;
-
-	for (i = 0; name[i]; i++)
-		alt[i] = name[i] == '_' ? '-' : name[i] == '-' ? '_' : name[i];
-	alt[i] = '\0';
-	for (i = 0; i < NCOMMANDS; i++)
-		if (!strcmp(commands[i].name, alt))
-			return &commands[i];
-	return NULL;
-}
-
-static void steps_free(struct steps *s)
-{
-	for (size_t i = 0; i < s->n; i++) {
-		free(s->v[i].arg);
-		free(s->v[i].where);
-	}
-	free(s->v);
-	memset(s, 0, sizeof(*s));
-}
 
 /* Prints "sonde print: [WHERE: ]MSG". */
 static void complain(const char *where, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -239,252 +70,7 @@ static void complain(const char *where, const char *fmt, ...)
 	fprintf(stderr, "\n");
 }
 
-/* Checks a command's argument without running it; 0 or -1 with err. */
-static int check_arg(const struct command *c, const char *arg, char *err, size_t errlen)
-{
-	switch (c->op) {
-	case OP_METRICS: {
-		struct sonde_mspec s;
-
-		return sonde_mspec_parse(&s, arg, err, errlen);
-	}
-	case OP_SORT: {
-		struct sonde_sortkey k;
-
-		return sonde_sort_parse(&k, arg, err, errlen);
-	}
-	case OP_LIMIT: {
-		size_t l;
-
-		return sonde_limit_parse(&l, arg, err, errlen);
-	}
-	case OP_NAME: {
-		enum sonde_namefmt n;
-
-		return sonde_namefmt_parse(&n, arg, err, errlen);
-	}
-	case OP_PRINTMODE: {
-		enum sonde_printmode m;
-
-		return sonde_printmode_parse(&m, arg, err, errlen);
-	}
-	case OP_COMPARE: {
-		enum sonde_compare cm;
-
-		return sonde_compare_parse(&cm, arg, err, errlen);
-	}
-	case OP_DUMP:
-		for (size_t k = 0; k < NDUMP; k++)
-			if (!strcmp(arg, dump_names[k]))
-				return 0;
-		snprintf(err, errlen, "unknown -dump argument '%s' (profile, stacks, overview, objects, sync, heap, io)",
-			 arg);
-		return -1;
-	case OP_THREAD_SELECT: {
-		enum { MAXT = 1 << 20 };
-		bool *sel = calloc(MAXT + 1, sizeof(*sel));
-		int rc;
-
-		if (!sel) {
-			snprintf(err, errlen, "out of memory");
-			return -1;
-		}
-		rc = sonde_parse_list(arg, sel, MAXT, err, errlen);
-		free(sel);
-		return rc;
-	}
-	case OP_SAMPLE_SELECT:
-		return sonde_sample_list_check(arg, err, errlen);
-	case OP_STHRESH:
-	case OP_DTHRESH: {
-		char *end;
-		double d = strtod(arg, &end);
-
-		if (end == arg || *end || !(d >= 0 && d <= 100)) {
-			snprintf(err, errlen, "'%s' is not a percentage (0 to 100)", arg);
-			return -1;
-		}
-		return 0;
-	}
-	case OP_INLINES:
-		if (strcmp(arg, "on") && strcmp(arg, "off")) {
-			snprintf(err, errlen, "'%s' is not on or off", arg);
-			return -1;
-		}
-		return 0;
-	case OP_PATHMAP: {
-		const char *nl = strchr(arg, '\n');
-
-		if (!nl || nl == arg || !nl[1] || strchr(nl + 1, '\n')) {
-			snprintf(err, errlen, "needs two paths: OLD NEW");
-			return -1;
-		}
-		return 0;
-	}
-	case OP_SOURCE:
-	case OP_DISASM:
-	case OP_ADDPATH:
-	case OP_FSINGLE:
-	case OP_CSINGLE:
-	case OP_OUTFILE:
-	case OP_APPENDFILE:
-	case OP_OBJECT_SELECT:
-	case OP_SCRIPT:
-		if (!*arg) {
-			snprintf(err, errlen, "-%s needs a non-empty argument", c->name);
-			return -1;
-		}
-		return 0;
-	default:
-		return 0;
-	}
-}
-
-static int parse_script(struct steps *ss, const char *file, int depth);
-
-/* At the interactive prompt, help is "help". */
-static bool at_prompt;
-
-/* Adds command name (without its dash) with arg to ss, after checking it.
- * Returns 0, 1 for quit, or -1 (said on stderr). */
-static int add_step(struct steps *ss, const char *name, const char *arg, const char *where, int depth)
-{
-	const struct command *c = find_command(name);
-	char err[512];
-
-	if (!c) {
-		complain(where, "unknown command '%s' (try '%s')", name,
-			 at_prompt ? "help" : "sonde print -help");
-		return -1;
-	}
-	if (c->arg && !arg) {
-		complain(where, "-%s needs an argument: %s", c->name, c->arg);
-		return -1;
-	}
-	if (c->arg && check_arg(c, arg, err, sizeof(err)) < 0) {
-		complain(where, "-%s: %s", c->name, err);
-		return -1;
-	}
-	if (c->op == OP_QUIT)
-		return 1;
-	if (c->op == OP_SCRIPT)
-		return parse_script(ss, arg, depth + 1) < 0 ? -1 : 0;
-	if (ss->n == ss->cap) {
-		size_t ncap = ss->cap ? 2 * ss->cap : 16;
-		struct step *n = realloc(ss->v, ncap * sizeof(*n));
-
-		if (!n) {
-			complain(where, "out of memory");
-			return -1;
-		}
-		ss->v = n;
-		ss->cap = ncap;
-	}
-	struct step *s = &ss->v[ss->n];
-
-	s->cmd = c;
-	s->arg = c->arg ? strdup(arg) : NULL;
-	s->where = where ? strdup(where) : NULL;
-	ss->n++;
-	return 0;
-}
-
-/*
- * Splits a script or interactive line into the command word (a leading
- * '-' dropped) and the rest, trimmed, with one level of matching quotes
- * removed.  Returns false for a blank or comment line.  Modifies line.
- */
-static bool split_line(char *line, char **name, char **arg)
-{
-	char *p = line, *e;
-
-	while (isspace((unsigned char)*p))
-		p++;
-	if (!*p || *p == '#')
-		return false;
-	if (*p == '-')
-		p++;
-	*name = p;
-	while (*p && !isspace((unsigned char)*p))
-		p++;
-	if (*p)
-		*p++ = '\0';
-	while (isspace((unsigned char)*p))
-		p++;
-	e = p + strlen(p);
-	while (e > p && isspace((unsigned char)e[-1]))
-		*--e = '\0';
-	if (e - p >= 2 && (*p == '\'' || *p == '"') && e[-1] == *p) {
-		e[-1] = '\0';
-		p++;
-	}
-	*arg = *p ? p : NULL;
-	return true;
-}
-
-/* One line: 0, 1 for quit, -1 for an error. */
-static int add_line(struct steps *ss, char *line, const char *where, int depth)
-{
-	char *name, *arg;
-
-	if (!split_line(line, &name, &arg))
-		return 0;
-	const struct command *c = find_command(name);
-
-	if (c && !c->arg && arg) {
-		complain(where, "-%s takes no argument (got '%s')", c->name, arg);
-		return -1;
-	}
-	if (c && c->op == OP_PATHMAP && arg) {
-		/* two words: OLD NEW, kept as "OLD\nNEW" as on the command line */
-		char *ws = arg + strcspn(arg, " \t");
-
-		if (*ws) {
-			char *rest = ws + strspn(ws, " \t");
-
-			*ws = '\n';
-			memmove(ws + 1, rest, strlen(rest) + 1);
-		}
-	}
-	return add_step(ss, name, arg, where, depth);
-}
-
-static int parse_script(struct steps *ss, const char *file, int depth)
-{
-	FILE *f;
-	char *line = NULL, where[512];
-	size_t cap = 0;
-	unsigned lineno = 0;
-	int rc = 0;
-
-	if (depth > 8) {
-		complain(NULL, "-script '%s': scripts nested too deeply", file);
-		return -1;
-	}
-	f = strcmp(file, "-") ? fopen(file, "r") : stdin;
-	if (!f) {
-		complain(NULL, "cannot open script '%s': %s", file, strerror(errno));
-		return -1;
-	}
-	while (getline(&line, &cap, f) >= 0) {
-		lineno++;
-		snprintf(where, sizeof(where), "%s:%u", file, lineno);
-		int r = add_line(ss, line, where, depth);
-
-		if (r < 0) {
-			rc = -1;
-			break;
-		}
-		if (r == 1)
-			break;
-	}
-	free(line);
-	if (f != stdin)
-		fclose(f);
-	return rc;
-}
-
-/* ---- running ---------------------------------------------------------------- */
+/* ---- the state of a run ----------------------------------------------------- */
 
 struct state {
 	struct sonde_view_opts o;
@@ -701,18 +287,11 @@ static void default_metrics(struct state *st)
 		 clock ? "totalcpu" : sync ? "sync" : heap ? "heapallocbytes" : "ioreadbytes");
 }
 
-/* ---- processes (C10) ---------------------------------------------------------- */
-
-static bool is_subexp_name(const char *n)
-{
-	size_t l = strlen(n);
-
-	return n[0] == '_' && l > 4 && !strcmp(n + l - 3, ".er");
-}
+/* ---- opening and selecting the experiments (C10) ----------------------------- */
 
 static int subexp_filter(const struct dirent *d)
 {
-	return is_subexp_name(d->d_name);
+	return sonde_view_is_subexp(d->d_name);
 }
 
 static void add_exp(struct state *st, struct sonde_exp *e, const char *name)
@@ -749,7 +328,7 @@ static void open_with_descendants(struct state *st, const char *path)
 		return;
 	}
 	add_exp(st, e, path);
-	if (is_subexp_name(sonde_exp_info(e)->name))
+	if (sonde_view_is_subexp(sonde_exp_info(e)->name))
 		return; /* a descendant's experiment given by itself */
 	struct dirent **list = NULL;
 	int n = scandir(path, &list, subexp_filter, versionsort);
@@ -861,417 +440,973 @@ bad:
 	return -1;
 }
 
-static const char *lineage_of(const struct sonde_exp *e)
+/* The experiments loaded and selected, for the views of view_exp.h. */
+static struct sonde_exp_set exp_set(const struct state *st)
 {
-	const char *n = sonde_exp_info(e)->name;
-
-	return is_subexp_name(n) ? n : "(founder)";
+	return (struct sonde_exp_set){
+		.all = (const struct sonde_exp *const *)st->all_exps,
+		.names = st->all_names,
+		.nall = st->nall,
+		.sel = (const struct sonde_exp *const *)st->exps,
+		.nsel = st->nexps,
+	};
 }
 
-static bool selected(const struct state *st, const struct sonde_exp *e)
+/* ---- the commands ----------------------------------------------------------- */
+
+/*
+ * How to add a command: write its run function below (and a check function
+ * when its argument can be checked before any experiment is opened), and
+ * add one row to commands[], kept sorted by name.  The row drives parsing,
+ * checking, -help and running.
+ */
+
+/* What a command takes after its name. */
+enum arg_kind {
+	ARG_NONE,
+	ARG_ONE, /* one word */
+	ARG_TWO, /* two (-pathmap OLD NEW), kept as one string "OLD\nNEW" */
+};
+
+struct command {
+	const char *name;
+	enum arg_kind arg_kind;
+	const char *arg; /* the argument as -help names it; NULL with ARG_NONE */
+	/* Checks the argument while parsing, before any experiment is
+	 * opened: 0, or -1 with a message in err.  NULL: any will do. */
+	int (*check)(const struct command *c, const char *arg, char *err, size_t errlen);
+	/* Runs the command: 0, or a negated enum sonde_err with a message in
+	 * err, said as "-NAME: MSG" (exit 2 for the user's mistakes, else 1).
+	 * A command that says its problems itself sets st->rc and returns 0.
+	 * (run_quit and run_script mark the commands that act while parsing.) */
+	int (*run)(struct state *st, const struct step *s, char *err, size_t errlen);
+	const char *help; /* one line of -help */
+};
+
+/* ---- checking arguments ----------------------------------------------------- */
+
+static int check_metrics(const struct command *c, const char *arg, char *err, size_t errlen)
 {
-	for (size_t i = 0; i < st->nexps; i++)
-		if (st->exps[i] == e)
-			return true;
-	return false;
+	struct sonde_mspec s;
+
+	return sonde_mspec_parse(&s, arg, err, errlen);
 }
 
-/* -experiment_list: every experiment loaded, numbered; * marks the
- * selected ones. */
-static void print_experiment_list(struct state *st)
+static int check_sort(const struct command *c, const char *arg, char *err, size_t errlen)
 {
-	FILE *f = st->out;
+	struct sonde_sortkey k;
 
-	if (st->o.mode == SONDE_PM_JSON) {
-		fputs("{\"experiments\":[", f);
-		for (size_t i = 0; i < st->nall; i++) {
-			const struct sonde_exp_info *in = sonde_exp_info(st->all_exps[i]);
-
-			fprintf(f, "%s{\"number\":%zu,\"selected\":%s,\"path\":", i ? "," : "", i + 1,
-				selected(st, st->all_exps[i]) ? "true" : "false");
-			vt_json_str(f, st->all_names[i]);
-			fprintf(f, ",\"pid\":%u}", in->target.pid);
-		}
-		fputs("]}\n", f);
-		return;
-	}
-	fprintf(f, "Experiments (* selected):\n");
-	for (size_t i = 0; i < st->nall; i++)
-		fprintf(f, "%c %3zu  %s\n", selected(st, st->all_exps[i]) ? '*' : ' ', i + 1, st->all_names[i]);
+	return sonde_sort_parse(&k, arg, err, errlen);
 }
 
-/* How the process of experiment e ended, for -processes: its exit status
- * or signal from its own log; "exec" for an image that an exec replaced
- * (the new image's row has the outcome); else what its parent saw when it
- * reaped it (a process killed by a signal writes nothing itself); "?"
- * when nobody knows. */
-static void exit_text(const struct state *st, const struct sonde_exp *e, char *out, size_t cap)
+static int check_limit(const struct command *c, const char *arg, char *err, size_t errlen)
 {
-	const struct sonde_exp_info *in = sonde_exp_info(e);
-	const struct sonde_event *x = in->exit_event;
+	size_t l;
 
-	if (x && x->kind == SONDE_EV_EXIT) {
-		snprintf(out, cap, "%d", x->status);
-		return;
-	}
-	if (x) {
-		snprintf(out, cap, "%s", x->signame ? x->signame : "signal");
-		return;
-	}
-	if (in->exec_event) {
-		snprintf(out, cap, "exec");
-		return;
-	}
-	snprintf(out, cap, "?");
-	if (!in->target.pid || !in->target.ppid)
-		return;
-	for (size_t k = 0; k < st->nall; k++) {
-		const struct sonde_exp_info *pin = sonde_exp_info(st->all_exps[k]);
-		size_t n;
-		const struct sonde_event *ev = sonde_exp_events(st->all_exps[k], &n);
-
-		if (pin->target.pid != in->target.ppid)
-			continue;
-		for (size_t i = 0; i < n; i++) {
-			if (ev[i].kind != SONDE_EV_REAPED || ev[i].pid != in->target.pid)
-				continue;
-			if (ev[i].has_status)
-				snprintf(out, cap, "%d", ev[i].status);
-			else
-				snprintf(out, cap, "%s", ev[i].signame ? ev[i].signame : "signal");
-		}
-	}
+	return sonde_limit_parse(&l, arg, err, errlen);
 }
 
-/* -processes: one row per selected experiment's process. */
-static void print_processes(struct state *st)
+static int check_name(const struct command *c, const char *arg, char *err, size_t errlen)
 {
-	FILE *f = st->out;
-	bool json = st->o.mode == SONDE_PM_JSON, csv = st->o.mode == SONDE_PM_CSV;
-	uint64_t total = 0, samples = 0;
+	enum sonde_namefmt n;
 
-	if (json)
-		fputs("{\"processes\":[", f);
-	else if (csv)
-		fputs("number,lineage,pid,ppid,cpu_ns,samples,exit,command\n", f);
-	else
-		fprintf(f, "%3s  %-24s %8s %8s %10s %8s %6s  %s\n", "#", "Lineage", "PID", "PPID", "CPU sec.",
-			"Samples", "Exit", "Command");
+	return sonde_namefmt_parse(&n, arg, err, errlen);
+}
+
+static int check_printmode(const struct command *c, const char *arg, char *err, size_t errlen)
+{
+	enum sonde_printmode m;
+
+	return sonde_printmode_parse(&m, arg, err, errlen);
+}
+
+static int check_compare(const struct command *c, const char *arg, char *err, size_t errlen)
+{
+	enum sonde_compare cm;
+
+	return sonde_compare_parse(&cm, arg, err, errlen);
+}
+
+static int check_dump(const struct command *c, const char *arg, char *err, size_t errlen)
+{
+	enum sonde_dump_kind k;
+
+	return sonde_dump_parse(&k, arg, err, errlen);
+}
+
+static int check_thread_list(const struct command *c, const char *arg, char *err, size_t errlen)
+{
+	enum { MAXT = 1 << 20 };
+	bool *sel = calloc(MAXT + 1, sizeof(*sel));
+	int rc;
+
+	if (!sel) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	rc = sonde_parse_list(arg, sel, MAXT, err, errlen);
+	free(sel);
+	return rc;
+}
+
+static int check_sample_list(const struct command *c, const char *arg, char *err, size_t errlen)
+{
+	return sonde_sample_list_check(arg, err, errlen);
+}
+
+static int check_percent(const struct command *c, const char *arg, char *err, size_t errlen)
+{
+	char *end;
+	double d = strtod(arg, &end);
+
+	if (end == arg || *end || !(d >= 0 && d <= 100)) {
+		snprintf(err, errlen, "'%s' is not a percentage (0 to 100)", arg);
+		return -1;
+	}
+	return 0;
+}
+
+static int check_on_off(const struct command *c, const char *arg, char *err, size_t errlen)
+{
+	if (strcmp(arg, "on") && strcmp(arg, "off")) {
+		snprintf(err, errlen, "'%s' is not on or off", arg);
+		return -1;
+	}
+	return 0;
+}
+
+static int check_pathmap(const struct command *c, const char *arg, char *err, size_t errlen)
+{
+	const char *nl = strchr(arg, '\n');
+
+	if (!nl || nl == arg || !nl[1] || strchr(nl + 1, '\n')) {
+		snprintf(err, errlen, "needs two paths: OLD NEW");
+		return -1;
+	}
+	return 0;
+}
+
+/* A name, a file or a list that must not be empty. */
+static int check_nonempty(const struct command *c, const char *arg, char *err, size_t errlen)
+{
+	if (!*arg) {
+		snprintf(err, errlen, "-%s needs a non-empty argument", c->name);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- commands that act while parsing ---------------------------------------- */
+
+/* -quit and -exit end the commands (those after them are not even
+ * checked); -script FILE reads FILE's commands in its place.  add_step()
+ * does both; these never run. */
+static int run_quit(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	return 0;
+}
+
+static int run_script(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	return 0;
+}
+
+/* ---- settings: they apply to the views after them --------------------------- */
+
+static int run_metrics(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	sonde_mspec_parse(&st->o.metrics, s->arg, err, errlen);
+	if (st->interactive) {
+		char spec[512];
+
+		sonde_mspec_format(&st->o.metrics, spec, sizeof(spec));
+		printf("Current metrics: %s\n", spec);
+	}
+	return 0;
+}
+
+/* (The arguments of these were checked while parsing.) */
+static int run_sort(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	sonde_sort_parse(&st->o.sort, s->arg, err, errlen);
+	return 0;
+}
+
+static int run_limit(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	sonde_limit_parse(&st->o.limit, s->arg, err, errlen);
+	return 0;
+}
+
+static int run_name(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	sonde_namefmt_parse(&st->o.names, s->arg, err, errlen);
+	return 0;
+}
+
+static int run_printmode(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	sonde_printmode_parse(&st->o.mode, s->arg, err, errlen);
+	return 0;
+}
+
+static int run_compare(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	sonde_compare_parse(&st->o.compare, s->arg, err, errlen);
+	return 0;
+}
+
+static int run_sthresh(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	st->o.sthresh = strtod(s->arg, NULL);
+	return 0;
+}
+
+static int run_dthresh(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	st->o.dthresh = strtod(s->arg, NULL);
+	return 0;
+}
+
+static int run_outfile(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	if (set_output(st, s->arg, false) < 0)
+		set_rc(st, 1);
+	return 0;
+}
+
+static int run_appendfile(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	if (set_output(st, s->arg, true) < 0)
+		set_rc(st, 1);
+	return 0;
+}
+
+/* -pathmap OLD NEW (pair: "OLD\nNEW", kept as two strings of one
+ * allocation) and -addpath DIR: appended to the list *v of *n entries. */
+static void add_path(struct state *st, char ***v, size_t *n, bool pair, const char *arg)
+{
+	size_t k = pair ? 2 : 1;
+	char **nv = realloc(*v, (*n + 1) * k * sizeof(*nv));
+	char *a = strdup(arg), *b = pair && a ? strchr(a, '\n') : NULL;
+
+	if (!nv || !a) {
+		if (nv)
+			*v = nv;
+		free(a);
+		complain(NULL, "out of memory");
+		set_rc(st, 1);
+		return;
+	}
+	*v = nv;
+	if (b)
+		*b++ = '\0';
+	nv[*n * k] = a;
+	if (b)
+		nv[*n * k + 1] = b;
+	(*n)++;
+	st->o.pathmap = (const char *const *)st->pathmap;
+	st->o.npathmap = st->npathmap;
+	st->o.addpath = (const char *const *)st->addpaths;
+	st->o.naddpath = st->naddpath;
+}
+
+static int run_pathmap(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	add_path(st, &st->pathmap, &st->npathmap, true, s->arg);
+	return 0;
+}
+
+static int run_addpath(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	add_path(st, &st->addpaths, &st->naddpath, false, s->arg);
+	return 0;
+}
+
+/* ---- selections: they change the profile the views read --------------------- */
+
+static int run_experiment_select(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	if (select_experiments(st, s->arg) < 0)
+		set_rc(st, 2);
+	return 0;
+}
+
+/* Replaces *slot with a copy of arg; the profiles are built again. */
+static void set_select(struct state *st, char **slot, const char *arg)
+{
+	free(*slot);
+	*slot = strdup(arg);
+	drop_profiles(st);
+}
+
+static int run_thread_select(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	set_select(st, &st->thread_select, s->arg);
+	return 0;
+}
+
+static int run_object_select(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	set_select(st, &st->object_select, s->arg);
+	return 0;
+}
+
+static int run_sample_select(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	set_select(st, &st->sample_select, s->arg);
+	st->o.sample_select = st->sample_select;
+	return 0;
+}
+
+static int run_inlines(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	bool off = !strcmp(s->arg, "off");
+
+	if (st->no_inlines != off) {
+		st->no_inlines = off;
+		drop_profiles(st);
+	}
+	return 0;
+}
+
+/* ---- views of the experiments themselves (lib/views/view_exp.h) ------------- */
+
+static void usage(FILE *f);
+
+static int run_help(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	separate(st);
+	usage(st->out);
+	return 0;
+}
+
+static int run_header(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	separate(st);
+	sonde_view_header(st->out, (const struct sonde_exp *const *)st->exps, st->nexps, &st->o);
+	return 0;
+}
+
+static int run_dump(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	enum sonde_dump_kind kind;
+
+	if (st->o.mode != SONDE_PM_TEXT)
+		complain(NULL, "note: -dump prints text whatever the -printmode");
+	separate(st);
+	sonde_dump_parse(&kind, s->arg, err, errlen);
 	for (size_t i = 0; i < st->nexps; i++) {
-		const struct sonde_exp *e = st->exps[i];
-		const struct sonde_exp_info *in = sonde_exp_info(e);
-		const struct sonde_exp_summary *su = sonde_exp_summary(e);
-		char ex[32];
-		size_t num = 0;
-
-		for (size_t k = 0; k < st->nall; k++)
-			if (st->all_exps[k] == e)
-				num = k + 1;
-		exit_text(st, e, ex, sizeof(ex));
-		total += su->weight_ns;
-		samples += su->samples;
-		const char *cmd = in->target.command ? in->target.command : "";
-
-		if (json) {
-			fprintf(f, "%s{\"number\":%zu,\"lineage\":", i ? "," : "", num);
-			vt_json_str(f, lineage_of(e));
-			fprintf(f, ",\"pid\":%u,\"ppid\":%u,\"cpu_sec\":%.3f,\"samples\":%" PRIu64 ",\"exit\":",
-				in->target.pid, in->target.ppid, su->weight_ns / 1e9, su->samples);
-			vt_json_str(f, ex);
-			fputs(",\"command\":", f);
-			vt_json_str(f, cmd);
-			fputs("}", f);
-		} else if (csv) {
-			fprintf(f, "%zu,%s,%u,%u,%" PRIu64 ",%" PRIu64 ",%s,", num, lineage_of(e), in->target.pid,
-				in->target.ppid, su->weight_ns, su->samples, ex);
-			vt_csv_str(f, cmd);
-			fputc('\n', f);
-		} else {
-			fprintf(f, "%3zu  %-24s %8u %8u %10.3f %8" PRIu64 " %6s  %s\n", num, lineage_of(e),
-				in->target.pid, in->target.ppid, su->weight_ns / 1e9, su->samples, ex, cmd);
+		if (i)
+			fputc('\n', st->out);
+		if (sonde_view_dump(st->out, st->exps[i], kind, err, errlen) < 0) {
+			complain(NULL, "%s", err);
+			set_rc(st, 1);
 		}
 	}
-	if (json)
-		fprintf(f, "],\"total_cpu_sec\":%.3f}\n", total / 1e9);
-	else if (!csv)
-		fprintf(f, "%3s  %-24s %8s %8s %10.3f %8" PRIu64 "\n", "", "<Total>", "", "", total / 1e9, samples);
+	return 0;
 }
+
+static int run_experiment_list(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	struct sonde_exp_set set = exp_set(st);
+
+	separate(st);
+	sonde_view_experiment_list(st->out, &set, &st->o);
+	return 0;
+}
+
+static int run_processes(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	struct sonde_exp_set set = exp_set(st);
+
+	separate(st);
+	sonde_view_processes(st->out, &set, &st->o);
+	return 0;
+}
+
+static int run_samples(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	separate(st);
+	return sonde_view_samples(st->out, (const struct sonde_exp *const *)st->exps, st->nexps, &st->o, err,
+				  errlen);
+}
+
+static int run_overview(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	separate(st);
+	return sonde_view_overview(st->out, (const struct sonde_exp *const *)st->exps, st->nexps, &st->o, err,
+				   errlen);
+}
+
+static int run_statistics(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	separate(st);
+	return sonde_view_statistics(st->out, (const struct sonde_exp *const *)st->exps, st->nexps, &st->o, err,
+				     errlen);
+}
+
+/* ---- tracing views ---------------------------------------------------------- */
+
+/* The selected experiments, when one of them traced kind; else NULL after
+ * saying that none did (exit 2).  Separates the view's output. */
+static const struct sonde_exp *const *traced(struct state *st, const struct step *s, int kind)
+{
+	const struct sonde_exp *const *ex = (const struct sonde_exp *const *)st->exps;
+	char err[512];
+
+	if (sonde_view_trace_check(ex, st->names, st->nexps, kind, err, sizeof(err)) < 0) {
+		complain(s->where, "%s", err);
+		set_rc(st, 2);
+		return NULL;
+	}
+	separate(st);
+	return ex;
+}
+
+static int run_leaks(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	const struct sonde_exp *const *ex = traced(st, s, SONDE_KIND_HEAP);
+
+	return ex ? sonde_view_heap_stacks(st->out, ex, st->nexps, true, &st->o, err, errlen) : 0;
+}
+
+static int run_allocs(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	const struct sonde_exp *const *ex = traced(st, s, SONDE_KIND_HEAP);
+
+	return ex ? sonde_view_heap_stacks(st->out, ex, st->nexps, false, &st->o, err, errlen) : 0;
+}
+
+static int run_heapstat(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	const struct sonde_exp *const *ex = traced(st, s, SONDE_KIND_HEAP);
+
+	return ex ? sonde_view_heapstat(st->out, ex, st->nexps, &st->o, err, errlen) : 0;
+}
+
+static int run_io(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	const struct sonde_exp *const *ex = traced(st, s, SONDE_KIND_IO);
+
+	return ex ? sonde_view_io(st->out, ex, st->nexps, &st->o, err, errlen) : 0;
+}
+
+static int run_iostacks(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	const struct sonde_exp *const *ex = traced(st, s, SONDE_KIND_IO);
+
+	return ex ? sonde_view_iostacks(st->out, ex, st->nexps, &st->o, err, errlen) : 0;
+}
+
+static int run_sync(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	const struct sonde_exp *const *ex = traced(st, s, SONDE_KIND_SYNC);
+
+	return ex ? sonde_view_sync(st->out, ex, st->nexps, &st->o, err, errlen) : 0;
+}
+
+/* ---- views of the profile (the experiments added together) ------------------ */
+
+/* The profile, or NULL after saying why it could not be built (exit 2). */
+static struct sonde_profile *need_profile(struct state *st)
+{
+	struct sonde_profile *p = profile(st);
+
+	if (!p)
+		set_rc(st, 2);
+	return p;
+}
+
+/* The same, for the views that -compare does not split: with a note when
+ * -compare is on. */
+static struct sonde_profile *added_profile(struct state *st, const struct step *s)
+{
+	if (st->o.compare != SONDE_CMP_OFF && st->nexps > 1)
+		complain(NULL, "note: -%s shows the experiments added together (-compare "
+			       "applies to -functions and -objects)",
+			 s->cmd->name);
+	return need_profile(st);
+}
+
+/* -functions and -objects: of the profile, or side by side (-compare). */
+static int list_or_compare(struct state *st, bool objects, char *err, size_t errlen)
+{
+	struct sonde_profile *p;
+	int r;
+
+	if (st->o.compare != SONDE_CMP_OFF && st->nexps > 1) {
+		struct sonde_profile *cp = cprofiles(st);
+		const struct sonde_model **models;
+
+		if (!cp) {
+			set_rc(st, 2);
+			return 0;
+		}
+		models = calloc(st->nexps, sizeof(*models));
+		if (!models) {
+			complain(NULL, "out of memory");
+			set_rc(st, 1);
+			return 0;
+		}
+		for (size_t i = 0; i < st->nexps; i++)
+			models[i] = cp[i].model;
+		separate(st);
+		r = sonde_view_compare(st->out, models, st->names, st->nexps, objects, &st->o, err, errlen);
+		free(models);
+		return r;
+	}
+	if (!(p = need_profile(st)))
+		return 0;
+	separate(st);
+	return objects ? sonde_view_objects(st->out, p->model, &st->o, err, errlen)
+		       : sonde_view_functions(st->out, p->model, &st->o, err, errlen);
+}
+
+static int run_functions(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	return list_or_compare(st, false, err, errlen);
+}
+
+static int run_objects(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	return list_or_compare(st, true, err, errlen);
+}
+
+static int run_metric_list(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	struct sonde_profile *p = profile(st);
+
+	separate(st);
+	return sonde_view_metric_list(st->out, p ? p->model : NULL, &st->o, err, errlen);
+}
+
+static int run_fsingle(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	struct sonde_profile *p = added_profile(st, s);
+	uint32_t func = UINT32_MAX;
+
+	if (!p)
+		return 0;
+	if (find_function(st, p, s->arg, &func) < 0) {
+		set_rc(st, 2);
+		return 0;
+	}
+	separate(st);
+	return sonde_view_fsingle(st->out, p->model, &st->o, func, err, errlen);
+}
+
+static int run_csingle(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	struct sonde_profile *p = added_profile(st, s);
+	uint32_t func = UINT32_MAX;
+
+	if (!p)
+		return 0;
+	if (find_function(st, p, s->arg, &func) < 0) {
+		set_rc(st, 2);
+		return 0;
+	}
+	separate(st);
+	return sonde_view_callers_callees(st->out, p->model, &st->o, func, err, errlen);
+}
+
+static int run_callers_callees(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	struct sonde_profile *p = added_profile(st, s);
+
+	if (!p)
+		return 0;
+	separate(st);
+	return sonde_view_callers_callees(st->out, p->model, &st->o, UINT32_MAX, err, errlen);
+}
+
+static int run_calltree(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	struct sonde_profile *p = added_profile(st, s);
+
+	if (!p)
+		return 0;
+	separate(st);
+	return sonde_view_calltree(st->out, p->model, &st->o, err, errlen);
+}
+
+static int run_threads(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	struct sonde_profile *p = added_profile(st, s);
+
+	if (!p)
+		return 0;
+	separate(st);
+	return sonde_view_threads(st->out, p, &st->o, err, errlen);
+}
+
+/* ---- source lines and instructions ------------------------------------------ */
+
+static int run_lines(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	struct sonde_profile *p = need_profile(st);
+
+	if (!p)
+		return 0;
+	separate(st);
+	return sonde_view_lines(st->out, p, &st->o, err, errlen);
+}
+
+static int run_pcs(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	struct sonde_profile *p = need_profile(st);
+
+	if (!p)
+		return 0;
+	separate(st);
+	return sonde_view_pcs(st->out, p, &st->o, err, errlen);
+}
+
+/* -source takes a function, else a file name. */
+static int run_source(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	struct sonde_profile *p = need_profile(st);
+	uint32_t func = UINT32_MAX;
+
+	if (!p)
+		return 0;
+	if (sonde_view_find(p->model, s->arg, st->o.names, &func, NULL, 0) > 0 &&
+	    find_function(st, p, s->arg, &func) < 0) {
+		set_rc(st, 2);
+		return 0;
+	}
+	separate(st);
+	return sonde_view_source(st->out, p, &st->o, func, s->arg, err, errlen);
+}
+
+static int run_disasm(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	struct sonde_profile *p = need_profile(st);
+	uint32_t func = UINT32_MAX;
+
+	if (!p)
+		return 0;
+	if (find_function(st, p, s->arg, &func) < 0) {
+		set_rc(st, 2);
+		return 0;
+	}
+	separate(st);
+	return sonde_view_disasm(st->out, p, &st->o, func, err, errlen);
+}
+
+/* ---- the table -------------------------------------------------------------- */
+
+/* One row per command, sorted by name. */
+static const struct command commands[] = {
+	{ "addpath", ARG_ONE, "DIR", check_nonempty, run_addpath,
+	  "also look for source files in DIR (by base name)" },
+	{ "allocs", ARG_NONE, NULL, NULL, run_allocs,
+	  "allocations by call stack, largest bytes first (-H on)" },
+	{ "appendfile", ARG_ONE, "FILE", check_nonempty, run_appendfile,
+	  "append the output of later commands to FILE" },
+	{ "callers-callees", ARG_NONE, NULL, NULL, run_callers_callees,
+	  "callers and callees of every function, with attributed metrics" },
+	{ "calltree", ARG_NONE, NULL, NULL, run_calltree,
+	  "the call tree with inclusive and exclusive metrics" },
+	{ "compare", ARG_ONE, "on|off|delta|ratio", check_compare, run_compare,
+	  "show several experiments side by side (-functions, -objects)" },
+	{ "csingle", ARG_ONE, "NAME", check_nonempty, run_csingle,
+	  "callers and callees of one function" },
+	{ "disasm", ARG_ONE, "FUNC", check_nonempty, run_disasm,
+	  "annotated disassembly of a function, with its source lines" },
+	{ "dthresh", ARG_ONE, "PERCENT", check_percent, run_dthresh,
+	  "-disasm marks instructions whose metric reaches PERCENT of the largest (75)" },
+	{ "dump", ARG_ONE, "profile|stacks|overview|objects|sync|heap|io", check_dump, run_dump,
+	  "raw samples, stacks, overview, objects, or traced events" },
+	{ "exit", ARG_NONE, NULL, NULL, run_quit,
+	  "end the script or the interactive session" },
+	{ "experiment_list", ARG_NONE, NULL, NULL, run_experiment_list,
+	  "the experiments loaded, numbered (founder and descendants)" },
+	{ "experiment_select", ARG_ONE, "all|LIST", NULL, run_experiment_select,
+	  "only these experiments (numbers as -experiment_list shows: 1,3-5)" },
+	{ "fsingle", ARG_ONE, "NAME", check_nonempty, run_fsingle,
+	  "the metrics and details of one function" },
+	{ "functions", ARG_NONE, NULL, NULL, run_functions,
+	  "the function list with the current metrics" },
+	{ "header", ARG_NONE, NULL, NULL, run_header,
+	  "experiment summary (the default with no command)" },
+	{ "heapstat", ARG_NONE, NULL, NULL, run_heapstat,
+	  "heap statistics: counts, bytes, leaks, peak, sizes (-H on)" },
+	{ "help", ARG_NONE, NULL, NULL, run_help,
+	  "this text" },
+	{ "inlines", ARG_ONE, "on|off", check_on_off, run_inlines,
+	  "inlined functions as their own entries (on) or folded into their callers" },
+	{ "io", ARG_NONE, NULL, NULL, run_io,
+	  "I/O by file: bytes, calls and time of reads, writes, other (-i on)" },
+	{ "iostacks", ARG_NONE, NULL, NULL, run_iostacks,
+	  "I/O by call stack, the top 20 by bytes and calls (-i on)" },
+	{ "leaks", ARG_NONE, NULL, NULL, run_leaks,
+	  "leaks by allocation stack, largest bytes first (-H on)" },
+	{ "limit", ARG_ONE, "N", check_limit, run_limit,
+	  "print at most N rows (functions, objects, tree nodes); 0: all" },
+	{ "lines", ARG_NONE, NULL, NULL, run_lines,
+	  "source lines with the current metrics" },
+	{ "metric_list", ARG_NONE, NULL, NULL, run_metric_list,
+	  "the current metrics and those available" },
+	{ "metrics", ARG_ONE, "SPEC", check_metrics, run_metrics,
+	  "metrics to show, as e.%totalcpu:i.totalcpu:name" },
+	{ "name", ARG_ONE, "long|short|mangled", check_name, run_name,
+	  "how to show function names" },
+	{ "object_select", ARG_ONE, "all|OBJ,...", check_nonempty, run_object_select,
+	  "only these load objects' functions; the rest are folded per object" },
+	{ "objects", ARG_NONE, NULL, NULL, run_objects,
+	  "the load-object list with the current metrics" },
+	{ "outfile", ARG_ONE, "FILE", check_nonempty, run_outfile,
+	  "write the output of later commands to FILE (- is stdout)" },
+	{ "overview", ARG_NONE, NULL, NULL, run_overview,
+	  "sample points, usage over the run and CPU use over time" },
+	{ "pathmap", ARG_TWO, "OLD NEW", check_pathmap, run_pathmap,
+	  "read source files recorded under OLD from NEW" },
+	{ "pcs", ARG_NONE, NULL, NULL, run_pcs,
+	  "instructions (PCs) with the current metrics" },
+	{ "printmode", ARG_ONE, "text|csv|json", check_printmode, run_printmode,
+	  "output form of later views" },
+	{ "processes", ARG_NONE, NULL, NULL, run_processes,
+	  "one row per process: lineage, pid, command, CPU time" },
+	{ "quit", ARG_NONE, NULL, NULL, run_quit,
+	  "end the script or the interactive session" },
+	{ "sample_select", ARG_ONE, "all|LIST", check_sample_list, run_sample_select,
+	  "only events in these samples (numbers as -samples shows), in every view" },
+	{ "samples", ARG_NONE, NULL, NULL, run_samples,
+	  "one row per sample: usage counters and the metrics in it" },
+	{ "script", ARG_ONE, "FILE", check_nonempty, run_script,
+	  "run the commands in FILE (one a line, # comments)" },
+	{ "sort", ARG_ONE, "SPEC", check_sort, run_sort,
+	  "sort by a metric (e.totalcpu, i.totalcpu) or by name" },
+	{ "source", ARG_ONE, "FUNC|FILE", check_nonempty, run_source,
+	  "annotated source of a function's file, or of a file" },
+	{ "statistics", ARG_NONE, NULL, NULL, run_statistics,
+	  "process statistics from the overview samples" },
+	{ "sthresh", ARG_ONE, "PERCENT", check_percent, run_sthresh,
+	  "-source marks lines whose metric reaches PERCENT of the largest (75)" },
+	{ "sync", ARG_NONE, NULL, NULL, run_sync,
+	  "sync waits by lock or other object, longest total wait first (-s on)" },
+	{ "thread_select", ARG_ONE, "all|LIST", check_thread_list, run_thread_select,
+	  "only these threads (numbers as -threads shows)" },
+	{ "threads", ARG_NONE, NULL, NULL, run_threads,
+	  "per-thread totals" },
+};
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+/* ---- parsing ---------------------------------------------------------------- */
+
+static int parse_script(struct steps *ss, const char *file, int depth);
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: sonde print [COMMAND...] EXPERIMENT...\n"
+		   "\n"
+		   "Commands run in order; settings apply to the views after them.  Several\n"
+		   "experiments are added together.  With no command: an interactive prompt\n"
+		   "when stdin is a terminal, else -header.\n"
+		   "\n");
+	for (size_t i = 0; i < NCOMMANDS; i++) {
+		char left[64];
+
+		snprintf(left, sizeof(left), "-%s%s%s", commands[i].name, commands[i].arg ? " " : "",
+			 commands[i].arg ? commands[i].arg : "");
+		if (strlen(left) > 22)
+			fprintf(f, "  %s\n  %-22s %s\n", left, "", commands[i].help);
+		else
+			fprintf(f, "  %-22s %s\n", left, commands[i].help);
+	}
+	fprintf(f, "\nMetric specs: FLAVOR VISIBILITY NAME items joined by ':'; flavours e\n"
+		   "(exclusive), i (inclusive), a (attributed); visibility . (time), + (value),\n"
+		   "%% (percent); metrics totalcpu, samples.  Default e.%%totalcpu:i.%%totalcpu:name.\n");
+}
+
+static const struct command *find_command(const char *name)
+{
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(commands[i].name, name))
+			return &commands[i];
+	/* er_print spells some with '_' or '-' interchangeably */
+	char alt[64];
+
+	if (strlen(name) >= sizeof(alt))
+		return NULL;
+	size_t i;
+
+	for (i = 0; name[i]; i++)
+		alt[i] = name[i] == '_' ? '-' : name[i] == '-' ? '_' : name[i];
+	alt[i] = '\0';
+	for (i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(commands[i].name, alt))
+			return &commands[i];
+	return NULL;
+}
+
+static void steps_free(struct steps *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->v[i].arg);
+		free(s->v[i].where);
+	}
+	free(s->v);
+	memset(s, 0, sizeof(*s));
+}
+
+/* At the interactive prompt, help is "help". */
+static bool at_prompt;
+
+/* Adds command name (without its dash) with arg to ss, after checking it.
+ * Returns 0, 1 for quit, or -1 (said on stderr). */
+static int add_step(struct steps *ss, const char *name, const char *arg, const char *where, int depth)
+{
+	const struct command *c = find_command(name);
+	char err[512];
+
+	if (!c) {
+		complain(where, "unknown command '%s' (try '%s')", name,
+			 at_prompt ? "help" : "sonde print -help");
+		return -1;
+	}
+	if (c->arg_kind != ARG_NONE && !arg) {
+		complain(where, "-%s needs an argument: %s", c->name, c->arg);
+		return -1;
+	}
+	if (c->arg_kind != ARG_NONE && c->check && c->check(c, arg, err, sizeof(err)) < 0) {
+		complain(where, "-%s: %s", c->name, err);
+		return -1;
+	}
+	if (c->run == run_quit)
+		return 1;
+	if (c->run == run_script)
+		return parse_script(ss, arg, depth + 1) < 0 ? -1 : 0;
+	if (ss->n == ss->cap) {
+		size_t ncap = ss->cap ? 2 * ss->cap : 16;
+		struct step *n = realloc(ss->v, ncap * sizeof(*n));
+
+		if (!n) {
+			complain(where, "out of memory");
+			return -1;
+		}
+		ss->v = n;
+		ss->cap = ncap;
+	}
+	struct step *s = &ss->v[ss->n];
+
+	s->cmd = c;
+	s->arg = c->arg_kind != ARG_NONE ? strdup(arg) : NULL;
+	s->where = where ? strdup(where) : NULL;
+	ss->n++;
+	return 0;
+}
+
+/*
+ * Splits a script or interactive line into the command word (a leading
+ * '-' dropped) and the rest, trimmed, with one level of matching quotes
+ * removed.  Returns false for a blank or comment line.  Modifies line.
+ */
+static bool split_line(char *line, char **name, char **arg)
+{
+	char *p = line, *e;
+
+	while (isspace((unsigned char)*p))
+		p++;
+	if (!*p || *p == '#')
+		return false;
+	if (*p == '-')
+		p++;
+	*name = p;
+	while (*p && !isspace((unsigned char)*p))
+		p++;
+	if (*p)
+		*p++ = '\0';
+	while (isspace((unsigned char)*p))
+		p++;
+	e = p + strlen(p);
+	while (e > p && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	if (e - p >= 2 && (*p == '\'' || *p == '"') && e[-1] == *p) {
+		e[-1] = '\0';
+		p++;
+	}
+	*arg = *p ? p : NULL;
+	return true;
+}
+
+/* One line: 0, 1 for quit, -1 for an error. */
+static int add_line(struct steps *ss, char *line, const char *where, int depth)
+{
+	char *name, *arg;
+
+	if (!split_line(line, &name, &arg))
+		return 0;
+	const struct command *c = find_command(name);
+
+	if (c && c->arg_kind == ARG_NONE && arg) {
+		complain(where, "-%s takes no argument (got '%s')", c->name, arg);
+		return -1;
+	}
+	if (c && c->arg_kind == ARG_TWO && arg) {
+		/* two words: OLD NEW, kept as "OLD\nNEW" as on the command line */
+		char *ws = arg + strcspn(arg, " \t");
+
+		if (*ws) {
+			char *rest = ws + strspn(ws, " \t");
+
+			*ws = '\n';
+			memmove(ws + 1, rest, strlen(rest) + 1);
+		}
+	}
+	return add_step(ss, name, arg, where, depth);
+}
+
+static int parse_script(struct steps *ss, const char *file, int depth)
+{
+	FILE *f;
+	char *line = NULL, where[512];
+	size_t cap = 0;
+	unsigned lineno = 0;
+	int rc = 0;
+
+	if (depth > 8) {
+		complain(NULL, "-script '%s': scripts nested too deeply", file);
+		return -1;
+	}
+	f = strcmp(file, "-") ? fopen(file, "r") : stdin;
+	if (!f) {
+		complain(NULL, "cannot open script '%s': %s", file, strerror(errno));
+		return -1;
+	}
+	while (getline(&line, &cap, f) >= 0) {
+		lineno++;
+		snprintf(where, sizeof(where), "%s:%u", file, lineno);
+		int r = add_line(ss, line, where, depth);
+
+		if (r < 0) {
+			rc = -1;
+			break;
+		}
+		if (r == 1)
+			break;
+	}
+	free(line);
+	if (f != stdin)
+		fclose(f);
+	return rc;
+}
+
+/* ---- running ---------------------------------------------------------------- */
 
 /* Runs one step; problems are said on stderr and set st->rc. */
 static void run_step(struct state *st, const struct step *s)
 {
 	char err[512];
-	enum op op = s->cmd->op;
-	const char *arg = s->arg;
-	struct sonde_profile *p = NULL;
-	int r = 0;
+	int r = s->cmd->run(st, s, err, sizeof(err));
 
-	switch (op) {
-	case OP_METRICS:
-		sonde_mspec_parse(&st->o.metrics, arg, err, sizeof(err));
-		if (st->interactive) {
-			char spec[512];
-
-			sonde_mspec_format(&st->o.metrics, spec, sizeof(spec));
-			printf("Current metrics: %s\n", spec);
-		}
-		return;
-	case OP_SORT:
-		sonde_sort_parse(&st->o.sort, arg, err, sizeof(err));
-		return;
-	case OP_LIMIT:
-		sonde_limit_parse(&st->o.limit, arg, err, sizeof(err));
-		return;
-	case OP_NAME:
-		sonde_namefmt_parse(&st->o.names, arg, err, sizeof(err));
-		return;
-	case OP_PRINTMODE:
-		sonde_printmode_parse(&st->o.mode, arg, err, sizeof(err));
-		return;
-	case OP_COMPARE:
-		sonde_compare_parse(&st->o.compare, arg, err, sizeof(err));
-		return;
-	case OP_EXPERIMENT_SELECT:
-		if (select_experiments(st, arg) < 0)
-			set_rc(st, 2);
-		return;
-	case OP_EXPERIMENT_LIST:
-		separate(st);
-		print_experiment_list(st);
-		return;
-	case OP_PROCESSES:
-		separate(st);
-		print_processes(st);
-		return;
-	case OP_THREAD_SELECT:
-	case OP_OBJECT_SELECT: {
-		char **slot = op == OP_THREAD_SELECT ? &st->thread_select : &st->object_select;
-
-		free(*slot);
-		*slot = strdup(arg);
-		drop_profiles(st);
-		return;
-	}
-	case OP_SAMPLE_SELECT:
-		free(st->sample_select);
-		st->sample_select = strdup(arg);
-		st->o.sample_select = st->sample_select;
-		drop_profiles(st);
-		return;
-	case OP_OUTFILE:
-	case OP_APPENDFILE:
-		if (set_output(st, arg, op == OP_APPENDFILE) < 0)
-			set_rc(st, 1);
-		return;
-	case OP_INLINES:
-		if (st->no_inlines != !strcmp(arg, "off")) {
-			st->no_inlines = !strcmp(arg, "off");
-			drop_profiles(st);
-		}
-		return;
-	case OP_STHRESH:
-	case OP_DTHRESH:
-		*(op == OP_STHRESH ? &st->o.sthresh : &st->o.dthresh) = strtod(arg, NULL);
-		return;
-	case OP_PATHMAP:
-	case OP_ADDPATH: {
-		char ***v = op == OP_PATHMAP ? &st->pathmap : &st->addpaths;
-		size_t *n = op == OP_PATHMAP ? &st->npathmap : &st->naddpath, k = op == OP_PATHMAP ? 2 : 1;
-		char **nv = realloc(*v, (*n + 1) * k * sizeof(*nv));
-		char *a = strdup(arg), *b = op == OP_PATHMAP && a ? strchr(a, '\n') : NULL;
-
-		if (!nv || !a) {
-			if (nv)
-				*v = nv;
-			free(a);
-			complain(NULL, "out of memory");
-			set_rc(st, 1);
-			return;
-		}
-		*v = nv;
-		if (b)
-			*b++ = '\0';
-		nv[*n * k] = a;
-		if (b)
-			nv[*n * k + 1] = b;
-		(*n)++;
-		st->o.pathmap = (const char *const *)st->pathmap;
-		st->o.npathmap = st->npathmap;
-		st->o.addpath = (const char *const *)st->addpaths;
-		st->o.naddpath = st->naddpath;
-		return;
-	}
-	case OP_LINES:
-	case OP_PCS:
-	case OP_SOURCE:
-	case OP_DISASM: {
-		uint32_t func = UINT32_MAX;
-
-		if (!(p = profile(st))) {
-			set_rc(st, 2);
-			return;
-		}
-		/* -source takes a function, else a file name */
-		if ((op == OP_DISASM || (op == OP_SOURCE && sonde_view_find(p->model, arg, st->o.names, &func,
-									     NULL, 0) > 0)) &&
-		    find_function(st, p, arg, &func) < 0) {
-			set_rc(st, 2);
-			return;
-		}
-		separate(st);
-		if (op == OP_LINES)
-			r = sonde_view_lines(st->out, p, &st->o, err, sizeof(err));
-		else if (op == OP_PCS)
-			r = sonde_view_pcs(st->out, p, &st->o, err, sizeof(err));
-		else if (op == OP_SOURCE)
-			r = sonde_view_source(st->out, p, &st->o, func, arg, err, sizeof(err));
-		else
-			r = sonde_view_disasm(st->out, p, &st->o, func, err, sizeof(err));
-		break;
-	}
-	case OP_HELP:
-		separate(st);
-		usage(st->out);
-		return;
-	case OP_HEADER:
-		separate(st);
-		for (size_t i = 0; i < st->nexps; i++) {
-			if (st->o.mode != SONDE_PM_TEXT) {
-				print_header_data(st->out, st->exps[i], st->o.mode == SONDE_PM_JSON);
-				continue;
-			}
-			if (i)
-				fputc('\n', st->out);
-			print_header(st->out, st->exps[i]);
-		}
-		return;
-	case OP_DUMP:
-		if (st->o.mode != SONDE_PM_TEXT)
-			complain(NULL, "note: -dump prints text whatever the -printmode");
-		separate(st);
-		for (size_t k = 0; k < NDUMP; k++)
-			if (!strcmp(arg, dump_names[k]))
-				for (size_t i = 0; i < st->nexps; i++) {
-					if (i)
-						fputc('\n', st->out);
-					set_rc(st, print_dump(st->out, st->exps[i], (enum print_dump_kind)k));
-				}
-		return;
-	case OP_SAMPLES:
-	case OP_OVERVIEW:
-		separate(st);
-		r = (op == OP_SAMPLES ? sonde_view_samples : sonde_view_overview)(
-			st->out, (const struct sonde_exp *const *)st->exps, st->nexps, &st->o, err, sizeof(err));
-		break;
-	case OP_STATISTICS:
-		separate(st);
-		r = sonde_view_statistics(st->out, (const struct sonde_exp *const *)st->exps,
-					  st->nexps, &st->o, err, sizeof(err));
-		break;
-	case OP_LEAKS:
-	case OP_ALLOCS:
-	case OP_HEAPSTAT:
-	case OP_IO:
-	case OP_IOSTACKS:
-	case OP_SYNC: {
-		const struct sonde_exp *const *ex = (const struct sonde_exp *const *)st->exps;
-		int kind = op == OP_SYNC ? SONDE_KIND_SYNC : op == OP_IO || op == OP_IOSTACKS ? SONDE_KIND_IO
-											 : SONDE_KIND_HEAP;
-
-		if (sonde_view_trace_check(ex, st->names, st->nexps, kind, err, sizeof(err)) < 0) {
-			complain(s->where, "%s", err);
-			set_rc(st, 2);
-			return;
-		}
-		separate(st);
-		if (op == OP_LEAKS || op == OP_ALLOCS)
-			r = sonde_view_heap_stacks(st->out, ex, st->nexps, op == OP_LEAKS, &st->o, err, sizeof(err));
-		else if (op == OP_HEAPSTAT)
-			r = sonde_view_heapstat(st->out, ex, st->nexps, &st->o, err, sizeof(err));
-		else if (op == OP_IO)
-			r = sonde_view_io(st->out, ex, st->nexps, &st->o, err, sizeof(err));
-		else if (op == OP_IOSTACKS)
-			r = sonde_view_iostacks(st->out, ex, st->nexps, &st->o, err, sizeof(err));
-		else
-			r = sonde_view_sync(st->out, ex, st->nexps, &st->o, err, sizeof(err));
-		break;
-	}
-	case OP_METRIC_LIST:
-		p = profile(st);
-		separate(st);
-		r = sonde_view_metric_list(st->out, p ? p->model : NULL, &st->o, err, sizeof(err));
-		break;
-	case OP_FUNCTIONS:
-	case OP_OBJECTS:
-		if (st->o.compare != SONDE_CMP_OFF && st->nexps > 1) {
-			struct sonde_profile *cp = cprofiles(st);
-			const struct sonde_model **models;
-
-			if (!cp) {
-				set_rc(st, 2);
-				return;
-			}
-			models = calloc(st->nexps, sizeof(*models));
-			if (!models) {
-				complain(NULL, "out of memory");
-				set_rc(st, 1);
-				return;
-			}
-			for (size_t i = 0; i < st->nexps; i++)
-				models[i] = cp[i].model;
-			separate(st);
-			r = sonde_view_compare(st->out, models, st->names, st->nexps, op == OP_OBJECTS,
-					       &st->o, err, sizeof(err));
-			free(models);
-			break;
-		}
-		if (!(p = profile(st))) {
-			set_rc(st, 2);
-			return;
-		}
-		separate(st);
-		r = op == OP_FUNCTIONS ? sonde_view_functions(st->out, p->model, &st->o, err, sizeof(err))
-				       : sonde_view_objects(st->out, p->model, &st->o, err, sizeof(err));
-		break;
-	case OP_FSINGLE:
-	case OP_CSINGLE:
-	case OP_CALLERS_CALLEES:
-	case OP_CALLTREE:
-	case OP_THREADS: {
-		uint32_t func = UINT32_MAX;
-
-		if (st->o.compare != SONDE_CMP_OFF && st->nexps > 1)
-			complain(NULL, "note: -%s shows the experiments added together (-compare "
-				       "applies to -functions and -objects)",
-				 s->cmd->name);
-		if (!(p = profile(st))) {
-			set_rc(st, 2);
-			return;
-		}
-		if ((op == OP_FSINGLE || op == OP_CSINGLE) && find_function(st, p, arg, &func) < 0) {
-			set_rc(st, 2);
-			return;
-		}
-		separate(st);
-		if (op == OP_FSINGLE)
-			r = sonde_view_fsingle(st->out, p->model, &st->o, func, err, sizeof(err));
-		else if (op == OP_THREADS)
-			r = sonde_view_threads(st->out, p, &st->o, err, sizeof(err));
-		else if (op == OP_CALLTREE)
-			r = sonde_view_calltree(st->out, p->model, &st->o, err, sizeof(err));
-		else
-			r = sonde_view_callers_callees(st->out, p->model, &st->o, func, err, sizeof(err));
-		break;
-	}
-	case OP_QUIT:
-	case OP_SCRIPT:
-		return; /* handled while parsing */
-	}
 	if (r < 0) {
 		complain(s->where, "-%s: %s", s->cmd->name, err);
 		/* a metric this experiment lacks, or a name that names
 		 * nothing, is the user's mistake */
-		set_rc(st, strstr(err, "not recorded") || strstr(err, "no function or source file") ? 2 : 1);
+		set_rc(st, r == -SONDE_ERR_NOT_RECORDED || r == -SONDE_ERR_NO_MATCH ? 2 : 1);
 	}
 }
 
@@ -1352,8 +1487,8 @@ int cmd_print(int argc, char **argv)
 
 		char *two = NULL;
 
-		if (c && c->arg) {
-			int need = c->op == OP_PATHMAP ? 2 : 1;
+		if (c && c->arg_kind != ARG_NONE) {
+			int need = c->arg_kind == ARG_TWO ? 2 : 1;
 
 			if (i + need >= argc) {
 				complain(NULL, "-%s needs %s: %s", c->name, need == 2 ? "two arguments" : "an argument",
@@ -1383,7 +1518,7 @@ int cmd_print(int argc, char **argv)
 		if (r == 1)
 			quit = true;
 	}
-	if (ss.n == 1 && ss.v[0].cmd->op == OP_HELP) {
+	if (ss.n == 1 && ss.v[0].cmd->run == run_help) {
 		usage(stdout);
 		goto out;
 	}
@@ -1438,7 +1573,7 @@ int cmd_print(int argc, char **argv)
 	bool header = false;
 
 	for (size_t i = 0; i < ss.n; i++)
-		header |= ss.v[i].cmd->op == OP_HEADER;
+		header |= ss.v[i].cmd->run == run_header;
 	for (size_t e = 0; e < st.nexps; e++) {
 		size_t nerr = sonde_exp_nerrors(st.exps[e]), np;
 		const struct sonde_problem *p = sonde_exp_problems(st.exps[e], &np);
@@ -1482,3 +1617,4 @@ out:
 	free(paths);
 	return rc;
 }
+

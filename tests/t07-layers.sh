@@ -31,7 +31,7 @@ add_include() { # FILE HEADER: an include after the file's first line
 breaks "base includes the reader (upward)" add_include lib/base/safeopen.c reader/experiment.h
 breaks "the reader includes a view (upward)" add_include lib/reader/experiment.h views/view.h
 breaks "a symbols file includes the model (upward)" add_include lib/symbols/symbols.c model/profile.h
-breaks "lib/ includes a command's header" add_include lib/views/view.c print.h
+breaks "lib/ includes a command's header" add_include lib/views/view.c commands.h
 breaks "an include without its folder" add_include lib/model/metrics.c experiment.h
 breaks "the collector includes the reader" add_include collector/clock.c reader/experiment.h
 breaks "a tracer includes lib/ by a relative path" add_include tracers/heap.c ../lib/base/u64map.h

@@ -38,7 +38,7 @@ int vw_resolve(struct cols *c, const struct sonde_model *m, const struct sonde_v
 		if (mi < 0) {
 			snprintf(err, errlen, "metric '%s' is not recorded in this experiment",
 				 it->metric);
-			return -1;
+			return -SONDE_ERR_NOT_RECORDED;
 		}
 		if (flavors && !strchr(flavors, it->flavor))
 			continue;
@@ -51,7 +51,7 @@ int vw_resolve(struct cols *c, const struct sonde_model *m, const struct sonde_v
 		if (c->sort_mi < 0) {
 			snprintf(err, errlen, "sort metric '%s' is not recorded in this experiment",
 				 o->sort.metric);
-			return -1;
+			return -SONDE_ERR_NOT_RECORDED;
 		}
 	}
 	return 0;
@@ -372,8 +372,10 @@ static int list_view(FILE *f, const struct sonde_model *m, const struct sonde_vi
 	const int64_t *total = sonde_model_total(m);
 	size_t n = objects ? sonde_model_nobjects(m) : sonde_model_nfuncs(m);
 
-	if (vw_resolve(&c, m, o, "ei", err, errlen) < 0)
-		return -1;
+	int resolved = vw_resolve(&c, m, o, "ei", err, errlen);
+
+	if (resolved < 0)
+		return resolved;
 	vt_init(&t);
 	vt_field_key(&t, "name");
 	vt_field_key(&t, objects ? "path" : "object");
@@ -463,8 +465,10 @@ int sonde_view_fsingle(FILE *f, const struct sonde_model *m, const struct sonde_
 		snprintf(err, errlen, "no function %u", func);
 		return -1;
 	}
-	if (vw_resolve(&c, m, o, "ei", err, errlen) < 0)
-		return -1;
+	int resolved = vw_resolve(&c, m, o, "ei", err, errlen);
+
+	if (resolved < 0)
+		return resolved;
 	vt_init(&t);
 	vt_field_key(&t, "name");
 	vt_field_key(&t, "object");
@@ -638,8 +642,10 @@ int sonde_view_callers_callees(FILE *f, const struct sonde_model *m,
 		snprintf(err, errlen, "no function %u", func);
 		return -1;
 	}
-	if (vw_resolve(&c, m, o, "ei", err, errlen) < 0)
-		return -1;
+	int resolved = vw_resolve(&c, m, o, "ei", err, errlen);
+
+	if (resolved < 0)
+		return resolved;
 	attributed_items(&a, m, o);
 	vt_init(&t);
 	vt_field_key(&t, "function");
@@ -883,8 +889,10 @@ int sonde_view_calltree(FILE *f, const struct sonde_model *m, const struct sonde
 	struct treesort ts = { m, nodes, o->names, -1 };
 	size_t printed = 0;
 
-	if (vw_resolve(&c, m, o, "ei", err, errlen) < 0)
-		return -1;
+	int resolved = vw_resolve(&c, m, o, "ei", err, errlen);
+
+	if (resolved < 0)
+		return resolved;
 	ts.mi = c.sort_mi;
 	vt_init(&t);
 	vt_field_key(&t, "node");
@@ -1010,9 +1018,11 @@ int sonde_view_threads(FILE *f, const struct sonde_profile *p, const struct sond
 
 	if (!sel)
 		return oom(NULL, err, errlen);
-	if (vw_resolve(&c, m, o, NULL, err, errlen) < 0) {
+	int resolved = vw_resolve(&c, m, o, NULL, err, errlen);
+
+	if (resolved < 0) {
 		free(sel);
-		return -1;
+		return resolved;
 	}
 	/* one column per metric of the spec, whatever its flavour */
 	a.n = 0;
@@ -1485,8 +1495,10 @@ int sonde_view_compare(FILE *f, const struct sonde_model *const *models, const c
 		return -1;
 	}
 	for (size_t k = 0; k < n; k++) {
-		if (vw_resolve(&c, models[k], o, "ei", err, errlen) < 0)
-			return -1;
+		int resolved = vw_resolve(&c, models[k], o, "ei", err, errlen);
+
+		if (resolved < 0)
+			return resolved;
 	}
 	vw_resolve(&c, models[0], o, "ei", err, errlen);
 	vt_init(&t);

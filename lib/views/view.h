@@ -44,9 +44,12 @@
  * callers-callees block, which are percentages of the selected function's
  * inclusive metric (as gprofng shows them).
  *
- * Library code: views write to the FILE given and return 0, or -1 with a
- * one-line message in err (an unknown metric for this model, a write
- * error, out of memory).  Nothing here exits.
+ * Library code: views write to the FILE given and return 0, or a negated
+ * code of base/error.h with a one-line message in err:
+ * -SONDE_ERR_NOT_RECORDED for a metric this model lacks,
+ * -SONDE_ERR_NO_MATCH for a -source name that names nothing with data,
+ * -SONDE_ERR_FAILED (-1) for the rest (a write error, out of memory).
+ * Nothing here exits.
  */
 #ifndef SONDE_VIEW_H
 #define SONDE_VIEW_H
@@ -56,6 +59,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "base/error.h"
 #include "reader/experiment.h"
 #include "model/metrics.h"
 

@@ -18,7 +18,8 @@ struct cols {
 };
 
 /* Resolves the items of the flavours in `flavors` (NULL: all) of o's
- * spec against m; 0, or -1 with "metric 'x' is not recorded ..." in err. */
+ * spec against m; 0, or -SONDE_ERR_NOT_RECORDED with "metric 'x' is not
+ * recorded ..." in err. */
 int vw_resolve(struct cols *c, const struct sonde_model *m, const struct sonde_view_opts *o,
 	       const char *flavors, char *err, size_t errlen);
 

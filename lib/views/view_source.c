@@ -316,8 +316,10 @@ static int flat_view(FILE *f, struct sonde_profile *p, const struct sonde_view_o
 	const int64_t *total = sonde_model_total(p->model);
 	uint32_t *ids = NULL;
 
-	if (vw_resolve(&c, p->model, o, "ei", err, errlen) < 0)
-		return -1;
+	int resolved = vw_resolve(&c, p->model, o, "ei", err, errlen);
+
+	if (resolved < 0)
+		return resolved;
 	vt_init(&t);
 	vt_field_key(&t, "name");
 	for (int k = 0; k < nfkeys; k++)
@@ -920,8 +922,10 @@ int sonde_view_source(FILE *f, struct sonde_profile *p, const struct sonde_view_
 	int rc = -1;
 
 	vt_init(&t);
-	if (vw_resolve(&c, p->model, o, "ei", err, errlen) < 0)
-		return -1;
+	int resolved = vw_resolve(&c, p->model, o, "ei", err, errlen);
+
+	if (resolved < 0)
+		return resolved;
 	if (aggregate(&a, p) < 0) {
 		agg_free(&a);
 		return fail_oom(err, errlen);
@@ -970,6 +974,7 @@ int sonde_view_source(FILE *f, struct sonde_profile *p, const struct sonde_view_
 				 amb ? "source file name '%s' is ambiguous; give more of its path"
 				     : "no function or source file '%s' with data (see -functions, -lines)",
 				 file);
+			rc = amb ? -SONDE_ERR_FAILED : -SONDE_ERR_NO_MATCH;
 			goto out;
 		}
 	}
@@ -1157,8 +1162,10 @@ int sonde_view_disasm(FILE *f, struct sonde_profile *p, const struct sonde_view_
 			 sonde_view_funcname(fi, o->names));
 		return -1;
 	}
-	if (vw_resolve(&c, p->model, o, "ei", err, errlen) < 0)
-		return -1;
+	int resolved = vw_resolve(&c, p->model, o, "ei", err, errlen);
+
+	if (resolved < 0)
+		return resolved;
 	if (aggregate(&a, p) < 0)
 		goto nomem;
 	to_instructions(&a, &dc);

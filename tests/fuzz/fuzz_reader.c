@@ -3,7 +3,7 @@
  * and what sonde print and sonde agg do with what it reads: the metrics
  * engine (lib/model/metrics.c), every view (lib/views/view.c), the tracing views
  * (lib/views/view_trace.c) and leak matching (lib/reader/heapleaks.c), -header and
- * -dump (cmd/print_header.c), and the agg kinds profile, sync, heap and io
+ * -dump (lib/views/view_header.c, view_dump.c), and the agg kinds profile, sync, heap and io
  * (lib/agg/dlang.c).
  *
  * An input is an experiment directory packed into one buffer: records of
@@ -48,7 +48,7 @@
  *     reader made of the inputs (opened, refused, with read errors, trace
  *     events read).
  *
- * Build: with libsonde.a (or the lib sources) and cmd/print_header.c, -Ilib -Icmd,
+ * Build: with libsonde.a (or the lib sources), -Ilib,
  * -lm -ldw -lelf -lz -lstdc++ (the symbol layer) -lcapstone (disassembly).
  */
 #define _GNU_SOURCE
@@ -66,9 +66,9 @@
 #include "agg/dlang.h"
 #include "reader/experiment.h"
 #include "model/metrics.h"
-#include "print.h"
 #include "model/profile.h"
 #include "views/view.h"
+#include "views/view_exp.h"
 
 #define NFILES 9
 #define F_SYNC 6 /* the first trace file */
@@ -444,12 +444,18 @@ static void run_trace_views(const struct sonde_exp *exp)
 /* sonde print -header (text, csv, json) and every -dump. */
 static void run_header(const struct sonde_exp *exp)
 {
-	print_header(devnull, exp);
-	print_header_data(devnull, exp, false);
-	print_header_data(devnull, exp, true);
-	for (int k = DUMP_PROFILE; k <= DUMP_IO; k++)
-		if (modes_per_input == 3 || (uint64_t)(k - DUMP_PROFILE) == n_open % (DUMP_IO - DUMP_PROFILE + 1))
-			print_dump(devnull, exp, (enum print_dump_kind)k);
+	const struct sonde_exp *one[1] = { exp };
+	struct sonde_view_opts o;
+	char err[512];
+
+	sonde_view_opts_init(&o);
+	for (int pm = SONDE_PM_TEXT; pm <= SONDE_PM_JSON; pm++) {
+		o.mode = (enum sonde_printmode)pm;
+		sonde_view_header(devnull, one, 1, &o);
+	}
+	for (int k = 0; k < SONDE_DUMP_NKINDS; k++)
+		if (modes_per_input == 3 || (uint64_t)k == n_open % SONDE_DUMP_NKINDS)
+			sonde_view_dump(devnull, exp, (enum sonde_dump_kind)k, err, sizeof(err));
 }
 
 /* sonde agg with clauses for each kind the experiment has, every field. */

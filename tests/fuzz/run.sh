@@ -31,19 +31,19 @@ OUT=$B/fuzz
 N=${1:-50000}
 SEED=${2:-$(date +%s)}
 CC=${CC:-cc}
-SRC="tests/fuzz/fuzz_reader.c cmd/print_header.c lib/*/*.c"
+SRC="tests/fuzz/fuzz_reader.c lib/*/*.c"
 LIBS="-lm -ldw -lelf -lz -lstdc++ -lcapstone"
 mkdir -p "$OUT/seeds" "$OUT/crashes"
 
 if [ -n "${FUZZ_PLAIN:-}" ]; then
 	FUZZ=$OUT/fuzz_reader_plain
 	# shellcheck disable=SC2086
-	$CC -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -Iinclude -Ilib -Icmd $SRC -o "$FUZZ" $LIBS || exit 1
+	$CC -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -Iinclude -Ilib $SRC -o "$FUZZ" $LIBS || exit 1
 else
 	FUZZ=$OUT/fuzz_reader
 	# shellcheck disable=SC2086
 	$CC -std=gnu11 -O1 -g -Wall -Wextra -Wno-unused-parameter -fsanitize=address,undefined \
-		-fno-sanitize-recover=all -fno-omit-frame-pointer -Iinclude -Ilib -Icmd $SRC -o "$FUZZ" $LIBS || exit 1
+		-fno-sanitize-recover=all -fno-omit-frame-pointer -Iinclude -Ilib $SRC -o "$FUZZ" $LIBS || exit 1
 fi
 
 if [ ! -d "$OUT/seeds/worked.er" ]; then
@@ -83,7 +83,7 @@ if [ -n "${FUZZ_LIBFUZZER:-}" ]; then
 		clang -fsanitize=fuzzer "$OUT/probe.c" -o "$OUT/probe" 2>/dev/null; then
 		# shellcheck disable=SC2086
 		clang -std=gnu11 -O1 -g -fsanitize=fuzzer,address,undefined -DSONDE_LIBFUZZER -Iinclude -Ilib \
-			-Icmd $SRC -o "$OUT/fuzz_reader_lf" $LIBS || exit 1
+			$SRC -o "$OUT/fuzz_reader_lf" $LIBS || exit 1
 		mkdir -p "$OUT/corpus"
 		for e in "$OUT"/seeds/*.er; do
 			"$FUZZ" -pack "$e" "$OUT/corpus/$(basename "$e").bin"

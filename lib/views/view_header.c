@@ -1,6 +1,7 @@
 /*
- * sonde print -header and -dump: the experiment summary and the raw
- * packets of one experiment (see doc/sonde-print.md).
+ * -header: the summary of one experiment (see doc/sonde-print.md), as
+ * text, or as "key,value" lines (csv) or one JSON document, every number
+ * unrounded.  Moved from cmd/ so that tests can call it.
  */
 #include <inttypes.h>
 #include <limits.h>
@@ -10,17 +11,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "symbols/dynfunc.h"
 #include "symbols/archive.h"
-#include "print.h"
+#include "views/view_exp.h"
 #include "views/view_table.h"
 
-static void print_traces(const struct sonde_exp *exp);
-
-/* Where the functions below write (set by print_header / print_dump). */
-static FILE *out;
-/* The experiment's dynamic functions during print_dump, NULL without. */
-static struct sonde_dynfuncs *dyn;
+static void print_traces(FILE *out, const struct sonde_exp *exp);
 
 /* ---- formatting -------------------------------------------------------- */
 
@@ -59,7 +54,7 @@ static void fmt_bytes(char *buf, size_t len, uint64_t n)
 
 /* ---- -header ------------------------------------------------------------ */
 
-static void print_notes(const char *notes)
+static void print_notes(FILE *out, const char *notes)
 {
 	const char *p = notes;
 
@@ -73,7 +68,7 @@ static void print_notes(const char *notes)
 	}
 }
 
-static void print_start(const struct sonde_exp_info *in)
+static void print_start(FILE *out, const struct sonde_exp_info *in)
 {
 	fprintf(out, "%-19s", "Start:");
 	if (!in->has_realtime) {
@@ -94,7 +89,7 @@ static void print_start(const struct sonde_exp_info *in)
 	fprintf(out, "%s.%03u %s\n", date, in->realtime_nsec / 1000000, zone);
 }
 
-static void print_exit(const struct sonde_exp_info *in)
+static void print_exit(FILE *out, const struct sonde_exp_info *in)
 {
 	const struct sonde_event *ev = in->exit_event;
 
@@ -113,7 +108,7 @@ static void print_exit(const struct sonde_exp_info *in)
 		       "killed)\n");
 }
 
-static void print_events(const struct sonde_exp *exp, enum sonde_event_kind kind,
+static void print_events(FILE *out, const struct sonde_exp *exp, enum sonde_event_kind kind,
 			 const char *title)
 {
 	const struct sonde_exp_info *in = sonde_exp_info(exp);
@@ -130,7 +125,7 @@ static void print_events(const struct sonde_exp *exp, enum sonde_event_kind kind
 			fprintf(out, "  %8.3f s  %s\n", since(in, ev[i].time_ns), str(ev[i].text));
 }
 
-static void print_threads(const struct sonde_exp *exp)
+static void print_threads(FILE *out, const struct sonde_exp *exp)
 {
 	size_t n;
 	const struct sonde_thread *t = sonde_exp_threads(exp, &n);
@@ -215,7 +210,7 @@ static bool checked_object(const struct sonde_object *o, size_t i)
 
 /* "Load objects:" and a WARNING for each one the analysis cannot trust:
  * rebuilt or gone since the experiment, with no archived copy. */
-static void print_object_check(const struct sonde_exp *exp)
+static void print_object_check(FILE *out, const struct sonde_exp *exp)
 {
 	const char *dir = sonde_exp_info(exp)->dir;
 	size_t n, count[SONDE_OBJ_UNKNOWN + 1] = { 0 }, files = 0;
@@ -250,7 +245,7 @@ static void print_object_check(const struct sonde_exp *exp)
 	}
 }
 
-static void header(const struct sonde_exp *exp)
+static void header(FILE *out, const struct sonde_exp *exp)
 {
 	const struct sonde_exp_info *in = sonde_exp_info(exp);
 	const struct sonde_exp_summary *s = sonde_exp_summary(exp);
@@ -258,7 +253,7 @@ static void header(const struct sonde_exp *exp)
 
 	fprintf(out, "%-19s%s\n", "Experiment:", in->dir);
 	if (in->notes)
-		print_notes(in->notes);
+		print_notes(out, in->notes);
 	fprintf(out, "%-19s%s (experiment format %u)\n", "Collector:", str(in->collector), in->format);
 	fprintf(out, "%-19s%s\n", "Target:", str(in->target.command));
 	fprintf(out, "%-19s%s\n", "Executable:", str(in->target.exe));
@@ -307,10 +302,10 @@ static void header(const struct sonde_exp *exp)
 			       in->settings.duration_s);
 		fprintf(out, "\n");
 	}
-	print_start(in);
+	print_start(out, in);
 	fprintf(out, "%-19s%.3f s (until the %s)\n", "Duration:", since(in, in->end_ns),
 	       !strcmp(in->end_source, "end") ? "collector's end" : in->end_source);
-	print_exit(in);
+	print_exit(out, in);
 	fprintf(out, "%-19s%" PRIu64 "\n", "Samples:", s->samples);
 	{
 		static const char *const why[SONDE_OV_NREASONS] = { "start", "end", "periodic", "signal",
@@ -330,7 +325,7 @@ static void header(const struct sonde_exp *exp)
 		fprintf(out, "; see -samples)\n");
 	}
 	fprintf(out, "%-19s%.3f s\n", "Recorded CPU time:", sec(s->weight_ns));
-	print_traces(exp);
+	print_traces(out, exp);
 
 	size_t nf;
 	const struct sonde_exp_file *f = sonde_exp_files(exp, &nf);
@@ -382,9 +377,9 @@ static void header(const struct sonde_exp *exp)
 		       "stack\n",
 		       in->end_event->stacks_lost);
 
-	print_object_check(exp);
-	print_events(exp, SONDE_EV_WARNING, "Collector warnings");
-	print_events(exp, SONDE_EV_ERROR, "Collector errors");
+	print_object_check(out, exp);
+	print_events(out, exp, SONDE_EV_WARNING, "Collector warnings");
+	print_events(out, exp, SONDE_EV_ERROR, "Collector errors");
 
 	size_t np;
 	const struct sonde_problem *p = sonde_exp_problems(exp, &np);
@@ -394,161 +389,7 @@ static void header(const struct sonde_exp *exp)
 		fprintf(out, "  %s: %s\n", p[i].severity == SONDE_PROBLEM_ERROR ? "error" : "warning",
 		       p[i].msg);
 
-	print_threads(exp);
-}
-
-/* ---- -dump -------------------------------------------------------------- */
-
-static void print_frames(const struct sonde_exp *exp, const struct sonde_stack *st, uint64_t time_ns)
-{
-	for (unsigned i = 0; i < st->depth; i++) {
-		uint64_t pc = st->pc[i] & ~SONDE_PC_EXACT;
-		const struct sonde_object *o = sonde_exp_find_object(exp, pc, time_ns);
-
-		long d = o || !dyn ? -1 : sonde_dynfuncs_find(dyn, pc);
-		size_t nd;
-
-		if (o)
-			fprintf(out, "    #%u 0x%" PRIx64 "  %s+0x%" PRIx64 "\n", i, pc, o->name,
-			       pc - o->base);
-		else if (d >= 0)
-			fprintf(out, "    #%u 0x%" PRIx64 "  %s:%s+0x%" PRIx64 "\n", i, pc, SONDE_JIT_OBJECT,
-				sonde_dynfuncs_entries(dyn, &nd)[d].name,
-				pc - sonde_dynfuncs_entries(dyn, &nd)[d].lo);
-		else
-			fprintf(out, "    #%u 0x%" PRIx64 "  ?\n", i, pc);
-	}
-}
-
-static void print_stack_flags(uint16_t flags)
-{
-	if (flags & SONDE_STACK_TRUNCATED)
-		fprintf(out, "  [truncated]");
-	if (flags & SONDE_STACK_INCOMPLETE)
-		fprintf(out, "  [incomplete]");
-}
-
-static int cmp_sample(const void *a, const void *b)
-{
-	const struct sonde_sample *x = a, *y = b;
-
-	if (x->time_ns != y->time_ns)
-		return x->time_ns < y->time_ns ? -1 : 1;
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	if (x->stack_id != y->stack_id)
-		return x->stack_id < y->stack_id ? -1 : 1;
-	if (x->weight_ns != y->weight_ns)
-		return x->weight_ns < y->weight_ns ? -1 : 1;
-	return (x->cpu > y->cpu) - (x->cpu < y->cpu);
-}
-
-static int dump_profile(const struct sonde_exp *exp)
-{
-	const struct sonde_exp_info *in = sonde_exp_info(exp);
-	const struct sonde_exp_summary *s = sonde_exp_summary(exp);
-	struct sonde_sample *v = malloc((s->samples ? s->samples : 1) * sizeof(*v));
-	struct sonde_sample_iter it;
-	size_t n = 0;
-
-	if (!v) {
-		fprintf(stderr, "sonde print: out of memory sorting %" PRIu64 " samples of '%s'\n",
-			s->samples, in->dir);
-		return 1;
-	}
-	sonde_sample_iter_init(&it, exp);
-	while (n < s->samples && sonde_sample_iter_next(&it, &v[n]))
-		n++;
-	qsort(v, n, sizeof(*v), cmp_sample);
-
-	fprintf(out, "# %zu profile samples of %s, by time; time in seconds since the start\n", n,
-	       in->dir);
-	for (size_t i = 0; i < n; i++) {
-		const struct sonde_stack *st = sonde_exp_stack(exp, v[i].stack_id);
-
-		fprintf(out, "sample %zu  time %.9f  tid %u  cpu ", i, since(in, v[i].time_ns), v[i].tid);
-		if (v[i].cpu == 0xffff)
-			fprintf(out, "-");
-		else
-			fprintf(out, "%u", v[i].cpu);
-		if (v[i].state != SONDE_STATE_CPU)
-			fprintf(out, "  state %u", v[i].state);
-		fprintf(out, "  weight %.3f ms  stack 0x%" PRIx64, (double)v[i].weight_ns / 1e6,
-		       v[i].stack_id);
-		if (!st) {
-			fprintf(out, "  [stack not found]\n");
-			continue;
-		}
-		print_stack_flags(st->flags);
-		fprintf(out, "\n");
-		print_frames(exp, st, v[i].time_ns);
-	}
-	free(v);
-	return 0;
-}
-
-static void dump_stacks(const struct sonde_exp *exp)
-{
-	size_t n;
-	const struct sonde_stack *st = sonde_exp_stacks(exp, &n);
-
-	fprintf(out, "# %zu distinct stacks of %s, leaf first\n", n, sonde_exp_info(exp)->dir);
-	for (size_t i = 0; i < n; i++) {
-		fprintf(out, "stack 0x%" PRIx64 "  depth %u", st[i].id, st[i].depth);
-		print_stack_flags(st[i].flags);
-		fprintf(out, "\n");
-		print_frames(exp, &st[i], SONDE_TIME_NEVER);
-	}
-}
-
-static void dump_overview(const struct sonde_exp *exp)
-{
-	static const char *const reasons[] = { "start", "end", "periodic" };
-	const struct sonde_exp_info *in = sonde_exp_info(exp);
-	size_t n;
-	const struct sonde_overview_packet *o = sonde_exp_overview(exp, &n);
-
-	fprintf(out, "# %zu overview samples of %s; times in seconds\n", n, in->dir);
-	fprintf(out, "%12s %-8s %10s %10s %10s %8s %9s %9s %9s %9s %10s\n", "time", "reason", "user",
-	       "system", "minflt", "majflt", "inblock", "oublock", "nvcsw", "nivcsw", "maxrss_kb");
-	for (size_t i = 0; i < n; i++) {
-		char r[16];
-
-		if (o[i].reason < sizeof(reasons) / sizeof(reasons[0]))
-			snprintf(r, sizeof(r), "%s", reasons[o[i].reason]);
-		else
-			snprintf(r, sizeof(r), "%u", o[i].reason);
-		fprintf(out, "%12.6f %-8s %10.3f %10.3f %10" PRIu64 " %8" PRIu64 " %9" PRIu64
-		       " %9" PRIu64 " %9" PRIu64 " %9" PRIu64 " %10" PRIu64 "\n",
-		       since(in, o[i].time_ns), r, sec(o[i].utime_ns), sec(o[i].stime_ns),
-		       o[i].minflt, o[i].majflt, o[i].inblock, o[i].oublock, o[i].nvcsw,
-		       o[i].nivcsw, o[i].maxrss_kb);
-	}
-}
-
-static void dump_objects(const struct sonde_exp *exp)
-{
-	const struct sonde_exp_info *in = sonde_exp_info(exp);
-	size_t n;
-	const struct sonde_object *o = sonde_exp_objects(exp, &n);
-
-	fprintf(out, "# %zu load objects of %s; times in seconds\n", n, in->dir);
-	for (size_t i = 0; i < n; i++) {
-		fprintf(out, "object %u  loaded %.6f", o[i].id, since(in, o[i].load_ns));
-		if (o[i].unload_ns != SONDE_TIME_NEVER)
-			fprintf(out, "  unloaded %.6f", since(in, o[i].unload_ns));
-		fprintf(out, "  base 0x%" PRIx64 "  range 0x%" PRIx64 "-0x%" PRIx64 "  buildid %s  %s\n",
-		       o[i].base, o[i].lo, o[i].hi, o[i].buildid ? o[i].buildid : "-", o[i].path);
-	}
-	const struct sonde_dynfunc *e = dyn ? sonde_dynfuncs_entries(dyn, &n) : NULL;
-
-	if (!e)
-		return;
-	fprintf(out, "# %zu dynamic functions (%s), %zu lines ignored\n", n, SONDE_JIT_MAP_FILE,
-		sonde_dynfuncs_ignored(dyn));
-	for (size_t i = 0; i < n; i++)
-		fprintf(out, "dynfunc line %u  range 0x%" PRIx64 "-0x%" PRIx64 "  %s\n", e[i].line,
-			e[i].lo, e[i].hi, e[i].name);
+	print_threads(out, exp);
 }
 
 /* The traced kinds' totals, for -header in every form. */
@@ -594,7 +435,7 @@ static void trace_totals(const struct sonde_exp *exp, struct trace_totals *t)
 }
 
 /* One line per traced kind in -header. */
-static void print_traces(const struct sonde_exp *exp)
+static void print_traces(FILE *out, const struct sonde_exp *exp)
 {
 	const struct sonde_exp_info *in = sonde_exp_info(exp);
 	struct trace_totals t;
@@ -609,119 +450,6 @@ static void print_traces(const struct sonde_exp *exp)
 	if (t.io)
 		fprintf(out, "%-19s%zu calls, %" PRId64 " bytes read, %" PRId64 " bytes written, %zu errors\n",
 			"I/O tracing:", t.io_n, (int64_t)t.io_read, (int64_t)t.io_written, t.io_errors);
-}
-
-/* The trace dumps: one line per event, by time, each with its stack. */
-static void dump_event_stack(const struct sonde_exp *exp, uint64_t id, uint64_t t)
-{
-	const struct sonde_stack *st = id ? sonde_exp_stack(exp, id) : NULL;
-
-	if (!st) {
-		fprintf(out, "%s\n", id ? "  [stack not found]" : "");
-		return;
-	}
-	print_stack_flags(st->flags);
-	fprintf(out, "\n");
-	print_frames(exp, st, t);
-}
-
-static void dump_sync(const struct sonde_exp *exp)
-{
-	const struct sonde_exp_info *in = sonde_exp_info(exp);
-	size_t n;
-	const struct sonde_sync_event *e = sonde_exp_sync_events(exp, &n);
-
-	fprintf(out, "# %zu sync wait events of %s, by time; time in seconds since the start\n", n,
-		in->dir);
-	for (size_t i = 0; i < n; i++) {
-		fprintf(out,
-			"sync %zu  time %.9f  tid %u  func %s  wait %" PRIu64 " ns  object 0x%" PRIx64
-			"  result %d  stack 0x%" PRIx64,
-			i, since(in, e[i].time_ns), e[i].tid, sonde_sync_func_name(e[i].func), e[i].wait_ns,
-			e[i].object, e[i].result, e[i].stack_id);
-		dump_event_stack(exp, e[i].stack_id, e[i].time_ns);
-	}
-}
-
-static void dump_heap(const struct sonde_exp *exp)
-{
-	const struct sonde_exp_info *in = sonde_exp_info(exp);
-	size_t n;
-	const struct sonde_heap_event *e = sonde_exp_heap_events(exp, &n);
-
-	fprintf(out, "# %zu heap events of %s, by time; time in seconds since the start\n", n, in->dir);
-	for (size_t i = 0; i < n; i++) {
-		const char *what = e[i].flags & SONDE_HEAPF_FAILED  ? "failed"
-				   : e[i].flags & SONDE_HEAPF_ALLOC ? "alloc"
-								    : "free";
-
-		fprintf(out,
-			"heap %zu  time %.9f  tid %u  func %s  %s  addr 0x%" PRIx64 "  bytes %" PRIu64
-			"  stack 0x%" PRIx64,
-			i, since(in, e[i].time_ns), e[i].tid, sonde_heap_func_name(e[i].func), what,
-			e[i].addr, e[i].bytes, e[i].stack_id);
-		dump_event_stack(exp, e[i].stack_id, e[i].time_ns);
-	}
-}
-
-static void dump_io(const struct sonde_exp *exp)
-{
-	const struct sonde_exp_info *in = sonde_exp_info(exp);
-	size_t n;
-	const struct sonde_io_event *e = sonde_exp_io_events(exp, &n);
-
-	fprintf(out, "# %zu I/O events of %s, by time; time in seconds since the start\n", n, in->dir);
-	for (size_t i = 0; i < n; i++) {
-		const char *file = sonde_exp_io_file(exp, e[i].file_id);
-
-		fprintf(out,
-			"io %zu  time %.9f  tid %u  func %s  fd %d  bytes %" PRId64 "  dur %" PRIu64
-			" ns  err %d  stack 0x%" PRIx64 "  file %s",
-			i, since(in, e[i].time_ns), e[i].tid, sonde_io_func_name(e[i].func), e[i].fd,
-			e[i].bytes, e[i].dur_ns, e[i].err, e[i].stack_id, file ? file : "-");
-		dump_event_stack(exp, e[i].stack_id, e[i].time_ns);
-	}
-}
-
-void print_header(FILE *f, const struct sonde_exp *exp)
-{
-	out = f;
-	header(exp);
-}
-
-int print_dump(FILE *f, const struct sonde_exp *exp, enum print_dump_kind kind)
-{
-	bool present;
-	int rc = 0;
-
-	out = f;
-	dyn = sonde_dynfuncs_read(exp, &present);
-	switch (kind) {
-	case DUMP_PROFILE:
-		rc = dump_profile(exp);
-		break;
-	case DUMP_STACKS:
-		dump_stacks(exp);
-		break;
-	case DUMP_OVERVIEW:
-		dump_overview(exp);
-		break;
-	case DUMP_OBJECTS:
-		dump_objects(exp);
-		break;
-	case DUMP_SYNC:
-		dump_sync(exp);
-		break;
-	case DUMP_HEAP:
-		dump_heap(exp);
-		break;
-	case DUMP_IO:
-		dump_io(exp);
-		break;
-	}
-	sonde_dynfuncs_free(dyn);
-	dyn = NULL;
-	return rc;
 }
 
 /* ---- -header in csv and json -------------------------------------------- */
@@ -898,7 +626,7 @@ static void kv_traces(struct kv *k, const struct sonde_exp *exp)
 	}
 }
 
-void print_header_data(FILE *f, const struct sonde_exp *exp, bool json)
+static void header_data(FILE *f, const struct sonde_exp *exp, bool json)
 {
 	const struct sonde_exp_info *in = sonde_exp_info(exp);
 	const struct sonde_exp_summary *s = sonde_exp_summary(exp);
@@ -1041,4 +769,18 @@ void print_header_data(FILE *f, const struct sonde_exp *exp, bool json)
 	kv_close(&k);
 	if (json)
 		fputc('\n', f);
+}
+
+void sonde_view_header(FILE *f, const struct sonde_exp *const *exps, size_t n,
+		       const struct sonde_view_opts *o)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (o->mode != SONDE_PM_TEXT) {
+			header_data(f, exps[i], o->mode == SONDE_PM_JSON);
+			continue;
+		}
+		if (i)
+			fputc('\n', f);
+		header(f, exps[i]);
+	}
 }

@@ -1,0 +1,308 @@
+/*
+ * -dump: the raw data of one experiment as the reader decoded it, one
+ * line per packet (see doc/sonde-print.md), for checking what the
+ * collector wrote.  Moved from cmd/ so that tests can call it.
+ */
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbols/dynfunc.h"
+#include "views/view_exp.h"
+
+static double sec(uint64_t ns)
+{
+	return (double)ns / 1e9;
+}
+
+/* Seconds of t since the experiment start (negative before it). */
+static double since(const struct sonde_exp_info *in, uint64_t t)
+{
+	return t >= in->start_ns ? sec(t - in->start_ns) : -sec(in->start_ns - t);
+}
+
+static void print_frames(FILE *out, const struct sonde_dynfuncs *dyn, const struct sonde_exp *exp,
+			 const struct sonde_stack *st, uint64_t time_ns)
+{
+	for (unsigned i = 0; i < st->depth; i++) {
+		uint64_t pc = st->pc[i] & ~SONDE_PC_EXACT;
+		const struct sonde_object *o = sonde_exp_find_object(exp, pc, time_ns);
+
+		long d = o || !dyn ? -1 : sonde_dynfuncs_find(dyn, pc);
+		size_t nd;
+
+		if (o)
+			fprintf(out, "    #%u 0x%" PRIx64 "  %s+0x%" PRIx64 "\n", i, pc, o->name,
+			       pc - o->base);
+		else if (d >= 0)
+			fprintf(out, "    #%u 0x%" PRIx64 "  %s:%s+0x%" PRIx64 "\n", i, pc, SONDE_JIT_OBJECT,
+				sonde_dynfuncs_entries(dyn, &nd)[d].name,
+				pc - sonde_dynfuncs_entries(dyn, &nd)[d].lo);
+		else
+			fprintf(out, "    #%u 0x%" PRIx64 "  ?\n", i, pc);
+	}
+}
+
+static void print_stack_flags(FILE *out, uint16_t flags)
+{
+	if (flags & SONDE_STACK_TRUNCATED)
+		fprintf(out, "  [truncated]");
+	if (flags & SONDE_STACK_INCOMPLETE)
+		fprintf(out, "  [incomplete]");
+}
+
+static int cmp_sample(const void *a, const void *b)
+{
+	const struct sonde_sample *x = a, *y = b;
+
+	if (x->time_ns != y->time_ns)
+		return x->time_ns < y->time_ns ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->stack_id != y->stack_id)
+		return x->stack_id < y->stack_id ? -1 : 1;
+	if (x->weight_ns != y->weight_ns)
+		return x->weight_ns < y->weight_ns ? -1 : 1;
+	return (x->cpu > y->cpu) - (x->cpu < y->cpu);
+}
+
+static int dump_profile(FILE *out, const struct sonde_dynfuncs *dyn, const struct sonde_exp *exp,
+			char *err, size_t errlen)
+{
+	const struct sonde_exp_info *in = sonde_exp_info(exp);
+	const struct sonde_exp_summary *s = sonde_exp_summary(exp);
+	struct sonde_sample *v = malloc((s->samples ? s->samples : 1) * sizeof(*v));
+	struct sonde_sample_iter it;
+	size_t n = 0;
+
+	if (!v) {
+		snprintf(err, errlen, "out of memory sorting %" PRIu64 " samples of '%s'", s->samples,
+			 in->dir);
+		return -1;
+	}
+	sonde_sample_iter_init(&it, exp);
+	while (n < s->samples && sonde_sample_iter_next(&it, &v[n]))
+		n++;
+	qsort(v, n, sizeof(*v), cmp_sample);
+
+	fprintf(out, "# %zu profile samples of %s, by time; time in seconds since the start\n", n,
+	       in->dir);
+	for (size_t i = 0; i < n; i++) {
+		const struct sonde_stack *st = sonde_exp_stack(exp, v[i].stack_id);
+
+		fprintf(out, "sample %zu  time %.9f  tid %u  cpu ", i, since(in, v[i].time_ns), v[i].tid);
+		if (v[i].cpu == 0xffff)
+			fprintf(out, "-");
+		else
+			fprintf(out, "%u", v[i].cpu);
+		if (v[i].state != SONDE_STATE_CPU)
+			fprintf(out, "  state %u", v[i].state);
+		fprintf(out, "  weight %.3f ms  stack 0x%" PRIx64, (double)v[i].weight_ns / 1e6,
+		       v[i].stack_id);
+		if (!st) {
+			fprintf(out, "  [stack not found]\n");
+			continue;
+		}
+		print_stack_flags(out, st->flags);
+		fprintf(out, "\n");
+		print_frames(out, dyn, exp, st, v[i].time_ns);
+	}
+	free(v);
+	return 0;
+}
+
+static int dump_stacks(FILE *out, const struct sonde_dynfuncs *dyn, const struct sonde_exp *exp,
+		       char *err, size_t errlen)
+{
+	size_t n;
+	const struct sonde_stack *st = sonde_exp_stacks(exp, &n);
+
+	fprintf(out, "# %zu distinct stacks of %s, leaf first\n", n, sonde_exp_info(exp)->dir);
+	for (size_t i = 0; i < n; i++) {
+		fprintf(out, "stack 0x%" PRIx64 "  depth %u", st[i].id, st[i].depth);
+		print_stack_flags(out, st[i].flags);
+		fprintf(out, "\n");
+		print_frames(out, dyn, exp, &st[i], SONDE_TIME_NEVER);
+	}
+	return 0;
+}
+
+static int dump_overview(FILE *out, const struct sonde_dynfuncs *dyn, const struct sonde_exp *exp,
+			 char *err, size_t errlen)
+{
+	static const char *const reasons[] = { "start", "end", "periodic" };
+	const struct sonde_exp_info *in = sonde_exp_info(exp);
+	size_t n;
+	const struct sonde_overview_packet *o = sonde_exp_overview(exp, &n);
+
+	fprintf(out, "# %zu overview samples of %s; times in seconds\n", n, in->dir);
+	fprintf(out, "%12s %-8s %10s %10s %10s %8s %9s %9s %9s %9s %10s\n", "time", "reason", "user",
+	       "system", "minflt", "majflt", "inblock", "oublock", "nvcsw", "nivcsw", "maxrss_kb");
+	for (size_t i = 0; i < n; i++) {
+		char r[16];
+
+		if (o[i].reason < sizeof(reasons) / sizeof(reasons[0]))
+			snprintf(r, sizeof(r), "%s", reasons[o[i].reason]);
+		else
+			snprintf(r, sizeof(r), "%u", o[i].reason);
+		fprintf(out, "%12.6f %-8s %10.3f %10.3f %10" PRIu64 " %8" PRIu64 " %9" PRIu64
+		       " %9" PRIu64 " %9" PRIu64 " %9" PRIu64 " %10" PRIu64 "\n",
+		       since(in, o[i].time_ns), r, sec(o[i].utime_ns), sec(o[i].stime_ns),
+		       o[i].minflt, o[i].majflt, o[i].inblock, o[i].oublock, o[i].nvcsw,
+		       o[i].nivcsw, o[i].maxrss_kb);
+	}
+	return 0;
+}
+
+static int dump_objects(FILE *out, const struct sonde_dynfuncs *dyn, const struct sonde_exp *exp,
+			char *err, size_t errlen)
+{
+	const struct sonde_exp_info *in = sonde_exp_info(exp);
+	size_t n;
+	const struct sonde_object *o = sonde_exp_objects(exp, &n);
+
+	fprintf(out, "# %zu load objects of %s; times in seconds\n", n, in->dir);
+	for (size_t i = 0; i < n; i++) {
+		fprintf(out, "object %u  loaded %.6f", o[i].id, since(in, o[i].load_ns));
+		if (o[i].unload_ns != SONDE_TIME_NEVER)
+			fprintf(out, "  unloaded %.6f", since(in, o[i].unload_ns));
+		fprintf(out, "  base 0x%" PRIx64 "  range 0x%" PRIx64 "-0x%" PRIx64 "  buildid %s  %s\n",
+		       o[i].base, o[i].lo, o[i].hi, o[i].buildid ? o[i].buildid : "-", o[i].path);
+	}
+	const struct sonde_dynfunc *e = dyn ? sonde_dynfuncs_entries(dyn, &n) : NULL;
+
+	if (!e)
+		return 0;
+	fprintf(out, "# %zu dynamic functions (%s), %zu lines ignored\n", n, SONDE_JIT_MAP_FILE,
+		sonde_dynfuncs_ignored(dyn));
+	for (size_t i = 0; i < n; i++)
+		fprintf(out, "dynfunc line %u  range 0x%" PRIx64 "-0x%" PRIx64 "  %s\n", e[i].line,
+			e[i].lo, e[i].hi, e[i].name);
+	return 0;
+}
+
+
+/* The trace dumps: one line per event, by time, each with its stack. */
+static void dump_event_stack(FILE *out, const struct sonde_dynfuncs *dyn, const struct sonde_exp *exp,
+			     uint64_t id, uint64_t t)
+{
+	const struct sonde_stack *st = id ? sonde_exp_stack(exp, id) : NULL;
+
+	if (!st) {
+		fprintf(out, "%s\n", id ? "  [stack not found]" : "");
+		return;
+	}
+	print_stack_flags(out, st->flags);
+	fprintf(out, "\n");
+	print_frames(out, dyn, exp, st, t);
+}
+
+static int dump_sync(FILE *out, const struct sonde_dynfuncs *dyn, const struct sonde_exp *exp,
+		     char *err, size_t errlen)
+{
+	const struct sonde_exp_info *in = sonde_exp_info(exp);
+	size_t n;
+	const struct sonde_sync_event *e = sonde_exp_sync_events(exp, &n);
+
+	fprintf(out, "# %zu sync wait events of %s, by time; time in seconds since the start\n", n,
+		in->dir);
+	for (size_t i = 0; i < n; i++) {
+		fprintf(out,
+			"sync %zu  time %.9f  tid %u  func %s  wait %" PRIu64 " ns  object 0x%" PRIx64
+			"  result %d  stack 0x%" PRIx64,
+			i, since(in, e[i].time_ns), e[i].tid, sonde_sync_func_name(e[i].func), e[i].wait_ns,
+			e[i].object, e[i].result, e[i].stack_id);
+		dump_event_stack(out, dyn, exp, e[i].stack_id, e[i].time_ns);
+	}
+	return 0;
+}
+
+static int dump_heap(FILE *out, const struct sonde_dynfuncs *dyn, const struct sonde_exp *exp,
+		     char *err, size_t errlen)
+{
+	const struct sonde_exp_info *in = sonde_exp_info(exp);
+	size_t n;
+	const struct sonde_heap_event *e = sonde_exp_heap_events(exp, &n);
+
+	fprintf(out, "# %zu heap events of %s, by time; time in seconds since the start\n", n, in->dir);
+	for (size_t i = 0; i < n; i++) {
+		const char *what = e[i].flags & SONDE_HEAPF_FAILED  ? "failed"
+				   : e[i].flags & SONDE_HEAPF_ALLOC ? "alloc"
+								    : "free";
+
+		fprintf(out,
+			"heap %zu  time %.9f  tid %u  func %s  %s  addr 0x%" PRIx64 "  bytes %" PRIu64
+			"  stack 0x%" PRIx64,
+			i, since(in, e[i].time_ns), e[i].tid, sonde_heap_func_name(e[i].func), what,
+			e[i].addr, e[i].bytes, e[i].stack_id);
+		dump_event_stack(out, dyn, exp, e[i].stack_id, e[i].time_ns);
+	}
+	return 0;
+}
+
+static int dump_io(FILE *out, const struct sonde_dynfuncs *dyn, const struct sonde_exp *exp,
+		   char *err, size_t errlen)
+{
+	const struct sonde_exp_info *in = sonde_exp_info(exp);
+	size_t n;
+	const struct sonde_io_event *e = sonde_exp_io_events(exp, &n);
+
+	fprintf(out, "# %zu I/O events of %s, by time; time in seconds since the start\n", n, in->dir);
+	for (size_t i = 0; i < n; i++) {
+		const char *file = sonde_exp_io_file(exp, e[i].file_id);
+
+		fprintf(out,
+			"io %zu  time %.9f  tid %u  func %s  fd %d  bytes %" PRId64 "  dur %" PRIu64
+			" ns  err %d  stack 0x%" PRIx64 "  file %s",
+			i, since(in, e[i].time_ns), e[i].tid, sonde_io_func_name(e[i].func), e[i].fd,
+			e[i].bytes, e[i].dur_ns, e[i].err, e[i].stack_id, file ? file : "-");
+		dump_event_stack(out, dyn, exp, e[i].stack_id, e[i].time_ns);
+	}
+	return 0;
+}
+
+/* The kinds of -dump, in the order of enum sonde_dump_kind. */
+static const struct {
+	const char *name;
+	int (*dump)(FILE *out, const struct sonde_dynfuncs *dyn, const struct sonde_exp *exp, char *err,
+		    size_t errlen);
+} dumps[SONDE_DUMP_NKINDS] = {
+	[SONDE_DUMP_PROFILE] = { "profile", dump_profile },
+	[SONDE_DUMP_STACKS] = { "stacks", dump_stacks },
+	[SONDE_DUMP_OVERVIEW] = { "overview", dump_overview },
+	[SONDE_DUMP_OBJECTS] = { "objects", dump_objects },
+	[SONDE_DUMP_SYNC] = { "sync", dump_sync },
+	[SONDE_DUMP_HEAP] = { "heap", dump_heap },
+	[SONDE_DUMP_IO] = { "io", dump_io },
+};
+
+int sonde_dump_parse(enum sonde_dump_kind *k, const char *s, char *err, size_t errlen)
+{
+	for (int i = 0; i < SONDE_DUMP_NKINDS; i++)
+		if (!strcmp(s, dumps[i].name)) {
+			*k = (enum sonde_dump_kind)i;
+			return 0;
+		}
+	snprintf(err, errlen,
+		 "unknown -dump argument '%s' (profile, stacks, overview, objects, sync, heap, io)", s);
+	return -1;
+}
+
+int sonde_view_dump(FILE *f, const struct sonde_exp *exp, enum sonde_dump_kind kind, char *err,
+		    size_t errlen)
+{
+	bool present;
+	struct sonde_dynfuncs *dyn;
+	int rc;
+
+	if ((unsigned)kind >= SONDE_DUMP_NKINDS) {
+		snprintf(err, errlen, "no -dump kind %d", (int)kind);
+		return -1;
+	}
+	dyn = sonde_dynfuncs_read(exp, &present);
+	rc = dumps[kind].dump(f, dyn, exp, err, errlen);
+	sonde_dynfuncs_free(dyn);
+	return rc;
+}

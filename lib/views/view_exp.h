@@ -1,0 +1,93 @@
+/*
+ * view_exp: the views of experiments as the reader gives them, without a
+ * metrics model: the summary (-header, view_header.c), the raw data
+ * (-dump, view_dump.c), and the experiments loaded and their processes
+ * (-experiment_list, -processes, view_processes.c).
+ *
+ *	const struct sonde_exp *one[1] = { exp };
+ *	sonde_view_header(stdout, one, 1, &opts);
+ *	sonde_view_dump(stdout, exp, SONDE_DUMP_STACKS, err, sizeof err);
+ *
+ * Library code: they write to the FILE given and keep no state between
+ * calls; nothing here exits or writes to stderr.  A write error is left
+ * in the FILE (ferror) for the caller to see.
+ */
+#ifndef SONDE_VIEW_EXP_H
+#define SONDE_VIEW_EXP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "reader/experiment.h"
+#include "views/view.h"
+
+/*
+ * -header: each experiment's summary.  Text (o->mode SONDE_PM_TEXT): the
+ * experiment, target, host, settings, start, duration and exit, samples,
+ * traced kinds' totals, data sizes, stacks, lost samples, load objects
+ * that changed since, collector warnings and errors, read problems and
+ * threads, a blank line between experiments.  csv: "key,value" lines
+ * under a "key,value" heading, the keys dotted paths ("target.pid",
+ * "threads.0.tid"); json: one document on one line per experiment, with
+ * the same keys nested; every number unrounded in both.
+ */
+void sonde_view_header(FILE *f, const struct sonde_exp *const *exps, size_t n,
+		       const struct sonde_view_opts *o);
+
+/* The kinds of -dump, by their names. */
+enum sonde_dump_kind {
+	SONDE_DUMP_PROFILE,  /* "profile": the samples by time, each with its stack */
+	SONDE_DUMP_STACKS,   /* "stacks": the distinct stacks, leaf first */
+	SONDE_DUMP_OVERVIEW, /* "overview": the overview samples */
+	SONDE_DUMP_OBJECTS,  /* "objects": the load objects and dynamic functions */
+	SONDE_DUMP_SYNC,     /* "sync", "heap", "io": the traced events by time */
+	SONDE_DUMP_HEAP,
+	SONDE_DUMP_IO,
+	SONDE_DUMP_NKINDS
+};
+
+/* Parses a -dump argument ("profile", ...).  0, or -1 with a message. */
+int sonde_dump_parse(enum sonde_dump_kind *k, const char *s, char *err, size_t errlen);
+
+/* -dump KIND of one experiment, text only (whatever the print mode).
+ * Returns 0, or -1 with a message in err (out of memory). */
+int sonde_view_dump(FILE *f, const struct sonde_exp *exp, enum sonde_dump_kind kind, char *err,
+		    size_t errlen);
+
+/*
+ * The experiments sonde print loaded: all of them, numbered from 1 in
+ * this order (each founder followed by its descendants' sub-experiments),
+ * with the names they were opened by, and the selected ones
+ * (-experiment_select: a subset of all, in the same order).
+ */
+struct sonde_exp_set {
+	const struct sonde_exp *const *all;
+	const char *const *names; /* nall of them */
+	size_t nall;
+	const struct sonde_exp *const *sel;
+	size_t nsel;
+};
+
+/* Whether name is the name of a descendant's sub-experiment ("_f1.er",
+ * "_f2_x1.er"), which a founder's directory holds. */
+bool sonde_view_is_subexp(const char *name);
+
+/* -experiment_list: every experiment loaded, numbered, '*' marking the
+ * selected ones; json {"experiments":[{"number","selected","path","pid"}]}
+ * (csv is the text). */
+void sonde_view_experiment_list(FILE *f, const struct sonde_exp_set *s,
+				const struct sonde_view_opts *o);
+
+/*
+ * -processes: one row per selected experiment's process: its number (as
+ * -experiment_list shows it), lineage ("(founder)" or the sub-experiment's
+ * name), pid, parent pid, recorded CPU time, samples, how it ended (exit
+ * status, signal name, "exec" when an exec replaced the image, what the
+ * parent saw when it reaped it, "?" when nobody knows) and command; then
+ * <Total> (text; json "total_cpu_sec").
+ */
+void sonde_view_processes(FILE *f, const struct sonde_exp_set *s,
+			  const struct sonde_view_opts *o);
+
+#endif

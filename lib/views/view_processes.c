@@ -1,0 +1,153 @@
+/*
+ * -experiment_list and -processes: the experiments sonde print loaded (a
+ * founder and its descendants' sub-experiments) and their processes.
+ * Moved from cmd/print.c so that tests can call them.
+ */
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "views/view_exp.h"
+#include "views/view_table.h"
+
+bool sonde_view_is_subexp(const char *name)
+{
+	size_t l = strlen(name);
+
+	return name[0] == '_' && l > 4 && !strcmp(name + l - 3, ".er");
+}
+
+static const char *lineage_of(const struct sonde_exp *e)
+{
+	const char *n = sonde_exp_info(e)->name;
+
+	return sonde_view_is_subexp(n) ? n : "(founder)";
+}
+
+static bool selected(const struct sonde_exp_set *s, const struct sonde_exp *e)
+{
+	for (size_t i = 0; i < s->nsel; i++)
+		if (s->sel[i] == e)
+			return true;
+	return false;
+}
+
+/* -experiment_list: every experiment loaded, numbered; * marks the
+ * selected ones. */
+void sonde_view_experiment_list(FILE *f, const struct sonde_exp_set *s,
+				const struct sonde_view_opts *o)
+{
+	if (o->mode == SONDE_PM_JSON) {
+		fputs("{\"experiments\":[", f);
+		for (size_t i = 0; i < s->nall; i++) {
+			const struct sonde_exp_info *in = sonde_exp_info(s->all[i]);
+
+			fprintf(f, "%s{\"number\":%zu,\"selected\":%s,\"path\":", i ? "," : "", i + 1,
+				selected(s, s->all[i]) ? "true" : "false");
+			vt_json_str(f, s->names[i]);
+			fprintf(f, ",\"pid\":%u}", in->target.pid);
+		}
+		fputs("]}\n", f);
+		return;
+	}
+	fprintf(f, "Experiments (* selected):\n");
+	for (size_t i = 0; i < s->nall; i++)
+		fprintf(f, "%c %3zu  %s\n", selected(s, s->all[i]) ? '*' : ' ', i + 1, s->names[i]);
+}
+
+/* How the process of experiment e ended, for -processes: its exit status
+ * or signal from its own log; "exec" for an image that an exec replaced
+ * (the new image's row has the outcome); else what its parent saw when it
+ * reaped it (a process killed by a signal writes nothing itself); "?"
+ * when nobody knows. */
+static void exit_text(const struct sonde_exp_set *s, const struct sonde_exp *e, char *out, size_t cap)
+{
+	const struct sonde_exp_info *in = sonde_exp_info(e);
+	const struct sonde_event *x = in->exit_event;
+
+	if (x && x->kind == SONDE_EV_EXIT) {
+		snprintf(out, cap, "%d", x->status);
+		return;
+	}
+	if (x) {
+		snprintf(out, cap, "%s", x->signame ? x->signame : "signal");
+		return;
+	}
+	if (in->exec_event) {
+		snprintf(out, cap, "exec");
+		return;
+	}
+	snprintf(out, cap, "?");
+	if (!in->target.pid || !in->target.ppid)
+		return;
+	for (size_t k = 0; k < s->nall; k++) {
+		const struct sonde_exp_info *pin = sonde_exp_info(s->all[k]);
+		size_t n;
+		const struct sonde_event *ev = sonde_exp_events(s->all[k], &n);
+
+		if (pin->target.pid != in->target.ppid)
+			continue;
+		for (size_t i = 0; i < n; i++) {
+			if (ev[i].kind != SONDE_EV_REAPED || ev[i].pid != in->target.pid)
+				continue;
+			if (ev[i].has_status)
+				snprintf(out, cap, "%d", ev[i].status);
+			else
+				snprintf(out, cap, "%s", ev[i].signame ? ev[i].signame : "signal");
+		}
+	}
+}
+
+void sonde_view_processes(FILE *f, const struct sonde_exp_set *s,
+			  const struct sonde_view_opts *o)
+{
+	bool json = o->mode == SONDE_PM_JSON, csv = o->mode == SONDE_PM_CSV;
+	uint64_t total = 0, samples = 0;
+
+	if (json)
+		fputs("{\"processes\":[", f);
+	else if (csv)
+		fputs("number,lineage,pid,ppid,cpu_ns,samples,exit,command\n", f);
+	else
+		fprintf(f, "%3s  %-24s %8s %8s %10s %8s %6s  %s\n", "#", "Lineage", "PID", "PPID", "CPU sec.",
+			"Samples", "Exit", "Command");
+	for (size_t i = 0; i < s->nsel; i++) {
+		const struct sonde_exp *e = s->sel[i];
+		const struct sonde_exp_info *in = sonde_exp_info(e);
+		const struct sonde_exp_summary *su = sonde_exp_summary(e);
+		char ex[32];
+		size_t num = 0;
+
+		for (size_t k = 0; k < s->nall; k++)
+			if (s->all[k] == e)
+				num = k + 1;
+		exit_text(s, e, ex, sizeof(ex));
+		total += su->weight_ns;
+		samples += su->samples;
+		const char *cmd = in->target.command ? in->target.command : "";
+
+		if (json) {
+			fprintf(f, "%s{\"number\":%zu,\"lineage\":", i ? "," : "", num);
+			vt_json_str(f, lineage_of(e));
+			fprintf(f, ",\"pid\":%u,\"ppid\":%u,\"cpu_sec\":%.3f,\"samples\":%" PRIu64 ",\"exit\":",
+				in->target.pid, in->target.ppid, su->weight_ns / 1e9, su->samples);
+			vt_json_str(f, ex);
+			fputs(",\"command\":", f);
+			vt_json_str(f, cmd);
+			fputs("}", f);
+		} else if (csv) {
+			fprintf(f, "%zu,%s,%u,%u,%" PRIu64 ",%" PRIu64 ",%s,", num, lineage_of(e), in->target.pid,
+				in->target.ppid, su->weight_ns, su->samples, ex);
+			vt_csv_str(f, cmd);
+			fputc('\n', f);
+		} else {
+			fprintf(f, "%3zu  %-24s %8u %8u %10.3f %8" PRIu64 " %6s  %s\n", num, lineage_of(e),
+				in->target.pid, in->target.ppid, su->weight_ns / 1e9, su->samples, ex, cmd);
+		}
+	}
+	if (json)
+		fprintf(f, "],\"total_cpu_sec\":%.3f}\n", total / 1e9);
+	else if (!csv)
+		fprintf(f, "%3s  %-24s %8s %8s %10.3f %8" PRIu64 "\n", "", "<Total>", "", "", total / 1e9, samples);
+}

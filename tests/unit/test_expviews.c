@@ -1,0 +1,437 @@
+/*
+ * test_expviews: the views of experiments as read (lib/views/view_exp.h:
+ * -header in text, csv and json, -dump, -experiment_list, -processes)
+ * and the error codes of the views (lib/base/error.h), checked exactly on
+ * a synthetic experiment (lib/reader/expwriter.h): a founder, pid 100,
+ * with two samples on one stack in /nonexistent/libx.so, a collector
+ * warning, its end record and exit status 3, and one descendant's
+ * sub-experiment, _f1.er, pid 101, that has no exit record.  The
+ * experiment's directory is shown as DIR; times are in UTC.
+ *
+ * Last line: "N passed, N failed"; exit status 1 when anything failed.
+ * SONDE_TEST_SHOW=1 prints every output checked.
+ */
+#define _GNU_SOURCE
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "reader/expwriter.h"
+#include "model/metrics.h"
+#include "model/profile.h"
+#include "views/view.h"
+#include "views/view_exp.h"
+
+static bool show;
+static char tmpdir[] = "/tmp/sonde-test-expviews-XXXXXX";
+static char founder[4200], child[4300];
+
+/* ---- capturing output, with the experiment's directory as DIR ----------------------- */
+
+static char *outbuf;
+static size_t outlen;
+
+static FILE *out_open(void)
+{
+	free(outbuf);
+	outbuf = NULL;
+	return open_memstream(&outbuf, &outlen);
+}
+
+/* Closes f and returns what was written, every tmpdir replaced by DIR. */
+static const char *out_close(FILE *f)
+{
+	fclose(f);
+	size_t n = strlen(tmpdir);
+	char *p;
+
+	while ((p = strstr(outbuf, tmpdir))) {
+		memcpy(p, "DIR", 3);
+		memmove(p + 3, p + n, strlen(p + n) + 1);
+	}
+	if (show)
+		printf("# ---\n%s", outbuf);
+	return outbuf;
+}
+
+#define CHECK_TEXT(got, want) check_text(got, want, __LINE__)
+static void check_text(const char *got, const char *want, int line)
+{
+	if (got && !strcmp(got, want)) {
+		npass++;
+		return;
+	}
+	nfail++;
+	printf("not ok - %s: line %d: text differs\n# --- want:\n%s# --- got:\n%s# ---\n", group, line, want,
+	       got ? got : "(null)\n");
+}
+
+/* ---- the experiments ------------------------------------------------------------------ */
+
+#define T0 1000000000ull
+#define MS 1000000ull
+
+static int write_exps(void)
+{
+	char err[512];
+	struct sonde_expw *w;
+	const uint64_t st[2] = { 0x10100 | SONDE_PC_EXACT, 0x10200 };
+
+	snprintf(founder, sizeof(founder), "%s/one.er", tmpdir);
+	if (!(w = sonde_expw_create(founder, err, sizeof(err))))
+		goto fail;
+	sonde_expw_log_preamble(w, 100, T0);
+	sonde_expw_object(w, 1, "/nonexistent/libx.so", 0x10000, 0x10000, 0x20000, T0);
+	sonde_expw_stack(w, 7, 0, 2, st);
+	sonde_expw_stack(w, 8, SONDE_STACK_TRUNCATED, 1, st);
+	sonde_expw_sample(w, 100, 0, T0 + 2 * MS, 2 * MS, 7);
+	sonde_expw_sample(w, 100, 1, T0 + 1 * MS, 1 * MS, 8);
+	sonde_expw_log(w, "<event kind=\"warning\" time_ns=\"%llu\" text=\"a warning\"/>\n", T0 + 500000);
+	sonde_expw_log(w, "<event kind=\"end\" time_ns=\"%llu\" samples=\"2\" lost=\"0\" handler_ns=\"3000\"/>\n",
+		       T0 + 4 * MS);
+	sonde_expw_log(w, "<event kind=\"exit\" time_ns=\"%llu\" status=\"3\"/>\n", T0 + 5 * MS);
+	if (sonde_expw_finish(w, 0, err, sizeof(err)) < 0)
+		goto fail;
+
+	snprintf(child, sizeof(child), "%s/_f1.er", founder);
+	if (!(w = sonde_expw_create(child, err, sizeof(err))))
+		goto fail;
+	sonde_expw_log_preamble(w, 101, T0 + MS);
+	sonde_expw_object(w, 1, "/nonexistent/libx.so", 0x10000, 0x10000, 0x20000, T0);
+	sonde_expw_stack(w, 7, 0, 2, st);
+	sonde_expw_sample(w, 101, 0, T0 + 3 * MS, 4 * MS, 7);
+	if (sonde_expw_finish(w, SONDE_EXPW_OPEN_LOG, err, sizeof(err)) < 0)
+		goto fail;
+	return 0;
+fail:
+	printf("# %s\n", err);
+	return -1;
+}
+
+static struct sonde_exp *open_exp(const char *dir)
+{
+	char err[512];
+	struct sonde_exp *e = sonde_exp_open(dir, err, sizeof(err));
+
+	if (!e)
+		printf("# %s\n", err);
+	return e;
+}
+
+/* ---- -header ------------------------------------------------------------------------ */
+
+static void test_header(const struct sonde_exp *e)
+{
+	const struct sonde_exp *one[1] = { e };
+	struct sonde_view_opts o;
+	FILE *f;
+
+	group = "header";
+	sonde_view_opts_init(&o);
+	f = out_open();
+	sonde_view_header(f, one, 1, &o);
+	CHECK_TEXT(out_close(f),
+		   "Experiment:        DIR/one.er\n"
+		   "Collector:         sonde test (experiment format 1)\n"
+		   "Target:            ./prog\n"
+		   "Executable:        /tmp/prog\n"
+		   "Directory:         /tmp\n"
+		   "Process:           pid 100, parent 1\n"
+		   "Host:              testhost, Linux 6.1.0 x86_64, 4 CPUs, 7.6 GiB memory\n"
+		   "Clock profiling:   perf-task-clock, interval 1.000 ms, depth limit 256\n"
+		   "Limits:            size 2000 MB\n"
+		   "Start:             2025-11-21 04:40:00.500 UTC\n"
+		   "Duration:          0.005 s (until the exit)\n"
+		   "Exit:              exit status 3\n"
+		   "Samples:           2\n"
+		   "Sample points:     0 points, 0 samples (; see -samples)\n"
+		   "Recorded CPU time: 0.003 s\n"
+		   "Data sizes:        log.xml 1.1 KiB, map.xml 191 B, profile 20.0 KiB, stacks 20.0 KiB, "
+		   "overview 4.0 KiB; total 45.3 KiB\n"
+		   "Stacks:            2 distinct, 1 truncated, 0 incomplete (samples: 1 truncated, 0 inco"
+		   "mplete, 0 unknown)\n"
+		   "Collector cost:    0.000 s in the sampling handler, 1.50 us per sample\n"
+		   "Lost samples:      0\n"
+		   "Log:               complete\n"
+		   "Load objects:      1 file: 1 missing\n"
+		   "WARNING: cannot read '/nonexistent/libx.so' (No such file or directory), and the exper"
+		   "iment has no archived copy; its functions are shown as addresses\n"
+		   "\n"
+		   "Collector warnings (1):\n"
+		   "     0.001 s  a warning\n"
+		   "\n"
+		   "Read problems (0): none\n"
+		   "\n"
+		   "Threads (1):\n"
+		   "         tid    samples recorded CPU s   real CPU s   diff %\n"
+		   "         100          2          0.003            -        -\n"
+		   "       total          2          0.003            -        -\n");
+
+	o.mode = SONDE_PM_CSV;
+	f = out_open();
+	sonde_view_header(f, one, 1, &o);
+	CHECK_TEXT(out_close(f),
+		   "key,value\n"
+		   "view,header\n"
+		   "experiment,DIR/one.er\n"
+		   "notes,\n"
+		   "collector,sonde test\n"
+		   "format,1\n"
+		   "target.command,./prog\n"
+		   "target.exe,/tmp/prog\n"
+		   "target.cwd,/tmp\n"
+		   "target.pid,100\n"
+		   "target.ppid,1\n"
+		   "host.name,testhost\n"
+		   "host.os,Linux\n"
+		   "host.release,6.1.0\n"
+		   "host.arch,x86_64\n"
+		   "host.cpus,4\n"
+		   "host.memory_kb,8000000\n"
+		   "settings.clock_source,perf-task-clock\n"
+		   "settings.kernel_time,\n"
+		   "settings.clock_interval_ns,1000000\n"
+		   "settings.depth_limit,256\n"
+		   "settings.size_limit_mb,2000\n"
+		   "settings.duration_limit_ms,0\n"
+		   "start.realtime_sec,1763700000\n"
+		   "start.realtime_nsec,500000000\n"
+		   "duration_ns,5000000\n"
+		   "end_source,exit\n"
+		   "exit.status,3\n"
+		   "samples,2\n"
+		   "recorded_cpu_ns,3000000\n"
+		   "sync,\n"
+		   "heap,\n"
+		   "io,\n"
+		   "files.0.name,log.xml\n"
+		   "files.0.size,1097\n"
+		   "files.1.name,map.xml\n"
+		   "files.1.size,191\n"
+		   "files.2.name,profile\n"
+		   "files.2.size,20480\n"
+		   "files.3.name,stacks\n"
+		   "files.3.size,20480\n"
+		   "files.4.name,overview\n"
+		   "files.4.size,4096\n"
+		   "stacks.distinct,2\n"
+		   "stacks.truncated,1\n"
+		   "stacks.incomplete,0\n"
+		   "stacks.samples_truncated,1\n"
+		   "stacks.samples_incomplete,0\n"
+		   "stacks.samples_unknown,0\n"
+		   "handler_ns,3000\n"
+		   "lost_samples,0\n"
+		   "lost_stacks,0\n"
+		   "log_complete,true\n"
+		   "warnings.0.time_ns,500000\n"
+		   "warnings.0.text,a warning\n"
+		   "load_objects.0.path,/nonexistent/libx.so\n"
+		   "load_objects.0.buildid,0123abcd\n"
+		   "load_objects.0.state,missing\n"
+		   "load_objects.0.file,/nonexistent/libx.so\n"
+		   "threads.0.tid,100\n"
+		   "threads.0.samples,2\n"
+		   "threads.0.recorded_cpu_ns,3000000\n"
+		   "threads.0.real_cpu_ns,\n");
+
+	o.mode = SONDE_PM_JSON;
+	f = out_open();
+	sonde_view_header(f, one, 1, &o);
+	CHECK_TEXT(out_close(f),
+		   "{\"view\":\"header\",\"experiment\":\"DIR/one.er\",\"notes\":null,\"collector\":\"sond"
+		   "e test\",\"format\":1,\"target\":{\"command\":\"./prog\",\"exe\":\"/tmp/prog\",\"cwd\""
+		   ":\"/tmp\",\"pid\":100,\"ppid\":1},\"host\":{\"name\":\"testhost\",\"os\":\"Linux\",\"r"
+		   "elease\":\"6.1.0\",\"arch\":\"x86_64\",\"cpus\":4,\"memory_kb\":8000000},\"settings\":"
+		   "{\"clock_source\":\"perf-task-clock\",\"kernel_time\":null,\"clock_interval_ns\":10000"
+		   "00,\"depth_limit\":256,\"size_limit_mb\":2000,\"duration_limit_ms\":0},\"start\":{\"re"
+		   "altime_sec\":1763700000,\"realtime_nsec\":500000000},\"duration_ns\":5000000,\"end_sou"
+		   "rce\":\"exit\",\"exit\":{\"status\":3},\"samples\":2,\"recorded_cpu_ns\":3000000,\"syn"
+		   "c\":null,\"heap\":null,\"io\":null,\"files\":[{\"name\":\"log.xml\",\"size\":1097},{\""
+		   "name\":\"map.xml\",\"size\":191},{\"name\":\"profile\",\"size\":20480},{\"name\":\"sta"
+		   "cks\",\"size\":20480},{\"name\":\"overview\",\"size\":4096}],\"stacks\":{\"distinct\":"
+		   "2,\"truncated\":1,\"incomplete\":0,\"samples_truncated\":1,\"samples_incomplete\":0,\""
+		   "samples_unknown\":0},\"handler_ns\":3000,\"lost_samples\":0,\"lost_stacks\":0,\"log_co"
+		   "mplete\":true,\"warnings\":[{\"time_ns\":500000,\"text\":\"a warning\"}],\"errors\":[]"
+		   ",\"load_objects\":[{\"path\":\"/nonexistent/libx.so\",\"buildid\":\"0123abcd\",\"state"
+		   "\":\"missing\",\"file\":\"/nonexistent/libx.so\"}],\"problems\":[],\"threads\":[{\"tid"
+		   "\":100,\"samples\":2,\"recorded_cpu_ns\":3000000,\"real_cpu_ns\":null}]}\n");
+}
+
+/* ---- -dump -------------------------------------------------------------------------- */
+
+static void test_dump(const struct sonde_exp *e)
+{
+	enum sonde_dump_kind k;
+	char err[512];
+	FILE *f;
+
+	group = "dump";
+	CHECK(sonde_dump_parse(&k, "stacks", err, sizeof(err)) == 0 && k == SONDE_DUMP_STACKS);
+	CHECK(sonde_dump_parse(&k, "io", err, sizeof(err)) == 0 && k == SONDE_DUMP_IO);
+	CHECK(sonde_dump_parse(&k, "bogus", err, sizeof(err)) == -1);
+	CHECK_S(err, "unknown -dump argument 'bogus' (profile, stacks, overview, objects, sync, heap, io)");
+
+	f = out_open();
+	CHECK(sonde_view_dump(f, e, SONDE_DUMP_PROFILE, err, sizeof(err)) == 0);
+	CHECK_TEXT(out_close(f),
+		   "# 2 profile samples of DIR/one.er, by time; time in seconds since the start\n"
+		   "sample 0  time 0.001000000  tid 100  cpu 1  weight 1.000 ms  stack 0x8  [truncated]\n"
+		   "    #0 0x10100  libx.so+0x100\n"
+		   "sample 1  time 0.002000000  tid 100  cpu 0  weight 2.000 ms  stack 0x7\n"
+		   "    #0 0x10100  libx.so+0x100\n"
+		   "    #1 0x10200  libx.so+0x200\n");
+	f = out_open();
+	CHECK(sonde_view_dump(f, e, SONDE_DUMP_STACKS, err, sizeof(err)) == 0);
+	CHECK_TEXT(out_close(f),
+		   "# 2 distinct stacks of DIR/one.er, leaf first\n"
+		   "stack 0x7  depth 2\n"
+		   "    #0 0x10100  libx.so+0x100\n"
+		   "    #1 0x10200  libx.so+0x200\n"
+		   "stack 0x8  depth 1  [truncated]\n"
+		   "    #0 0x10100  libx.so+0x100\n");
+	f = out_open();
+	CHECK(sonde_view_dump(f, e, SONDE_DUMP_OBJECTS, err, sizeof(err)) == 0);
+	CHECK_TEXT(out_close(f),
+		   "# 1 load objects of DIR/one.er; times in seconds\n"
+		   "object 1  loaded 0.000000  base 0x10000  range 0x10000-0x20000  buildid 0123abcd  /non"
+		   "existent/libx.so\n");
+}
+
+/* ---- -experiment_list and -processes --------------------------------------------------- */
+
+static void test_processes(struct sonde_exp *fe, struct sonde_exp *ce)
+{
+	const struct sonde_exp *all[2] = { fe, ce };
+	const char *names[2] = { "one.er", "one.er/_f1.er" };
+	struct sonde_exp_set s = { all, names, 2, all, 2 };
+	struct sonde_view_opts o;
+	FILE *f;
+
+	group = "processes";
+	CHECK(sonde_view_is_subexp("_f1.er"));
+	CHECK(sonde_view_is_subexp("_f2_x1.er"));
+	CHECK(!sonde_view_is_subexp("one.er"));
+	CHECK(!sonde_view_is_subexp("_.er"));
+	sonde_view_opts_init(&o);
+	f = out_open();
+	sonde_view_experiment_list(f, &s, &o);
+	CHECK_TEXT(out_close(f),
+		   "Experiments (* selected):\n"
+		   "*   1  one.er\n"
+		   "*   2  one.er/_f1.er\n");
+	f = out_open();
+	sonde_view_processes(f, &s, &o);
+	CHECK_TEXT(out_close(f),
+		   "  #  Lineage                       PID     PPID   CPU sec.  Samples   Exit  Command\n"
+		   "  1  (founder)                     100        1      0.003        2      3  ./prog\n"
+		   "  2  _f1.er                        101        1      0.004        1      ?  ./prog\n"
+		   "     <Total>                                         0.007        3\n");
+
+	/* only the descendant selected */
+	s.sel = all + 1;
+	s.nsel = 1;
+	o.mode = SONDE_PM_JSON;
+	f = out_open();
+	sonde_view_experiment_list(f, &s, &o);
+	CHECK_TEXT(out_close(f),
+		   "{\"experiments\":[{\"number\":1,\"selected\":false,\"path\":\"one.er\",\"pid\":100},{"
+		   "\"number\":2,\"selected\":true,\"path\":\"one.er/_f1.er\",\"pid\":101}]}\n");
+	f = out_open();
+	sonde_view_processes(f, &s, &o);
+	CHECK_TEXT(out_close(f),
+		   "{\"processes\":[{\"number\":2,\"lineage\":\"_f1.er\",\"pid\":101,\"ppid\":1,\"cpu_sec"
+		   "\":0.004,\"samples\":1,\"exit\":\"?\",\"command\":\"./prog\"}],\"total_cpu_sec\":0.004"
+		   "}\n");
+	o.mode = SONDE_PM_CSV;
+	f = out_open();
+	sonde_view_processes(f, &s, &o);
+	CHECK_TEXT(out_close(f),
+		   "number,lineage,pid,ppid,cpu_ns,samples,exit,command\n"
+		   "2,_f1.er,101,1,4000000,1,?,./prog\n");
+}
+
+/* ---- error codes ------------------------------------------------------------------------ */
+
+static void test_error_codes(const struct sonde_exp *e)
+{
+	struct sonde_model *m = sonde_model_new(sonde_clock_metrics, 2); /* totalcpu, samples */
+	uint32_t obj = sonde_model_object(m, "/opt/prog");
+	uint32_t fn = sonde_model_func(m, obj, 0x1000, "main", "main", "main", false);
+	const int64_t v[2] = { 1000, 1 };
+	struct sonde_view_opts o;
+	char err[512];
+	FILE *f;
+
+	group = "error codes";
+	CHECK(sonde_model_add(m, &fn, 1, v) == 0);
+	CHECK(sonde_model_finish(m) == 0);
+	sonde_view_opts_init(&o);
+	f = out_open();
+	CHECK_I(sonde_view_functions(f, m, &o, err, sizeof(err)), 0);
+	out_close(f);
+
+	CHECK(sonde_mspec_parse(&o.metrics, "e.sync:name", err, sizeof(err)) == 0);
+	f = out_open();
+	CHECK_I(sonde_view_functions(f, m, &o, err, sizeof(err)), -SONDE_ERR_NOT_RECORDED);
+	CHECK_S(err, "metric 'sync' is not recorded in this experiment");
+	CHECK_I(sonde_view_calltree(f, m, &o, err, sizeof(err)), -SONDE_ERR_NOT_RECORDED);
+	CHECK_I(sonde_view_callers_callees(f, m, &o, UINT32_MAX, err, sizeof(err)), -SONDE_ERR_NOT_RECORDED);
+	CHECK_I(sonde_view_fsingle(f, m, &o, fn, err, sizeof(err)), -SONDE_ERR_NOT_RECORDED);
+	sonde_view_opts_init(&o);
+	CHECK(sonde_sort_parse(&o.sort, "i.sync", err, sizeof(err)) == 0);
+	CHECK_I(sonde_view_objects(f, m, &o, err, sizeof(err)), -SONDE_ERR_NOT_RECORDED);
+	CHECK_S(err, "sort metric 'sync' is not recorded in this experiment");
+	out_close(f);
+	sonde_model_free(m);
+
+	/* -source of a name that is no function or file with data */
+	struct sonde_profile prof;
+	const struct sonde_exp *one[1] = { e };
+
+	CHECK(sonde_profile_build(&prof, one, 1, NULL, err, sizeof(err)) == 0);
+	sonde_view_opts_init(&o);
+	f = out_open();
+	CHECK_I(sonde_view_source(f, &prof, &o, UINT32_MAX, "nosuch.c", err, sizeof(err)), -SONDE_ERR_NO_MATCH);
+	CHECK_S(err, "no function or source file 'nosuch.c' with data (see -functions, -lines)");
+	CHECK_I(sonde_view_lines(f, &prof, &o, err, sizeof(err)), 0);
+	out_close(f);
+	sonde_profile_release(&prof);
+}
+
+int main(void)
+{
+	struct sonde_exp *fe, *ce;
+
+	show = getenv("SONDE_TEST_SHOW") != NULL;
+	setenv("TZ", "UTC", 1);
+	tzset();
+	if (!mkdtemp(tmpdir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	if (write_exps() < 0 || !(fe = open_exp(founder)) || !(ce = open_exp(child))) {
+		printf("not ok - cannot write and read the experiments\n");
+		return 1;
+	}
+	test_header(fe);
+	test_dump(fe);
+	test_processes(fe, ce);
+	test_error_codes(fe);
+	sonde_exp_close(fe);
+	sonde_exp_close(ce);
+	free(outbuf);
+	if (!getenv("SONDE_TEST_KEEP")) {
+		char cmd[600];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+		if (system(cmd) != 0)
+			printf("# could not remove %s\n", tmpdir);
+	}
+	printf("%d passed, %d failed\n", npass, nfail);
+	return nfail != 0;
+}
