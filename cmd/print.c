@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "base/grow.h"
 #include "reader/experiment.h"
 #include "model/profile.h"
 #include "symbols/symbols.h"
@@ -1279,16 +1280,9 @@ static int add_step(struct steps *ss, const char *name, const char *arg, const c
 		return 1;
 	if (c->run == run_script)
 		return parse_script(ss, arg, depth + 1) < 0 ? -1 : 0;
-	if (ss->n == ss->cap) {
-		size_t ncap = ss->cap ? 2 * ss->cap : 16;
-		struct step *n = realloc(ss->v, ncap * sizeof(*n));
-
-		if (!n) {
-			complain(where, "out of memory");
-			return -1;
-		}
-		ss->v = n;
-		ss->cap = ncap;
+	if (sonde_grow(&ss->v, &ss->cap, ss->n + 1, sizeof(*ss->v), 16) < 0) {
+		complain(where, "out of memory");
+		return -1;
 	}
 	struct step *s = &ss->v[ss->n];
 
