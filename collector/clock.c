@@ -942,7 +942,7 @@ int clock_start(const struct clock_settings *cs)
 	have_key = 1;
 	if (!g_cs.interval_ns)
 		return 0;
-	g_profile = dfile_create(g_col.expdir, "profile", SONDE_KIND_PROFILE);
+	g_profile = dfile_create(g_col.expdir, sonde_kind_desc(SONDE_KIND_PROFILE)->file, SONDE_KIND_PROFILE);
 	if (!g_profile) {
 		log_event_text("error", "cannot create the profile data file; clock profiling disabled");
 		return -1;

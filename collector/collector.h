@@ -275,7 +275,6 @@ void jitmap_save(const char *expdir, pid_t pid);
 
 /* ---- trace.c: the tracing libraries' side (tracers/tracer.h) ---- */
 
-#define MAX_TRACE_KIND SONDE_KIND_IO
 void trace_stop_all(void);
 /* The last thread of the target registered with the clock is ending
  * (the initial one having left with pthread_exit): let the collector's

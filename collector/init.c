@@ -69,12 +69,6 @@ static void read_cmdline(char *out, size_t cap)
 static void write_dataformat(struct xbuf *b, int with_profile)
 {
 	static const struct {
-		const char *file;
-		int kind;
-	} files[] = { { "profile", SONDE_KIND_PROFILE },
-		      { "stacks", SONDE_KIND_STACKS },
-		      { "overview", SONDE_KIND_OVERVIEW } };
-	static const struct {
 		int type;
 		const char *name;
 		int size;
@@ -91,12 +85,16 @@ static void write_dataformat(struct xbuf *b, int with_profile)
 		  "minflt:32:u64 majflt:40:u64 inblock:48:u64 oublock:56:u64 nvcsw:64:u64 nivcsw:72:u64 "
 		  "maxrss_kb:80:u64 rss_kb:88:u64 label_len:96:u32 reserved:100:u32 label:104:char[label_len]" },
 	};
-	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-		if (files[i].kind == SONDE_KIND_PROFILE && !with_profile)
+	/* The collector's own files (the kinds without a library); a traced
+	 * kind's line is written when it attaches (trace.c). */
+	for (int kind = 1; kind <= SONDE_KIND_MAX; kind++) {
+		if (sonde_kind_traced(kind))
+			continue;
+		if (kind == SONDE_KIND_PROFILE && !with_profile)
 			continue; /* clock profiling off: no such file */
 		xb_str(b, "<dataformat");
-		xb_attr_str(b, "file", files[i].file);
-		xb_attr_u64(b, "kind", (uint64_t)files[i].kind);
+		xb_attr_str(b, "file", sonde_kind_desc(kind)->file);
+		xb_attr_u64(b, "kind", (uint64_t)kind);
 		xb_attr_u64(b, "block_size", SONDE_BLOCK_SIZE);
 		xb_str(b, "/>");
 		line(b);
@@ -245,8 +243,8 @@ static int collector_start(const char *dir, int subexp)
 
 	write_prolog();
 	interpose_init();
-	g_stacks = dfile_create(dir, "stacks", SONDE_KIND_STACKS);
-	g_overview = dfile_create(dir, "overview", SONDE_KIND_OVERVIEW);
+	g_stacks = dfile_create(dir, sonde_kind_desc(SONDE_KIND_STACKS)->file, SONDE_KIND_STACKS);
+	g_overview = dfile_create(dir, sonde_kind_desc(SONDE_KIND_OVERVIEW)->file, SONDE_KIND_OVERVIEW);
 	sampling_init(g_overview);
 	if (!g_stacks || stacks_init(g_stacks, interval_ns != 0) < 0)
 		interval_ns = 0;

@@ -25,22 +25,16 @@
 #include "unwind.h"
 #include "../tracers/tracer.h"
 
-static const struct trace_kind {
-	int kind;
-	const char *file;
-	const char *env;
-	const char *name;
-} g_kinds[] = {
-	{ SONDE_KIND_SYNC, "synctrace", "SONDE_SYNC", "sync" },
-	{ SONDE_KIND_HEAP, "heaptrace", "SONDE_HEAP", "heap" },
-	{ SONDE_KIND_IO, "iotrace", "SONDE_IO", "io" },
-};
-#define NKINDS (sizeof g_kinds / sizeof g_kinds[0])
+/* The traced kinds are the rows of sonde/kinds.h with a library. */
+static const struct sonde_kind_desc *kind_of(int kind)
+{
+	return sonde_kind_traced(kind) ? sonde_kind_desc(kind) : NULL;
+}
 
-static struct dfile *g_df[MAX_TRACE_KIND + 1];
+static struct dfile *g_df[SONDE_KIND_MAX + 1];
 struct sc_entry;
 static TLS struct sc_entry *t_sc; /* the stack cache below */
-static _Atomic int *g_on[MAX_TRACE_KIND + 1];
+static _Atomic int *g_on[SONDE_KIND_MAX + 1];
 
 /* Code of sonde's own libraries: leading stack frames there are dropped. */
 #define MAX_RANGES 16
@@ -48,14 +42,6 @@ static struct {
 	uintptr_t lo, hi;
 } g_ranges[MAX_RANGES];
 static _Atomic int g_nranges;
-
-static const struct trace_kind *kind_of(int kind)
-{
-	for (size_t i = 0; i < NKINDS; i++)
-		if (g_kinds[i].kind == kind)
-			return &g_kinds[i];
-	return NULL;
-}
 
 static int add_range(struct dl_phdr_info *info, size_t size, void *data)
 {
@@ -103,7 +89,7 @@ EXPORT int __sonde_trace_from_sonde(const void *pc)
 }
 
 /* Describe the kind's file and packets in log.xml. */
-static void write_dataformat(const struct trace_kind *k)
+static void write_dataformat(const struct sonde_kind_desc *k)
 {
 	static const struct {
 		int kind, type;
@@ -137,12 +123,12 @@ static void write_dataformat(const struct trace_kind *k)
 	xb_init(&b, mem, sizeof mem);
 	xb_str(&b, "<dataformat");
 	xb_attr_str(&b, "file", k->file);
-	xb_attr_u64(&b, "kind", (uint64_t)k->kind);
+	xb_attr_u64(&b, "kind", (uint64_t)k->id);
 	xb_attr_u64(&b, "block_size", SONDE_BLOCK_SIZE);
 	xb_str(&b, "/>\n");
 	log_line(mem, b.len);
 	for (size_t i = 0; i < sizeof pkts / sizeof pkts[0]; i++) {
-		if (pkts[i].kind != k->kind)
+		if (pkts[i].kind != k->id)
 			continue;
 		xb_init(&b, mem, sizeof mem);
 		xb_str(&b, "<packet");
@@ -157,7 +143,7 @@ static void write_dataformat(const struct trace_kind *k)
 
 EXPORT int __sonde_trace_attach(int kind, _Atomic int *on, const char **setting)
 {
-	const struct trace_kind *k = kind_of(kind);
+	const struct sonde_kind_desc *k = kind_of(kind);
 	if (setting)
 		*setting = NULL;
 	if (!k || !on || !atomic_load(&g_col.active) || getpid() != g_col.pid)
@@ -194,7 +180,7 @@ static int g_nsettings;
 
 EXPORT void __sonde_trace_setting(int kind, const char *name, const char *value)
 {
-	const struct trace_kind *k = kind_of(kind);
+	const struct sonde_kind_desc *k = kind_of(kind);
 	if (!k)
 		return;
 	char mem[512];
@@ -244,8 +230,8 @@ void trace_restart(void)
 	t_sc = NULL; /* its stack ids name nodes of the parent's stacks file */
 	if (!atomic_load(&g_col.active))
 		return;
-	for (int kind = 0; kind <= MAX_TRACE_KIND; kind++) {
-		const struct trace_kind *k = kind_of(kind);
+	for (int kind = 0; kind <= SONDE_KIND_MAX; kind++) {
+		const struct sonde_kind_desc *k = kind_of(kind);
 		if (!k || !g_on[kind])
 			continue;
 		g_df[kind] = dfile_create(g_col.expdir, k->file, (uint32_t)kind);
@@ -270,7 +256,7 @@ EXPORT void __sonde_trace_log(const char *level, const char *text)
 
 EXPORT void *__sonde_trace_reserve(int kind, size_t size)
 {
-	if (kind < 0 || kind > MAX_TRACE_KIND || !g_df[kind] || atomic_load_explicit(&__sonde_paused, memory_order_relaxed))
+	if (kind < 0 || kind > SONDE_KIND_MAX || !g_df[kind] || atomic_load_explicit(&__sonde_paused, memory_order_relaxed))
 		return NULL;
 	return dfile_reserve_wait(g_df[kind], size);
 }
@@ -427,20 +413,20 @@ EXPORT __attribute__((noinline)) uint64_t __sonde_trace_stack(void)
 /* Stop every traced kind; called before the files are finished. */
 void trace_stop_all(void)
 {
-	for (int k = 0; k <= MAX_TRACE_KIND; k++)
+	for (int k = 0; k <= SONDE_KIND_MAX; k++)
 		if (g_on[k])
 			atomic_store(g_on[k], 0);
 	/* Events being written on other threads still land in mapped blocks:
 	 * dfile_finish unmaps nothing. */
 	char msg[256];
-	for (size_t i = 0; i < NKINDS; i++) {
-		struct dfile *df = g_df[g_kinds[i].kind];
+	for (int kind = 0; kind <= SONDE_KIND_MAX; kind++) {
+		struct dfile *df = g_df[kind];
 		if (!df)
 			continue;
 		int e = dfile_grow_errno(df);
 		if (e || dfile_lost(df)) {
 			snprintf(msg, sizeof msg, "%llu %s events were lost%s%s",
-				 (unsigned long long)dfile_lost(df), g_kinds[i].name, e ? ": " : "",
+				 (unsigned long long)dfile_lost(df), kind_of(kind)->name, e ? ": " : "",
 				 e ? strerror(e) : "");
 			log_event_text("error", msg);
 		}
@@ -450,14 +436,14 @@ void trace_stop_all(void)
 
 void trace_close_fds(void)
 {
-	for (int k = 0; k <= MAX_TRACE_KIND; k++)
+	for (int k = 0; k <= SONDE_KIND_MAX; k++)
 		dfile_close_fd(g_df[k]);
 }
 
 void trace_fork_child(void)
 {
 	/* The tick word is collect's, shared with the parent: it ticks on. */
-	for (int k = 0; k <= MAX_TRACE_KIND; k++) {
+	for (int k = 0; k <= SONDE_KIND_MAX; k++) {
 		if (g_on[k])
 			atomic_store(g_on[k], 0);
 		dfile_forget(g_df[k]);

@@ -78,7 +78,7 @@ struct sonde_tblock {
 	uint32_t pending;
 	uint32_t used;		/* bytes of packets in blk */
 };
-extern __thread struct sonde_tblock __sonde_tblocks[8] __attribute__((tls_model("initial-exec")));
+extern __thread struct sonde_tblock __sonde_tblocks[SONDE_KIND_MAX + 1] __attribute__((tls_model("initial-exec")));
 
 /* Nonzero while recording is paused (sonde collect -y, sonde_pause(),
  * -t START-END, sonde_terminate()): reserve then returns NULL, and
