@@ -650,7 +650,7 @@ static void clock_thread_tail(void)
 	sigset_t block, old;
 	sigemptyset(&block);
 	sigaddset(&block, g_sig);
-	real_pthread_sigmask(SIG_BLOCK, &block, &old);
+	real_pthread_sigmask_call(SIG_BLOCK, &block, &old);
 	struct timespec t;
 	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) == 0) {
 		uint64_t cpu = (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
@@ -668,7 +668,7 @@ static void clock_thread_tail(void)
 				ts->last_cpu_ns = cpu;
 		}
 	}
-	real_pthread_sigmask(SIG_SETMASK, &old, NULL);
+	real_pthread_sigmask_call(SIG_SETMASK, &old, NULL);
 }
 
 void clock_thread_start_routine(void *fn)
@@ -871,13 +871,13 @@ static int try_source(struct source *src, int sig)
 	sa.sa_sigaction = clock_entry;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigfillset(&sa.sa_mask); /* nothing interrupts a sample half-written */
-	if (real_sigaction(sig, &sa, &old) < 0)
+	if (real_sigaction_call(sig, &sa, &old) < 0)
 		return -errno;
 	if (src != &g_timer_source) {
 		struct thread_slot probe = { .fd = -1 };
 		int rc = src->arm(&probe, 0);
 		if (rc < 0) {
-			real_sigaction(sig, &old, NULL);
+			real_sigaction_call(sig, &old, NULL);
 			return rc;
 		}
 		src->disarm(&probe);
@@ -1051,7 +1051,7 @@ int clock_start(const struct clock_settings *cs)
 	sigset_t set;
 	sigemptyset(&set);
 	sigaddset(&set, g_sig);
-	real_pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	real_pthread_sigmask_call(SIG_UNBLOCK, &set, NULL);
 	rawclone_init();
 	return 0;
 }

@@ -49,16 +49,8 @@ extern __thread int __sonde_quiet __attribute__((tls_model("initial-exec")));
  * tracers pass its calls through. */
 extern __thread int __sonde_vforked __attribute__((tls_model("initial-exec")));
 
-/* Interposers' real functions: `static ret (*real_NAME) args` and
- * resolve_NAME(), which finds it with dlsym(RTLD_NEXT) on first use (never
- * from a signal handler).  Needs <dlfcn.h>. */
-#define REAL(name, ret, args)                                               \
-	static ret(*real_##name) args;                                      \
-	static void resolve_##name(void)                                    \
-	{                                                                   \
-		if (!real_##name)                                           \
-			real_##name = (ret(*) args)dlsym(RTLD_NEXT, #name); \
-	}
+/* Interposers' real functions: REAL_DECL, RESOLVE and REAL of real.h,
+ * shared with the tracing libraries. */
 
 /* ---- xfmt.c: async-signal-safe formatting into a caller's buffer ---- */
 
@@ -359,8 +351,8 @@ extern _Atomic int __sonde_filtered;
 extern struct sigaction g_chained_action;
 extern _Atomic int g_chained_set;
 /* Real functions, resolved at start-up (never from a handler). */
-int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
-int real_pthread_sigmask(int how, const sigset_t *set, sigset_t *old);
+int real_sigaction_call(int sig, const struct sigaction *act, struct sigaction *old);
+int real_pthread_sigmask_call(int how, const sigset_t *set, sigset_t *old);
 /* pthread_create itself, for the collector's own threads (never profiled). */
 int real_pthread_create_call(pthread_t *thr, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
 /* Start a thread of the collector's own, running fn(NULL): detached, a

@@ -131,31 +131,23 @@ static SONDE_TLS int t_busy;
 	X(pthread_clockjoin_np, (pthread_t t, void **ret, clockid_t c, const struct timespec *at), (t, ret, c, at), \
 	  NULL, return ENOSYS)
 
-#define REAL(name) __atomic_load_n(&real_##name, __ATOMIC_RELAXED)
-
 static void resolve_all(void);
 
-#define DEFINE_REAL(name, PARAMS, ARGS, ver, fail)       \
-	static int missing_##name PARAMS                 \
-	{                                                \
-		fail;                                    \
-	}                                                \
-	static int lazy_##name PARAMS;                   \
-	static int(*real_##name) PARAMS = lazy_##name;   \
-	static int lazy_##name PARAMS                    \
-	{                                                \
-		resolve_all();                           \
-		return REAL(name) ARGS;                  \
+/* Per function: real_NAME (REAL_DECL of tracer.h's real.h), first the
+ * lazy stand-in, and the failing one. */
+#define DEFINE_STANDINS(name, PARAMS, ARGS, ver, fail) \
+	static int missing_##name PARAMS               \
+	{                                              \
+		fail;                                  \
+	}                                              \
+	static int lazy_##name PARAMS;                 \
+	REAL_DECL(name) = lazy_##name;                 \
+	static int lazy_##name PARAMS                  \
+	{                                              \
+		resolve_all();                         \
+		return REAL(name) ARGS;                \
 	}
-REAL_LIST(DEFINE_REAL)
-
-static void *lookup(const char *name, const char *ver)
-{
-	void *p = ver ? dlvsym(RTLD_NEXT, name, ver) : NULL;
-	if (!p)
-		p = dlsym(RTLD_NEXT, name);
-	return p;
-}
+REAL_LIST(DEFINE_STANDINS)
 
 /* Resolve every real function, once (the stand-ins that call this are
  * gone afterwards, and a missing function gets its failing stand-in, so
@@ -164,12 +156,12 @@ static void *lookup(const char *name, const char *ver)
 static void resolve_all(void)
 {
 	int e = errno;
-#define RESOLVE_REAL(name, PARAMS, ARGS, ver, fail)                                               \
-	{                                                                                         \
-		void *p_ = lookup(#name, ver);                                                    \
-		__atomic_store_n(&real_##name, p_ ? (int(*) PARAMS)p_ : missing_##name, __ATOMIC_RELAXED); \
+#define RESOLVE_ONE(name, PARAMS, ARGS, ver, fail)                      \
+	{                                                               \
+		void *p_ = real_lookup(#name, ver);                     \
+		REAL_SET(name, p_ ? p_ : (void *)missing_##name);       \
 	}
-	REAL_LIST(RESOLVE_REAL)
+	REAL_LIST(RESOLVE_ONE)
 	errno = e;
 }
 

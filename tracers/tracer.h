@@ -36,6 +36,8 @@
 
 #include <sonde/format.h>
 
+#include "../collector/real.h" /* REAL_DECL, RESOLVE, REAL */
+
 #define SONDE_EXPORT __attribute__((visibility("default")))
 #define SONDE_TLS __thread __attribute__((tls_model("initial-exec")))
 
