@@ -575,6 +575,7 @@ static int unregister_thread(pid_t tid, int record)
 static void key_destructor(void *v)
 {
 	(void)v;
+	modules_thread_end(); /* the traced kinds' hooks, while the thread is still registered */
 	clock_thread_end();
 }
 

@@ -265,19 +265,36 @@ void clock_raw_end(void);
  * jit.map; problems are logged.  Normal context, at the end of collection. */
 void jitmap_save(const char *expdir, pid_t pid);
 
-/* ---- trace.c: the tracing libraries' side (tracers/tracer.h) ---- */
+/* ---- trace.c: the tracing libraries' side (tracers/tracer.h) ----
+ *
+ * Each traced kind is a module its library registers
+ * (__sonde_module_register); these run the modules' hooks, and the
+ * collector's own part for every traced kind (the data files, the on
+ * flags), in kind order.  Normal context. */
 
-void trace_stop_all(void);
+/* Stop every traced kind and finish its file (exit, sonde_terminate). */
+void modules_stop_all(void);
+/* In a fork or clone child of a recording process: on flags cleared,
+ * files forgotten, then each fork_child hook. */
+void modules_fork_child(void);
+/* dfile_close_fd on every trace file (after modules_stop_all). */
+void modules_close_fds(void);
+/* In a followed child whose experiment started: the parent's kinds record
+ * again, into the child's files. */
+void modules_restart(void);
+/* On a thread the target created, before its start routine; on a thread
+ * as it ends (clock.c's thread-specific-data destructor). */
+void modules_thread_start(void);
+void modules_thread_end(void);
+/* Around an exec: before it, and after it failed. */
+void modules_exec_prepare(void);
+void modules_exec_failed(void);
 /* The last thread of the target registered with the clock is ending
  * (the initial one having left with pthread_exit): let the collector's
  * own thread (-t START-END's, the only one) return too.  glibc ends the
  * process with exit(0) when its last thread ends, and it counts sonde's
  * threads; left running, it would keep the target alive for ever. */
 void collector_threads_quit(void);
-void trace_fork_child(void);
-/* dfile_close_fd on every trace file (after trace_stop_all). */
-void trace_close_fds(void);
-void trace_restart(void);
 /* The tracing clock (tracer.h): raise it to t, never lower it (collect's
  * tick and sample points race).  A sample point written at t raises it
  * to t + 1: an event after the point must not be stamped with the tick

@@ -298,7 +298,7 @@ void collector_restart(const char *dir)
 	int saved = errno;
 	stacks_reset();
 	collector_start(dir, 1);
-	trace_restart();
+	modules_restart();
 	clock_child_started();
 	errno = saved;
 }
@@ -362,7 +362,7 @@ void collector_exit_hook(void)
 	int saved = errno;
 	shared_end();
 	sampling_stop();
-	trace_stop_all();
+	modules_stop_all();
 	clock_stop_all();
 	write_end_records();
 	dfile_finish(g_stacks);
@@ -388,6 +388,7 @@ int collector_exec_prepare(void)
 	int saved = errno;
 	g_exec_ns = now_ns();
 	clock_exec_prepare();
+	modules_exec_prepare();
 	char mem[128];
 	struct xbuf b;
 	xb_init(&b, mem, sizeof mem);
@@ -423,6 +424,7 @@ void collector_exec_failed(int err, const char *what)
 	xb_str(&b, "/>\n");
 	log_line(mem, b.len);
 	shared_register(follow_lineage());
+	modules_exec_failed();
 	clock_exec_failed();
 	errno = saved;
 }
@@ -443,7 +445,7 @@ void collector_release_shared(void)
 	dfile_close_fd(clock_dfile());
 	dfile_close_fd(g_stacks);
 	dfile_close_fd(g_overview);
-	trace_close_fds();
+	modules_close_fds();
 	maps_close();
 	log_close();
 	errno = saved;
@@ -453,7 +455,7 @@ void collector_fork_child(void)
 {
 	atomic_store(&g_col.active, 0);
 	shared_fork_child();
-	trace_fork_child();
+	modules_fork_child();
 	clock_fork_child();
 	sampling_fork_child();
 	dfile_forget(g_stacks);

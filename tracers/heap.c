@@ -732,16 +732,44 @@ SONDE_EXPORT void *mremap(void *old, size_t oldlen, size_t len, int flags, ...)
 	return p;
 }
 
+/* ---- the module (tracer.h) ------------------------------------------------ */
+
+static void heap_start(const char *setting)
+{
+	int e = errno;
+	__sonde_trace_setting(SONDE_KIND_HEAP, "mode", setting ? setting : "on");
+	char tick[32];
+	snprintf(tick, sizeof tick, "%llu", (unsigned long long)__sonde_trace_clock());
+	__sonde_trace_setting(SONDE_KIND_HEAP, "tick_ns", tick);
+	errno = e;
+}
+
+static const struct sonde_packet_format heap_packets[] = {
+	{ SONDE_PKT_HEAP, "heap", 40,
+	  "type:0:u16 size:2:u16 func:4:u8 flags:5:u8 reserved:6:u16 time_ns:8:u64 addr:16:u64 "
+	  "bytes:24:u64 stack_id:32:u64" },
+	{ SONDE_PKT_HEAP_FREE, "heap_free", 24,
+	  "type:0:u16 size:2:u16 func:4:u8 flags:5:u8 reserved:6:u16 time_ns:8:u64 addr:16:u64" },
+	{ SONDE_PKT_HEAP_SHORT, "heap_short", 32,
+	  "type:0:u16 size:2:u16 func:4:u8 flags:5:u8 reserved:6:u16 dt_ns:8:i32 bytes:12:u32 addr:16:u64 "
+	  "stack_id:24:u64" },
+	{ SONDE_PKT_HEAP_FREE_SHORT, "heap_free_short", 16, "type:0:u16 size:2:u16 dt_ns:4:i32 addr:8:u64" },
+	{ SONDE_PKT_HEAP_STREAM, "heap_stream", 16,
+	  "type:0:u16 size:2:u16 nbytes:4:u16 reserved:6:u16 base_ns:8:u64 records:16:byte[nbytes]" },
+};
+
+static const struct sonde_module heap_module = {
+	.kind = SONDE_KIND_HEAP,
+	.on = &g_on,
+	.packets = heap_packets,
+	.npackets = sizeof heap_packets / sizeof heap_packets[0],
+	.start = heap_start,
+};
+
 __attribute__((constructor)) static void heap_init(void)
 {
 	int e = errno;
 	ready();
-	const char *setting;
-	if (__sonde_trace_attach(SONDE_KIND_HEAP, &g_on, &setting) == 0) {
-		__sonde_trace_setting(SONDE_KIND_HEAP, "mode", setting ? setting : "on");
-		char tick[32];
-		snprintf(tick, sizeof tick, "%llu", (unsigned long long)__sonde_trace_clock());
-		__sonde_trace_setting(SONDE_KIND_HEAP, "tick_ns", tick);
-	}
+	__sonde_module_register(&heap_module);
 	errno = e;
 }

@@ -83,7 +83,7 @@ static void *next_sym(const char *name);
 #define NAME_MAX_LEN 4000 /* longest name written (packet size is 16 bits) */
 
 static _Atomic int g_on;       /* recording (set by attach, cleared by the collector) */
-static _Atomic int g_attached; /* the table is kept (from attach on, fork children too) */
+static _Atomic int g_attached; /* the table is kept (from the module's start on, fork children too) */
 static _Atomic uint64_t *g_tab; /* fd -> file_id, FD_TABLE entries, mmap'ed */
 static _Atomic uint64_t g_next_id = 1;
 static SONDE_TLS int t_busy; /* this thread is inside the library */
@@ -1348,7 +1348,7 @@ SONDE_EXPORT void closefrom(int lowfd)
 		syscall(SYS_close_range, lowfd < 0 ? 0u : (unsigned)lowfd, ~0u, 0);
 }
 
-/* ---- start ------------------------------------------------------------------------ */
+/* ---- the module (tracer.h) and start ---------------------------------------------- */
 
 /* A followed fork child records into its own experiment, where the
  * parent's file ids were never named: forget them all, so that each
@@ -1358,6 +1358,31 @@ static void io_fork_child(void)
 	if (g_tab)
 		syscall(SYS_madvise, (void *)g_tab, FD_TABLE * sizeof(uint64_t), MADV_DONTNEED);
 }
+
+static void io_start(const char *setting)
+{
+	(void)setting; /* "on" */
+	atomic_store(&g_attached, 1);
+}
+
+static const struct sonde_packet_format io_packets[] = {
+	{ SONDE_PKT_IO, "io", 56,
+	  "type:0:u16 size:2:u16 func:4:u8 flags:5:u8 reserved:6:u16 fd:8:i32 err:12:i32 "
+	  "time_ns:16:u64 dur_ns:24:u64 bytes:32:i64 file_id:40:u64 stack_id:48:u64" },
+	{ SONDE_PKT_IO_FILE, "io_file", 24,
+	  "type:0:u16 size:2:u16 name_len:4:u32 file_id:8:u64 time_ns:16:u64 name:24:char[name_len]" },
+};
+
+/* A fork child records into its own experiment (when followed), where
+ * the parent's file ids were never named. */
+static const struct sonde_module io_module = {
+	.kind = SONDE_KIND_IO,
+	.on = &g_on,
+	.packets = io_packets,
+	.npackets = sizeof io_packets / sizeof io_packets[0],
+	.start = io_start,
+	.fork_child = io_fork_child,
+};
 
 __attribute__((constructor)) static void io_init(void)
 {
@@ -1442,12 +1467,9 @@ __attribute__((constructor)) static void io_init(void)
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (tab != MAP_FAILED)
 		g_tab = tab;
-	pthread_atfork(NULL, NULL, io_fork_child);
 	__sonde_trace_on_filter(io_before_filter);
-	const char *setting = NULL;
 	/* The table is ready before g_on can become 1. */
-	if (__sonde_trace_attach(SONDE_KIND_IO, &g_on, &setting) == 0)
-		atomic_store(&g_attached, 1);
+	__sonde_module_register(&io_module);
 	errno = e;
 }
 
