@@ -98,7 +98,6 @@ static void resolve(void)
 	RESOLVE(malloc);
 	RESOLVE(calloc);
 	RESOLVE(realloc);
-	RESOLVE(free);
 	RESOLVE(valloc);
 	RESOLVE(pvalloc);
 	RESOLVE(memalign);
@@ -107,6 +106,7 @@ static void resolve(void)
 	RESOLVE(mmap);
 	RESOLVE(munmap);
 	RESOLVE(mremap);
+	RESOLVE(free); /* last: ready() tells the other threads all are known */
 	t_resolving--;
 }
 
