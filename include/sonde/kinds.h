@@ -74,6 +74,12 @@ enum {
 /* Ids are dense from 1 (checked below), so the largest is the count. */
 #define SONDE_KIND_MAX SONDE_KIND_COUNT
 
+/* The header's kind_name holds the file name, NUL-padded. */
+#define SONDE_KIND_FILE_CHECK_(NAME, id, name, file, ...) \
+	_Static_assert(sizeof(file) <= 16, "the file name of kind " #NAME " fits kind_name");
+SONDE_KINDS(SONDE_KIND_FILE_CHECK_)
+#undef SONDE_KIND_FILE_CHECK_
+
 struct sonde_kind_desc {
 	int id;
 	const char *name, *file;
@@ -92,8 +98,8 @@ static inline const struct sonde_kind_desc *sonde_kind_desc(int id)
 		SONDE_KINDS(SONDE_KIND_ROW_)
 #undef SONDE_KIND_ROW_
 	};
-	/* A gap makes the array longer than the count; a repeated id warns
-	 * (-Woverride-init) and makes it shorter. */
+	/* A gap or an id past the count makes the array longer than the
+	 * count; a repeated id warns (-Woverride-init). */
 	_Static_assert(sizeof rows / sizeof rows[0] == SONDE_KIND_COUNT, "kind ids are 1 to SONDE_KIND_COUNT");
 	if (id < 1 || id > SONDE_KIND_MAX)
 		return NULL;
