@@ -275,8 +275,8 @@ int cmd_agg(int argc, char **argv)
 		}
 	}
 	/* An experiment has profile events (maybe none) and the traced kinds
-	 * it was collected with. */
-	const struct sonde_dl_kind *kinds[4] = { exp ? &sonde_dl_kind_profile : &sonde_dl_kind_stdin };
+	 * it was collected with: at most one per kind of sonde/kinds.h. */
+	const struct sonde_dl_kind *kinds[SONDE_KIND_MAX + 1] = { exp ? &sonde_dl_kind_profile : &sonde_dl_kind_stdin };
 	size_t nkinds = 1;
 
 	if (exp && sonde_exp_traced(exp, SONDE_KIND_SYNC))

@@ -49,8 +49,7 @@ struct opts {
 	long limit_mb;
 	int depth;
 	int dry_run;
-	const char *sync;  /* -s: NULL (off), "on", "all", or microseconds */
-	int heap, io;	   /* -H on, -i on */
+	const char *trace[SONDE_KIND_MAX + 1]; /* per traced kind (sonde/kinds.h): its setting, NULL off */
 	const char *follow; /* -F: on, off, all, =REGEX */
 	int archive;	   /* -a: SONDE_ARCHIVE_IDS (off, the default), _ON, _SRC */
 	char **argv;
@@ -75,12 +74,12 @@ static void usage(FILE *f)
 		"  -y SIG[,r]         SIG switches recording between paused and resumed; starts\n"
 		"                     paused, or recording with ,r\n"
 		"  -L MB              limit the experiment's data to MB megabytes\n"
-		"  -D DEPTH           call stack depth limit, 1 to 2040 (default 1024)\n"
-		"  -s on|all|N|off    synchronization wait tracing: waits of at least the\n"
-		"                     calibrated threshold (on), every call (all, 0), or\n"
-		"                     N microseconds\n"
-		"  -H on|off          heap tracing (allocations, frees, leaks)\n"
-		"  -i on|off          I/O tracing (reads, writes, opens, ... by file)\n"
+		"  -D DEPTH           call stack depth limit, 1 to 2040 (default 1024)\n");
+	for (int k = 1; k <= SONDE_KIND_MAX; k++)
+		if (sonde_kind_traced(k))
+			fprintf(f, "  -%c %-15s %s\n", sonde_kind_desc(k)->opt, sonde_kind_desc(k)->values,
+				sonde_kind_desc(k)->help);
+	fprintf(f,
 		"  -F on|off|all|=RE  follow descendant processes (fork, vfork, clone, exec,\n"
 		"                     posix_spawn, system, popen) into sub-experiments;\n"
 		"                     =RE: only those whose lineage (_f1_x1) or program\n"
@@ -178,6 +177,67 @@ static int parse_window(const char *s, double *start, double *stop)
 	return 0;
 }
 
+/* The traced kind whose option letter is c, NULL for none. */
+static const struct sonde_kind_desc *kind_of_option(char c)
+{
+	for (int k = 1; k <= SONDE_KIND_MAX; k++)
+		if (sonde_kind_traced(k) && sonde_kind_desc(k)->opt == c)
+			return sonde_kind_desc(k);
+	return NULL;
+}
+
+/* Whether word is one of the '|'-separated words of values. */
+static int has_word(const char *values, const char *word)
+{
+	size_t n = strlen(word);
+	for (const char *w = values; *w;) {
+		size_t len = strcspn(w, "|");
+		if (len == n && !strncmp(w, word, n))
+			return 1;
+		w += len + (w[len] == '|');
+	}
+	return 0;
+}
+
+/* A traced kind's setting: one of its words ("off": NULL), or with N
+ * among them a number of microseconds (0 means "all").  -1 when v is
+ * none of them; *why then gets the message. */
+static int parse_trace(const struct sonde_kind_desc *k, const char *v, const char **out, char *why, size_t cap)
+{
+	long n;
+	if (!strcmp(v, "off")) {
+		*out = NULL;
+		return 0;
+	}
+	if (strcmp(v, "N") && has_word(k->values, v)) {
+		*out = v;
+		return 0;
+	}
+	if (has_word(k->values, "N") && parse_long(v, 0, 1000000000, &n) == 0) {
+		*out = n ? v : "all";
+		return 0;
+	}
+	/* The words, N last as "microseconds": "invalid -s value (on, all,
+	 * off, or microseconds):", "invalid -H value (on or off):". */
+	const char *w[16];
+	int len[16], nw = 0;
+	for (const char *p = k->values; *p && nw < 15;) {
+		int l = (int)strcspn(p, "|");
+		if (l != 1 || *p != 'N')
+			w[nw] = p, len[nw++] = l;
+		p += l + (p[l] == '|');
+	}
+	if (has_word(k->values, "N"))
+		w[nw] = "microseconds", len[nw++] = 12;
+	size_t used = (size_t)snprintf(why, cap, "invalid -%c value (", k->opt);
+	for (int i = 0; i < nw && used < cap; i++)
+		used += (size_t)snprintf(why + used, cap - used, "%s%s%.*s", i == 0 ? "" : nw == 2 ? " " : ", ",
+					 i == nw - 1 && nw > 1 ? "or " : "", len[i], w[i]);
+	if (used < cap)
+		snprintf(why + used, cap - used, "):");
+	return -1;
+}
+
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	o->interval_ms = 10;
@@ -206,12 +266,19 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 					"see sonde collect --help\n");
 			return 2;
 		}
-		if (strlen(a) != 2 || !strchr("poCdtLDsHiFaSly", a[1]))
+		const struct sonde_kind_desc *kind = strlen(a) == 2 ? kind_of_option(a[1]) : NULL;
+		if (strlen(a) != 2 || (!strchr("poCdtLDFaSly", a[1]) && !kind))
 			return bad("unknown option", a);
 		if (i + 1 >= argc)
 			return bad("missing value for option", a);
 		const char *v = argv[++i];
 		long n;
+		if (kind) {
+			char why[128];
+			if (parse_trace(kind, v, &o->trace[kind->id], why, sizeof why) < 0)
+				return bad(why, v);
+			continue;
+		}
 		switch (a[1]) {
 		case 'p':
 			if (parse_interval(v, &o->interval_ms) < 0)
@@ -266,22 +333,6 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			if (parse_long(v, 1, 100000000, &n) < 0)
 				return bad("invalid -L value (megabytes)", v);
 			o->limit_mb = n;
-			break;
-		case 's':
-			if (!strcmp(v, "off"))
-				o->sync = NULL;
-			else if (!strcmp(v, "on") || !strcmp(v, "all"))
-				o->sync = v;
-			else if (parse_long(v, 0, 1000000000, &n) == 0)
-				o->sync = n ? v : "all";
-			else
-				return bad("invalid -s value (on, all, off, or microseconds):", v);
-			break;
-		case 'H':
-		case 'i':
-			if (strcmp(v, "on") && strcmp(v, "off"))
-				return bad(a[1] == 'H' ? "invalid -H value (on or off):" : "invalid -i value (on or off):", v);
-			*(a[1] == 'H' ? &o->heap : &o->io) = !strcmp(v, "on");
 			break;
 		case 'F':
 			if (v[0] == '=') {
@@ -647,15 +698,13 @@ int cmd_collect(int argc, char **argv)
 		if (sl)
 			*sl = 0;
 		size_t used = 0;
-		const struct { int on; const char *lib; } tr[] = {
-			{ o.io, "libsonde_io.so" }, { o.heap, "libsonde_heap.so" }, { o.sync != NULL, "libsonde_sync.so" },
-		};
 		preload[0] = 0;
-		for (size_t t = 0; t < sizeof tr / sizeof tr[0]; t++) {
-			if (!tr[t].on)
+		/* Last kind first (io, heap, sync), the order they always had. */
+		for (int k = SONDE_KIND_MAX; k >= 1; k--) {
+			if (!sonde_kind_traced(k) || !o.trace[k])
 				continue;
 			char lib[PATH_MAX + 32];
-			snprintf(lib, sizeof lib, "%s/%s", dir, tr[t].lib);
+			snprintf(lib, sizeof lib, "%s/%s", dir, sonde_kind_desc(k)->lib);
 			if (access(lib, R_OK) < 0) {
 				fprintf(stderr, "sonde collect: cannot find the tracing library '%s'\n", lib);
 				return 2;
@@ -695,9 +744,9 @@ int cmd_collect(int argc, char **argv)
 			       o.pause_recording ? "recording" : "paused");
 		if (o.limit_mb)
 			printf("size limit: %ld MB\n", o.limit_mb);
-		printf("sync wait tracing: %s\n", o.sync ? o.sync : "off");
-		printf("heap tracing: %s\n", o.heap ? "on" : "off");
-		printf("I/O tracing: %s\n", o.io ? "on" : "off");
+		for (int k = 1; k <= SONDE_KIND_MAX; k++)
+			if (sonde_kind_traced(k))
+				printf("%s: %s\n", sonde_kind_desc(k)->title, o.trace[k] ? o.trace[k] : "off");
 		printf("archive: %s\n", o.archive == SONDE_ARCHIVE_SRC ? "src" : o.archive ? "on" : "off (build ids only)");
 		printf("preload: %s\n", preload);
 		return 0;
@@ -728,7 +777,11 @@ int cmd_collect(int argc, char **argv)
 	}
 	uint64_t period_ns = (uint64_t)llround(o.sample_s * 1e9);
 	char shared[128] = "";
-	if (collect_clock_start(expabs, period_ns, o.heap, shared, sizeof shared) < 0)
+	int tick = 0; /* a traced kind reads the shared tick */
+	for (int k = 1; k <= SONDE_KIND_MAX; k++)
+		if (sonde_kind_traced(k) && o.trace[k] && (sonde_kind_desc(k)->flags & SONDE_KINDF_TICK))
+			tick = 1;
+	if (collect_clock_start(expabs, period_ns, tick, shared, sizeof shared) < 0)
 		fprintf(stderr, "sonde collect: warning: cannot share a clock with the target (%s); %s\n",
 			strerror(errno), period_ns ? "no periodic sample points" : "heap events read the clock");
 	fflush(NULL);
@@ -756,12 +809,9 @@ int cmd_collect(int argc, char **argv)
 			setenvf("LD_PRELOAD", "%s:%s", preload, old);
 		else
 			setenv("LD_PRELOAD", preload, 1);
-		if (o.sync)
-			setenv("SONDE_SYNC", o.sync, 1);
-		if (o.heap)
-			setenv("SONDE_HEAP", "on", 1);
-		if (o.io)
-			setenv("SONDE_IO", "on", 1);
+		for (int k = 1; k <= SONDE_KIND_MAX; k++)
+			if (sonde_kind_traced(k) && o.trace[k])
+				setenv(sonde_kind_desc(k)->env, o.trace[k], 1);
 		setenv("SONDE_EXPDIR", expabs, 1);
 		if (shared[0])
 			setenv("SONDE_SHARED", shared, 1);
@@ -854,12 +904,8 @@ int cmd_collect(int argc, char **argv)
 	append(expabs, "log.xml", ev);
 	append(expabs, "log.xml", "</experiment>\n");
 	append(expabs, "map.xml", "</map>\n");
-	trim_data_file(expabs, "profile");
-	trim_data_file(expabs, "stacks");
-	trim_data_file(expabs, "overview");
-	trim_data_file(expabs, "synctrace");
-	trim_data_file(expabs, "heaptrace");
-	trim_data_file(expabs, "iotrace");
+	for (int k = 1; k <= SONDE_KIND_MAX; k++)
+		trim_data_file(expabs, sonde_kind_desc(k)->file);
 	/* Last, once map.xml is complete: record the build ids (and copy the
 	 * objects with -a on) while the files are still the ones that ran.
 	 * No map.xml: the collector never started, nothing to archive. */

@@ -575,6 +575,7 @@ static int unregister_thread(pid_t tid, int record)
 static void key_destructor(void *v)
 {
 	(void)v;
+	modules_thread_end(); /* the traced kinds' hooks, while the thread is still registered */
 	clock_thread_end();
 }
 
@@ -650,7 +651,7 @@ static void clock_thread_tail(void)
 	sigset_t block, old;
 	sigemptyset(&block);
 	sigaddset(&block, g_sig);
-	real_pthread_sigmask(SIG_BLOCK, &block, &old);
+	real_pthread_sigmask_call(SIG_BLOCK, &block, &old);
 	struct timespec t;
 	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) == 0) {
 		uint64_t cpu = (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
@@ -668,7 +669,7 @@ static void clock_thread_tail(void)
 				ts->last_cpu_ns = cpu;
 		}
 	}
-	real_pthread_sigmask(SIG_SETMASK, &old, NULL);
+	real_pthread_sigmask_call(SIG_SETMASK, &old, NULL);
 }
 
 void clock_thread_start_routine(void *fn)
@@ -871,13 +872,13 @@ static int try_source(struct source *src, int sig)
 	sa.sa_sigaction = clock_entry;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigfillset(&sa.sa_mask); /* nothing interrupts a sample half-written */
-	if (real_sigaction(sig, &sa, &old) < 0)
+	if (real_sigaction_call(sig, &sa, &old) < 0)
 		return -errno;
 	if (src != &g_timer_source) {
 		struct thread_slot probe = { .fd = -1 };
 		int rc = src->arm(&probe, 0);
 		if (rc < 0) {
-			real_sigaction(sig, &old, NULL);
+			real_sigaction_call(sig, &old, NULL);
 			return rc;
 		}
 		src->disarm(&probe);
@@ -942,7 +943,7 @@ int clock_start(const struct clock_settings *cs)
 	have_key = 1;
 	if (!g_cs.interval_ns)
 		return 0;
-	g_profile = dfile_create(g_col.expdir, "profile", SONDE_KIND_PROFILE);
+	g_profile = dfile_create(g_col.expdir, sonde_kind_desc(SONDE_KIND_PROFILE)->file, SONDE_KIND_PROFILE);
 	if (!g_profile) {
 		log_event_text("error", "cannot create the profile data file; clock profiling disabled");
 		return -1;
@@ -1051,7 +1052,7 @@ int clock_start(const struct clock_settings *cs)
 	sigset_t set;
 	sigemptyset(&set);
 	sigaddset(&set, g_sig);
-	real_pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	real_pthread_sigmask_call(SIG_UNBLOCK, &set, NULL);
 	rawclone_init();
 	return 0;
 }

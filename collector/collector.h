@@ -49,16 +49,8 @@ extern __thread int __sonde_quiet __attribute__((tls_model("initial-exec")));
  * tracers pass its calls through. */
 extern __thread int __sonde_vforked __attribute__((tls_model("initial-exec")));
 
-/* Interposers' real functions: `static ret (*real_NAME) args` and
- * resolve_NAME(), which finds it with dlsym(RTLD_NEXT) on first use (never
- * from a signal handler).  Needs <dlfcn.h>. */
-#define REAL(name, ret, args)                                               \
-	static ret(*real_##name) args;                                      \
-	static void resolve_##name(void)                                    \
-	{                                                                   \
-		if (!real_##name)                                           \
-			real_##name = (ret(*) args)dlsym(RTLD_NEXT, #name); \
-	}
+/* Interposers' real functions: REAL_DECL, RESOLVE and REAL of real.h,
+ * shared with the tracing libraries. */
 
 /* ---- xfmt.c: async-signal-safe formatting into a caller's buffer ---- */
 
@@ -272,20 +264,36 @@ void clock_raw_end(void);
  * jit.map; problems are logged.  Normal context, at the end of collection. */
 void jitmap_save(const char *expdir, pid_t pid);
 
-/* ---- trace.c: the tracing libraries' side (tracers/tracer.h) ---- */
+/* ---- trace.c: the tracing libraries' side (tracers/tracer.h) ----
+ *
+ * Each traced kind is a module its library registers
+ * (__sonde_module_register); these run the modules' hooks, and the
+ * collector's own part for every traced kind (the data files, the on
+ * flags), in kind order.  Normal context. */
 
-#define MAX_TRACE_KIND SONDE_KIND_IO
-void trace_stop_all(void);
+/* Stop every traced kind and finish its file (exit, sonde_terminate). */
+void modules_stop_all(void);
+/* In a fork or clone child of a recording process: on flags cleared,
+ * files forgotten, then each fork_child hook. */
+void modules_fork_child(void);
+/* dfile_close_fd on every trace file (after modules_stop_all). */
+void modules_close_fds(void);
+/* In a followed child whose experiment started: the parent's kinds record
+ * again, into the child's files. */
+void modules_restart(void);
+/* On a thread the target created, before its start routine; on a thread
+ * as it ends (clock.c's thread-specific-data destructor). */
+void modules_thread_start(void);
+void modules_thread_end(void);
+/* Around an exec: before it, and after it failed. */
+void modules_exec_prepare(void);
+void modules_exec_failed(void);
 /* The last thread of the target registered with the clock is ending
  * (the initial one having left with pthread_exit): let the collector's
  * own thread (-t START-END's, the only one) return too.  glibc ends the
  * process with exit(0) when its last thread ends, and it counts sonde's
  * threads; left running, it would keep the target alive for ever. */
 void collector_threads_quit(void);
-void trace_fork_child(void);
-/* dfile_close_fd on every trace file (after trace_stop_all). */
-void trace_close_fds(void);
-void trace_restart(void);
 /* The tracing clock (tracer.h): raise it to t, never lower it (collect's
  * tick and sample points race).  A sample point written at t raises it
  * to t + 1: an event after the point must not be stamped with the tick
@@ -359,8 +367,8 @@ extern _Atomic int __sonde_filtered;
 extern struct sigaction g_chained_action;
 extern _Atomic int g_chained_set;
 /* Real functions, resolved at start-up (never from a handler). */
-int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
-int real_pthread_sigmask(int how, const sigset_t *set, sigset_t *old);
+int real_sigaction_call(int sig, const struct sigaction *act, struct sigaction *old);
+int real_pthread_sigmask_call(int how, const sigset_t *set, sigset_t *old);
 /* pthread_create itself, for the collector's own threads (never profiled). */
 int real_pthread_create_call(pthread_t *thr, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
 /* Start a thread of the collector's own, running fn(NULL): detached, a

@@ -6,7 +6,7 @@
 #include "collector.h"
 
 #define CHUNK (256u << 10)
-#define MAX_KINDS 8
+#define MAX_KINDS (SONDE_KIND_MAX + 1) /* arrays indexed by kind id */
 
 
 struct dfile {

@@ -50,6 +50,7 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "real.h"
 
 extern char **environ;
 
@@ -74,19 +75,17 @@ static char g_preload[4096];
 
 
 #if !defined(__x86_64__)
-REAL(fork, pid_t, (void))
+REAL_DECL(fork);
 #endif
-REAL(execve, int, (const char *, char *const[], char *const[]))
-REAL(execvpe, int, (const char *, char *const[], char *const[]))
-REAL(fexecve, int, (int, char *const[], char *const[]))
-REAL(posix_spawn, int, (pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
-			char *const[], char *const[]))
-REAL(posix_spawnp, int, (pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
-			 char *const[], char *const[]))
-REAL(system, int, (const char *))
-REAL(popen, FILE *, (const char *, const char *))
-REAL(clone, int, (int (*)(void *), void *, int, void *, ...))
-REAL(waitpid, pid_t, (pid_t, int *, int))
+REAL_DECL(execve);
+REAL_DECL(execvpe);
+REAL_DECL(fexecve);
+REAL_DECL(posix_spawn);
+REAL_DECL(posix_spawnp);
+REAL_DECL(system);
+REAL_DECL(popen);
+REAL_DECL(clone);
+REAL_DECL(waitpid);
 
 static int is_sonde_lib(const char *path, size_t len)
 {
@@ -412,10 +411,10 @@ enum exec_how { X_PATH, X_SEARCH, X_FD };
 static int real_exec(enum exec_how how, const char *file, int fd, char *const argv[], char *const envp[])
 {
 	if (how == X_PATH)
-		return real_execve(file, argv, envp);
+		return REAL(execve)(file, argv, envp);
 	if (how == X_SEARCH)
-		return real_execvpe(file, argv, envp);
-	return real_fexecve(fd, argv, envp);
+		return REAL(execvpe)(file, argv, envp);
+	return REAL(fexecve)(fd, argv, envp);
 }
 
 /* An exec in a vfork child (see vfork below), which runs on its parent's
@@ -451,9 +450,9 @@ static int vfork_child_exec(enum exec_how how, const char *file, int fd, char *c
 
 static int do_exec(enum exec_how how, const char *file, int fd, char *const argv[], char *const envp[])
 {
-	resolve_execve();
-	resolve_execvpe();
-	resolve_fexecve();
+	RESOLVE(execve);
+	RESOLVE(execvpe);
+	RESOLVE(fexecve);
 	if (__sonde_vforked)
 		return vfork_child_exec(how, file, fd, argv, envp);
 	char buf[PATH_MAX], cmd[1024];
@@ -623,9 +622,9 @@ __attribute__((used, visibility("hidden"))) void sonde_vfork_prepare(void)
 		return;
 	}
 	int saved = errno;
-	resolve_execve(); /* no dlsym in the child */
-	resolve_execvpe();
-	resolve_fexecve();
+	RESOLVE(execve); /* no dlsym in the child */
+	RESOLVE(execvpe);
+	RESOLVE(fexecve);
 	int no = -1;
 	if (g_tracking && g_mode != F_OFF)
 		no = atomic_fetch_add(&g_nfork, 1) + 1;
@@ -701,8 +700,8 @@ __asm__(".text\n"
 /* Elsewhere vfork is carried out as fork, which POSIX allows. */
 EXPORT pid_t vfork(void)
 {
-	resolve_fork();
-	return real_fork ? real_fork() : -1;
+	RESOLVE(fork);
+	return REAL(fork) ? REAL(fork)() : -1;
 }
 #endif
 
@@ -746,24 +745,24 @@ static int clone_child(void *p)
 
 EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 {
-	resolve_clone();
+	RESOLVE(clone);
 	va_list ap;
 	va_start(ap, arg);
 	void *ptid = va_arg(ap, void *);
 	void *tls = va_arg(ap, void *);
 	void *ctid = va_arg(ap, void *);
 	va_end(ap);
-	if (!real_clone) {
+	if (!REAL(clone)) {
 		errno = ENOSYS;
 		return -1;
 	}
 	if (flags & (CLONE_VM | CLONE_THREAD)) /* a task in this process's memory */
-		return clock_raw_clone(real_clone, fn, stack, flags, arg, ptid, tls, ctid);
+		return clock_raw_clone(REAL(clone), fn, stack, flags, arg, ptid, tls, ctid);
 	if (!g_tracking || g_mode == F_OFF)
-		return real_clone(fn, stack, flags, arg, ptid, tls, ctid);
+		return REAL(clone)(fn, stack, flags, arg, ptid, tls, ctid);
 	struct clone_start *cs = malloc(sizeof *cs);
 	if (!cs)
-		return real_clone(fn, stack, flags, arg, ptid, tls, ctid);
+		return REAL(clone)(fn, stack, flags, arg, ptid, tls, ctid);
 	cs->fn = fn;
 	cs->arg = arg;
 	cs->no = atomic_fetch_add(&g_nclone, 1) + 1;
@@ -772,7 +771,7 @@ EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 	snprintf(comp, sizeof comp, "_C%d", cs->no);
 	child_lineage(lineage, sizeof lineage, g_lineage, comp);
 	log_descendant("clone", lineage, 1, NULL, NULL, 0);
-	int rc = real_clone(clone_child, stack, flags, cs, ptid, tls, ctid);
+	int rc = REAL(clone)(clone_child, stack, flags, cs, ptid, tls, ctid);
 	int e = errno;
 	free(cs);
 	errno = e;
@@ -805,9 +804,9 @@ static char **spawn_env(const char *variant, const char *path, char *const argv[
 EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
 		       const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
-	resolve_posix_spawn();
+	RESOLVE(posix_spawn);
 	char **env = spawn_env("posix_spawn", path, argv, envp);
-	int rc = real_posix_spawn(pid, path, fa, attr, argv, env ? env : envp);
+	int rc = REAL(posix_spawn)(pid, path, fa, attr, argv, env ? env : envp);
 	int e = errno;
 	free_child_env(env);
 	errno = e;
@@ -817,13 +816,13 @@ EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_acti
 EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
 			const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
-	resolve_posix_spawnp();
+	RESOLVE(posix_spawnp);
 	int saved = errno; /* the PATH search below may set it */
 	char buf[PATH_MAX];
 	const char *path = g_tracking && g_mode != F_OFF ? search_path(file, buf, sizeof buf) : file;
 	errno = saved;
 	char **env = spawn_env("posix_spawnp", path, argv, envp);
-	int rc = real_posix_spawnp(pid, file, fa, attr, argv, env ? env : envp);
+	int rc = REAL(posix_spawnp)(pid, file, fa, attr, argv, env ? env : envp);
 	int e = errno;
 	free_child_env(env);
 	errno = e;
@@ -875,8 +874,8 @@ static void sys_unref(void)
 {
 	pthread_mutex_lock(&g_sys_lock);
 	if (--g_sys_refs == 0) {
-		real_sigaction(SIGINT, &g_sys_intr, NULL);
-		real_sigaction(SIGQUIT, &g_sys_quit, NULL);
+		real_sigaction_call(SIGINT, &g_sys_intr, NULL);
+		real_sigaction_call(SIGQUIT, &g_sys_quit, NULL);
 	}
 	pthread_mutex_unlock(&g_sys_lock);
 }
@@ -890,10 +889,10 @@ static void sys_cancelled(void *p)
 {
 	struct sys_call *c = p;
 	kill(c->pid, SIGKILL);
-	while (real_waitpid(c->pid, NULL, 0) < 0 && errno == EINTR)
+	while (REAL(waitpid)(c->pid, NULL, 0) < 0 && errno == EINTR)
 		;
 	sys_unref();
-	real_pthread_sigmask(SIG_SETMASK, &c->omask, NULL);
+	real_pthread_sigmask_call(SIG_SETMASK, &c->omask, NULL);
 }
 
 static int follow_system(const char *line, char **env, int *spawn_err)
@@ -904,13 +903,13 @@ static int follow_system(const char *line, char **env, int *spawn_err)
 	sigemptyset(&sa.sa_mask);
 	pthread_mutex_lock(&g_sys_lock);
 	if (g_sys_refs++ == 0) {
-		real_sigaction(SIGINT, &sa, &g_sys_intr);
-		real_sigaction(SIGQUIT, &sa, &g_sys_quit);
+		real_sigaction_call(SIGINT, &sa, &g_sys_intr);
+		real_sigaction_call(SIGQUIT, &sa, &g_sys_quit);
 	}
 	pthread_mutex_unlock(&g_sys_lock);
 	struct sys_call c;
 	sigaddset(&sa.sa_mask, SIGCHLD);
-	real_pthread_sigmask(SIG_BLOCK, &sa.sa_mask, &c.omask);
+	real_pthread_sigmask_call(SIG_BLOCK, &sa.sa_mask, &c.omask);
 	sigset_t reset;
 	sigemptyset(&reset);
 	if (g_sys_intr.sa_handler != SIG_IGN)
@@ -924,12 +923,12 @@ static int follow_system(const char *line, char **env, int *spawn_err)
 	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
 	char *argv[] = { "sh", "-c", (char *)line, NULL };
 	int status = -1;
-	int ret = real_posix_spawn(&c.pid, "/bin/sh", NULL, &attr, argv, env);
+	int ret = REAL(posix_spawn)(&c.pid, "/bin/sh", NULL, &attr, argv, env);
 	posix_spawnattr_destroy(&attr);
 	if (ret == 0) {
 		pthread_cleanup_push(sys_cancelled, &c);
 		pid_t r;
-		while ((r = real_waitpid(c.pid, &status, 0)) < 0 && errno == EINTR)
+		while ((r = REAL(waitpid)(c.pid, &status, 0)) < 0 && errno == EINTR)
 			;
 		if (r != c.pid)
 			status = -1;
@@ -939,7 +938,7 @@ static int follow_system(const char *line, char **env, int *spawn_err)
 	}
 	int e = errno; /* waitpid's, when it failed */
 	sys_unref();
-	real_pthread_sigmask(SIG_SETMASK, &c.omask, NULL);
+	real_pthread_sigmask_call(SIG_SETMASK, &c.omask, NULL);
 	*spawn_err = ret;
 	errno = e;
 	return status;
@@ -947,13 +946,13 @@ static int follow_system(const char *line, char **env, int *spawn_err)
 
 EXPORT int system(const char *command)
 {
-	resolve_system();
-	resolve_posix_spawn();
-	resolve_waitpid();
+	RESOLVE(system);
+	RESOLVE(posix_spawn);
+	RESOLVE(waitpid);
 	char *argv[] = { "sh", "-c", (char *)command, NULL };
-	char **env = command && real_posix_spawn && real_waitpid ? spawn_env("system", "/bin/sh", argv, environ) : NULL;
+	char **env = command && REAL(posix_spawn) && REAL(waitpid) ? spawn_env("system", "/bin/sh", argv, environ) : NULL;
 	if (!env)
-		return real_system(command);
+		return REAL(system)(command);
 	int saved = errno, spawn_err = 0;
 	int rc = follow_system(command, env, &spawn_err);
 	/* errno as glibc's leaves it: the spawn's error, waitpid's, or the
@@ -966,9 +965,9 @@ EXPORT int system(const char *command)
 
 EXPORT FILE *popen(const char *command, const char *type)
 {
-	resolve_popen();
+	RESOLVE(popen);
 	char **saved = NULL, **env = swap_in("popen", command, &saved);
-	FILE *f = real_popen(command, type);
+	FILE *f = REAL(popen)(command, type);
 	swap_out(env, saved);
 	return f;
 }
@@ -1053,17 +1052,17 @@ static void note_wait_status(pid_t pid, int st)
 	errno = saved;
 }
 
-REAL(wait4, pid_t, (pid_t, int *, int, struct rusage *))
-REAL(waitid, int, (idtype_t, id_t, siginfo_t *, int))
+REAL_DECL(wait4);
+REAL_DECL(waitid);
 
 /* The caller's status pointer goes to the kernel as it is: one it cannot
  * write fails the call with EFAULT, as without sonde (a copy through a
  * local would write it here, and crash). */
 EXPORT pid_t waitpid(pid_t pid, int *status, int options)
 {
-	resolve_waitpid();
+	RESOLVE(waitpid);
 	int st = 0, *sp = status ? status : &st;
-	pid_t rc = real_waitpid(pid, sp, options);
+	pid_t rc = REAL(waitpid)(pid, sp, options);
 	if (rc > 0)
 		note_wait_status(rc, *sp);
 	return rc;
@@ -1076,9 +1075,9 @@ EXPORT pid_t wait(int *status)
 
 EXPORT pid_t wait4(pid_t pid, int *status, int options, struct rusage *ru)
 {
-	resolve_wait4();
+	RESOLVE(wait4);
 	int st = 0, *sp = status ? status : &st;
-	pid_t rc = real_wait4(pid, sp, options, ru);
+	pid_t rc = REAL(wait4)(pid, sp, options, ru);
 	if (rc > 0)
 		note_wait_status(rc, *sp);
 	return rc;
@@ -1091,8 +1090,8 @@ EXPORT pid_t wait3(int *status, int options, struct rusage *ru)
 
 EXPORT int waitid(idtype_t idtype, id_t id, siginfo_t *info, int options)
 {
-	resolve_waitid();
-	int rc = real_waitid(idtype, id, info, options);
+	RESOLVE(waitid);
+	int rc = REAL(waitid)(idtype, id, info, options);
 	if (rc == 0 && info && info->si_pid > 0 && (options & WEXITED)) {
 		int saved = errno;
 		if (info->si_code == CLD_EXITED)

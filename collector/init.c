@@ -69,12 +69,6 @@ static void read_cmdline(char *out, size_t cap)
 static void write_dataformat(struct xbuf *b, int with_profile)
 {
 	static const struct {
-		const char *file;
-		int kind;
-	} files[] = { { "profile", SONDE_KIND_PROFILE },
-		      { "stacks", SONDE_KIND_STACKS },
-		      { "overview", SONDE_KIND_OVERVIEW } };
-	static const struct {
 		int type;
 		const char *name;
 		int size;
@@ -91,12 +85,16 @@ static void write_dataformat(struct xbuf *b, int with_profile)
 		  "minflt:32:u64 majflt:40:u64 inblock:48:u64 oublock:56:u64 nvcsw:64:u64 nivcsw:72:u64 "
 		  "maxrss_kb:80:u64 rss_kb:88:u64 label_len:96:u32 reserved:100:u32 label:104:char[label_len]" },
 	};
-	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-		if (files[i].kind == SONDE_KIND_PROFILE && !with_profile)
+	/* The collector's own files (the kinds without a library); a traced
+	 * kind's line is written when it attaches (trace.c). */
+	for (int kind = 1; kind <= SONDE_KIND_MAX; kind++) {
+		if (sonde_kind_traced(kind))
+			continue;
+		if (kind == SONDE_KIND_PROFILE && !with_profile)
 			continue; /* clock profiling off: no such file */
 		xb_str(b, "<dataformat");
-		xb_attr_str(b, "file", files[i].file);
-		xb_attr_u64(b, "kind", (uint64_t)files[i].kind);
+		xb_attr_str(b, "file", sonde_kind_desc(kind)->file);
+		xb_attr_u64(b, "kind", (uint64_t)kind);
 		xb_attr_u64(b, "block_size", SONDE_BLOCK_SIZE);
 		xb_str(b, "/>");
 		line(b);
@@ -245,8 +243,8 @@ static int collector_start(const char *dir, int subexp)
 
 	write_prolog();
 	interpose_init();
-	g_stacks = dfile_create(dir, "stacks", SONDE_KIND_STACKS);
-	g_overview = dfile_create(dir, "overview", SONDE_KIND_OVERVIEW);
+	g_stacks = dfile_create(dir, sonde_kind_desc(SONDE_KIND_STACKS)->file, SONDE_KIND_STACKS);
+	g_overview = dfile_create(dir, sonde_kind_desc(SONDE_KIND_OVERVIEW)->file, SONDE_KIND_OVERVIEW);
 	sampling_init(g_overview);
 	if (!g_stacks || stacks_init(g_stacks, interval_ns != 0) < 0)
 		interval_ns = 0;
@@ -300,7 +298,7 @@ void collector_restart(const char *dir)
 	int saved = errno;
 	stacks_reset();
 	collector_start(dir, 1);
-	trace_restart();
+	modules_restart();
 	clock_child_started();
 	errno = saved;
 }
@@ -364,7 +362,7 @@ void collector_exit_hook(void)
 	int saved = errno;
 	shared_end();
 	sampling_stop();
-	trace_stop_all();
+	modules_stop_all();
 	clock_stop_all();
 	write_end_records();
 	dfile_finish(g_stacks);
@@ -390,6 +388,7 @@ int collector_exec_prepare(void)
 	int saved = errno;
 	g_exec_ns = now_ns();
 	clock_exec_prepare();
+	modules_exec_prepare();
 	char mem[128];
 	struct xbuf b;
 	xb_init(&b, mem, sizeof mem);
@@ -425,6 +424,7 @@ void collector_exec_failed(int err, const char *what)
 	xb_str(&b, "/>\n");
 	log_line(mem, b.len);
 	shared_register(follow_lineage());
+	modules_exec_failed();
 	clock_exec_failed();
 	errno = saved;
 }
@@ -445,7 +445,7 @@ void collector_release_shared(void)
 	dfile_close_fd(clock_dfile());
 	dfile_close_fd(g_stacks);
 	dfile_close_fd(g_overview);
-	trace_close_fds();
+	modules_close_fds();
 	maps_close();
 	log_close();
 	errno = saved;
@@ -455,7 +455,7 @@ void collector_fork_child(void)
 {
 	atomic_store(&g_col.active, 0);
 	shared_fork_child();
-	trace_fork_child();
+	modules_fork_child();
 	clock_fork_child();
 	sampling_fork_child();
 	dfile_forget(g_stacks);

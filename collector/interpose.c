@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "real.h"
 
 struct sigaction g_chained_action;
 _Atomic int g_chained_set;
@@ -30,30 +31,20 @@ _Atomic int g_chained_set;
 void clock_pause_unwinding(int on);
 
 
-REAL(pthread_create, int, (pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))
-static int (*real_sigaction_fn)(int, const struct sigaction *, struct sigaction *);
-static void resolve_sigaction(void)
-{
-	if (!real_sigaction_fn)
-		real_sigaction_fn = (int (*)(int, const struct sigaction *, struct sigaction *))dlsym(RTLD_NEXT, "sigaction");
-}
-REAL(sigprocmask, int, (int, const sigset_t *, sigset_t *))
-static int (*real_pthread_sigmask_fn)(int, const sigset_t *, sigset_t *);
-static void resolve_pthread_sigmask(void)
-{
-	if (!real_pthread_sigmask_fn)
-		real_pthread_sigmask_fn = (int (*)(int, const sigset_t *, sigset_t *))dlsym(RTLD_NEXT, "pthread_sigmask");
-}
-REAL(setitimer, int, (__itimer_which_t, const struct itimerval *, struct itimerval *))
-REAL(dlopen, void *, (const char *, int))
-REAL(dlmopen, void *, (Lmid_t, const char *, int))
-REAL(dlclose, int, (void *))
-REAL(close, int, (int))
-REAL(close_range, int, (unsigned, unsigned, int))
-REAL(closefrom, void, (int))
-REAL(_exit, void, (int))
-REAL(_Exit, void, (int))
-REAL(prctl, int, (int, unsigned long, unsigned long, unsigned long, unsigned long))
+REAL_DECL(pthread_create);
+REAL_DECL(sigaction);
+REAL_DECL(sigprocmask);
+REAL_DECL(pthread_sigmask);
+REAL_DECL(setitimer);
+REAL_DECL(dlopen);
+REAL_DECL(dlmopen);
+REAL_DECL(dlclose);
+REAL_DECL(close);
+REAL_DECL(close_range);
+REAL_DECL(closefrom);
+REAL_DECL(_exit);
+REAL_DECL(_Exit);
+REAL_DECL(prctl);
 
 static void note_once(_Atomic int *flag, const char *kind, const char *text)
 {
@@ -78,27 +69,27 @@ void interpose_init(void)
 	if (done) /* again in a followed fork child */
 		return;
 	done = 1;
-	resolve_pthread_create();
-	resolve_sigaction();
-	resolve_sigprocmask();
-	resolve_pthread_sigmask();
-	resolve_setitimer();
-	resolve_dlopen();
-	resolve_dlmopen();
-	resolve_dlclose();
-	resolve__exit();
-	resolve__Exit();
-	resolve_close();
-	resolve_close_range();
-	resolve_closefrom();
-	resolve_prctl();
+	RESOLVE(pthread_create);
+	RESOLVE(sigaction);
+	RESOLVE(sigprocmask);
+	RESOLVE(pthread_sigmask);
+	RESOLVE(setitimer);
+	RESOLVE(dlopen);
+	RESOLVE(dlmopen);
+	RESOLVE(dlclose);
+	RESOLVE(_exit);
+	RESOLVE(_Exit);
+	RESOLVE(close);
+	RESOLVE(close_range);
+	RESOLVE(closefrom);
+	RESOLVE(prctl);
 	pthread_atfork(NULL, NULL, child_after_fork);
 }
 
-int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+int real_sigaction_call(int sig, const struct sigaction *act, struct sigaction *old)
 {
-	resolve_sigaction();
-	return real_sigaction_fn(sig, act, old);
+	RESOLVE(sigaction);
+	return REAL(sigaction)(sig, act, old);
 }
 
 /* ---- threads ---- */
@@ -120,6 +111,7 @@ static void *thread_start(void *p)
 	__sonde_quiet--;
 	clock_thread_begin(1);
 	clock_thread_start_routine((void *)st.fn);
+	modules_thread_start();
 	/* The end is recorded by a thread-specific-data destructor, which
 	 * also runs on pthread_exit and cancellation. */
 	return st.fn(st.arg);
@@ -127,8 +119,8 @@ static void *thread_start(void *p)
 
 int real_pthread_create_call(pthread_t *thr, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
 {
-	resolve_pthread_create();
-	return real_pthread_create ? real_pthread_create(thr, attr, fn, arg) : EAGAIN;
+	RESOLVE(pthread_create);
+	return REAL(pthread_create) ? REAL(pthread_create)(thr, attr, fn, arg) : EAGAIN;
 }
 
 /* The collector's own threads (the sampler, the tracing clock's ticker),
@@ -182,20 +174,20 @@ void collector_threads_join(void)
 
 EXPORT int pthread_create(pthread_t *thr, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
 {
-	resolve_pthread_create();
-	if (!real_pthread_create)
+	RESOLVE(pthread_create);
+	if (!REAL(pthread_create))
 		return EAGAIN;
 	if (!atomic_load(&g_col.active))
-		return real_pthread_create(thr, attr, fn, arg);
+		return REAL(pthread_create)(thr, attr, fn, arg);
 	__sonde_quiet++;
 	struct start *st = malloc(sizeof *st);
 	__sonde_quiet--;
 	if (!st)
-		return real_pthread_create(thr, attr, fn, arg);
+		return REAL(pthread_create)(thr, attr, fn, arg);
 	st->fn = fn;
 	st->arg = arg;
 	st->ours_blocked = t_ours_blocked;
-	int rc = real_pthread_create(thr, attr, thread_start, st);
+	int rc = REAL(pthread_create)(thr, attr, thread_start, st);
 	if (rc) {
 		__sonde_quiet++;
 		free(st);
@@ -210,11 +202,11 @@ static _Atomic int g_noted_chain, g_noted_mask, g_noted_prof, g_noted_itimer;
 
 EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
-	resolve_sigaction();
+	RESOLVE(sigaction);
 	/* A vfork child's dispositions are its own (only memory is shared):
 	 * what it sets must not change the parent's chained handler. */
 	if (__sonde_vforked)
-		return real_sigaction(sig, act, old);
+		return real_sigaction_call(sig, act, old);
 	if (sampling_sigaction(sig, act, old))
 		return 0;
 	if (clock_is_our_signal(sig)) {
@@ -235,7 +227,7 @@ EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old
 		note_once(&g_noted_prof, "info",
 			  "target installed its own SIGPROF handler; left alone "
 			  "(sonde samples with a real-time signal)");
-	return real_sigaction(sig, act, old);
+	return real_sigaction_call(sig, act, old);
 }
 
 /* glibc's other entries that set an action call its internal
@@ -531,10 +523,10 @@ EXPORT int prctl(int option, ...)
 	va_end(ap);
 	if (option == PR_SET_SECCOMP)
 		before_filter();
-	resolve_prctl();
-	if (!real_prctl)
+	RESOLVE(prctl);
+	if (!REAL(prctl))
 		return (int)syscall(SYS_prctl, option, a2, a3, a4, a5);
-	int rc = real_prctl(option, a2, a3, a4, a5);
+	int rc = REAL(prctl)(option, a2, a3, a4, a5);
 	if (rc == 0 && option == PR_TASK_PERF_EVENTS_DISABLE && atomic_load(&g_col.active)) {
 		int saved = errno;
 		clock_reenable();
@@ -589,42 +581,42 @@ static int mask_call(int how, const sigset_t *set, sigset_t *old, int (*real)(in
 
 EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 {
-	resolve_sigprocmask();
-	return mask_call(how, set, old, real_sigprocmask);
+	RESOLVE(sigprocmask);
+	return mask_call(how, set, old, REAL(sigprocmask));
 }
 
 EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 {
-	resolve_pthread_sigmask();
-	return mask_call(how, set, old, real_pthread_sigmask_fn);
+	RESOLVE(pthread_sigmask);
+	return mask_call(how, set, old, REAL(pthread_sigmask));
 }
 
-int real_pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
+int real_pthread_sigmask_call(int how, const sigset_t *set, sigset_t *old)
 {
-	resolve_pthread_sigmask();
-	return real_pthread_sigmask_fn(how, set, old);
+	RESOLVE(pthread_sigmask);
+	return REAL(pthread_sigmask)(how, set, old);
 }
 
 EXPORT int setitimer(__itimer_which_t which, const struct itimerval *nv, struct itimerval *ov)
 {
-	resolve_setitimer();
+	RESOLVE(setitimer);
 	if (which == ITIMER_PROF && nv && atomic_load(&g_col.active))
 		note_once(&g_noted_itimer, "info",
 			  "target uses setitimer(ITIMER_PROF); left alone (sonde does not use it)");
-	return real_setitimer(which, nv, ov);
+	return REAL(setitimer)(which, nv, ov);
 }
 
 /* ---- load objects ---- */
 
 EXPORT void *dlopen(const char *file, int mode)
 {
-	resolve_dlopen();
+	RESOLVE(dlopen);
 	/* The library's code may run (constructors) before dlopen returns:
 	 * its load is logged at the start, and the tracing clock raised to
 	 * it so that events of those constructors are not stamped before. */
 	uint64_t t0 = now_ns();
 	trace_clock_raise(t0 + 1);
-	void *h = real_dlopen(file, mode);
+	void *h = REAL(dlopen)(file, mode);
 	if (h && atomic_load(&g_col.active)) {
 		int saved = errno; /* the scan's realpath leaves EINVAL from readlink */
 		maps_update_since(t0);
@@ -635,13 +627,13 @@ EXPORT void *dlopen(const char *file, int mode)
 
 EXPORT void *dlmopen(Lmid_t lm, const char *file, int mode)
 {
-	resolve_dlmopen();
+	RESOLVE(dlmopen);
 	/* The library's code may run (constructors) before dlopen returns:
 	 * its load is logged at the start, and the tracing clock raised to
 	 * it so that events of those constructors are not stamped before. */
 	uint64_t t0 = now_ns();
 	trace_clock_raise(t0 + 1);
-	void *h = real_dlmopen(lm, file, mode);
+	void *h = REAL(dlmopen)(lm, file, mode);
 	if (h && atomic_load(&g_col.active)) {
 		int saved = errno;
 		maps_update_since(t0);
@@ -652,14 +644,14 @@ EXPORT void *dlmopen(Lmid_t lm, const char *file, int mode)
 
 EXPORT int dlclose(void *h)
 {
-	resolve_dlclose();
+	RESOLVE(dlclose);
 	if (!atomic_load(&g_col.active))
-		return real_dlclose(h);
+		return REAL(dlclose)(h);
 	/* No handler may be reading the unwind tables of an object while it
 	 * is unmapped: pause unwinding (samples keep their weight) around
 	 * the real dlclose and the table refresh. */
 	clock_pause_unwinding(1);
-	int rc = real_dlclose(h);
+	int rc = REAL(dlclose)(h);
 	int saved = errno;
 	maps_update();
 	clock_pause_unwinding(0);
@@ -698,7 +690,7 @@ EXPORT int close(int fd)
 		errno = EBADF;
 		return -1;
 	}
-	return real_close ? real_close(fd) : (int)syscall(SYS_close, fd);
+	return REAL(close) ? REAL(close)(fd) : (int)syscall(SYS_close, fd);
 }
 
 #ifndef CLOSE_RANGE_UNSHARE
@@ -749,7 +741,7 @@ EXPORT int close_range(unsigned first, unsigned last, int flags)
 {
 	if (first > last || ((unsigned)flags & ~(CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC)) ||
 	    (flags & CLOSE_RANGE_CLOEXEC))
-		return real_close_range ? real_close_range(first, last, flags)
+		return REAL(close_range) ? REAL(close_range)(first, last, flags)
 					: (int)syscall(SYS_close_range, first, last, flags);
 	return close_range_around(first, last, flags);
 }
@@ -770,24 +762,24 @@ EXPORT void closefrom(int lowfd)
 
 EXPORT void _exit(int status)
 {
-	resolve__exit();
+	RESOLVE(_exit);
 	if (__sonde_vforked) /* a vfork child: nothing of sonde's is its own */
-		real__exit(status);
+		REAL(_exit)(status);
 	follow_note_exit(status);
 	collector_exit_hook();
 	collector_release_shared();
-	real__exit(status);
+	REAL(_exit)(status);
 	__builtin_unreachable();
 }
 
 EXPORT void _Exit(int status)
 {
-	resolve__Exit();
+	RESOLVE(_Exit);
 	if (__sonde_vforked)
-		real__Exit(status);
+		REAL(_Exit)(status);
 	follow_note_exit(status);
 	collector_exit_hook();
 	collector_release_shared();
-	real__Exit(status);
+	REAL(_Exit)(status);
 	__builtin_unreachable();
 }

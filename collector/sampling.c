@@ -105,7 +105,7 @@ static void *sampler(void *arg)
 	(void)arg;
 	sigset_t all;
 	sigfillset(&all);
-	real_pthread_sigmask(SIG_BLOCK, &all, NULL);
+	real_pthread_sigmask_call(SIG_BLOCK, &all, NULL);
 	while (!atomic_load(&g_quit)) {
 		uint64_t wake = UINT64_MAX;
 		if (g_start_at_ns && g_start_at_ns < wake)
@@ -145,7 +145,7 @@ static void install_signal(int sig, int which)
 	sa.sa_sigaction = sp_signal_handler;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigfillset(&sa.sa_mask);
-	if (real_sigaction(sig, &sa, &old) < 0) {
+	if (real_sigaction_call(sig, &sa, &old) < 0) {
 		char msg[160];
 		snprintf(msg, sizeof msg, "cannot install the handler of signal %d (%s); %s disabled", sig,
 			 strerror(errno), which ? "-y pause/resume" : "-l sampling");

@@ -25,22 +25,19 @@
 #include "unwind.h"
 #include "../tracers/tracer.h"
 
-static const struct trace_kind {
-	int kind;
-	const char *file;
-	const char *env;
-	const char *name;
-} g_kinds[] = {
-	{ SONDE_KIND_SYNC, "synctrace", "SONDE_SYNC", "sync" },
-	{ SONDE_KIND_HEAP, "heaptrace", "SONDE_HEAP", "heap" },
-	{ SONDE_KIND_IO, "iotrace", "SONDE_IO", "io" },
-};
-#define NKINDS (sizeof g_kinds / sizeof g_kinds[0])
+/* The traced kinds are the rows of sonde/kinds.h with a library. */
+static const struct sonde_kind_desc *kind_of(int kind)
+{
+	return sonde_kind_traced(kind) ? sonde_kind_desc(kind) : NULL;
+}
 
-static struct dfile *g_df[MAX_TRACE_KIND + 1];
+/* Per kind id: the registered module of a kind that records in this
+ * process (or did in the parent, in a followed fork child), and its data
+ * file (NULL in a fork child until it restarts). */
+static const struct sonde_module *g_mod[SONDE_KIND_MAX + 1];
+static struct dfile *g_df[SONDE_KIND_MAX + 1];
 struct sc_entry;
 static TLS struct sc_entry *t_sc; /* the stack cache below */
-static _Atomic int *g_on[MAX_TRACE_KIND + 1];
 
 /* Code of sonde's own libraries: leading stack frames there are dropped. */
 #define MAX_RANGES 16
@@ -48,14 +45,6 @@ static struct {
 	uintptr_t lo, hi;
 } g_ranges[MAX_RANGES];
 static _Atomic int g_nranges;
-
-static const struct trace_kind *kind_of(int kind)
-{
-	for (size_t i = 0; i < NKINDS; i++)
-		if (g_kinds[i].kind == kind)
-			return &g_kinds[i];
-	return NULL;
-}
 
 static int add_range(struct dl_phdr_info *info, size_t size, void *data)
 {
@@ -102,86 +91,68 @@ EXPORT int __sonde_trace_from_sonde(const void *pc)
 	return in_sonde((uint64_t)(uintptr_t)pc);
 }
 
-/* Describe the kind's file and packets in log.xml. */
-static void write_dataformat(const struct trace_kind *k)
+/* Describe the kind's file and the module's packets in log.xml. */
+static void write_dataformat(const struct sonde_kind_desc *k, const struct sonde_module *m)
 {
-	static const struct {
-		int kind, type;
-		const char *name;
-		int size;
-		const char *fields;
-	} pkts[] = {
-		{ SONDE_KIND_SYNC, SONDE_PKT_SYNC, "sync", 48,
-		  "type:0:u16 size:2:u16 func:4:u16 reserved:6:u16 result:8:i32 reserved2:12:u32 "
-		  "time_ns:16:u64 wait_ns:24:u64 object:32:u64 stack_id:40:u64" },
-		{ SONDE_KIND_HEAP, SONDE_PKT_HEAP, "heap", 40,
-		  "type:0:u16 size:2:u16 func:4:u8 flags:5:u8 reserved:6:u16 time_ns:8:u64 addr:16:u64 "
-		  "bytes:24:u64 stack_id:32:u64" },
-		{ SONDE_KIND_HEAP, SONDE_PKT_HEAP_FREE, "heap_free", 24,
-		  "type:0:u16 size:2:u16 func:4:u8 flags:5:u8 reserved:6:u16 time_ns:8:u64 addr:16:u64" },
-		{ SONDE_KIND_HEAP, SONDE_PKT_HEAP_SHORT, "heap_short", 32,
-		  "type:0:u16 size:2:u16 func:4:u8 flags:5:u8 reserved:6:u16 dt_ns:8:i32 bytes:12:u32 addr:16:u64 "
-		  "stack_id:24:u64" },
-		{ SONDE_KIND_HEAP, SONDE_PKT_HEAP_FREE_SHORT, "heap_free_short", 16,
-		  "type:0:u16 size:2:u16 dt_ns:4:i32 addr:8:u64" },
-		{ SONDE_KIND_HEAP, SONDE_PKT_HEAP_STREAM, "heap_stream", 16,
-		  "type:0:u16 size:2:u16 nbytes:4:u16 reserved:6:u16 base_ns:8:u64 records:16:byte[nbytes]" },
-		{ SONDE_KIND_IO, SONDE_PKT_IO, "io", 56,
-		  "type:0:u16 size:2:u16 func:4:u8 flags:5:u8 reserved:6:u16 fd:8:i32 err:12:i32 "
-		  "time_ns:16:u64 dur_ns:24:u64 bytes:32:i64 file_id:40:u64 stack_id:48:u64" },
-		{ SONDE_KIND_IO, SONDE_PKT_IO_FILE, "io_file", 24,
-		  "type:0:u16 size:2:u16 name_len:4:u32 file_id:8:u64 time_ns:16:u64 name:24:char[name_len]" },
-	};
 	char mem[1024];
 	struct xbuf b;
 	xb_init(&b, mem, sizeof mem);
 	xb_str(&b, "<dataformat");
 	xb_attr_str(&b, "file", k->file);
-	xb_attr_u64(&b, "kind", (uint64_t)k->kind);
+	xb_attr_u64(&b, "kind", (uint64_t)k->id);
 	xb_attr_u64(&b, "block_size", SONDE_BLOCK_SIZE);
 	xb_str(&b, "/>\n");
 	log_line(mem, b.len);
-	for (size_t i = 0; i < sizeof pkts / sizeof pkts[0]; i++) {
-		if (pkts[i].kind != k->kind)
-			continue;
+	for (int i = 0; i < m->npackets; i++) {
+		const struct sonde_packet_format *p = &m->packets[i];
 		xb_init(&b, mem, sizeof mem);
 		xb_str(&b, "<packet");
-		xb_attr_u64(&b, "type", (uint64_t)pkts[i].type);
-		xb_attr_str(&b, "name", pkts[i].name);
-		xb_attr_u64(&b, "size", (uint64_t)pkts[i].size);
-		xb_attr_str(&b, "fields", pkts[i].fields);
+		xb_attr_u64(&b, "type", (uint64_t)p->type);
+		xb_attr_str(&b, "name", p->name);
+		xb_attr_u64(&b, "size", (uint64_t)p->size);
+		xb_attr_str(&b, "fields", p->fields);
 		xb_str(&b, "/>\n");
 		log_line(mem, b.len);
 	}
 }
 
-EXPORT int __sonde_trace_attach(int kind, _Atomic int *on, const char **setting)
+/* Create the kind's file and set its module recording.  0, or -1 when
+ * the kind was not asked for or the file cannot be made (logged). */
+static int attach(const struct sonde_kind_desc *k, const struct sonde_module *m, const char **setting)
 {
-	const struct trace_kind *k = kind_of(kind);
-	if (setting)
-		*setting = NULL;
-	if (!k || !on || !atomic_load(&g_col.active) || getpid() != g_col.pid)
+	*setting = NULL;
+	if (!atomic_load(&g_col.active) || getpid() != g_col.pid)
 		return -1;
 	const char *v = getenv(k->env);
 	if (!v || !*v || !strcmp(v, "off"))
 		return -1;
-	if (setting)
-		*setting = v;
-	if (g_df[kind])
+	*setting = v;
+	if (g_df[k->id])
 		return -1; /* attached already */
 	if (!atomic_load(&g_nranges))
 		dl_iterate_phdr(add_range, NULL);
-	g_df[kind] = dfile_create(g_col.expdir, k->file, (uint32_t)kind);
-	if (!g_df[kind]) {
+	g_df[k->id] = dfile_create(g_col.expdir, k->file, (uint32_t)k->id);
+	if (!g_df[k->id]) {
 		char msg[200];
 		snprintf(msg, sizeof msg, "cannot create the %s data file (%s); %s tracing disabled", k->file,
 			 strerror(errno), k->name);
 		log_event_text("error", msg);
 		return -1;
 	}
-	write_dataformat(k);
-	g_on[kind] = on;
-	atomic_store(on, 1);
+	write_dataformat(k, m);
+	g_mod[k->id] = m;
+	atomic_store(m->on, 1);
+	return 0;
+}
+
+EXPORT int __sonde_module_register(const struct sonde_module *m)
+{
+	const struct sonde_kind_desc *k = m ? kind_of(m->kind) : NULL;
+	const char *setting;
+	if (!k || !m->on || attach(k, m, &setting) < 0)
+		return -1;
+	if (m->start)
+		m->start(setting);
 	return 0;
 }
 
@@ -194,7 +165,7 @@ static int g_nsettings;
 
 EXPORT void __sonde_trace_setting(int kind, const char *name, const char *value)
 {
-	const struct trace_kind *k = kind_of(kind);
+	const struct sonde_kind_desc *k = kind_of(kind);
 	if (!k)
 		return;
 	char mem[512];
@@ -239,19 +210,20 @@ EXPORT uint64_t __sonde_trace_clock(void)
 
 /* In a followed fork child whose own experiment has started: the kinds the
  * parent traced go on into the child's files. */
-void trace_restart(void)
+void modules_restart(void)
 {
 	t_sc = NULL; /* its stack ids name nodes of the parent's stacks file */
 	if (!atomic_load(&g_col.active))
 		return;
-	for (int kind = 0; kind <= MAX_TRACE_KIND; kind++) {
-		const struct trace_kind *k = kind_of(kind);
-		if (!k || !g_on[kind])
+	for (int kind = 0; kind <= SONDE_KIND_MAX; kind++) {
+		const struct sonde_module *m = g_mod[kind];
+		const struct sonde_kind_desc *k = kind_of(kind);
+		if (!m)
 			continue;
 		g_df[kind] = dfile_create(g_col.expdir, k->file, (uint32_t)kind);
 		if (!g_df[kind])
 			continue;
-		write_dataformat(k);
+		write_dataformat(k, m);
 		const char *tag = k->name;
 		for (int i = 0; i < g_nsettings; i++) {
 			char pat[64];
@@ -259,7 +231,7 @@ void trace_restart(void)
 			if (strstr(g_setting_lines[i], pat))
 				log_line(g_setting_lines[i], g_setting_len[i]);
 		}
-		atomic_store(g_on[kind], 1);
+		atomic_store(m->on, 1);
 	}
 }
 
@@ -270,7 +242,7 @@ EXPORT void __sonde_trace_log(const char *level, const char *text)
 
 EXPORT void *__sonde_trace_reserve(int kind, size_t size)
 {
-	if (kind < 0 || kind > MAX_TRACE_KIND || !g_df[kind] || atomic_load_explicit(&__sonde_paused, memory_order_relaxed))
+	if (kind < 0 || kind > SONDE_KIND_MAX || !g_df[kind] || atomic_load_explicit(&__sonde_paused, memory_order_relaxed))
 		return NULL;
 	return dfile_reserve_wait(g_df[kind], size);
 }
@@ -425,22 +397,24 @@ EXPORT __attribute__((noinline)) uint64_t __sonde_trace_stack(void)
 }
 
 /* Stop every traced kind; called before the files are finished. */
-void trace_stop_all(void)
+void modules_stop_all(void)
 {
-	for (int k = 0; k <= MAX_TRACE_KIND; k++)
-		if (g_on[k])
-			atomic_store(g_on[k], 0);
+	for (int k = 0; k <= SONDE_KIND_MAX; k++)
+		if (g_mod[k])
+			atomic_store(g_mod[k]->on, 0);
 	/* Events being written on other threads still land in mapped blocks:
 	 * dfile_finish unmaps nothing. */
 	char msg[256];
-	for (size_t i = 0; i < NKINDS; i++) {
-		struct dfile *df = g_df[g_kinds[i].kind];
+	for (int kind = 0; kind <= SONDE_KIND_MAX; kind++) {
+		struct dfile *df = g_df[kind];
 		if (!df)
 			continue;
+		if (g_mod[kind]->stop)
+			g_mod[kind]->stop();
 		int e = dfile_grow_errno(df);
 		if (e || dfile_lost(df)) {
 			snprintf(msg, sizeof msg, "%llu %s events were lost%s%s",
-				 (unsigned long long)dfile_lost(df), g_kinds[i].name, e ? ": " : "",
+				 (unsigned long long)dfile_lost(df), kind_of(kind)->name, e ? ": " : "",
 				 e ? strerror(e) : "");
 			log_event_text("error", msg);
 		}
@@ -448,19 +422,47 @@ void trace_stop_all(void)
 	}
 }
 
-void trace_close_fds(void)
+void modules_close_fds(void)
 {
-	for (int k = 0; k <= MAX_TRACE_KIND; k++)
+	for (int k = 0; k <= SONDE_KIND_MAX; k++)
 		dfile_close_fd(g_df[k]);
 }
 
-void trace_fork_child(void)
+void modules_fork_child(void)
 {
 	/* The tick word is collect's, shared with the parent: it ticks on. */
-	for (int k = 0; k <= MAX_TRACE_KIND; k++) {
-		if (g_on[k])
-			atomic_store(g_on[k], 0);
+	for (int k = 0; k <= SONDE_KIND_MAX; k++) {
+		if (g_mod[k])
+			atomic_store(g_mod[k]->on, 0);
 		dfile_forget(g_df[k]);
 		g_df[k] = NULL;
+		if (g_mod[k] && g_mod[k]->fork_child)
+			g_mod[k]->fork_child();
 	}
+}
+
+/* The hooks without arguments, of every registered module in kind order. */
+#define EACH_MODULE_HOOK(hook)                                     \
+	for (int k = 0; k <= SONDE_KIND_MAX; k++)                  \
+		if (g_mod[k] && g_mod[k]->hook)                    \
+			g_mod[k]->hook()
+
+void modules_thread_start(void)
+{
+	EACH_MODULE_HOOK(thread_start);
+}
+
+void modules_thread_end(void)
+{
+	EACH_MODULE_HOOK(thread_end);
+}
+
+void modules_exec_prepare(void)
+{
+	EACH_MODULE_HOOK(exec_prepare);
+}
+
+void modules_exec_failed(void)
+{
+	EACH_MODULE_HOOK(exec_failed);
 }

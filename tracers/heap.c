@@ -25,9 +25,11 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "tracer.h"
@@ -38,18 +40,18 @@ static _Atomic int g_on;
 static SONDE_TLS int t_busy;	  /* recording, or resolving, on this thread */
 static SONDE_TLS int t_resolving; /* inside dlsym on this thread */
 
-static void *(*real_malloc)(size_t);
-static void *(*real_calloc)(size_t, size_t);
-static void *(*real_realloc)(void *, size_t);
-static void (*real_free)(void *);
-static void *(*real_valloc)(size_t);
-static void *(*real_pvalloc)(size_t);
-static void *(*real_memalign)(size_t, size_t);
-static int (*real_posix_memalign)(void **, size_t, size_t);
-static void *(*real_aligned_alloc)(size_t, size_t);
-static void *(*real_mmap)(void *, size_t, int, int, int, off_t);
-static int (*real_munmap)(void *, size_t);
-static void *(*real_mremap)(void *, size_t, size_t, int, ...);
+REAL_DECL(malloc);
+REAL_DECL(calloc);
+REAL_DECL(realloc);
+REAL_DECL(free);
+REAL_DECL(valloc);
+REAL_DECL(pvalloc);
+REAL_DECL(memalign);
+REAL_DECL(posix_memalign);
+REAL_DECL(aligned_alloc);
+REAL_DECL(mmap);
+REAL_DECL(munmap);
+REAL_DECL(mremap);
 
 /* ---- bootstrap arena: allocations made before the real functions are
  * known (by dlsym itself).  Never freed; zero-filled (static storage). */
@@ -90,23 +92,21 @@ static size_t boot_size(const void *p)
 	return ((const struct boot_hdr *)p)[-1].size;
 }
 
-#define RESOLVE(var, name) (var) = (__typeof__(var))dlsym(RTLD_NEXT, name)
-
 static void resolve(void)
 {
 	t_resolving++;
-	RESOLVE(real_malloc, "malloc");
-	RESOLVE(real_calloc, "calloc");
-	RESOLVE(real_realloc, "realloc");
-	RESOLVE(real_free, "free");
-	RESOLVE(real_valloc, "valloc");
-	RESOLVE(real_pvalloc, "pvalloc");
-	RESOLVE(real_memalign, "memalign");
-	RESOLVE(real_posix_memalign, "posix_memalign");
-	RESOLVE(real_aligned_alloc, "aligned_alloc");
-	RESOLVE(real_mmap, "mmap");
-	RESOLVE(real_munmap, "munmap");
-	RESOLVE(real_mremap, "mremap");
+	RESOLVE(malloc);
+	RESOLVE(calloc);
+	RESOLVE(realloc);
+	RESOLVE(valloc);
+	RESOLVE(pvalloc);
+	RESOLVE(memalign);
+	RESOLVE(posix_memalign);
+	RESOLVE(aligned_alloc);
+	RESOLVE(mmap);
+	RESOLVE(munmap);
+	RESOLVE(mremap);
+	RESOLVE(free); /* last: ready() tells the other threads all are known */
 	t_resolving--;
 }
 
@@ -114,12 +114,12 @@ static void resolve(void)
  * inside dlsym (the caller then uses the arena). */
 static inline int ready(void)
 {
-	if (__builtin_expect(real_free != NULL, 1))
+	if (__builtin_expect(REAL(free) != NULL, 1))
 		return 1;
 	if (t_resolving)
 		return 0;
 	resolve();
-	return real_free != NULL;
+	return REAL(free) != NULL;
 }
 
 /* ---- time: the collector's tick (tracer.h, __sonde_trace_now) ----
@@ -295,7 +295,7 @@ SONDE_EXPORT void *malloc(size_t n)
 {
 	if (__builtin_expect(!ready(), 0))
 		return boot_alloc(n, 16);
-	void *p = real_malloc(n);
+	void *p = REAL(malloc)(n);
 	if (recording())
 		record_alloc(SONDE_HEAP_MALLOC, p, n, SONDE_CALL_SITE_RA(), SONDE_CALL_SITE_CFA());
 	return p;
@@ -309,7 +309,7 @@ SONDE_EXPORT void *calloc(size_t nm, size_t sz)
 			return NULL;
 		return boot_alloc(n, 16); /* static storage: already zero */
 	}
-	void *p = real_calloc(nm, sz);
+	void *p = REAL(calloc)(nm, sz);
 	if (recording())
 		record_alloc(SONDE_HEAP_CALLOC, p, nm * sz, SONDE_CALL_SITE_RA(), SONDE_CALL_SITE_CFA());
 	return p;
@@ -324,7 +324,7 @@ SONDE_EXPORT void free(void *p)
 	if (recording()) {
 		record_free(SONDE_HEAP_FREE, p, stamp());
 	}
-	real_free(p);
+	REAL(free)(p);
 }
 
 /* realloc and reallocarray: a free of the old block (when it is released)
@@ -354,9 +354,9 @@ static inline __attribute__((always_inline)) void *do_realloc(int func, void *ol
 	/* reallocarray is realloc after the overflow check above; glibc's
 	 * calls realloc through the PLT, which would be recorded twice. */
 	if (!recording())
-		return real_realloc(old, n);
+		return REAL(realloc)(old, n);
 	uint64_t t0 = stamp();
-	void *p = real_realloc(old, n);
+	void *p = REAL(realloc)(old, n);
 	if (old && (p || n == 0))
 		record_free(func, old, t0); /* moved, resized in place, or freed by realloc(p, 0) */
 	if (p || !old || n != 0)
@@ -378,7 +378,7 @@ SONDE_EXPORT void *memalign(size_t align, size_t n)
 {
 	if (__builtin_expect(!ready(), 0))
 		return boot_alloc(n, align);
-	void *p = real_memalign(align, n);
+	void *p = REAL(memalign)(align, n);
 	if (recording())
 		record_alloc(SONDE_HEAP_MEMALIGN, p, n, SONDE_CALL_SITE_RA(), SONDE_CALL_SITE_CFA());
 	return p;
@@ -388,7 +388,7 @@ SONDE_EXPORT void *aligned_alloc(size_t align, size_t n)
 {
 	if (__builtin_expect(!ready(), 0))
 		return boot_alloc(n, align);
-	void *p = real_aligned_alloc(align, n);
+	void *p = REAL(aligned_alloc)(align, n);
 	if (recording())
 		record_alloc(SONDE_HEAP_ALIGNED_ALLOC, p, n, SONDE_CALL_SITE_RA(), SONDE_CALL_SITE_CFA());
 	return p;
@@ -403,7 +403,7 @@ SONDE_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 		*out = p;
 		return 0;
 	}
-	int rc = real_posix_memalign(out, align, n);
+	int rc = REAL(posix_memalign)(out, align, n);
 	if (recording())
 		record_alloc(SONDE_HEAP_POSIX_MEMALIGN, rc == 0 ? *out : NULL, n, SONDE_CALL_SITE_RA(), SONDE_CALL_SITE_CFA());
 	return rc;
@@ -413,7 +413,7 @@ SONDE_EXPORT void *valloc(size_t n)
 {
 	if (__builtin_expect(!ready(), 0))
 		return boot_alloc(n, 4096);
-	void *p = real_valloc(n);
+	void *p = REAL(valloc)(n);
 	if (recording())
 		record_alloc(SONDE_HEAP_VALLOC, p, n, SONDE_CALL_SITE_RA(), SONDE_CALL_SITE_CFA());
 	return p;
@@ -423,7 +423,7 @@ SONDE_EXPORT void *pvalloc(size_t n)
 {
 	if (__builtin_expect(!ready(), 0))
 		return boot_alloc(n, 4096);
-	void *p = real_pvalloc(n);
+	void *p = REAL(pvalloc)(n);
 	if (recording())
 		record_alloc(SONDE_HEAP_PVALLOC, p, n, SONDE_CALL_SITE_RA(), SONDE_CALL_SITE_CFA());
 	return p;
@@ -635,9 +635,9 @@ SONDE_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off
 	if (__builtin_expect(!ready(), 0))
 		return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
 	if (!recording())
-		return real_mmap(addr, len, prot, flags, fd, off);
+		return REAL(mmap)(addr, len, prot, flags, fd, off);
 	uint64_t t0 = stamp();
-	void *p = real_mmap(addr, len, prot, flags, fd, off);
+	void *p = REAL(mmap)(addr, len, prot, flags, fd, off);
 	if (p == MAP_FAILED) {
 		/* a failed allocation; a failed mapping of a file is nothing */
 		if (is_heap_mapping(flags, fd))
@@ -662,9 +662,9 @@ SONDE_EXPORT int munmap(void *addr, size_t len)
 	if (__builtin_expect(!ready(), 0))
 		return (int)syscall(SYS_munmap, addr, len);
 	if (!recording())
-		return real_munmap(addr, len);
+		return REAL(munmap)(addr, len);
 	uint64_t t0 = stamp();
-	int rc = real_munmap(addr, len);
+	int rc = REAL(munmap)(addr, len);
 	if (rc == 0 && len) {
 		int e = errno;
 		size_t n = 0;
@@ -695,12 +695,12 @@ SONDE_EXPORT void *mremap(void *old, size_t oldlen, size_t len, int flags, ...)
 		want = va_arg(ap, void *);
 		va_end(ap);
 	}
-	if (__builtin_expect(!ready(), 0) || !real_mremap)
+	if (__builtin_expect(!ready(), 0) || !REAL(mremap))
 		return (void *)syscall(SYS_mremap, old, oldlen, len, flags, want);
 	if (!recording())
-		return real_mremap(old, oldlen, len, flags, want);
+		return REAL(mremap)(old, oldlen, len, flags, want);
 	uint64_t t0 = stamp();
-	void *p = real_mremap(old, oldlen, len, flags, want);
+	void *p = REAL(mremap)(old, oldlen, len, flags, want);
 	if (p == MAP_FAILED)
 		return p;
 	int e = errno;
@@ -732,16 +732,44 @@ SONDE_EXPORT void *mremap(void *old, size_t oldlen, size_t len, int flags, ...)
 	return p;
 }
 
+/* ---- the module (tracer.h) ------------------------------------------------ */
+
+static void heap_start(const char *setting)
+{
+	int e = errno;
+	__sonde_trace_setting(SONDE_KIND_HEAP, "mode", setting ? setting : "on");
+	char tick[32];
+	snprintf(tick, sizeof tick, "%llu", (unsigned long long)__sonde_trace_clock());
+	__sonde_trace_setting(SONDE_KIND_HEAP, "tick_ns", tick);
+	errno = e;
+}
+
+static const struct sonde_packet_format heap_packets[] = {
+	{ SONDE_PKT_HEAP, "heap", 40,
+	  "type:0:u16 size:2:u16 func:4:u8 flags:5:u8 reserved:6:u16 time_ns:8:u64 addr:16:u64 "
+	  "bytes:24:u64 stack_id:32:u64" },
+	{ SONDE_PKT_HEAP_FREE, "heap_free", 24,
+	  "type:0:u16 size:2:u16 func:4:u8 flags:5:u8 reserved:6:u16 time_ns:8:u64 addr:16:u64" },
+	{ SONDE_PKT_HEAP_SHORT, "heap_short", 32,
+	  "type:0:u16 size:2:u16 func:4:u8 flags:5:u8 reserved:6:u16 dt_ns:8:i32 bytes:12:u32 addr:16:u64 "
+	  "stack_id:24:u64" },
+	{ SONDE_PKT_HEAP_FREE_SHORT, "heap_free_short", 16, "type:0:u16 size:2:u16 dt_ns:4:i32 addr:8:u64" },
+	{ SONDE_PKT_HEAP_STREAM, "heap_stream", 16,
+	  "type:0:u16 size:2:u16 nbytes:4:u16 reserved:6:u16 base_ns:8:u64 records:16:byte[nbytes]" },
+};
+
+static const struct sonde_module heap_module = {
+	.kind = SONDE_KIND_HEAP,
+	.on = &g_on,
+	.packets = heap_packets,
+	.npackets = sizeof heap_packets / sizeof heap_packets[0],
+	.start = heap_start,
+};
+
 __attribute__((constructor)) static void heap_init(void)
 {
 	int e = errno;
 	ready();
-	const char *setting;
-	if (__sonde_trace_attach(SONDE_KIND_HEAP, &g_on, &setting) == 0) {
-		__sonde_trace_setting(SONDE_KIND_HEAP, "mode", setting ? setting : "on");
-		char tick[32];
-		snprintf(tick, sizeof tick, "%llu", (unsigned long long)__sonde_trace_clock());
-		__sonde_trace_setting(SONDE_KIND_HEAP, "tick_ns", tick);
-	}
+	__sonde_module_register(&heap_module);
 	errno = e;
 }

@@ -62,6 +62,9 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+/* RESOLVE looks up through next_sym (below): with the recursion guard up. */
+static void *next_sym(const char *name);
+#define REAL_LOOKUP(name) next_sym(name)
 #include "tracer.h"
 
 /* <stdio.h> may define these as macros when optimizing. */
@@ -80,7 +83,7 @@
 #define NAME_MAX_LEN 4000 /* longest name written (packet size is 16 bits) */
 
 static _Atomic int g_on;       /* recording (set by attach, cleared by the collector) */
-static _Atomic int g_attached; /* the table is kept (from attach on, fork children too) */
+static _Atomic int g_attached; /* the table is kept (from the module's start on, fork children too) */
 static _Atomic uint64_t *g_tab; /* fd -> file_id, FD_TABLE entries, mmap'ed */
 static _Atomic uint64_t g_next_id = 1;
 static SONDE_TLS int t_busy; /* this thread is inside the library */
@@ -111,80 +114,79 @@ ssize_t __getdelim(char **line, size_t *n, int delim, FILE *f);
 int close_range(unsigned first, unsigned last, int flags);
 void closefrom(int lowfd);
 
-#define REAL(name) static __typeof__(name) *real_##name
-REAL(read);
-REAL(write);
-REAL(pread);
-REAL(pwrite);
-REAL(readv);
-REAL(writev);
-REAL(preadv);
-REAL(pwritev);
-REAL(preadv2);
-REAL(pwritev2);
-REAL(__read_chk);
-REAL(__pread_chk);
-REAL(open);
-REAL(openat);
-REAL(__open_2);
-REAL(__openat_2);
-REAL(creat);
-REAL(close);
-REAL(dup);
-REAL(dup2);
-REAL(dup3);
-REAL(lseek);
-REAL(fsync);
-REAL(fdatasync);
-REAL(fopen);
-REAL(fdopen);
-REAL(freopen);
-REAL(fclose);
-REAL(pclose);
-REAL(fread);
-REAL(fread_unlocked);
-REAL(__fread_chk);
-REAL(__fread_unlocked_chk);
-REAL(fwrite);
-REAL(fwrite_unlocked);
-REAL(fflush);
-REAL(vprintf);
-REAL(__vprintf_chk);
-REAL(vfprintf);
-REAL(__vfprintf_chk);
-REAL(vdprintf);
-REAL(__vdprintf_chk);
-REAL(puts);
-REAL(fputs);
-REAL(fputs_unlocked);
-REAL(fputc);
-REAL(putc);
-REAL(putchar);
-REAL(fputc_unlocked);
-REAL(putc_unlocked);
-REAL(putchar_unlocked);
-REAL(fgetc);
-REAL(getc);
-REAL(getchar);
-REAL(fgetc_unlocked);
-REAL(getc_unlocked);
-REAL(getchar_unlocked);
-REAL(fgets);
-REAL(fgets_unlocked);
-REAL(__fgets_chk);
-REAL(__fgets_unlocked_chk);
-REAL(getline);
-REAL(getdelim);
-REAL(__getdelim);
-REAL(pipe);
-REAL(pipe2);
-REAL(socket);
-REAL(socketpair);
-REAL(accept);
-REAL(accept4);
-REAL(fcntl);
-REAL(close_range);
-REAL(closefrom);
+REAL_DECL(read);
+REAL_DECL(write);
+REAL_DECL(pread);
+REAL_DECL(pwrite);
+REAL_DECL(readv);
+REAL_DECL(writev);
+REAL_DECL(preadv);
+REAL_DECL(pwritev);
+REAL_DECL(preadv2);
+REAL_DECL(pwritev2);
+REAL_DECL(__read_chk);
+REAL_DECL(__pread_chk);
+REAL_DECL(open);
+REAL_DECL(openat);
+REAL_DECL(__open_2);
+REAL_DECL(__openat_2);
+REAL_DECL(creat);
+REAL_DECL(close);
+REAL_DECL(dup);
+REAL_DECL(dup2);
+REAL_DECL(dup3);
+REAL_DECL(lseek);
+REAL_DECL(fsync);
+REAL_DECL(fdatasync);
+REAL_DECL(fopen);
+REAL_DECL(fdopen);
+REAL_DECL(freopen);
+REAL_DECL(fclose);
+REAL_DECL(pclose);
+REAL_DECL(fread);
+REAL_DECL(fread_unlocked);
+REAL_DECL(__fread_chk);
+REAL_DECL(__fread_unlocked_chk);
+REAL_DECL(fwrite);
+REAL_DECL(fwrite_unlocked);
+REAL_DECL(fflush);
+REAL_DECL(vprintf);
+REAL_DECL(__vprintf_chk);
+REAL_DECL(vfprintf);
+REAL_DECL(__vfprintf_chk);
+REAL_DECL(vdprintf);
+REAL_DECL(__vdprintf_chk);
+REAL_DECL(puts);
+REAL_DECL(fputs);
+REAL_DECL(fputs_unlocked);
+REAL_DECL(fputc);
+REAL_DECL(putc);
+REAL_DECL(putchar);
+REAL_DECL(fputc_unlocked);
+REAL_DECL(putc_unlocked);
+REAL_DECL(putchar_unlocked);
+REAL_DECL(fgetc);
+REAL_DECL(getc);
+REAL_DECL(getchar);
+REAL_DECL(fgetc_unlocked);
+REAL_DECL(getc_unlocked);
+REAL_DECL(getchar_unlocked);
+REAL_DECL(fgets);
+REAL_DECL(fgets_unlocked);
+REAL_DECL(__fgets_chk);
+REAL_DECL(__fgets_unlocked_chk);
+REAL_DECL(getline);
+REAL_DECL(getdelim);
+REAL_DECL(__getdelim);
+REAL_DECL(pipe);
+REAL_DECL(pipe2);
+REAL_DECL(socket);
+REAL_DECL(socketpair);
+REAL_DECL(accept);
+REAL_DECL(accept4);
+REAL_DECL(fcntl);
+REAL_DECL(close_range);
+REAL_DECL(closefrom);
 
 /* dlsym(RTLD_NEXT) with the recursion guard up: what dlsym calls itself
  * passes straight through.  NULL when called from inside the library. */
@@ -194,14 +196,12 @@ static void *next_sym(const char *name)
 		return NULL;
 	int e = errno;
 	t_busy = 1;
-	void *p = dlsym(RTLD_NEXT, name);
+	void *p = real_lookup(name, NULL);
 	t_busy = 0;
 	errno = e;
 	return p;
 }
 
-#define RESOLVE(name) \
-	(real_##name ? real_##name : (real_##name = (__typeof__(real_##name))next_sym(#name)))
 
 /* ---- state of a call ----------------------------------------------------- */
 
@@ -470,12 +470,12 @@ static int stream_fd(FILE *f)
 #define RW_BODY(func, name, fd, sysno, ...)                                  \
 	do {                                                                 \
 		RESOLVE(name);                                               \
-		if (!real_##name)                                            \
+		if (!REAL(name))                                            \
 			return syscall(sysno, __VA_ARGS__);                  \
 		if (!recording(RA))                                          \
-			return real_##name(__VA_ARGS__);                     \
+			return REAL(name)(__VA_ARGS__);                     \
 		uint64_t t0 = sonde_now_ns();                                \
-		ssize_t r = real_##name(__VA_ARGS__);                        \
+		ssize_t r = REAL(name)(__VA_ARGS__);                        \
 		rw_done(func, fd, r, t0);                                    \
 		return r;                                                    \
 	} while (0)
@@ -526,12 +526,12 @@ SONDE_EXPORT ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off
 SONDE_EXPORT ssize_t preadv2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
 {
 	RESOLVE(preadv2);
-	if (!real_preadv2)
+	if (!REAL(preadv2))
 		return syscall(SYS_preadv2, fd, iov, cnt, off, 0, flags);
 	if (!recording(RA))
-		return real_preadv2(fd, iov, cnt, off, flags);
+		return REAL(preadv2)(fd, iov, cnt, off, flags);
 	uint64_t t0 = sonde_now_ns();
-	ssize_t r = real_preadv2(fd, iov, cnt, off, flags);
+	ssize_t r = REAL(preadv2)(fd, iov, cnt, off, flags);
 	rw_done(SONDE_IO_PREADV, fd, r, t0);
 	return r;
 }
@@ -539,12 +539,12 @@ SONDE_EXPORT ssize_t preadv2(int fd, const struct iovec *iov, int cnt, off_t off
 SONDE_EXPORT ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
 {
 	RESOLVE(pwritev2);
-	if (!real_pwritev2)
+	if (!REAL(pwritev2))
 		return syscall(SYS_pwritev2, fd, iov, cnt, off, 0, flags);
 	if (!recording(RA))
-		return real_pwritev2(fd, iov, cnt, off, flags);
+		return REAL(pwritev2)(fd, iov, cnt, off, flags);
 	uint64_t t0 = sonde_now_ns();
-	ssize_t r = real_pwritev2(fd, iov, cnt, off, flags);
+	ssize_t r = REAL(pwritev2)(fd, iov, cnt, off, flags);
 	rw_done(SONDE_IO_PWRITEV, fd, r, t0);
 	return r;
 }
@@ -554,12 +554,12 @@ SONDE_EXPORT ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t of
 SONDE_EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
 {
 	RESOLVE(__read_chk);
-	if (!real___read_chk)
+	if (!REAL(__read_chk))
 		return syscall(SYS_read, fd, buf, n);
 	if (!recording(RA))
-		return real___read_chk(fd, buf, n, buflen);
+		return REAL(__read_chk)(fd, buf, n, buflen);
 	uint64_t t0 = sonde_now_ns();
-	ssize_t r = real___read_chk(fd, buf, n, buflen);
+	ssize_t r = REAL(__read_chk)(fd, buf, n, buflen);
 	rw_done(SONDE_IO_READ, fd, r, t0);
 	return r;
 }
@@ -567,12 +567,12 @@ SONDE_EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
 SONDE_EXPORT ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off, size_t buflen)
 {
 	RESOLVE(__pread_chk);
-	if (!real___pread_chk)
+	if (!REAL(__pread_chk))
 		return syscall(SYS_pread64, fd, buf, n, off);
 	if (!recording(RA))
-		return real___pread_chk(fd, buf, n, off, buflen);
+		return REAL(__pread_chk)(fd, buf, n, off, buflen);
 	uint64_t t0 = sonde_now_ns();
-	ssize_t r = real___pread_chk(fd, buf, n, off, buflen);
+	ssize_t r = REAL(__pread_chk)(fd, buf, n, off, buflen);
 	rw_done(SONDE_IO_PREAD, fd, r, t0);
 	return r;
 }
@@ -582,12 +582,12 @@ SONDE_EXPORT ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off, size_t 
 SONDE_EXPORT off_t lseek(int fd, off_t off, int whence)
 {
 	RESOLVE(lseek);
-	if (!real_lseek)
+	if (!REAL(lseek))
 		return syscall(SYS_lseek, fd, off, whence);
 	if (!recording(RA))
-		return real_lseek(fd, off, whence);
+		return REAL(lseek)(fd, off, whence);
 	uint64_t t0 = sonde_now_ns();
-	off_t r = real_lseek(fd, off, whence);
+	off_t r = REAL(lseek)(fd, off, whence);
 	other_done(SONDE_IO_LSEEK, fd, r == (off_t)-1, t0);
 	return r;
 }
@@ -595,12 +595,12 @@ SONDE_EXPORT off_t lseek(int fd, off_t off, int whence)
 SONDE_EXPORT int fsync(int fd)
 {
 	RESOLVE(fsync);
-	if (!real_fsync)
+	if (!REAL(fsync))
 		return (int)syscall(SYS_fsync, fd);
 	if (!recording(RA))
-		return real_fsync(fd);
+		return REAL(fsync)(fd);
 	uint64_t t0 = sonde_now_ns();
-	int r = real_fsync(fd);
+	int r = REAL(fsync)(fd);
 	other_done(SONDE_IO_FSYNC, fd, r < 0, t0);
 	return r;
 }
@@ -608,12 +608,12 @@ SONDE_EXPORT int fsync(int fd)
 SONDE_EXPORT int fdatasync(int fd)
 {
 	RESOLVE(fdatasync);
-	if (!real_fdatasync)
+	if (!REAL(fdatasync))
 		return (int)syscall(SYS_fdatasync, fd);
 	if (!recording(RA))
-		return real_fdatasync(fd);
+		return REAL(fdatasync)(fd);
 	uint64_t t0 = sonde_now_ns();
-	int r = real_fdatasync(fd);
+	int r = REAL(fdatasync)(fd);
 	other_done(SONDE_IO_FDATASYNC, fd, r < 0, t0);
 	return r;
 }
@@ -634,13 +634,13 @@ SONDE_EXPORT int fdatasync(int fd)
 #define OPEN_BODY(func, name, path, fallback, ...)                 \
 	do {                                                       \
 		RESOLVE(name);                                     \
-		if (!real_##name)                                  \
+		if (!REAL(name))                                  \
 			return (int)(fallback);                    \
 		int st = call_state(RA);                           \
 		if (st == ST_PASS)                                 \
-			return real_##name(__VA_ARGS__);           \
+			return REAL(name)(__VA_ARGS__);           \
 		uint64_t t0 = sonde_now_ns();                      \
-		int fd = real_##name(__VA_ARGS__);                 \
+		int fd = REAL(name)(__VA_ARGS__);                 \
 		opened(st, func, path, fd, t0);                    \
 		return fd;                                         \
 	} while (0)
@@ -687,11 +687,11 @@ SONDE_EXPORT int close(int fd)
 	/* Always the next close (the collector's, which protects its own
 	 * descriptors); the system call only while dlsym itself closes. */
 	RESOLVE(close);
-	if (!real_close)
+	if (!REAL(close))
 		return (int)syscall(SYS_close, fd);
 	int st = call_state(RA);
 	if (st == ST_PASS)
-		return real_close(fd);
+		return REAL(close)(fd);
 	uint64_t id = 0;
 	if (st == ST_RECORD) {
 		int e = errno;
@@ -702,7 +702,7 @@ SONDE_EXPORT int close(int fd)
 	}
 	tab_take(fd); /* before the close, which frees the number for others */
 	uint64_t t0 = sonde_now_ns();
-	int r = real_close(fd);
+	int r = REAL(close)(fd);
 	if (st == ST_RECORD) {
 		int e = errno;
 		uint64_t t1 = sonde_now_ns();
@@ -732,13 +732,13 @@ static void duped(int st, int func, int oldfd, int r, uint64_t t0)
 SONDE_EXPORT int dup(int oldfd)
 {
 	RESOLVE(dup);
-	if (!real_dup)
+	if (!REAL(dup))
 		return (int)syscall(SYS_dup, oldfd);
 	int st = call_state(RA);
 	if (st == ST_PASS)
-		return real_dup(oldfd);
+		return REAL(dup)(oldfd);
 	uint64_t t0 = sonde_now_ns();
-	int r = real_dup(oldfd);
+	int r = REAL(dup)(oldfd);
 	duped(st, SONDE_IO_DUP, oldfd, r, t0);
 	return r;
 }
@@ -746,13 +746,13 @@ SONDE_EXPORT int dup(int oldfd)
 SONDE_EXPORT int dup2(int oldfd, int newfd)
 {
 	RESOLVE(dup2);
-	if (!real_dup2)
+	if (!REAL(dup2))
 		return (int)syscall(SYS_dup2, oldfd, newfd);
 	int st = call_state(RA);
 	if (st == ST_PASS)
-		return real_dup2(oldfd, newfd);
+		return REAL(dup2)(oldfd, newfd);
 	uint64_t t0 = sonde_now_ns();
-	int r = real_dup2(oldfd, newfd);
+	int r = REAL(dup2)(oldfd, newfd);
 	duped(st, SONDE_IO_DUP2, oldfd, r, t0);
 	return r;
 }
@@ -760,13 +760,13 @@ SONDE_EXPORT int dup2(int oldfd, int newfd)
 SONDE_EXPORT int dup3(int oldfd, int newfd, int flags)
 {
 	RESOLVE(dup3);
-	if (!real_dup3)
+	if (!REAL(dup3))
 		return (int)syscall(SYS_dup3, oldfd, newfd, flags);
 	int st = call_state(RA);
 	if (st == ST_PASS)
-		return real_dup3(oldfd, newfd, flags);
+		return REAL(dup3)(oldfd, newfd, flags);
 	uint64_t t0 = sonde_now_ns();
-	int r = real_dup3(oldfd, newfd, flags);
+	int r = REAL(dup3)(oldfd, newfd, flags);
 	duped(st, SONDE_IO_DUP3, oldfd, r, t0);
 	return r;
 }
@@ -785,27 +785,27 @@ static FILE *fopen_common(FILE *(*real)(const char *, const char *), int st, con
 SONDE_EXPORT FILE *fopen(const char *path, const char *mode)
 {
 	RESOLVE(fopen);
-	if (!real_fopen) {
+	if (!REAL(fopen)) {
 		errno = ENOSYS;
 		return NULL;
 	}
 	int st = call_state(RA);
 	if (st == ST_PASS)
-		return real_fopen(path, mode);
-	return fopen_common(real_fopen, st, path, mode);
+		return REAL(fopen)(path, mode);
+	return fopen_common(REAL(fopen), st, path, mode);
 }
 
 SONDE_EXPORT FILE *fdopen(int fd, const char *mode)
 {
 	RESOLVE(fdopen);
-	if (!real_fdopen) {
+	if (!REAL(fdopen)) {
 		errno = ENOSYS;
 		return NULL;
 	}
 	if (!recording(RA))
-		return real_fdopen(fd, mode);
+		return REAL(fdopen)(fd, mode);
 	uint64_t t0 = sonde_now_ns();
-	FILE *f = real_fdopen(fd, mode);
+	FILE *f = REAL(fdopen)(fd, mode);
 	other_done(SONDE_IO_FDOPEN, fd, !f, t0);
 	return f;
 }
@@ -832,26 +832,26 @@ static FILE *freopen_common(FILE *(*real)(const char *, const char *, FILE *), i
 SONDE_EXPORT FILE *freopen(const char *path, const char *mode, FILE *f)
 {
 	RESOLVE(freopen);
-	if (!real_freopen) {
+	if (!REAL(freopen)) {
 		errno = ENOSYS;
 		return NULL;
 	}
 	int st = call_state(RA);
 	if (st == ST_PASS)
-		return real_freopen(path, mode, f);
-	return freopen_common(real_freopen, st, path, mode, f);
+		return REAL(freopen)(path, mode, f);
+	return freopen_common(REAL(freopen), st, path, mode, f);
 }
 
 SONDE_EXPORT int fclose(FILE *f)
 {
 	RESOLVE(fclose);
-	if (!real_fclose) {
+	if (!REAL(fclose)) {
 		errno = ENOSYS;
 		return EOF;
 	}
 	int st = call_state(RA);
 	if (st == ST_PASS)
-		return real_fclose(f);
+		return REAL(fclose)(f);
 	int fd = stream_fd(f); /* taken before: fclose frees f */
 	uint64_t id = 0;
 	if (st == ST_RECORD) {
@@ -863,7 +863,7 @@ SONDE_EXPORT int fclose(FILE *f)
 	}
 	tab_take(fd);
 	uint64_t t0 = sonde_now_ns();
-	int r = real_fclose(f);
+	int r = REAL(fclose)(f);
 	if (st == ST_RECORD) {
 		int e = errno;
 		uint64_t t1 = sonde_now_ns();
@@ -879,13 +879,13 @@ SONDE_EXPORT int fclose(FILE *f)
 SONDE_EXPORT int pclose(FILE *f)
 {
 	RESOLVE(pclose);
-	if (!real_pclose) {
+	if (!REAL(pclose)) {
 		errno = ENOSYS;
 		return -1;
 	}
 	if (call_state(RA) != ST_PASS)
 		tab_take(stream_fd(f));
-	return real_pclose(f);
+	return REAL(pclose)(f);
 }
 
 /*
@@ -926,15 +926,15 @@ static void stdio_event(int func, FILE *f, int fd, int64_t bytes, int e, uint64_
 #define STDIO_CALL(func, name, rtype, fail_value, f, fd, bytes_expr, ...)                    \
 	do {                                                                                  \
 		RESOLVE(name);                                                                \
-		if (!real_##name) {                                                           \
+		if (!REAL(name)) {                                                           \
 			errno = ENOSYS;                                                       \
 			return fail_value;                                                    \
 		}                                                                             \
 		if (!recording(RA))                                                           \
-			return real_##name(__VA_ARGS__);                                      \
+			return REAL(name)(__VA_ARGS__);                                      \
 		uint64_t t0 = sonde_now_ns();                                                 \
 		t_stdio = 1;                                                                  \
-		rtype r = real_##name(__VA_ARGS__);                                           \
+		rtype r = REAL(name)(__VA_ARGS__);                                           \
 		t_stdio = 0;                                                                  \
 		int e = errno;                                                                \
 		stdio_event(func, f, fd, (bytes_expr), e, t0, SONDE_CALL_SITE_RA(), SONDE_CALL_SITE_CFA()); \
@@ -1043,7 +1043,7 @@ static inline __attribute__((always_inline)) int call_v(int kind, void (*real)(v
 #define VPRINT(func, name, kind, f, fd, flag, fmt)                                                     \
 	do {                                                                                          \
 		RESOLVE(name);                                                                        \
-		if (!real_##name) {                                                                   \
+		if (!REAL(name)) {                                                                   \
 			errno = ENOSYS;                                                               \
 			return -1;                                                                    \
 		}                                                                                     \
@@ -1051,11 +1051,11 @@ static inline __attribute__((always_inline)) int call_v(int kind, void (*real)(v
 		va_start(ap, fmt);                                                                    \
 		int r_;                                                                               \
 		if (!recording(RA)) {                                                                 \
-			r_ = call_v(kind, (void (*)(void))real_##name, f, fd, flag, fmt, ap);         \
+			r_ = call_v(kind, (void (*)(void))REAL(name), f, fd, flag, fmt, ap);         \
 		} else {                                                                              \
 			uint64_t t0 = sonde_now_ns();                                                 \
 			t_stdio = 1;                                                                  \
-			r_ = call_v(kind, (void (*)(void))real_##name, f, fd, flag, fmt, ap);         \
+			r_ = call_v(kind, (void (*)(void))REAL(name), f, fd, flag, fmt, ap);         \
 			t_stdio = 0;                                                                  \
 			int e = errno;                                                                \
 			stdio_event(func, f, fd, PRINTED(r_), e, t0, SONDE_CALL_SITE_RA(),            \
@@ -1223,14 +1223,14 @@ SONDE_EXPORT ssize_t __getdelim(char **line, size_t *n, int delim, FILE *f)
 SONDE_EXPORT int fflush(FILE *f)
 {
 	RESOLVE(fflush);
-	if (!real_fflush) {
+	if (!REAL(fflush)) {
 		errno = ENOSYS;
 		return EOF;
 	}
 	if (!recording(RA))
-		return real_fflush(f);
+		return REAL(fflush)(f);
 	uint64_t t0 = sonde_now_ns();
-	int r = real_fflush(f);
+	int r = REAL(fflush)(f);
 	other_done(SONDE_IO_FFLUSH, stream_fd(f), r == EOF, t0); /* fflush(NULL): fd -1 */
 	return r;
 }
@@ -1240,7 +1240,7 @@ SONDE_EXPORT int fflush(FILE *f)
 SONDE_EXPORT int pipe(int fds[2])
 {
 	RESOLVE(pipe);
-	int r = real_pipe ? real_pipe(fds) : (int)syscall(SYS_pipe2, fds, 0);
+	int r = REAL(pipe) ? REAL(pipe)(fds) : (int)syscall(SYS_pipe2, fds, 0);
 	if (r == 0) {
 		fresh_fd(fds[0]);
 		fresh_fd(fds[1]);
@@ -1251,7 +1251,7 @@ SONDE_EXPORT int pipe(int fds[2])
 SONDE_EXPORT int pipe2(int fds[2], int flags)
 {
 	RESOLVE(pipe2);
-	int r = real_pipe2 ? real_pipe2(fds, flags) : (int)syscall(SYS_pipe2, fds, flags);
+	int r = REAL(pipe2) ? REAL(pipe2)(fds, flags) : (int)syscall(SYS_pipe2, fds, flags);
 	if (r == 0) {
 		fresh_fd(fds[0]);
 		fresh_fd(fds[1]);
@@ -1262,7 +1262,7 @@ SONDE_EXPORT int pipe2(int fds[2], int flags)
 SONDE_EXPORT int socket(int domain, int type, int protocol)
 {
 	RESOLVE(socket);
-	int r = real_socket ? real_socket(domain, type, protocol)
+	int r = REAL(socket) ? REAL(socket)(domain, type, protocol)
 			    : (int)syscall(SYS_socket, domain, type, protocol);
 	fresh_fd(r);
 	return r;
@@ -1271,7 +1271,7 @@ SONDE_EXPORT int socket(int domain, int type, int protocol)
 SONDE_EXPORT int socketpair(int domain, int type, int protocol, int fds[2])
 {
 	RESOLVE(socketpair);
-	int r = real_socketpair ? real_socketpair(domain, type, protocol, fds)
+	int r = REAL(socketpair) ? REAL(socketpair)(domain, type, protocol, fds)
 				: (int)syscall(SYS_socketpair, domain, type, protocol, fds);
 	if (r == 0) {
 		fresh_fd(fds[0]);
@@ -1283,7 +1283,7 @@ SONDE_EXPORT int socketpair(int domain, int type, int protocol, int fds[2])
 SONDE_EXPORT int accept(int fd, struct sockaddr *addr, socklen_t *len)
 {
 	RESOLVE(accept);
-	int r = real_accept ? real_accept(fd, addr, len) : (int)syscall(SYS_accept, fd, addr, len);
+	int r = REAL(accept) ? REAL(accept)(fd, addr, len) : (int)syscall(SYS_accept, fd, addr, len);
 	fresh_fd(r);
 	return r;
 }
@@ -1291,7 +1291,7 @@ SONDE_EXPORT int accept(int fd, struct sockaddr *addr, socklen_t *len)
 SONDE_EXPORT int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
 {
 	RESOLVE(accept4);
-	int r = real_accept4 ? real_accept4(fd, addr, len, flags)
+	int r = REAL(accept4) ? REAL(accept4)(fd, addr, len, flags)
 			     : (int)syscall(SYS_accept4, fd, addr, len, flags);
 	fresh_fd(r);
 	return r;
@@ -1312,7 +1312,7 @@ SONDE_EXPORT int fcntl(int fd, int cmd, ...)
 	void *arg = va_arg(ap, void *);
 	va_end(ap);
 	RESOLVE(fcntl);
-	int r = real_fcntl ? real_fcntl(fd, cmd, arg) : (int)syscall(SYS_fcntl, fd, cmd, arg);
+	int r = REAL(fcntl) ? REAL(fcntl)(fd, cmd, arg) : (int)syscall(SYS_fcntl, fd, cmd, arg);
 	int e = errno;
 	fcntl_done(fd, cmd, r, RA);
 	errno = e;
@@ -1333,7 +1333,7 @@ SONDE_EXPORT int close_range(unsigned first, unsigned last, int flags)
 	RESOLVE(close_range);
 	if (!(flags & CLOSE_RANGE_CLOEXEC) && first <= last && !t_busy)
 		forget_range(first, last);
-	return real_close_range ? real_close_range(first, last, flags)
+	return REAL(close_range) ? REAL(close_range)(first, last, flags)
 				: (int)syscall(SYS_close_range, first, last, flags);
 }
 
@@ -1342,13 +1342,13 @@ SONDE_EXPORT void closefrom(int lowfd)
 	RESOLVE(closefrom);
 	if (!t_busy)
 		forget_range(lowfd < 0 ? 0u : (unsigned)lowfd, ~0u);
-	if (real_closefrom)
-		real_closefrom(lowfd);
+	if (REAL(closefrom))
+		REAL(closefrom)(lowfd);
 	else
 		syscall(SYS_close_range, lowfd < 0 ? 0u : (unsigned)lowfd, ~0u, 0);
 }
 
-/* ---- start ------------------------------------------------------------------------ */
+/* ---- the module (tracer.h) and start ---------------------------------------------- */
 
 /* A followed fork child records into its own experiment, where the
  * parent's file ids were never named: forget them all, so that each
@@ -1358,6 +1358,31 @@ static void io_fork_child(void)
 	if (g_tab)
 		syscall(SYS_madvise, (void *)g_tab, FD_TABLE * sizeof(uint64_t), MADV_DONTNEED);
 }
+
+static void io_start(const char *setting)
+{
+	(void)setting; /* "on" */
+	atomic_store(&g_attached, 1);
+}
+
+static const struct sonde_packet_format io_packets[] = {
+	{ SONDE_PKT_IO, "io", 56,
+	  "type:0:u16 size:2:u16 func:4:u8 flags:5:u8 reserved:6:u16 fd:8:i32 err:12:i32 "
+	  "time_ns:16:u64 dur_ns:24:u64 bytes:32:i64 file_id:40:u64 stack_id:48:u64" },
+	{ SONDE_PKT_IO_FILE, "io_file", 24,
+	  "type:0:u16 size:2:u16 name_len:4:u32 file_id:8:u64 time_ns:16:u64 name:24:char[name_len]" },
+};
+
+/* A fork child records into its own experiment (when followed), where
+ * the parent's file ids were never named. */
+static const struct sonde_module io_module = {
+	.kind = SONDE_KIND_IO,
+	.on = &g_on,
+	.packets = io_packets,
+	.npackets = sizeof io_packets / sizeof io_packets[0],
+	.start = io_start,
+	.fork_child = io_fork_child,
+};
 
 __attribute__((constructor)) static void io_init(void)
 {
@@ -1442,12 +1467,9 @@ __attribute__((constructor)) static void io_init(void)
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (tab != MAP_FAILED)
 		g_tab = tab;
-	pthread_atfork(NULL, NULL, io_fork_child);
 	__sonde_trace_on_filter(io_before_filter);
-	const char *setting = NULL;
 	/* The table is ready before g_on can become 1. */
-	if (__sonde_trace_attach(SONDE_KIND_IO, &g_on, &setting) == 0)
-		atomic_store(&g_attached, 1);
+	__sonde_module_register(&io_module);
 	errno = e;
 }
 

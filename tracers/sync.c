@@ -131,31 +131,23 @@ static SONDE_TLS int t_busy;
 	X(pthread_clockjoin_np, (pthread_t t, void **ret, clockid_t c, const struct timespec *at), (t, ret, c, at), \
 	  NULL, return ENOSYS)
 
-#define REAL(name) __atomic_load_n(&real_##name, __ATOMIC_RELAXED)
-
 static void resolve_all(void);
 
-#define DEFINE_REAL(name, PARAMS, ARGS, ver, fail)       \
-	static int missing_##name PARAMS                 \
-	{                                                \
-		fail;                                    \
-	}                                                \
-	static int lazy_##name PARAMS;                   \
-	static int(*real_##name) PARAMS = lazy_##name;   \
-	static int lazy_##name PARAMS                    \
-	{                                                \
-		resolve_all();                           \
-		return REAL(name) ARGS;                  \
+/* Per function: real_NAME (REAL_DECL of tracer.h's real.h), first the
+ * lazy stand-in, and the failing one. */
+#define DEFINE_STANDINS(name, PARAMS, ARGS, ver, fail) \
+	static int missing_##name PARAMS               \
+	{                                              \
+		fail;                                  \
+	}                                              \
+	static int lazy_##name PARAMS;                 \
+	REAL_DECL(name) = lazy_##name;                 \
+	static int lazy_##name PARAMS                  \
+	{                                              \
+		resolve_all();                         \
+		return REAL(name) ARGS;                \
 	}
-REAL_LIST(DEFINE_REAL)
-
-static void *lookup(const char *name, const char *ver)
-{
-	void *p = ver ? dlvsym(RTLD_NEXT, name, ver) : NULL;
-	if (!p)
-		p = dlsym(RTLD_NEXT, name);
-	return p;
-}
+REAL_LIST(DEFINE_STANDINS)
 
 /* Resolve every real function, once (the stand-ins that call this are
  * gone afterwards, and a missing function gets its failing stand-in, so
@@ -164,12 +156,12 @@ static void *lookup(const char *name, const char *ver)
 static void resolve_all(void)
 {
 	int e = errno;
-#define RESOLVE_REAL(name, PARAMS, ARGS, ver, fail)                                               \
-	{                                                                                         \
-		void *p_ = lookup(#name, ver);                                                    \
-		__atomic_store_n(&real_##name, p_ ? (int(*) PARAMS)p_ : missing_##name, __ATOMIC_RELAXED); \
+#define RESOLVE_ONE(name, PARAMS, ARGS, ver, fail)                      \
+	{                                                               \
+		void *p_ = real_lookup(#name, ver);                     \
+		REAL_SET(name, p_ ? p_ : (void *)missing_##name);       \
 	}
-	REAL_LIST(RESOLVE_REAL)
+	REAL_LIST(RESOLVE_ONE)
 	errno = e;
 }
 
@@ -475,17 +467,12 @@ static uint64_t calibrate(uint64_t *avg_ns)
 	return best * CAL_FACTOR;
 }
 
-__attribute__((constructor)) static void sync_init(void)
+/* ---- the module (tracer.h) ------------------------------------------------ */
+
+/* The threshold from the setting, calibrated for "on"; logged. */
+static void sync_start(const char *setting)
 {
 	int e = errno;
-	resolve_all();
-	pthread_atfork(NULL, NULL, forget_tid);
-	g_inline_ok = check_inline();
-	const char *setting = NULL;
-	if (__sonde_trace_attach(SONDE_KIND_SYNC, &g_on, &setting) < 0) {
-		errno = e;
-		return;
-	}
 	char mode[32], buf[160];
 	uint64_t thr;
 	char *end = NULL;
@@ -528,5 +515,31 @@ __attribute__((constructor)) static void sync_init(void)
 	__sonde_trace_setting(SONDE_KIND_SYNC, "threshold_ns", buf);
 	__sonde_trace_setting(SONDE_KIND_SYNC, "mode", mode);
 	__sonde_trace_setting(SONDE_KIND_SYNC, "inline_mutex", g_inline_ok ? "1" : "0");
+	errno = e;
+}
+
+static const struct sonde_packet_format sync_packets[] = {
+	{ SONDE_PKT_SYNC, "sync", 48,
+	  "type:0:u16 size:2:u16 func:4:u16 reserved:6:u16 result:8:i32 reserved2:12:u32 "
+	  "time_ns:16:u64 wait_ns:24:u64 object:32:u64 stack_id:40:u64" },
+};
+
+static const struct sonde_module sync_module = {
+	.kind = SONDE_KIND_SYNC,
+	.on = &g_on,
+	.packets = sync_packets,
+	.npackets = sizeof sync_packets / sizeof sync_packets[0],
+	.start = sync_start,
+};
+
+__attribute__((constructor)) static void sync_init(void)
+{
+	int e = errno;
+	resolve_all();
+	/* Not the module's fork_child: the inline mutex path uses t_tid in
+	 * every fork child, recording or not. */
+	pthread_atfork(NULL, NULL, forget_tid);
+	g_inline_ok = check_inline();
+	__sonde_module_register(&sync_module);
 	errno = e;
 }

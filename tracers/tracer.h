@@ -14,8 +14,9 @@
  *   - preserve errno and return values exactly,
  *   - never call the function they interpose (no recursion), nor malloc in
  *     the heap library,
- *   - check their `on` flag (set by __sonde_trace_attach, cleared by the
- *     collector when it stops, and in fork children) before recording.
+ *   - check their `on` flag (set when the collector starts their module,
+ *     __sonde_module_register below; cleared by the collector when it
+ *     stops, and in fork children) before recording.
  *
  * Writing one event:
  *     uint64_t stack = __sonde_trace_stack();
@@ -36,6 +37,8 @@
 
 #include <sonde/format.h>
 
+#include "../collector/real.h" /* REAL_DECL, RESOLVE, REAL */
+
 #define SONDE_EXPORT __attribute__((visibility("default")))
 #define SONDE_TLS __thread __attribute__((tls_model("initial-exec")))
 
@@ -44,13 +47,65 @@
  * their tables there (collector/collector.h). */
 extern __thread int __sonde_vforked __attribute__((tls_model("initial-exec")));
 
-/* Start tracing `kind` (SONDE_KIND_SYNC, _HEAP or _IO): creates its data
- * file and declares it in log.xml.  `on` is set to 1 on success and later
- * cleared by the collector (stop, fork child).  *setting gets the kind's
- * setting string from the environment ("on", "all", a number; NULL when
- * unset).  Returns 0, or -1 when the collector is not collecting or the
- * kind was not asked for (then nothing is recorded: *on stays 0). */
-int __sonde_trace_attach(int kind, _Atomic int *on, const char **setting);
+/* ---- a traced kind is a module ----
+ *
+ * Each tracing library fills one struct sonde_module for its kind (a row
+ * of sonde/kinds.h) and registers it from its constructor, once its own
+ * tables are ready.  The collector then owns the kind's life: it creates
+ * the data file and describes its packets in log.xml, sets and clears
+ * `on`, and calls the hooks at the points of the process's life named
+ * below, the same for every kind (collector/trace.c loops over the
+ * registered modules; nothing there names a kind).  The shape is
+ * gprofng's ModuleInterface (register, then the collector drives).
+ *
+ * Every hook may be NULL; each runs in normal context (never in a signal
+ * handler), with errno to be preserved, and only for a module whose kind
+ * records in this process (a module whose kind was not asked for is not
+ * kept).  "On" below is *on. */
+struct sonde_packet_format {
+	int type;		/* enum sonde_packet_type */
+	const char *name;	/* log.xml <packet name=...> */
+	int size;		/* bytes; a variable part follows when fields say so */
+	const char *fields;	/* NAME:OFFSET:TYPE ..., doc/experiment-format.md */
+};
+
+struct sonde_module {
+	int kind;		/* SONDE_KIND_*, a row of sonde/kinds.h with a library */
+	_Atomic int *on;	/* the library's recording flag */
+	const struct sonde_packet_format *packets; /* the kind's packet types */
+	int npackets;
+	/* The kind records from now on (on is 1): setting is the string its
+	 * environment variable carried ("on", "all", a number), for the
+	 * library to act on and log with __sonde_trace_setting.  Once per
+	 * process image: a followed fork child's experiment gets its
+	 * parent's setting lines again, and on set again, without a call. */
+	void (*start)(const char *setting);
+	/* Recording ends for good (exit, sonde_terminate): on is already 0,
+	 * the data file is finished after this returns. */
+	void (*stop)(void);
+	/* On a thread the target created, before its start routine; on that
+	 * thread as it ends (also by pthread_exit or cancellation). */
+	void (*thread_start)(void);
+	void (*thread_end)(void);
+	/* In the child of a fork (or of a clone without CLONE_VM) of a
+	 * recording process, on its one thread, before the child starts an
+	 * experiment of its own (when followed): on is 0 and the parent's
+	 * file is forgotten; drop what names the parent's data (ids). */
+	void (*fork_child)(void);
+	/* Before an exec of the recording process, and after one that
+	 * failed (recording then goes on). */
+	void (*exec_prepare)(void);
+	void (*exec_failed)(void);
+};
+
+/* Register the library's module (m and what it points to stay valid for
+ * the process's life): when the collector records and the kind was asked
+ * for (its environment variable set and not "off"), create its data file,
+ * describe it in log.xml, set *on to 1 and call start.  Returns 0 then;
+ * -1 when the collector is not collecting, the kind was not asked for or
+ * its file could not be created (logged), and nothing is recorded (*on
+ * stays 0). */
+int __sonde_module_register(const struct sonde_module *m);
 
 /* The id of the calling interposer's caller's stack, leaf first, the leaf
  * being the call site of the interposed function; frames inside sonde's
@@ -78,7 +133,7 @@ struct sonde_tblock {
 	uint32_t pending;
 	uint32_t used;		/* bytes of packets in blk */
 };
-extern __thread struct sonde_tblock __sonde_tblocks[8] __attribute__((tls_model("initial-exec")));
+extern __thread struct sonde_tblock __sonde_tblocks[SONDE_KIND_MAX + 1] __attribute__((tls_model("initial-exec")));
 
 /* Nonzero while recording is paused (sonde collect -y, sonde_pause(),
  * -t START-END, sonde_terminate()): reserve then returns NULL, and
@@ -110,7 +165,7 @@ void __sonde_trace_on_filter(void (*fn)(void));
 
 /* Whether pc is in the code of one of sonde's libraries (the collector,
  * the tracers): their own calls are not the target's.  Complete once
- * any kind has attached. */
+ * any module has registered. */
 int __sonde_trace_from_sonde(const void *pc);
 
 /* A line in log.xml: <event kind="level" text="text"/>; level is "info",

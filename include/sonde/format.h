@@ -32,6 +32,8 @@
 
 #include <stdint.h>
 
+#include <sonde/kinds.h>
+
 #define SONDE_FORMAT_VERSION 1
 #define SONDE_FORMAT_MIN_READABLE 1
 
@@ -40,15 +42,19 @@
 #define SONDE_BLOCK_SIZE 16384u
 #define SONDE_BLOCK_MAGIC 0x4b4c4253u /* "SBLK" little-endian */
 
-/* Data kinds, one file each. */
+/* Data kinds, one file each: the rows of sonde/kinds.h (ids and files
+ * there): 1 "profile" clock-profile samples, 2 "stacks" deduplicated call
+ * stacks, 3 "overview" process usage samples, 4 "synctrace"
+ * synchronization waits, 5 "heaptrace" allocations and frees, 6 "iotrace"
+ * I/O calls and file names. */
 enum sonde_kind {
-	SONDE_KIND_PROFILE = 1,	 /* file "profile": clock-profile samples */
-	SONDE_KIND_STACKS = 2,	 /* file "stacks": deduplicated call stacks */
-	SONDE_KIND_OVERVIEW = 3, /* file "overview": process usage samples */
-	SONDE_KIND_SYNC = 4,	 /* file "synctrace": synchronization waits */
-	SONDE_KIND_HEAP = 5,	 /* file "heaptrace": allocations and frees */
-	SONDE_KIND_IO = 6,	 /* file "iotrace": I/O calls and file names */
+#define SONDE_KIND_ENUM_(NAME, id, ...) SONDE_KIND_##NAME = (id),
+	SONDE_KINDS(SONDE_KIND_ENUM_)
+#undef SONDE_KIND_ENUM_
 };
+_Static_assert(SONDE_KIND_PROFILE == 1 && SONDE_KIND_STACKS == 2 && SONDE_KIND_OVERVIEW == 3 &&
+		       SONDE_KIND_SYNC == 4 && SONDE_KIND_HEAP == 5 && SONDE_KIND_IO == 6,
+	       "kind ids are on disk: never change one");
 
 struct sonde_file_header {
 	char magic[8];		/* SONDE_DATA_MAGIC */
