@@ -45,8 +45,12 @@ struct blockref {
 	uint32_t tid;
 };
 
-enum { DF_STACKS, DF_PROFILE, DF_OVERVIEW, DF_PERIODIC, DF_SYNC, DF_HEAP, DF_IO, DF_COUNT };
-enum { F_LOG, F_MAP, F_NOTES, F_PROFILE, F_STACKS, F_OVERVIEW, F_PERIODIC, F_SYNC, F_HEAP, F_IO, F_COUNT };
+/* The data files: the collector's own (DF_STACKS to DF_PERIODIC), then one
+ * per traced kind of sonde/kinds.h, in id order (filled at open from the
+ * table; DF_COUNT and F_COUNT are upper bounds, exp->ndata and
+ * exp->nfiles the counts). */
+enum { DF_STACKS, DF_PROFILE, DF_OVERVIEW, DF_PERIODIC, DF_TRACED, DF_COUNT = DF_TRACED + SONDE_KIND_COUNT };
+enum { F_LOG, F_MAP, F_NOTES, F_PROFILE, F_STACKS, F_OVERVIEW, F_PERIODIC, F_TRACED, F_COUNT = F_TRACED + SONDE_KIND_COUNT };
 
 struct datafile {
 	const char *name;
@@ -77,6 +81,7 @@ struct sonde_exp {
 
 	struct sonde_exp_file files[F_COUNT];
 	struct datafile data[DF_COUNT];
+	int nfiles, ndata;
 
 	struct sonde_problem *problems;
 	size_t nproblems, capproblems, nerrors, dropped, dropped_errors;
@@ -151,6 +156,15 @@ struct sonde_exp {
 
 	struct sonde_exp_summary sum;
 };
+
+/* The data file of traced kind id, NULL for a kind that is not traced. */
+static struct datafile *traced_file(struct sonde_exp *exp, int kind)
+{
+	for (int i = DF_TRACED; i < exp->ndata; i++)
+		if (exp->data[i].kind == (uint32_t)kind)
+			return &exp->data[i];
+	return NULL;
+}
 
 static void problem(struct sonde_exp *exp, enum sonde_problem_severity sev, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -549,7 +563,7 @@ static int read_log(struct sonde_exp *exp, char *err, size_t errlen)
 		} else if (!strcmp(e.name, "dataformat")) {
 			const char *f = sonde_xml_attr(&e, "file");
 
-			for (int i = 0; f && i < DF_COUNT; i++)
+			for (int i = 0; f && i < exp->ndata; i++)
 				if (!strcmp(f, exp->data[i].name))
 					exp->data[i].declared = true;
 		} else if (!strcmp(e.name, "packet")) {
@@ -1648,8 +1662,7 @@ static void scan_file(struct sonde_exp *exp, struct datafile *df)
 
 		const uint8_t *pay = m + boff + sizeof(*bh);
 		const char *bad = NULL;
-		bool trace = df->kind == SONDE_KIND_SYNC || df->kind == SONDE_KIND_HEAP ||
-			     df->kind == SONDE_KIND_IO;
+		bool trace = sonde_kind_traced((int)df->kind);
 		struct heapblock hb = { .pay = pay, .used = used, .lim = lim, .payload = payload,
 					.tid = bh->tid, .first_ns = bh->first_ns, .boff = boff };
 
@@ -1868,7 +1881,7 @@ static void finish(struct sonde_exp *exp)
 	u64map_release(&exp->threadmap); /* indices are stale after sorting */
 
 	if (!in->start_ns)
-		for (int i = 0; i < DF_COUNT && !in->start_ns; i++)
+		for (int i = 0; i < exp->ndata && !in->start_ns; i++)
 			in->start_ns = exp->data[i].start_ns;
 	for (size_t i = 0; i < exp->nevents && !in->start_ns; i++)
 		if (exp->events[i].kind == SONDE_EV_START)
@@ -1963,9 +1976,14 @@ struct sonde_exp *sonde_exp_open(const char *dir, char *err, size_t errlen)
 	 * target (include/sonde/shared.h): merged with the overview's by time. */
 	exp->data[DF_PERIODIC] = (struct datafile){ .name = SONDE_PERIODIC_FILE,
 						    .kind = SONDE_KIND_OVERVIEW, .file = F_PERIODIC };
-	exp->data[DF_SYNC] = (struct datafile){ .name = "synctrace", .kind = SONDE_KIND_SYNC, .file = F_SYNC };
-	exp->data[DF_HEAP] = (struct datafile){ .name = "heaptrace", .kind = SONDE_KIND_HEAP, .file = F_HEAP };
-	exp->data[DF_IO] = (struct datafile){ .name = "iotrace", .kind = SONDE_KIND_IO, .file = F_IO };
+	exp->ndata = DF_TRACED;
+	exp->nfiles = F_TRACED;
+	/* Then a data file per traced kind, named by the table of kinds. */
+	for (int id = 1; id <= SONDE_KIND_MAX; id++)
+		if (sonde_kind_traced(id))
+			exp->data[exp->ndata++] = (struct datafile){ .name = sonde_kind_desc(id)->file,
+								     .kind = (uint32_t)id,
+								     .file = exp->nfiles++ };
 
 	if (read_log(exp, err, errlen) < 0) {
 		if (exp->oom)
@@ -1992,11 +2010,10 @@ struct sonde_exp *sonde_exp_open(const char *dir, char *err, size_t errlen)
 	stat_file(exp, F_STACKS, "stacks");
 	stat_file(exp, F_OVERVIEW, "overview");
 	stat_file(exp, F_PERIODIC, SONDE_PERIODIC_FILE);
-	stat_file(exp, F_SYNC, "synctrace");
-	stat_file(exp, F_HEAP, "heaptrace");
-	stat_file(exp, F_IO, "iotrace");
+	for (int i = DF_TRACED; i < exp->ndata; i++)
+		stat_file(exp, exp->data[i].file, exp->data[i].name);
 
-	for (int i = 0; i < DF_COUNT && !exp->oom; i++)
+	for (int i = 0; i < exp->ndata && !exp->oom; i++)
 		scan_file(exp, &exp->data[i]);
 	if (exp->sum.samples_bad_weight)
 		problem(exp, SONDE_PROBLEM_ERROR,
@@ -2018,7 +2035,7 @@ void sonde_exp_close(struct sonde_exp *exp)
 {
 	if (!exp)
 		return;
-	for (int i = 0; i < DF_COUNT; i++) {
+	for (int i = 0; i < exp->ndata; i++) {
 		if (exp->data[i].map)
 			munmap(exp->data[i].map, exp->data[i].maplen);
 		free(exp->data[i].ext);
@@ -2080,7 +2097,7 @@ const struct sonde_packet_desc *sonde_exp_packet_descs(const struct sonde_exp *e
 
 const struct sonde_exp_file *sonde_exp_files(const struct sonde_exp *exp, size_t *n)
 {
-	*n = F_COUNT;
+	*n = (size_t)exp->nfiles;
 	return exp->files;
 }
 
@@ -2186,7 +2203,7 @@ const struct sonde_sync_event *sonde_exp_sync_events(const struct sonde_exp *exp
  * appends them to out.  false out of memory. */
 static bool decode_heap_block(struct sonde_exp *exp, const struct heapblock *hb, struct heapbuf *out)
 {
-	struct scan sc = { .exp = exp, .df = &exp->data[DF_HEAP], .tid = hb->tid,
+	struct scan sc = { .exp = exp, .df = traced_file(exp, SONDE_KIND_HEAP), .tid = hb->tid,
 			   .block_first_ns = hb->first_ns, .out = out };
 	char why[160];
 	const char *bad;
@@ -2451,11 +2468,9 @@ const char *sonde_exp_io_file(const struct sonde_exp *exp, uint64_t file_id)
 
 bool sonde_exp_traced(const struct sonde_exp *exp, int kind)
 {
-	int df = kind == SONDE_KIND_SYNC ? DF_SYNC : kind == SONDE_KIND_HEAP ? DF_HEAP
-					   : kind == SONDE_KIND_IO   ? DF_IO
-								     : -1;
+	const struct datafile *df = traced_file((struct sonde_exp *)exp, kind);
 
-	return df >= 0 && (exp->data[df].declared || exp->files[exp->data[df].file].present);
+	return df && (df->declared || exp->files[df->file].present);
 }
 
 static const char *name_in(const char *const *names, size_t n, unsigned i)
