@@ -1106,33 +1106,53 @@ static const char *take_heap_stream(struct scan *sc, const uint8_t *pkt, char *w
 	return NULL;
 }
 
-/* Packets of the sync, heap and I/O files.  Returns NULL, or what is wrong. */
-static const char *take_trace_packet(struct scan *sc, const uint8_t *pkt, char *why, size_t whylen)
+/*
+ * The reader's part of a traced kind: its decoder takes the packets of its
+ * own types (returns NOT_MINE for any other type, NULL when taken, or what
+ * is wrong), and events counts what the experiment holds of it.  A packet
+ * of a traced file is offered to its file's kind first, then to the other
+ * traced kinds (a traced file may hold any traced kind's packets, as it
+ * always could); one that no kind takes is counted as unknown.
+ */
+static const char NOT_MINE[] = "not mine";
+
+struct reader_kind {
+	const char *(*take)(struct scan *sc, const uint8_t *pkt, char *why, size_t whylen);
+	size_t (*events)(const struct sonde_exp *exp);
+};
+
+/* Packets of the sync file. */
+static const char *take_sync(struct scan *sc, const uint8_t *pkt, char *why, size_t whylen)
 {
 	struct sonde_exp *exp = sc->exp;
 	const struct sonde_packet *h = (const void *)pkt;
 
-	/* Decoding a block again for its heap events: the rest was taken at
-	 * open. */
-	if (sc->out && !(h->type == SONDE_PKT_HEAP || h->type == SONDE_PKT_HEAP_FREE ||
-			 h->type == SONDE_PKT_HEAP_SHORT || h->type == SONDE_PKT_HEAP_FREE_SHORT ||
-			 h->type == SONDE_PKT_HEAP_STREAM))
+	if (h->type != SONDE_PKT_SYNC)
+		return NOT_MINE;
+	if (sc->out) /* decoding a heap block again: taken at open */
 		return NULL;
-	switch (h->type) {
-	case SONDE_PKT_SYNC: {
-		const struct sonde_sync_packet *p = (const void *)pkt;
 
-		if (h->size < sizeof(*p))
-			return too_small(why, whylen, "sync", h->size, sizeof(*p));
-		if (sonde_grow(&exp->sync, &exp->capsync, exp->nsync + 1, sizeof(*exp->sync), 16)) {
-			exp->oom = true;
-			return NULL;
-		}
-		exp->sync[exp->nsync++] = (struct sonde_sync_event){ sc->tid, p->func, p->result, p->time_ns,
-								      p->wait_ns, p->object, p->stack_id };
-		trace_stack_ref(exp, p->stack_id);
+	const struct sonde_sync_packet *p = (const void *)pkt;
+
+	if (h->size < sizeof(*p))
+		return too_small(why, whylen, "sync", h->size, sizeof(*p));
+	if (sonde_grow(&exp->sync, &exp->capsync, exp->nsync + 1, sizeof(*exp->sync), 16)) {
+		exp->oom = true;
 		return NULL;
 	}
+	exp->sync[exp->nsync++] = (struct sonde_sync_event){ sc->tid, p->func, p->result, p->time_ns,
+							      p->wait_ns, p->object, p->stack_id };
+	trace_stack_ref(exp, p->stack_id);
+	return NULL;
+}
+
+/* Packets of the heap file. */
+static const char *take_heap(struct scan *sc, const uint8_t *pkt, char *why, size_t whylen)
+{
+	struct sonde_exp *exp = sc->exp;
+	const struct sonde_packet *h = (const void *)pkt;
+
+	switch (h->type) {
 	case SONDE_PKT_HEAP:
 	case SONDE_PKT_HEAP_FREE: {
 		const struct sonde_heap_packet *p = (const void *)pkt;
@@ -1184,6 +1204,21 @@ static const char *take_trace_packet(struct scan *sc, const uint8_t *pkt, char *
 	}
 	case SONDE_PKT_HEAP_STREAM:
 		return take_heap_stream(sc, pkt, why, whylen);
+	}
+	return NOT_MINE;
+}
+
+/* Packets of the I/O file. */
+static const char *take_io(struct scan *sc, const uint8_t *pkt, char *why, size_t whylen)
+{
+	struct sonde_exp *exp = sc->exp;
+	const struct sonde_packet *h = (const void *)pkt;
+
+	if (h->type != SONDE_PKT_IO && h->type != SONDE_PKT_IO_FILE)
+		return NOT_MINE;
+	if (sc->out) /* decoding a heap block again: taken at open */
+		return NULL;
+	switch (h->type) {
 	case SONDE_PKT_IO: {
 		const struct sonde_io_packet *p = (const void *)pkt;
 
@@ -1222,7 +1257,44 @@ static const char *take_trace_packet(struct scan *sc, const uint8_t *pkt, char *
 		return NULL;
 	}
 	}
-	exp->sum.unknown_packets++;
+	return NOT_MINE;
+}
+
+static size_t sync_events(const struct sonde_exp *exp)
+{
+	return exp->nsync;
+}
+
+static size_t heap_events(const struct sonde_exp *exp)
+{
+	return exp->nheapev;
+}
+
+static size_t io_events(const struct sonde_exp *exp)
+{
+	return exp->nio;
+}
+
+/* The reader's kinds, by id; a traced kind of sonde/kinds.h without an
+ * entry here fails the check in sonde_exp_open. */
+static const struct reader_kind reader_kinds[SONDE_KIND_MAX + 1] = {
+	[SONDE_KIND_SYNC] = { take_sync, sync_events },
+	[SONDE_KIND_HEAP] = { take_heap, heap_events },
+	[SONDE_KIND_IO] = { take_io, io_events },
+};
+
+/* Packets of the traced files.  Returns NULL, or what is wrong. */
+static const char *take_trace_packet(struct scan *sc, const uint8_t *pkt, char *why, size_t whylen)
+{
+	const char *r = reader_kinds[sc->df->kind].take(sc, pkt, why, whylen);
+
+	for (int id = 1; r == NOT_MINE && id <= SONDE_KIND_MAX; id++)
+		if (id != (int)sc->df->kind && reader_kinds[id].take)
+			r = reader_kinds[id].take(sc, pkt, why, whylen);
+	if (r != NOT_MINE)
+		return r;
+	if (!sc->out)
+		sc->exp->sum.unknown_packets++;
 	return NULL;
 }
 
@@ -1365,10 +1437,6 @@ static const char *take_packet(struct scan *sc, const uint8_t *pkt, uint64_t off
 		exp->sum.stacks_incomplete += !!(p->flags & SONDE_STACK_INCOMPLETE);
 		return NULL;
 	}
-	case SONDE_KIND_SYNC:
-	case SONDE_KIND_HEAP:
-	case SONDE_KIND_IO:
-		return take_trace_packet(sc, pkt, why, whylen);
 	case SONDE_KIND_OVERVIEW: {
 		if (h->type != SONDE_PKT_OVERVIEW)
 			break;
@@ -1403,6 +1471,9 @@ static const char *take_packet(struct scan *sc, const uint8_t *pkt, uint64_t off
 		exp->sum.overview_packets++;
 		return NULL;
 	}
+	default:
+		if (reader_kinds[sc->df->kind].take)
+			return take_trace_packet(sc, pkt, why, whylen);
 	}
 	exp->sum.unknown_packets++;
 	return NULL;
@@ -1976,6 +2047,13 @@ struct sonde_exp *sonde_exp_open(const char *dir, char *err, size_t errlen)
 	 * target (include/sonde/shared.h): merged with the overview's by time. */
 	exp->data[DF_PERIODIC] = (struct datafile){ .name = SONDE_PERIODIC_FILE,
 						    .kind = SONDE_KIND_OVERVIEW, .file = F_PERIODIC };
+	/* Each traced kind of the table has its reader here. */
+	for (int id = 1; id <= SONDE_KIND_MAX; id++)
+		if (sonde_kind_traced(id) && !reader_kinds[id].take) {
+			set_err(err, errlen, "no reader for data kind %d ('%s')", id, sonde_kind_desc(id)->file);
+			sonde_exp_close(exp);
+			return NULL;
+		}
 	exp->ndata = DF_TRACED;
 	exp->nfiles = F_TRACED;
 	/* Then a data file per traced kind, named by the table of kinds. */
@@ -2464,6 +2542,11 @@ const char *sonde_exp_io_file(const struct sonde_exp *exp, uint64_t file_id)
 	long i = file_id ? u64map_get(&exp->iofilemap, file_id) : -1;
 
 	return i < 0 ? NULL : exp->iofiles[i].name;
+}
+
+size_t sonde_exp_kind_events(const struct sonde_exp *exp, int kind)
+{
+	return kind >= 1 && kind <= SONDE_KIND_MAX && reader_kinds[kind].events ? reader_kinds[kind].events(exp) : 0;
 }
 
 bool sonde_exp_traced(const struct sonde_exp *exp, int kind)

@@ -396,8 +396,11 @@ const struct sonde_io_event *sonde_exp_io_events(const struct sonde_exp *exp, si
 /* The name of an I/O file id, NULL when unknown. */
 const char *sonde_exp_io_file(const struct sonde_exp *exp, uint64_t file_id);
 /* Whether the experiment traced the kind (its data file is present or
- * declared): SONDE_KIND_SYNC, _HEAP or _IO. */
+ * declared): a traced kind of sonde/kinds.h. */
 bool sonde_exp_traced(const struct sonde_exp *exp, int kind);
+/* How many events of traced kind the experiment holds (heap: as counted at
+ * open); 0 for a kind that is not traced. */
+size_t sonde_exp_kind_events(const struct sonde_exp *exp, int kind);
 
 /* Leak matching (lib/reader/heapleaks.c): leaked[i] (an array of as many
  * entries as heap events) is set for each allocation never freed by the

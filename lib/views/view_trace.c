@@ -30,36 +30,18 @@
 
 /* ---- checks ------------------------------------------------------------------- */
 
-static const struct {
-	int kind;
-	const char *what, *flag;
-} kinds[] = {
-	{ SONDE_KIND_SYNC, "sync wait tracing", "-s on" },
-	{ SONDE_KIND_HEAP, "heap tracing", "-H on" },
-	{ SONDE_KIND_IO, "I/O tracing", "-i on" },
-};
-
+/* Whether e has data of traced kind: its file, or events. */
 static bool has_kind(const struct sonde_exp *e, int kind)
 {
-	size_t n;
-
-	if (sonde_exp_traced(e, kind))
-		return true;
-	if (kind == SONDE_KIND_SYNC)
-		return sonde_exp_sync_events(e, &n) != NULL;
-	if (kind == SONDE_KIND_HEAP)
-		return sonde_exp_heap_count(e) != 0;
-	return sonde_exp_io_events(e, &n) != NULL;
+	return sonde_exp_traced(e, kind) || sonde_exp_kind_events(e, kind) != 0;
 }
 
 int sonde_view_trace_check(const struct sonde_exp *const *exps, const char *const *names, size_t n,
 			   int kind, char *err, size_t errlen)
 {
-	size_t k = 0;
+	const struct sonde_kind_desc *d = sonde_kind_traced(kind) ? sonde_kind_desc(kind) : NULL;
 
-	while (k < sizeof(kinds) / sizeof(kinds[0]) && kinds[k].kind != kind)
-		k++;
-	if (k == sizeof(kinds) / sizeof(kinds[0])) {
+	if (!d) {
 		snprintf(err, errlen, "no view for data kind %d", kind);
 		return -1;
 	}
@@ -67,12 +49,11 @@ int sonde_view_trace_check(const struct sonde_exp *const *exps, const char *cons
 		if (has_kind(exps[i], kind))
 			return 0;
 	if (n == 1)
-		snprintf(err, errlen, "%s has no %s data (collect with %s)",
-			 names && names[0] ? names[0] : sonde_exp_info(exps[0])->name, kinds[k].what,
-			 kinds[k].flag);
+		snprintf(err, errlen, "%s has no %s data (collect with -%c on)",
+			 names && names[0] ? names[0] : sonde_exp_info(exps[0])->name, d->title, d->opt);
 	else
-		snprintf(err, errlen, "none of the %zu experiments has %s data (collect with %s)", n,
-			 kinds[k].what, kinds[k].flag);
+		snprintf(err, errlen, "none of the %zu experiments has %s data (collect with -%c on)", n,
+			 d->title, d->opt);
 	return -1;
 }
 
