@@ -279,12 +279,9 @@ int cmd_agg(int argc, char **argv)
 	const struct sonde_dl_kind *kinds[SONDE_KIND_MAX + 1] = { exp ? &sonde_dl_kind_profile : &sonde_dl_kind_stdin };
 	size_t nkinds = 1;
 
-	if (exp && sonde_exp_traced(exp, SONDE_KIND_SYNC))
-		kinds[nkinds++] = &sonde_dl_kind_sync;
-	if (exp && sonde_exp_traced(exp, SONDE_KIND_HEAP))
-		kinds[nkinds++] = &sonde_dl_kind_heap;
-	if (exp && sonde_exp_traced(exp, SONDE_KIND_IO))
-		kinds[nkinds++] = &sonde_dl_kind_io;
+	for (int id = 1; exp && id <= SONDE_KIND_MAX; id++)
+		if (sonde_dl_kind_of(id) && sonde_exp_traced(exp, id))
+			kinds[nkinds++] = sonde_dl_kind_of(id);
 	struct sonde_dl_error e;
 	struct sonde_dl_prog *prog = sonde_dl_compile(text, kinds, nkinds, &opts, &e);
 
@@ -309,12 +306,8 @@ int cmd_agg(int argc, char **argv)
 		sonde_dl_name_fn namer = syms ? syms_name : NULL;
 
 		n = sonde_dl_run_profile(prog, exp, namer, syms, err, sizeof(err));
-		if (n >= 0)
-			n = sonde_dl_run_sync(prog, exp, namer, syms, err, sizeof(err));
-		if (n >= 0)
-			n = sonde_dl_run_heap(prog, exp, namer, syms, err, sizeof(err));
-		if (n >= 0)
-			n = sonde_dl_run_io(prog, exp, namer, syms, err, sizeof(err));
+		for (int id = 1; n >= 0 && id <= SONDE_KIND_MAX; id++)
+			n = sonde_dl_run_kind(prog, id, exp, namer, syms, err, sizeof(err));
 		if (syms)
 			sonde_syms_close(syms);
 	} else

@@ -67,7 +67,7 @@ static const struct sonde_dl_field sync_fields[SONDE_DL_S_NFIELDS] = {
 	[SONDE_DL_S_RESULT] = { "result", SONDE_DL_INT, "the call's result (0, ETIMEDOUT, ...; sem_*: errno)" },
 };
 
-const struct sonde_dl_kind sonde_dl_kind_sync = {
+static const struct sonde_dl_kind sonde_dl_kind_sync = {
 	.name = "sync",
 	.fields = sync_fields,
 	.nfields = SONDE_DL_S_NFIELDS,
@@ -88,7 +88,7 @@ static const struct sonde_dl_field heap_fields[SONDE_DL_H_NFIELDS] = {
 	[SONDE_DL_H_LEAKED] = { "leaked", SONDE_DL_INT, "1 for an allocation never freed, else 0" },
 };
 
-const struct sonde_dl_kind sonde_dl_kind_heap = {
+static const struct sonde_dl_kind sonde_dl_kind_heap = {
 	.name = "heap",
 	.fields = heap_fields,
 	.nfields = SONDE_DL_H_NFIELDS,
@@ -108,16 +108,40 @@ static const struct sonde_dl_field io_fields[SONDE_DL_I_NFIELDS] = {
 	[SONDE_DL_I_ERR] = { "err", SONDE_DL_INT, "errno of a failed call, else 0" },
 };
 
-const struct sonde_dl_kind sonde_dl_kind_io = {
+static const struct sonde_dl_kind sonde_dl_kind_io = {
 	.name = "io",
 	.fields = io_fields,
 	.nfields = SONDE_DL_I_NFIELDS,
 	.doc = "one event per traced I/O call (sonde collect -i)",
 };
 
-static const struct sonde_dl_kind *const known_kinds[] = { &sonde_dl_kind_stdin, &sonde_dl_kind_profile,
-							   &sonde_dl_kind_sync, &sonde_dl_kind_heap,
-							   &sonde_dl_kind_io };
+typedef int64_t run_kind_fn(struct sonde_dl_prog *p, const struct sonde_exp *exp, sonde_dl_name_fn name_of_pc,
+			    void *ctx, char *err, size_t errlen);
+static run_kind_fn run_sync, run_heap, run_io;
+
+/* agg's traced kinds, by data kind id (sonde/kinds.h): the event kind and
+ * the function that feeds its events. */
+static const struct {
+	const struct sonde_dl_kind *kind;
+	run_kind_fn *run;
+} dl_kinds[SONDE_KIND_MAX + 1] = {
+	[SONDE_KIND_SYNC] = { &sonde_dl_kind_sync, run_sync },
+	[SONDE_KIND_HEAP] = { &sonde_dl_kind_heap, run_heap },
+	[SONDE_KIND_IO] = { &sonde_dl_kind_io, run_io },
+};
+
+const struct sonde_dl_kind *sonde_dl_kind_of(int kind)
+{
+	return kind >= 1 && kind <= SONDE_KIND_MAX ? dl_kinds[kind].kind : NULL;
+}
+
+int64_t sonde_dl_run_kind(struct sonde_dl_prog *p, int kind, const struct sonde_exp *exp,
+			  sonde_dl_name_fn name_of_pc, void *ctx, char *err, size_t errlen)
+{
+	if (kind < 1 || kind > SONDE_KIND_MAX || !dl_kinds[kind].run)
+		return 0;
+	return dl_kinds[kind].run(p, exp, name_of_pc, ctx, err, errlen);
+}
 
 #define MAX_KINDS 8
 #define MAX_POSITIONAL 1000
@@ -1231,12 +1255,16 @@ static void clause(struct parser *ps, const struct sonde_dl_kind *const *kinds, 
 				     "stdin events come only without an experiment (this input has "
 				     "BEGIN, END%s)",
 				     have);
-			for (size_t i = 0; i < sizeof(known_kinds) / sizeof(known_kinds[0]); i++)
-				if (tok_is(ps, known_kinds[i]->name))
+			for (int i = 0; i <= SONDE_KIND_MAX; i++) {
+				/* profile, then the traced kinds */
+				const struct sonde_dl_kind *known = i ? dl_kinds[i].kind : &sonde_dl_kind_profile;
+
+				if (known && tok_is(ps, known->name))
 					fail(ps, line, col,
 					     "%s events need an experiment that has them (this input "
 					     "has BEGIN, END%s)",
-					     known_kinds[i]->name, have);
+					     known->name, have);
+			}
 			fail(ps, line, col, "unknown event kind '%.*s' (this input has BEGIN, END%s)",
 			     (int)ps->tlen, ps->tp, have);
 		}
@@ -2203,8 +2231,8 @@ static bool runs_kind(const struct sonde_dl_prog *p, const struct sonde_dl_kind 
 	return ki && ki->nclauses;
 }
 
-int64_t sonde_dl_run_sync(struct sonde_dl_prog *p, const struct sonde_exp *exp,
-			  sonde_dl_name_fn name_of_pc, void *ctx, char *err, size_t errlen)
+static int64_t run_sync(struct sonde_dl_prog *p, const struct sonde_exp *exp, sonde_dl_name_fn name_of_pc,
+			void *ctx, char *err, size_t errlen)
 {
 	const struct sonde_dl_kind *k = &sonde_dl_kind_sync;
 	struct sonde_dl_val vals[SONDE_DL_S_NFIELDS];
@@ -2247,8 +2275,8 @@ oom:
 	return -1;
 }
 
-int64_t sonde_dl_run_heap(struct sonde_dl_prog *p, const struct sonde_exp *exp,
-			  sonde_dl_name_fn name_of_pc, void *ctx, char *err, size_t errlen)
+static int64_t run_heap(struct sonde_dl_prog *p, const struct sonde_exp *exp, sonde_dl_name_fn name_of_pc,
+			void *ctx, char *err, size_t errlen)
 {
 	const struct sonde_dl_kind *k = &sonde_dl_kind_heap;
 	struct sonde_dl_val vals[SONDE_DL_H_NFIELDS];
@@ -2304,8 +2332,8 @@ oom:
 	return -1;
 }
 
-int64_t sonde_dl_run_io(struct sonde_dl_prog *p, const struct sonde_exp *exp,
-			sonde_dl_name_fn name_of_pc, void *ctx, char *err, size_t errlen)
+static int64_t run_io(struct sonde_dl_prog *p, const struct sonde_exp *exp, sonde_dl_name_fn name_of_pc,
+		      void *ctx, char *err, size_t errlen)
 {
 	const struct sonde_dl_kind *k = &sonde_dl_kind_io;
 	struct sonde_dl_val vals[SONDE_DL_I_NFIELDS];

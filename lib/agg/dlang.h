@@ -61,13 +61,11 @@ struct sonde_dl_kind {
 
 /* The kinds this sonde knows: stdin (lines of text), profile (clock
  * profile samples of an experiment), and the traced events of an
- * experiment: sync (waits), heap (allocations and frees) and io (I/O
- * calls).  Field indexes below are positions in kind->fields. */
+ * experiment, one kind per traced data kind (sonde_dl_kind_of below:
+ * sync (waits), heap (allocations and frees), io (I/O calls)).  Field
+ * indexes below are positions in kind->fields. */
 extern const struct sonde_dl_kind sonde_dl_kind_stdin;
 extern const struct sonde_dl_kind sonde_dl_kind_profile;
-extern const struct sonde_dl_kind sonde_dl_kind_sync;
-extern const struct sonde_dl_kind sonde_dl_kind_heap;
-extern const struct sonde_dl_kind sonde_dl_kind_io;
 
 enum sonde_dl_profile_field {
 	SONDE_DL_P_THREAD, /* tid */
@@ -246,17 +244,19 @@ int64_t sonde_dl_run_profile(struct sonde_dl_prog *p, const struct sonde_exp *ex
 			     sonde_dl_name_fn name_of_pc, void *ctx, char *err, size_t errlen);
 
 /*
- * Feed the traced events of exp (each kind in time order) to the program
- * as sync, heap and io events, the same way: names from name_of_pc, once
- * per distinct stack and only when func or caller is used.  Each returns
- * the number of events fed (0 when the program has no clause of the kind
- * or exp none of its events), or -1 with a message in err (out of memory).
+ * agg's part of each traced data kind (sonde/kinds.h): its event kind
+ * (name and fields) and how its events are fed, both by kind id.
+ *
+ * sonde_dl_kind_of: the event kind of data kind id, NULL when agg has none.
+ * sonde_dl_run_kind: feeds the traced events of kind id of exp (in time
+ * order) to the program, the way sonde_dl_run_profile does: names from
+ * name_of_pc, once per distinct stack and only when func or caller is
+ * used.  Returns the number of events fed (0 when the program has no
+ * clause of the kind, exp none of its events or agg no event kind for
+ * it), or -1 with a message in err (out of memory).
  */
-int64_t sonde_dl_run_sync(struct sonde_dl_prog *p, const struct sonde_exp *exp,
+const struct sonde_dl_kind *sonde_dl_kind_of(int kind);
+int64_t sonde_dl_run_kind(struct sonde_dl_prog *p, int kind, const struct sonde_exp *exp,
 			  sonde_dl_name_fn name_of_pc, void *ctx, char *err, size_t errlen);
-int64_t sonde_dl_run_heap(struct sonde_dl_prog *p, const struct sonde_exp *exp,
-			  sonde_dl_name_fn name_of_pc, void *ctx, char *err, size_t errlen);
-int64_t sonde_dl_run_io(struct sonde_dl_prog *p, const struct sonde_exp *exp,
-			sonde_dl_name_fn name_of_pc, void *ctx, char *err, size_t errlen);
 
 #endif
