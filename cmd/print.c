@@ -257,35 +257,37 @@ static void separate(struct state *st)
  * key is the first of them.  -metrics and -sort override. */
 static void default_metrics(struct state *st)
 {
-	bool clock = false, sync = false, heap = false, io = false;
+	bool clock = false, traced = false;
+	bool kind[SONDE_KIND_MAX + 1] = { false };
 	for (size_t i = 0; i < st->nexps; i++) {
 		const struct sonde_exp *e = st->exps[i];
 		clock |= sonde_exp_info(e)->settings.clock_interval_ns > 0 || sonde_exp_summary(e)->samples > 0;
-		sync |= sonde_exp_traced(e, SONDE_KIND_SYNC);
-		heap |= sonde_exp_traced(e, SONDE_KIND_HEAP);
-		io |= sonde_exp_traced(e, SONDE_KIND_IO);
+		for (int id = 1; id <= SONDE_KIND_MAX; id++)
+			if (sonde_kind_default_metrics(id, NULL) && sonde_exp_traced(e, id))
+				traced = kind[id] = true;
 	}
-	if (!sync && !heap && !io)
+	if (!traced)
 		return; /* the built-in default */
 	char spec[512] = "";
 	size_t n = 0;
+	const char *sort = clock ? "totalcpu" : NULL;
 	if (clock)
 		n += (size_t)snprintf(spec + n, sizeof spec - n, "e.%%totalcpu:i.%%totalcpu:");
-	if (sync)
-		n += (size_t)snprintf(spec + n, sizeof spec - n, "e.sync:i.sync:e.syncn:");
-	if (heap)
-		n += (size_t)snprintf(spec + n, sizeof spec - n,
-				      "e.heapalloccnt:e.heapallocbytes:e.heapleakcnt:e.heapleakbytes:i.heapleakbytes:");
-	if (io)
-		n += (size_t)snprintf(spec + n, sizeof spec - n,
-				      "e.ioreadbytes:e.iowritebytes:e.ioreadcnt:e.iowritecnt:e.ioothercnt:e.ioerrorcnt:");
+	for (int id = 1; id <= SONDE_KIND_MAX; id++) {
+		const char *ksort;
+		const char *m = kind[id] ? sonde_kind_default_metrics(id, &ksort) : NULL;
+		if (!m)
+			continue;
+		n += (size_t)snprintf(spec + n, sizeof spec - n, "%s", m);
+		if (!sort)
+			sort = ksort;
+	}
 	snprintf(spec + n, sizeof spec - n, "name");
 	char err[256];
 	if (sonde_mspec_parse(&st->o.metrics, spec, err, sizeof err) < 0)
 		return;
 	st->o.sort.flavor = 'e';
-	snprintf(st->o.sort.metric, sizeof st->o.sort.metric, "%s",
-		 clock ? "totalcpu" : sync ? "sync" : heap ? "heapallocbytes" : "ioreadbytes");
+	snprintf(st->o.sort.metric, sizeof st->o.sort.metric, "%s", sort);
 }
 
 /* ---- opening and selecting the experiments (C10) ----------------------------- */

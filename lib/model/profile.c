@@ -356,10 +356,13 @@ static int add_event(struct builder *b, const struct sonde_exp *exp, const struc
 	return 0;
 }
 
-/* Sync waits, heap allocations (with leaks) and I/O calls of one
- * experiment.  Returns -1 out of memory. */
-static int add_traces(struct builder *b, const struct sonde_exp *exp, const struct u64map *tidnum,
-		      const struct sonde_profile_opts *o)
+/* The metrics of one traced kind's events of one experiment: sync waits,
+ * heap allocations (with leaks), I/O calls.  Return -1 out of memory. */
+typedef int add_kind_fn(struct builder *b, const struct sonde_exp *exp, const struct u64map *tidnum,
+			const struct sonde_profile_opts *o);
+
+static int add_sync(struct builder *b, const struct sonde_exp *exp, const struct u64map *tidnum,
+		    const struct sonde_profile_opts *o)
 {
 	size_t n;
 	const struct sonde_sync_event *se = sonde_exp_sync_events(exp, &n);
@@ -370,6 +373,13 @@ static int add_traces(struct builder *b, const struct sonde_exp *exp, const stru
 		if (add_event(b, exp, tidnum, o, se[i].tid, se[i].time_ns, se[i].stack_id, v) < 0)
 			return -1;
 	}
+	return 0;
+}
+
+static int add_heap(struct builder *b, const struct sonde_exp *exp, const struct u64map *tidnum,
+		    const struct sonde_profile_opts *o)
+{
+	size_t n;
 	const struct sonde_heap_event *he = sonde_exp_heap_events(exp, &n);
 	if (n) {
 		bool *leaked = malloc(n * sizeof *leaked);
@@ -398,6 +408,13 @@ static int add_traces(struct builder *b, const struct sonde_exp *exp, const stru
 		free(leaked);
 		free(left);
 	}
+	return 0;
+}
+
+static int add_io(struct builder *b, const struct sonde_exp *exp, const struct u64map *tidnum,
+		  const struct sonde_profile_opts *o)
+{
+	size_t n;
 	const struct sonde_io_event *ie = sonde_exp_io_events(exp, &n);
 	for (size_t i = 0; i < n; i++) {
 		int64_t v[SONDE_NMETRICS] = { 0 };
@@ -420,6 +437,40 @@ static int add_traces(struct builder *b, const struct sonde_exp *exp, const stru
 		if (add_event(b, exp, tidnum, o, ie[i].tid, ie[i].time_ns, ie[i].stack_id, v) < 0)
 			return -1;
 	}
+	return 0;
+}
+
+/* The model's part of each traced kind (sonde/kinds.h), by kind id: the
+ * function that feeds its metrics, and its default metrics (see
+ * sonde_kind_default_metrics in profile.h). */
+static const struct {
+	add_kind_fn *add;
+	const char *metrics, *sort;
+} model_kinds[SONDE_KIND_MAX + 1] = {
+	[SONDE_KIND_SYNC] = { add_sync, "e.sync:i.sync:e.syncn:", "sync" },
+	[SONDE_KIND_HEAP] = { add_heap, "e.heapalloccnt:e.heapallocbytes:e.heapleakcnt:e.heapleakbytes:i.heapleakbytes:",
+			      "heapallocbytes" },
+	[SONDE_KIND_IO] = { add_io, "e.ioreadbytes:e.iowritebytes:e.ioreadcnt:e.iowritecnt:e.ioothercnt:e.ioerrorcnt:",
+			    "ioreadbytes" },
+};
+
+const char *sonde_kind_default_metrics(int kind, const char **sort)
+{
+	if (kind < 1 || kind > SONDE_KIND_MAX || !model_kinds[kind].metrics)
+		return NULL;
+	if (sort)
+		*sort = model_kinds[kind].sort;
+	return model_kinds[kind].metrics;
+}
+
+/* The traced kinds' events of one experiment, kind by kind in id order.
+ * Returns -1 out of memory. */
+static int add_traces(struct builder *b, const struct sonde_exp *exp, const struct u64map *tidnum,
+		      const struct sonde_profile_opts *o)
+{
+	for (int id = 1; id <= SONDE_KIND_MAX; id++)
+		if (model_kinds[id].add && model_kinds[id].add(b, exp, tidnum, o) < 0)
+			return -1;
 	return 0;
 }
 

@@ -84,6 +84,13 @@ struct sonde_profile {
 	bool inlines; /* built with inlined functions in stacks */
 };
 
+/* The default metrics of traced kind id (sonde/kinds.h) when an experiment
+ * has it: an -metrics spec of its main metrics, each ending in ':'
+ * ("e.sync:i.sync:e.syncn:"), and in *sort (when sort is not NULL) the
+ * metric to sort by when the kind leads.  NULL when the model has no
+ * metrics for the kind. */
+const char *sonde_kind_default_metrics(int kind, const char **sort);
+
 /* Builds p from nexps experiments (which must outlive p).  Returns 0, or -1
  * with a message in err: a malformed thread or object list, an object list
  * naming no load object, a malformed sample list, or out of memory. */
