@@ -263,30 +263,44 @@ static int dump_io(FILE *out, const struct sonde_dynfuncs *dyn, const struct son
 	return 0;
 }
 
-/* The kinds of -dump, in the order of enum sonde_dump_kind. */
-static const struct {
-	const char *name;
-	int (*dump)(FILE *out, const struct sonde_dynfuncs *dyn, const struct sonde_exp *exp, char *err,
+/* The views' part of each data kind: its -dump, by enum sonde_dump_kind
+ * (a kind's is at its id - 1); named as the kind in sonde/kinds.h. */
+typedef int dump_fn(FILE *out, const struct sonde_dynfuncs *dyn, const struct sonde_exp *exp, char *err,
 		    size_t errlen);
-} dumps[SONDE_DUMP_NKINDS] = {
-	[SONDE_DUMP_PROFILE] = { "profile", dump_profile },
-	[SONDE_DUMP_STACKS] = { "stacks", dump_stacks },
-	[SONDE_DUMP_OVERVIEW] = { "overview", dump_overview },
-	[SONDE_DUMP_OBJECTS] = { "objects", dump_objects },
-	[SONDE_DUMP_SYNC] = { "sync", dump_sync },
-	[SONDE_DUMP_HEAP] = { "heap", dump_heap },
-	[SONDE_DUMP_IO] = { "io", dump_io },
+static dump_fn *const dumps[SONDE_DUMP_NKINDS] = {
+	[SONDE_DUMP_PROFILE] = dump_profile,
+	[SONDE_DUMP_STACKS] = dump_stacks,
+	[SONDE_DUMP_OVERVIEW] = dump_overview,
+	[SONDE_DUMP_OBJECTS] = dump_objects,
+	[SONDE_DUMP_SYNC] = dump_sync,
+	[SONDE_DUMP_HEAP] = dump_heap,
+	[SONDE_DUMP_IO] = dump_io,
 };
+
+static const char *dump_name(int i)
+{
+	return i == SONDE_DUMP_OBJECTS ? "objects" : sonde_kind_desc(i + 1)->name;
+}
 
 int sonde_dump_parse(enum sonde_dump_kind *k, const char *s, char *err, size_t errlen)
 {
 	for (int i = 0; i < SONDE_DUMP_NKINDS; i++)
-		if (!strcmp(s, dumps[i].name)) {
+		if (dumps[i] && !strcmp(s, dump_name(i))) {
 			*k = (enum sonde_dump_kind)i;
 			return 0;
 		}
-	snprintf(err, errlen,
-		 "unknown -dump argument '%s' (profile, stacks, overview, objects, sync, heap, io)", s);
+	/* The collector's own kinds, objects, then the traced kinds. */
+	char names[256] = "";
+	size_t n = 0;
+	for (int pass = 0; pass < 3; pass++)
+		for (int i = 0; i < SONDE_DUMP_NKINDS; i++) {
+			bool objects = i == SONDE_DUMP_OBJECTS;
+			if (!dumps[i] || (pass == 1) != objects || (!objects && sonde_kind_traced(i + 1) != (pass == 2)))
+				continue;
+			if (n < sizeof names)
+				n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", n ? ", " : "", dump_name(i));
+		}
+	snprintf(err, errlen, "unknown -dump argument '%s' (%s)", s, names);
 	return -1;
 }
 
@@ -297,12 +311,12 @@ int sonde_view_dump(FILE *f, const struct sonde_exp *exp, enum sonde_dump_kind k
 	struct sonde_dynfuncs *dyn;
 	int rc;
 
-	if ((unsigned)kind >= SONDE_DUMP_NKINDS) {
+	if ((unsigned)kind >= SONDE_DUMP_NKINDS || !dumps[kind]) {
 		snprintf(err, errlen, "no -dump kind %d", (int)kind);
 		return -1;
 	}
 	dyn = sonde_dynfuncs_read(exp, &present);
-	rc = dumps[kind].dump(f, dyn, exp, err, errlen);
+	rc = dumps[kind](f, dyn, exp, err, errlen);
 	sonde_dynfuncs_free(dyn);
 	return rc;
 }

@@ -36,14 +36,16 @@ void sonde_view_header(FILE *f, const struct sonde_exp *const *exps, size_t n,
 		       const struct sonde_view_opts *o);
 
 /* The kinds of -dump, by their names. */
+/* One per data kind of sonde/kinds.h, named as the kind (SONDE_DUMP_NAME
+ * is id - 1): "profile", the samples by time, each with its stack;
+ * "stacks", the distinct stacks, leaf first; "overview", the overview
+ * samples; each traced kind ("sync", "heap", "io"), its events by time.
+ * Then "objects": the load objects and dynamic functions. */
 enum sonde_dump_kind {
-	SONDE_DUMP_PROFILE,  /* "profile": the samples by time, each with its stack */
-	SONDE_DUMP_STACKS,   /* "stacks": the distinct stacks, leaf first */
-	SONDE_DUMP_OVERVIEW, /* "overview": the overview samples */
-	SONDE_DUMP_OBJECTS,  /* "objects": the load objects and dynamic functions */
-	SONDE_DUMP_SYNC,     /* "sync", "heap", "io": the traced events by time */
-	SONDE_DUMP_HEAP,
-	SONDE_DUMP_IO,
+#define SONDE_DUMP_KIND_(NAME, id, ...) SONDE_DUMP_##NAME = (id) - 1,
+	SONDE_KINDS(SONDE_DUMP_KIND_)
+#undef SONDE_DUMP_KIND_
+	SONDE_DUMP_OBJECTS = SONDE_KIND_COUNT,
 	SONDE_DUMP_NKINDS
 };
 
