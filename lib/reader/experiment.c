@@ -26,6 +26,7 @@
 #include "base/safeopen.h"
 #include <sonde/shared.h>
 #include "reader/experiment.h"
+#include "reader/kind.h"
 #include "base/xmlline.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -120,8 +121,9 @@ struct sonde_exp {
 	const char **ovlabel; /* parallel to ov: into the mapped file, or NULL */
 	size_t nov, capov, capovlabel;
 
-	struct sonde_sync_event *sync;
-	size_t nsync, capsync;
+	/* Each traced kind's own state (reader/kind.h), by kind id. */
+	void *kstate[SONDE_KIND_MAX + 1];
+
 	/* Heap events are not kept at open: a heap-traced run writes tens of
 	 * millions of them.  Open checks every heap block and keeps, per block,
 	 * where its checked packets are and the order of its events' times
@@ -145,14 +147,6 @@ struct sonde_exp {
 	size_t nheap, capheap;
 	bool heap_done, heap_failed;
 	pthread_mutex_t heap_lock;
-	struct sonde_io_event *io;
-	size_t nio, capio;
-	struct iofile {
-		uint64_t id;
-		const char *name; /* in the mapped file */
-	} *iofiles;
-	size_t niofiles, capiofiles;
-	struct u64map iofilemap;
 
 	struct sonde_exp_summary sum;
 };
@@ -1106,46 +1100,60 @@ static const char *take_heap_stream(struct scan *sc, const uint8_t *pkt, char *w
 	return NULL;
 }
 
-/*
- * The reader's part of a traced kind: its decoder takes the packets of its
- * own types (returns NOT_MINE for any other type, NULL when taken, or what
- * is wrong), and events counts what the experiment holds of it.  A packet
- * of a traced file is offered to its file's kind first, then to the other
- * traced kinds (a traced file may hold any traced kind's packets, as it
- * always could); one that no kind takes is counted as unknown.
- */
-static const char NOT_MINE[] = "not mine";
+/* ---- the kinds (reader/kind.h) ----------------------------------------- */
 
-struct reader_kind {
-	const char *(*take)(struct scan *sc, const uint8_t *pkt, char *why, size_t whylen);
-	size_t (*events)(const struct sonde_exp *exp);
-};
+const char sonde_rk_not_mine[] = "not mine";
 
-/* Packets of the sync file. */
-static const char *take_sync(struct scan *sc, const uint8_t *pkt, char *why, size_t whylen)
+struct sonde_exp *sonde_rk_exp(const struct scan *sc)
 {
-	struct sonde_exp *exp = sc->exp;
-	const struct sonde_packet *h = (const void *)pkt;
-
-	if (h->type != SONDE_PKT_SYNC)
-		return NOT_MINE;
-	if (sc->out) /* decoding a heap block again: taken at open */
-		return NULL;
-
-	const struct sonde_sync_packet *p = (const void *)pkt;
-
-	if (h->size < sizeof(*p))
-		return too_small(why, whylen, "sync", h->size, sizeof(*p));
-	if (sonde_grow(&exp->sync, &exp->capsync, exp->nsync + 1, sizeof(*exp->sync), 16)) {
-		exp->oom = true;
-		return NULL;
-	}
-	exp->sync[exp->nsync++] = (struct sonde_sync_event){ sc->tid, p->func, p->result, p->time_ns,
-							      p->wait_ns, p->object, p->stack_id };
-	trace_stack_ref(exp, p->stack_id);
-	return NULL;
+	return sc->exp;
 }
 
+uint32_t sonde_rk_tid(const struct scan *sc)
+{
+	return sc->tid;
+}
+
+bool sonde_rk_again(const struct scan *sc)
+{
+	return sc->out != NULL;
+}
+
+void *sonde_rk_state(const struct sonde_exp *exp, int kind)
+{
+	return exp->kstate[kind];
+}
+
+void *sonde_rk_state_new(struct sonde_exp *exp, int kind, size_t size)
+{
+	if (!exp->kstate[kind] && !(exp->kstate[kind] = calloc(1, size)))
+		exp->oom = true;
+	return exp->kstate[kind];
+}
+
+void sonde_rk_oom(struct sonde_exp *exp)
+{
+	exp->oom = true;
+}
+
+void sonde_rk_stack_ref(struct sonde_exp *exp, uint64_t stack_id)
+{
+	trace_stack_ref(exp, stack_id);
+}
+
+const char *sonde_rk_too_small(char *why, size_t whylen, const char *what, unsigned size, size_t min)
+{
+	return too_small(why, whylen, what, size, min);
+}
+
+const char *sonde_rk_name_in(const char *const *names, size_t n, unsigned i)
+{
+	return i < n && names[i] ? names[i] : "?";
+}
+
+/* The heap kind's reading is this file's (its events are decoded again
+ * when asked for, from the blocks the scan at open checked: struct
+ * heapblock); the collector's own kinds are read by take_packet. */
 /* Packets of the heap file. */
 static const char *take_heap(struct scan *sc, const uint8_t *pkt, char *why, size_t whylen)
 {
@@ -1205,64 +1213,7 @@ static const char *take_heap(struct scan *sc, const uint8_t *pkt, char *why, siz
 	case SONDE_PKT_HEAP_STREAM:
 		return take_heap_stream(sc, pkt, why, whylen);
 	}
-	return NOT_MINE;
-}
-
-/* Packets of the I/O file. */
-static const char *take_io(struct scan *sc, const uint8_t *pkt, char *why, size_t whylen)
-{
-	struct sonde_exp *exp = sc->exp;
-	const struct sonde_packet *h = (const void *)pkt;
-
-	if (h->type != SONDE_PKT_IO && h->type != SONDE_PKT_IO_FILE)
-		return NOT_MINE;
-	if (sc->out) /* decoding a heap block again: taken at open */
-		return NULL;
-	switch (h->type) {
-	case SONDE_PKT_IO: {
-		const struct sonde_io_packet *p = (const void *)pkt;
-
-		if (h->size < sizeof(*p))
-			return too_small(why, whylen, "io", h->size, sizeof(*p));
-		if (sonde_grow(&exp->io, &exp->capio, exp->nio + 1, sizeof(*exp->io), 16)) {
-			exp->oom = true;
-			return NULL;
-		}
-		exp->io[exp->nio++] = (struct sonde_io_event){ sc->tid,	    p->func,	p->flags,
-								p->fd,	    p->err,	p->time_ns,
-								p->dur_ns,  p->bytes,	p->file_id,
-								p->stack_id };
-		trace_stack_ref(exp, p->stack_id);
-		return NULL;
-	}
-	case SONDE_PKT_IO_FILE: {
-		const struct sonde_io_file_packet *p = (const void *)pkt;
-
-		if (h->size < sizeof(*p))
-			return too_small(why, whylen, "io file", h->size, sizeof(*p));
-		if ((size_t)p->name_len + 1 > h->size - sizeof(*p) ||
-		    pkt[sizeof(*p) + p->name_len] != '\0') {
-			snprintf(why, whylen, "io file packet name of %u bytes does not fit its size %u",
-				 p->name_len, h->size);
-			return why;
-		}
-		if (!p->file_id || u64map_get(&exp->iofilemap, p->file_id) >= 0)
-			return NULL; /* the first name of an id is kept */
-		if (sonde_grow(&exp->iofiles, &exp->capiofiles, exp->niofiles + 1, sizeof(*exp->iofiles), 16) ||
-		    u64map_put(&exp->iofilemap, p->file_id, (uint32_t)exp->niofiles)) {
-			exp->oom = true;
-			return NULL;
-		}
-		exp->iofiles[exp->niofiles++] = (struct iofile){ p->file_id, (const char *)pkt + sizeof(*p) };
-		return NULL;
-	}
-	}
-	return NOT_MINE;
-}
-
-static size_t sync_events(const struct sonde_exp *exp)
-{
-	return exp->nsync;
+	return sonde_rk_not_mine;
 }
 
 static size_t heap_events(const struct sonde_exp *exp)
@@ -1270,28 +1221,29 @@ static size_t heap_events(const struct sonde_exp *exp)
 	return exp->nheapev;
 }
 
-static size_t io_events(const struct sonde_exp *exp)
-{
-	return exp->nio;
-}
+const struct sonde_reader_kind sonde_reader_kind_HEAP = { take_heap, heap_events, NULL, NULL };
+const struct sonde_reader_kind sonde_reader_kind_PROFILE = { 0 };
+const struct sonde_reader_kind sonde_reader_kind_STACKS = { 0 };
+const struct sonde_reader_kind sonde_reader_kind_OVERVIEW = { 0 };
 
-/* The reader's kinds, by id; a traced kind of sonde/kinds.h without an
- * entry here fails the check in sonde_exp_open. */
-static const struct reader_kind reader_kinds[SONDE_KIND_MAX + 1] = {
-	[SONDE_KIND_SYNC] = { take_sync, sync_events },
-	[SONDE_KIND_HEAP] = { take_heap, heap_events },
-	[SONDE_KIND_IO] = { take_io, io_events },
+/* Every kind's reading, by id, from the table of kinds. */
+static const struct sonde_reader_kind *const reader_kinds[SONDE_KIND_MAX + 1] = {
+#define READER_KIND_(NAME, id, ...) [id] = &sonde_reader_kind_##NAME,
+	SONDE_KINDS(READER_KIND_)
+#undef READER_KIND_
 };
 
-/* Packets of the traced files.  Returns NULL, or what is wrong. */
+/* Packets of the traced files: offered to the file's kind, then to the
+ * other traced kinds; one that no kind takes is counted as unknown.
+ * Returns NULL, or what is wrong. */
 static const char *take_trace_packet(struct scan *sc, const uint8_t *pkt, char *why, size_t whylen)
 {
-	const char *r = reader_kinds[sc->df->kind].take(sc, pkt, why, whylen);
+	const char *r = reader_kinds[sc->df->kind]->take(sc, pkt, why, whylen);
 
-	for (int id = 1; r == NOT_MINE && id <= SONDE_KIND_MAX; id++)
-		if (id != (int)sc->df->kind && reader_kinds[id].take)
-			r = reader_kinds[id].take(sc, pkt, why, whylen);
-	if (r != NOT_MINE)
+	for (int id = 1; r == sonde_rk_not_mine && id <= SONDE_KIND_MAX; id++)
+		if (id != (int)sc->df->kind && reader_kinds[id]->take)
+			r = reader_kinds[id]->take(sc, pkt, why, whylen);
+	if (r != sonde_rk_not_mine)
 		return r;
 	if (!sc->out)
 		sc->exp->sum.unknown_packets++;
@@ -1472,7 +1424,7 @@ static const char *take_packet(struct scan *sc, const uint8_t *pkt, uint64_t off
 		return NULL;
 	}
 	default:
-		if (reader_kinds[sc->df->kind].take)
+		if (reader_kinds[sc->df->kind]->take)
 			return take_trace_packet(sc, pkt, why, whylen);
 	}
 	exp->sum.unknown_packets++;
@@ -1802,52 +1754,14 @@ static void stat_file(struct sonde_exp *exp, int i, const char *name)
 	free(path);
 }
 
-/* Stable sorts of trace events by time: a merge sort, so that events of
- * one time keep file order. */
-#define DEFINE_TIME_SORT(name, type)                                                   \
-	static void name(type *v, type *tmp, size_t n)                                  \
-	{                                                                              \
-		if (n < 2)                                                             \
-			return;                                                        \
-		size_t h = n / 2;                                                      \
-		name(v, tmp, h);                                                       \
-		name(v + h, tmp, n - h);                                               \
-		if (v[h - 1].time_ns <= v[h].time_ns)                                  \
-			return;                                                        \
-		size_t i = 0, j = h, k = 0;                                            \
-		while (i < h && j < n)                                                 \
-			tmp[k++] = v[j].time_ns < v[i].time_ns ? v[j++] : v[i++];      \
-		while (i < h)                                                          \
-			tmp[k++] = v[i++];                                             \
-		memcpy(v, tmp, k * sizeof(*v));                                        \
-	}
-DEFINE_TIME_SORT(sort_sync, struct sonde_sync_event)
-DEFINE_TIME_SORT(sort_heap, struct sonde_heap_event)
-DEFINE_TIME_SORT(sort_io, struct sonde_io_event)
+SONDE_RK_TIME_SORT(sort_heap, struct sonde_heap_event)
 
+/* Each kind's events in time order (the heap's are sorted when decoded). */
 static void sort_traces(struct sonde_exp *exp)
 {
-	size_t n = exp->nsync > exp->nheap ? exp->nsync : exp->nheap;
-	size_t sz = sizeof(struct sonde_io_event);
-
-	if (exp->nio > n)
-		n = exp->nio;
-	if (sizeof(struct sonde_heap_event) > sz)
-		sz = sizeof(struct sonde_heap_event);
-	if (sizeof(struct sonde_sync_event) > sz)
-		sz = sizeof(struct sonde_sync_event);
-	if (n < 2)
-		return;
-	void *tmp = malloc(n * sz);
-
-	if (!tmp) {
-		exp->oom = true;
-		return;
-	}
-	sort_sync(exp->sync, tmp, exp->nsync);
-	sort_heap(exp->heap, tmp, exp->nheap);
-	sort_io(exp->io, tmp, exp->nio);
-	free(tmp);
+	for (int id = 1; id <= SONDE_KIND_MAX; id++)
+		if (reader_kinds[id]->finish)
+			reader_kinds[id]->finish(exp);
 }
 
 /* Threads write sample points into their own blocks, so file order is
@@ -2049,7 +1963,7 @@ struct sonde_exp *sonde_exp_open(const char *dir, char *err, size_t errlen)
 						    .kind = SONDE_KIND_OVERVIEW, .file = F_PERIODIC };
 	/* Each traced kind of the table has its reader here. */
 	for (int id = 1; id <= SONDE_KIND_MAX; id++)
-		if (sonde_kind_traced(id) && !reader_kinds[id].take) {
+		if (sonde_kind_traced(id) && !reader_kinds[id]->take) {
 			set_err(err, errlen, "no reader for data kind %d ('%s')", id, sonde_kind_desc(id)->file);
 			sonde_exp_close(exp);
 			return NULL;
@@ -2139,14 +2053,13 @@ void sonde_exp_close(struct sonde_exp *exp)
 	free(exp->blocks);
 	free(exp->ov);
 	free(exp->ovlabel);
-	free(exp->sync);
+	for (int id = 1; id <= SONDE_KIND_MAX; id++)
+		if (exp->kstate[id] && reader_kinds[id]->free)
+			reader_kinds[id]->free(exp->kstate[id]);
 	free(exp->heap);
 	free(exp->hblocks);
 	free(exp->mmaps);
 	pthread_mutex_destroy(&exp->heap_lock);
-	free(exp->io);
-	free(exp->iofiles);
-	u64map_release(&exp->iofilemap);
 	free(exp->logbuf);
 	free(exp->mapbuf);
 	free(exp->notes);
@@ -2270,12 +2183,6 @@ bool sonde_sample_iter_next(struct sonde_sample_iter *it, struct sonde_sample *s
 }
 
 /* ---- traced events ------------------------------------------------------ */
-
-const struct sonde_sync_event *sonde_exp_sync_events(const struct sonde_exp *exp, size_t *n)
-{
-	*n = exp->nsync;
-	return exp->sync;
-}
 
 /* Decodes heap block hb's events again (they were checked at open) and
  * appends them to out.  false out of memory. */
@@ -2531,22 +2438,9 @@ bool sonde_heap_iter_failed(const struct sonde_heap_iter *it)
 	return it->failed;
 }
 
-const struct sonde_io_event *sonde_exp_io_events(const struct sonde_exp *exp, size_t *n)
-{
-	*n = exp->nio;
-	return exp->io;
-}
-
-const char *sonde_exp_io_file(const struct sonde_exp *exp, uint64_t file_id)
-{
-	long i = file_id ? u64map_get(&exp->iofilemap, file_id) : -1;
-
-	return i < 0 ? NULL : exp->iofiles[i].name;
-}
-
 size_t sonde_exp_kind_events(const struct sonde_exp *exp, int kind)
 {
-	return kind >= 1 && kind <= SONDE_KIND_MAX && reader_kinds[kind].events ? reader_kinds[kind].events(exp) : 0;
+	return kind >= 1 && kind <= SONDE_KIND_MAX && reader_kinds[kind]->events ? reader_kinds[kind]->events(exp) : 0;
 }
 
 bool sonde_exp_traced(const struct sonde_exp *exp, int kind)
@@ -2554,37 +2448,6 @@ bool sonde_exp_traced(const struct sonde_exp *exp, int kind)
 	const struct datafile *df = traced_file((struct sonde_exp *)exp, kind);
 
 	return df && (df->declared || exp->files[df->file].present);
-}
-
-static const char *name_in(const char *const *names, size_t n, unsigned i)
-{
-	return i < n && names[i] ? names[i] : "?";
-}
-
-const char *sonde_sync_func_name(unsigned func)
-{
-	static const char *const names[] = {
-		[SONDE_SYNC_MUTEX_LOCK] = "pthread_mutex_lock",
-		[SONDE_SYNC_MUTEX_TIMEDLOCK] = "pthread_mutex_timedlock",
-		[SONDE_SYNC_MUTEX_CLOCKLOCK] = "pthread_mutex_clocklock",
-		[SONDE_SYNC_COND_WAIT] = "pthread_cond_wait",
-		[SONDE_SYNC_COND_TIMEDWAIT] = "pthread_cond_timedwait",
-		[SONDE_SYNC_COND_CLOCKWAIT] = "pthread_cond_clockwait",
-		[SONDE_SYNC_RWLOCK_RDLOCK] = "pthread_rwlock_rdlock",
-		[SONDE_SYNC_RWLOCK_TIMEDRDLOCK] = "pthread_rwlock_timedrdlock",
-		[SONDE_SYNC_RWLOCK_CLOCKRDLOCK] = "pthread_rwlock_clockrdlock",
-		[SONDE_SYNC_RWLOCK_WRLOCK] = "pthread_rwlock_wrlock",
-		[SONDE_SYNC_RWLOCK_TIMEDWRLOCK] = "pthread_rwlock_timedwrlock",
-		[SONDE_SYNC_RWLOCK_CLOCKWRLOCK] = "pthread_rwlock_clockwrlock",
-		[SONDE_SYNC_SEM_WAIT] = "sem_wait",
-		[SONDE_SYNC_SEM_TIMEDWAIT] = "sem_timedwait",
-		[SONDE_SYNC_SEM_CLOCKWAIT] = "sem_clockwait",
-		[SONDE_SYNC_BARRIER_WAIT] = "pthread_barrier_wait",
-		[SONDE_SYNC_JOIN] = "pthread_join",
-		[SONDE_SYNC_TIMEDJOIN] = "pthread_timedjoin_np",
-		[SONDE_SYNC_CLOCKJOIN] = "pthread_clockjoin_np",
-	};
-	return name_in(names, sizeof(names) / sizeof(names[0]), func);
 }
 
 const char *sonde_heap_func_name(unsigned func)
@@ -2604,29 +2467,6 @@ const char *sonde_heap_func_name(unsigned func)
 		[SONDE_HEAP_MUNMAP] = "munmap",
 		[SONDE_HEAP_MREMAP] = "mremap",
 	};
-	return name_in(names, sizeof(names) / sizeof(names[0]), func);
+	return sonde_rk_name_in(names, sizeof(names) / sizeof(names[0]), func);
 }
 
-const char *sonde_io_func_name(unsigned func)
-{
-	static const char *const names[] = {
-		[SONDE_IO_READ] = "read",	    [SONDE_IO_PREAD] = "pread",
-		[SONDE_IO_READV] = "readv",	    [SONDE_IO_PREADV] = "preadv",
-		[SONDE_IO_FREAD] = "fread",	    [SONDE_IO_FGETS] = "fgets",
-		[SONDE_IO_GETC] = "getc",	    [SONDE_IO_GETLINE] = "getline",
-		[SONDE_IO_WRITE] = "write",
-		[SONDE_IO_PWRITE] = "pwrite",	    [SONDE_IO_WRITEV] = "writev",
-		[SONDE_IO_PWRITEV] = "pwritev",	    [SONDE_IO_FWRITE] = "fwrite",
-		[SONDE_IO_PRINTF] = "printf",	    [SONDE_IO_FPRINTF] = "fprintf",
-		[SONDE_IO_DPRINTF] = "dprintf",	    [SONDE_IO_PUTS] = "puts",
-		[SONDE_IO_FPUTS] = "fputs",	    [SONDE_IO_PUTC] = "putc",
-		[SONDE_IO_OPEN] = "open",	    [SONDE_IO_OPENAT] = "openat",
-		[SONDE_IO_CREAT] = "creat",	    [SONDE_IO_CLOSE] = "close",
-		[SONDE_IO_DUP] = "dup",		    [SONDE_IO_DUP2] = "dup2",
-		[SONDE_IO_DUP3] = "dup3",	    [SONDE_IO_LSEEK] = "lseek",
-		[SONDE_IO_FSYNC] = "fsync",	    [SONDE_IO_FDATASYNC] = "fdatasync",
-		[SONDE_IO_FOPEN] = "fopen",	    [SONDE_IO_FDOPEN] = "fdopen",
-		[SONDE_IO_FCLOSE] = "fclose",	    [SONDE_IO_FFLUSH] = "fflush",
-	};
-	return name_in(names, sizeof(names) / sizeof(names[0]), func);
-}

@@ -1,0 +1,96 @@
+/*
+ * The reader's part of a data kind (include/sonde/kinds.h), for the
+ * reader's own files: experiment.c and one file per traced kind
+ * (lib/reader/kind_NAME.c).  Not for the layers above: they use
+ * reader/experiment.h.
+ *
+ * Each row NAME of SONDE_KINDS has one `const struct sonde_reader_kind
+ * sonde_reader_kind_NAME`: a traced kind's in its own file, which holds
+ * all of the kind's reading (its packets, its events and their
+ * accessors, their order, their names); the collector's own kinds
+ * (profile, stacks, overview) have empty ones in experiment.c, which
+ * reads them itself.  The reader finds them through the table (the
+ * declarations below are made from it), so a new traced kind is its row
+ * in kinds.h and its file here, and a row without its reader fails to
+ * link.  What the kind feeds the layers above (metrics, agg fields,
+ * -dump, default metrics) is theirs: a row in a table by kind id in
+ * lib/model/profile.c, lib/agg/dlang.c and lib/views/view_dump.c (a
+ * lower layer cannot call up; see doc/internals.md).
+ */
+#ifndef SONDE_READER_KIND_H
+#define SONDE_READER_KIND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "reader/experiment.h"
+
+/* One packet being scanned (experiment.c's). */
+struct scan;
+
+struct sonde_reader_kind {
+	/* Takes one whole packet (its size is at least the packet header's
+	 * and fits its block): NULL when taken, or out of memory (marked with
+	 * sonde_rk_oom), or what is wrong with it (written into why), or
+	 * sonde_rk_not_mine for a packet type that is not the kind's.  A
+	 * packet of a traced file is offered to the file's own kind first,
+	 * then to the other traced kinds (as it always could be). */
+	const char *(*take)(struct scan *sc, const uint8_t *pkt, char *why, size_t whylen);
+	/* How many events of the kind exp holds. */
+	size_t (*events)(const struct sonde_exp *exp);
+	/* Once every data file is read (sort the events by time, ...). */
+	void (*finish)(struct sonde_exp *exp);
+	/* Frees what sonde_rk_state_new gave the kind. */
+	void (*free)(void *state);
+};
+
+#define SONDE_RK_DECLARE_(NAME, ...) extern const struct sonde_reader_kind sonde_reader_kind_##NAME;
+SONDE_KINDS(SONDE_RK_DECLARE_)
+#undef SONDE_RK_DECLARE_
+
+extern const char sonde_rk_not_mine[];
+
+/* The scan of a packet: its experiment, the thread of its block, and
+ * whether heap blocks are being decoded again (every other packet was
+ * taken at open: return NULL). */
+struct sonde_exp *sonde_rk_exp(const struct scan *sc);
+uint32_t sonde_rk_tid(const struct scan *sc);
+bool sonde_rk_again(const struct scan *sc);
+
+/* The kind's state in exp: NULL until the kind makes it.  _new makes it
+ * (size bytes, zeroed) on the first call; NULL out of memory, exp then
+ * marked so. */
+void *sonde_rk_state(const struct sonde_exp *exp, int kind);
+void *sonde_rk_state_new(struct sonde_exp *exp, int kind, size_t size);
+void sonde_rk_oom(struct sonde_exp *exp);
+/* An event's stack id: materialised from the frame nodes now, counted
+ * when unknown. */
+void sonde_rk_stack_ref(struct sonde_exp *exp, uint64_t stack_id);
+/* "WHAT packet size SIZE is below MIN", in why. */
+const char *sonde_rk_too_small(char *why, size_t whylen, const char *what, unsigned size, size_t min);
+/* names[i], "?" past the end or for a gap. */
+const char *sonde_rk_name_in(const char *const *names, size_t n, unsigned i);
+
+/* Stable sorts of trace events by time: a merge sort, so that events of
+ * one time keep file order. */
+#define SONDE_RK_TIME_SORT(name, type)                                            \
+	static void name(type *v, type *tmp, size_t n)                            \
+	{                                                                         \
+		if (n < 2)                                                        \
+			return;                                                   \
+		size_t h = n / 2;                                                 \
+		name(v, tmp, h);                                                  \
+		name(v + h, tmp, n - h);                                          \
+		if (v[h - 1].time_ns <= v[h].time_ns)                             \
+			return;                                                   \
+		size_t i = 0, j = h, k = 0;                                       \
+		while (i < h && j < n)                                            \
+			tmp[k++] = v[j].time_ns < v[i].time_ns ? v[j++] : v[i++]; \
+		while (i < h)                                                     \
+			tmp[k++] = v[i++];                                        \
+		memcpy(v, tmp, k * sizeof(*v));                                   \
+	}
+
+#endif
