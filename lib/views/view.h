@@ -271,9 +271,10 @@ int sonde_view_overview(FILE *f, const struct sonde_exp *const *exps, size_t n,
  * kind contribute nothing.
  */
 
-/* 0 when at least one experiment traced kind (SONDE_KIND_SYNC, _HEAP or
- * _IO); else -1 with "test.1.er has no heap tracing data (collect with
- * -H on)" in err (names: the experiments as the user gave them, or NULL). */
+/* 0 when at least one experiment traced kind (a traced kind of
+ * sonde/kinds.h); else -1 with "test.1.er has no heap tracing data
+ * (collect with -H on)" in err, from the kind's title and option (names:
+ * the experiments as the user gave them, or NULL). */
 int sonde_view_trace_check(const struct sonde_exp *const *exps, const char *const *names, size_t n,
 			   int kind, char *err, size_t errlen);
 
