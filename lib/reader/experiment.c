@@ -151,6 +151,10 @@ struct sonde_exp {
 	struct sonde_exp_summary sum;
 };
 
+/* Every kind's reading (reader/kind.h), by id, from the table of kinds
+ * (defined with the heap kind's, below). */
+static const struct sonde_reader_kind *const reader_kinds[SONDE_KIND_MAX + 1];
+
 /* The data file of traced kind id, NULL for a kind that is not traced. */
 static struct datafile *traced_file(struct sonde_exp *exp, int kind)
 {
@@ -536,14 +540,9 @@ static int read_log(struct sonde_exp *exp, char *err, size_t errlen)
 		} else if (!strcmp(e.name, "trace")) {
 			const char *k = sonde_xml_attr(&e, "kind");
 
-			if (k && !strcmp(k, "sync")) {
-				const char *m = sonde_xml_attr(&e, "mode");
-
-				if (m)
-					in->settings.sync_mode = m;
-				if (sonde_xml_attr(&e, "threshold_ns"))
-					attr_u64(exp, file, &e, "threshold_ns", &in->settings.sync_threshold_ns);
-			}
+			for (int id = 1; k && id <= SONDE_KIND_MAX; id++)
+				if (reader_kinds[id]->log_trace && !strcmp(k, sonde_kind_desc(id)->name))
+					reader_kinds[id]->log_trace(exp, file, &e);
 		} else if (!strcmp(e.name, "time")) {
 			const char *rt = sonde_xml_attr(&e, "realtime");
 
@@ -1136,6 +1135,17 @@ void sonde_rk_oom(struct sonde_exp *exp)
 	exp->oom = true;
 }
 
+struct sonde_exp_info *sonde_rk_info(struct sonde_exp *exp)
+{
+	return &exp->info;
+}
+
+bool sonde_rk_attr_u64(struct sonde_exp *exp, const char *file, const struct sonde_xml_elem *e,
+		       const char *attr, uint64_t *out)
+{
+	return attr_u64(exp, file, e, attr, out);
+}
+
 void sonde_rk_stack_ref(struct sonde_exp *exp, uint64_t stack_id)
 {
 	trace_stack_ref(exp, stack_id);
@@ -1221,12 +1231,11 @@ static size_t heap_events(const struct sonde_exp *exp)
 	return exp->nheapev;
 }
 
-const struct sonde_reader_kind sonde_reader_kind_HEAP = { take_heap, heap_events, NULL, NULL };
+const struct sonde_reader_kind sonde_reader_kind_HEAP = { .take = take_heap, .events = heap_events };
 const struct sonde_reader_kind sonde_reader_kind_PROFILE = { 0 };
 const struct sonde_reader_kind sonde_reader_kind_STACKS = { 0 };
 const struct sonde_reader_kind sonde_reader_kind_OVERVIEW = { 0 };
 
-/* Every kind's reading, by id, from the table of kinds. */
 static const struct sonde_reader_kind *const reader_kinds[SONDE_KIND_MAX + 1] = {
 #define READER_KIND_(NAME, id, ...) [id] = &sonde_reader_kind_##NAME,
 	SONDE_KINDS(READER_KIND_)

@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "base/xmlline.h"
 #include "reader/experiment.h"
 
 /* One packet being scanned (experiment.c's). */
@@ -44,6 +45,9 @@ struct sonde_reader_kind {
 	void (*finish)(struct sonde_exp *exp);
 	/* Frees what sonde_rk_state_new gave the kind. */
 	void (*free)(void *state);
+	/* A <trace kind="NAME" ...> element of log.xml (file): the kind's
+	 * settings, into sonde_rk_info(exp)->settings. */
+	void (*log_trace)(struct sonde_exp *exp, const char *file, const struct sonde_xml_elem *e);
 };
 
 #define SONDE_RK_DECLARE_(NAME, ...) extern const struct sonde_reader_kind sonde_reader_kind_##NAME;
@@ -65,6 +69,12 @@ bool sonde_rk_again(const struct scan *sc);
 void *sonde_rk_state(const struct sonde_exp *exp, int kind);
 void *sonde_rk_state_new(struct sonde_exp *exp, int kind, size_t size);
 void sonde_rk_oom(struct sonde_exp *exp);
+/* The experiment's info, to fill from log.xml. */
+struct sonde_exp_info *sonde_rk_info(struct sonde_exp *exp);
+/* Attribute attr of e as a number into *out: true, or false (and a
+ * warning naming file and the line when it is there but not a number). */
+bool sonde_rk_attr_u64(struct sonde_exp *exp, const char *file, const struct sonde_xml_elem *e,
+		       const char *attr, uint64_t *out);
 /* An event's stack id: materialised from the frame nodes now, counted
  * when unknown. */
 void sonde_rk_stack_ref(struct sonde_exp *exp, uint64_t stack_id);

@@ -146,4 +146,6 @@ const char *sonde_io_func_name(unsigned func)
 	return sonde_rk_name_in(names, sizeof(names) / sizeof(names[0]), func);
 }
 
-const struct sonde_reader_kind sonde_reader_kind_IO = { take, events, finish, free_state };
+const struct sonde_reader_kind sonde_reader_kind_IO = {
+	.take = take, .events = events, .finish = finish, .free = free_state,
+};

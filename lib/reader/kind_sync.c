@@ -108,4 +108,18 @@ const char *sonde_sync_func_name(unsigned func)
 	return sonde_rk_name_in(names, sizeof(names) / sizeof(names[0]), func);
 }
 
-const struct sonde_reader_kind sonde_reader_kind_SYNC = { take, events, finish, free_state };
+/* <trace kind="sync" mode="on|all|N" threshold_ns="N"/>: the settings. */
+static void log_trace(struct sonde_exp *exp, const char *file, const struct sonde_xml_elem *e)
+{
+	struct sonde_exp_info *in = sonde_rk_info(exp);
+	const char *m = sonde_xml_attr(e, "mode");
+
+	if (m)
+		in->settings.sync_mode = m;
+	if (sonde_xml_attr(e, "threshold_ns"))
+		sonde_rk_attr_u64(exp, file, e, "threshold_ns", &in->settings.sync_threshold_ns);
+}
+
+const struct sonde_reader_kind sonde_reader_kind_SYNC = {
+	.take = take, .events = events, .finish = finish, .free = free_state, .log_trace = log_trace,
+};
