@@ -459,6 +459,16 @@ static void run_header(const struct sonde_exp *exp)
 }
 
 /* sonde agg with clauses for each kind the experiment has, every field. */
+/* The profile's events, then each traced kind's, as sonde agg feeds them. */
+static int64_t run_kinds(struct sonde_dl_prog *p, const struct sonde_exp *exp, char *err, size_t errlen)
+{
+	int64_t n = sonde_dl_run_profile(p, exp, NULL, NULL, err, errlen);
+
+	for (int id = 1; n >= 0 && id <= SONDE_KIND_MAX; id++)
+		n = sonde_dl_run_kind(p, id, exp, NULL, NULL, err, errlen);
+	return n;
+}
+
 static void run_agg(const struct sonde_exp *exp)
 {
 	static const char *const progs[] = {
@@ -473,43 +483,30 @@ static void run_agg(const struct sonde_exp *exp)
 		"  @ic[func, caller] = avg(bytes); @it[tid] = max(time); }\n"
 		"io /bytes < 0 || dur < 0/ { @ineg = count(); }\n",
 	};
-	const struct sonde_dl_kind *kinds[4] = { &sonde_dl_kind_profile };
+	/* progs[1], [2], [3]: the programs of these kinds */
+	static const int traced[] = { SONDE_KIND_SYNC, SONDE_KIND_HEAP, SONDE_KIND_IO };
+	const struct sonde_dl_kind *kinds[SONDE_KIND_MAX + 1] = { &sonde_dl_kind_profile };
 	size_t nk = 1;
 	char src[2048], err[256];
 	struct sonde_dl_error e;
 
 	snprintf(src, sizeof(src), "%s", progs[0]);
-	if (sonde_exp_traced(exp, SONDE_KIND_SYNC)) {
-		kinds[nk++] = &sonde_dl_kind_sync;
-		strcat(src, progs[1]);
-	}
-	if (sonde_exp_traced(exp, SONDE_KIND_HEAP)) {
-		kinds[nk++] = &sonde_dl_kind_heap;
-		strcat(src, progs[2]);
-	}
-	if (sonde_exp_traced(exp, SONDE_KIND_IO)) {
-		kinds[nk++] = &sonde_dl_kind_io;
-		strcat(src, progs[3]);
-	}
+	for (size_t i = 0; i < sizeof(traced) / sizeof(traced[0]); i++)
+		if (sonde_exp_traced(exp, traced[i])) {
+			kinds[nk++] = sonde_dl_kind_of(traced[i]);
+			strcat(src, progs[1 + i]);
+		}
 	struct sonde_dl_prog *p = sonde_dl_compile(src, kinds, nk, NULL, &e);
 
 	INVARIANT(p); /* a valid program for the kinds the experiment has */
-	if (sonde_dl_begin(p, devnull, err, sizeof(err)) == 0 &&
-	    sonde_dl_run_profile(p, exp, NULL, NULL, err, sizeof(err)) >= 0 &&
-	    sonde_dl_run_sync(p, exp, NULL, NULL, err, sizeof(err)) >= 0 &&
-	    sonde_dl_run_heap(p, exp, NULL, NULL, err, sizeof(err)) >= 0 &&
-	    sonde_dl_run_io(p, exp, NULL, NULL, err, sizeof(err)) >= 0)
+	if (sonde_dl_begin(p, devnull, err, sizeof(err)) == 0 && run_kinds(p, exp, err, sizeof(err)) >= 0)
 		sonde_dl_end(p, devnull, err, sizeof(err));
 	sonde_dl_problems(p, err, sizeof(err));
 	sonde_dl_free(p);
 
 	/* the input's own program, for the kinds this experiment has */
 	if (agg_src && (p = sonde_dl_compile(agg_src, kinds, nk, NULL, &e))) {
-		if (sonde_dl_begin(p, devnull, err, sizeof(err)) == 0 &&
-		    sonde_dl_run_profile(p, exp, NULL, NULL, err, sizeof(err)) >= 0 &&
-		    sonde_dl_run_sync(p, exp, NULL, NULL, err, sizeof(err)) >= 0 &&
-		    sonde_dl_run_heap(p, exp, NULL, NULL, err, sizeof(err)) >= 0 &&
-		    sonde_dl_run_io(p, exp, NULL, NULL, err, sizeof(err)) >= 0)
+		if (sonde_dl_begin(p, devnull, err, sizeof(err)) == 0 && run_kinds(p, exp, err, sizeof(err)) >= 0)
 			sonde_dl_end(p, devnull, err, sizeof(err));
 		sonde_dl_problems(p, err, sizeof(err));
 		sonde_dl_free(p);
