@@ -62,6 +62,7 @@
 #include "base/error.h"
 #include "reader/experiment.h"
 #include "model/metrics.h"
+#include "views/emit.h"
 
 struct sonde_profile;
 
@@ -110,7 +111,6 @@ void sonde_sort_title(const struct sonde_sortkey *k, char *buf, size_t len);
 
 /* ---- options ---------------------------------------------------------------- */
 
-enum sonde_printmode { SONDE_PM_TEXT, SONDE_PM_CSV, SONDE_PM_JSON };
 enum sonde_namefmt { SONDE_NAME_LONG, SONDE_NAME_SHORT, SONDE_NAME_MANGLED };
 enum sonde_compare { SONDE_CMP_OFF, SONDE_CMP_ON, SONDE_CMP_DELTA, SONDE_CMP_RATIO };
 
