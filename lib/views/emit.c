@@ -61,6 +61,12 @@ void em_json(struct sonde_emit *e, const char *fmt, ...)
 	va_end(ap);
 }
 
+void em_text_with(struct sonde_emit *e, void (*write)(FILE *f, const void *arg), const void *arg)
+{
+	if (e->mode == SONDE_PM_TEXT)
+		write(e->f, arg);
+}
+
 /* ---- structure ------------------------------------------------------------------- */
 
 /* csv: inside a row (set by em_row) */

@@ -63,6 +63,9 @@ bool em_is_text(const struct sonde_emit *e);
 void em_text(struct sonde_emit *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void em_csv(struct sonde_emit *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void em_json(struct sonde_emit *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Free text that a function writes to a FILE * (a long text layout kept
+ * as one function): calls write(f, arg) in text only. */
+void em_text_with(struct sonde_emit *e, void (*write)(FILE *f, const void *arg), const void *arg);
 
 /* ---- structure ------------------------------------------------------------------- */
 

@@ -67,6 +67,20 @@ static const char *rows(enum sonde_printmode m)
 	return close_out(f);
 }
 
+static void hello(FILE *f, const void *who)
+{
+	fprintf(f, "hello %s\n", (const char *)who);
+}
+
+static const char *with(enum sonde_printmode m)
+{
+	struct sonde_emit e;
+	FILE *f = open_out(&e, m);
+
+	em_text_with(&e, hello, "text");
+	return close_out(f);
+}
+
 static const char *kv(enum sonde_printmode m)
 {
 	struct sonde_emit e;
@@ -154,6 +168,9 @@ int main(void)
 	CHECK(strstr(t, "],\"first\":{") && !strcmp(t + strlen(t) - 3, "}}\n"));
 
 	group = "modes";
+	CHECK_OUT(with(SONDE_PM_TEXT), "hello text\n");
+	CHECK_OUT(with(SONDE_PM_CSV), "");
+	CHECK_OUT(with(SONDE_PM_JSON), "");
 	struct sonde_emit e;
 
 	em_init(&e, stdout, SONDE_PM_TEXT);
