@@ -61,6 +61,22 @@ void em_json(struct sonde_emit *e, const char *fmt, ...)
 	va_end(ap);
 }
 
+void em_textcsv(struct sonde_emit *e, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (e->mode != SONDE_PM_JSON)
+		vfprintf(e->f, fmt, ap);
+	va_end(ap);
+}
+
+void em_csv_str(struct sonde_emit *e, const char *s)
+{
+	if (e->mode == SONDE_PM_CSV)
+		vt_csv_str(e->f, s);
+}
+
 void em_text_with(struct sonde_emit *e, void (*write)(FILE *f, const void *arg), const void *arg)
 {
 	if (e->mode == SONDE_PM_TEXT)
@@ -305,6 +321,24 @@ void em_lines(struct sonde_emit *e, const char *k, const char *lines, const char
 		}
 	}
 	value_end(e);
+}
+
+void em_s_csv(struct sonde_emit *e, const char *k, const char *s)
+{
+	if (e->mode == SONDE_PM_CSV)
+		em_s(e, k, s);
+}
+
+void em_u_csv(struct sonde_emit *e, const char *k, uint64_t v)
+{
+	if (e->mode == SONDE_PM_CSV)
+		em_u(e, k, v);
+}
+
+void em_f_json(struct sonde_emit *e, const char *k, const char *fmt, double v)
+{
+	if (e->mode == SONDE_PM_JSON)
+		em_f(e, k, fmt, v);
 }
 
 /* ---- tables ---------------------------------------------------------------------- */

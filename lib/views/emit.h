@@ -63,6 +63,10 @@ bool em_is_text(const struct sonde_emit *e);
 void em_text(struct sonde_emit *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void em_csv(struct sonde_emit *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void em_json(struct sonde_emit *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Text and csv: a view with no csv form of its own (-experiment_list). */
+void em_textcsv(struct sonde_emit *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Csv only: a string value, quoted when needed. */
+void em_csv_str(struct sonde_emit *e, const char *s);
 /* Free text that a function writes to a FILE * (a long text layout kept
  * as one function): calls write(f, arg) in text only. */
 void em_text_with(struct sonde_emit *e, void (*write)(FILE *f, const void *arg), const void *arg);
@@ -95,6 +99,11 @@ void em_f(struct sonde_emit *e, const char *key, const char *fmt, double v);
 void em_b(struct sonde_emit *e, const char *key, bool v);
 void em_null(struct sonde_emit *e, const char *key);
 void em_lines(struct sonde_emit *e, const char *key, const char *lines, const char *sep);
+/* A field of a row that only csv has (csv is flat: a row repeats what
+ * json says once in the enclosing object) / that only json has. */
+void em_s_csv(struct sonde_emit *e, const char *key, const char *s);
+void em_u_csv(struct sonde_emit *e, const char *key, uint64_t v);
+void em_f_json(struct sonde_emit *e, const char *key, const char *fmt, double v);
 
 /* ---- tables ---------------------------------------------------------------------- */
 
