@@ -9,6 +9,19 @@
 
 #include "views/emit.h"
 
+int sonde_printmode_parse(enum sonde_printmode *m, const char *s, char *err, size_t errlen)
+{
+	static const char *const w[] = { "text", "csv", "json" };
+
+	for (int i = 0; i < 3; i++)
+		if (s && !strcmp(s, w[i])) {
+			*m = (enum sonde_printmode)i;
+			return 0;
+		}
+	snprintf(err, errlen, "unknown print mode '%s' (text, csv, json)", s ? s : "");
+	return -1;
+}
+
 void em_init(struct sonde_emit *e, FILE *f, enum sonde_printmode mode)
 {
 	memset(e, 0, sizeof(*e));

@@ -28,12 +28,16 @@
 #define SONDE_EMIT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "views/view_table.h"
 
 enum sonde_printmode { SONDE_PM_TEXT, SONDE_PM_CSV, SONDE_PM_JSON };
+
+/* "text", "csv" or "json" (-printmode); 0, or -1 with a message. */
+int sonde_printmode_parse(enum sonde_printmode *m, const char *s, char *err, size_t errlen);
 
 #define EM_DEPTH 16
 

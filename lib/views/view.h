@@ -24,7 +24,8 @@
  * an error.  Metric names are checked against sonde_view_known_metrics()
  * when parsed and against the model's metrics when a view runs.
  *
- * Output: every view writes one of three forms, chosen by opts.mode:
+ * Output: every view writes one of three forms, chosen by opts.mode, through
+ * the emitter (views/emit.h), which alone looks at the mode:
  *
  *   text  er_print's layout: a title line ("Functions sorted by metric:
  *         Exclusive Total CPU Time"), column headers stacked over lines
@@ -143,7 +144,6 @@ struct sonde_view_opts {
 void sonde_view_opts_init(struct sonde_view_opts *o);
 
 /* Parsers of the other settings' words; 0, or -1 with a message. */
-int sonde_printmode_parse(enum sonde_printmode *m, const char *s, char *err, size_t errlen);
 int sonde_namefmt_parse(enum sonde_namefmt *n, const char *s, char *err, size_t errlen);
 int sonde_compare_parse(enum sonde_compare *c, const char *s, char *err, size_t errlen);
 int sonde_limit_parse(size_t *limit, const char *s, char *err, size_t errlen);
