@@ -116,8 +116,7 @@ void em_kv_begin(struct sonde_emit *e)
 static bool key(struct sonde_emit *e, const char *k)
 {
 	switch (e->mode) {
-	case SONDE_PM_TEXT:
-		return false;
+	case SONDE_PM_TEXT: return false;
 	case SONDE_PM_JSON:
 		if (!e->first[e->depth])
 			fputc(',', e->f);
@@ -127,8 +126,7 @@ static bool key(struct sonde_emit *e, const char *k)
 			fputc(':', e->f);
 		}
 		return true;
-	case SONDE_PM_CSV:
-		break;
+	case SONDE_PM_CSV: break;
 	}
 	if (csv_row(e)) {
 		if (!e->rowfirst)
@@ -385,8 +383,7 @@ void em_table_row(struct sonde_emit *e, const char *k, const struct vt_table *t,
 	vt_json_row(e->f, t, r);
 }
 
-void em_table_rows(struct sonde_emit *e, const char *k, const struct vt_table *t, size_t from,
-		   size_t to)
+void em_table_rows(struct sonde_emit *e, const char *k, const struct vt_table *t, size_t from, size_t to)
 {
 	if (e->mode != SONDE_PM_JSON)
 		return;

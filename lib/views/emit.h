@@ -121,7 +121,6 @@ void em_table_text(struct sonde_emit *e, struct vt_table *t, size_t from, size_t
 void em_table_csv(struct sonde_emit *e, const struct vt_table *t);
 /* Json only: "key":{row r} / "key":[rows from..to) in the enclosing object. */
 void em_table_row(struct sonde_emit *e, const char *key, const struct vt_table *t, size_t r);
-void em_table_rows(struct sonde_emit *e, const char *key, const struct vt_table *t, size_t from,
-		   size_t to);
+void em_table_rows(struct sonde_emit *e, const char *key, const struct vt_table *t, size_t from, size_t to);
 
 #endif

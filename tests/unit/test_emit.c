@@ -30,12 +30,12 @@ static const char *close_out(FILE *f)
 	return buf;
 }
 
-#define CHECK_OUT(got, want)                                                        \
-	do {                                                                        \
-		const char *g_ = (got);                                             \
-		if (strcmp(g_, want))                                               \
-			printf("got:\n%s\nwant:\n%s\n", g_, want);                  \
-		CHECK(!strcmp(g_, want));                                           \
+#define CHECK_OUT(got, want)                                       \
+	do {                                                       \
+		const char *g_ = (got);                            \
+		if (strcmp(g_, want))                              \
+			printf("got:\n%s\nwant:\n%s\n", g_, want); \
+		CHECK(!strcmp(g_, want));                          \
 	} while (0)
 
 /* A view with a heading, two rows in an array and a field json alone has. */
