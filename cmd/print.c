@@ -247,8 +247,11 @@ static int find_function(struct state *st, const struct sonde_profile *p, const 
  * csv; json documents are one a line). */
 static void separate(struct state *st)
 {
-	if (st->printed && st->o.mode != SONDE_PM_JSON)
-		fputc('\n', st->out);
+	struct sonde_emit e;
+
+	em_init(&e, st->out, st->o.mode);
+	if (st->printed)
+		em_between(&e);
 	st->printed = true;
 }
 
@@ -795,7 +798,10 @@ static int run_dump(struct state *st, const struct step *s, char *err, size_t er
 {
 	enum sonde_dump_kind kind;
 
-	if (st->o.mode != SONDE_PM_TEXT)
+	struct sonde_emit e;
+
+	em_init(&e, st->out, st->o.mode);
+	if (!em_is_text(&e))
 		complain(NULL, "note: -dump prints text whatever the -printmode");
 	separate(st);
 	sonde_dump_parse(&kind, s->arg, err, errlen);

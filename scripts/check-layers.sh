@@ -9,7 +9,9 @@
 # above it.  Also: nothing in lib/ includes cmd/'s headers; the collector
 # and the tracing libraries (collector/, tracers/), which run inside the
 # target, include nothing of lib/ or cmd/; and the include graph of lib/'s
-# headers has no cycle.  Prints each violation as FILE: what, and exits 1
+# headers has no cycle; and only the output layer (lib/views/emit.[ch])
+# names a print mode (SONDE_PM_*): views and commands write through the
+# emitter and never branch on the mode.  Prints each violation as FILE: what, and exits 1
 # if there is one.
 #	sh scripts/check-layers.sh [ROOT]	(default: this checkout)
 root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -37,6 +39,8 @@ includes() {
 	done
 	includes lib/*/*.c lib/*/*.h | sed 's/^/lib /'
 	includes collector/*.c collector/*.h tracers/*.c tracers/*.h | sed 's/^/target /'
+	grep -l 'SONDE_PM_' lib/*/*.c lib/*/*.h cmd/*.c cmd/*.h 2>/dev/null | grep -v '^lib/views/emit\.[ch]$' |
+		sed 's/^/printmode /'
 } | awk '
 function fail(msg) { print msg; bad++ }
 $1 == "layers" { for (i = 2; i <= NF; i++) rank[$i] = i - 1; next }
@@ -48,6 +52,7 @@ $1 == "folder" {
 }
 $1 == "loose" { fail($2 ": a file directly in lib/; put it in the folder of its layer"); next }
 $1 == "cmdheader" { cmdh[$2] = 1; next }
+$1 == "printmode" { fail($2 ": names a print mode (SONDE_PM_); only the emitter (lib/views/emit.[ch]) may"); next }
 $1 == "lib" {
 	split($2, p, "/"); from = p[2]; file = $2; inc = $3
 	if (inc ~ /^sonde\//)

@@ -38,3 +38,5 @@ breaks "a tracer includes lib/ by a relative path" add_include tracers/heap.c ..
 breaks "a cycle within a layer" add_include lib/views/view_table.h views/view_common.h
 breaks "a file directly in lib/" touch "$TMP/src/lib/loose.c"
 breaks "a folder that is no layer" mkdir "$TMP/src/lib/extra"
+breaks "a view that branches on the print mode" sed -i '1a static int pm = SONDE_PM_JSON;' "$TMP/src/lib/views/view_samples.c"
+breaks "a command that branches on the print mode" sed -i '1a static int pm = SONDE_PM_CSV;' "$TMP/src/cmd/print.c"

@@ -271,56 +271,39 @@ static uint32_t *sorted_ids(const struct sonde_model *m, const struct sonde_view
 
 /* ---- output helpers -------------------------------------------------------------- */
 
-void vw_json_begin(FILE *f, const char *view, const struct sonde_view_opts *o)
+void vw_begin(struct sonde_emit *e, const char *view, const struct sonde_view_opts *o)
 {
 	char spec[512];
 
 	sonde_mspec_format(&o->metrics, spec, sizeof(spec));
-	fprintf(f, "{\"view\":");
-	vt_json_str(f, view);
-	fprintf(f, ",\"metrics\":");
-	vt_json_str(f, spec);
-	fprintf(f, ",\"sort\":");
-	if (o->sort.by_name)
-		vt_json_str(f, "name");
-	else {
+	em_obj(e, NULL);
+	em_s(e, "view", view);
+	em_s(e, "metrics", spec);
+	if (o->sort.by_name) {
+		em_s(e, "sort", "name");
+	} else {
 		char k[64];
 
 		snprintf(k, sizeof(k), "%c.%s", o->sort.flavor, o->sort.metric);
-		vt_json_str(f, k);
+		em_s(e, "sort", k);
 	}
 }
 
-void vw_table_body(FILE *f, struct vt_table *t, const struct sonde_view_opts *o)
+void vw_table_body(struct sonde_emit *e, struct vt_table *t)
 {
-	switch (o->mode) {
-	case SONDE_PM_TEXT:
-		vt_text_header(f, t);
-		vt_text_rows(f, t, 0, t->nrows);
-		break;
-	case SONDE_PM_CSV:
-		vt_csv(f, t);
-		break;
-	case SONDE_PM_JSON:
-		fprintf(f, ",\"rows\":");
-		vt_json_rows(f, t, 0, t->nrows);
-		fprintf(f, "}\n");
-		break;
-	}
+	em_table(e, "rows", t);
+	em_end_doc(e);
 }
 
-void vw_list_out(FILE *f, struct vt_table *t, const struct sonde_view_opts *o, const char *view,
+void vw_list_out(struct sonde_emit *e, struct vt_table *t, const struct sonde_view_opts *o, const char *view,
 		 const char *title)
 {
 	char stitle[128];
 
-	if (o->mode == SONDE_PM_TEXT) {
-		sonde_sort_title(&o->sort, stitle, sizeof(stitle));
-		fprintf(f, "%s sorted by metric: %s\n\n", title, stitle);
-	} else if (o->mode == SONDE_PM_JSON) {
-		vw_json_begin(f, view, o);
-	}
-	vw_table_body(f, t, o);
+	sonde_sort_title(&o->sort, stitle, sizeof(stitle));
+	em_text(e, "%s sorted by metric: %s\n\n", title, stitle);
+	vw_begin(e, view, o);
+	vw_table_body(e, t);
 }
 
 int vw_finish(FILE *f, char *err, size_t errlen)
@@ -419,7 +402,10 @@ static int list_view(FILE *f, const struct sonde_model *m, const struct sonde_vi
 	free(ids);
 	ids = NULL;
 
-	vw_list_out(f, &t, o, objects ? "objects" : "functions", objects ? "Load Objects" : "Functions");
+	struct sonde_emit em;
+
+	em_init(&em, f, o->mode);
+	vw_list_out(&em, &t, o, objects ? "objects" : "functions", objects ? "Load Objects" : "Functions");
 	vt_release(&t);
 	return vw_finish(f, err, errlen);
 nomem:
@@ -498,50 +484,44 @@ int sonde_view_fsingle(FILE *f, const struct sonde_model *m, const struct sonde_
 	vt_set_s(r, 6, fi->name_short);
 	vw_fill_items(r, &t, &c, first, ex, in, total);
 
-	switch (o->mode) {
-	case SONDE_PM_TEXT:
-		fprintf(f, "%s\n", name);
-		for (int k = 0; k < c.n; k++) {
-			const struct sonde_metric_def *d = sonde_model_metric(m, c.mi[k]);
-			int64_t v = (c.it[k]->flavor == 'e' ? ex : in)[c.mi[k]];
-			char label[128], val[64];
+	struct sonde_emit em;
 
-			snprintf(label, sizeof(label), "%s %s",
-				 c.it[k]->flavor == 'e' ? "Exclusive" : "Inclusive", d->title);
-			fmt_value(val, sizeof(val), d->unit, v);
-			fprintf(f, "\t%24s: ", label);
-			if (c.it[k]->vis & SONDE_VIS_VALUE)
-				fprintf(f, "%s", val);
-			if (c.it[k]->vis & SONDE_VIS_PCT) {
-				double p = pct(v, total[c.mi[k]]);
+	em_init(&em, f, o->mode);
+	em_text(&em, "%s\n", name);
+	for (int k = 0; k < c.n; k++) {
+		const struct sonde_metric_def *d = sonde_model_metric(m, c.mi[k]);
+		int64_t v = (c.it[k]->flavor == 'e' ? ex : in)[c.mi[k]];
+		char label[128], val[64];
 
-				fprintf(f, "%s(", c.it[k]->vis & SONDE_VIS_VALUE ? " " : "");
-				if (p == 0)
-					fprintf(f, "  0. %%)");
-				else
-					fprintf(f, "%5.1f%%)", p);
-			}
-			fprintf(f, "\n");
+		snprintf(label, sizeof(label), "%s %s",
+			 c.it[k]->flavor == 'e' ? "Exclusive" : "Inclusive", d->title);
+		fmt_value(val, sizeof(val), d->unit, v);
+		em_text(&em, "\t%24s: ", label);
+		if (c.it[k]->vis & SONDE_VIS_VALUE)
+			em_text(&em, "%s", val);
+		if (c.it[k]->vis & SONDE_VIS_PCT) {
+			double p = pct(v, total[c.mi[k]]);
+
+			em_text(&em, "%s(", c.it[k]->vis & SONDE_VIS_VALUE ? " " : "");
+			if (p == 0)
+				em_text(&em, "  0. %%)");
+			else
+				em_text(&em, "%5.1f%%)", p);
 		}
-		fprintf(f, "\t%24s: 0x%" PRIx64 "\n", "Address", fi->lo);
-		fprintf(f, "\t%24s: %s\n", "Load Object", ob && ob->path ? ob->path : "(unknown)");
-		fprintf(f, "\t%24s: %s\n", "Mangled Name", fi->mangled ? fi->mangled : "");
-		if (fi->synthesized)
-			fprintf(f, "\t%24s: no symbol covers this address\n", "Note");
-		else if (!fi->lo)
-			fprintf(f, "\t%24s: inlined only: no code of its own (its time is in the "
-				   "functions it was inlined into; -inlines off folds it there)\n", "Note");
-		break;
-	case SONDE_PM_CSV:
-		vt_csv(f, &t);
-		break;
-	case SONDE_PM_JSON:
-		vw_json_begin(f, "fsingle", o);
-		fprintf(f, ",\"function\":");
-		vt_json_row(f, &t, 0);
-		fprintf(f, "}\n");
-		break;
+		em_text(&em, "\n");
 	}
+	em_text(&em, "\t%24s: 0x%" PRIx64 "\n", "Address", fi->lo);
+	em_text(&em, "\t%24s: %s\n", "Load Object", ob && ob->path ? ob->path : "(unknown)");
+	em_text(&em, "\t%24s: %s\n", "Mangled Name", fi->mangled ? fi->mangled : "");
+	if (fi->synthesized)
+		em_text(&em, "\t%24s: no symbol covers this address\n", "Note");
+	else if (!fi->lo)
+		em_text(&em, "\t%24s: inlined only: no code of its own (its time is in the "
+			   "functions it was inlined into; -inlines off folds it there)\n", "Note");
+	em_table_csv(&em, &t);
+	vw_begin(&em, "fsingle", o);
+	em_table_row(&em, "function", &t, 0);
+	em_end_doc(&em);
 	vt_release(&t);
 	return vw_finish(f, err, errlen);
 }
@@ -758,45 +738,32 @@ int sonde_view_callers_callees(FILE *f, const struct sonde_model *m,
 	}
 
 	sonde_sort_title(&o->sort, title, sizeof(title));
-	switch (o->mode) {
-	case SONDE_PM_TEXT: {
-		char atitle[128];
-		struct sonde_sortkey ak = o->sort;
+	struct sonde_emit em;
+	char atitle[128];
+	struct sonde_sortkey ak = o->sort;
 
-		ak.flavor = 'a';
-		sonde_sort_title(&ak, atitle, sizeof(atitle));
-		if (func == UINT32_MAX)
-			fprintf(f, "Functions sorted by metric: %s\n", title);
-		fprintf(f, "Callers and callees sorted by metric: %s\n", atitle);
-		for (size_t b = 0; b < nblocks; b++) {
-			size_t end = blocks[b].first + blocks[b].ncallers + 1 + blocks[b].ncallees;
+	em_init(&em, f, o->mode);
+	ak.flavor = 'a';
+	sonde_sort_title(&ak, atitle, sizeof(atitle));
+	if (func == UINT32_MAX)
+		em_text(&em, "Functions sorted by metric: %s\n", title);
+	em_text(&em, "Callers and callees sorted by metric: %s\n", atitle);
+	em_table_csv(&em, &t);
+	vw_begin(&em, func == UINT32_MAX ? "callers-callees" : "csingle", o);
+	em_arr(&em, "blocks");
+	for (size_t b = 0; b < nblocks; b++) {
+		size_t s = blocks[b].first, nc = blocks[b].ncallers, end = s + nc + 1 + blocks[b].ncallees;
 
-			fprintf(f, "\n");
-			vt_text_header(f, &t);
-			vt_text_rows(f, &t, blocks[b].first, end);
-		}
-		break;
+		em_text(&em, "\n");
+		em_table_text(&em, &t, s, end);
+		em_obj(&em, NULL);
+		em_table_row(&em, "function", &t, s + nc);
+		em_table_rows(&em, "callers", &t, s, s + nc);
+		em_table_rows(&em, "callees", &t, s + nc + 1, end);
+		em_end(&em);
 	}
-	case SONDE_PM_CSV:
-		vt_csv(f, &t);
-		break;
-	case SONDE_PM_JSON:
-		vw_json_begin(f, func == UINT32_MAX ? "callers-callees" : "csingle", o);
-		fprintf(f, ",\"blocks\":[");
-		for (size_t b = 0; b < nblocks; b++) {
-			size_t s = blocks[b].first, nc = blocks[b].ncallers;
-
-			fprintf(f, "%s{\"function\":", b ? "," : "");
-			vt_json_row(f, &t, s + nc);
-			fprintf(f, ",\"callers\":");
-			vt_json_rows(f, &t, s, s + nc);
-			fprintf(f, ",\"callees\":");
-			vt_json_rows(f, &t, s + nc + 1, s + nc + 1 + blocks[b].ncallees);
-			fprintf(f, "}");
-		}
-		fprintf(f, "]}\n");
-		break;
-	}
+	em_end(&em);
+	em_end_doc(&em);
 	free(centers);
 	free(blocks);
 	free(list);
@@ -956,24 +923,14 @@ int sonde_view_calltree(FILE *f, const struct sonde_model *m, const struct sonde
 	}
 
 	sonde_sort_title(&o->sort, title, sizeof(title));
-	switch (o->mode) {
-	case SONDE_PM_TEXT:
-		fprintf(f, "Functions Call Tree. Children sorted by metric: %s%s\n\n",
-			o->sort.by_name ? "" : "Inclusive ",
-			o->sort.by_name ? "Name" : strchr(title, ' ') + 1);
-		vt_text_header(f, &t);
-		vt_text_rows(f, &t, 0, t.nrows);
-		break;
-	case SONDE_PM_CSV:
-		vt_csv(f, &t);
-		break;
-	case SONDE_PM_JSON:
-		vw_json_begin(f, "calltree", o);
-		fprintf(f, ",\"nodes\":");
-		vt_json_rows(f, &t, 0, t.nrows);
-		fprintf(f, "}\n");
-		break;
-	}
+	struct sonde_emit em;
+
+	em_init(&em, f, o->mode);
+	em_text(&em, "Functions Call Tree. Children sorted by metric: %s%s\n\n", o->sort.by_name ? "" : "Inclusive ",
+		o->sort.by_name ? "Name" : strchr(title, ' ') + 1);
+	vw_begin(&em, "calltree", o);
+	em_table(&em, "nodes", &t);
+	em_end_doc(&em);
 	free(d.stack);
 	free(d.kids);
 	free(more);
@@ -1097,16 +1054,16 @@ int sonde_view_threads(FILE *f, const struct sonde_profile *p, const struct sond
 		snprintf(title, sizeof(title), "Thread number");
 	else
 		snprintf(title, sizeof(title), "%s", sonde_model_metric(m, c.sort_mi)->title);
-	if (o->mode == SONDE_PM_TEXT) {
-		fprintf(f, "Threads sorted by metric: %s\n", title);
-		if (ns < p->nthreads)
-			fprintf(f, "%zu of %zu threads selected\n", ns, p->nthreads);
-		fprintf(f, "\n");
-	} else if (o->mode == SONDE_PM_JSON) {
-		vw_json_begin(f, "threads", o);
-		fprintf(f, ",\"threads_total\":%zu", p->nthreads);
-	}
-	vw_table_body(f, &t, o);
+	struct sonde_emit em;
+
+	em_init(&em, f, o->mode);
+	em_text(&em, "Threads sorted by metric: %s\n", title);
+	if (ns < p->nthreads)
+		em_text(&em, "%zu of %zu threads selected\n", ns, p->nthreads);
+	em_text(&em, "\n");
+	vw_begin(&em, "threads", o);
+	em_u(&em, "threads_total", p->nthreads);
+	vw_table_body(&em, &t);
 	free(sel);
 	vt_release(&t);
 	return vw_finish(f, err, errlen);
@@ -1191,39 +1148,39 @@ static uint64_t stat_get(const struct stats *s, size_t i)
 	return *(const uint64_t *)((const char *)s + stat_rows[i].off);
 }
 
-static void stats_text(FILE *f, const char *name, const struct stats *s)
+static void stats_text(struct sonde_emit *e, const char *name, const struct stats *s)
 {
 	uint64_t proc = s->user_ns + s->system_ns;
 
-	fprintf(f, "Experiment: %s\n", name);
+	em_text(e, "Experiment: %s\n", name);
 	for (size_t i = 0; i < NSTAT; i++) {
 		uint64_t v = stat_get(s, i);
 
 		if (!strcmp(stat_rows[i].key, "user_ns"))
-			fprintf(f, "\n%40s\n", "Process Times (sec.):");
+			em_text(e, "\n%40s\n", "Process Times (sec.):");
 		if (!strcmp(stat_rows[i].key, "minflt"))
-			fprintf(f, "\n");
-		fprintf(f, "%40s: ", stat_rows[i].label);
+			em_text(e, "\n");
+		em_text(e, "%40s: ", stat_rows[i].label);
 		if (stat_rows[i].kind == 0) {
-			fprintf(f, "%5" PRIu64 "\n", v);
+			em_text(e, "%5" PRIu64 "\n", v);
 			continue;
 		}
 		if (v)
-			fprintf(f, "%.3f", (double)v / 1e9);
+			em_text(e, "%.3f", (double)v / 1e9);
 		else
-			fprintf(f, "0.   ");
+			em_text(e, "0.   ");
 		if (stat_rows[i].kind == 2) {
 			double p = proc ? 100.0 * (double)v / (double)proc : 0;
 
 			if (p == 0)
-				fprintf(f, " (  0. %%)");
+				em_text(e, " (  0. %%)");
 			else
-				fprintf(f, " (%5.1f%%)", p);
+				em_text(e, " (%5.1f%%)", p);
 		}
-		fprintf(f, "\n");
+		em_text(e, "\n");
 	}
 	if (!s->overview)
-		fprintf(f, "(no overview samples: the process times are unknown)\n");
+		em_text(e, "(no overview samples: the process times are unknown)\n");
 }
 
 int sonde_view_statistics(FILE *f, const struct sonde_exp *const *exps, size_t n,
@@ -1249,48 +1206,42 @@ int sonde_view_statistics(FILE *f, const struct sonde_exp *const *exps, size_t n
 			}
 		}
 	}
-	switch (o->mode) {
-	case SONDE_PM_TEXT:
-		for (size_t e = 0; e < n; e++) {
-			if (e)
-				fprintf(f, "\n");
-			stats_text(f, sonde_exp_info(exps[e])->name, &st[e]);
-		}
-		if (n > 1) {
-			fprintf(f, "\n");
-			stats_text(f, "all (sums; duration and resident set: the largest)", sum);
-		}
-		break;
-	case SONDE_PM_CSV:
-		fprintf(f, "experiment");
+	struct sonde_emit em;
+
+	em_init(&em, f, o->mode);
+	em_csv(&em, "experiment");
+	for (size_t i = 0; i < NSTAT; i++)
+		em_csv(&em, ",%s", stat_rows[i].key);
+	em_csv(&em, "\n");
+	em_obj(&em, NULL);
+	em_s(&em, "view", "statistics");
+	em_arr(&em, "experiments");
+	for (size_t e = 0; e < n; e++) {
+		if (e)
+			em_text(&em, "\n");
+		stats_text(&em, sonde_exp_info(exps[e])->name, &st[e]);
+		em_row(&em);
+		em_s(&em, "experiment", sonde_exp_info(exps[e])->name);
 		for (size_t i = 0; i < NSTAT; i++)
-			fprintf(f, ",%s", stat_rows[i].key);
-		fprintf(f, "\n");
-		for (size_t e = 0; e <= n; e++) {
-			if (e == n && n < 2)
-				break;
-			vt_csv_str(f, e < n ? sonde_exp_info(exps[e])->name : "all");
-			for (size_t i = 0; i < NSTAT; i++)
-				fprintf(f, ",%" PRIu64, stat_get(&st[e], i));
-			fprintf(f, "\n");
-		}
-		break;
-	case SONDE_PM_JSON:
-		fprintf(f, "{\"view\":\"statistics\",\"experiments\":[");
-		for (size_t e = 0; e <= n; e++) {
-			if (e == n)
-				fprintf(f, "],\"total\":");
-			else if (e)
-				fprintf(f, ",");
-			fprintf(f, "{\"experiment\":");
-			vt_json_str(f, e < n ? sonde_exp_info(exps[e])->name : "all");
-			for (size_t i = 0; i < NSTAT; i++)
-				fprintf(f, ",\"%s\":%" PRIu64, stat_rows[i].key, stat_get(&st[e], i));
-			fprintf(f, "}");
-		}
-		fprintf(f, "}\n");
-		break;
+			em_u(&em, stat_rows[i].key, stat_get(&st[e], i));
+		em_row_end(&em);
 	}
+	em_end(&em);
+	/* the sums: json always, as "total"; text and csv with several experiments */
+	em_obj(&em, "total");
+	em_s(&em, "experiment", "all");
+	for (size_t i = 0; i < NSTAT; i++)
+		em_u(&em, stat_rows[i].key, stat_get(sum, i));
+	em_end(&em);
+	if (n > 1) {
+		em_text(&em, "\n");
+		stats_text(&em, "all (sums; duration and resident set: the largest)", sum);
+		em_csv_str(&em, "all");
+		for (size_t i = 0; i < NSTAT; i++)
+			em_csv(&em, ",%" PRIu64, stat_get(sum, i));
+		em_csv(&em, "\n");
+	}
+	em_end_doc(&em);
 	free(st);
 	return vw_finish(f, err, errlen);
 }
@@ -1309,64 +1260,47 @@ int sonde_view_metric_list(FILE *f, const struct sonde_model *m, const struct so
 		n = sonde_model_nmetrics(m);
 	sonde_mspec_format(&o->metrics, spec, sizeof(spec));
 	sonde_sort_title(&o->sort, title, sizeof(title));
-	switch (o->mode) {
-	case SONDE_PM_TEXT:
-		fprintf(f, "Current metrics: %s\n", spec);
-		if (o->sort.by_name)
-			fprintf(f, "Current Sort Metric: Name ( name )\n");
-		else
-			fprintf(f, "Current Sort Metric: %s ( %c.%s )\n", title, o->sort.flavor,
-				o->sort.metric);
-		fprintf(f, "Available metrics:\n");
-		for (int i = 0; i < n; i++) {
-			const struct sonde_metric_def *d = m ? sonde_model_metric(m, i) : &known[i];
+	struct sonde_emit em;
 
-			for (int k = 0; k < 3; k++) {
-				char label[160];
+	em_init(&em, f, o->mode);
+	em_text(&em, "Current metrics: %s\n", spec);
+	if (o->sort.by_name)
+		em_text(&em, "Current Sort Metric: Name ( name )\n");
+	else
+		em_text(&em, "Current Sort Metric: %s ( %c.%s )\n", title, o->sort.flavor,
+			o->sort.metric);
+	em_text(&em, "Available metrics:\n");
+	for (int i = 0; i < n; i++) {
+		const struct sonde_metric_def *d = m ? sonde_model_metric(m, i) : &known[i];
 
-				snprintf(label, sizeof(label), "%s %s",
-					 k == 0	  ? "Exclusive"
-					 : k == 1 ? "Inclusive"
-						  : "Attributed",
-					 d->title);
-				fprintf(f, "%36s: %c%s%%%s\n", label, fl[k],
-					d->unit == SONDE_UNIT_NS ? "." : "+", d->name);
-			}
+		for (int k = 0; k < 3; k++) {
+			char label[160];
+
+			snprintf(label, sizeof(label), "%s %s",
+				 k == 0	  ? "Exclusive"
+				 : k == 1 ? "Inclusive"
+					  : "Attributed",
+				 d->title);
+			em_text(&em, "%36s: %c%s%%%s\n", label, fl[k],
+				d->unit == SONDE_UNIT_NS ? "." : "+", d->name);
 		}
-		fprintf(f, "%36s: name\n", "Name");
-		break;
-	case SONDE_PM_CSV:
-		fprintf(f, "name,title,unit,flavors\n");
-		for (int i = 0; i < n; i++) {
-			const struct sonde_metric_def *d = m ? sonde_model_metric(m, i) : &known[i];
-
-			vt_csv_str(f, d->name);
-			fputc(',', f);
-			vt_csv_str(f, d->title);
-			fprintf(f, ",%s,eia\n",
-				d->unit == SONDE_UNIT_NS	? "ns"
-				: d->unit == SONDE_UNIT_BYTES ? "bytes"
-							      : "count");
-		}
-		break;
-	case SONDE_PM_JSON:
-		vw_json_begin(f, "metric_list", o);
-		fprintf(f, ",\"available\":[");
-		for (int i = 0; i < n; i++) {
-			const struct sonde_metric_def *d = m ? sonde_model_metric(m, i) : &known[i];
-
-			fprintf(f, "%s{\"name\":", i ? "," : "");
-			vt_json_str(f, d->name);
-			fprintf(f, ",\"title\":");
-			vt_json_str(f, d->title);
-			fprintf(f, ",\"unit\":\"%s\",\"flavors\":\"eia\"}",
-				d->unit == SONDE_UNIT_NS	? "ns"
-				: d->unit == SONDE_UNIT_BYTES ? "bytes"
-							      : "count");
-		}
-		fprintf(f, "]}\n");
-		break;
 	}
+	em_text(&em, "%36s: name\n", "Name");
+	em_csv(&em, "name,title,unit,flavors\n");
+	vw_begin(&em, "metric_list", o);
+	em_arr(&em, "available");
+	for (int i = 0; i < n; i++) {
+		const struct sonde_metric_def *d = m ? sonde_model_metric(m, i) : &known[i];
+
+		em_row(&em);
+		em_s(&em, "name", d->name);
+		em_s(&em, "title", d->title);
+		em_s(&em, "unit", d->unit == SONDE_UNIT_NS ? "ns" : d->unit == SONDE_UNIT_BYTES ? "bytes" : "count");
+		em_s(&em, "flavors", "eia");
+		em_row_end(&em);
+	}
+	em_end(&em);
+	em_end_doc(&em);
 	return vw_finish(f, err, errlen);
 }
 
@@ -1627,22 +1561,20 @@ int sonde_view_compare(FILE *f, const struct sonde_model *const *models, const c
 	}
 
 	sonde_sort_title(&o->sort, title, sizeof(title));
-	if (o->mode == SONDE_PM_TEXT) {
-		fprintf(f, "%s sorted by metric: %s\n\n", objects ? "Load Objects" : "Functions", title);
-	} else if (o->mode == SONDE_PM_JSON) {
-		vw_json_begin(f, objects ? "objects" : "functions", o);
-		fprintf(f, ",\"compare\":\"%s\",\"experiments\":[",
-			o->compare == SONDE_CMP_DELTA   ? "delta"
-			: o->compare == SONDE_CMP_RATIO ? "ratio"
-							: "on");
-		for (size_t k = 0; k < n; k++) {
-			if (k)
-				fputc(',', f);
-			vt_json_str(f, names[k]);
-		}
-		fprintf(f, "]");
-	}
-	vw_table_body(f, &t, o);
+	struct sonde_emit em;
+
+	em_init(&em, f, o->mode);
+	em_text(&em, "%s sorted by metric: %s\n\n", objects ? "Load Objects" : "Functions", title);
+	vw_begin(&em, objects ? "objects" : "functions", o);
+	em_s(&em, "compare",
+	     o->compare == SONDE_CMP_DELTA   ? "delta"
+	     : o->compare == SONDE_CMP_RATIO ? "ratio"
+					     : "on");
+	em_arr(&em, "experiments");
+	for (size_t k = 0; k < n; k++)
+		em_s(&em, NULL, names[k]);
+	em_end(&em);
+	vw_table_body(&em, &t);
 	free(rname);
 	free(order);
 	cset_free(&s);

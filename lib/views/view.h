@@ -24,7 +24,8 @@
  * an error.  Metric names are checked against sonde_view_known_metrics()
  * when parsed and against the model's metrics when a view runs.
  *
- * Output: every view writes one of three forms, chosen by opts.mode:
+ * Output: every view writes one of three forms, chosen by opts.mode, through
+ * the emitter (views/emit.h), which alone looks at the mode:
  *
  *   text  er_print's layout: a title line ("Functions sorted by metric:
  *         Exclusive Total CPU Time"), column headers stacked over lines
@@ -62,6 +63,7 @@
 #include "base/error.h"
 #include "reader/experiment.h"
 #include "model/metrics.h"
+#include "views/emit.h"
 
 struct sonde_profile;
 
@@ -110,7 +112,6 @@ void sonde_sort_title(const struct sonde_sortkey *k, char *buf, size_t len);
 
 /* ---- options ---------------------------------------------------------------- */
 
-enum sonde_printmode { SONDE_PM_TEXT, SONDE_PM_CSV, SONDE_PM_JSON };
 enum sonde_namefmt { SONDE_NAME_LONG, SONDE_NAME_SHORT, SONDE_NAME_MANGLED };
 enum sonde_compare { SONDE_CMP_OFF, SONDE_CMP_ON, SONDE_CMP_DELTA, SONDE_CMP_RATIO };
 
@@ -143,7 +144,6 @@ struct sonde_view_opts {
 void sonde_view_opts_init(struct sonde_view_opts *o);
 
 /* Parsers of the other settings' words; 0, or -1 with a message. */
-int sonde_printmode_parse(enum sonde_printmode *m, const char *s, char *err, size_t errlen);
 int sonde_namefmt_parse(enum sonde_namefmt *n, const char *s, char *err, size_t errlen);
 int sonde_compare_parse(enum sonde_compare *c, const char *s, char *err, size_t errlen);
 int sonde_limit_parse(size_t *limit, const char *s, char *err, size_t errlen);

@@ -34,17 +34,18 @@ void vw_fill_items(struct vt_row *r, const struct vt_table *t, const struct cols
 		   const int *first, const int64_t *excl, const int64_t *incl,
 		   const int64_t *total);
 
-/* Writes {"view":VIEW,"metrics":SPEC,"sort":KEY (no closing brace). */
-void vw_json_begin(FILE *f, const char *view, const struct sonde_view_opts *o);
+/* Opens a view's document: json {"view":VIEW,"metrics":SPEC,"sort":KEY
+ * (em_end_doc closes it); nothing in text and csv. */
+void vw_begin(struct sonde_emit *e, const char *view, const struct sonde_view_opts *o);
 
 /* The table after the heading a view writes itself: text column headers
- * and rows; csv; or json ,"rows":[...]} closing what vw_json_begin
- * opened. */
-void vw_table_body(FILE *f, struct vt_table *t, const struct sonde_view_opts *o);
+ * and rows; csv; or json ,"rows":[...]} closing the document that
+ * vw_begin (or the view) opened. */
+void vw_table_body(struct sonde_emit *e, struct vt_table *t);
 
 /* A sorted list: text "TITLE sorted by metric: SORT" over the table; csv;
  * json {"view":VIEW,...,"rows":[...]}. */
-void vw_list_out(FILE *f, struct vt_table *t, const struct sonde_view_opts *o, const char *view,
+void vw_list_out(struct sonde_emit *e, struct vt_table *t, const struct sonde_view_opts *o, const char *view,
 		 const char *title);
 
 /* 0, or -1 with "error writing the output" when f has an error. */

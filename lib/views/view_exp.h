@@ -23,7 +23,7 @@
 #include "views/view.h"
 
 /*
- * -header: each experiment's summary.  Text (o->mode SONDE_PM_TEXT): the
+ * -header: each experiment's summary.  Text (-printmode text): the
  * experiment, target, host, settings, start, duration and exit, samples,
  * traced kinds' totals, data sizes, stacks, lost samples, load objects
  * that changed since, collector warnings and errors, read problems and

@@ -455,118 +455,49 @@ static void print_traces(FILE *out, const struct sonde_exp *exp)
 /* ---- -header in csv and json -------------------------------------------- */
 
 /*
- * A small writer of nested keys and values: JSON objects and arrays, or
- * CSV "key,value" lines whose keys are the dotted paths ("target.pid",
- * "threads.0.tid").
+ * A key-value document of the emitter (emit.h): JSON objects and arrays,
+ * or CSV "key,value" lines whose keys are the dotted paths ("target.pid",
+ * "threads.0.tid").  Text writes none of it.
  */
-struct kv {
-	FILE *f;
-	bool json;
-	int depth;
-	bool first[16];
-	bool array[16];
-	unsigned index[16];
-	char path[16][64];
-};
-
-static void kv_key(struct kv *k, const char *key)
+static void kv_open(struct sonde_emit *k, const char *key, bool array)
 {
-	if (k->json) {
-		if (!k->first[k->depth])
-			fputc(',', k->f);
-		k->first[k->depth] = false;
-		if (!k->array[k->depth]) {
-			vt_json_str(k->f, key);
-			fputc(':', k->f);
-		}
-		return;
-	}
-	char full[1200] = "";
-	size_t used = 0;
-
-	for (int d = 1; d <= k->depth && used < sizeof(full); d++)
-		if (k->path[d][0])
-			used += (size_t)snprintf(full + used, sizeof(full) - used, "%s.", k->path[d]);
-	if (k->array[k->depth])
-		snprintf(full + used, sizeof(full) - used, "%u", k->index[k->depth]++);
+	if (array)
+		em_arr(k, key);
 	else
-		snprintf(full + used, sizeof(full) - used, "%s", key);
-	vt_csv_str(k->f, full);
-	fputc(',', k->f);
+		em_obj(k, key);
 }
 
-static void kv_open(struct kv *k, const char *key, bool array)
+static void kv_close(struct sonde_emit *k)
 {
-	char name[64];
-
-	if (k->array[k->depth])
-		snprintf(name, sizeof(name), "%u", k->index[k->depth]);
-	else
-		snprintf(name, sizeof(name), "%s", key ? key : "");
-	if (k->json) {
-		if (key || k->array[k->depth])
-			kv_key(k, key);
-		fputc(array ? '[' : '{', k->f);
-	} else if (k->array[k->depth]) {
-		k->index[k->depth]++;
-	}
-	if (k->depth + 1 >= 16)
-		return;
-	k->depth++;
-	k->first[k->depth] = true;
-	k->array[k->depth] = array;
-	k->index[k->depth] = 0;
-	snprintf(k->path[k->depth], sizeof(k->path[k->depth]), "%s", name);
+	em_end(k);
 }
 
-static void kv_close(struct kv *k)
+static void kv_str(struct sonde_emit *k, const char *key, const char *v)
 {
-	if (k->json)
-		fputc(k->array[k->depth] ? ']' : '}', k->f);
-	if (k->depth > 0)
-		k->depth--;
+	em_s(k, key, v);
 }
 
-static void kv_str(struct kv *k, const char *key, const char *v)
+static void kv_u64(struct sonde_emit *k, const char *key, uint64_t v)
 {
-	kv_key(k, key);
-	if (k->json) {
-		if (v)
-			vt_json_str(k->f, v);
-		else
-			fputs("null", k->f);
-	} else if (v) {
-		vt_csv_str(k->f, v);
-	}
-	if (!k->json)
-		fputc('\n', k->f);
+	em_u(k, key, v);
 }
 
-static void kv_u64(struct kv *k, const char *key, uint64_t v)
+static void kv_i64(struct sonde_emit *k, const char *key, int64_t v)
 {
-	kv_key(k, key);
-	fprintf(k->f, "%" PRIu64 "%s", v, k->json ? "" : "\n");
+	em_i(k, key, v);
 }
 
-static void kv_i64(struct kv *k, const char *key, int64_t v)
+static void kv_bool(struct sonde_emit *k, const char *key, bool v)
 {
-	kv_key(k, key);
-	fprintf(k->f, "%" PRId64 "%s", v, k->json ? "" : "\n");
+	em_b(k, key, v);
 }
 
-static void kv_bool(struct kv *k, const char *key, bool v)
+static void kv_null(struct sonde_emit *k, const char *key)
 {
-	kv_key(k, key);
-	fprintf(k->f, "%s%s", v ? "true" : "false", k->json ? "" : "\n");
+	em_null(k, key);
 }
 
-static void kv_null(struct kv *k, const char *key)
-{
-	kv_key(k, key);
-	fprintf(k->f, "%s", k->json ? "null" : "\n");
-}
-
-static void kv_events(struct kv *k, const struct sonde_exp *exp, enum sonde_event_kind kind,
+static void kv_events(struct sonde_emit *k, const struct sonde_exp *exp, enum sonde_event_kind kind,
 		      const char *key)
 {
 	const struct sonde_exp_info *in = sonde_exp_info(exp);
@@ -588,7 +519,7 @@ static void kv_events(struct kv *k, const struct sonde_exp *exp, enum sonde_even
 
 /* The traced kinds' totals, as in the text header's tracing lines; null
  * for a kind that was not traced. */
-static void kv_traces(struct kv *k, const struct sonde_exp *exp)
+static void kv_traces(struct sonde_emit *k, const struct sonde_exp *exp)
 {
 	struct trace_totals t;
 	trace_totals(exp, &t);
@@ -626,15 +557,14 @@ static void kv_traces(struct kv *k, const struct sonde_exp *exp)
 	}
 }
 
-static void header_data(FILE *f, const struct sonde_exp *exp, bool json)
+static void header_data(const struct sonde_emit *out, const struct sonde_exp *exp)
 {
 	const struct sonde_exp_info *in = sonde_exp_info(exp);
 	const struct sonde_exp_summary *s = sonde_exp_summary(exp);
-	struct kv k = { .f = f, .json = json };
+	struct sonde_emit k = *out; /* a document of its own */
 	size_t n;
 
-	if (!json)
-		fprintf(f, "key,value\n");
+	em_kv_begin(&k);
 	kv_open(&k, NULL, false);
 	kv_str(&k, "view", "header");
 	kv_str(&k, "experiment", in->dir);
@@ -766,21 +696,24 @@ static void header_data(FILE *f, const struct sonde_exp *exp, bool json)
 		kv_close(&k);
 	}
 	kv_close(&k);
-	kv_close(&k);
-	if (json)
-		fputc('\n', f);
+	em_end_doc(&k);
+}
+
+static void header_text(FILE *f, const void *exp)
+{
+	header(f, exp);
 }
 
 void sonde_view_header(FILE *f, const struct sonde_exp *const *exps, size_t n,
 		       const struct sonde_view_opts *o)
 {
+	struct sonde_emit e;
+
+	em_init(&e, f, o->mode);
 	for (size_t i = 0; i < n; i++) {
-		if (o->mode != SONDE_PM_TEXT) {
-			header_data(f, exps[i], o->mode == SONDE_PM_JSON);
-			continue;
-		}
 		if (i)
-			fputc('\n', f);
-		header(f, exps[i]);
+			em_text(&e, "\n");
+		em_text_with(&e, header_text, exps[i]);
+		header_data(&e, exps[i]);
 	}
 }

@@ -38,22 +38,25 @@ static bool selected(const struct sonde_exp_set *s, const struct sonde_exp *e)
 void sonde_view_experiment_list(FILE *f, const struct sonde_exp_set *s,
 				const struct sonde_view_opts *o)
 {
-	if (o->mode == SONDE_PM_JSON) {
-		fputs("{\"experiments\":[", f);
-		for (size_t i = 0; i < s->nall; i++) {
-			const struct sonde_exp_info *in = sonde_exp_info(s->all[i]);
+	struct sonde_emit e;
 
-			fprintf(f, "%s{\"number\":%zu,\"selected\":%s,\"path\":", i ? "," : "", i + 1,
-				selected(s, s->all[i]) ? "true" : "false");
-			vt_json_str(f, s->names[i]);
-			fprintf(f, ",\"pid\":%u}", in->target.pid);
-		}
-		fputs("]}\n", f);
-		return;
+	em_init(&e, f, o->mode);
+	em_obj(&e, NULL);
+	em_arr(&e, "experiments");
+	em_textcsv(&e, "Experiments (* selected):\n");
+	for (size_t i = 0; i < s->nall; i++) {
+		const struct sonde_exp_info *in = sonde_exp_info(s->all[i]);
+
+		em_textcsv(&e, "%c %3zu  %s\n", selected(s, s->all[i]) ? '*' : ' ', i + 1, s->names[i]);
+		em_obj(&e, NULL);
+		em_u(&e, "number", i + 1);
+		em_b(&e, "selected", selected(s, s->all[i]));
+		em_s(&e, "path", s->names[i]);
+		em_u(&e, "pid", in->target.pid);
+		em_end(&e);
 	}
-	fprintf(f, "Experiments (* selected):\n");
-	for (size_t i = 0; i < s->nall; i++)
-		fprintf(f, "%c %3zu  %s\n", selected(s, s->all[i]) ? '*' : ' ', i + 1, s->names[i]);
+	em_end(&e);
+	em_end_doc(&e);
 }
 
 /* How the process of experiment e ended, for -processes: its exit status
@@ -102,16 +105,15 @@ static void exit_text(const struct sonde_exp_set *s, const struct sonde_exp *e, 
 void sonde_view_processes(FILE *f, const struct sonde_exp_set *s,
 			  const struct sonde_view_opts *o)
 {
-	bool json = o->mode == SONDE_PM_JSON, csv = o->mode == SONDE_PM_CSV;
+	struct sonde_emit em;
 	uint64_t total = 0, samples = 0;
 
-	if (json)
-		fputs("{\"processes\":[", f);
-	else if (csv)
-		fputs("number,lineage,pid,ppid,cpu_ns,samples,exit,command\n", f);
-	else
-		fprintf(f, "%3s  %-24s %8s %8s %10s %8s %6s  %s\n", "#", "Lineage", "PID", "PPID", "CPU sec.",
-			"Samples", "Exit", "Command");
+	em_init(&em, f, o->mode);
+	em_csv(&em, "number,lineage,pid,ppid,cpu_ns,samples,exit,command\n");
+	em_text(&em, "%3s  %-24s %8s %8s %10s %8s %6s  %s\n", "#", "Lineage", "PID", "PPID", "CPU sec.",
+		"Samples", "Exit", "Command");
+	em_obj(&em, NULL);
+	em_arr(&em, "processes");
 	for (size_t i = 0; i < s->nsel; i++) {
 		const struct sonde_exp *e = s->sel[i];
 		const struct sonde_exp_info *in = sonde_exp_info(e);
@@ -127,27 +129,22 @@ void sonde_view_processes(FILE *f, const struct sonde_exp_set *s,
 		samples += su->samples;
 		const char *cmd = in->target.command ? in->target.command : "";
 
-		if (json) {
-			fprintf(f, "%s{\"number\":%zu,\"lineage\":", i ? "," : "", num);
-			vt_json_str(f, lineage_of(e));
-			fprintf(f, ",\"pid\":%u,\"ppid\":%u,\"cpu_sec\":%.3f,\"samples\":%" PRIu64 ",\"exit\":",
-				in->target.pid, in->target.ppid, su->weight_ns / 1e9, su->samples);
-			vt_json_str(f, ex);
-			fputs(",\"command\":", f);
-			vt_json_str(f, cmd);
-			fputs("}", f);
-		} else if (csv) {
-			fprintf(f, "%zu,%s,%u,%u,%" PRIu64 ",%" PRIu64 ",%s,", num, lineage_of(e), in->target.pid,
-				in->target.ppid, su->weight_ns, su->samples, ex);
-			vt_csv_str(f, cmd);
-			fputc('\n', f);
-		} else {
-			fprintf(f, "%3zu  %-24s %8u %8u %10.3f %8" PRIu64 " %6s  %s\n", num, lineage_of(e),
-				in->target.pid, in->target.ppid, su->weight_ns / 1e9, su->samples, ex, cmd);
-		}
+		em_row(&em);
+		em_u(&em, "number", num);
+		em_s(&em, "lineage", lineage_of(e));
+		em_u(&em, "pid", in->target.pid);
+		em_u(&em, "ppid", in->target.ppid);
+		em_f_json(&em, "cpu_sec", "%.3f", su->weight_ns / 1e9);
+		em_u_csv(&em, "cpu_ns", su->weight_ns);
+		em_u(&em, "samples", su->samples);
+		em_s(&em, "exit", ex);
+		em_s(&em, "command", cmd);
+		em_row_end(&em);
+		em_text(&em, "%3zu  %-24s %8u %8u %10.3f %8" PRIu64 " %6s  %s\n", num, lineage_of(e),
+			in->target.pid, in->target.ppid, su->weight_ns / 1e9, su->samples, ex, cmd);
 	}
-	if (json)
-		fprintf(f, "],\"total_cpu_sec\":%.3f}\n", total / 1e9);
-	else if (!csv)
-		fprintf(f, "%3s  %-24s %8s %8s %10.3f %8" PRIu64 "\n", "", "<Total>", "", "", total / 1e9, samples);
+	em_end(&em);
+	em_f(&em, "total_cpu_sec", "%.3f", total / 1e9);
+	em_end_doc(&em);
+	em_text(&em, "%3s  %-24s %8s %8s %10.3f %8" PRIu64 "\n", "", "<Total>", "", "", total / 1e9, samples);
 }

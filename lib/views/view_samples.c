@@ -89,106 +89,86 @@ static int fail(FILE *f, char *err, size_t errlen)
 int sonde_view_samples(FILE *f, const struct sonde_exp *const *exps, size_t n,
 		       const struct sonde_view_opts *o, char *err, size_t errlen)
 {
-	bool json_first = true;
+	struct sonde_emit e;
 
-	if (o->mode == SONDE_PM_CSV)
-		fprintf(f, "experiment,sample,start,end,reason,label,totalcpu,samples,sync,heapallocbytes,iobytes,"
-			   "user,system,minflt,majflt,inblock,oublock,nvcsw,nivcsw,rss_kb,maxrss_kb\n");
-	else if (o->mode == SONDE_PM_JSON)
-		fprintf(f, "{\"view\":\"samples\",\"rows\":[");
+	em_init(&e, f, o->mode);
+	em_csv(&e, "experiment,sample,start,end,reason,label,totalcpu,samples,sync,heapallocbytes,iobytes,"
+		   "user,system,minflt,majflt,inblock,oublock,nvcsw,nivcsw,rss_kb,maxrss_kb\n");
+	em_obj(&e, NULL);
+	em_s(&e, "view", "samples");
+	em_arr(&e, "rows");
 	for (size_t x = 0; x < n; x++) {
-		const struct sonde_exp *e = exps[x];
-		const char *name = sonde_exp_info(e)->name;
-		size_t nov, ns = sonde_exp_nsamples(e);
-		const struct sonde_overview_packet *ov = sonde_exp_overview(e, &nov);
+		const struct sonde_exp *ex = exps[x];
+		const char *name = sonde_exp_info(ex)->name;
+		size_t nov, ns = sonde_exp_nsamples(ex);
+		const struct sonde_overview_packet *ov = sonde_exp_overview(ex, &nov);
 		struct sonde_sample_sel *sel;
 
-		if (sonde_sample_sel_new(&sel, e, o->sample_select, err, errlen) < 0)
+		if (sonde_sample_sel_new(&sel, ex, o->sample_select, err, errlen) < 0)
 			return -1;
-		struct smet *m = sample_metrics(e, ns);
+		struct smet *m = sample_metrics(ex, ns);
 
 		if (!m) {
 			sonde_sample_sel_free(sel);
 			snprintf(err, errlen, "out of memory");
 			return -1;
 		}
-		if (o->mode == SONDE_PM_TEXT) {
-			if (x)
-				fprintf(f, "\n");
-			fprintf(f, "Samples of %s: %zu; times in seconds from the start, usage counters per sample\n",
-				name, ns);
-			if (!ns) {
-				fprintf(f, "(fewer than two sample points: no samples)\n");
-			} else {
-				fprintf(f, "%5s %9s %9s  %-8s %8s %7s %8s %8s %7s %6s %7s %7s %7s %7s %9s  %s\n", "#",
-					"start", "end", "reason", "CPU s", "prof", "user s", "sys s", "minflt",
-					"majflt", "inblk", "oublk", "vcsw", "ivcsw", "rss_kB", "label");
-			}
+		if (x)
+			em_text(&e, "\n");
+		em_text(&e, "Samples of %s: %zu; times in seconds from the start, usage counters per sample\n", name,
+			ns);
+		if (!ns) {
+			em_text(&e, "(fewer than two sample points: no samples)\n");
+		} else {
+			em_text(&e, "%5s %9s %9s  %-8s %8s %7s %8s %8s %7s %6s %7s %7s %7s %7s %9s  %s\n", "#", "start",
+				"end", "reason", "CPU s", "prof", "user s", "sys s", "minflt", "majflt", "inblk",
+				"oublk", "vcsw", "ivcsw", "rss_kB", "label");
 		}
 		for (size_t k = 1; k <= ns; k++) {
 			const struct sonde_overview_packet *a = &ov[k - 1], *b = &ov[k];
 
 			if (sel && !sonde_sample_sel_has(sel, b->time_ns))
 				continue;
-			const char *label = sonde_exp_overview_label(e, k);
+			const char *label = sonde_exp_overview_label(ex, k);
 			const char *why = reason_name(b->reason);
 
-			switch (o->mode) {
-			case SONDE_PM_TEXT:
-				fprintf(f,
-					"%5zu %9.3f %9.3f  %-8s %8.3f %7" PRIu64 " %8.3f %8.3f %7" PRIu64
-					" %6" PRIu64 " %7" PRIu64 " %7" PRIu64 " %7" PRIu64 " %7" PRIu64 " %9" PRIu64
-					"  %s\n",
-					k, rel(e, a->time_ns), rel(e, b->time_ns), why, (double)m[k].cpu_ns / 1e9,
-					m[k].samples, (double)d64(b->utime_ns, a->utime_ns) / 1e9,
-					(double)d64(b->stime_ns, a->stime_ns) / 1e9, d64(b->minflt, a->minflt),
-					d64(b->majflt, a->majflt), d64(b->inblock, a->inblock),
-					d64(b->oublock, a->oublock), d64(b->nvcsw, a->nvcsw), d64(b->nivcsw, a->nivcsw),
-					b->rss_kb, label ? label : "");
-				break;
-			case SONDE_PM_CSV:
-				vt_csv_str(f, name);
-				fprintf(f, ",%zu,%.9f,%.9f,%s,", k, rel(e, a->time_ns), rel(e, b->time_ns), why);
-				vt_csv_str(f, label ? label : "");
-				fprintf(f,
-					",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-					",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-					",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
-					m[k].cpu_ns, m[k].samples, m[k].sync_ns, m[k].heap_bytes, m[k].io_bytes,
-					d64(b->utime_ns, a->utime_ns), d64(b->stime_ns, a->stime_ns),
-					d64(b->minflt, a->minflt), d64(b->majflt, a->majflt),
-					d64(b->inblock, a->inblock), d64(b->oublock, a->oublock),
-					d64(b->nvcsw, a->nvcsw), d64(b->nivcsw, a->nivcsw), b->rss_kb, b->maxrss_kb);
-				break;
-			case SONDE_PM_JSON:
-				fprintf(f, "%s{\"experiment\":", json_first ? "" : ",");
-				json_first = false;
-				vt_json_str(f, name);
-				fprintf(f, ",\"sample\":%zu,\"start\":%.9f,\"end\":%.9f,\"reason\":\"%s\",\"label\":", k,
-					rel(e, a->time_ns), rel(e, b->time_ns), why);
-				if (label)
-					vt_json_str(f, label);
-				else
-					fprintf(f, "null");
-				fprintf(f,
-					",\"totalcpu\":%" PRIu64 ",\"samples\":%" PRIu64 ",\"sync\":%" PRIu64
-					",\"heapallocbytes\":%" PRIu64 ",\"iobytes\":%" PRIu64 ",\"user\":%" PRIu64
-					",\"system\":%" PRIu64 ",\"minflt\":%" PRIu64 ",\"majflt\":%" PRIu64
-					",\"inblock\":%" PRIu64 ",\"oublock\":%" PRIu64 ",\"nvcsw\":%" PRIu64
-					",\"nivcsw\":%" PRIu64 ",\"rss_kb\":%" PRIu64 ",\"maxrss_kb\":%" PRIu64 "}",
-					m[k].cpu_ns, m[k].samples, m[k].sync_ns, m[k].heap_bytes, m[k].io_bytes,
-					d64(b->utime_ns, a->utime_ns), d64(b->stime_ns, a->stime_ns),
-					d64(b->minflt, a->minflt), d64(b->majflt, a->majflt),
-					d64(b->inblock, a->inblock), d64(b->oublock, a->oublock),
-					d64(b->nvcsw, a->nvcsw), d64(b->nivcsw, a->nivcsw), b->rss_kb, b->maxrss_kb);
-				break;
-			}
+			em_text(&e,
+				"%5zu %9.3f %9.3f  %-8s %8.3f %7" PRIu64 " %8.3f %8.3f %7" PRIu64 " %6" PRIu64
+				" %7" PRIu64 " %7" PRIu64 " %7" PRIu64 " %7" PRIu64 " %9" PRIu64 "  %s\n",
+				k, rel(ex, a->time_ns), rel(ex, b->time_ns), why, (double)m[k].cpu_ns / 1e9,
+				m[k].samples, (double)d64(b->utime_ns, a->utime_ns) / 1e9,
+				(double)d64(b->stime_ns, a->stime_ns) / 1e9, d64(b->minflt, a->minflt),
+				d64(b->majflt, a->majflt), d64(b->inblock, a->inblock), d64(b->oublock, a->oublock),
+				d64(b->nvcsw, a->nvcsw), d64(b->nivcsw, a->nivcsw), b->rss_kb, label ? label : "");
+			em_row(&e);
+			em_s(&e, "experiment", name);
+			em_u(&e, "sample", k);
+			em_f(&e, "start", "%.9f", rel(ex, a->time_ns));
+			em_f(&e, "end", "%.9f", rel(ex, b->time_ns));
+			em_s(&e, "reason", why);
+			em_s(&e, "label", label);
+			em_u(&e, "totalcpu", m[k].cpu_ns);
+			em_u(&e, "samples", m[k].samples);
+			em_u(&e, "sync", m[k].sync_ns);
+			em_u(&e, "heapallocbytes", m[k].heap_bytes);
+			em_u(&e, "iobytes", m[k].io_bytes);
+			em_u(&e, "user", d64(b->utime_ns, a->utime_ns));
+			em_u(&e, "system", d64(b->stime_ns, a->stime_ns));
+			em_u(&e, "minflt", d64(b->minflt, a->minflt));
+			em_u(&e, "majflt", d64(b->majflt, a->majflt));
+			em_u(&e, "inblock", d64(b->inblock, a->inblock));
+			em_u(&e, "oublock", d64(b->oublock, a->oublock));
+			em_u(&e, "nvcsw", d64(b->nvcsw, a->nvcsw));
+			em_u(&e, "nivcsw", d64(b->nivcsw, a->nivcsw));
+			em_u(&e, "rss_kb", b->rss_kb);
+			em_u(&e, "maxrss_kb", b->maxrss_kb);
+			em_row_end(&e);
 		}
 		free(m);
 		sonde_sample_sel_free(sel);
 	}
-	if (o->mode == SONDE_PM_JSON)
-		fprintf(f, "]}\n");
+	em_end(&e);
+	em_end_doc(&e);
 	return fail(f, err, errlen);
 }
 
@@ -203,11 +183,13 @@ int sonde_view_overview(FILE *f, const struct sonde_exp *const *exps, size_t n,
 			const struct sonde_view_opts *o, char *err, size_t errlen)
 {
 	enum { MAXLINES = 40, BAR = 50 };
+	struct sonde_emit em;
 
-	if (o->mode == SONDE_PM_CSV)
-		fprintf(f, "experiment,line,first_sample,last_sample,start,end,user,system,totalcpu,rss_kb\n");
-	else if (o->mode == SONDE_PM_JSON)
-		fprintf(f, "{\"view\":\"overview\",\"experiments\":[");
+	em_init(&em, f, o->mode);
+	em_csv(&em, "experiment,line,first_sample,last_sample,start,end,user,system,totalcpu,rss_kb\n");
+	em_obj(&em, NULL);
+	em_s(&em, "view", "overview");
+	em_arr(&em, "experiments");
 	for (size_t x = 0; x < n; x++) {
 		const struct sonde_exp *e = exps[x];
 		const char *name = sonde_exp_info(e)->name;
@@ -229,36 +211,35 @@ int sonde_view_overview(FILE *f, const struct sonde_exp *const *exps, size_t n,
 		for (size_t i = 0; i < nov; i++)
 			if (ov[i].maxrss_kb > maxrss)
 				maxrss = ov[i].maxrss_kb;
-		if (o->mode == SONDE_PM_TEXT) {
-			if (x)
-				fprintf(f, "\n");
-			fprintf(f, "Overview of %s: %zu sample points, %zu samples\n", name, nov, ns);
-			fprintf(f, "  points by reason:");
-			for (size_t r = 0; r <= SONDE_OV_NREASONS; r++)
-				if (by[r])
-					fprintf(f, " %s %zu", r < SONDE_OV_NREASONS ? reason_name((uint32_t)r) : "other",
-						by[r]);
-			fprintf(f, "\n");
-			if (nov >= 2) {
-				const struct sonde_overview_packet *a = &ov[0], *b = &ov[nov - 1];
+		if (x)
+			em_text(&em, "\n");
+		em_text(&em, "Overview of %s: %zu sample points, %zu samples\n", name, nov, ns);
+		em_text(&em, "  points by reason:");
+		for (size_t r = 0; r <= SONDE_OV_NREASONS; r++)
+			if (by[r])
+				em_text(&em, " %s %zu", r < SONDE_OV_NREASONS ? reason_name((uint32_t)r) : "other",
+					by[r]);
+		em_text(&em, "\n");
+		if (nov >= 2) {
+			const struct sonde_overview_packet *a = &ov[0], *b = &ov[nov - 1];
 
-				fprintf(f,
-					"  from %.3f s to %.3f s: user %.3f s, system %.3f s, %" PRIu64
-					" minor and %" PRIu64 " major faults,\n"
-					"  %" PRIu64 " blocks in, %" PRIu64 " out, %" PRIu64 " voluntary and %" PRIu64
-					" involuntary context switches, max resident %" PRIu64 " kB\n",
-					rel(e, a->time_ns), rel(e, b->time_ns), (double)d64(b->utime_ns, a->utime_ns) / 1e9,
-					(double)d64(b->stime_ns, a->stime_ns) / 1e9, d64(b->minflt, a->minflt),
-					d64(b->majflt, a->majflt), d64(b->inblock, a->inblock), d64(b->oublock, a->oublock),
-					d64(b->nvcsw, a->nvcsw), d64(b->nivcsw, a->nivcsw), maxrss);
-				fprintf(f, "\n  %-11s %9s %9s  %-*s %8s %9s\n", "samples", "start", "end", BAR,
-					"CPU use (# user, = system; full width: one CPU)", "CPU s", "rss_kB");
-			}
-		} else if (o->mode == SONDE_PM_JSON) {
-			fprintf(f, "%s{\"experiment\":", x ? "," : "");
-			vt_json_str(f, name);
-			fprintf(f, ",\"points\":%zu,\"samples\":%zu,\"lines\":[", nov, ns);
+			em_text(&em,
+				"  from %.3f s to %.3f s: user %.3f s, system %.3f s, %" PRIu64 " minor and %" PRIu64
+				" major faults,\n"
+				"  %" PRIu64 " blocks in, %" PRIu64 " out, %" PRIu64 " voluntary and %" PRIu64
+				" involuntary context switches, max resident %" PRIu64 " kB\n",
+				rel(e, a->time_ns), rel(e, b->time_ns), (double)d64(b->utime_ns, a->utime_ns) / 1e9,
+				(double)d64(b->stime_ns, a->stime_ns) / 1e9, d64(b->minflt, a->minflt),
+				d64(b->majflt, a->majflt), d64(b->inblock, a->inblock), d64(b->oublock, a->oublock),
+				d64(b->nvcsw, a->nvcsw), d64(b->nivcsw, a->nivcsw), maxrss);
+			em_text(&em, "\n  %-11s %9s %9s  %-*s %8s %9s\n", "samples", "start", "end", BAR,
+				"CPU use (# user, = system; full width: one CPU)", "CPU s", "rss_kB");
 		}
+		em_obj(&em, NULL);
+		em_s(&em, "experiment", name);
+		em_u(&em, "points", nov);
+		em_u(&em, "samples", ns);
+		em_arr(&em, "lines");
 		for (size_t k = 1, line = 0; k <= ns; k += per, line++) {
 			size_t last = k + per - 1 < ns ? k + per - 1 : ns;
 			const struct sonde_overview_packet *a = &ov[k - 1], *b = &ov[last];
@@ -268,49 +249,42 @@ int sonde_view_overview(FILE *f, const struct sonde_exp *const *exps, size_t n,
 				cpu += m[j].cpu_ns;
 			uint64_t wall = d64(b->time_ns, a->time_ns);
 			uint64_t us = d64(b->utime_ns, a->utime_ns), sy = d64(b->stime_ns, a->stime_ns);
+			char bar[BAR + 2], range[48];
+			/* Clamped as doubles: damaged usage counters give ratios
+			 * far past INT_MAX, whose conversion to int is undefined
+			 * (INT_MIN on x86, then a memset of 2^64 bytes). */
+			double fu = wall ? (double)us / (double)wall * BAR + 0.5 : 0;
+			double fs = wall ? (double)sy / (double)wall * BAR + 0.5 : 0;
+			int nu = fu >= BAR ? BAR : (int)fu;
+			int nsy = fs >= BAR - nu ? BAR - nu : (int)fs;
 
-			switch (o->mode) {
-			case SONDE_PM_TEXT: {
-				char bar[BAR + 2], range[48];
-				/* Clamped as doubles: damaged usage counters give ratios
-				 * far past INT_MAX, whose conversion to int is undefined
-				 * (INT_MIN on x86, then a memset of 2^64 bytes). */
-				double fu = wall ? (double)us / (double)wall * BAR + 0.5 : 0;
-				double fs = wall ? (double)sy / (double)wall * BAR + 0.5 : 0;
-				int nu = fu >= BAR ? BAR : (int)fu;
-				int nsy = fs >= BAR - nu ? BAR - nu : (int)fs;
-
-				memset(bar, '#', (size_t)nu);
-				memset(bar + nu, '=', (size_t)nsy);
-				bar[nu + nsy] = 0;
-				if (last > k)
-					snprintf(range, sizeof(range), "%zu-%zu", k, last);
-				else
-					snprintf(range, sizeof(range), "%zu", k);
-				fprintf(f, "  %-11s %9.3f %9.3f  %-*s %8.3f %9" PRIu64 "\n", range, rel(e, a->time_ns),
-					rel(e, b->time_ns), BAR, bar, (double)cpu / 1e9, b->rss_kb);
-				break;
-			}
-			case SONDE_PM_CSV:
-				vt_csv_str(f, name);
-				fprintf(f, ",%zu,%zu,%zu,%.9f,%.9f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
-					line + 1, k, last, rel(e, a->time_ns), rel(e, b->time_ns), us, sy, cpu, b->rss_kb);
-				break;
-			case SONDE_PM_JSON:
-				fprintf(f,
-					"%s{\"first_sample\":%zu,\"last_sample\":%zu,\"start\":%.9f,\"end\":%.9f,"
-					"\"user\":%" PRIu64 ",\"system\":%" PRIu64 ",\"totalcpu\":%" PRIu64
-					",\"rss_kb\":%" PRIu64 "}",
-					line ? "," : "", k, last, rel(e, a->time_ns), rel(e, b->time_ns), us, sy, cpu,
-					b->rss_kb);
-				break;
-			}
+			memset(bar, '#', (size_t)nu);
+			memset(bar + nu, '=', (size_t)nsy);
+			bar[nu + nsy] = 0;
+			if (last > k)
+				snprintf(range, sizeof(range), "%zu-%zu", k, last);
+			else
+				snprintf(range, sizeof(range), "%zu", k);
+			em_text(&em, "  %-11s %9.3f %9.3f  %-*s %8.3f %9" PRIu64 "\n", range, rel(e, a->time_ns),
+				rel(e, b->time_ns), BAR, bar, (double)cpu / 1e9, b->rss_kb);
+			em_row(&em);
+			em_s_csv(&em, "experiment", name);
+			em_u_csv(&em, "line", line + 1);
+			em_u(&em, "first_sample", k);
+			em_u(&em, "last_sample", last);
+			em_f(&em, "start", "%.9f", rel(e, a->time_ns));
+			em_f(&em, "end", "%.9f", rel(e, b->time_ns));
+			em_u(&em, "user", us);
+			em_u(&em, "system", sy);
+			em_u(&em, "totalcpu", cpu);
+			em_u(&em, "rss_kb", b->rss_kb);
+			em_row_end(&em);
 		}
-		if (o->mode == SONDE_PM_JSON)
-			fprintf(f, "]}");
+		em_end(&em);
+		em_end(&em);
 		free(m);
 	}
-	if (o->mode == SONDE_PM_JSON)
-		fprintf(f, "]}\n");
+	em_end(&em);
+	em_end_doc(&em);
 	return fail(f, err, errlen);
 }

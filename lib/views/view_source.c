@@ -362,7 +362,10 @@ static int flat_view(FILE *f, struct sonde_profile *p, const struct sonde_view_o
 		vw_fill_items(r, &t, &c, first, rs->excl(row), rs->incl(row), total);
 	}
 	free(ids);
-	vw_list_out(f, &t, o, view, title);
+	struct sonde_emit em;
+
+	em_init(&em, f, o->mode);
+	vw_list_out(&em, &t, o, view, title);
 	vt_release(&t);
 	return vw_finish(f, err, errlen);
 nomem:
@@ -845,30 +848,24 @@ static void mark_hot(struct vt_table *t, size_t from, double thresh)
 static void annotated_out(FILE *f, struct vt_table *t, const struct sonde_view_opts *o, const char *view,
 			  const char *const *head, int nhead)
 {
-	if (o->mode == SONDE_PM_TEXT) {
-		for (int k = 0; k + 1 < nhead; k += 2)
-			if (head[k + 1])
-				fprintf(f, "%s: %s\n", head[k], head[k + 1]);
-		fputc('\n', f);
-	} else if (o->mode == SONDE_PM_JSON) {
-		vw_json_begin(f, view, o);
-		for (int k = 0; k + 1 < nhead; k += 2) {
-			char key[64];
-			size_t j = 0;
+	struct sonde_emit em;
 
-			for (const char *c = head[k]; *c && j < sizeof(key) - 1; c++)
-				key[j++] = *c == ' ' ? '_' : (char)(*c | 0x20);
-			key[j] = '\0';
-			fprintf(f, ",");
-			vt_json_str(f, key);
-			fprintf(f, ":");
-			if (head[k + 1])
-				vt_json_str(f, head[k + 1]);
-			else
-				fprintf(f, "null");
-		}
+	em_init(&em, f, o->mode);
+	for (int k = 0; k + 1 < nhead; k += 2)
+		if (head[k + 1])
+			em_text(&em, "%s: %s\n", head[k], head[k + 1]);
+	em_text(&em, "\n");
+	vw_begin(&em, view, o);
+	for (int k = 0; k + 1 < nhead; k += 2) {
+		char key[64];
+		size_t j = 0;
+
+		for (const char *c = head[k]; *c && j < sizeof(key) - 1; c++)
+			key[j++] = *c == ' ' ? '_' : (char)(*c | 0x20);
+		key[j] = '\0';
+		em_s(&em, key, head[k + 1]);
 	}
-	vw_table_body(f, t, o);
+	vw_table_body(&em, t);
 }
 
 /* ---- -source ------------------------------------------------------------------------- */

@@ -205,7 +205,7 @@ void sonde_view_opts_init(struct sonde_view_opts *o)
 	o->sort.flavor = 'e';
 	snprintf(o->sort.metric, sizeof(o->sort.metric), "totalcpu");
 	o->names = SONDE_NAME_LONG;
-	o->mode = SONDE_PM_TEXT;
+	sonde_printmode_parse(&o->mode, "text", err, sizeof(err));
 	o->compare = SONDE_CMP_OFF;
 	o->sthresh = o->dthresh = 75.0; /* er_print's defaults */
 }
@@ -225,17 +225,6 @@ static int word(const char *s, const char *const *words, int n, const char *what
 					 words[i]);
 	snprintf(err, errlen, "unknown %s '%s' (%s)", what, s ? s : "", list);
 	return -1;
-}
-
-int sonde_printmode_parse(enum sonde_printmode *m, const char *s, char *err, size_t errlen)
-{
-	static const char *const w[] = { "text", "csv", "json" };
-	int i = word(s, w, 3, "print mode", err, errlen);
-
-	if (i < 0)
-		return -1;
-	*m = (enum sonde_printmode)i;
-	return 0;
 }
 
 int sonde_namefmt_parse(enum sonde_namefmt *n, const char *s, char *err, size_t errlen)

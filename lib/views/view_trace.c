@@ -314,51 +314,10 @@ static int merge_stacks(struct grouping *g, struct namer *nm)
 	return 0;
 }
 
-/* Writes a joined stack with its frames separated by sep (csv: one field). */
-static void put_stack(FILE *f, const char *stack, const char *sep, bool csv)
-{
-	char *s = malloc(strlen(stack) * (strlen(sep) + 1) + 1), *p = s;
-
-	if (!s)
-		return;
-	for (const char *c = stack; *c; c++)
-		if (*c == '\n')
-			p += sprintf(p, "%s", sep);
-		else
-			*p++ = *c;
-	*p = '\0';
-	if (csv)
-		vt_csv_str(f, s);
-	else
-		fputs(s, f);
-	free(s);
-}
-
-static void json_stack(FILE *f, const char *stack)
-{
-	fputc('[', f);
-	for (const char *c = stack; *c;) {
-		const char *e = strchr(c, '\n');
-		size_t len = e ? (size_t)(e - c) : strlen(c);
-		char *one = strndup(c, len);
-
-		if (one) {
-			vt_json_str(f, one);
-			free(one);
-		}
-		c += len;
-		if (*c) {
-			fputc(',', f);
-			c++;
-		}
-	}
-	fputc(']', f);
-}
-
 /* Text: the frames one a line, indented. */
-static void text_stack(FILE *f, const char *stack)
+static void text_stack(FILE *f, const void *frames)
 {
-	for (const char *c = stack; *c;) {
+	for (const char *c = frames; *c;) {
 		const char *e = strchr(c, '\n');
 		int len = e ? (int)(e - c) : (int)strlen(c);
 
@@ -473,47 +432,36 @@ int sonde_view_heap_stacks(FILE *f, const struct sonde_exp *const *exps, size_t 
 	sort_groups(&g, H_BYTES, H_COUNT);
 	size_t shown = o->limit && o->limit < g.n ? o->limit : g.n;
 
-	switch (o->mode) {
-	case SONDE_PM_TEXT:
-		fprintf(f, "%" PRIu64 " %s, %" PRIu64 " bytes\n", total_n, plural(total_n, one, many),
-			total_b);
-		for (size_t i = 0; i < shown; i++) {
-			const struct grp *r = &g.v[i];
+	struct sonde_emit em;
 
-			fprintf(f, "\n%s #%zu: %" PRId64 " %s, %" PRId64 " bytes (%.2f%%)\n", title, i + 1,
-				r->v[H_COUNT], plural((uint64_t)r->v[H_COUNT], one, many), r->v[H_BYTES],
-				total_b ? 100.0 * (double)r->v[H_BYTES] / (double)total_b : 0.0);
-			text_stack(f, r->stack);
-		}
-		if (shown < g.n)
-			fprintf(f, "\n(%zu more %s; -limit 0 shows all)\n", g.n - shown,
-				plural(g.n - shown, "stack", "stacks"));
-		break;
-	case SONDE_PM_CSV:
-		fprintf(f, "%s,bytes,stack\n", many);
-		fprintf(f, "%" PRIu64 ",%" PRIu64 ",%s\n", total_n, total_b, TOTAL_NAME);
-		for (size_t i = 0; i < shown; i++) {
-			const struct grp *r = &g.v[i];
+	em_init(&em, f, o->mode);
+	em_text(&em, "%" PRIu64 " %s, %" PRIu64 " bytes\n", total_n, plural(total_n, one, many), total_b);
+	em_csv(&em, "%s,bytes,stack\n", many);
+	em_csv(&em, "%" PRIu64 ",%" PRIu64 ",%s\n", total_n, total_b, TOTAL_NAME);
+	em_obj(&em, NULL);
+	em_s(&em, "view", leaks ? "leaks" : "allocs");
+	em_u(&em, many, total_n);
+	em_u(&em, "bytes", total_b);
+	em_u(&em, "stacks", g.n);
+	em_arr(&em, "rows");
+	for (size_t i = 0; i < shown; i++) {
+		const struct grp *r = &g.v[i];
 
-			fprintf(f, "%" PRId64 ",%" PRId64 ",", r->v[H_COUNT], r->v[H_BYTES]);
-			put_stack(f, r->stack, ";", true);
-			fputc('\n', f);
-		}
-		break;
-	case SONDE_PM_JSON:
-		fprintf(f, "{\"view\":\"%s\",\"%s\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"stacks\":%zu,\"rows\":[",
-			leaks ? "leaks" : "allocs", many, total_n, total_b, g.n);
-		for (size_t i = 0; i < shown; i++) {
-			const struct grp *r = &g.v[i];
-
-			fprintf(f, "%s{\"%s\":%" PRId64 ",\"bytes\":%" PRId64 ",\"stack\":", i ? "," : "", many,
-				r->v[H_COUNT], r->v[H_BYTES]);
-			json_stack(f, r->stack);
-			fputc('}', f);
-		}
-		fprintf(f, "]}\n");
-		break;
+		em_text(&em, "\n%s #%zu: %" PRId64 " %s, %" PRId64 " bytes (%.2f%%)\n", title, i + 1, r->v[H_COUNT],
+			plural((uint64_t)r->v[H_COUNT], one, many), r->v[H_BYTES],
+			total_b ? 100.0 * (double)r->v[H_BYTES] / (double)total_b : 0.0);
+		em_text_with(&em, text_stack, r->stack);
+		em_row(&em);
+		em_i(&em, many, r->v[H_COUNT]);
+		em_i(&em, "bytes", r->v[H_BYTES]);
+		em_lines(&em, "stack", r->stack, ";");
+		em_row_end(&em);
 	}
+	if (shown < g.n)
+		em_text(&em, "\n(%zu more %s; -limit 0 shows all)\n", g.n - shown,
+			plural(g.n - shown, "stack", "stacks"));
+	em_end(&em);
+	em_end_doc(&em);
 	return view_end(sels, n, &g, &nm, NULL, f, true, err, errlen);
 nomem:
 	return view_end(sels, n, &g, &nm, NULL, f, false, err, errlen);
@@ -610,62 +558,60 @@ int sonde_view_heapstat(FILE *f, const struct sonde_exp *const *exps, size_t n,
 				lo = k;
 			hi = k;
 		}
-	switch (o->mode) {
-	case SONDE_PM_TEXT:
-		if (nexp == 1)
-			fprintf(f, "Heap statistics of %s\n\n", last ? last : "?");
-		else
-			fprintf(f, "Heap statistics of %zu experiments (added together; the peak is the "
-				   "largest of theirs)\n\n",
-				nexp);
-		for (size_t i = 0; i < NHS; i++) {
-			fprintf(f, "%40s: %" PRIu64, hs_rows[i].label, hs_get(&s, i));
-			if (!strcmp(hs_rows[i].key, "peak_bytes") && s.peak)
-				fprintf(f, " (at %.3f s%s%s)", (double)s.peak_ns / 1e9, nexp > 1 ? " in " : "",
-					nexp > 1 ? s.peak_exp : "");
-			fputc('\n', f);
-		}
-		fprintf(f, "\nAllocations by size (bytes):\n\n");
-		fprintf(f, "%22s  %12s  %14s\n", "Size", "Allocations", "Bytes");
-		for (int k = lo; k <= hi; k++) {
-			char range[64];
+	struct sonde_emit em;
 
-			if (k == 0)
-				snprintf(range, sizeof(range), "0");
-			else if (k == 64)
-				snprintf(range, sizeof(range), "%" PRIu64 " -", (uint64_t)1 << 63);
-			else
-				snprintf(range, sizeof(range), "%" PRIu64 " - %" PRIu64, (uint64_t)1 << (k - 1),
-					 ((uint64_t)1 << k) - 1);
-			fprintf(f, "%22s  %12" PRIu64 "  %14" PRIu64 "\n", range, s.hcount[k], s.hbytes[k]);
-		}
-		break;
-	case SONDE_PM_CSV:
-		for (size_t i = 0; i < NHS; i++)
-			fprintf(f, "%s%s", i ? "," : "", hs_rows[i].key);
-		fprintf(f, ",peak_ns\n");
-		for (size_t i = 0; i < NHS; i++)
-			fprintf(f, "%s%" PRIu64, i ? "," : "", hs_get(&s, i));
-		fprintf(f, ",%" PRIu64 "\n", s.peak_ns);
-		fprintf(f, "\nsize_lo,size_hi,allocations,bytes\n");
-		for (int k = lo; k <= hi; k++)
-			fprintf(f, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
-				k ? (uint64_t)1 << (k - 1) : 0, k ? ((uint64_t)1 << (k - 1)) * 2 - 1 : 0,
-				s.hcount[k], s.hbytes[k]);
-		break;
-	case SONDE_PM_JSON:
-		fprintf(f, "{\"view\":\"heapstat\",\"experiments\":%zu", nexp);
-		for (size_t i = 0; i < NHS; i++)
-			fprintf(f, ",\"%s\":%" PRIu64, hs_rows[i].key, hs_get(&s, i));
-		fprintf(f, ",\"peak_ns\":%" PRIu64 ",\"histogram\":[", s.peak_ns);
-		for (int k = lo; k <= hi; k++)
-			fprintf(f, "%s{\"size_lo\":%" PRIu64 ",\"size_hi\":%" PRIu64 ",\"allocations\":%" PRIu64
-				   ",\"bytes\":%" PRIu64 "}",
-				k > lo ? "," : "", k ? (uint64_t)1 << (k - 1) : 0,
-				k ? ((uint64_t)1 << (k - 1)) * 2 - 1 : 0, s.hcount[k], s.hbytes[k]);
-		fprintf(f, "]}\n");
-		break;
+	em_init(&em, f, o->mode);
+	if (nexp == 1)
+		em_text(&em, "Heap statistics of %s\n\n", last ? last : "?");
+	else
+		em_text(&em, "Heap statistics of %zu experiments (added together; the peak is the "
+			     "largest of theirs)\n\n",
+			nexp);
+	for (size_t i = 0; i < NHS; i++) {
+		em_text(&em, "%40s: %" PRIu64, hs_rows[i].label, hs_get(&s, i));
+		if (!strcmp(hs_rows[i].key, "peak_bytes") && s.peak)
+			em_text(&em, " (at %.3f s%s%s)", (double)s.peak_ns / 1e9, nexp > 1 ? " in " : "",
+				nexp > 1 ? s.peak_exp : "");
+		em_text(&em, "\n");
 	}
+	em_text(&em, "\nAllocations by size (bytes):\n\n");
+	em_text(&em, "%22s  %12s  %14s\n", "Size", "Allocations", "Bytes");
+	/* csv: the statistics as one row under their keys, then the histogram */
+	for (size_t i = 0; i < NHS; i++)
+		em_csv(&em, "%s%s", i ? "," : "", hs_rows[i].key);
+	em_csv(&em, ",peak_ns\n");
+	for (size_t i = 0; i < NHS; i++)
+		em_csv(&em, "%s%" PRIu64, i ? "," : "", hs_get(&s, i));
+	em_csv(&em, ",%" PRIu64 "\n", s.peak_ns);
+	em_csv(&em, "\nsize_lo,size_hi,allocations,bytes\n");
+	/* json: the statistics as the document's fields */
+	em_obj(&em, NULL);
+	em_s(&em, "view", "heapstat");
+	em_u(&em, "experiments", nexp);
+	for (size_t i = 0; i < NHS; i++)
+		em_u(&em, hs_rows[i].key, hs_get(&s, i));
+	em_u(&em, "peak_ns", s.peak_ns);
+	em_arr(&em, "histogram");
+	for (int k = lo; k <= hi; k++) {
+		char range[64];
+
+		if (k == 0)
+			snprintf(range, sizeof(range), "0");
+		else if (k == 64)
+			snprintf(range, sizeof(range), "%" PRIu64 " -", (uint64_t)1 << 63);
+		else
+			snprintf(range, sizeof(range), "%" PRIu64 " - %" PRIu64, (uint64_t)1 << (k - 1),
+				 ((uint64_t)1 << k) - 1);
+		em_text(&em, "%22s  %12" PRIu64 "  %14" PRIu64 "\n", range, s.hcount[k], s.hbytes[k]);
+		em_row(&em);
+		em_u(&em, "size_lo", k ? (uint64_t)1 << (k - 1) : 0);
+		em_u(&em, "size_hi", k ? ((uint64_t)1 << (k - 1)) * 2 - 1 : 0);
+		em_u(&em, "allocations", s.hcount[k]);
+		em_u(&em, "bytes", s.hbytes[k]);
+		em_row_end(&em);
+	}
+	em_end(&em);
+	em_end_doc(&em);
 	return vw_finish(f, err, errlen);
 }
 
@@ -805,11 +751,14 @@ int sonde_view_io(FILE *f, const struct sonde_exp *const *exps, size_t n,
 		for (int k = IO_RB; k <= IO_ET; k++)
 			vt_set_i(row, first[k], r->v[k]);
 	}
-	if (o->mode == SONDE_PM_TEXT)
-		fprintf(f, "I/O by file, sorted by bytes read and written\n\n");
-	else if (o->mode == SONDE_PM_JSON)
-		fprintf(f, "{\"view\":\"io\",\"files\":%zu", g.n);
-	vw_table_body(f, &t, o);
+	struct sonde_emit em;
+
+	em_init(&em, f, o->mode);
+	em_text(&em, "I/O by file, sorted by bytes read and written\n\n");
+	em_obj(&em, NULL);
+	em_s(&em, "view", "io");
+	em_u(&em, "files", g.n);
+	vw_table_body(&em, &t);
 	return view_end(sels, n, &g, NULL, &t, f, true, err, errlen);
 nomem:
 	return view_end(sels, n, &g, NULL, &t, f, false, err, errlen);
@@ -853,57 +802,44 @@ int sonde_view_iostacks(FILE *f, const struct sonde_exp *const *exps, size_t n,
 	sort_groups(&g, IO_BYTES, IO_CALLS);
 	size_t top = o->limit ? o->limit : IOSTACKS_TOP, shown = g.n < top ? g.n : top;
 
-	switch (o->mode) {
-	case SONDE_PM_TEXT:
-		fprintf(f, "I/O by call stack, sorted by bytes, then calls (%zu of %zu stacks)\n\n", shown,
-			g.n);
-		fprintf(f, "%" PRId64 " %s, %" PRId64 " bytes, %.6f s\n", total.v[IO_CALLS],
-			plural((uint64_t)total.v[IO_CALLS], "call", "calls"), total.v[IO_BYTES],
-			(double)io_time(&total) / 1e9);
-		for (size_t i = 0; i < shown; i++) {
-			const struct grp *r = &g.v[i];
+	struct sonde_emit em;
 
-			fprintf(f, "\nStack #%zu: %" PRId64 " %s, %" PRId64 " bytes, %.6f s (%" PRId64 " read, %" PRId64
-				   " write, %" PRId64 " other, %" PRId64 " failed)\n",
-				i + 1, r->v[IO_CALLS], plural((uint64_t)r->v[IO_CALLS], "call", "calls"),
-				r->v[IO_BYTES],
-				(double)io_time(r) / 1e9,
-				r->v[IO_RC], r->v[IO_WC], r->v[IO_OC], r->v[IO_EC]);
-			text_stack(f, r->stack);
-		}
-		break;
-	case SONDE_PM_CSV:
-		fprintf(f, "calls,bytes,time,reads,writes,other,errors,stack\n");
-		for (size_t i = 0; i <= shown; i++) {
-			const struct grp *r = i ? &g.v[i - 1] : &total;
+	em_init(&em, f, o->mode);
+	em_text(&em, "I/O by call stack, sorted by bytes, then calls (%zu of %zu stacks)\n\n", shown, g.n);
+	em_text(&em, "%" PRId64 " %s, %" PRId64 " bytes, %.6f s\n", total.v[IO_CALLS],
+		plural((uint64_t)total.v[IO_CALLS], "call", "calls"), total.v[IO_BYTES],
+		(double)io_time(&total) / 1e9);
+	em_csv(&em, "calls,bytes,time,reads,writes,other,errors,stack\n");
+	em_obj(&em, NULL);
+	em_s(&em, "view", "iostacks");
+	em_u(&em, "stacks", g.n);
+	em_arr(&em, "rows");
+	for (size_t i = 0; i <= shown; i++) {
+		const struct grp *r = i ? &g.v[i - 1] : &total;
 
-			fprintf(f, "%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",",
-				r->v[IO_CALLS], r->v[IO_BYTES], io_time(r),
-				r->v[IO_RC], r->v[IO_WC], r->v[IO_OC], r->v[IO_EC]);
-			put_stack(f, i ? r->stack : TOTAL_NAME, ";", true);
-			fputc('\n', f);
+		if (i) {
+			em_text(&em, "\nStack #%zu: %" PRId64 " %s, %" PRId64 " bytes, %.6f s (%" PRId64 " read, %" PRId64
+				     " write, %" PRId64 " other, %" PRId64 " failed)\n",
+				i, r->v[IO_CALLS], plural((uint64_t)r->v[IO_CALLS], "call", "calls"), r->v[IO_BYTES],
+				(double)io_time(r) / 1e9, r->v[IO_RC], r->v[IO_WC], r->v[IO_OC], r->v[IO_EC]);
+			em_text_with(&em, text_stack, r->stack);
 		}
-		break;
-	case SONDE_PM_JSON:
-		fprintf(f, "{\"view\":\"iostacks\",\"stacks\":%zu,\"rows\":[", g.n);
-		for (size_t i = 0; i <= shown; i++) {
-			const struct grp *r = i ? &g.v[i - 1] : &total;
-
-			fprintf(f,
-				"%s{\"calls\":%" PRId64 ",\"bytes\":%" PRId64 ",\"time\":%" PRId64 ",\"reads\":%" PRId64
-				",\"writes\":%" PRId64 ",\"other\":%" PRId64 ",\"errors\":%" PRId64 ",\"stack\":",
-				i ? "," : "", r->v[IO_CALLS], r->v[IO_BYTES],
-				io_time(r), r->v[IO_RC], r->v[IO_WC],
-				r->v[IO_OC], r->v[IO_EC]);
-			if (!i)
-				vt_json_str(f, TOTAL_NAME);
-			else
-				json_stack(f, r->stack);
-			fputc('}', f);
-		}
-		fprintf(f, "]}\n");
-		break;
+		em_row(&em);
+		em_i(&em, "calls", r->v[IO_CALLS]);
+		em_i(&em, "bytes", r->v[IO_BYTES]);
+		em_i(&em, "time", io_time(r));
+		em_i(&em, "reads", r->v[IO_RC]);
+		em_i(&em, "writes", r->v[IO_WC]);
+		em_i(&em, "other", r->v[IO_OC]);
+		em_i(&em, "errors", r->v[IO_EC]);
+		if (i)
+			em_lines(&em, "stack", r->stack, ";");
+		else
+			em_s(&em, "stack", TOTAL_NAME);
+		em_row_end(&em);
 	}
+	em_end(&em);
+	em_end_doc(&em);
 	return view_end(sels, n, &g, &nm, NULL, f, true, err, errlen);
 nomem:
 	return view_end(sels, n, &g, &nm, NULL, f, false, err, errlen);
@@ -1017,36 +953,26 @@ int sonde_view_sync(FILE *f, const struct sonde_exp *const *exps, size_t n,
 		vt_set_i(row, cn, r->v[S_COUNT]);
 		vt_set_i(row, cm, r->v[S_MAX]);
 	}
-	switch (o->mode) {
-	case SONDE_PM_TEXT:
-		fprintf(f, "Synchronization waits by object, sorted by wait time\n");
-		for (size_t e = 0; e < n; e++) {
-			if (!has_kind(exps[e], SONDE_KIND_SYNC))
-				continue;
-			threshold_text(sonde_exp_info(exps[e]), buf, sizeof(buf));
-			if (n > 1)
-				fprintf(f, "%s: ", sonde_exp_info(exps[e])->name);
-			fprintf(f, "Sync wait threshold: %s\n", buf);
-		}
-		fprintf(f, "\n");
-		break;
-	case SONDE_PM_CSV:
-		break;
-	case SONDE_PM_JSON: {
-		bool first = true;
+	struct sonde_emit em;
 
-		fprintf(f, "{\"view\":\"sync\",\"threshold_ns\":[");
-		for (size_t e = 0; e < n; e++) {
-			if (!has_kind(exps[e], SONDE_KIND_SYNC))
-				continue;
-			fprintf(f, "%s%" PRIu64, first ? "" : ",", sonde_exp_info(exps[e])->settings.sync_threshold_ns);
-			first = false;
-		}
-		fprintf(f, "],\"objects\":%zu", g.n);
-		break;
+	em_init(&em, f, o->mode);
+	em_text(&em, "Synchronization waits by object, sorted by wait time\n");
+	em_obj(&em, NULL);
+	em_s(&em, "view", "sync");
+	em_arr(&em, "threshold_ns");
+	for (size_t e = 0; e < n; e++) {
+		if (!has_kind(exps[e], SONDE_KIND_SYNC))
+			continue;
+		threshold_text(sonde_exp_info(exps[e]), buf, sizeof(buf));
+		if (n > 1)
+			em_text(&em, "%s: ", sonde_exp_info(exps[e])->name);
+		em_text(&em, "Sync wait threshold: %s\n", buf);
+		em_u(&em, NULL, sonde_exp_info(exps[e])->settings.sync_threshold_ns);
 	}
-	}
-	vw_table_body(f, &t, o);
+	em_text(&em, "\n");
+	em_end(&em);
+	em_u(&em, "objects", g.n);
+	vw_table_body(&em, &t);
 	return view_end(sels, n, &g, NULL, &t, f, true, err, errlen);
 nomem:
 	return view_end(sels, n, &g, NULL, &t, f, false, err, errlen);
