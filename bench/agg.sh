@@ -31,7 +31,7 @@ cat >"$W/gen.c" <<'EOF'
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "expwriter.h"
+#include "reader/expwriter.h"
 
 static unsigned long long x = 88172645463325252ULL;
 static unsigned long long rnd(void) { x ^= x << 13; x ^= x >> 7; x ^= x << 17; return x; }

@@ -98,6 +98,12 @@ void em_text_with(struct sonde_emit *e, void (*write)(FILE *f, const void *arg),
 
 /* ---- structure ------------------------------------------------------------------- */
 
+void em_doc_with(struct sonde_emit *e, void (*write)(const struct sonde_emit *e, const void *arg), const void *arg)
+{
+	if (e->mode != SONDE_PM_TEXT)
+		write(e, arg);
+}
+
 /* csv: inside a row (set by em_row) */
 static bool csv_row(const struct sonde_emit *e)
 {

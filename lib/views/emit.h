@@ -77,6 +77,12 @@ void em_text_with(struct sonde_emit *e, void (*write)(FILE *f, const void *arg),
 
 /* ---- structure ------------------------------------------------------------------- */
 
+/* A key-value document that a function builds through the emitter:
+ * calls write(e, arg) in csv and json only.  Text has no key-value form,
+ * and a document can cost as much to compute as the view itself (-header's
+ * trace totals match every heap event), so text never computes it. */
+void em_doc_with(struct sonde_emit *e, void (*write)(const struct sonde_emit *e, const void *arg), const void *arg);
+
 /* A key-value document: csv writes "key,value" and then a line per
  * field, its dotted path and its value; json the same fields nested. */
 void em_kv_begin(struct sonde_emit *e);

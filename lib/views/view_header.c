@@ -557,8 +557,9 @@ static void kv_traces(struct sonde_emit *k, const struct sonde_exp *exp)
 	}
 }
 
-static void header_data(const struct sonde_emit *out, const struct sonde_exp *exp)
+static void header_data(const struct sonde_emit *out, const void *arg)
 {
+	const struct sonde_exp *exp = arg;
 	const struct sonde_exp_info *in = sonde_exp_info(exp);
 	const struct sonde_exp_summary *s = sonde_exp_summary(exp);
 	struct sonde_emit k = *out; /* a document of its own */
@@ -714,6 +715,6 @@ void sonde_view_header(FILE *f, const struct sonde_exp *const *exps, size_t n,
 		if (i)
 			em_text(&e, "\n");
 		em_text_with(&e, header_text, exps[i]);
-		header_data(&e, exps[i]);
+		em_doc_with(&e, header_data, exps[i]);
 	}
 }

@@ -81,6 +81,30 @@ static const char *with(enum sonde_printmode m)
 	return close_out(f);
 }
 
+/* A document built by a function: only the structured forms call it. */
+static int doc_calls;
+
+static void doc(const struct sonde_emit *out, const void *arg)
+{
+	struct sonde_emit k = *out;
+
+	doc_calls++;
+	em_kv_begin(&k);
+	em_obj(&k, NULL);
+	em_s(&k, "view", arg);
+	em_end_doc(&k);
+}
+
+static const char *doc_with(enum sonde_printmode m)
+{
+	struct sonde_emit e;
+	FILE *f = open_out(&e, m);
+
+	em_text_with(&e, hello, "text");
+	em_doc_with(&e, doc, "d");
+	return close_out(f);
+}
+
 static const char *kv(enum sonde_printmode m)
 {
 	struct sonde_emit e;
@@ -171,6 +195,12 @@ int main(void)
 	CHECK_OUT(with(SONDE_PM_TEXT), "hello text\n");
 	CHECK_OUT(with(SONDE_PM_CSV), "");
 	CHECK_OUT(with(SONDE_PM_JSON), "");
+	doc_calls = 0;
+	CHECK_OUT(doc_with(SONDE_PM_TEXT), "hello text\n");
+	CHECK(doc_calls == 0); /* text never computes the document */
+	CHECK_OUT(doc_with(SONDE_PM_CSV), "key,value\nview,d\n");
+	CHECK_OUT(doc_with(SONDE_PM_JSON), "{\"view\":\"d\"}\n");
+	CHECK(doc_calls == 2);
 	struct sonde_emit e;
 
 	em_init(&e, stdout, SONDE_PM_TEXT);
