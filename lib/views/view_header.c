@@ -316,13 +316,16 @@ static void header(FILE *out, const struct sonde_exp *exp)
 		for (size_t i = 0; i < nov; i++)
 			if (ov[i].reason < SONDE_OV_NREASONS)
 				by[ov[i].reason]++;
-		fprintf(out, "%-19s%zu points, %zu samples (", "Sample points:", nov, sonde_exp_nsamples(exp));
-		for (size_t r = 0, first = 1; r < SONDE_OV_NREASONS; r++)
+		fprintf(out, "%-19s%zu points, %zu samples", "Sample points:", nov, sonde_exp_nsamples(exp));
+		/* by reason, when there are points: "(1 start, 1 end; see -samples)" */
+		bool opened = false;
+
+		for (size_t r = 0; r < SONDE_OV_NREASONS; r++)
 			if (by[r]) {
-				fprintf(out, "%s%zu %s", first ? "" : ", ", by[r], why[r]);
-				first = 0;
+				fprintf(out, "%s%zu %s", opened ? ", " : " (", by[r], why[r]);
+				opened = true;
 			}
-		fprintf(out, "; see -samples)\n");
+		fprintf(out, "%s\n", opened ? "; see -samples)" : "");
 	}
 	fprintf(out, "%-19s%.3f s\n", "Recorded CPU time:", sec(s->weight_ns));
 	print_traces(out, exp);

@@ -148,7 +148,7 @@ static void test_header(const struct sonde_exp *e)
 		   "Duration:          0.005 s (until the exit)\n"
 		   "Exit:              exit status 3\n"
 		   "Samples:           2\n"
-		   "Sample points:     0 points, 0 samples (; see -samples)\n"
+		   "Sample points:     0 points, 0 samples\n"
 		   "Recorded CPU time: 0.003 s\n"
 		   "Data sizes:        log.xml 1.1 KiB, map.xml 191 B, profile 20.0 KiB, stacks 20.0 KiB, "
 		   "overview 4.0 KiB; total 45.3 KiB\n"
