@@ -35,8 +35,15 @@ for mode in hi:perf hi:perf-fasync on:timer; do
 		set -- $("$EXPCHECK" reach $src.er "$X" "$R")
 		rec=${8:-0} cut=${10:-?}
 		note "$tag: $f real ${truth:-?} ns, recorded $rec ns in ${4:-0} samples ($cut cut short)"
-		if [ "$cut" = 0 ] && [ "${4:-0}" -gt 0 ]; then ok "$tag: $f's stacks unwind to the outermost frame"; else
-			notok "$tag: $f: $cut of ${4:-0} stacks incomplete"; fi
+		# No sample at all is a fault only when the task ran longer than
+		# two of the heaviest samples: a timer source's samples of 300 ms
+		# (a hog per CPU and more) can pass over a 300 ms burn.
+		if [ "$cut" = 0 ] && { [ "${4:-0}" -gt 0 ] ||
+			awk -v t="${truth:-0}" -v ms="$ms" 'BEGIN { exit !(t > 0 && t <= 2 * ms * 1e6) }'; }; then
+			ok "$tag: $f's stacks unwind to the outermost frame (${4:-0} samples)"
+		else
+			notok "$tag: $f: $cut of ${4:-0} stacks incomplete"
+		fi
 		if [ -n "$truth" ] && awk -v a="$rec" -v b="$truth" -v ms="$ms" \
 			'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= b * 0.04 + 2 * ms * 1e6) }'; then
 			ok "$tag: $f's CPU recorded (within 4% + 2 x $ms ms)"
