@@ -2,7 +2,7 @@
 # Checks the layering of the analyzer's library (doc/internals.md): lib/ is
 # in folders, one per layer, lowest first
 #
-#	base reader symbols model agg views
+#	base reader symbols model agg views kinds
 #
 # and a file may include headers of its own layer and of the layers below
 # it, named with their folder ("reader/experiment.h"), never of a layer
@@ -16,7 +16,7 @@
 #	sh scripts/check-layers.sh [ROOT]	(default: this checkout)
 root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$root" || exit 2
-LAYERS="base reader symbols model agg views"
+LAYERS="base reader symbols model agg views kinds"
 
 # Every quoted include of the sources that matter: "FILE HEADER" lines.
 includes() {

@@ -18,6 +18,7 @@
 #define _GNU_SOURCE
 #include "base/grow.h"
 #include "agg/dlang.h"
+#include "agg/kind.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -55,92 +56,19 @@ const struct sonde_dl_kind sonde_dl_kind_profile = {
 	.doc = "one event per clock-profile sample of the experiment",
 };
 
-static const struct sonde_dl_field sync_fields[SONDE_DL_S_NFIELDS] = {
-	[SONDE_DL_S_TID] = { "tid", SONDE_DL_INT, "thread id" },
-	[SONDE_DL_S_TIME] = { "time", SONDE_DL_INT, "nanoseconds since the experiment started (the call's start)" },
-	[SONDE_DL_S_WAIT] = { "wait", SONDE_DL_INT, "nanoseconds the call waited" },
-	[SONDE_DL_S_OBJECT] = { "object", SONDE_DL_STR,
-				"the mutex, condition variable, ... or joined thread, as \"0x...\"" },
-	[SONDE_DL_S_FUNC] = { "func", SONDE_DL_STR, "function that made the call (the stack's leaf)" },
-	[SONDE_DL_S_CALLER] = { "caller", SONDE_DL_STR, "function that called func" },
-	[SONDE_DL_S_SYNCFUNC] = { "syncfunc", SONDE_DL_STR, "the traced function: \"pthread_mutex_lock\", ..." },
-	[SONDE_DL_S_RESULT] = { "result", SONDE_DL_INT, "the call's result (0, ETIMEDOUT, ...; sem_*: errno)" },
-};
-
-static const struct sonde_dl_kind sonde_dl_kind_sync = {
-	.name = "sync",
-	.fields = sync_fields,
-	.nfields = SONDE_DL_S_NFIELDS,
-	.doc = "one event per traced synchronization wait (sonde collect -s)",
-};
-
-static const struct sonde_dl_field heap_fields[SONDE_DL_H_NFIELDS] = {
-	[SONDE_DL_H_TID] = { "tid", SONDE_DL_INT, "thread id" },
-	[SONDE_DL_H_TIME] = { "time", SONDE_DL_INT, "nanoseconds since the experiment started" },
-	[SONDE_DL_H_SIZE] = { "size", SONDE_DL_INT,
-			      "bytes requested (mmap, munmap: the length; free: 0)" },
-	[SONDE_DL_H_ADDR] = { "addr", SONDE_DL_INT, "address of the block" },
-	[SONDE_DL_H_FUNC] = { "func", SONDE_DL_STR,
-			      "function that made the call (the stack's leaf; frees have no stack: \"<unknown>\")" },
-	[SONDE_DL_H_CALLER] = { "caller", SONDE_DL_STR, "function that called func" },
-	[SONDE_DL_H_HEAPFUNC] = { "heapfunc", SONDE_DL_STR, "the traced function: \"malloc\", \"free\", ..." },
-	[SONDE_DL_H_EVENT] = { "event", SONDE_DL_STR, "\"alloc\", \"free\" or \"failed\"" },
-	[SONDE_DL_H_LEAKED] = { "leaked", SONDE_DL_INT, "1 for an allocation never freed, else 0" },
-};
-
-static const struct sonde_dl_kind sonde_dl_kind_heap = {
-	.name = "heap",
-	.fields = heap_fields,
-	.nfields = SONDE_DL_H_NFIELDS,
-	.doc = "one event per traced allocation, free or failed allocation (sonde collect -H)",
-};
-
-static const struct sonde_dl_field io_fields[SONDE_DL_I_NFIELDS] = {
-	[SONDE_DL_I_TID] = { "tid", SONDE_DL_INT, "thread id" },
-	[SONDE_DL_I_TIME] = { "time", SONDE_DL_INT, "nanoseconds since the experiment started (the call's start)" },
-	[SONDE_DL_I_BYTES] = { "bytes", SONDE_DL_INT, "bytes read or written (0 for other calls and failures)" },
-	[SONDE_DL_I_DUR] = { "dur", SONDE_DL_INT, "nanoseconds the call took" },
-	[SONDE_DL_I_FD] = { "fd", SONDE_DL_INT, "the file descriptor (of an open or dup: the new one)" },
-	[SONDE_DL_I_FILE] = { "file", SONDE_DL_STR, "the file's name, \"<fd N>\" when unknown" },
-	[SONDE_DL_I_FUNC] = { "func", SONDE_DL_STR, "function that made the call (the stack's leaf)" },
-	[SONDE_DL_I_CALLER] = { "caller", SONDE_DL_STR, "function that called func" },
-	[SONDE_DL_I_IOFUNC] = { "iofunc", SONDE_DL_STR, "the traced function: \"read\", \"write\", \"open\", ..." },
-	[SONDE_DL_I_ERR] = { "err", SONDE_DL_INT, "errno of a failed call, else 0" },
-};
-
-static const struct sonde_dl_kind sonde_dl_kind_io = {
-	.name = "io",
-	.fields = io_fields,
-	.nfields = SONDE_DL_I_NFIELDS,
-	.doc = "one event per traced I/O call (sonde collect -i)",
-};
-
-typedef int64_t run_kind_fn(struct sonde_dl_prog *p, const struct sonde_exp *exp, sonde_dl_name_fn name_of_pc,
-			    void *ctx, char *err, size_t errlen);
-static run_kind_fn run_sync, run_heap, run_io;
-
-/* agg's traced kinds, by data kind id (sonde/kinds.h): the event kind and
- * the function that feeds its events. */
-static const struct {
-	const struct sonde_dl_kind *kind;
-	run_kind_fn *run;
-} dl_kinds[SONDE_KIND_MAX + 1] = {
-	[SONDE_KIND_SYNC] = { &sonde_dl_kind_sync, run_sync },
-	[SONDE_KIND_HEAP] = { &sonde_dl_kind_heap, run_heap },
-	[SONDE_KIND_IO] = { &sonde_dl_kind_io, run_io },
-};
-
 const struct sonde_dl_kind *sonde_dl_kind_of(int kind)
 {
-	return kind >= 1 && kind <= SONDE_KIND_MAX ? dl_kinds[kind].kind : NULL;
+	const struct sonde_kind_module *m = sonde_kind_module(kind);
+
+	return m ? m->agg : NULL;
 }
 
 int64_t sonde_dl_run_kind(struct sonde_dl_prog *p, int kind, const struct sonde_exp *exp,
 			  sonde_dl_name_fn name_of_pc, void *ctx, char *err, size_t errlen)
 {
-	if (kind < 1 || kind > SONDE_KIND_MAX || !dl_kinds[kind].run)
-		return 0;
-	return dl_kinds[kind].run(p, exp, name_of_pc, ctx, err, errlen);
+	const struct sonde_dl_kind *k = sonde_dl_kind_of(kind);
+
+	return k && k->run ? k->run(p, exp, name_of_pc, ctx, err, errlen) : 0;
 }
 
 #define MAX_KINDS 8
@@ -1257,7 +1185,7 @@ static void clause(struct parser *ps, const struct sonde_dl_kind *const *kinds, 
 				     have);
 			for (int i = 0; i <= SONDE_KIND_MAX; i++) {
 				/* profile, then the traced kinds */
-				const struct sonde_dl_kind *known = i ? dl_kinds[i].kind : &sonde_dl_kind_profile;
+				const struct sonde_dl_kind *known = i ? sonde_dl_kind_of(i) : &sonde_dl_kind_profile;
 
 				if (known && tok_is(ps, known->name))
 					fail(ps, line, col,
@@ -1926,7 +1854,7 @@ const char *sonde_dl_pc_name_fallback(void *ctx, const struct sonde_exp *exp, ui
  * and after a library at its addresses was replaced.  Events come nearly
  * in time order, so one entry per stack, remade when the epoch changes,
  * costs nothing where no address was reused (one epoch). */
-struct stack_names {
+struct sonde_dl_stack_names {
 	const char *func, *caller, *object;
 	uint32_t flen, clen, olen;
 	uint32_t epoch;
@@ -1949,11 +1877,11 @@ int64_t sonde_dl_run_profile(struct sonde_dl_prog *p, const struct sonde_exp *ex
 	bool want_names = want_func || want_caller || want_object;
 	size_t nst;
 	const struct sonde_stack *stacks = sonde_exp_stacks(exp, &nst);
-	struct stack_names *cache = calloc(nst ? nst : 1, sizeof(*cache));
+	struct sonde_dl_stack_names *cache = calloc(nst ? nst : 1, sizeof(*cache));
 	size_t nepochs = sonde_exp_map_epochs(exp);
 	const char *unknown = sonde_aggset_intern(p->set, "<unknown>", 9);
 	const char *none = sonde_aggset_intern(p->set, "<none>", 6);
-	struct stack_names unk = { unknown, unknown, unknown, 9, 9, 9, 0, true };
+	struct sonde_dl_stack_names unk = { unknown, unknown, unknown, 9, 9, 9, 0, true };
 	uint64_t start = sonde_exp_info(exp)->start_ns;
 	struct sonde_dl_val vals[SONDE_DL_P_NFIELDS];
 	struct sonde_sample_iter it;
@@ -1993,10 +1921,10 @@ int64_t sonde_dl_run_profile(struct sonde_dl_prog *p, const struct sonde_exp *ex
 		vals[SONDE_DL_P_PC].i = st && st->depth ? (int64_t)(st->pc[0] & ~SONDE_PC_EXACT) : 0;
 		vals[SONDE_DL_P_DEPTH].i = st ? st->depth : 0;
 		if (want_names) {
-			const struct stack_names *nm = &unk;
+			const struct sonde_dl_stack_names *nm = &unk;
 
 			if (st && st->depth && st >= stacks && st < stacks + nst) {
-				struct stack_names *e = &cache[st - stacks];
+				struct sonde_dl_stack_names *e = &cache[st - stacks];
 				uint32_t ep = nepochs > 1 ? sonde_exp_map_epoch(exp, smp.time_ns, NULL, NULL) : 0;
 
 				if (!e->done || e->epoch != ep) {
@@ -2073,29 +2001,31 @@ oom:
 	return -1;
 }
 
-/* ---- traced events (sync, heap, io) ------------------------------------------------- */
+/* ---- traced events: the helpers of the kinds' run functions (agg/kind.h) ---------------- */
 
-/* What the three trace sources share: func and caller per distinct stack. */
-struct trace_src {
-	struct sonde_dl_prog *p;
-	const struct sonde_exp *exp;
-	sonde_dl_name_fn name_of_pc;
-	void *ctx;
-	const struct sonde_stack *stacks;
-	size_t nst;
-	struct stack_names *cache;
-	size_t nepochs;
-	const char *unknown, *none;
-	bool want_func, want_caller;
-	uint64_t start;
-	const char *fname[64]; /* interned names of the traced functions */
-};
+/* The collector's own frames (an interposer above the traced call) are
+ * not the program's. */
+static bool collector_frame(const struct sonde_exp *exp, uint64_t pc, bool exact, uint64_t time_ns)
+{
+	const struct sonde_object *o = sonde_exp_find_object(exp, exact ? pc : pc - 1, time_ns);
 
-static int src_init(struct trace_src *t, struct sonde_dl_prog *p, const struct sonde_exp *exp,
-		    const struct sonde_dl_kind *k, size_t ffunc, size_t fcaller, sonde_dl_name_fn name_of_pc,
-		    void *ctx)
+	return o && o->sonde;
+}
+
+static bool runs_kind(const struct sonde_dl_prog *p, const struct sonde_dl_kind *k)
+{
+	const struct kindinfo *ki = kind_info(p, k);
+
+	return ki && ki->nclauses;
+}
+
+int sonde_dl_trace_begin(struct sonde_dl_trace *t, struct sonde_dl_prog *p, const struct sonde_exp *exp,
+			 const struct sonde_dl_kind *k, size_t ffunc, size_t fcaller, sonde_dl_name_fn name_of_pc,
+			 void *ctx, struct sonde_dl_val *vals)
 {
 	memset(t, 0, sizeof(*t));
+	if (!runs_kind(p, k))
+		return 0;
 	t->p = p;
 	t->exp = exp;
 	t->name_of_pc = name_of_pc ? name_of_pc : sonde_dl_pc_name_fallback;
@@ -2114,25 +2044,41 @@ static int src_init(struct trace_src *t, struct sonde_dl_prog *p, const struct s
 		if (!t->cache)
 			return -1;
 	}
-	return 0;
+	memset(vals, 0, k->nfields * sizeof(*vals));
+	for (size_t f = 0; f < k->nfields; f++) {
+		vals[f].type = k->fields[f].type == SONDE_DL_STR ? SONDE_DL_V_ISTR : SONDE_DL_V_INT;
+		if (k->fields[f].type == SONDE_DL_STR) {
+			vals[f].s = "";
+			vals[f].len = 0;
+		}
+	}
+	return 1;
 }
 
-static void src_release(struct trace_src *t)
+void sonde_dl_trace_end(struct sonde_dl_trace *t)
 {
 	free(t->cache);
 	t->cache = NULL;
 }
 
-/* The collector's own frames (an interposer above the traced call) are
- * not the program's. */
-static bool collector_frame(const struct sonde_exp *exp, uint64_t pc, bool exact, uint64_t time_ns)
+int64_t sonde_dl_trace_oom(struct sonde_dl_trace *t, char *err, size_t errlen)
 {
-	const struct sonde_object *o = sonde_exp_find_object(exp, exact ? pc : pc - 1, time_ns);
-
-	return o && o->sonde;
+	sonde_dl_trace_end(t);
+	snprintf(err, errlen, "out of memory");
+	return -1;
 }
 
-static const char *src_name(struct trace_src *t, uint64_t frame, uint64_t time_ns)
+bool sonde_dl_trace_uses(const struct sonde_dl_trace *t, const struct sonde_dl_kind *k, size_t i)
+{
+	return sonde_dl_uses_field(t->p, k, i);
+}
+
+const char *sonde_dl_trace_intern(struct sonde_dl_trace *t, const char *s)
+{
+	return sonde_aggset_intern(t->p->set, s, strlen(s));
+}
+
+static const char *src_name(struct sonde_dl_trace *t, uint64_t frame, uint64_t time_ns)
 {
 	const char *s = t->name_of_pc(t->ctx, t->exp, frame & ~SONDE_PC_EXACT, (frame & SONDE_PC_EXACT) != 0,
 				      time_ns);
@@ -2140,15 +2086,14 @@ static const char *src_name(struct trace_src *t, uint64_t frame, uint64_t time_n
 	return s ? sonde_aggset_intern(t->p->set, s, strlen(s)) : t->unknown;
 }
 
-/* Sets func and caller for the stack stack_id.  -1 out of memory. */
-static int src_names(struct trace_src *t, uint64_t stack_id, uint64_t time_ns, struct sonde_dl_val *func,
-		     struct sonde_dl_val *caller)
+int sonde_dl_trace_names(struct sonde_dl_trace *t, uint64_t stack_id, uint64_t time_ns, struct sonde_dl_val *func,
+			 struct sonde_dl_val *caller)
 {
 	if (!t->want_func && !t->want_caller)
 		return 0;
 	const struct sonde_stack *st = stack_id ? sonde_exp_stack(t->exp, stack_id) : NULL;
-	struct stack_names unk = { t->unknown, t->unknown, NULL, 9, 9, 0, 0, true };
-	struct stack_names *nm = &unk;
+	struct sonde_dl_stack_names unk = { t->unknown, t->unknown, NULL, 9, 9, 0, 0, true };
+	struct sonde_dl_stack_names *nm = &unk;
 
 	if (st && st->depth && st >= t->stacks && st < t->stacks + t->nst) {
 		nm = &t->cache[st - t->stacks];
@@ -2186,21 +2131,20 @@ static int src_names(struct trace_src *t, uint64_t stack_id, uint64_t time_ns, s
 	return 0;
 }
 
-/* An interned string value; -1 out of memory. */
-static int set_istr(struct sonde_dl_prog *p, struct sonde_dl_val *v, const char *s)
+int sonde_dl_trace_str(struct sonde_dl_trace *t, struct sonde_dl_val *v, const char *s)
 {
 	size_t len = strlen(s);
 
-	v->s = sonde_aggset_intern(p->set, s, len);
+	v->s = sonde_aggset_intern(t->p->set, s, len);
 	v->len = (uint32_t)len;
 	return v->s ? 0 : -1;
 }
 
-/* The traced function's name, interned once per function. */
-static int set_fname(struct trace_src *t, struct sonde_dl_val *v, unsigned func, const char *(*name)(unsigned))
+int sonde_dl_trace_fname(struct sonde_dl_trace *t, struct sonde_dl_val *v, unsigned func,
+			 const char *(*name)(unsigned))
 {
 	if (func >= 64)
-		return set_istr(t->p, v, name(func));
+		return sonde_dl_trace_str(t, v, name(func));
 	if (!t->fname[func]) {
 		const char *s = name(func);
 
@@ -2210,174 +2154,4 @@ static int set_fname(struct trace_src *t, struct sonde_dl_val *v, unsigned func,
 	v->s = t->fname[func];
 	v->len = (uint32_t)strlen(v->s);
 	return 0;
-}
-
-static void init_vals(struct sonde_dl_val *vals, const struct sonde_dl_field *fields, size_t n)
-{
-	memset(vals, 0, n * sizeof(*vals));
-	for (size_t f = 0; f < n; f++) {
-		vals[f].type = fields[f].type == SONDE_DL_STR ? SONDE_DL_V_ISTR : SONDE_DL_V_INT;
-		if (fields[f].type == SONDE_DL_STR) {
-			vals[f].s = "";
-			vals[f].len = 0;
-		}
-	}
-}
-
-static bool runs_kind(const struct sonde_dl_prog *p, const struct sonde_dl_kind *k)
-{
-	const struct kindinfo *ki = kind_info(p, k);
-
-	return ki && ki->nclauses;
-}
-
-static int64_t run_sync(struct sonde_dl_prog *p, const struct sonde_exp *exp, sonde_dl_name_fn name_of_pc,
-			void *ctx, char *err, size_t errlen)
-{
-	const struct sonde_dl_kind *k = &sonde_dl_kind_sync;
-	struct sonde_dl_val vals[SONDE_DL_S_NFIELDS];
-	struct trace_src t;
-	size_t n;
-	const struct sonde_sync_event *e;
-
-	if (!runs_kind(p, k) || !(e = sonde_exp_sync_events(exp, &n)))
-		return 0;
-	if (src_init(&t, p, exp, k, SONDE_DL_S_FUNC, SONDE_DL_S_CALLER, name_of_pc, ctx) < 0)
-		goto oom;
-	init_vals(vals, sync_fields, SONDE_DL_S_NFIELDS);
-	bool want_obj = sonde_dl_uses_field(p, k, SONDE_DL_S_OBJECT);
-	bool want_sf = sonde_dl_uses_field(p, k, SONDE_DL_S_SYNCFUNC);
-
-	for (size_t i = 0; i < n; i++) {
-		vals[SONDE_DL_S_TID].i = e[i].tid;
-		vals[SONDE_DL_S_TIME].i = (int64_t)(e[i].time_ns - t.start);
-		vals[SONDE_DL_S_WAIT].i = (int64_t)e[i].wait_ns;
-		vals[SONDE_DL_S_RESULT].i = e[i].result;
-		if (want_obj) {
-			char buf[32];
-
-			snprintf(buf, sizeof(buf), "0x%" PRIx64, e[i].object);
-			if (set_istr(p, &vals[SONDE_DL_S_OBJECT], buf) < 0)
-				goto oom;
-		}
-		if (want_sf && set_fname(&t, &vals[SONDE_DL_S_SYNCFUNC], e[i].func, sonde_sync_func_name) < 0)
-			goto oom;
-		if (src_names(&t, e[i].stack_id, e[i].time_ns, &vals[SONDE_DL_S_FUNC], &vals[SONDE_DL_S_CALLER]) < 0)
-			goto oom;
-		if (sonde_dl_event(p, k, vals, SONDE_DL_S_NFIELDS, (uint64_t)i + 1) < 0)
-			goto oom;
-	}
-	src_release(&t);
-	return (int64_t)n;
-oom:
-	src_release(&t);
-	snprintf(err, errlen, "out of memory");
-	return -1;
-}
-
-static int64_t run_heap(struct sonde_dl_prog *p, const struct sonde_exp *exp, sonde_dl_name_fn name_of_pc,
-			void *ctx, char *err, size_t errlen)
-{
-	const struct sonde_dl_kind *k = &sonde_dl_kind_heap;
-	struct sonde_dl_val vals[SONDE_DL_H_NFIELDS];
-	struct trace_src t;
-	size_t n;
-	const struct sonde_heap_event *e;
-	bool *leaked = NULL;
-
-	if (!runs_kind(p, k) || !(e = sonde_exp_heap_events(exp, &n)))
-		return 0;
-	if (src_init(&t, p, exp, k, SONDE_DL_H_FUNC, SONDE_DL_H_CALLER, name_of_pc, ctx) < 0)
-		goto oom;
-	init_vals(vals, heap_fields, SONDE_DL_H_NFIELDS);
-	bool want_hf = sonde_dl_uses_field(p, k, SONDE_DL_H_HEAPFUNC);
-	bool want_ev = sonde_dl_uses_field(p, k, SONDE_DL_H_EVENT);
-	const char *ev_alloc = sonde_aggset_intern(p->set, "alloc", 5);
-	const char *ev_free = sonde_aggset_intern(p->set, "free", 4);
-	const char *ev_failed = sonde_aggset_intern(p->set, "failed", 6);
-
-	if (!ev_alloc || !ev_free || !ev_failed)
-		goto oom;
-	if (sonde_dl_uses_field(p, k, SONDE_DL_H_LEAKED) && n &&
-	    (!(leaked = malloc(n * sizeof(*leaked))) || sonde_heap_leaks(exp, leaked, NULL) < 0))
-		goto oom;
-	for (size_t i = 0; i < n; i++) {
-		const char *ev = (e[i].flags & SONDE_HEAPF_FAILED) ? ev_failed
-				 : (e[i].flags & SONDE_HEAPF_ALLOC) ? ev_alloc
-								    : ev_free;
-
-		vals[SONDE_DL_H_TID].i = e[i].tid;
-		vals[SONDE_DL_H_TIME].i = (int64_t)(e[i].time_ns - t.start);
-		vals[SONDE_DL_H_SIZE].i = (int64_t)e[i].bytes;
-		vals[SONDE_DL_H_ADDR].i = (int64_t)e[i].addr;
-		vals[SONDE_DL_H_LEAKED].i = leaked && leaked[i];
-		if (want_ev) {
-			vals[SONDE_DL_H_EVENT].s = ev;
-			vals[SONDE_DL_H_EVENT].len = (uint32_t)strlen(ev);
-		}
-		if (want_hf && set_fname(&t, &vals[SONDE_DL_H_HEAPFUNC], e[i].func, sonde_heap_func_name) < 0)
-			goto oom;
-		if (src_names(&t, e[i].stack_id, e[i].time_ns, &vals[SONDE_DL_H_FUNC], &vals[SONDE_DL_H_CALLER]) < 0)
-			goto oom;
-		if (sonde_dl_event(p, k, vals, SONDE_DL_H_NFIELDS, (uint64_t)i + 1) < 0)
-			goto oom;
-	}
-	free(leaked);
-	src_release(&t);
-	return (int64_t)n;
-oom:
-	free(leaked);
-	src_release(&t);
-	snprintf(err, errlen, "out of memory");
-	return -1;
-}
-
-static int64_t run_io(struct sonde_dl_prog *p, const struct sonde_exp *exp, sonde_dl_name_fn name_of_pc,
-		      void *ctx, char *err, size_t errlen)
-{
-	const struct sonde_dl_kind *k = &sonde_dl_kind_io;
-	struct sonde_dl_val vals[SONDE_DL_I_NFIELDS];
-	struct trace_src t;
-	size_t n;
-	const struct sonde_io_event *e;
-
-	if (!runs_kind(p, k) || !(e = sonde_exp_io_events(exp, &n)))
-		return 0;
-	if (src_init(&t, p, exp, k, SONDE_DL_I_FUNC, SONDE_DL_I_CALLER, name_of_pc, ctx) < 0)
-		goto oom;
-	init_vals(vals, io_fields, SONDE_DL_I_NFIELDS);
-	bool want_file = sonde_dl_uses_field(p, k, SONDE_DL_I_FILE);
-	bool want_if = sonde_dl_uses_field(p, k, SONDE_DL_I_IOFUNC);
-
-	for (size_t i = 0; i < n; i++) {
-		vals[SONDE_DL_I_TID].i = e[i].tid;
-		vals[SONDE_DL_I_TIME].i = (int64_t)(e[i].time_ns - t.start);
-		vals[SONDE_DL_I_BYTES].i = e[i].bytes;
-		vals[SONDE_DL_I_DUR].i = (int64_t)e[i].dur_ns;
-		vals[SONDE_DL_I_FD].i = e[i].fd;
-		vals[SONDE_DL_I_ERR].i = e[i].err;
-		if (want_file) {
-			const char *name = e[i].file_id ? sonde_exp_io_file(exp, e[i].file_id) : NULL;
-			char buf[32];
-
-			if (!name) {
-				snprintf(buf, sizeof(buf), "<fd %d>", (int)e[i].fd);
-				name = buf;
-			}
-			if (set_istr(p, &vals[SONDE_DL_I_FILE], name) < 0)
-				goto oom;
-		}
-		if (want_if && set_fname(&t, &vals[SONDE_DL_I_IOFUNC], e[i].func, sonde_io_func_name) < 0)
-			goto oom;
-		if (src_names(&t, e[i].stack_id, e[i].time_ns, &vals[SONDE_DL_I_FUNC], &vals[SONDE_DL_I_CALLER]) < 0)
-			goto oom;
-		if (sonde_dl_event(p, k, vals, SONDE_DL_I_NFIELDS, (uint64_t)i + 1) < 0)
-			goto oom;
-	}
-	src_release(&t);
-	return (int64_t)n;
-oom:
-	src_release(&t);
-	snprintf(err, errlen, "out of memory");
-	return -1;
 }

@@ -51,12 +51,32 @@ struct sonde_dl_field {
 	const char *doc;
 };
 
+struct sonde_dl_prog;
+
+/*
+ * Names a code address for the profile fields func and caller.  pc is
+ * the frame's address without SONDE_PC_EXACT; exact is nonzero when it is
+ * the address of an instruction (leaf, signal frame), zero when it is a
+ * return address (then pc - 1 is the address to look up).  time_ns is the
+ * event's: which object held an address reused after dlclose
+ * (sonde_exp_find_object); names are cached per stack and mapping epoch
+ * (sonde_exp_map_epoch), so it is a time of that epoch.  Returns a
+ * NUL-terminated name that needs to stay valid only until the next call
+ * (it is interned at once); NULL means "unknown".
+ */
+typedef const char *(*sonde_dl_name_fn)(void *ctx, const struct sonde_exp *exp, uint64_t pc,
+					int exact, uint64_t time_ns);
+
 struct sonde_dl_kind {
 	const char *name;
 	bool positional; /* fields are $0, $1, ... (type SONDE_DL_ANY) */
 	const struct sonde_dl_field *fields;
 	size_t nfields;
 	const char *doc;
+	/* A data kind's (agg/kind.h): feeds exp's events of the kind to p,
+	 * in time order; the number fed, or -1 with a message in err. */
+	int64_t (*run)(struct sonde_dl_prog *p, const struct sonde_exp *exp, sonde_dl_name_fn name_of_pc, void *ctx,
+		       char *err, size_t errlen);
 };
 
 /* The kinds this sonde knows: stdin (lines of text), profile (clock
@@ -78,49 +98,6 @@ enum sonde_dl_profile_field {
 	SONDE_DL_P_PC,	   /* leaf address */
 	SONDE_DL_P_DEPTH,  /* frames in the call stack */
 	SONDE_DL_P_NFIELDS
-};
-
-/* The traced kinds' func is the function that made the traced call (the
- * stack's leaf, a call site), caller the one above it; the collector's own
- * frames are skipped.  A missing stack gives "<unknown>" for both, a
- * one-frame stack the caller "<none>". */
-enum sonde_dl_sync_field {
-	SONDE_DL_S_TID,	     /* thread id */
-	SONDE_DL_S_TIME,     /* ns since the experiment start */
-	SONDE_DL_S_WAIT,     /* ns waited */
-	SONDE_DL_S_OBJECT,   /* the object waited on, a string "0x55d0c0ffee40" */
-	SONDE_DL_S_FUNC,     /* function that called the sync function */
-	SONDE_DL_S_CALLER,   /* its caller */
-	SONDE_DL_S_SYNCFUNC, /* "pthread_mutex_lock", ... */
-	SONDE_DL_S_RESULT,   /* the call's result */
-	SONDE_DL_S_NFIELDS
-};
-
-enum sonde_dl_heap_field {
-	SONDE_DL_H_TID,
-	SONDE_DL_H_TIME,
-	SONDE_DL_H_SIZE,     /* bytes requested; mmap/munmap: the length; free: 0 */
-	SONDE_DL_H_ADDR,     /* the block's address */
-	SONDE_DL_H_FUNC,     /* frees have no stack: "<unknown>" */
-	SONDE_DL_H_CALLER,
-	SONDE_DL_H_HEAPFUNC, /* "malloc", "free", ... */
-	SONDE_DL_H_EVENT,    /* "alloc", "free" or "failed" */
-	SONDE_DL_H_LEAKED,   /* 1: an allocation never freed (sonde_heap_leaks) */
-	SONDE_DL_H_NFIELDS
-};
-
-enum sonde_dl_io_field {
-	SONDE_DL_I_TID,
-	SONDE_DL_I_TIME,
-	SONDE_DL_I_BYTES,  /* transferred by reads and writes, else 0 */
-	SONDE_DL_I_DUR,	   /* ns the call took */
-	SONDE_DL_I_FD,
-	SONDE_DL_I_FILE,   /* sonde_exp_io_file(), "<fd N>" when unknown */
-	SONDE_DL_I_FUNC,
-	SONDE_DL_I_CALLER,
-	SONDE_DL_I_IOFUNC, /* "read", "write", "open", ... */
-	SONDE_DL_I_ERR,	   /* errno of a failed call, else 0 */
-	SONDE_DL_I_NFIELDS
 };
 
 /* ---- compiling -------------------------------------------------------------- */
@@ -210,19 +187,6 @@ uint64_t sonde_dl_problems(const struct sonde_dl_prog *p, char *buf, size_t len)
  */
 int64_t sonde_dl_run_stdin(struct sonde_dl_prog *p, int fd, char *err, size_t errlen);
 
-/*
- * Names a code address for the profile fields func and caller.  pc is
- * the frame's address without SONDE_PC_EXACT; exact is nonzero when it is
- * the address of an instruction (leaf, signal frame), zero when it is a
- * return address (then pc - 1 is the address to look up).  time_ns is the
- * event's: which object held an address reused after dlclose
- * (sonde_exp_find_object); names are cached per stack and mapping epoch
- * (sonde_exp_map_epoch), so it is a time of that epoch.  Returns a
- * NUL-terminated name that needs to stay valid only until the next call
- * (it is interned at once); NULL means "unknown".
- */
-typedef const char *(*sonde_dl_name_fn)(void *ctx, const struct sonde_exp *exp, uint64_t pc,
-					int exact, uint64_t time_ns);
 
 /* The stand-in namer until symbols are available: "object+0xoffset" of
  * the looked-up address (pc, or pc - 1 for a return address), as

@@ -14,29 +14,6 @@
 #include "base/grow.h"
 #include "model/metrics.h"
 
-const struct sonde_metric_def sonde_metrics[] = {
-	{ "totalcpu", "Total CPU Time", "Total CPU", SONDE_UNIT_NS },
-	{ "samples", "Samples", "Samples", SONDE_UNIT_COUNT },
-	{ "sync", "Sync Wait Time", "Sync Wait", SONDE_UNIT_NS },
-	{ "syncn", "Sync Wait Count", "Sync Waits", SONDE_UNIT_COUNT },
-	{ "heapalloccnt", "Allocations", "Allocs", SONDE_UNIT_COUNT },
-	{ "heapallocbytes", "Bytes Allocated", "Alloc Bytes", SONDE_UNIT_BYTES },
-	{ "heapleakcnt", "Leaks", "Leaks", SONDE_UNIT_COUNT },
-	{ "heapleakbytes", "Bytes Leaked", "Leak Bytes", SONDE_UNIT_BYTES },
-	{ "ioreadbytes", "Read Bytes", "Read Bytes", SONDE_UNIT_BYTES },
-	{ "ioreadcnt", "Read Count", "Reads", SONDE_UNIT_COUNT },
-	{ "ioreadtime", "Read Time", "Read Time", SONDE_UNIT_NS },
-	{ "iowritebytes", "Write Bytes", "Write Bytes", SONDE_UNIT_BYTES },
-	{ "iowritecnt", "Write Count", "Writes", SONDE_UNIT_COUNT },
-	{ "iowritetime", "Write Time", "Write Time", SONDE_UNIT_NS },
-	{ "ioothercnt", "Other I/O Count", "Other I/O", SONDE_UNIT_COUNT },
-	{ "ioothertime", "Other I/O Time", "Other I/O Time", SONDE_UNIT_NS },
-	{ "ioerrorcnt", "I/O Error Count", "I/O Errors", SONDE_UNIT_COUNT },
-	{ "ioerrortime", "I/O Error Time", "I/O Error Time", SONDE_UNIT_NS },
-};
-_Static_assert(sizeof(sonde_metrics) / sizeof(sonde_metrics[0]) == SONDE_NMETRICS,
-	       "one definition per metric");
-
 /* ---- a small open-addressing index: hash -> uint32 id, compared by a
  * callback, so one structure serves functions, stacks, edges and tree
  * nodes. ---- */

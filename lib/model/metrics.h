@@ -52,32 +52,6 @@ struct sonde_metric_def {
 	enum sonde_unit unit;
 };
 
-/* Every metric an experiment can give, in value order (gprofng's names):
- * clock profiling, then sync waits, heap and I/O tracing.  Index
- * constants below; SONDE_NMETRICS of them. */
-extern const struct sonde_metric_def sonde_metrics[];
-enum {
-	SONDE_M_TOTALCPU = 0,	 /* ns */
-	SONDE_M_SAMPLES,	 /* count */
-	SONDE_M_SYNC,		 /* Sync Wait Time, ns */
-	SONDE_M_SYNCN,		 /* Sync Wait Count (Sync Delay Events) */
-	SONDE_M_HEAPALLOCCNT,	 /* Allocations */
-	SONDE_M_HEAPALLOCBYTES,	 /* Bytes Allocated */
-	SONDE_M_HEAPLEAKCNT,	 /* Leaks */
-	SONDE_M_HEAPLEAKBYTES,	 /* Bytes Leaked */
-	SONDE_M_IOREADBYTES,
-	SONDE_M_IOREADCNT,
-	SONDE_M_IOREADTIME,
-	SONDE_M_IOWRITEBYTES,
-	SONDE_M_IOWRITECNT,
-	SONDE_M_IOWRITETIME,
-	SONDE_M_IOOTHERCNT,
-	SONDE_M_IOOTHERTIME,
-	SONDE_M_IOERRORCNT,
-	SONDE_M_IOERRORTIME,
-	SONDE_NMETRICS
-};
-
 struct sonde_mobject {
 	uint32_t id;
 	const char *path; /* as interned */

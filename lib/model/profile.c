@@ -6,16 +6,16 @@
  * often share a stack) and an add of two values; symbolisation happens
  * once per distinct frame address, and interning once per distinct stack.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/grow.h"
+#include "base/u64map.h"
+#include "model/kind.h"
 #include "model/profile.h"
 #include "symbols/symbols.h"
-
-
-#include "base/u64map.h"
 
 /* A u64map whose values may be any uint32_t but UINT32_MAX - 1 (stored
  * in its place: u64map keeps index-sized values). */
@@ -322,22 +322,86 @@ static inline uint32_t evstack(struct builder *b, uint32_t e, const struct sonde
 	return evstack_new(b, e, exp, stack_id, time_ns, leaf_exact);
 }
 
-/* One traced event: its thread's totals always, the model when the thread
- * and time filters pass.  Returns -1 out of memory. */
-static int add_event(struct builder *b, const struct sonde_exp *exp, const struct u64map *tidnum,
-		     const struct sonde_profile_opts *o, uint32_t tid,
-		     uint64_t time_ns, uint64_t stack_id, const int64_t *v)
+/* The table of every metric: the clock profile's, then each kind's
+ * (model/kind.h), in kind id order; built once, on first use. */
+static const struct sonde_metric_def clock_metrics[SONDE_M_CLOCK_N] = {
+	[SONDE_M_TOTALCPU] = { "totalcpu", "Total CPU Time", "Total CPU", SONDE_UNIT_NS },
+	[SONDE_M_SAMPLES] = { "samples", "Samples", "Samples", SONDE_UNIT_COUNT },
+};
+
+static struct {
+	struct sonde_metric_def defs[SONDE_MAX_METRICS];
+	int n;
+	int base[SONDE_KIND_MAX + 1]; /* a kind's first metric, -1: it has none */
+} mtable;
+static pthread_once_t mtable_once = PTHREAD_ONCE_INIT;
+
+static void mtable_build(void)
 {
+	memcpy(mtable.defs, clock_metrics, sizeof clock_metrics);
+	mtable.n = SONDE_M_CLOCK_N;
+	for (int id = 1; id <= SONDE_KIND_MAX; id++) {
+		const struct sonde_model_kind *k = sonde_kind_module(id)->model;
+		mtable.base[id] = -1;
+		if (!k || k->nmetrics <= 0)
+			continue;
+		if (mtable.n + k->nmetrics > SONDE_MAX_METRICS) {
+			/* a build that cannot hold its kinds' metrics: say so at once */
+			fprintf(stderr, "sonde: the kinds have more than SONDE_MAX_METRICS (%d) metrics\n",
+				SONDE_MAX_METRICS);
+			abort();
+		}
+		mtable.base[id] = mtable.n;
+		memcpy(&mtable.defs[mtable.n], k->metrics, (size_t)k->nmetrics * sizeof *k->metrics);
+		mtable.n += k->nmetrics;
+	}
+}
+
+const struct sonde_metric_def *sonde_profile_metrics(int *n)
+{
+	pthread_once(&mtable_once, mtable_build);
+	*n = mtable.n;
+	return mtable.defs;
+}
+
+int sonde_profile_metric_index(const char *name)
+{
+	int n;
+	const struct sonde_metric_def *d = sonde_profile_metrics(&n);
+	for (int i = 0; i < n; i++)
+		if (!strcmp(d[i].name, name))
+			return i;
+	return -1;
+}
+
+/* The builder while it feeds one kind's events of one experiment. */
+struct sonde_model_feed {
+	struct builder *b;
+	const struct sonde_exp *exp;
+	const struct u64map *tidnum;
+	const struct sonde_profile_opts *o;
+	int base, n;		     /* the kind's metrics in the table */
+	int64_t v[SONDE_MAX_METRICS]; /* zero but for the event being added */
+};
+
+/* One traced event: its thread's totals always, the model when the thread
+ * and time filters pass. */
+int sonde_model_feed_event(struct sonde_model_feed *f, uint32_t tid, uint64_t time_ns, uint64_t stack_id,
+			   const int64_t *kv)
+{
+	struct builder *b = f->b;
 	struct sonde_profile *p = b->p;
+	const struct sonde_profile_opts *o = f->o;
+	int lo = f->base, hi = f->base + f->n;
 	uint32_t ti;
-	if (map_get(tidnum, tid, &ti)) {
+	if (map_get(f->tidnum, tid, &ti)) {
 		struct sonde_pthread *pt = &p->threads[ti];
-		for (int k = 0; k < SONDE_NMETRICS; k++) /* wrap, never overflow UB */
-			pt->v[k] = (int64_t)((uint64_t)pt->v[k] + (uint64_t)v[k]);
+		for (int k = lo; k < hi; k++) /* wrap, never overflow UB */
+			pt->v[k] = (int64_t)((uint64_t)pt->v[k] + (uint64_t)kv[k - lo]);
 		if (!pt->selected)
 			return 0;
 	}
-	uint64_t t0 = sonde_exp_info(exp)->start_ns;
+	uint64_t t0 = sonde_exp_info(f->exp)->start_ns;
 	uint64_t rel = time_ns >= t0 ? time_ns - t0 : 0;
 	if (o && (rel < o->start_ns || (o->end_ns && rel >= o->end_ns)))
 		return 0;
@@ -345,122 +409,27 @@ static int add_event(struct builder *b, const struct sonde_exp *exp, const struc
 		return 0;
 	/* Trace stacks have no exact leaf (it is a call site), so their ids
 	 * never collide with sample stacks'; id 0 (no stack) is cached too. */
-	set_epoch(b, exp, time_ns);
-	uint32_t st = evstack(b, b->exp_index, exp, stack_id, time_ns, false);
+	set_epoch(b, f->exp, time_ns);
+	uint32_t st = evstack(b, b->exp_index, f->exp, stack_id, time_ns, false);
 	if (st == UINT32_MAX)
 		return -1;
 	struct sonde_evstack *ev = &p->ev[st];
-	sonde_model_add_to(b->m, ev->mstack, v);
-	for (int k = 0; k < SONDE_NMETRICS; k++)
-		ev->v[k] = (int64_t)((uint64_t)ev->v[k] + (uint64_t)v[k]);
+	memcpy(&f->v[lo], kv, (size_t)f->n * sizeof *kv);
+	sonde_model_add_to(b->m, ev->mstack, f->v);
+	memset(&f->v[lo], 0, (size_t)f->n * sizeof *kv);
+	for (int k = lo; k < hi; k++)
+		ev->v[k] = (int64_t)((uint64_t)ev->v[k] + (uint64_t)kv[k - lo]);
 	return 0;
 }
-
-/* The metrics of one traced kind's events of one experiment: sync waits,
- * heap allocations (with leaks), I/O calls.  Return -1 out of memory. */
-typedef int add_kind_fn(struct builder *b, const struct sonde_exp *exp, const struct u64map *tidnum,
-			const struct sonde_profile_opts *o);
-
-static int add_sync(struct builder *b, const struct sonde_exp *exp, const struct u64map *tidnum,
-		    const struct sonde_profile_opts *o)
-{
-	size_t n;
-	const struct sonde_sync_event *se = sonde_exp_sync_events(exp, &n);
-	for (size_t i = 0; i < n; i++) {
-		int64_t v[SONDE_NMETRICS] = { 0 };
-		v[SONDE_M_SYNC] = (int64_t)se[i].wait_ns;
-		v[SONDE_M_SYNCN] = 1;
-		if (add_event(b, exp, tidnum, o, se[i].tid, se[i].time_ns, se[i].stack_id, v) < 0)
-			return -1;
-	}
-	return 0;
-}
-
-static int add_heap(struct builder *b, const struct sonde_exp *exp, const struct u64map *tidnum,
-		    const struct sonde_profile_opts *o)
-{
-	size_t n;
-	const struct sonde_heap_event *he = sonde_exp_heap_events(exp, &n);
-	if (n) {
-		bool *leaked = malloc(n * sizeof *leaked);
-		uint64_t *left = malloc(n * sizeof *left);
-		if (!leaked || !left || sonde_heap_leaks_left(exp, leaked, left, NULL) < 0) {
-			free(leaked);
-			free(left);
-			return -1;
-		}
-		for (size_t i = 0; i < n; i++) {
-			if (!(he[i].flags & SONDE_HEAPF_ALLOC))
-				continue; /* frees, munmaps and failures carry no metric */
-			int64_t v[SONDE_NMETRICS] = { 0 };
-			v[SONDE_M_HEAPALLOCCNT] = 1;
-			v[SONDE_M_HEAPALLOCBYTES] = (int64_t)he[i].bytes;
-			if (leaked[i]) {
-				v[SONDE_M_HEAPLEAKCNT] = 1;
-				v[SONDE_M_HEAPLEAKBYTES] = (int64_t)left[i]; /* a mapping unmapped in part: the rest */
-			}
-			if (add_event(b, exp, tidnum, o, he[i].tid, he[i].time_ns, he[i].stack_id, v) < 0) {
-				free(leaked);
-				free(left);
-				return -1;
-			}
-		}
-		free(leaked);
-		free(left);
-	}
-	return 0;
-}
-
-static int add_io(struct builder *b, const struct sonde_exp *exp, const struct u64map *tidnum,
-		  const struct sonde_profile_opts *o)
-{
-	size_t n;
-	const struct sonde_io_event *ie = sonde_exp_io_events(exp, &n);
-	for (size_t i = 0; i < n; i++) {
-		int64_t v[SONDE_NMETRICS] = { 0 };
-		int64_t t = (int64_t)ie[i].dur_ns;
-		if (ie[i].flags & SONDE_IOF_ERROR) {
-			v[SONDE_M_IOERRORCNT] = 1;
-			v[SONDE_M_IOERRORTIME] = t;
-		} else if (SONDE_IO_IS_READ(ie[i].func)) {
-			v[SONDE_M_IOREADBYTES] = ie[i].bytes;
-			v[SONDE_M_IOREADCNT] = 1;
-			v[SONDE_M_IOREADTIME] = t;
-		} else if (SONDE_IO_IS_WRITE(ie[i].func)) {
-			v[SONDE_M_IOWRITEBYTES] = ie[i].bytes;
-			v[SONDE_M_IOWRITECNT] = 1;
-			v[SONDE_M_IOWRITETIME] = t;
-		} else {
-			v[SONDE_M_IOOTHERCNT] = 1;
-			v[SONDE_M_IOOTHERTIME] = t;
-		}
-		if (add_event(b, exp, tidnum, o, ie[i].tid, ie[i].time_ns, ie[i].stack_id, v) < 0)
-			return -1;
-	}
-	return 0;
-}
-
-/* The model's part of each traced kind (sonde/kinds.h), by kind id: the
- * function that feeds its metrics, and its default metrics (see
- * sonde_kind_default_metrics in profile.h). */
-static const struct {
-	add_kind_fn *add;
-	const char *metrics, *sort;
-} model_kinds[SONDE_KIND_MAX + 1] = {
-	[SONDE_KIND_SYNC] = { add_sync, "e.sync:i.sync:e.syncn:", "sync" },
-	[SONDE_KIND_HEAP] = { add_heap, "e.heapalloccnt:e.heapallocbytes:e.heapleakcnt:e.heapleakbytes:i.heapleakbytes:",
-			      "heapallocbytes" },
-	[SONDE_KIND_IO] = { add_io, "e.ioreadbytes:e.iowritebytes:e.ioreadcnt:e.iowritecnt:e.ioothercnt:e.ioerrorcnt:",
-			    "ioreadbytes" },
-};
 
 const char *sonde_kind_default_metrics(int kind, const char **sort)
 {
-	if (kind < 1 || kind > SONDE_KIND_MAX || !model_kinds[kind].metrics)
+	const struct sonde_kind_module *m = sonde_kind_module(kind);
+	if (!m || !m->model || !m->model->default_metrics)
 		return NULL;
 	if (sort)
-		*sort = model_kinds[kind].sort;
-	return model_kinds[kind].metrics;
+		*sort = m->model->sort;
+	return m->model->default_metrics;
 }
 
 /* The traced kinds' events of one experiment, kind by kind in id order.
@@ -468,9 +437,16 @@ const char *sonde_kind_default_metrics(int kind, const char **sort)
 static int add_traces(struct builder *b, const struct sonde_exp *exp, const struct u64map *tidnum,
 		      const struct sonde_profile_opts *o)
 {
-	for (int id = 1; id <= SONDE_KIND_MAX; id++)
-		if (model_kinds[id].add && model_kinds[id].add(b, exp, tidnum, o) < 0)
+	int nm;
+	sonde_profile_metrics(&nm);
+	for (int id = 1; id <= SONDE_KIND_MAX; id++) {
+		const struct sonde_model_kind *k = sonde_kind_module(id)->model;
+		if (!k || !k->feed)
+			continue;
+		struct sonde_model_feed f = { b, exp, tidnum, o, mtable.base[id], k->nmetrics, { 0 } };
+		if (k->feed(&f, exp) < 0)
 			return -1;
+	}
 	return 0;
 }
 
@@ -484,7 +460,9 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 	p->inlines = b.inlines;
 	int selcap = 0;
 	bool *tsel = NULL;
-	p->model = b.m = sonde_model_new(sonde_metrics, SONDE_NMETRICS);
+	int nmetrics;
+	const struct sonde_metric_def *defs = sonde_profile_metrics(&nmetrics);
+	p->model = b.m = sonde_model_new(defs, nmetrics);
 	p->syms = calloc(nexps ? nexps : 1, sizeof *p->syms);
 	if (!b.m || !p->syms)
 		goto oom;
@@ -569,7 +547,7 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 				last_tid = s.tid;
 			}
 			struct sonde_pthread *pt = &p->threads[last_thread];
-			int64_t v[SONDE_NMETRICS] = { (int64_t)s.weight_ns, 1 };
+			int64_t v[SONDE_MAX_METRICS] = { (int64_t)s.weight_ns, 1 };
 			pt->v[SONDE_M_TOTALCPU] = (int64_t)((uint64_t)pt->v[SONDE_M_TOTALCPU] + (uint64_t)v[0]);
 			pt->v[SONDE_M_SAMPLES] += 1;
 			uint64_t rel = s.time_ns >= t0 ? s.time_ns - t0 : 0;

@@ -59,7 +59,7 @@ struct sonde_evstack {
 			     * reused after dlclose, as for the model's stack */
 	bool leaf_exact;    /* a sample's stack (leaf: the pc interrupted), not a trace's
 			     * (leaf: a return address) */
-	int64_t v[SONDE_NMETRICS];
+	int64_t v[SONDE_MAX_METRICS];
 };
 
 /* A thread of one experiment, for the -threads view. */
@@ -83,6 +83,14 @@ struct sonde_profile {
 	size_t nev;
 	bool inlines; /* built with inlined functions in stacks */
 };
+
+/* Every metric an experiment can give (gprofng's names), in value order:
+ * the clock profile's, at the constants below, then each data kind's
+ * (model/kind.h), kind after kind in id order; *n gets their number.
+ * sonde_profile_metric_index: the index of metric name, -1 for none. */
+enum { SONDE_M_TOTALCPU, SONDE_M_SAMPLES, SONDE_M_CLOCK_N };
+const struct sonde_metric_def *sonde_profile_metrics(int *n);
+int sonde_profile_metric_index(const char *name);
 
 /* The default metrics of traced kind id (sonde/kinds.h) when an experiment
  * has it: an -metrics spec of its main metrics, each ending in ':'

@@ -151,9 +151,15 @@ struct sonde_exp {
 	struct sonde_exp_summary sum;
 };
 
-/* Every kind's reading (reader/kind.h), by id, from the table of kinds
- * (defined with the heap kind's, below). */
-static const struct sonde_reader_kind *const reader_kinds[SONDE_KIND_MAX + 1];
+/* Kind id's reading (reader/kind.h), from its module (base/kindmod.h);
+ * the collector's own kinds' is empty: this file reads them. */
+static const struct sonde_reader_kind *reader_kind(int id)
+{
+	static const struct sonde_reader_kind none;
+	const struct sonde_kind_module *m = sonde_kind_module(id);
+
+	return m && m->reader ? m->reader : &none;
+}
 
 /* The data file of traced kind id, NULL for a kind that is not traced. */
 static struct datafile *traced_file(struct sonde_exp *exp, int kind)
@@ -541,8 +547,8 @@ static int read_log(struct sonde_exp *exp, char *err, size_t errlen)
 			const char *k = sonde_xml_attr(&e, "kind");
 
 			for (int id = 1; k && id <= SONDE_KIND_MAX; id++)
-				if (reader_kinds[id]->log_trace && !strcmp(k, sonde_kind_desc(id)->name))
-					reader_kinds[id]->log_trace(exp, file, &e);
+				if (reader_kind(id)->log_trace && !strcmp(k, sonde_kind_desc(id)->name))
+					reader_kind(id)->log_trace(exp, file, &e);
 		} else if (!strcmp(e.name, "time")) {
 			const char *rt = sonde_xml_attr(&e, "realtime");
 
@@ -1231,27 +1237,18 @@ static size_t heap_events(const struct sonde_exp *exp)
 	return exp->nheapev;
 }
 
-const struct sonde_reader_kind sonde_reader_kind_HEAP = { .take = take_heap, .events = heap_events };
-const struct sonde_reader_kind sonde_reader_kind_PROFILE = { 0 };
-const struct sonde_reader_kind sonde_reader_kind_STACKS = { 0 };
-const struct sonde_reader_kind sonde_reader_kind_OVERVIEW = { 0 };
-
-static const struct sonde_reader_kind *const reader_kinds[SONDE_KIND_MAX + 1] = {
-#define READER_KIND_(NAME, id, ...) [id] = &sonde_reader_kind_##NAME,
-	SONDE_KINDS(READER_KIND_)
-#undef READER_KIND_
-};
+const struct sonde_reader_kind sonde_reader_heap = { .take = take_heap, .events = heap_events };
 
 /* Packets of the traced files: offered to the file's kind, then to the
  * other traced kinds; one that no kind takes is counted as unknown.
  * Returns NULL, or what is wrong. */
 static const char *take_trace_packet(struct scan *sc, const uint8_t *pkt, char *why, size_t whylen)
 {
-	const char *r = reader_kinds[sc->df->kind]->take(sc, pkt, why, whylen);
+	const char *r = reader_kind(sc->df->kind)->take(sc, pkt, why, whylen);
 
 	for (int id = 1; r == sonde_rk_not_mine && id <= SONDE_KIND_MAX; id++)
-		if (id != (int)sc->df->kind && reader_kinds[id]->take)
-			r = reader_kinds[id]->take(sc, pkt, why, whylen);
+		if (id != (int)sc->df->kind && reader_kind(id)->take)
+			r = reader_kind(id)->take(sc, pkt, why, whylen);
 	if (r != sonde_rk_not_mine)
 		return r;
 	if (!sc->out)
@@ -1433,7 +1430,7 @@ static const char *take_packet(struct scan *sc, const uint8_t *pkt, uint64_t off
 		return NULL;
 	}
 	default:
-		if (reader_kinds[sc->df->kind]->take)
+		if (reader_kind(sc->df->kind)->take)
 			return take_trace_packet(sc, pkt, why, whylen);
 	}
 	exp->sum.unknown_packets++;
@@ -1769,8 +1766,8 @@ SONDE_RK_TIME_SORT(sort_heap, struct sonde_heap_event)
 static void sort_traces(struct sonde_exp *exp)
 {
 	for (int id = 1; id <= SONDE_KIND_MAX; id++)
-		if (reader_kinds[id]->finish)
-			reader_kinds[id]->finish(exp);
+		if (reader_kind(id)->finish)
+			reader_kind(id)->finish(exp);
 }
 
 /* Threads write sample points into their own blocks, so file order is
@@ -1972,7 +1969,7 @@ struct sonde_exp *sonde_exp_open(const char *dir, char *err, size_t errlen)
 						    .kind = SONDE_KIND_OVERVIEW, .file = F_PERIODIC };
 	/* Each traced kind of the table has its reader here. */
 	for (int id = 1; id <= SONDE_KIND_MAX; id++)
-		if (sonde_kind_traced(id) && !reader_kinds[id]->take) {
+		if (sonde_kind_traced(id) && !reader_kind(id)->take) {
 			set_err(err, errlen, "no reader for data kind %d ('%s')", id, sonde_kind_desc(id)->file);
 			sonde_exp_close(exp);
 			return NULL;
@@ -2063,8 +2060,8 @@ void sonde_exp_close(struct sonde_exp *exp)
 	free(exp->ov);
 	free(exp->ovlabel);
 	for (int id = 1; id <= SONDE_KIND_MAX; id++)
-		if (exp->kstate[id] && reader_kinds[id]->free)
-			reader_kinds[id]->free(exp->kstate[id]);
+		if (exp->kstate[id] && reader_kind(id)->free)
+			reader_kind(id)->free(exp->kstate[id]);
 	free(exp->heap);
 	free(exp->hblocks);
 	free(exp->mmaps);
@@ -2449,7 +2446,7 @@ bool sonde_heap_iter_failed(const struct sonde_heap_iter *it)
 
 size_t sonde_exp_kind_events(const struct sonde_exp *exp, int kind)
 {
-	return kind >= 1 && kind <= SONDE_KIND_MAX && reader_kinds[kind]->events ? reader_kinds[kind]->events(exp) : 0;
+	return kind >= 1 && kind <= SONDE_KIND_MAX && reader_kind(kind)->events ? reader_kind(kind)->events(exp) : 0;
 }
 
 bool sonde_exp_traced(const struct sonde_exp *exp, int kind)

@@ -1,21 +1,17 @@
 /*
- * The reader's part of a data kind (include/sonde/kinds.h), for the
- * reader's own files: experiment.c and one file per traced kind
- * (lib/reader/kind_NAME.c).  Not for the layers above: they use
- * reader/experiment.h.
+ * The reader's part of a data kind (base/kindmod.h): how its packets are
+ * decoded and its events kept, for the kinds' modules (lib/kinds/NAME.c)
+ * and experiment.c, which finds each kind's part through its module.  Not
+ * for the other layers: they use reader/experiment.h.
  *
- * Each row NAME of SONDE_KINDS has one `const struct sonde_reader_kind
- * sonde_reader_kind_NAME`: a traced kind's in its own file, which holds
- * all of the kind's reading (its packets, its events and their
- * accessors, their order, their names); the collector's own kinds
- * (profile, stacks, overview) have empty ones in experiment.c, which
- * reads them itself.  The reader finds them through the table (the
- * declarations below are made from it), so a new traced kind is its row
- * in kinds.h and its file here, and a row without its reader fails to
- * link.  What the kind feeds the layers above (metrics, agg fields,
- * -dump, default metrics) is theirs: a row in a table by kind id in
- * lib/model/profile.c, lib/agg/dlang.c and lib/views/view_dump.c (a
- * lower layer cannot call up; see doc/internals.md).
+ * A kind keeps its events in a state of its own in the experiment
+ * (sonde_rk_state_new), hands them out with an accessor of its own
+ * (sonde_exp_NAME_events, declared where other files read them), and
+ * keeps its log.xml settings (<trace kind="NAME" .../>) in that state or
+ * in the experiment's info.  The collector's own kinds (profile, stacks,
+ * overview) are read by experiment.c itself; the heap kind's reading is
+ * experiment.c's too (sonde_reader_heap below: its events are decoded
+ * again on demand from the blocks the scan at open checked).
  */
 #ifndef SONDE_READER_KIND_H
 #define SONDE_READER_KIND_H
@@ -25,6 +21,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "base/kindmod.h"
 #include "base/xmlline.h"
 #include "reader/experiment.h"
 
@@ -50,9 +47,8 @@ struct sonde_reader_kind {
 	void (*log_trace)(struct sonde_exp *exp, const char *file, const struct sonde_xml_elem *e);
 };
 
-#define SONDE_RK_DECLARE_(NAME, ...) extern const struct sonde_reader_kind sonde_reader_kind_##NAME;
-SONDE_KINDS(SONDE_RK_DECLARE_)
-#undef SONDE_RK_DECLARE_
+/* The heap kind's reading, for its module (lib/kinds/heap.c). */
+extern const struct sonde_reader_kind sonde_reader_heap;
 
 extern const char sonde_rk_not_mine[];
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "symbols/dynfunc.h"
+#include "views/kind.h"
 #include "views/view_exp.h"
 
 static double sec(uint64_t ns)
@@ -17,7 +18,6 @@ static double sec(uint64_t ns)
 	return (double)ns / 1e9;
 }
 
-/* Seconds of t since the experiment start (negative before it). */
 static double since(const struct sonde_exp_info *in, uint64_t t)
 {
 	return t >= in->start_ns ? sec(t - in->start_ns) : -sec(in->start_ns - t);
@@ -184,9 +184,13 @@ static int dump_objects(FILE *out, const struct sonde_dynfuncs *dyn, const struc
 }
 
 
-/* The trace dumps: one line per event, by time, each with its stack. */
-static void dump_event_stack(FILE *out, const struct sonde_dynfuncs *dyn, const struct sonde_exp *exp,
-			     uint64_t id, uint64_t t)
+double sonde_dump_since(const struct sonde_exp_info *in, uint64_t t)
+{
+	return since(in, t);
+}
+
+void sonde_dump_stack(FILE *out, const struct sonde_dynfuncs *dyn, const struct sonde_exp *exp, uint64_t id,
+		      uint64_t t)
 {
 	const struct sonde_stack *st = id ? sonde_exp_stack(exp, id) : NULL;
 
@@ -199,83 +203,26 @@ static void dump_event_stack(FILE *out, const struct sonde_dynfuncs *dyn, const 
 	print_frames(out, dyn, exp, st, t);
 }
 
-static int dump_sync(FILE *out, const struct sonde_dynfuncs *dyn, const struct sonde_exp *exp,
-		     char *err, size_t errlen)
-{
-	const struct sonde_exp_info *in = sonde_exp_info(exp);
-	size_t n;
-	const struct sonde_sync_event *e = sonde_exp_sync_events(exp, &n);
-
-	fprintf(out, "# %zu sync wait events of %s, by time; time in seconds since the start\n", n,
-		in->dir);
-	for (size_t i = 0; i < n; i++) {
-		fprintf(out,
-			"sync %zu  time %.9f  tid %u  func %s  wait %" PRIu64 " ns  object 0x%" PRIx64
-			"  result %d  stack 0x%" PRIx64,
-			i, since(in, e[i].time_ns), e[i].tid, sonde_sync_func_name(e[i].func), e[i].wait_ns,
-			e[i].object, e[i].result, e[i].stack_id);
-		dump_event_stack(out, dyn, exp, e[i].stack_id, e[i].time_ns);
-	}
-	return 0;
-}
-
-static int dump_heap(FILE *out, const struct sonde_dynfuncs *dyn, const struct sonde_exp *exp,
-		     char *err, size_t errlen)
-{
-	const struct sonde_exp_info *in = sonde_exp_info(exp);
-	size_t n;
-	const struct sonde_heap_event *e = sonde_exp_heap_events(exp, &n);
-
-	fprintf(out, "# %zu heap events of %s, by time; time in seconds since the start\n", n, in->dir);
-	for (size_t i = 0; i < n; i++) {
-		const char *what = e[i].flags & SONDE_HEAPF_FAILED  ? "failed"
-				   : e[i].flags & SONDE_HEAPF_ALLOC ? "alloc"
-								    : "free";
-
-		fprintf(out,
-			"heap %zu  time %.9f  tid %u  func %s  %s  addr 0x%" PRIx64 "  bytes %" PRIu64
-			"  stack 0x%" PRIx64,
-			i, since(in, e[i].time_ns), e[i].tid, sonde_heap_func_name(e[i].func), what,
-			e[i].addr, e[i].bytes, e[i].stack_id);
-		dump_event_stack(out, dyn, exp, e[i].stack_id, e[i].time_ns);
-	}
-	return 0;
-}
-
-static int dump_io(FILE *out, const struct sonde_dynfuncs *dyn, const struct sonde_exp *exp,
-		   char *err, size_t errlen)
-{
-	const struct sonde_exp_info *in = sonde_exp_info(exp);
-	size_t n;
-	const struct sonde_io_event *e = sonde_exp_io_events(exp, &n);
-
-	fprintf(out, "# %zu I/O events of %s, by time; time in seconds since the start\n", n, in->dir);
-	for (size_t i = 0; i < n; i++) {
-		const char *file = sonde_exp_io_file(exp, e[i].file_id);
-
-		fprintf(out,
-			"io %zu  time %.9f  tid %u  func %s  fd %d  bytes %" PRId64 "  dur %" PRIu64
-			" ns  err %d  stack 0x%" PRIx64 "  file %s",
-			i, since(in, e[i].time_ns), e[i].tid, sonde_io_func_name(e[i].func), e[i].fd,
-			e[i].bytes, e[i].dur_ns, e[i].err, e[i].stack_id, file ? file : "-");
-		dump_event_stack(out, dyn, exp, e[i].stack_id, e[i].time_ns);
-	}
-	return 0;
-}
-
-/* The views' part of each data kind: its -dump, by enum sonde_dump_kind
- * (a kind's is at its id - 1); named as the kind in sonde/kinds.h. */
+/* The dumps, by enum sonde_dump_kind (a kind's is at its id - 1, named as
+ * the kind in sonde/kinds.h): the collector's own files' and objects
+ * here, a traced kind's from its module (views/kind.h). */
 typedef int dump_fn(FILE *out, const struct sonde_dynfuncs *dyn, const struct sonde_exp *exp, char *err,
 		    size_t errlen);
-static dump_fn *const dumps[SONDE_DUMP_NKINDS] = {
+static dump_fn *const own_dumps[SONDE_DUMP_NKINDS] = {
 	[SONDE_DUMP_PROFILE] = dump_profile,
 	[SONDE_DUMP_STACKS] = dump_stacks,
 	[SONDE_DUMP_OVERVIEW] = dump_overview,
 	[SONDE_DUMP_OBJECTS] = dump_objects,
-	[SONDE_DUMP_SYNC] = dump_sync,
-	[SONDE_DUMP_HEAP] = dump_heap,
-	[SONDE_DUMP_IO] = dump_io,
 };
+
+static dump_fn *dump_of(int i)
+{
+	const struct sonde_kind_module *m = i == SONDE_DUMP_OBJECTS ? NULL : sonde_kind_module(i + 1);
+
+	if (own_dumps[i])
+		return own_dumps[i];
+	return m && m->view ? m->view->dump : NULL;
+}
 
 static const char *dump_name(int i)
 {
@@ -285,7 +232,7 @@ static const char *dump_name(int i)
 int sonde_dump_parse(enum sonde_dump_kind *k, const char *s, char *err, size_t errlen)
 {
 	for (int i = 0; i < SONDE_DUMP_NKINDS; i++)
-		if (dumps[i] && !strcmp(s, dump_name(i))) {
+		if (dump_of(i) && !strcmp(s, dump_name(i))) {
 			*k = (enum sonde_dump_kind)i;
 			return 0;
 		}
@@ -295,7 +242,7 @@ int sonde_dump_parse(enum sonde_dump_kind *k, const char *s, char *err, size_t e
 	for (int pass = 0; pass < 3; pass++)
 		for (int i = 0; i < SONDE_DUMP_NKINDS; i++) {
 			bool objects = i == SONDE_DUMP_OBJECTS;
-			if (!dumps[i] || (pass == 1) != objects || (!objects && sonde_kind_traced(i + 1) != (pass == 2)))
+			if (!dump_of(i) || (pass == 1) != objects || (!objects && sonde_kind_traced(i + 1) != (pass == 2)))
 				continue;
 			if (n < sizeof names)
 				n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", n ? ", " : "", dump_name(i));
@@ -311,12 +258,14 @@ int sonde_view_dump(FILE *f, const struct sonde_exp *exp, enum sonde_dump_kind k
 	struct sonde_dynfuncs *dyn;
 	int rc;
 
-	if ((unsigned)kind >= SONDE_DUMP_NKINDS || !dumps[kind]) {
+	dump_fn *dump = (unsigned)kind < SONDE_DUMP_NKINDS ? dump_of(kind) : NULL;
+
+	if (!dump) {
 		snprintf(err, errlen, "no -dump kind %d", (int)kind);
 		return -1;
 	}
 	dyn = sonde_dynfuncs_read(exp, &present);
-	rc = dumps[kind](f, dyn, exp, err, errlen);
+	rc = dump(f, dyn, exp, err, errlen);
 	sonde_dynfuncs_free(dyn);
 	return rc;
 }

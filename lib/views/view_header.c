@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "symbols/archive.h"
+#include "views/kind.h"
 #include "views/view_exp.h"
 #include "views/view_table.h"
 
@@ -395,64 +396,15 @@ static void header(FILE *out, const struct sonde_exp *exp)
 	print_threads(out, exp);
 }
 
-/* The traced kinds' totals, for -header in every form. */
-struct trace_totals {
-	bool sync, heap, io, matched;
-	size_t sync_n, io_n, io_errors;
-	uint64_t sync_wait, allocs, alloc_bytes, frees;
-	uint64_t io_read, io_written; /* sums of int64 byte counts, wrapping */
-	struct sonde_heap_match m;
-};
-
-static void trace_totals(const struct sonde_exp *exp, struct trace_totals *t)
-{
-	size_t n;
-	memset(t, 0, sizeof *t);
-	if ((t->sync = sonde_exp_traced(exp, SONDE_KIND_SYNC))) {
-		const struct sonde_sync_event *e = sonde_exp_sync_events(exp, &n);
-		t->sync_n = n;
-		for (size_t i = 0; i < n; i++)
-			t->sync_wait += e[i].wait_ns; /* wraps like the metrics */
-	}
-	if ((t->heap = sonde_exp_traced(exp, SONDE_KIND_HEAP))) {
-		/* streamed: a heap trace can hold more events than fit in memory */
-		struct sonde_heap_stats hs;
-		t->matched = sonde_heap_stats(exp, &hs) >= 0;
-		t->allocs = hs.any_allocs;
-		t->alloc_bytes = hs.any_alloc_bytes;
-		t->frees = hs.any_frees;
-		t->m = hs.m;
-	}
-	if ((t->io = sonde_exp_traced(exp, SONDE_KIND_IO))) {
-		const struct sonde_io_event *e = sonde_exp_io_events(exp, &n);
-		t->io_n = n;
-		for (size_t i = 0; i < n; i++) {
-			if (e[i].flags & SONDE_IOF_ERROR)
-				t->io_errors++;
-			else if (SONDE_IO_IS_READ(e[i].func))
-				t->io_read += (uint64_t)e[i].bytes;
-			else if (SONDE_IO_IS_WRITE(e[i].func))
-				t->io_written += (uint64_t)e[i].bytes;
-		}
-	}
-}
-
-/* One line per traced kind in -header. */
+/* One line per traced kind in -header, from its module (views/kind.h). */
 static void print_traces(FILE *out, const struct sonde_exp *exp)
 {
-	const struct sonde_exp_info *in = sonde_exp_info(exp);
-	struct trace_totals t;
-	trace_totals(exp, &t);
-	if (t.sync)
-		fprintf(out, "%-19s%zu waits, %.6f s waited, threshold %.3f us (%s)\n", "Sync tracing:", t.sync_n,
-			sec(t.sync_wait), (double)in->settings.sync_threshold_ns / 1e3, str(in->settings.sync_mode));
-	if (t.heap && t.matched)
-		fprintf(out, "%-19s%" PRIu64 " allocations (%" PRIu64 " bytes), %" PRIu64 " frees, %" PRIu64
-			" leaks (%" PRIu64 " bytes)\n",
-			"Heap tracing:", t.allocs, t.alloc_bytes, t.frees, t.m.leaks, t.m.leaked_bytes);
-	if (t.io)
-		fprintf(out, "%-19s%zu calls, %" PRId64 " bytes read, %" PRId64 " bytes written, %zu errors\n",
-			"I/O tracing:", t.io_n, (int64_t)t.io_read, (int64_t)t.io_written, t.io_errors);
+	for (int id = 1; id <= SONDE_KIND_MAX; id++) {
+		const struct sonde_view_kind *v = sonde_kind_module(id)->view;
+
+		if (v && v->header_text && sonde_exp_traced(exp, id))
+			v->header_text(out, exp);
+	}
 }
 
 /* ---- -header in csv and json -------------------------------------------- */
@@ -524,39 +476,19 @@ static void kv_events(struct sonde_emit *k, const struct sonde_exp *exp, enum so
  * for a kind that was not traced. */
 static void kv_traces(struct sonde_emit *k, const struct sonde_exp *exp)
 {
-	struct trace_totals t;
-	trace_totals(exp, &t);
-	if (t.sync) {
-		kv_open(k, "sync", false);
-		kv_u64(k, "events", t.sync_n);
-		kv_u64(k, "wait_ns", t.sync_wait);
-		kv_u64(k, "threshold_ns", sonde_exp_info(exp)->settings.sync_threshold_ns);
-		kv_close(k);
-	} else {
-		kv_null(k, "sync");
-	}
-	if (t.heap) {
-		kv_open(k, "heap", false);
-		kv_u64(k, "allocations", t.allocs);
-		kv_u64(k, "bytes", t.alloc_bytes);
-		kv_u64(k, "frees", t.frees);
-		if (t.matched) {
-			kv_u64(k, "leaks", t.m.leaks);
-			kv_u64(k, "leaked_bytes", t.m.leaked_bytes);
+	for (int id = 1; id <= SONDE_KIND_MAX; id++) {
+		const struct sonde_view_kind *v = sonde_kind_module(id)->view;
+		const char *name = sonde_kind_desc(id)->name;
+
+		if (!v || !v->header_doc)
+			continue;
+		if (!sonde_exp_traced(exp, id)) {
+			kv_null(k, name);
+			continue;
 		}
+		kv_open(k, name, false);
+		v->header_doc(k, exp);
 		kv_close(k);
-	} else {
-		kv_null(k, "heap");
-	}
-	if (t.io) {
-		kv_open(k, "io", false);
-		kv_u64(k, "calls", t.io_n);
-		kv_i64(k, "bytes_read", (int64_t)t.io_read); /* signed, as in the I/O packets */
-		kv_i64(k, "bytes_written", (int64_t)t.io_written);
-		kv_u64(k, "errors", t.io_errors);
-		kv_close(k);
-	} else {
-		kv_null(k, "io");
 	}
 }
 

@@ -7,12 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/profile.h"
 #include "views/view.h"
 
 const struct sonde_metric_def *sonde_view_known_metrics(int *n)
 {
-	*n = SONDE_NMETRICS;
-	return sonde_metrics;
+	return sonde_profile_metrics(n);
 }
 
 static const struct sonde_metric_def *known(const char *name)

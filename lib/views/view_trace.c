@@ -617,8 +617,9 @@ int sonde_view_heapstat(FILE *f, const struct sonde_exp *const *exps, size_t n,
 
 /* ---- -io and -iostacks -------------------------------------------------------------- */
 
-/* Values of an I/O group, in the order of the metrics SONDE_M_IOREADBYTES
- * ... SONDE_M_IOERRORTIME; then the group's bytes and calls. */
+/* Values of an I/O group, in the order of the io kind's metrics
+ * ioreadbytes ... ioerrortime (lib/kinds/io.c); then the group's bytes and
+ * calls. */
 enum {
 	IO_RB,
 	IO_RC,
@@ -734,8 +735,12 @@ int sonde_view_io(FILE *f, const struct sonde_exp *const *exps, size_t n,
 	sort_groups(&g, IO_BYTES, IO_CALLS);
 
 	vt_field_key(&t, "file");
+	int nm;
+	const struct sonde_metric_def *defs = sonde_profile_metrics(&nm);
+	int m0 = sonde_profile_metric_index("ioreadbytes");
+
 	for (int k = IO_RB; k <= IO_ET; k++) {
-		const struct sonde_metric_def *d = &sonde_metrics[SONDE_M_IOREADBYTES + k];
+		const struct sonde_metric_def *d = &defs[m0 + k];
 
 		if (vt_group(&t, d->abbr, NULL, false) < 0 ||
 		    (first[k] = vt_sub(&t, VT_VAL, d->unit, true, d->name)) < 0)
@@ -923,9 +928,12 @@ int sonde_view_sync(FILE *f, const struct sonde_exp *const *exps, size_t n,
 	vt_field_key(&t, "functions");
 	if (n > 1)
 		vt_field_key(&t, "experiment");
-	if (vt_group(&t, sonde_metrics[SONDE_M_SYNC].abbr, NULL, true) < 0 ||
+	int nm;
+	const struct sonde_metric_def *defs = sonde_profile_metrics(&nm);
+
+	if (vt_group(&t, defs[sonde_profile_metric_index("sync")].abbr, NULL, true) < 0 ||
 	    (cw = vt_sub(&t, VT_VAL, SONDE_UNIT_NS, true, "sync")) < 0 ||
-	    vt_group(&t, sonde_metrics[SONDE_M_SYNCN].abbr, NULL, false) < 0 ||
+	    vt_group(&t, defs[sonde_profile_metric_index("syncn")].abbr, NULL, false) < 0 ||
 	    (cn = vt_sub(&t, VT_VAL, SONDE_UNIT_COUNT, true, "syncn")) < 0 ||
 	    vt_group(&t, "Longest Wait", NULL, false) < 0 ||
 	    (cm = vt_sub(&t, VT_VAL, SONDE_UNIT_NS, true, "max")) < 0)

@@ -70,6 +70,15 @@
 #include "views/view.h"
 #include "views/view_exp.h"
 
+/* A model of every metric an experiment can give. */
+static struct sonde_model *model_all(void)
+{
+	int n;
+	const struct sonde_metric_def *d = sonde_profile_metrics(&n);
+
+	return sonde_model_new(d, n);
+}
+
 #define NFILES 9
 #define F_SYNC 6 /* the first trace file */
 static const char *const file_names[NFILES] = { "log.xml",  "map.xml",	 "notes",
@@ -223,7 +232,7 @@ static void run_views(const struct sonde_model *m)
  * (bucketed, so that recursion and shared callers occur). */
 static void model_of(const struct sonde_exp *exp)
 {
-	struct sonde_model *m = sonde_model_new(sonde_metrics, SONDE_NMETRICS);
+	struct sonde_model *m = model_all();
 	struct sonde_sample_iter it;
 	struct sonde_sample s;
 	uint32_t fr[SONDE_MAX_DEPTH_LIMIT + 1];
@@ -234,7 +243,7 @@ static void model_of(const struct sonde_exp *exp)
 	sonde_sample_iter_init(&it, exp);
 	while (budget-- && sonde_sample_iter_next(&it, &s)) {
 		const struct sonde_stack *st = sonde_exp_stack(exp, s.stack_id);
-		int64_t v[SONDE_NMETRICS] = { [SONDE_M_TOTALCPU] = (int64_t)s.weight_ns,
+		int64_t v[SONDE_MAX_METRICS] = { [SONDE_M_TOTALCPU] = (int64_t)s.weight_ns,
 						    [SONDE_M_SAMPLES] = 1 };
 		int d = 0;
 

@@ -359,7 +359,8 @@ static void test_processes(struct sonde_exp *fe, struct sonde_exp *ce)
 
 static void test_error_codes(const struct sonde_exp *e)
 {
-	struct sonde_model *m = sonde_model_new(sonde_metrics, 2); /* totalcpu, samples */
+	int nm;
+	struct sonde_model *m = sonde_model_new(sonde_profile_metrics(&nm), 2); /* totalcpu, samples */
 	uint32_t obj = sonde_model_object(m, "/opt/prog");
 	uint32_t fn = sonde_model_func(m, obj, 0x1000, "main", "main", "main", false);
 	const int64_t v[2] = { 1000, 1 };

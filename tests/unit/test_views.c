@@ -41,6 +41,15 @@
 #include "views/view.h"
 #include "views/view_table.h"
 
+/* A model of every metric an experiment can give. */
+static struct sonde_model *model_all(void)
+{
+	int n;
+	const struct sonde_metric_def *d = sonde_profile_metrics(&n);
+
+	return sonde_model_new(d, n);
+}
+
 int main(int argc, char **argv);
 
 static bool show;
@@ -153,7 +162,7 @@ static const struct stk nonadjacent[] = {
 static struct sonde_model *model_in(const struct stk *s, size_t n, uint32_t *ids,
 				    const char *prog_path, const char *lib_path)
 {
-	struct sonde_model *m = sonde_model_new(sonde_metrics, SONDE_NMETRICS);
+	struct sonde_model *m = model_all();
 	uint32_t prog = sonde_model_object(m, prog_path), lib = sonde_model_object(m, lib_path);
 
 	for (int i = 0; i < NF; i++)
@@ -161,7 +170,7 @@ static struct sonde_model *model_in(const struct stk *s, size_t n, uint32_t *ids
 					  fname[i], fname[i], false);
 	for (size_t i = 0; i < n; i++) {
 		uint32_t fr[8];
-		int64_t v[SONDE_NMETRICS] = { s[i].units * SEC, s[i].units };
+		int64_t v[SONDE_MAX_METRICS] = { s[i].units * SEC, s[i].units };
 
 		for (int k = 0; k < s[i].depth; k++)
 			fr[k] = ids[s[i].f[k]];
@@ -719,7 +728,7 @@ static void test_parsers(void)
 
 static void test_names(void)
 {
-	struct sonde_model *m = sonde_model_new(sonde_metrics, SONDE_NMETRICS);
+	struct sonde_model *m = model_all();
 	uint32_t a = sonde_model_object(m, "/bin/app"), b = sonde_model_object(m, "/lib/libb.so");
 	uint32_t cpp = sonde_model_func(m, a, 0x100, "_ZN2ns3fooEi", "ns::foo(int)", "ns::foo", false);
 	uint32_t d1 = sonde_model_func(m, b, 0x200, "dup", "dup", "dup", false);
@@ -727,7 +736,7 @@ static void test_names(void)
 	uint32_t st = sonde_model_func(m, a, 0x400, "<static>@0x400 (app)", "<static>@0x400 (app)",
 				       "<static>@0x400 (app)", true);
 	uint32_t fr[3] = { cpp, d1, d2 }, cands[4], f = 99;
-	int64_t v[SONDE_NMETRICS] = { SEC, 1 };
+	int64_t v[SONDE_MAX_METRICS] = { SEC, 1 };
 	struct sonde_view_opts o;
 	const char *t;
 
@@ -769,7 +778,7 @@ static void test_names(void)
 	CHECK_HAS(t, "\nns::foo(int),app,");
 	sonde_model_free(m);
 
-	m = sonde_model_new(sonde_metrics, SONDE_NMETRICS);
+	m = model_all();
 	a = sonde_model_object(m, "/bin/a,b");
 	fr[0] = sonde_model_func(m, a, 0x100, "f\"x", "f\"x", "f\"x", false);
 	sonde_model_add(m, fr, 1, v);

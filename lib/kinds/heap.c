@@ -1,0 +1,229 @@
+/*
+ * The heap kind (sonde collect -H): allocations, frees and failed
+ * allocations, one event per traced call (include/sonde/format.h), with
+ * the leaks they leave.  The kind's upper parts on the analyzer's side
+ * (base/kindmod.h): its metrics (allocations, bytes, leaks, bytes
+ * leaked), its `sonde agg` events, its -dump and -header.
+ *
+ * Its reading is the reader's own (reader/experiment.c's
+ * sonde_reader_heap): a heap-traced run writes tens of millions of events,
+ * which are checked at open and decoded again when asked for, from the
+ * blocks the scan kept, so the reading is tied to the scanner; leak
+ * matching is reader/heapleaks.c.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "agg/kind.h"
+#include "model/kind.h"
+#include "reader/kind.h"
+#include "views/kind.h"
+
+/* ---- metrics ------------------------------------------------------------------------- */
+
+enum { M_ALLOCCNT, M_ALLOCBYTES, M_LEAKCNT, M_LEAKBYTES, M_N };
+
+static const struct sonde_metric_def metrics[M_N] = {
+	[M_ALLOCCNT] = { "heapalloccnt", "Allocations", "Allocs", SONDE_UNIT_COUNT },
+	[M_ALLOCBYTES] = { "heapallocbytes", "Bytes Allocated", "Alloc Bytes", SONDE_UNIT_BYTES },
+	[M_LEAKCNT] = { "heapleakcnt", "Leaks", "Leaks", SONDE_UNIT_COUNT },
+	[M_LEAKBYTES] = { "heapleakbytes", "Bytes Leaked", "Leak Bytes", SONDE_UNIT_BYTES },
+};
+
+static int feed(struct sonde_model_feed *f, const struct sonde_exp *exp)
+{
+	size_t n;
+	const struct sonde_heap_event *e = sonde_exp_heap_events(exp, &n);
+
+	if (!n)
+		return 0;
+	bool *leaked = malloc(n * sizeof *leaked);
+	uint64_t *left = malloc(n * sizeof *left);
+	int rc = -1;
+
+	if (!leaked || !left || sonde_heap_leaks_left(exp, leaked, left, NULL) < 0)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		if (!(e[i].flags & SONDE_HEAPF_ALLOC))
+			continue; /* frees, munmaps and failures carry no metric */
+		int64_t v[M_N] = { [M_ALLOCCNT] = 1, [M_ALLOCBYTES] = (int64_t)e[i].bytes };
+
+		if (leaked[i]) {
+			v[M_LEAKCNT] = 1;
+			v[M_LEAKBYTES] = (int64_t)left[i]; /* a mapping unmapped in part: the rest */
+		}
+		if (sonde_model_feed_event(f, e[i].tid, e[i].time_ns, e[i].stack_id, v) < 0)
+			goto out;
+	}
+	rc = 0;
+out:
+	free(leaked);
+	free(left);
+	return rc;
+}
+
+static const struct sonde_model_kind model = {
+	.metrics = metrics,
+	.nmetrics = M_N,
+	.default_metrics = "e.heapalloccnt:e.heapallocbytes:e.heapleakcnt:e.heapleakbytes:i.heapleakbytes:",
+	.sort = "heapallocbytes",
+	.feed = feed,
+};
+
+/* ---- sonde agg ----------------------------------------------------------------------- */
+
+enum {
+	F_TID,
+	F_TIME,
+	F_SIZE,	    /* bytes requested; mmap/munmap: the length; free: 0 */
+	F_ADDR,	    /* the block's address */
+	F_FUNC,	    /* frees have no stack: "<unknown>" */
+	F_CALLER,
+	F_HEAPFUNC, /* "malloc", "free", ... */
+	F_EVENT,    /* "alloc", "free" or "failed" */
+	F_LEAKED,   /* 1: an allocation never freed (sonde_heap_leaks) */
+	F_N
+};
+
+static const struct sonde_dl_field fields[F_N] = {
+	[F_TID] = { "tid", SONDE_DL_INT, "thread id" },
+	[F_TIME] = { "time", SONDE_DL_INT, "nanoseconds since the experiment started" },
+	[F_SIZE] = { "size", SONDE_DL_INT, "bytes requested (mmap, munmap: the length; free: 0)" },
+	[F_ADDR] = { "addr", SONDE_DL_INT, "address of the block" },
+	[F_FUNC] = { "func", SONDE_DL_STR,
+		     "function that made the call (the stack's leaf; frees have no stack: \"<unknown>\")" },
+	[F_CALLER] = { "caller", SONDE_DL_STR, "function that called func" },
+	[F_HEAPFUNC] = { "heapfunc", SONDE_DL_STR, "the traced function: \"malloc\", \"free\", ..." },
+	[F_EVENT] = { "event", SONDE_DL_STR, "\"alloc\", \"free\" or \"failed\"" },
+	[F_LEAKED] = { "leaked", SONDE_DL_INT, "1 for an allocation never freed, else 0" },
+};
+
+static int64_t run(struct sonde_dl_prog *p, const struct sonde_exp *exp, sonde_dl_name_fn name_of_pc, void *ctx,
+		   char *err, size_t errlen);
+
+static const struct sonde_dl_kind agg = {
+	.name = "heap",
+	.fields = fields,
+	.nfields = F_N,
+	.doc = "one event per traced allocation, free or failed allocation (sonde collect -H)",
+	.run = run,
+};
+
+static int64_t run(struct sonde_dl_prog *p, const struct sonde_exp *exp, sonde_dl_name_fn name_of_pc, void *ctx,
+		   char *err, size_t errlen)
+{
+	struct sonde_dl_val vals[F_N];
+	struct sonde_dl_trace t;
+	size_t n;
+	const struct sonde_heap_event *e = sonde_exp_heap_events(exp, &n);
+	bool *leaked = NULL;
+	int r;
+
+	if (!e || (r = sonde_dl_trace_begin(&t, p, exp, &agg, F_FUNC, F_CALLER, name_of_pc, ctx, vals)) == 0)
+		return 0;
+	if (r < 0)
+		return sonde_dl_trace_oom(&t, err, errlen);
+	bool want_hf = sonde_dl_trace_uses(&t, &agg, F_HEAPFUNC);
+	bool want_ev = sonde_dl_trace_uses(&t, &agg, F_EVENT);
+	const char *ev_alloc = sonde_dl_trace_intern(&t, "alloc");
+	const char *ev_free = sonde_dl_trace_intern(&t, "free");
+	const char *ev_failed = sonde_dl_trace_intern(&t, "failed");
+
+	if (!ev_alloc || !ev_free || !ev_failed)
+		goto oom;
+	if (sonde_dl_trace_uses(&t, &agg, F_LEAKED) && n &&
+	    (!(leaked = malloc(n * sizeof(*leaked))) || sonde_heap_leaks(exp, leaked, NULL) < 0))
+		goto oom;
+	for (size_t i = 0; i < n; i++) {
+		const char *ev = (e[i].flags & SONDE_HEAPF_FAILED)  ? ev_failed
+				 : (e[i].flags & SONDE_HEAPF_ALLOC) ? ev_alloc
+								    : ev_free;
+
+		vals[F_TID].i = e[i].tid;
+		vals[F_TIME].i = (int64_t)(e[i].time_ns - t.start);
+		vals[F_SIZE].i = (int64_t)e[i].bytes;
+		vals[F_ADDR].i = (int64_t)e[i].addr;
+		vals[F_LEAKED].i = leaked && leaked[i];
+		if (want_ev) {
+			vals[F_EVENT].s = ev;
+			vals[F_EVENT].len = (uint32_t)strlen(ev);
+		}
+		if ((want_hf && sonde_dl_trace_fname(&t, &vals[F_HEAPFUNC], e[i].func, sonde_heap_func_name) < 0) ||
+		    sonde_dl_trace_names(&t, e[i].stack_id, e[i].time_ns, &vals[F_FUNC], &vals[F_CALLER]) < 0 ||
+		    sonde_dl_event(p, &agg, vals, F_N, (uint64_t)i + 1) < 0)
+			goto oom;
+	}
+	free(leaked);
+	sonde_dl_trace_end(&t);
+	return (int64_t)n;
+oom:
+	free(leaked);
+	return sonde_dl_trace_oom(&t, err, errlen);
+}
+
+/* ---- views --------------------------------------------------------------------------- */
+
+static int dump(FILE *out, const struct sonde_dynfuncs *dyn, const struct sonde_exp *exp, char *err, size_t errlen)
+{
+	const struct sonde_exp_info *in = sonde_exp_info(exp);
+	size_t n;
+	const struct sonde_heap_event *e = sonde_exp_heap_events(exp, &n);
+
+	fprintf(out, "# %zu heap events of %s, by time; time in seconds since the start\n", n, in->dir);
+	for (size_t i = 0; i < n; i++) {
+		const char *what = e[i].flags & SONDE_HEAPF_FAILED  ? "failed"
+				   : e[i].flags & SONDE_HEAPF_ALLOC ? "alloc"
+								    : "free";
+
+		fprintf(out,
+			"heap %zu  time %.9f  tid %u  func %s  %s  addr 0x%" PRIx64 "  bytes %" PRIu64
+			"  stack 0x%" PRIx64,
+			i, sonde_dump_since(in, e[i].time_ns), e[i].tid, sonde_heap_func_name(e[i].func), what,
+			e[i].addr, e[i].bytes, e[i].stack_id);
+		sonde_dump_stack(out, dyn, exp, e[i].stack_id, e[i].time_ns);
+	}
+	return 0;
+}
+
+/* -header's totals are streamed (sonde_heap_stats): a heap trace can hold
+ * more events than fit in memory. */
+static void header_text(FILE *out, const struct sonde_exp *exp)
+{
+	struct sonde_heap_stats hs;
+
+	if (sonde_heap_stats(exp, &hs) < 0)
+		return;
+	fprintf(out,
+		"%-*s%" PRIu64 " allocations (%" PRIu64 " bytes), %" PRIu64 " frees, %" PRIu64 " leaks (%" PRIu64
+		" bytes)\n",
+		SONDE_HEADER_LABEL_W, "Heap tracing:", hs.any_allocs, hs.any_alloc_bytes, hs.any_frees, hs.m.leaks,
+		hs.m.leaked_bytes);
+}
+
+static void header_doc(struct sonde_emit *k, const struct sonde_exp *exp)
+{
+	struct sonde_heap_stats hs;
+	bool matched = sonde_heap_stats(exp, &hs) >= 0;
+
+	em_u(k, "allocations", hs.any_allocs);
+	em_u(k, "bytes", hs.any_alloc_bytes);
+	em_u(k, "frees", hs.any_frees);
+	if (matched) {
+		em_u(k, "leaks", hs.m.leaks);
+		em_u(k, "leaked_bytes", hs.m.leaked_bytes);
+	}
+}
+
+static const struct sonde_view_kind view = {
+	.dump = dump,
+	.header_text = header_text,
+	.header_doc = header_doc,
+};
+
+const struct sonde_kind_module sonde_kind_module_HEAP = {
+	.reader = &sonde_reader_heap,
+	.model = &model,
+	.agg = &agg,
+	.view = &view,
+};
