@@ -24,18 +24,69 @@
 #include "symbols/symbols.h"
 #include "reader/experiment.h"
 
+/* "KIND (field field ...)" of an event kind, appended to buf. */
+static size_t kind_fields(char *buf, size_t len, size_t n, const struct sonde_dl_kind *k)
+{
+	/* \001: a space the lines do not break at (the name stays with its fields) */
+	n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s\001(", k->name);
+	for (size_t i = 0; i < k->nfields; i++)
+		n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s", i ? " " : "", k->fields[i].name);
+	return n + (size_t)snprintf(buf + n, n < len ? len - n : 0, ")");
+}
+
+/* The kinds of events and their fields, from agg's own kinds and the data
+ * kinds' modules, filled to 75 columns. */
+static void usage_kinds(FILE *f)
+{
+	char text[2048];
+	const struct sonde_dl_kind *traced[SONDE_KIND_MAX];
+	size_t n = 0, nt = 0;
+
+	for (int id = 1; id <= SONDE_KIND_MAX; id++)
+		if (sonde_dl_kind_of(id))
+			traced[nt++] = sonde_dl_kind_of(id);
+	n += (size_t)snprintf(text, sizeof text,
+			      "DTrace-style aggregations.  Without an experiment the events are the lines "
+			      "of standard input (kind stdin, fields $0 $1 $2 ...); with one, its recorded "
+			      "events: kind ");
+	n = kind_fields(text, sizeof text, n, &sonde_dl_kind_profile);
+	for (size_t i = 0; i < nt; i++) {
+		n += (size_t)snprintf(text + n, n < sizeof text ? sizeof text - n : 0, "%s",
+				      i == 0 ? ", and as traced: " : i + 1 == nt ? " and " : ", ");
+		n = kind_fields(text, sizeof text, n, traced[i]);
+	}
+	if (n + 2 >= sizeof text)
+		n = sizeof text - 3;
+	text[n++] = '.';
+	text[n] = '\0';
+	/* Break at the last space that keeps a line within 75 columns. */
+	const char *p = text;
+	while (*p) {
+		size_t len = strlen(p), cut = len;
+		if (len > 75) {
+			cut = 75;
+			while (cut > 0 && p[cut] != ' ')
+				cut--;
+			if (!cut)
+				cut = 75;
+		}
+		for (size_t i = 0; i < cut; i++)
+			fputc(p[i] == '\001' ? ' ' : p[i], f);
+		fputc('\n', f);
+		p += cut;
+		while (*p == ' ')
+			p++;
+	}
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: sonde agg [-x OPTION[=VALUE]]... 'PROGRAM' [EXPERIMENT]\n"
 		"       sonde agg [-x OPTION[=VALUE]]... -s FILE [EXPERIMENT]\n"
-		"\n"
-		"DTrace-style aggregations.  Without an experiment the events are the lines\n"
-		"of standard input (kind stdin, fields $0 $1 $2 ...); with one, its recorded\n"
-		"events: kind profile (thread cpu time weight object func caller pc depth),\n"
-		"and as traced: sync (tid time wait object func caller syncfunc result),\n"
-		"heap (tid time size addr func caller heapfunc event leaked) and io (tid\n"
-		"time bytes dur fd file func caller iofunc err).\n"
+		"\n");
+	usage_kinds(f);
+	fprintf(f,
 		"\n"
 		"  PROGRAM   clauses KIND [/predicate/] { statements }, and BEGIN / END\n"
 		"            statements: @name[key, ...] = count() | sum(v) | min(v) | max(v)\n"

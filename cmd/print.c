@@ -489,6 +489,10 @@ struct command {
 	const char *help; /* one line of -help */
 };
 
+/* An argument that -help makes from the table of kinds: the -dump
+ * arguments ("profile|stacks|...|io"). */
+#define ARG_DUMPS "{dumps}"
+
 /* ---- checking arguments ----------------------------------------------------- */
 
 static int check_metrics(const struct command *c, const char *arg, char *err, size_t errlen)
@@ -1126,7 +1130,7 @@ static const struct command commands[] = {
 	  "annotated disassembly of a function, with its source lines" },
 	{ "dthresh", ARG_ONE, "PERCENT", check_percent, run_dthresh,
 	  "-disasm marks instructions whose metric reaches PERCENT of the largest (75)" },
-	{ "dump", ARG_ONE, "profile|stacks|overview|objects|sync|heap|io", check_dump, run_dump,
+	{ "dump", ARG_ONE, ARG_DUMPS, check_dump, run_dump,
 	  "raw samples, stacks, overview, objects, or traced events" },
 	{ "exit", ARG_NONE, NULL, NULL, run_quit,
 	  "end the script or the interactive session" },
@@ -1216,10 +1220,13 @@ static void usage(FILE *f)
 		   "when stdin is a terminal, else -header.\n"
 		   "\n");
 	for (size_t i = 0; i < NCOMMANDS; i++) {
-		char left[64];
+		char left[128], arg[96];
 
-		snprintf(left, sizeof(left), "-%s%s%s", commands[i].name, commands[i].arg ? " " : "",
-			 commands[i].arg ? commands[i].arg : "");
+		if (commands[i].arg && !strcmp(commands[i].arg, ARG_DUMPS))
+			sonde_dump_names(arg, sizeof arg, "|");
+		else
+			snprintf(arg, sizeof arg, "%s", commands[i].arg ? commands[i].arg : "");
+		snprintf(left, sizeof(left), "-%s%s%s", commands[i].name, *arg ? " " : "", arg);
 		if (strlen(left) > 22)
 			fprintf(f, "  %s\n  %-22s %s\n", left, "", commands[i].help);
 		else

@@ -229,6 +229,22 @@ static const char *dump_name(int i)
 	return i == SONDE_DUMP_OBJECTS ? "objects" : sonde_kind_desc(i + 1)->name;
 }
 
+void sonde_dump_names(char *names, size_t len, const char *sep)
+{
+	size_t n = 0;
+
+	/* The collector's own kinds, objects, then the traced kinds. */
+	names[0] = '\0';
+	for (int pass = 0; pass < 3; pass++)
+		for (int i = 0; i < SONDE_DUMP_NKINDS; i++) {
+			bool objects = i == SONDE_DUMP_OBJECTS;
+			if (!dump_of(i) || (pass == 1) != objects || (!objects && sonde_kind_traced(i + 1) != (pass == 2)))
+				continue;
+			if (n < len)
+				n += (size_t)snprintf(names + n, len - n, "%s%s", n ? sep : "", dump_name(i));
+		}
+}
+
 int sonde_dump_parse(enum sonde_dump_kind *k, const char *s, char *err, size_t errlen)
 {
 	for (int i = 0; i < SONDE_DUMP_NKINDS; i++)
@@ -236,17 +252,9 @@ int sonde_dump_parse(enum sonde_dump_kind *k, const char *s, char *err, size_t e
 			*k = (enum sonde_dump_kind)i;
 			return 0;
 		}
-	/* The collector's own kinds, objects, then the traced kinds. */
-	char names[256] = "";
-	size_t n = 0;
-	for (int pass = 0; pass < 3; pass++)
-		for (int i = 0; i < SONDE_DUMP_NKINDS; i++) {
-			bool objects = i == SONDE_DUMP_OBJECTS;
-			if (!dump_of(i) || (pass == 1) != objects || (!objects && sonde_kind_traced(i + 1) != (pass == 2)))
-				continue;
-			if (n < sizeof names)
-				n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", n ? ", " : "", dump_name(i));
-		}
+	char names[256];
+
+	sonde_dump_names(names, sizeof names, ", ");
 	snprintf(err, errlen, "unknown -dump argument '%s' (%s)", s, names);
 	return -1;
 }

@@ -49,6 +49,10 @@ enum sonde_dump_kind {
 	SONDE_DUMP_NKINDS
 };
 
+/* The -dump arguments, joined with sep, into names (len bytes): the
+ * collector's own kinds, objects, then the traced kinds. */
+void sonde_dump_names(char *names, size_t len, const char *sep);
+
 /* Parses a -dump argument ("profile", ...).  0, or -1 with a message. */
 int sonde_dump_parse(enum sonde_dump_kind *k, const char *s, char *err, size_t errlen);
 
