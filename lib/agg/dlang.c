@@ -2155,3 +2155,31 @@ int sonde_dl_trace_fname(struct sonde_dl_trace *t, struct sonde_dl_val *v, unsig
 	v->len = (uint32_t)strlen(v->s);
 	return 0;
 }
+
+int64_t sonde_dl_trace_run(struct sonde_dl_prog *p, const struct sonde_exp *exp, const struct sonde_dl_kind *k,
+			   size_t n, size_t ffunc, size_t fcaller, sonde_dl_name_fn name_of_pc, void *ctx,
+			   sonde_dl_fill_fn *fill, void *arg, char *err, size_t errlen)
+{
+	struct sonde_dl_val vals[SONDE_DL_MAX_FIELDS];
+	struct sonde_dl_trace t;
+	int r;
+
+	if (k->nfields > SONDE_DL_MAX_FIELDS) { /* a kind this build cannot feed */
+		snprintf(err, errlen, "event kind %s has more than %d fields", k->name, SONDE_DL_MAX_FIELDS);
+		return -1;
+	}
+	if (!n || (r = sonde_dl_trace_begin(&t, p, exp, k, ffunc, fcaller, name_of_pc, ctx, vals)) == 0)
+		return 0;
+	if (r < 0)
+		return sonde_dl_trace_oom(&t, err, errlen);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t stack_id = 0, time_ns = 0;
+
+		if (fill(&t, arg, i, vals, &stack_id, &time_ns) < 0 ||
+		    sonde_dl_trace_names(&t, stack_id, time_ns, &vals[ffunc], &vals[fcaller]) < 0 ||
+		    sonde_dl_event(p, k, vals, k->nfields, (uint64_t)i + 1) < 0)
+			return sonde_dl_trace_oom(&t, err, errlen);
+	}
+	sonde_dl_trace_end(&t);
+	return (int64_t)n;
+}

@@ -4,19 +4,13 @@
  * function, and the helpers a run function feeds its events with.  For
  * the kinds' modules, lib/kinds/NAME.c.
  *
- * A run function, for a kind whose fields include a func and a caller
- * (the function that made the traced call, a call site, and the one above
- * it; the collector's own frames skipped; "<unknown>" for both without a
- * stack, caller "<none>" for a one-frame stack):
- *
- *     struct sonde_dl_trace t;
- *     struct sonde_dl_val vals[NFIELDS];
- *     int r = sonde_dl_trace_begin(&t, p, exp, &my_kind, F_FUNC, F_CALLER, name_of_pc, ctx, vals);
- *     if (r <= 0) return r < 0 ? sonde_dl_trace_oom(&t, err, errlen) : 0;
- *     for each event: set vals[...], sonde_dl_trace_names(&t, stack, time,
- *         &vals[F_FUNC], &vals[F_CALLER]), sonde_dl_event(p, &my_kind, vals, NFIELDS, i + 1);
- *     sonde_dl_trace_end(&t);
- *     return number of events;
+ * A kind's fields include a func and a caller: the function that made the
+ * traced call (a call site) and the one above it, the collector's own
+ * frames skipped; "<unknown>" for both without a stack, caller "<none>"
+ * for a one-frame stack.  Its run function gives sonde_dl_trace_run the
+ * number of its events and a function that sets one event's other
+ * fields; sonde_dl_trace_run does the rest (lib/kinds/sync.c is the
+ * model).
  */
 #ifndef SONDE_AGG_KIND_H
 #define SONDE_AGG_KIND_H
@@ -44,7 +38,27 @@ struct sonde_dl_trace {
 	const char *fname[64]; /* interned names of the traced functions */
 };
 
-/* Begins feeding kind k of exp to p: 1, go on (vals, the kind's nfields
+/* The most fields a kind has. */
+#define SONDE_DL_MAX_FIELDS 32
+
+/* Sets the fields of event i of the kind but func and caller (vals: its
+ * nfields values, strings set with sonde_dl_trace_str or _fname), and the
+ * event's stack id and time.  0, or -1 out of memory. */
+typedef int sonde_dl_fill_fn(struct sonde_dl_trace *t, void *arg, size_t i, struct sonde_dl_val *vals,
+			     uint64_t *stack_id, uint64_t *time_ns);
+
+/* Feeds the n events of kind k of exp to p, in order, each set by fill
+ * (with arg): nothing when the program has no clause of k.  ffunc and
+ * fcaller: the kind's func and caller fields.  Returns the number of
+ * events fed (0 when none), or -1 with a message in err (out of
+ * memory). */
+int64_t sonde_dl_trace_run(struct sonde_dl_prog *p, const struct sonde_exp *exp, const struct sonde_dl_kind *k,
+			   size_t n, size_t ffunc, size_t fcaller, sonde_dl_name_fn name_of_pc, void *ctx,
+			   sonde_dl_fill_fn *fill, void *arg, char *err, size_t errlen);
+
+/* The steps of sonde_dl_trace_run, for a kind that needs more.
+ *
+ * Begins feeding kind k of exp to p: 1, go on (vals, the kind's nfields
  * values, are set to 0 and ""); 0, the program has no clause of k
  * (nothing to do); -1 out of memory.  ffunc and fcaller: the kind's func
  * and caller fields. */

@@ -110,56 +110,53 @@ static const struct sonde_dl_kind agg = {
 	.run = run,
 };
 
+struct run {
+	const struct sonde_heap_event *e;
+	const bool *leaked;	     /* NULL when the program does not use the field */
+	const char *ev[3];	     /* "alloc", "free", "failed", interned on first use */
+};
+
+static int fill(struct sonde_dl_trace *t, void *arg, size_t i, struct sonde_dl_val *vals, uint64_t *stack_id,
+		uint64_t *time_ns)
+{
+	struct run *r = arg;
+	const struct sonde_heap_event *e = &r->e[i];
+	static const char *const names[3] = { "alloc", "free", "failed" };
+	int k = (e->flags & SONDE_HEAPF_FAILED) ? 2 : (e->flags & SONDE_HEAPF_ALLOC) ? 0 : 1;
+
+	if (!r->ev[k] && !(r->ev[k] = sonde_dl_trace_intern(t, names[k])))
+		return -1;
+	vals[F_TID].i = e->tid;
+	vals[F_TIME].i = (int64_t)(e->time_ns - t->start);
+	vals[F_SIZE].i = (int64_t)e->bytes;
+	vals[F_ADDR].i = (int64_t)e->addr;
+	vals[F_LEAKED].i = r->leaked && r->leaked[i];
+	vals[F_EVENT].s = r->ev[k];
+	vals[F_EVENT].len = (uint32_t)strlen(r->ev[k]);
+	*stack_id = e->stack_id;
+	*time_ns = e->time_ns;
+	return sonde_dl_trace_fname(t, &vals[F_HEAPFUNC], e->func, sonde_heap_func_name);
+}
+
 static int64_t run(struct sonde_dl_prog *p, const struct sonde_exp *exp, sonde_dl_name_fn name_of_pc, void *ctx,
 		   char *err, size_t errlen)
 {
-	struct sonde_dl_val vals[F_N];
-	struct sonde_dl_trace t;
 	size_t n;
-	const struct sonde_heap_event *e = sonde_exp_heap_events(exp, &n);
+	struct run r = { .e = sonde_exp_heap_events(exp, &n) };
 	bool *leaked = NULL;
-	int r;
 
-	if (!e || (r = sonde_dl_trace_begin(&t, p, exp, &agg, F_FUNC, F_CALLER, name_of_pc, ctx, vals)) == 0)
-		return 0;
-	if (r < 0)
-		return sonde_dl_trace_oom(&t, err, errlen);
-	bool want_hf = sonde_dl_trace_uses(&t, &agg, F_HEAPFUNC);
-	bool want_ev = sonde_dl_trace_uses(&t, &agg, F_EVENT);
-	const char *ev_alloc = sonde_dl_trace_intern(&t, "alloc");
-	const char *ev_free = sonde_dl_trace_intern(&t, "free");
-	const char *ev_failed = sonde_dl_trace_intern(&t, "failed");
-
-	if (!ev_alloc || !ev_free || !ev_failed)
-		goto oom;
-	if (sonde_dl_trace_uses(&t, &agg, F_LEAKED) && n &&
-	    (!(leaked = malloc(n * sizeof(*leaked))) || sonde_heap_leaks(exp, leaked, NULL) < 0))
-		goto oom;
-	for (size_t i = 0; i < n; i++) {
-		const char *ev = (e[i].flags & SONDE_HEAPF_FAILED)  ? ev_failed
-				 : (e[i].flags & SONDE_HEAPF_ALLOC) ? ev_alloc
-								    : ev_free;
-
-		vals[F_TID].i = e[i].tid;
-		vals[F_TIME].i = (int64_t)(e[i].time_ns - t.start);
-		vals[F_SIZE].i = (int64_t)e[i].bytes;
-		vals[F_ADDR].i = (int64_t)e[i].addr;
-		vals[F_LEAKED].i = leaked && leaked[i];
-		if (want_ev) {
-			vals[F_EVENT].s = ev;
-			vals[F_EVENT].len = (uint32_t)strlen(ev);
+	if (n && sonde_dl_uses_field(p, &agg, F_LEAKED)) {
+		if (!(leaked = malloc(n * sizeof(*leaked))) || sonde_heap_leaks(exp, leaked, NULL) < 0) {
+			free(leaked);
+			snprintf(err, errlen, "out of memory");
+			return -1;
 		}
-		if ((want_hf && sonde_dl_trace_fname(&t, &vals[F_HEAPFUNC], e[i].func, sonde_heap_func_name) < 0) ||
-		    sonde_dl_trace_names(&t, e[i].stack_id, e[i].time_ns, &vals[F_FUNC], &vals[F_CALLER]) < 0 ||
-		    sonde_dl_event(p, &agg, vals, F_N, (uint64_t)i + 1) < 0)
-			goto oom;
+		r.leaked = leaked;
 	}
+	int64_t rc = sonde_dl_trace_run(p, exp, &agg, n, F_FUNC, F_CALLER, name_of_pc, ctx, fill, &r, err, errlen);
+
 	free(leaked);
-	sonde_dl_trace_end(&t);
-	return (int64_t)n;
-oom:
-	free(leaked);
-	return sonde_dl_trace_oom(&t, err, errlen);
+	return rc;
 }
 
 /* ---- views --------------------------------------------------------------------------- */

@@ -266,47 +266,47 @@ static const struct sonde_dl_kind agg = {
 	.run = run,
 };
 
+struct run {
+	const struct sonde_exp *exp;
+	const struct sonde_io_event *e;
+	bool want_file;
+};
+
+static int fill(struct sonde_dl_trace *t, void *arg, size_t i, struct sonde_dl_val *vals, uint64_t *stack_id,
+		uint64_t *time_ns)
+{
+	const struct run *r = arg;
+	const struct sonde_io_event *e = &r->e[i];
+
+	vals[F_TID].i = e->tid;
+	vals[F_TIME].i = (int64_t)(e->time_ns - t->start);
+	vals[F_BYTES].i = e->bytes;
+	vals[F_DUR].i = (int64_t)e->dur_ns;
+	vals[F_FD].i = e->fd;
+	vals[F_ERR].i = e->err;
+	*stack_id = e->stack_id;
+	*time_ns = e->time_ns;
+	if (r->want_file) {
+		const char *name = e->file_id ? sonde_exp_io_file(r->exp, e->file_id) : NULL;
+		char buf[32];
+
+		if (!name) {
+			snprintf(buf, sizeof(buf), "<fd %d>", (int)e->fd);
+			name = buf;
+		}
+		if (sonde_dl_trace_str(t, &vals[F_FILE], name) < 0)
+			return -1;
+	}
+	return sonde_dl_trace_fname(t, &vals[F_IOFUNC], e->func, sonde_io_func_name);
+}
+
 static int64_t run(struct sonde_dl_prog *p, const struct sonde_exp *exp, sonde_dl_name_fn name_of_pc, void *ctx,
 		   char *err, size_t errlen)
 {
-	struct sonde_dl_val vals[F_N];
-	struct sonde_dl_trace t;
 	size_t n;
-	const struct sonde_io_event *e = sonde_exp_io_events(exp, &n);
-	int r;
+	struct run r = { exp, sonde_exp_io_events(exp, &n), sonde_dl_uses_field(p, &agg, F_FILE) };
 
-	if (!e || (r = sonde_dl_trace_begin(&t, p, exp, &agg, F_FUNC, F_CALLER, name_of_pc, ctx, vals)) == 0)
-		return 0;
-	if (r < 0)
-		return sonde_dl_trace_oom(&t, err, errlen);
-	bool want_file = sonde_dl_trace_uses(&t, &agg, F_FILE);
-	bool want_if = sonde_dl_trace_uses(&t, &agg, F_IOFUNC);
-
-	for (size_t i = 0; i < n; i++) {
-		vals[F_TID].i = e[i].tid;
-		vals[F_TIME].i = (int64_t)(e[i].time_ns - t.start);
-		vals[F_BYTES].i = e[i].bytes;
-		vals[F_DUR].i = (int64_t)e[i].dur_ns;
-		vals[F_FD].i = e[i].fd;
-		vals[F_ERR].i = e[i].err;
-		if (want_file) {
-			const char *name = e[i].file_id ? sonde_exp_io_file(exp, e[i].file_id) : NULL;
-			char buf[32];
-
-			if (!name) {
-				snprintf(buf, sizeof(buf), "<fd %d>", (int)e[i].fd);
-				name = buf;
-			}
-			if (sonde_dl_trace_str(&t, &vals[F_FILE], name) < 0)
-				return sonde_dl_trace_oom(&t, err, errlen);
-		}
-		if ((want_if && sonde_dl_trace_fname(&t, &vals[F_IOFUNC], e[i].func, sonde_io_func_name) < 0) ||
-		    sonde_dl_trace_names(&t, e[i].stack_id, e[i].time_ns, &vals[F_FUNC], &vals[F_CALLER]) < 0 ||
-		    sonde_dl_event(p, &agg, vals, F_N, (uint64_t)i + 1) < 0)
-			return sonde_dl_trace_oom(&t, err, errlen);
-	}
-	sonde_dl_trace_end(&t);
-	return (int64_t)n;
+	return sonde_dl_trace_run(p, exp, &agg, n, F_FUNC, F_CALLER, name_of_pc, ctx, fill, &r, err, errlen);
 }
 
 /* ---- views --------------------------------------------------------------------------- */

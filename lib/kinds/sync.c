@@ -199,41 +199,40 @@ static const struct sonde_dl_kind agg = {
 	.run = run,
 };
 
+struct run {
+	const struct sonde_sync_event *e;
+	bool want_obj;
+};
+
+static int fill(struct sonde_dl_trace *t, void *arg, size_t i, struct sonde_dl_val *vals, uint64_t *stack_id,
+		uint64_t *time_ns)
+{
+	const struct run *r = arg;
+	const struct sonde_sync_event *e = &r->e[i];
+
+	vals[F_TID].i = e->tid;
+	vals[F_TIME].i = (int64_t)(e->time_ns - t->start);
+	vals[F_WAIT].i = (int64_t)e->wait_ns;
+	vals[F_RESULT].i = e->result;
+	*stack_id = e->stack_id;
+	*time_ns = e->time_ns;
+	if (r->want_obj) {
+		char buf[32];
+
+		snprintf(buf, sizeof(buf), "0x%" PRIx64, e->object);
+		if (sonde_dl_trace_str(t, &vals[F_OBJECT], buf) < 0)
+			return -1;
+	}
+	return sonde_dl_trace_fname(t, &vals[F_SYNCFUNC], e->func, sonde_sync_func_name);
+}
+
 static int64_t run(struct sonde_dl_prog *p, const struct sonde_exp *exp, sonde_dl_name_fn name_of_pc, void *ctx,
 		   char *err, size_t errlen)
 {
-	struct sonde_dl_val vals[F_N];
-	struct sonde_dl_trace t;
 	size_t n;
-	const struct sonde_sync_event *e = sonde_exp_sync_events(exp, &n);
-	int r;
+	struct run r = { sonde_exp_sync_events(exp, &n), sonde_dl_uses_field(p, &agg, F_OBJECT) };
 
-	if (!e || (r = sonde_dl_trace_begin(&t, p, exp, &agg, F_FUNC, F_CALLER, name_of_pc, ctx, vals)) == 0)
-		return 0;
-	if (r < 0)
-		return sonde_dl_trace_oom(&t, err, errlen);
-	bool want_obj = sonde_dl_trace_uses(&t, &agg, F_OBJECT);
-	bool want_sf = sonde_dl_trace_uses(&t, &agg, F_SYNCFUNC);
-
-	for (size_t i = 0; i < n; i++) {
-		vals[F_TID].i = e[i].tid;
-		vals[F_TIME].i = (int64_t)(e[i].time_ns - t.start);
-		vals[F_WAIT].i = (int64_t)e[i].wait_ns;
-		vals[F_RESULT].i = e[i].result;
-		if (want_obj) {
-			char buf[32];
-
-			snprintf(buf, sizeof(buf), "0x%" PRIx64, e[i].object);
-			if (sonde_dl_trace_str(&t, &vals[F_OBJECT], buf) < 0)
-				return sonde_dl_trace_oom(&t, err, errlen);
-		}
-		if ((want_sf && sonde_dl_trace_fname(&t, &vals[F_SYNCFUNC], e[i].func, sonde_sync_func_name) < 0) ||
-		    sonde_dl_trace_names(&t, e[i].stack_id, e[i].time_ns, &vals[F_FUNC], &vals[F_CALLER]) < 0 ||
-		    sonde_dl_event(p, &agg, vals, F_N, (uint64_t)i + 1) < 0)
-			return sonde_dl_trace_oom(&t, err, errlen);
-	}
-	sonde_dl_trace_end(&t);
-	return (int64_t)n;
+	return sonde_dl_trace_run(p, exp, &agg, n, F_FUNC, F_CALLER, name_of_pc, ctx, fill, &r, err, errlen);
 }
 
 /* ---- views --------------------------------------------------------------------------- */
