@@ -4,9 +4,11 @@
  * Every data file an experiment can hold is one row of SONDE_KINDS below,
  * and everything that names a kind reads this table: the kind ids of the
  * file and block headers (enum sonde_kind in format.h), the collector's
- * table of traced kinds (collector/trace.c), and `sonde collect`'s
+ * table of traced kinds (collector/trace.c), `sonde collect`'s
  * options, environment, LD_PRELOAD list, dry run and trimming of the data
- * files (cmd/collect.c).
+ * files (cmd/collect.c), and the analyzer's table of the kinds' modules
+ * (lib/base/kindmod.h), through which the reader, the model, agg and the
+ * views reach each kind.
  *
  * The table covers every data file, not only the traced kinds, because
  * the id and the file name are what the format needs of each (the header's
@@ -20,7 +22,8 @@
  * collector's directory) and hands it VALUE in ENV; the library attaches
  * to the collector with __sonde_trace_attach (tracers/tracer.h), which
  * creates FILE.  Adding a traced kind (MPI, OpenMP, counters, Java) is one
- * row here, with the next free id, plus its library and its reader.
+ * row here, with the next free id, plus its library (tracers/NAME.c) and
+ * its module (lib/kinds/NAME.c; doc/internals.md).
  *
  * Columns of X(NAME, id, name, file, opt, env, lib, title, values, help,
  * flags):
