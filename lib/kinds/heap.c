@@ -1,24 +1,215 @@
 /*
  * The heap kind (sonde collect -H): allocations, frees and failed
  * allocations, one event per traced call (include/sonde/format.h), with
- * the leaks they leave.  The kind's upper parts on the analyzer's side
- * (base/kindmod.h): its metrics (allocations, bytes, leaks, bytes
- * leaked), its `sonde agg` events, its -dump and -header.
+ * the leaks they leave.  The whole kind on the analyzer's side
+ * (base/kindmod.h): the decoding of its packets, its metrics
+ * (allocations, bytes, leaks, bytes leaked), its `sonde agg` events, its
+ * -dump and -header.
  *
- * Its reading is the reader's own (reader/experiment.c's
- * sonde_reader_heap): a heap-traced run writes tens of millions of events,
- * which are checked at open and decoded again when asked for, from the
- * blocks the scan kept, so the reading is tied to the scanner; leak
- * matching is reader/heapleaks.c.
+ * Its events are not kept in a state of its own: a heap-traced run
+ * writes tens of millions of them, so the reader counts them per block at
+ * open and this file decodes them again when they are asked for, handing
+ * them to the reader (sonde_rk_heap_room, reader/kind.h), which keeps them
+ * by time and streams them; leak matching is reader/heapleaks.c.
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "agg/kind.h"
 #include "model/kind.h"
 #include "reader/kind.h"
 #include "views/kind.h"
+
+/* ---- reading ------------------------------------------------------------------------- */
+
+/* Unsigned LEB128 at *p, below end; false when it runs past end or over
+ * 64 bits. */
+static bool get_u(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	uint64_t x = 0;
+	for (unsigned shift = 0; *p < end && shift < 64; shift += 7) {
+		uint8_t b = *(*p)++;
+		x |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*v = x;
+			return true;
+		}
+	}
+	return false;
+}
+
+
+/* The records of a heap stream packet (format.h) as heap events.  A
+ * packet that runs past the block's used size was being extended when the
+ * process died: its records up to the used size count, and one cut there
+ * is dropped. */
+static const char *take_stream(struct scan *sc, const uint8_t *pkt, char *why, size_t whylen)
+{
+	struct sonde_exp *exp = sonde_rk_exp(sc);
+	const struct sonde_heap_stream_packet *k = (const void *)pkt;
+	uint32_t tid = sonde_rk_tid(sc), rest = sonde_rk_rest(sc);
+	bool again = sonde_rk_again(sc);
+	struct sonde_heap_event *room;
+	size_t nb = 0;
+
+	if (k->size < sizeof(*k))
+		return sonde_rk_too_small(why, whylen, "heap stream", k->size, sizeof(*k));
+	uint32_t have = k->size < rest ? k->size : rest;
+	/* a record takes 3 bytes at least (a free: tag, time, address); a
+	 * packet cut before its records has none */
+	if (!(room = sonde_rk_heap_room(sc, have > sizeof(*k) ? (have - sizeof(*k)) / 3 + 1 : 1)))
+		return NULL;
+	bool cut = (size_t)k->nbytes + sizeof(*k) > have;
+	if (!cut && (size_t)k->nbytes + sizeof(*k) + 8 <= k->size) {
+		snprintf(why, whylen, "heap stream packet of %u bytes holds %u bytes of records",
+			 k->size, k->nbytes);
+		return why;
+	}
+	const uint8_t *p = pkt + sizeof(*k), *end = pkt + (cut ? have : sizeof(*k) + k->nbytes);
+	uint64_t t = k->base_ns, addr = 0, defined = 0;
+	uint64_t slot_stack[SONDE_HEAP_STREAM_SLOTS];
+	uint8_t slot_func[SONDE_HEAP_STREAM_SLOTS];
+
+	while (p < end) {
+		const uint8_t *rec = p;
+		uint8_t tag = *p++, kind = tag >> 6, low = tag & 63;
+		uint64_t dt, bytes = 0, za;
+		bool ok = true;
+
+		if (kind == 3) {
+			snprintf(why, whylen, "heap stream record %zu: unknown tag 0x%02x",
+				 (size_t)(rec - pkt - sizeof(*k)), tag);
+			goto bad;
+		}
+		if (kind == 2) {
+			if (end - p < 9) {
+				ok = false;
+			} else {
+				slot_func[low] = p[0];
+				memcpy(&slot_stack[low], p + 1, 8);
+				defined |= 1ull << low;
+				p += 9;
+			}
+		}
+		ok = ok && get_u(&p, end, &dt) && (kind == 1 || get_u(&p, end, &bytes)) && get_u(&p, end, &za);
+		if (!ok) {
+			if (cut)
+				break;
+			snprintf(why, whylen, "heap stream record at %zu runs past the packet's %u bytes",
+				 (size_t)(rec - pkt - sizeof(*k)), k->nbytes);
+			goto bad;
+		}
+		if (kind == 0 && !(defined >> low & 1)) {
+			snprintf(why, whylen, "heap stream record at %zu uses slot %u before defining it",
+				 (size_t)(rec - pkt - sizeof(*k)), low);
+			goto bad;
+		}
+		t += dt;
+		addr += (za >> 1) ^ (0 - (za & 1));
+		if (kind == 1) {
+			room[nb++] = (struct sonde_heap_event){ tid, low, SONDE_HEAPF_FREE, t, addr, 0, 0 };
+		} else {
+			room[nb++] = (struct sonde_heap_event){ tid,  slot_func[low], addr ? SONDE_HEAPF_ALLOC : SONDE_HEAPF_FAILED,
+								t,    addr,	      bytes,
+								slot_stack[low] };
+			if (kind == 2 && !again)
+				sonde_rk_stack_ref(exp, slot_stack[low]);
+		}
+	}
+	sonde_rk_heap_commit(sc, nb);
+	return NULL;
+bad:
+	/* the records before the bad one count, as they are */
+	sonde_rk_heap_commit(sc, nb);
+	return why;
+}
+
+
+/* One event of a packet that holds one. */
+static void emit(struct scan *sc, const struct sonde_heap_event *e)
+{
+	struct sonde_heap_event *room = sonde_rk_heap_room(sc, 1);
+
+	if (room) {
+		*room = *e;
+		sonde_rk_heap_commit(sc, 1);
+	}
+}
+
+/* Packets of the heap file.  Decoded twice: counted at open, and again
+ * when the events are asked for (sonde_rk_again); stacks are materialised
+ * the first time. */
+static const char *take(struct scan *sc, const uint8_t *pkt, char *why, size_t whylen)
+{
+	struct sonde_exp *exp = sonde_rk_exp(sc);
+	const struct sonde_packet *h = (const void *)pkt;
+	uint32_t tid = sonde_rk_tid(sc);
+	bool again = sonde_rk_again(sc);
+
+	switch (h->type) {
+	case SONDE_PKT_HEAP:
+	case SONDE_PKT_HEAP_FREE: {
+		const struct sonde_heap_packet *p = (const void *)pkt;
+		bool full = h->type == SONDE_PKT_HEAP;
+		size_t min = full ? sizeof(*p) : sizeof(struct sonde_heap_free_packet);
+
+		if (h->size < min)
+			return sonde_rk_too_small(why, whylen, full ? "heap" : "heap free", h->size, min);
+		struct sonde_heap_event e = { tid, p->func, p->flags, p->time_ns, p->addr, 0, 0 };
+
+		if (full) {
+			e.bytes = p->bytes;
+			e.stack_id = p->stack_id;
+			if (!again)
+				sonde_rk_stack_ref(exp, p->stack_id);
+		} else {
+			e.flags = SONDE_HEAPF_FREE;
+		}
+		emit(sc, &e);
+		return NULL;
+	}
+	case SONDE_PKT_HEAP_SHORT:
+	case SONDE_PKT_HEAP_FREE_SHORT: {
+		bool full = h->type == SONDE_PKT_HEAP_SHORT;
+		size_t min = full ? sizeof(struct sonde_heap_short_packet)
+				  : sizeof(struct sonde_heap_free_short_packet);
+
+		if (h->size < min)
+			return sonde_rk_too_small(why, whylen, full ? "short heap" : "short heap free", h->size, min);
+		struct sonde_heap_event e;
+
+		if (full) {
+			const struct sonde_heap_short_packet *p = (const void *)pkt;
+
+			e = (struct sonde_heap_event){ tid, p->func, p->flags,
+						       sonde_rk_block_first_ns(sc) + (uint64_t)(int64_t)p->dt_ns,
+						       p->addr, p->bytes, p->stack_id };
+			if (!again)
+				sonde_rk_stack_ref(exp, p->stack_id);
+		} else {
+			const struct sonde_heap_free_short_packet *p = (const void *)pkt;
+
+			e = (struct sonde_heap_event){ tid, SONDE_HEAP_FREE, SONDE_HEAPF_FREE,
+						       sonde_rk_block_first_ns(sc) + (uint64_t)(int64_t)p->dt_ns,
+						       p->addr, 0, 0 };
+		}
+		emit(sc, &e);
+		return NULL;
+	}
+	case SONDE_PKT_HEAP_STREAM:
+		return take_stream(sc, pkt, why, whylen);
+	}
+	return sonde_rk_not_mine;
+}
+
+static size_t events(const struct sonde_exp *exp)
+{
+	return (size_t)sonde_rk_heap_count(exp);
+}
+
+static const struct sonde_reader_kind reader = { .take = take, .events = events };
 
 /* ---- metrics ------------------------------------------------------------------------- */
 
@@ -219,7 +410,7 @@ static const struct sonde_view_kind view = {
 };
 
 const struct sonde_kind_module sonde_kind_module_HEAP = {
-	.reader = &sonde_reader_heap,
+	.reader = &reader,
 	.model = &model,
 	.agg = &agg,
 	.view = &view,

@@ -143,6 +143,8 @@ struct sonde_exp {
 	uint64_t nheapev; /* heap events in all checked packets */
 	struct sonde_heap_mmap *mmaps; /* the successful mmaps, in time order */
 	size_t nmmaps, capmmaps;
+	struct sonde_heap_event *hroom; /* the room heap packets are decoded into at open */
+	size_t caphroom;
 	struct sonde_heap_event *heap; /* all heap events, by time, once asked for */
 	size_t nheap, capheap;
 	bool heap_done, heap_failed;
@@ -968,22 +970,6 @@ static const char *too_small(char *why, size_t whylen, const char *what, unsigne
 	return why;
 }
 
-/* Unsigned LEB128 at *p, below end; false when it runs past end or over
- * 64 bits. */
-static bool get_u(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-	uint64_t x = 0;
-	for (unsigned shift = 0; *p < end && shift < 64; shift += 7) {
-		uint8_t b = *(*p)++;
-		x |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80)) {
-			*v = x;
-			return true;
-		}
-	}
-	return false;
-}
-
 static bool ev_is_mmap(const struct sonde_heap_event *e)
 {
 	return !(e->flags & SONDE_HEAPF_FAILED) && (e->flags & SONDE_HEAPF_ALLOC) &&
@@ -1028,81 +1014,6 @@ static inline __attribute__((always_inline)) bool heap_emit(struct scan *sc, con
 	}
 	exp->nheapev++;
 	return true;
-}
-
-/* The records of a heap stream packet (format.h) as heap events.  A
- * packet that runs past the block's used size was being extended when the
- * process died: its records up to the used size count, and one cut there
- * is dropped. */
-static const char *take_heap_stream(struct scan *sc, const uint8_t *pkt, char *why, size_t whylen)
-{
-	struct sonde_exp *exp = sc->exp;
-	const struct sonde_heap_stream_packet *k = (const void *)pkt;
-
-	if (k->size < sizeof(*k))
-		return too_small(why, whylen, "heap stream", k->size, sizeof(*k));
-	uint32_t have = k->size < sc->rest ? k->size : sc->rest;
-	bool cut = (size_t)k->nbytes + sizeof(*k) > have;
-	if (!cut && (size_t)k->nbytes + sizeof(*k) + 8 <= k->size) {
-		snprintf(why, whylen, "heap stream packet of %u bytes holds %u bytes of records",
-			 k->size, k->nbytes);
-		return why;
-	}
-	const uint8_t *p = pkt + sizeof(*k), *end = pkt + (cut ? have : sizeof(*k) + k->nbytes);
-	uint64_t t = k->base_ns, addr = 0, defined = 0;
-	uint64_t slot_stack[SONDE_HEAP_STREAM_SLOTS];
-	uint8_t slot_func[SONDE_HEAP_STREAM_SLOTS];
-
-	while (p < end) {
-		const uint8_t *rec = p;
-		uint8_t tag = *p++, kind = tag >> 6, low = tag & 63;
-		uint64_t dt, bytes = 0, za;
-		bool ok = true;
-
-		if (kind == 3) {
-			snprintf(why, whylen, "heap stream record %zu: unknown tag 0x%02x",
-				 (size_t)(rec - pkt - sizeof(*k)), tag);
-			return why;
-		}
-		if (kind == 2) {
-			if (end - p < 9) {
-				ok = false;
-			} else {
-				slot_func[low] = p[0];
-				memcpy(&slot_stack[low], p + 1, 8);
-				defined |= 1ull << low;
-				p += 9;
-			}
-		}
-		ok = ok && get_u(&p, end, &dt) && (kind == 1 || get_u(&p, end, &bytes)) && get_u(&p, end, &za);
-		if (!ok) {
-			if (cut)
-				break;
-			snprintf(why, whylen, "heap stream record at %zu runs past the packet's %u bytes",
-				 (size_t)(rec - pkt - sizeof(*k)), k->nbytes);
-			return why;
-		}
-		if (kind == 0 && !(defined >> low & 1)) {
-			snprintf(why, whylen, "heap stream record at %zu uses slot %u before defining it",
-				 (size_t)(rec - pkt - sizeof(*k)), low);
-			return why;
-		}
-		t += dt;
-		addr += (za >> 1) ^ (0 - (za & 1));
-		struct sonde_heap_event e;
-		if (kind == 1) {
-			e = (struct sonde_heap_event){ sc->tid, low, SONDE_HEAPF_FREE, t, addr, 0, 0 };
-		} else {
-			e = (struct sonde_heap_event){ sc->tid, slot_func[low],
-						       addr ? SONDE_HEAPF_ALLOC : SONDE_HEAPF_FAILED,
-						       t, addr, bytes, slot_stack[low] };
-			if (kind == 2 && !sc->out)
-				trace_stack_ref(exp, slot_stack[low]);
-		}
-		if (!heap_emit(sc, &e))
-			return NULL;
-	}
-	return NULL;
 }
 
 /* ---- the kinds (reader/kind.h) ----------------------------------------- */
@@ -1167,77 +1078,58 @@ const char *sonde_rk_name_in(const char *const *names, size_t n, unsigned i)
 	return i < n && names[i] ? names[i] : "?";
 }
 
-/* The heap kind's reading is this file's (its events are decoded again
- * when asked for, from the blocks the scan at open checked: struct
- * heapblock); the collector's own kinds are read by take_packet. */
-/* Packets of the heap file. */
-static const char *take_heap(struct scan *sc, const uint8_t *pkt, char *why, size_t whylen)
+/* The heap kind's events are kept here, not in its module's state: a
+ * heap-traced run writes tens of millions of them, so the scan at open
+ * only counts them per block (struct heapblock) and they are decoded again
+ * when asked for.  Its module (lib/kinds/heap.c) decodes each packet's
+ * events into the room sonde_rk_heap_room gives. */
+struct sonde_heap_event *sonde_rk_heap_room(struct scan *sc, size_t n)
 {
+	struct heapbuf *o = sc->out;
 	struct sonde_exp *exp = sc->exp;
-	const struct sonde_packet *h = (const void *)pkt;
 
-	switch (h->type) {
-	case SONDE_PKT_HEAP:
-	case SONDE_PKT_HEAP_FREE: {
-		const struct sonde_heap_packet *p = (const void *)pkt;
-		bool full = h->type == SONDE_PKT_HEAP;
-		size_t min = full ? sizeof(*p) : sizeof(struct sonde_heap_free_packet);
-
-		if (h->size < min)
-			return too_small(why, whylen, full ? "heap" : "heap free", h->size, min);
-		struct sonde_heap_event e = { sc->tid, p->func, p->flags, p->time_ns, p->addr, 0, 0 };
-
-		if (full) {
-			e.bytes = p->bytes;
-			e.stack_id = p->stack_id;
-			if (!sc->out)
-				trace_stack_ref(exp, p->stack_id);
-		} else {
-			e.flags = SONDE_HEAPF_FREE;
+	if (o) { /* decoding again: straight into the events */
+		if (o->n + n > o->cap && sonde_grow(&o->v, &o->cap, o->n + n, sizeof(*o->v), 16)) {
+			o->oom = true;
+			return NULL;
 		}
-		heap_emit(sc, &e);
+		return o->v + o->n;
+	}
+	if (n > exp->caphroom && sonde_grow(&exp->hroom, &exp->caphroom, n, sizeof(*exp->hroom), 64)) {
+		exp->oom = true;
 		return NULL;
 	}
-	case SONDE_PKT_HEAP_SHORT:
-	case SONDE_PKT_HEAP_FREE_SHORT: {
-		bool full = h->type == SONDE_PKT_HEAP_SHORT;
-		size_t min = full ? sizeof(struct sonde_heap_short_packet)
-				  : sizeof(struct sonde_heap_free_short_packet);
-
-		if (h->size < min)
-			return too_small(why, whylen, full ? "short heap" : "short heap free", h->size, min);
-		struct sonde_heap_event e;
-
-		if (full) {
-			const struct sonde_heap_short_packet *p = (const void *)pkt;
-
-			e = (struct sonde_heap_event){ sc->tid, p->func, p->flags,
-						       sc->block_first_ns + (uint64_t)(int64_t)p->dt_ns,
-						       p->addr, p->bytes, p->stack_id };
-			if (!sc->out)
-				trace_stack_ref(exp, p->stack_id);
-		} else {
-			const struct sonde_heap_free_short_packet *p = (const void *)pkt;
-
-			e = (struct sonde_heap_event){ sc->tid, SONDE_HEAP_FREE, SONDE_HEAPF_FREE,
-						       sc->block_first_ns + (uint64_t)(int64_t)p->dt_ns,
-						       p->addr, 0, 0 };
-		}
-		heap_emit(sc, &e);
-		return NULL;
-	}
-	case SONDE_PKT_HEAP_STREAM:
-		return take_heap_stream(sc, pkt, why, whylen);
-	}
-	return sonde_rk_not_mine;
+	return exp->hroom;
 }
 
-static size_t heap_events(const struct sonde_exp *exp)
+bool sonde_rk_heap_commit(struct scan *sc, size_t n)
+{
+	struct heapbuf *o = sc->out;
+
+	if (o) {
+		o->n += n;
+		return true;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (!heap_emit(sc, &sc->exp->hroom[i]))
+			return false;
+	return true;
+}
+
+uint64_t sonde_rk_block_first_ns(const struct scan *sc)
+{
+	return sc->block_first_ns;
+}
+
+uint32_t sonde_rk_rest(const struct scan *sc)
+{
+	return sc->rest;
+}
+
+uint64_t sonde_rk_heap_count(const struct sonde_exp *exp)
 {
 	return exp->nheapev;
 }
-
-const struct sonde_reader_kind sonde_reader_heap = { .take = take_heap, .events = heap_events };
 
 /* Packets of the traced files: offered to the file's kind, then to the
  * other traced kinds; one that no kind takes is counted as unknown.
@@ -2065,6 +1957,7 @@ void sonde_exp_close(struct sonde_exp *exp)
 	free(exp->heap);
 	free(exp->hblocks);
 	free(exp->mmaps);
+	free(exp->hroom);
 	pthread_mutex_destroy(&exp->heap_lock);
 	free(exp->logbuf);
 	free(exp->mapbuf);

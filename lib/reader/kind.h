@@ -9,9 +9,8 @@
  * (sonde_exp_NAME_events, declared where other files read them), and
  * keeps its log.xml settings (<trace kind="NAME" .../>) in that state or
  * in the experiment's info.  The collector's own kinds (profile, stacks,
- * overview) are read by experiment.c itself; the heap kind's reading is
- * experiment.c's too (sonde_reader_heap below: its events are decoded
- * again on demand from the blocks the scan at open checked).
+ * overview) are read by experiment.c itself; the heap kind's events are
+ * kept by experiment.c (sonde_rk_heap_room below), not in its state.
  */
 #ifndef SONDE_READER_KIND_H
 #define SONDE_READER_KIND_H
@@ -47,8 +46,21 @@ struct sonde_reader_kind {
 	void (*log_trace)(struct sonde_exp *exp, const char *file, const struct sonde_xml_elem *e);
 };
 
-/* The heap kind's reading, for its module (lib/kinds/heap.c). */
-extern const struct sonde_reader_kind sonde_reader_heap;
+/* The heap kind's events (lib/kinds/heap.c), kept by the reader
+ * (experiment.c): at open counted per block, when decoded again appended
+ * in order.  A packet's events are decoded into the room that
+ * sonde_rk_heap_room gives for n of them (NULL out of memory), and the
+ * first n decoded are taken by sonde_rk_heap_commit (false out of
+ * memory): decoding again writes them where they are kept, once.
+ * Its packets' helpers: the block's first time (the base of short
+ * packets' times), the bytes from the packet to the block's used end (a
+ * packet being extended when the process died runs past it), and the
+ * events counted at open. */
+struct sonde_heap_event *sonde_rk_heap_room(struct scan *sc, size_t n);
+bool sonde_rk_heap_commit(struct scan *sc, size_t n);
+uint64_t sonde_rk_block_first_ns(const struct scan *sc);
+uint32_t sonde_rk_rest(const struct scan *sc);
+uint64_t sonde_rk_heap_count(const struct sonde_exp *exp);
 
 extern const char sonde_rk_not_mine[];
 
