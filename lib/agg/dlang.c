@@ -2148,11 +2148,12 @@ int sonde_dl_trace_fname(struct sonde_dl_trace *t, struct sonde_dl_val *v, unsig
 	if (!t->fname[func]) {
 		const char *s = name(func);
 
-		if (!(t->fname[func] = sonde_aggset_intern(t->p->set, s, strlen(s))))
+		t->fnamelen[func] = (uint32_t)strlen(s);
+		if (!(t->fname[func] = sonde_aggset_intern(t->p->set, s, t->fnamelen[func])))
 			return -1;
 	}
 	v->s = t->fname[func];
-	v->len = (uint32_t)strlen(v->s);
+	v->len = t->fnamelen[func];
 	return 0;
 }
 

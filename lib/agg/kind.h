@@ -36,6 +36,7 @@ struct sonde_dl_trace {
 	bool want_func, want_caller;
 	uint64_t start;	       /* the experiment's start: times are since it */
 	const char *fname[64]; /* interned names of the traced functions */
+	uint32_t fnamelen[64];
 };
 
 /* The most fields a kind has. */

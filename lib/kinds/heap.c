@@ -313,6 +313,7 @@ static int fill(struct sonde_dl_trace *t, void *arg, size_t i, struct sonde_dl_v
 	struct run *r = arg;
 	const struct sonde_heap_event *e = &r->e[i];
 	static const char *const names[3] = { "alloc", "free", "failed" };
+	static const uint32_t lens[3] = { 5, 4, 6 };
 	int k = (e->flags & SONDE_HEAPF_FAILED) ? 2 : (e->flags & SONDE_HEAPF_ALLOC) ? 0 : 1;
 
 	if (!r->ev[k] && !(r->ev[k] = sonde_dl_trace_intern(t, names[k])))
@@ -323,7 +324,7 @@ static int fill(struct sonde_dl_trace *t, void *arg, size_t i, struct sonde_dl_v
 	vals[F_ADDR].i = (int64_t)e->addr;
 	vals[F_LEAKED].i = r->leaked && r->leaked[i];
 	vals[F_EVENT].s = r->ev[k];
-	vals[F_EVENT].len = (uint32_t)strlen(r->ev[k]);
+	vals[F_EVENT].len = lens[k];
 	*stack_id = e->stack_id;
 	*time_ns = e->time_ns;
 	return sonde_dl_trace_fname(t, &vals[F_HEAPFUNC], e->func, sonde_heap_func_name);
