@@ -353,6 +353,8 @@ static int add_event(struct builder *b, const struct sonde_exp *exp, const struc
 	sonde_model_add_to(b->m, ev->mstack, v);
 	for (int k = 0; k < SONDE_NMETRICS; k++)
 		ev->v[k] = (int64_t)((uint64_t)ev->v[k] + (uint64_t)v[k]);
+	if (o && o->on_event)
+		o->on_event(o->on_event_arg, p, st, tid, time_ns, v);
 	return 0;
 }
 
@@ -595,6 +597,8 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 			ev->v[SONDE_M_TOTALCPU] += v[0];
 			ev->v[SONDE_M_SAMPLES] += 1;
 			p->samples_used++;
+			if (o && o->on_event)
+				o->on_event(o->on_event_arg, p, last_stack, s.tid, s.time_ns, v);
 		}
 		int tr = add_traces(&b, exp, &tidnum, o);
 		u64map_release(&tidnum);
