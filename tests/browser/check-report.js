@@ -16,7 +16,8 @@
  *                are found in the table and clicked in the flame graph
  *   csingle      -csingle NAME: a click on NAME in the table shows these
  *                callers and callees
- *   range        {from, to} fractions of the timeline to drag across, and
+ *   range        {from, to} fractions of the timeline to drag across,
+ *                absent and present: names the range must not / must have, and
  *                truth: "report" (compare with `sonde report -time` of the
  *                selected range, run here: sonde, experiments) or
  *                "phases" (the synthetic experiment of test_report --write)
@@ -241,6 +242,14 @@ function reportData(file) {
 			for (const n of Object.keys(have)) if (!(n in want) && (have[n][0] || have[n][1])) bad.push(n + ': want none, got ' + have[n]);
 			check(!bad.length, 'the table of the range equals ' + (spec.range.truth === 'report' ? 'the model\'s time filter (sonde report -time)' : 'the known truth') +
 				' (' + Object.keys(want).length + ' functions)', bad.join('\n'));
+		}
+		for (const n of spec.range.absent || []) {
+			const row = after.rows.find((x) => x[0] === n);
+			check(!row || (!row[1] && !row[2]), 'the range has none of ' + JSON.stringify(n), JSON.stringify(row));
+		}
+		for (const n of spec.range.present || []) {
+			const row = after.rows.find((x) => x[0] === n);
+			check(row && row[1] > 0, 'the range has ' + n + ' (' + (row ? row[1] : 0) + ')');
 		}
 		await shoot(page, 'sec-timeline', 'timeline-range');
 		await shoot(page, 'sec-functions', 'functions-range');
