@@ -49,28 +49,40 @@ extern const unsigned long sonde_report_js_len;
 /* Rows of the trace views (-leaks, -allocs, -iostacks ...). */
 #define TRACE_LIMIT 200
 
-/* A cell's key: bucket (23 bits), metric (5), group (3), kind (1: a
- * thread), id (32: the model stack or the thread's index). */
+/* A cell holds the values of four metrics of the table's order (an
+ * event's metrics are neighbours there: a sample's CPU time and count
+ * are one cell).  Its key: bucket (23 bits), the metrics' quad (5), group
+ * (3), kind (1: a thread), id (32: the model stack or the thread's
+ * index). */
 #define K_BUCKET_BITS 23
 #define K_BUCKET_MAX ((1ull << K_BUCKET_BITS) - 1)
 #define GROUP_MAX 8
-_Static_assert(SONDE_NMETRICS <= 32, "a metric fits the cell key's 5 bits");
+#define QUAD 4
+_Static_assert(SONDE_NMETRICS <= 32 * QUAD, "a metric's quad fits the cell key's 5 bits");
 
-static inline uint64_t cell_key(uint32_t id, unsigned thread, unsigned group, unsigned metric, uint64_t bucket)
+static inline uint64_t cell_key(uint32_t id, unsigned thread, unsigned group, unsigned quad, uint64_t bucket)
 {
-	return (uint64_t)id << 32 | (uint64_t)thread << 31 | (uint64_t)group << 28 | (uint64_t)metric << 23 | bucket;
+	return (uint64_t)id << 32 | (uint64_t)thread << 31 | (uint64_t)group << 28 | (uint64_t)quad << 23 | bucket;
 }
 #define KEY_ID(k) ((uint32_t)((k) >> 32))
 #define KEY_THREAD(k) ((unsigned)((k) >> 31) & 1u)
 #define KEY_GROUP(k) ((unsigned)((k) >> 28) & 7u)
-#define KEY_METRIC(k) ((unsigned)((k) >> 23) & 31u)
+#define KEY_QUAD(k) ((unsigned)((k) >> 23) & 31u)
 #define KEY_BUCKET(k) ((k) & K_BUCKET_MAX)
+
+#define CACHE_SIZE 4096 /* a power of two */
 
 struct cells {
 	struct u64map map; /* key -> index */
 	uint64_t *key;
-	int64_t *val;
+	int64_t (*val)[QUAD];
 	size_t n, cap;
+	/* the last cells used, in front of the map: a thread's samples in
+	 * one bucket, a hot stack's, hit the same cells */
+	struct {
+		uint64_t key;
+		uint32_t idx; /* index + 1; 0: empty */
+	} cache[CACHE_SIZE];
 };
 
 struct rep {
@@ -79,8 +91,11 @@ struct rep {
 	const uint32_t *group; /* per experiment, below GROUP_MAX */
 	size_t nexps, ngroups;
 	uint64_t w;	 /* bucket width, ns */
-	struct cells c;
+	struct cells *c;
 	struct u64map tmap; /* exp << 32 | tid -> index into p->threads */
+	/* each quad's last thread cell (on_event) */
+	uint64_t tkey[SONDE_NMETRICS];
+	long tidx[SONDE_NMETRICS]; /* -1: none */
 	uint32_t last_exp, last_tid, last_thread;
 	bool oom;
 	/* after the build */
@@ -96,7 +111,7 @@ void sonde_report_opts_init(struct sonde_report_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->sources = 8;
-	o->max_cells = 600000;
+	o->max_cells = 1500000;
 }
 
 void sonde_report_script_json(FILE *f, const char *json, size_t len)
@@ -218,14 +233,24 @@ static void cells_free(struct cells *c)
 	memset(c, 0, sizeof(*c));
 }
 
-static int cell_add(struct cells *c, uint64_t key, int64_t v)
+static inline void add_wrap(int64_t *p, int64_t v)
 {
+	*p = (int64_t)((uint64_t)*p + (uint64_t)v); /* wrap, never overflow UB */
+}
+
+/* The index of the cell of key, made (zero) when new; -1 out of memory. */
+static long cell_get(struct cells *c, uint64_t key)
+{
+	size_t h = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 52) & (CACHE_SIZE - 1);
+
+	if (c->cache[h].idx && c->cache[h].key == key)
+		return (long)c->cache[h].idx - 1;
 	long i = u64map_get(&c->map, key);
 
 	if (i < 0) {
 		if (sonde_grow(&c->key, &c->cap, c->n + 1, sizeof(*c->key), 4096))
 			return -1;
-		int64_t *nv = realloc(c->val, c->cap * sizeof(*nv));
+		int64_t(*nv)[QUAD] = realloc(c->val, c->cap * sizeof(*nv));
 
 		if (!nv || u64map_put(&c->map, key, (uint32_t)c->n) < 0) {
 			if (nv)
@@ -234,29 +259,39 @@ static int cell_add(struct cells *c, uint64_t key, int64_t v)
 		}
 		c->val = nv;
 		c->key[c->n] = key;
-		c->val[c->n] = 0;
+		memset(c->val[c->n], 0, sizeof(c->val[c->n]));
 		i = (long)c->n++;
 	}
-	c->val[i] = (int64_t)((uint64_t)c->val[i] + (uint64_t)v); /* wrap, never overflow UB */
-	return 0;
+	c->cache[h].key = key;
+	c->cache[h].idx = (uint32_t)i + 1;
+	return i;
 }
 
 /* Doubles the bucket width: merges every cell into bucket / 2. */
 static int cells_coarsen(struct rep *r)
 {
-	struct cells old = r->c, c = { 0 };
+	struct cells *c = calloc(1, sizeof(*c));
 
-	for (size_t i = 0; i < old.n; i++) {
-		uint64_t k = old.key[i];
+	if (!c)
+		return -1;
+	for (size_t i = 0; i < r->c->n; i++) {
+		uint64_t k = r->c->key[i];
+		long j = cell_get(c, (k & ~K_BUCKET_MAX) | (KEY_BUCKET(k) >> 1));
 
-		if (cell_add(&c, (k & ~K_BUCKET_MAX) | (KEY_BUCKET(k) >> 1), old.val[i]) < 0) {
-			cells_free(&c);
+		if (j < 0) {
+			cells_free(c);
+			free(c);
 			return -1;
 		}
+		for (int s = 0; s < QUAD; s++)
+			add_wrap(&c->val[j][s], r->c->val[i][s]);
 	}
-	cells_free(&old);
+	cells_free(r->c);
+	free(r->c);
 	r->c = c;
 	r->w *= 2;
+	for (int m = 0; m < SONDE_NMETRICS; m++)
+		r->tidx[m] = -1;
 	return 0;
 }
 
@@ -307,16 +342,40 @@ static void on_event(void *arg, const struct sonde_profile *p, uint32_t ev, uint
 	unsigned g = r->group[e->exp];
 	uint32_t th = thread_index(r, p, e->exp, tid);
 
-	for (unsigned m = 0; m < SONDE_NMETRICS; m++) {
-		if (!v[m])
+	for (unsigned qd = 0; qd * QUAD < SONDE_NMETRICS; qd++) {
+		const int64_t *vq = v + qd * QUAD;
+		int nq = SONDE_NMETRICS - (int)(qd * QUAD) < QUAD ? SONDE_NMETRICS - (int)(qd * QUAD) : QUAD;
+		bool any = false;
+
+		for (int s = 0; s < nq; s++)
+			any |= vq[s] != 0;
+		if (!any)
 			continue;
-		if (cell_add(&r->c, cell_key(e->mstack, 0, g, m, b), v[m]) < 0 ||
-		    (th != UINT32_MAX && cell_add(&r->c, cell_key(th, 1, g, m, b), v[m]) < 0)) {
+		long i = cell_get(r->c, cell_key(e->mstack, 0, g, qd, b));
+
+		if (i < 0) {
 			r->oom = true;
 			return;
 		}
+		for (int s = 0; s < nq; s++)
+			add_wrap(&r->c->val[i][s], vq[s]);
+		if (th == UINT32_MAX)
+			continue;
+		/* each quad's last thread cell: a thread's events come in runs */
+		uint64_t tk = cell_key(th, 1, g, qd, b);
+
+		if (r->tidx[qd] < 0 || r->tkey[qd] != tk) {
+			r->tidx[qd] = cell_get(r->c, tk);
+			r->tkey[qd] = tk;
+			if (r->tidx[qd] < 0) {
+				r->oom = true;
+				return;
+			}
+		}
+		for (int s = 0; s < nq; s++)
+			add_wrap(&r->c->val[r->tidx[qd]][s], vq[s]);
 	}
-	if (r->c.n > CELLS_HARD && cells_coarsen(r) < 0)
+	if (r->c->n > CELLS_HARD && cells_coarsen(r) < 0)
 		r->oom = true;
 }
 
@@ -355,48 +414,44 @@ static uint64_t gcd64(uint64_t a, uint64_t b)
 	return a;
 }
 
-static int cmp_keys(const void *x, const void *y, void *arg)
-{
-	const struct cells *c = arg;
-	uint64_t a = c->key[*(const uint32_t *)x], b = c->key[*(const uint32_t *)y];
-	/* by kind, id, bucket, group, metric */
-	uint64_t ka = (uint64_t)KEY_THREAD(a) << 62 | (uint64_t)KEY_ID(a) << 26 | KEY_BUCKET(a) << 3 | KEY_GROUP(a);
-	uint64_t kb = (uint64_t)KEY_THREAD(b) << 62 | (uint64_t)KEY_ID(b) << 26 | KEY_BUCKET(b) << 3 | KEY_GROUP(b);
+/* A cell to write: its sort key (thread << 63 | id << 31 | bucket << 8 |
+ * group << 5 | slot of its metric among those written) and its index. */
+struct ent {
+	uint64_t sk;
+	uint32_t idx;
+};
+#define SK_ROW(sk) ((sk) >> 5)
+#define SK_THREAD(sk) ((unsigned)((sk) >> 63))
+#define SK_ID(sk) ((uint32_t)((sk) >> 31))
+#define SK_BUCKET(sk) (((sk) >> 8) & K_BUCKET_MAX)
+#define SK_GROUP(sk) ((unsigned)((sk) >> 5) & 7u)
+#define SK_SLOT(sk) ((int)((sk) & 31u))
 
-	if (ka != kb)
-		return ka < kb ? -1 : 1;
-	return KEY_METRIC(a) < KEY_METRIC(b) ? -1 : KEY_METRIC(a) > KEY_METRIC(b);
+static int cmp_ent(const void *x, const void *y)
+{
+	uint64_t a = ((const struct ent *)x)->sk, b = ((const struct ent *)y)->sk;
+
+	return a < b ? -1 : a > b;
 }
 
+/* One row of cells: an id's values in one (bucket, group). */
+struct row {
+	uint64_t sk; /* its cells' sort key without the slot */
+	int64_t *v;  /* nrm values */
+};
+
 /*
- * The cells of one kind (stacks or threads), ids 0..nids-1, as
+ * The rows of one kind (stacks or threads), ids 0..nids-1, as
  * "PREFIXb":[[bucket deltas] per id], "PREFIXg":[[groups] per id] (with
  * several groups), "PREFIXv":[[[values / q] or 0 per id] per metric].
- * order[from..to) are the kind's cells, sorted.
+ * rows[from..to) are the kind's, sorted by id, bucket and group.
  */
-static void write_cells(FILE *f, const struct rep *r, const char *prefix, const uint32_t *order, size_t from,
-			size_t to, uint32_t nids, const uint64_t *q)
+static void write_rows(FILE *f, const struct rep *r, const char *prefix, const struct row *rows, size_t from,
+		       size_t to, uint32_t nids, const uint64_t *q)
 {
-	const struct cells *c = &r->c;
-	int mslot[SONDE_NMETRICS];
-
-	for (int m = 0; m < SONDE_NMETRICS; m++)
-		mslot[m] = -1;
-	for (int k = 0; k < r->nrm; k++)
-		mslot[r->rm[k]] = k;
-	/* rows: distinct (id, bucket, group); the cells of an id are
-	 * [start[id], start[id + 1]) of order */
-	size_t *start = calloc((size_t)nids + 1, sizeof(*start));
-
-	if (!start)
-		return;
-	for (size_t i = from; i < to; i++)
-		start[KEY_ID(c->key[order[i]]) + 1]++;
-	start[0] = from;
-	for (uint32_t id = 0; id < nids; id++)
-		start[id + 1] += start[id];
 	for (int pass = 0; pass < 2 + r->nrm; pass++) {
 		bool groups = pass == 1;
+		int k = pass - 2;
 
 		if (groups && r->ngroups < 2)
 			continue;
@@ -404,105 +459,122 @@ static void write_cells(FILE *f, const struct rep *r, const char *prefix, const 
 			fprintf(f, ",\"%sb\":[", prefix);
 		else if (groups)
 			fprintf(f, ",\"%sg\":[", prefix);
-		else if (pass == 2)
-			fprintf(f, ",\"%sv\":[[", prefix);
-		else
+		else if (k)
 			fputs(",[", f);
-		int m = pass >= 2 ? r->rm[pass - 2] : -1;
+		else
+			fprintf(f, ",\"%sv\":[[", prefix);
+		size_t i = from;
 
 		for (uint32_t id = 0; id < nids; id++) {
-			size_t a = start[id], b = start[id + 1];
-			bool any = pass < 2;
+			size_t a = i;
 
-			for (size_t i = a; i < b && !any; i++)
-				any = (int)KEY_METRIC(c->key[order[i]]) == m;
+			while (i < to && SK_ID(rows[i].sk) == id)
+				i++;
 			fputs(id ? "," : "", f);
-			if (!any) {
-				fputs("0", f);
-				continue;
+			if (k >= 0) {
+				bool any = false;
+
+				for (size_t j = a; j < i && !any; j++)
+					any = rows[j].v[k] != 0;
+				if (!any) {
+					fputc('0', f);
+					continue;
+				}
 			}
 			fputc('[', f);
 			uint64_t prevb = 0;
-			bool first = true;
 
-			for (size_t i = a; i < b;) {
-				/* one row: the cells of one (bucket, group) */
-				uint64_t k0 = c->key[order[i]], bk = KEY_BUCKET(k0);
-				unsigned g = KEY_GROUP(k0);
-				int64_t v = 0;
-				size_t j = i;
+			for (size_t j = a; j < i; j++) {
+				uint64_t bk = SK_BUCKET(rows[j].sk);
 
-				for (; j < b && KEY_BUCKET(c->key[order[j]]) == bk && KEY_GROUP(c->key[order[j]]) == g; j++)
-					if ((int)KEY_METRIC(c->key[order[j]]) == m)
-						v = c->val[order[j]];
-				/* a row whose metrics are none of those written */
-				bool row = false;
-
-				for (size_t t = i; t < j && !row; t++)
-					row = mslot[KEY_METRIC(c->key[order[t]])] >= 0;
-				i = j;
-				if (!row)
-					continue;
-				fputs(first ? "" : ",", f);
-				first = false;
+				if (j > a)
+					fputc(',', f);
 				if (pass == 0)
 					fprintf(f, "%" PRIu64, bk - prevb);
 				else if (groups)
-					fprintf(f, "%u", g);
+					fprintf(f, "%u", SK_GROUP(rows[j].sk));
+				else if (!rows[j].v[k])
+					fputc('0', f);
 				else
-					fprintf(f, "%" PRId64, q[mslot[m]] > 1 ? v / (int64_t)q[mslot[m]] : v);
+					fprintf(f, "%" PRId64, q[k] > 1 ? rows[j].v[k] / (int64_t)q[k] : rows[j].v[k]);
 				prevb = bk;
 			}
 			fputc(']', f);
 		}
-		fputs(pass == 1 + r->nrm ? "]]" : "]", f);
+		fputs(k == r->nrm - 1 ? "]]" : "]", f);
 	}
-	free(start);
 }
 
 /* The time cells: "time":{...}. */
 static int write_time(FILE *f, struct rep *r, uint32_t nstacks)
 {
-	const struct cells *c = &r->c;
-	uint32_t *order = malloc((c->n ? c->n : 1) * sizeof(*order));
+	const struct cells *c = r->c;
+	struct ent *e = malloc((c->n ? c->n * QUAD : 1) * sizeof(*e));
+	struct row *rows = NULL;
+	int64_t *vals = NULL;
 	uint64_t q[SONDE_NMETRICS] = { 0 }, maxb = 0;
-	size_t n = 0;
+	size_t n = 0, nrows = 0;
 	int mslot[SONDE_NMETRICS];
 
-	if (!order)
+	if (!e)
 		return -1;
 	for (int m = 0; m < SONDE_NMETRICS; m++)
 		mslot[m] = -1;
 	for (int k = 0; k < r->nrm; k++)
 		mslot[r->rm[k]] = k;
 	for (size_t i = 0; i < c->n; i++) {
-		int s = mslot[KEY_METRIC(c->key[i])];
+		uint64_t key = c->key[i];
 
-		if (s < 0)
-			continue;
-		order[n++] = (uint32_t)i;
-		uint64_t v = c->val[i] < 0 ? (uint64_t)0 - (uint64_t)c->val[i] : (uint64_t)c->val[i];
+		for (int j = 0; j < QUAD; j++) {
+			unsigned m = KEY_QUAD(key) * QUAD + (unsigned)j;
+			int s = m < SONDE_NMETRICS ? mslot[m] : -1;
+			int64_t val = c->val[i][j];
 
-		q[s] = gcd64(q[s], v);
-		if (KEY_BUCKET(c->key[i]) > maxb)
-			maxb = KEY_BUCKET(c->key[i]);
+			if (s < 0 || !val)
+				continue;
+			e[n].sk = (uint64_t)KEY_THREAD(key) << 63 | (uint64_t)KEY_ID(key) << 31 | KEY_BUCKET(key) << 8 |
+				  (uint64_t)KEY_GROUP(key) << 5 | (uint64_t)s;
+			e[n++].idx = (uint32_t)(i * QUAD + (size_t)j);
+			q[s] = gcd64(q[s], val < 0 ? (uint64_t)0 - (uint64_t)val : (uint64_t)val);
+			if (KEY_BUCKET(key) > maxb)
+				maxb = KEY_BUCKET(key);
+		}
 	}
-	qsort_r(order, n, sizeof(*order), cmp_keys, (void *)c);
-	size_t nst = 0;
+	qsort(e, n, sizeof(*e), cmp_ent);
+	for (size_t i = 0; i < n; i++)
+		nrows += !i || SK_ROW(e[i].sk) != SK_ROW(e[i - 1].sk);
+	rows = malloc((nrows ? nrows : 1) * sizeof(*rows));
+	vals = calloc((nrows ? nrows : 1) * (size_t)r->nrm, sizeof(*vals));
+	if (!rows || !vals) {
+		free(e);
+		free(rows);
+		free(vals);
+		return -1;
+	}
+	size_t nr = 0, nst = 0;
 
-	while (nst < n && !KEY_THREAD(c->key[order[nst]]))
-		nst++;
+	for (size_t i = 0; i < n; i++) {
+		if (!i || SK_ROW(e[i].sk) != SK_ROW(e[i - 1].sk)) {
+			rows[nr].sk = e[i].sk & ~(uint64_t)31;
+			rows[nr].v = vals + nr * (size_t)r->nrm;
+			nst += !SK_THREAD(e[i].sk);
+			nr++;
+		}
+		rows[nr - 1].v[SK_SLOT(e[i].sk)] = c->val[e[i].idx / QUAD][e[i].idx % QUAD];
+	}
+	free(e);
 	fprintf(f, ",\"time\":{\"w\":%" PRIu64 ",\"nb\":%" PRIu64 ",\"q\":[", r->w, n ? maxb + 1 : 0);
-	for (int k = 0; k < r->nrm; k++)
-		fprintf(f, "%s%" PRIu64, k ? "," : "", q[k] ? q[k] : 1);
-	fputc(']', f);
-	for (int k = 0; k < r->nrm; k++)
+	for (int k = 0; k < r->nrm; k++) {
 		if (!q[k])
 			q[k] = 1;
-	write_cells(f, r, "s", order, 0, nst, nstacks, q);
-	write_cells(f, r, "t", order, nst, n, (uint32_t)r->p.nthreads, q);
+		fprintf(f, "%s%" PRIu64, k ? "," : "", q[k]);
+	}
+	fputc(']', f);
+	write_rows(f, r, "s", rows, 0, nst, nstacks, q);
+	write_rows(f, r, "t", rows, nst, nr, (uint32_t)r->p.nthreads, q);
 	fputc('}', f);
-	free(order);
+	free(rows);
+	free(vals);
 	return 0;
 }
 
@@ -729,7 +801,7 @@ static int write_sources(FILE *f, struct rep *r)
 
 	/* the hottest functions whose source can be read, up to o->sources;
 	 * a few of those whose cannot, to say why */
-	for (size_t i = 0; i < nh && i < 8 * r->o->sources && nread < r->o->sources; i++) {
+	for (size_t i = 0; i < nh && i < 2 * r->o->sources && nread < r->o->sources; i++) {
 		struct capture c;
 
 		if (!capture_begin(&c))
@@ -1081,7 +1153,22 @@ int sonde_report_write(FILE *f, const struct sonde_exp *const *exps, const char 
 		if (end > in->start_ns && end - in->start_ns > dur)
 			dur = end - in->start_ns;
 	}
-	r.w = sonde_report_bucket_ns(dur, FINE_BUCKETS);
+	/* fewer buckets to start with when many stacks would fill them:
+	 * the cells end within the budget anyway, and the map stays small */
+	uint64_t nstk = 0, nb = FINE_BUCKETS;
+
+	for (size_t i = 0; i < n; i++)
+		nstk += sonde_exp_summary(exps[i])->stacks;
+	if (nstk && nstk * 2 * nb > 4 * (uint64_t)o->max_cells)
+		nb = 4 * (uint64_t)o->max_cells / (nstk * 2);
+	if (nb < 50)
+		nb = 50;
+	r.w = sonde_report_bucket_ns(dur, nb);
+	r.c = calloc(1, sizeof(*r.c));
+	if (!r.c)
+		goto oom;
+	for (int m = 0; m < SONDE_NMETRICS; m++)
+		r.tidx[m] = -1;
 
 	struct sonde_profile_opts po = {
 		.thread_select = o->thread_select,
@@ -1105,13 +1192,19 @@ int sonde_report_write(FILE *f, const struct sonde_exp *const *exps, const char 
 		size_t cells = 0;
 		uint64_t maxb = 0;
 
-		for (size_t i = 0; i < r.c.n; i++) {
-			const int64_t *tot = sonde_model_total(r.p.model);
+		const int64_t *tot = sonde_model_total(r.p.model);
 
-			if (tot[KEY_METRIC(r.c.key[i])]) {
-				cells++;
-				if (KEY_BUCKET(r.c.key[i]) > maxb)
-					maxb = KEY_BUCKET(r.c.key[i]);
+		for (size_t i = 0; i < r.c->n; i++) {
+			uint64_t k = r.c->key[i];
+
+			for (int j = 0; j < QUAD; j++) {
+				unsigned m = KEY_QUAD(k) * QUAD + (unsigned)j;
+
+				if (m < SONDE_NMETRICS && tot[m] && r.c->val[i][j]) {
+					cells++;
+					if (KEY_BUCKET(k) > maxb)
+						maxb = KEY_BUCKET(k);
+				}
 			}
 		}
 		if ((cells <= o->max_cells && maxb < 4 * FINE_BUCKETS) || maxb == 0)
@@ -1139,7 +1232,9 @@ out:
 	free(c.buf);
 	if (built)
 		sonde_profile_release(&r.p);
-	cells_free(&r.c);
+	if (r.c)
+		cells_free(r.c);
+	free(r.c);
 	u64map_release(&r.tmap);
 	free(grp);
 	return rc;

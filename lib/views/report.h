@@ -54,7 +54,7 @@ struct sonde_report_opts {
 	 * shown with annotated source; default 8. */
 	size_t sources;
 	/* The most time cells written (a cell is one number); the bucket
-	 * width doubles until the cells fit.  Default 600000 (about 5 MB of
+	 * width doubles until the cells fit.  Default 1500000 (about 6 MB of
 	 * the file at the worst). */
 	size_t max_cells;
 };

@@ -887,6 +887,14 @@
 			const root = FG.trees[key].root;
 			FG.root = root;
 			const L = layout(root, m, FG.zoom, 0.3 / W);
+			if (!(L.total > 0)) {
+				const ctx = sizeCanvas(cv, W, 50);
+				ctx.fillStyle = '#5d6875';
+				ctx.font = '13px system-ui, sans-serif';
+				ctx.fillText('Nothing to draw: no ' + D.metrics[m].title + (state.range === FULL ? '' : ' in this range') + '.', 12, 30);
+				FG.drawn = [];
+				return;
+			}
 			let depth = 0;
 			for (const r of L.rects) depth = Math.max(depth, r.depth + 1);
 			const H = Math.max(1, depth) * rowH + 8;
@@ -1030,11 +1038,15 @@
 
 	// ---- trace views ---------------------------------------------------------------------
 
+	/* A stack on one line, the leaf first and bold: leaf \u2190 caller ... */
 	function stackList(stack) {
 		if (!Array.isArray(stack)) return el('span', null, nameNode(String(stack)));
-		const ol = el('ol', { class: 'stack' });
-		for (const s of stack) ol.appendChild(el('li', null, nameNode(s)));
-		return ol;
+		const sp = el('span', { class: 'stack', title: 'the leaf first, then each caller' });
+		stack.forEach((s, i) => {
+			if (i) sp.appendChild(el('span', { class: 'arr', text: '\u2190' }));
+			sp.appendChild(i ? el('span', null, nameNode(s)) : el('b', null, nameNode(s)));
+		});
+		return sp;
 	}
 	/* A table of rows with columns [key, title, kind] (kind: 'n' number,
 	 * 'ns' a time, 'b' bytes, 's' text, 'stack'). */
@@ -1050,7 +1062,7 @@
 				const v = r[c[0]];
 				if (c[2] === 's') tr.appendChild(el('td', { class: 'name' }, nameNode(v == null ? '' : v)));
 				else if (c[2] === 'stack') tr.appendChild(el('td', { class: 'name' }, stackList(v)));
-				else tr.appendChild(el('td', { class: 'num', 'data-v': String(v), text: c[2] === 'ns' ? (v / 1e9).toFixed(6) : fmtNum(v || 0) }));
+				else tr.appendChild(el('td', { class: 'num', 'data-v': String(v), text: c[2] === 'ns' ? (v / 1e9).toFixed(6) : c[2] === 'p' ? String(v) : fmtNum(v || 0) }));
 			}
 			b.appendChild(tr);
 		}
@@ -1070,7 +1082,7 @@
 				stat('Leaks', fmtNum(hs.leaks), fmtBytes(hs.leaked_bytes));
 				stat('Frees', fmtNum(hs.frees), hs.unmatched_frees ? fmtNum(hs.unmatched_frees) + ' of blocks from before tracing' : '');
 				stat('Peak live', fmtBytes(hs.peak_bytes), hs.peak_ns != null ? 'at ' + fmtSec(hs.peak_ns) : '');
-				stat('Largest', fmtBytes(hs.largest), 'smallest ' + fmtBytes(hs.smallest || 0));
+				stat('Largest block', fmtBytes(hs.largest), 'the smallest ' + fmtBytes(hs.smallest || 0));
 				if (hs.failed) stat('Failed', fmtNum(hs.failed));
 				body.appendChild(cards);
 				if (hs.histogram && hs.histogram.length) {
@@ -1090,7 +1102,8 @@
 			} else if (hs) body.appendChild(viewError(hs));
 			if (V.leaks) {
 				body.appendChild(el('h3', { text: 'Leaks by allocation stack: ' + (V.leaks.error ? '' : fmtNum(V.leaks.leaks) + ' leaks, ' + fmtNum(V.leaks.bytes) + ' bytes') }));
-				body.appendChild(viewError(V.leaks) || (V.leaks.rows && V.leaks.rows.length ? simpleTable(V.leaks.rows, [['leaks', 'Leaks', 'n'], ['bytes', 'Bytes', 'n'], ['stack', 'Stack (the allocating function first)', 'stack']]) : el('div', { class: 'muted', text: 'No leaks.' })));
+				for (const r of V.leaks.rows || []) r.pct = V.leaks.bytes ? (100 * r.bytes / V.leaks.bytes).toFixed(2) : '0.00';
+				body.appendChild(viewError(V.leaks) || (V.leaks.rows && V.leaks.rows.length ? simpleTable(V.leaks.rows, [['leaks', 'Leaks', 'n'], ['bytes', 'Bytes', 'n'], ['pct', '% of bytes', 'p'], ['stack', 'Stack (the allocating function first)', 'stack']]) : el('div', { class: 'muted', text: 'No leaks.' })));
 			}
 			if (V.allocs) {
 				body.appendChild(el('h3', { text: 'Allocations by stack: ' + (V.allocs.error ? '' : fmtNum(V.allocs.allocations) + ' allocations, ' + fmtNum(V.allocs.bytes) + ' bytes') }));
@@ -1197,13 +1210,18 @@
 			return b - a;
 		};
 		for (const r of L.rects) maxd = Math.max(maxd, Math.abs(share(r.node)));
+		/* full colour at the largest change (at least 5 points of the
+		 * total); below a fifth of a point: no change */
+		const scale = Math.max(maxd, 0.05);
 		const colour = (n) => {
-			const d = share(n), k = maxd > 0 ? Math.min(1, Math.abs(d) / maxd) : 0;
-			if (Math.abs(d) < 1e-12) return 'rgb(236, 236, 236)';
-			const mix = (c) => Math.round(236 + (c - 236) * (0.25 + 0.75 * k));
+			const d = share(n);
+			if (Math.abs(d) < 0.002) return 'rgb(228, 228, 228)';
+			const k = Math.min(1, Math.abs(d) / scale);
+			const mix = (c) => Math.round(228 + (c - 228) * (0.15 + 0.85 * k));
 			return d > 0 ? 'rgb(' + mix(224) + ',' + mix(85) + ',' + mix(75) + ')' : 'rgb(' + mix(75) + ',' + mix(127) + ',' + mix(224) + ')';
 		};
 		CG.drawn = paint(ctx, L, W, H - 4, true, rowH, colour, searchRe(), 0);
+		CG.canvas.parentElement.scrollTop = CG.canvas.parentElement.scrollHeight;
 		const ga = plainName(D.groups[CG.a]), gb = plainName(D.groups[CG.b]);
 		$('cmp-sub').textContent = 'New ' + gb + ' against Base ' + ga + ': the flame graph of New, coloured by the change of each frame\'s share' + (state.range === FULL ? '' : ', ' + rangeText(state.range));
 		const det = $('diff-detail');
