@@ -214,7 +214,8 @@ $(B)/fixtures/static_%: tests/fixtures/static_%.c
 
 tests: all $(UNITS) $(FIXTURES) $(API_FIXTURES) $(TOOLS)
 
-check: deps
+check:
+	@sh scripts/deps.sh check
 	@$(MAKE) --no-print-directory tests
 	@sh tests/run.sh
 
@@ -226,7 +227,8 @@ $(B)/examples/demo: examples/demo.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -fomit-frame-pointer -Wall -Wextra -o $@ $< -lpthread -lm
 
-bench: deps
+bench:
+	@sh scripts/deps.sh bench
 	@$(MAKE) --no-print-directory tests
 	@sh bench/run.sh
 

@@ -37,6 +37,10 @@ extern const unsigned long sonde_report_html_len;
 extern const unsigned char sonde_report_js[];
 extern const unsigned long sonde_report_js_len;
 
+#ifndef SONDE_VERSION /* the Makefile defines it; not every build of lib/ */
+#define SONDE_VERSION "unknown"
+#endif
+
 #define DATA_MARK "/*SONDE:DATA*/"
 #define SCRIPT_MARK "/*SONDE:SCRIPT*/"
 
