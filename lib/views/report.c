@@ -682,8 +682,11 @@ static int capture_end(struct capture *c)
 /* The view options of the views whose json documents the report holds. */
 static void view_opts(const struct rep *r, struct sonde_view_opts *vo)
 {
+	char e[64];
+
 	sonde_view_opts_init(vo);
-	vo->mode = SONDE_PM_JSON;
+	/* the print mode by its name: only the output layer names modes */
+	sonde_printmode_parse(&vo->mode, "json", e, sizeof(e));
 	vo->sample_select = r->o->sample_select;
 	vo->pathmap = r->o->pathmap;
 	vo->npathmap = r->o->npathmap;
@@ -707,9 +710,11 @@ static int write_headers(FILE *f, const struct rep *r)
 			free(cj.buf);
 			return -1;
 		}
-		vo.mode = SONDE_PM_JSON;
+		char e[64];
+
+		sonde_printmode_parse(&vo.mode, "json", e, sizeof(e));
 		sonde_view_header(cj.f, &r->exps[i], 1, &vo);
-		vo.mode = SONDE_PM_TEXT;
+		sonde_printmode_parse(&vo.mode, "text", e, sizeof(e));
 		sonde_view_header(ct.f, &r->exps[i], 1, &vo);
 		int bad = capture_end(&cj) | capture_end(&ct);
 
