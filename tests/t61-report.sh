@@ -142,4 +142,19 @@ rc 0 "sonde report of two experiments" "$SONDE" report -o two.html burn.er burn2
 browser "{\"report\":\"$TMP/two.html\",\"shots\":\"$SHOTS\",\"tag\":\"compare\",\"functions\":\"$TMP/fn5.json\",\"top\":3,
 	\"compare\":\"$TMP/cmp.json\",\"sections\":[\"sec-compare\"]}" compare
 
+# ---- descendants: a founder with its children's sub-experiments ---------------------------
+
+"$SONDE" collect -p hi -o fam.er sh -c "$FIX/burn 1 0.2; $FIX/burn 1 0.2" >/dev/null 2>&1 || notok "collect a family"
+rc 0 "sonde report of a founder and its descendants" "$SONDE" report -o fam.html fam.er
+"$SONDE" print -printmode json -functions fam.er >fn6.json
+got=$(node -e '
+const fs = require("fs");
+const h = fs.readFileSync(process.argv[1], "utf8");
+const d = JSON.parse(/id="sonde-data">([\s\S]*?)<\/script>/.exec(h)[1]);
+const p = JSON.parse(fs.readFileSync(process.argv[2], "utf8").split("\n")[0]);
+console.log(d.exps.length, d.total[0], p.rows[0]["e.totalcpu"]);' fam.html fn6.json)
+set -- $got
+if [ "${1:-0}" -ge 3 ] && [ "${2:-x}" = "${3:-y}" ]; then ok "the report adds the $1 experiments of the family as sonde print does (<Total> $2)"; else
+	notok "family: experiments, report total, print total: $got"; fi
+
 note "screenshots: $SHOTS"
