@@ -39,6 +39,12 @@ browser() {
 	grep -q '^ok - no console error' drv.txt || notok "the browser check of $2 ended early"
 }
 
+# the page's script parses (node --check), and holds nothing that would end
+# its <script> element
+check "lib/views/report/report.js parses (node --check)" node --check "$TOP/lib/views/report/report.js"
+if grep -qi '</script\|<!--' "$TOP/lib/views/report/report.js"; then notok "report.js holds '</script' or '<!--'"; else
+	ok "report.js holds no '</script' or '<!--'"; fi
+
 # ---- bad input: clear errors --------------------------------------------------------
 
 rc 1 "a missing experiment is an error" "$SONDE" report -o x.html nosuch.er
