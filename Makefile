@@ -31,7 +31,11 @@ TOOL_SRC      := $(wildcard tests/tools/*.c)
 
 TRACER_SRC    := $(wildcard tracers/*.c)
 COLLECTOR_OBJ := $(COLLECTOR_SRC:%.c=$(B)/obj/%.o)
-LIB_OBJ       := $(LIB_SRC:%.c=$(B)/obj/%.o)
+# The HTML report's page and script (lib/views/report/), built in as C
+# arrays (scripts/embed.sh) so that they stay real files.
+REPORT_ASSETS := lib/views/report/report.html lib/views/report/report.js
+REPORT_GEN    := $(B)/gen/report_assets.c
+LIB_OBJ       := $(LIB_SRC:%.c=$(B)/obj/%.o) $(B)/obj/gen/report_assets.o
 CMD_OBJ       := $(CMD_SRC:%.c=$(B)/obj/%.o)
 
 SONDE     := $(B)/bin/sonde
@@ -114,6 +118,15 @@ $(B)/obj/lib/%.o: lib/%.c lib/*/*.h include/sonde/*.h
 $(B)/obj/cmd/%.o: cmd/%.c cmd/*.h lib/*/*.h include/sonde/*.h
 	@mkdir -p $(dir $@)
 	$(CC) $(BASEFLAGS) $(CFLAGS) $(SANFLAGS) -Ilib -Icmd -c $< -o $@
+
+$(REPORT_GEN): $(REPORT_ASSETS) scripts/embed.sh
+	@mkdir -p $(dir $@)
+	sh scripts/embed.sh sonde_report_html lib/views/report/report.html \
+		sonde_report_js lib/views/report/report.js > $@.tmp && mv $@.tmp $@
+
+$(B)/obj/gen/report_assets.o: $(REPORT_GEN)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
 
 $(LIBSONDE): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
@@ -201,7 +214,8 @@ $(B)/fixtures/static_%: tests/fixtures/static_%.c
 
 tests: all $(UNITS) $(FIXTURES) $(API_FIXTURES) $(TOOLS)
 
-check: deps
+check:
+	@sh scripts/deps.sh check
 	@$(MAKE) --no-print-directory tests
 	@sh tests/run.sh
 
@@ -213,7 +227,8 @@ $(B)/examples/demo: examples/demo.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -fomit-frame-pointer -Wall -Wextra -o $@ $< -lpthread -lm
 
-bench: deps
+bench:
+	@sh scripts/deps.sh bench
 	@$(MAKE) --no-print-directory tests
 	@sh bench/run.sh
 

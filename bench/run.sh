@@ -107,6 +107,9 @@ sh bench/agg.sh
 # sonde print on 10 million samples; perf report for comparison.
 sh bench/print.sh
 
+# sonde report on 10 million samples: time, file size, first render.
+sh bench/report.sh
+
 # sonde print -header and -heapstat on 8 million allocations; a sparse file.
 sh bench/readscale.sh
 

@@ -29,5 +29,15 @@ void collect_clock_stop(void);
 void collect_watch_init(pid_t child, int calls_ok);
 uint64_t collect_watch(void *head, const char *expdir);
 int cmd_print(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+
+/* expopen.c: opens the experiment at path and (for a founder) its
+ * descendants' sub-experiments, in name order with numbers compared as
+ * numbers, appending each to *exps and its name (a copy to free) to
+ * *names.  What cannot be opened is said on stderr as "CMD: ..." and the
+ * rest still opened; returns 0, or -1 when something was not. */
+struct sonde_exp;
+int cmd_open_experiment(const char *cmd, const char *path, struct sonde_exp ***exps, const char ***names,
+			size_t *n);
 
 #endif

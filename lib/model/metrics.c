@@ -524,6 +524,19 @@ const struct sonde_edge *sonde_model_callees(const struct sonde_model *m, uint32
 	return edges_of(&m->callees, f, n);
 }
 
+size_t sonde_model_nstacks(const struct sonde_model *m) { return m->nstacks; }
+
+const uint32_t *sonde_model_stack_funcs(const struct sonde_model *m, uint32_t s, int *depth)
+{
+	*depth = (int)m->stacks[s].depth;
+	return m->pool + m->stacks[s].off;
+}
+
+const int64_t *sonde_model_stack_values(const struct sonde_model *m, uint32_t s)
+{
+	return m->svals + (size_t)s * (size_t)m->nm;
+}
+
 size_t sonde_model_nobjects(const struct sonde_model *m) { return m->nobjs; }
 const struct sonde_mobject *sonde_model_objectinfo(const struct sonde_model *m, uint32_t o) { return &m->objs[o]; }
 const int64_t *sonde_model_object_excl(const struct sonde_model *m, uint32_t o) { return m->oexcl + (size_t)o * (size_t)m->nm; }

@@ -126,6 +126,14 @@ const struct sonde_mobject *sonde_model_objectinfo(const struct sonde_model *m, 
 const int64_t *sonde_model_object_excl(const struct sonde_model *m, uint32_t o);
 const int64_t *sonde_model_object_incl(const struct sonde_model *m, uint32_t o);
 
+/* The distinct call stacks added (sonde_model_stack's handles, 0 ..
+ * nstacks - 1): each one's functions, leaf first (*depth of them), and
+ * its summed values (nmetrics).  What a writer of stacks (the HTML
+ * report, folded stacks) reads; the tree below is their merged form. */
+size_t sonde_model_nstacks(const struct sonde_model *m);
+const uint32_t *sonde_model_stack_funcs(const struct sonde_model *m, uint32_t s, int *depth);
+const int64_t *sonde_model_stack_values(const struct sonde_model *m, uint32_t s);
+
 /* The call tree: nodes[0..n), roots are the nodes with parent -1 (linked
  * from sonde_model_tree_roots as a sibling chain). */
 const struct sonde_tnode *sonde_model_tree(const struct sonde_model *m, size_t *n);

@@ -416,6 +416,8 @@ int sonde_model_feed_event(struct sonde_model_feed *f, uint32_t tid, uint64_t ti
 	struct sonde_evstack *ev = &p->ev[st];
 	memcpy(&f->v[lo], kv, (size_t)f->n * sizeof *kv);
 	sonde_model_add_to(b->m, ev->mstack, f->v);
+	if (o && o->on_event)
+		o->on_event(o->on_event_arg, p, st, tid, time_ns, f->v);
 	memset(&f->v[lo], 0, (size_t)f->n * sizeof *kv);
 	for (int k = lo; k < hi; k++)
 		ev->v[k] = (int64_t)((uint64_t)ev->v[k] + (uint64_t)kv[k - lo]);
@@ -573,6 +575,8 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 			ev->v[SONDE_M_TOTALCPU] += v[0];
 			ev->v[SONDE_M_SAMPLES] += 1;
 			p->samples_used++;
+			if (o && o->on_event)
+				o->on_event(o->on_event_arg, p, last_stack, s.tid, s.time_ns, v);
 		}
 		int tr = add_traces(&b, exp, &tidnum, o);
 		u64map_release(&tidnum);

@@ -21,6 +21,7 @@
 #include "model/metrics.h"
 
 struct sonde_syms;
+struct sonde_profile;
 
 /* The pseudo-function at the root of a stack cut at the depth limit
  * (SONDE_STACK_TRUNCATED): it stands for the callers that were not
@@ -46,6 +47,16 @@ struct sonde_profile_opts {
 	 * function's only (by default it is the inlined functions, innermost
 	 * first, then that function). */
 	bool no_inlines;
+	/* When set, called for every event (clock sample or traced event)
+	 * that passes the filters, right after it is added to the model:
+	 * ev indexes p->ev (its stack: p->ev[ev].mstack, its experiment:
+	 * p->ev[ev].exp), time_ns is the event's own (not relative), v its
+	 * values: SONDE_MAX_METRICS of them, the table's metrics
+	 * (sonde_profile_metrics) and zeros past them.  For what needs the events in time (the
+	 * HTML report's timeline); p->ev may move between calls. */
+	void (*on_event)(void *arg, const struct sonde_profile *p, uint32_t ev, uint32_t tid,
+			 uint64_t time_ns, const int64_t *v);
+	void *on_event_arg;
 };
 
 /* The events of one distinct experiment stack that passed the filters,

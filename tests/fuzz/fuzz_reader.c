@@ -4,7 +4,7 @@
  * engine (lib/model/metrics.c), every view (lib/views/view.c), the tracing views
  * (lib/views/view_trace.c) and leak matching (lib/reader/heapleaks.c), -header and
  * -dump (lib/views/view_header.c, view_dump.c), and the agg kinds profile, sync, heap and io
- * (lib/agg/dlang.c).
+ * (lib/agg/dlang.c), and the HTML report (lib/views/report.c).
  *
  * An input is an experiment directory packed into one buffer: records of
  *
@@ -69,6 +69,7 @@
 #include "model/profile.h"
 #include "views/view.h"
 #include "views/view_exp.h"
+#include "views/report.h"
 
 /* A model of every metric an experiment can give. */
 static struct sonde_model *model_all(void)
@@ -290,6 +291,23 @@ static void run_source_views(struct sonde_profile *p)
 	sonde_view_source(devnull, p, &o, UINT32_MAX, "burn.c", err, sizeof(err));
 }
 
+/* The HTML report (lib/views/report.c): its own build of the profile with
+ * the per-event hook, the time cells, -header, the trace views, and
+ * annotated source when sources (as often as the source views); a
+ * small cell budget, so that the cells are merged too. */
+static void run_report(const struct sonde_exp *exp, bool sources)
+{
+	struct sonde_report_opts o;
+	char err[256];
+	uint32_t g = 0;
+	const char *name = "fuzz.er";
+
+	sonde_report_opts_init(&o);
+	o.sources = sources ? 1 : 0;
+	o.max_cells = 64;
+	sonde_report_write(devnull, &exp, &name, &g, 1, &name, 1, &o, NULL, NULL, err, sizeof(err));
+}
+
 /* The model sonde print builds (lib/model/profile.c: symbols, the trace events'
  * metrics), its -threads view and the function list with every metric. */
 static void profile_of(const struct sonde_exp *exp)
@@ -313,9 +331,12 @@ static void profile_of(const struct sonde_exp *exp)
 	/* They read DWARF and disassemble: 100 times the cost of the rest, so
 	 * on the first opened input and then one in source_every (-run: on
 	 * the one input). */
-	if ((n_open - 1) % source_every == 0)
+	bool sources = (n_open - 1) % source_every == 0;
+
+	if (sources)
 		run_source_views(&p);
 	sonde_profile_release(&p);
+	run_report(exp, sources);
 }
 
 /* A reader or matcher promise that the input broke: a bug, like a crash. */

@@ -31,7 +31,9 @@ OUT=$B/fuzz
 N=${1:-50000}
 SEED=${2:-$(date +%s)}
 CC=${CC:-cc}
-SRC="tests/fuzz/fuzz_reader.c lib/*/*.c"
+# the HTML report's page and script, made by the Makefile
+make --no-print-directory build/gen/report_assets.c >/dev/null || exit 1
+SRC="tests/fuzz/fuzz_reader.c lib/*/*.c build/gen/report_assets.c"
 LIBS="-lm -ldw -lelf -lz -lstdc++ -lcapstone"
 mkdir -p "$OUT/seeds" "$OUT/crashes"
 
