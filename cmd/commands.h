@@ -28,6 +28,17 @@ void collect_clock_stop(void);
 /* collect_watch.c: clock profiling's guard, from outside the target. */
 void collect_watch_init(pid_t child, int calls_ok);
 uint64_t collect_watch(void *head, const char *expdir);
+int cmd_export(int argc, char **argv);
 int cmd_print(int argc, char **argv);
+
+/* expopen.c: opens the experiment at path and, for a founder, its
+ * descendants' sub-experiments in name order (C10), appending each to
+ * *exps and a copy of its path to *names (*n of them; the caller frees
+ * both arrays, closes each experiment and frees each name).  Problems are
+ * said on stderr as "PROG: ..." and skip what they concern.  Returns 0, or
+ * 1 when something could not be opened. */
+struct sonde_exp;
+int cmd_open_experiments(const char *path, const char *prog, struct sonde_exp ***exps, const char ***names,
+			 size_t *n);
 
 #endif

@@ -295,101 +295,11 @@ static void default_metrics(struct state *st)
 
 /* ---- opening and selecting the experiments (C10) ----------------------------- */
 
-static int subexp_filter(const struct dirent *d)
-{
-	return sonde_view_is_subexp(d->d_name);
-}
-
-static void add_exp(struct state *st, struct sonde_exp *e, const char *name)
-{
-	struct sonde_exp **ne = realloc(st->all_exps, (st->nall + 1) * sizeof(*ne));
-	const char **nn = realloc(st->all_names, (st->nall + 1) * sizeof(*nn));
-	char *copy = strdup(name);
-
-	if (ne)
-		st->all_exps = ne;
-	if (nn)
-		st->all_names = nn;
-	if (!ne || !nn || !copy) {
-		free(copy);
-		sonde_exp_close(e);
-		complain(NULL, "out of memory");
-		set_rc(st, 1);
-		return;
-	}
-	st->all_exps[st->nall] = e;
-	st->all_names[st->nall++] = copy;
-}
-
 /* The experiment at path, then (for a founder) the sub-experiments of its
- * descendants, in name order with numbers compared as numbers. */
+ * descendants (cmd/expopen.c). */
 static void open_with_descendants(struct state *st, const char *path)
 {
-	char err[512];
-	struct sonde_exp *e = sonde_exp_open(path, err, sizeof(err));
-
-	if (!e) {
-		complain(NULL, "%s", err);
-		set_rc(st, 1);
-		return;
-	}
-	add_exp(st, e, path);
-	if (sonde_view_is_subexp(sonde_exp_info(e)->name))
-		return; /* a descendant's experiment given by itself */
-	struct dirent **list = NULL;
-	int n = scandir(path, &list, subexp_filter, versionsort);
-	/* The collector makes each sub-experiment a directory of its own: a
-	 * symbolic link (_f9.er -> .) or a second name of one directory would
-	 * count its samples twice, so those are skipped, by lstat() and by
-	 * device and inode, with one warning per founder. */
-	struct stat fst;
-	dev_t *seen_dev = calloc((size_t)(n > 0 ? n : 0) + 1, sizeof(*seen_dev));
-	ino_t *seen_ino = calloc((size_t)(n > 0 ? n : 0) + 1, sizeof(*seen_ino));
-	size_t nseen = 0, skipped = 0;
-	char first_skipped[NAME_MAX + 1] = "";
-
-	if (seen_dev && seen_ino && stat(sonde_exp_info(e)->dir, &fst) == 0) {
-		seen_dev[nseen] = fst.st_dev;
-		seen_ino[nseen++] = fst.st_ino;
-	}
-	for (int i = 0; i < n; i++) {
-		char sub[PATH_MAX];
-		struct stat sst;
-
-		snprintf(sub, sizeof(sub), "%s/%s", sonde_exp_info(e)->dir, list[i]->d_name);
-		bool dir = lstat(sub, &sst) == 0 && S_ISDIR(sst.st_mode), dup = false;
-
-		for (size_t k = 0; dir && k < nseen && !dup; k++)
-			dup = seen_dev[k] == sst.st_dev && seen_ino[k] == sst.st_ino;
-		if (!dir || dup) {
-			if (!skipped++)
-				snprintf(first_skipped, sizeof(first_skipped), "%s", list[i]->d_name);
-			free(list[i]);
-			continue;
-		}
-		if (seen_dev && seen_ino) {
-			seen_dev[nseen] = sst.st_dev;
-			seen_ino[nseen++] = sst.st_ino;
-		}
-		struct sonde_exp *se = sonde_exp_open(sub, err, sizeof(err));
-
-		if (se) {
-			add_exp(st, se, sub);
-		} else {
-			complain(NULL, "%s", err);
-			set_rc(st, 1);
-		}
-		free(list[i]);
-	}
-	free(list);
-	free(seen_dev);
-	free(seen_ino);
-	if (skipped)
-		complain(NULL,
-			 "warning: '%s': %zu sub-experiment name%s skipped (the first: '%s'): not a "
-			 "directory of its own (a symbolic link, or a second name of a directory already "
-			 "read), whose samples would be counted twice",
-			 path, skipped, skipped == 1 ? "" : "s", first_skipped);
+	set_rc(st, cmd_open_experiments(path, "sonde print", &st->all_exps, &st->all_names, &st->nall));
 }
 
 /* -experiment_select: "all", or numbers and ranges ("1,3-5") as

@@ -559,3 +559,16 @@ const struct sonde_tnode *sonde_model_tree(const struct sonde_model *m, size_t *
 }
 
 uint32_t sonde_model_tree_roots(const struct sonde_model *m) { return m->first_root; }
+
+size_t sonde_model_nstacks(const struct sonde_model *m) { return m->nstacks; }
+
+const uint32_t *sonde_model_stack_funcs(const struct sonde_model *m, uint32_t stack, int *depth)
+{
+	*depth = (int)m->stacks[stack].depth;
+	return m->pool + m->stacks[stack].off;
+}
+
+const int64_t *sonde_model_stack_values(const struct sonde_model *m, uint32_t stack)
+{
+	return m->svals + (size_t)stack * (size_t)m->nm;
+}

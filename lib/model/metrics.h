@@ -152,6 +152,14 @@ const struct sonde_mobject *sonde_model_objectinfo(const struct sonde_model *m, 
 const int64_t *sonde_model_object_excl(const struct sonde_model *m, uint32_t o);
 const int64_t *sonde_model_object_incl(const struct sonde_model *m, uint32_t o);
 
+/* The distinct stacks added, ids 0..n-1 (the handles sonde_model_stack
+ * returned): each one's functions, leaf first (*depth of them), and the
+ * values added to it (nmetrics of them).  Exports write them
+ * (lib/views/export*.c); valid after sonde_model_finish() too. */
+size_t sonde_model_nstacks(const struct sonde_model *m);
+const uint32_t *sonde_model_stack_funcs(const struct sonde_model *m, uint32_t stack, int *depth);
+const int64_t *sonde_model_stack_values(const struct sonde_model *m, uint32_t stack);
+
 /* The call tree: nodes[0..n), roots are the nodes with parent -1 (linked
  * from sonde_model_tree_roots as a sibling chain). */
 const struct sonde_tnode *sonde_model_tree(const struct sonde_model *m, size_t *n);

@@ -325,7 +325,7 @@ static inline uint32_t evstack(struct builder *b, uint32_t e, const struct sonde
 /* One traced event: its thread's totals always, the model when the thread
  * and time filters pass.  Returns -1 out of memory. */
 static int add_event(struct builder *b, const struct sonde_exp *exp, const struct u64map *tidnum,
-		     const struct sonde_profile_opts *o, uint32_t tid,
+		     const struct sonde_profile_opts *o, int kind, size_t index, uint32_t tid,
 		     uint64_t time_ns, uint64_t stack_id, const int64_t *v)
 {
 	struct sonde_profile *p = b->p;
@@ -353,6 +353,10 @@ static int add_event(struct builder *b, const struct sonde_exp *exp, const struc
 	sonde_model_add_to(b->m, ev->mstack, v);
 	for (int k = 0; k < SONDE_NMETRICS; k++)
 		ev->v[k] = (int64_t)((uint64_t)ev->v[k] + (uint64_t)v[k]);
+	if (o && o->each) {
+		struct sonde_pevent pe = { b->exp_index, st, tid, kind, index, time_ns, v };
+		return o->each(o->each_arg, &pe);
+	}
 	return 0;
 }
 
@@ -370,7 +374,7 @@ static int add_sync(struct builder *b, const struct sonde_exp *exp, const struct
 		int64_t v[SONDE_NMETRICS] = { 0 };
 		v[SONDE_M_SYNC] = (int64_t)se[i].wait_ns;
 		v[SONDE_M_SYNCN] = 1;
-		if (add_event(b, exp, tidnum, o, se[i].tid, se[i].time_ns, se[i].stack_id, v) < 0)
+		if (add_event(b, exp, tidnum, o, SONDE_KIND_SYNC, i, se[i].tid, se[i].time_ns, se[i].stack_id, v) < 0)
 			return -1;
 	}
 	return 0;
@@ -399,7 +403,7 @@ static int add_heap(struct builder *b, const struct sonde_exp *exp, const struct
 				v[SONDE_M_HEAPLEAKCNT] = 1;
 				v[SONDE_M_HEAPLEAKBYTES] = (int64_t)left[i]; /* a mapping unmapped in part: the rest */
 			}
-			if (add_event(b, exp, tidnum, o, he[i].tid, he[i].time_ns, he[i].stack_id, v) < 0) {
+			if (add_event(b, exp, tidnum, o, SONDE_KIND_HEAP, i, he[i].tid, he[i].time_ns, he[i].stack_id, v) < 0) {
 				free(leaked);
 				free(left);
 				return -1;
@@ -434,7 +438,7 @@ static int add_io(struct builder *b, const struct sonde_exp *exp, const struct u
 			v[SONDE_M_IOOTHERCNT] = 1;
 			v[SONDE_M_IOOTHERTIME] = t;
 		}
-		if (add_event(b, exp, tidnum, o, ie[i].tid, ie[i].time_ns, ie[i].stack_id, v) < 0)
+		if (add_event(b, exp, tidnum, o, SONDE_KIND_IO, i, ie[i].tid, ie[i].time_ns, ie[i].stack_id, v) < 0)
 			return -1;
 	}
 	return 0;
@@ -446,13 +450,22 @@ static int add_io(struct builder *b, const struct sonde_exp *exp, const struct u
 static const struct {
 	add_kind_fn *add;
 	const char *metrics, *sort;
+	int first, last; /* the metrics it feeds: first..last of sonde_metrics */
 } model_kinds[SONDE_KIND_MAX + 1] = {
-	[SONDE_KIND_SYNC] = { add_sync, "e.sync:i.sync:e.syncn:", "sync" },
+	[SONDE_KIND_SYNC] = { add_sync, "e.sync:i.sync:e.syncn:", "sync", SONDE_M_SYNC, SONDE_M_SYNCN },
 	[SONDE_KIND_HEAP] = { add_heap, "e.heapalloccnt:e.heapallocbytes:e.heapleakcnt:e.heapleakbytes:i.heapleakbytes:",
-			      "heapallocbytes" },
+			      "heapallocbytes", SONDE_M_HEAPALLOCCNT, SONDE_M_HEAPLEAKBYTES },
 	[SONDE_KIND_IO] = { add_io, "e.ioreadbytes:e.iowritebytes:e.ioreadcnt:e.iowritecnt:e.ioothercnt:e.ioerrorcnt:",
-			    "ioreadbytes" },
+			    "ioreadbytes", SONDE_M_IOREADBYTES, SONDE_M_IOERRORTIME },
 };
+
+int sonde_metric_kind(int metric)
+{
+	for (int id = 1; id <= SONDE_KIND_MAX; id++)
+		if (model_kinds[id].add && metric >= model_kinds[id].first && metric <= model_kinds[id].last)
+			return id;
+	return 0;
+}
 
 const char *sonde_kind_default_metrics(int kind, const char **sort)
 {
@@ -595,6 +608,13 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 			ev->v[SONDE_M_TOTALCPU] += v[0];
 			ev->v[SONDE_M_SAMPLES] += 1;
 			p->samples_used++;
+			if (o && o->each) {
+				struct sonde_pevent pe = { (uint32_t)e, last_stack, s.tid, 0, 0, s.time_ns, v };
+				if (o->each(o->each_arg, &pe) < 0) {
+					u64map_release(&tidnum);
+					goto oom;
+				}
+			}
 		}
 		int tr = add_traces(&b, exp, &tidnum, o);
 		u64map_release(&tidnum);

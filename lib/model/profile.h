@@ -21,6 +21,7 @@
 #include "model/metrics.h"
 
 struct sonde_syms;
+struct sonde_pevent;
 
 /* The pseudo-function at the root of a stack cut at the depth limit
  * (SONDE_STACK_TRUNCATED): it stands for the callers that were not
@@ -46,6 +47,25 @@ struct sonde_profile_opts {
 	 * function's only (by default it is the inlined functions, innermost
 	 * first, then that function). */
 	bool no_inlines;
+	/* When not NULL: called with each event that passes the filters, as
+	 * it is added to the model (an experiment's clock-profile samples in
+	 * file order, then its traced events kind by kind in time order), for
+	 * the views that need events one by one (the timelines of
+	 * lib/views/export*.c).  A return of -1 stops the build (out of
+	 * memory). */
+	int (*each)(void *arg, const struct sonde_pevent *ev);
+	void *each_arg;
+};
+
+/* An event as sonde_profile_opts.each sees it. */
+struct sonde_pevent {
+	uint32_t exp;	  /* index of the experiment */
+	uint32_t ev;	  /* its stack: the profile's ev[ev] (p->ev may move until the build returns) */
+	uint32_t tid;
+	int kind;	  /* 0: a clock-profile sample; else the traced kind (sonde/kinds.h) */
+	size_t index;	  /* traced: the event's index in sonde_exp_KIND_events() */
+	uint64_t time_ns; /* the event's time (CLOCK_MONOTONIC) */
+	const int64_t *v; /* its values, SONDE_NMETRICS of them */
 };
 
 /* The events of one distinct experiment stack that passed the filters,
@@ -90,6 +110,10 @@ struct sonde_profile {
  * metric to sort by when the kind leads.  NULL when the model has no
  * metrics for the kind. */
 const char *sonde_kind_default_metrics(int kind, const char **sort);
+
+/* The traced kind (sonde/kinds.h) whose events feed metric (an index of
+ * sonde_metrics), or 0 for the clock-profiling metrics. */
+int sonde_metric_kind(int metric);
 
 /* Builds p from nexps experiments (which must outlive p).  Returns 0, or -1
  * with a message in err: a malformed thread or object list, an object list
