@@ -48,9 +48,9 @@ static void usage(FILE *f)
 		   "                        (END may be left out)\n"
 		   "  -inlines on|off       inlined functions as their own frames (on, the default)\n"
 		   "  -name long|short|mangled  function names as sonde print -name shows them\n"
-		   "  --max-units N         the budget of a timeline (speedscope: frames, chrome:\n"
-		   "                        events; default %u); 0: no limit\n",
-		SONDE_EXPORT_MAX_UNITS);
+		   "  --max-units N         the budget of a timeline: speedscope's frames (default\n"
+		   "                        %zu), chrome's events (%zu); 0: no limit\n",
+		sonde_export_find("speedscope")->budget, sonde_export_find("chrome")->budget);
 }
 
 static void note(void *arg, const char *msg)

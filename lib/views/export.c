@@ -26,14 +26,16 @@
 #include "views/view_table.h"
 
 const struct sonde_export_format sonde_export_formats[] = {
-	{ "pprof", "gzip-compressed profile.proto, for go tool pprof and every pprof reader", 0,
+	{ "pprof", "gzip-compressed profile.proto, for go tool pprof and every pprof reader", 0, 0,
 	  sonde_export_pprof },
-	{ "folded", "collapsed stacks, one line per stack: root;...;leaf VALUE (flamegraph.pl)", 0,
+	{ "folded", "collapsed stacks, one line per stack: root;...;leaf VALUE (flamegraph.pl)", 0, 0,
 	  sonde_export_folded },
+	/* 4 M frames: about 15 MB of JSON */
 	{ "speedscope", "speedscope's JSON file format, one sampled profile per thread", SONDE_XT_METRIC,
-	  sonde_export_speedscope },
+	  4000000, sonde_export_speedscope },
+	/* 400 k complete events: about 35 MB of JSON */
 	{ "chrome", "the Trace Event Format (chrome://tracing, Perfetto): a timeline per thread",
-	  SONDE_XT_CHROME, sonde_export_chrome },
+	  SONDE_XT_CHROME, 400000, sonde_export_chrome },
 };
 const size_t sonde_export_nformats = sizeof(sonde_export_formats) / sizeof(sonde_export_formats[0]);
 
@@ -49,7 +51,7 @@ void sonde_export_opts_init(struct sonde_export_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->names = SONDE_NAME_LONG;
-	o->max_units = SONDE_EXPORT_MAX_UNITS;
+	o->max_units = SONDE_EXPORT_DEFAULT_UNITS;
 }
 
 static void note(const struct sonde_export *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -334,7 +336,7 @@ struct collect {
 	struct u64map tmap; /* exp << 32 | tid -> thread index */
 	uint64_t last_key;
 	uint32_t last_thread;
-	size_t capev, capcalls, capthreads, cappts;
+	size_t capcalls, capthreads, cappts;
 };
 
 static long thread_of(struct collect *c, uint32_t exp, uint32_t tid)
@@ -350,7 +352,21 @@ static long thread_of(struct collect *c, uint32_t exp, uint32_t tid)
 		if (sonde_grow(&x->threads, &c->capthreads, x->nthreads + 1, sizeof(*x->threads), 16) < 0 ||
 		    u64map_put(&c->tmap, key, x->nthreads) < 0)
 			return -1;
-		x->threads[x->nthreads] = (struct sonde_xthread){ .exp = exp, .tid = tid };
+		struct sonde_xthread *t = &x->threads[x->nthreads];
+
+		*t = (struct sonde_xthread){ .exp = exp, .tid = tid };
+		/* its clock samples: the reader counted them (the events kept
+		 * are those or fewer) */
+		if ((c->flags & SONDE_XT_CHROME) || !sonde_metric_kind(x->metric)) {
+			size_t nt;
+			const struct sonde_thread *th = sonde_exp_threads(x->exps[exp], &nt);
+
+			for (size_t k = 0; k < nt; k++)
+				if (th[k].tid == tid && th[k].samples && th[k].samples < SIZE_MAX / sizeof(*t->ev)) {
+					t->ev = malloc((size_t)th[k].samples * sizeof(*t->ev));
+					t->cap = t->ev ? (size_t)th[k].samples : 0;
+				}
+		}
 		i = (long)x->nthreads++;
 	}
 	c->last_key = key;
@@ -385,10 +401,12 @@ static int collect_one(void *arg, const struct sonde_pevent *pe)
 	if (th < 0)
 		return -1;
 	if (keep_ev) {
-		if (sonde_grow(&x->ev, &c->capev, x->nev + 1, sizeof(*x->ev), 4096) < 0)
+		struct sonde_xthread *t = &x->threads[th];
+
+		if (t->n == t->cap && sonde_grow(&t->ev, &t->cap, t->n + 1, sizeof(*t->ev), 1024) < 0)
 			return -1;
 		/* the stack is the evstack's until the build ends */
-		x->ev[x->nev++] = (struct sonde_xev){ pe->time_ns, v, pe->ev, (uint32_t)th };
+		t->ev[t->n++] = (struct sonde_xev){ pe->time_ns, v, pe->ev };
 	}
 	if (keep_call) {
 		if (sonde_grow(&x->calls, &c->capcalls, x->ncalls + 1, sizeof(*x->calls), 256) < 0)
@@ -411,9 +429,10 @@ static int collect_one(void *arg, const struct sonde_pevent *pe)
 	return 0;
 }
 
-static int cmp_thread(const void *a, const void *b)
+static int cmp_thread(const void *a, const void *b, void *arg)
 {
-	const struct sonde_xthread *x = a, *y = b;
+	const struct sonde_xthread *th = arg;
+	const struct sonde_xthread *x = &th[*(const size_t *)a], *y = &th[*(const size_t *)b];
 
 	if (x->exp != y->exp)
 		return x->exp < y->exp ? -1 : 1;
@@ -437,85 +456,58 @@ static int cmp_call_time(const void *a, const void *b)
 }
 
 /* After the build: model stacks for evstacks, threads numbered and in
- * order (experiment, number), events grouped by thread in time order. */
+ * order (experiment, number), each thread's events in time order. */
 static int finish_timeline(struct sonde_export *x)
 {
 	struct sonde_profile *p = &x->p;
 	size_t nt = x->nthreads;
 
-	for (size_t i = 0; i < x->nev; i++)
-		x->ev[i].stack = p->ev[x->ev[i].stack].mstack;
-	for (size_t i = 0; i < x->ncalls; i++)
-		x->calls[i].stack = p->ev[x->calls[i].stack].mstack;
-	for (size_t i = 0; i < nt; i++)
+	for (size_t i = 0; i < nt; i++) {
+		struct sonde_xthread *t = &x->threads[i];
+
+		for (size_t k = 0; k < t->n; k++)
+			t->ev[k].stack = p->ev[t->ev[k].stack].mstack;
 		for (size_t k = 0; k < p->nthreads; k++)
-			if (p->threads[k].exp == x->threads[i].exp && p->threads[k].tid == x->threads[i].tid) {
-				x->threads[i].number = p->threads[k].number;
+			if (p->threads[k].exp == t->exp && p->threads[k].tid == t->tid) {
+				t->number = p->threads[k].number;
 				break;
 			}
-	/* order the threads; old index -> new */
+		/* the reader gives each thread's samples in time order, its
+		 * traced events too; several kinds of one thread (a metric of
+		 * two kinds) or a damaged file may not be */
+		bool in_order = true;
+
+		for (size_t k = 1; k < t->n && in_order; k++)
+			in_order = t->ev[k - 1].t <= t->ev[k].t;
+		if (!in_order)
+			qsort(t->ev, t->n, sizeof(*t->ev), cmp_ev_time);
+	}
+	for (size_t i = 0; i < x->ncalls; i++)
+		x->calls[i].stack = p->ev[x->calls[i].stack].mstack;
+	/* order the threads: old index -> new */
 	uint32_t *map = malloc((nt + 1) * sizeof(*map));
+	size_t *ord = malloc((nt + 1) * sizeof(*ord));
 	struct sonde_xthread *sorted = malloc((nt + 1) * sizeof(*sorted));
 
-	if (!map || !sorted) {
+	if (!map || !ord || !sorted) {
 		free(map);
+		free(ord);
 		free(sorted);
 		return -1;
 	}
-	memcpy(sorted, x->threads, nt * sizeof(*sorted));
 	for (size_t i = 0; i < nt; i++)
-		sorted[i].first = i; /* remember the old index */
-	qsort(sorted, nt, sizeof(*sorted), cmp_thread);
-	for (size_t i = 0; i < nt; i++)
-		map[sorted[i].first] = (uint32_t)i;
+		ord[i] = i;
+	qsort_r(ord, nt, sizeof(*ord), cmp_thread, x->threads);
+	for (size_t i = 0; i < nt; i++) {
+		sorted[i] = x->threads[ord[i]];
+		map[ord[i]] = (uint32_t)i;
+	}
 	free(x->threads);
 	x->threads = sorted;
 	for (size_t i = 0; i < x->ncalls; i++)
 		x->calls[i].thread = map[x->calls[i].thread];
-	/* group the events by thread: a counting sort, which keeps each
-	 * thread's order */
-	for (size_t i = 0; i < nt; i++)
-		x->threads[i].n = x->threads[i].first = 0;
-	for (size_t i = 0; i < x->nev; i++) {
-		x->ev[i].thread = map[x->ev[i].thread];
-		x->threads[x->ev[i].thread].n++;
-	}
 	free(map);
-	size_t at = 0;
-
-	for (size_t i = 0; i < nt; i++) {
-		x->threads[i].first = at;
-		at += x->threads[i].n;
-	}
-	struct sonde_xev *g = malloc((x->nev + 1) * sizeof(*g));
-	size_t *fill = calloc(nt + 1, sizeof(*fill));
-
-	if (!g || !fill) {
-		free(g);
-		free(fill);
-		return -1;
-	}
-	for (size_t i = 0; i < x->nev; i++) {
-		struct sonde_xthread *t = &x->threads[x->ev[i].thread];
-
-		g[t->first + fill[x->ev[i].thread]++] = x->ev[i];
-	}
-	free(fill);
-	free(x->ev);
-	x->ev = g;
-	/* the reader gives each thread's samples in time order, its traced
-	 * events too; several kinds of one thread (a metric of two kinds)
-	 * or a damaged file may not be */
-	for (size_t i = 0; i < nt; i++) {
-		struct sonde_xev *e = x->ev + x->threads[i].first;
-		size_t n = x->threads[i].n;
-		bool sorted_ok = true;
-
-		for (size_t k = 1; k < n && sorted_ok; k++)
-			sorted_ok = e[k - 1].t <= e[k].t;
-		if (!sorted_ok)
-			qsort(e, n, sizeof(*e), cmp_ev_time);
-	}
+	free(ord);
 	qsort(x->calls, x->ncalls, sizeof(*x->calls), cmp_call_time);
 	return 0;
 }
@@ -544,6 +536,7 @@ struct runctx {
 	uint32_t *stamp; /* per stack: the bin that last met it */
 	int64_t *acc;	 /* per stack: its values in that bin */
 	uint32_t *list;	 /* the bin's stacks */
+	uint32_t *ord;	 /* the stacks in call-path order */
 	uint32_t gen;
 	struct sonde_xrun *runs;
 	size_t n;
@@ -564,29 +557,36 @@ static int bin_prepare(struct runctx *c)
 
 	if (c->rank)
 		return 0;
-	uint32_t *ord = malloc((ns + 1) * sizeof(*ord));
+	uint32_t *ord = c->ord = malloc((ns + 1) * sizeof(*ord));
 
 	c->rank = malloc((ns + 1) * sizeof(*c->rank));
 	c->stamp = calloc(ns + 1, sizeof(*c->stamp));
 	c->acc = malloc((ns + 1) * sizeof(*c->acc));
 	c->list = malloc((ns + 1) * sizeof(*c->list));
-	if (!ord || !c->rank || !c->stamp || !c->acc || !c->list) {
-		free(ord);
+	if (!ord || !c->rank || !c->stamp || !c->acc || !c->list)
 		return -1;
-	}
 	for (size_t i = 0; i < ns; i++)
 		ord[i] = (uint32_t)i;
 	qsort_r(ord, ns, sizeof(*ord), cmp_path, (void *)m);
 	for (size_t i = 0; i < ns; i++)
 		c->rank[ord[i]] = (uint32_t)i;
-	free(ord);
 	return 0;
 }
 
 /* One bin's stacks as runs, in call-path order, from start on. */
 static void flush_bin(struct runctx *c, size_t nd, uint64_t start, uint64_t end)
 {
-	qsort_r(c->list, nd, sizeof(*c->list), cmp_rank, c->rank);
+	size_t ns = sonde_model_nstacks(c->x->p.model);
+
+	if (nd > ns / 16) { /* many: pick them from the stacks in order */
+		size_t k = 0;
+
+		for (size_t i = 0; i < ns && k < nd; i++)
+			if (c->stamp[c->ord[i]] == c->gen)
+				c->list[k++] = c->ord[i];
+	} else {
+		qsort_r(c->list, nd, sizeof(*c->list), cmp_rank, c->rank);
+	}
 	for (size_t i = 0; i < nd; i++) {
 		uint32_t s = c->list[i];
 		struct sonde_xrun *r = &c->runs[c->n++];
@@ -605,7 +605,7 @@ static void flush_bin(struct runctx *c, size_t nd, uint64_t start, uint64_t end)
 static void thread_runs(struct runctx *c, size_t th, uint64_t width)
 {
 	const struct sonde_xthread *t = &c->x->threads[th];
-	const struct sonde_xev *e = c->x->ev + t->first;
+	const struct sonde_xev *e = t->ev;
 
 	c->n = 0;
 	if (!t->n)
@@ -702,13 +702,13 @@ int sonde_export_runs(struct sonde_export *x, bool timed,
 
 		if (t->n > most)
 			most = t->n;
-		if (t->n && x->ev[t->first + t->n - 1].t - x->ev[t->first].t + 1 > span)
-			span = x->ev[t->first + t->n - 1].t - x->ev[t->first].t + 1;
+		if (t->n && t->ev[t->n - 1].t - t->ev[0].t + 1 > span)
+			span = t->ev[t->n - 1].t - t->ev[0].t + 1;
 	}
 	c.runs = malloc((most + 1) * sizeof(*c.runs));
 	if (!c.runs)
 		return -1;
-	size_t budget = x->o->max_units, total = runs_cost(&c, 0, cost);
+	size_t budget = x->budget, total = runs_cost(&c, 0, cost);
 
 	if (budget && total > budget) {
 		if (bin_prepare(&c) < 0)
@@ -723,6 +723,8 @@ int sonde_export_runs(struct sonde_export *x, bool timed,
 			if (total <= budget || width >= span)
 				break;
 			width *= total > 4 * budget ? 4 : 2;
+			if (width > span)
+				width = span; /* one bin a thread: its flame graph */
 		}
 		note(x,
 		     "each thread's events are merged by stack in bins of %.3f ms to fit the budget of %zu "
@@ -741,6 +743,7 @@ out:
 	free(c.stamp);
 	free(c.acc);
 	free(c.list);
+	free(c.ord);
 	return rc;
 }
 
@@ -758,8 +761,9 @@ static void release(struct sonde_export *x)
 	}
 	free(x->name);
 	free(x->jname);
+	for (size_t i = 0; i < x->nthreads; i++)
+		free(x->threads[i].ev);
 	free(x->threads);
-	free(x->ev);
 	free(x->calls);
 	free(x->pts);
 	if (x->p.model)
@@ -777,6 +781,7 @@ int sonde_export_write(FILE *f, const struct sonde_export_format *fmt, const str
 	memset(&x, 0, sizeof(x));
 	memset(&c, 0, sizeof(c));
 	x.o = o;
+	x.budget = o->max_units == SONDE_EXPORT_DEFAULT_UNITS ? fmt->budget : o->max_units;
 	x.exps = exps;
 	x.nexps = nexps;
 	x.t0 = UINT64_MAX;

@@ -46,17 +46,16 @@
 #include "model/profile.h"
 #include "views/view.h"
 
-/* The default budget of a timeline: frames written by speedscope (stack
- * entries of its samples), complete events written by chrome.  About 20
- * and 50 MB of JSON. */
-#define SONDE_EXPORT_MAX_UNITS 4000000u
+/* max_units: the format's own budget (a row of the table). */
+#define SONDE_EXPORT_DEFAULT_UNITS SIZE_MAX
 
 struct sonde_export_opts {
 	const char *metric;		  /* a metric's name (sonde_metrics); NULL: the default */
 	struct sonde_profile_opts filter; /* sonde print's filters; its each is the export's */
 	enum sonde_namefmt names;	  /* function names, as sonde print's -name */
-	/* A timeline's budget (SONDE_EXPORT_MAX_UNITS above); 0: none, every
-	 * event at its time however large the file. */
+	/* A timeline's budget (the format's units: speedscope's frames,
+	 * chrome's events); SONDE_EXPORT_DEFAULT_UNITS: the format's default;
+	 * 0: none, every event at its time however large the file. */
 	size_t max_units;
 	/* Called with notes for the user (a timeline's events merged into
 	 * bins to fit its budget); NULL: none. */
@@ -67,19 +66,19 @@ struct sonde_export_opts {
 /* Defaults: the default metric, no filter, long names, the default budget. */
 void sonde_export_opts_init(struct sonde_export_opts *o);
 
-/* A thread of the timelines: its events are ev[first .. first + n). */
-struct sonde_xthread {
-	uint32_t exp, tid;
-	uint32_t number; /* as -threads numbers it (1 = the first of its experiment) */
-	size_t first, n;
-};
-
 /* One event of a timeline: its time, value and model stack. */
 struct sonde_xev {
 	uint64_t t;	/* ns, CLOCK_MONOTONIC: when it ended (a sample) or started (a traced call) */
 	int64_t v;	/* the value it carries */
 	uint32_t stack; /* the model's stack (sonde_model_stack_funcs) */
-	uint32_t thread;
+};
+
+/* A thread of the timelines and its events, in time order. */
+struct sonde_xthread {
+	uint32_t exp, tid;
+	uint32_t number; /* as -threads numbers it (1 = the first of its experiment) */
+	struct sonde_xev *ev;
+	size_t n, cap;
 };
 
 /* A traced call (chrome's duration events): sync waits and I/O calls. */
@@ -100,6 +99,7 @@ struct sonde_xpoint {
 /* What a writer reads (export.c builds it). */
 struct sonde_export {
 	const struct sonde_export_opts *o;
+	size_t budget; /* the timeline's budget in force; 0: none */
 	const struct sonde_exp *const *exps;
 	size_t nexps;
 	struct sonde_profile p;	   /* built with o->filter */
@@ -111,10 +111,8 @@ struct sonde_export {
 	 * sonde/utf8.h says), and the same JSON-quoted. */
 	char **name, **jname;
 	/* Timelines only (the format's timeline flag): */
-	struct sonde_xthread *threads;
+	struct sonde_xthread *threads; /* in experiment and thread number order */
 	size_t nthreads;
-	struct sonde_xev *ev; /* by thread, each thread's in time order */
-	size_t nev;
 	struct sonde_xcall *calls; /* chrome: in time order */
 	size_t ncalls;
 	struct sonde_xpoint *pts; /* chrome, a traced kind's metric: its events' values */
@@ -156,6 +154,7 @@ struct sonde_export_format {
 	const char *name;
 	const char *help;     /* one line of the usage */
 	unsigned timeline;    /* SONDE_XT_* */
+	size_t budget;	      /* a timeline's default budget, in its units */
 	int (*write)(FILE *f, struct sonde_export *x, char *err, size_t errlen);
 };
 

@@ -188,7 +188,7 @@ static int cmp_time(const void *a, const void *b)
 static void calls(struct sonde_export *x, struct out *o)
 {
 	struct sonde_xbuf *b = o->b;
-	size_t n = x->ncalls, budget = x->o->max_units;
+	size_t n = x->ncalls, budget = x->budget;
 
 	if (budget && n > budget) {
 		qsort(x->calls, n, sizeof(*x->calls), cmp_dur_desc);
@@ -289,64 +289,67 @@ static void points(struct sonde_export *x, struct out *o)
 	}
 }
 
-/* The chosen metric's running total, per experiment, in at most
- * COUNTER_POINTS steps of time; returns the total of all. */
+/* The chosen metric's running total of one experiment, in at most
+ * COUNTER_POINTS steps of time. */
+struct steps {
+	uint64_t lo, hi;
+	bool any;
+	int64_t sum[COUNTER_POINTS];
+};
+
+static void step_add(struct steps *st, int pass, uint64_t t, int64_t v)
+{
+	if (!pass) {
+		st->lo = t < st->lo ? t : st->lo;
+		st->hi = t > st->hi ? t : st->hi;
+		st->any = true;
+		return;
+	}
+	size_t k = (size_t)((double)(t - st->lo) / (double)(st->hi - st->lo + 1) * COUNTER_POINTS);
+
+	k = k < COUNTER_POINTS ? k : COUNTER_POINTS - 1;
+	st->sum[k] = (int64_t)((uint64_t)st->sum[k] + (uint64_t)v);
+}
+
+/* The counters of every experiment; returns the total of all. */
 static int64_t counter(struct sonde_export *x, struct out *o)
 {
 	struct sonde_xbuf *b = o->b;
 	const struct sonde_metric_def *md = &sonde_metrics[x->metric];
 	bool clock = !sonde_metric_kind(x->metric);
 	int64_t all = 0;
+	struct steps *st = malloc(sizeof(*st));
 
+	if (!st)
+		return 0;
 	for (size_t e = 0; e < x->nexps; e++) {
-		uint64_t lo = UINT64_MAX, hi = 0;
-		int64_t sum[COUNTER_POINTS] = { 0 };
-		bool any = false;
-
-		/* pass 1: the span; pass 2: the sums per step */
-		for (int pass = 0; pass < 2; pass++) {
-			uint64_t span = hi >= lo ? hi - lo + 1 : 1;
-			size_t n = clock ? x->nev : x->npts;
-
-			for (size_t i = 0; i < n; i++) {
-				uint64_t t;
-				int64_t v;
-
-				if (clock) {
-					if (x->threads[x->ev[i].thread].exp != e)
-						continue;
-					t = x->ev[i].t;
-					v = x->metric == SONDE_M_SAMPLES ? 1 : x->ev[i].v;
-				} else {
-					if (x->pts[i].exp != e)
-						continue;
-					t = x->pts[i].t;
-					v = x->pts[i].v;
-				}
-				if (!pass) {
-					lo = t < lo ? t : lo;
-					hi = t > hi ? t : hi;
-					any = true;
-				} else {
-					size_t k = (size_t)((double)(t - lo) / (double)span * COUNTER_POINTS);
-
-					k = k < COUNTER_POINTS ? k : COUNTER_POINTS - 1;
-					sum[k] = (int64_t)((uint64_t)sum[k] + (uint64_t)v);
-				}
+		memset(st, 0, sizeof(*st));
+		st->lo = UINT64_MAX;
+		/* pass 0: the span; pass 1: the sums per step */
+		for (int pass = 0; pass < 2 && (!pass || st->any); pass++) {
+			if (clock) {
+				for (size_t i = 0; i < x->nthreads; i++)
+					for (size_t k = 0; x->threads[i].exp == e && k < x->threads[i].n; k++)
+						step_add(st, pass, x->threads[i].ev[k].t,
+							 x->metric == SONDE_M_SAMPLES ? 1 : x->threads[i].ev[k].v);
+			} else {
+				for (size_t i = 0; i < x->npts; i++)
+					if (x->pts[i].exp == e)
+						step_add(st, pass, x->pts[i].t, x->pts[i].v);
 			}
-			if (!any)
-				break;
 		}
-		if (!any)
+		if (!st->any)
 			continue;
-		uint64_t span = hi - lo + 1;
+		uint64_t span = st->hi - st->lo + 1;
 		int64_t run = 0;
 
 		for (size_t k = 0; k < COUNTER_POINTS; k++) {
-			if (!sum[k] && k + 1 < COUNTER_POINTS)
+			if (!st->sum[k] && k + 1 < COUNTER_POINTS)
 				continue;
-			run = (int64_t)((uint64_t)run + (uint64_t)sum[k]);
-			uint64_t at = k + 1 == COUNTER_POINTS ? hi : lo + (uint64_t)((double)span * (double)(k + 1) / COUNTER_POINTS);
+			run = (int64_t)((uint64_t)run + (uint64_t)st->sum[k]);
+			uint64_t at = k + 1 == COUNTER_POINTS
+					      ? st->hi
+					      : st->lo + (uint64_t)((double)span * (double)(k + 1) / COUNTER_POINTS);
 
 			sep(o);
 			xb_s(b, "{\"ph\":\"C\",\"pid\":");
@@ -365,6 +368,7 @@ static int64_t counter(struct sonde_export *x, struct out *o)
 		}
 		all = (int64_t)((uint64_t)all + (uint64_t)run);
 	}
+	free(st);
 	return all;
 }
 
