@@ -53,7 +53,7 @@ API_PC    := $(B)/lib/pkgconfig/sonde.pc
 # The collector API fixture, linked every way a program may link the API.
 API_FIXTURES := $(B)/fixtures/apiuse_pie $(B)/fixtures/apiuse_nopie $(B)/fixtures/apiuse_so
 
-.PHONY: all deps check demo bench install clean tests
+.PHONY: all deps deps-check check demo bench install clean tests
 
 all: $(SONDE) $(COLLECTOR) $(TRACERS) $(API_A) $(API_SO) $(API_PC)
 
@@ -201,7 +201,12 @@ $(B)/fixtures/static_%: tests/fixtures/static_%.c
 
 tests: all $(UNITS) $(FIXTURES) $(API_FIXTURES) $(TOOLS)
 
-check: deps
+# check and bench also install the real readers of sonde export's files
+# (scripts/deps.sh check); demo only what it builds with.
+deps-check:
+	@sh scripts/deps.sh check
+
+check: deps-check
 	@$(MAKE) --no-print-directory tests
 	@sh tests/run.sh
 
@@ -213,7 +218,7 @@ $(B)/examples/demo: examples/demo.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -fomit-frame-pointer -Wall -Wextra -o $@ $< -lpthread -lm
 
-bench: deps
+bench: deps-check
 	@$(MAKE) --no-print-directory tests
 	@sh bench/run.sh
 

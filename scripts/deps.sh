@@ -1,7 +1,16 @@
 #!/bin/sh
 # Install what sonde needs to build and test, where it is missing.
 # Debian 12; needs root (or sudo) only when something is missing.
+#
+#	sh scripts/deps.sh          what `make` and `make demo` need
+#	sh scripts/deps.sh check    also the real readers of sonde export's
+#	                            files (make check, make bench): go tool pprof
+#	                            (golang-go), Chromium, node and npm, and the
+#	                            pinned npm packages of tests/browser
+#	                            (speedscope, playwright-core) from its
+#	                            package-lock.json, into tests/browser/node_modules
 set -e
+mode=${1:-build}
 need=""
 have_cmd() { command -v "$1" >/dev/null 2>&1; }
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "ok installed"; }
@@ -15,6 +24,16 @@ done
 if [ "${SONDE_BENCH_PEERS:-1}" = 1 ]; then
 	have_cmd perf || need="$need linux-perf"
 fi
+# The readers of sonde export's files (tests/t60-export.sh, bench/export.sh);
+# best effort like the peers: t60 says which checks it skips without them.
+readers=""
+if [ "$mode" = check ]; then
+	for p in golang-go chromium; do
+		have_pkg "$p" || readers="$readers $p"
+	done
+	have_cmd node || readers="$readers nodejs"
+	have_cmd npm || readers="$readers npm"
+fi
 
 if [ -n "$need" ]; then
 	echo "deps: installing:$need"
@@ -25,4 +44,23 @@ if [ -n "$need" ]; then
 	# Peers are best effort: a build must not fail because perf is absent.
 	$SUDO apt-get install -y -qq --no-install-recommends $need >/dev/null ||
 		$SUDO apt-get install -y -qq --no-install-recommends gcc make libc6-dev binutils libelf-dev libdw-dev zlib1g-dev g++ libcapstone-dev clang >/dev/null
+fi
+if [ -n "$readers" ]; then
+	echo "deps: installing (readers of sonde export's files):$readers"
+	SUDO=""
+	[ "$(id -u)" = 0 ] || SUDO="sudo"
+	export DEBIAN_FRONTEND=noninteractive
+	[ -n "$need" ] || $SUDO apt-get update -qq || true
+	$SUDO apt-get install -y -qq --no-install-recommends $readers >/dev/null ||
+		echo "deps: could not install$readers; tests/t60-export.sh skips their checks"
+fi
+if [ "$mode" = check ] && command -v npm >/dev/null 2>&1; then
+	b=$(cd "$(dirname "$0")/.." && pwd)/tests/browser
+	# the versions package-lock.json pins, once (npm ci when they differ)
+	if ! cmp -s "$b/package-lock.json" "$b/node_modules/.package-lock.json.sonde" 2>/dev/null; then
+		echo "deps: npm ci in tests/browser (speedscope, playwright-core)"
+		(cd "$b" && npm ci --no-audit --no-fund --loglevel=error >/dev/null &&
+			cp package-lock.json node_modules/.package-lock.json.sonde) ||
+			echo "deps: npm ci failed in tests/browser; tests/t60-export.sh skips the speedscope checks"
+	fi
 fi

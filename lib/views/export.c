@@ -508,7 +508,8 @@ static int finish_timeline(struct sonde_export *x)
 		x->calls[i].thread = map[x->calls[i].thread];
 	free(map);
 	free(ord);
-	qsort(x->calls, x->ncalls, sizeof(*x->calls), cmp_call_time);
+	if (x->ncalls)
+		qsort(x->calls, x->ncalls, sizeof(*x->calls), cmp_call_time);
 	return 0;
 }
 

@@ -65,7 +65,8 @@ int sonde_export_folded(FILE *f, struct sonde_export *x, char *err, size_t errle
 		*q = '\0';
 		lines[n++] = (struct line){ buf, v };
 	}
-	qsort(lines, n, sizeof(*lines), cmp_line);
+	if (n)
+		qsort(lines, n, sizeof(*lines), cmp_line);
 	struct sonde_xbuf b;
 
 	xb_init(&b, f);
