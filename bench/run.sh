@@ -107,6 +107,10 @@ sh bench/agg.sh
 # sonde print on 10 million samples; perf report for comparison.
 sh bench/print.sh
 
+# sonde export of 10 M samples per format (time, size), beside go tool
+# pprof reading the pprof file and perf script | stackcollapse.
+sh bench/export.sh
+
 # sonde print -header and -heapstat on 8 million allocations; a sparse file.
 sh bench/readscale.sh
 
