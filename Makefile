@@ -214,6 +214,8 @@ $(B)/fixtures/static_%: tests/fixtures/static_%.c
 
 tests: all $(UNITS) $(FIXTURES) $(API_FIXTURES) $(TOOLS)
 
+# check and bench also install the tests' real readers (scripts/deps.sh
+# check); demo only what it builds with.
 check:
 	@sh scripts/deps.sh check
 	@$(MAKE) --no-print-directory tests

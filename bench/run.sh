@@ -110,6 +110,10 @@ sh bench/print.sh
 # sonde report on 10 million samples: time, file size, first render.
 sh bench/report.sh
 
+# sonde export of 10 M samples per format (time, size), beside go tool
+# pprof reading the pprof file and perf script | stackcollapse.
+sh bench/export.sh
+
 # sonde print -header and -heapstat on 8 million allocations; a sparse file.
 sh bench/readscale.sh
 

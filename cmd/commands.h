@@ -28,6 +28,7 @@ void collect_clock_stop(void);
 /* collect_watch.c: clock profiling's guard, from outside the target. */
 void collect_watch_init(pid_t child, int calls_ok);
 uint64_t collect_watch(void *head, const char *expdir);
+int cmd_export(int argc, char **argv);
 int cmd_print(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 

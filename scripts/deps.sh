@@ -3,10 +3,12 @@
 # Debian 12; needs root (or sudo) only when something is missing.
 #	sh scripts/deps.sh [build|check|bench]
 # build (make, make demo): the compilers and libraries.  check and bench
-# (make check, make bench) also: Debian's chromium and a font for the HTML
-# report's browser test (tests/t61-report.sh, bench/report.sh), and its
-# driver's npm package (playwright-core, pinned in tests/browser/package.json
-# and package-lock.json) in tests/browser/node_modules.
+# (make check, make bench) also the tests' real readers: Debian's
+# chromium and a font (the HTML report's browser test, tests/t61-report.sh,
+# and speedscope reading sonde export's files, tests/t60-export.sh), go
+# tool pprof (golang-go), node and npm, and the npm packages pinned in
+# tests/browser/package-lock.json (playwright-core, speedscope), into
+# tests/browser/node_modules.
 set -e
 mode=${1:-build}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,17 +21,19 @@ have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "ok install
 for p in gcc make libc6-dev binutils libelf-dev libdw-dev zlib1g-dev g++ libcapstone-dev clang; do
 	have_pkg "$p" || need="$need $p"
 done
-# The HTML report's browser test: chromium, a font, node (the machine's
-# Node.js 20 or later; Debian's nodejs when there is none).
-if [ "$mode" != build ]; then
-	for p in chromium fonts-dejavu-core; do
-		have_pkg "$p" || need="$need $p"
-	done
-	have_cmd node || need="$need nodejs npm"
-fi
 # Peers for `make bench` (optional for build and tests).
 if [ "${SONDE_BENCH_PEERS:-1}" = 1 ]; then
 	have_cmd perf || need="$need linux-perf"
+fi
+# The tests' readers (make check, make bench): installed apart, so that a
+# build never fails for them; a test that needs one fails and says so.
+readers=""
+if [ "$mode" != build ]; then
+	for p in golang-go chromium fonts-dejavu-core; do
+		have_pkg "$p" || readers="$readers $p"
+	done
+	have_cmd node || readers="$readers nodejs"
+	have_cmd npm || readers="$readers npm"
 fi
 
 if [ -n "$need" ]; then
@@ -42,9 +46,22 @@ if [ -n "$need" ]; then
 	$SUDO apt-get install -y -qq --no-install-recommends $need >/dev/null ||
 		$SUDO apt-get install -y -qq --no-install-recommends gcc make libc6-dev binutils libelf-dev libdw-dev zlib1g-dev g++ libcapstone-dev clang >/dev/null
 fi
-# playwright-core for tests/browser (npm ci: exactly the lock file's).
-if [ "$mode" != build ] && [ ! -d "$root/tests/browser/node_modules/playwright-core" ] && have_cmd npm; then
-	echo "deps: installing tests/browser's npm packages (playwright-core)"
-	(cd "$root/tests/browser" && npm ci --no-audit --no-fund --loglevel=error) ||
-		echo "deps: npm ci in tests/browser failed; the browser tests will say so"
+if [ -n "$readers" ]; then
+	echo "deps: installing (the tests' readers):$readers"
+	SUDO=""
+	[ "$(id -u)" = 0 ] || SUDO="sudo"
+	export DEBIAN_FRONTEND=noninteractive
+	[ -n "$need" ] || $SUDO apt-get update -qq || true
+	$SUDO apt-get install -y -qq --no-install-recommends $readers >/dev/null ||
+		echo "deps: could not install$readers; the tests that need them fail and say so"
+fi
+if [ "$mode" != build ] && command -v npm >/dev/null 2>&1; then
+	b=$root/tests/browser
+	# the versions package-lock.json pins, once (npm ci when they differ)
+	if ! cmp -s "$b/package-lock.json" "$b/node_modules/.package-lock.json.sonde" 2>/dev/null; then
+		echo "deps: npm ci in tests/browser (playwright-core, speedscope)"
+		(cd "$b" && npm ci --no-audit --no-fund --loglevel=error >/dev/null &&
+			cp package-lock.json node_modules/.package-lock.json.sonde) ||
+			echo "deps: npm ci failed in tests/browser; the browser tests fail and say so"
+	fi
 fi

@@ -244,7 +244,7 @@ static int feed(struct sonde_model_feed *f, const struct sonde_exp *exp)
 			v[M_LEAKCNT] = 1;
 			v[M_LEAKBYTES] = (int64_t)left[i]; /* a mapping unmapped in part: the rest */
 		}
-		if (sonde_model_feed_event(f, e[i].tid, e[i].time_ns, e[i].stack_id, v) < 0)
+		if (sonde_model_feed_event(f, i, e[i].tid, e[i].time_ns, e[i].stack_id, v) < 0)
 			goto out;
 	}
 	rc = 0;

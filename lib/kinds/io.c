@@ -212,7 +212,7 @@ static int feed(struct sonde_model_feed *f, const struct sonde_exp *exp)
 			v[M_OTHERCNT] = 1;
 			v[M_OTHERTIME] = t;
 		}
-		if (sonde_model_feed_event(f, e[i].tid, e[i].time_ns, e[i].stack_id, v) < 0)
+		if (sonde_model_feed_event(f, i, e[i].tid, e[i].time_ns, e[i].stack_id, v) < 0)
 			return -1;
 	}
 	return 0;

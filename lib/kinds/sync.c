@@ -149,7 +149,7 @@ static int feed(struct sonde_model_feed *f, const struct sonde_exp *exp)
 	for (size_t i = 0; i < n; i++) {
 		int64_t v[M_N] = { [M_WAIT] = (int64_t)e[i].wait_ns, [M_COUNT] = 1 };
 
-		if (sonde_model_feed_event(f, e[i].tid, e[i].time_ns, e[i].stack_id, v) < 0)
+		if (sonde_model_feed_event(f, i, e[i].tid, e[i].time_ns, e[i].stack_id, v) < 0)
 			return -1;
 	}
 	return 0;

@@ -37,9 +37,11 @@ struct sonde_model_kind {
 	int (*feed)(struct sonde_model_feed *f, const struct sonde_exp *exp);
 };
 
-/* One event of the kind: its thread, time and stack, and v, one value per
- * metric of the kind (in its order).  Returns 0, or -1 out of memory. */
-int sonde_model_feed_event(struct sonde_model_feed *f, uint32_t tid, uint64_t time_ns, uint64_t stack_id,
-			   const int64_t *v);
+/* One event of the kind: its index among the kind's events (what the
+ * exports' timelines look it up by), its thread, time and stack, and v,
+ * one value per metric of the kind (in its order).  Returns 0, or -1 out
+ * of memory. */
+int sonde_model_feed_event(struct sonde_model_feed *f, size_t index, uint32_t tid, uint64_t time_ns,
+			   uint64_t stack_id, const int64_t *v);
 
 #endif

@@ -128,8 +128,9 @@ const int64_t *sonde_model_object_incl(const struct sonde_model *m, uint32_t o);
 
 /* The distinct call stacks added (sonde_model_stack's handles, 0 ..
  * nstacks - 1): each one's functions, leaf first (*depth of them), and
- * its summed values (nmetrics).  What a writer of stacks (the HTML
- * report, folded stacks) reads; the tree below is their merged form. */
+ * its summed values (nmetrics).  What writers of stacks read (the HTML
+ * report, the exports); the tree below is their merged form.  Valid after
+ * sonde_model_finish() too. */
 size_t sonde_model_nstacks(const struct sonde_model *m);
 const uint32_t *sonde_model_stack_funcs(const struct sonde_model *m, uint32_t s, int *depth);
 const int64_t *sonde_model_stack_values(const struct sonde_model *m, uint32_t s);

@@ -364,6 +364,19 @@ const struct sonde_metric_def *sonde_profile_metrics(int *n)
 	return mtable.defs;
 }
 
+int sonde_nmetrics(void)
+{
+	int n;
+	sonde_profile_metrics(&n);
+	return n;
+}
+
+const struct sonde_metric_def *sonde_metric(int i)
+{
+	int n;
+	return &sonde_profile_metrics(&n)[i];
+}
+
 int sonde_profile_metric_index(const char *name)
 {
 	int n;
@@ -380,14 +393,15 @@ struct sonde_model_feed {
 	const struct sonde_exp *exp;
 	const struct u64map *tidnum;
 	const struct sonde_profile_opts *o;
+	int kind;		     /* its id (sonde/kinds.h) */
 	int base, n;		     /* the kind's metrics in the table */
 	int64_t v[SONDE_MAX_METRICS]; /* zero but for the event being added */
 };
 
 /* One traced event: its thread's totals always, the model when the thread
  * and time filters pass. */
-int sonde_model_feed_event(struct sonde_model_feed *f, uint32_t tid, uint64_t time_ns, uint64_t stack_id,
-			   const int64_t *kv)
+int sonde_model_feed_event(struct sonde_model_feed *f, size_t index, uint32_t tid, uint64_t time_ns,
+			   uint64_t stack_id, const int64_t *kv)
 {
 	struct builder *b = f->b;
 	struct sonde_profile *p = b->p;
@@ -416,11 +430,26 @@ int sonde_model_feed_event(struct sonde_model_feed *f, uint32_t tid, uint64_t ti
 	struct sonde_evstack *ev = &p->ev[st];
 	memcpy(&f->v[lo], kv, (size_t)f->n * sizeof *kv);
 	sonde_model_add_to(b->m, ev->mstack, f->v);
-	if (o && o->on_event)
-		o->on_event(o->on_event_arg, p, st, tid, time_ns, f->v);
+	int rc = 0;
+	if (o && o->each) {
+		struct sonde_pevent pe = { b->exp_index, st, tid, f->kind, index, time_ns, f->v };
+		rc = o->each(o->each_arg, &pe);
+	}
 	memset(&f->v[lo], 0, (size_t)f->n * sizeof *kv);
 	for (int k = lo; k < hi; k++)
 		ev->v[k] = (int64_t)((uint64_t)ev->v[k] + (uint64_t)kv[k - lo]);
+	return rc;
+}
+
+int sonde_metric_kind(int metric)
+{
+	int n;
+	sonde_profile_metrics(&n);
+	for (int id = 1; id <= SONDE_KIND_MAX; id++) {
+		const struct sonde_model_kind *k = sonde_kind_module(id)->model;
+		if (k && mtable.base[id] >= 0 && metric >= mtable.base[id] && metric < mtable.base[id] + k->nmetrics)
+			return id;
+	}
 	return 0;
 }
 
@@ -445,7 +474,7 @@ static int add_traces(struct builder *b, const struct sonde_exp *exp, const stru
 		const struct sonde_model_kind *k = sonde_kind_module(id)->model;
 		if (!k || !k->feed)
 			continue;
-		struct sonde_model_feed f = { b, exp, tidnum, o, mtable.base[id], k->nmetrics, { 0 } };
+		struct sonde_model_feed f = { b, exp, tidnum, o, id, mtable.base[id], k->nmetrics, { 0 } };
 		if (k->feed(&f, exp) < 0)
 			return -1;
 	}
@@ -575,8 +604,13 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 			ev->v[SONDE_M_TOTALCPU] += v[0];
 			ev->v[SONDE_M_SAMPLES] += 1;
 			p->samples_used++;
-			if (o && o->on_event)
-				o->on_event(o->on_event_arg, p, last_stack, s.tid, s.time_ns, v);
+			if (o && o->each) {
+				struct sonde_pevent pe = { (uint32_t)e, last_stack, s.tid, 0, 0, s.time_ns, v };
+				if (o->each(o->each_arg, &pe) < 0) {
+					u64map_release(&tidnum);
+					goto oom;
+				}
+			}
 		}
 		int tr = add_traces(&b, exp, &tidnum, o);
 		u64map_release(&tidnum);

@@ -21,7 +21,7 @@
 #include "model/metrics.h"
 
 struct sonde_syms;
-struct sonde_profile;
+struct sonde_pevent;
 
 /* The pseudo-function at the root of a stack cut at the depth limit
  * (SONDE_STACK_TRUNCATED): it stands for the callers that were not
@@ -47,16 +47,26 @@ struct sonde_profile_opts {
 	 * function's only (by default it is the inlined functions, innermost
 	 * first, then that function). */
 	bool no_inlines;
-	/* When set, called for every event (clock sample or traced event)
-	 * that passes the filters, right after it is added to the model:
-	 * ev indexes p->ev (its stack: p->ev[ev].mstack, its experiment:
-	 * p->ev[ev].exp), time_ns is the event's own (not relative), v its
-	 * values: SONDE_MAX_METRICS of them, the table's metrics
-	 * (sonde_profile_metrics) and zeros past them.  For what needs the events in time (the
-	 * HTML report's timeline); p->ev may move between calls. */
-	void (*on_event)(void *arg, const struct sonde_profile *p, uint32_t ev, uint32_t tid,
-			 uint64_t time_ns, const int64_t *v);
-	void *on_event_arg;
+	/* When not NULL: called with each event that passes the filters, as
+	 * it is added to the model (an experiment's clock-profile samples in
+	 * file order, then its traced events kind by kind in time order), for
+	 * the views that need events one by one (the timelines of
+	 * lib/views/export*.c and of the HTML report).  A return of -1 stops the build (out of
+	 * memory). */
+	int (*each)(void *arg, const struct sonde_pevent *ev);
+	void *each_arg;
+};
+
+/* An event as sonde_profile_opts.each sees it. */
+struct sonde_pevent {
+	uint32_t exp;	  /* index of the experiment */
+	uint32_t ev;	  /* its stack: the profile's ev[ev] (p->ev may move until the build returns) */
+	uint32_t tid;
+	int kind;	  /* 0: a clock-profile sample; else the traced kind (sonde/kinds.h) */
+	size_t index;	  /* traced: the event's index in sonde_exp_KIND_events() */
+	uint64_t time_ns; /* the event's time (CLOCK_MONOTONIC) */
+	const int64_t *v; /* its values: SONDE_MAX_METRICS of them, the table's
+			   * metrics (sonde_profile_metrics) and zeros past them */
 };
 
 /* The events of one distinct experiment stack that passed the filters,
@@ -102,6 +112,9 @@ struct sonde_profile {
 enum { SONDE_M_TOTALCPU, SONDE_M_SAMPLES, SONDE_M_CLOCK_N };
 const struct sonde_metric_def *sonde_profile_metrics(int *n);
 int sonde_profile_metric_index(const char *name);
+/* The same table a row at a time: how many, and metric i of them. */
+int sonde_nmetrics(void);
+const struct sonde_metric_def *sonde_metric(int i);
 
 /* The default metrics of traced kind id (sonde/kinds.h) when an experiment
  * has it: an -metrics spec of its main metrics, each ending in ':'
@@ -109,6 +122,10 @@ int sonde_profile_metric_index(const char *name);
  * metric to sort by when the kind leads.  NULL when the model has no
  * metrics for the kind. */
 const char *sonde_kind_default_metrics(int kind, const char **sort);
+
+/* The traced kind (sonde/kinds.h) whose events feed metric (an index of
+ * sonde_metrics), or 0 for the clock-profiling metrics. */
+int sonde_metric_kind(int metric);
 
 /* Builds p from nexps experiments (which must outlive p).  Returns 0, or -1
  * with a message in err: a malformed thread or object list, an object list

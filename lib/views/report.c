@@ -326,13 +326,16 @@ static uint32_t thread_index(struct rep *r, const struct sonde_profile *p, uint3
 	return (uint32_t)i;
 }
 
-static void on_event(void *arg, const struct sonde_profile *p, uint32_t ev, uint32_t tid, uint64_t time_ns,
-		     const int64_t *v)
+static int on_event(void *arg, const struct sonde_pevent *pe)
 {
 	struct rep *r = arg;
+	const struct sonde_profile *p = &r->p;
+	uint32_t ev = pe->ev, tid = pe->tid;
+	uint64_t time_ns = pe->time_ns;
+	const int64_t *v = pe->v;
 
 	if (r->oom)
-		return;
+		return 0;
 	const struct sonde_evstack *e = &p->ev[ev];
 	uint64_t t0 = sonde_exp_info(r->exps[e->exp])->start_ns;
 	uint64_t rel = time_ns >= t0 ? time_ns - t0 : 0;
@@ -340,7 +343,7 @@ static void on_event(void *arg, const struct sonde_profile *p, uint32_t ev, uint
 	while (rel / r->w > K_BUCKET_MAX)
 		if (cells_coarsen(r) < 0) {
 			r->oom = true;
-			return;
+			return 0;
 		}
 	uint64_t b = rel / r->w;
 	unsigned g = r->group[e->exp];
@@ -359,7 +362,7 @@ static void on_event(void *arg, const struct sonde_profile *p, uint32_t ev, uint
 
 		if (i < 0) {
 			r->oom = true;
-			return;
+			return 0;
 		}
 		for (int s = 0; s < nq; s++)
 			add_wrap(&r->c->val[i][s], vq[s]);
@@ -373,7 +376,7 @@ static void on_event(void *arg, const struct sonde_profile *p, uint32_t ev, uint
 			r->tkey[qd] = tk;
 			if (r->tidx[qd] < 0) {
 				r->oom = true;
-				return;
+				return 0;
 			}
 		}
 		for (int s = 0; s < nq; s++)
@@ -381,6 +384,7 @@ static void on_event(void *arg, const struct sonde_profile *p, uint32_t ev, uint
 	}
 	if (r->c->n > CELLS_HARD && cells_coarsen(r) < 0)
 		r->oom = true;
+	return 0; /* out of memory is r->oom, said after the build */
 }
 
 /* ---- writing the data ---------------------------------------------------------------------- */
@@ -1186,8 +1190,8 @@ int sonde_report_write(FILE *f, const struct sonde_exp *const *exps, const char 
 		.start_ns = o->start_ns,
 		.end_ns = o->end_ns,
 		.no_inlines = o->no_inlines,
-		.on_event = on_event,
-		.on_event_arg = &r,
+		.each = on_event,
+		.each_arg = &r,
 	};
 
 	if (sonde_profile_build(&r.p, exps, n, &po, err, errlen) < 0)

@@ -75,6 +75,11 @@ struct sonde_exp_set {
 	size_t nsel;
 };
 
+/* The word -samples shows for a sample point's reason (enum
+ * sonde_overview_reason): "start", "periodic", "pause", ...; "other" for
+ * one it does not know. */
+const char *sonde_view_point_reason(uint32_t reason);
+
 /* Whether name is the name of a descendant's sub-experiment ("_f1.er",
  * "_f2_x1.er"), which a founder's directory holds. */
 bool sonde_view_is_subexp(const char *name);

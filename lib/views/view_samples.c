@@ -20,7 +20,7 @@ static const char *const reason_names[SONDE_OV_NREASONS] = {
 	"start", "end", "periodic", "signal", "pause", "resume", "api",
 };
 
-static const char *reason_name(uint32_t r)
+const char *sonde_view_point_reason(uint32_t r)
 {
 	return r < SONDE_OV_NREASONS && reason_names[r] ? reason_names[r] : "other";
 }
@@ -130,7 +130,7 @@ int sonde_view_samples(FILE *f, const struct sonde_exp *const *exps, size_t n,
 			if (sel && !sonde_sample_sel_has(sel, b->time_ns))
 				continue;
 			const char *label = sonde_exp_overview_label(ex, k);
-			const char *why = reason_name(b->reason);
+			const char *why = sonde_view_point_reason(b->reason);
 
 			em_text(&e,
 				"%5zu %9.3f %9.3f  %-8s %8.3f %7" PRIu64 " %8.3f %8.3f %7" PRIu64 " %6" PRIu64
@@ -217,7 +217,7 @@ int sonde_view_overview(FILE *f, const struct sonde_exp *const *exps, size_t n,
 		em_text(&em, "  points by reason:");
 		for (size_t r = 0; r <= SONDE_OV_NREASONS; r++)
 			if (by[r])
-				em_text(&em, " %s %zu", r < SONDE_OV_NREASONS ? reason_name((uint32_t)r) : "other",
+				em_text(&em, " %s %zu", r < SONDE_OV_NREASONS ? sonde_view_point_reason((uint32_t)r) : "other",
 					by[r]);
 		em_text(&em, "\n");
 		if (nov >= 2) {

@@ -3,7 +3,8 @@
  * and what sonde print and sonde agg do with what it reads: the metrics
  * engine (lib/model/metrics.c), every view (lib/views/view.c), the tracing views
  * (lib/views/view_trace.c) and leak matching (lib/reader/heapleaks.c), -header and
- * -dump (lib/views/view_header.c, view_dump.c), and the agg kinds profile, sync, heap and io
+ * -dump (lib/views/view_header.c, view_dump.c), sonde export's formats
+ * (lib/views/export*.c), the agg kinds profile, sync, heap and io
  * (lib/agg/dlang.c), and the HTML report (lib/views/report.c).
  *
  * An input is an experiment directory packed into one buffer: records of
@@ -69,6 +70,7 @@
 #include "model/profile.h"
 #include "views/view.h"
 #include "views/view_exp.h"
+#include "views/export.h"
 #include "views/report.h"
 
 /* A model of every metric an experiment can give. */
@@ -306,6 +308,31 @@ static void run_report(const struct sonde_exp *exp, bool sources)
 	o.sources = sources ? 1 : 0;
 	o.max_cells = 64;
 	sonde_report_write(devnull, &exp, &name, &g, 1, &name, 1, &o, NULL, NULL, err, sizeof(err));
+}
+
+/* sonde export's writers (lib/views/export*.c), into /dev/null: each
+ * builds a profile of its own (the symbol layer again), so one writer per
+ * opened input, taking turns through the formats and three ways of
+ * running them: the default metric at full resolution, binned (a budget
+ * of 50 units), and the heap's leaked bytes (refused when not recorded);
+ * -run: every format every way. */
+static bool replaying; /* -run FILE */
+
+static void run_exports(const struct sonde_exp *exp, bool all)
+{
+	const struct sonde_exp *one[1] = { exp };
+	struct sonde_export_opts o;
+	char err[512];
+	size_t nf = sonde_export_nformats, turn = (size_t)(n_open - 1);
+
+	for (size_t i = 0; i < (all ? 3 * nf : 1); i++) {
+		size_t t = all ? i : turn, k = t / nf % 3;
+
+		sonde_export_opts_init(&o);
+		o.metric = k == 2 ? "heapleakbytes" : NULL;
+		o.max_units = k == 1 ? 50 : o.max_units;
+		sonde_export_write(devnull, &sonde_export_formats[t % nf], one, 1, &o, err, sizeof(err));
+	}
 }
 
 /* The model sonde print builds (lib/model/profile.c: symbols, the trace events'
@@ -630,8 +657,10 @@ static void walk(const struct sonde_exp *exp)
 	}
 	sonde_view_opts_init(&o);
 	model_of(exp);
-	if (symbols_now())
+	if (symbols_now()) {
 		profile_of(exp);
+		run_exports(exp, replaying);
+	}
 	walk_traces(exp);
 	run_trace_views(exp);
 	run_header(exp);
@@ -1529,6 +1558,7 @@ int main(int argc, char **argv)
 				fprintf(stderr, "fuzz_reader: cannot read '%s'\n", argv[i]);
 				return 1;
 			}
+			replaying = true;
 			LLVMFuzzerTestOneInput(d, n);
 			free(d);
 			free(seeds);

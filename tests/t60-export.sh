@@ -1,0 +1,213 @@
+# sonde export (doc/sonde-export.md): every format read by a real reader
+# that nobody here wrote, with the totals of sonde print exactly:
+#
+#   pprof       go tool pprof (Debian golang-go): -top -unit=ns shows the
+#               same top functions with the same exclusive times as sonde
+#               print -functions, and the same total to the nanosecond;
+#               -raw's samples add up to <Total>; the heap-only, traced and
+#               descendants' experiments the same for their metrics;
+#   speedscope  speedscope (npm, tests/browser) in headless Chromium (Debian
+#   folded      chromium) imports the speedscope, folded and chrome files
+#   chrome      without an error and shows the expected functions;
+#   chrome      tests/browser/validate-trace.mjs checks the Trace Event
+#               Format's required fields per phase and the nesting, and
+#               the outermost cpu events last the recorded CPU time.
+#
+# Fixtures: burn (2 threads, known functions), traceviews (heap, I/O and sync
+# of known size: 3 leaks, 9000 bytes; 1600 bytes written), procs (descendants),
+# a target killed with SIGKILL, an empty run, and test_export's synthetic
+# experiment whose functions are named with '<', '&', '"', ';', a control
+# character and bytes that are not UTF-8.  Errors: an unknown format, a
+# missing experiment, an unwritable -o, a metric not recorded.
+#
+# The readers are installed by `make check` (scripts/deps.sh check); a
+# reader that is missing is a failure (its checks cannot run).
+. "$(dirname "$0")/lib.sh"
+cd "$TMP" || exit 1
+BR=$TOP/tests/browser
+export GOFLAGS=-mod=mod GOTELEMETRY=off GOCACHE="$TMP/gocache"
+
+have_go=0
+command -v go >/dev/null 2>&1 && go tool pprof -h >/dev/null 2>&1 && have_go=1
+have_browser=0
+[ -x /usr/bin/chromium ] && command -v node >/dev/null 2>&1 && [ -d "$BR/node_modules/speedscope" ] &&
+	[ -d "$BR/node_modules/playwright-core" ] && have_browser=1
+have_node=0
+command -v node >/dev/null 2>&1 && have_node=1
+[ $have_go = 1 ] || notok "go tool pprof missing (Debian golang-go; sh scripts/deps.sh check installs it): pprof's reader checks cannot run"
+[ $have_browser = 1 ] || notok "chromium, node or tests/browser/node_modules missing (sh scripts/deps.sh check installs them): speedscope checks cannot run"
+
+# ---- the experiments ------------------------------------------------------------
+
+check "burn collected (-p hi, 2 threads)" "$SONDE" collect -p hi -o b.er "$FIX/burn" 2 1
+mkdir -p d
+check "traceviews collected (heap only, -p off -H on)" "$SONDE" collect -p off -H on -o h.er "$FIX/traceviews" d
+check "traceviews collected (-p on -H on -i on -s all)" "$SONDE" collect -p on -H on -i on -s all -o t.er "$FIX/traceviews" d
+check "procs collected (descendants)" "$SONDE" collect -p hi -o p.er "$FIX/procs" "$TMP/truth" 0.1
+check "an empty run collected (true)" "$SONDE" collect -p on -o e.er /bin/true
+check "test_export wrote the odd names' experiment" "$B/tests/test_export" --write "$TMP"
+# a target killed with SIGKILL in the middle of its run
+"$SONDE" collect -p hi -o k.er "$FIX/burn" 1 30 >/dev/null 2>&1 &
+cpid=$!
+for i in $(seq 1 50); do
+	tpid=$(pgrep -P $cpid | head -n 1)
+	[ -n "$tpid" ] && break
+	sleep 0.1
+done
+sleep 0.7
+kill -KILL "$tpid" 2>/dev/null
+wait $cpid
+
+# ---- helpers ----------------------------------------------------------------------
+
+# total EXP METRIC [ARGS...]: sonde print's <Total> of METRIC, exact (csv).
+total() {
+	exp=$1 m=$2
+	shift 2
+	"$SONDE" print "$@" -printmode csv -metrics "e.$m:name" -functions "$exp" 2>/dev/null |
+		awk -F, 'NR > 1 && $1 == "<Total>" { print $NF; exit }'
+}
+
+# rawsum FILE INDEX: the sum of sample type INDEX (0-based) in pprof -raw.
+rawsum() {
+	go tool pprof -raw "$1" 2>/dev/null | awk -v k="$2" '
+		/^Samples:/ { s = 1; getline; next }
+		/^Locations/ { s = 0 }
+		s && /:/ { split($0, a, ":"); n = split(a[1], v, " "); if (n > k) t += v[k + 1] }
+		END { printf "%.0f\n", t }'
+}
+
+same() { # DESC GOT WANT
+	if [ "$2" = "$3" ]; then ok "$1"; else notok "$1: got '$2', wanted '$3'"; fi
+}
+
+# ---- pprof ----------------------------------------------------------------------------
+
+for e in b k; do
+	check "$e.er: export pprof" "$SONDE" export --format pprof -o $e.pprof $e.er
+done
+check "t.er: export pprof" "$SONDE" export --format pprof -o t.pprof t.er
+check "h.er: export pprof (heap only; its default metric)" "$SONDE" export --format pprof -o h.pprof h.er
+check "p.er: export pprof (with its descendants)" "$SONDE" export --format pprof -o p.pprof p.er
+check "names.er: export pprof" "$SONDE" export --format pprof -o n.pprof names.er
+
+if [ $have_go = 1 ]; then
+	for e in b k p names; do
+		f=$e.pprof
+		[ $e = names ] && f=n.pprof
+		[ -f $e.er/log.xml ] || [ $e = names ] || continue
+		want=$(total $e.er totalcpu)
+		got=$(go tool pprof -top -unit=ns $f 2>/dev/null | sed -n 's/.* of \([0-9]*\)ns total$/\1/p')
+		same "$e.er: go tool pprof -top's total is sonde print's <Total> to the ns ($want)" "$got" "$want"
+		same "$e.er: go tool pprof -raw's samples add up to <Total>" "$(rawsum $f 0)" "$want"
+		# the top functions: names and exclusive times, in order (those
+		# with time: pprof and sonde order ties differently)
+		"$SONDE" print -printmode csv -metrics e.totalcpu:name -limit 5 -functions $e.er 2>/dev/null |
+			awk -F, 'NR > 2 && $NF > 0 { print $NF " " $1 }' >want.top
+		go tool pprof -top -unit=ns -nodefraction=0 -nodecount=40 $f 2>/dev/null |
+			awk '/flat%/ { s = 1; next } s { v = $1; sub(/ns$/, "", v); $1 = $2 = $3 = $4 = $5 = ""; sub(/^ +/, ""); print v " " $0 }' |
+			head -n "$(wc -l <want.top)" >got.top
+		if cmp -s want.top got.top; then ok "$e.er: go tool pprof -top's top $(wc -l <want.top) functions and times are sonde print -functions'"; else
+			notok "$e.er: go tool pprof -top's top functions differ from sonde print -functions'"
+			paste -d'|' want.top got.top | sed 's/^/#   /'
+		fi
+	done
+	# traced metrics: each sample type's total is sonde print's
+	for m in heapalloccnt heapallocbytes heapleakcnt heapleakbytes sync syncn ioreadbytes iowritebytes ioreadcnt; do
+		i=$(go tool pprof -raw t.pprof 2>/dev/null | awk -v m="$m" '/^Samples:/ { getline; for (k = 1; k <= NF; k++) { split($k, a, "/"); if (a[1] == m) print k - 1 } }' | tr -d '[]')
+		same "t.er: pprof's $m adds up to sonde print's" "$(rawsum t.pprof "$i")" "$(total t.er $m)"
+	done
+	same "h.er: heap only: the default sample type is heapallocbytes" \
+		"$(go tool pprof -raw h.pprof 2>/dev/null | awk '/^Samples:/ { getline; print; exit }' | grep -o '[a-z]*/bytes\[dflt\]')" "heapallocbytes/bytes[dflt]"
+	got=$(go tool pprof -top -sample_index=heapleakbytes -unit=B h.pprof 2>/dev/null | sed -n 's/.* of \([0-9]*\)B total$/\1/p')
+	same "h.er: go tool pprof -sample_index=heapleakbytes: the fixture's 9000 leaked bytes" "$got" 9000
+	got=$(go tool pprof -top -sample_index=heapleakbytes -unit=B h.pprof 2>/dev/null | awk '/leak_two$/ { print $1 } ' | tr -d B)
+	same "h.er: leak_two leaked 5000 bytes (pprof -top)" "$got" 5000
+	go tool pprof -raw n.pprof >n.raw 2>&1
+	if grep -qF 'w<e&i"rd;x' n.raw && grep -q "$(printf 'bad\xef\x9f\xbf\xef\x9f\xbebytes')" n.raw && grep -q 'ctl?char' n.raw; then
+		ok "names.er: pprof -raw shows the odd names ('<', '&', '\"', ';', a control character, bytes not UTF-8 as U+F7XY)"
+	else
+		notok "names.er: the odd names in pprof -raw"
+		grep -E '^ +[0-9]+: ' n.raw | head -8 | sed 's/^/#   /'
+	fi
+fi
+
+# ---- folded ---------------------------------------------------------------------------
+
+check "b.er: export folded" "$SONDE" export --format folded -o b.folded b.er
+same "b.er: folded adds up to <Total>" "$(awk '{ s += $NF } END { printf "%.0f", s }' b.folded)" "$(total b.er totalcpu)"
+same "b.er: one line per distinct stack" "$(cut -d' ' -f1 b.folded | sort | uniq -d | wc -l)" 0
+"$SONDE" export --format folded -metric heapleakbytes -o h.folded h.er
+same "h.er: folded -metric heapleakbytes: 3 leak stacks... 9000 bytes" "$(awk '{ s += $NF } END { print s }' h.folded)" 9000
+"$SONDE" export --format folded -thread_select 2 -o b2.folded b.er
+same "b.er: folded -thread_select 2 is sonde print -thread_select 2's total" \
+	"$(awk '{ s += $NF } END { printf "%.0f", s }' b2.folded)" "$(total b.er totalcpu -thread_select 2)"
+"$SONDE" export --format folded -object_select burn -o bo.folded b.er
+same "b.er: folded -object_select burn is sonde print's total" \
+	"$(awk '{ s += $NF } END { printf "%.0f", s }' bo.folded)" "$(total b.er totalcpu -object_select burn)"
+check "b.er: folded -object_select folds the rest per object" grep -q '<libc.so.6>' bo.folded
+"$SONDE" export --format folded -time 0.2-0.6 -o bt.folded b.er
+t=$(awk '{ s += $NF } END { printf "%.0f", s }' bt.folded)
+if [ "$t" -gt 0 ] && [ "$t" -lt "$(total b.er totalcpu)" ]; then ok "b.er: folded -time 0.2-0.6 keeps a part ($t ns)"; else notok "b.er: -time 0.2-0.6 kept $t ns"; fi
+same "p.er: folded adds its descendants as sonde print does" \
+	"$(awk '{ s += $NF } END { printf "%.0f", s }' <"$("$SONDE" export --format folded -o p.folded p.er; echo p.folded)")" "$(total p.er totalcpu)"
+
+# ---- speedscope and chrome --------------------------------------------------------------
+
+for e in b t h k e names; do
+	[ -f $e.er/log.xml ] || continue
+	for fmt in speedscope chrome; do
+		check "$e.er: export $fmt" "$SONDE" export --format $fmt -o $e.$fmt $e.er
+	done
+done
+check "names.er: export folded" "$SONDE" export --format folded -o names.folded names.er
+check "e.er: export folded (empty: an empty file)" "$SONDE" export --format folded -o e.folded e.er
+check "e.er: export pprof (empty)" "$SONDE" export --format pprof -o e.pprof e.er
+[ $have_go = 1 ] && check "e.er: go tool pprof reads the empty profile" go tool pprof -raw e.pprof
+
+if [ $have_node = 1 ]; then
+	for e in b t h k e names; do
+		[ -f $e.chrome ] || continue
+		want=""
+		[ $e != h ] && want=$(total $e.er totalcpu)
+		[ -z "$want" ] && [ $e != h ] && want=0
+		node "$BR/validate-trace.mjs" $e.chrome $want
+	done
+fi
+
+if [ $have_browser = 1 ]; then
+	odd=$(printf 'bad\xef\x9f\xbf\xef\x9f\xbebytes')
+	node "$BR/speedscope-load.mjs" b.speedscope spin.constprop.0 sort_cmp worker
+	node "$BR/speedscope-load.mjs" b.folded spin.constprop.0 sort_cmp worker
+	node "$BR/speedscope-load.mjs" b.chrome spin.constprop.0 sort_cmp worker
+	node "$BR/speedscope-load.mjs" t.speedscope spin_a 2>/dev/null | grep -q '^ok - speedscope imported' &&
+		ok "t.er: speedscope imports the traced experiment's file"
+	node "$BR/speedscope-load.mjs" h.speedscope leak_two heap_work
+	node "$BR/speedscope-load.mjs" t.chrome sync_work io_work
+	node "$BR/speedscope-load.mjs" k.speedscope burn_loop spin.constprop.0 2>/dev/null | grep '^ok - speedscope imported' ||
+		notok "k.er (killed): speedscope imports it"
+	node "$BR/speedscope-load.mjs" e.speedscope
+	node "$BR/speedscope-load.mjs" names.speedscope 'w<e&i"rd;x' "$odd" 'ctl?char' leaf_a
+	node "$BR/speedscope-load.mjs" names.folded 'w<e&i"rd:x' "$odd" 'ctl?char' leaf_a
+	node "$BR/speedscope-load.mjs" names.chrome 'w<e&i"rd;x' "$odd" 'ctl?char' leaf_a
+	# the check can fail: a name that is not there is not found
+	if node "$BR/speedscope-load.mjs" b.folded no_such_function >/dev/null 2>&1; then
+		notok "speedscope-load.mjs finds a function that is not there"
+	else ok "speedscope-load.mjs does not find a function that is not there"; fi
+fi
+
+# ---- errors -------------------------------------------------------------------------------
+
+rc 2 "unknown format: exit 2" "$SONDE" export --format svg b.er
+check "unknown format: the message names it and the formats" grep -q "unknown format 'svg' (formats: pprof, folded, speedscope, chrome)" err.txt
+rc 1 "missing experiment: exit 1" "$SONDE" export --format folded nosuch.er
+check "missing experiment: the message names it" grep -q "nosuch.er" err.txt
+rc 1 "unwritable -o: exit 1" "$SONDE" export --format folded -o /nonexistent/dir/x.folded b.er
+check "unwritable -o: the message names the file" grep -q "cannot open '/nonexistent/dir/x.folded' for writing" err.txt
+rc 2 "a metric not recorded: exit 2" "$SONDE" export --format pprof -metric heapleakbytes -o x.pprof b.er
+check "a metric not recorded: said, with what was recorded" grep -q "metric 'heapleakbytes' was not recorded.*recorded: totalcpu, samples" err.txt
+[ ! -e x.pprof ] && ok "a failed export leaves no file" || notok "a failed export left x.pprof"
+rc 2 "no format: exit 2" "$SONDE" export b.er
+rc 2 "a bad -time: exit 2" "$SONDE" export --format folded -time 5-1 b.er
+lines=$(wc -l <err.txt)
+same "a bad -time: one line" "$lines" 1
