@@ -59,25 +59,6 @@ static void note(void *arg, const char *msg)
 	fprintf(stderr, "sonde export: note: %s\n", msg);
 }
 
-/* "START-END" or "START-" in seconds (fractions allowed). */
-static int parse_time(const char *s, uint64_t *start, uint64_t *end)
-{
-	char *e;
-	double a = strtod(s, &e), b = 0;
-
-	if (e == s || *e != '-' || !(a >= 0) || a > 1e9)
-		return -1;
-	s = e + 1;
-	if (*s) {
-		b = strtod(s, &e);
-		if (e == s || *e || !(b > a) || b > 1e9)
-			return -1;
-	}
-	*start = (uint64_t)(a * 1e9 + 0.5);
-	*end = *s ? (uint64_t)(b * 1e9 + 0.5) : 0;
-	return 0;
-}
-
 int cmd_export(int argc, char **argv)
 {
 	struct sonde_export_opts o;
@@ -165,8 +146,8 @@ int cmd_export(int argc, char **argv)
 			}
 			o.filter.sample_select = val;
 		} else if (!strcmp(opt, "time")) {
-			if (parse_time(val, &o.filter.start_ns, &o.filter.end_ns) < 0) {
-				fprintf(stderr, "sonde export: -time: '%s' is not START-END or START- in seconds\n", val);
+			if (sonde_time_parse(val, &o.filter.start_ns, &o.filter.end_ns, err, sizeof(err)) < 0) {
+				fprintf(stderr, "sonde export: -time: %s\n", err);
 				rc = 2;
 				goto out;
 			}

@@ -76,6 +76,7 @@ static void complain(const char *where, const char *fmt, ...)
 struct state {
 	struct sonde_view_opts o;
 	char *thread_select, *object_select, *sample_select;
+	uint64_t start_ns, end_ns; /* -time; end 0: none */
 	bool no_inlines;
 	char **pathmap; /* -pathmap OLD NEW pairs: 2 * npathmap strings */
 	size_t npathmap;
@@ -144,6 +145,8 @@ static int build(struct state *st, struct sonde_profile *p, size_t first, size_t
 	po.thread_select = st->thread_select;
 	po.object_select = st->object_select;
 	po.sample_select = st->sample_select;
+	po.start_ns = st->start_ns;
+	po.end_ns = st->end_ns;
 	po.no_inlines = st->no_inlines;
 	if (sonde_profile_build(p, (const struct sonde_exp *const *)st->exps + first, n, &po, err,
 				sizeof(err)) < 0) {
@@ -476,6 +479,13 @@ static int check_sample_list(const struct command *c, const char *arg, char *err
 	return sonde_sample_list_check(arg, err, errlen);
 }
 
+static int check_time(const struct command *c, const char *arg, char *err, size_t errlen)
+{
+	uint64_t a, b;
+
+	return strcmp(arg, "all") ? sonde_time_parse(arg, &a, &b, err, errlen) : 0;
+}
+
 static int check_percent(const struct command *c, const char *arg, char *err, size_t errlen)
 {
 	char *end;
@@ -678,6 +688,20 @@ static int run_sample_select(struct state *st, const struct step *s, char *err, 
 {
 	set_select(st, &st->sample_select, s->arg);
 	st->o.sample_select = st->sample_select;
+	return 0;
+}
+
+static int run_time(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	uint64_t a = 0, b = 0;
+
+	if (strcmp(s->arg, "all") && sonde_time_parse(s->arg, &a, &b, err, errlen) < 0)
+		return -SONDE_ERR_FAILED; /* check_time took it already */
+	if (a != st->start_ns || b != st->end_ns) {
+		st->start_ns = st->o.start_ns = a;
+		st->end_ns = st->o.end_ns = b;
+		drop_profiles(st);
+	}
 	return 0;
 }
 
@@ -1114,6 +1138,8 @@ static const struct command commands[] = {
 	  "sync waits by lock or other object, longest total wait first (-s on)" },
 	{ "thread_select", ARG_ONE, "all|LIST", check_thread_list, run_thread_select,
 	  "only these threads (numbers as -threads shows)" },
+	{ "time", ARG_ONE, "all|START-END", check_time, run_time,
+	  "only events from START to END seconds after the start, in every view" },
 	{ "threads", ARG_NONE, NULL, NULL, run_threads,
 	  "per-thread totals" },
 };

@@ -164,7 +164,7 @@ int cmd_report(int argc, char **argv)
 			}
 			o.object_select = v;
 		} else if (!strcmp(a, "-time")) {
-			if (sonde_report_parse_time(v, &o.start_ns, &o.end_ns, err, sizeof(err)) < 0) {
+			if (sonde_time_parse(v, &o.start_ns, &o.end_ns, err, sizeof(err)) < 0) {
 				fprintf(stderr, CMD ": -time: %s\n", err);
 				goto out;
 			}

@@ -94,10 +94,5 @@ void sonde_report_script_json(FILE *f, const char *json, size_t len);
  * with duration_ns / width < nb. */
 uint64_t sonde_report_bucket_ns(uint64_t duration_ns, uint64_t nb);
 
-/* Parses a time range of seconds "START-END", "START-" or "-END" (up to
- * nine decimals, read exactly) into nanoseconds; end 0 for none.
- * Returns 0, or -1 with a message. */
-int sonde_report_parse_time(const char *s, uint64_t *start_ns, uint64_t *end_ns, char *err,
-			    size_t errlen);
 
 #endif

@@ -126,6 +126,9 @@ struct sonde_view_opts {
 	 * the views that read events themselves (-samples and the tracing
 	 * views) filter with it; the metrics model is built filtered. */
 	const char *sample_select;
+	/* -time: only events from start_ns to end_ns (0: no end) after the
+	 * experiment's start, in the same views. */
+	uint64_t start_ns, end_ns;
 	/* Annotated source and disassembly (lib/views/view_source.c): lines and
 	 * instructions whose metric reaches this percentage of the largest
 	 * in the view are marked hot ("## "); er_print's -sthresh, -dthresh. */
@@ -371,5 +374,11 @@ int sonde_view_source(FILE *f, struct sonde_profile *p, const struct sonde_view_
  */
 int sonde_view_disasm(FILE *f, struct sonde_profile *p, const struct sonde_view_opts *o, uint32_t func,
 		      char *err, size_t errlen);
+
+/* Parses a time range of seconds "START-END", "START-" or "-END" (up to
+ * nine decimals, read exactly) into nanoseconds since the experiment's
+ * start; end 0 for none (-time of sonde print, export and report).
+ * Returns 0, or -1 with a message. */
+int sonde_time_parse(const char *s, uint64_t *start_ns, uint64_t *end_ns, char *err, size_t errlen);
 
 #endif

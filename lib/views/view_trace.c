@@ -358,6 +358,14 @@ static void sels_free(struct sonde_sample_sel **v, size_t n)
 /* The end of a view over grouped events: what it holds released (nm, t:
  * NULL when it has none), then its output finished, or the out-of-memory
  * error when !ok. */
+/* -time: whether time t of exp is in the window (o->start_ns, o->end_ns). */
+static bool in_window(const struct sonde_view_opts *o, const struct sonde_exp *exp, uint64_t t)
+{
+	uint64_t t0 = sonde_exp_info(exp)->start_ns, rel = t >= t0 ? t - t0 : 0;
+
+	return rel >= o->start_ns && (!o->end_ns || rel < o->end_ns);
+}
+
 static int view_end(struct sonde_sample_sel **sels, size_t n, struct grouping *g, struct namer *nm,
 		    struct vt_table *t, FILE *f, bool ok, char *err, size_t errlen)
 {
@@ -403,7 +411,7 @@ int sonde_view_heap_stacks(FILE *f, const struct sonde_exp *const *exps, size_t 
 		}
 		for (size_t i = 0; i < ne; i++) {
 			if (!(he[i].flags & SONDE_HEAPF_ALLOC) || (he[i].flags & SONDE_HEAPF_FAILED) ||
-			    !sonde_sample_sel_has(sels[e], he[i].time_ns))
+			    !sonde_sample_sel_has(sels[e], he[i].time_ns) || !in_window(o, exps[e], he[i].time_ns))
 				continue;
 			if (leaks && !leaked[i])
 				continue;
@@ -695,7 +703,7 @@ int sonde_view_io(FILE *f, const struct sonde_exp *const *exps, size_t n,
 		const struct sonde_io_event *ie = sonde_exp_io_events(exps[e], &ne);
 
 		for (size_t i = 0; ie && i < ne; i++) {
-			if (!sonde_sample_sel_has(sels[e], ie[i].time_ns))
+			if (!sonde_sample_sel_has(sels[e], ie[i].time_ns) || !in_window(o, exps[e], ie[i].time_ns))
 				continue;
 			bool known = ie[i].file_id != 0;
 			struct grp *r = group(&g, (uint32_t)e, known ? 0 : 1,
@@ -790,7 +798,7 @@ int sonde_view_iostacks(FILE *f, const struct sonde_exp *const *exps, size_t n,
 		const struct sonde_io_event *ie = sonde_exp_io_events(exps[e], &ne);
 
 		for (size_t i = 0; ie && i < ne; i++) {
-			if (!sonde_sample_sel_has(sels[e], ie[i].time_ns))
+			if (!sonde_sample_sel_has(sels[e], ie[i].time_ns) || !in_window(o, exps[e], ie[i].time_ns))
 				continue;
 			struct grp *r = group(&g, (uint32_t)e, 0, ie[i].stack_id,
 						 sonde_exp_map_epoch(exps[e], ie[i].time_ns, NULL, NULL),
@@ -905,7 +913,7 @@ int sonde_view_sync(FILE *f, const struct sonde_exp *const *exps, size_t n,
 		const struct sonde_sync_event *se = sonde_exp_sync_events(exps[e], &ne);
 
 		for (size_t i = 0; se && i < ne; i++) {
-			if (!sonde_sample_sel_has(sels[e], se[i].time_ns))
+			if (!sonde_sample_sel_has(sels[e], se[i].time_ns) || !in_window(o, exps[e], se[i].time_ns))
 				continue;
 			struct grp *r = group(&g, (uint32_t)e, 0, se[i].object, 0, se[i].time_ns);
 

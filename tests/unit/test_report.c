@@ -31,6 +31,7 @@
 #include "reader/expwriter.h"
 #include "model/profile.h"
 #include "views/report.h"
+#include "views/view.h"
 
 int main(int argc, char **argv);
 
@@ -358,25 +359,25 @@ static void test_parsers(void)
 	CHECK_U(sonde_report_bucket_ns(999999, 1000), 1000);
 	CHECK_U(sonde_report_bucket_ns(10000000000000ull, 1000), 20000000000ull);
 	group = "-time";
-	CHECK(sonde_report_parse_time("0.5-1.25", &a, &b, err, sizeof(err)) == 0);
+	CHECK(sonde_time_parse("0.5-1.25", &a, &b, err, sizeof(err)) == 0);
 	CHECK_U(a, 500000000);
 	CHECK_U(b, 1250000000);
-	CHECK(sonde_report_parse_time("0.1-0.3", &a, &b, err, sizeof(err)) == 0);
+	CHECK(sonde_time_parse("0.1-0.3", &a, &b, err, sizeof(err)) == 0);
 	CHECK_U(a, 100000000);
 	CHECK_U(b, 300000000);
-	CHECK(sonde_report_parse_time("2-", &a, &b, err, sizeof(err)) == 0);
+	CHECK(sonde_time_parse("2-", &a, &b, err, sizeof(err)) == 0);
 	CHECK_U(a, 2000000000);
 	CHECK_U(b, 0);
-	CHECK(sonde_report_parse_time("-0.000000001", &a, &b, err, sizeof(err)) == 0);
+	CHECK(sonde_time_parse("-0.000000001", &a, &b, err, sizeof(err)) == 0);
 	CHECK_U(a, 0);
 	CHECK_U(b, 1);
-	CHECK(sonde_report_parse_time("1.0000000001-2", &a, &b, err, sizeof(err)) < 0);
-	CHECK(sonde_report_parse_time("2-1", &a, &b, err, sizeof(err)) < 0);
+	CHECK(sonde_time_parse("1.0000000001-2", &a, &b, err, sizeof(err)) < 0);
+	CHECK(sonde_time_parse("2-1", &a, &b, err, sizeof(err)) < 0);
 	CHECK(strstr(err, "ends before it starts") != NULL);
-	CHECK(sonde_report_parse_time("-", &a, &b, err, sizeof(err)) < 0);
-	CHECK(sonde_report_parse_time("abc", &a, &b, err, sizeof(err)) < 0);
-	CHECK(sonde_report_parse_time("1", &a, &b, err, sizeof(err)) < 0);
-	CHECK(sonde_report_parse_time("1-2x", &a, &b, err, sizeof(err)) < 0);
+	CHECK(sonde_time_parse("-", &a, &b, err, sizeof(err)) < 0);
+	CHECK(sonde_time_parse("abc", &a, &b, err, sizeof(err)) < 0);
+	CHECK(sonde_time_parse("1", &a, &b, err, sizeof(err)) < 0);
+	CHECK(sonde_time_parse("1-2x", &a, &b, err, sizeof(err)) < 0);
 }
 
 /* The sum of the time cells of id of one kind ("s" or "t") for metric k,
