@@ -15,35 +15,13 @@
 #
 #   BENCH_EXPORT_SAMPLES, BENCH_EXPORT_STACKS, BENCH_EXPORT_DEPTH,
 #   BENCH_EXPORT_ROUNDS, BENCH_PERF_SECONDS override the defaults.
-cd "$(dirname "$0")/.." || exit 1
-B=$(pwd)/build
-SONDE=$B/bin/sonde
 SAMPLES=${BENCH_EXPORT_SAMPLES:-10000000}
 STACKS=${BENCH_EXPORT_STACKS:-3000}
 DEPTH=${BENCH_EXPORT_DEPTH:-30}
 ROUNDS=${BENCH_EXPORT_ROUNDS:-3}
 PERF_SECONDS=${BENCH_PERF_SECONDS:-10}
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
-
-mkdir -p "$B/bench"
-cc -std=gnu11 -O2 -Ilib -Iinclude -o "$B/bench/genexp" bench/genexp.c "$B/libsonde.a" -lm || exit 1
-if [ ! -x /usr/bin/time ]; then
-	echo "== sonde export: /usr/bin/time is not installed; no measurement"
-	exit 0
-fi
-
-# best wall of ROUNDS runs with its RSS: "wall_s rss_kb"
-measure() {
-	for r in $(seq 1 "$ROUNDS"); do
-		/usr/bin/time -f "%e %M" -o "$W/t" "$@" >/dev/null 2>"$W/err" || {
-			echo "fail"
-			sed 's/^/  # /' "$W/err" >&2
-			return
-		}
-		cat "$W/t"
-	done | sort -n | head -n 1
-}
+NAME="sonde export"
+. "$(dirname "$0")/lib.sh"
 
 echo "== sonde export: $SAMPLES samples, $STACKS stacks of about $DEPTH frames, 4 threads"
 "$B/bench/genexp" "$W/big.er" "$SAMPLES" "$STACKS" "$DEPTH" 4 || exit 1

@@ -15,35 +15,13 @@
 #
 #   BENCH_PRINT_SAMPLES, BENCH_PRINT_STACKS, BENCH_PRINT_DEPTH,
 #   BENCH_PRINT_ROUNDS, BENCH_PERF_SECONDS override the defaults.
-cd "$(dirname "$0")/.." || exit 1
-B=$(pwd)/build
-SONDE=$B/bin/sonde
 SAMPLES=${BENCH_PRINT_SAMPLES:-10000000}
 STACKS=${BENCH_PRINT_STACKS:-3000}
 DEPTH=${BENCH_PRINT_DEPTH:-30}
 ROUNDS=${BENCH_PRINT_ROUNDS:-3}
 PERF_SECONDS=${BENCH_PERF_SECONDS:-20}
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
-
-mkdir -p "$B/bench"
-cc -std=gnu11 -O2 -Ilib -Iinclude -o "$B/bench/genexp" bench/genexp.c "$B/libsonde.a" -lm || exit 1
-if [ ! -x /usr/bin/time ]; then
-	echo "== sonde print: /usr/bin/time is not installed; no measurement"
-	exit 0
-fi
-
-# best WALL and its RSS of ROUNDS runs: "wall_s rss_kb"
-measure() {
-	for r in $(seq 1 "$ROUNDS"); do
-		/usr/bin/time -f "%e %M" -o "$W/t" "$@" >/dev/null 2>"$W/err" || {
-			echo "fail"
-			sed 's/^/  # /' "$W/err" >&2
-			return
-		}
-		cat "$W/t"
-	done | sort -n | head -n 1
-}
+NAME="sonde print"
+. "$(dirname "$0")/lib.sh"
 
 report() { # NAME "wall rss"
 	echo "$2" | awk -v n="$1" '{
