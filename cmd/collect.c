@@ -31,6 +31,7 @@
 
 #include <sonde/format.h>
 
+#include "base/counters.h"
 #include "symbols/archive.h"
 #include "commands.h"
 #include "symbols/dynfunc.h"
@@ -50,6 +51,10 @@ struct opts {
 	int depth;
 	int dry_run;
 	const char *trace[SONDE_KIND_MAX + 1]; /* per traced kind (sonde/kinds.h): its setting, NULL off */
+	int p_given;	/* -p was given (else -h turns clock profiling off, as gprofng's does) */
+	const char *hspec; /* -h's value */
+	struct sonde_hwc counters[SONDE_MAX_COUNTERS];
+	int ncounters;
 	const char *follow; /* -F: on, off, all, =REGEX */
 	int archive;	   /* -a: SONDE_ARCHIVE_IDS (off, the default), _ON, _SRC */
 	char **argv;
@@ -75,6 +80,11 @@ static void usage(FILE *f)
 		"                     paused, or recording with ,r\n"
 		"  -L MB              limit the experiment's data to MB megabytes\n"
 		"  -D DEPTH           call stack depth limit, 1 to 2040 (default 1024)\n");
+	{
+		const struct sonde_kind_desc *h = sonde_kind_desc(SONDE_KIND_COUNTERS);
+		fprintf(f, "  -%c COUNTER[,N],... %s\n                     (without -p, clock profiling is off)\n",
+			h->opt, h->help);
+	}
 	for (int k = 1; k <= SONDE_KIND_MAX; k++)
 		if (sonde_kind_traced(k))
 			fprintf(f, "  -%c %-15s %s\n", sonde_kind_desc(k)->opt, sonde_kind_desc(k)->values,
@@ -259,15 +269,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			usage(stdout);
 			exit(0);
 		}
-		/* gprofng's -h selects hardware counters; a user typing it
-		 * expects counters, not help and a zero exit. */
-		if (!strcmp(a, "-h")) {
-			fprintf(stderr, "sonde collect: -h (hardware counter profiling) is not supported yet; "
-					"see sonde collect --help\n");
-			return 2;
-		}
 		const struct sonde_kind_desc *kind = strlen(a) == 2 ? kind_of_option(a[1]) : NULL;
-		if (strlen(a) != 2 || (!strchr("poCdtLDFaSly", a[1]) && !kind))
+		if (strlen(a) != 2 || (!strchr("poCdtLDFaSlyh", a[1]) && !kind))
 			return bad("unknown option", a);
 		if (i + 1 >= argc)
 			return bad("missing value for option", a);
@@ -283,7 +286,19 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 'p':
 			if (parse_interval(v, &o->interval_ms) < 0)
 				return bad("invalid -p value (on, hi, lo, off, or milliseconds from 0.01):", v);
+			o->p_given = 1;
 			break;
+		case 'h': {
+			char why[256];
+			int nc = sonde_hwc_parse(v, o->counters, SONDE_MAX_COUNTERS, why, sizeof why);
+			if (nc < 0) {
+				fprintf(stderr, "sonde collect: %s\n", why);
+				return 2;
+			}
+			o->ncounters = nc;
+			o->hspec = v;
+			break;
+		}
 		case 'o': o->name = v; break;
 		case 'd': o->dir = v; break;
 		case 'C':
@@ -366,6 +381,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		fprintf(stderr, "sonde collect: no program to run\n");
 		return 2;
 	}
+	if (o->ncounters && !o->p_given)
+		o->interval_ms = 0;
 	if (o->sample_sig && o->sample_sig == o->pause_sig) {
 		fprintf(stderr, "sonde collect: -l and -y need different signals\n");
 		return 2;
@@ -656,6 +673,7 @@ int cmd_collect(int argc, char **argv)
 {
 	if (argc < 2) {
 		usage(stdout);
+		collect_counters_list(stdout);
 		return 0;
 	}
 	struct opts o;
@@ -663,6 +681,15 @@ int cmd_collect(int argc, char **argv)
 	int rc = parse_opts(argc, argv, &o);
 	if (rc)
 		return rc;
+	/* Before anything is made or started: a counter this machine cannot
+	 * count is an error, not a run without its data. */
+	char counters_env[1024] = "";
+	if (o.ncounters) {
+		if ((rc = collect_counters_check(o.counters, o.ncounters)))
+			return rc;
+		if (collect_counters_env(o.counters, o.ncounters, counters_env, sizeof counters_env) < 0)
+			return bad("-h value too long:", o.hspec);
+	}
 
 	char prog[PATH_MAX], interp[PATH_MAX] = "";
 	if (resolve_program(o.argv[0], prog, sizeof prog) < 0) {
@@ -744,6 +771,12 @@ int cmd_collect(int argc, char **argv)
 			       o.pause_recording ? "recording" : "paused");
 		if (o.limit_mb)
 			printf("size limit: %ld MB\n", o.limit_mb);
+		printf("%s: ", sonde_kind_desc(SONDE_KIND_COUNTERS)->title);
+		if (!o.ncounters)
+			printf("off");
+		for (int i = 0; i < o.ncounters; i++)
+			printf("%s%s,%llu", i ? "," : "", o.counters[i].name, (unsigned long long)o.counters[i].interval);
+		printf("\n");
 		for (int k = 1; k <= SONDE_KIND_MAX; k++)
 			if (sonde_kind_traced(k))
 				printf("%s: %s\n", sonde_kind_desc(k)->title, o.trace[k] ? o.trace[k] : "off");
@@ -822,6 +855,10 @@ int cmd_collect(int argc, char **argv)
 		unsetenv("SONDE_LINEAGE");
 		setenv("SONDE_FOLLOW", o.follow, 1);
 		setenvf("SONDE_CLOCK_NS", "%llu", (unsigned long long)interval_ns);
+		if (counters_env[0])
+			setenv("SONDE_COUNTERS", counters_env, 1);
+		else
+			unsetenv("SONDE_COUNTERS");
 		setenvf("SONDE_DEPTH", "%d", o.depth);
 		setenvf("SONDE_LIMIT_MB", "%ld", o.limit_mb);
 		setenvf("SONDE_DURATION_S", "%ld", o.duration_s);

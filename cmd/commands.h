@@ -28,6 +28,16 @@ void collect_clock_stop(void);
 /* collect_watch.c: clock profiling's guard, from outside the target. */
 void collect_watch_init(pid_t child, int calls_ok);
 uint64_t collect_watch(void *head, const char *expdir);
+/* collect_counters.c: counter overflow profiling (-h).  check opens each
+ * counter on sonde collect itself before the target starts (raw events
+ * resolved first): 0, or 2 with a one-line error on stderr naming the
+ * counter and why; env writes SONDE_COUNTERS for the collector (0, or -1
+ * when it does not fit); list prints the counters this machine counts. */
+struct sonde_hwc;
+#include <stdio.h>
+int collect_counters_check(struct sonde_hwc *c, int n);
+int collect_counters_env(const struct sonde_hwc *c, int n, char *out, size_t cap);
+void collect_counters_list(FILE *f);
 int cmd_export(int argc, char **argv);
 int cmd_print(int argc, char **argv);
 int cmd_report(int argc, char **argv);

@@ -316,6 +316,21 @@ static void timer_disarm(struct thread_slot *s)
 	s->has_timer = 0;
 }
 
+/* No clock source: counter overflow profiling (-h) without clock
+ * profiling (-p off) still needs the handler on SIGTRAP, which this
+ * installs, arming nothing. */
+static int none_arm(struct thread_slot *s, pid_t tid)
+{
+	(void)s;
+	(void)tid;
+	return 0;
+}
+static void none_disarm(struct thread_slot *s)
+{
+	(void)s;
+}
+static struct source g_none_source = { "off", none_arm, none_disarm, 0 };
+
 static struct source g_perf_source = { "perf-task-clock", perf_arm, perf_disarm, 0 };
 static struct source g_sigtrap_source = { "perf-task-clock-sigtrap", sigtrap_arm, sigtrap_disarm, 1 };
 static struct source g_timer_source = { "posix-cpu-timer", timer_arm, timer_disarm, 0 };
@@ -359,6 +374,8 @@ static struct thread_slot *slot_take(pid_t tid)
 		return NULL;
 	atomic_store(&g_slots[i].raw_tp, NULL);
 	g_slots[i].own_process = g_slots[i].foreign_fds = 0;
+	for (int c = 0; c < SONDE_MAX_COUNTERS; c++)
+		g_slots[i].cfd[c] = -1;
 	slot_stack(&g_slots[i]);
 	atomic_store(&g_slots[i].tid, tid);
 	atomic_store_explicit(&g_tid_slot[tid], (uint16_t)(i + 1), memory_order_release);
@@ -468,6 +485,9 @@ static int register_thread(pid_t tid, int arm)
 			}
 		}
 	}
+	/* Counters are the thread's own, never inherited (counters.c). */
+	if (g_ncounters && !atomic_load(&g_clock_lost_signal))
+		counters_arm(s, tid);
 	return rc;
 }
 
@@ -512,6 +532,7 @@ static int clock_stop_lost(void)
 		 * table or process of its own cannot be reached from here. */
 		if (s->fd >= 0 && !s->foreign_fds && perf_fd_ours(s->fd, s->perf_id))
 			ioctl(s->fd, PERF_EVENT_IOC_DISABLE, 0);
+		counters_ioctl(s, PERF_EVENT_IOC_DISABLE);
 		if (s->has_timer && !s->own_process)
 			sonde_raw_syscall6(SYS_timer_settime, (long)s->timer, 0, (long)&off, 0, 0, 0);
 	}
@@ -563,6 +584,7 @@ static int unregister_thread(pid_t tid, int record)
 		}
 		if (g_src)
 			g_src->disarm(s);
+		counters_disarm(s);
 		if (record)
 			record_thread_end(s, thread_cpu_ns(tid));
 		slot_free(s);
@@ -941,12 +963,20 @@ int clock_start(const struct clock_settings *cs)
 	if (!have_key && pthread_key_create(&g_key, key_destructor) != 0)
 		return -1;
 	have_key = 1;
-	if (!g_cs.interval_ns)
+	if (counters_parse() < 0) {
+		log_event_text("error", "SONDE_COUNTERS is malformed; counter overflow profiling disabled");
+		g_ncounters = 0;
+	}
+	if (!g_cs.interval_ns && !g_ncounters)
 		return 0;
-	g_profile = dfile_create(g_col.expdir, sonde_kind_desc(SONDE_KIND_PROFILE)->file, SONDE_KIND_PROFILE);
-	if (!g_profile) {
-		log_event_text("error", "cannot create the profile data file; clock profiling disabled");
-		return -1;
+	if (g_cs.interval_ns) {
+		g_profile = dfile_create(g_col.expdir, sonde_kind_desc(SONDE_KIND_PROFILE)->file, SONDE_KIND_PROFILE);
+		if (!g_profile) {
+			log_event_text("error", "cannot create the profile data file; clock profiling disabled");
+			g_cs.interval_ns = 0;
+			if (!g_ncounters)
+				return -1;
+		}
 	}
 	/* Intervals of 10 ms and more are coarser than the scheduler tick, so
 	 * the tick-driven CPU timers sample them as densely as the perf
@@ -983,7 +1013,17 @@ int clock_start(const struct clock_settings *cs)
 	 * purpose: sonde's timers would be felt there. */
 	struct rlimit rl;
 	int sigq_tight = getrlimit(RLIMIT_SIGPENDING, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < 1024;
-	if (want && !strcmp(want, "timer")) {
+	if (g_ncounters && sigtrap_ok) {
+		/* Counters signal with SIGTRAP (counters.c): the clock's
+		 * counter then does too, so that one handler and one signal
+		 * serve both. */
+		if (g_cs.interval_ns) {
+			order[n].src = &g_sigtrap_source, order[n++].kernel = 1;
+			order[n].src = &g_sigtrap_source, order[n++].kernel = 0;
+		} else {
+			order[n++].src = &g_none_source;
+		}
+	} else if (want && !strcmp(want, "timer")) {
 		order[n++].src = &g_timer_source;
 	} else if (want && !strcmp(want, "perf-fasync")) {
 		order[n++].src = &g_perf_source;
@@ -1020,10 +1060,20 @@ int clock_start(const struct clock_settings *cs)
 			 (unsigned long long)rl.rlim_cur);
 		log_event_text("info", msg);
 	}
+	if (g_ncounters && !sigtrap_ok) {
+		log_event_text("error", being_traced() ? "counter overflow profiling needs SIGTRAP, which a debugger "
+							 "attached to the target takes; counters disabled"
+						       : "counter overflow profiling needs SIGTRAP delivery, which "
+							 "SONDE_SIGNAL rules out; counters disabled");
+		g_ncounters = 0;
+		if (!g_cs.interval_ns)
+			return -1;
+	}
 	int rc = -ENOSYS;
 	for (int i = 0; i < n; i++) {
 		g_sigtrap_kernel = order[i].kernel;
-		rc = try_source(order[i].src, order[i].src == &g_sigtrap_source ? SIGTRAP : rtsig);
+		rc = try_source(order[i].src,
+				order[i].src == &g_sigtrap_source || order[i].src == &g_none_source ? SIGTRAP : rtsig);
 		if (rc == 0)
 			break;
 		if (i + 1 == n)
@@ -1047,8 +1097,12 @@ int clock_start(const struct clock_settings *cs)
 	if (rc < 0) {
 		g_src = NULL;
 		log_event_text("error", "cannot install the profiling signal handler; clock profiling disabled");
+		g_ncounters = 0;
 		return -1;
 	}
+	if (g_src == &g_none_source)
+		g_sigtrap_source_active = 0; /* only the counters signal */
+	counters_start(g_col.expdir);
 	sigset_t set;
 	sigemptyset(&set);
 	sigaddset(&set, g_sig);
@@ -1079,6 +1133,8 @@ void clock_stop_all(void)
 			s->has_timer = 0;
 		if (g_src)
 			g_src->disarm(s);
+		if (!s->foreign_fds)
+			counters_disarm(s);
 		record_thread_end(s, slot_cpu_ns(s));
 		slot_free(s);
 	}
@@ -1092,6 +1148,7 @@ void clock_stop_all(void)
 	for (int i = 0; i < 1000 && atomic_load(&g_inflight); i++)
 		sched_yield();
 	dfile_finish(g_profile);
+	counters_finish();
 }
 
 /* The target may close a sampling counter's descriptor behind the
@@ -1188,10 +1245,13 @@ int clock_check_counters(void)
 void clock_reenable(void)
 {
 	reg_lock();
-	for (int i = 0, n = atomic_load(&g_slots_used); i < n; i++)
+	for (int i = 0, n = atomic_load(&g_slots_used); i < n; i++) {
 		if (atomic_load(&g_slots[i].tid) && g_slots[i].fd >= 0 && !g_slots[i].foreign_fds &&
 		    perf_fd_ours(g_slots[i].fd, g_slots[i].perf_id))
 			ioctl(g_slots[i].fd, PERF_EVENT_IOC_ENABLE, 0);
+		if (atomic_load(&g_slots[i].tid))
+			counters_ioctl(&g_slots[i], PERF_EVENT_IOC_ENABLE);
+	}
 	for (int i = 0; i < g_nretired; i++)
 		if (perf_fd_ours(g_retired[i].fd, g_retired[i].perf_id))
 			ioctl(g_retired[i].fd, PERF_EVENT_IOC_ENABLE, 0);
@@ -1215,6 +1275,7 @@ static void exec_quiesce(int stop)
 			continue;
 		if (s->fd >= 0 && !s->foreign_fds && perf_fd_ours(s->fd, s->perf_id))
 			ioctl(s->fd, stop ? PERF_EVENT_IOC_DISABLE : PERF_EVENT_IOC_ENABLE, 0);
+		counters_ioctl(s, stop ? PERF_EVENT_IOC_DISABLE : PERF_EVENT_IOC_ENABLE);
 		if (s->has_timer) {
 			struct itimerspec its;
 			memset(&its, 0, sizeof its);
@@ -1286,6 +1347,8 @@ void clock_fork_child(void)
 			else
 				fd_forget_taken(g_slots[i].fd);
 		}
+		if (tid && !g_slots[i].foreign_fds)
+			counters_fork_child(&g_slots[i]);
 		if (tid > 0 && (unsigned)tid < TID_LIMIT)
 			atomic_store(&g_tid_slot[tid], 0);
 		atomic_store(&g_slots[i].tid, 0);
@@ -1310,6 +1373,7 @@ void clock_fork_child(void)
 	memset((void *)g_strays, 0, sizeof g_strays);
 	dfile_forget(g_profile);
 	g_profile = NULL;
+	counters_forget();
 	/* The counts written in the child's end event are its own: the
 	 * parent's samples are not in the child's profile, and a reader
 	 * would take the difference for samples lost. */
@@ -1353,7 +1417,8 @@ const char *clock_kernel_time(void)
 	return "next-user-sample";
 }
 int clock_signal(void) { return g_sig; }
-int clock_is_our_signal(int sig) { return g_profile && sig == g_sig; }
+int clock_is_our_signal(int sig) { return (g_profile || g_ncounters) && sig == g_sig; }
+int clock_counters(void) { return g_ncounters; }
 
 /* ---- calls from `sonde collect` (cmd/collect_watch.c) ----
  *
@@ -1404,7 +1469,7 @@ int clock_call_info(struct clock_call *c)
 	if (!g_src || atomic_load(&g_clock_lost_signal))
 		return -1;
 	c->sig = g_sig;
-	c->counters = g_src != &g_timer_source;
+	c->counters = g_src != &g_timer_source && g_src != &g_none_source;
 	c->interval_ns = g_cs.interval_ns;
 	c->entry = (uint64_t)(uintptr_t)sonde_call_tramp;
 	c->fn = (uint64_t)(uintptr_t)clock_call_in;

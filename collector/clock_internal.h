@@ -16,8 +16,14 @@ struct thread_slot;
 /* Sits at the top of each signal stack, which grows down from it. */
 struct sig_stack {
 	_Atomic int busy;	/* a sample runs on it */
+	/* What the signal is: SIG_CLOCK, or SIG_COUNTER + the counter's
+	 * index, with the counter's value read on entry (counters.c). */
+	int what;
 	struct thread_slot *slot;
+	uint64_t counter_value;
 } __attribute__((aligned(64)));
+#define SIG_CLOCK 1
+#define SIG_COUNTER 2
 /* The stack below the header: the handler needs about 21 KiB at the
  * largest depth (-D 2040: 16 KiB of program counters, plus the
  * unwinder's CFA interpreter and the writer), with a guard page below. */
@@ -51,6 +57,14 @@ struct thread_slot {
 	 * NULL if it could not be mapped.  Kept with the slot when the slot
 	 * is freed: the next thread to take it samples on it. */
 	struct sig_stack *sig_stack;
+	/* The thread's overflow counters (-h, counters.c): descriptors (-1
+	 * none), ids, and each one's value at the end of the thread's
+	 * previous sample of it, from which the next sample's weight runs.
+	 * Not inherited: each thread opens its own, so that the handler can
+	 * read the thread's own count. */
+	int cfd[SONDE_MAX_COUNTERS];
+	uint64_t cid[SONDE_MAX_COUNTERS];
+	uint64_t clast[SONDE_MAX_COUNTERS];
 };
 extern struct thread_slot g_slots[MAX_THREADS];
 
@@ -118,6 +132,29 @@ extern struct dfile *g_profile;
 extern int g_timer_source_active;	/* else a perf source */
 extern int g_sigtrap_source_active;	/* perf counter delivering SIGTRAP */
 #define SONDE_SIGTRAP_MAGIC 0x736f6e6465ull	/* attr.sig_data: "sonde" */
+/* attr.sig_data of counter i (-h): SONDE_COUNTER_MAGIC + i. */
+#define SONDE_COUNTER_MAGIC 0x736f6e6400ull
+/* Counter overflow profiling (counters.c): how many counters each thread
+ * has (0: off), and their data file. */
+extern int g_ncounters;
+extern struct dfile *g_counters;
+extern _Atomic uint64_t g_counter_samples;
+/* Normal context: open the thread's counters (0, or -errno of the first
+ * that failed), close them, or apply an ioctl (PERF_EVENT_IOC_ENABLE,
+ * _DISABLE) to them. */
+int counters_arm(struct thread_slot *s, pid_t tid);
+void counters_disarm(struct thread_slot *s);
+void counters_ioctl(struct thread_slot *s, unsigned long req);
+/* SONDE_COUNTERS into the counters (their number, -1 malformed); once the
+ * handler is installed, the data file and log.xml's lines (0, or -1: off);
+ * a fork child's forgetting of its parent's; the end of recording. */
+int counters_parse(void);
+int counters_start(const char *expdir);
+void counters_fork_child(struct thread_slot *s);
+void counters_forget(void);
+void counters_finish(void);
+/* A counter sample of the calling thread (sample.c).  Async-signal-safe. */
+void counter_sample(void *uc, struct thread_slot *s, int idx, uint64_t value);
 extern int g_timer_magic;		/* &g_timer_magic tags our timers' signals */
 extern _Atomic uint8_t g_our_fds[FD_BITS / 8]; /* perf fds that signal us */
 extern _Atomic uint64_t g_samples;

@@ -236,6 +236,8 @@ const char *clock_kernel_time(void);
 int clock_signal(void);
 /* Our handler, exposed so the sigaction interposer can keep it installed. */
 int clock_is_our_signal(int sig);
+/* How many overflow counters (-h) each thread has, 0 for none. */
+int clock_counters(void);
 /* What `sonde collect` needs to call into this process (clock.c, "calls
  * from sonde collect"), published in its slot of the shared page. */
 struct clock_call {

@@ -88,7 +88,7 @@ static void write_dataformat(struct xbuf *b, int with_profile)
 	/* The collector's own files (the kinds without a library); a traced
 	 * kind's line is written when it attaches (trace.c). */
 	for (int kind = 1; kind <= SONDE_KIND_MAX; kind++) {
-		if (sonde_kind_traced(kind))
+		if (sonde_kind_modular(kind))
 			continue;
 		if (kind == SONDE_KIND_PROFILE && !with_profile)
 			continue; /* clock profiling off: no such file */
@@ -262,7 +262,7 @@ static int collector_start(const char *dir, int subexp)
 	atomic_store(&g_finished, 0);
 	atomic_store(&g_col.active, 1);
 	clock_thread_begin(0); /* also the stack bounds that tracing unwinds within */
-	if (interval_ns)
+	if (interval_ns || clock_counters())
 		clock_adopt_existing_threads();
 	sampling_start();
 	/* After the start point: collect's periodic points come after it. */

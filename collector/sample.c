@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <linux/perf_event.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/syscall.h>
@@ -32,14 +33,22 @@ static uint64_t perf_data(const siginfo_t *si)
 	return v;
 }
 
-/* Async-signal-safe. */
+/* What a signal is: SIG_CLOCK (a clock sample), SIG_COUNTER + i (an
+ * overflow of counter i, -h), 0 not ours.  Async-signal-safe. */
 static int is_ours(const siginfo_t *si)
 {
+	if (g_ncounters && si->si_signo == SIGTRAP && si->si_code == TRAP_PERF) {
+		uint64_t d = perf_data(si);
+		if (d >= SONDE_COUNTER_MAGIC && d < SONDE_COUNTER_MAGIC + (uint64_t)g_ncounters)
+			return SIG_COUNTER + (int)(d - SONDE_COUNTER_MAGIC);
+	}
 	if (g_sigtrap_source_active)
 		return si->si_signo == SIGTRAP && si->si_code == TRAP_PERF &&
 		       perf_data(si) == SONDE_SIGTRAP_MAGIC;
 	if (g_timer_source_active)
 		return si->si_code == SI_TIMER && si->si_value.sival_ptr == &g_timer_magic;
+	if (!g_profile)
+		return 0; /* no clock source of its own (-p off -h ...) */
 	int fd = si->si_fd;
 	return si->si_code > 0 && si->si_code <= POLL_HUP && fd >= 0 && fd < FD_BITS &&
 	       (atomic_load_explicit(&g_our_fds[fd / 8], memory_order_relaxed) & (1u << (fd % 8)));
@@ -167,8 +176,30 @@ void clock_note_stray(pid_t tid)
 	}
 }
 
-/* Unwind from uc and write the sample.  Async-signal-safe. */
-static int record_sample(void *uc, const struct tstate *ts, uint64_t now, uint64_t weight)
+/* Write one counter packet of counter idx.  Async-signal-safe. */
+static int counter_write(const uint64_t *pcs, int n, unsigned flags, uint64_t now, int idx, uint64_t weight)
+{
+	uint64_t id = stacks_intern(pcs, n, flags);
+	struct sonde_counter_packet *p = dfile_reserve(g_counters, sizeof *p);
+	if (!p)
+		return -1; /* counted by the dfile */
+	unsigned cpuid = 0xffff;
+	(void)getcpu(&cpuid, NULL);
+	p->type = SONDE_PKT_COUNTER;
+	p->size = sizeof *p;
+	p->counter = (uint16_t)idx;
+	p->cpu = (uint16_t)(cpuid > 0xffff ? 0xffff : cpuid);
+	p->time_ns = now;
+	p->weight = weight;
+	p->stack_id = id;
+	dfile_commit(g_counters, sizeof *p);
+	atomic_fetch_add_explicit(&g_counter_samples, 1, memory_order_relaxed);
+	return 0;
+}
+
+/* Unwind from uc and write the sample: a clock sample (idx < 0) or one of
+ * counter idx.  Async-signal-safe. */
+static int record_sample(void *uc, const struct tstate *ts, uint64_t now, int idx, uint64_t weight)
 {
 	uint64_t pcs[g_cs.depth]; /* the -D limit, 1024 by default: 8 KiB */
 	unsigned flags = 0;
@@ -178,7 +209,53 @@ static int record_sample(void *uc, const struct tstate *ts, uint64_t now, uint64
 		n = 1;
 		flags |= SONDE_STACK_INCOMPLETE;
 	}
+	if (idx >= 0)
+		return counter_write(pcs, n, flags, now, idx, weight);
 	return clock_write_sample(pcs, n, flags, now, weight);
+}
+
+/* The value of the calling thread's counter fd (id: its perf id), or
+ * UINT64_MAX when the descriptor is no longer that counter (the target
+ * closed it and may have put a file of its own there: never read from
+ * that).  Async-signal-safe: two system calls. */
+static uint64_t counter_read(int fd, uint64_t id)
+{
+	uint64_t got = 0, v = 0;
+	if (fd < 0 || sonde_raw_syscall6(SYS_ioctl, fd, (long)PERF_EVENT_IOC_ID, (long)&got, 0, 0, 0) < 0 ||
+	    got != id || sonde_raw_syscall6(SYS_read, fd, (long)&v, sizeof v, 0, 0, 0) != sizeof v)
+		return UINT64_MAX;
+	return v;
+}
+
+/* A sample of counter idx of the calling task (slot s), whose value on
+ * the handler's entry was value: its weight is the events since the end
+ * of the thread's previous sample of it.  The counter is read again when
+ * the sample is written, so that the handler's own events (its page
+ * faults on the signal stack and the data files) are never weighed.
+ * Runs where sample_body runs (on the thread's own TLS).
+ * Async-signal-safe. */
+void counter_sample(void *uc, struct thread_slot *s, int idx, uint64_t value)
+{
+	struct tstate *ts = &t_state;
+	if (value == UINT64_MAX || !g_counters)
+		return;
+	if (!atomic_load_explicit(&g_col.active, memory_order_acquire))
+		return;
+	uint64_t now = now_ns();
+	if (g_col.stop_ns && now > g_col.stop_ns)
+		return;
+	if (atomic_load_explicit(&__sonde_paused, memory_order_acquire)) {
+		s->clast[idx] = value; /* paused: not weighed */
+		return;
+	}
+	if (atomic_load_explicit(&g_unwind_pause, memory_order_acquire) || ts->in_trace)
+		return; /* the next sample carries these events */
+	if (value <= s->clast[idx])
+		return; /* an overflow by the handler's own events */
+	if (record_sample(uc, ts, now, idx, value - s->clast[idx]) == 0) {
+		uint64_t end = counter_read(s->cfd[idx], s->cid[idx]);
+		s->clast[idx] = end != UINT64_MAX && end > value ? end : value;
+	}
 }
 
 /* Record one sample of the calling task, whose slot is registered.  Not
@@ -187,11 +264,15 @@ static int record_sample(void *uc, const struct tstate *ts, uint64_t now, uint64
  * address before the switch.  Async-signal-safe: the whole sampling path
  * (unwind, intern, write) uses only stack memory, TLS (initial-exec),
  * atomics and system calls. */
-__attribute__((noinline)) static void sample_body(void *uc)
+__attribute__((noinline)) static void sample_body(void *uc, struct sig_stack *st)
 {
 	int saved_errno = errno;
 	atomic_fetch_add(&g_inflight, 1);
 	struct tstate *ts = &t_state;
+	if (st->what >= SIG_COUNTER) {
+		counter_sample(uc, st->slot, st->what - SIG_COUNTER, st->counter_value);
+		goto out;
+	}
 	if (!atomic_load_explicit(&g_col.active, memory_order_acquire))
 		goto out;
 	uint64_t now = now_ns();
@@ -213,7 +294,7 @@ __attribute__((noinline)) static void sample_body(void *uc)
 	if (clock_paused_skip(ts, cpu_now) || cpu_now <= ts->last_cpu_ns)
 		goto out;
 
-	if (record_sample(uc, ts, now, cpu_now - ts->last_cpu_ns) == 0) {
+	if (record_sample(uc, ts, now, -1, cpu_now - ts->last_cpu_ns) == 0) {
 		ts->last_cpu_ns = cpu_now;
 		if ((++ts->nrecorded & 15) == 0 && clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0) {
 			uint64_t end = (uint64_t)cpu.tv_sec * 1000000000ull + (uint64_t)cpu.tv_nsec;
@@ -239,13 +320,13 @@ __attribute__((used)) void clock_sample_on_stack(int sig, siginfo_t *si, void *u
 	struct thread_slot *s = st->slot;
 	uintptr_t tp = (uintptr_t)atomic_load_explicit(&s->raw_tp, memory_order_acquire);
 	if (!tp) {
-		sample_body(uc);
+		sample_body(uc, st);
 	} else {
 		/* The kernel does not restore the FS base at sigreturn: put
 		 * the task's own back. */
 		uintptr_t own = tp_get();
 		tp_set(tp);
-		sample_body(uc);
+		sample_body(uc, st);
 		tp_set(own);
 	}
 	atomic_store_explicit(&st->busy, 0, memory_order_release);
@@ -264,7 +345,8 @@ _Atomic uint64_t g_sig_stack_skips;
  * more to do.  A few dozen bytes of stack.  Async-signal-safe. */
 __attribute__((used)) struct sig_stack *clock_entry_prepare(int sig, siginfo_t *si, void *uc)
 {
-	if (!is_ours(si)) {
+	int what = is_ours(si);
+	if (!what) {
 		struct thread_slot *s = slot_by_tid(sys_gettid());
 		if (s && atomic_load_explicit(&s->raw_tp, memory_order_acquire)) {
 			chain(sig, si, uc); /* its errno is not ours to keep */
@@ -277,7 +359,8 @@ __attribute__((used)) struct sig_stack *clock_entry_prepare(int sig, siginfo_t *
 	}
 	/* Every sample signal, paused or not: `sonde collect` tells lost
 	 * counters by CPU time without any (cmd/collect_watch.c). */
-	atomic_fetch_add_explicit(&g_sample_signals, 1, memory_order_relaxed);
+	if (what == SIG_CLOCK)
+		atomic_fetch_add_explicit(&g_sample_signals, 1, memory_order_relaxed);
 	/* The time of a thread not registered yet goes to its first
 	 * recorded sample (see g_tid_slot). */
 	pid_t tid = sys_gettid();
@@ -297,6 +380,13 @@ __attribute__((used)) struct sig_stack *clock_entry_prepare(int sig, siginfo_t *
 		return NULL;
 	}
 	st->slot = s;
+	st->what = what;
+	if (what >= SIG_COUNTER) {
+		/* Read here, before the signal stack and the data files are
+		 * touched: their page faults are the collector's. */
+		int i = what - SIG_COUNTER;
+		st->counter_value = counter_read(s->cfd[i], s->cid[i]);
+	}
 	return st;
 }
 

@@ -46,14 +46,15 @@
  * there): 1 "profile" clock-profile samples, 2 "stacks" deduplicated call
  * stacks, 3 "overview" process usage samples, 4 "synctrace"
  * synchronization waits, 5 "heaptrace" allocations and frees, 6 "iotrace"
- * I/O calls and file names. */
+ * I/O calls and file names, 7 "counters" counter overflow samples. */
 enum sonde_kind {
 #define SONDE_KIND_ENUM_(NAME, id, ...) SONDE_KIND_##NAME = (id),
 	SONDE_KINDS(SONDE_KIND_ENUM_)
 #undef SONDE_KIND_ENUM_
 };
 _Static_assert(SONDE_KIND_PROFILE == 1 && SONDE_KIND_STACKS == 2 && SONDE_KIND_OVERVIEW == 3 &&
-		       SONDE_KIND_SYNC == 4 && SONDE_KIND_HEAP == 5 && SONDE_KIND_IO == 6,
+		       SONDE_KIND_SYNC == 4 && SONDE_KIND_HEAP == 5 && SONDE_KIND_IO == 6 &&
+		       SONDE_KIND_COUNTERS == 7,
 	       "kind ids are on disk: never change one");
 
 struct sonde_file_header {
@@ -103,6 +104,7 @@ enum sonde_packet_type {
 	SONDE_PKT_HEAP_SHORT = 10,
 	SONDE_PKT_HEAP_FREE_SHORT = 11,
 	SONDE_PKT_HEAP_STREAM = 12,
+	SONDE_PKT_COUNTER = 13,
 };
 
 /* Thread states of a profile packet. */
@@ -452,5 +454,29 @@ struct sonde_io_file_packet {
 	/* char name[name_len + 1]; NUL-terminated, zero-padded */
 };
 _Static_assert(sizeof(struct sonde_io_file_packet) == 24, "io file packet layout");
+
+/* ---- counter overflow profiling (-h) ----
+ *
+ * Written by the collector's signal handler (like a profile packet) when
+ * one of the thread's counters overflows.  The counters of the run are
+ * described in log.xml, one <trace kind="counters" index="I" name="..."
+ * title="..." unit="..." type="T" config="C" interval="N"/> each, in
+ * index order (at most SONDE_MAX_COUNTERS). */
+#define SONDE_MAX_COUNTERS 4
+
+struct sonde_counter_packet {
+	uint16_t type;		/* SONDE_PKT_COUNTER */
+	uint16_t size;		/* 32 */
+	uint16_t counter;	/* index of the counter in log.xml */
+	uint16_t cpu;		/* CPU the sample was taken on, 0xffff unknown */
+	uint64_t time_ns;	/* CLOCK_MONOTONIC */
+	uint64_t weight;	/* events of this counter on this thread since
+				   its previous sample of it (since the
+				   counter was opened, for the first); the
+				   collector's own events are not counted */
+	uint64_t stack_id;	/* its call stack, the leaf the interrupted
+				   instruction (SONDE_PC_EXACT) */
+};
+_Static_assert(sizeof(struct sonde_counter_packet) == 32, "counter packet layout");
 
 #endif

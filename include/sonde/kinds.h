@@ -41,7 +41,11 @@
  *   help    the option's --help text after the values (continuation
  *           lines indented to column 21)
  *   flags   SONDE_KINDF_*: SONDE_KINDF_TICK, the library reads the shared
- *           millisecond tick (tracer.h, __sonde_trace_now)
+ *           millisecond tick (tracer.h, __sonde_trace_now);
+ *           SONDE_KINDF_COLLECTOR, written by the collector itself (lib
+ *           NULL) but read through its module (counters, whose -h
+ *           value is parsed by cmd/collect.c with lib/base/counters.c,
+ *           not from `values`, which only documents it)
  * The rows are in id order (ids are dense, from 1).
  */
 #ifndef SONDE_KINDS_H
@@ -50,6 +54,10 @@
 #include <stddef.h>
 
 #define SONDE_KINDF_TICK 0x1u
+/* The collector itself writes the kind (no library: its samples come from
+ * the collector's signal handler), yet it is read through its module like
+ * a traced kind (counters). */
+#define SONDE_KINDF_COLLECTOR 0x2u
 
 /* clang-format off */
 #define SONDE_KINDS(X)                                                                                  \
@@ -64,7 +72,13 @@
 	X(HEAP, 5, "heap", "heaptrace", 'H', "SONDE_HEAP", "libsonde_heap.so", "heap tracing",          \
 	  "on|off", "heap tracing (allocations, frees, leaks)", SONDE_KINDF_TICK)                       \
 	X(IO, 6, "io", "iotrace", 'i', "SONDE_IO", "libsonde_io.so", "I/O tracing",                     \
-	  "on|off", "I/O tracing (reads, writes, opens, ... by file)", 0)
+	  "on|off", "I/O tracing (reads, writes, opens, ... by file)", 0)                               \
+	X(COUNTERS, 7, "counters", "counters", 'h', "SONDE_COUNTERS", NULL, "counter overflow profiling",  \
+	  "on|hi|lo|COUNTER[,on|hi|lo|N][,COUNTER2[,...]]",                                             \
+	  "counter overflow profiling: a sample with the call stack\n"                                 \
+	  "                     every N events of each COUNTER (a perf event: cycles,\n"               \
+	  "                     page-faults, ...; sonde collect alone lists them); on,\n"              \
+	  "                     hi, lo: the default set or interval, hi 10x as often", SONDE_KINDF_COLLECTOR)
 /* clang-format on */
 
 /* The largest kind id: arrays indexed by kind have SONDE_KIND_MAX + 1
@@ -107,6 +121,15 @@ static inline const struct sonde_kind_desc *sonde_kind_desc(int id)
 	if (id < 1 || id > SONDE_KIND_MAX)
 		return NULL;
 	return &rows[id - 1];
+}
+
+/* Whether kind id is read through its module (lib/kinds/NAME.c): a
+ * traced kind, or one the collector writes itself (SONDE_KINDF_COLLECTOR).
+ * The collector's own three files (profile, stacks, overview) are not. */
+static inline int sonde_kind_modular(int id)
+{
+	const struct sonde_kind_desc *d = sonde_kind_desc(id);
+	return d && (d->lib != NULL || (d->flags & SONDE_KINDF_COLLECTOR));
 }
 
 /* Whether kind id has a tracing library of its own (a traced kind). */

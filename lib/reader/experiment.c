@@ -1583,7 +1583,7 @@ static void scan_file(struct sonde_exp *exp, struct datafile *df)
 
 		const uint8_t *pay = m + boff + sizeof(*bh);
 		const char *bad = NULL;
-		bool trace = sonde_kind_traced((int)df->kind);
+		bool trace = sonde_kind_modular((int)df->kind);
 		struct heapblock hb = { .pay = pay, .used = used, .lim = lim, .payload = payload,
 					.tid = bh->tid, .first_ns = bh->first_ns, .boff = boff };
 
@@ -1861,7 +1861,7 @@ struct sonde_exp *sonde_exp_open(const char *dir, char *err, size_t errlen)
 						    .kind = SONDE_KIND_OVERVIEW, .file = F_PERIODIC };
 	/* Each traced kind of the table has its reader here. */
 	for (int id = 1; id <= SONDE_KIND_MAX; id++)
-		if (sonde_kind_traced(id) && !reader_kind(id)->take) {
+		if (sonde_kind_modular(id) && !reader_kind(id)->take) {
 			set_err(err, errlen, "no reader for data kind %d ('%s')", id, sonde_kind_desc(id)->file);
 			sonde_exp_close(exp);
 			return NULL;
@@ -1870,7 +1870,7 @@ struct sonde_exp *sonde_exp_open(const char *dir, char *err, size_t errlen)
 	exp->nfiles = F_TRACED;
 	/* Then a data file per traced kind, named by the table of kinds. */
 	for (int id = 1; id <= SONDE_KIND_MAX; id++)
-		if (sonde_kind_traced(id))
+		if (sonde_kind_modular(id))
 			exp->data[exp->ndata++] = (struct datafile){ .name = sonde_kind_desc(id)->file,
 								     .kind = (uint32_t)id,
 								     .file = exp->nfiles++ };

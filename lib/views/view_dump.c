@@ -238,7 +238,7 @@ void sonde_dump_names(char *names, size_t len, const char *sep)
 	for (int pass = 0; pass < 3; pass++)
 		for (int i = 0; i < SONDE_DUMP_NKINDS; i++) {
 			bool objects = i == SONDE_DUMP_OBJECTS;
-			if (!dump_of(i) || (pass == 1) != objects || (!objects && sonde_kind_traced(i + 1) != (pass == 2)))
+			if (!dump_of(i) || (pass == 1) != objects || (!objects && sonde_kind_modular(i + 1) != (pass == 2)))
 				continue;
 			if (n < len)
 				n += (size_t)snprintf(names + n, len - n, "%s%s", n ? sep : "", dump_name(i));

@@ -39,7 +39,7 @@ static bool has_kind(const struct sonde_exp *e, int kind)
 int sonde_view_trace_check(const struct sonde_exp *const *exps, const char *const *names, size_t n,
 			   int kind, char *err, size_t errlen)
 {
-	const struct sonde_kind_desc *d = sonde_kind_traced(kind) ? sonde_kind_desc(kind) : NULL;
+	const struct sonde_kind_desc *d = sonde_kind_modular(kind) ? sonde_kind_desc(kind) : NULL;
 
 	if (!d) {
 		snprintf(err, errlen, "no view for data kind %d", kind);

@@ -208,6 +208,7 @@ static void test_header(const struct sonde_exp *e)
 		   "sync,\n"
 		   "heap,\n"
 		   "io,\n"
+		   "counters,\n"
 		   "files.0.name,log.xml\n"
 		   "files.0.size,1097\n"
 		   "files.1.name,map.xml\n"
@@ -251,7 +252,7 @@ static void test_header(const struct sonde_exp *e)
 		   "00,\"depth_limit\":256,\"size_limit_mb\":2000,\"duration_limit_ms\":0},\"start\":{\"re"
 		   "altime_sec\":1763700000,\"realtime_nsec\":500000000},\"duration_ns\":5000000,\"end_sou"
 		   "rce\":\"exit\",\"exit\":{\"status\":3},\"samples\":2,\"recorded_cpu_ns\":3000000,\"syn"
-		   "c\":null,\"heap\":null,\"io\":null,\"files\":[{\"name\":\"log.xml\",\"size\":1097},{\""
+		   "c\":null,\"heap\":null,\"io\":null,\"counters\":null,\"files\":[{\"name\":\"log.xml\",\"size\":1097},{\""
 		   "name\":\"map.xml\",\"size\":191},{\"name\":\"profile\",\"size\":20480},{\"name\":\"sta"
 		   "cks\",\"size\":20480},{\"name\":\"overview\",\"size\":4096}],\"stacks\":{\"distinct\":"
 		   "2,\"truncated\":1,\"incomplete\":0,\"samples_truncated\":1,\"samples_incomplete\":0,\""
@@ -274,7 +275,7 @@ static void test_dump(const struct sonde_exp *e)
 	CHECK(sonde_dump_parse(&k, "stacks", err, sizeof(err)) == 0 && k == SONDE_DUMP_STACKS);
 	CHECK(sonde_dump_parse(&k, "io", err, sizeof(err)) == 0 && k == SONDE_DUMP_IO);
 	CHECK(sonde_dump_parse(&k, "bogus", err, sizeof(err)) == -1);
-	CHECK_S(err, "unknown -dump argument 'bogus' (profile, stacks, overview, objects, sync, heap, io)");
+	CHECK_S(err, "unknown -dump argument 'bogus' (profile, stacks, overview, objects, sync, heap, io, counters)");
 
 	f = out_open();
 	CHECK(sonde_view_dump(f, e, SONDE_DUMP_PROFILE, err, sizeof(err)) == 0);
