@@ -1412,6 +1412,11 @@ int cmd_print(int argc, char **argv)
 		free(paths);
 		return 2;
 	}
+	/* Counter metrics are named by the experiments (lib/kinds/counters.c):
+	 * read their names before -metrics and -sort are checked. */
+	for (int i = 1; i < argc; i++)
+		if (argv[i][0] != '-')
+			sonde_counters_from_log(argv[i]);
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 

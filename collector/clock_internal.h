@@ -21,6 +21,9 @@ struct sig_stack {
 	int what;
 	struct thread_slot *slot;
 	uint64_t counter_value;
+	/* A clock sample's: the thread's counters on entry, so that the
+	 * events of the handler itself are taken out of their next weight. */
+	uint64_t counters_in[SONDE_MAX_COUNTERS];
 } __attribute__((aligned(64)));
 #define SIG_CLOCK 1
 #define SIG_COUNTER 2

@@ -303,6 +303,17 @@ __attribute__((noinline)) static void sample_body(void *uc, struct sig_stack *st
 		}
 	}
 out:
+	if (st->what == SIG_CLOCK) {
+		/* The events this clock sample made (its page faults on the
+		 * signal stack and in the data files) are the collector's:
+		 * taken out of each counter's next weight. */
+		struct thread_slot *s = st->slot;
+		for (int i = 0; i < g_ncounters; i++) {
+			uint64_t in = st->counters_in[i], end;
+			if (in != UINT64_MAX && (end = counter_read(s->cfd[i], s->cid[i])) != UINT64_MAX && end > in)
+				s->clast[i] += end - in;
+		}
+	}
 	atomic_fetch_sub(&g_inflight, 1);
 	errno = saved_errno;
 }
@@ -386,6 +397,9 @@ __attribute__((used)) struct sig_stack *clock_entry_prepare(int sig, siginfo_t *
 		 * touched: their page faults are the collector's. */
 		int i = what - SIG_COUNTER;
 		st->counter_value = counter_read(s->cfd[i], s->cid[i]);
+	} else {
+		for (int i = 0; i < g_ncounters; i++)
+			st->counters_in[i] = counter_read(s->cfd[i], s->cid[i]);
 	}
 	return st;
 }

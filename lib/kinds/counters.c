@@ -17,6 +17,7 @@
  * descendants add up the same counter; a fifth distinct name is a read
  * problem and its samples are not counted.
  */
+#define _GNU_SOURCE
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,6 +69,35 @@ static int slot_of(const char *name, const char *title)
 					 slot_name[k], slot_name[k]);
 	snprintf(default_sort, sizeof(default_sort), "%s", slot_name[0]);
 	return i;
+}
+
+/* Names the slots of the counters of the experiment at dir from its
+ * log.xml alone, before it is opened: `sonde print` checks -metrics and
+ * -sort (e.page-faults) while it parses its arguments, before it opens
+ * the experiments. */
+void sonde_counters_from_log(const char *dir)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/log.xml", dir);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	while ((len = getline(&line, &cap, f)) > 0) {
+		if (!strstr(line, "<trace kind=\"counters\""))
+			continue;
+		struct sonde_xml x;
+		struct sonde_xml_elem e;
+		char err[128];
+		sonde_xml_init(&x, line, (size_t)len);
+		if (sonde_xml_next(&x, &e, err, sizeof(err)) == 1 && sonde_xml_attr(&e, "name") &&
+		    *sonde_xml_attr(&e, "name"))
+			slot_of(sonde_xml_attr(&e, "name"), sonde_xml_attr(&e, "title"));
+	}
+	free(line);
+	fclose(f);
 }
 
 /* ---- reading ------------------------------------------------------------------------- */

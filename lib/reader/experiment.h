@@ -389,6 +389,12 @@ struct sonde_io_event {
 	uint64_t file_id, stack_id;
 };
 
+/* The counter metrics (-h; lib/kinds/counters.c) are named by the
+ * experiments' log.xml: this names them from the log.xml of the experiment
+ * at dir before it is opened, so that options naming them ("-metrics
+ * e.page-faults") can be checked first.  Nothing when dir is none. */
+void sonde_counters_from_log(const char *dir);
+
 /* NULL when the experiment has no data of the kind. */
 const struct sonde_sync_event *sonde_exp_sync_events(const struct sonde_exp *exp, size_t *n);
 const struct sonde_heap_event *sonde_exp_heap_events(const struct sonde_exp *exp, size_t *n);
