@@ -95,6 +95,10 @@ bench_one() {
 bench_one "one thread" 1 2400
 bench_one "four threads" 4 600
 
+# Counter overflow profiling (-h page-faults) against the plain run and
+# perf record -e page-faults -g.
+sh bench/counters.sh
+
 # Heap tracing against the plain run and heaptrack.
 sh bench/heap.sh
 
