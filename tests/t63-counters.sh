@@ -117,3 +117,26 @@ if [ ! -e /sys/bus/event_source/devices/cpu ] && [ ! -e /sys/bus/event_source/de
 		notok "the counter list says in one line why there are no hardware counters"
 	grep -q '^cycles' list.txt && notok "the counter list shows cycles without a PMU" || ok "the counter list does not show hardware counters it cannot open"
 fi
+
+# ---- a short fuzz run of the reader, the views, -dump and agg on a counters seed ----
+san=
+nm "$B/libsonde.a" 2>/dev/null | grep -q __asan_ && san=-fsanitize=address,undefined # an ASAN=1 build
+if cc -std=gnu11 -O1 $san -I"$TOP/include" -I"$TOP/lib" -o fuzz_reader "$TOP/tests/fuzz/fuzz_reader.c" \
+	"$B/libsonde.a" -lm -ldw -lelf -lz -lstdc++ -lcapstone 2>fz.err; then
+	if UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		./fuzz_reader -n 150 -seed 1 -crashes "$TMP" both.er sw.er >fz.txt 2>&1; then
+		ok "fuzz smoke (counters seeds): $(head -n 1 fz.txt | cut -d' ' -f2-3), no crash"
+	else
+		notok "fuzz smoke (counters seeds): the reader, a view or agg crashed"
+		sed 's/^/#   /' fz.txt | tail -5
+	fi
+	if grep -Eq ' [1-9][0-9]* trace events read' fz.txt; then
+		ok "fuzz smoke (counters seeds): counter events were read"
+	else
+		notok "fuzz smoke (counters seeds): no counter events read"
+		sed 's/^/#   /' fz.txt | tail -3
+	fi
+else
+	notok "fuzz smoke (counters seeds): the fuzz target does not build"
+	sed 's/^/#   /' fz.err | head -5
+fi

@@ -12,7 +12,8 @@
  *	u8 file (0 log.xml, 1 map.xml, 2 notes, 3 profile, 4 stacks,
  *	         5 overview, 6 synctrace, 7 heaptrace, 8 iotrace; taken
  *	         modulo 9, so inputs packed before the trace files keep
- *	         their meaning), u32 length (little-endian), bytes
+ *	         their meaning; 0xfe: counters), u32 length (little-endian),
+ *	         bytes
  *
  * (a length past the end takes what is left), and a record whose file byte
  * is 0xff (AGG_RECORD) is not a file but a sonde agg program: the target
@@ -82,11 +83,15 @@ static struct sonde_model *model_all(void)
 	return sonde_model_new(d, n);
 }
 
-#define NFILES 9
+#define NFILES 10
 #define F_SYNC 6 /* the first trace file */
+/* File 9, the counters (-h), is packed with the file byte COUNTERS_RECORD:
+ * other bytes are taken modulo 9 as before it existed, so that packed
+ * inputs (tests/fuzz/regress/) keep their meaning. */
+#define COUNTERS_RECORD 0xfe
 static const char *const file_names[NFILES] = { "log.xml",  "map.xml",	 "notes",
 						"profile",  "stacks",	 "overview",
-						"synctrace", "heaptrace", "iotrace" };
+						"synctrace", "heaptrace", "iotrace", "counters" };
 
 #define AGG_RECORD 0xff
 static char *agg_src; /* the input's agg program, NUL-terminated, or NULL */
@@ -156,7 +161,7 @@ static int unpack(const uint8_t *data, size_t size, const char *dir)
 	agg_src = NULL;
 	agg_srclen = 0;
 	while (size >= 5) {
-		unsigned id = data[0] % NFILES;
+		unsigned id = data[0] == COUNTERS_RECORD ? NFILES - 1 : data[0] % (NFILES - 1);
 		uint32_t len = (uint32_t)data[1] | (uint32_t)data[2] << 8 | (uint32_t)data[3] << 16 |
 			       (uint32_t)data[4] << 24;
 
@@ -404,6 +409,10 @@ static void walk_traces(const struct sonde_exp *exp)
 			se[i].object + stack_sum(exp, se[i].stack_id) + strlen(sonde_sync_func_name(se[i].func));
 	}
 	n_traced += n;
+
+	/* The counters kind keeps its events to itself (lib/kinds/counters.c):
+	 * counted here; the views, -dump counters and agg read them. */
+	n_traced += sonde_exp_kind_events(exp, SONDE_KIND_COUNTERS);
 
 	const struct sonde_heap_event *he = sonde_exp_heap_events(exp, &n);
 
@@ -805,7 +814,7 @@ static uint8_t *pack(const struct input *in, size_t *size)
 			continue;
 		uint32_t l = (uint32_t)in->len[i];
 
-		*p++ = (uint8_t)i;
+		*p++ = i == NFILES - 1 ? COUNTERS_RECORD : (uint8_t)i;
 		memcpy(p, &l, 4);
 		p += 4;
 		memcpy(p, in->f[i], in->len[i]);

@@ -59,6 +59,11 @@ if [ ! -d "$OUT/seeds/burn.er" ]; then
 	"$B/bin/sonde" collect -p hi -o burn.er -d "$OUT/seeds" "$B/fixtures/burn" 2 0.3 >/dev/null 2>&1 ||
 		echo "fuzz: no collected seed (sonde collect failed)"
 fi
+# A counters seed (-h): counter packets and their log.xml lines, with a profile.
+if [ ! -d "$OUT/seeds/counters.er" ]; then
+	"$B/bin/sonde" collect -p hi -h page-faults,10,context-switches,1 -o counters.er -d "$OUT/seeds" \
+		"$B/fixtures/pagefaults" 1 30 >/dev/null 2>&1 || echo "fuzz: no counters seed (sonde collect failed)"
+fi
 # Traced seeds: every kind of trace, with a profile.
 mkdir -p "$OUT/seeds/data"
 for f in traceviews heapleaks iofiles syncwait; do
