@@ -626,7 +626,14 @@ static void thread_runs(struct runctx *c, size_t th, uint64_t width)
 			}
 			/* a sample stands for the CPU time before it */
 			uint64_t w = e[i].v > 0 ? (uint64_t)e[i].v : 0;
-			uint64_t nat = e[i].t > w ? e[i].t - w : 0, start = nat;
+			uint64_t nat = e[i].t > w ? e[i].t - w : 0, start;
+
+			/* a first sample's CPU time from before the experiment's
+			 * start (the loader's) starts at the timeline's origin,
+			 * as the rest is pushed after it: nothing overlaps */
+			if (nat < c->x->t0)
+				nat = c->x->t0;
+			start = nat;
 
 			if (prev) {
 				bool touching = nat <= prev->end + w / 10;

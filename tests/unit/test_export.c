@@ -854,6 +854,77 @@ static void test_chrome(const struct sonde_exp *e)
 	jfree(j);
 }
 
+/* A first sample whose weight is more than the time since the start (the
+ * CPU time the loader used before the collector started): its frames
+ * start at the timeline's origin and the next samples follow it, so every
+ * thread's complete events nest and the roots add up to the total (the
+ * first sample was drawn from before the origin, clamped, and overlapped
+ * the next one: t60 found it on a real run). */
+static int write_early(const char *dir)
+{
+	char err[512];
+	struct sonde_expw *w = sonde_expw_create(dir, err, sizeof(err));
+	const uint64_t a[2] = { 0x2010 | SONDE_PC_EXACT, 0x1020 }, b[2] = { 0x5010 | SONDE_PC_EXACT, 0x1040 };
+
+	if (!w)
+		return -1;
+	sonde_expw_log_preamble(w, 100, T0);
+	sonde_expw_stack(w, 1, 0, 2, a);
+	sonde_expw_stack(w, 2, 0, 2, b);
+	sonde_expw_sample(w, 100, 0, T0 + 1 * MS, 3 * MS, 1);
+	sonde_expw_sample(w, 100, 0, T0 + 2 * MS, MS, 2);
+	sonde_expw_sample(w, 100, 0, T0 + 3 * MS, MS, 1);
+	sonde_expw_log(w, "<event kind=\"exit\" time_ns=\"%llu\" status=\"0\"/>\n", T0 + 20 * MS);
+	return sonde_expw_finish(w, 0, err, sizeof(err));
+}
+
+static void test_chrome_early(const struct sonde_exp *e)
+{
+	struct sonde_export_opts o;
+	double ts[16], end[16], roots = 0;
+	int n = 0, nest = 1;
+
+	group = "chrome, a first sample heavier than its time";
+	sonde_export_opts_init(&o);
+	CHECK_I(run(e, "chrome", &o), 0);
+	struct jv *j = jparse(outbuf, outlen);
+	const struct jv *ev = j ? jget(j, "traceEvents") : NULL;
+
+	CHECK(ev != NULL);
+	for (size_t i = 0; ev && i < ev->n && n < 16; i++) {
+		const char *ph = jstr(ev->v[i], "ph");
+
+		if (ph && !strcmp(ph, "X")) {
+			ts[n] = jnum(ev->v[i], "ts");
+			end[n++] = jnum(ev->v[i], "ts") + jnum(ev->v[i], "dur");
+		}
+	}
+	/* in time order, longest first; each event inside the innermost open one */
+	for (int i = 0; i < n; i++)
+		for (int k = i + 1; k < n; k++)
+			if (ts[k] < ts[i] || (ts[k] == ts[i] && end[k] > end[i])) {
+				double t = ts[i], x = end[i];
+
+				ts[i] = ts[k], end[i] = end[k], ts[k] = t, end[k] = x;
+			}
+	double open[16];
+	int depth = 0;
+
+	for (int i = 0; i < n; i++) {
+		while (depth && open[depth - 1] <= ts[i])
+			depth--;
+		if (depth && end[i] > open[depth - 1])
+			nest = 0;
+		if (!depth)
+			roots += end[i] - ts[i];
+		open[depth++] = end[i];
+	}
+	CHECK(n > 0);
+	CHECK(nest);
+	CHECK(roots == 5000); /* 3 + 1 + 1 ms, in microseconds */
+	jfree(j);
+}
+
 static void test_errors(const struct sonde_exp *e)
 {
 	struct sonde_export_opts o;
@@ -936,6 +1007,14 @@ int main(int argc, char **argv)
 	test_empty(empty);
 	sonde_exp_close(e);
 	sonde_exp_close(empty);
+	snprintf(dir, sizeof(dir), "%s/early.er", tmpdir);
+	if (write_early(dir) < 0 || !(e = sonde_exp_open(dir, err, sizeof(err)))) {
+		printf("not ok - cannot write and read early.er: %s\n", err);
+		nfail++;
+	} else {
+		test_chrome_early(e);
+		sonde_exp_close(e);
+	}
 	free(outbuf);
 	char cmd[4400];
 
