@@ -105,6 +105,9 @@ static TLS int t_ours_blocked;
 static void *thread_start(void *p)
 {
 	struct start st = *(struct start *)p;
+	/* The start routine sees the errno a new thread has, whatever the
+	 * collector's set-up (opening its counters, reading its stack) left. */
+	int saved = errno;
 	t_ours_blocked = st.ours_blocked; /* a new thread's mask is its creator's */
 	__sonde_quiet++;
 	free(p);
@@ -112,6 +115,7 @@ static void *thread_start(void *p)
 	clock_thread_begin(1);
 	clock_thread_start_routine((void *)st.fn);
 	modules_thread_start();
+	errno = saved;
 	/* The end is recorded by a thread-specific-data destructor, which
 	 * also runs on pthread_exit and cancellation. */
 	return st.fn(st.arg);
