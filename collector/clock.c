@@ -687,7 +687,7 @@ static void clock_thread_tail(void)
 				n = own_stack(pcs, 64, &flags, &skip);
 			}
 			if (n > 0 &&
-			    clock_write_sample(pcs + skip, n, flags, now_ns(), cpu - ts->last_cpu_ns) == 0)
+			    clock_write_sample(pcs + skip, n, flags, now_ns(), cpu - ts->last_cpu_ns, 0, 0) == 0)
 				ts->last_cpu_ns = cpu;
 		}
 	}

@@ -74,8 +74,12 @@ static void write_dataformat(struct xbuf *b, int with_profile)
 		int size;
 		const char *fields;
 	} pkts[] = {
-		{ SONDE_PKT_PROFILE, "profile", 32,
-		  "type:0:u16 size:2:u16 cpu:4:u16 state:6:u16 time_ns:8:u64 weight_ns:16:u64 stack_id:24:u64" },
+		{ SONDE_PKT_PROFILE, "profile", 48,
+		  "type:0:u16 size:2:u16 cpu:4:u16 state:6:u16 time_ns:8:u64 weight_ns:16:u64 stack_id:24:u64 "
+		  "system_ns:32:u64 wait_cpu_ns:40:u64" },
+		{ SONDE_PKT_OFFCPU, "offcpu", 40,
+		  "type:0:u16 size:2:u16 state:4:u16 syscall:6:u16 tid:8:u32 reserved:12:u32 time_ns:16:u64 "
+		  "weight_ns:24:u64 stack_id:32:u64" },
 		{ SONDE_PKT_STACK, "stack", 16,
 		  "type:0:u16 size:2:u16 depth:4:u16 flags:6:u16 stack_id:8:u64 pc:16:u64[depth]" },
 		{ SONDE_PKT_FRAME, "frame", 32,

@@ -97,7 +97,8 @@ static void chain(int sig, siginfo_t *si, void *uc)
  * packet could not be written.  Must not be interrupted by the sampling
  * handler on the same thread (the handler runs with all signals blocked;
  * other callers block the profiling signal).  Async-signal-safe. */
-int clock_write_sample(const uint64_t *pcs, int n, unsigned flags, uint64_t now, uint64_t weight)
+int clock_write_sample(const uint64_t *pcs, int n, unsigned flags, uint64_t now, uint64_t weight,
+		       uint64_t system_ns, uint64_t wait_cpu_ns)
 {
 	uint64_t id = stacks_intern(pcs, n, flags);
 	struct sonde_profile_packet *p = dfile_reserve(g_profile, sizeof *p);
@@ -112,6 +113,8 @@ int clock_write_sample(const uint64_t *pcs, int n, unsigned flags, uint64_t now,
 	p->time_ns = now;
 	p->weight_ns = weight;
 	p->stack_id = id;
+	p->system_ns = system_ns;
+	p->wait_cpu_ns = wait_cpu_ns;
 	dfile_commit(g_profile, sizeof *p);
 	atomic_fetch_add_explicit(&g_samples, 1, memory_order_relaxed);
 	return 0;
@@ -211,7 +214,7 @@ static int record_sample(void *uc, const struct tstate *ts, uint64_t now, int id
 	}
 	if (idx >= 0)
 		return counter_write(pcs, n, flags, now, idx, weight);
-	return clock_write_sample(pcs, n, flags, now, weight);
+	return clock_write_sample(pcs, n, flags, now, weight, 0, 0);
 }
 
 /* The value of the calling thread's counter fd (id: its perf id), or

@@ -105,24 +105,68 @@ enum sonde_packet_type {
 	SONDE_PKT_HEAP_FREE_SHORT = 11,
 	SONDE_PKT_HEAP_STREAM = 12,
 	SONDE_PKT_COUNTER = 13,
+	SONDE_PKT_OFFCPU = 14,
 };
 
-/* Thread states of a profile packet. */
+/* Thread states (Linux microstates, after table 6-1 of the reference's
+ * clock-profiling chapter): a profile packet's is SONDE_STATE_CPU, an
+ * off-CPU packet's one of the two blocked states. */
 enum sonde_thread_state {
-	SONDE_STATE_CPU = 0,	/* on CPU (user or system, not split yet) */
+	SONDE_STATE_CPU = 0,	    /* on CPU: user and system (system_ns) */
+	SONDE_STATE_USER_LOCK = 1,  /* blocked waiting for a lock: a futex wait
+				       (pthread mutex, condition, rwlock,
+				       barrier, join, semaphore) */
+	SONDE_STATE_OTHER_WAIT = 2, /* blocked any other way: sleep, I/O, poll,
+				       a page-in outside a system call */
 };
 
-/* One clock-profile sample.  The thread is the block's owner. */
+/* One clock-profile sample.  The thread is the block's owner.
+ *
+ * A packet of 48 bytes splits its CPU time and carries the thread's
+ * run-queue delay (microstates); one of 32 bytes (SONDE_PROFILE_V1_SIZE,
+ * experiments recorded before them) has neither: readers take its whole
+ * weight as User CPU, as the original analyzer does on Linux. */
 struct sonde_profile_packet {
 	uint16_t type;		/* SONDE_PKT_PROFILE */
-	uint16_t size;		/* 32 */
+	uint16_t size;		/* 48 (32: no microstates) */
 	uint16_t cpu;		/* CPU the sample was taken on, 0xffff unknown */
-	uint16_t state;		/* enum sonde_thread_state */
+	uint16_t state;		/* SONDE_STATE_CPU */
 	uint64_t time_ns;	/* CLOCK_MONOTONIC */
 	uint64_t weight_ns;	/* CPU time this sample stands for */
 	uint64_t stack_id;	/* key of a sonde_stack_packet in "stacks" */
+	/* Since microstates: */
+	uint64_t system_ns;	/* the part of weight_ns spent in the kernel
+				   (system calls, page faults, traps), from
+				   the thread's own rusage (at most weight_ns) */
+	uint64_t wait_cpu_ns;	/* the thread's run-queue delay (runnable, not
+				   running) since its previous sample, from
+				   the kernel's schedstat */
 };
-_Static_assert(sizeof(struct sonde_profile_packet) == 32, "profile packet layout");
+_Static_assert(sizeof(struct sonde_profile_packet) == 48, "profile packet layout");
+#define SONDE_PROFILE_V1_SIZE 32u
+
+/* Off-CPU time (sonde collect -w): a blocked thread found by the
+ * collector's sampler thread, which looks at every thread once per
+ * interval without interrupting it (/proc/self/task/TID/syscall, and its
+ * stack unwound from the registers there).  In the "profile" file, in
+ * the sampler's blocks: the blocked thread is `tid`, not the block's
+ * owner. */
+struct sonde_offcpu_packet {
+	uint16_t type;		/* SONDE_PKT_OFFCPU */
+	uint16_t size;		/* 40 */
+	uint16_t state;		/* SONDE_STATE_USER_LOCK or SONDE_STATE_OTHER_WAIT */
+	uint16_t syscall;	/* the system call it is blocked in (x86-64
+				   number), 0xffff none (a page-in) */
+	uint32_t tid;		/* the blocked thread */
+	uint32_t reserved;	/* 0 */
+	uint64_t time_ns;	/* CLOCK_MONOTONIC, when it was seen */
+	uint64_t weight_ns;	/* the wall time this sample stands for: the
+				   sampler's interval since it last looked */
+	uint64_t stack_id;	/* where it blocked (the leaf is the pc after
+				   the system call, SONDE_PC_EXACT) */
+};
+_Static_assert(sizeof(struct sonde_offcpu_packet) == 40, "off-CPU packet layout");
+#define SONDE_OFFCPU_NO_SYSCALL 0xffffu
 
 /* Stack flags. */
 #define SONDE_STACK_TRUNCATED 0x1u  /* cut at the depth limit */
