@@ -99,6 +99,11 @@ bench_one "four threads" 4 600
 # perf record -e page-faults -g.
 sh bench/counters.sh
 
+# Microstates and off-CPU time (-w): a program doing several hundred
+# thousand blocking waits per second, beside perf's sched_switch stacks
+# and perf sched record; clock profiling with microstates under contention.
+sh bench/offcpu.sh
+
 # Heap tracing against the plain run and heaptrack.
 sh bench/heap.sh
 

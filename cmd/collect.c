@@ -51,6 +51,7 @@ struct opts {
 	int depth;
 	int dry_run;
 	const char *trace[SONDE_KIND_MAX + 1]; /* per traced kind (sonde/kinds.h): its setting, NULL off */
+	double offcpu_ms; /* -w: off-CPU sampling interval; 0 off, -1 on (the -p interval) */
 	int p_given;	/* -p was given (else -h turns clock profiling off, as gprofng's does) */
 	const char *hspec; /* -h's value */
 	struct sonde_hwc counters[SONDE_MAX_COUNTERS];
@@ -79,7 +80,11 @@ static void usage(FILE *f)
 		"  -y SIG[,r]         SIG switches recording between paused and resumed; starts\n"
 		"                     paused, or recording with ,r\n"
 		"  -L MB              limit the experiment's data to MB megabytes\n"
-		"  -D DEPTH           call stack depth limit, 1 to 2040 (default 1024)\n");
+		"  -D DEPTH           call stack depth limit, 1 to 2040 (default 1024)\n"
+		"  -w on|off|N        off-CPU time: every N milliseconds (on: the -p interval)\n"
+		"                     a thread of the collector's looks at every thread and\n"
+		"                     records where each blocked one waits (User Lock, Other\n"
+		"                     Wait), never interrupting it; default off\n");
 	{
 		const struct sonde_kind_desc *h = sonde_kind_desc(SONDE_KIND_COUNTERS);
 		fprintf(f, "  -%c COUNTER[,N],... %s\n                     (without -p, clock profiling is off)\n",
@@ -270,7 +275,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			exit(0);
 		}
 		const struct sonde_kind_desc *kind = strlen(a) == 2 ? kind_of_option(a[1]) : NULL;
-		if (strlen(a) != 2 || (!strchr("poCdtLDFaSlyh", a[1]) && !kind))
+		if (strlen(a) != 2 || (!strchr("poCdtLDFaSlyhw", a[1]) && !kind))
 			return bad("unknown option", a);
 		if (i + 1 >= argc)
 			return bad("missing value for option", a);
@@ -299,6 +304,14 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			o->hspec = v;
 			break;
 		}
+		case 'w':
+			if (!strcmp(v, "on"))
+				o->offcpu_ms = -1;
+			else if (parse_interval(v, &o->offcpu_ms) < 0)
+				return bad("invalid -w value (on, off, or milliseconds from 0.1):", v);
+			else if (o->offcpu_ms && o->offcpu_ms < 0.1)
+				return bad("invalid -w value (on, off, or milliseconds from 0.1):", v);
+			break;
 		case 'o': o->name = v; break;
 		case 'd': o->dir = v; break;
 		case 'C':
@@ -381,8 +394,14 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		fprintf(stderr, "sonde collect: no program to run\n");
 		return 2;
 	}
-	if (o->ncounters && !o->p_given)
+	if (o->ncounters && !o->p_given && !o->offcpu_ms)
 		o->interval_ms = 0;
+	if (o->offcpu_ms && !o->interval_ms) {
+		/* its samples go with the clock profile's, whose file and
+		 * stacks it needs */
+		fprintf(stderr, "sonde collect: -w needs clock profiling (-p is off)\n");
+		return 2;
+	}
 	if (o->sample_sig && o->sample_sig == o->pause_sig) {
 		fprintf(stderr, "sonde collect: -l and -y need different signals\n");
 		return 2;
@@ -746,6 +765,7 @@ int cmd_collect(int argc, char **argv)
 		return rc;
 	char expabs[PATH_MAX];
 	uint64_t interval_ns = (uint64_t)llround(o.interval_ms * 1e6);
+	uint64_t offcpu_ns = o.offcpu_ms < 0 ? interval_ns : (uint64_t)llround(o.offcpu_ms * 1e6);
 
 	if (o.dry_run) {
 		printf("experiment: %s\n", exp);
@@ -756,7 +776,12 @@ int cmd_collect(int argc, char **argv)
 		printf("\nclock profiling: %s", interval_ns ? "" : "off");
 		if (interval_ns)
 			printf("%.3f ms", o.interval_ms);
-		printf("\ndepth limit: %d\n", o.depth);
+		printf("\noff-CPU time: ");
+		if (offcpu_ns)
+			printf("%.3f ms\n", (double)offcpu_ns / 1e6);
+		else
+			printf("off\n");
+		printf("depth limit: %d\n", o.depth);
 		if (o.stop_s)
 			printf("collection window: %.3f s to %.3f s\n", o.start_s, o.stop_s);
 		if (o.sample_s)
@@ -855,6 +880,7 @@ int cmd_collect(int argc, char **argv)
 		unsetenv("SONDE_LINEAGE");
 		setenv("SONDE_FOLLOW", o.follow, 1);
 		setenvf("SONDE_CLOCK_NS", "%llu", (unsigned long long)interval_ns);
+		setenvf("SONDE_OFFCPU_NS", "%llu", (unsigned long long)offcpu_ns);
 		if (counters_env[0])
 			setenv("SONDE_COUNTERS", counters_env, 1);
 		else

@@ -400,11 +400,50 @@ static void slot_free(struct thread_slot *s)
  * with what this image recorded. */
 static uint64_t g_exec_base_ns;
 
+/* The kernel's own accounting of a live thread's microstates, for
+ * -statistics to set beside the recorded ones: user and system CPU time
+ * (/proc's stat, in clock ticks) and run-queue delay (schedstat, exact).
+ * Nothing for a thread whose files are gone or odd.  Of an exec'd
+ * image's first thread, what it brought from before the exec is left
+ * out, like its CPU time (g_exec_base_ns): the delay is not known then,
+ * so it is not written. */
+static void kernel_states(struct xbuf *b, const struct thread_slot *s)
+{
+	pid_t tid = atomic_load(&s->tid);
+	pid_t pid = s->own_process ? tid : getpid();
+	char buf[1024];
+	if (proc_task_read(pid, tid, "stat", buf, sizeof buf) > 0) {
+		const char *p = strrchr(buf, ')');
+		long tick = sysconf(_SC_CLK_TCK);
+		/* fields 14 and 15 (utime, stime) are the 12th and 13th
+		 * after the ')' that ends the command name */
+		int field = 2;
+		uint64_t ut = 0, st = 0;
+		for (; p && *p && field <= 15; p++) {
+			if (*p != ' ')
+				continue;
+			field++;
+			if (field == 14)
+				ut = strtoull(p + 1, NULL, 10);
+			else if (field == 15)
+				st = strtoull(p + 1, NULL, 10);
+		}
+		if (field > 15 && tick > 0 && !(g_exec_base_ns && tid == g_col.pid)) {
+			xb_attr_u64(b, "utime_ns", ut * (1000000000ull / (uint64_t)tick));
+			xb_attr_u64(b, "stime_ns", st * (1000000000ull / (uint64_t)tick));
+		}
+	}
+	uint64_t v[3];
+	int n = proc_task_read(pid, tid, "schedstat", buf, sizeof buf);
+	if (n > 0 && ms_parse_schedstat(buf, n, v) == 0 && !(g_exec_base_ns && tid == g_col.pid))
+		xb_attr_u64(b, "run_delay_ns", v[1]);
+}
+
 static void record_thread_end(struct thread_slot *s, uint64_t cpu_ns)
 {
 	if (cpu_ns != UINT64_MAX && g_exec_base_ns && atomic_load(&s->tid) == g_col.pid)
 		cpu_ns = cpu_ns > g_exec_base_ns ? cpu_ns - g_exec_base_ns : 0;
-	char mem[256];
+	char mem[384];
 	struct xbuf b;
 	xb_init(&b, mem, sizeof mem);
 	xb_str(&b, "<event kind=\"thread_end\"");
@@ -413,6 +452,8 @@ static void record_thread_end(struct thread_slot *s, uint64_t cpu_ns)
 	xb_attr_u64(&b, "time_ns", now_ns());
 	if (cpu_ns != UINT64_MAX) /* unknown for a thread already gone */
 		xb_attr_u64(&b, "cpu_ns", cpu_ns);
+	if (cpu_ns != UINT64_MAX)
+		kernel_states(&b, s);
 	xb_str(&b, "/>\n");
 	log_line(mem, b.len);
 }
@@ -686,9 +727,16 @@ static void clock_thread_tail(void)
 			} else {
 				n = own_stack(pcs, 64, &flags, &skip);
 			}
-			if (n > 0 &&
-			    clock_write_sample(pcs + skip, n, flags, now_ns(), cpu - ts->last_cpu_ns, 0, 0) == 0)
+			uint64_t weight = cpu - ts->last_cpu_ns, sys = 0, wcpu = 0;
+			struct ms_now ms;
+			int have_ms = ms_read(ts, &ms) == 0;
+			if (have_ms)
+				ms_split(ts, &ms, weight, &sys, &wcpu);
+			if (n > 0 && clock_write_sample(pcs + skip, n, flags, now_ns(), weight, sys, wcpu) == 0) {
 				ts->last_cpu_ns = cpu;
+				if (have_ms)
+					ms_commit(ts, &ms, weight);
+			}
 		}
 	}
 	real_pthread_sigmask_call(SIG_SETMASK, &old, NULL);
@@ -951,6 +999,10 @@ static void exec_cpu_base(void)
 	uint64_t cpu = (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 	t_state.last_cpu_ns = at < cpu ? at : cpu;
 	g_exec_base_ns = t_state.last_cpu_ns;
+	/* The states before the exec are the previous image's too. */
+	struct ms_now ms;
+	if (ms_read(&t_state, &ms) == 0)
+		ms_rebase(&t_state, &ms);
 }
 
 int clock_start(const struct clock_settings *cs)

@@ -127,7 +127,32 @@ struct tstate {
 	/* g_pause_gen when this thread last looked: a new generation means
 	 * recording resumed since, and last_cpu_ns moves to the resume. */
 	uint32_t pause_gen;
+	/* Microstates (ms_* in sample.c): the kernel's accounting of this
+	 * thread at its last recorded sample, from which the next sample's
+	 * system time and run-queue delay run; system time not yet given
+	 * to a sample (a sample's system part is at most its weight). */
+	uint64_t ms_stime_ns, ms_csw, ms_rdelay_ns, ms_sys_carry;
 };
+
+/* The calling thread's kernel accounting now: system CPU time and
+ * context switches (its rusage), run-queue delay (schedstat; read only
+ * when the thread was switched since the last reading, have_rd then). */
+struct ms_now {
+	uint64_t stime_ns, csw, rdelay_ns;
+	int have_rd;
+};
+/* Read it (0, or -1: no rusage); what a sample of weight `weight` gets
+ * (its system part, its run-queue delay); and, once the sample is
+ * written, move the thread's bases to it.  Async-signal-safe. */
+int ms_read(const struct tstate *ts, struct ms_now *m);
+void ms_split(const struct tstate *ts, const struct ms_now *m, uint64_t weight, uint64_t *sys, uint64_t *wcpu);
+void ms_commit(struct tstate *ts, const struct ms_now *m, uint64_t weight);
+/* Move the bases without recording anything (paused time, time before
+ * an exec'd image).  Async-signal-safe. */
+void ms_rebase(struct tstate *ts, const struct ms_now *m);
+/* Parse the first three numbers of a schedstat text (run time, run-queue
+ * delay, times run).  0, or -1.  Async-signal-safe. */
+int ms_parse_schedstat(const char *buf, long len, uint64_t v[3]);
 
 extern TLS struct tstate t_state;
 extern struct clock_settings g_cs;

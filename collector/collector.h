@@ -377,6 +377,24 @@ int real_pthread_create_call(pthread_t *thr, const pthread_attr_t *attr, void *(
  * 64 KiB stack, never profiled, its allocations not traced, named name.
  * 0 or an errno value.  fn blocks every signal itself. */
 int collector_thread(void *(*fn)(void *), const char *name);
+
+/* Off-CPU time, -w (offcpu.c): SONDE_OFFCPU_NS; the sampler thread's
+ * start (after clock_start: it writes into the profile file) and stop
+ * (waits until it is out of the data files); a fork child's forgetting
+ * of its parent's; its interval (0: off) and counts for the end record. */
+void offcpu_init(void);
+void offcpu_start(void);
+void offcpu_stop(void);
+void offcpu_fork_child(void);
+uint64_t offcpu_interval_ns(void);
+uint64_t offcpu_samples(void);
+uint64_t offcpu_discarded(void);
+/* Parse /proc/.../syscall: 0 blocked (nr -1 outside a system call, the
+ * user sp and pc), 1 running, -1 malformed. */
+int offcpu_parse_syscall(const char *buf, int64_t *nr, uint64_t *sp, uint64_t *pc);
+/* Read /proc/PID/task/TID/NAME into buf (NUL-terminated): its length, or
+ * -1.  Raw system calls; errno untouched. */
+int proc_task_read(pid_t pid, pid_t tid, const char *name, char *buf, size_t cap);
 void collector_threads_join(void);
 void interpose_init(void);
 

@@ -177,6 +177,10 @@ static void write_settings(uint64_t interval_ns, int depth, uint64_t limit_mb, u
 	xb_attr_u64(&b, "depth_limit", (uint64_t)depth);
 	xb_attr_u64(&b, "size_limit_mb", limit_mb);
 	xb_attr_u64(&b, "duration_s", duration_s);
+	if (interval_ns) {
+		xb_attr_u64(&b, "microstates", 1);
+		xb_attr_u64(&b, "offcpu_interval_ns", offcpu_interval_ns());
+	}
 	xb_str(&b, "/>");
 	line(&b);
 
@@ -255,6 +259,7 @@ static int collector_start(const char *dir, int subexp)
 	struct clock_settings cs = { interval_ns, depth };
 	if (clock_start(&cs) < 0)
 		interval_ns = 0;
+	offcpu_init();
 	write_settings(interval_ns, depth, limit_mb, duration_s);
 	if (!g_stacks)
 		log_event_text("error", "cannot create the stacks data file; clock profiling disabled");
@@ -268,6 +273,8 @@ static int collector_start(const char *dir, int subexp)
 	clock_thread_begin(0); /* also the stack bounds that tracing unwinds within */
 	if (interval_ns || clock_counters())
 		clock_adopt_existing_threads();
+	if (interval_ns)
+		offcpu_start();
 	sampling_start();
 	/* After the start point: collect's periodic points come after it. */
 	if (shared_register(follow_lineage()) < 0 && shared_period_ns())
@@ -310,6 +317,7 @@ void collector_restart(const char *dir)
 void collector_threads_quit(void)
 {
 	sampling_stop();
+	offcpu_stop();
 }
 
 /* The records that close this image's experiment: the overview's last
@@ -329,6 +337,10 @@ static void write_end_records(void)
 	xb_attr_u64(&b, "stacks", stacks_count());
 	xb_attr_u64(&b, "stacks_lost", dfile_lost(g_stacks));
 	xb_attr_u64(&b, "handler_ns", clock_handler_ns());
+	if (offcpu_interval_ns()) {
+		xb_attr_u64(&b, "offcpu_samples", offcpu_samples());
+		xb_attr_u64(&b, "offcpu_discarded", offcpu_discarded());
+	}
 	xb_str(&b, "/>\n");
 	struct dfile *files[] = { clock_dfile(), g_stacks, g_overview };
 	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
@@ -366,6 +378,7 @@ void collector_exit_hook(void)
 	int saved = errno;
 	shared_end();
 	sampling_stop();
+	offcpu_stop();
 	modules_stop_all();
 	clock_stop_all();
 	write_end_records();
@@ -460,6 +473,7 @@ void collector_fork_child(void)
 	atomic_store(&g_col.active, 0);
 	shared_fork_child();
 	modules_fork_child();
+	offcpu_fork_child();
 	clock_fork_child();
 	sampling_fork_child();
 	dfile_forget(g_stacks);

@@ -9,6 +9,8 @@
 #include <linux/perf_event.h>
 #include <sched.h>
 #include <signal.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <ucontext.h>
@@ -120,6 +122,100 @@ int clock_write_sample(const uint64_t *pcs, int n, unsigned flags, uint64_t now,
 	return 0;
 }
 
+/* ---- microstates ---------------------------------------------------------
+ *
+ * Linux keeps per thread what table 6-1 of the reference needs, in two
+ * places a thread can read about itself without a signal or a lock:
+ * getrusage(RUSAGE_THREAD) splits its CPU time into user and system (by
+ * the scheduler tick's sampling of the mode, scaled to the exact run
+ * time), and /proc/thread-self/schedstat gives its run-queue delay
+ * exactly (the time it was runnable but not running).  A sample's weight
+ * is the thread's CPU time since its previous sample; its system part is
+ * the system time the thread gained since then (clamped to the weight,
+ * the excess carried to the next sample, so that a thread's recorded
+ * system time adds up to the kernel's), and its Wait CPU is the
+ * run-queue delay since then.  The delay only grows when the thread is
+ * switched in, so schedstat (a /proc file: three system calls) is read
+ * only when rusage's context-switch counts moved. */
+
+int ms_parse_schedstat(const char *buf, long len, uint64_t v[3])
+{
+	int k = 0;
+	long i = 0;
+	while (k < 3) {
+		while (i < len && buf[i] == ' ')
+			i++;
+		if (i >= len || buf[i] < '0' || buf[i] > '9')
+			return -1;
+		uint64_t x = 0;
+		while (i < len && buf[i] >= '0' && buf[i] <= '9')
+			x = x * 10 + (uint64_t)(buf[i++] - '0');
+		v[k++] = x;
+	}
+	return 0;
+}
+
+/* The calling thread's schedstat: 0, or -1 (no such file, no descriptor
+ * left: the caller goes without).  The descriptor lives for three system
+ * calls, with every signal blocked. */
+static int schedstat_self(uint64_t v[3])
+{
+	long fd = sonde_raw_syscall6(SYS_openat, AT_FDCWD, (long)"/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC,
+				     0, 0, 0);
+	if (fd < 0)
+		return -1;
+	char buf[96];
+	long n = sonde_raw_syscall6(SYS_read, fd, (long)buf, sizeof buf, 0, 0, 0);
+	sonde_raw_syscall6(SYS_close, fd, 0, 0, 0, 0, 0);
+	return n > 0 ? ms_parse_schedstat(buf, n, v) : -1;
+}
+
+int ms_read(const struct tstate *ts, struct ms_now *m)
+{
+	struct rusage ru;
+	if (sonde_raw_syscall6(SYS_getrusage, RUSAGE_THREAD, (long)&ru, 0, 0, 0, 0) < 0)
+		return -1;
+	m->stime_ns = (uint64_t)ru.ru_stime.tv_sec * 1000000000ull + (uint64_t)ru.ru_stime.tv_usec * 1000ull;
+	m->csw = (uint64_t)ru.ru_nvcsw + (uint64_t)ru.ru_nivcsw;
+	m->have_rd = 0;
+	m->rdelay_ns = ts->ms_rdelay_ns;
+	uint64_t v[3];
+	if ((m->csw != ts->ms_csw || !ts->nrecorded) && schedstat_self(v) == 0) {
+		m->rdelay_ns = v[1];
+		m->have_rd = 1;
+	}
+	return 0;
+}
+
+void ms_split(const struct tstate *ts, const struct ms_now *m, uint64_t weight, uint64_t *sys, uint64_t *wcpu)
+{
+	uint64_t avail = ts->ms_sys_carry + (m->stime_ns > ts->ms_stime_ns ? m->stime_ns - ts->ms_stime_ns : 0);
+	*sys = avail < weight ? avail : weight;
+	*wcpu = m->have_rd && m->rdelay_ns > ts->ms_rdelay_ns ? m->rdelay_ns - ts->ms_rdelay_ns : 0;
+}
+
+void ms_commit(struct tstate *ts, const struct ms_now *m, uint64_t weight)
+{
+	uint64_t sys, wcpu;
+	ms_split(ts, m, weight, &sys, &wcpu);
+	uint64_t avail = ts->ms_sys_carry + (m->stime_ns > ts->ms_stime_ns ? m->stime_ns - ts->ms_stime_ns : 0);
+	ts->ms_sys_carry = avail - sys;
+	if (m->stime_ns > ts->ms_stime_ns)
+		ts->ms_stime_ns = m->stime_ns;
+	ts->ms_csw = m->csw;
+	if (m->have_rd)
+		ts->ms_rdelay_ns = m->rdelay_ns;
+}
+
+void ms_rebase(struct tstate *ts, const struct ms_now *m)
+{
+	ts->ms_sys_carry = 0;
+	ts->ms_stime_ns = m->stime_ns;
+	ts->ms_csw = m->csw;
+	if (m->have_rd)
+		ts->ms_rdelay_ns = m->rdelay_ns;
+}
+
 /* Async-signal-safe. */
 int clock_paused_skip(struct tstate *ts, uint64_t cpu_now)
 {
@@ -202,7 +298,8 @@ static int counter_write(const uint64_t *pcs, int n, unsigned flags, uint64_t no
 
 /* Unwind from uc and write the sample: a clock sample (idx < 0) or one of
  * counter idx.  Async-signal-safe. */
-static int record_sample(void *uc, const struct tstate *ts, uint64_t now, int idx, uint64_t weight)
+static int record_sample(void *uc, const struct tstate *ts, uint64_t now, int idx, uint64_t weight, uint64_t sys,
+			 uint64_t wcpu)
 {
 	uint64_t pcs[g_cs.depth]; /* the -D limit, 1024 by default: 8 KiB */
 	unsigned flags = 0;
@@ -214,7 +311,7 @@ static int record_sample(void *uc, const struct tstate *ts, uint64_t now, int id
 	}
 	if (idx >= 0)
 		return counter_write(pcs, n, flags, now, idx, weight);
-	return clock_write_sample(pcs, n, flags, now, weight, 0, 0);
+	return clock_write_sample(pcs, n, flags, now, weight, sys, wcpu);
 }
 
 /* The value of the calling thread's counter fd (id: its perf id), or
@@ -255,7 +352,7 @@ void counter_sample(void *uc, struct thread_slot *s, int idx, uint64_t value)
 		return; /* the next sample carries these events */
 	if (value <= s->clast[idx])
 		return; /* an overflow by the handler's own events */
-	if (record_sample(uc, ts, now, idx, value - s->clast[idx]) == 0) {
+	if (record_sample(uc, ts, now, idx, value - s->clast[idx], 0, 0) == 0) {
 		uint64_t end = counter_read(s->cfd[idx], s->cid[idx]);
 		s->clast[idx] = end != UINT64_MAX && end > value ? end : value;
 	}
@@ -294,11 +391,23 @@ __attribute__((noinline)) static void sample_body(void *uc, struct sig_stack *st
 	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) < 0)
 		goto out;
 	uint64_t cpu_now = (uint64_t)cpu.tv_sec * 1000000000ull + (uint64_t)cpu.tv_nsec;
-	if (clock_paused_skip(ts, cpu_now) || cpu_now <= ts->last_cpu_ns)
+	struct ms_now ms;
+	int have_ms = ms_read(ts, &ms) == 0;
+	if (clock_paused_skip(ts, cpu_now)) {
+		if (have_ms) /* the paused time is not weighed: nor its states */
+			ms_rebase(ts, &ms);
+		goto out;
+	}
+	if (cpu_now <= ts->last_cpu_ns)
 		goto out;
 
-	if (record_sample(uc, ts, now, -1, cpu_now - ts->last_cpu_ns) == 0) {
+	uint64_t weight = cpu_now - ts->last_cpu_ns, sys = 0, wcpu = 0;
+	if (have_ms)
+		ms_split(ts, &ms, weight, &sys, &wcpu);
+	if (record_sample(uc, ts, now, -1, weight, sys, wcpu) == 0) {
 		ts->last_cpu_ns = cpu_now;
+		if (have_ms)
+			ms_commit(ts, &ms, weight);
 		if ((++ts->nrecorded & 15) == 0 && clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0) {
 			uint64_t end = (uint64_t)cpu.tv_sec * 1000000000ull + (uint64_t)cpu.tv_nsec;
 			atomic_fetch_add_explicit(&g_handler_cpu_ns, end - cpu_now, memory_order_relaxed);

@@ -1,0 +1,62 @@
+#!/bin/sh
+# Benchmark of microstates and off-CPU time (-w, issue 18).
+#
+# Off-CPU recording: bench/pingpong (two threads handing a byte back
+#    and forth through pipes: PP_N round trips, two blocking reads each,
+#    several hundred thousand waits per second here) plain, under
+#    `sonde collect -p on` (clock profiling with microstates: the run
+#    delay is read at every sample, as every sample follows a context
+#    switch), `sonde collect -w on` (and off-CPU sampling every 10 ms),
+#    and the peers that run here: `perf record -e sched:sched_switch -g`
+#    (a sample with the stack at every switch: perf's off-CPU recording
+#    without BPF) and `perf sched record` (the scheduler's tracepoints);
+#    `perf record --off-cpu` needs a perf built with BPF skeletons.  The
+#    median wall time of each, its ratio to the plain run.
+# Clock profiling with microstates on CPU-bound work is bench/run.sh's
+# clock rows (its 4-thread burn has more runnable threads than CPUs, so
+# that every sample there reads its run-queue delay too).
+#   BENCH_ROUNDS (5) rounds;  PP_N (100000) round trips.
+cd "$(dirname "$0")/.." || exit 1
+B=$(pwd)/build
+RUNCPU=$B/bench/runcpu
+SONDE=$B/bin/sonde
+PP=$B/bench/pingpong
+ROUNDS=${BENCH_ROUNDS:-5}
+N=${PP_N:-100000}
+mkdir -p $B/bench
+cc -O2 -o $RUNCPU bench/runcpu.c || exit 1
+cc -O2 -pthread -o $PP bench/pingpong.c || exit 1
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+
+median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print 0 }'; }
+have_sw=0 have_sched=0
+perf record -q -o $W/probe.data -e sched:sched_switch -g true >/dev/null 2>&1 && have_sw=1
+perf sched record -o $W/probe2.data true >/dev/null 2>&1 && have_sched=1
+
+rate=$(RUNCPU_OUT=$W/rate.txt $RUNCPU $PP $N >/dev/null; awk '{print $6}' $W/rate.txt)
+echo "== off-CPU recording: pingpong $N ($((2 * N)) blocking waits, about $rate per second plain), $ROUNDS rounds"
+: >$W/plain; : >$W/p; : >$W/w; : >$W/sw; : >$W/sched; : >$W/nw; : >$W/cw
+wall() { awk '{print $4}'; }
+for r in $(seq $ROUNDS); do
+	$RUNCPU $PP $N | wall >>$W/plain
+	rm -rf $W/p.er $W/w.er
+	$RUNCPU $SONDE collect -p on -o p.er -d $W $PP $N | wall >>$W/p
+	$RUNCPU $SONDE collect -w on -o w.er -d $W $PP $N | wall >>$W/w
+	grep -o 'offcpu_samples="[0-9]*"' $W/w.er/log.xml | tr -dc 0-9 >>$W/nw; echo >>$W/nw
+	[ $have_sw = 1 ] && $RUNCPU perf record -q -o $W/sw.data -e sched:sched_switch -g $PP $N | wall >>$W/sw
+	[ $have_sched = 1 ] && $RUNCPU perf sched record -o $W/sched.data $PP $N | wall >>$W/sched
+done
+plain=$(median <$W/plain)
+row() { # LABEL FILE
+	awk -v p="$plain" -v s="$(median <$2)" -v l="$1" 'BEGIN {
+		printf "  %-40s wall %.3f s  ratio %.3f (%+.1f%%)\n", l, s, s / p, (s / p - 1) * 100 }'
+}
+awk -v p="$plain" 'BEGIN { printf "  %-40s wall %.3f s\n", "plain", p }'
+row "sonde collect -p on (microstates)" $W/p
+row "sonde collect -w on (off-CPU, 10 ms)" $W/w
+echo "    ($(median <$W/nw) off-CPU samples per run)"
+if [ $have_sw = 1 ]; then row "perf record -e sched:sched_switch -g" $W/sw; else echo "  perf record -e sched:sched_switch: not available here"; fi
+if [ $have_sched = 1 ]; then row "perf sched record" $W/sched; else echo "  perf sched record: not available here"; fi
+perf record --off-cpu -o $W/oc.data true 2>&1 | grep -q "ignored" && echo "  perf record --off-cpu: ignored by this perf (built without BPF skeletons)"
+

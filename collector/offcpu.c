@@ -1,0 +1,334 @@
+/*
+ * Off-CPU time (sonde collect -w): where each thread blocks, and for how
+ * long, without disturbing it.
+ *
+ * A thread blocked in the kernel cannot be asked for its stack: any
+ * signal, even one whose handler returns at once, makes nanosleep, poll,
+ * read on a pipe and the like return EINTR (nanosleep even under
+ * SA_RESTART), which changes the target.  So the collector looks at its
+ * threads from outside, from a thread of its own (sonde-offcpu), once per
+ * interval:
+ *
+ *   1. /proc/self/task/TID/schedstat: the thread's run time and the
+ *      number of times it was switched in;
+ *   2. /proc/self/task/TID/syscall: "running" for a thread that is
+ *      running or runnable (it is not blocked: its time is CPU or Wait
+ *      CPU, which the clock samples record), else the system call it is
+ *      blocked in with the user stack pointer and program counter at the
+ *      system call ("-1 sp pc" outside one: a page-in);
+ *   3. the thread's user stack unwound from that pc and sp, by the same
+ *      unwinder as the clock handler's, reading the blocked thread's
+ *      stack memory (the same address space; unknown bounds are probed
+ *      with process_vm_readv, so a stack that changes under it is read
+ *      safely);
+ *   4. schedstat again: if the thread was switched in meanwhile, its
+ *      stack may have changed under the unwinder and the sample is
+ *      discarded (counted in the end record).
+ *
+ * A blocked thread's sample stands for the wall time since the previous
+ * look (the interval, or more when the sampler was late), so off-CPU time
+ * is sampled like CPU time is: the total per place converges on the time
+ * the threads spent blocked there.  The state is User Lock for a futex
+ * wait (pthread mutexes, conditions, rwlocks, barriers, joins, semaphores
+ * all sleep in futex), Other Wait for anything else (sleep, I/O, poll, a
+ * page-in).  No root is needed: a process may read its own threads'
+ * /proc files.  Neither file needs anything of the thread; the target
+ * never notices, except that it has one more thread (as with -t) and
+ * that the sampler's CPU time (about 10 us per blocked thread and look)
+ * is spent in its process.
+ *
+ * Normal context (its own thread, every signal blocked), but no malloc or
+ * stdio either: the target's allocator and streams are not the
+ * collector's to use from a thread the target does not know.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "clock_internal.h"
+#include "unwind.h"
+
+static uint64_t g_off_ns; /* the interval; 0: off */
+static _Atomic int g_off_quit, g_off_running;
+static _Atomic uint64_t g_off_samples, g_off_discarded;
+
+/* "/proc/PID/task/TID/NAME" into buf (at least 64 bytes). */
+static void task_path(char *buf, pid_t pid, pid_t tid, const char *name)
+{
+	struct xbuf b;
+	xb_init(&b, buf, 64);
+	xb_str(&b, "/proc/");
+	xb_u64(&b, (uint64_t)pid);
+	xb_str(&b, "/task/");
+	xb_u64(&b, (uint64_t)tid);
+	xb_str(&b, "/");
+	xb_str(&b, name);
+	buf[b.len < 63 ? b.len : 63] = 0;
+}
+
+int proc_task_read(pid_t pid, pid_t tid, const char *name, char *buf, size_t cap)
+{
+	char path[64];
+	task_path(path, pid, tid, name);
+	long fd = sonde_raw_syscall6(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_CLOEXEC, 0, 0, 0);
+	if (fd < 0)
+		return -1;
+	long n = sonde_raw_syscall6(SYS_read, fd, (long)buf, (long)cap - 1, 0, 0, 0);
+	sonde_raw_syscall6(SYS_close, fd, 0, 0, 0, 0, 0);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	return (int)n;
+}
+
+/* A decimal or 0x-hexadecimal number (with an optional '-') at *p,
+ * which moves past it and the blanks after it.  0, or -1. */
+static int take_num(const char **p, int64_t *v)
+{
+	const char *s = *p;
+	int neg = 0;
+	if (*s == '-') {
+		neg = 1;
+		s++;
+	}
+	uint64_t x = 0;
+	const char *start = s;
+	if (s[0] == '0' && s[1] == 'x') {
+		for (s += 2, start = s;; s++) {
+			int d = *s >= '0' && *s <= '9'	 ? *s - '0'
+				: *s >= 'a' && *s <= 'f' ? *s - 'a' + 10
+							 : -1;
+			if (d < 0)
+				break;
+			x = x * 16 + (uint64_t)d;
+		}
+	} else {
+		while (*s >= '0' && *s <= '9')
+			x = x * 10 + (uint64_t)(*s++ - '0');
+	}
+	if (s == start)
+		return -1;
+	while (*s == ' ' || *s == '\n')
+		s++;
+	*p = s;
+	*v = neg ? -(int64_t)x : (int64_t)x;
+	return 0;
+}
+
+int offcpu_parse_syscall(const char *buf, int64_t *nr, uint64_t *sp, uint64_t *pc)
+{
+	int64_t v[9];
+	int n = 0;
+	const char *p = buf;
+	if (!strncmp(buf, "running", 7))
+		return 1;
+	while (n < 9 && *p && take_num(&p, &v[n]) == 0)
+		n++;
+	if (n == 3 && v[0] == -1) { /* blocked outside a system call */
+		*nr = -1;
+		*sp = (uint64_t)v[1];
+		*pc = (uint64_t)v[2];
+		return 0;
+	}
+	if (n != 9 || v[0] < 0)
+		return -1;
+	*nr = v[0];
+	*sp = (uint64_t)v[7];
+	*pc = (uint64_t)v[8];
+	return 0;
+}
+
+/* Look at one thread: a sample of it if it is blocked, standing for
+ * `span` ns.  Returns 1 written, 0 not blocked (or unreadable), -1
+ * discarded (it ran while its stack was read). */
+static int look(pid_t pid, pid_t tid, uint64_t now, uint64_t span)
+{
+	static uint64_t pcs[SONDE_MAX_DEPTH_LIMIT]; /* one sampler thread */
+	char buf[320];
+	uint64_t before[3], after[3];
+	if (proc_task_read(pid, tid, "schedstat", buf, sizeof buf) < 0 ||
+	    ms_parse_schedstat(buf, (long)strlen(buf), before) < 0)
+		return 0;
+	int64_t nr;
+	uint64_t sp, pc;
+	if (proc_task_read(pid, tid, "syscall", buf, sizeof buf) < 0 || offcpu_parse_syscall(buf, &nr, &sp, &pc) != 0)
+		return 0;
+	if (!pc || !sp)
+		return 0; /* a kernel thread's, or a task on its way out */
+	ucontext_t uc;
+	memset(&uc, 0, sizeof uc);
+	uc.uc_mcontext.gregs[REG_RIP] = (greg_t)pc;
+	uc.uc_mcontext.gregs[REG_RSP] = (greg_t)sp;
+	unsigned flags = 0;
+	int n = 0;
+	/* As a handler does: a dlclose unmapping code waits for us. */
+	atomic_fetch_add(&g_inflight, 1);
+	if (!atomic_load_explicit(&g_unwind_pause, memory_order_acquire))
+		n = uw_backtrace(&uc, 0, 0, pcs, g_cs.depth, &flags);
+	atomic_fetch_sub(&g_inflight, 1);
+	if (n <= 0)
+		return 0;
+	/* A thread blocked inside sonde (an interposer calling the real
+	 * function) blocks where the target called it. */
+	int k = 0;
+	for (int i = 0; i < n; i++)
+		if (!trace_own_pc(pcs[i] & ~SONDE_PC_EXACT))
+			pcs[k++] = pcs[i];
+	if (!k)
+		return 0;
+	n = k;
+	if (proc_task_read(pid, tid, "schedstat", buf, sizeof buf) < 0 ||
+	    ms_parse_schedstat(buf, (long)strlen(buf), after) < 0 || after[0] != before[0] || after[2] != before[2])
+		return -1;
+	uint64_t id = stacks_intern(pcs, n, flags);
+	struct sonde_offcpu_packet *p = dfile_reserve(g_profile, sizeof *p);
+	if (!p)
+		return 0; /* counted by the dfile */
+	p->type = SONDE_PKT_OFFCPU;
+	p->size = sizeof *p;
+	p->state = nr == SYS_futex
+#ifdef SYS_futex_waitv
+				   || nr == SYS_futex_waitv
+#endif
+			   ? SONDE_STATE_USER_LOCK
+			   : SONDE_STATE_OTHER_WAIT;
+	p->syscall = nr >= 0 && nr < 0xffff ? (uint16_t)nr : SONDE_OFFCPU_NO_SYSCALL;
+	p->tid = (uint32_t)tid;
+	p->reserved = 0;
+	p->time_ns = now;
+	p->weight_ns = span;
+	p->stack_id = id;
+	dfile_commit(g_profile, sizeof *p);
+	return 1;
+}
+
+static void sweep(uint64_t now, uint64_t span)
+{
+	pid_t pid = getpid(), self = sys_gettid();
+	for (int i = 0, n = atomic_load_explicit(&g_slots_used, memory_order_acquire); i < n; i++) {
+		if (atomic_load_explicit(&g_off_quit, memory_order_relaxed))
+			return;
+		struct thread_slot *s = &g_slots[i];
+		pid_t tid = atomic_load_explicit(&s->tid, memory_order_acquire);
+		if (!tid || tid == self)
+			continue;
+		/* A task made by clone(CLONE_VM) without CLONE_THREAD is a
+		 * process of its own: its files are under its own pid. */
+		pid_t owner = s->own_process ? tid : pid;
+		/* A thread younger than the span stands for its life only. */
+		uint64_t w = span;
+		if (s->start_ns && now > s->start_ns && now - s->start_ns < w)
+			w = now - s->start_ns;
+		int r = look(owner, tid, now, w);
+		if (r > 0)
+			atomic_fetch_add_explicit(&g_off_samples, 1, memory_order_relaxed);
+		else if (r < 0)
+			atomic_fetch_add_explicit(&g_off_discarded, 1, memory_order_relaxed);
+	}
+}
+
+static void *offcpu_main(void *arg)
+{
+	(void)arg;
+	sigset_t all;
+	sigfillset(&all);
+	real_pthread_sigmask_call(SIG_BLOCK, &all, NULL);
+	uint64_t last = now_ns(), next = last + g_off_ns;
+	while (!atomic_load(&g_off_quit)) {
+		/* A futex wait on g_off_quit, so that offcpu_stop wakes it. */
+		struct timespec ts = { (time_t)(next / 1000000000ull), (long)(next % 1000000000ull) };
+		if (syscall(SYS_futex, &g_off_quit, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, 0, &ts, NULL,
+			    FUTEX_BITSET_MATCH_ANY) < 0 &&
+		    errno != ETIMEDOUT && errno != EINTR && errno != EAGAIN)
+			break; /* cannot sleep: stop rather than spin */
+		if (atomic_load(&g_off_quit))
+			break;
+		uint64_t now = now_ns(), span = now - last;
+		last = now;
+		next += g_off_ns;
+		if (next <= now) /* late: the next span carries the time */
+			next = now + g_off_ns;
+		if (!atomic_load_explicit(&g_col.active, memory_order_acquire) ||
+		    atomic_load_explicit(&__sonde_paused, memory_order_acquire) || (g_col.stop_ns && now > g_col.stop_ns))
+			continue;
+		sweep(now, span);
+	}
+	atomic_store(&g_off_running, 0);
+	syscall(SYS_futex, &g_off_running, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, NULL, NULL, 0);
+	return NULL;
+}
+
+void offcpu_init(void)
+{
+	const char *v = getenv("SONDE_OFFCPU_NS");
+	g_off_ns = v && *v ? strtoull(v, NULL, 10) : 0;
+	if (g_off_ns && g_off_ns < 100000)
+		g_off_ns = 100000; /* 0.1 ms: below that the looks are all it does */
+}
+
+uint64_t offcpu_interval_ns(void)
+{
+	return g_off_ns;
+}
+
+void offcpu_start(void)
+{
+	if (!g_off_ns || !g_profile)
+		return;
+	atomic_store(&g_off_quit, 0);
+	atomic_store(&g_off_running, 1);
+	int rc = collector_thread(offcpu_main, "sonde-offcpu");
+	if (rc) {
+		atomic_store(&g_off_running, 0);
+		char msg[160];
+		struct xbuf b;
+		xb_init(&b, msg, sizeof msg);
+		xb_str(&b, "cannot start the off-CPU sampling thread (errno ");
+		xb_u64(&b, (uint64_t)rc);
+		xb_str(&b, "); off-CPU time (-w) is not recorded");
+		msg[b.len < sizeof msg ? b.len : sizeof msg - 1] = 0;
+		log_event_text("error", msg);
+		g_off_ns = 0;
+	}
+}
+
+void offcpu_stop(void)
+{
+	atomic_store(&g_off_quit, 1);
+	syscall(SYS_futex, &g_off_quit, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, NULL, NULL, 0);
+	/* Wait (at most 1 s) until it is out of the data files, which are
+	 * finished after this. */
+	for (int i = 0; i < 100 && atomic_load(&g_off_running); i++) {
+		struct timespec ts = { 0, 10000000 };
+		syscall(SYS_futex, &g_off_running, FUTEX_WAIT | FUTEX_PRIVATE_FLAG, 1, &ts, NULL, 0);
+	}
+}
+
+void offcpu_fork_child(void)
+{
+	/* The thread does not exist in the child; a followed child starts
+	 * its own (collector_start). */
+	atomic_store(&g_off_running, 0);
+	atomic_store(&g_off_quit, 1);
+	atomic_store(&g_off_samples, 0);
+	atomic_store(&g_off_discarded, 0);
+}
+
+uint64_t offcpu_samples(void)
+{
+	return atomic_load(&g_off_samples);
+}
+
+uint64_t offcpu_discarded(void)
+{
+	return atomic_load(&g_off_discarded);
+}
