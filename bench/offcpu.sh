@@ -7,6 +7,8 @@
 #    `sonde collect -p on` (clock profiling with microstates: the run
 #    delay is read at every sample, as every sample follows a context
 #    switch), `sonde collect -w on` (and off-CPU sampling every 10 ms),
+#    `sonde collect -h context-switches,1` (the way not taken: a signal
+#    at every switch, delivered when the thread is back in user space),
 #    and the peers that run here: `perf record -e sched:sched_switch -g`
 #    (a sample with the stack at every switch: perf's off-CPU recording
 #    without BPF) and `perf sched record` (the scheduler's tracepoints);
@@ -36,13 +38,16 @@ perf sched record -o $W/probe2.data true >/dev/null 2>&1 && have_sched=1
 
 rate=$(RUNCPU_OUT=$W/rate.txt $RUNCPU $PP $N >/dev/null; awk '{print $6}' $W/rate.txt)
 echo "== off-CPU recording: pingpong $N ($((2 * N)) blocking waits, about $rate per second plain), $ROUNDS rounds"
-: >$W/plain; : >$W/p; : >$W/w; : >$W/sw; : >$W/sched; : >$W/nw; : >$W/cw
+: >$W/plain; : >$W/p; : >$W/w; : >$W/sw; : >$W/sched; : >$W/nw; : >$W/cs
 wall() { awk '{print $4}'; }
 for r in $(seq $ROUNDS); do
 	$RUNCPU $PP $N | wall >>$W/plain
 	rm -rf $W/p.er $W/w.er
 	$RUNCPU $SONDE collect -p on -o p.er -d $W $PP $N | wall >>$W/p
 	$RUNCPU $SONDE collect -w on -o w.er -d $W $PP $N | wall >>$W/w
+	# the way not taken: a sample (a signal) at every context switch
+	rm -rf $W/c.er
+	$RUNCPU $SONDE collect -p on -h context-switches,1 -o c.er -d $W $PP $N | wall >>$W/cs
 	grep -o 'offcpu_samples="[0-9]*"' $W/w.er/log.xml | tr -dc 0-9 >>$W/nw; echo >>$W/nw
 	[ $have_sw = 1 ] && $RUNCPU perf record -q -o $W/sw.data -e sched:sched_switch -g $PP $N | wall >>$W/sw
 	[ $have_sched = 1 ] && $RUNCPU perf sched record -o $W/sched.data $PP $N | wall >>$W/sched
@@ -56,6 +61,7 @@ awk -v p="$plain" 'BEGIN { printf "  %-40s wall %.3f s\n", "plain", p }'
 row "sonde collect -p on (microstates)" $W/p
 row "sonde collect -w on (off-CPU, 10 ms)" $W/w
 echo "    ($(median <$W/nw) off-CPU samples per run)"
+row "sonde collect -h context-switches,1" $W/cs
 if [ $have_sw = 1 ]; then row "perf record -e sched:sched_switch -g" $W/sw; else echo "  perf record -e sched:sched_switch: not available here"; fi
 if [ $have_sched = 1 ]; then row "perf sched record" $W/sched; else echo "  perf sched record: not available here"; fi
 perf record --off-cpu -o $W/oc.data true 2>&1 | grep -q "ignored" && echo "  perf record --off-cpu: ignored by this perf (built without BPF skeletons)"

@@ -153,14 +153,16 @@ int offcpu_parse_syscall(const char *buf, int64_t *nr, uint64_t *sp, uint64_t *p
 static int look(pid_t pid, pid_t tid, uint64_t now, uint64_t span)
 {
 	static uint64_t pcs[SONDE_MAX_DEPTH_LIMIT]; /* one sampler thread */
-	char buf[320];
+	char buf[320], call[320];
 	uint64_t before[3], after[3];
-	if (proc_task_read(pid, tid, "schedstat", buf, sizeof buf) < 0 ||
-	    ms_parse_schedstat(buf, (long)strlen(buf), before) < 0)
-		return 0;
+	/* Without schedstat (a kernel without CONFIG_SCHED_INFO) the check
+	 * is weaker: the same system call, arguments, sp and pc after. */
+	int have_ss = proc_task_read(pid, tid, "schedstat", buf, sizeof buf) > 0 &&
+		      ms_parse_schedstat(buf, (long)strlen(buf), before) == 0;
 	int64_t nr;
 	uint64_t sp, pc;
-	if (proc_task_read(pid, tid, "syscall", buf, sizeof buf) < 0 || offcpu_parse_syscall(buf, &nr, &sp, &pc) != 0)
+	if (proc_task_read(pid, tid, "syscall", call, sizeof call) < 0 ||
+	    offcpu_parse_syscall(call, &nr, &sp, &pc) != 0)
 		return 0;
 	if (!pc || !sp)
 		return 0; /* a kernel thread's, or a task on its way out */
@@ -186,9 +188,14 @@ static int look(pid_t pid, pid_t tid, uint64_t now, uint64_t span)
 	if (!k)
 		return 0;
 	n = k;
-	if (proc_task_read(pid, tid, "schedstat", buf, sizeof buf) < 0 ||
-	    ms_parse_schedstat(buf, (long)strlen(buf), after) < 0 || after[0] != before[0] || after[2] != before[2])
+	if (have_ss) {
+		if (proc_task_read(pid, tid, "schedstat", buf, sizeof buf) < 0 ||
+		    ms_parse_schedstat(buf, (long)strlen(buf), after) < 0 || after[0] != before[0] ||
+		    after[2] != before[2])
+			return -1;
+	} else if (proc_task_read(pid, tid, "syscall", buf, sizeof buf) < 0 || strcmp(buf, call)) {
 		return -1;
+	}
 	uint64_t id = stacks_intern(pcs, n, flags);
 	struct sonde_offcpu_packet *p = dfile_reserve(g_profile, sizeof *p);
 	if (!p)
