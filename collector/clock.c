@@ -407,6 +407,8 @@ static uint64_t g_exec_base_ns;
  * image's first thread, what it brought from before the exec is left
  * out, like its CPU time (g_exec_base_ns): the delay is not known then,
  * so it is not written. */
+static long g_clk_tck; /* sysconf's, taken at clock_start */
+
 static void kernel_states(struct xbuf *b, const struct thread_slot *s)
 {
 	pid_t tid = atomic_load(&s->tid);
@@ -414,19 +416,23 @@ static void kernel_states(struct xbuf *b, const struct thread_slot *s)
 	char buf[1024];
 	if (proc_task_read(pid, tid, "stat", buf, sizeof buf) > 0) {
 		const char *p = strrchr(buf, ')');
-		long tick = sysconf(_SC_CLK_TCK);
+		long tick = g_clk_tck;
 		/* fields 14 and 15 (utime, stime) are the 12th and 13th
 		 * after the ')' that ends the command name */
 		int field = 2;
 		uint64_t ut = 0, st = 0;
+		/* By hand: a raw clone's task may end here on a thread
+		 * pointer that is not libc's, and strtoull reads the
+		 * locale through TLS. */
 		for (; p && *p && field <= 15; p++) {
-			if (*p != ' ')
+			if (*p == ' ') {
+				field++;
 				continue;
-			field++;
-			if (field == 14)
-				ut = strtoull(p + 1, NULL, 10);
-			else if (field == 15)
-				st = strtoull(p + 1, NULL, 10);
+			}
+			if (*p >= '0' && *p <= '9' && (field == 14 || field == 15)) {
+				uint64_t *v = field == 14 ? &ut : &st;
+				*v = *v * 10 + (uint64_t)(*p - '0');
+			}
 		}
 		if (field > 15 && tick > 0 && !(g_exec_base_ns && tid == g_col.pid)) {
 			xb_attr_u64(b, "utime_ns", ut * (1000000000ull / (uint64_t)tick));
@@ -1007,6 +1013,7 @@ static void exec_cpu_base(void)
 
 int clock_start(const struct clock_settings *cs)
 {
+	g_clk_tck = sysconf(_SC_CLK_TCK);
 	exec_cpu_base();
 	g_cs = *cs;
 	if (g_cs.depth <= 0 || g_cs.depth > SONDE_MAX_DEPTH_LIMIT)
