@@ -28,10 +28,11 @@ calls_ok() { # FILE WHAT
 "$MS" $S >plain.txt 2>&1 || notok "mstates runs plain"
 calls_ok plain.txt "plain run"
 
-# metric EXP FUNC COLUMN: FUNC's value in column COLUMN (1 user, 2 system,
-# 3 wait, 4 ulock, 5 owait) of the exclusive metrics.
+# value EXP FUNC COLUMN: FUNC's value in column COLUMN (1 user, 2 system,
+# 3 wait, 4 ulock, 5 owait) of the inclusive metrics: a wait's time is
+# the libc call's own, and the function's through it.
 metrics() {
-	"$SONDE" print -metrics e.user:e.system:e.wait:e.ulock:e.owait:name -functions "$1" >"$1.fn" 2>&1
+	"$SONDE" print -metrics i.user:i.system:i.wait:i.ulock:i.owait:name -functions "$1" >"$1.fn" 2>&1
 }
 value() {
 	awk -v f="$2" -v c="$3" '$NF == f && NF == 6 { print $c + 0; found = 1 } END { if (!found) print "none" }' "$1.fn"
