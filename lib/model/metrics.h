@@ -37,7 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SONDE_MAX_METRICS 24
+#define SONDE_MAX_METRICS 28
 
 enum sonde_unit {
 	SONDE_UNIT_NS,	  /* a time in nanoseconds, shown in seconds */

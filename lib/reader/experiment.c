@@ -2175,6 +2175,16 @@ const char *sonde_exp_overview_label(const struct sonde_exp *exp, size_t i)
 	return i < exp->nov ? exp->ovlabel[i] : NULL;
 }
 
+bool sonde_exp_has_microstates(const struct sonde_exp *exp)
+{
+	return exp->info.settings.microstates || exp->sum.samples_ms > 0;
+}
+
+bool sonde_exp_has_offcpu(const struct sonde_exp *exp)
+{
+	return exp->info.settings.offcpu_interval_ns > 0 || exp->sum.offcpu_samples > 0;
+}
+
 void sonde_sample_iter_init(struct sonde_sample_iter *it, const struct sonde_exp *exp)
 {
 	it->exp = exp;

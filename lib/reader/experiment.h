@@ -338,6 +338,12 @@ struct sonde_exp_summary {
 
 const struct sonde_exp_summary *sonde_exp_summary(const struct sonde_exp *exp);
 
+/* Whether the experiment recorded microstates (<settings microstates="1">,
+ * or 48-byte profile packets) / off-CPU time (<settings
+ * offcpu_interval_ns> above 0, or off-CPU packets). */
+bool sonde_exp_has_microstates(const struct sonde_exp *exp);
+bool sonde_exp_has_offcpu(const struct sonde_exp *exp);
+
 struct sonde_thread {
 	uint32_t tid;
 	uint64_t samples;
