@@ -533,6 +533,13 @@ const char *sonde_sync_func_name(unsigned func);
 const char *sonde_heap_func_name(unsigned func);
 const char *sonde_io_func_name(unsigned func);
 
+/* The x86-64 system call nr an off-CPU sample blocked in ("futex"; "none"
+ * for SONDE_OFFCPU_NO_SYSCALL, a page-in), NULL for the calls the short
+ * table does not name (lib/reader/syscalls.c); a thread state's name
+ * ("cpu", "user-lock", "other-wait", "?"). */
+const char *sonde_syscall_name(unsigned nr);
+const char *sonde_state_name(unsigned state);
+
 /* ---- overview ---------------------------------------------------------- */
 
 /* All overview packets (sample points) in time order (ties: file order).

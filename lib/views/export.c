@@ -378,7 +378,7 @@ static int collect_one(void *arg, const struct sonde_pevent *pe)
 		keep_ev = v != 0;
 	} else {
 		v = pe->v[SONDE_M_TOTALCPU];
-		keep_ev = pe->kind == 0;
+		keep_ev = pe->kind == 0 && pe->v[SONDE_M_SAMPLES]; /* CPU samples, not off-CPU ones */
 		keep_call = pe->kind == SONDE_KIND_SYNC || pe->kind == SONDE_KIND_IO;
 	}
 	if ((c->flags & SONDE_XT_CHROME) && sonde_metric_kind(x->metric) && pe->v[x->metric]) {
