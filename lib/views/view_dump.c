@@ -99,7 +99,9 @@ static int dump_profile(FILE *out, const struct sonde_dynfuncs *dyn, const struc
 	for (size_t i = 0; i < n; i++) {
 		const struct sonde_stack *st = sonde_exp_stack(exp, v[i].stack_id);
 
-		fprintf(out, "sample %zu  time %.9f  tid %u  cpu ", i, since(in, v[i].time_ns), v[i].tid);
+		/* off-CPU lines are "offcpu N": scripts that sum /^sample/ weights read CPU time */
+		fprintf(out, "%s %zu  time %.9f  tid %u  cpu ", v[i].state == SONDE_STATE_CPU ? "sample" : "offcpu", i,
+			since(in, v[i].time_ns), v[i].tid);
 		if (v[i].cpu == 0xffff)
 			fprintf(out, "-");
 		else
