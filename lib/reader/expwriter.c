@@ -252,28 +252,15 @@ static int64_t put(struct sonde_expw *w, enum sonde_kind kind, uint32_t tid, con
 	return off;
 }
 
-int64_t sonde_expw_sample(struct sonde_expw *w, uint32_t tid, uint16_t cpu, uint64_t time_ns,
-			  uint64_t weight_ns, uint64_t stack_id)
+/* A profile packet of size bytes (SONDE_PROFILE_V1_SIZE: without the
+ * microstates, which are then 0). */
+static int64_t put_sample(struct sonde_expw *w, uint32_t tid, uint16_t cpu, uint64_t time_ns,
+			  uint64_t weight_ns, uint64_t system_ns, uint64_t wait_cpu_ns, uint64_t stack_id,
+			  size_t size)
 {
 	struct sonde_profile_packet p = {
 		.type = SONDE_PKT_PROFILE,
-		.size = SONDE_PROFILE_V1_SIZE,
-		.cpu = cpu,
-		.state = SONDE_STATE_CPU,
-		.time_ns = time_ns,
-		.weight_ns = weight_ns,
-		.stack_id = stack_id,
-	};
-
-	return put(w, SONDE_KIND_PROFILE, tid, &p, SONDE_PROFILE_V1_SIZE, time_ns);
-}
-
-int64_t sonde_expw_sample_ms(struct sonde_expw *w, uint32_t tid, uint16_t cpu, uint64_t time_ns,
-			     uint64_t weight_ns, uint64_t system_ns, uint64_t wait_cpu_ns, uint64_t stack_id)
-{
-	struct sonde_profile_packet p = {
-		.type = SONDE_PKT_PROFILE,
-		.size = sizeof(p),
+		.size = (uint16_t)size,
 		.cpu = cpu,
 		.state = SONDE_STATE_CPU,
 		.time_ns = time_ns,
@@ -283,7 +270,20 @@ int64_t sonde_expw_sample_ms(struct sonde_expw *w, uint32_t tid, uint16_t cpu, u
 		.wait_cpu_ns = wait_cpu_ns,
 	};
 
-	return put(w, SONDE_KIND_PROFILE, tid, &p, sizeof(p), time_ns);
+	return put(w, SONDE_KIND_PROFILE, tid, &p, size, time_ns);
+}
+
+int64_t sonde_expw_sample(struct sonde_expw *w, uint32_t tid, uint16_t cpu, uint64_t time_ns,
+			  uint64_t weight_ns, uint64_t stack_id)
+{
+	return put_sample(w, tid, cpu, time_ns, weight_ns, 0, 0, stack_id, SONDE_PROFILE_V1_SIZE);
+}
+
+int64_t sonde_expw_sample_ms(struct sonde_expw *w, uint32_t tid, uint16_t cpu, uint64_t time_ns,
+			     uint64_t weight_ns, uint64_t system_ns, uint64_t wait_cpu_ns, uint64_t stack_id)
+{
+	return put_sample(w, tid, cpu, time_ns, weight_ns, system_ns, wait_cpu_ns, stack_id,
+			  sizeof(struct sonde_profile_packet));
 }
 
 int64_t sonde_expw_offcpu(struct sonde_expw *w, uint32_t sampler, uint32_t tid, uint16_t state,

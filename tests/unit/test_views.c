@@ -1045,6 +1045,29 @@ static uint64_t faddr(int f)
 	return f == F_MAIN ? (uint64_t)(uintptr_t)&main : (uint64_t)(uintptr_t)fp[f];
 }
 
+/* A synthetic experiment of this program's functions: threads 100 and
+ * 101, this program loaded at t0 (map.xml by hand: the object's real
+ * build id).  NULL (said) when it cannot be created. */
+static struct sonde_expw *exp_begin(const char *dir, uint64_t t0)
+{
+	char err[512];
+	struct sonde_expw *w = sonde_expw_create(dir, err, sizeof(err));
+
+	if (!w) {
+		printf("# %s\n", err);
+		return NULL;
+	}
+	sonde_expw_log_preamble(w, 100, t0);
+	sonde_expw_log(w, "<event kind=\"thread_start\" time_ns=\"%llu\" tid=\"101\"/>\n",
+		       (unsigned long long)t0);
+	sonde_expw_map(w,
+		       "<object id=\"1\" time_ns=\"%llu\" event=\"load\" path=\"%s\" base=\"0x%llx\" "
+		       "lo=\"0x%llx\" hi=\"0x%llx\" buildid=\"%s\"/>\n",
+		       (unsigned long long)t0, exe, (unsigned long long)exe_base,
+		       (unsigned long long)exe_lo, (unsigned long long)exe_hi, exe_buildid);
+	return w;
+}
+
 /*
  * Writes the stacks as an experiment: every unit one sample of 1 s on
  * thread 100, except the stacks that pass through B, which run on thread
@@ -1054,23 +1077,12 @@ static uint64_t faddr(int f)
 static int write_exp2(const char *dir, const struct stk *s, size_t n, const char *copy)
 {
 	char err[512];
-	struct sonde_expw *w = sonde_expw_create(dir, err, sizeof(err));
 	const uint64_t t0 = 1000000000ull;
+	struct sonde_expw *w = exp_begin(dir, t0);
 	uint64_t t = t0;
 
-	if (!w) {
-		printf("# %s\n", err);
+	if (!w)
 		return -1;
-	}
-	sonde_expw_log_preamble(w, 100, t0);
-	sonde_expw_log(w, "<event kind=\"thread_start\" time_ns=\"%llu\" tid=\"101\"/>\n",
-		       (unsigned long long)t0);
-	/* map.xml by hand: the object's real build id */
-	sonde_expw_map(w,
-		       "<object id=\"1\" time_ns=\"%llu\" event=\"load\" path=\"%s\" base=\"0x%llx\" "
-		       "lo=\"0x%llx\" hi=\"0x%llx\" buildid=\"%s\"/>\n",
-		       (unsigned long long)t0, exe, (unsigned long long)exe_base,
-		       (unsigned long long)exe_lo, (unsigned long long)exe_hi, exe_buildid);
 	/* a copy of this program elsewhere: the B side runs there */
 	const uint64_t shift = copy ? 0x100000000000ull : 0;
 
@@ -1146,22 +1158,12 @@ static int find_exe(void)
 static int write_ms(const char *dir)
 {
 	char err[512];
-	struct sonde_expw *w = sonde_expw_create(dir, err, sizeof(err));
 	const uint64_t t0 = 1000000000ull, S1 = 1000000000ull;
 	const int st[3][3] = { { F_A, F_MAIN }, { F_B, F_MAIN }, { F_C, F_MAIN } };
+	struct sonde_expw *w = exp_begin(dir, t0);
 
-	if (!w) {
-		printf("# %s\n", err);
+	if (!w)
 		return -1;
-	}
-	sonde_expw_log_preamble(w, 100, t0);
-	sonde_expw_log(w, "<event kind=\"thread_start\" time_ns=\"%llu\" tid=\"101\"/>\n",
-		       (unsigned long long)t0);
-	sonde_expw_map(w,
-		       "<object id=\"1\" time_ns=\"%llu\" event=\"load\" path=\"%s\" base=\"0x%llx\" "
-		       "lo=\"0x%llx\" hi=\"0x%llx\" buildid=\"%s\"/>\n",
-		       (unsigned long long)t0, exe, (unsigned long long)exe_base,
-		       (unsigned long long)exe_lo, (unsigned long long)exe_hi, exe_buildid);
 	for (int i = 0; i < 3; i++) {
 		uint64_t pc[2] = { (faddr(st[i][0]) + 4) | SONDE_PC_EXACT, faddr(st[i][1]) + 8 };
 
