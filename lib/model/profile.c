@@ -645,7 +645,7 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 				last_id = s.stack_id;
 			}
 			struct sonde_evstack *ev = &p->ev[last_stack];
-			sonde_model_add_to(b.m, ev->mstack, v);
+			sonde_model_add_some(b.m, ev->mstack, v, SONDE_M_CLOCK_N);
 			for (int k = 0; k < SONDE_M_CLOCK_N; k++)
 				ev->v[k] = (int64_t)((uint64_t)ev->v[k] + (uint64_t)v[k]);
 			p->samples_used++;
