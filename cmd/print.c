@@ -259,25 +259,31 @@ static void separate(struct state *st)
 }
 
 /* The default metrics follow the data, as er_print's do: clock-profile
- * time when there is any, then each traced kind's main metrics; the sort
- * key is the first of them.  -metrics and -sort override. */
+ * time when there is any (with off-CPU time recorded: Total Thread Time
+ * and its parts, CPU, Wait CPU, User Lock, Other Wait), then each traced
+ * kind's main metrics; the sort key is the first of them.  -metrics and
+ * -sort override. */
 static void default_metrics(struct state *st)
 {
-	bool clock = false, traced = false;
+	bool clock = false, traced = false, offcpu = false;
 	bool kind[SONDE_KIND_MAX + 1] = { false };
 	for (size_t i = 0; i < st->nexps; i++) {
 		const struct sonde_exp *e = st->exps[i];
-		clock |= sonde_exp_info(e)->settings.clock_interval_ns > 0 || sonde_exp_summary(e)->samples > 0;
+		clock |= sonde_metric_recorded(e, SONDE_M_TOTALCPU);
+		offcpu |= sonde_exp_has_offcpu(e);
 		for (int id = 1; id <= SONDE_KIND_MAX; id++)
 			if (sonde_kind_default_metrics(id, NULL) && sonde_exp_traced(e, id))
 				traced = kind[id] = true;
 	}
-	if (!traced)
+	if (!traced && !offcpu)
 		return; /* the built-in default */
 	char spec[512] = "";
 	size_t n = 0;
-	const char *sort = clock ? "totalcpu" : NULL;
-	if (clock)
+	const char *sort = offcpu ? "total" : clock ? "totalcpu" : NULL;
+	if (offcpu)
+		n += (size_t)snprintf(spec + n, sizeof spec - n,
+				      "e.%%total:i.%%total:e.totalcpu:e.wait:e.ulock:e.owait:");
+	else if (clock)
 		n += (size_t)snprintf(spec + n, sizeof spec - n, "e.%%totalcpu:i.%%totalcpu:");
 	for (int id = 1; id <= SONDE_KIND_MAX; id++) {
 		const char *ksort;
@@ -1172,7 +1178,9 @@ static void usage(FILE *f)
 	}
 	fprintf(f, "\nMetric specs: FLAVOR VISIBILITY NAME items joined by ':'; flavours e\n"
 		   "(exclusive), i (inclusive), a (attributed); visibility . (time), + (value),\n"
-		   "%% (percent); metrics totalcpu, samples.  Default e.%%totalcpu:i.%%totalcpu:name.\n");
+		   "%% (percent); metrics totalcpu, samples, user, system, wait, ulock, owait,\n"
+		   "total (and the traced kinds', -metric_list).  Default e.%%totalcpu:i.%%totalcpu:name;\n"
+		   "with off-CPU time e.%%total:i.%%total:e.totalcpu:e.wait:e.ulock:e.owait:name.\n");
 }
 
 static const struct command *find_command(const char *name)

@@ -141,6 +141,27 @@ has fs.txt "Inclusive Total CPU Time: 10.000 ( 31.2%)" "-fsingle F: inclusive"
 has cc.txt " 0.      0.    32.000 100.00  32.000 100.00  *<Total>" "-callers-callees starts with <Total>"
 [ "$(grep -c '^ *[0-9.]* *[0-9.]* .*  \*' cc.txt)" = 8 ] && ok "-callers-callees: <Total> and 7 functions" || notok "-callers-callees blocks: $(grep -c '  \*' cc.txt)"
 
+# ---- microstates and off-CPU time (ms.er: test_views' write_ms) ----------------------
+
+"$SONDE" print -functions ms.er >ms.txt 2>&1
+has ms.txt "Functions sorted by metric: Exclusive Total Thread Time" "off-CPU data: sorted by Total Thread Time by default"
+has ms.txt "7.300 100.00  7.300 100.00  3.000  0.300  2.000  2.000   <Total>" "off-CPU data: total, CPU, wait, user lock, other wait by default"
+has ms.txt "2.000  27.40  2.000  27.40  0.     0.     2.000  0.      B" "B's User Lock time"
+"$SONDE" print -metrics e.user:e.system:name -functions ms.er >ms.txt 2>&1
+has ms.txt "2.250  0.750   A" "A's User and System CPU"
+"$SONDE" print -functions worked.er | head -1 >ms.txt
+has ms.txt "Functions sorted by metric: Exclusive Total CPU Time" "no off-CPU data: the default is unchanged"
+"$SONDE" print -dump profile ms.er >ms.txt 2>&1
+has ms.txt "offcpu 3  time 4.000000000  tid 100  cpu -  state user-lock  syscall futex (202)  weight 1000.000 ms  stack 0x2" "-dump profile: an off-CPU sample"
+has ms.txt "sample 0  time 1.000000000  tid 100  cpu 0  weight 1000.000 ms  system 250.000 ms  wait_cpu 100.000 ms  stack 0x1" "-dump profile: a sample's microstates"
+"$SONDE" print -header ms.er >ms.txt 2>&1
+has ms.txt "Off-CPU samples:   4 (4.000 s: 2.000 s User Lock, 2.000 s Other Wait; 1 discarded)" "-header: the off-CPU line"
+if grep -q "tid 999\|^ *999 " ms.txt; then notok "the off-CPU sampler is no thread"; else ok "the off-CPU sampler is no thread"; fi
+"$SONDE" print -statistics ms.er >ms.txt 2>&1
+has ms.txt "     <Total>      2.250      0.750      0.300      2.000      2.000        7.300 |      2.270      0.760      0.320      7.650" "-statistics: <Total> of the microstates beside the kernel's"
+"$SONDE" agg 'profile /state != "cpu"/ { @[state, syscall] = sum(weight); }' ms.er >ms.txt 2>&1
+has ms.txt "user-lock                                                       202       2000000000" "agg: off-CPU samples by state and system call"
+
 # ---- recursion -------------------------------------------------------------------
 
 "$SONDE" print -printmode json -csingle R -csingle main recursion.er >r.json 2>&1

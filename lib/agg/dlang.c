@@ -41,19 +41,28 @@ static const struct sonde_dl_field profile_fields[SONDE_DL_P_NFIELDS] = {
 	[SONDE_DL_P_THREAD] = { "thread", SONDE_DL_INT, "thread id" },
 	[SONDE_DL_P_CPU] = { "cpu", SONDE_DL_INT, "CPU the sample was taken on, -1 when unknown" },
 	[SONDE_DL_P_TIME] = { "time", SONDE_DL_INT, "nanoseconds since the experiment started" },
-	[SONDE_DL_P_WEIGHT] = { "weight", SONDE_DL_INT, "nanoseconds of CPU time the sample stands for" },
+	[SONDE_DL_P_WEIGHT] = { "weight", SONDE_DL_INT,
+				"nanoseconds of CPU time the sample stands for (off-CPU: of blocked wall time)" },
 	[SONDE_DL_P_OBJECT] = { "object", SONDE_DL_STR, "load object of the leaf frame (file name)" },
 	[SONDE_DL_P_FUNC] = { "func", SONDE_DL_STR, "function of the leaf frame" },
 	[SONDE_DL_P_CALLER] = { "caller", SONDE_DL_STR, "function of the leaf's caller" },
 	[SONDE_DL_P_PC] = { "pc", SONDE_DL_INT, "address of the leaf frame" },
 	[SONDE_DL_P_DEPTH] = { "depth", SONDE_DL_INT, "number of frames in the call stack" },
+	[SONDE_DL_P_STATE] = { "state", SONDE_DL_STR,
+			       "cpu (a CPU sample), user-lock or other-wait (an off-CPU sample)" },
+	[SONDE_DL_P_USER] = { "user", SONDE_DL_INT, "nanoseconds of User CPU time of the sample (weight - system)" },
+	[SONDE_DL_P_SYSTEM] = { "system", SONDE_DL_INT, "nanoseconds of System CPU time of the sample" },
+	[SONDE_DL_P_WAITCPU] = { "waitcpu", SONDE_DL_INT,
+				 "nanoseconds the thread waited for a CPU (run queue) before the sample" },
+	[SONDE_DL_P_SYSCALL] = { "syscall", SONDE_DL_INT,
+				 "off-CPU: the x86-64 system call it blocked in; -1 none (a page-in, or a CPU sample)" },
 };
 
 const struct sonde_dl_kind sonde_dl_kind_profile = {
 	.name = "profile",
 	.fields = profile_fields,
 	.nfields = SONDE_DL_P_NFIELDS,
-	.doc = "one event per clock-profile sample of the experiment",
+	.doc = "one event per clock-profile sample of the experiment, and per off-CPU sample (state not cpu)",
 };
 
 const struct sonde_dl_kind *sonde_dl_kind_of(int kind)
@@ -1891,7 +1900,10 @@ int64_t sonde_dl_run_profile(struct sonde_dl_prog *p, const struct sonde_exp *ex
 	const struct sonde_stack *last_st = NULL;
 	bool have_last = false;
 
-	if (!cache || !unknown || !none)
+	const char *states[3] = { sonde_aggset_intern(p->set, "cpu", 3), sonde_aggset_intern(p->set, "user-lock", 9),
+				  sonde_aggset_intern(p->set, "other-wait", 10) };
+
+	if (!cache || !unknown || !none || !states[0] || !states[1] || !states[2])
 		goto oom;
 	memset(vals, 0, sizeof(vals));
 	for (int f = 0; f < SONDE_DL_P_NFIELDS; f++)
@@ -1918,6 +1930,13 @@ int64_t sonde_dl_run_profile(struct sonde_dl_prog *p, const struct sonde_exp *ex
 		vals[SONDE_DL_P_CPU].i = smp.cpu == 0xffff ? -1 : smp.cpu;
 		vals[SONDE_DL_P_TIME].i = (int64_t)(smp.time_ns - start);
 		vals[SONDE_DL_P_WEIGHT].i = (int64_t)smp.weight_ns;
+		unsigned sti = smp.state <= SONDE_STATE_OTHER_WAIT ? smp.state : 0; /* the reader checked it */
+		vals[SONDE_DL_P_STATE].s = states[sti];
+		vals[SONDE_DL_P_STATE].len = (uint32_t)strlen(states[sti]);
+		vals[SONDE_DL_P_USER].i = sti ? 0 : (int64_t)(smp.weight_ns - smp.system_ns);
+		vals[SONDE_DL_P_SYSTEM].i = (int64_t)smp.system_ns;
+		vals[SONDE_DL_P_WAITCPU].i = (int64_t)smp.wait_cpu_ns;
+		vals[SONDE_DL_P_SYSCALL].i = !sti || smp.syscall == SONDE_OFFCPU_NO_SYSCALL ? -1 : smp.syscall;
 		vals[SONDE_DL_P_PC].i = st && st->depth ? (int64_t)(st->pc[0] & ~SONDE_PC_EXACT) : 0;
 		vals[SONDE_DL_P_DEPTH].i = st ? st->depth : 0;
 		if (want_names) {

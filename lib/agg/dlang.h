@@ -91,12 +91,17 @@ enum sonde_dl_profile_field {
 	SONDE_DL_P_THREAD, /* tid */
 	SONDE_DL_P_CPU,	   /* CPU, -1 when unknown */
 	SONDE_DL_P_TIME,   /* ns since the experiment start */
-	SONDE_DL_P_WEIGHT, /* ns of CPU time the sample stands for */
+	SONDE_DL_P_WEIGHT, /* ns of CPU time the sample stands for (off-CPU: blocked time) */
 	SONDE_DL_P_OBJECT, /* load object (basename) of the leaf frame */
 	SONDE_DL_P_FUNC,   /* function of the leaf frame */
 	SONDE_DL_P_CALLER, /* function of the frame above it */
 	SONDE_DL_P_PC,	   /* leaf address */
 	SONDE_DL_P_DEPTH,  /* frames in the call stack */
+	SONDE_DL_P_STATE,  /* "cpu", "user-lock", "other-wait" */
+	SONDE_DL_P_USER,   /* ns of User CPU (cpu samples) */
+	SONDE_DL_P_SYSTEM, /* ns of System CPU (cpu samples) */
+	SONDE_DL_P_WAITCPU, /* ns of run-queue delay before it (cpu samples) */
+	SONDE_DL_P_SYSCALL, /* off-CPU: the system call number, -1 none */
 	SONDE_DL_P_NFIELDS
 };
 

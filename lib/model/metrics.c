@@ -319,8 +319,15 @@ uint32_t sonde_model_stack(struct sonde_model *m, const uint32_t *funcs, int dep
 
 void sonde_model_add_to(struct sonde_model *m, uint32_t stack, const int64_t *values)
 {
+	sonde_model_add_some(m, stack, values, m->nm);
+}
+
+void sonde_model_add_some(struct sonde_model *m, uint32_t stack, const int64_t *values, int n)
+{
 	int64_t *v = m->svals + (size_t)stack * (size_t)m->nm;
-	for (int i = 0; i < m->nm; i++) /* wrap, never overflow UB */
+	if (n > m->nm)
+		n = m->nm;
+	for (int i = 0; i < n; i++) /* wrap, never overflow UB */
 		v[i] = (int64_t)((uint64_t)v[i] + (uint64_t)values[i]);
 }
 

@@ -37,7 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SONDE_MAX_METRICS 24
+#define SONDE_MAX_METRICS 28
 
 enum sonde_unit {
 	SONDE_UNIT_NS,	  /* a time in nanoseconds, shown in seconds */
@@ -98,6 +98,9 @@ uint32_t sonde_model_func(struct sonde_model *m, uint32_t object, uint64_t lo, c
 uint32_t sonde_model_stack(struct sonde_model *m, const uint32_t *funcs, int depth);
 /* Add values (nmetrics of them) to an interned stack. */
 void sonde_model_add_to(struct sonde_model *m, uint32_t stack, const int64_t *values);
+/* The same for the first n metrics only (the others of values are 0):
+ * what a clock-profile sample costs does not grow with the kinds' metrics. */
+void sonde_model_add_some(struct sonde_model *m, uint32_t stack, const int64_t *values, int n);
 /* Both in one call.  Returns 0, or -1 when out of memory. */
 int sonde_model_add(struct sonde_model *m, const uint32_t *funcs, int depth, const int64_t *values);
 

@@ -327,7 +327,29 @@ static inline uint32_t evstack(struct builder *b, uint32_t e, const struct sonde
 static const struct sonde_metric_def clock_metrics[SONDE_M_CLOCK_N] = {
 	[SONDE_M_TOTALCPU] = { "totalcpu", "Total CPU Time", "Total CPU", SONDE_UNIT_NS },
 	[SONDE_M_SAMPLES] = { "samples", "Samples", "Samples", SONDE_UNIT_COUNT },
+	[SONDE_M_USER] = { "user", "User CPU Time", "User CPU", SONDE_UNIT_NS },
+	[SONDE_M_SYSTEM] = { "system", "System CPU Time", "Sys. CPU", SONDE_UNIT_NS },
+	[SONDE_M_WAIT] = { "wait", "Wait CPU Time", "Wait CPU", SONDE_UNIT_NS },
+	[SONDE_M_ULOCK] = { "ulock", "User Lock Time", "User Lock", SONDE_UNIT_NS },
+	[SONDE_M_OWAIT] = { "owait", "Other Wait Time", "Other Wait", SONDE_UNIT_NS },
+	[SONDE_M_TOTAL] = { "total", "Total Thread Time", "Total Thread", SONDE_UNIT_NS },
 };
+
+void sonde_clock_values(const struct sonde_sample *s, int64_t *v)
+{
+	memset(v, 0, SONDE_M_CLOCK_N * sizeof *v);
+	if (s->state == SONDE_STATE_CPU) {
+		v[SONDE_M_TOTALCPU] = (int64_t)s->weight_ns;
+		v[SONDE_M_SAMPLES] = 1;
+		v[SONDE_M_USER] = (int64_t)(s->weight_ns - s->system_ns); /* the reader: system <= weight */
+		v[SONDE_M_SYSTEM] = (int64_t)s->system_ns;
+		v[SONDE_M_WAIT] = (int64_t)s->wait_cpu_ns;
+		v[SONDE_M_TOTAL] = (int64_t)(s->weight_ns + s->wait_cpu_ns);
+	} else {
+		v[s->state == SONDE_STATE_USER_LOCK ? SONDE_M_ULOCK : SONDE_M_OWAIT] = (int64_t)s->weight_ns;
+		v[SONDE_M_TOTAL] = (int64_t)s->weight_ns;
+	}
+}
 
 static struct {
 	struct sonde_metric_def defs[SONDE_MAX_METRICS];
@@ -451,6 +473,28 @@ int sonde_metric_kind(int metric)
 			return id;
 	}
 	return 0;
+}
+
+bool sonde_metric_recorded(const struct sonde_exp *exp, int m)
+{
+	int kind = sonde_metric_kind(m);
+	if (kind)
+		return sonde_exp_traced(exp, kind);
+	switch (m) {
+	case SONDE_M_TOTALCPU:
+	case SONDE_M_SAMPLES:
+		return sonde_exp_info(exp)->settings.clock_interval_ns > 0 || sonde_exp_summary(exp)->samples > 0;
+	case SONDE_M_USER:
+	case SONDE_M_SYSTEM:
+	case SONDE_M_WAIT:
+		return sonde_exp_has_microstates(exp);
+	case SONDE_M_ULOCK:
+	case SONDE_M_OWAIT:
+		return sonde_exp_has_offcpu(exp);
+	case SONDE_M_TOTAL:
+		return sonde_exp_has_microstates(exp) || sonde_exp_has_offcpu(exp);
+	}
+	return false;
 }
 
 const char *sonde_kind_default_metrics(int kind, const char **sort)
@@ -578,9 +622,10 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 				last_tid = s.tid;
 			}
 			struct sonde_pthread *pt = &p->threads[last_thread];
-			int64_t v[SONDE_MAX_METRICS] = { (int64_t)s.weight_ns, 1 };
-			pt->v[SONDE_M_TOTALCPU] = (int64_t)((uint64_t)pt->v[SONDE_M_TOTALCPU] + (uint64_t)v[0]);
-			pt->v[SONDE_M_SAMPLES] += 1;
+			int64_t v[SONDE_MAX_METRICS] = { 0 };
+			sonde_clock_values(&s, v);
+			for (int k = 0; k < SONDE_M_CLOCK_N; k++) /* wrap, never overflow UB */
+				pt->v[k] = (int64_t)((uint64_t)pt->v[k] + (uint64_t)v[k]);
 			uint64_t rel = s.time_ns >= t0 ? s.time_ns - t0 : 0;
 			if (!pt->selected || (o && (rel < o->start_ns || (o->end_ns && rel >= o->end_ns))) ||
 			    !sonde_sample_sel_has(b.ssel, s.time_ns)) {
@@ -600,9 +645,9 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 				last_id = s.stack_id;
 			}
 			struct sonde_evstack *ev = &p->ev[last_stack];
-			sonde_model_add_to(b.m, ev->mstack, v);
-			ev->v[SONDE_M_TOTALCPU] += v[0];
-			ev->v[SONDE_M_SAMPLES] += 1;
+			sonde_model_add_some(b.m, ev->mstack, v, SONDE_M_CLOCK_N);
+			for (int k = 0; k < SONDE_M_CLOCK_N; k++)
+				ev->v[k] = (int64_t)((uint64_t)ev->v[k] + (uint64_t)v[k]);
 			p->samples_used++;
 			if (o && o->each) {
 				struct sonde_pevent pe = { (uint32_t)e, last_stack, s.tid, 0, 0, s.time_ns, v };

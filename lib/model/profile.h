@@ -3,7 +3,9 @@
  * experiments: symbolise every distinct frame once (lib/symbols/symbols.h), fold
  * away the collector's own frames, apply the thread / object / time
  * filters, and feed the clock-profile samples to the engine with the
- * metrics Total CPU Time (ns) and samples.
+ * metrics Total CPU Time (ns), samples and the microstates (User CPU,
+ * System CPU, Wait CPU, User Lock, Other Wait, Total Thread Time: CPU
+ * samples give the first three, off-CPU samples the locks and waits).
  *
  * Several experiments in one profile are added together; functions and
  * load objects are matched across them by (object path, mangled name).
@@ -109,7 +111,20 @@ struct sonde_profile {
  * the clock profile's, at the constants below, then each data kind's
  * (model/kind.h), kind after kind in id order; *n gets their number.
  * sonde_profile_metric_index: the index of metric name, -1 for none. */
-enum { SONDE_M_TOTALCPU, SONDE_M_SAMPLES, SONDE_M_CLOCK_N };
+enum {
+	SONDE_M_TOTALCPU, /* CPU time: user and system */
+	SONDE_M_SAMPLES,  /* clock-profile samples (CPU samples) */
+	/* Microstates (Oracle's names); a sample without them is all User CPU */
+	SONDE_M_USER,	  /* User CPU Time: totalcpu - system */
+	SONDE_M_SYSTEM,	  /* System CPU Time */
+	SONDE_M_WAIT,	  /* Wait CPU Time: runnable, waiting for a CPU */
+	SONDE_M_ULOCK,	  /* User Lock Time: off-CPU samples blocked on a lock */
+	SONDE_M_OWAIT,	  /* Other Wait Time: off-CPU samples blocked otherwise */
+	SONDE_M_TOTAL,	  /* Total Thread Time: totalcpu + wait + ulock + owait */
+	SONDE_M_CLOCK_N
+};
+/* The clock-profile values of one sample (SONDE_M_CLOCK_N of them, into v). */
+void sonde_clock_values(const struct sonde_sample *s, int64_t *v);
 const struct sonde_metric_def *sonde_profile_metrics(int *n);
 int sonde_profile_metric_index(const char *name);
 /* The same table a row at a time: how many, and metric i of them. */
@@ -122,6 +137,14 @@ const struct sonde_metric_def *sonde_metric(int i);
  * metric to sort by when the kind leads.  NULL when the model has no
  * metrics for the kind. */
 const char *sonde_kind_default_metrics(int kind, const char **sort);
+
+/* Whether experiment exp recorded metric m: totalcpu and samples when it
+ * was clock-profiled; user, system and wait when it has microstates;
+ * ulock and owait when it recorded off-CPU time; total with either; a
+ * traced kind's metrics when it traced the kind.  (A profile without
+ * microstates still gives user and total their values, all its CPU time:
+ * views that list what was recorded leave them out.) */
+bool sonde_metric_recorded(const struct sonde_exp *exp, int m);
 
 /* The traced kind (sonde/kinds.h) whose events feed metric (an index of
  * sonde_metrics), or 0 for the clock-profiling metrics. */

@@ -466,6 +466,13 @@ static void log_event(struct sonde_exp *exp, const struct sonde_xml_elem *e)
 	attr_u64(exp, file, e, "since_ns", &ev->since_ns);
 	attr_int(exp, file, e, "errno", &ev->err);
 	attr_u32(exp, file, e, "pid", &ev->pid);
+	bool ut = attr_u64(exp, file, e, "utime_ns", &ev->utime_ns);
+	bool st = attr_u64(exp, file, e, "stime_ns", &ev->stime_ns);
+	ev->has_times = ut && st;
+	ev->has_run_delay = attr_u64(exp, file, e, "run_delay_ns", &ev->run_delay_ns);
+	bool os = attr_u64(exp, file, e, "offcpu_samples", &ev->offcpu_samples);
+	bool od = attr_u64(exp, file, e, "offcpu_discarded", &ev->offcpu_discarded);
+	ev->has_offcpu = os || od;
 }
 
 /* Returns 0, or -1 with err set when dir is not a readable experiment. */
@@ -534,6 +541,9 @@ static int read_log(struct sonde_exp *exp, char *err, size_t errlen)
 			attr_u64(exp, file, &e, "clock_interval_ns", &in->settings.clock_interval_ns);
 			attr_uint(exp, file, &e, "depth_limit", &in->settings.depth_limit);
 			attr_u64(exp, file, &e, "size_limit_mb", &in->settings.size_limit_mb);
+			attr_u64(exp, file, &e, "offcpu_interval_ns", &in->settings.offcpu_interval_ns);
+			const char *ms = sonde_xml_attr(&e, "microstates");
+			in->settings.microstates = ms && !strcmp(ms, "1");
 			if (d) {
 				char *end;
 				double v = strtod(d, &end);
@@ -876,12 +886,56 @@ static struct sonde_thread *get_thread(struct sonde_exp *exp, uint32_t tid)
 	return t;
 }
 
+/* A packet of the profile file as a sample (both kinds: the scan at open
+ * and the iterator judge it by this one function).  pkt's size is at
+ * least its type's minimum (SONDE_PROFILE_V1_SIZE, the off-CPU packet's).
+ * owner: the block's thread, a profile packet's. */
+enum { PS_NONE, PS_OK, PS_BAD_WEIGHT, PS_BAD_MS, PS_BAD_OFFCPU };
+static int profile_sample(const uint8_t *pkt, uint32_t owner, struct sonde_sample *s)
+{
+	const struct sonde_packet *h = (const void *)pkt;
+
+	if (h->type == SONDE_PKT_PROFILE) {
+		const struct sonde_profile_packet *p = (const void *)pkt;
+
+		*s = (struct sonde_sample){ .tid = owner, .cpu = p->cpu, .state = SONDE_STATE_CPU,
+					    .time_ns = p->time_ns, .weight_ns = p->weight_ns,
+					    .stack_id = p->stack_id, .syscall = SONDE_OFFCPU_NO_SYSCALL };
+		if (p->weight_ns > SONDE_MAX_SAMPLE_WEIGHT_NS)
+			return PS_BAD_WEIGHT;
+		if (h->size >= sizeof(*p)) { /* microstates; a 32-byte packet has none */
+			if (p->system_ns > p->weight_ns || p->wait_cpu_ns > SONDE_MAX_SAMPLE_WEIGHT_NS)
+				return PS_BAD_MS;
+			s->system_ns = p->system_ns;
+			s->wait_cpu_ns = p->wait_cpu_ns;
+		}
+		return PS_OK;
+	}
+	if (h->type == SONDE_PKT_OFFCPU) {
+		const struct sonde_offcpu_packet *p = (const void *)pkt;
+
+		*s = (struct sonde_sample){ .tid = p->tid, .cpu = 0xffff, .state = p->state,
+					    .time_ns = p->time_ns, .weight_ns = p->weight_ns,
+					    .stack_id = p->stack_id, .syscall = p->syscall };
+		if ((p->state != SONDE_STATE_USER_LOCK && p->state != SONDE_STATE_OTHER_WAIT) || !p->tid ||
+		    p->weight_ns > SONDE_MAX_SAMPLE_WEIGHT_NS)
+			return PS_BAD_OFFCPU;
+		return PS_OK;
+	}
+	return PS_NONE;
+}
+
 /* Per-scan state passed to the packet handlers. */
 struct scan {
 	struct sonde_exp *exp;
 	struct datafile *df;
 	uint32_t tid;
-	struct sonde_thread *thread; /* profile: the block's owner */
+	/* profile: the thread of the last sample taken (an index: threads
+	 * move as off-CPU samples add them), -1 none; whether the block holds
+	 * off-CPU samples (then it is the sampler's, not a thread's) */
+	long thread_ix;
+	uint32_t thread_tid;
+	bool offcpu_block;
 	uint64_t last_stack_id;
 	long last_stack; /* index in exp->stacks, -1 when unknown */
 	bool have_last;
@@ -896,6 +950,21 @@ struct scan {
 	} *out;
 	struct heapblock *hb;
 };
+
+/* The thread tid of the profile file's sample being taken, made on first
+ * sight; NULL out of memory. */
+static struct sonde_thread *scan_thread(struct scan *sc, uint32_t tid)
+{
+	if (sc->thread_ix >= 0 && sc->thread_tid == tid)
+		return &sc->exp->threads[sc->thread_ix];
+	struct sonde_thread *t = get_thread(sc->exp, tid);
+
+	if (t) {
+		sc->thread_ix = t - sc->exp->threads;
+		sc->thread_tid = tid;
+	}
+	return t;
+}
 
 /* Build the stack whose leaf node is `id` from the frame nodes, add it to
  * exp->stacks and return its index; -1 when no node has that id. */
@@ -1160,44 +1229,75 @@ static const char *take_packet(struct scan *sc, const uint8_t *pkt, uint64_t off
 
 	switch (sc->df->kind) {
 	case SONDE_KIND_PROFILE: {
-		if (h->type != SONDE_PKT_PROFILE)
+		unsigned min = h->type == SONDE_PKT_PROFILE  ? SONDE_PROFILE_V1_SIZE
+			       : h->type == SONDE_PKT_OFFCPU ? (unsigned)sizeof(struct sonde_offcpu_packet)
+							     : 0;
+		if (!min)
 			break;
-		if (h->size < sizeof(struct sonde_profile_packet)) {
-			snprintf(why, whylen, "profile packet size %u is below %zu", h->size,
-				 sizeof(struct sonde_profile_packet));
+		if (h->type == SONDE_PKT_OFFCPU)
+			sc->offcpu_block = true; /* the sampler's, good packet or bad */
+		if (h->size < min) {
+			snprintf(why, whylen, "%s packet size %u is below %u",
+				 h->type == SONDE_PKT_PROFILE ? "profile" : "off-CPU", h->size, min);
 			return why;
 		}
-		const struct sonde_profile_packet *p = (const void *)pkt;
 		struct sonde_exp_summary *s = &exp->sum;
-		struct sonde_thread *t = sc->thread;
+		struct sonde_sample smp;
 
-		if (p->weight_ns > SONDE_MAX_SAMPLE_WEIGHT_NS) { /* said once, in finish() */
+		switch (profile_sample(pkt, sc->tid, &smp)) { /* the bad ones: said once, in finish() */
+		case PS_BAD_WEIGHT:
 			if (!s->samples_bad_weight++)
-				s->first_bad_weight = p->weight_ns;
+				s->first_bad_weight = smp.weight_ns;
 			return NULL;
+		case PS_BAD_MS:
+			s->samples_bad_ms++;
+			return NULL;
+		case PS_BAD_OFFCPU:
+			s->offcpu_bad++;
+			return NULL;
+		default:
+			break;
 		}
+		struct sonde_thread *t = scan_thread(sc, smp.tid);
 
-		if (!s->samples || p->time_ns < s->first_ns)
-			s->first_ns = p->time_ns;
-		if (p->time_ns > s->last_ns)
-			s->last_ns = p->time_ns;
-		s->samples++;
-		s->weight_ns += p->weight_ns;
-		if (t) {
-			if (!t->samples || p->time_ns < t->first_ns)
-				t->first_ns = p->time_ns;
-			if (p->time_ns > t->last_ns)
-				t->last_ns = p->time_ns;
-			t->samples++;
-			t->weight_ns += p->weight_ns;
+		if (smp.state != SONDE_STATE_CPU) {
+			uint64_t *w = smp.state == SONDE_STATE_USER_LOCK ? &s->ulock_ns : &s->owait_ns;
+			s->offcpu_samples++;
+			*w += smp.weight_ns;
+			if (t) {
+				t->offcpu_samples++;
+				*(smp.state == SONDE_STATE_USER_LOCK ? &t->ulock_ns : &t->owait_ns) += smp.weight_ns;
+			}
+		} else {
+			if (!s->samples || smp.time_ns < s->first_ns)
+				s->first_ns = smp.time_ns;
+			if (smp.time_ns > s->last_ns)
+				s->last_ns = smp.time_ns;
+			s->samples++;
+			s->weight_ns += smp.weight_ns;
+			s->samples_ms += h->size >= sizeof(struct sonde_profile_packet);
+			s->system_ns += smp.system_ns;
+			s->wait_cpu_ns += smp.wait_cpu_ns;
+			if (t) {
+				if (!t->samples || smp.time_ns < t->first_ns)
+					t->first_ns = smp.time_ns;
+				if (smp.time_ns > t->last_ns)
+					t->last_ns = smp.time_ns;
+				t->samples++;
+				t->weight_ns += smp.weight_ns;
+				t->system_ns += smp.system_ns;
+				t->wait_cpu_ns += smp.wait_cpu_ns;
+			}
 		}
-		if (!sc->have_last || sc->last_stack_id != p->stack_id) {
-			sc->last_stack = u64map_get(&exp->stackmap, p->stack_id);
+		if (!sc->have_last || sc->last_stack_id != smp.stack_id) {
+			sc->last_stack = u64map_get(&exp->stackmap, smp.stack_id);
 			if (sc->last_stack < 0)
-				sc->last_stack = materialize(exp, p->stack_id);
-			sc->last_stack_id = p->stack_id;
+				sc->last_stack = materialize(exp, smp.stack_id);
+			sc->last_stack_id = smp.stack_id;
 			sc->have_last = true;
 		}
+		if (smp.state != SONDE_STATE_CPU)
+			return NULL; /* the stack statistics are the CPU samples' */
 		if (sc->last_stack < 0)
 			s->samples_unknown_stack++;
 		else {
@@ -1589,9 +1689,16 @@ static void scan_file(struct sonde_exp *exp, struct datafile *df)
 
 		sc.tid = bh->tid;
 		sc.block_first_ns = bh->first_ns;
-		sc.thread = df->kind == SONDE_KIND_PROFILE ? get_thread(exp, bh->tid) : NULL;
+		sc.thread_ix = -1;
+		sc.offcpu_block = false;
 		sc.hb = trace ? &hb : NULL;
 		uint32_t pos = scan_packets(&sc, pay, used, lim, payload, boff, why, sizeof(why), &bad);
+
+		/* A profile block's owner is a thread of the experiment (even
+		 * without a good sample), but for the off-CPU sampler's blocks:
+		 * their samples are other threads'. */
+		if (df->kind == SONDE_KIND_PROFILE && !sc.offcpu_block)
+			scan_thread(&sc, bh->tid);
 
 		/* Heap events (in any trace file: their file order is kept) */
 		if (hb.nev) {
@@ -1737,6 +1844,15 @@ static void finish(struct sonde_exp *exp)
 				t->has_cpu_ns = true;
 				t->cpu_ns = ev->cpu_ns;
 			}
+			if (ev->has_times) {
+				t->has_times = true;
+				t->utime_ns = ev->utime_ns;
+				t->stime_ns = ev->stime_ns;
+			}
+			if (ev->has_run_delay) {
+				t->has_run_delay = true;
+				t->run_delay_ns = ev->run_delay_ns;
+			}
 		} else if (ev->kind == SONDE_EV_EXIT || ev->kind == SONDE_EV_SIGNAL)
 			in->exit_event = ev;
 		else if (ev->kind == SONDE_EV_END)
@@ -1753,8 +1869,8 @@ static void finish(struct sonde_exp *exp)
 				struct sonde_thread *th = &exp->threads[k];
 				if (th->end_ns && th->end_ns >= ev->since_ns) {
 					th->end_ns = 0;
-					th->has_cpu_ns = false;
-					th->cpu_ns = 0;
+					th->has_cpu_ns = th->has_times = th->has_run_delay = false;
+					th->cpu_ns = th->utime_ns = th->stime_ns = th->run_delay_ns = 0;
 				}
 			}
 		}
@@ -1792,6 +1908,12 @@ static void finish(struct sonde_exp *exp)
 		in->end_source = "start";
 	}
 
+	if (in->end_event && in->end_event->has_offcpu &&
+	    in->end_event->offcpu_samples > s->offcpu_samples + s->offcpu_bad)
+		problem(exp, SONDE_PROBLEM_WARNING,
+			"the collector reported %llu off-CPU samples at its end, but only %llu were read",
+			(unsigned long long)in->end_event->offcpu_samples,
+			(unsigned long long)s->offcpu_samples);
 	if (in->end_event && in->end_event->samples > s->samples)
 		problem(exp, SONDE_PROBLEM_WARNING,
 			"the collector reported %llu samples at its end, but only %llu were read",
@@ -1911,6 +2033,16 @@ struct sonde_exp *sonde_exp_open(const char *dir, char *err, size_t errlen)
 			"in one sample; the first: %" PRIu64 " ns) skipped",
 			exp->sum.samples_bad_weight, exp->sum.samples_bad_weight == 1 ? "" : "s",
 			exp->sum.first_bad_weight);
+	if (exp->sum.samples_bad_ms)
+		problem(exp, SONDE_PROBLEM_ERROR,
+			"'profile': %" PRIu64 " sample%s with impossible microstates (system time above "
+			"the sample's CPU time, or a run-queue delay above 2^48 ns) skipped",
+			exp->sum.samples_bad_ms, exp->sum.samples_bad_ms == 1 ? "" : "s");
+	if (exp->sum.offcpu_bad)
+		problem(exp, SONDE_PROBLEM_ERROR,
+			"'profile': %" PRIu64 " off-CPU sample%s with a bad state, thread 0 or an "
+			"impossible weight skipped",
+			exp->sum.offcpu_bad, exp->sum.offcpu_bad == 1 ? "" : "s");
 	if (!exp->oom)
 		finish(exp);
 	if (exp->oom) {
@@ -2043,6 +2175,16 @@ const char *sonde_exp_overview_label(const struct sonde_exp *exp, size_t i)
 	return i < exp->nov ? exp->ovlabel[i] : NULL;
 }
 
+bool sonde_exp_has_microstates(const struct sonde_exp *exp)
+{
+	return exp->info.settings.microstates || exp->sum.samples_ms > 0;
+}
+
+bool sonde_exp_has_offcpu(const struct sonde_exp *exp)
+{
+	return exp->info.settings.offcpu_interval_ns > 0 || exp->sum.offcpu_samples > 0;
+}
+
 void sonde_sample_iter_init(struct sonde_sample_iter *it, const struct sonde_exp *exp)
 {
 	it->exp = exp;
@@ -2055,21 +2197,18 @@ bool sonde_sample_iter_next(struct sonde_sample_iter *it, struct sonde_sample *s
 {
 	for (;;) {
 		while (it->p < it->end) {
-			const struct sonde_profile_packet *p = (const void *)it->p;
-			uint16_t size = p->size;
+			const struct sonde_packet *h = (const void *)it->p;
+			const uint8_t *pkt = it->p;
+			uint16_t size = h->size;
 
 			if (size < 8) /* cannot happen after validation; never loop */
 				break;
 			it->p += size;
-			if (p->type != SONDE_PKT_PROFILE || p->weight_ns > SONDE_MAX_SAMPLE_WEIGHT_NS)
-				continue; /* the latter: as the scan skipped it */
-			s->tid = it->tid;
-			s->cpu = p->cpu;
-			s->state = p->state;
-			s->time_ns = p->time_ns;
-			s->weight_ns = p->weight_ns;
-			s->stack_id = p->stack_id;
-			return true;
+			if ((h->type == SONDE_PKT_PROFILE && size < SONDE_PROFILE_V1_SIZE) ||
+			    (h->type == SONDE_PKT_OFFCPU && size < sizeof(struct sonde_offcpu_packet)))
+				break; /* as above: the scan ended the block there */
+			if (profile_sample(pkt, it->tid, s) == PS_OK)
+				return true; /* the others: as the scan skipped them */
 		}
 		if (it->block >= it->exp->nblocks)
 			return false;

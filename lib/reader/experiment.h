@@ -69,10 +69,12 @@ enum sonde_event_kind {
 	SONDE_EV_OTHER = 0, /* an event kind this reader does not know */
 	SONDE_EV_START,
 	SONDE_EV_THREAD_START, /* tid */
-	SONDE_EV_THREAD_END,   /* tid, cpu_ns (has_cpu_ns), start_ns */
+	SONDE_EV_THREAD_END,   /* tid, cpu_ns (has_cpu_ns), start_ns, utime_ns, stime_ns
+				* (has_times), run_delay_ns (has_run_delay) */
 	SONDE_EV_WARNING,      /* text */
 	SONDE_EV_ERROR,	       /* text: a data kind was disabled */
-	SONDE_EV_END,	       /* collector shutdown: samples, lost, stacks, stacks_lost */
+	SONDE_EV_END,	       /* collector shutdown: samples, lost, stacks, stacks_lost,
+				* offcpu_samples, offcpu_discarded (has_offcpu) */
 	SONDE_EV_EXIT,	       /* status */
 	SONDE_EV_SIGNAL,       /* signal, signame */
 	SONDE_EV_EXEC,	       /* the image is about to exec: end records follow */
@@ -99,6 +101,15 @@ struct sonde_event {
 	int err;	     /* exec_failed: the exec's errno */
 	uint32_t pid;	     /* reaped: the child */
 	bool has_status;     /* exit, reaped: status is set (else signal) */
+	/* thread_end: the kernel's user and system CPU time of the thread
+	 * (/proc/self/task/TID/stat, clock-tick resolution) and its run-queue
+	 * delay (schedstat, exact) */
+	bool has_times, has_run_delay;
+	uint64_t utime_ns, stime_ns, run_delay_ns;
+	/* end: off-CPU samples written, and found but thrown away (the thread
+	 * ran while the sampler unwound it) */
+	bool has_offcpu;
+	uint64_t offcpu_samples, offcpu_discarded;
 };
 
 /* One <packet> element: the layout of a packet type as the writer saw it. */
@@ -139,6 +150,12 @@ struct sonde_exp_info {
 		 * or microseconds, NULL when the kind was not traced. */
 		const char *sync_mode;
 		uint64_t sync_threshold_ns;
+		/* <settings offcpu_interval_ns>: the off-CPU sampler's
+		 * interval, 0 when off-CPU time was not recorded;
+		 * microstates: <settings microstates="1"> (profile packets
+		 * split their CPU time and carry the run-queue delay). */
+		uint64_t offcpu_interval_ns;
+		bool microstates;
 	} settings;
 
 	/*
@@ -298,6 +315,15 @@ struct sonde_exp_summary {
 	uint64_t trace_unknown_stack; /* trace events whose stack_id is not found */
 	uint64_t samples_bad_weight;  /* skipped: weight_ns above SONDE_MAX_SAMPLE_WEIGHT_NS */
 	uint64_t first_bad_weight;    /* the first of those weights */
+	/* Microstates (48-byte profile packets) and off-CPU samples. */
+	uint64_t samples_ms;	   /* profile packets with microstates */
+	uint64_t system_ns;	   /* recorded System CPU (part of weight_ns) */
+	uint64_t wait_cpu_ns;	   /* recorded Wait CPU (run-queue delay) */
+	uint64_t samples_bad_ms;   /* skipped: system_ns > weight_ns, or a wait
+				    * above SONDE_MAX_SAMPLE_WEIGHT_NS */
+	uint64_t offcpu_samples;   /* off-CPU packets read (not in samples) */
+	uint64_t ulock_ns, owait_ns; /* their weight: User Lock, Other Wait */
+	uint64_t offcpu_bad;	   /* skipped: a bad state, tid 0 or weight */
 };
 
 /*
@@ -312,6 +338,12 @@ struct sonde_exp_summary {
 
 const struct sonde_exp_summary *sonde_exp_summary(const struct sonde_exp *exp);
 
+/* Whether the experiment recorded microstates (<settings microstates="1">,
+ * or 48-byte profile packets) / off-CPU time (<settings
+ * offcpu_interval_ns> above 0, or off-CPU packets). */
+bool sonde_exp_has_microstates(const struct sonde_exp *exp);
+bool sonde_exp_has_offcpu(const struct sonde_exp *exp);
+
 struct sonde_thread {
 	uint32_t tid;
 	uint64_t samples;
@@ -321,6 +353,16 @@ struct sonde_thread {
 				     * thread_end event times, 0 without */
 	bool has_cpu_ns;
 	uint64_t cpu_ns; /* real CPU time from thread_end */
+	/* Recorded microstates: system_ns and wait_cpu_ns of its CPU samples
+	 * (system_ns is part of weight_ns; 0 for packets without
+	 * microstates), and its off-CPU samples (not in samples) and their
+	 * weight by state. */
+	uint64_t system_ns, wait_cpu_ns;
+	uint64_t offcpu_samples, ulock_ns, owait_ns;
+	/* The kernel's accounting from thread_end (has_times,
+	 * has_run_delay): user and system CPU, run-queue delay. */
+	bool has_times, has_run_delay;
+	uint64_t utime_ns, stime_ns, run_delay_ns;
 };
 
 /* Every thread seen in the profile or in thread events, sorted by tid. */
@@ -328,6 +370,12 @@ const struct sonde_thread *sonde_exp_threads(const struct sonde_exp *exp, size_t
 
 /* ---- samples ----------------------------------------------------------- */
 
+/* A clock-profile sample (state SONDE_STATE_CPU: weight_ns is CPU time,
+ * system_ns of it in the kernel, wait_cpu_ns the run-queue delay before
+ * it) or an off-CPU sample (SONDE_STATE_USER_LOCK or _OTHER_WAIT:
+ * weight_ns is the wall time the thread was blocked, in system call
+ * syscall; system_ns and wait_cpu_ns 0, cpu 0xffff).  A CPU sample's
+ * syscall is SONDE_OFFCPU_NO_SYSCALL. */
 struct sonde_sample {
 	uint32_t tid;
 	uint16_t cpu; /* 0xffff: unknown */
@@ -335,6 +383,8 @@ struct sonde_sample {
 	uint64_t time_ns;
 	uint64_t weight_ns;
 	uint64_t stack_id;
+	uint64_t system_ns, wait_cpu_ns;
+	uint16_t syscall;
 };
 
 /*
@@ -349,6 +399,9 @@ struct sonde_sample {
  * Samples come in file order: block by block, so each thread's samples are
  * in time order but threads interleave by block.  Only packets that passed
  * validation at open are returned.  No allocation; fields are private.
+ * Off-CPU samples come too (state != SONDE_STATE_CPU), from the sampler's
+ * blocks: a thread's off-CPU samples are in time order, but not merged
+ * with its CPU samples.
  */
 struct sonde_sample_iter {
 	const struct sonde_exp *exp;
@@ -479,6 +532,13 @@ int sonde_heap_stats(const struct sonde_exp *exp, struct sonde_heap_stats *st);
 const char *sonde_sync_func_name(unsigned func);
 const char *sonde_heap_func_name(unsigned func);
 const char *sonde_io_func_name(unsigned func);
+
+/* The x86-64 system call nr an off-CPU sample blocked in ("futex"; "none"
+ * for SONDE_OFFCPU_NO_SYSCALL, a page-in), NULL for the calls the short
+ * table does not name (lib/reader/syscalls.c); a thread state's name
+ * ("cpu", "user-lock", "other-wait", "?"). */
+const char *sonde_syscall_name(unsigned nr);
+const char *sonde_state_name(unsigned state);
 
 /* ---- overview ---------------------------------------------------------- */
 

@@ -252,20 +252,66 @@ static int64_t put(struct sonde_expw *w, enum sonde_kind kind, uint32_t tid, con
 	return off;
 }
 
-int64_t sonde_expw_sample(struct sonde_expw *w, uint32_t tid, uint16_t cpu, uint64_t time_ns,
-			  uint64_t weight_ns, uint64_t stack_id)
+/* A profile packet of size bytes (SONDE_PROFILE_V1_SIZE: without the
+ * microstates, which are then 0). */
+static int64_t put_sample(struct sonde_expw *w, uint32_t tid, uint16_t cpu, uint64_t time_ns,
+			  uint64_t weight_ns, uint64_t system_ns, uint64_t wait_cpu_ns, uint64_t stack_id,
+			  size_t size)
 {
 	struct sonde_profile_packet p = {
 		.type = SONDE_PKT_PROFILE,
-		.size = sizeof(p),
+		.size = (uint16_t)size,
 		.cpu = cpu,
 		.state = SONDE_STATE_CPU,
 		.time_ns = time_ns,
 		.weight_ns = weight_ns,
 		.stack_id = stack_id,
+		.system_ns = system_ns,
+		.wait_cpu_ns = wait_cpu_ns,
 	};
 
-	return put(w, SONDE_KIND_PROFILE, tid, &p, sizeof(p), time_ns);
+	return put(w, SONDE_KIND_PROFILE, tid, &p, size, time_ns);
+}
+
+int64_t sonde_expw_sample(struct sonde_expw *w, uint32_t tid, uint16_t cpu, uint64_t time_ns,
+			  uint64_t weight_ns, uint64_t stack_id)
+{
+	return put_sample(w, tid, cpu, time_ns, weight_ns, 0, 0, stack_id, SONDE_PROFILE_V1_SIZE);
+}
+
+int64_t sonde_expw_sample_ms(struct sonde_expw *w, uint32_t tid, uint16_t cpu, uint64_t time_ns,
+			     uint64_t weight_ns, uint64_t system_ns, uint64_t wait_cpu_ns, uint64_t stack_id)
+{
+	return put_sample(w, tid, cpu, time_ns, weight_ns, system_ns, wait_cpu_ns, stack_id,
+			  sizeof(struct sonde_profile_packet));
+}
+
+int64_t sonde_expw_offcpu(struct sonde_expw *w, uint32_t sampler, uint32_t tid, uint16_t state,
+			  uint16_t syscall, uint64_t time_ns, uint64_t weight_ns, uint64_t stack_id)
+{
+	struct sonde_offcpu_packet p = {
+		.type = SONDE_PKT_OFFCPU,
+		.size = sizeof(p),
+		.state = state,
+		.syscall = syscall,
+		.tid = tid,
+		.time_ns = time_ns,
+		.weight_ns = weight_ns,
+		.stack_id = stack_id,
+	};
+
+	return put(w, SONDE_KIND_PROFILE, sampler, &p, sizeof(p), time_ns);
+}
+
+int sonde_expw_thread_end(struct sonde_expw *w, uint32_t tid, uint64_t time_ns, uint64_t start_ns,
+			  uint64_t cpu_ns, uint64_t utime_ns, uint64_t stime_ns, uint64_t run_delay_ns)
+{
+	return sonde_expw_log(w,
+			      "<event kind=\"thread_end\" time_ns=\"%llu\" tid=\"%u\" start_ns=\"%llu\" "
+			      "cpu_ns=\"%llu\" utime_ns=\"%llu\" stime_ns=\"%llu\" run_delay_ns=\"%llu\"/>\n",
+			      (unsigned long long)time_ns, tid, (unsigned long long)start_ns,
+			      (unsigned long long)cpu_ns, (unsigned long long)utime_ns,
+			      (unsigned long long)stime_ns, (unsigned long long)run_delay_ns);
 }
 
 int64_t sonde_expw_stack(struct sonde_expw *w, uint64_t stack_id, uint16_t flags, uint16_t depth,

@@ -57,6 +57,17 @@ int sonde_expw_unload(struct sonde_expw *w, uint32_t id, uint64_t time_ns);
 /* Packets.  Each returns the packet's offset in its data file, or -1. */
 int64_t sonde_expw_sample(struct sonde_expw *w, uint32_t tid, uint16_t cpu, uint64_t time_ns,
 			  uint64_t weight_ns, uint64_t stack_id);
+/* The same with microstates (a 48-byte packet; sonde_expw_sample writes
+ * the 32-byte packet of experiments recorded before them). */
+int64_t sonde_expw_sample_ms(struct sonde_expw *w, uint32_t tid, uint16_t cpu, uint64_t time_ns,
+			     uint64_t weight_ns, uint64_t system_ns, uint64_t wait_cpu_ns, uint64_t stack_id);
+/* An off-CPU packet of blocked thread tid, in a block of the sampler
+ * thread (as the collector writes them). */
+int64_t sonde_expw_offcpu(struct sonde_expw *w, uint32_t sampler, uint32_t tid, uint16_t state,
+			  uint16_t syscall, uint64_t time_ns, uint64_t weight_ns, uint64_t stack_id);
+/* A thread_end event with the kernel's accounting (log.xml); returns 0 or -1. */
+int sonde_expw_thread_end(struct sonde_expw *w, uint32_t tid, uint64_t time_ns, uint64_t start_ns,
+			  uint64_t cpu_ns, uint64_t utime_ns, uint64_t stime_ns, uint64_t run_delay_ns);
 /* A stack packet, in a block of the thread given as pid (preamble). */
 int64_t sonde_expw_stack(struct sonde_expw *w, uint64_t stack_id, uint16_t flags, uint16_t depth,
 			 const uint64_t *pc);

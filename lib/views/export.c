@@ -236,19 +236,11 @@ static int make_names(struct sonde_export *x)
 
 /* ---- metrics ------------------------------------------------------------------------ */
 
-static bool clock_recorded(const struct sonde_exp *e)
-{
-	return sonde_exp_info(e)->settings.clock_interval_ns > 0 || sonde_exp_summary(e)->samples > 0;
-}
-
 static void find_recorded(struct sonde_export *x)
 {
-	for (int m = 0; m < sonde_nmetrics(); m++) {
-		int kind = sonde_metric_kind(m);
-
+	for (int m = 0; m < sonde_nmetrics(); m++)
 		for (size_t i = 0; i < x->nexps && !x->recorded[m]; i++)
-			x->recorded[m] = kind ? sonde_exp_traced(x->exps[i], kind) : clock_recorded(x->exps[i]);
-	}
+			x->recorded[m] = sonde_metric_recorded(x->exps[i], m);
 }
 
 /* As sonde print sorts by default: clock-profile time when there is any,
@@ -386,7 +378,7 @@ static int collect_one(void *arg, const struct sonde_pevent *pe)
 		keep_ev = v != 0;
 	} else {
 		v = pe->v[SONDE_M_TOTALCPU];
-		keep_ev = pe->kind == 0;
+		keep_ev = pe->kind == 0 && pe->v[SONDE_M_SAMPLES]; /* CPU samples, not off-CPU ones */
 		keep_call = pe->kind == SONDE_KIND_SYNC || pe->kind == SONDE_KIND_IO;
 	}
 	if ((c->flags & SONDE_XT_CHROME) && sonde_metric_kind(x->metric) && pe->v[x->metric]) {

@@ -895,9 +895,14 @@ static void choose_metrics(struct rep *r)
 	const char *sort = NULL;
 
 	r->nrm = 0;
-	for (int m = 0; m < SONDE_MAX_METRICS; m++)
-		if (tot[m])
+	for (int m = 0; m < sonde_model_nmetrics(r->p.model); m++) {
+		bool rec = false;
+
+		for (size_t i = 0; i < r->p.nexps && !rec; i++)
+			rec = sonde_metric_recorded(r->p.exps[i], m);
+		if (tot[m] && rec)
 			r->rm[r->nrm++] = m;
+	}
 	if (!r->nrm)
 		r->rm[r->nrm++] = SONDE_M_TOTALCPU;
 	r->sort_rm = 0;

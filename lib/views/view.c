@@ -1183,6 +1183,124 @@ static void stats_text(struct sonde_emit *e, const char *name, const struct stat
 		em_text(e, "(no overview samples: the process times are unknown)\n");
 }
 
+/* The microstates of each thread: what the profile recorded (User CPU,
+ * System CPU and Wait CPU from the CPU samples, User Lock and Other Wait
+ * from the off-CPU samples) beside the kernel's own accounting that
+ * thread_end carries (utime, stime, run_delay, and the time it slept:
+ * its life less its CPU and run-queue time).  Shown for experiments with
+ * any of it; the reference compares <Total> with /proc the same way. */
+enum { MS_USER, MS_SYS, MS_WAIT, MS_ULOCK, MS_OWAIT, MS_TOTAL, MS_UTIME, MS_STIME, MS_DELAY, MS_SLEEP, MS_N };
+static const struct {
+	const char *key, *head;
+} ms_cols[MS_N] = {
+	{ "user_ns", "User CPU" },	{ "system_ns", "Sys. CPU" },   { "wait_ns", "Wait CPU" },
+	{ "ulock_ns", "User Lock" },	{ "owait_ns", "Other Wait" },  { "total_ns", "Total Thread" },
+	{ "utime_ns", "utime" },	{ "stime_ns", "stime" },       { "run_delay_ns", "run_delay" },
+	{ "sleeping_ns", "sleeping" },
+};
+
+static bool has_microstates(const struct sonde_exp *e)
+{
+	size_t nt;
+	const struct sonde_thread *t = sonde_exp_threads(e, &nt);
+	bool any = sonde_exp_has_microstates(e) || sonde_exp_has_offcpu(e);
+
+	for (size_t i = 0; i < nt && !any; i++)
+		any = t[i].has_times || t[i].has_run_delay;
+	return any;
+}
+
+/* A thread's columns; known[c] false where thread_end did not say. */
+static void thread_ms(const struct sonde_thread *t, uint64_t *v, bool *known)
+{
+	for (int c = 0; c < MS_N; c++)
+		known[c] = c < MS_UTIME;
+	v[MS_USER] = t->weight_ns - t->system_ns;
+	v[MS_SYS] = t->system_ns;
+	v[MS_WAIT] = t->wait_cpu_ns;
+	v[MS_ULOCK] = t->ulock_ns;
+	v[MS_OWAIT] = t->owait_ns;
+	v[MS_TOTAL] = t->weight_ns + t->wait_cpu_ns + t->ulock_ns + t->owait_ns;
+	known[MS_UTIME] = known[MS_STIME] = t->has_times;
+	v[MS_UTIME] = t->utime_ns;
+	v[MS_STIME] = t->stime_ns;
+	known[MS_DELAY] = t->has_run_delay;
+	v[MS_DELAY] = t->run_delay_ns;
+	/* sleeping: (end - start) - cpu - run_delay */
+	known[MS_SLEEP] = t->has_run_delay && t->has_cpu_ns && t->start_ns && t->end_ns >= t->start_ns;
+	uint64_t life = known[MS_SLEEP] ? t->end_ns - t->start_ns : 0, busy = t->cpu_ns + t->run_delay_ns;
+	v[MS_SLEEP] = life > busy ? life - busy : 0;
+}
+
+static void ms_row(struct sonde_emit *e, const char *exp, const char *who, uint32_t tid, const uint64_t *v,
+		   const bool *known)
+{
+	em_text(e, "%12s", who);
+	for (int c = 0; c < MS_N; c++) {
+		if (c == MS_UTIME)
+			em_text(e, " |");
+		if (known[c])
+			em_text(e, " %*.3f", c == MS_TOTAL ? 12 : 10, (double)v[c] / 1e9);
+		else
+			em_text(e, " %*s", c == MS_TOTAL ? 12 : 10, "-");
+	}
+	em_text(e, "\n");
+	em_row(e);
+	em_s(e, "experiment", exp);
+	if (tid)
+		em_u(e, "tid", tid);
+	else
+		em_s(e, "tid", who);
+	for (int c = 0; c < MS_N; c++)
+		if (known[c])
+			em_u(e, ms_cols[c].key, v[c]);
+		else
+			em_null(e, ms_cols[c].key);
+	em_row_end(e);
+}
+
+static void stats_microstates(struct sonde_emit *e, const struct sonde_exp *exp)
+{
+	size_t nt;
+	const struct sonde_thread *t = sonde_exp_threads(exp, &nt);
+	const char *name = sonde_exp_info(exp)->name;
+	uint64_t tot[MS_N] = { 0 };
+	bool tknown[MS_N];
+
+	em_text(e, "\nThread microstates of %s (sec.): recorded by the profile | the kernel's accounting "
+		   "(thread_end)\n%12s", name, "tid");
+	for (int c = 0; c < MS_N; c++)
+		em_text(e, "%s %*s", c == MS_UTIME ? " |" : "", c == MS_TOTAL ? 12 : 10, ms_cols[c].head);
+	em_text(e, "\n");
+	for (int c = 0; c < MS_N; c++)
+		tknown[c] = c < MS_UTIME;
+	for (size_t i = 0; i < nt; i++) {
+		uint64_t v[MS_N];
+		bool known[MS_N];
+		char who[16];
+
+		thread_ms(&t[i], v, known);
+		for (int c = 0; c < MS_N; c++)
+			if (known[c]) {
+				tot[c] += v[c];
+				tknown[c] = true; /* the sum of the threads that say */
+			}
+		snprintf(who, sizeof(who), "%u", t[i].tid);
+		ms_row(e, name, who, t[i].tid, v, known);
+	}
+	ms_row(e, name, "<Total>", 0, tot, tknown);
+	if (!sonde_exp_has_offcpu(exp))
+		em_text(e, "(off-CPU time was not recorded: User Lock and Other Wait are 0)\n");
+	if (!sonde_exp_has_microstates(exp))
+		em_text(e, "(the profile has no microstates: its CPU time is all User CPU)\n");
+	em_text(e, "Linux keeps no Trap CPU (it is in System CPU), no Text or Data Page Fault time (a "
+		   "page-in outside a\nsystem call is Other Wait, system call none: there is no "
+		   "per-fault sleep time without delay\naccounting), and no Stopped time (it is Other "
+		   "Wait).  utime and stime have the clock tick's\nresolution; sleeping is the thread's "
+		   "life less its CPU and run-queue time: what User Lock\nand Other Wait approach when "
+		   "off-CPU time was recorded.\n");
+}
+
 int sonde_view_statistics(FILE *f, const struct sonde_exp *const *exps, size_t n,
 			  const struct sonde_view_opts *o, char *err, size_t errlen)
 {
@@ -1240,6 +1358,22 @@ int sonde_view_statistics(FILE *f, const struct sonde_exp *const *exps, size_t n
 		for (size_t i = 0; i < NSTAT; i++)
 			em_csv(&em, ",%" PRIu64, stat_get(sum, i));
 		em_csv(&em, "\n");
+	}
+	/* the threads' microstates, for the experiments that have any */
+	bool ms = false;
+
+	for (size_t e = 0; e < n; e++)
+		ms |= has_microstates(exps[e]);
+	if (ms) {
+		em_csv(&em, "\nexperiment,tid");
+		for (int c = 0; c < MS_N; c++)
+			em_csv(&em, ",%s", ms_cols[c].key);
+		em_csv(&em, "\n");
+		em_arr(&em, "microstates");
+		for (size_t e = 0; e < n; e++)
+			if (has_microstates(exps[e]))
+				stats_microstates(&em, exps[e]);
+		em_end(&em);
 	}
 	em_end_doc(&em);
 	free(st);

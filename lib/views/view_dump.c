@@ -73,7 +73,9 @@ static int dump_profile(FILE *out, const struct sonde_dynfuncs *dyn, const struc
 {
 	const struct sonde_exp_info *in = sonde_exp_info(exp);
 	const struct sonde_exp_summary *s = sonde_exp_summary(exp);
-	struct sonde_sample *v = malloc((s->samples ? s->samples : 1) * sizeof(*v));
+	uint64_t all = s->samples + s->offcpu_samples;
+	bool ms = sonde_exp_has_microstates(exp);
+	struct sonde_sample *v = malloc((all ? all : 1) * sizeof(*v));
 	struct sonde_sample_iter it;
 	size_t n = 0;
 
@@ -83,24 +85,43 @@ static int dump_profile(FILE *out, const struct sonde_dynfuncs *dyn, const struc
 		return -1;
 	}
 	sonde_sample_iter_init(&it, exp);
-	while (n < s->samples && sonde_sample_iter_next(&it, &v[n]))
+	while (n < all && sonde_sample_iter_next(&it, &v[n]))
 		n++;
 	qsort(v, n, sizeof(*v), cmp_sample);
 
-	fprintf(out, "# %zu profile samples of %s, by time; time in seconds since the start\n", n,
-	       in->dir);
+	if (s->offcpu_samples)
+		fprintf(out, "# %zu profile samples of %s (%" PRIu64 " of them off-CPU: tid is the blocked "
+			     "thread), by time; time in seconds since the start\n",
+			n, in->dir, s->offcpu_samples);
+	else
+		fprintf(out, "# %zu profile samples of %s, by time; time in seconds since the start\n", n,
+			in->dir);
 	for (size_t i = 0; i < n; i++) {
 		const struct sonde_stack *st = sonde_exp_stack(exp, v[i].stack_id);
 
-		fprintf(out, "sample %zu  time %.9f  tid %u  cpu ", i, since(in, v[i].time_ns), v[i].tid);
+		/* off-CPU lines are "offcpu N": scripts that sum /^sample/ weights read CPU time */
+		fprintf(out, "%s %zu  time %.9f  tid %u  cpu ", v[i].state == SONDE_STATE_CPU ? "sample" : "offcpu", i,
+			since(in, v[i].time_ns), v[i].tid);
 		if (v[i].cpu == 0xffff)
 			fprintf(out, "-");
 		else
 			fprintf(out, "%u", v[i].cpu);
-		if (v[i].state != SONDE_STATE_CPU)
-			fprintf(out, "  state %u", v[i].state);
-		fprintf(out, "  weight %.3f ms  stack 0x%" PRIx64, (double)v[i].weight_ns / 1e6,
-		       v[i].stack_id);
+		if (v[i].state != SONDE_STATE_CPU) {
+			const char *sc = sonde_syscall_name(v[i].syscall);
+
+			fprintf(out, "  state %s  syscall ", sonde_state_name(v[i].state));
+			if (sc && v[i].syscall != SONDE_OFFCPU_NO_SYSCALL)
+				fprintf(out, "%s (%u)", sc, v[i].syscall);
+			else if (sc)
+				fprintf(out, "none (page-in)");
+			else
+				fprintf(out, "%u", v[i].syscall);
+		}
+		fprintf(out, "  weight %.3f ms", (double)v[i].weight_ns / 1e6);
+		if (ms && v[i].state == SONDE_STATE_CPU)
+			fprintf(out, "  system %.3f ms  wait_cpu %.3f ms", (double)v[i].system_ns / 1e6,
+				(double)v[i].wait_cpu_ns / 1e6);
+		fprintf(out, "  stack 0x%" PRIx64, v[i].stack_id);
 		if (!st) {
 			fprintf(out, "  [stack not found]\n");
 			continue;

@@ -69,6 +69,30 @@ static void print_notes(FILE *out, const char *notes)
 	}
 }
 
+/* Microstates and off-CPU time, when the experiment recorded them:
+ * "Off-CPU samples:   12 (3.000 s: 1.000 s User Lock, 2.000 s Other Wait;
+ * 1 discarded), every 10.000 ms". */
+static void print_offcpu(FILE *out, const struct sonde_exp *exp)
+{
+	const struct sonde_exp_summary *s = sonde_exp_summary(exp);
+	const struct sonde_exp_info *in = sonde_exp_info(exp);
+	const struct sonde_event *end = in->end_event;
+
+	if (sonde_exp_has_microstates(exp))
+		fprintf(out, "%-19s%.3f s System CPU, %.3f s Wait CPU (%" PRIu64 " samples with them)\n",
+			"Microstates:", sec(s->system_ns), sec(s->wait_cpu_ns), s->samples_ms);
+	if (!sonde_exp_has_offcpu(exp))
+		return;
+	fprintf(out, "%-19s%" PRIu64 " (%.3f s: %.3f s User Lock, %.3f s Other Wait", "Off-CPU samples:",
+		s->offcpu_samples, sec(s->ulock_ns + s->owait_ns), sec(s->ulock_ns), sec(s->owait_ns));
+	if (end && end->has_offcpu)
+		fprintf(out, "; %" PRIu64 " discarded", end->offcpu_discarded);
+	fprintf(out, ")");
+	if (in->settings.offcpu_interval_ns)
+		fprintf(out, ", every %.3f ms", (double)in->settings.offcpu_interval_ns / 1e6);
+	fprintf(out, "\n");
+}
+
 static void print_start(FILE *out, const struct sonde_exp_info *in)
 {
 	fprintf(out, "%-19s", "Start:");
@@ -329,6 +353,7 @@ static void header(FILE *out, const struct sonde_exp *exp)
 		fprintf(out, "%s\n", opened ? "; see -samples)" : "");
 	}
 	fprintf(out, "%-19s%.3f s\n", "Recorded CPU time:", sec(s->weight_ns));
+	print_offcpu(out, exp);
 	print_traces(out, exp);
 
 	size_t nf;
@@ -554,6 +579,22 @@ static void header_data(const struct sonde_emit *out, const void *arg)
 	}
 	kv_u64(&k, "samples", s->samples);
 	kv_u64(&k, "recorded_cpu_ns", s->weight_ns);
+	if (sonde_exp_has_microstates(exp)) {
+		kv_u64(&k, "recorded_system_ns", s->system_ns);
+		kv_u64(&k, "recorded_wait_cpu_ns", s->wait_cpu_ns);
+	}
+	if (sonde_exp_has_offcpu(exp)) {
+		kv_open(&k, "offcpu", false);
+		kv_u64(&k, "interval_ns", in->settings.offcpu_interval_ns);
+		kv_u64(&k, "samples", s->offcpu_samples);
+		if (in->end_event && in->end_event->has_offcpu)
+			kv_u64(&k, "discarded", in->end_event->offcpu_discarded);
+		else
+			kv_null(&k, "discarded");
+		kv_u64(&k, "user_lock_ns", s->ulock_ns);
+		kv_u64(&k, "other_wait_ns", s->owait_ns);
+		kv_close(&k);
+	}
 	kv_traces(&k, exp);
 	const struct sonde_exp_file *fl = sonde_exp_files(exp, &n);
 

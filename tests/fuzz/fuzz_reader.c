@@ -251,8 +251,9 @@ static void model_of(const struct sonde_exp *exp)
 	sonde_sample_iter_init(&it, exp);
 	while (budget-- && sonde_sample_iter_next(&it, &s)) {
 		const struct sonde_stack *st = sonde_exp_stack(exp, s.stack_id);
-		int64_t v[SONDE_MAX_METRICS] = { [SONDE_M_TOTALCPU] = (int64_t)s.weight_ns,
-						    [SONDE_M_SAMPLES] = 1 };
+		int64_t v[SONDE_MAX_METRICS] = { 0 };
+
+		sonde_clock_values(&s, v);
 		int d = 0;
 
 		if (!st || !st->depth)
@@ -940,6 +941,14 @@ static const struct tlayout tlayouts[] = {
 	  { { 4, 1, FK_FUNC }, { 5, 1, FK_FLAGS }, { 8, 4, FK_DT }, { 12, 4, FK_NUM }, { 16, 8, FK_ADDR },
 	    { 24, 8, FK_STACK } }, 6 },
 	{ SONDE_PKT_HEAP_FREE_SHORT, 16, { { 4, 4, FK_DT }, { 8, 8, FK_ADDR } }, 2 },
+	/* the profile file's: a sample with microstates (state, weight,
+	 * system, wait) and an off-CPU sample (state, syscall, tid) */
+	{ SONDE_PKT_PROFILE, 48,
+	  { { 4, 2, FK_NUM }, { 6, 2, FK_FUNC }, { 8, 8, FK_TIME }, { 16, 8, FK_NUM }, { 24, 8, FK_STACK },
+	    { 32, 8, FK_NUM }, { 40, 8, FK_NUM } }, 7 },
+	{ SONDE_PKT_OFFCPU, 40,
+	  { { 4, 2, FK_FUNC }, { 6, 2, FK_NUM }, { 8, 4, FK_NUM }, { 16, 8, FK_TIME }, { 24, 8, FK_NUM },
+	    { 32, 8, FK_STACK } }, 6 },
 };
 #define NTLAYOUTS (sizeof(tlayouts) / sizeof(tlayouts[0]))
 
@@ -1100,7 +1109,7 @@ static void fill_block(struct input *in, int f, const struct tpkt *a, uint32_t b
 
 static void mutate_trace(struct input *in)
 {
-	int f = F_SYNC + (int)below(3);
+	int f = below(4) ? F_SYNC + (int)below(3) : 3; /* 3: the profile (samples, off-CPU samples) */
 
 	for (int t = 0; t < 3 && (!in->present[f] || in->len[f] <= SONDE_FILE_HEADER_SIZE); t++)
 		f = F_SYNC + (int)below(3);
@@ -1237,6 +1246,8 @@ static const char *const agg_seeds[] = {
 	"printa(@a, @m); clear(@m); denormalize(@a); }",
 	"profile /!(weight > 0) || (time - 1) / 3 >= 2 && \"x\" != \"y\"/ { @[\"k\", tid] = llquantize(weight, 2, 0, 8, 4, 1); }",
 	"stdin { @[$1] = lquantize($2, -10, 10, 1, 5); }",
+	"profile /state != \"cpu\"/ { @o[state, syscall, thread] = sum(weight); } "
+	"profile { @u = sum(user); @s = sum(system); @w = quantize(waitcpu); }",
 };
 #define NAGG_SEEDS (sizeof(agg_seeds) / sizeof(agg_seeds[0]))
 

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Fuzzes the experiment reader (tests/fuzz/fuzz_reader.c), built with
 # AddressSanitizer and UBSan (any error is fatal), on seed experiments:
-# the synthetic ones of test_views (worked example, recursion, ...), a
+# the synthetic ones of test_views (worked example, recursion, ms.er's
+# microstates and off-CPU samples, ...), a
 # small multi-block one from bench/genexp, a real one from sonde collect,
 # and traced ones (sync, heap and I/O tracing on the traceviews,
 # heapleaks, iofiles and syncwait fixtures).  Needs `make tests` first.
@@ -48,7 +49,7 @@ else
 		-fno-sanitize-recover=all -fno-omit-frame-pointer -Iinclude -Ilib $SRC -o "$FUZZ" $LIBS || exit 1
 fi
 
-if [ ! -d "$OUT/seeds/worked.er" ]; then
+if [ ! -d "$OUT/seeds/ms.er" ]; then # ms.er: microstates and off-CPU samples
 	"$B/tests/test_views" --write "$OUT/seeds" || exit 1
 fi
 if [ ! -d "$OUT/seeds/multi.er" ]; then

@@ -167,7 +167,7 @@ static uint64_t count_samples(const struct sonde_exp *exp, uint64_t *weight)
 #define T0 1000000000ull /* start_ns of every synthetic experiment */
 #define MS 1000000ull
 #define PROFILE_OFF(b) (SONDE_FILE_HEADER_SIZE + (b) * (uint64_t)SONDE_BLOCK_SIZE)
-#define PER_BLOCK (SONDE_BLOCK_PAYLOAD / sizeof(struct sonde_profile_packet)) /* 511 */
+#define PER_BLOCK (SONDE_BLOCK_PAYLOAD / SONDE_PROFILE_V1_SIZE) /* 511 */
 
 /* ---- the XML tokenizer -------------------------------------------------- */
 
@@ -776,6 +776,149 @@ static void test_bad_weight(void)
 	sonde_exp_close(exp);
 }
 
+/* Microstates: 48-byte profile packets beside 32-byte ones; off-CPU
+ * packets in the sampler thread's blocks, for other threads; malformed
+ * ones counted and skipped. */
+static void test_microstates(void)
+{
+	group = "microstates";
+	struct sonde_expw *w = create("ms.er");
+	const uint32_t SAMPLER = 999;
+
+	sonde_expw_log(w, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+			  "<experiment format=\"%d\" collector=\"sonde test\">\n"
+			  "<settings clock_interval_ns=\"1000000\" offcpu_interval_ns=\"10000000\" "
+			  "microstates=\"1\"/>\n"
+			  "<time start_ns=\"%llu\"/>\n",
+		       SONDE_FORMAT_VERSION, T0);
+	sonde_expw_stack(w, 5, 0, 1, st_a);
+	sonde_expw_stack(w, 6, 0, 2, st_b);
+	/* tid 100: a 32-byte sample (all User CPU) and two 48-byte ones */
+	sonde_expw_sample(w, 100, 1, T0 + 1 * MS, 3 * MS, 5);
+	sonde_expw_sample_ms(w, 100, 1, T0 + 2 * MS, 4 * MS, 1 * MS, 500000, 5);
+	sonde_expw_sample_ms(w, 100, 1, T0 + 3 * MS, 2 * MS, 2 * MS, 0, 6); /* all system: kept */
+	/* malformed microstates: system above the weight; a wait above 2^48 */
+	sonde_expw_sample_ms(w, 100, 1, T0 + 4 * MS, 1 * MS, 1 * MS + 1, 0, 5);
+	sonde_expw_sample_ms(w, 100, 1, T0 + 5 * MS, 1 * MS, 0, SONDE_MAX_SAMPLE_WEIGHT_NS + 1, 5);
+	/* the sampler's own block: off-CPU samples of 100 and 200 */
+	sonde_expw_offcpu(w, SAMPLER, 100, SONDE_STATE_USER_LOCK, 202, T0 + 10 * MS, 10 * MS, 6);
+	sonde_expw_offcpu(w, SAMPLER, 200, SONDE_STATE_OTHER_WAIT, 35, T0 + 10 * MS, 10 * MS, 5);
+	sonde_expw_offcpu(w, SAMPLER, 200, SONDE_STATE_OTHER_WAIT, SONDE_OFFCPU_NO_SYSCALL, T0 + 20 * MS,
+			  7 * MS, 5);
+	/* malformed: state 0 and 3, tid 0, an impossible weight */
+	sonde_expw_offcpu(w, SAMPLER, 200, SONDE_STATE_CPU, 0, T0 + 30 * MS, MS, 5);
+	sonde_expw_offcpu(w, SAMPLER, 200, 3, 0, T0 + 30 * MS, MS, 5);
+	sonde_expw_offcpu(w, SAMPLER, 0, SONDE_STATE_USER_LOCK, 202, T0 + 30 * MS, MS, 5);
+	sonde_expw_offcpu(w, SAMPLER, 200, SONDE_STATE_USER_LOCK, 202, T0 + 30 * MS,
+			  SONDE_MAX_SAMPLE_WEIGHT_NS + 1, 5);
+	sonde_expw_thread_end(w, 100, T0 + 40 * MS, T0, 9 * MS, 10 * MS, 0, 600000);
+	sonde_expw_log(w, "<event kind=\"end\" time_ns=\"%llu\" samples=\"3\" offcpu_samples=\"7\" "
+			  "offcpu_discarded=\"2\"/>\n",
+		       T0 + 50 * MS);
+	finish(w, 0);
+
+	struct sonde_exp *exp = open_exp("ms.er");
+
+	CHECK(exp);
+	if (!exp)
+		return;
+	const struct sonde_exp_info *in = sonde_exp_info(exp);
+	const struct sonde_exp_summary *sm = sonde_exp_summary(exp);
+
+	CHECK_U(in->settings.offcpu_interval_ns, 10 * MS);
+	CHECK(in->settings.microstates);
+	CHECK(in->end_event && in->end_event->has_offcpu && in->end_event->offcpu_samples == 7 &&
+	      in->end_event->offcpu_discarded == 2);
+	CHECK_U(sm->samples, 3);
+	CHECK_U(sm->weight_ns, 9 * MS);
+	CHECK_U(sm->samples_ms, 2);
+	CHECK_U(sm->system_ns, 3 * MS);
+	CHECK_U(sm->wait_cpu_ns, 500000);
+	CHECK_U(sm->samples_bad_ms, 2);
+	CHECK_U(sm->offcpu_samples, 3);
+	CHECK_U(sm->ulock_ns, 10 * MS);
+	CHECK_U(sm->owait_ns, 17 * MS);
+	CHECK_U(sm->offcpu_bad, 4);
+	CHECK_U(sm->first_ns, T0 + 1 * MS); /* CPU samples' times only */
+	CHECK_U(sm->last_ns, T0 + 3 * MS);
+	CHECK(has_problem(exp, E, "'profile'", "2 samples", "impossible microstates", NULL));
+	CHECK(has_problem(exp, E, "'profile'", "4 off-CPU samples", NULL));
+	CHECK_U(sonde_exp_nerrors(exp), 2);
+
+	/* threads: 100 and 200, never the sampler */
+	size_t nt;
+	const struct sonde_thread *t = sonde_exp_threads(exp, &nt);
+
+	CHECK_U(nt, 2);
+	if (nt == 2) {
+		CHECK_U(t[0].tid, 100);
+		CHECK_U(t[0].samples, 3);
+		CHECK_U(t[0].weight_ns, 9 * MS);
+		CHECK_U(t[0].system_ns, 3 * MS);
+		CHECK_U(t[0].wait_cpu_ns, 500000);
+		CHECK_U(t[0].offcpu_samples, 1);
+		CHECK_U(t[0].ulock_ns, 10 * MS);
+		CHECK_U(t[0].owait_ns, 0);
+		CHECK(t[0].has_times && t[0].utime_ns == 10 * MS && t[0].stime_ns == 0);
+		CHECK(t[0].has_run_delay && t[0].run_delay_ns == 600000);
+		CHECK(t[0].has_cpu_ns && t[0].cpu_ns == 9 * MS);
+		CHECK_U(t[1].tid, 200);
+		CHECK_U(t[1].samples, 0);
+		CHECK_U(t[1].offcpu_samples, 2);
+		CHECK_U(t[1].owait_ns, 17 * MS);
+		CHECK(!t[1].has_times && !t[1].has_run_delay);
+	}
+
+	/* the iterator: the same samples, with their fields */
+	struct sonde_sample_iter it;
+	struct sonde_sample x, v[8];
+	size_t n = 0;
+
+	sonde_sample_iter_init(&it, exp);
+	while (sonde_sample_iter_next(&it, &x))
+		if (n < 8)
+			v[n++] = x;
+	CHECK_U(n, 6);
+	if (n == 6) {
+		CHECK(v[0].tid == 100 && v[0].state == SONDE_STATE_CPU && v[0].weight_ns == 3 * MS &&
+		      v[0].system_ns == 0 && v[0].wait_cpu_ns == 0 && v[0].syscall == SONDE_OFFCPU_NO_SYSCALL);
+		CHECK(v[1].tid == 100 && v[1].system_ns == 1 * MS && v[1].wait_cpu_ns == 500000 && v[1].cpu == 1);
+		CHECK(v[2].system_ns == 2 * MS && v[2].weight_ns == 2 * MS && v[2].stack_id == 6);
+		CHECK(v[3].tid == 100 && v[3].state == SONDE_STATE_USER_LOCK && v[3].syscall == 202 &&
+		      v[3].weight_ns == 10 * MS && v[3].stack_id == 6 && v[3].cpu == 0xffff);
+		CHECK(v[4].tid == 200 && v[4].state == SONDE_STATE_OTHER_WAIT && v[4].syscall == 35);
+		CHECK(v[5].tid == 200 && v[5].syscall == SONDE_OFFCPU_NO_SYSCALL && v[5].weight_ns == 7 * MS &&
+		      v[5].time_ns == T0 + 20 * MS);
+	}
+	sonde_exp_close(exp);
+
+	/* A short off-CPU packet ends its block (an error), a short profile
+	 * packet too; the reader goes on. */
+	w = create("msshort.er");
+	sonde_expw_log_preamble(w, 100, T0);
+	sonde_expw_stack(w, 5, 0, 1, st_a);
+	sonde_expw_sample_ms(w, 100, 0, T0 + MS, MS, 0, 0, 5);
+	struct sonde_offcpu_packet op = { .type = SONDE_PKT_OFFCPU, .size = 32, .state = 1, .tid = 100,
+					  .weight_ns = MS, .stack_id = 5 };
+	sonde_expw_packet(w, SONDE_KIND_PROFILE, SAMPLER, &op, 32);
+	sonde_expw_offcpu(w, SAMPLER, 100, SONDE_STATE_USER_LOCK, 202, T0 + 10 * MS, 10 * MS, 5);
+	struct sonde_profile_packet pp = { .type = SONDE_PKT_PROFILE, .size = 24, .weight_ns = MS };
+	sonde_expw_packet(w, SONDE_KIND_PROFILE, 300, &pp, 24);
+	finish(w, 0);
+	exp = open_exp("msshort.er");
+	CHECK(exp);
+	if (!exp)
+		return;
+	CHECK_U(sonde_exp_summary(exp)->offcpu_samples, 0);
+	CHECK_U(sonde_exp_summary(exp)->samples, 1);
+	CHECK(has_problem(exp, E, "off-CPU packet size 32 is below 40", NULL));
+	CHECK(has_problem(exp, E, "profile packet size 24 is below 32", NULL));
+	CHECK_U(count_samples(exp, NULL), 1);
+	t = sonde_exp_threads(exp, &nt);
+	CHECK(nt == 2 && t[0].tid == 100 && t[1].tid == 300); /* the sampler is no thread */
+	sonde_exp_close(exp);
+}
+
 /* Problems are capped; the count of errors is not. */
 static void test_problem_cap(void)
 {
@@ -814,10 +957,11 @@ static void test_packets(void)
 	struct sonde_expw *w = create("packets.er");
 	uint64_t unknown[3] = { 0, 0, 0 };
 	struct sonde_packet *u = (void *)unknown;
-	struct {
-		struct sonde_profile_packet p;
+	struct { /* a 32-byte packet (before microstates) grown by 8 bytes */
+		uint16_t type, size, cpu, state;
+		uint64_t time_ns, weight_ns, stack_id;
 		uint64_t extra;
-	} big = { { SONDE_PKT_PROFILE, 40, 3, 0, T0 + 5, 4 * MS, 5 }, 0xffff };
+	} big = { SONDE_PKT_PROFILE, 40, 3, 0, T0 + 5, 4 * MS, 5, 0xffff };
 	struct {
 		struct sonde_overview_packet p;
 		uint64_t extra;
@@ -1574,6 +1718,7 @@ int main(void)
 	test_truncation();
 	test_corruption();
 	test_bad_weight();
+	test_microstates();
 	test_problem_cap();
 	test_packets();
 	test_heap_leaks();

@@ -1045,6 +1045,29 @@ static uint64_t faddr(int f)
 	return f == F_MAIN ? (uint64_t)(uintptr_t)&main : (uint64_t)(uintptr_t)fp[f];
 }
 
+/* A synthetic experiment of this program's functions: threads 100 and
+ * 101, this program loaded at t0 (map.xml by hand: the object's real
+ * build id).  NULL (said) when it cannot be created. */
+static struct sonde_expw *exp_begin(const char *dir, uint64_t t0)
+{
+	char err[512];
+	struct sonde_expw *w = sonde_expw_create(dir, err, sizeof(err));
+
+	if (!w) {
+		printf("# %s\n", err);
+		return NULL;
+	}
+	sonde_expw_log_preamble(w, 100, t0);
+	sonde_expw_log(w, "<event kind=\"thread_start\" time_ns=\"%llu\" tid=\"101\"/>\n",
+		       (unsigned long long)t0);
+	sonde_expw_map(w,
+		       "<object id=\"1\" time_ns=\"%llu\" event=\"load\" path=\"%s\" base=\"0x%llx\" "
+		       "lo=\"0x%llx\" hi=\"0x%llx\" buildid=\"%s\"/>\n",
+		       (unsigned long long)t0, exe, (unsigned long long)exe_base,
+		       (unsigned long long)exe_lo, (unsigned long long)exe_hi, exe_buildid);
+	return w;
+}
+
 /*
  * Writes the stacks as an experiment: every unit one sample of 1 s on
  * thread 100, except the stacks that pass through B, which run on thread
@@ -1054,23 +1077,12 @@ static uint64_t faddr(int f)
 static int write_exp2(const char *dir, const struct stk *s, size_t n, const char *copy)
 {
 	char err[512];
-	struct sonde_expw *w = sonde_expw_create(dir, err, sizeof(err));
 	const uint64_t t0 = 1000000000ull;
+	struct sonde_expw *w = exp_begin(dir, t0);
 	uint64_t t = t0;
 
-	if (!w) {
-		printf("# %s\n", err);
+	if (!w)
 		return -1;
-	}
-	sonde_expw_log_preamble(w, 100, t0);
-	sonde_expw_log(w, "<event kind=\"thread_start\" time_ns=\"%llu\" tid=\"101\"/>\n",
-		       (unsigned long long)t0);
-	/* map.xml by hand: the object's real build id */
-	sonde_expw_map(w,
-		       "<object id=\"1\" time_ns=\"%llu\" event=\"load\" path=\"%s\" base=\"0x%llx\" "
-		       "lo=\"0x%llx\" hi=\"0x%llx\" buildid=\"%s\"/>\n",
-		       (unsigned long long)t0, exe, (unsigned long long)exe_base,
-		       (unsigned long long)exe_lo, (unsigned long long)exe_hi, exe_buildid);
 	/* a copy of this program elsewhere: the B side runs there */
 	const uint64_t shift = copy ? 0x100000000000ull : 0;
 
@@ -1134,6 +1146,52 @@ static int find_exe(void)
 	return exe_hi > exe_lo ? 0 : -1;
 }
 
+/*
+ * ms.er: microstates and off-CPU time.  Thread 100 runs A (3 CPU samples
+ * of 1 s, a quarter of each in the kernel, 0.1 s of run-queue delay
+ * before each) and blocks in B on a lock (2 off-CPU samples of 1 s,
+ * futex); thread 101 sleeps in C (1.5 s on a page-in, 0.5 s in
+ * nanosleep).  The off-CPU samples are in the blocks of the sampler
+ * thread 999, which is no thread of the experiment.
+ */
+#define MS_SAMPLER 999
+static int write_ms(const char *dir)
+{
+	char err[512];
+	const uint64_t t0 = 1000000000ull, S1 = 1000000000ull;
+	const int st[3][3] = { { F_A, F_MAIN }, { F_B, F_MAIN }, { F_C, F_MAIN } };
+	struct sonde_expw *w = exp_begin(dir, t0);
+
+	if (!w)
+		return -1;
+	for (int i = 0; i < 3; i++) {
+		uint64_t pc[2] = { (faddr(st[i][0]) + 4) | SONDE_PC_EXACT, faddr(st[i][1]) + 8 };
+
+		sonde_expw_stack(w, (uint64_t)i + 1, 0, 2, pc);
+	}
+	for (int k = 0; k < 3; k++)
+		sonde_expw_sample_ms(w, 100, 0, t0 + (uint64_t)(k + 1) * S1, S1, S1 / 4, S1 / 10, 1);
+	sonde_expw_offcpu(w, MS_SAMPLER, 100, SONDE_STATE_USER_LOCK, 202, t0 + 4 * S1, S1, 2);
+	sonde_expw_offcpu(w, MS_SAMPLER, 100, SONDE_STATE_USER_LOCK, 202, t0 + 5 * S1, S1, 2);
+	sonde_expw_offcpu(w, MS_SAMPLER, 101, SONDE_STATE_OTHER_WAIT, SONDE_OFFCPU_NO_SYSCALL, t0 + 4 * S1,
+			  3 * S1 / 2, 3);
+	sonde_expw_offcpu(w, MS_SAMPLER, 101, SONDE_STATE_OTHER_WAIT, 35, t0 + 5 * S1, S1 / 2, 3);
+	/* the kernel's accounting: 100 lived 6 s, ran 3.01 s, queued 0.32 s;
+	 * 101 lived 5 s, ran 0.02 s, queued 0 */
+	sonde_expw_thread_end(w, 100, t0 + 6 * S1, t0, 3010000000ull, 2260000000ull, 750000000ull, 320000000ull);
+	sonde_expw_thread_end(w, 101, t0 + 5 * S1, t0, 20000000ull, 10000000ull, 10000000ull, 0);
+	sonde_expw_log(w, "<event kind=\"end\" time_ns=\"%llu\" samples=\"3\" offcpu_samples=\"4\" "
+			  "offcpu_discarded=\"1\"/>\n",
+		       (unsigned long long)(t0 + 6 * S1));
+	sonde_expw_log(w, "<event kind=\"exit\" time_ns=\"%llu\" status=\"0\"/>\n",
+		       (unsigned long long)(t0 + 6 * S1));
+	if (sonde_expw_finish(w, 0, err, sizeof(err)) < 0) {
+		printf("# %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
 /* The experiments for tests/t20-print-views.sh; with copy (a copy of
  * this program), also ambiguous.er: the worked example with the B side's
  * functions in the copy, so that C, E, F and G are each in two objects. */
@@ -1160,6 +1218,9 @@ static int write_all(const char *dir, const char *copy)
 	}
 	snprintf(p, sizeof(p), "%s/worked2.er", dir);
 	if (write_exp(p, w2, N(w2)) < 0)
+		return -1;
+	snprintf(p, sizeof(p), "%s/ms.er", dir);
+	if (write_ms(p) < 0)
 		return -1;
 	if (!copy)
 		return 0;
@@ -1285,6 +1346,133 @@ static void test_end_to_end(void)
 			CHECK(sonde_view_find(prof.model, "A", SONDE_NAME_LONG, &id, NULL, 0) == 0);
 		}
 		sonde_profile_release(&prof);
+		sonde_exp_close(e);
+	}
+}
+
+/* The microstate metrics of ms.er (write_ms), by function and thread,
+ * and -statistics' table of them. */
+static void test_microstates(void)
+{
+	char p[4200], err[512];
+
+	group = "microstates";
+	snprintf(p, sizeof(p), "%s/ms.er", tmpdir);
+	struct sonde_exp *e = sonde_exp_open(p, err, sizeof(err));
+
+	if (!e) {
+		printf("not ok - ms.er: %s\n", err);
+		nfail++;
+		return;
+	}
+	CHECK_I(sonde_exp_nerrors(e), 0);
+	struct sonde_profile prof;
+	const struct sonde_exp *one[1] = { e };
+
+	if (sonde_profile_build(&prof, one, 1, NULL, err, sizeof(err)) < 0) {
+		printf("not ok - ms.er: profile: %s\n", err);
+		nfail++;
+		sonde_exp_close(e);
+		return;
+	}
+	const struct sonde_model *m = prof.model;
+	const int64_t *tot = sonde_model_total(m);
+
+	CHECK_I(sonde_profile_metric_index("user"), SONDE_M_USER);
+	CHECK_I(sonde_profile_metric_index("total"), SONDE_M_TOTAL);
+	CHECK_I(tot[SONDE_M_TOTALCPU], 3 * SEC);
+	CHECK_I(tot[SONDE_M_SAMPLES], 3);
+	CHECK_I(tot[SONDE_M_USER], 3 * SEC - 3 * SEC / 4);
+	CHECK_I(tot[SONDE_M_SYSTEM], 3 * SEC / 4);
+	CHECK_I(tot[SONDE_M_WAIT], 3 * SEC / 10);
+	CHECK_I(tot[SONDE_M_ULOCK], 2 * SEC);
+	CHECK_I(tot[SONDE_M_OWAIT], 2 * SEC);
+	CHECK_I(tot[SONDE_M_TOTAL], 3 * SEC + 3 * SEC / 10 + 4 * SEC);
+	uint32_t a, b, c, mn;
+
+	CHECK(sonde_view_find(m, "A", SONDE_NAME_LONG, &a, NULL, 0) == 1);
+	CHECK(sonde_view_find(m, "B", SONDE_NAME_LONG, &b, NULL, 0) == 1);
+	CHECK(sonde_view_find(m, "C", SONDE_NAME_LONG, &c, NULL, 0) == 1);
+	CHECK(sonde_view_find(m, "main", SONDE_NAME_LONG, &mn, NULL, 0) == 1);
+	CHECK_I(sonde_model_excl(m, a)[SONDE_M_TOTAL], 3 * SEC + 3 * SEC / 10);
+	CHECK_I(sonde_model_excl(m, a)[SONDE_M_SYSTEM], 3 * SEC / 4);
+	CHECK_I(sonde_model_excl(m, a)[SONDE_M_ULOCK], 0);
+	CHECK_I(sonde_model_excl(m, b)[SONDE_M_ULOCK], 2 * SEC);
+	CHECK_I(sonde_model_excl(m, b)[SONDE_M_TOTALCPU], 0);
+	CHECK_I(sonde_model_excl(m, b)[SONDE_M_SAMPLES], 0);
+	CHECK_I(sonde_model_excl(m, c)[SONDE_M_OWAIT], 2 * SEC);
+	CHECK_I(sonde_model_excl(m, c)[SONDE_M_TOTAL], 2 * SEC);
+	CHECK_I(sonde_model_incl(m, mn)[SONDE_M_TOTAL], tot[SONDE_M_TOTAL]);
+	CHECK_I(sonde_model_excl(m, mn)[SONDE_M_TOTAL], 0);
+	/* threads: 100 and 101, not the sampler */
+	CHECK_I(prof.nthreads, 2);
+	if (prof.nthreads == 2) {
+		CHECK(prof.threads[0].tid == 100 && prof.threads[1].tid == 101);
+		CHECK_I(prof.threads[0].v[SONDE_M_TOTAL], 3 * SEC + 3 * SEC / 10 + 2 * SEC);
+		CHECK_I(prof.threads[0].v[SONDE_M_ULOCK], 2 * SEC);
+		CHECK_I(prof.threads[1].v[SONDE_M_OWAIT], 2 * SEC);
+		CHECK_I(prof.threads[1].v[SONDE_M_TOTALCPU], 0);
+	}
+	/* the -threads view with the microstate metrics */
+	struct sonde_view_opts o;
+	FILE *f;
+	const char *t;
+
+	sonde_view_opts_init(&o);
+	CHECK(sonde_mspec_parse(&o.metrics, "e.total:e.user:e.system:e.wait:e.ulock:e.owait:name", err,
+				sizeof(err)) == 0);
+	snprintf(o.sort.metric, sizeof(o.sort.metric), "total");
+	f = out_open();
+	t = out_close(f, sonde_view_threads(f, &prof, &o, err, sizeof(err)), err);
+	CHECK_TEXT(t, "Threads sorted by metric: Total Thread Time\n"
+		      "\n"
+		      "Total    User   Sys.   Wait   User   Other   Name\n"
+		      "Thread*  CPU    CPU    CPU    Lock   Wait\n"
+		      "   sec.   sec.   sec.   sec.   sec.   sec.\n"
+		      "  7.300  2.250  0.750  0.300  2.000  2.000   <Total>\n"
+		      "  5.300  2.250  0.750  0.300  2.000  0.      Thread 1 (tid 100)\n"
+		      "  2.000  0.     0.     0.     0.     2.000   Thread 2 (tid 101)\n");
+	sonde_profile_release(&prof);
+
+	/* -statistics: the recorded microstates beside the kernel's */
+	f = out_open();
+	t = out_close(f, sonde_view_statistics(f, one, 1, &o, err, sizeof(err)), err);
+	CHECK_HAS(t, "Thread microstates of ms.er (sec.)",
+		  "         100      2.250      0.750      0.300      2.000      0.000        5.300 |      2.260"
+		  "      0.750      0.320      2.670\n",
+		  "         101      0.000      0.000      0.000      0.000      2.000        2.000 |      0.010"
+		  "      0.010      0.000      4.980\n",
+		  "     <Total>      2.250      0.750      0.300      2.000      2.000        7.300 |      2.270"
+		  "      0.760      0.320      7.650\n",
+		  "no Trap CPU");
+	o.mode = SONDE_PM_JSON;
+	f = out_open();
+	t = out_close(f, sonde_view_statistics(f, one, 1, &o, err, sizeof(err)), err);
+	CHECK_HAS(t, "\"microstates\":[{\"experiment\":\"ms.er\",\"tid\":100,\"user_ns\":2250000000,"
+		     "\"system_ns\":750000000,\"wait_ns\":300000000,\"ulock_ns\":2000000000,\"owait_ns\":0,"
+		     "\"total_ns\":5300000000,\"utime_ns\":2260000000,\"stime_ns\":750000000,"
+		     "\"run_delay_ns\":320000000,\"sleeping_ns\":2670000000}",
+		  "{\"experiment\":\"ms.er\",\"tid\":\"<Total>\",");
+	o.mode = SONDE_PM_CSV;
+	f = out_open();
+	t = out_close(f, sonde_view_statistics(f, one, 1, &o, err, sizeof(err)), err);
+	CHECK_HAS(t, "\nexperiment,tid,user_ns,system_ns,wait_ns,ulock_ns,owait_ns,total_ns,utime_ns,stime_ns,"
+		     "run_delay_ns,sleeping_ns\n",
+		  "ms.er,101,0,0,0,0,2000000000,2000000000,10000000,10000000,0,4980000000\n");
+	sonde_exp_close(e);
+
+	/* an experiment without any of it: no table */
+	snprintf(p, sizeof(p), "%s/worked.er", tmpdir);
+	e = sonde_exp_open(p, err, sizeof(err));
+	CHECK(e != NULL);
+	if (e) {
+		one[0] = e;
+		o.mode = SONDE_PM_TEXT;
+		f = out_open();
+		t = out_close(f, sonde_view_statistics(f, one, 1, &o, err, sizeof(err)), err);
+		CHECK(!strstr(t, "microstates"));
+		CHECK(!sonde_metric_recorded(e, SONDE_M_USER) && !sonde_metric_recorded(e, SONDE_M_ULOCK) &&
+		      sonde_metric_recorded(e, SONDE_M_TOTALCPU));
 		sonde_exp_close(e);
 	}
 }
@@ -1417,6 +1605,7 @@ int main(int argc, char **argv)
 	test_threads();
 	test_statistics();
 	test_end_to_end();
+	test_microstates();
 	free(outbuf);
 	if (!getenv("SONDE_TEST_KEEP")) {
 		char cmd[600];
