@@ -106,9 +106,31 @@ else
 	notok "the end record counts off-CPU samples"
 fi
 
+# -statistics sets each thread's recorded Wait CPU beside the kernel's
+# run delay (exact: the same counter, read at every sample after a
+# switch) and its recorded User Lock + Other Wait beside the time it
+# slept (its life less its CPU and run-queue time; the sampled part:
+# within 5% or 10 ms, plus one interval per wait edge).
+"$SONDE" print -statistics $E >stat.txt 2>&1
+if awk '/^Thread microstates/ { on = 1; next }
+	on && $8 == "|" && $1 != "<Total>" && $1 != "tid" {
+		n++
+		d = $4 - $11; if (d < 0) d = -d
+		if (d > 0.002) { bad = bad " " $1 ": wait " $4 " vs run_delay " $11 }
+		w = $5 + $6; t = $12; tol = t * 0.05; if (tol < 0.010) tol = 0.010
+		d = w - t; if (d < 0) d = -d
+		if (d > tol + 0.002) { bad = bad " " $1 ": lock+wait " w " vs sleeping " t }
+	}
+	END { if (bad != "") print bad; exit !(n >= 8 && bad == "") }' stat.txt >statbad.txt; then
+	ok "-statistics: every thread's Wait CPU is its run delay, its User Lock + Other Wait its sleeping time"
+else
+	notok "-statistics per thread: $(cat statbad.txt)"
+	grep -A12 '^Thread microstates' stat.txt | sed 's/^/#   /'
+fi
+
 # ---- the default view of a -w experiment shows where it waits ----
 "$SONDE" print -functions $E >def.txt 2>&1
-if grep -q "Total Thread" def.txt && grep -q "User Lock" def.txt && grep -q "Other Wait" def.txt; then
+if grep -q "Total Thread Time" def.txt && grep -A3 "Name" def.txt | grep -q "Lock" && grep -A3 "Name" def.txt | grep -q "Wait"; then
 	ok "a plain -functions of a -w experiment shows Total Thread Time, User Lock and Other Wait"
 else
 	notok "the default -functions of a -w experiment"
