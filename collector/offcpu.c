@@ -22,8 +22,11 @@
  *      with process_vm_readv, so a stack that changes under it is read
  *      safely);
  *   4. schedstat again: if the thread was switched in meanwhile, its
- *      stack may have changed under the unwinder and the sample is
- *      discarded (counted in the end record).
+ *      stack may have changed under the unwinder; the sample is kept if
+ *      the thread is blocked again in the same system call with the same
+ *      arguments, sp and pc (a loop of waits shorter than a look: it
+ *      runs between any two reads), else discarded (counted in the end
+ *      record).
  *
  * A blocked thread's sample stands for the wall time since the previous
  * look (the interval, or more when the sampler was late), so off-CPU time
@@ -47,6 +50,7 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -188,14 +192,16 @@ static int look(pid_t pid, pid_t tid, uint64_t now, uint64_t span)
 	if (!k)
 		return 0;
 	n = k;
-	if (have_ss) {
-		if (proc_task_read(pid, tid, "schedstat", buf, sizeof buf) < 0 ||
-		    ms_parse_schedstat(buf, (long)strlen(buf), after) < 0 || after[0] != before[0] ||
-		    after[2] != before[2])
-			return -1;
-	} else if (proc_task_read(pid, tid, "syscall", buf, sizeof buf) < 0 || strcmp(buf, call)) {
+	/* The thread may have run while its stack was read: then the stack
+	 * holds if it is blocked again in the same call with the same
+	 * arguments, stack pointer and pc (a loop of short waits, whose
+	 * thread runs between every two reads of its files: discarding
+	 * those would lose exactly the waits shorter than a look). */
+	int ran = !have_ss || proc_task_read(pid, tid, "schedstat", buf, sizeof buf) < 0 ||
+		  ms_parse_schedstat(buf, (long)strlen(buf), after) < 0 || after[0] != before[0] ||
+		  after[2] != before[2];
+	if (ran && (proc_task_read(pid, tid, "syscall", buf, sizeof buf) < 0 || strcmp(buf, call)))
 		return -1;
-	}
 	uint64_t id = stacks_intern(pcs, n, flags);
 	struct sonde_offcpu_packet *p = dfile_reserve(g_profile, sizeof *p);
 	if (!p)
@@ -297,12 +303,8 @@ void offcpu_start(void)
 	if (rc) {
 		atomic_store(&g_off_running, 0);
 		char msg[160];
-		struct xbuf b;
-		xb_init(&b, msg, sizeof msg);
-		xb_str(&b, "cannot start the off-CPU sampling thread (errno ");
-		xb_u64(&b, (uint64_t)rc);
-		xb_str(&b, "); off-CPU time (-w) is not recorded");
-		msg[b.len < sizeof msg ? b.len : sizeof msg - 1] = 0;
+		snprintf(msg, sizeof msg, "cannot start the off-CPU sampling thread (%s); off-CPU time (-w) is not recorded",
+			 strerror(rc));
 		log_event_text("error", msg);
 		g_off_ns = 0;
 	}
