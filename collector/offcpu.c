@@ -62,7 +62,7 @@
 #include "unwind.h"
 
 static uint64_t g_off_ns; /* the interval; 0: off */
-static _Atomic int g_off_quit, g_off_running;
+static _Atomic int g_off_quit, g_off_running, g_off_throttled;
 static _Atomic uint64_t g_off_samples, g_off_discarded;
 
 /* "/proc/PID/task/TID/NAME" into buf (at least 64 bytes). */
@@ -274,6 +274,22 @@ static void *offcpu_main(void *arg)
 		    atomic_load_explicit(&__sonde_paused, memory_order_acquire) || (g_col.stop_ns && now > g_col.stop_ns))
 			continue;
 		sweep(now, span);
+		/* A look costs about 20 us a thread: with hundreds of threads a
+		 * sweep would take the whole interval.  The sampler keeps to a
+		 * tenth of a CPU by waiting nine times its sweep's length; the
+		 * next samples stand for the longer span (span above). */
+		uint64_t end = now_ns(), took = end - now;
+		if (end + 9 * took > next) {
+			next = end + 9 * took;
+			if (!atomic_exchange(&g_off_throttled, 1)) {
+				char msg[200];
+				snprintf(msg, sizeof msg,
+					 "off-CPU sampling: a look at every thread took %.3f ms; it looks at most "
+					 "every %.3f ms (a tenth of a CPU), its samples standing for that long",
+					 (double)took / 1e6, (double)(10 * took) / 1e6);
+				log_event_text("info", msg);
+			}
+		}
 	}
 	atomic_store(&g_off_running, 0);
 	syscall(SYS_futex, &g_off_running, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, NULL, NULL, 0);
