@@ -411,6 +411,8 @@ static long g_clk_tck; /* sysconf's, taken at clock_start */
 
 static void kernel_states(struct xbuf *b, const struct thread_slot *s)
 {
+	if (atomic_load(&__sonde_filtered))
+		return; /* no opens under the target's seccomp filter */
 	pid_t tid = atomic_load(&s->tid);
 	pid_t pid = s->own_process ? tid : getpid();
 	char buf[1024];

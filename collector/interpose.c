@@ -509,7 +509,8 @@ static void before_filter(void)
 	atomic_store(&__sonde_filtered, 1);
 	log_event_text("info", "the target installs a seccomp filter: from now on sonde makes no system "
 			       "call it can do without (no readlink of /proc/self/fd for I/O tracing, no "
-			       "resident set size in sample points)");
+			       "resident set size in sample points, no Wait CPU, no off-CPU samples, no "
+			       "kernel states at thread ends)");
 	errno = saved;
 }
 

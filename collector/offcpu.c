@@ -270,6 +270,11 @@ static void *offcpu_main(void *arg)
 		next += g_off_ns;
 		if (next <= now) /* late: the next span carries the time */
 			next = now + g_off_ns;
+		/* After a seccomp filter the looks stop: the filter may reach
+		 * this thread too (SECCOMP_FILTER_FLAG_TSYNC) and kill for an
+		 * open. */
+		if (atomic_load_explicit(&__sonde_filtered, memory_order_relaxed))
+			continue;
 		if (!atomic_load_explicit(&g_col.active, memory_order_acquire) ||
 		    atomic_load_explicit(&__sonde_paused, memory_order_acquire) || (g_col.stop_ns && now > g_col.stop_ns))
 			continue;

@@ -180,7 +180,9 @@ int ms_read(const struct tstate *ts, struct ms_now *m)
 	m->have_rd = 0;
 	m->rdelay_ns = ts->ms_rdelay_ns;
 	uint64_t v[3];
-	if ((m->csw != ts->ms_csw || !ts->nrecorded) && schedstat_self(v) == 0) {
+	/* After a seccomp filter, no open: the filter may kill for it. */
+	if ((m->csw != ts->ms_csw || !ts->nrecorded) && !atomic_load_explicit(&__sonde_filtered, memory_order_relaxed) &&
+	    schedstat_self(v) == 0) {
 		m->rdelay_ns = v[1];
 		m->have_rd = 1;
 	}
