@@ -65,6 +65,10 @@ if [ ! -d "$OUT/seeds/counters.er" ]; then
 	"$B/bin/sonde" collect -p hi -h page-faults,10,context-switches,1 -o counters.er -d "$OUT/seeds" \
 		"$B/fixtures/pagefaults" 1 30 >/dev/null 2>&1 || echo "fuzz: no counters seed (sonde collect failed)"
 fi
+if [ ! -d "$OUT/seeds/offcpu.er" ]; then # a real -w experiment: microstates, off-CPU samples
+	"$B/bin/sonde" collect -p hi -w on -o offcpu.er -d "$OUT/seeds" "$B/fixtures/mstates" 0.05 >/dev/null 2>&1 ||
+		echo "fuzz: no off-CPU seed (sonde collect failed)"
+fi
 # Traced seeds: every kind of trace, with a profile.
 mkdir -p "$OUT/seeds/data"
 for f in traceviews heapleaks iofiles syncwait; do
