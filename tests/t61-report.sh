@@ -13,6 +13,8 @@
 #     '&', quotes, "</script>" and bytes that are not UTF-8, in a binary
 #     whose path has them too): the names shown as text, nothing injected;
 #     the first part of the run has none of the second phase;
+#   - off-CPU time (-w): Total Thread Time first, its top functions as
+#     -functions;
 #   - heap only, an empty experiment, a target killed with SIGKILL: valid
 #     reports that load without an error;
 #   - two experiments: the comparison table as -compare on;
@@ -117,6 +119,14 @@ browser "{\"report\":\"$TMP/heap.html\",\"shots\":\"$SHOTS\",\"tag\":\"heap\",\"
 "$SONDE" collect -p hi -s all -i on -o traced.er "$FIX/traceviews" "$TMP/tv" >/dev/null 2>&1 || notok "collect sync and I/O"
 rc 0 "sonde report of a sync and I/O traced experiment" "$SONDE" report -o traced.html traced.er
 browser "{\"report\":\"$TMP/traced.html\",\"shots\":\"$SHOTS\",\"tag\":\"traced\",\"sections\":[\"sec-sync\",\"sec-io\"]}" traced
+
+# Off-CPU time (-w): Total Thread Time leads, as in sonde print, and the
+# flame graph shows where the threads wait.
+"$SONDE" collect -w on -o offcpu.er "$FIX/mstates" 0.2 >/dev/null 2>&1 || notok "collect -w on"
+rc 0 "sonde report of an off-CPU experiment" "$SONDE" report -o offcpu.html offcpu.er
+"$SONDE" print -printmode json -metrics e.total:i.total:name -functions offcpu.er >fn4.json
+browser "{\"report\":\"$TMP/offcpu.html\",\"shots\":\"$SHOTS\",\"tag\":\"offcpu\",\"functions\":\"$TMP/fn4.json\",\"top\":3,
+	\"sections\":[\"sec-header\",\"sec-functions\",\"sec-flame\"]}" offcpu
 
 rc 0 "sonde report of an empty experiment" "$SONDE" report -o empty.html empty.er
 browser "{\"report\":\"$TMP/empty.html\",\"shots\":\"$SHOTS\",\"tag\":\"empty\",\"sections\":[\"sec-header\"]}" empty

@@ -906,6 +906,14 @@ static void choose_metrics(struct rep *r)
 	if (!r->nrm)
 		r->rm[r->nrm++] = SONDE_M_TOTALCPU;
 	r->sort_rm = 0;
+	/* With off-CPU time, as sonde print: Total Thread Time leads. */
+	for (size_t i = 0; i < r->p.nexps; i++)
+		if (sonde_exp_has_offcpu(r->p.exps[i]))
+			for (int k = 0; k < r->nrm; k++)
+				if (r->rm[k] == SONDE_M_TOTAL) {
+					r->sort_rm = k;
+					return;
+				}
 	if (tot[SONDE_M_TOTALCPU])
 		return;
 	for (int id = 1; id <= SONDE_KIND_MAX && !sort; id++) {
