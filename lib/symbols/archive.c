@@ -504,7 +504,10 @@ static void archive_object(struct ctx *c, struct obj *o)
 	if (debugfile && (!mainfile || strcmp(debugfile, mainfile))) {
 		n = snprintf(dst, sizeof(dst), "%s/.build-id/%.2s/%s.debug", c->adir, o->buildid,
 			     o->buildid + 2);
-		if (copy_file(c, debugfile, dst) < 0) {
+		if (n < 0 || (size_t)n >= sizeof(dst)) {
+			note(c, "cannot copy the debug file '%s' of '%s': the archive path is too long", debugfile,
+			     o->path);
+		} else if (copy_file(c, debugfile, dst) < 0) {
 			note(c, "cannot copy the debug file '%s' of '%s': %s", debugfile, o->path,
 			     strerror(errno));
 		} else {
