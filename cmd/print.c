@@ -1179,7 +1179,8 @@ static void usage(FILE *f)
 	fprintf(f, "\nMetric specs: FLAVOR VISIBILITY NAME items joined by ':'; flavours e\n"
 		   "(exclusive), i (inclusive), a (attributed); visibility . (time), + (value),\n"
 		   "%% (percent); metrics totalcpu, samples, user, system, wait, ulock, owait,\n"
-		   "total (and the traced kinds', -metric_list).  Default e.%%totalcpu:i.%%totalcpu:name;\n"
+		   "total (and the traced kinds' and counters', -metric_list; with cycles and insts\n"
+		   "also the ratios CPI and IPC, which have no %%).  Default e.%%totalcpu:i.%%totalcpu:name;\n"
 		   "with off-CPU time e.%%total:i.%%total:e.totalcpu:e.wait:e.ulock:e.owait:name.\n");
 }
 

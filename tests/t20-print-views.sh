@@ -162,6 +162,28 @@ has ms.txt "     <Total>      2.250      0.750      0.300      2.000      2.000 
 "$SONDE" agg 'profile /state != "cpu"/ { @[state, syscall] = sum(weight); }' ms.er >ms.txt 2>&1
 has ms.txt "user-lock                                                       202       2000000000" "agg: off-CPU samples by state and system call"
 
+# ---- derived metrics (cpi.er, faults.er: test_views' write_counters) -----------------
+
+"$SONDE" print -metrics e+cycles:e+insts:e+CPI:i+CPI:e+IPC:name -sort e.CPI -functions cpi.er >cpi.txt 2>&1
+has cpi.txt "   550           600  0.917  0.917  1.091   <Total>" "CPI and IPC of <Total>: 550 / 600 and 600 / 550"
+has cpi.txt "   300           100  3.000  1.000  0.333   A" "A's exclusive CPI 300 / 100, inclusive 500 / 500"
+has cpi.txt "    50             0  0.     0.     0.      C" "a zero denominator shows as 0."
+if awk '/ A$/ { a = NR } / B$/ { b = NR } / C$/ { c = NR } END { exit !(a && a < b && b < c) }' cpi.txt; then
+	ok "-sort e.CPI: A (3), B (0.5), C (0)"
+else notok "-sort e.CPI: A (3), B (0.5), C (0)"; sed 's/^/#   /' cpi.txt; fi
+"$SONDE" print -metrics e.%CPI:name -functions cpi.er >cpi.txt 2>&1
+rc=$?
+has cpi.txt "metric 'CPI' is a ratio and has no percentage of <Total> (give e+CPI, not e.%CPI)" "e.%CPI refused"
+[ "$rc" = 2 ] && ok "e.%CPI: exit 2" || notok "e.%CPI: exit $rc, not 2"
+"$SONDE" print -metric_list cpi.er >cpi.txt 2>&1
+has cpi.txt "Attributed Instructions Per Cycle: a+IPC" "-metric_list of cycles and insts lists IPC"
+"$SONDE" print -metric_list faults.er >cpi.txt 2>&1
+if grep -q "CPI\|IPC" cpi.txt; then notok "-metric_list of page-faults alone has no CPI"; else ok "-metric_list of page-faults alone has no CPI"; fi
+"$SONDE" print -metrics e+CPI:name -functions faults.er >cpi.txt 2>&1
+has cpi.txt "metric 'CPI' is not recorded in this experiment (it needs both cycles and insts" "no CPI without cycles and insts"
+"$SONDE" export --format folded -metric CPI cpi.er >cpi.txt 2>&1 && notok "export: CPI is no sample value" ||
+	has cpi.txt "'CPI'" "export: CPI is no sample value"
+
 # ---- recursion -------------------------------------------------------------------
 
 "$SONDE" print -printmode json -csingle R -csingle main recursion.er >r.json 2>&1

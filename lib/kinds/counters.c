@@ -273,12 +273,24 @@ static int feed(struct sonde_model_feed *f, const struct sonde_exp *exp)
 	return 0;
 }
 
+/* Slot i is recorded by exp when its log.xml names that slot's counter. */
+static bool recorded(const struct sonde_exp *exp, int i)
+{
+	const struct counters_state *s = sonde_rk_state(exp, SONDE_KIND_COUNTERS);
+
+	for (int k = 0; s && k < s->nc; k++)
+		if (s->c[k].set && s->c[k].slot == i)
+			return true;
+	return false;
+}
+
 static const struct sonde_model_kind model = {
 	.metrics = metrics,
 	.nmetrics = SONDE_MAX_COUNTERS,
 	.default_metrics = default_spec,
 	.sort = default_sort,
 	.feed = feed,
+	.recorded = recorded,
 };
 
 /* ---- sonde agg ----------------------------------------------------------------------- */

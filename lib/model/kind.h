@@ -13,6 +13,7 @@
 #ifndef SONDE_MODEL_KIND_H
 #define SONDE_MODEL_KIND_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "base/kindmod.h"
@@ -35,6 +36,10 @@ struct sonde_model_kind {
 	/* Feeds exp's events with sonde_model_feed_event.  Returns 0, or -1
 	 * out of memory. */
 	int (*feed)(struct sonde_model_feed *f, const struct sonde_exp *exp);
+	/* Whether exp recorded the kind's metric i (of its own order), for a
+	 * kind whose metrics an experiment may record some of (the counters:
+	 * the ones it named); NULL: all of them when exp traced the kind. */
+	bool (*recorded)(const struct sonde_exp *exp, int i);
 };
 
 /* One event of the kind: its index among the kind's events (what the

@@ -129,6 +129,13 @@ struct edges {
 struct sonde_model {
 	struct sonde_metric_def defs[SONDE_MAX_METRICS];
 	int nm;
+	/* Derived metrics: indices nm .. nm + nder - 1. */
+	struct derived {
+		struct sonde_metric_def def;
+		int num, den;
+		double scale;
+	} der[SONDE_MAX_DERIVED];
+	int nder;
 
 	struct sonde_mobject *objs;
 	size_t nobjs, capobjs;
@@ -504,7 +511,70 @@ oom:
 /* ---- results ---- */
 
 int sonde_model_nmetrics(const struct sonde_model *m) { return m->nm; }
-const struct sonde_metric_def *sonde_model_metric(const struct sonde_model *m, int i) { return &m->defs[i]; }
+int sonde_model_nall(const struct sonde_model *m) { return m->nm + m->nder; }
+
+const struct sonde_metric_def *sonde_model_metric(const struct sonde_model *m, int i)
+{
+	return i < m->nm ? &m->defs[i] : &m->der[i - m->nm].def;
+}
+
+static int index_of(const struct sonde_model *m, const char *name)
+{
+	for (int i = 0; i < m->nm; i++)
+		if (m->defs[i].name && !strcmp(m->defs[i].name, name))
+			return i;
+	return -1;
+}
+
+int sonde_model_add_derived(struct sonde_model *m, const struct sonde_derived_def *d)
+{
+	int num = index_of(m, d->num), den = index_of(m, d->den);
+
+	if (num < 0 || den < 0 || m->nder == SONDE_MAX_DERIVED)
+		return -1;
+	m->der[m->nder] = (struct derived){ d->def, num, den, d->scale };
+	return m->nm + m->nder++;
+}
+
+double sonde_model_value(const struct sonde_model *m, int i, const int64_t *v)
+{
+	if (i < m->nm)
+		return (double)v[i];
+	const struct derived *d = &m->der[i - m->nm];
+
+	return v[d->den] ? d->scale * (double)v[d->num] / (double)v[d->den] : 0.0;
+}
+
+/* A derived value as an exact fraction n / q with q > 0 (0 / 1 when its
+ * denominator is 0). */
+static void fraction(const struct derived *d, const int64_t *v, __int128 *n, __int128 *q)
+{
+	*n = v[d->num];
+	*q = v[d->den];
+	if (!*q) {
+		*n = 0;
+		*q = 1;
+	} else if (*q < 0) {
+		*n = -*n;
+		*q = -*q;
+	}
+}
+
+int sonde_model_cmp(const struct sonde_model *m, int i, const int64_t *a, const int64_t *b)
+{
+	if (i < m->nm)
+		return (a[i] > b[i]) - (a[i] < b[i]);
+	const struct derived *d = &m->der[i - m->nm];
+	__int128 na, qa, nb, qb;
+
+	fraction(d, a, &na, &qa);
+	fraction(d, b, &nb, &qb);
+	/* the scale multiplies both alike: its sign alone can turn the order */
+	__int128 x = na * qb, y = nb * qa;
+	int c = (x > y) - (x < y);
+
+	return d->scale < 0 ? -c : c;
+}
 const int64_t *sonde_model_total(const struct sonde_model *m) { return m->total; }
 size_t sonde_model_nfuncs(const struct sonde_model *m) { return m->nfuncs; }
 const struct sonde_mfunc *sonde_model_funcinfo(const struct sonde_model *m, uint32_t f) { return &m->funcs[f]; }

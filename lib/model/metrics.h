@@ -43,6 +43,7 @@ enum sonde_unit {
 	SONDE_UNIT_NS,	  /* a time in nanoseconds, shown in seconds */
 	SONDE_UNIT_COUNT, /* a plain count */
 	SONDE_UNIT_BYTES,
+	SONDE_UNIT_RATIO, /* a derived metric: a ratio, shown with 3 decimals */
 };
 
 struct sonde_metric_def {
@@ -51,6 +52,26 @@ struct sonde_metric_def {
 	const char *abbr;  /* column header words: "Total CPU" */
 	enum sonde_unit unit;
 };
+
+/*
+ * A derived metric (gprofng's CPI and IPC): scale * num / den of the same
+ * row's values of two metrics of the model, named num and den (exclusive
+ * from exclusive, inclusive from inclusive, attributed from attributed,
+ * <Total> from the totals), 0 when den is 0.  It is never stored: a row's
+ * value is computed from the row's vector of values when shown or sorted,
+ * so a view that sums vectors (source lines, threads) gets the ratio of
+ * the sums, never a sum of ratios; and what reads the values themselves
+ * (the exports, the report's data) never sees one.  Its unit is
+ * SONDE_UNIT_RATIO; it has no percentage of <Total> (a ratio does not
+ * add up).
+ */
+struct sonde_derived_def {
+	struct sonde_metric_def def; /* def.unit: SONDE_UNIT_RATIO */
+	const char *num, *den;	     /* the metrics' names: "cycles", "insts" */
+	double scale;
+};
+
+#define SONDE_MAX_DERIVED 8
 
 struct sonde_mobject {
 	uint32_t id;
@@ -110,8 +131,35 @@ int sonde_model_finish(struct sonde_model *m);
 
 /* ---- results (after sonde_model_finish) ---- */
 
+/* The metrics whose values the vectors hold (nmetrics of them: every
+ * vector below has that length). */
 int sonde_model_nmetrics(const struct sonde_model *m);
+/* Metric i's description: a metric of the vectors (i < nmetrics) or a
+ * derived one (nmetrics <= i < sonde_model_nall). */
 const struct sonde_metric_def *sonde_model_metric(const struct sonde_model *m, int i);
+
+/* ---- derived metrics (see struct sonde_derived_def) ---- */
+
+/* Adds derived metric d (copied, strings included by pointer) when the
+ * model has metrics named d->num and d->den; it takes index
+ * sonde_model_nall() (after the metrics of the vectors and the derived
+ * metrics added before).  Returns its index, or -1 when one of its parts
+ * is not a metric of the model or SONDE_MAX_DERIVED are there.  Any time
+ * before or after sonde_model_finish(). */
+int sonde_model_add_derived(struct sonde_model *m, const struct sonde_derived_def *d);
+/* Every metric: the vectors' then the derived ones. */
+int sonde_model_nall(const struct sonde_model *m);
+static inline bool sonde_model_is_derived(const struct sonde_model *m, int i)
+{
+	return i >= sonde_model_nmetrics(m);
+}
+/* Metric i's value in a row's vector v (any of the model's vectors, or a
+ * sum of them): v[i] for a metric of the vectors, the ratio for a derived
+ * one (0 when its denominator is 0). */
+double sonde_model_value(const struct sonde_model *m, int i, const int64_t *v);
+/* Compares metric i's values in two vectors, exactly (ratios by cross
+ * multiplication): -1, 0 or 1 as a's is below, equal to or above b's. */
+int sonde_model_cmp(const struct sonde_model *m, int i, const int64_t *a, const int64_t *b);
 const int64_t *sonde_model_total(const struct sonde_model *m); /* <Total>: nmetrics values */
 
 size_t sonde_model_nfuncs(const struct sonde_model *m);

@@ -409,6 +409,30 @@ int sonde_profile_metric_index(const char *name)
 	return -1;
 }
 
+/* The derived metrics (metrics.h, sonde_derived_def): gprofng's, where
+ * both parts exist. */
+static const struct sonde_derived_def derived[] = {
+	{ { "CPI", "Cycles Per Instruction", "CPI", SONDE_UNIT_RATIO }, "cycles", "insts", 1.0 },
+	{ { "IPC", "Instructions Per Cycle", "IPC", SONDE_UNIT_RATIO }, "insts", "cycles", 1.0 },
+};
+
+const struct sonde_derived_def *sonde_derived_metrics(int *n)
+{
+	*n = (int)(sizeof derived / sizeof derived[0]);
+	return derived;
+}
+
+bool sonde_derived_known(const struct sonde_derived_def *d)
+{
+	return sonde_profile_metric_index(d->num) >= 0 && sonde_profile_metric_index(d->den) >= 0;
+}
+
+bool sonde_derived_recorded(const struct sonde_exp *exp, const struct sonde_derived_def *d)
+{
+	int num = sonde_profile_metric_index(d->num), den = sonde_profile_metric_index(d->den);
+	return num >= 0 && den >= 0 && sonde_metric_recorded(exp, num) && sonde_metric_recorded(exp, den);
+}
+
 /* The builder while it feeds one kind's events of one experiment. */
 struct sonde_model_feed {
 	struct builder *b;
@@ -478,8 +502,12 @@ int sonde_metric_kind(int metric)
 bool sonde_metric_recorded(const struct sonde_exp *exp, int m)
 {
 	int kind = sonde_metric_kind(m);
-	if (kind)
-		return sonde_exp_traced(exp, kind);
+	if (kind) {
+		const struct sonde_model_kind *k = sonde_kind_module(kind)->model;
+		if (!sonde_exp_traced(exp, kind))
+			return false;
+		return !k->recorded || k->recorded(exp, m - mtable.base[kind]);
+	}
 	switch (m) {
 	case SONDE_M_TOTALCPU:
 	case SONDE_M_SAMPLES:
@@ -664,6 +692,13 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 	}
 	if (sonde_model_finish(b.m) < 0)
 		goto oom;
+	/* A derived metric exists when one experiment recorded both its parts. */
+	for (size_t d = 0; d < sizeof derived / sizeof derived[0]; d++)
+		for (size_t e = 0; e < nexps; e++)
+			if (sonde_derived_recorded(exps[e], &derived[d])) {
+				sonde_model_add_derived(b.m, &derived[d]);
+				break;
+			}
 	release_epochs(&b);
 	free(b.frames);
 	free(b.spans);

@@ -131,6 +131,17 @@ int sonde_profile_metric_index(const char *name);
 int sonde_nmetrics(void);
 const struct sonde_metric_def *sonde_metric(int i);
 
+/* The derived metrics (metrics.h: CPI = cycles / insts, IPC = insts /
+ * cycles), *n of them.  A profile's model has those that one of its
+ * experiments recorded both parts of (sonde_derived_recorded), after its
+ * other metrics (sonde_model_nall).  sonde_derived_known: whether both its
+ * parts are metrics of the table (the counters' slots are named by the
+ * experiments' log.xml: what -metrics and -sort accept before the
+ * experiments are read). */
+const struct sonde_derived_def *sonde_derived_metrics(int *n);
+bool sonde_derived_known(const struct sonde_derived_def *d);
+bool sonde_derived_recorded(const struct sonde_exp *exp, const struct sonde_derived_def *d);
+
 /* The default metrics of traced kind id (sonde/kinds.h) when an experiment
  * has it: an -metrics spec of its main metrics, each ending in ':'
  * ("e.sync:i.sync:e.syncn:"), and in *sort (when sort is not NULL) the
@@ -141,7 +152,8 @@ const char *sonde_kind_default_metrics(int kind, const char **sort);
 /* Whether experiment exp recorded metric m: totalcpu and samples when it
  * was clock-profiled; user, system and wait when it has microstates;
  * ulock and owait when it recorded off-CPU time; total with either; a
- * traced kind's metrics when it traced the kind.  (A profile without
+ * traced kind's metrics when it traced the kind (the counters: only the
+ * slots its log.xml names, model/kind.h's recorded).  (A profile without
  * microstates still gives user and total their values, all its CPU time:
  * views that list what was recorded leave them out.) */
 bool sonde_metric_recorded(const struct sonde_exp *exp, int m);

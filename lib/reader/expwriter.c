@@ -12,8 +12,11 @@
 
 #include "base/grow.h"
 #include "reader/expwriter.h"
+#include "sonde/kinds.h"
 
-#define NKINDS 3 /* SONDE_KIND_PROFILE .. SONDE_KIND_OVERVIEW */
+/* SONDE_KIND_PROFILE .. SONDE_KIND_OVERVIEW, always written, and the
+ * counters (SONDE_KIND_COUNTERS), written when it has packets. */
+#define NKINDS SONDE_KIND_COUNTERS
 
 struct cur {
 	uint32_t tid;
@@ -36,7 +39,7 @@ struct sonde_expw {
 	char err[256];
 };
 
-static const char *const kind_names[NKINDS] = { "profile", "stacks", "overview" };
+static const char *const kind_names[NKINDS] = { "profile", "stacks", "overview", NULL, NULL, NULL, "counters" };
 
 static int fail(struct sonde_expw *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -173,7 +176,7 @@ int sonde_expw_unload(struct sonde_expw *w, uint32_t id, uint64_t time_ns)
 
 static struct wfile *wfile(struct sonde_expw *w, enum sonde_kind kind)
 {
-	if (kind < SONDE_KIND_PROFILE || kind > SONDE_KIND_OVERVIEW) {
+	if (kind < SONDE_KIND_PROFILE || (int)kind > NKINDS || !kind_names[kind - 1]) {
 		fail(w, "unknown data kind %d", (int)kind);
 		return NULL;
 	}
@@ -347,6 +350,40 @@ int64_t sonde_expw_packet(struct sonde_expw *w, enum sonde_kind kind, uint32_t t
 	return put(w, kind, tid, pkt, size, 0);
 }
 
+int sonde_expw_counter_decl(struct sonde_expw *w, unsigned index, const char *name, const char *title,
+			    uint64_t interval)
+{
+	if (index >= SONDE_MAX_COUNTERS)
+		return fail(w, "counter index %u (at most %d counters)", index, SONDE_MAX_COUNTERS);
+	if (!index) {
+		sonde_expw_log(w, "<dataformat file=\"%s\" kind=\"%d\" block_size=\"%d\"/>\n",
+			       sonde_kind_desc(SONDE_KIND_COUNTERS)->file, SONDE_KIND_COUNTERS, SONDE_BLOCK_SIZE);
+		sonde_expw_log(w, "<packet type=\"%d\" name=\"counter\" size=\"%zu\" fields=\"type:0:u16 size:2:u16 "
+			       "counter:4:u16 cpu:6:u16 time_ns:8:u64 weight:16:u64 stack_id:24:u64\"/>\n",
+			       SONDE_PKT_COUNTER, sizeof(struct sonde_counter_packet));
+	}
+	return sonde_expw_log(w,
+			      "<trace kind=\"counters\" index=\"%u\" name=\"%s\" title=\"%s\" unit=\"events\" "
+			      "type=\"0\" config=\"0\" interval=\"%llu\" kernel=\"excluded\"/>\n",
+			      index, name, title, (unsigned long long)interval);
+}
+
+int64_t sonde_expw_counter(struct sonde_expw *w, uint32_t tid, uint16_t counter, uint64_t time_ns, uint64_t weight,
+			   uint64_t stack_id)
+{
+	struct sonde_counter_packet p = {
+		.type = SONDE_PKT_COUNTER,
+		.size = sizeof(p),
+		.counter = counter,
+		.cpu = 0,
+		.time_ns = time_ns,
+		.weight = weight,
+		.stack_id = stack_id,
+	};
+
+	return put(w, SONDE_KIND_COUNTERS, tid, &p, sizeof(p), time_ns);
+}
+
 int64_t sonde_expw_zero_block(struct sonde_expw *w, enum sonde_kind kind)
 {
 	struct wfile *f = wfile(w, kind);
@@ -417,8 +454,9 @@ int sonde_expw_finish(struct sonde_expw *w, unsigned flags, char *err, size_t er
 		}
 	}
 	if (!(flags & SONDE_EXPW_NO_DATA))
-		for (int k = SONDE_KIND_PROFILE; k <= SONDE_KIND_OVERVIEW; k++)
-			write_data(w, k);
+		for (int k = SONDE_KIND_PROFILE; k <= NKINDS; k++)
+			if (k <= SONDE_KIND_OVERVIEW || (kind_names[k - 1] && w->f[k - 1].nblocks))
+				write_data(w, k);
 	if (w->err[0]) {
 		if (errlen)
 			snprintf(err, errlen, "%s", w->err);

@@ -77,6 +77,17 @@ int64_t sonde_expw_overview(struct sonde_expw *w, const struct sonde_overview_pa
 int64_t sonde_expw_packet(struct sonde_expw *w, enum sonde_kind kind, uint32_t tid, const void *pkt,
 			  size_t size);
 
+/* Counter overflow profiling (sonde collect -h): the counters file's
+ * <dataformat> and <packet> lines (with index 0, the first counter) and
+ * counter index's <trace kind="counters" index=... name=... title=...
+ * interval=...> line in log.xml, as the collector writes them; returns 0
+ * or -1.  Then its samples: a counter packet of counter index counter,
+ * weighing weight events, in thread tid's block of the counters file. */
+int sonde_expw_counter_decl(struct sonde_expw *w, unsigned index, const char *name, const char *title,
+			    uint64_t interval);
+int64_t sonde_expw_counter(struct sonde_expw *w, uint32_t tid, uint16_t counter, uint64_t time_ns, uint64_t weight,
+			   uint64_t stack_id);
+
 /* Appends an all-zero block (claimed, never written); returns its offset. */
 int64_t sonde_expw_zero_block(struct sonde_expw *w, enum sonde_kind kind);
 

@@ -18,12 +18,21 @@
 
 /* ---- metrics of the model ------------------------------------------------------ */
 
+/* The index of a metric of the model, derived ones included (-1: none). */
 static int metric_index(const struct sonde_model *m, const char *name)
 {
-	for (int i = 0; i < sonde_model_nmetrics(m); i++)
+	for (int i = 0; i < sonde_model_nall(m); i++)
 		if (!strcmp(sonde_model_metric(m, i)->name, name))
 			return i;
 	return -1;
+}
+
+void vw_set_metric(struct vt_row *r, int s, const struct sonde_model *m, int mi, const int64_t *v)
+{
+	if (sonde_model_is_derived(m, mi))
+		vt_set_d(r, s, sonde_model_value(m, mi, v));
+	else
+		vt_set_i(r, s, v[mi]);
 }
 
 /* Resolves the items of the flavours in `flavors` (NULL: all). */
@@ -31,15 +40,13 @@ int vw_resolve(struct cols *c, const struct sonde_model *m, const struct sonde_v
 		   const char *flavors, char *err, size_t errlen)
 {
 	c->n = 0;
+	c->m = m;
 	for (int i = 0; i < o->metrics.n; i++) {
 		const struct sonde_mitem *it = &o->metrics.item[i];
 		int mi = metric_index(m, it->metric);
 
-		if (mi < 0) {
-			snprintf(err, errlen, "metric '%s' is not recorded in this experiment",
-				 it->metric);
-			return -SONDE_ERR_NOT_RECORDED;
-		}
+		if (mi < 0)
+			return vw_not_recorded("metric", it->metric, err, errlen);
 		if (flavors && !strchr(flavors, it->flavor))
 			continue;
 		c->it[c->n] = it;
@@ -48,11 +55,8 @@ int vw_resolve(struct cols *c, const struct sonde_model *m, const struct sonde_v
 	c->sort_mi = -1;
 	if (!o->sort.by_name) {
 		c->sort_mi = metric_index(m, o->sort.metric);
-		if (c->sort_mi < 0) {
-			snprintf(err, errlen, "sort metric '%s' is not recorded in this experiment",
-				 o->sort.metric);
-			return -SONDE_ERR_NOT_RECORDED;
-		}
+		if (c->sort_mi < 0)
+			return vw_not_recorded("sort metric", o->sort.metric, err, errlen);
 	}
 	return 0;
 }
@@ -93,7 +97,7 @@ static int add_item_cols(struct vt_table *t, const struct sonde_metric_def *d, c
 		if (vt_sub(t, valkind, d->unit, (vis & SONDE_VIS_VALUE) != 0, key) < 0)
 			return -1;
 	}
-	if (vis & SONDE_VIS_PCT) {
+	if ((vis & SONDE_VIS_PCT) && d->unit != SONDE_UNIT_RATIO) { /* the parser refuses e.%CPI */
 		snprintf(key, sizeof(key), "%c.%%%s%s", flavor, d->name, suffix ? suffix : "");
 		if (vt_sub(t, VT_PCT, d->unit, true, key) < 0)
 			return -1;
@@ -134,12 +138,11 @@ void vw_fill_items(struct vt_row *r, const struct vt_table *t, const struct cols
 {
 	for (int k = 0; k < c->n; k++) {
 		const int64_t *src = c->it[k]->flavor == 'e' ? excl : incl;
-		int64_t v = src[c->mi[k]];
 		int s = first[k];
 
-		vt_set_i(r, s, v);
+		vw_set_metric(r, s, c->m, c->mi[k], src);
 		if (s + 1 < t->nsubs && t->s[s + 1].kind == VT_PCT && t->s[s + 1].group == t->s[s].group)
-			vt_set_d(r, s + 1, pct(v, total[c->mi[k]]));
+			vt_set_d(r, s + 1, pct(src[c->mi[k]], total[c->mi[k]]));
 	}
 }
 
@@ -180,10 +183,10 @@ static int cmp_ids(const void *a, const void *b, void *arg)
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 
 	if (s->mi >= 0) {
-		int64_t vx = s->vec(s->m, x)[s->mi], vy = s->vec(s->m, y)[s->mi];
+		int c = sonde_model_cmp(s->m, s->mi, s->vec(s->m, y), s->vec(s->m, x));
 
-		if (vx != vy)
-			return vx > vy ? -1 : 1;
+		if (c)
+			return c;
 	}
 	int c = strcmp(s->name(s, x), s->name(s, y));
 
@@ -205,13 +208,15 @@ static int cmp_edges(const void *a, const void *b, void *arg)
 	const struct sonde_edge *x = *(const struct sonde_edge *const *)a;
 	const struct sonde_edge *y = *(const struct sonde_edge *const *)b;
 
-	if (s->mi >= 0 && x->v[s->mi] != y->v[s->mi])
-		return x->v[s->mi] > y->v[s->mi] ? -1 : 1;
+	int c = s->mi >= 0 ? sonde_model_cmp(s->m, s->mi, y->v, x->v) : 0;
+
+	if (c)
+		return c;
 	/* UINT32_MAX is <Total>, listed first among equals */
 	if (x->func == UINT32_MAX || y->func == UINT32_MAX)
 		return (y->func == UINT32_MAX) - (x->func == UINT32_MAX);
-	int c = strcmp(sonde_view_funcname(sonde_model_funcinfo(s->m, x->func), s->names),
-		       sonde_view_funcname(sonde_model_funcinfo(s->m, y->func), s->names));
+	c = strcmp(sonde_view_funcname(sonde_model_funcinfo(s->m, x->func), s->names),
+		   sonde_view_funcname(sonde_model_funcinfo(s->m, y->func), s->names));
 
 	if (c)
 		return c;
@@ -427,9 +432,14 @@ int sonde_view_objects(FILE *f, const struct sonde_model *m, const struct sonde_
 
 /* ---- -fsingle ------------------------------------------------------------------- */
 
-static void fmt_value(char *buf, size_t len, enum sonde_unit u, int64_t v)
+static void fmt_value(char *buf, size_t len, const struct sonde_model *m, int mi, const int64_t *vec)
 {
-	if (u == SONDE_UNIT_NS) {
+	enum sonde_unit u = sonde_model_metric(m, mi)->unit;
+	int64_t v = u == SONDE_UNIT_RATIO ? 0 : vec[mi];
+
+	if (u == SONDE_UNIT_RATIO) {
+		snprintf(buf, len, "%.3f", sonde_model_value(m, mi, vec));
+	} else if (u == SONDE_UNIT_NS) {
 		if (v == 0)
 			snprintf(buf, len, "0.   ");
 		else
@@ -490,17 +500,17 @@ int sonde_view_fsingle(FILE *f, const struct sonde_model *m, const struct sonde_
 	em_text(&em, "%s\n", name);
 	for (int k = 0; k < c.n; k++) {
 		const struct sonde_metric_def *d = sonde_model_metric(m, c.mi[k]);
-		int64_t v = (c.it[k]->flavor == 'e' ? ex : in)[c.mi[k]];
+		const int64_t *vec = c.it[k]->flavor == 'e' ? ex : in;
 		char label[128], val[64];
 
 		snprintf(label, sizeof(label), "%s %s",
 			 c.it[k]->flavor == 'e' ? "Exclusive" : "Inclusive", d->title);
-		fmt_value(val, sizeof(val), d->unit, v);
+		fmt_value(val, sizeof(val), m, c.mi[k], vec);
 		em_text(&em, "\t%24s: ", label);
 		if (c.it[k]->vis & SONDE_VIS_VALUE)
 			em_text(&em, "%s", val);
-		if (c.it[k]->vis & SONDE_VIS_PCT) {
-			double p = pct(v, total[c.mi[k]]);
+		if ((c.it[k]->vis & SONDE_VIS_PCT) && !sonde_model_is_derived(m, c.mi[k])) {
+			double p = pct(vec[c.mi[k]], total[c.mi[k]]);
 
 			em_text(&em, "%s(", c.it[k]->vis & SONDE_VIS_VALUE ? " " : "");
 			if (p == 0)
@@ -589,8 +599,8 @@ static struct vt_row *cc_row(struct vt_table *t, const struct sonde_model *m,
 	for (int k = 0; k < a->n; k++) {
 		int s = afirst[k];
 
-		vt_set_i(r, s, attr[a->mi[k]]);
-		if (a->vis[k] & SONDE_VIS_PCT)
+		vw_set_metric(r, s, m, a->mi[k], attr);
+		if ((a->vis[k] & SONDE_VIS_PCT) && !sonde_model_is_derived(m, a->mi[k]))
 			vt_set_d(r, s + 1, pct(attr[a->mi[k]], center_incl[a->mi[k]]));
 	}
 	if (func == UINT32_MAX)
@@ -795,10 +805,12 @@ static int cmp_tnodes(const void *a, const void *b, void *arg)
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 	const struct sonde_tnode *nx = &s->nodes[x], *ny = &s->nodes[y];
 
-	if (s->mi >= 0 && nx->incl[s->mi] != ny->incl[s->mi])
-		return nx->incl[s->mi] > ny->incl[s->mi] ? -1 : 1;
-	int c = strcmp(sonde_view_funcname(sonde_model_funcinfo(s->m, nx->func), s->names),
-		       sonde_view_funcname(sonde_model_funcinfo(s->m, ny->func), s->names));
+	int c = s->mi >= 0 ? sonde_model_cmp(s->m, s->mi, ny->incl, nx->incl) : 0;
+
+	if (c)
+		return c;
+	c = strcmp(sonde_view_funcname(sonde_model_funcinfo(s->m, nx->func), s->names),
+		   sonde_view_funcname(sonde_model_funcinfo(s->m, ny->func), s->names));
 
 	if (c)
 		return c;
@@ -947,14 +959,20 @@ nomem:
 
 /* ---- -threads ------------------------------------------------------------------------ */
 
+struct thsort {
+	const struct sonde_model *m;
+	int mi;
+};
+
 static int cmp_threads(const void *a, const void *b, void *arg)
 {
-	const int *mi = arg;
+	const struct thsort *s = arg;
 	const struct sonde_pthread *x = *(const struct sonde_pthread *const *)a;
 	const struct sonde_pthread *y = *(const struct sonde_pthread *const *)b;
+	int c = s->mi >= 0 ? sonde_model_cmp(s->m, s->mi, y->v, x->v) : 0;
 
-	if (*mi >= 0 && x->v[*mi] != y->v[*mi])
-		return x->v[*mi] > y->v[*mi] ? -1 : 1;
+	if (c)
+		return c;
 	if (x->exp != y->exp)
 		return x->exp < y->exp ? -1 : 1;
 	return x->number < y->number ? -1 : x->number > y->number;
@@ -1008,7 +1026,8 @@ int sonde_view_threads(FILE *f, const struct sonde_profile *p, const struct sond
 			goto nomem;
 		first[k] = vt_sub(&t, VT_VAL, d->unit, (a.vis[k] & SONDE_VIS_VALUE) != 0, d->name);
 		snprintf(key, sizeof(key), "%%%s", d->name);
-		if (first[k] < 0 || ((a.vis[k] & SONDE_VIS_PCT) && vt_sub(&t, VT_PCT, d->unit, true, key) < 0))
+		if (first[k] < 0 || ((a.vis[k] & SONDE_VIS_PCT) && d->unit != SONDE_UNIT_RATIO &&
+				     vt_sub(&t, VT_PCT, d->unit, true, key) < 0))
 			goto nomem;
 	}
 	for (size_t i = 0; i < p->nthreads; i++) {
@@ -1018,9 +1037,9 @@ int sonde_view_threads(FILE *f, const struct sonde_profile *p, const struct sond
 		for (int k = 0; k < sonde_model_nmetrics(m); k++)
 			total[k] = (int64_t)((uint64_t)total[k] + (uint64_t)p->threads[i].v[k]); /* wraps */
 	}
-	int smi = c.sort_mi;
+	struct thsort ths = { m, c.sort_mi };
 
-	sort_r(sel, ns, sizeof(*sel), cmp_threads, &smi);
+	sort_r(sel, ns, sizeof(*sel), cmp_threads, &ths);
 	for (size_t i = 0; i <= ns && (!o->limit || i <= o->limit); i++) {
 		const struct sonde_pthread *th = i ? sel[i - 1] : NULL;
 		char name[96];
@@ -1043,11 +1062,11 @@ int sonde_view_threads(FILE *f, const struct sonde_profile *p, const struct sond
 		}
 		vt_set_s(r, 3, th ? vt_str(&t, name) : TOTAL_NAME);
 		for (int k = 0; k < a.n; k++) {
-			int64_t v = th ? th->v[a.mi[k]] : total[a.mi[k]];
+			const int64_t *v = th ? th->v : total;
 
-			vt_set_i(r, first[k], v);
-			if (a.vis[k] & SONDE_VIS_PCT)
-				vt_set_d(r, first[k] + 1, pct(v, total[a.mi[k]]));
+			vw_set_metric(r, first[k], m, a.mi[k], v);
+			if ((a.vis[k] & SONDE_VIS_PCT) && !sonde_model_is_derived(m, a.mi[k]))
+				vt_set_d(r, first[k] + 1, pct(v[a.mi[k]], total[a.mi[k]]));
 		}
 	}
 	if (o->sort.by_name)
@@ -1386,12 +1405,24 @@ int sonde_view_metric_list(FILE *f, const struct sonde_model *m, const struct so
 			   char *err, size_t errlen)
 {
 	char spec[512], title[128];
-	int n;
+	int n, nd;
 	const struct sonde_metric_def *known = sonde_view_known_metrics(&n);
+	const struct sonde_metric_def *all[SONDE_MAX_METRICS + SONDE_MAX_DERIVED];
 	static const char fl[] = "eia";
 
-	if (m)
-		n = sonde_model_nmetrics(m);
+	/* the model's metrics, derived ones included; or every known one */
+	if (m) {
+		n = sonde_model_nall(m);
+		for (int i = 0; i < n; i++)
+			all[i] = sonde_model_metric(m, i);
+	} else {
+		for (int i = 0; i < n; i++)
+			all[i] = &known[i];
+		sonde_derived_metrics(&nd);
+		for (int i = 0; i < nd && n < (int)(sizeof all / sizeof all[0]); i++)
+			if (sonde_view_known_derived(i))
+				all[n++] = sonde_view_known_derived(i);
+	}
 	sonde_mspec_format(&o->metrics, spec, sizeof(spec));
 	sonde_sort_title(&o->sort, title, sizeof(title));
 	struct sonde_emit em;
@@ -1405,7 +1436,7 @@ int sonde_view_metric_list(FILE *f, const struct sonde_model *m, const struct so
 			o->sort.metric);
 	em_text(&em, "Available metrics:\n");
 	for (int i = 0; i < n; i++) {
-		const struct sonde_metric_def *d = m ? sonde_model_metric(m, i) : &known[i];
+		const struct sonde_metric_def *d = all[i];
 
 		for (int k = 0; k < 3; k++) {
 			char label[160];
@@ -1415,8 +1446,9 @@ int sonde_view_metric_list(FILE *f, const struct sonde_model *m, const struct so
 				 : k == 1 ? "Inclusive"
 					  : "Attributed",
 				 d->title);
-			em_text(&em, "%36s: %c%s%%%s\n", label, fl[k],
-				d->unit == SONDE_UNIT_NS ? "." : "+", d->name);
+			/* a ratio has no percentage */
+			em_text(&em, "%36s: %c%s%s%s\n", label, fl[k], d->unit == SONDE_UNIT_NS ? "." : "+",
+				d->unit == SONDE_UNIT_RATIO ? "" : "%", d->name);
 		}
 	}
 	em_text(&em, "%36s: name\n", "Name");
@@ -1424,12 +1456,15 @@ int sonde_view_metric_list(FILE *f, const struct sonde_model *m, const struct so
 	vw_begin(&em, "metric_list", o);
 	em_arr(&em, "available");
 	for (int i = 0; i < n; i++) {
-		const struct sonde_metric_def *d = m ? sonde_model_metric(m, i) : &known[i];
+		const struct sonde_metric_def *d = all[i];
 
 		em_row(&em);
 		em_s(&em, "name", d->name);
 		em_s(&em, "title", d->title);
-		em_s(&em, "unit", d->unit == SONDE_UNIT_NS ? "ns" : d->unit == SONDE_UNIT_BYTES ? "bytes" : "count");
+		em_s(&em, "unit", d->unit == SONDE_UNIT_NS	   ? "ns"
+				  : d->unit == SONDE_UNIT_BYTES ? "bytes"
+				  : d->unit == SONDE_UNIT_RATIO ? "ratio"
+								: "count");
 		em_s(&em, "flavors", "eia");
 		em_row_end(&em);
 	}
@@ -1519,27 +1554,28 @@ struct csort {
 	const char **name; /* per row */
 };
 
-static int64_t cval(const struct csort *c, size_t row)
+/* The first model's vector of a row (zeros when it lacks the row). */
+static const int64_t *cvec(const struct csort *c, size_t row)
 {
+	static const int64_t zero[SONDE_MAX_METRICS];
 	uint32_t id = c->s->ids[row * c->s->nm];
 
-	if (id == UINT32_MAX || c->mi < 0)
-		return 0;
+	if (id == UINT32_MAX)
+		return zero;
 	if (c->objects)
-		return (c->flavor == 'e' ? sonde_model_object_excl(c->m0, id)
-					 : sonde_model_object_incl(c->m0, id))[c->mi];
-	return (c->flavor == 'e' ? sonde_model_excl(c->m0, id) : sonde_model_incl(c->m0, id))[c->mi];
+		return c->flavor == 'e' ? sonde_model_object_excl(c->m0, id) : sonde_model_object_incl(c->m0, id);
+	return c->flavor == 'e' ? sonde_model_excl(c->m0, id) : sonde_model_incl(c->m0, id);
 }
 
 static int cmp_crows(const void *a, const void *b, void *arg)
 {
 	const struct csort *c = arg;
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	int64_t vx = cval(c, x), vy = cval(c, y);
+	int r = c->mi >= 0 ? sonde_model_cmp(c->m0, c->mi, cvec(c, y), cvec(c, x)) : 0;
 
-	if (vx != vy)
-		return vx > vy ? -1 : 1;
-	int r = strcmp(c->name[x], c->name[y]);
+	if (r)
+		return r;
+	r = strcmp(c->name[x], c->name[y]);
 
 	if (r)
 		return r;
@@ -1645,43 +1681,55 @@ int sonde_view_compare(FILE *f, const struct sonde_model *const *models, const c
 		vt_set_s(r, 0, name);
 		for (int it = 0; it < c.n; it++) {
 			int64_t base = 0;
+			double dbase = 0;
+			/* a derived metric (a ratio) is shown, compared and
+			 * differenced as a double */
+			bool derived = sonde_model_is_derived(models[0], c.mi[it]);
 
 			for (size_t k = 0; k < n; k++) {
+				static const int64_t zero[SONDE_MAX_METRICS];
 				const struct sonde_model *m = models[k];
 				const int64_t *total = sonde_model_total(m);
-				int64_t v = 0;
+				const int64_t *vec = zero;
 				int sub = first[it][k];
 				if (!i) {
-					v = total[c.mi[it]];
+					vec = total;
 				} else {
 					uint32_t id = s.ids[row * n + k];
 					bool present = id != UINT32_MAX;
 
 					if (present && objects) {
-						v = (c.it[it]->flavor == 'e' ? sonde_model_object_excl(m, id)
-									     : sonde_model_object_incl(m, id))[c.mi[it]];
+						vec = c.it[it]->flavor == 'e' ? sonde_model_object_excl(m, id)
+									      : sonde_model_object_incl(m, id);
 						if (!k || !r->f[1].s)
 							vt_set_s(r, 1, sonde_model_objectinfo(m, id)->path);
 					} else if (present) {
-						v = (c.it[it]->flavor == 'e' ? sonde_model_excl(m, id)
-									     : sonde_model_incl(m, id))[c.mi[it]];
+						vec = c.it[it]->flavor == 'e' ? sonde_model_excl(m, id)
+									      : sonde_model_incl(m, id);
 						if (!r->f[1].s)
 							vt_set_s(r, 1, object_name(m, sonde_model_funcinfo(m, id)->object));
 					}
 				}
-				if (k == 0)
+				int64_t v = derived ? 0 : vec[c.mi[it]];
+				double dv = sonde_model_value(models[0], c.mi[it], vec);
+
+				if (k == 0) {
 					base = v;
-				vt_set_i(r, sub, v);
+					dbase = dv;
+				}
+				vw_set_metric(r, sub, models[0], c.mi[it], vec);
 				int next = sub + 1;
 
 				if (t.s[sub].kind == VT_VAL && next < t.nsubs &&
 				    t.s[next].group == t.s[sub].group &&
 				    (t.s[next].kind == VT_DELTA || t.s[next].kind == VT_RATIO)) {
-					if (t.s[next].kind == VT_DELTA)
+					if (t.s[next].kind == VT_DELTA && derived)
+						vt_set_d(r, next, dv - dbase);
+					else if (t.s[next].kind == VT_DELTA)
 						vt_set_i(r, next, v - base);
-					else if (base)
-						vt_set_d(r, next, (double)v / (double)base);
-					else if (v == 0)
+					else if (dbase)
+						vt_set_d(r, next, dv / dbase);
+					else if (dv == 0)
 						vt_set_d(r, next, 1.0);
 					else
 						vt_set_d(r, next, 1.0 / 0.0);

@@ -16,7 +16,8 @@
  *   VISIBILITY  one or more of . (the value: time metrics in seconds),
  *               + (the value; for time metrics the same as .) and
  *               % (percent of <Total>)
- *   NAME        a metric's er_print name ("totalcpu", "samples")
+ *   NAME        a metric's er_print name ("totalcpu", "samples"), or a
+ *               derived metric's ("CPI", "IPC": a ratio, which has no %)
  *
  * "ei.%totalcpu" stands for "e.%totalcpu:i.%totalcpu".  "default" is the
  * default spec.  The name column is always shown, last.  A spec naming a
@@ -86,8 +87,14 @@ struct sonde_mspec {
 	struct sonde_mitem item[SONDE_MSPEC_MAX];
 };
 
-/* The metric names a spec may use: the clock-profiling metrics for now. */
+/* The metric names a spec may use: every metric of the table
+ * (sonde_profile_metrics), then the derived metrics (CPI, IPC) whose parts
+ * are in it: sonde_view_known_derived(i) is derived metric i's (of
+ * sonde_derived_metrics) description when it is, else NULL.  A derived
+ * metric is a ratio: an item that asks for its percentage ("e.%CPI") is
+ * refused. */
 const struct sonde_metric_def *sonde_view_known_metrics(int *n);
+const struct sonde_metric_def *sonde_view_known_derived(int i);
 
 /* Parses spec into *s.  Returns 0, or -1 with a message in err (and *s
  * unchanged). */

@@ -11,6 +11,7 @@
 
 /* The spec's items resolved against a model. */
 struct cols {
+	const struct sonde_model *m;
 	int n;
 	const struct sonde_mitem *it[SONDE_MSPEC_MAX];
 	int mi[SONDE_MSPEC_MAX];
@@ -22,6 +23,14 @@ struct cols {
  * recorded ..." in err. */
 int vw_resolve(struct cols *c, const struct sonde_model *m, const struct sonde_view_opts *o,
 	       const char *flavors, char *err, size_t errlen);
+
+/* -SONDE_ERR_NOT_RECORDED with "WHAT 'NAME' is not recorded in this
+ * experiment" in err, and for a derived metric the parts it needs. */
+int vw_not_recorded(const char *what, const char *name, char *err, size_t errlen);
+
+/* Sets cell s of r to metric mi's value in a row's vector v: v[mi], or a
+ * derived metric's ratio (a double). */
+void vw_set_metric(struct vt_row *r, int s, const struct sonde_model *m, int mi, const int64_t *v);
 
 /* Column groups for the items of c (first[k]: each item's first
  * subcolumn); the sort column is marked (markfl: see view.c). */

@@ -275,7 +275,8 @@ static const char *base_name(const char *path)
 /* Sort context for the flat lists: rows of values by the sort key. */
 struct rsort {
 	const struct sonde_view_opts *o;
-	int mi;
+	const struct sonde_model *m;
+	int mi; /* a derived metric: the ratio of the row's sums */
 	const int64_t *(*excl)(const void *row);
 	const int64_t *(*incl)(const void *row);
 	const char *(*name)(const void *row);
@@ -291,10 +292,10 @@ static int cmp_rows(const void *x, const void *y, void *arg)
 
 	if (c->mi >= 0) {
 		bool e = c->o->sort.flavor == 'e';
-		int64_t va = (e ? c->excl(a) : c->incl(a))[c->mi], vb = (e ? c->excl(b) : c->incl(b))[c->mi];
+		int d = sonde_model_cmp(c->m, c->mi, e ? c->excl(b) : c->incl(b), e ? c->excl(a) : c->incl(a));
 
-		if (va != vb)
-			return va > vb ? -1 : 1;
+		if (d)
+			return d;
 	}
 	int r = strcmp(c->name(a), c->name(b));
 
@@ -342,6 +343,7 @@ static int flat_view(FILE *f, struct sonde_profile *p, const struct sonde_view_o
 			ids[m++] = (uint32_t)i;
 	}
 	rs->o = o;
+	rs->m = p->model;
 	rs->mi = c.sort_mi;
 	if (m > 1)
 		qsort_r(ids, m, sizeof(*ids), cmp_rows, rs);
@@ -824,11 +826,12 @@ static int source_text(struct text *t, struct sonde_profile *p, uint32_t exp, co
 /* ---- hot marking ---------------------------------------------------------------------- */
 
 /* Marks rows [from, n) of t hot where a shown value reaches thresh% of the
- * column's largest (and is not zero). */
+ * column's largest (and is not zero); derived metrics' columns mark none. */
 static void mark_hot(struct vt_table *t, size_t from, double thresh)
 {
 	for (int s = 0; s < t->nsubs; s++) {
-		if (t->s[s].kind != VT_VAL || !t->s[s].text)
+		/* a ratio (CPI) says nothing of where the time goes */
+		if (t->s[s].kind != VT_VAL || !t->s[s].text || t->s[s].unit == SONDE_UNIT_RATIO)
 			continue;
 		int64_t max = 0;
 

@@ -9,12 +9,48 @@
 
 #include "model/profile.h"
 #include "views/view.h"
+#include "views/view_common.h"
 
 const struct sonde_metric_def *sonde_view_known_metrics(int *n)
 {
 	return sonde_profile_metrics(n);
 }
 
+const struct sonde_metric_def *sonde_view_known_derived(int i)
+{
+	int n;
+	const struct sonde_derived_def *d = sonde_derived_metrics(&n);
+
+	return i < n && sonde_derived_known(&d[i]) ? &d[i].def : NULL;
+}
+
+/* The derived metric named name (known or not), NULL for none. */
+static const struct sonde_derived_def *derived_named(const char *name)
+{
+	int n;
+	const struct sonde_derived_def *d = sonde_derived_metrics(&n);
+
+	for (int i = 0; i < n; i++)
+		if (!strcmp(d[i].def.name, name))
+			return &d[i];
+	return NULL;
+}
+
+int vw_not_recorded(const char *what, const char *name, char *err, size_t errlen)
+{
+	const struct sonde_derived_def *d = derived_named(name);
+
+	if (d)
+		snprintf(err, errlen,
+			 "%s '%s' is not recorded in this experiment (it needs both %s and %s: "
+			 "sonde collect -h %s,on,%s,on)",
+			 what, name, d->num, d->den, d->num, d->den);
+	else
+		snprintf(err, errlen, "%s '%s' is not recorded in this experiment", what, name);
+	return -SONDE_ERR_NOT_RECORDED;
+}
+
+/* A metric of the table, or a derived one whose parts are in it. */
 static const struct sonde_metric_def *known(const char *name)
 {
 	int n;
@@ -23,18 +59,26 @@ static const struct sonde_metric_def *known(const char *name)
 	for (int i = 0; i < n; i++)
 		if (!strcmp(d[i].name, name))
 			return &d[i];
+	sonde_derived_metrics(&n);
+	for (int i = 0; i < n; i++)
+		if (sonde_view_known_derived(i) && !strcmp(sonde_view_known_derived(i)->name, name))
+			return sonde_view_known_derived(i);
 	return NULL;
 }
 
 static void known_list(char *buf, size_t len)
 {
-	int n;
+	int n, nd;
 	const struct sonde_metric_def *d = sonde_view_known_metrics(&n);
 	size_t used = 0;
 
 	buf[0] = '\0';
 	for (int i = 0; i < n && used < len; i++)
 		used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : "", d[i].name);
+	sonde_derived_metrics(&nd);
+	for (int i = 0; i < nd && used < len; i++)
+		if (sonde_view_known_derived(i))
+			used += (size_t)snprintf(buf + used, len - used, ", %s", sonde_view_known_derived(i)->name);
 }
 
 static const char DEFAULT_SPEC[] = "e.%totalcpu:i.%totalcpu:name";
@@ -96,9 +140,19 @@ int sonde_mspec_parse(struct sonde_mspec *s, const char *spec, char *err, size_t
 				 item, (int)nfl, flavors, q);
 			return -1;
 		}
+		if (!known(q) && derived_named(q)) {
+			vw_not_recorded("metric", q, err, errlen);
+			return -1;
+		}
 		if (!known(q)) {
 			known_list(list, sizeof(list));
 			snprintf(err, errlen, "unknown metric '%s' in '%s' (metrics: %s)", q, spec, list);
+			return -1;
+		}
+		if ((vis & SONDE_VIS_PCT) && known(q)->unit == SONDE_UNIT_RATIO) {
+			snprintf(err, errlen,
+				 "metric '%s' is a ratio and has no percentage of <Total> (give %.*s+%s, not %s)", q,
+				 (int)nfl, flavors, q, item);
 			return -1;
 		}
 		for (size_t k = 0; k < nfl; k++) {
@@ -166,6 +220,10 @@ int sonde_sort_parse(struct sonde_sortkey *k, const char *spec, char *err, size_
 	}
 	while (*q == '.' || *q == '+' || *q == '%')
 		q++;
+	if (!known(q) && derived_named(q)) {
+		vw_not_recorded("sort metric", q, err, errlen);
+		return -1;
+	}
 	if (!known(q)) {
 		known_list(list, sizeof(list));
 		snprintf(err, errlen, "unknown sort metric '%s' (give e.METRIC, i.METRIC or name; "

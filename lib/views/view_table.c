@@ -122,6 +122,7 @@ static const char *unit_label(const struct vt_sub *s)
 	case SONDE_UNIT_BYTES:
 		return "bytes";
 	case SONDE_UNIT_COUNT:
+	case SONDE_UNIT_RATIO:
 		break;
 	}
 	return "";
@@ -148,6 +149,8 @@ static int fmt_cell(char *buf, size_t len, const struct vt_sub *s, const struct 
 			return snprintf(buf, len, "x  inf");
 		return snprintf(buf, len, "x %.3f", c->d);
 	case VT_DELTA:
+		if (s->unit == SONDE_UNIT_RATIO)
+			return c->d == 0 ? fmt_zero(buf, len, "+", 3) : snprintf(buf, len, "%+.3f", c->d);
 		if (s->unit == SONDE_UNIT_NS) {
 			if (c->i == 0)
 				return fmt_zero(buf, len, "+", 3);
@@ -155,6 +158,8 @@ static int fmt_cell(char *buf, size_t len, const struct vt_sub *s, const struct 
 		}
 		return snprintf(buf, len, "%+" PRId64, c->i);
 	case VT_VAL:
+		if (s->unit == SONDE_UNIT_RATIO) /* a derived metric: a double */
+			return c->d == 0 ? fmt_zero(buf, len, "", 3) : snprintf(buf, len, "%.3f", c->d);
 		if (s->unit == SONDE_UNIT_NS) {
 			if (c->i == 0)
 				return fmt_zero(buf, len, "", 3);
@@ -514,7 +519,7 @@ static void csv_cell(FILE *f, const struct vt_sub *s, const struct vt_cell *c)
 {
 	if (c->null)
 		return;
-	if (s->kind == VT_VAL || s->kind == VT_DELTA)
+	if ((s->kind == VT_VAL || s->kind == VT_DELTA) && s->unit != SONDE_UNIT_RATIO)
 		fprintf(f, "%" PRId64, c->i);
 	else if (!isnan(c->d) && !isinf(c->d))
 		print_double(f, c->d);
@@ -586,7 +591,7 @@ void vt_json_row(FILE *f, const struct vt_table *t, size_t r)
 		fputc(':', f);
 		if (c->null)
 			fputs("null", f);
-		else if (t->s[i].kind == VT_VAL || t->s[i].kind == VT_DELTA)
+		else if ((t->s[i].kind == VT_VAL || t->s[i].kind == VT_DELTA) && t->s[i].unit != SONDE_UNIT_RATIO)
 			fprintf(f, "%" PRId64, c->i);
 		else
 			vt_json_double(f, c->d);

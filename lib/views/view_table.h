@@ -46,7 +46,7 @@ struct vt_group {
 
 struct vt_cell {
 	int64_t i; /* VT_VAL, VT_DELTA */
-	double d;  /* VT_PCT, VT_RATIO */
+	double d;  /* VT_PCT, VT_RATIO, and VT_VAL, VT_DELTA of SONDE_UNIT_RATIO */
 	bool null; /* no value (a ratio to zero, a function absent from an experiment) */
 };
 

@@ -1068,6 +1068,20 @@ static struct sonde_expw *exp_begin(const char *dir, uint64_t t0)
 	return w;
 }
 
+/* Ends an experiment of exp_begin: the target's exit at time_ns, and
+ * the files.  0, or -1 (said). */
+static int exp_end(struct sonde_expw *w, uint64_t time_ns)
+{
+	char err[512];
+
+	sonde_expw_log(w, "<event kind=\"exit\" time_ns=\"%llu\" status=\"0\"/>\n", (unsigned long long)time_ns);
+	if (sonde_expw_finish(w, 0, err, sizeof(err)) < 0) {
+		printf("# %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * Writes the stacks as an experiment: every unit one sample of 1 s on
  * thread 100, except the stacks that pass through B, which run on thread
@@ -1076,7 +1090,6 @@ static struct sonde_expw *exp_begin(const char *dir, uint64_t t0)
  */
 static int write_exp2(const char *dir, const struct stk *s, size_t n, const char *copy)
 {
-	char err[512];
 	const uint64_t t0 = 1000000000ull;
 	struct sonde_expw *w = exp_begin(dir, t0);
 	uint64_t t = t0;
@@ -1110,13 +1123,7 @@ static int write_exp2(const char *dir, const struct stk *s, size_t n, const char
 			sonde_expw_sample(w, via_b ? 101 : 100, 0, t, 1000000000ull, i + 1);
 		}
 	}
-	sonde_expw_log(w, "<event kind=\"exit\" time_ns=\"%llu\" status=\"0\"/>\n",
-		       (unsigned long long)t + 1000);
-	if (sonde_expw_finish(w, 0, err, sizeof(err)) < 0) {
-		printf("# %s\n", err);
-		return -1;
-	}
-	return 0;
+	return exp_end(w, t + 1000);
 }
 
 static int write_exp(const char *dir, const struct stk *s, size_t n)
@@ -1157,7 +1164,6 @@ static int find_exe(void)
 #define MS_SAMPLER 999
 static int write_ms(const char *dir)
 {
-	char err[512];
 	const uint64_t t0 = 1000000000ull, S1 = 1000000000ull;
 	const int st[3][3] = { { F_A, F_MAIN }, { F_B, F_MAIN }, { F_C, F_MAIN } };
 	struct sonde_expw *w = exp_begin(dir, t0);
@@ -1183,13 +1189,75 @@ static int write_ms(const char *dir)
 	sonde_expw_log(w, "<event kind=\"end\" time_ns=\"%llu\" samples=\"3\" offcpu_samples=\"4\" "
 			  "offcpu_discarded=\"1\"/>\n",
 		       (unsigned long long)(t0 + 6 * S1));
-	sonde_expw_log(w, "<event kind=\"exit\" time_ns=\"%llu\" status=\"0\"/>\n",
-		       (unsigned long long)(t0 + 6 * S1));
-	if (sonde_expw_finish(w, 0, err, sizeof(err)) < 0) {
-		printf("# %s\n", err);
+	return exp_end(w, t0 + 6 * S1);
+}
+
+/*
+ * cpi.er: counter overflow profiling of cycles (counter 0) and insts
+ * (counter 1), no clock profile.  Stacks and the events their samples
+ * weigh (each stack's events in two samples of each counter):
+ *
+ *   1  A <- main        thread 100   cycles 300  insts 100
+ *   2  B <- A <- main   thread 101   cycles 200  insts 400
+ *   3  C <- main        thread 100   cycles  50  insts   0
+ *   4  main             thread 100   cycles   0  insts 100
+ *
+ * so CPI (cycles / insts) is exclusive A 3, B 0.5, C and main 0 (a zero
+ * denominator), inclusive A 1 (500 / 500), main and <Total> 550 / 600.
+ * faults.er: a software counter alone (page-faults, on stack 1).
+ */
+static const struct {
+	int f[3], depth, tid;
+	uint64_t cycles, insts;
+} cpi_stacks[] = {
+	{ { F_A, F_MAIN }, 2, 100, 300, 100 },
+	{ { F_B, F_A, F_MAIN }, 3, 101, 200, 400 },
+	{ { F_C, F_MAIN }, 2, 100, 50, 0 },
+	{ { F_MAIN }, 1, 100, 0, 100 },
+};
+
+static int write_counters(const char *dir, bool faults)
+{
+	const uint64_t t0 = 1000000000ull;
+	struct sonde_expw *w = exp_begin(dir, t0);
+	uint64_t t = t0;
+
+	if (!w)
 		return -1;
+	if (faults) {
+		sonde_expw_counter_decl(w, 0, "page-faults", "Page Faults", 1009);
+	} else {
+		sonde_expw_counter_decl(w, 0, "cycles", "CPU Cycles", 100);
+		sonde_expw_counter_decl(w, 1, "insts", "Instructions Executed", 100);
 	}
-	return 0;
+	for (size_t i = 0; i < N(cpi_stacks); i++) {
+		uint64_t pc[3];
+
+		for (int k = 0; k < cpi_stacks[i].depth; k++)
+			pc[k] = k == 0 ? (faddr(cpi_stacks[i].f[k]) + 4) | SONDE_PC_EXACT
+				       : faddr(cpi_stacks[i].f[k]) + 8;
+		sonde_expw_stack(w, i + 1, 0, (uint16_t)cpi_stacks[i].depth, pc);
+		if (faults) {
+			if (i == 0)
+				sonde_expw_counter(w, 100, 0, t += 1000, 1009, 1);
+			continue;
+		}
+		/* two samples of each counter: a third and two thirds (rounded down) */
+		uint64_t c = cpi_stacks[i].cycles, n = cpi_stacks[i].insts;
+
+		if (c) {
+			sonde_expw_counter(w, (uint32_t)cpi_stacks[i].tid, 0, t += 1000, c / 3, i + 1);
+			sonde_expw_counter(w, (uint32_t)cpi_stacks[i].tid, 0, t += 1000, c - c / 3, i + 1);
+		}
+		if (n) {
+			sonde_expw_counter(w, (uint32_t)cpi_stacks[i].tid, 1, t += 1000, n / 3, i + 1);
+			sonde_expw_counter(w, (uint32_t)cpi_stacks[i].tid, 1, t += 1000, n - n / 3, i + 1);
+		}
+	}
+	/* the threads, as the collector ends them */
+	sonde_expw_thread_end(w, 100, t + 500, t0, 0, 0, 0, 0);
+	sonde_expw_thread_end(w, 101, t + 500, t0, 0, 0, 0, 0);
+	return exp_end(w, t + 1000);
 }
 
 /* The experiments for tests/t20-print-views.sh; with copy (a copy of
@@ -1221,6 +1289,12 @@ static int write_all(const char *dir, const char *copy)
 		return -1;
 	snprintf(p, sizeof(p), "%s/ms.er", dir);
 	if (write_ms(p) < 0)
+		return -1;
+	snprintf(p, sizeof(p), "%s/cpi.er", dir);
+	if (write_counters(p, false) < 0)
+		return -1;
+	snprintf(p, sizeof(p), "%s/faults.er", dir);
+	if (write_counters(p, true) < 0)
 		return -1;
 	if (!copy)
 		return 0;
@@ -1477,6 +1551,280 @@ static void test_microstates(void)
 	}
 }
 
+/* Opens tmpdir/name and builds its profile (e and prof set); false (said)
+ * when it cannot. */
+static bool open_profile(const char *name, struct sonde_exp **e, struct sonde_profile *prof)
+{
+	char p[4200], err[512];
+	static const struct sonde_exp *one[1]; /* the profile keeps it */
+
+	snprintf(p, sizeof(p), "%s/%s", tmpdir, name);
+	*e = sonde_exp_open(p, err, sizeof(err));
+	if (!*e) {
+		printf("not ok - %s: %s\n", name, err);
+		nfail++;
+		return false;
+	}
+	CHECK_I(sonde_exp_nerrors(*e), 0);
+	one[0] = *e;
+	if (sonde_profile_build(prof, one, 1, NULL, err, sizeof(err)) < 0) {
+		printf("not ok - %s: profile: %s\n", name, err);
+		nfail++;
+		sonde_exp_close(*e);
+		return false;
+	}
+	return true;
+}
+
+/* Runs a view of a profile with spec and sort in mode; the output. */
+static const char *pview(struct sonde_profile *prof, enum view v, const char *spec, const char *sort,
+			 enum sonde_printmode mode, uint32_t func)
+{
+	struct sonde_view_opts o;
+	char err[256];
+
+	sonde_view_opts_init(&o);
+	CHECK(sonde_mspec_parse(&o.metrics, spec, err, sizeof(err)) == 0);
+	CHECK(sonde_sort_parse(&o.sort, sort, err, sizeof(err)) == 0);
+	return view(prof->model, v, &o, mode, func);
+}
+
+/*
+ * The derived metrics CPI and IPC on cpi.er and faults.er (write_counters):
+ * they exist only where an experiment recorded both cycles and insts, are
+ * exact ratios of each row's own values (exclusive, inclusive, attributed,
+ * <Total>, a thread's, a source line's), sort by their value, and have no
+ * percentage.
+ */
+static void test_derived(void)
+{
+	struct sonde_exp *e;
+	struct sonde_profile prof;
+	struct sonde_view_opts o;
+	char err[512];
+	const char *t;
+	FILE *f;
+
+	group = "derived";
+	sonde_view_opts_init(&o);
+	/* faults.er first: no experiment has named cycles or insts yet */
+	CHECK(sonde_mspec_parse(&o.metrics, "e+CPI:name", err, sizeof(err)) < 0);
+	if (open_profile("faults.er", &e, &prof)) {
+		CHECK_I(sonde_model_nall(prof.model), sonde_model_nmetrics(prof.model));
+		t = view(prof.model, V_METRIC_LIST, &o, SONDE_PM_TEXT, 0);
+		CHECK_HAS(t, "e+%page-faults");
+		CHECK(!strstr(t, "CPI") && !strstr(t, "IPC"));
+		sonde_profile_release(&prof);
+		sonde_exp_close(e);
+	}
+	if (!open_profile("cpi.er", &e, &prof))
+		return;
+	const struct sonde_model *m = prof.model;
+	int nm = sonde_model_nmetrics(m), cyc = sonde_profile_metric_index("cycles");
+	int ins = sonde_profile_metric_index("insts"), cpi = nm, ipc = nm + 1;
+	uint32_t a, b, c, mn;
+
+	CHECK(cyc >= 0 && ins >= 0);
+	CHECK_I(sonde_model_nall(m), nm + 2);
+	CHECK_S(sonde_model_metric(m, cpi)->name, "CPI");
+	CHECK_S(sonde_model_metric(m, ipc)->name, "IPC");
+	CHECK(sonde_model_metric(m, cpi)->unit == SONDE_UNIT_RATIO);
+	CHECK(sonde_model_is_derived(m, cpi) && !sonde_model_is_derived(m, cyc));
+	CHECK(sonde_view_find(m, "A", SONDE_NAME_LONG, &a, NULL, 0) == 1);
+	CHECK(sonde_view_find(m, "B", SONDE_NAME_LONG, &b, NULL, 0) == 1);
+	CHECK(sonde_view_find(m, "C", SONDE_NAME_LONG, &c, NULL, 0) == 1);
+	CHECK(sonde_view_find(m, "main", SONDE_NAME_LONG, &mn, NULL, 0) == 1);
+	const int64_t *tot = sonde_model_total(m);
+
+	/* the parts, then their ratios: exact */
+	CHECK_I(tot[cyc], 550);
+	CHECK_I(tot[ins], 600);
+	CHECK(sonde_model_value(m, cpi, tot) == 550.0 / 600.0);
+	CHECK(sonde_model_value(m, ipc, tot) == 600.0 / 550.0);
+	CHECK(sonde_model_value(m, cpi, sonde_model_excl(m, a)) == 3.0);
+	CHECK(sonde_model_value(m, ipc, sonde_model_excl(m, a)) == 100.0 / 300.0);
+	CHECK(sonde_model_value(m, cpi, sonde_model_excl(m, b)) == 0.5);
+	CHECK(sonde_model_value(m, ipc, sonde_model_excl(m, b)) == 2.0);
+	CHECK(sonde_model_value(m, cpi, sonde_model_excl(m, c)) == 0.0); /* 50 / 0 */
+	CHECK(sonde_model_value(m, ipc, sonde_model_excl(m, c)) == 0.0);
+	CHECK(sonde_model_value(m, cpi, sonde_model_excl(m, mn)) == 0.0);
+	CHECK(sonde_model_value(m, ipc, sonde_model_excl(m, mn)) == 0.0); /* 100 / 0 */
+	CHECK(sonde_model_value(m, cpi, sonde_model_incl(m, a)) == 1.0);
+	CHECK(sonde_model_value(m, cpi, sonde_model_incl(m, b)) == 0.5);
+	CHECK(sonde_model_value(m, cpi, sonde_model_incl(m, mn)) == 550.0 / 600.0);
+	/* attributed: main -> A carries A's inclusive 500 / 500; A -> B
+	 * 200 / 400; main -> C 50 / 0 */
+	size_t ne;
+	const struct sonde_edge *ed = sonde_model_callers(m, a, &ne);
+
+	CHECK(ne == 1 && ed[0].func == mn && sonde_model_value(m, cpi, ed[0].v) == 1.0);
+	ed = sonde_model_callees(m, a, &ne);
+	CHECK(ne == 1 && ed[0].func == b && sonde_model_value(m, cpi, ed[0].v) == 0.5 &&
+	      sonde_model_value(m, ipc, ed[0].v) == 2.0);
+	ed = sonde_model_callees(m, mn, &ne);
+	CHECK_I(ne, 2);
+	for (size_t k = 0; k < ne; k++)
+		CHECK(sonde_model_value(m, cpi, ed[k].v) == (ed[k].func == a ? 1.0 : 0.0));
+	/* exact order: 3 / 1 above 1 / 1, equal ratios of different parts, a
+	 * zero denominator as 0 */
+	const int64_t *ea = sonde_model_excl(m, a), *eb = sonde_model_excl(m, b), *ec = sonde_model_excl(m, c);
+
+	CHECK_I(sonde_model_cmp(m, cpi, ea, eb), 1);
+	CHECK_I(sonde_model_cmp(m, cpi, eb, ea), -1);
+	CHECK_I(sonde_model_cmp(m, cpi, ec, sonde_model_excl(m, mn)), 0);
+	CHECK_I(sonde_model_cmp(m, cpi, sonde_model_incl(m, a), sonde_model_incl(m, a)), 0);
+	CHECK_I(sonde_model_cmp(m, ipc, ea, ec), 1);
+
+	/* the views: sorted by e.CPI (A 3, B 0.5, then C and main, 0, by name) */
+	t = pview(&prof, V_FUNCTIONS, "e+CPI:i+CPI:e+IPC:e+cycles:e+insts:name", "e.CPI", SONDE_PM_TEXT, 0);
+	CHECK_TEXT(t, "Functions sorted by metric: Exclusive Cycles Per Instruction\n"
+		      "\n"
+		      "Excl.  Incl.  Excl.  Excl.   Excl.          Name\n"
+		      "CPI*   CPI    IPC    CPU     Instructions\n"
+		      "                     Cycles  Executed\n"
+		      "\n"
+		      "0.917  0.917  1.091     550           600   <Total>\n"
+		      "3.000  1.000  0.333     300           100   A\n"
+		      "0.500  0.500  2.000     200           400   B\n"
+		      "0.     0.     0.         50             0   C\n"
+		      "0.     0.917  0.          0           100   main\n");
+	t = pview(&prof, V_FUNCTIONS, "e+CPI:i+CPI:e+IPC:name", "e.CPI", SONDE_PM_CSV, 0);
+	CHECK_TEXT(t, "name,object,e.CPI,i.CPI,e.IPC\n"
+		      "<Total>,,0.9166666666666666,0.9166666666666666,1.0909090909090908\n"
+		      "A,test_views,3,1,0.3333333333333333\n"
+		      "B,test_views,0.5,0.5,2\n"
+		      "C,test_views,0,0,0\n"
+		      "main,test_views,0,0.9166666666666666,0\n");
+	t = pview(&prof, V_FUNCTIONS, "e+CPI:name", "i.CPI", SONDE_PM_JSON, 0);
+	CHECK_TEXT(t, "{\"view\":\"functions\",\"metrics\":\"e+CPI:name\",\"sort\":\"i.CPI\",\"rows\":["
+		      "{\"name\":\"<Total>\",\"object\":null,\"e.CPI\":0.9166666666666666},"
+		      "{\"name\":\"A\",\"object\":\"test_views\",\"e.CPI\":3},"
+		      "{\"name\":\"main\",\"object\":\"test_views\",\"e.CPI\":0},"
+		      "{\"name\":\"B\",\"object\":\"test_views\",\"e.CPI\":0.5},"
+		      "{\"name\":\"C\",\"object\":\"test_views\",\"e.CPI\":0}]}\n");
+	t = pview(&prof, V_FUNCTIONS, "e+IPC:name", "e.IPC", SONDE_PM_TEXT, 0);
+	CHECK_TEXT(t, "Functions sorted by metric: Exclusive Instructions Per Cycle\n"
+		      "\n"
+		      "Excl.   Name\n"
+		      "IPC*\n"
+		      "\n"
+		      "1.091   <Total>\n"
+		      "2.000   B\n"
+		      "0.333   A\n"
+		      "0.      C\n"
+		      "0.      main\n");
+	t = pview(&prof, V_CSINGLE, "a+CPI:e+CPI:i+CPI:name", "a.CPI", SONDE_PM_TEXT, a);
+	CHECK_TEXT(t, "Callers and callees sorted by metric: Attributed Cycles Per Instruction\n"
+		      "\n"
+		      "Attr.  Excl.  Incl.   Name\n"
+		      "CPI*   CPI    CPI\n"
+		      "\n"
+		      "1.000  0.     0.917   main\n"
+		      "3.000  3.000  1.000  *A\n"
+		      "0.500  0.500  0.500   B\n");
+	t = pview(&prof, V_CC, "a+IPC:name", "a.IPC", SONDE_PM_CSV, 0);
+	CHECK_TEXT(t, "function,role,name,object,a.IPC\n"
+		      "<Total>,function,<Total>,,0\n"
+		      "<Total>,callee,main,test_views,1.0909090909090908\n"
+		      "B,caller,A,test_views,2\n"
+		      "B,function,B,test_views,2\n"
+		      "main,caller,<Total>,,1.0909090909090908\n"
+		      "main,function,main,test_views,0\n"
+		      "main,callee,A,test_views,1\n"
+		      "main,callee,C,test_views,0\n"
+		      "A,caller,main,test_views,1\n"
+		      "A,function,A,test_views,0.3333333333333333\n"
+		      "A,callee,B,test_views,2\n"
+		      "C,caller,main,test_views,0\n"
+		      "C,function,C,test_views,0\n");
+	t = pview(&prof, V_CALLTREE, "e+CPI:i+CPI:name", "i.CPI", SONDE_PM_TEXT, 0);
+	CHECK_TEXT(t, "Functions Call Tree. Children sorted by metric: Inclusive Cycles Per Instruction\n"
+		      "\n"
+		      "Excl.  Incl.   Name\n"
+		      "CPI    CPI*\n"
+		      "\n"
+		      "0.917  0.917   <Total>\n"
+		      "0.     0.917   +-main\n"
+		      "3.000  1.000     +-A\n"
+		      "0.500  0.500     | +-B\n"
+		      "0.     0.        +-C\n");
+	t = pview(&prof, V_FSINGLE, "e+CPI:i+CPI:name", "e.CPI", SONDE_PM_TEXT, a);
+	CHECK_HAS(t, "A\n\tExclusive Cycles Per Instruction: 3.000\n\tInclusive Cycles Per Instruction: 1.000\n");
+	t = pview(&prof, V_OBJECTS, "e+CPI:i+CPI:name", "e.CPI", SONDE_PM_CSV, 0);
+	CHECK_HAS(t, "name,path,e.CPI,i.CPI\n<Total>,,0.9166666666666666,0.9166666666666666\n",
+		  "tests/test_views,0.9166666666666666,0.9166666666666666\n");
+	t = pview(&prof, V_METRIC_LIST, "e+CPI:name", "e.CPI", SONDE_PM_TEXT, 0);
+	CHECK_HAS(t, "Current metrics: e+CPI:name\n", "Current Sort Metric: Exclusive Cycles Per Instruction ( e.CPI )\n",
+		  " Exclusive Cycles Per Instruction: e+CPI\n", " Attributed Instructions Per Cycle: a+IPC\n",
+		  "e+%cycles\n");
+	CHECK(!strstr(t, "%CPI") && !strstr(t, "%IPC"));
+	t = pview(&prof, V_METRIC_LIST, "e+CPI:name", "e.CPI", SONDE_PM_JSON, 0);
+	CHECK_HAS(t, "{\"name\":\"CPI\",\"title\":\"Cycles Per Instruction\",\"unit\":\"ratio\",\"flavors\":\"eia\"}");
+	/* threads: 100 ran A, C and main (350 / 200), 101 B (200 / 400) */
+	sonde_view_opts_init(&o);
+	CHECK(sonde_mspec_parse(&o.metrics, "e+CPI:e+cycles:e+insts:name", err, sizeof(err)) == 0);
+	CHECK(sonde_sort_parse(&o.sort, "e.CPI", err, sizeof(err)) == 0);
+	f = out_open();
+	t = out_close(f, sonde_view_threads(f, &prof, &o, err, sizeof(err)), err);
+	CHECK_TEXT(t, "Threads sorted by metric: Cycles Per Instruction\n"
+		      "\n"
+		      "CPI*   CPU     Instructions   Name\n"
+		      "       Cycles  Executed\n"
+		      "\n"
+		      "0.917     550           600   <Total>\n"
+		      "1.750     350           200   Thread 1 (tid 100)\n"
+		      "0.500     200           400   Thread 2 (tid 101)\n");
+	/* source lines: each function's line sums its stacks, then divides */
+	f = out_open();
+	o.mode = SONDE_PM_CSV;
+	t = out_close(f, sonde_view_lines(f, &prof, &o, err, sizeof(err)), err);
+	CHECK_HAS(t, "name,function,file,line,e.CPI,e.cycles,e.insts\n<Total>,,,,0.9166666666666666,550,600\n\"A, line ",
+		  ",A,", "tests/unit/test_views.c,109,3,300,100\n\"B, line ", ",B,", "test_views.c,110,0.5,200,400\n",
+		  ",C,", "test_views.c,111,0,50,0\n", ",main,", "test_views.c,");
+	/* -compare of the experiment with itself: the same ratios, deltas 0 */
+	const struct sonde_model *ms[2] = { m, m };
+	const char *names[2] = { "cpi.er", "cpi.er" };
+
+	o.mode = SONDE_PM_TEXT;
+	o.compare = SONDE_CMP_DELTA;
+	f = out_open();
+	t = out_close(f, sonde_view_compare(f, ms, names, 2, false, &o, err, sizeof(err)), err);
+	CHECK_TEXT(t, "Functions sorted by metric: Exclusive Cycles Per Instruction\n"
+		      "\n"
+		      "cpi.er  cpi.er  cpi.er  cpi.er  cpi.er        cpi.er\n"
+		      "Excl.   Excl.   Excl.   Excl.   Excl.         Excl.          Name\n"
+		      "CPI*    CPI     CPU     CPU     Instructions  Instructions\n"
+		      "                Cycles  Cycles  Executed      Executed\n"
+		      "         delta           delta                       delta\n"
+		      " 0.917  +0.        550      +0           600            +0   <Total>\n"
+		      " 3.000  +0.        300      +0           100            +0   A\n"
+		      " 0.500  +0.        200      +0           400            +0   B\n"
+		      " 0.     +0.         50      +0             0            +0   C\n"
+		      " 0.     +0.          0      +0           100            +0   main\n");
+
+	/* parsing: no percentage of a ratio */
+	CHECK(sonde_mspec_parse(&o.metrics, "e.%CPI:name", err, sizeof(err)) < 0);
+	CHECK_HAS(err, "metric 'CPI' is a ratio and has no percentage of <Total> (give e+CPI, not e.%CPI)");
+	CHECK(sonde_mspec_parse(&o.metrics, "ei%IPC:name", err, sizeof(err)) < 0);
+	CHECK(sonde_mspec_parse(&o.metrics, "ei.IPC:a+CPI:name", err, sizeof(err)) == 0);
+	sonde_profile_release(&prof);
+	sonde_exp_close(e);
+
+	/* faults.er again, now that cycles and insts have slots: still none */
+	if (open_profile("faults.er", &e, &prof)) {
+		CHECK_I(sonde_model_nall(prof.model), sonde_model_nmetrics(prof.model));
+		sonde_view_opts_init(&o);
+		CHECK(sonde_mspec_parse(&o.metrics, "e+CPI:name", err, sizeof(err)) == 0);
+		f = out_open();
+		CHECK_I(sonde_view_functions(f, prof.model, &o, err, sizeof(err)), -SONDE_ERR_NOT_RECORDED);
+		fclose(f);
+		CHECK_S(err, "metric 'CPI' is not recorded in this experiment (it needs both cycles and insts: "
+			     "sonde collect -h cycles,on,insts,on)");
+		sonde_profile_release(&prof);
+		sonde_exp_close(e);
+	}
+}
+
 /* Exclusive CPU of the model functions of the object with this path. */
 static int64_t object_excl(const struct sonde_model *m, const char *path)
 {
@@ -1606,6 +1954,7 @@ int main(int argc, char **argv)
 	test_statistics();
 	test_end_to_end();
 	test_microstates();
+	test_derived();
 	free(outbuf);
 	if (!getenv("SONDE_TEST_KEEP")) {
 		char cmd[600];
