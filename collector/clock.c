@@ -738,12 +738,15 @@ static void clock_thread_tail(void)
 			uint64_t weight = cpu - ts->last_cpu_ns, sys = 0, wcpu = 0;
 			struct ms_now ms;
 			int have_ms = ms_read(ts, &ms) == 0;
+			/* where the time went is unknown here: page faults
+			 * since the last sample are what rusage's system
+			 * time is given for */
 			if (have_ms)
-				ms_split(ts, &ms, weight, &sys, &wcpu);
+				ms_split(ts, &ms, weight, false, &sys, &wcpu);
 			if (n > 0 && clock_write_sample(pcs + skip, n, flags, now_ns(), weight, sys, wcpu) == 0) {
 				ts->last_cpu_ns = cpu;
 				if (have_ms)
-					ms_commit(ts, &ms, weight);
+					ms_commit(ts, &ms, weight, sys);
 			}
 		}
 	}

@@ -5,6 +5,7 @@
 
 #include <asm/prctl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <sys/syscall.h>
 
 #include "collector.h"
@@ -131,22 +132,24 @@ struct tstate {
 	 * thread at its last recorded sample, from which the next sample's
 	 * system time and run-queue delay run; system time not yet given
 	 * to a sample (a sample's system part is at most its weight). */
-	uint64_t ms_stime_ns, ms_csw, ms_rdelay_ns, ms_sys_carry;
+	uint64_t ms_stime_ns, ms_csw, ms_rdelay_ns, ms_sys_carry, ms_flt;
 };
 
 /* The calling thread's kernel accounting now: system CPU time and
  * context switches (its rusage), run-queue delay (schedstat; read only
  * when the thread was switched since the last reading, have_rd then). */
 struct ms_now {
-	uint64_t stime_ns, csw, rdelay_ns;
+	uint64_t stime_ns, csw, rdelay_ns, flt;
 	int have_rd;
 };
 /* Read it (0, or -1: no rusage); what a sample of weight `weight` gets
  * (its system part, its run-queue delay); and, once the sample is
  * written, move the thread's bases to it.  Async-signal-safe. */
 int ms_read(const struct tstate *ts, struct ms_now *m);
-void ms_split(const struct tstate *ts, const struct ms_now *m, uint64_t weight, uint64_t *sys, uint64_t *wcpu);
-void ms_commit(struct tstate *ts, const struct ms_now *m, uint64_t weight);
+/* in_syscall: the sample was taken in a system call (uw_at_syscall). */
+void ms_split(const struct tstate *ts, const struct ms_now *m, uint64_t weight, bool in_syscall, uint64_t *sys,
+	      uint64_t *wcpu);
+void ms_commit(struct tstate *ts, const struct ms_now *m, uint64_t weight, uint64_t sys);
 /* Move the bases without recording anything (paused time, time before
  * an exec'd image).  Async-signal-safe. */
 void ms_rebase(struct tstate *ts, const struct ms_now *m);

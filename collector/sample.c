@@ -124,19 +124,26 @@ int clock_write_sample(const uint64_t *pcs, int n, unsigned flags, uint64_t now,
 
 /* ---- microstates ---------------------------------------------------------
  *
- * Linux keeps per thread what table 6-1 of the reference needs, in two
- * places a thread can read about itself without a signal or a lock:
- * getrusage(RUSAGE_THREAD) splits its CPU time into user and system (by
- * the scheduler tick's sampling of the mode, scaled to the exact run
- * time), and /proc/thread-self/schedstat gives its run-queue delay
- * exactly (the time it was runnable but not running).  A sample's weight
- * is the thread's CPU time since its previous sample; its system part is
- * the system time the thread gained since then (clamped to the weight,
- * the excess carried to the next sample, so that a thread's recorded
- * system time adds up to the kernel's), and its Wait CPU is the
- * run-queue delay since then.  The delay only grows when the thread is
- * switched in, so schedstat (a /proc file: three system calls) is read
- * only when rusage's context-switch counts moved. */
+ * Linux keeps per thread what table 6-1 of the reference needs, where a
+ * thread can read it about itself without a signal or a lock: its run-
+ * queue delay, exactly, in /proc/thread-self/schedstat, and its system
+ * time in getrusage(RUSAGE_THREAD).  A sample's weight is the thread's CPU
+ * time since its previous sample; its Wait CPU is the run-queue delay
+ * since then.  The delay only grows when the thread is switched in, so
+ * schedstat (a /proc file: three system calls) is read only when
+ * rusage's context-switch counts moved.
+ *
+ * Its system part is decided by where the sample was taken.  A sample
+ * whose pc stands at a system call (the clock fired while the thread was
+ * in the kernel, and the signal came at the call's return) is System
+ * CPU, all of it; any other is User CPU, unless the thread took page
+ * faults since its previous sample: then the system time rusage gained
+ * since then goes to System CPU (at most the weight).  rusage alone does
+ * not do: its split is the scheduler tick's view of the thread's mode,
+ * and with more runnable threads than CPUs the ticks line up with the
+ * ends of slices (a slice ends at a clock read, a system call): a pure
+ * user-mode loop was given 13-16% system time, a loop of reads of
+ * /dev/zero 10% user time even on an idle machine. */
 
 int ms_parse_schedstat(const char *buf, long len, uint64_t v[3])
 {
@@ -177,6 +184,7 @@ int ms_read(const struct tstate *ts, struct ms_now *m)
 		return -1;
 	m->stime_ns = (uint64_t)ru.ru_stime.tv_sec * 1000000000ull + (uint64_t)ru.ru_stime.tv_usec * 1000ull;
 	m->csw = (uint64_t)ru.ru_nvcsw + (uint64_t)ru.ru_nivcsw;
+	m->flt = (uint64_t)ru.ru_minflt + (uint64_t)ru.ru_majflt;
 	m->have_rd = 0;
 	m->rdelay_ns = ts->ms_rdelay_ns;
 	uint64_t v[3];
@@ -189,22 +197,36 @@ int ms_read(const struct tstate *ts, struct ms_now *m)
 	return 0;
 }
 
-void ms_split(const struct tstate *ts, const struct ms_now *m, uint64_t weight, uint64_t *sys, uint64_t *wcpu)
+static uint64_t ms_avail(const struct tstate *ts, const struct ms_now *m)
 {
-	uint64_t avail = ts->ms_sys_carry + (m->stime_ns > ts->ms_stime_ns ? m->stime_ns - ts->ms_stime_ns : 0);
-	*sys = avail < weight ? avail : weight;
+	return ts->ms_sys_carry + (m->stime_ns > ts->ms_stime_ns ? m->stime_ns - ts->ms_stime_ns : 0);
+}
+
+void ms_split(const struct tstate *ts, const struct ms_now *m, uint64_t weight, bool in_syscall, uint64_t *sys,
+	      uint64_t *wcpu)
+{
+	uint64_t avail = ms_avail(ts, m);
+	if (in_syscall)
+		*sys = weight;
+	else if (m->flt != ts->ms_flt)
+		*sys = avail < weight ? avail : weight;
+	else
+		*sys = 0;
 	*wcpu = m->have_rd && m->rdelay_ns > ts->ms_rdelay_ns ? m->rdelay_ns - ts->ms_rdelay_ns : 0;
 }
 
-void ms_commit(struct tstate *ts, const struct ms_now *m, uint64_t weight)
+void ms_commit(struct tstate *ts, const struct ms_now *m, uint64_t weight, uint64_t sys)
 {
-	uint64_t sys, wcpu;
-	ms_split(ts, m, weight, &sys, &wcpu);
-	uint64_t avail = ts->ms_sys_carry + (m->stime_ns > ts->ms_stime_ns ? m->stime_ns - ts->ms_stime_ns : 0);
-	ts->ms_sys_carry = avail - sys;
+	/* What rusage gained and no sample took waits for the next page
+	 * faults, but no more than a sample's worth: the tick's errors must
+	 * not pile up into one sample. */
+	uint64_t avail = ms_avail(ts, m);
+	uint64_t carry = avail > sys ? avail - sys : 0;
+	ts->ms_sys_carry = carry < weight ? carry : weight;
 	if (m->stime_ns > ts->ms_stime_ns)
 		ts->ms_stime_ns = m->stime_ns;
 	ts->ms_csw = m->csw;
+	ts->ms_flt = m->flt;
 	if (m->have_rd)
 		ts->ms_rdelay_ns = m->rdelay_ns;
 }
@@ -214,6 +236,7 @@ void ms_rebase(struct tstate *ts, const struct ms_now *m)
 	ts->ms_sys_carry = 0;
 	ts->ms_stime_ns = m->stime_ns;
 	ts->ms_csw = m->csw;
+	ts->ms_flt = m->flt;
 	if (m->have_rd)
 		ts->ms_rdelay_ns = m->rdelay_ns;
 }
@@ -405,11 +428,12 @@ __attribute__((noinline)) static void sample_body(void *uc, struct sig_stack *st
 
 	uint64_t weight = cpu_now - ts->last_cpu_ns, sys = 0, wcpu = 0;
 	if (have_ms)
-		ms_split(ts, &ms, weight, &sys, &wcpu);
+		ms_split(ts, &ms, weight,
+			 uw_at_syscall((uintptr_t)((const ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP]), &sys, &wcpu);
 	if (record_sample(uc, ts, now, -1, weight, sys, wcpu) == 0) {
 		ts->last_cpu_ns = cpu_now;
 		if (have_ms)
-			ms_commit(ts, &ms, weight);
+			ms_commit(ts, &ms, weight, sys);
 		if ((++ts->nrecorded & 15) == 0 && clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0) {
 			uint64_t end = (uint64_t)cpu.tv_sec * 1000000000ull + (uint64_t)cpu.tv_nsec;
 			atomic_fetch_add_explicit(&g_handler_cpu_ns, end - cpu_now, memory_order_relaxed);

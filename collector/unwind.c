@@ -1490,3 +1490,26 @@ out:
 	return n;
 }
 
+/* Async-signal-safe.  Whether the interrupted pc stands at a system call:
+ * just after a `syscall` instruction (0f 05: the call completed, or was
+ * going on, when the signal came) or on one (a call the kernel will
+ * restart).  Code is read only inside the executable segments of the
+ * objects in the table: a pc elsewhere (JIT code, the vDSO) is not at
+ * one. */
+bool uw_at_syscall(uintptr_t pc)
+{
+	struct uw_table *t = table_get();
+	if (!t)
+		return false;
+	bool at = false;
+	uint8_t b[4];
+	if (pc >= 2 && range_find(t->exec, t->nexec, pc - 2, 4) >= 0) {
+		memcpy(b, (const void *)(pc - 2), 4);
+		at = (b[0] == 0x0f && b[1] == 0x05) || (b[2] == 0x0f && b[3] == 0x05);
+	} else if (pc >= 2 && range_find(t->exec, t->nexec, pc - 2, 2) >= 0) {
+		memcpy(b, (const void *)(pc - 2), 2); /* pc ends its segment */
+		at = b[0] == 0x0f && b[1] == 0x05;
+	}
+	atomic_fetch_sub(&t->users, 1);
+	return at;
+}

@@ -16,6 +16,7 @@
 #ifndef SONDE_COLLECTOR_UNWIND_H
 #define SONDE_COLLECTOR_UNWIND_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Prepare/refresh the table of load objects and their .eh_frame_hdr lookup
@@ -74,6 +75,12 @@ int uw_backtrace(const void *uc, uintptr_t stack_lo, uintptr_t stack_hi,
  * unless the frame is exact).  sps may be NULL.  Async-signal-safe. */
 int uw_backtrace_sp(const void *uc, uintptr_t stack_lo, uintptr_t stack_hi,
 		    uint64_t *pcs, uint64_t *sps, int max, unsigned *flags);
+
+/* Whether the interrupted pc stands at a system call (just after a
+ * `syscall` instruction, or on one the kernel restarts): a sample taken
+ * while the thread was in a system call.  Reads code only inside the
+ * executable segments of the objects in the table.  Async-signal-safe. */
+bool uw_at_syscall(uintptr_t pc);
 
 /* Counts for diagnostics: objects in the table (0 before uw_refresh). */
 int uw_object_count(void);

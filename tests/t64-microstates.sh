@@ -10,7 +10,8 @@
 # between a function's last sample and the next function's first goes to
 # the latter); a machine busy with other work can exceed that once in a
 # while, so a run whose numbers miss is repeated, up to 3 runs, and the
-# last one's misses are reported.  The target's own sleeps and read must
+# last one's misses are reported.  (With a busy loop on each CPU beside
+# it, 4 runs of this test passed without a repeat.)  The target's own sleeps and read must
 # behave as without sonde: no early return, no EINTR, no added latency.
 . "$(dirname "$0")/lib.sh"
 cd "$TMP" || exit 1
@@ -107,16 +108,18 @@ else
 fi
 
 # -statistics sets each thread's recorded Wait CPU beside the kernel's
-# run delay (exact: the same counter, read at every sample after a
-# switch) and its recorded User Lock + Other Wait beside the time it
-# slept (its life less its CPU and run-queue time; the sampled part:
-# within 5% or 10 ms, plus one interval per wait edge).
+# run delay (the same counter, read at every sample after a switch; the
+# delay between the thread's last sample and its end, one scheduling
+# delay, is not recorded: within 5% or 10 ms) and its recorded User Lock
+# + Other Wait beside the time it slept (its life less its CPU and
+# run-queue time; the sampled part: within 5% or 10 ms, plus one interval
+# per wait edge).
 "$SONDE" print -statistics $E >stat.txt 2>&1
 if awk '/^Thread microstates/ { on = 1; next }
 	on && $8 == "|" && $1 != "<Total>" && $1 != "tid" {
 		n++
-		d = $4 - $11; if (d < 0) d = -d
-		if (d > 0.002) { bad = bad " " $1 ": wait " $4 " vs run_delay " $11 }
+		d = $4 - $11; if (d < 0) d = -d; tol = $11 * 0.05; if (tol < 0.010) tol = 0.010
+		if (d > tol) { bad = bad " " $1 ": wait " $4 " vs run_delay " $11 }
 		w = $5 + $6; t = $12; tol = t * 0.05; if (tol < 0.010) tol = 0.010
 		d = w - t; if (d < 0) d = -d
 		if (d > tol + 0.002) { bad = bad " " $1 ": lock+wait " w " vs sleeping " t }
