@@ -135,9 +135,11 @@ struct sonde_profile_packet {
 	uint64_t weight_ns;	/* CPU time this sample stands for */
 	uint64_t stack_id;	/* key of a sonde_stack_packet in "stacks" */
 	/* Since microstates: */
-	uint64_t system_ns;	/* the part of weight_ns spent in the kernel
-				   (system calls, page faults, traps), from
-				   the thread's own rusage (at most weight_ns) */
+	uint64_t system_ns;	/* the part of weight_ns counted as System CPU:
+				   all of it for a sample taken in a system
+				   call, the thread's rusage system time since
+				   its previous sample (at most weight_ns) for
+				   one that followed page faults, else 0 */
 	uint64_t wait_cpu_ns;	/* the thread's run-queue delay (runnable, not
 				   running) since its previous sample, from
 				   the kernel's schedstat */
