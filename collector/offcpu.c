@@ -40,9 +40,10 @@
  * that the sampler's CPU time (about 10 us per blocked thread and look)
  * is spent in its process.
  *
- * Normal context (its own thread, every signal blocked), but no malloc or
- * stdio either: the target's allocator and streams are not the
- * collector's to use from a thread the target does not know.
+ * Normal context (its own thread, every signal blocked), but no malloc
+ * and no stream: the target's allocator and FILEs are not the collector's
+ * to use from a thread the target does not know (snprintf into a buffer on
+ * the stack, for its one log line, is all of stdio it uses).
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -95,6 +95,15 @@ static void chain(int sig, siginfo_t *si, void *uc)
 	}
 }
 
+/* The CPU the caller runs on, as a packet holds it (0xffff unknown).
+ * Async-signal-safe. */
+static uint16_t this_cpu(void)
+{
+	unsigned cpuid = 0xffff;
+	(void)getcpu(&cpuid, NULL);
+	return (uint16_t)(cpuid > 0xffff ? 0xffff : cpuid);
+}
+
 /* Intern a stack and write one profile packet.  Returns 0, or -1 when the
  * packet could not be written.  Must not be interrupted by the sampling
  * handler on the same thread (the handler runs with all signals blocked;
@@ -106,11 +115,9 @@ int clock_write_sample(const uint64_t *pcs, int n, unsigned flags, uint64_t now,
 	struct sonde_profile_packet *p = dfile_reserve(g_profile, sizeof *p);
 	if (!p)
 		return -1; /* counted by the dfile */
-	unsigned cpuid = 0xffff;
-	(void)getcpu(&cpuid, NULL);
 	p->type = SONDE_PKT_PROFILE;
 	p->size = sizeof *p;
-	p->cpu = (uint16_t)(cpuid > 0xffff ? 0xffff : cpuid);
+	p->cpu = this_cpu();
 	p->state = SONDE_STATE_CPU;
 	p->time_ns = now;
 	p->weight_ns = weight;
@@ -307,12 +314,10 @@ static int counter_write(const uint64_t *pcs, int n, unsigned flags, uint64_t no
 	struct sonde_counter_packet *p = dfile_reserve(g_counters, sizeof *p);
 	if (!p)
 		return -1; /* counted by the dfile */
-	unsigned cpuid = 0xffff;
-	(void)getcpu(&cpuid, NULL);
 	p->type = SONDE_PKT_COUNTER;
 	p->size = sizeof *p;
 	p->counter = (uint16_t)idx;
-	p->cpu = (uint16_t)(cpuid > 0xffff ? 0xffff : cpuid);
+	p->cpu = this_cpu();
 	p->time_ns = now;
 	p->weight = weight;
 	p->stack_id = id;
