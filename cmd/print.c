@@ -157,9 +157,9 @@ static void report_symbols(struct state *st, const struct sonde_profile *p, size
 			       "found); its functions are shown as addresses",
 			 unnamed[0]);
 	else if (nunnamed)
-		complain(NULL, "warning: %zu load objects have no function symbols (stripped, and no "
-			       "debug file found); their functions are shown as addresses "
-			       "(-header lists them)",
+		complain(NULL, "warning: %zu load objects with samples have no function symbols "
+			       "(stripped, and no debug file found); their functions are shown as "
+			       "addresses (-header lists every such object loaded)",
 			 nunnamed);
 	free(unnamed);
 }

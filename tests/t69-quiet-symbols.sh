@@ -45,7 +45,7 @@ n=$(grep -c 'no function symbols' err.txt)
 if [ "$n" = 1 ]; then ok "one 'no function symbols' line (was one per object per process)"; else
 	notok "$n 'no function symbols' lines, wanted 1"; sed 's/^/#   /' err.txt | head -12; fi
 check "the line has the count of distinct files (4) and says where the list is" \
-	grep -q '4 load objects have no function symbols.*-header lists them' err.txt
+	grep -q '4 load objects with samples have no function symbols.*-header lists every such object' err.txt
 check "the function table still prints the stripped functions as addresses" grep -q '<static>@0x' out.txt
 
 rc 0 "sonde print -header" "$SONDE" print -header s.er
@@ -61,4 +61,4 @@ check "json: libx.so has function_symbols false" \
 cc -O2 -fPIC -shared -fvisibility=hidden -o liby.so liby.c -Wl,--build-id=0x0123456789 || exit 1
 rc 0 "sonde print after liby.so was rebuilt" "$SONDE" print -functions s.er
 check "the rebuilt object's own warning is said" grep -q "liby.so' has changed since the experiment" err.txt
-check "and the remaining stripped objects are one line (3)" grep -q '3 load objects have no function symbols' err.txt
+check "and the remaining stripped objects are one line (3)" grep -q '3 load objects with samples have no function symbols' err.txt
