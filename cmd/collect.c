@@ -267,6 +267,33 @@ static int parse_trace(const struct sonde_kind_desc *k, const char *v, const cha
 	return -1;
 }
 
+/* -O FILE: collect's own stdout and stderr go to FILE, appended; the
+ * target gets the descriptors collect was given (restored in the child
+ * before exec). */
+static int g_saved_out = -1, g_saved_err = -1;
+
+static int redirect_output(const char *file)
+{
+	int fd = open(file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		fprintf(stderr, "sonde collect: cannot open -O file '%s': %s\n", file, strerror(errno));
+		return -1;
+	}
+	fflush(NULL);
+	g_saved_out = fcntl(1, F_DUPFD_CLOEXEC, 3);
+	g_saved_err = fcntl(2, F_DUPFD_CLOEXEC, 3);
+	if (dup2(fd, 1) < 0 || dup2(fd, 2) < 0) {
+		int e = errno;
+		if (g_saved_err >= 0)
+			dup2(g_saved_err, 2);
+		fprintf(stderr, "sonde collect: cannot write to -O file '%s': %s\n", file, strerror(e));
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	o->interval_ms = 10;
@@ -344,6 +371,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			if (!*v)
 				return bad("invalid -O value (a file name):", v);
 			o->outfile = v;
+			/* at once: the messages of the options after it go there too */
+			if (redirect_output(v) < 0)
+				return 2;
 			break;
 		case 'S': {
 			char *end;
@@ -709,33 +739,6 @@ static void setenvf(const char *name, const char *fmt, ...)
 	setenv(name, buf, 1);
 }
 
-/* -O FILE: collect's own stdout and stderr go to FILE, appended; the
- * target gets the descriptors collect was given (restored in the child
- * before exec). */
-static int g_saved_out = -1, g_saved_err = -1;
-
-static int redirect_output(const char *file)
-{
-	int fd = open(file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		fprintf(stderr, "sonde collect: cannot open -O file '%s': %s\n", file, strerror(errno));
-		return -1;
-	}
-	fflush(NULL);
-	g_saved_out = fcntl(1, F_DUPFD_CLOEXEC, 3);
-	g_saved_err = fcntl(2, F_DUPFD_CLOEXEC, 3);
-	if (dup2(fd, 1) < 0 || dup2(fd, 2) < 0) {
-		int e = errno;
-		if (g_saved_err >= 0)
-			dup2(g_saved_err, 2);
-		fprintf(stderr, "sonde collect: cannot write to -O file '%s': %s\n", file, strerror(e));
-		close(fd);
-		return -1;
-	}
-	close(fd);
-	return 0;
-}
-
 int cmd_collect(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -748,8 +751,6 @@ int cmd_collect(int argc, char **argv)
 	int rc = parse_opts(argc, argv, &o);
 	if (rc)
 		return rc;
-	if (o.outfile && redirect_output(o.outfile) < 0)
-		return 2;
 	/* Before anything is made or started: a counter this machine cannot
 	 * count is an error, not a run without its data. */
 	char counters_env[1024] = "";
