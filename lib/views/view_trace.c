@@ -776,7 +776,6 @@ int sonde_view_heap_timeline(FILE *f, const struct sonde_exp *const *exps, size_
 	if (!nexp)
 		em_text(&em, "No heap events\n");
 	em_end(&em);
-	em_end(&em);
 	em_end_doc(&em);
 	return vw_finish(f, err, errlen);
 }
@@ -806,9 +805,9 @@ static const struct {
 	S("unmatched_frees", "Unmatched Frees", unmatched),
 	S("failed", "Failed Allocations", failed),
 	S("peak_bytes", "Peak Live Bytes", peak),
-	S("temporary", "Temporary Allocations", temporary),
 	S("largest", "Largest Allocation", largest),
 	S("smallest", "Smallest Allocation", smallest),
+	S("temporary", "Temporary Allocations", temporary), /* last: csv columns keep their places */
 #undef S
 };
 #define NHS (sizeof(hs_rows) / sizeof(hs_rows[0]))
