@@ -119,12 +119,20 @@ static void drop_profiles(struct state *st)
 	st->have_cprof = false;
 }
 
+/*
+ * Symbol problems, once per experiment loaded whatever the selection.  The
+ * load objects with no function symbols are one line for all experiments
+ * (a stripped program run as several processes named each object once per
+ * process): they change no number, and -header lists them.
+ */
 static void report_symbols(struct state *st, const struct sonde_profile *p, size_t first_exp)
 {
+	const char **unnamed = NULL;
+	size_t nunnamed = 0, cap = 0;
+
 	for (size_t i = 0; i < p->nexps; i++) {
 		size_t e = first_exp + i, n, a = 0;
 
-		/* said once per experiment loaded, whatever the selection */
 		while (a < st->nall && st->all_exps[a] != st->exps[e])
 			a++;
 		if (st->reported[a] || !p->syms || !p->syms[i])
@@ -134,7 +142,26 @@ static void report_symbols(struct state *st, const struct sonde_profile *p, size
 
 		for (size_t k = 0; k < n; k++)
 			complain(NULL, "warning: '%s': %s", st->names[e], msg[k]);
+		msg = sonde_syms_unnamed(p->syms[i], &n);
+		for (size_t k = 0; k < n; k++) {
+			size_t j = 0;
+
+			while (j < nunnamed && strcmp(unnamed[j], msg[k]))
+				j++;
+			if (j == nunnamed && !sonde_grow(&unnamed, &cap, nunnamed + 1, sizeof(*unnamed), 8))
+				unnamed[nunnamed++] = msg[k];
+		}
 	}
+	if (nunnamed == 1)
+		complain(NULL, "warning: '%s' has no function symbols (stripped, and no debug file "
+			       "found); its functions are shown as addresses",
+			 unnamed[0]);
+	else if (nunnamed)
+		complain(NULL, "warning: %zu load objects with samples have no function symbols "
+			       "(stripped, and no debug file found); their functions are shown as "
+			       "addresses (-header lists every such object loaded)",
+			 nunnamed);
+	free(unnamed);
 }
 
 static int build(struct state *st, struct sonde_profile *p, size_t first, size_t n)
