@@ -1130,6 +1130,27 @@ static int run_heapstat(struct state *st, const struct step *s, char *err, size_
 	return ex ? sonde_view_heapstat(st->out, ex, st->nexps, &st->o, err, errlen) : 0;
 }
 
+static int run_heap_peak(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	const struct sonde_exp *const *ex = traced(st, s, SONDE_KIND_HEAP);
+
+	return ex ? sonde_view_heap_peak(st->out, ex, st->nexps, &st->o, err, errlen) : 0;
+}
+
+static int run_heap_temporary(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	const struct sonde_exp *const *ex = traced(st, s, SONDE_KIND_HEAP);
+
+	return ex ? sonde_view_heap_temporary(st->out, ex, st->nexps, &st->o, err, errlen) : 0;
+}
+
+static int run_heap_timeline(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	const struct sonde_exp *const *ex = traced(st, s, SONDE_KIND_HEAP);
+
+	return ex ? sonde_view_heap_timeline(st->out, ex, st->nexps, &st->o, err, errlen) : 0;
+}
+
 static int run_io(struct state *st, const struct step *s, char *err, size_t errlen)
 {
 	const struct sonde_exp *const *ex = traced(st, s, SONDE_KIND_IO);
@@ -1539,8 +1560,14 @@ static const struct command commands[] = {
 	  "the function list with the current metrics" },
 	{ "header", ARG_NONE, NULL, NULL, run_header,
 	  "experiment summary (the default with no command)" },
+	{ "heap_peak", ARG_NONE, NULL, NULL, run_heap_peak,
+	  "stacks holding the live heap at its peak, largest first (-H on)" },
+	{ "heap_temporary", ARG_NONE, NULL, NULL, run_heap_temporary,
+	  "temporary allocations (freed by the next heap call) by stack (-H on)" },
+	{ "heap_timeline", ARG_NONE, NULL, NULL, run_heap_timeline,
+	  "live heap bytes and allocations over time (-H on)" },
 	{ "heapstat", ARG_NONE, NULL, NULL, run_heapstat,
-	  "heap statistics: counts, bytes, leaks, peak, sizes (-H on)" },
+	  "heap statistics: counts, bytes, leaks, peak, temporary, sizes (-H on)" },
 	{ "help", ARG_NONE, NULL, NULL, run_help,
 	  "this text" },
 	{ "inlines", ARG_ONE, "on|off", check_on_off, run_inlines,

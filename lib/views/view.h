@@ -343,6 +343,32 @@ int sonde_view_heapstat(FILE *f, const struct sonde_exp *const *exps, size_t n,
 			const struct sonde_view_opts *o, char *err, size_t errlen);
 
 /*
+ * heaptrack's views, from the heap trace as -leaks reads it.
+ *
+ * -heap_peak: the peak of live bytes (the first event that reached the
+ * largest total, as -heapstat finds it) and, per allocation stack, the
+ * bytes and blocks of it live at that moment and the stack's
+ * allocations, largest bytes first (heaptrack's "peak memory consumers";
+ * several experiments: each one's own peak).
+ *
+ * -heap_temporary: per allocation stack, the temporary allocations (freed
+ * by the thread's next heap event, no allocation or free in between:
+ * heaptrack's definition, per thread; lib/reader/heapleaks.c) of its
+ * allocations, most first.  Both show only stacks with a part in them.
+ *
+ * -heap_timeline: per experiment, the run in at most 40 buckets (1, 2 or
+ * 5 times a power of ten, at least 1 ms): allocations, bytes allocated,
+ * frees, the live bytes at the bucket's end and the most within it (the
+ * largest of which is the peak).
+ */
+int sonde_view_heap_peak(FILE *f, const struct sonde_exp *const *exps, size_t n,
+			 const struct sonde_view_opts *o, char *err, size_t errlen);
+int sonde_view_heap_temporary(FILE *f, const struct sonde_exp *const *exps, size_t n,
+			      const struct sonde_view_opts *o, char *err, size_t errlen);
+int sonde_view_heap_timeline(FILE *f, const struct sonde_exp *const *exps, size_t n,
+			     const struct sonde_view_opts *o, char *err, size_t errlen);
+
+/*
  * -io: per file (the name the trace recorded, "<fd N>" when unknown) read
  * bytes, count and time, write bytes, count and time, other calls and
  * their time, failed calls and their time (the metrics ioreadbytes ...
