@@ -62,6 +62,7 @@
 #include <stdio.h>
 
 #include "base/error.h"
+#include "base/timerange.h"
 #include "reader/experiment.h"
 #include "model/metrics.h"
 #include "views/emit.h"
@@ -438,10 +439,6 @@ int sonde_view_source(FILE *f, struct sonde_profile *p, const struct sonde_view_
 int sonde_view_disasm(FILE *f, struct sonde_profile *p, const struct sonde_view_opts *o, uint32_t func,
 		      char *err, size_t errlen);
 
-/* Parses a time range of seconds "START-END", "START-" or "-END" (up to
- * nine decimals, read exactly) into nanoseconds since the experiment's
- * start; end 0 for none (-time of sonde print, export and report).
- * Returns 0, or -1 with a message. */
-int sonde_time_parse(const char *s, uint64_t *start_ns, uint64_t *end_ns, char *err, size_t errlen);
+/* sonde_time_parse (-time of sonde print, export and report): base/timerange.h. */
 
 #endif
