@@ -234,3 +234,31 @@ for bad in "-cpu_select x:'x'" "-cpu_select 5-1:'5-1'" "-time_select 5-1:'5-1'" 
 	fi
 done
 rc 2 "agg time_select(\"2-1\") is an error" "$SONDE" agg 'profile /time_select("2-1")/ { @ = count(); }' s.er
+
+# An er_print script of the commands gprofng also has runs unchanged under
+# both (the numbers: the same program profiled by each differs by sampling).
+cat >g.scr <<'EOF2'
+indxobj_list
+cpu_list
+cpu_select 0
+filters
+functions
+cpu_select all
+seconds
+indxobj CPUs
+indxobj Seconds
+indxobj Threads
+describe
+EOF2
+rc 0 "sonde print runs an er_print script of cpu_list, cpu_select, filters, seconds, indxobj, describe" \
+	"$SONDE" print -script g.scr s.er
+if command -v gprofng >/dev/null 2>&1; then
+	gprofng collect app -o g.er "$FIX/slicing" 0.1 >/dev/null 2>&1
+	if gprofng display text -script g.scr g.er >gout.txt 2>&1 && ! grep -qi 'unknown\|unrecognized\|invalid' gout.txt; then
+		ok "gprofng display text runs the same script"
+	else
+		notok "gprofng display text on the script: $(grep -i 'unknown\|unrecognized\|invalid' gout.txt | head -2)"
+	fi
+else
+	note "gprofng not installed: the script is not run under it"
+fi
