@@ -80,6 +80,10 @@ struct state {
 	bool index_cpus, index_seconds; /* the profile keeps per-CPU / per-second totals */
 	uint64_t start_ns, end_ns; /* -time; end 0: none */
 	bool no_inlines;
+	char **frag; /* the callers-callees stack fragment: function names, caller first */
+	size_t nfrag;
+	char **hidden; /* -object_hide: object names (base names or paths) */
+	size_t nhidden;
 	char **pathmap; /* -pathmap OLD NEW pairs: 2 * npathmap strings */
 	size_t npathmap;
 	char **addpaths;
@@ -121,12 +125,20 @@ static void drop_profiles(struct state *st)
 	st->have_cprof = false;
 }
 
+/*
+ * Symbol problems, once per experiment loaded whatever the selection.  The
+ * load objects with no function symbols are one line for all experiments
+ * (a stripped program run as several processes named each object once per
+ * process): they change no number, and -header lists them.
+ */
 static void report_symbols(struct state *st, const struct sonde_profile *p, size_t first_exp)
 {
+	const char **unnamed = NULL;
+	size_t nunnamed = 0, cap = 0;
+
 	for (size_t i = 0; i < p->nexps; i++) {
 		size_t e = first_exp + i, n, a = 0;
 
-		/* said once per experiment loaded, whatever the selection */
 		while (a < st->nall && st->all_exps[a] != st->exps[e])
 			a++;
 		if (st->reported[a] || !p->syms || !p->syms[i])
@@ -136,7 +148,26 @@ static void report_symbols(struct state *st, const struct sonde_profile *p, size
 
 		for (size_t k = 0; k < n; k++)
 			complain(NULL, "warning: '%s': %s", st->names[e], msg[k]);
+		msg = sonde_syms_unnamed(p->syms[i], &n);
+		for (size_t k = 0; k < n; k++) {
+			size_t j = 0;
+
+			while (j < nunnamed && strcmp(unnamed[j], msg[k]))
+				j++;
+			if (j == nunnamed && !sonde_grow(&unnamed, &cap, nunnamed + 1, sizeof(*unnamed), 8))
+				unnamed[nunnamed++] = msg[k];
+		}
 	}
+	if (nunnamed == 1)
+		complain(NULL, "warning: '%s' has no function symbols (stripped, and no debug file "
+			       "found); its functions are shown as addresses",
+			 unnamed[0]);
+	else if (nunnamed)
+		complain(NULL, "warning: %zu load objects with samples have no function symbols "
+			       "(stripped, and no debug file found); their functions are shown as "
+			       "addresses (-header lists every such object loaded)",
+			 nunnamed);
+	free(unnamed);
 }
 
 static int build(struct state *st, struct sonde_profile *p, size_t first, size_t n)
@@ -153,7 +184,9 @@ static int build(struct state *st, struct sonde_profile *p, size_t first, size_t
 	po.index_seconds = st->index_seconds;
 	po.start_ns = st->start_ns;
 	po.end_ns = st->end_ns;
-	po.no_inlines = st->no_inlines;
+	/* machine mode shows the frames as the machine ran them: inlined
+	 * code as the function it was inlined into */
+	po.no_inlines = st->no_inlines || st->o.viewmode == SONDE_VIEW_MACHINE;
 	if (sonde_profile_build(p, (const struct sonde_exp *const *)st->exps + first, n, &po, err,
 				sizeof(err)) < 0) {
 		complain(NULL, "%s", err);
@@ -448,8 +481,16 @@ static int check_limit(const struct command *c, const char *arg, char *err, size
 static int check_name(const struct command *c, const char *arg, char *err, size_t errlen)
 {
 	enum sonde_namefmt n;
+	bool so;
 
-	return sonde_namefmt_parse(&n, arg, err, errlen);
+	return sonde_name_parse(&n, &so, arg, err, errlen);
+}
+
+static int check_viewmode(const struct command *c, const char *arg, char *err, size_t errlen)
+{
+	enum sonde_viewmode v;
+
+	return sonde_viewmode_parse(&v, arg, err, errlen);
 }
 
 static int check_printmode(const struct command *c, const char *arg, char *err, size_t errlen)
@@ -632,7 +673,26 @@ static int run_limit(struct state *st, const struct step *s, char *err, size_t e
 
 static int run_name(struct state *st, const struct step *s, char *err, size_t errlen)
 {
-	sonde_namefmt_parse(&st->o.names, s->arg, err, errlen);
+	sonde_name_parse(&st->o.names, &st->o.soname, s->arg, err, errlen);
+	return 0;
+}
+
+static int run_viewmode(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	enum sonde_viewmode v = st->o.viewmode;
+
+	sonde_viewmode_parse(&st->o.viewmode, s->arg, err, errlen);
+	if ((v == SONDE_VIEW_MACHINE) != (st->o.viewmode == SONDE_VIEW_MACHINE))
+		drop_profiles(st);
+	if (st->interactive)
+		printf("Viewmode set to %s\n", s->arg);
+	return 0;
+}
+
+static int run_version(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	separate(st);
+	fprintf(st->out, "sonde print %s\n", SONDE_VERSION);
 	return 0;
 }
 
@@ -742,9 +802,239 @@ static int run_thread_select(struct state *st, const struct step *s, char *err, 
 	return 0;
 }
 
+static void free_hidden(struct state *st)
+{
+	for (size_t i = 0; i < st->nhidden; i++)
+		free(st->hidden[i]);
+	free(st->hidden);
+	st->hidden = NULL;
+	st->nhidden = 0;
+}
+
 static int run_object_select(struct state *st, const struct step *s, char *err, size_t errlen)
 {
+	free_hidden(st); /* the list replaces what -object_hide said */
 	set_select(st, &st->object_select, s->arg);
+	return 0;
+}
+
+/* An object as -object_list names it, "<libc.so.6>", or as -object_select
+ * does: its base name or path. */
+static bool object_named(const char *word, const char *path)
+{
+	const char *base = strrchr(path, '/');
+	size_t n = strlen(word);
+
+	base = base ? base + 1 : path;
+	if (n > 2 && word[0] == '<' && word[n - 1] == '>')
+		return strlen(base) == n - 2 && !strncmp(base, word + 1, n - 2);
+	return !strcmp(word, path) || !strcmp(word, base);
+}
+
+static bool object_hidden(const struct state *st, const char *path)
+{
+	for (size_t i = 0; i < st->nhidden; i++)
+		if (!strcmp(st->hidden[i], path))
+			return true;
+	return false;
+}
+
+/* The distinct load objects of the selected experiments, in order of
+ * appearance (the collector's and tracers' left out: their frames are
+ * folded away); *n of them, NULL when out of memory. */
+static const struct sonde_object **load_objects(const struct state *st, size_t *n)
+{
+	size_t cap = 0, k = 0;
+
+	for (size_t e = 0; e < st->nexps; e++) {
+		size_t no;
+
+		sonde_exp_objects(st->exps[e], &no);
+		cap += no;
+	}
+	const struct sonde_object **v = calloc(cap + 1, sizeof(*v));
+
+	for (size_t e = 0; v && e < st->nexps; e++) {
+		size_t no;
+		const struct sonde_object *ob = sonde_exp_objects(st->exps[e], &no);
+
+		for (size_t i = 0; i < no; i++) {
+			size_t j = 0;
+
+			if (ob[i].sonde)
+				continue;
+			while (j < k && strcmp(v[j]->path, ob[i].path))
+				j++;
+			if (j == k)
+				v[k++] = &ob[i];
+		}
+	}
+	*n = k;
+	return v;
+}
+
+/* -object_show and -object_hide OBJ,...|all: st->hidden holds the paths
+ * of the objects hidden, which make the object selection (every other
+ * object of the experiments), as -object_select would. */
+static int show_hide(struct state *st, const char *arg, bool hide, char *err, size_t errlen)
+{
+	char *copy = strdup(arg);
+	size_t no;
+	const struct sonde_object **ob = load_objects(st, &no);
+	int rc = 0;
+
+	if (!copy || !ob) {
+		rc = -SONDE_ERR_FAILED;
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	for (char *w = strtok(copy, ","); w; w = strtok(NULL, ",")) {
+		bool found = false;
+
+		for (size_t i = 0; i < no; i++) {
+			if (strcmp(w, "all") && !object_named(w, ob[i]->path))
+				continue;
+			found = true;
+			if (hide && !object_hidden(st, ob[i]->path)) {
+				char **nv = realloc(st->hidden, (st->nhidden + 1) * sizeof(*nv));
+
+				if (!nv || !(nv[st->nhidden] = strdup(ob[i]->path))) {
+					if (nv)
+						st->hidden = nv;
+					rc = -SONDE_ERR_FAILED;
+					snprintf(err, errlen, "out of memory");
+					goto out;
+				}
+				st->hidden = nv;
+				st->nhidden++;
+			} else if (!hide) {
+				size_t m = 0;
+
+				for (size_t k = 0; k < st->nhidden; k++)
+					if (strcmp(st->hidden[k], ob[i]->path))
+						st->hidden[m++] = st->hidden[k];
+					else
+						free(st->hidden[k]);
+				st->nhidden = m;
+			}
+		}
+		if (!found && strcmp(w, "all")) {
+			snprintf(err, errlen, "no load object '%s' (see -object_list)", w);
+			rc = -SONDE_ERR_NO_MATCH;
+			goto out;
+		}
+	}
+	/* the selection: every object not hidden ("," selects none) */
+	size_t len = 2;
+
+	for (size_t i = 0; i < no; i++)
+		len += strlen(ob[i]->path) + 1;
+	char *sel = calloc(len, 1);
+
+	if (!sel) {
+		rc = -SONDE_ERR_FAILED;
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < no; i++)
+		if (!object_hidden(st, ob[i]->path)) {
+			if (*sel)
+				strcat(sel, ",");
+			strcat(sel, ob[i]->path);
+		}
+	set_select(st, &st->object_select, !st->nhidden ? "all" : *sel ? sel : ",");
+	free(sel);
+out:
+	free(copy);
+	free(ob);
+	return rc;
+}
+
+static int run_object_show(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	return show_hide(st, s->arg, false, err, errlen);
+}
+
+static int run_object_hide(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	return show_hide(st, s->arg, true, err, errlen);
+}
+
+/* er_print's object_list: each load object, whether its functions are
+ * shown, its index and path. */
+static int run_object_list(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	size_t no;
+	const struct sonde_object **ob = load_objects(st, &no);
+	struct sonde_emit e;
+
+	if (!ob) {
+		snprintf(err, errlen, "out of memory");
+		return -SONDE_ERR_FAILED;
+	}
+	separate(st);
+	em_init(&e, st->out, st->o.mode);
+	em_text(&e, "Sel  Load Object            Index Path\n");
+	em_text(&e, "==== ====================== ===== ====================================================\n");
+	em_csv(&e, "sel,object,index,path\n");
+	em_obj(&e, NULL);
+	em_s(&e, "view", "object_list");
+	em_arr(&e, "objects");
+	for (size_t i = 0; i < no; i++) {
+		char name[512];
+		/* shown: not hidden, and selected when -object_select chose */
+		bool shown = !object_hidden(st, ob[i]->path);
+
+		if (!st->nhidden && st->object_select && strcmp(st->object_select, "all")) {
+			char *copy = strdup(st->object_select);
+
+			shown = false;
+			for (char *w = copy ? strtok(copy, ",") : NULL; w; w = strtok(NULL, ","))
+				shown |= object_named(w, ob[i]->path);
+			free(copy);
+		}
+		snprintf(name, sizeof name, "<%s>", ob[i]->name ? ob[i]->name : ob[i]->path);
+		em_text(&e, "%-4s %-22s %-5zu %s\n", shown ? "show" : "hide", name, i + 1, ob[i]->path);
+		em_row(&e);
+		em_s(&e, "sel", shown ? "show" : "hide");
+		em_s(&e, "object", name);
+		em_u(&e, "index", i + 1);
+		em_s(&e, "path", ob[i]->path);
+		em_row_end(&e);
+	}
+	em_end(&e);
+	em_end_doc(&e);
+	free(ob);
+	return 0;
+}
+
+/* er_print's thread_list and lwp_list (a thread is an LWP on Linux): per
+ * experiment, the selection and the number of threads. */
+static int run_thread_list(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	struct sonde_emit e;
+
+	separate(st);
+	em_init(&e, st->out, st->o.mode);
+	em_text(&e, "Exp Sel Total\n=== === =====\n");
+	em_csv(&e, "experiment,selection,threads\n");
+	em_obj(&e, NULL);
+	em_s(&e, "view", "thread_list");
+	em_arr(&e, "experiments");
+	for (size_t i = 0; i < st->nexps; i++) {
+		size_t nt;
+		const char *sel = st->thread_select ? st->thread_select : "all";
+
+		sonde_exp_threads(st->exps[i], &nt);
+		em_text(&e, "%3zu %s %5zu\n", i + 1, sel, nt);
+		em_row(&e);
+		em_u(&e, "experiment", i + 1);
+		em_s(&e, "selection", sel);
+		em_u(&e, "threads", nt);
+		em_row_end(&e);
+	}
+	em_end(&e);
+	em_end_doc(&e);
 	return 0;
 }
 
@@ -917,6 +1207,20 @@ static int run_io(struct state *st, const struct step *s, char *err, size_t errl
 	return ex ? sonde_view_io(st->out, ex, st->nexps, &st->o, err, errlen) : 0;
 }
 
+static int run_iodetail(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	const struct sonde_exp *const *ex = traced(st, s, SONDE_KIND_IO);
+
+	return ex ? sonde_view_iodetail(st->out, ex, st->nexps, &st->o, err, errlen) : 0;
+}
+
+static int run_iostat(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	const struct sonde_exp *const *ex = traced(st, s, SONDE_KIND_IO);
+
+	return ex ? sonde_view_iostat(st->out, ex, st->nexps, &st->o, err, errlen) : 0;
+}
+
 static int run_iostacks(struct state *st, const struct step *s, char *err, size_t errlen)
 {
 	const struct sonde_exp *const *ex = traced(st, s, SONDE_KIND_IO);
@@ -1021,6 +1325,15 @@ static int run_fsingle(struct state *st, const struct step *s, char *err, size_t
 	return sonde_view_fsingle(st->out, p->model, &st->o, func, err, errlen);
 }
 
+static void frag_clear(struct state *st)
+{
+	for (size_t i = 0; i < st->nfrag; i++)
+		free(st->frag[i]);
+	free(st->frag);
+	st->frag = NULL;
+	st->nfrag = 0;
+}
+
 static int run_csingle(struct state *st, const struct step *s, char *err, size_t errlen)
 {
 	struct sonde_profile *p = added_profile(st, s);
@@ -1032,8 +1345,102 @@ static int run_csingle(struct state *st, const struct step *s, char *err, size_t
 		set_rc(st, 2);
 		return 0;
 	}
+	/* the stack fragment that -cprepend ... -crmlast edit */
+	frag_clear(st);
+	st->frag = malloc(sizeof(*st->frag));
+	if (st->frag && (st->frag[0] = strdup(s->arg)))
+		st->nfrag = 1;
 	separate(st);
 	return sonde_view_callers_callees(st->out, p->model, &st->o, func, err, errlen);
+}
+
+/*
+ * -cprepend NAME, -cappend NAME, -crmfirst, -crmlast: edit the stack
+ * fragment that -csingle started (function names, found again in each
+ * profile, so that a new selection keeps it) and show it, as er_print
+ * does: its callers, the fragment and its callees, with attributed
+ * metrics.
+ */
+static int edit_fragment(struct state *st, const struct step *s, int where, char *err, size_t errlen)
+{
+	struct sonde_profile *p = added_profile(st, s);
+
+	if (!p)
+		return 0;
+	if (s->arg) { /* check the name before it joins the fragment */
+		uint32_t func;
+
+		if (find_function(st, p, s->arg, &func) < 0) {
+			set_rc(st, 2);
+			return 0;
+		}
+		char **nv = realloc(st->frag, (st->nfrag + 1) * sizeof(*nv));
+		char *name = strdup(s->arg);
+
+		if (!nv || !name) {
+			if (nv)
+				st->frag = nv;
+			free(name);
+			snprintf(err, errlen, "out of memory");
+			return -SONDE_ERR_FAILED;
+		}
+		st->frag = nv;
+		if (where < 0)
+			memmove(nv + 1, nv, st->nfrag * sizeof(*nv));
+		nv[where < 0 ? 0 : st->nfrag] = name;
+		st->nfrag++;
+	} else {
+		if (!st->nfrag) {
+			snprintf(err, errlen, "no stack fragment (start one with -csingle NAME)");
+			return -SONDE_ERR_NO_MATCH;
+		}
+		size_t k = where < 0 ? 0 : st->nfrag - 1;
+
+		free(st->frag[k]);
+		memmove(st->frag + k, st->frag + k + 1, (st->nfrag - k - 1) * sizeof(*st->frag));
+		st->nfrag--;
+		if (!st->nfrag) {
+			complain(s->where, "note: -%s: the stack fragment is now empty", s->cmd->name);
+			return 0;
+		}
+	}
+	uint32_t *ids = malloc(st->nfrag * sizeof(*ids));
+
+	if (!ids) {
+		snprintf(err, errlen, "out of memory");
+		return -SONDE_ERR_FAILED;
+	}
+	for (size_t i = 0; i < st->nfrag; i++)
+		if (find_function(st, p, st->frag[i], &ids[i]) < 0) {
+			free(ids);
+			set_rc(st, 2);
+			return 0;
+		}
+	separate(st);
+	int r = sonde_view_fragment(st->out, p->model, &st->o, ids, st->nfrag, err, errlen);
+
+	free(ids);
+	return r;
+}
+
+static int run_cprepend(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	return edit_fragment(st, s, -1, err, errlen);
+}
+
+static int run_cappend(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	return edit_fragment(st, s, 1, err, errlen);
+}
+
+static int run_crmfirst(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	return edit_fragment(st, s, -1, err, errlen);
+}
+
+static int run_crmlast(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	return edit_fragment(st, s, 1, err, errlen);
 }
 
 static int run_callers_callees(struct state *st, const struct step *s, char *err, size_t errlen)
@@ -1170,6 +1577,42 @@ static int run_pcs(struct state *st, const struct step *s, char *err, size_t err
 	return sonde_view_pcs(st->out, p, &st->o, err, errlen);
 }
 
+/* -fsummary, -lsummary, -psummary: -functions, -lines and -pcs with each
+ * row as a block (er_print's fsingle for every function, ...). */
+static int run_fsummary(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	struct sonde_profile *p = added_profile(st, s);
+	int r;
+
+	if (!p)
+		return 0;
+	separate(st);
+	st->o.summary = true;
+	r = sonde_view_functions(st->out, p->model, &st->o, err, errlen);
+	st->o.summary = false;
+	return r;
+}
+
+static int run_lsummary(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	int r;
+
+	st->o.summary = true;
+	r = run_lines(st, s, err, errlen);
+	st->o.summary = false;
+	return r;
+}
+
+static int run_psummary(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	int r;
+
+	st->o.summary = true;
+	r = run_pcs(st, s, err, errlen);
+	st->o.summary = false;
+	return r;
+}
+
 /* -source takes a function, else a file name. */
 static int run_source(struct state *st, const struct step *s, char *err, size_t errlen)
 {
@@ -1218,12 +1661,20 @@ static const struct command commands[] = {
 	  "only events whose stack holds FUNC, or A calling B directly (any term)" },
 	{ "calltree", ARG_OPT, "[-inverted]", check_inverted, run_calltree,
 	  "the call tree with inclusive and exclusive metrics; -inverted: bottom-up" },
+	{ "cappend", ARG_ONE, "NAME", check_nonempty, run_cappend,
+	  "add a function to the end of the stack fragment (-csingle) and show it" },
 	{ "compare", ARG_ONE, "on|off|delta|ratio", check_compare, run_compare,
 	  "show several experiments side by side (-functions, -objects)" },
+	{ "cprepend", ARG_ONE, "NAME", check_nonempty, run_cprepend,
+	  "add a function to the head of the stack fragment (-csingle) and show it" },
 	{ "cpu_list", ARG_NONE, NULL, NULL, run_cpu_list,
 	  "per-CPU totals (CPUs the samples were taken on)" },
 	{ "cpu_select", ARG_ONE, "all|LIST", check_cpu_list, run_cpu_select,
 	  "only events taken on these CPUs (numbers from 0: 0,2-3)" },
+	{ "crmfirst", ARG_NONE, NULL, NULL, run_crmfirst,
+	  "remove the first function of the stack fragment and show it" },
+	{ "crmlast", ARG_NONE, NULL, NULL, run_crmlast,
+	  "remove the last function of the stack fragment and show it" },
 	{ "csingle", ARG_ONE, "NAME", check_nonempty, run_csingle,
 	  "callers and callees of one function" },
 	{ "describe", ARG_NONE, NULL, NULL, run_describe,
@@ -1244,6 +1695,8 @@ static const struct command commands[] = {
 	  "the filters in force (experiments, threads, CPUs, samples, time, ...)" },
 	{ "fsingle", ARG_ONE, "NAME", check_nonempty, run_fsingle,
 	  "the metrics and details of one function" },
+	{ "fsummary", ARG_NONE, NULL, NULL, run_fsummary,
+	  "the metrics and details of every function, in the function list's order" },
 	{ "functions", ARG_NONE, NULL, NULL, run_functions,
 	  "the function list with the current metrics" },
 	{ "header", ARG_NONE, NULL, NULL, run_header,
@@ -1260,24 +1713,38 @@ static const struct command commands[] = {
 	  "inlined functions as their own entries (on) or folded into their callers" },
 	{ "io", ARG_NONE, NULL, NULL, run_io,
 	  "I/O by file: bytes, calls and time of reads, writes, other (-i on)" },
+	{ "iodetail", ARG_NONE, NULL, NULL, run_iodetail,
+	  "I/O by file and descriptor (-i on)" },
 	{ "iostacks", ARG_NONE, NULL, NULL, run_iostacks,
 	  "I/O by call stack, the top 20 by bytes and calls (-i on)" },
+	{ "iostat", ARG_NONE, NULL, NULL, run_iostat,
+	  "I/O statistics: calls by size, longest, total time and bytes (-i on)" },
 	{ "leaks", ARG_NONE, NULL, NULL, run_leaks,
 	  "leaks by allocation stack, largest bytes first (-H on)" },
 	{ "limit", ARG_ONE, "N", check_limit, run_limit,
 	  "print at most N rows (functions, objects, tree nodes); 0: all" },
 	{ "lines", ARG_NONE, NULL, NULL, run_lines,
 	  "source lines with the current metrics" },
+	{ "lsummary", ARG_NONE, NULL, NULL, run_lsummary,
+	  "the metrics and details of every source line, in -lines' order" },
+	{ "lwp_list", ARG_NONE, NULL, NULL, run_thread_list,
+	  "the same as -thread_list (a thread is an LWP)" },
 	{ "metric_list", ARG_NONE, NULL, NULL, run_metric_list,
 	  "the current metrics and those available" },
 	{ "metrics", ARG_ONE, "SPEC", check_metrics, run_metrics,
 	  "metrics to show, as e.%totalcpu:i.totalcpu:name" },
-	{ "name", ARG_ONE, "long|short|mangled", check_name, run_name,
-	  "how to show function names" },
+	{ "name", ARG_ONE, "long|short|mangled[:soname]", check_name, run_name,
+	  "how to show function names; :soname adds the load object" },
 	{ "object_select", ARG_ONE, "all|OBJ,...", check_nonempty, run_object_select,
 	  "only these load objects' functions; the rest are folded per object" },
+	{ "object_hide", ARG_ONE, "OBJ,...|all", check_nonempty, run_object_hide,
+	  "fold these load objects' functions into one <OBJ> entry each" },
+	{ "object_list", ARG_NONE, NULL, NULL, run_object_list,
+	  "the load objects, whether their functions are shown" },
 	{ "objects", ARG_NONE, NULL, NULL, run_objects,
 	  "the load-object list with the current metrics" },
+	{ "object_show", ARG_ONE, "OBJ,...|all", check_nonempty, run_object_show,
+	  "show these load objects' functions again (-object_hide)" },
 	{ "outfile", ARG_ONE, "FILE", check_nonempty, run_outfile,
 	  "write the output of later commands to FILE (- is stdout)" },
 	{ "overview", ARG_NONE, NULL, NULL, run_overview,
@@ -1286,10 +1753,12 @@ static const struct command commands[] = {
 	  "read source files recorded under OLD from NEW" },
 	{ "pcs", ARG_NONE, NULL, NULL, run_pcs,
 	  "instructions (PCs) with the current metrics" },
-	{ "printmode", ARG_ONE, "text|csv|json", check_printmode, run_printmode,
-	  "output form of later views" },
+	{ "printmode", ARG_ONE, "text|csv|json|CHAR", check_printmode, run_printmode,
+	  "output form of later views; a character: csv with it as the delimiter" },
 	{ "processes", ARG_NONE, NULL, NULL, run_processes,
 	  "one row per process: lineage, pid, command, CPU time" },
+	{ "psummary", ARG_NONE, NULL, NULL, run_psummary,
+	  "the metrics and details of every instruction, in -pcs' order" },
 	{ "quit", ARG_NONE, NULL, NULL, run_quit,
 	  "end the script or the interactive session" },
 	{ "sample_select", ARG_ONE, "all|LIST", check_sample_list, run_sample_select,
@@ -1310,6 +1779,8 @@ static const struct command commands[] = {
 	  "-source marks lines whose metric reaches PERCENT of the largest (75)" },
 	{ "sync", ARG_NONE, NULL, NULL, run_sync,
 	  "sync waits by lock or other object, longest total wait first (-s on)" },
+	{ "thread_list", ARG_NONE, NULL, NULL, run_thread_list,
+	  "per experiment: the thread selection and the number of threads" },
 	{ "thread_select", ARG_ONE, "all|LIST", check_thread_list, run_thread_select,
 	  "only these threads (numbers as -threads shows)" },
 	{ "threads", ARG_NONE, NULL, NULL, run_threads,
@@ -1318,6 +1789,10 @@ static const struct command commands[] = {
 	  "only events from START to END seconds after the start, in every view" },
 	{ "time_select", ARG_ONE, "all|START-END", check_time, run_time,
 	  "the same as -time" },
+	{ "version", ARG_NONE, NULL, NULL, run_version,
+	  "sonde's version" },
+	{ "viewmode", ARG_ONE, "user|expert|machine", check_viewmode, run_viewmode,
+	  "er_print's view modes; machine shows inlined code as its caller" },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -1754,6 +2229,8 @@ out:
 	free(st.cpu_select);
 	free(st.callpath_select);
 	free(st.experiment_select);
+	frag_clear(&st);
+	free_hidden(&st);
 	/* a pair is one allocation: its first string */
 	for (size_t i = 0; i < st.npathmap; i++)
 		free(st.pathmap[2 * i]);

@@ -148,6 +148,21 @@ struct sonde_view_opts {
 	size_t npathmap;
 	const char *const *addpath;
 	size_t naddpath;
+	/* -fsummary, -lsummary, -psummary: the list views (-functions,
+	 * -lines, -pcs) show each row as a block of its metrics (text; csv
+	 * and json are the lists'), functions with their object, address and
+	 * mangled name. */
+	bool summary;
+	/* -name ...:soname: function names followed by " [<object>]" in text
+	 * (csv and json have the object in a field of its own). */
+	bool soname;
+	/* -viewmode: er_print's user, expert or machine view.  Without Java
+	 * or OpenMP the three show the same frames, except that machine mode
+	 * shows inlined code as the function it was inlined into (the
+	 * command folds inlines: see cmd/print.c).  The hook for a runtime
+	 * whose user view differs from its machine view (OpenMP: user-level
+	 * regions instead of the runtime's frames). */
+	enum sonde_viewmode { SONDE_VIEW_USER, SONDE_VIEW_EXPERT, SONDE_VIEW_MACHINE } viewmode;
 };
 
 /* Defaults: e.%totalcpu:i.%totalcpu:name, sorted by e.totalcpu, no
@@ -156,6 +171,10 @@ void sonde_view_opts_init(struct sonde_view_opts *o);
 
 /* Parsers of the other settings' words; 0, or -1 with a message. */
 int sonde_namefmt_parse(enum sonde_namefmt *n, const char *s, char *err, size_t errlen);
+/* -name's argument as er_print takes it: long|short|mangled, optionally
+ * followed by ":soname" or ":nosoname" (*soname). */
+int sonde_name_parse(enum sonde_namefmt *n, bool *soname, const char *s, char *err, size_t errlen);
+int sonde_viewmode_parse(enum sonde_viewmode *v, const char *s, char *err, size_t errlen);
 int sonde_compare_parse(enum sonde_compare *c, const char *s, char *err, size_t errlen);
 int sonde_limit_parse(size_t *limit, const char *s, char *err, size_t errlen);
 
@@ -206,6 +225,19 @@ int sonde_view_fsingle(FILE *f, const struct sonde_model *m, const struct sonde_
 int sonde_view_callers_callees(FILE *f, const struct sonde_model *m,
 			       const struct sonde_view_opts *o, uint32_t func, char *err,
 			       size_t errlen);
+
+/*
+ * A callers-callees stack fragment (er_print's cprepend, cappend,
+ * crmfirst, crmlast after csingle): frag[0..n) a call path, caller
+ * first.  The stacks that hold it (its lowest occurrence, nearest the
+ * leaf, once per stack) give its callers (the function before frag[0],
+ * <Total> when it starts the stack), its own value (stacks that end at
+ * frag[n-1]) and its callees (the function after frag[n-1]), all as
+ * attributed metrics, percentages of the fragment's total.  Text in
+ * gprofng's layout: Callers, Stack Fragment and Callees sections.
+ */
+int sonde_view_fragment(FILE *f, const struct sonde_model *m, const struct sonde_view_opts *o,
+			const uint32_t *frag, size_t n, char *err, size_t errlen);
 
 /* The call tree: <Total>, then every call path depth first, children in
  * order of their inclusive sort metric; each node shows the e and i items
@@ -376,6 +408,18 @@ int sonde_view_heapstat(FILE *f, const struct sonde_exp *const *exps, size_t n,
  */
 int sonde_view_io(FILE *f, const struct sonde_exp *const *exps, size_t n,
 		  const struct sonde_view_opts *o, char *err, size_t errlen);
+
+/* -iodetail: -io with a row per file and descriptor, "FILE (FD=N)"
+ * (er_print's iodetail, by file descriptor). */
+int sonde_view_iodetail(FILE *f, const struct sonde_exp *const *exps, size_t n,
+			const struct sonde_view_opts *o, char *err, size_t errlen);
+
+/* -iostat: er_print's I/O statistics: writes and reads (calls per size
+ * range, longest time, smallest and largest bytes, total time, calls and
+ * bytes), other calls and failed calls (longest and total time, calls),
+ * classed as -io classes them. */
+int sonde_view_iostat(FILE *f, const struct sonde_exp *const *exps, size_t n,
+		      const struct sonde_view_opts *o, char *err, size_t errlen);
 
 /* -iostacks: I/O by call stack, sorted by bytes, then calls: the top 20
  * (or -limit) stacks with their calls, bytes, time and calls by class. */

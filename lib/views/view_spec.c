@@ -296,6 +296,38 @@ int sonde_namefmt_parse(enum sonde_namefmt *n, const char *s, char *err, size_t 
 	return 0;
 }
 
+int sonde_name_parse(enum sonde_namefmt *n, bool *soname, const char *s, char *err, size_t errlen)
+{
+	const char *colon = strchr(s, ':');
+	char base[16];
+
+	if (!colon) {
+		*soname = false;
+		return sonde_namefmt_parse(n, s, err, errlen);
+	}
+	if (colon - s >= (long)sizeof(base) || (strcmp(colon + 1, "soname") && strcmp(colon + 1, "nosoname"))) {
+		snprintf(err, errlen, "unknown name format '%s' (long, short or mangled, optionally with "
+			 ":soname or :nosoname)", s);
+		return -1;
+	}
+	snprintf(base, sizeof(base), "%.*s", (int)(colon - s), s);
+	if (sonde_namefmt_parse(n, base, err, errlen) < 0)
+		return -1;
+	*soname = !strcmp(colon + 1, "soname");
+	return 0;
+}
+
+int sonde_viewmode_parse(enum sonde_viewmode *v, const char *s, char *err, size_t errlen)
+{
+	static const char *const w[] = { "user", "expert", "machine" };
+	int i = word(s, w, 3, "view mode", err, errlen);
+
+	if (i < 0)
+		return -1;
+	*v = (enum sonde_viewmode)i;
+	return 0;
+}
+
 int sonde_compare_parse(enum sonde_compare *c, const char *s, char *err, size_t errlen)
 {
 	static const char *const w[] = { "off", "on", "delta", "ratio" };

@@ -684,8 +684,8 @@ static int cmp_name(const void *x, const void *y)
 	return p->order < q->order ? -1 : p->order > q->order;
 }
 
-int sonde_view_io(FILE *f, const struct sonde_exp *const *exps, size_t n,
-		  const struct sonde_view_opts *o, char *err, size_t errlen)
+static int io_view(FILE *f, const struct sonde_exp *const *exps, size_t n,
+		   const struct sonde_view_opts *o, bool by_fd, char *err, size_t errlen)
 {
 	struct sonde_sample_sel **sels = sels_new(exps, n, o);
 
@@ -706,20 +706,27 @@ int sonde_view_io(FILE *f, const struct sonde_exp *const *exps, size_t n,
 			if (!sonde_sample_sel_has(sels[e], ie[i].time_ns) || !in_window(o, exps[e], ie[i].time_ns))
 				continue;
 			bool known = ie[i].file_id != 0;
+			/* -iodetail: a group per file and descriptor (the
+			 * descriptor mixed into the key as an epoch is) */
 			struct grp *r = group(&g, (uint32_t)e, known ? 0 : 1,
-					      known ? ie[i].file_id : (uint64_t)(uint32_t)ie[i].fd, 0, ie[i].time_ns);
+					      known ? ie[i].file_id : (uint64_t)(uint32_t)ie[i].fd,
+					      by_fd && known ? (uint32_t)ie[i].fd + 1 : 0, ie[i].time_ns);
 
 			if (!r)
 				goto nomem;
 			if (!r->name) {
 				const char *name = known ? sonde_exp_io_file(exps[e], ie[i].file_id) : NULL;
-				char buf[32];
+				char buf[32], *full = NULL;
 
 				if (!name) {
 					snprintf(buf, sizeof(buf), "<fd %d>", (int)ie[i].fd);
 					name = buf;
+				} else if (by_fd && ie[i].fd >= 0 && asprintf(&full, "%s (FD=%d)", name, (int)ie[i].fd) >= 0) {
+					name = full;
 				}
-				if (!(r->name = vt_str(&t, name)))
+				r->name = vt_str(&t, name);
+				free(full);
+				if (!r->name)
 					goto nomem;
 			}
 			io_add(r, &ie[i]);
@@ -767,14 +774,158 @@ int sonde_view_io(FILE *f, const struct sonde_exp *const *exps, size_t n,
 	struct sonde_emit em;
 
 	em_init(&em, f, o->mode);
-	em_text(&em, "I/O by file, sorted by bytes read and written\n\n");
+	em_text(&em, "I/O by file%s, sorted by bytes read and written\n\n", by_fd ? " and descriptor" : "");
 	em_obj(&em, NULL);
-	em_s(&em, "view", "io");
+	em_s(&em, "view", by_fd ? "iodetail" : "io");
 	em_u(&em, "files", g.n);
 	vw_table_body(&em, &t);
 	return view_end(sels, n, &g, NULL, &t, f, true, err, errlen);
 nomem:
 	return view_end(sels, n, &g, NULL, &t, f, false, err, errlen);
+}
+
+int sonde_view_io(FILE *f, const struct sonde_exp *const *exps, size_t n,
+		  const struct sonde_view_opts *o, char *err, size_t errlen)
+{
+	return io_view(f, exps, n, o, false, err, errlen);
+}
+
+int sonde_view_iodetail(FILE *f, const struct sonde_exp *const *exps, size_t n,
+			const struct sonde_view_opts *o, char *err, size_t errlen)
+{
+	return io_view(f, exps, n, o, true, err, errlen);
+}
+
+/* -iostat's size ranges (er_print's): [lo, next lo) bytes. */
+static const struct {
+	uint64_t lo;
+	const char *label;
+} io_ranges[] = {
+	{ 0, "0KB - 1KB" },	      { 1024, "1KB - 8KB" },	       { 8192, "8KB - 32KB" },
+	{ 32768, "32KB - 128KB" },    { 131072, "128KB - 256KB" },    { 262144, "256KB - 512KB" },
+	{ 524288, "512KB - 1000KB" }, { 1024000, "1000KB - 10MB" },   { 10485760, "10MB - 100MB" },
+	{ 104857600, "100MB - 1GB" }, { 1073741824, "1GB - 10GB" },   { 10737418240ull, "10GB - 100GB" },
+	{ 107374182400ull, "100GB - 1TB" }, { 1099511627776ull, "1TB - 10TB" },
+};
+#define NRANGES (sizeof(io_ranges) / sizeof(io_ranges[0]))
+
+struct iost {
+	uint64_t calls, bytes, time, longest, smallest, largest;
+	uint64_t range[NRANGES];
+};
+
+static void iost_add(struct iost *s, const struct sonde_io_event *e, bool sized)
+{
+	uint64_t b = e->bytes > 0 ? (uint64_t)e->bytes : 0;
+
+	s->calls++;
+	s->time += e->dur_ns;
+	if (e->dur_ns > s->longest)
+		s->longest = e->dur_ns;
+	if (!sized)
+		return;
+	s->bytes += b;
+	if (s->calls == 1 || b < s->smallest)
+		s->smallest = b;
+	if (b > s->largest)
+		s->largest = b;
+	size_t k = NRANGES - 1;
+
+	while (k > 0 && b < io_ranges[k].lo)
+		k--;
+	s->range[k]++;
+}
+
+static void iost_out(struct sonde_emit *em, const char *key, const char *title, const char *what,
+		     const struct iost *s, bool sized)
+{
+	em_obj(em, key);
+	em_text(em, "%s\n", title);
+	if (sized) {
+		em_text(em, "%-33s %s Calls\n", "I/O Size Range", what);
+		em_text(em, "-------------------------------------------------------\n");
+		em_arr(em, "ranges");
+		for (size_t k = 0; k < NRANGES; k++) {
+			if (!s->range[k])
+				continue;
+			em_text(em, "  %-31s %" PRIu64 "\n", io_ranges[k].label, s->range[k]);
+			em_row(em);
+			em_s_csv(em, "kind", key);
+			em_u(em, "size_lo", io_ranges[k].lo);
+			em_u(em, "calls", s->range[k]);
+			em_row_end(em);
+		}
+		em_end(em);
+		em_text(em, "\n");
+	} else {
+		em_text(em, "-----------------------------------------------------\n");
+	}
+	em_text(em, "%-33s %.6f (secs.)\n", "Longest time", (double)s->longest / 1e9);
+	if (sized) {
+		em_text(em, "%-33s %" PRIu64 "\n", "Smallest bytes", s->smallest);
+		em_text(em, "%-33s %" PRIu64 "\n", "Largest bytes", s->largest);
+	}
+	em_text(em, "%-33s %.6f (secs.)\n", "Total time", (double)s->time / 1e9);
+	em_text(em, "%-33s %" PRIu64 "\n", "Total calls", s->calls);
+	if (sized)
+		em_text(em, "%-33s %" PRIu64 "\n", "Total bytes", s->bytes);
+	em_text(em, "\n");
+	em_row(em);
+	em_s_csv(em, "kind", key);
+	em_u(em, "calls", s->calls);
+	em_u(em, "bytes", s->bytes);
+	em_u(em, "time_ns", s->time);
+	em_u(em, "longest_ns", s->longest);
+	em_u(em, "smallest", s->smallest);
+	em_u(em, "largest", s->largest);
+	em_row_end(em);
+	em_end(em);
+}
+
+int sonde_view_iostat(FILE *f, const struct sonde_exp *const *exps, size_t n,
+		      const struct sonde_view_opts *o, char *err, size_t errlen)
+{
+	struct sonde_sample_sel **sels = sels_new(exps, n, o);
+	struct iost w, r, oth, er;
+
+	if (!sels)
+		return oom(err, errlen);
+	memset(&w, 0, sizeof(w));
+	memset(&r, 0, sizeof(r));
+	memset(&oth, 0, sizeof(oth));
+	memset(&er, 0, sizeof(er));
+	for (size_t e = 0; e < n; e++) {
+		size_t ne;
+		const struct sonde_io_event *ie = sonde_exp_io_events(exps[e], &ne);
+
+		for (size_t i = 0; ie && i < ne; i++) {
+			if (!sonde_sample_sel_has(sels[e], ie[i].time_ns) || !in_window(o, exps[e], ie[i].time_ns))
+				continue;
+			/* classed as -io classes them: a failed call is only an error */
+			if (ie[i].flags & SONDE_IOF_ERROR)
+				iost_add(&er, &ie[i], false);
+			else if (SONDE_IO_IS_WRITE(ie[i].func))
+				iost_add(&w, &ie[i], true);
+			else if (SONDE_IO_IS_READ(ie[i].func))
+				iost_add(&r, &ie[i], true);
+			else
+				iost_add(&oth, &ie[i], false);
+		}
+	}
+	sels_free(sels, n);
+
+	struct sonde_emit em;
+
+	em_init(&em, f, o->mode);
+	em_csv(&em, "kind,calls,bytes,time_ns,longest_ns,smallest,largest\n");
+	em_obj(&em, NULL);
+	em_s(&em, "view", "iostat");
+	iost_out(&em, "write", "Write Statistics", "Write", &w, true);
+	iost_out(&em, "read", "Read Statistics", "Read", &r, true);
+	iost_out(&em, "other", "Other I/O Statistics", "", &oth, false);
+	iost_out(&em, "error", "I/O Error Statistics", "", &er, false);
+	em_end_doc(&em);
+	return vw_finish(f, err, errlen);
 }
 
 int sonde_view_iostacks(FILE *f, const struct sonde_exp *const *exps, size_t n,
