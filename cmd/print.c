@@ -75,7 +75,9 @@ static void complain(const char *where, const char *fmt, ...)
 
 struct state {
 	struct sonde_view_opts o;
-	char *thread_select, *object_select, *sample_select;
+	char *thread_select, *object_select, *sample_select, *cpu_select, *callpath_select;
+	char *experiment_select; /* as given, for -filters */
+	bool index_cpus, index_seconds; /* the profile keeps per-CPU / per-second totals */
 	uint64_t start_ns, end_ns; /* -time; end 0: none */
 	bool no_inlines;
 	char **frag; /* the callers-callees stack fragment: function names, caller first */
@@ -176,6 +178,10 @@ static int build(struct state *st, struct sonde_profile *p, size_t first, size_t
 	po.thread_select = st->thread_select;
 	po.object_select = st->object_select;
 	po.sample_select = st->sample_select;
+	po.cpu_select = st->cpu_select;
+	po.callpath_select = st->callpath_select;
+	po.index_cpus = st->index_cpus;
+	po.index_seconds = st->index_seconds;
 	po.start_ns = st->start_ns;
 	po.end_ns = st->end_ns;
 	/* machine mode shows the frames as the machine ran them: inlined
@@ -426,6 +432,8 @@ enum arg_kind {
 	ARG_NONE,
 	ARG_ONE, /* one word */
 	ARG_TWO, /* two (-pathmap OLD NEW), kept as one string "OLD\nNEW" */
+	ARG_OPT, /* an optional word that the check accepts (-calltree -inverted);
+		  * on the command line only one starting with '-' */
 };
 
 struct command {
@@ -531,6 +539,52 @@ static int check_time(const struct command *c, const char *arg, char *err, size_
 	uint64_t a, b;
 
 	return strcmp(arg, "all") ? sonde_time_parse(arg, &a, &b, err, errlen) : 0;
+}
+
+static int check_cpu_list(const struct command *c, const char *arg, char *err, size_t errlen)
+{
+	uint8_t *sel = malloc(SONDE_CPU_UNKNOWN / 8);
+	int rc;
+
+	if (!sel) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	rc = sonde_parse_cpu_list(arg, sel, err, errlen);
+	free(sel);
+	return rc;
+}
+
+static int check_callpath(const struct command *c, const char *arg, char *err, size_t errlen)
+{
+	struct sonde_callpath_term t[SONDE_CALLPATH_MAX];
+	size_t n;
+	char *buf;
+	int rc = sonde_callpath_parse(arg, t, &n, &buf, err, errlen);
+
+	free(buf);
+	return rc;
+}
+
+static int check_indxobj(const struct command *c, const char *arg, char *err, size_t errlen)
+{
+	char names[256];
+
+	if (sonde_indxobj_find(arg))
+		return 0;
+	sonde_indxobj_names(names, sizeof names);
+	snprintf(err, errlen, "unknown index object type '%s' (one of %s; see -indxobj_list)", arg, names);
+	return -1;
+}
+
+/* -calltree's optional word. */
+static int check_inverted(const struct command *c, const char *arg, char *err, size_t errlen)
+{
+	if (strcmp(arg, "-inverted") && strcmp(arg, "inverted")) {
+		snprintf(err, errlen, "'%s' is not -inverted", arg);
+		return -1;
+	}
+	return 0;
 }
 
 static int check_percent(const struct command *c, const char *arg, char *err, size_t errlen)
@@ -725,8 +779,12 @@ static int run_addpath(struct state *st, const struct step *s, char *err, size_t
 
 static int run_experiment_select(struct state *st, const struct step *s, char *err, size_t errlen)
 {
-	if (select_experiments(st, s->arg) < 0)
+	if (select_experiments(st, s->arg) < 0) {
 		set_rc(st, 2);
+		return 0;
+	}
+	free(st->experiment_select);
+	st->experiment_select = strdup(s->arg);
 	return 0;
 }
 
@@ -984,6 +1042,18 @@ static int run_sample_select(struct state *st, const struct step *s, char *err, 
 {
 	set_select(st, &st->sample_select, s->arg);
 	st->o.sample_select = st->sample_select;
+	return 0;
+}
+
+static int run_cpu_select(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	set_select(st, &st->cpu_select, s->arg);
+	return 0;
+}
+
+static int run_callpath_select(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	set_select(st, &st->callpath_select, s->arg);
 	return 0;
 }
 
@@ -1411,7 +1481,41 @@ static int run_calltree(struct state *st, const struct step *s, char *err, size_
 	if (!p)
 		return 0;
 	separate(st);
-	return sonde_view_calltree(st->out, p->model, &st->o, err, errlen);
+	return s->arg ? sonde_view_calltree_inverted(st->out, p->model, &st->o, err, errlen)
+		      : sonde_view_calltree(st->out, p->model, &st->o, err, errlen);
+}
+
+/* The profile, with the per-CPU or per-second totals the view needs: a
+ * profile built without them is built again (a script asks for them
+ * before its first view: cmd_print looks ahead). */
+static struct sonde_profile *index_profile(struct state *st, const struct step *s, bool cpus, bool seconds)
+{
+	if ((cpus && !st->index_cpus) || (seconds && !st->index_seconds)) {
+		st->index_cpus |= cpus;
+		st->index_seconds |= seconds;
+		drop_profiles(st);
+	}
+	return added_profile(st, s);
+}
+
+static int run_cpu_list(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	struct sonde_profile *p = index_profile(st, s, true, false);
+
+	if (!p)
+		return 0;
+	separate(st);
+	return sonde_view_cpus(st->out, p, &st->o, err, errlen);
+}
+
+static int run_seconds(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	struct sonde_profile *p = index_profile(st, s, false, true);
+
+	if (!p)
+		return 0;
+	separate(st);
+	return sonde_view_seconds(st->out, p, &st->o, err, errlen);
 }
 
 static int run_threads(struct state *st, const struct step *s, char *err, size_t errlen)
@@ -1422,6 +1526,54 @@ static int run_threads(struct state *st, const struct step *s, char *err, size_t
 		return 0;
 	separate(st);
 	return sonde_view_threads(st->out, p, &st->o, err, errlen);
+}
+
+/* -indxobj TYPE: the view of that index object. */
+static int run_indxobj(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	switch (sonde_indxobj_find(s->arg)->kind) {
+	case SONDE_IDX_THREADS: return run_threads(st, s, err, errlen);
+	case SONDE_IDX_CPUS: return run_cpu_list(st, s, err, errlen);
+	case SONDE_IDX_SAMPLES: return run_samples(st, s, err, errlen);
+	case SONDE_IDX_SECONDS: return run_seconds(st, s, err, errlen);
+	case SONDE_IDX_PROCESSES: return run_processes(st, s, err, errlen);
+	case SONDE_IDX_EXPERIMENTS: return run_experiment_list(st, s, err, errlen);
+	}
+	return 0;
+}
+
+static int run_indxobj_list(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	separate(st);
+	sonde_view_indxobj_list(st->out, &st->o);
+	return 0;
+}
+
+static int run_filters(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	struct sonde_filters fl = {
+		.experiments = st->experiment_select,
+		.nsel = st->nexps,
+		.nall = st->nall,
+		.threads = st->thread_select,
+		.cpus = st->cpu_select,
+		.samples = st->sample_select,
+		.objects = st->object_select,
+		.callpath = st->callpath_select,
+		.start_ns = st->start_ns,
+		.end_ns = st->end_ns,
+	};
+
+	separate(st);
+	sonde_view_filters(st->out, &fl, &st->o);
+	return 0;
+}
+
+static int run_describe(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	separate(st);
+	sonde_view_describe(st->out, (const struct sonde_exp *const *)st->exps, st->names, st->nexps, &st->o);
+	return 0;
 }
 
 /* ---- source lines and instructions ------------------------------------------ */
@@ -1526,20 +1678,28 @@ static const struct command commands[] = {
 	  "append the output of later commands to FILE" },
 	{ "callers-callees", ARG_NONE, NULL, NULL, run_callers_callees,
 	  "callers and callees of every function, with attributed metrics" },
-	{ "calltree", ARG_NONE, NULL, NULL, run_calltree,
-	  "the call tree with inclusive and exclusive metrics" },
+	{ "callpath_select", ARG_ONE, "all|FUNC|A>B,...", check_callpath, run_callpath_select,
+	  "only events whose stack holds FUNC, or A calling B directly (any term)" },
+	{ "calltree", ARG_OPT, "[-inverted]", check_inverted, run_calltree,
+	  "the call tree with inclusive and exclusive metrics; -inverted: bottom-up" },
 	{ "cappend", ARG_ONE, "NAME", check_nonempty, run_cappend,
 	  "add a function to the end of the stack fragment (-csingle) and show it" },
 	{ "compare", ARG_ONE, "on|off|delta|ratio", check_compare, run_compare,
 	  "show several experiments side by side (-functions, -objects)" },
 	{ "cprepend", ARG_ONE, "NAME", check_nonempty, run_cprepend,
 	  "add a function to the head of the stack fragment (-csingle) and show it" },
+	{ "cpu_list", ARG_NONE, NULL, NULL, run_cpu_list,
+	  "per-CPU totals (CPUs the samples were taken on)" },
+	{ "cpu_select", ARG_ONE, "all|LIST", check_cpu_list, run_cpu_select,
+	  "only events taken on these CPUs (numbers from 0: 0,2-3)" },
 	{ "crmfirst", ARG_NONE, NULL, NULL, run_crmfirst,
 	  "remove the first function of the stack fragment and show it" },
 	{ "crmlast", ARG_NONE, NULL, NULL, run_crmlast,
 	  "remove the last function of the stack fragment and show it" },
 	{ "csingle", ARG_ONE, "NAME", check_nonempty, run_csingle,
 	  "callers and callees of one function" },
+	{ "describe", ARG_NONE, NULL, NULL, run_describe,
+	  "the data each experiment recorded, its fields, and the filters" },
 	{ "disasm", ARG_ONE, "FUNC", check_nonempty, run_disasm,
 	  "annotated disassembly of a function, with its source lines" },
 	{ "dthresh", ARG_ONE, "PERCENT", check_percent, run_dthresh,
@@ -1552,6 +1712,8 @@ static const struct command commands[] = {
 	  "the experiments loaded, numbered (founder and descendants)" },
 	{ "experiment_select", ARG_ONE, "all|LIST", NULL, run_experiment_select,
 	  "only these experiments (numbers as -experiment_list shows: 1,3-5)" },
+	{ "filters", ARG_NONE, NULL, NULL, run_filters,
+	  "the filters in force (experiments, threads, CPUs, samples, time, ...)" },
 	{ "fsingle", ARG_ONE, "NAME", check_nonempty, run_fsingle,
 	  "the metrics and details of one function" },
 	{ "fsummary", ARG_NONE, NULL, NULL, run_fsummary,
@@ -1570,6 +1732,10 @@ static const struct command commands[] = {
 	  "heap statistics: counts, bytes, leaks, peak, temporary, sizes (-H on)" },
 	{ "help", ARG_NONE, NULL, NULL, run_help,
 	  "this text" },
+	{ "indxobj", ARG_ONE, "TYPE", check_indxobj, run_indxobj,
+	  "the view of an index object type (Threads, CPUs, Seconds, ...)" },
+	{ "indxobj_list", ARG_NONE, NULL, NULL, run_indxobj_list,
+	  "the index object types and their views" },
 	{ "inlines", ARG_ONE, "on|off", check_on_off, run_inlines,
 	  "inlined functions as their own entries (on) or folded into their callers" },
 	{ "io", ARG_NONE, NULL, NULL, run_io,
@@ -1628,6 +1794,8 @@ static const struct command commands[] = {
 	  "one row per sample: usage counters and the metrics in it" },
 	{ "script", ARG_ONE, "FILE", check_nonempty, run_script,
 	  "run the commands in FILE (one a line, # comments)" },
+	{ "seconds", ARG_NONE, NULL, NULL, run_seconds,
+	  "per-second totals: one row per second of the run" },
 	{ "sort", ARG_ONE, "SPEC", check_sort, run_sort,
 	  "sort by a metric (e.totalcpu, i.totalcpu) or by name" },
 	{ "source", ARG_ONE, "FUNC|FILE", check_nonempty, run_source,
@@ -1642,10 +1810,12 @@ static const struct command commands[] = {
 	  "per experiment: the thread selection and the number of threads" },
 	{ "thread_select", ARG_ONE, "all|LIST", check_thread_list, run_thread_select,
 	  "only these threads (numbers as -threads shows)" },
-	{ "time", ARG_ONE, "all|START-END", check_time, run_time,
-	  "only events from START to END seconds after the start, in every view" },
 	{ "threads", ARG_NONE, NULL, NULL, run_threads,
 	  "per-thread totals" },
+	{ "time", ARG_ONE, "all|START-END", check_time, run_time,
+	  "only events from START to END seconds after the start, in every view" },
+	{ "time_select", ARG_ONE, "all|START-END", check_time, run_time,
+	  "the same as -time" },
 	{ "version", ARG_NONE, NULL, NULL, run_version,
 	  "sonde's version" },
 	{ "viewmode", ARG_ONE, "user|expert|machine", check_viewmode, run_viewmode,
@@ -1732,11 +1902,11 @@ static int add_step(struct steps *ss, const char *name, const char *arg, const c
 			 at_prompt ? "help" : "sonde print -help");
 		return -1;
 	}
-	if (c->arg_kind != ARG_NONE && !arg) {
+	if (c->arg_kind != ARG_NONE && c->arg_kind != ARG_OPT && !arg) {
 		complain(where, "-%s needs an argument: %s", c->name, c->arg);
 		return -1;
 	}
-	if (c->arg_kind != ARG_NONE && c->check && c->check(c, arg, err, sizeof(err)) < 0) {
+	if (c->arg_kind != ARG_NONE && arg && c->check && c->check(c, arg, err, sizeof(err)) < 0) {
 		complain(where, "-%s: %s", c->name, err);
 		return -1;
 	}
@@ -1751,7 +1921,7 @@ static int add_step(struct steps *ss, const char *name, const char *arg, const c
 	struct step *s = &ss->v[ss->n];
 
 	s->cmd = c;
-	s->arg = c->arg_kind != ARG_NONE ? strdup(arg) : NULL;
+	s->arg = c->arg_kind != ARG_NONE && arg ? strdup(arg) : NULL;
 	s->where = where ? strdup(where) : NULL;
 	ss->n++;
 	return 0;
@@ -1950,7 +2120,12 @@ int cmd_print(int argc, char **argv)
 
 		char *two = NULL;
 
-		if (c && c->arg_kind != ARG_NONE) {
+		if (c && c->arg_kind == ARG_OPT) {
+			char cerr[256];
+
+			if (i + 1 < argc && argv[i + 1][0] == '-' && !c->check(c, argv[i + 1], cerr, sizeof cerr))
+				arg = argv[++i];
+		} else if (c && c->arg_kind != ARG_NONE) {
 			int need = c->arg_kind == ARG_TWO ? 2 : 1;
 
 			if (i + need >= argc) {
@@ -2012,6 +2187,15 @@ int cmd_print(int argc, char **argv)
 		goto out;
 	}
 	default_metrics(&st);
+	/* The per-CPU and per-second totals cost a little per event: kept
+	 * when a view will show them, from the first build on. */
+	for (size_t i = 0; i < ss.n; i++) {
+		const struct step *s = &ss.v[i];
+		const struct sonde_indxobj *x = s->cmd->run == run_indxobj ? sonde_indxobj_find(s->arg) : NULL;
+
+		st.index_cpus |= s->cmd->run == run_cpu_list || (x && x->kind == SONDE_IDX_CPUS);
+		st.index_seconds |= s->cmd->run == run_seconds || (x && x->kind == SONDE_IDX_SECONDS);
+	}
 
 	if (!ss.n && !quit && isatty(STDIN_FILENO)) {
 		interact(&st);
@@ -2069,6 +2253,9 @@ out:
 	free(st.thread_select);
 	free(st.object_select);
 	free(st.sample_select);
+	free(st.cpu_select);
+	free(st.callpath_select);
+	free(st.experiment_select);
 	frag_clear(&st);
 	free_hidden(&st);
 	/* a pair is one allocation: its first string */

@@ -1065,15 +1065,14 @@ static int dfs_push(struct dfs *d, const struct sonde_tnode *nodes, uint32_t fir
 	return 0;
 }
 
-int sonde_view_calltree(FILE *f, const struct sonde_model *m, const struct sonde_view_opts *o,
-			char *err, size_t errlen)
+/* The tree of nodes (the model's, or its inverted tree) from roots. */
+static int calltree(FILE *f, const struct sonde_model *m, const struct sonde_view_opts *o,
+		    const struct sonde_tnode *nodes, uint32_t roots, bool inverted, char *err, size_t errlen)
 {
 	struct cols c;
 	struct vt_table t;
 	int first[SONDE_MSPEC_MAX];
 	const int64_t *total = sonde_model_total(m);
-	size_t nn;
-	const struct sonde_tnode *nodes = sonde_model_tree(m, &nn);
 	char title[128];
 	struct dfs d = { 0 };
 	bool *more = NULL; /* more[k]: the ancestor at depth k has later siblings */
@@ -1107,7 +1106,7 @@ int sonde_view_calltree(FILE *f, const struct sonde_model *m, const struct sonde
 	vt_set_s(r, 3, TOTAL_NAME);
 	vw_fill_items(r, &t, &c, first, total, total, total);
 
-	if (dfs_push(&d, nodes, sonde_model_tree_roots(m), 1, 0, &ts) < 0)
+	if (dfs_push(&d, nodes, roots, 1, 0, &ts) < 0)
 		goto nomem;
 	while (d.sp > 0 && (!o->limit || printed < o->limit)) {
 		struct dfs_item it = d.stack[--d.sp];
@@ -1153,9 +1152,10 @@ int sonde_view_calltree(FILE *f, const struct sonde_model *m, const struct sonde
 	struct sonde_emit em;
 
 	em_init(&em, f, o->mode);
-	em_text(&em, "Functions Call Tree. Children sorted by metric: %s%s\n\n", o->sort.by_name ? "" : "Inclusive ",
-		o->sort.by_name ? "Name" : strchr(title, ' ') + 1);
-	vw_begin(&em, "calltree", o);
+	em_text(&em, "Functions Call Tree%s. Children sorted by metric: %s%s\n\n",
+		inverted ? ", inverted: leaf functions, their callers under them" : "",
+		o->sort.by_name ? "" : "Inclusive ", o->sort.by_name ? "Name" : strchr(title, ' ') + 1);
+	vw_begin(&em, inverted ? "calltree_inverted" : "calltree", o);
 	em_table(&em, "nodes", &t);
 	em_end_doc(&em);
 	free(d.stack);
@@ -1170,6 +1170,30 @@ nomem:
 	free(more);
 	free(line);
 	return oom(&t, err, errlen);
+}
+
+int sonde_view_calltree(FILE *f, const struct sonde_model *m, const struct sonde_view_opts *o,
+			char *err, size_t errlen)
+{
+	size_t nn;
+	const struct sonde_tnode *nodes = sonde_model_tree(m, &nn);
+
+	return calltree(f, m, o, nodes, sonde_model_tree_roots(m), false, err, errlen);
+}
+
+int sonde_view_calltree_inverted(FILE *f, const struct sonde_model *m, const struct sonde_view_opts *o,
+				 char *err, size_t errlen)
+{
+	struct sonde_tnode *nodes;
+	size_t nn;
+	uint32_t roots;
+
+	if (sonde_model_tree_inverted(m, &nodes, &nn, &roots) < 0)
+		return oom(NULL, err, errlen);
+	int r = calltree(f, m, o, nodes, roots, true, err, errlen);
+
+	free(nodes);
+	return r;
 }
 
 /* ---- -threads ------------------------------------------------------------------------ */

@@ -62,6 +62,7 @@
 #include <stdio.h>
 
 #include "base/error.h"
+#include "base/timerange.h"
 #include "reader/experiment.h"
 #include "model/metrics.h"
 #include "views/emit.h"
@@ -245,6 +246,14 @@ int sonde_view_fragment(FILE *f, const struct sonde_model *m, const struct sonde
 int sonde_view_calltree(FILE *f, const struct sonde_model *m, const struct sonde_view_opts *o,
 			char *err, size_t errlen);
 
+/* -calltree -inverted: the bottom-up tree (metrics.h,
+ * sonde_model_tree_inverted), printed the same way: the leaf functions as
+ * roots, each with the callers of its path under it; a node's inclusive
+ * items show the events whose stack begins, leaf first, with its path,
+ * its exclusive items those whose whole stack it is. */
+int sonde_view_calltree_inverted(FILE *f, const struct sonde_model *m, const struct sonde_view_opts *o,
+				 char *err, size_t errlen);
+
 /*
  * Per-thread totals of a profile (lib/model/profile.h): the selected threads,
  * each with its experiment, thread number and tid, one column per metric
@@ -253,6 +262,54 @@ int sonde_view_calltree(FILE *f, const struct sonde_model *m, const struct sonde
  */
 int sonde_view_threads(FILE *f, const struct sonde_profile *p, const struct sonde_view_opts *o,
 		       char *err, size_t errlen);
+
+/* ---- index objects and filters (lib/views/view_index.c) ----------------------------------
+ *
+ * -cpu_list and -seconds: the totals of a profile built with index_cpus /
+ * index_seconds (profile.h), laid out as -threads: one row per selected
+ * CPU ("CPU 3"; events that recorded none: "CPU unknown") or per second of
+ * the run with events ("Second of execution 2", gprofng's names), a column
+ * per metric of the spec, sorted by the sort metric (by name: by number),
+ * <Total> first.  csv / json: cpu or second, name, the metrics. */
+int sonde_view_cpus(FILE *f, const struct sonde_profile *p, const struct sonde_view_opts *o, char *err,
+		    size_t errlen);
+int sonde_view_seconds(FILE *f, const struct sonde_profile *p, const struct sonde_view_opts *o, char *err,
+		       size_t errlen);
+
+/* gprofng's index object types and the view each is (-indxobj TYPE). */
+enum sonde_indxobj_kind {
+	SONDE_IDX_THREADS, SONDE_IDX_CPUS, SONDE_IDX_SAMPLES, SONDE_IDX_SECONDS, SONDE_IDX_PROCESSES,
+	SONDE_IDX_EXPERIMENTS,
+};
+struct sonde_indxobj {
+	const char *name; /* gprofng's: "Threads" */
+	enum sonde_indxobj_kind kind;
+	const char *command; /* the view's command: "threads" */
+	const char *what;
+};
+/* The type named name (any case), or NULL; its names joined by ", ". */
+const struct sonde_indxobj *sonde_indxobj_find(const char *name);
+void sonde_indxobj_names(char *buf, size_t len);
+/* -indxobj_list: the types, with their commands. */
+void sonde_view_indxobj_list(FILE *f, const struct sonde_view_opts *o);
+
+/* The filters sonde print has in force; a NULL or "all" list is none. */
+struct sonde_filters {
+	const char *experiments; /* -experiment_select's list */
+	size_t nsel, nall;	 /* experiments selected, loaded */
+	const char *threads, *cpus, *samples, *objects, *callpath;
+	uint64_t start_ns, end_ns; /* -time_select; both 0: none */
+};
+/* -filters: one line per filter, "all" for none; csv / json: filter,
+ * command, value. */
+void sonde_view_filters(FILE *f, const struct sonde_filters *fl, const struct sonde_view_opts *o);
+
+/* -describe: per experiment, the data it recorded (the clock profile, each
+ * traced kind) with its number of events and its fields (the fields of
+ * sonde agg's event kinds, which its predicates filter on), then sonde
+ * print's filters.  csv: experiment, kind, field, type, description. */
+void sonde_view_describe(FILE *f, const struct sonde_exp *const *exps, const char *const *names, size_t n,
+			 const struct sonde_view_opts *o);
 
 /* Process statistics of each experiment from its overview packets (first
  * to last): user and system time, page faults, block I/O, context
@@ -452,10 +509,6 @@ int sonde_view_source(FILE *f, struct sonde_profile *p, const struct sonde_view_
 int sonde_view_disasm(FILE *f, struct sonde_profile *p, const struct sonde_view_opts *o, uint32_t func,
 		      char *err, size_t errlen);
 
-/* Parses a time range of seconds "START-END", "START-" or "-END" (up to
- * nine decimals, read exactly) into nanoseconds since the experiment's
- * start; end 0 for none (-time of sonde print, export and report).
- * Returns 0, or -1 with a message. */
-int sonde_time_parse(const char *s, uint64_t *start_ns, uint64_t *end_ns, char *err, size_t errlen);
+/* sonde_time_parse (-time of sonde print, export and report): base/timerange.h. */
 
 #endif
