@@ -1038,6 +1038,46 @@ static int run_thread_list(struct state *st, const struct step *s, char *err, si
 	return 0;
 }
 
+/* er_print's cpu_list: per experiment, the CPU selection and the number of
+ * CPUs its clock samples were taken on (as gprofng counts them: those
+ * seen, not the host's).  The metrics per CPU are -cpus. */
+static int run_cpu_list(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	struct sonde_emit e;
+
+	separate(st);
+	em_init(&e, st->out, st->o.mode);
+	em_text(&e, "Exp Sel Total\n=== === =====\n");
+	em_csv(&e, "experiment,selection,cpus\n");
+	em_obj(&e, NULL);
+	em_s(&e, "view", "cpu_list");
+	em_arr(&e, "experiments");
+	for (size_t i = 0; i < st->nexps; i++) {
+		static uint8_t seen[65536 / 8];
+		struct sonde_sample_iter it;
+		struct sonde_sample smp;
+		size_t n = 0;
+		const char *sel = st->cpu_select ? st->cpu_select : "all";
+
+		memset(seen, 0, sizeof(seen));
+		sonde_sample_iter_init(&it, st->exps[i]);
+		while (sonde_sample_iter_next(&it, &smp))
+			if (smp.cpu != 0xffff && !(seen[smp.cpu / 8] & (1u << smp.cpu % 8))) {
+				seen[smp.cpu / 8] |= (uint8_t)(1u << smp.cpu % 8);
+				n++;
+			}
+		em_text(&e, "%3zu %s %5zu\n", i + 1, sel, n);
+		em_row(&e);
+		em_u(&e, "experiment", i + 1);
+		em_s(&e, "selection", sel);
+		em_u(&e, "cpus", n);
+		em_row_end(&e);
+	}
+	em_end(&e);
+	em_end_doc(&e);
+	return 0;
+}
+
 static int run_sample_select(struct state *st, const struct step *s, char *err, size_t errlen)
 {
 	set_select(st, &st->sample_select, s->arg);
@@ -1498,7 +1538,7 @@ static struct sonde_profile *index_profile(struct state *st, const struct step *
 	return added_profile(st, s);
 }
 
-static int run_cpu_list(struct state *st, const struct step *s, char *err, size_t errlen)
+static int run_cpus(struct state *st, const struct step *s, char *err, size_t errlen)
 {
 	struct sonde_profile *p = index_profile(st, s, true, false);
 
@@ -1533,7 +1573,7 @@ static int run_indxobj(struct state *st, const struct step *s, char *err, size_t
 {
 	switch (sonde_indxobj_find(s->arg)->kind) {
 	case SONDE_IDX_THREADS: return run_threads(st, s, err, errlen);
-	case SONDE_IDX_CPUS: return run_cpu_list(st, s, err, errlen);
+	case SONDE_IDX_CPUS: return run_cpus(st, s, err, errlen);
 	case SONDE_IDX_SAMPLES: return run_samples(st, s, err, errlen);
 	case SONDE_IDX_SECONDS: return run_seconds(st, s, err, errlen);
 	case SONDE_IDX_PROCESSES: return run_processes(st, s, err, errlen);
@@ -1689,9 +1729,11 @@ static const struct command commands[] = {
 	{ "cprepend", ARG_ONE, "NAME", check_nonempty, run_cprepend,
 	  "add a function to the head of the stack fragment (-csingle) and show it" },
 	{ "cpu_list", ARG_NONE, NULL, NULL, run_cpu_list,
-	  "per-CPU totals (CPUs the samples were taken on)" },
+	  "per experiment: the CPU selection and the number of CPUs sampled" },
 	{ "cpu_select", ARG_ONE, "all|LIST", check_cpu_list, run_cpu_select,
 	  "only events taken on these CPUs (numbers from 0: 0,2-3)" },
+	{ "cpus", ARG_NONE, NULL, NULL, run_cpus,
+	  "per-CPU totals (CPUs the samples were taken on)" },
 	{ "crmfirst", ARG_NONE, NULL, NULL, run_crmfirst,
 	  "remove the first function of the stack fragment and show it" },
 	{ "crmlast", ARG_NONE, NULL, NULL, run_crmlast,
@@ -2193,7 +2235,7 @@ int cmd_print(int argc, char **argv)
 		const struct step *s = &ss.v[i];
 		const struct sonde_indxobj *x = s->cmd->run == run_indxobj ? sonde_indxobj_find(s->arg) : NULL;
 
-		st.index_cpus |= s->cmd->run == run_cpu_list || (x && x->kind == SONDE_IDX_CPUS);
+		st.index_cpus |= s->cmd->run == run_cpus || (x && x->kind == SONDE_IDX_CPUS);
 		st.index_seconds |= s->cmd->run == run_seconds || (x && x->kind == SONDE_IDX_SECONDS);
 	}
 

@@ -156,20 +156,27 @@ if [ "$cp" = "$incl" ] && [ $((a + b)) = "$incl" ] && [ "$both" = "$incl" ] && [
 	ok "-callpath_select work = i.work ($incl ns) = via_a>work + via_b>work; work>via_a keeps nothing"
 else notok "-callpath_select: work $cp, i.work $incl, via_a>work $a + via_b>work $b, both $both, work>via_a $none"; fi
 
-# CPUs: a function pinned to CPU 1 has no time on CPU 0; -cpu_list under a
+# CPUs: a function pinned to CPU 1 has no time on CPU 0; -cpus under a
 # call-path filter shows only the CPU it ran on.
 if [ "$twocpu" = 1 ]; then
 	"$SONDE" print -cpu_select 0 -metrics $M -printmode csv -functions s.er >c0.csv
 	set -- $(fn_row on_cpu1 <c0.csv)
-	rows=$("$SONDE" print -callpath_select on_cpu1 -printmode csv -cpu_list s.er | tail -n +3 | cut -d, -f1 | tr '\n' ' ')
-	if [ "$2" = 0 ] && [ "$rows" = "1 " ]; then ok "on_cpu1: nothing on CPU 0, -cpu_list shows CPU 1 alone"; else
-		notok "on_cpu1: $2 ns on CPU 0, -cpu_list rows: $rows"
+	rows=$("$SONDE" print -callpath_select on_cpu1 -printmode csv -cpus s.er | tail -n +3 | cut -d, -f1 | tr '\n' ' ')
+	if [ "$2" = 0 ] && [ "$rows" = "1 " ]; then ok "on_cpu1: nothing on CPU 0, -cpus shows CPU 1 alone"; else
+		notok "on_cpu1: $2 ns on CPU 0, -cpus rows: $rows"
 	fi
 else
 	note "one CPU or no affinity: the pinned-thread checks are skipped"
 fi
-cpusum=$("$SONDE" print -metrics $M -printmode csv -cpu_list s.er | tail -n +3 | awk -F, '{ s += $3 } END { print s + 0 }')
-[ "$cpusum" = "$all" ] && ok "-cpu_list rows add up to <Total>" || notok "-cpu_list rows add up to $cpusum, <Total> $all"
+cpusum=$("$SONDE" print -metrics $M -printmode csv -cpus s.er | tail -n +3 | awk -F, '{ s += $3 } END { print s + 0 }')
+[ "$cpusum" = "$all" ] && ok "-cpus rows add up to <Total>" || notok "-cpus rows add up to $cpusum, <Total> $all"
+
+# -cpu_list is gprofng's: the selection and how many CPUs were sampled.
+ncpu=$("$SONDE" print -printmode csv -cpus s.er | tail -n +3 | grep -vc '^unknown')
+"$SONDE" print -cpu_select 0 -cpu_list s.er >cl.txt
+if grep -q '^Exp Sel Total' cl.txt && awk -v n="$ncpu" '$1 == 1 { exit !($2 == "0" && $3 == n) } ' cl.txt; then
+	ok "-cpu_list: experiment 1, selection 0, $ncpu CPUs sampled (as -cpus has rows)"
+else notok "-cpu_list (wanted $ncpu CPUs): $(cat cl.txt)"; fi
 
 # -calltree -inverted: roots carry the functions' exclusive time.
 "$SONDE" print -metrics $M -printmode csv -functions s.er >f.csv
@@ -182,7 +189,7 @@ if [ "$bad" = 0 ] && [ "$roots" = "$leaves" ]; then ok "-calltree -inverted: $ro
 fi
 
 # -indxobj TYPE is its type's view.
-for pair in Threads:threads CPUs:cpu_list seconds:seconds Samples:samples; do
+for pair in Threads:threads CPUs:cpus seconds:seconds Samples:samples; do
 	"$SONDE" print -indxobj "${pair%%:*}" s.er >x1.txt 2>&1
 	"$SONDE" print -"${pair##*:}" s.er >x2.txt 2>&1
 	if cmp -s x1.txt x2.txt && [ -s x1.txt ]; then ok "-indxobj ${pair%%:*} = -${pair##*:}"; else
@@ -190,7 +197,7 @@ for pair in Threads:threads CPUs:cpu_list seconds:seconds Samples:samples; do
 	fi
 done
 "$SONDE" print -indxobj_list s.er >il.txt
-grep -q 'CPUs.*-cpu_list' il.txt && grep -q 'Seconds.*-seconds' il.txt && ok "-indxobj_list lists the types" ||
+grep -q 'CPUs.*-cpus' il.txt && grep -q 'Seconds.*-seconds' il.txt && ok "-indxobj_list lists the types" ||
 	notok "-indxobj_list: $(head -3 il.txt)"
 
 # -filters, -describe, and an er_print script with the new commands.

@@ -1,5 +1,5 @@
 /*
- * view_index: gprofng's index objects other than threads (-cpu_list,
+ * view_index: gprofng's index objects other than threads (-cpus,
  * -seconds, -indxobj, -indxobj_list) and the views that say what a
  * profile is made of (-filters, -describe).  An index object's view is
  * -threads' layout: one row per object, one column per metric of the
@@ -178,7 +178,7 @@ int sonde_view_cpus(FILE *f, const struct sonde_profile *p, const struct sonde_v
 		if (p->cpus[i].selected)
 			rows[n++] = (struct irow){ p->cpus[i].cpu, p->cpus[i].v };
 	snprintf(note, sizeof(note), "%zu of %zu CPUs selected", n, p->ncpus);
-	int r = index_view(f, p->model, o, "cpu_list", "CPUs", "cpu", rows, n, n < p->ncpus ? note : NULL,
+	int r = index_view(f, p->model, o, "cpus", "CPUs", "cpu", rows, n, n < p->ncpus ? note : NULL,
 			   cpu_label, err, errlen);
 
 	free(rows);
@@ -207,7 +207,7 @@ int sonde_view_seconds(FILE *f, const struct sonde_profile *p, const struct sond
 
 static const struct sonde_indxobj indxobjs[] = {
 	{ "Threads", SONDE_IDX_THREADS, "threads", "the threads, numbered per experiment by tid order" },
-	{ "CPUs", SONDE_IDX_CPUS, "cpu_list", "the CPUs the samples were taken on" },
+	{ "CPUs", SONDE_IDX_CPUS, "cpus", "the CPUs the samples were taken on" },
 	{ "Samples", SONDE_IDX_SAMPLES, "samples", "the intervals between sample points" },
 	{ "Seconds", SONDE_IDX_SECONDS, "seconds", "the seconds of the run, from each experiment's start" },
 	{ "Processes", SONDE_IDX_PROCESSES, "processes", "the processes, one per experiment" },
@@ -337,7 +337,7 @@ static void describe_fields(struct sonde_emit *e, const char *exp, const char *k
 static const char *const filter_cmds[][2] = {
 	{ "-experiment_select all|LIST", "experiments, numbered as -experiment_list shows" },
 	{ "-thread_select all|LIST", "threads, numbered as -threads shows" },
-	{ "-cpu_select all|LIST", "CPUs, numbered from 0 as -cpu_list shows" },
+	{ "-cpu_select all|LIST", "CPUs, numbered from 0 as -cpus shows" },
 	{ "-sample_select all|LIST", "samples (intervals between sample points), as -samples shows" },
 	{ "-time_select START-END", "seconds after each experiment's start (also -time)" },
 	{ "-object_select all|OBJ,...", "load objects; the others' functions folded per object" },
