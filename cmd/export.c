@@ -45,7 +45,9 @@ static void usage(FILE *f)
 		   "  -object_select LIST   only these load objects' functions; the rest folded per object\n"
 		   "  -sample_select LIST   only events in these samples (as sonde print -samples shows)\n"
 		   "  -time START-END       only events from START to END seconds after the start\n"
-		   "                        (END may be left out)\n"
+		   "                        (END may be left out); also -time_select\n"
+		   "  -cpu_select LIST      only events taken on these CPUs (0,2-3)\n"
+		   "  -callpath_select F|A>B,...  only events whose stack holds F, or A calling B\n"
 		   "  -inlines on|off       inlined functions as their own frames (on, the default)\n"
 		   "  -name long|short|mangled  function names as sonde print -name shows them\n"
 		   "  --max-units N         the budget of a timeline: speedscope's frames (default\n"
@@ -109,7 +111,8 @@ int cmd_export(int argc, char **argv)
 			goto out;
 		}
 		static const char *const with_arg[] = { "format", "o", "output", "metric", "thread_select",
-							"object_select", "sample_select", "time", "inlines",
+							"object_select", "sample_select", "time", "time_select",
+							"cpu_select", "callpath_select", "inlines",
 							"name", "max-units", "max_units" };
 		bool known = false;
 
@@ -145,9 +148,19 @@ int cmd_export(int argc, char **argv)
 				goto out;
 			}
 			o.filter.sample_select = val;
-		} else if (!strcmp(opt, "time")) {
+		} else if (!strcmp(opt, "cpu_select") || !strcmp(opt, "callpath_select")) {
+			bool cpu = opt[1] == 'p';
+
+			if ((cpu ? sonde_cpu_list_check(val, err, sizeof(err))
+				 : sonde_callpath_check(val, err, sizeof(err))) < 0) {
+				fprintf(stderr, "sonde export: -%s: %s\n", opt, err);
+				rc = 2;
+				goto out;
+			}
+			*(cpu ? &o.filter.cpu_select : &o.filter.callpath_select) = val;
+		} else if (!strcmp(opt, "time") || !strcmp(opt, "time_select")) {
 			if (sonde_time_parse(val, &o.filter.start_ns, &o.filter.end_ns, err, sizeof(err)) < 0) {
-				fprintf(stderr, "sonde export: -time: %s\n", err);
+				fprintf(stderr, "sonde export: -%s: %s\n", opt, err);
 				rc = 2;
 				goto out;
 			}

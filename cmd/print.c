@@ -543,27 +543,12 @@ static int check_time(const struct command *c, const char *arg, char *err, size_
 
 static int check_cpu_list(const struct command *c, const char *arg, char *err, size_t errlen)
 {
-	uint8_t *sel = malloc(SONDE_CPU_UNKNOWN / 8);
-	int rc;
-
-	if (!sel) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	rc = sonde_parse_cpu_list(arg, sel, err, errlen);
-	free(sel);
-	return rc;
+	return sonde_cpu_list_check(arg, err, errlen);
 }
 
 static int check_callpath(const struct command *c, const char *arg, char *err, size_t errlen)
 {
-	struct sonde_callpath_term t[SONDE_CALLPATH_MAX];
-	size_t n;
-	char *buf;
-	int rc = sonde_callpath_parse(arg, t, &n, &buf, err, errlen);
-
-	free(buf);
-	return rc;
+	return sonde_callpath_check(arg, err, errlen);
 }
 
 static int check_indxobj(const struct command *c, const char *arg, char *err, size_t errlen)

@@ -48,7 +48,9 @@ static void usage(FILE *f)
 		"  -object_select OBJ,...  only these load objects' functions; others folded per object\n"
 		"  -sample_select LIST     only events in these samples (sonde print -samples)\n"
 		"  -time START-END         only events in this time since the start, in seconds\n"
-		"                          (0.5-1.25, 2- or -0.75)\n"
+		"                          (0.5-1.25, 2- or -0.75); also -time_select\n"
+		"  -cpu_select LIST        only events taken on these CPUs (0,2-3)\n"
+		"  -callpath_select F|A>B,...  only events whose stack holds F, or A calling B\n"
 		"  -inlines on|off         inlined functions as their own entries (default on)\n"
 		"  -pathmap OLD NEW        read source files recorded under OLD from NEW\n"
 		"  -addpath DIR            also look for source files in DIR\n"
@@ -163,9 +165,18 @@ int cmd_report(int argc, char **argv)
 				goto out;
 			}
 			o.object_select = v;
-		} else if (!strcmp(a, "-time")) {
+		} else if (!strcmp(a, "-cpu_select") || !strcmp(a, "-callpath_select")) {
+			bool cpu = a[2] == 'p';
+
+			if ((cpu ? sonde_cpu_list_check(v, err, sizeof(err))
+				 : sonde_callpath_check(v, err, sizeof(err))) < 0) {
+				fprintf(stderr, CMD ": %s: %s\n", a, err);
+				goto out;
+			}
+			*(cpu ? &o.cpu_select : &o.callpath_select) = v;
+		} else if (!strcmp(a, "-time") || !strcmp(a, "-time_select")) {
 			if (sonde_time_parse(v, &o.start_ns, &o.end_ns, err, sizeof(err)) < 0) {
-				fprintf(stderr, CMD ": -time: %s\n", err);
+				fprintf(stderr, CMD ": %s: %s\n", a, err);
 				goto out;
 			}
 		} else if (!strcmp(a, "-inlines")) {

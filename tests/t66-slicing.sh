@@ -178,6 +178,25 @@ if grep -q '^Exp Sel Total' cl.txt && awk -v n="$ncpu" '$1 == 1 { exit !($2 == "
 	ok "-cpu_list: experiment 1, selection 0, $ncpu CPUs sampled (as -cpus has rows)"
 else notok "-cpu_list (wanted $ncpu CPUs): $(cat cl.txt)"; fi
 
+# sonde export and sonde report take the same filters.
+"$SONDE" export --format folded -callpath_select 'via_a>work' s.er >cp.folded
+"$SONDE" print -callpath_select 'via_a>work' -metrics $M -printmode csv -functions s.er >cpx.csv
+fold_ns=$(awk '{ s += $NF } END { print s + 0 }' cp.folded)
+set -- $(fn_row '<Total>' <cpx.csv)
+if [ -s cp.folded ] && ! grep -qv 'via_a;work' cp.folded && [ "$fold_ns" = "$2" ]; then
+	ok "export -callpath_select via_a>work: every stack has via_a;work, $fold_ns ns = sonde print's"
+else notok "export -callpath_select: $fold_ns ns (print: $2), $(grep -cv 'via_a;work' cp.folded) stacks without via_a;work"; fi
+if [ "$twocpu" = 1 ]; then
+	"$SONDE" export --format folded -cpu_select 0 s.er >c0.folded
+	[ -s c0.folded ] && ! grep -q on_cpu1 c0.folded && ok "export -cpu_select 0 leaves on_cpu1 out" ||
+		notok "export -cpu_select 0: $(grep -c on_cpu1 c0.folded) stacks of on_cpu1"
+fi
+rc 0 "report -callpath_select and -cpu_select" "$SONDE" report -o r.html -callpath_select 'via_a>work' -cpu_select all s.er
+check "the report records its call-path filter" grep -q '"callpath":"via_a>work"' r.html
+rc 2 "export -callpath_select of a function no experiment has fails" "$SONDE" export --format folded -callpath_select nosuch s.er
+check "and names it" grep -q "no function 'nosuch'" err.txt
+rc 2 "report -cpu_select x fails" "$SONDE" report -o r2.html -cpu_select x s.er
+
 # -calltree -inverted: roots carry the functions' exclusive time.
 "$SONDE" print -metrics $M -printmode csv -functions s.er >f.csv
 "$SONDE" print -metrics $M -printmode csv -calltree -inverted s.er >inv.csv

@@ -179,6 +179,31 @@ static const char *name_end(const char *s, const char *stops)
 	return s;
 }
 
+int sonde_cpu_list_check(const char *spec, char *err, size_t errlen)
+{
+	uint8_t *sel = malloc(SONDE_CPU_UNKNOWN / 8);
+	int rc;
+
+	if (!sel) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	rc = sonde_parse_cpu_list(spec, sel, err, errlen);
+	free(sel);
+	return rc;
+}
+
+int sonde_callpath_check(const char *spec, char *err, size_t errlen)
+{
+	struct sonde_callpath_term t[SONDE_CALLPATH_MAX];
+	size_t n;
+	char *buf = NULL;
+	int rc = sonde_callpath_parse(spec, t, &n, &buf, err, errlen);
+
+	free(buf);
+	return rc;
+}
+
 int sonde_callpath_parse(const char *spec, struct sonde_callpath_term *t, size_t *n, char **buf, char *err,
 			 size_t errlen)
 {

@@ -230,4 +230,10 @@ struct sonde_callpath_term {
 int sonde_callpath_parse(const char *spec, struct sonde_callpath_term *t, size_t *n, char **buf, char *err,
 			 size_t errlen);
 
+/* Whether spec is a valid CPU list / call-path filter, for the commands that
+ * take them as options (a function no experiment has is found at the build).
+ * 0, or -1 with a message in err. */
+int sonde_cpu_list_check(const char *spec, char *err, size_t errlen);
+int sonde_callpath_check(const char *spec, char *err, size_t errlen);
+
 #endif

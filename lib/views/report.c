@@ -947,6 +947,10 @@ static int write_data(FILE *f, struct rep *r, const char *const *names, const ch
 	json_str(f, o->object_select ? o->object_select : "all");
 	fputs(",\"samples\":", f);
 	json_str(f, o->sample_select ? o->sample_select : "all");
+	fputs(",\"cpus\":", f);
+	json_str(f, o->cpu_select ? o->cpu_select : "all");
+	fputs(",\"callpath\":", f);
+	json_str(f, o->callpath_select ? o->callpath_select : "all");
 	fprintf(f, ",\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64 ",\"inlines\":%s}", o->start_ns, o->end_ns,
 		o->no_inlines ? "false" : "true");
 	fputs(",\"exps\":[", f);
@@ -1185,6 +1189,8 @@ int sonde_report_write(FILE *f, const struct sonde_exp *const *exps, const char 
 		.thread_select = o->thread_select,
 		.object_select = o->object_select,
 		.sample_select = o->sample_select,
+		.cpu_select = o->cpu_select,
+		.callpath_select = o->callpath_select,
 		.start_ns = o->start_ns,
 		.end_ns = o->end_ns,
 		.no_inlines = o->no_inlines,

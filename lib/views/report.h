@@ -39,7 +39,7 @@
 struct sonde_report_opts {
 	/* The filters of sonde print (lib/model/profile.h): NULL or "all"
 	 * for none. */
-	const char *thread_select, *object_select, *sample_select;
+	const char *thread_select, *object_select, *sample_select, *cpu_select, *callpath_select;
 	/* Only events with start_ns <= time since their experiment's start
 	 * < end_ns (end_ns 0: no end). */
 	uint64_t start_ns, end_ns;
