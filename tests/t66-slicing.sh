@@ -178,6 +178,14 @@ if grep -q '^Exp Sel Total' cl.txt && awk -v n="$ncpu" '$1 == 1 { exit !($2 == "
 	ok "-cpu_list: experiment 1, selection 0, $ncpu CPUs sampled (as -cpus has rows)"
 else notok "-cpu_list (wanted $ncpu CPUs): $(cat cl.txt)"; fi
 
+# -threads honours the other filters: its rows add up to the filtered total.
+"$SONDE" print -metrics e.totalcpu -printmode csv -time_select 0.1-0.5 -threads s.er >th.csv
+"$SONDE" print -metrics e.totalcpu -printmode csv -time_select 0.1-0.5 -functions s.er >thf.csv
+thsum=$(awk -F, 'NR > 2 { s += $5 } END { print s + 0 }' th.csv)
+thtot=$(awk -F, '$1 == "<Total>" { print $3 }' thf.csv)
+[ "$thsum" = "$thtot" ] && [ "$thtot" -lt "$all" ] && ok "-time_select 0.1-0.5 -threads: rows add up to the window's total ($thtot ns)" ||
+	notok "-time_select -threads: rows $thsum ns, window total $thtot ns, run $all ns"
+
 # sonde export and sonde report take the same filters.
 "$SONDE" export --format folded -callpath_select 'via_a>work' s.er >cp.folded
 "$SONDE" print -callpath_select 'via_a>work' -metrics $M -printmode csv -functions s.er >cpx.csv

@@ -725,19 +725,19 @@ int sonde_model_feed_event(struct sonde_model_feed *f, size_t index, uint32_t ti
 	int lo = f->base, hi = f->base + f->n;
 	uint32_t ti, cpu = f->cpu;
 	f->cpu = SONDE_CPU_UNKNOWN;
-	if (map_get(f->tidnum, tid, &ti)) {
-		struct sonde_pthread *pt = &p->threads[ti];
-		for (int k = lo; k < hi; k++) /* wrap, never overflow UB */
-			pt->v[k] = (int64_t)((uint64_t)pt->v[k] + (uint64_t)kv[k - lo]);
-		if (!pt->selected)
-			return 0;
-	}
+	struct sonde_pthread *pt = map_get(f->tidnum, tid, &ti) ? &p->threads[ti] : NULL;
 	uint64_t t0 = sonde_exp_info(f->exp)->start_ns;
 	uint64_t rel = time_ns >= t0 ? time_ns - t0 : 0;
 	if (o && (rel < o->start_ns || (o->end_ns && rel >= o->end_ns)))
 		return 0;
 	if (!sonde_sample_sel_has(b->ssel, time_ns))
 		return 0;
+	if (pt && !pt->selected && !b->ncp) { /* as for clock samples */
+		if (cpu_selected(b, cpu))
+			for (int k = lo; k < hi; k++)
+				pt->v[k] = (int64_t)((uint64_t)pt->v[k] + (uint64_t)kv[k - lo]);
+		return 0;
+	}
 	/* Trace stacks have no exact leaf (it is a call site), so their ids
 	 * never collide with sample stacks'; id 0 (no stack) is cached too. */
 	set_epoch(b, f->exp, time_ns);
@@ -748,11 +748,21 @@ int sonde_model_feed_event(struct sonde_model_feed *f, size_t index, uint32_t ti
 	if (ev->excluded)
 		return 0;
 	memcpy(&f->v[lo], kv, (size_t)f->n * sizeof *kv);
-	if (o && (o->index_cpus || o->index_seconds) && index_add(b, o, cpu, rel, f->v, lo, hi) < 0)
+	if ((!pt || pt->selected) && o && (o->index_cpus || o->index_seconds) &&
+	    index_add(b, o, cpu, rel, f->v, lo, hi) < 0)
 		return -1;
 	if (!cpu_selected(b, cpu)) {
 		memset(&f->v[lo], 0, (size_t)f->n * sizeof *kv);
 		return 0;
+	}
+	/* A thread's totals pass every filter but the thread selection. */
+	if (pt) {
+		for (int k = lo; k < hi; k++) /* wrap, never overflow UB */
+			pt->v[k] = (int64_t)((uint64_t)pt->v[k] + (uint64_t)kv[k - lo]);
+		if (!pt->selected) {
+			memset(&f->v[lo], 0, (size_t)f->n * sizeof *kv);
+			return 0;
+		}
 	}
 	sonde_model_add_to(b->m, ev->mstack, f->v);
 	int rc = 0;
@@ -953,11 +963,18 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 			struct sonde_pthread *pt = &p->threads[last_thread];
 			int64_t v[SONDE_MAX_METRICS] = { 0 };
 			sonde_clock_values(&s, v);
-			for (int k = 0; k < SONDE_M_CLOCK_N; k++) /* wrap, never overflow UB */
-				pt->v[k] = (int64_t)((uint64_t)pt->v[k] + (uint64_t)v[k]);
 			uint64_t rel = s.time_ns >= t0 ? s.time_ns - t0 : 0;
-			if (!pt->selected || (o && (rel < o->start_ns || (o->end_ns && rel >= o->end_ns))) ||
+			if ((o && (rel < o->start_ns || (o->end_ns && rel >= o->end_ns))) ||
 			    !sonde_sample_sel_has(b.ssel, s.time_ns)) {
+				p->samples_filtered++;
+				continue;
+			}
+			/* An unselected thread's stacks are resolved only for the
+			 * call-path filter: its functions stay out of the model. */
+			if (!pt->selected && !b.ncp) {
+				if (cpu_selected(&b, s.cpu))
+					for (int k = 0; k < SONDE_M_CLOCK_N; k++)
+						pt->v[k] = (int64_t)((uint64_t)pt->v[k] + (uint64_t)v[k]);
 				p->samples_filtered++;
 				continue;
 			}
@@ -978,12 +995,20 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 				p->samples_filtered++;
 				continue;
 			}
-			if (o && (o->index_cpus || o->index_seconds) &&
+			if (pt->selected && o && (o->index_cpus || o->index_seconds) &&
 			    index_add(&b, o, s.cpu, rel, v, 0, SONDE_M_CLOCK_N) < 0) {
 				u64map_release(&tidnum);
 				goto oom;
 			}
 			if (!cpu_selected(&b, s.cpu)) {
+				p->samples_filtered++;
+				continue;
+			}
+			/* A thread's totals pass every filter but the thread
+			 * selection (-threads shows the threads not selected too). */
+			for (int k = 0; k < SONDE_M_CLOCK_N; k++) /* wrap, never overflow UB */
+				pt->v[k] = (int64_t)((uint64_t)pt->v[k] + (uint64_t)v[k]);
+			if (!pt->selected) {
 				p->samples_filtered++;
 				continue;
 			}

@@ -104,7 +104,8 @@ struct sonde_pthread {
 	uint32_t number;   /* 1-based thread number within the experiment */
 	uint32_t tid;
 	bool selected;	   /* passes thread_select */
-	int64_t v[SONDE_MAX_METRICS]; /* its totals (selected or not) */
+	int64_t v[SONDE_MAX_METRICS]; /* its totals, selected or not, of the events
+				       * that pass every other filter */
 };
 
 /* The totals of one CPU (sonde_profile_opts.index_cpus): the events that
