@@ -1,10 +1,13 @@
 /*
  * Build a metrics model from experiments (see profile.h).
  *
- * Cost: every sample costs one lookup of its stack id in a per-experiment
- * cache (the last id is remembered, since consecutive samples of a thread
- * often share a stack) and an add of two values; symbolisation happens
- * once per distinct frame address, and interning once per distinct stack.
+ * Cost: every sample costs one lookup of its stack id in a table of sums
+ * (struct sacc: one cache line per distinct stack id, so a real program's
+ * hundred thousand stacks cost one miss of the last-level cache a sample,
+ * where the evstack, the model's stack and their values were three to six
+ * misses to memory); the sums reach the evstacks and the model once per
+ * distinct stack.  Symbolisation happens once per distinct frame address,
+ * and interning once per distinct stack.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -109,6 +112,7 @@ struct builder {
 	uint32_t *frames;
 	size_t capframes;
 	struct sonde_sample_sel *ssel; /* of the experiment being added; NULL: all */
+	struct sacc *acc;	/* the samples' sums, not yet in the evstacks */
 };
 
 static int push_fl(struct builder *b, uint32_t f)
@@ -320,6 +324,139 @@ static inline uint32_t evstack(struct builder *b, uint32_t e, const struct sonde
 	if (map_get(b->cur_stacks, stack_id, &i))
 		return i;
 	return evstack_new(b, e, exp, stack_id, time_ns, leaf_exact);
+}
+
+/*
+ * Clock-profile sums per stack id, in the order the ids first came, one
+ * cache line each; flushed into the evstacks (of the current epoch) and
+ * the model before the epoch changes and at the end of an experiment.
+ * USER and TOTAL follow from the others (sonde_clock_values).
+ */
+struct sacc_entry {
+	uint64_t stack_id, time_ns; /* time_ns: the id's first sample's */
+	uint64_t cpu, samples, system, wait, ulock, owait;
+};
+_Static_assert(sizeof(struct sacc_entry) == 64, "one cache line");
+
+struct sacc {
+	struct sacc_entry *e;
+	uint32_t *slot_of; /* e[i]'s slot in ix */
+	size_t n, cap;
+	uint32_t *ix;	   /* open addressing: 0 empty, else an index into e + 1 */
+	size_t ixmask;
+};
+
+static void sacc_free(struct sacc *a)
+{
+	if (!a)
+		return;
+	free(a->e);
+	free(a->slot_of);
+	free(a->ix);
+	free(a);
+}
+
+static inline size_t sacc_hash(uint64_t id)
+{
+	return (size_t)((id * 0x9e3779b97f4a7c15ull) >> 32);
+}
+
+/* The index table at twice the entries' capacity (load at most 1/2). */
+static int sacc_grow(struct sacc *a)
+{
+	size_t cap = a->cap ? a->cap * 2 : 4096;
+	struct sacc_entry *e = realloc(a->e, cap * sizeof(*e));
+	if (!e)
+		return -1;
+	a->e = e;
+	uint32_t *so = realloc(a->slot_of, cap * sizeof(*so));
+	if (!so)
+		return -1;
+	a->slot_of = so;
+	uint32_t *ix = calloc(cap * 2, sizeof(*ix));
+	if (!ix)
+		return -1;
+	free(a->ix);
+	a->ix = ix;
+	a->ixmask = cap * 2 - 1;
+	a->cap = cap;
+	for (size_t i = 0; i < a->n; i++) {
+		size_t h = sacc_hash(a->e[i].stack_id) & a->ixmask;
+		while (a->ix[h])
+			h = (h + 1) & a->ixmask;
+		a->ix[h] = (uint32_t)i + 1;
+		a->slot_of[i] = (uint32_t)h;
+	}
+	return 0;
+}
+
+/* Adds sample s; -1 out of memory. */
+static inline int sacc_add(struct sacc *a, const struct sonde_sample *s)
+{
+	size_t h = a->cap ? sacc_hash(s->stack_id) & a->ixmask : 0;
+	struct sacc_entry *e = NULL;
+	for (uint32_t i; a->cap && (i = a->ix[h]); h = (h + 1) & a->ixmask)
+		if (a->e[i - 1].stack_id == s->stack_id) {
+			e = &a->e[i - 1];
+			break;
+		}
+	if (!e) {
+		if (a->n == a->cap) {
+			if (sacc_grow(a) < 0)
+				return -1;
+			h = sacc_hash(s->stack_id) & a->ixmask;
+			while (a->ix[h])
+				h = (h + 1) & a->ixmask;
+		}
+		a->ix[h] = (uint32_t)a->n + 1;
+		a->slot_of[a->n] = (uint32_t)h;
+		e = &a->e[a->n++];
+		memset(e, 0, sizeof(*e));
+		e->stack_id = s->stack_id;
+		e->time_ns = s->time_ns;
+	}
+	/* as sonde_clock_values: wrap, never overflow UB */
+	if (s->state == SONDE_STATE_CPU) {
+		e->cpu += s->weight_ns;
+		e->samples++;
+		e->system += s->system_ns;
+		e->wait += s->wait_cpu_ns;
+	} else if (s->state == SONDE_STATE_USER_LOCK) {
+		e->ulock += s->weight_ns;
+	} else {
+		e->owait += s->weight_ns;
+	}
+	return 0;
+}
+
+/* The sums into the evstacks of the current epoch and the model, in the
+ * order the ids came (the order in which adding each sample made them);
+ * empties the table.  -1 out of memory. */
+static int sacc_flush(struct builder *b, uint32_t e, const struct sonde_exp *exp)
+{
+	struct sacc *a = b->acc;
+	for (size_t i = 0; i < a->n; i++) {
+		const struct sacc_entry *x = &a->e[i];
+		uint32_t st = evstack(b, e, exp, x->stack_id, x->time_ns, true);
+		if (st == UINT32_MAX)
+			return -1;
+		int64_t v[SONDE_M_CLOCK_N];
+		v[SONDE_M_TOTALCPU] = (int64_t)x->cpu;
+		v[SONDE_M_SAMPLES] = (int64_t)x->samples;
+		v[SONDE_M_USER] = (int64_t)(x->cpu - x->system);
+		v[SONDE_M_SYSTEM] = (int64_t)x->system;
+		v[SONDE_M_WAIT] = (int64_t)x->wait;
+		v[SONDE_M_ULOCK] = (int64_t)x->ulock;
+		v[SONDE_M_OWAIT] = (int64_t)x->owait;
+		v[SONDE_M_TOTAL] = (int64_t)(x->cpu + x->wait + x->ulock + x->owait);
+		struct sonde_evstack *ev = &b->p->ev[st];
+		sonde_model_add_some(b->m, ev->mstack, v, SONDE_M_CLOCK_N);
+		for (int k = 0; k < SONDE_M_CLOCK_N; k++)
+			ev->v[k] = (int64_t)((uint64_t)ev->v[k] + (uint64_t)v[k]);
+		a->ix[a->slot_of[i]] = 0;
+	}
+	a->n = 0;
+	return 0;
 }
 
 /* The table of every metric: the clock profile's, then each kind's
@@ -567,7 +704,8 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 	const struct sonde_metric_def *defs = sonde_profile_metrics(&nmetrics);
 	p->model = b.m = sonde_model_new(defs, nmetrics);
 	p->syms = calloc(nexps ? nexps : 1, sizeof *p->syms);
-	if (!b.m || !p->syms)
+	b.acc = calloc(1, sizeof *b.acc);
+	if (!b.m || !p->syms || !b.acc)
 		goto oom;
 	selcap = parse_objsel(o ? o->object_select : NULL, &b.objsel, &b.nobjsel);
 	if (selcap < 0)
@@ -661,8 +799,20 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 				continue;
 			}
 			if (b.nepochs > 1 && (s.time_ns < b.ep_lo || s.time_ns >= b.ep_hi)) {
+				if (sacc_flush(&b, (uint32_t)e, exp) < 0) {
+					u64map_release(&tidnum);
+					goto oom;
+				}
 				set_epoch(&b, exp, s.time_ns);
 				last_stack = UINT32_MAX; /* the same id may be another stack now */
+			}
+			if (!(o && o->each)) { /* the callback needs each sample's evstack */
+				if (sacc_add(b.acc, &s) < 0) {
+					u64map_release(&tidnum);
+					goto oom;
+				}
+				p->samples_used++;
+				continue;
 			}
 			if (last_stack == UINT32_MAX || s.stack_id != last_id) {
 				last_stack = evstack(&b, (uint32_t)e, exp, s.stack_id, s.time_ns, true);
@@ -685,6 +835,10 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 				}
 			}
 		}
+		if (sacc_flush(&b, (uint32_t)e, exp) < 0) {
+			u64map_release(&tidnum);
+			goto oom;
+		}
 		int tr = add_traces(&b, exp, &tidnum, o);
 		u64map_release(&tidnum);
 		if (tr < 0)
@@ -706,6 +860,7 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 	free(tsel);
 	free_objsel(b.objsel, selcap);
 	sonde_sample_sel_free(b.ssel);
+	sacc_free(b.acc);
 	return 0;
 oom:
 	snprintf(err, errlen, "out of memory");
@@ -717,6 +872,7 @@ fail:
 	free(tsel);
 	free_objsel(b.objsel, selcap);
 	sonde_sample_sel_free(b.ssel);
+	sacc_free(b.acc);
 	sonde_profile_release(p);
 	return -1;
 }
