@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "base/grow.h"
 #include "base/u64map.h"
@@ -327,93 +328,103 @@ static inline uint32_t evstack(struct builder *b, uint32_t e, const struct sonde
 }
 
 /*
- * Clock-profile sums per stack id, in the order the ids first came, one
- * cache line each; flushed into the evstacks (of the current epoch) and
- * the model before the epoch changes and at the end of an experiment.
- * USER and TOTAL follow from the others (sonde_clock_values).
+ * Clock-profile sums per stack id: an open-addressing table of one cache
+ * line per id, so that a sample costs one miss, and that miss is
+ * prefetched a batch of samples ahead (SACC_PREFETCH); order keeps the
+ * ids in the order they first came.  Flushed into the evstacks (of the
+ * current epoch) and the model before the epoch changes and at the end of
+ * an experiment.  USER and TOTAL follow from the others
+ * (sonde_clock_values).
  */
 struct sacc_entry {
-	uint64_t stack_id, time_ns; /* time_ns: the id's first sample's */
-	uint64_t cpu, samples, system, wait, ulock, owait;
+	uint64_t stack_id;
+	uint64_t first; /* the id's first sample's time | SACC_USED; 0: an empty slot */
+	uint64_t samples, cpu, system, wait, ulock, owait;
 };
+/* A monotonic clock's time in ns is below 2^63 (292 years of uptime). */
+#define SACC_USED (1ull << 63)
 _Static_assert(sizeof(struct sacc_entry) == 64, "one cache line");
 
 struct sacc {
-	struct sacc_entry *e;
-	uint32_t *slot_of; /* e[i]'s slot in ix */
+	struct sacc_entry *t; /* cap slots, cap a power of two */
+	uint32_t *order;      /* the slots in use, in the order their ids came */
 	size_t n, cap;
-	uint32_t *ix;	   /* open addressing: 0 empty, else an index into e + 1 */
-	size_t ixmask;
 };
 
 static void sacc_free(struct sacc *a)
 {
 	if (!a)
 		return;
-	free(a->e);
-	free(a->slot_of);
-	free(a->ix);
+	free(a->t);
+	free(a->order);
 	free(a);
 }
 
-static inline size_t sacc_hash(uint64_t id)
+static inline size_t sacc_slot(const struct sacc *a, uint64_t id)
 {
-	return (size_t)((id * 0x9e3779b97f4a7c15ull) >> 32);
+	return (size_t)((id * 0x9e3779b97f4a7c15ull) >> 32) & (a->cap - 1);
 }
 
-/* The index table at twice the entries' capacity (load at most 1/2). */
+/* A macro: gcc drops a call to a function that only prefetches (it finds
+ * it has no effect) before it would inline it.  A write hint (rw 1) is no
+ * instruction at the x86-64 baseline. */
+#define SACC_PREFETCH(a, id)                                          \
+	do {                                                          \
+		if ((a)->cap)                                         \
+			__builtin_prefetch(&(a)->t[sacc_slot((a), (id))]); \
+	} while (0)
+
+/* Doubles the table (load at most 1/2), keeping the order. */
 static int sacc_grow(struct sacc *a)
 {
 	size_t cap = a->cap ? a->cap * 2 : 4096;
-	struct sacc_entry *e = realloc(a->e, cap * sizeof(*e));
-	if (!e)
+	/* in huge pages where the kernel gives them on request: a table of
+	 * 100k ids spans 4000 small pages, more than the TLB holds */
+	size_t bytes = cap * sizeof(struct sacc_entry), align = bytes >= (2u << 20) ? (2u << 20) : 64;
+	struct sacc_entry *t = aligned_alloc(align, bytes);
+	if (t && align > 64)
+		madvise(t, bytes, MADV_HUGEPAGE);
+	uint32_t *order = malloc(cap / 2 * sizeof(*order));
+	if (!t || !order) {
+		free(t);
+		free(order);
 		return -1;
-	a->e = e;
-	uint32_t *so = realloc(a->slot_of, cap * sizeof(*so));
-	if (!so)
-		return -1;
-	a->slot_of = so;
-	uint32_t *ix = calloc(cap * 2, sizeof(*ix));
-	if (!ix)
-		return -1;
-	free(a->ix);
-	a->ix = ix;
-	a->ixmask = cap * 2 - 1;
+	}
+	memset(t, 0, cap * sizeof(*t));
+	struct sacc old = *a;
+	a->t = t;
 	a->cap = cap;
 	for (size_t i = 0; i < a->n; i++) {
-		size_t h = sacc_hash(a->e[i].stack_id) & a->ixmask;
-		while (a->ix[h])
-			h = (h + 1) & a->ixmask;
-		a->ix[h] = (uint32_t)i + 1;
-		a->slot_of[i] = (uint32_t)h;
+		const struct sacc_entry *x = &old.t[old.order[i]];
+		size_t h = sacc_slot(a, x->stack_id);
+		while (t[h].first)
+			h = (h + 1) & (cap - 1);
+		t[h] = *x;
+		order[i] = (uint32_t)h;
 	}
+	free(old.t);
+	free(old.order);
+	a->order = order;
 	return 0;
 }
 
 /* Adds sample s; -1 out of memory. */
 static inline int sacc_add(struct sacc *a, const struct sonde_sample *s)
 {
-	size_t h = a->cap ? sacc_hash(s->stack_id) & a->ixmask : 0;
-	struct sacc_entry *e = NULL;
-	for (uint32_t i; a->cap && (i = a->ix[h]); h = (h + 1) & a->ixmask)
-		if (a->e[i - 1].stack_id == s->stack_id) {
-			e = &a->e[i - 1];
+	if ((a->n + 1) * 2 > a->cap && sacc_grow(a) < 0)
+		return -1;
+	size_t h = sacc_slot(a, s->stack_id);
+	struct sacc_entry *e;
+	for (;; h = (h + 1) & (a->cap - 1)) {
+		e = &a->t[h];
+		if (!e->first) {
+			e->stack_id = s->stack_id;
+			e->first = s->time_ns | SACC_USED;
+			a->order[a->n++] = (uint32_t)h;
 			break;
 		}
-	if (!e) {
-		if (a->n == a->cap) {
-			if (sacc_grow(a) < 0)
-				return -1;
-			h = sacc_hash(s->stack_id) & a->ixmask;
-			while (a->ix[h])
-				h = (h + 1) & a->ixmask;
-		}
-		a->ix[h] = (uint32_t)a->n + 1;
-		a->slot_of[a->n] = (uint32_t)h;
-		e = &a->e[a->n++];
-		memset(e, 0, sizeof(*e));
-		e->stack_id = s->stack_id;
-		e->time_ns = s->time_ns;
+		if (e->stack_id == s->stack_id)
+			break;
 	}
 	/* as sonde_clock_values: wrap, never overflow UB */
 	if (s->state == SONDE_STATE_CPU) {
@@ -429,6 +440,27 @@ static inline int sacc_add(struct sacc *a, const struct sonde_sample *s)
 	return 0;
 }
 
+/* Samples a batch at a time, their table slots prefetched: the misses of
+ * a batch overlap instead of following one another. */
+struct sbatch {
+	struct sonde_sample s[16];
+	int n, i;
+};
+
+static inline bool next_sample(struct sacc *a, struct sonde_sample_iter *it, struct sbatch *q,
+			       struct sonde_sample *out)
+{
+	if (q->i == q->n) {
+		q->i = q->n = 0;
+		for (; q->n < 16 && sonde_sample_iter_next(it, &q->s[q->n]); q->n++)
+			SACC_PREFETCH(a, q->s[q->n].stack_id);
+		if (!q->n)
+			return false;
+	}
+	*out = q->s[q->i++];
+	return true;
+}
+
 /* The sums into the evstacks of the current epoch and the model, in the
  * order the ids came (the order in which adding each sample made them);
  * empties the table.  -1 out of memory. */
@@ -436,8 +468,8 @@ static int sacc_flush(struct builder *b, uint32_t e, const struct sonde_exp *exp
 {
 	struct sacc *a = b->acc;
 	for (size_t i = 0; i < a->n; i++) {
-		const struct sacc_entry *x = &a->e[i];
-		uint32_t st = evstack(b, e, exp, x->stack_id, x->time_ns, true);
+		struct sacc_entry *x = &a->t[a->order[i]];
+		uint32_t st = evstack(b, e, exp, x->stack_id, x->first & ~SACC_USED, true);
 		if (st == UINT32_MAX)
 			return -1;
 		int64_t v[SONDE_M_CLOCK_N];
@@ -453,7 +485,7 @@ static int sacc_flush(struct builder *b, uint32_t e, const struct sonde_exp *exp
 		sonde_model_add_some(b->m, ev->mstack, v, SONDE_M_CLOCK_N);
 		for (int k = 0; k < SONDE_M_CLOCK_N; k++)
 			ev->v[k] = (int64_t)((uint64_t)ev->v[k] + (uint64_t)v[k]);
-		a->ix[a->slot_of[i]] = 0;
+		memset(x, 0, sizeof(*x));
 	}
 	a->n = 0;
 	return 0;
@@ -778,8 +810,9 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 		struct sonde_sample s;
 		uint64_t last_id = 0;
 		uint32_t last_stack = UINT32_MAX, last_tid = UINT32_MAX, last_thread = 0;
+		struct sbatch q = { .n = 0 };
 		sonde_sample_iter_init(&it, exp);
-		while (sonde_sample_iter_next(&it, &s)) {
+		while (next_sample(b.acc, &it, &q, &s)) {
 			if (s.tid != last_tid) {
 				if (!map_get(&tidnum, s.tid, &last_thread)) {
 					u64map_release(&tidnum);
@@ -788,7 +821,7 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 				last_tid = s.tid;
 			}
 			struct sonde_pthread *pt = &p->threads[last_thread];
-			int64_t v[SONDE_MAX_METRICS] = { 0 };
+			int64_t v[SONDE_MAX_METRICS]; /* the clock's here; the rest zeroed for each */
 			sonde_clock_values(&s, v);
 			for (int k = 0; k < SONDE_M_CLOCK_N; k++) /* wrap, never overflow UB */
 				pt->v[k] = (int64_t)((uint64_t)pt->v[k] + (uint64_t)v[k]);
@@ -814,6 +847,7 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 				p->samples_used++;
 				continue;
 			}
+			memset(v + SONDE_M_CLOCK_N, 0, sizeof(v) - SONDE_M_CLOCK_N * sizeof(*v));
 			if (last_stack == UINT32_MAX || s.stack_id != last_id) {
 				last_stack = evstack(&b, (uint32_t)e, exp, s.stack_id, s.time_ns, true);
 				if (last_stack == UINT32_MAX) {

@@ -1291,6 +1291,14 @@ static const char *take_packet(struct scan *sc, const uint8_t *pkt, uint64_t off
 				t->wait_cpu_ns += smp.wait_cpu_ns;
 			}
 		}
+		/* the stack map's slot of a sample further on, prefetched:
+		 * the lookups' misses overlap */
+		if (sc->rest >= 9u * h->size && exp->stackmap.cap) {
+			const struct sonde_profile_packet *ahead = (const void *)(pkt + 8u * h->size);
+
+			if (ahead->type == SONDE_PKT_PROFILE)
+				__builtin_prefetch(&exp->stackmap.s[u64map_mix(ahead->stack_id) & (exp->stackmap.cap - 1)]);
+		}
 		if (!sc->have_last || sc->last_stack_id != smp.stack_id) {
 			/* the flags from the map's slot: the stacks array is
 			 * another miss per sample in a large experiment */
