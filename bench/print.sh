@@ -1,25 +1,47 @@
 #!/bin/sh
-# Benchmarks of `sonde print` on a large synthetic experiment written by
-# bench/genexp.c: SAMPLES clock-profile samples (10 million by default) on
-# 4 threads, STACKS distinct call stacks (3000) of about DEPTH frames (30),
-# frames in libc.so.6 so that symbolisation resolves real names.  Times
-# -functions, -callers-callees and -calltree (best of ROUNDS runs, wall
-# time and maximum resident set from /usr/bin/time), against the target
-# of at most 3 s and 1 GiB each.
+# Benchmarks of `sonde print`, in two parts.
 #
-# For comparison, when perf works here: perf record -F 4000 -g of the burn
-# fixture for PERF_SECONDS (default 20), `perf report --stdio` on it, and
-# sonde print on a synthetic experiment of the same sample count.  (Ten
-# million perf samples at 4000 Hz would take 40 CPU-minutes to record; the
-# per-sample rate of perf report is what compares.)
+# 1. A large synthetic experiment written by bench/genexp.c: SAMPLES
+#    clock-profile samples (10 million by default) on 4 threads, STACKS
+#    distinct call stacks (3000) of about DEPTH frames (30), frames in
+#    libc.so.6 so that symbolisation resolves real names.  Times -functions,
+#    -callers-callees and -calltree (best of ROUNDS runs, wall time and
+#    maximum resident set from /usr/bin/time), against the target of at most
+#    3 s and 1 GiB each.
+#
+# 2. sonde print against perf report on the same program with complete
+#    stacks on both sides: bench/calltree.c (4 threads, a 20-frame call tree,
+#    -O2 -g, no frame pointers) recorded once by `sonde collect -p 0.02` and
+#    once by `perf record -e cpu-clock:u -c 20000 --call-graph dwarf,DWARF`
+#    (both a sample per 20 us of each thread's CPU time, DWARF = 1280 bytes
+#    of stack, which holds this program's whole stack: the fraction of
+#    complete stacks is printed for both), RECORD samples each (1.1 million).
+#    From each recording, expresize and perfresize make an experiment and a
+#    perf.data of exactly N samples for each N of SIZES (1 k, 100 k, 1 M,
+#    10 M): the first N samples, or, above the recording, the recording
+#    repeated with shifted times (recording 10 M real samples would take
+#    each tool 100 s of the two CPUs and perf 15 GB of disk).  Then, side
+#    by side (alternating; sonde best of ROUNDS, perf too but BIG_ROUNDS
+#    from 1 M up):
+#      sonde print -functions         perf report --stdio --children -g none
+#      sonde print -callers-callees   perf report --stdio --no-children
+#    The first pair prints the same table (each function's inclusive and
+#    exclusive time: perf must unwind every sample's stack for the
+#    inclusive column), the second each function with its callers (perf's
+#    call graph below each function; sonde's callers and callees).
 #
 #   BENCH_PRINT_SAMPLES, BENCH_PRINT_STACKS, BENCH_PRINT_DEPTH,
-#   BENCH_PRINT_ROUNDS, BENCH_PERF_SECONDS override the defaults.
+#   BENCH_PRINT_ROUNDS (part 1 and part 2), BENCH_PRINT_SIZES,
+#   BENCH_PRINT_RECORD, BENCH_PRINT_DWARF, BENCH_PRINT_BIG_ROUNDS override the
+#   defaults; BENCH_PRINT_PERF=0 skips part 2.
 SAMPLES=${BENCH_PRINT_SAMPLES:-10000000}
 STACKS=${BENCH_PRINT_STACKS:-3000}
 DEPTH=${BENCH_PRINT_DEPTH:-30}
 ROUNDS=${BENCH_PRINT_ROUNDS:-3}
-PERF_SECONDS=${BENCH_PERF_SECONDS:-20}
+SIZES=${BENCH_PRINT_SIZES:-1000 100000 1000000 10000000}
+RECORD=${BENCH_PRINT_RECORD:-1100000}
+DWARF=${BENCH_PRINT_DWARF:-1280}
+BIG_ROUNDS=${BENCH_PRINT_BIG_ROUNDS:-1}
 NAME="sonde print"
 . "$(dirname "$0")/lib.sh"
 
@@ -29,6 +51,7 @@ report() { # NAME "wall rss"
 		printf "  sonde print %-17s %6.2f s  %7.1f MiB  (target 3 s, 1 GiB: %s)\n", n, $1, $2 / 1024, ok }'
 }
 
+tstart=$(date +%s)
 echo "== sonde print: $SAMPLES samples, $STACKS stacks of about $DEPTH frames, 4 threads"
 t0=$(date +%s.%N)
 "$B/bench/genexp" "$W/big.er" "$SAMPLES" "$STACKS" "$DEPTH" 4 || exit 1
@@ -41,19 +64,92 @@ done
 report "-header" "$(measure "$SONDE" print -header "$W/big.er")"
 rm -rf "$W/big.er"
 
-# perf report on a perf.data recorded here, and sonde at the same count
-if perf record -q -o "$W/probe.data" -F 4000 -g true >/dev/null 2>&1; then
-	perf record -q -o "$W/perf.data" -F 4000 -g "$B/fixtures/burn" 2 "$PERF_SECONDS" >/dev/null 2>&1
-	n=$(perf script -i "$W/perf.data" -F period 2>/dev/null | wc -l)
-	psize=$(du -b "$W/perf.data" | awk '{print $1}')
-	pr=$(measure perf report -i "$W/perf.data" --stdio)
-	echo "== perf report --stdio on perf record -F 4000 -g of burn: $n samples ($((psize / 1048576)) MiB)"
-	echo "$pr" | awk -v n="$n" '{ printf "  perf report --stdio          %6.2f s  %7.1f MiB  (%.1f us per sample)\n", $1, $2 / 1024, n ? $1 * 1e6 / n : 0 }'
-	"$B/bench/genexp" "$W/same.er" "$n" "$STACKS" "$DEPTH" 4 >/dev/null || exit 1
-	for v in -functions -callers-callees; do
-		echo "$(measure "$SONDE" print "$v" "$W/same.er")" | awk -v n="$n" -v v="$v" '{
-			printf "  sonde print %-17s %6.2f s  %7.1f MiB  (same sample count, %.2f us per sample)\n", v, $1, $2 / 1024, n ? $1 * 1e6 / n : 0 }'
-	done
-else
-	echo "== perf report: perf record does not work here"
+echo "  (part 1 took $(($(date +%s) - tstart)) s)"
+
+[ "${BENCH_PRINT_PERF:-1}" = 0 ] && exit 0
+tstart=$(date +%s)
+if ! perf record -q -o "$W/probe.data" -e cpu-clock:u -c 20000 --call-graph "dwarf,$DWARF" true >/dev/null 2>&1; then
+	echo "== sonde print against perf report: perf record does not work here"
+	exit 0
 fi
+cc -std=gnu11 -O2 -g -fomit-frame-pointer -Wall -Wextra -o "$B/bench/calltree" bench/calltree.c -lpthread &&
+	cc -std=gnu11 -O2 -Wall -Wextra -Iinclude -o "$B/bench/expresize" bench/expresize.c &&
+	cc -std=gnu11 -O2 -Wall -Wextra -o "$B/bench/perfresize" bench/perfresize.c || exit 1
+
+# 40 samples a CPU ms per thread: the nominal 50 less what sonde's
+# intervals coalesce under load, so that both reach RECORD
+ms=$((RECORD / 4 / 40 + 1))
+echo "== sonde print against perf report: bench/calltree, 4 threads, $ms ms of CPU each, a sample per 20 us of thread CPU"
+t0=$(date +%s)
+"$SONDE" collect -p 0.02 -o rec.er -d "$W" "$B/bench/calltree" 4 "$ms" >/dev/null 2>"$W/err" || {
+	cat "$W/err"
+	exit 1
+}
+t1=$(date +%s)
+perf record -q -m 2048 -o "$W/rec.data" -e cpu-clock:u -c 20000 --call-graph "dwarf,$DWARF" \
+	"$B/bench/calltree" 4 "$ms" >/dev/null 2>"$W/err" || {
+	cat "$W/err"
+	exit 1
+}
+t2=$(date +%s)
+sn=$("$SONDE" print -header "$W/rec.er" | awk '/^Samples:/ { print $2 }')
+pn=$(perf report -i "$W/rec.data" --stdio --no-children -g none --sort dso 2>/dev/null |
+	awk '/^# Samples:/ { n = $3 } /^# Total Lost Samples:/ { l = $5 } END { print n, l }')
+echo "  sonde collect -p 0.02: $sn samples in $((t1 - t0)) s, $(du -sm "$W/rec.er" | awk '{print $1}') MiB"
+echo "  perf record --call-graph dwarf,$DWARF: $(echo "$pn" | awk '{ print $1 " samples (" $2 " lost)" }') in $((t2 - t1)) s, $(du -sm "$W/rec.data" | awk '{print $1}') MiB"
+
+# Complete stacks: the outermost frame is _start (main thread) or clone3
+# (the others).  sonde: the root functions of -calltree; perf: the last
+# frame of each sample of perf script, on the first 100,000 samples.
+"$SONDE" print -calltree "$W/rec.er" 2>/dev/null | awk '
+	/\+-/ { i = index($0, "+-"); if (!min || i < min) min = i; name[NR] = substr($0, i + 2); ind[NR] = i; pct[NR] = $4 }
+	END { for (r in name) if (ind[r] == min && (name[r] == "_start" || name[r] == "clone3")) c += pct[r]
+	      printf "  sonde: %.2f%% of the samples have complete stacks (under _start or clone3)\n", c }'
+"$B/bench/perfresize" "$W/rec.data" "$W/p100k.data" 100000 2>/dev/null &&
+	perf script -i "$W/p100k.data" -F ip,sym 2>/dev/null | awk 'BEGIN { RS = "" }
+	{ n++; k = split($0, l, "\n"); if (l[k] ~ / (_start|clone3)$/) c++ }
+	END { printf "  perf:  %.2f%% of the samples have complete stacks (perf script: _start or clone3 outermost; first 100,000 samples)\n", n ? c * 100 / n : 0 }'
+rm -f "$W/p100k.data"
+
+one() { # KEY CMD...: one run, its "wall rss" appended to $W/m.KEY
+	key=$1
+	shift
+	if /usr/bin/time -f "%e %M" -o "$W/t" "$@" >/dev/null 2>"$W/err"; then
+		cat "$W/t" >>"$W/m.$key"
+	else
+		echo "fail" >>"$W/m.$key"
+		sed 's/^/  # /' "$W/err" | head -5 >&2
+	fi
+}
+best() { sort -n "$W/m.$1" | head -n 1; }
+
+printf "  %-9s %-22s %-22s %-31s %-31s %s\n" samples "sonde -functions" "sonde -callers-callees" \
+	"perf --children -g none" "perf --no-children" "perf/sonde (each pair)"
+for n in $SIZES; do
+	ts=$(date +%s)
+	rm -rf "$W/s.er" "$W/p.data"
+	cp -r "$W/rec.er" "$W/s.er" &&
+		"$B/bench/expresize" "$W/rec.er" "$W/s.er" "$n" 2>"$W/rs" &&
+		"$B/bench/perfresize" "$W/rec.data" "$W/p.data" "$n" 2>>"$W/rs" || {
+		cat "$W/rs"
+		exit 1
+	}
+	r=$ROUNDS
+	[ "$n" -ge 1000000 ] && r=$BIG_ROUNDS
+	rm -f "$W"/m.*
+	# sonde best of ROUNDS at every size (it is cheap); perf of r
+	for k in $(seq 1 "$ROUNDS"); do
+		one sf "$SONDE" print -functions "$W/s.er"
+		[ "$k" -le "$r" ] && one pf perf report -i "$W/p.data" --stdio --children -g none
+		one sc "$SONDE" print -callers-callees "$W/s.er"
+		[ "$k" -le "$r" ] && one pc perf report -i "$W/p.data" --stdio --no-children
+	done
+	echo "$n $(best sf) $(best sc) $(best pf) $(best pc)" | awk '{
+		printf "  %-9d %6.2f s %7.1f MiB   %6.2f s %7.1f MiB   %9.2f s %8.1f MiB        %9.2f s %8.1f MiB        %6.1fx %6.1fx\n",
+			$1, $2, $3 / 1024, $4, $5 / 1024, $6, $7 / 1024, $8, $9 / 1024, ($2 > 0 ? $6 / $2 : 0), ($4 > 0 ? $8 / $4 : 0) }'
+	awk -v n="$n" -v t="$(($(date +%s) - ts))" -v r="$r" '{ c = c (c ? "; " : "") $0 }
+		END { printf "            (%s; perf best of %d, %d s)\n", c, r, t }' "$W/rs"
+	rm -rf "$W/s.er" "$W/p.data"
+done
+rm -rf "$W/rec.er" "$W/rec.data"
+echo "  (part 2 took $(($(date +%s) - tstart)) s)"

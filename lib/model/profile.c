@@ -1,15 +1,19 @@
 /*
  * Build a metrics model from experiments (see profile.h).
  *
- * Cost: every sample costs one lookup of its stack id in a per-experiment
- * cache (the last id is remembered, since consecutive samples of a thread
- * often share a stack) and an add of two values; symbolisation happens
- * once per distinct frame address, and interning once per distinct stack.
+ * Cost: every sample costs one lookup of its stack id in a table of sums
+ * (struct sacc: one cache line per distinct stack id, so a real program's
+ * hundred thousand stacks cost one miss of the last-level cache a sample,
+ * where the evstack, the model's stack and their values were three to six
+ * misses to memory); the sums reach the evstacks and the model once per
+ * distinct stack.  Symbolisation happens once per distinct frame address,
+ * and interning once per distinct stack.
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "base/grow.h"
 #include "base/u64map.h"
@@ -125,6 +129,7 @@ struct builder {
 	struct u64map cpumap, secmap;
 	uint32_t last_cpu, last_cpu_i, last_sec, last_sec_i;
 	size_t capcpus, capsecs;
+	struct sacc *acc;	/* the samples' sums, not yet in the evstacks */
 };
 
 int sonde_parse_cpu_list(const char *spec, uint8_t *sel, char *err, size_t errlen)
@@ -586,6 +591,170 @@ static inline uint32_t evstack(struct builder *b, uint32_t e, const struct sonde
 	return evstack_new(b, e, exp, stack_id, time_ns, leaf_exact);
 }
 
+/*
+ * Clock-profile sums per stack id: an open-addressing table of one cache
+ * line per id, so that a sample costs one miss, and that miss is
+ * prefetched a batch of samples ahead (SACC_PREFETCH); order keeps the
+ * ids in the order they first came.  Flushed into the evstacks (of the
+ * current epoch) and the model before the epoch changes and at the end of
+ * an experiment.  USER and TOTAL follow from the others
+ * (sonde_clock_values).
+ */
+struct sacc_entry {
+	uint64_t stack_id;
+	uint64_t first; /* the id's first sample's time | SACC_USED; 0: an empty slot */
+	uint64_t samples, cpu, system, wait, ulock, owait;
+};
+/* A monotonic clock's time in ns is below 2^63 (292 years of uptime). */
+#define SACC_USED (1ull << 63)
+_Static_assert(sizeof(struct sacc_entry) == 64, "one cache line");
+
+struct sacc {
+	struct sacc_entry *t; /* cap slots, cap a power of two */
+	uint32_t *order;      /* the slots in use, in the order their ids came */
+	size_t n, cap;
+};
+
+static void sacc_free(struct sacc *a)
+{
+	if (!a)
+		return;
+	free(a->t);
+	free(a->order);
+	free(a);
+}
+
+static inline size_t sacc_slot(const struct sacc *a, uint64_t id)
+{
+	return (size_t)((id * 0x9e3779b97f4a7c15ull) >> 32) & (a->cap - 1);
+}
+
+/* A macro: gcc drops a call to a function that only prefetches (it finds
+ * it has no effect) before it would inline it.  A write hint (rw 1) is no
+ * instruction at the x86-64 baseline. */
+#define SACC_PREFETCH(a, id)                                          \
+	do {                                                          \
+		if ((a)->cap)                                         \
+			__builtin_prefetch(&(a)->t[sacc_slot((a), (id))]); \
+	} while (0)
+
+/* Doubles the table (load at most 1/2), keeping the order. */
+static int sacc_grow(struct sacc *a)
+{
+	size_t cap = a->cap ? a->cap * 2 : 4096;
+	/* in huge pages where the kernel gives them on request: a table of
+	 * 100k ids spans 4000 small pages, more than the TLB holds */
+	size_t bytes = cap * sizeof(struct sacc_entry), align = bytes >= (2u << 20) ? (2u << 20) : 64;
+	struct sacc_entry *t = aligned_alloc(align, bytes);
+	if (t && align > 64)
+		madvise(t, bytes, MADV_HUGEPAGE);
+	uint32_t *order = malloc(cap / 2 * sizeof(*order));
+	if (!t || !order) {
+		free(t);
+		free(order);
+		return -1;
+	}
+	memset(t, 0, cap * sizeof(*t));
+	struct sacc old = *a;
+	a->t = t;
+	a->cap = cap;
+	for (size_t i = 0; i < a->n; i++) {
+		const struct sacc_entry *x = &old.t[old.order[i]];
+		size_t h = sacc_slot(a, x->stack_id);
+		while (t[h].first)
+			h = (h + 1) & (cap - 1);
+		t[h] = *x;
+		order[i] = (uint32_t)h;
+	}
+	free(old.t);
+	free(old.order);
+	a->order = order;
+	return 0;
+}
+
+/* Adds sample s; -1 out of memory. */
+static inline int sacc_add(struct sacc *a, const struct sonde_sample *s)
+{
+	if ((a->n + 1) * 2 > a->cap && sacc_grow(a) < 0)
+		return -1;
+	size_t h = sacc_slot(a, s->stack_id);
+	struct sacc_entry *e;
+	for (;; h = (h + 1) & (a->cap - 1)) {
+		e = &a->t[h];
+		if (!e->first) {
+			e->stack_id = s->stack_id;
+			e->first = s->time_ns | SACC_USED;
+			a->order[a->n++] = (uint32_t)h;
+			break;
+		}
+		if (e->stack_id == s->stack_id)
+			break;
+	}
+	/* as sonde_clock_values: wrap, never overflow UB */
+	if (s->state == SONDE_STATE_CPU) {
+		e->cpu += s->weight_ns;
+		e->samples++;
+		e->system += s->system_ns;
+		e->wait += s->wait_cpu_ns;
+	} else if (s->state == SONDE_STATE_USER_LOCK) {
+		e->ulock += s->weight_ns;
+	} else {
+		e->owait += s->weight_ns;
+	}
+	return 0;
+}
+
+/* Samples a batch at a time, their table slots prefetched: the misses of
+ * a batch overlap instead of following one another. */
+struct sbatch {
+	struct sonde_sample s[16];
+	int n, i;
+};
+
+static inline bool next_sample(struct sacc *a, struct sonde_sample_iter *it, struct sbatch *q,
+			       struct sonde_sample *out)
+{
+	if (q->i == q->n) {
+		q->i = q->n = 0;
+		for (; q->n < 16 && sonde_sample_iter_next(it, &q->s[q->n]); q->n++)
+			SACC_PREFETCH(a, q->s[q->n].stack_id);
+		if (!q->n)
+			return false;
+	}
+	*out = q->s[q->i++];
+	return true;
+}
+
+/* The sums into the evstacks of the current epoch and the model, in the
+ * order the ids came (the order in which adding each sample made them);
+ * empties the table.  -1 out of memory. */
+static int sacc_flush(struct builder *b, uint32_t e, const struct sonde_exp *exp)
+{
+	struct sacc *a = b->acc;
+	for (size_t i = 0; i < a->n; i++) {
+		struct sacc_entry *x = &a->t[a->order[i]];
+		uint32_t st = evstack(b, e, exp, x->stack_id, x->first & ~SACC_USED, true);
+		if (st == UINT32_MAX)
+			return -1;
+		int64_t v[SONDE_M_CLOCK_N];
+		v[SONDE_M_TOTALCPU] = (int64_t)x->cpu;
+		v[SONDE_M_SAMPLES] = (int64_t)x->samples;
+		v[SONDE_M_USER] = (int64_t)(x->cpu - x->system);
+		v[SONDE_M_SYSTEM] = (int64_t)x->system;
+		v[SONDE_M_WAIT] = (int64_t)x->wait;
+		v[SONDE_M_ULOCK] = (int64_t)x->ulock;
+		v[SONDE_M_OWAIT] = (int64_t)x->owait;
+		v[SONDE_M_TOTAL] = (int64_t)(x->cpu + x->wait + x->ulock + x->owait);
+		struct sonde_evstack *ev = &b->p->ev[st];
+		sonde_model_add_some(b->m, ev->mstack, v, SONDE_M_CLOCK_N);
+		for (int k = 0; k < SONDE_M_CLOCK_N; k++)
+			ev->v[k] = (int64_t)((uint64_t)ev->v[k] + (uint64_t)v[k]);
+		memset(x, 0, sizeof(*x));
+	}
+	a->n = 0;
+	return 0;
+}
+
 /* The table of every metric: the clock profile's, then each kind's
  * (model/kind.h), in kind id order; built once, on first use. */
 static const struct sonde_metric_def clock_metrics[SONDE_M_CLOCK_N] = {
@@ -866,7 +1035,8 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 	const struct sonde_metric_def *defs = sonde_profile_metrics(&nmetrics);
 	p->model = b.m = sonde_model_new(defs, nmetrics);
 	p->syms = calloc(nexps ? nexps : 1, sizeof *p->syms);
-	if (!b.m || !p->syms)
+	b.acc = calloc(1, sizeof *b.acc);
+	if (!b.m || !p->syms || !b.acc)
 		goto oom;
 	selcap = parse_objsel(o ? o->object_select : NULL, &b.objsel, &b.nobjsel);
 	if (selcap < 0)
@@ -951,8 +1121,9 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 		struct sonde_sample s;
 		uint64_t last_id = 0;
 		uint32_t last_stack = UINT32_MAX, last_tid = UINT32_MAX, last_thread = 0;
+		struct sbatch q = { .n = 0 };
 		sonde_sample_iter_init(&it, exp);
-		while (sonde_sample_iter_next(&it, &s)) {
+		while (next_sample(b.acc, &it, &q, &s)) {
 			if (s.tid != last_tid) {
 				if (!map_get(&tidnum, s.tid, &last_thread)) {
 					u64map_release(&tidnum);
@@ -961,7 +1132,7 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 				last_tid = s.tid;
 			}
 			struct sonde_pthread *pt = &p->threads[last_thread];
-			int64_t v[SONDE_MAX_METRICS] = { 0 };
+			int64_t v[SONDE_MAX_METRICS]; /* the clock's here; the rest zeroed for each */
 			sonde_clock_values(&s, v);
 			uint64_t rel = s.time_ns >= t0 ? s.time_ns - t0 : 0;
 			if ((o && (rel < o->start_ns || (o->end_ns && rel >= o->end_ns))) ||
@@ -979,9 +1150,28 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 				continue;
 			}
 			if (b.nepochs > 1 && (s.time_ns < b.ep_lo || s.time_ns >= b.ep_hi)) {
+				if (sacc_flush(&b, (uint32_t)e, exp) < 0) {
+					u64map_release(&tidnum);
+					goto oom;
+				}
 				set_epoch(&b, exp, s.time_ns);
 				last_stack = UINT32_MAX; /* the same id may be another stack now */
 			}
+			/* The sums per stack id, unless a filter or the callback
+			 * needs each sample's evstack (call path, CPU, the index
+			 * views, an unselected thread's totals). */
+			if (!(o && o->each) && pt->selected && !b.ncp && !b.cpusel &&
+			    !(o && (o->index_cpus || o->index_seconds))) {
+				for (int k = 0; k < SONDE_M_CLOCK_N; k++) /* wrap, never overflow UB */
+					pt->v[k] = (int64_t)((uint64_t)pt->v[k] + (uint64_t)v[k]);
+				if (sacc_add(b.acc, &s) < 0) {
+					u64map_release(&tidnum);
+					goto oom;
+				}
+				p->samples_used++;
+				continue;
+			}
+			memset(v + SONDE_M_CLOCK_N, 0, sizeof(v) - SONDE_M_CLOCK_N * sizeof(*v));
 			if (last_stack == UINT32_MAX || s.stack_id != last_id) {
 				last_stack = evstack(&b, (uint32_t)e, exp, s.stack_id, s.time_ns, true);
 				if (last_stack == UINT32_MAX) {
@@ -1024,6 +1214,10 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 				}
 			}
 		}
+		if (sacc_flush(&b, (uint32_t)e, exp) < 0) {
+			u64map_release(&tidnum);
+			goto oom;
+		}
 		int tr = add_traces(&b, exp, &tidnum, o);
 		u64map_release(&tidnum);
 		if (tr < 0)
@@ -1065,6 +1259,7 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 	free_objsel(b.objsel, selcap);
 	sonde_sample_sel_free(b.ssel);
 	builder_free_filters(&b);
+	sacc_free(b.acc);
 	return 0;
 oom:
 	snprintf(err, errlen, "out of memory");
@@ -1077,6 +1272,7 @@ fail:
 	free_objsel(b.objsel, selcap);
 	sonde_sample_sel_free(b.ssel);
 	builder_free_filters(&b);
+	sacc_free(b.acc);
 	sonde_profile_release(p);
 	return -1;
 }

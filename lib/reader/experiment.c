@@ -938,6 +938,7 @@ struct scan {
 	bool offcpu_block;
 	uint64_t last_stack_id;
 	long last_stack; /* index in exp->stacks, -1 when unknown */
+	uint16_t last_flags; /* its flags */
 	bool have_last;
 	uint64_t block_first_ns; /* the block header's, base of short packets' times */
 	uint32_t rest;		 /* bytes from the current packet to the block's used end */
@@ -1012,6 +1013,7 @@ static long materialize(struct sonde_exp *exp, uint64_t id)
 	memcpy(pc, buf, 8u * depth);
 	exp->owned[exp->nowned++] = pc;
 	struct sonde_stack *st = &exp->stacks[exp->nstacks];
+	u64map_find(&exp->stackmap, id)->tag = flags;
 	st->id = id;
 	st->depth = depth;
 	st->flags = flags;
@@ -1289,10 +1291,22 @@ static const char *take_packet(struct scan *sc, const uint8_t *pkt, uint64_t off
 				t->wait_cpu_ns += smp.wait_cpu_ns;
 			}
 		}
+		/* the stack map's slot of a sample further on, prefetched:
+		 * the lookups' misses overlap */
+		if (sc->rest >= 9u * h->size && exp->stackmap.cap) {
+			const struct sonde_profile_packet *ahead = (const void *)(pkt + 8u * h->size);
+
+			if (ahead->type == SONDE_PKT_PROFILE)
+				__builtin_prefetch(&exp->stackmap.s[u64map_mix(ahead->stack_id) & (exp->stackmap.cap - 1)]);
+		}
 		if (!sc->have_last || sc->last_stack_id != smp.stack_id) {
-			sc->last_stack = u64map_get(&exp->stackmap, smp.stack_id);
-			if (sc->last_stack < 0)
-				sc->last_stack = materialize(exp, smp.stack_id);
+			/* the flags from the map's slot: the stacks array is
+			 * another miss per sample in a large experiment */
+			const struct u64map_slot *sl = u64map_find(&exp->stackmap, smp.stack_id);
+
+			sc->last_stack = sl ? (long)sl->val - 1 : materialize(exp, smp.stack_id);
+			sc->last_flags = sl ? (uint16_t)sl->tag
+					 : sc->last_stack >= 0 ? exp->stacks[sc->last_stack].flags : 0;
 			sc->last_stack_id = smp.stack_id;
 			sc->have_last = true;
 		}
@@ -1301,9 +1315,8 @@ static const char *take_packet(struct scan *sc, const uint8_t *pkt, uint64_t off
 		if (sc->last_stack < 0)
 			s->samples_unknown_stack++;
 		else {
-			const struct sonde_stack *st = &exp->stacks[sc->last_stack];
-			s->samples_truncated += !!(st->flags & SONDE_STACK_TRUNCATED);
-			s->samples_incomplete += !!(st->flags & SONDE_STACK_INCOMPLETE);
+			s->samples_truncated += !!(sc->last_flags & SONDE_STACK_TRUNCATED);
+			s->samples_incomplete += !!(sc->last_flags & SONDE_STACK_INCOMPLETE);
 		}
 		return NULL;
 	}
@@ -1377,6 +1390,7 @@ static const char *take_packet(struct scan *sc, const uint8_t *pkt, uint64_t off
 		}
 		struct sonde_stack *st = &exp->stacks[exp->nstacks++];
 
+		u64map_find(&exp->stackmap, p->stack_id)->tag = p->flags;
 		st->id = p->stack_id;
 		st->depth = p->depth;
 		st->flags = p->flags;

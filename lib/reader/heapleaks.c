@@ -31,9 +31,9 @@
 static int set(struct u64map *m, uint64_t key, uint32_t val)
 {
 	if (m->cap) {
-		for (size_t i = u64map_mix(key) & (m->cap - 1); m->vals[i]; i = (i + 1) & (m->cap - 1))
-			if (m->keys[i] == key) {
-				m->vals[i] = val + 1;
+		for (size_t i = u64map_mix(key) & (m->cap - 1); m->s[i].val; i = (i + 1) & (m->cap - 1))
+			if (m->s[i].key == key) {
+				m->s[i].val = val + 1;
 				return 0;
 			}
 	}
