@@ -49,6 +49,14 @@ struct srcobj {
 	struct curange { Dwarf_Addr lo, hi, bias; Dwarf_Die cu; } *cur;
 	size_t ncur;
 	bool cur_built;
+	/* The call sites of the CUs read so far (cs_cus: their offsets), and
+	 * two indices into them: by return address, and the tail calls by
+	 * the function holding them. */
+	struct srcobj_callsite *cs;
+	size_t ncs, capcs;
+	uint32_t *cs_byret, *cs_byfunc;
+	size_t nbyret, nbyfunc;
+	struct u64map cs_cus;
 };
 
 static int cmp_cur(const void *a, const void *b)
@@ -225,6 +233,10 @@ void srcobj_close(struct srcobj *so)
 	free(so->chains);
 	free(so->funcs);
 	free(so->cur);
+	free(so->cs);
+	free(so->cs_byret);
+	free(so->cs_byfunc);
+	u64map_release(&so->cs_cus);
 	free(so);
 }
 
@@ -413,4 +425,184 @@ bool srcobj_code_range(struct srcobj *so, uint64_t addr, uint64_t *lo, uint64_t 
 		}
 	}
 	return false;
+}
+
+/* ---- call sites ------------------------------------------------------------------------ */
+
+/* A DIE's entry address (the module's), 0 when it has no code: a
+ * declaration or an abstract instance.  dwarf_entrypc reads DW_AT_entry_pc
+ * or DW_AT_low_pc; a function in several ranges (hot and cold parts)
+ * enters at its first. */
+static uint64_t die_entry(Dwarf_Die *d, Dwarf_Addr bias)
+{
+	Dwarf_Addr a, base, lo, hi;
+
+	if (dwarf_entrypc(d, &a) == 0 && a)
+		return a + bias;
+	if (dwarf_hasattr(d, DW_AT_ranges) && dwarf_ranges(d, 0, &base, &lo, &hi) > 0 && lo)
+		return lo + bias;
+	return 0;
+}
+
+static bool die_flag(Dwarf_Die *d, int name)
+{
+	Dwarf_Attribute a;
+	bool f = false;
+
+	return dwarf_attr(d, name, &a) && dwarf_formflag(&a, &f) == 0 && f;
+}
+
+/* Adds the call site at DIE d, in the function entered at func. */
+static int add_callsite(struct srcobj *so, Dwarf_Die *d, uint64_t func, Dwarf_Addr bias)
+{
+	struct srcobj_callsite c = { .func = func };
+	Dwarf_Attribute a;
+	Dwarf_Addr ret;
+	Dwarf_Die o;
+
+	if ((dwarf_attr(d, DW_AT_call_return_pc, &a) || dwarf_attr(d, DW_AT_low_pc, &a)) &&
+	    dwarf_formaddr(&a, &ret) == 0 && ret)
+		c.ret = ret + bias;
+	c.tail = die_flag(d, DW_AT_call_tail_call) || die_flag(d, DW_AT_GNU_tail_call);
+	if ((dwarf_attr(d, DW_AT_call_origin, &a) || dwarf_attr(d, DW_AT_abstract_origin, &a)) &&
+	    dwarf_formref_die(&a, &o)) {
+		c.name = intern(so, die_name(&o));
+		c.target = die_entry(&o, bias);
+	} else if (dwarf_attr(d, DW_AT_call_target, &a) || dwarf_attr(d, DW_AT_GNU_call_site_target, &a)) {
+		/* a location: a constant address is a known callee, anything
+		 * else (a register, memory) an indirect call */
+		Dwarf_Op *ops;
+		size_t nops;
+
+		if (dwarf_getlocation(&a, &ops, &nops) == 0 && nops == 1 && ops[0].atom == DW_OP_addr &&
+		    ops[0].number)
+			c.target = ops[0].number + bias;
+	}
+	if (!c.ret && !c.tail)
+		return 0; /* nothing to ask it */
+	if (sonde_grow(&so->cs, &so->capcs, so->ncs + 1, sizeof(*so->cs), 256))
+		return -1;
+	so->cs[so->ncs++] = c;
+	return 0;
+}
+
+/* The call sites under die, in the function entered at func (0: none, as
+ * in an abstract instance, whose sites are not code). */
+static int walk_callsites(struct srcobj *so, Dwarf_Die *die, uint64_t func, Dwarf_Addr bias, int depth)
+{
+	Dwarf_Die c;
+
+	if (depth > 128 || dwarf_child(die, &c) != 0)
+		return 0;
+	do {
+		int tag = dwarf_tag(&c), rc = 0;
+
+		switch (tag) {
+		case DW_TAG_subprogram:
+			rc = walk_callsites(so, &c, die_entry(&c, bias), bias, depth + 1);
+			break;
+		case DW_TAG_call_site:
+		case DW_TAG_GNU_call_site:
+			if (func)
+				rc = add_callsite(so, &c, func, bias);
+			break;
+		case DW_TAG_lexical_block:
+		case DW_TAG_inlined_subroutine:
+		case DW_TAG_namespace:
+		case DW_TAG_class_type:
+		case DW_TAG_structure_type:
+		case DW_TAG_union_type:
+			rc = walk_callsites(so, &c, func, bias, depth + 1);
+			break;
+		}
+		if (rc < 0)
+			return -1;
+	} while (dwarf_siblingof(&c, &c) == 0);
+	return 0;
+}
+
+static int cmp_byret(const void *a, const void *b, void *arg)
+{
+	const struct srcobj_callsite *cs = arg, *x = &cs[*(const uint32_t *)a], *y = &cs[*(const uint32_t *)b];
+
+	return x->ret < y->ret ? -1 : x->ret > y->ret;
+}
+
+static int cmp_byfunc(const void *a, const void *b, void *arg)
+{
+	const struct srcobj_callsite *cs = arg, *x = &cs[*(const uint32_t *)a], *y = &cs[*(const uint32_t *)b];
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+
+	if (x->func != y->func)
+		return x->func < y->func ? -1 : 1;
+	return (i > j) - (i < j); /* DIE order */
+}
+
+/* Reads the call sites of the CU holding addr, once.  Its sites join the
+ * others and both indices are sorted again: few CUs are ever read (those
+ * of the callers on sampled stacks and of their tail-call targets). */
+static void read_cu_callsites(struct srcobj *so, uint64_t addr)
+{
+	Dwarf_Addr bias = 0;
+	Dwarf_Die *cu = dwfl_module_addrdie(so->mod, addr, &bias);
+
+	if (!cu)
+		cu = cu_by_range(so, addr, &bias);
+	if (!cu)
+		return;
+	uint64_t off = dwarf_dieoffset(cu);
+
+	if (u64map_get(&so->cs_cus, off) >= 0 || u64map_put(&so->cs_cus, off, 0) < 0)
+		return;
+	size_t first = so->ncs;
+
+	if (walk_callsites(so, cu, 0, bias, 0) < 0 || so->ncs == first)
+		return; /* (out of memory: what was read stays usable) */
+	uint32_t *r = realloc(so->cs_byret, so->ncs * sizeof(*r)), *f;
+
+	if (!r)
+		return;
+	so->cs_byret = r;
+	f = realloc(so->cs_byfunc, so->ncs * sizeof(*f));
+	if (!f)
+		return;
+	so->cs_byfunc = f;
+	so->nbyret = so->nbyfunc = 0;
+	for (size_t i = 0; i < so->ncs; i++) {
+		if (so->cs[i].ret && !so->cs[i].tail)
+			r[so->nbyret++] = (uint32_t)i;
+		if (so->cs[i].tail)
+			f[so->nbyfunc++] = (uint32_t)i;
+	}
+	qsort_r(r, so->nbyret, sizeof(*r), cmp_byret, so->cs);
+	qsort_r(f, so->nbyfunc, sizeof(*f), cmp_byfunc, so->cs);
+}
+
+struct srcobj_callsite *srcobj_callsite_at(struct srcobj *so, uint64_t ret)
+{
+	if (!so || !so->dw || !ret)
+		return NULL;
+	/* the call instruction is before the return address: its CU is ret - 1's */
+	read_cu_callsites(so, ret - 1);
+	size_t i = PARTITION_POINT(0, so->nbyret, k, so->cs[so->cs_byret[k]].ret < ret);
+
+	return i < so->nbyret && so->cs[so->cs_byret[i]].ret == ret ? &so->cs[so->cs_byret[i]] : NULL;
+}
+
+size_t srcobj_tailcalls(struct srcobj *so, uint64_t func, uint32_t *idx, size_t max)
+{
+	if (!so || !so->dw || !func)
+		return 0;
+	read_cu_callsites(so, func);
+	size_t lo = PARTITION_POINT(0, so->nbyfunc, k, so->cs[so->cs_byfunc[k]].func < func);
+	size_t hi = PARTITION_POINT(lo, so->nbyfunc, k, so->cs[so->cs_byfunc[k]].func <= func);
+
+	for (size_t k = lo; k < hi && k - lo < max; k++)
+		idx[k - lo] = so->cs_byfunc[k];
+	return hi - lo;
+}
+
+struct srcobj_callsite *srcobj_callsite(struct srcobj *so, uint32_t idx)
+{
+	return idx < so->ncs ? &so->cs[idx] : NULL;
 }

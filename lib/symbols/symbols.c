@@ -1298,6 +1298,16 @@ static struct srcobj *image_src(struct sonde_syms *s, struct image *img)
 	return srcobj_has_lines(img->src) ? img->src : NULL;
 }
 
+const struct sonde_exp *sonde_syms_exp(const struct sonde_syms *s)
+{
+	return s->exp;
+}
+
+struct srcobj *sonde_syms_srcobj(struct sonde_syms *s, const struct sonde_object *o)
+{
+	return o ? image_src(s, image_of(s, o)) : NULL;
+}
+
 int sonde_syms_srcpos(struct sonde_syms *s, uint64_t pc, bool exact, uint64_t time_ns,
 		      const struct sonde_srcframe **out)
 {
