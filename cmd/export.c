@@ -47,6 +47,7 @@ static void usage(FILE *f)
 		   "  -time START-END       only events from START to END seconds after the start\n"
 		   "                        (END may be left out)\n"
 		   "  -inlines on|off       inlined functions as their own frames (on, the default)\n"
+		   "  -tailcalls on|off     frames that tail calls left off restored from DWARF (on)\n"
 		   "  -name long|short|mangled  function names as sonde print -name shows them\n"
 		   "  --max-units N         the budget of a timeline: speedscope's frames (default\n"
 		   "                        %zu), chrome's events (%zu); 0: no limit\n",
@@ -109,7 +110,7 @@ int cmd_export(int argc, char **argv)
 			goto out;
 		}
 		static const char *const with_arg[] = { "format", "o", "output", "metric", "thread_select",
-							"object_select", "sample_select", "time", "inlines",
+							"object_select", "sample_select", "time", "inlines", "tailcalls",
 							"name", "max-units", "max_units" };
 		bool known = false;
 
@@ -158,6 +159,13 @@ int cmd_export(int argc, char **argv)
 				goto out;
 			}
 			o.filter.no_inlines = !strcmp(val, "off");
+		} else if (!strcmp(opt, "tailcalls")) {
+			if (strcmp(val, "on") && strcmp(val, "off")) {
+				fprintf(stderr, "sonde export: -tailcalls: '%s' is not on or off\n", val);
+				rc = 2;
+				goto out;
+			}
+			o.filter.no_tailcalls = !strcmp(val, "off");
 		} else if (!strcmp(opt, "name")) {
 			if (sonde_namefmt_parse(&o.names, val, err, sizeof(err)) < 0) {
 				fprintf(stderr, "sonde export: -name: %s\n", err);

@@ -78,6 +78,7 @@ struct state {
 	char *thread_select, *object_select, *sample_select;
 	uint64_t start_ns, end_ns; /* -time; end 0: none */
 	bool no_inlines;
+	bool no_tailcalls;
 	char **pathmap; /* -pathmap OLD NEW pairs: 2 * npathmap strings */
 	size_t npathmap;
 	char **addpaths;
@@ -148,6 +149,7 @@ static int build(struct state *st, struct sonde_profile *p, size_t first, size_t
 	po.start_ns = st->start_ns;
 	po.end_ns = st->end_ns;
 	po.no_inlines = st->no_inlines;
+	po.no_tailcalls = st->no_tailcalls;
 	if (sonde_profile_build(p, (const struct sonde_exp *const *)st->exps + first, n, &po, err,
 				sizeof(err)) < 0) {
 		complain(NULL, "%s", err);
@@ -722,6 +724,17 @@ static int run_inlines(struct state *st, const struct step *s, char *err, size_t
 	return 0;
 }
 
+static int run_tailcalls(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	bool off = !strcmp(s->arg, "off");
+
+	if (st->no_tailcalls != off) {
+		st->no_tailcalls = off;
+		drop_profiles(st);
+	}
+	return 0;
+}
+
 /* ---- views of the experiments themselves (lib/views/view_exp.h) ------------- */
 
 static void usage(FILE *f);
@@ -1142,6 +1155,8 @@ static const struct command commands[] = {
 	  "-source marks lines whose metric reaches PERCENT of the largest (75)" },
 	{ "sync", ARG_NONE, NULL, NULL, run_sync,
 	  "sync waits by lock or other object, longest total wait first (-s on)" },
+	{ "tailcalls", ARG_ONE, "on|off", check_on_off, run_tailcalls,
+	  "frames that tail calls left off stacks restored from DWARF call sites (on) or not" },
 	{ "thread_select", ARG_ONE, "all|LIST", check_thread_list, run_thread_select,
 	  "only these threads (numbers as -threads shows)" },
 	{ "time", ARG_ONE, "all|START-END", check_time, run_time,

@@ -50,6 +50,7 @@ static void usage(FILE *f)
 		"  -time START-END         only events in this time since the start, in seconds\n"
 		"                          (0.5-1.25, 2- or -0.75)\n"
 		"  -inlines on|off         inlined functions as their own entries (default on)\n"
+		"  -tailcalls on|off       frames that tail calls left off restored from DWARF (default on)\n"
 		"  -pathmap OLD NEW        read source files recorded under OLD from NEW\n"
 		"  -addpath DIR            also look for source files in DIR\n"
 		"  -sources N              annotated source of the N hottest functions (default 8)\n");
@@ -174,6 +175,12 @@ int cmd_report(int argc, char **argv)
 				goto out;
 			}
 			o.no_inlines = !strcmp(v, "off");
+		} else if (!strcmp(a, "-tailcalls")) {
+			if (strcmp(v, "on") && strcmp(v, "off")) {
+				fprintf(stderr, CMD ": -tailcalls: '%s' is not on or off\n", v);
+				goto out;
+			}
+			o.no_tailcalls = !strcmp(v, "off");
 		} else if (!strcmp(a, "-pathmap")) {
 			pathmap[2 * o.npathmap] = v;
 			pathmap[2 * o.npathmap + 1] = argv[++i];

@@ -1136,6 +1136,7 @@ int sonde_report_write(FILE *f, const struct sonde_exp *const *exps, const char 
 		.start_ns = o->start_ns,
 		.end_ns = o->end_ns,
 		.no_inlines = o->no_inlines,
+		.no_tailcalls = o->no_tailcalls,
 		.each = on_event,
 		.each_arg = &r,
 	};
