@@ -767,7 +767,7 @@ static int run_dump(struct state *st, const struct step *s, char *err, size_t er
 	for (size_t i = 0; i < st->nexps; i++) {
 		if (i)
 			fputc('\n', st->out);
-		if (sonde_view_dump(st->out, st->exps[i], kind, err, errlen) < 0) {
+		if (sonde_view_dump_tc(st->out, st->exps[i], kind, !st->no_tailcalls, err, errlen) < 0) {
 			complain(NULL, "%s", err);
 			set_rc(st, 1);
 		}
@@ -809,9 +809,18 @@ static int run_overview(struct state *st, const struct step *s, char *err, size_
 
 static int run_statistics(struct state *st, const struct step *s, char *err, size_t errlen)
 {
+	/* the tail-call counts are the profile's: built here if no view
+	 * built it yet */
+	struct sonde_profile *p = profile(st);
+
+	if (!p)
+		return -SONDE_ERR_FAILED;
 	separate(st);
-	return sonde_view_statistics(st->out, (const struct sonde_exp *const *)st->exps, st->nexps, &st->o, err,
-				     errlen);
+	st->o.tailcalls = &p->tail;
+	int rc = sonde_view_statistics(st->out, (const struct sonde_exp *const *)st->exps, st->nexps, &st->o, err,
+				       errlen);
+	st->o.tailcalls = NULL;
+	return rc;
 }
 
 /* ---- tracing views ---------------------------------------------------------- */
@@ -996,7 +1005,12 @@ static int run_calltree(struct state *st, const struct step *s, char *err, size_
 	if (!p)
 		return 0;
 	separate(st);
-	return sonde_view_calltree(st->out, p->model, &st->o, err, errlen);
+	st->o.tailmarks = p->tailmarks;
+	st->o.ntailmarks = p->ntailmarks;
+	int rc = sonde_view_calltree(st->out, p->model, &st->o, err, errlen);
+	st->o.tailmarks = NULL;
+	st->o.ntailmarks = 0;
+	return rc;
 }
 
 static int run_threads(struct state *st, const struct step *s, char *err, size_t errlen)

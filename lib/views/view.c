@@ -850,6 +850,33 @@ static int dfs_push(struct dfs *d, const struct sonde_tnode *nodes, uint32_t fir
 	return 0;
 }
 
+/* The tree nodes that are a restored tail-call frame on some stack through
+ * them: each marked stack followed from its root.  NULL out of memory. */
+static bool *tree_tailmarks(const struct sonde_model *m, const struct sonde_tnode *nodes, size_t nn,
+			    const uint64_t *marks, size_t nmarks)
+{
+	bool *on = calloc(nn + 1, sizeof(*on));
+
+	for (size_t s = 0; on && s < nmarks && s < sonde_model_nstacks(m); s++) {
+		if (!marks[s])
+			continue;
+		int depth;
+		const uint32_t *fr = sonde_model_stack_funcs(m, (uint32_t)s, &depth);
+		uint32_t n = sonde_model_tree_roots(m);
+
+		for (int k = depth; k-- > 0;) {
+			while (n != UINT32_MAX && nodes[n].func != fr[k])
+				n = nodes[n].next_sibling;
+			if (n == UINT32_MAX)
+				break;
+			if (k < 64 && (marks[s] >> k & 1))
+				on[n] = true;
+			n = nodes[n].first_child;
+		}
+	}
+	return on;
+}
+
 int sonde_view_calltree(FILE *f, const struct sonde_model *m, const struct sonde_view_opts *o,
 			char *err, size_t errlen)
 {
@@ -879,6 +906,12 @@ int sonde_view_calltree(FILE *f, const struct sonde_model *m, const struct sonde
 	vt_field_key(&t, "depth");
 	vt_field_key(&t, "name");
 	vt_field_key(&t, "object");
+	bool *tailnode = o->tailmarks ? tree_tailmarks(m, nodes, nn, o->tailmarks, o->ntailmarks) : NULL;
+
+	if (o->tailmarks && !tailnode)
+		return oom(NULL, err, errlen);
+	if (tailnode)
+		vt_field_key(&t, "tail_call");
 	/* An item of a tree node shows the node's own exclusive / inclusive
 	 * metric; children are sorted by the inclusive one, which is marked. */
 	if (vw_item_columns(&t, m, &c, o, first, 'i') < 0)
@@ -928,6 +961,8 @@ int sonde_view_calltree(FILE *f, const struct sonde_model *m, const struct sonde
 		vt_set_n(r, 2, it.depth);
 		vt_set_s(r, 3, name);
 		vt_set_s(r, 4, object_name(m, sonde_model_funcinfo(m, nd->func)->object));
+		if (tailnode)
+			vt_set_n(r, 5, tailnode[it.node]);
 		vw_fill_items(r, &t, &c, first, nd->excl, nd->incl, total);
 		printed++;
 		if (dfs_push(&d, nodes, nd->first_child, it.depth + 1, row, &ts) < 0)
@@ -947,9 +982,11 @@ int sonde_view_calltree(FILE *f, const struct sonde_model *m, const struct sonde
 	free(d.kids);
 	free(more);
 	free(line);
+	free(tailnode);
 	vt_release(&t);
 	return vw_finish(f, err, errlen);
 nomem:
+	free(tailnode);
 	free(d.stack);
 	free(d.kids);
 	free(more);
@@ -1392,6 +1429,28 @@ int sonde_view_statistics(FILE *f, const struct sonde_exp *const *exps, size_t n
 		for (size_t e = 0; e < n; e++)
 			if (has_microstates(exps[e]))
 				stats_microstates(&em, exps[e]);
+		em_end(&em);
+	}
+	const struct sonde_tailcall_stats *tc = o->tailcalls;
+
+	if (tc && tc->enabled) {
+		/* how much of the call tree is restored, and what was left
+		 * alone (several chains of tail calls could have run) */
+		em_text(&em, "\n%40s\n", "Tail calls (-tailcalls on):");
+		em_text(&em, "%40s: %" PRIu64 " in %" PRIu64 " distinct stacks (%" PRIu64 " samples)\n",
+			"Frames restored", tc->frames, tc->stacks, tc->samples);
+		em_text(&em, "%40s: %" PRIu64 " distinct stacks (%" PRIu64 " samples)\n",
+			"Ambiguous, left as recorded", tc->amb_stacks, tc->amb_samples);
+		em_csv(&em, "\ntailcall_frames,tailcall_stacks,tailcall_samples,tailcall_ambiguous_stacks,"
+			    "tailcall_ambiguous_samples\n");
+		em_csv(&em, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", tc->frames,
+		       tc->stacks, tc->samples, tc->amb_stacks, tc->amb_samples);
+		em_obj(&em, "tailcalls");
+		em_u(&em, "frames_restored", tc->frames);
+		em_u(&em, "stacks_restored", tc->stacks);
+		em_u(&em, "samples_restored", tc->samples);
+		em_u(&em, "ambiguous_stacks", tc->amb_stacks);
+		em_u(&em, "ambiguous_samples", tc->amb_samples);
 		em_end(&em);
 	}
 	em_end_doc(&em);
