@@ -89,6 +89,15 @@ struct srcobj_callsite *srcobj_callsite(struct srcobj *so, uint32_t idx);
 /* The DWARF (with a line table) of o's file as the handle opened it, or
  * NULL (lib/symbols/symbols.c, for lib/symbols/tailcall.c). */
 struct srcobj *sonde_syms_srcobj(struct sonde_syms *s, const struct sonde_object *o);
+/* The functions of the symbols named name exactly (no PLT entries) in the
+ * objects read so far: their number, the first max in out.  A binary
+ * search per object (sonde_syms_find demangles every symbol). */
+size_t sonde_syms_symbol_any(struct sonde_syms *s, const char *name, const struct sonde_func **out,
+			     size_t max);
+/* The same in o only: the function of its symbol named name, or NULL
+ * (unlike sonde_syms_named, which makes an inlined-only function). */
+const struct sonde_func *sonde_syms_symbol_in(struct sonde_syms *s, const struct sonde_object *o,
+					      const char *name);
 /* The experiment of the handle. */
 const struct sonde_exp *sonde_syms_exp(const struct sonde_syms *s);
 

@@ -48,10 +48,10 @@ static const struct sonde_func *site_callee(struct sonde_syms *s, const struct s
 		/* a declaration: the function of that name in o, else the
 		 * one function of that name elsewhere (a jump through o's
 		 * PLT lands in another object) */
-		f = sonde_syms_named(s, o, name);
+		f = sonde_syms_symbol_in(s, o, name);
 		if (!usable(f)) {
 			const struct sonde_func *cand[4];
-			size_t n = sonde_syms_find(s, name, cand, 4);
+			size_t n = sonde_syms_symbol_any(s, name, cand, 4);
 
 			f = NULL;
 			for (size_t i = 0; i < n && i < 4; i++) {
