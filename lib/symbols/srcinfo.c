@@ -54,9 +54,9 @@ struct srcobj {
 	 * the function holding them. */
 	struct srcobj_callsite *cs;
 	size_t ncs, capcs;
-	uint32_t *cs_byret, *cs_byfunc;
-	size_t nbyret, nbyfunc;
-	struct u64map cs_cus;
+	struct cusites { uint32_t *byret, *byfunc; size_t nbyret, nbyfunc; } *cus;
+	size_t ncus, capcus;
+	struct u64map cs_cus; /* CU offset -> index into cus */
 };
 
 static int cmp_cur(const void *a, const void *b)
@@ -234,8 +234,11 @@ void srcobj_close(struct srcobj *so)
 	free(so->funcs);
 	free(so->cur);
 	free(so->cs);
-	free(so->cs_byret);
-	free(so->cs_byfunc);
+	for (size_t i = 0; i < so->ncus; i++) {
+		free(so->cus[i].byret);
+		free(so->cus[i].byfunc);
+	}
+	free(so->cus);
 	u64map_release(&so->cs_cus);
 	free(so);
 }
@@ -538,10 +541,10 @@ static int cmp_byfunc(const void *a, const void *b, void *arg)
 	return (i > j) - (i < j); /* DIE order */
 }
 
-/* Reads the call sites of the CU holding addr, once.  Its sites join the
- * others and both indices are sorted again: few CUs are ever read (those
- * of the callers on sampled stacks and of their tail-call targets). */
-static void read_cu_callsites(struct srcobj *so, uint64_t addr)
+/* The call sites of the CU holding addr, read at the first question
+ * about it, with their two indices; NULL when no CU holds addr (or memory
+ * ran out). */
+static struct cusites *cu_callsites(struct srcobj *so, uint64_t addr)
 {
 	Dwarf_Addr bias = 0;
 	Dwarf_Die *cu = dwfl_module_addrdie(so->mod, addr, &bias);
@@ -549,33 +552,35 @@ static void read_cu_callsites(struct srcobj *so, uint64_t addr)
 	if (!cu)
 		cu = cu_by_range(so, addr, &bias);
 	if (!cu)
-		return;
+		return NULL;
 	uint64_t off = dwarf_dieoffset(cu);
+	long i = u64map_get(&so->cs_cus, off);
 
-	if (u64map_get(&so->cs_cus, off) >= 0 || u64map_put(&so->cs_cus, off, 0) < 0)
-		return;
+	if (i >= 0)
+		return &so->cus[i];
+	if (sonde_grow(&so->cus, &so->capcus, so->ncus + 1, sizeof(*so->cus), 16) ||
+	    u64map_put(&so->cs_cus, off, (uint32_t)so->ncus) < 0)
+		return NULL;
+	struct cusites *c = &so->cus[so->ncus++];
 	size_t first = so->ncs;
 
-	if (walk_callsites(so, cu, 0, bias, 0) < 0 || so->ncs == first)
-		return; /* (out of memory: what was read stays usable) */
-	uint32_t *r = realloc(so->cs_byret, so->ncs * sizeof(*r)), *f;
+	memset(c, 0, sizeof(*c));
+	walk_callsites(so, cu, 0, bias, 0); /* (out of memory: what was read is used) */
+	size_t n = so->ncs - first;
 
-	if (!r)
-		return;
-	so->cs_byret = r;
-	f = realloc(so->cs_byfunc, so->ncs * sizeof(*f));
-	if (!f)
-		return;
-	so->cs_byfunc = f;
-	so->nbyret = so->nbyfunc = 0;
-	for (size_t i = 0; i < so->ncs; i++) {
-		if (so->cs[i].ret && !so->cs[i].tail)
-			r[so->nbyret++] = (uint32_t)i;
-		if (so->cs[i].tail)
-			f[so->nbyfunc++] = (uint32_t)i;
+	c->byret = malloc((n ? n : 1) * sizeof(*c->byret));
+	c->byfunc = malloc((n ? n : 1) * sizeof(*c->byfunc));
+	if (!c->byret || !c->byfunc)
+		return c; /* no sites */
+	for (size_t k = first; k < so->ncs; k++) {
+		if (so->cs[k].ret && !so->cs[k].tail)
+			c->byret[c->nbyret++] = (uint32_t)k;
+		if (so->cs[k].tail)
+			c->byfunc[c->nbyfunc++] = (uint32_t)k;
 	}
-	qsort_r(r, so->nbyret, sizeof(*r), cmp_byret, so->cs);
-	qsort_r(f, so->nbyfunc, sizeof(*f), cmp_byfunc, so->cs);
+	qsort_r(c->byret, c->nbyret, sizeof(*c->byret), cmp_byret, so->cs);
+	qsort_r(c->byfunc, c->nbyfunc, sizeof(*c->byfunc), cmp_byfunc, so->cs);
+	return c;
 }
 
 struct srcobj_callsite *srcobj_callsite_at(struct srcobj *so, uint64_t ret)
@@ -583,22 +588,26 @@ struct srcobj_callsite *srcobj_callsite_at(struct srcobj *so, uint64_t ret)
 	if (!so || !so->dw || !ret)
 		return NULL;
 	/* the call instruction is before the return address: its CU is ret - 1's */
-	read_cu_callsites(so, ret - 1);
-	size_t i = PARTITION_POINT(0, so->nbyret, k, so->cs[so->cs_byret[k]].ret < ret);
+	struct cusites *c = cu_callsites(so, ret - 1);
 
-	return i < so->nbyret && so->cs[so->cs_byret[i]].ret == ret ? &so->cs[so->cs_byret[i]] : NULL;
+	if (!c)
+		return NULL;
+	size_t i = PARTITION_POINT(0, c->nbyret, k, so->cs[c->byret[k]].ret < ret);
+
+	return i < c->nbyret && so->cs[c->byret[i]].ret == ret ? &so->cs[c->byret[i]] : NULL;
 }
 
 size_t srcobj_tailcalls(struct srcobj *so, uint64_t func, uint32_t *idx, size_t max)
 {
-	if (!so || !so->dw || !func)
+	struct cusites *c = so && so->dw && func ? cu_callsites(so, func) : NULL;
+
+	if (!c)
 		return 0;
-	read_cu_callsites(so, func);
-	size_t lo = PARTITION_POINT(0, so->nbyfunc, k, so->cs[so->cs_byfunc[k]].func < func);
-	size_t hi = PARTITION_POINT(lo, so->nbyfunc, k, so->cs[so->cs_byfunc[k]].func <= func);
+	size_t lo = PARTITION_POINT(0, c->nbyfunc, k, so->cs[c->byfunc[k]].func < func);
+	size_t hi = PARTITION_POINT(lo, c->nbyfunc, k, so->cs[c->byfunc[k]].func <= func);
 
 	for (size_t k = lo; k < hi && k - lo < max; k++)
-		idx[k - lo] = so->cs_byfunc[k];
+		idx[k - lo] = c->byfunc[k];
 	return hi - lo;
 }
 
