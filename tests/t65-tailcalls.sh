@@ -9,8 +9,8 @@
 # ambiguous case (amb_leaf, reached from amb_top through amb_b1 or amb_b2)
 # must be left under main and counted in -statistics; -tailcalls off must
 # give the recorded (wrong) tree.  The same for the fixture built by clang,
-# stripped with a separate debug file, and read from an archive after the
-# binaries are gone; and a stripped binary, and one whose DWARF is garbage,
+# stripped with a separate debug file, and read from an archive (the
+# stripped one: its copy and its debug file's) after the files are gone; and a stripped binary, and one whose DWARF is garbage,
 # must be analysed as before (nothing restored, no crash).  The sampled
 # numbers err by a sample or two at each edge of a function; a run whose
 # numbers miss is repeated, up to 3 runs.
@@ -108,7 +108,10 @@ variant() {
 		e=$name$n.er
 		rm -rf "$e"
 		if [ "$how" = archive ]; then
-			rm -rf arch && mkdir arch && cp "$FIX/tailcall" "$FIX/libtailcall_lib.so" arch/ && prog=$TMP/arch/tailcall
+			# the stripped program and its debug file: both must come from the archive
+			rm -rf arch && mkdir arch &&
+				cp "$FIX/tailcall_sep" "$FIX/tailcall_sep.debug" "$FIX/libtailcall_lib.so" arch/ &&
+				prog=$TMP/arch/tailcall_sep
 		fi
 		"$SONDE" collect -o "$e" -p hi "$prog" $SCALE >"$name$n.truth" 2>"$name$n.collect" ||
 			{ echo "collect failed: $(head -3 "$name$n.collect")" >"$e.miss"; continue; }
@@ -204,4 +207,4 @@ else
 	ok "# SKIP clang: clang is not installed, tailcall_clang was not built"
 fi
 variant sepdebug "$FIX/tailcall_sep"
-variant archive "$FIX/tailcall" archive
+variant archive "$FIX/tailcall_sep" archive
