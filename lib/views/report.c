@@ -947,8 +947,8 @@ static int write_data(FILE *f, struct rep *r, const char *const *names, const ch
 	json_str(f, o->object_select ? o->object_select : "all");
 	fputs(",\"samples\":", f);
 	json_str(f, o->sample_select ? o->sample_select : "all");
-	fprintf(f, ",\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64 ",\"inlines\":%s}", o->start_ns, o->end_ns,
-		o->no_inlines ? "false" : "true");
+	fprintf(f, ",\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64 ",\"inlines\":%s,\"tailcalls\":%s}", o->start_ns,
+		o->end_ns, o->no_inlines ? "false" : "true", o->no_tailcalls ? "false" : "true");
 	fputs(",\"exps\":[", f);
 	for (size_t i = 0; i < r->nexps; i++) {
 		const struct sonde_exp_info *in = sonde_exp_info(r->exps[i]);
