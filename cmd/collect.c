@@ -57,6 +57,7 @@ struct opts {
 	struct sonde_hwc counters[SONDE_MAX_COUNTERS];
 	int ncounters;
 	const char *follow; /* -F: on, off, all, =REGEX */
+	const char *outfile; /* -O: collect's own output appended there */
 	int archive;	   /* -a: SONDE_ARCHIVE_IDS (off, the default), _ON, _SRC */
 	char **argv;
 };
@@ -73,7 +74,9 @@ static void usage(FILE *f)
 		"  -d DIR             directory to create the experiment in\n"
 		"  -C COMMENT         comment recorded in the experiment's notes (repeatable)\n"
 		"  -t END|START-END   collect data only until END seconds, or from START to\n"
-		"                     END (fractions allowed; recording is paused until START)\n"
+		"                     END (fractions allowed, s or m suffix for seconds or\n"
+		"                     minutes: 1m, 30s-2m; recording is paused until START)\n"
+		"  -O FILE            append collect's own messages to FILE (not the target's)\n"
 		"  -S on|off|N        periodic sample points every N seconds of wall-clock time\n"
 		"                     (fractions allowed; on = 1 s, the default)\n"
 		"  -l SIG             record a sample point when SIG is delivered\n"
@@ -169,16 +172,27 @@ static int parse_signal(const char *s)
 }
 
 /* "END" or "START-END" in seconds, fractions allowed. */
+/* A time of -t: seconds, or with gprofng's unit suffix s or m. */
+static double window_time(const char *s, char **end)
+{
+	double v = strtod(s, end);
+	if (*end != s && **end == 's')
+		(*end)++;
+	else if (*end != s && **end == 'm')
+		(*end)++, v *= 60;
+	return v;
+}
+
 static int parse_window(const char *s, double *start, double *stop)
 {
 	char *end;
 	errno = 0;
-	double a = strtod(s, &end), b;
+	double a = window_time(s, &end), b;
 	if (errno || end == s || !isfinite(a) || a < 0)
 		return -1;
 	if (*end == '-') {
 		const char *p = end + 1;
-		b = strtod(p, &end);
+		b = window_time(p, &end);
 		if (errno || end == p || *end || !isfinite(b) || b <= a || b > 1e9)
 			return -1;
 	} else if (*end || a <= 0 || a > 1e9) {
@@ -253,6 +267,33 @@ static int parse_trace(const struct sonde_kind_desc *k, const char *v, const cha
 	return -1;
 }
 
+/* -O FILE: collect's own stdout and stderr go to FILE, appended; the
+ * target gets the descriptors collect was given (restored in the child
+ * before exec). */
+static int g_saved_out = -1, g_saved_err = -1;
+
+static int redirect_output(const char *file)
+{
+	int fd = open(file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		fprintf(stderr, "sonde collect: cannot open -O file '%s': %s\n", file, strerror(errno));
+		return -1;
+	}
+	fflush(NULL);
+	g_saved_out = fcntl(1, F_DUPFD_CLOEXEC, 3);
+	g_saved_err = fcntl(2, F_DUPFD_CLOEXEC, 3);
+	if (dup2(fd, 1) < 0 || dup2(fd, 2) < 0) {
+		int e = errno;
+		if (g_saved_err >= 0)
+			dup2(g_saved_err, 2);
+		fprintf(stderr, "sonde collect: cannot write to -O file '%s': %s\n", file, strerror(e));
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	o->interval_ms = 10;
@@ -275,7 +316,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			exit(0);
 		}
 		const struct sonde_kind_desc *kind = strlen(a) == 2 ? kind_of_option(a[1]) : NULL;
-		if (strlen(a) != 2 || (!strchr("poCdtLDFaSlyhw", a[1]) && !kind))
+		if (strlen(a) != 2 || (!strchr("poCdtLDFaSlyhwO", a[1]) && !kind))
 			return bad("unknown option", a);
 		if (i + 1 >= argc)
 			return bad("missing value for option", a);
@@ -321,8 +362,18 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case 't':
 			if (parse_window(v, &o->start_s, &o->stop_s) < 0)
-				return bad("invalid -t value (END or START-END in seconds, END after START):", v);
-			o->duration_s = parse_long(v, 1, 1000000000, &n) == 0 ? n : 0;
+				return bad("invalid -t value (END or START-END in seconds, s or m after a "
+					   "number for seconds or minutes, END after START):", v);
+			/* a whole number of seconds from the start: the collector's own limit too */
+			o->duration_s = o->start_s == 0 && o->stop_s == floor(o->stop_s) ? (long)o->stop_s : 0;
+			break;
+		case 'O':
+			if (!*v)
+				return bad("invalid -O value (a file name):", v);
+			o->outfile = v;
+			/* at once: the messages of the options after it go there too */
+			if (redirect_output(v) < 0)
+				return 2;
 			break;
 		case 'S': {
 			char *end;
@@ -862,6 +913,10 @@ int cmd_collect(int argc, char **argv)
 	if (pid == 0) {
 		sigprocmask(SIG_SETMASK, &oldmask, NULL);
 		close(pfd[0]);
+		if (g_saved_out >= 0)
+			dup2(g_saved_out, 1);
+		if (g_saved_err >= 0)
+			dup2(g_saved_err, 2);
 		const char *old = getenv("LD_PRELOAD");
 		if (old && *old)
 			setenvf("LD_PRELOAD", "%s:%s", preload, old);

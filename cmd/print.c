@@ -75,10 +75,16 @@ static void complain(const char *where, const char *fmt, ...)
 
 struct state {
 	struct sonde_view_opts o;
-	char *thread_select, *object_select, *sample_select;
+	char *thread_select, *object_select, *sample_select, *cpu_select, *callpath_select;
+	char *experiment_select; /* as given, for -filters */
+	bool index_cpus, index_seconds; /* the profile keeps per-CPU / per-second totals */
 	uint64_t start_ns, end_ns; /* -time; end 0: none */
 	bool no_inlines;
 	bool no_tailcalls;
+	char **frag; /* the callers-callees stack fragment: function names, caller first */
+	size_t nfrag;
+	char **hidden; /* -object_hide: object names (base names or paths) */
+	size_t nhidden;
 	char **pathmap; /* -pathmap OLD NEW pairs: 2 * npathmap strings */
 	size_t npathmap;
 	char **addpaths;
@@ -120,12 +126,20 @@ static void drop_profiles(struct state *st)
 	st->have_cprof = false;
 }
 
+/*
+ * Symbol problems, once per experiment loaded whatever the selection.  The
+ * load objects with no function symbols are one line for all experiments
+ * (a stripped program run as several processes named each object once per
+ * process): they change no number, and -header lists them.
+ */
 static void report_symbols(struct state *st, const struct sonde_profile *p, size_t first_exp)
 {
+	const char **unnamed = NULL;
+	size_t nunnamed = 0, cap = 0;
+
 	for (size_t i = 0; i < p->nexps; i++) {
 		size_t e = first_exp + i, n, a = 0;
 
-		/* said once per experiment loaded, whatever the selection */
 		while (a < st->nall && st->all_exps[a] != st->exps[e])
 			a++;
 		if (st->reported[a] || !p->syms || !p->syms[i])
@@ -135,7 +149,26 @@ static void report_symbols(struct state *st, const struct sonde_profile *p, size
 
 		for (size_t k = 0; k < n; k++)
 			complain(NULL, "warning: '%s': %s", st->names[e], msg[k]);
+		msg = sonde_syms_unnamed(p->syms[i], &n);
+		for (size_t k = 0; k < n; k++) {
+			size_t j = 0;
+
+			while (j < nunnamed && strcmp(unnamed[j], msg[k]))
+				j++;
+			if (j == nunnamed && !sonde_grow(&unnamed, &cap, nunnamed + 1, sizeof(*unnamed), 8))
+				unnamed[nunnamed++] = msg[k];
+		}
 	}
+	if (nunnamed == 1)
+		complain(NULL, "warning: '%s' has no function symbols (stripped, and no debug file "
+			       "found); its functions are shown as addresses",
+			 unnamed[0]);
+	else if (nunnamed)
+		complain(NULL, "warning: %zu load objects with samples have no function symbols "
+			       "(stripped, and no debug file found); their functions are shown as "
+			       "addresses (-header lists every such object loaded)",
+			 nunnamed);
+	free(unnamed);
 }
 
 static int build(struct state *st, struct sonde_profile *p, size_t first, size_t n)
@@ -146,10 +179,17 @@ static int build(struct state *st, struct sonde_profile *p, size_t first, size_t
 	po.thread_select = st->thread_select;
 	po.object_select = st->object_select;
 	po.sample_select = st->sample_select;
+	po.cpu_select = st->cpu_select;
+	po.callpath_select = st->callpath_select;
+	po.index_cpus = st->index_cpus;
+	po.index_seconds = st->index_seconds;
 	po.start_ns = st->start_ns;
 	po.end_ns = st->end_ns;
 	po.no_inlines = st->no_inlines;
 	po.no_tailcalls = st->no_tailcalls;
+	/* machine mode shows the frames as the machine ran them: inlined
+	 * code as the function it was inlined into */
+	po.no_inlines = st->no_inlines || st->o.viewmode == SONDE_VIEW_MACHINE;
 	if (sonde_profile_build(p, (const struct sonde_exp *const *)st->exps + first, n, &po, err,
 				sizeof(err)) < 0) {
 		complain(NULL, "%s", err);
@@ -395,6 +435,8 @@ enum arg_kind {
 	ARG_NONE,
 	ARG_ONE, /* one word */
 	ARG_TWO, /* two (-pathmap OLD NEW), kept as one string "OLD\nNEW" */
+	ARG_OPT, /* an optional word that the check accepts (-calltree -inverted);
+		  * on the command line only one starting with '-' */
 };
 
 struct command {
@@ -442,8 +484,16 @@ static int check_limit(const struct command *c, const char *arg, char *err, size
 static int check_name(const struct command *c, const char *arg, char *err, size_t errlen)
 {
 	enum sonde_namefmt n;
+	bool so;
 
-	return sonde_namefmt_parse(&n, arg, err, errlen);
+	return sonde_name_parse(&n, &so, arg, err, errlen);
+}
+
+static int check_viewmode(const struct command *c, const char *arg, char *err, size_t errlen)
+{
+	enum sonde_viewmode v;
+
+	return sonde_viewmode_parse(&v, arg, err, errlen);
 }
 
 static int check_printmode(const struct command *c, const char *arg, char *err, size_t errlen)
@@ -492,6 +542,52 @@ static int check_time(const struct command *c, const char *arg, char *err, size_
 	uint64_t a, b;
 
 	return strcmp(arg, "all") ? sonde_time_parse(arg, &a, &b, err, errlen) : 0;
+}
+
+static int check_cpu_list(const struct command *c, const char *arg, char *err, size_t errlen)
+{
+	uint8_t *sel = malloc(SONDE_CPU_UNKNOWN / 8);
+	int rc;
+
+	if (!sel) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	rc = sonde_parse_cpu_list(arg, sel, err, errlen);
+	free(sel);
+	return rc;
+}
+
+static int check_callpath(const struct command *c, const char *arg, char *err, size_t errlen)
+{
+	struct sonde_callpath_term t[SONDE_CALLPATH_MAX];
+	size_t n;
+	char *buf;
+	int rc = sonde_callpath_parse(arg, t, &n, &buf, err, errlen);
+
+	free(buf);
+	return rc;
+}
+
+static int check_indxobj(const struct command *c, const char *arg, char *err, size_t errlen)
+{
+	char names[256];
+
+	if (sonde_indxobj_find(arg))
+		return 0;
+	sonde_indxobj_names(names, sizeof names);
+	snprintf(err, errlen, "unknown index object type '%s' (one of %s; see -indxobj_list)", arg, names);
+	return -1;
+}
+
+/* -calltree's optional word. */
+static int check_inverted(const struct command *c, const char *arg, char *err, size_t errlen)
+{
+	if (strcmp(arg, "-inverted") && strcmp(arg, "inverted")) {
+		snprintf(err, errlen, "'%s' is not -inverted", arg);
+		return -1;
+	}
+	return 0;
 }
 
 static int check_percent(const struct command *c, const char *arg, char *err, size_t errlen)
@@ -580,7 +676,26 @@ static int run_limit(struct state *st, const struct step *s, char *err, size_t e
 
 static int run_name(struct state *st, const struct step *s, char *err, size_t errlen)
 {
-	sonde_namefmt_parse(&st->o.names, s->arg, err, errlen);
+	sonde_name_parse(&st->o.names, &st->o.soname, s->arg, err, errlen);
+	return 0;
+}
+
+static int run_viewmode(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	enum sonde_viewmode v = st->o.viewmode;
+
+	sonde_viewmode_parse(&st->o.viewmode, s->arg, err, errlen);
+	if ((v == SONDE_VIEW_MACHINE) != (st->o.viewmode == SONDE_VIEW_MACHINE))
+		drop_profiles(st);
+	if (st->interactive)
+		printf("Viewmode set to %s\n", s->arg);
+	return 0;
+}
+
+static int run_version(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	separate(st);
+	fprintf(st->out, "sonde print %s\n", SONDE_VERSION);
 	return 0;
 }
 
@@ -667,8 +782,12 @@ static int run_addpath(struct state *st, const struct step *s, char *err, size_t
 
 static int run_experiment_select(struct state *st, const struct step *s, char *err, size_t errlen)
 {
-	if (select_experiments(st, s->arg) < 0)
+	if (select_experiments(st, s->arg) < 0) {
 		set_rc(st, 2);
+		return 0;
+	}
+	free(st->experiment_select);
+	st->experiment_select = strdup(s->arg);
 	return 0;
 }
 
@@ -686,9 +805,279 @@ static int run_thread_select(struct state *st, const struct step *s, char *err, 
 	return 0;
 }
 
+static void free_hidden(struct state *st)
+{
+	for (size_t i = 0; i < st->nhidden; i++)
+		free(st->hidden[i]);
+	free(st->hidden);
+	st->hidden = NULL;
+	st->nhidden = 0;
+}
+
 static int run_object_select(struct state *st, const struct step *s, char *err, size_t errlen)
 {
+	free_hidden(st); /* the list replaces what -object_hide said */
 	set_select(st, &st->object_select, s->arg);
+	return 0;
+}
+
+/* An object as -object_list names it, "<libc.so.6>", or as -object_select
+ * does: its base name or path. */
+static bool object_named(const char *word, const char *path)
+{
+	const char *base = strrchr(path, '/');
+	size_t n = strlen(word);
+
+	base = base ? base + 1 : path;
+	if (n > 2 && word[0] == '<' && word[n - 1] == '>')
+		return strlen(base) == n - 2 && !strncmp(base, word + 1, n - 2);
+	return !strcmp(word, path) || !strcmp(word, base);
+}
+
+static bool object_hidden(const struct state *st, const char *path)
+{
+	for (size_t i = 0; i < st->nhidden; i++)
+		if (!strcmp(st->hidden[i], path))
+			return true;
+	return false;
+}
+
+/* The distinct load objects of the selected experiments, in order of
+ * appearance (the collector's and tracers' left out: their frames are
+ * folded away); *n of them, NULL when out of memory. */
+static const struct sonde_object **load_objects(const struct state *st, size_t *n)
+{
+	size_t cap = 0, k = 0;
+
+	for (size_t e = 0; e < st->nexps; e++) {
+		size_t no;
+
+		sonde_exp_objects(st->exps[e], &no);
+		cap += no;
+	}
+	const struct sonde_object **v = calloc(cap + 1, sizeof(*v));
+
+	for (size_t e = 0; v && e < st->nexps; e++) {
+		size_t no;
+		const struct sonde_object *ob = sonde_exp_objects(st->exps[e], &no);
+
+		for (size_t i = 0; i < no; i++) {
+			size_t j = 0;
+
+			if (ob[i].sonde)
+				continue;
+			while (j < k && strcmp(v[j]->path, ob[i].path))
+				j++;
+			if (j == k)
+				v[k++] = &ob[i];
+		}
+	}
+	*n = k;
+	return v;
+}
+
+/* -object_show and -object_hide OBJ,...|all: st->hidden holds the paths
+ * of the objects hidden, which make the object selection (every other
+ * object of the experiments), as -object_select would. */
+static int show_hide(struct state *st, const char *arg, bool hide, char *err, size_t errlen)
+{
+	char *copy = strdup(arg);
+	size_t no;
+	const struct sonde_object **ob = load_objects(st, &no);
+	int rc = 0;
+
+	if (!copy || !ob) {
+		rc = -SONDE_ERR_FAILED;
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	for (char *w = strtok(copy, ","); w; w = strtok(NULL, ",")) {
+		bool found = false;
+
+		for (size_t i = 0; i < no; i++) {
+			if (strcmp(w, "all") && !object_named(w, ob[i]->path))
+				continue;
+			found = true;
+			if (hide && !object_hidden(st, ob[i]->path)) {
+				char **nv = realloc(st->hidden, (st->nhidden + 1) * sizeof(*nv));
+
+				if (!nv || !(nv[st->nhidden] = strdup(ob[i]->path))) {
+					if (nv)
+						st->hidden = nv;
+					rc = -SONDE_ERR_FAILED;
+					snprintf(err, errlen, "out of memory");
+					goto out;
+				}
+				st->hidden = nv;
+				st->nhidden++;
+			} else if (!hide) {
+				size_t m = 0;
+
+				for (size_t k = 0; k < st->nhidden; k++)
+					if (strcmp(st->hidden[k], ob[i]->path))
+						st->hidden[m++] = st->hidden[k];
+					else
+						free(st->hidden[k]);
+				st->nhidden = m;
+			}
+		}
+		if (!found && strcmp(w, "all")) {
+			snprintf(err, errlen, "no load object '%s' (see -object_list)", w);
+			rc = -SONDE_ERR_NO_MATCH;
+			goto out;
+		}
+	}
+	/* the selection: every object not hidden ("," selects none) */
+	size_t len = 2;
+
+	for (size_t i = 0; i < no; i++)
+		len += strlen(ob[i]->path) + 1;
+	char *sel = calloc(len, 1);
+
+	if (!sel) {
+		rc = -SONDE_ERR_FAILED;
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < no; i++)
+		if (!object_hidden(st, ob[i]->path)) {
+			if (*sel)
+				strcat(sel, ",");
+			strcat(sel, ob[i]->path);
+		}
+	set_select(st, &st->object_select, !st->nhidden ? "all" : *sel ? sel : ",");
+	free(sel);
+out:
+	free(copy);
+	free(ob);
+	return rc;
+}
+
+static int run_object_show(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	return show_hide(st, s->arg, false, err, errlen);
+}
+
+static int run_object_hide(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	return show_hide(st, s->arg, true, err, errlen);
+}
+
+/* er_print's object_list: each load object, whether its functions are
+ * shown, its index and path. */
+static int run_object_list(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	size_t no;
+	const struct sonde_object **ob = load_objects(st, &no);
+	struct sonde_emit e;
+
+	if (!ob) {
+		snprintf(err, errlen, "out of memory");
+		return -SONDE_ERR_FAILED;
+	}
+	separate(st);
+	em_init(&e, st->out, st->o.mode);
+	em_text(&e, "Sel  Load Object            Index Path\n");
+	em_text(&e, "==== ====================== ===== ====================================================\n");
+	em_csv(&e, "sel,object,index,path\n");
+	em_obj(&e, NULL);
+	em_s(&e, "view", "object_list");
+	em_arr(&e, "objects");
+	for (size_t i = 0; i < no; i++) {
+		char name[512];
+		/* shown: not hidden, and selected when -object_select chose */
+		bool shown = !object_hidden(st, ob[i]->path);
+
+		if (!st->nhidden && st->object_select && strcmp(st->object_select, "all")) {
+			char *copy = strdup(st->object_select);
+
+			shown = false;
+			for (char *w = copy ? strtok(copy, ",") : NULL; w; w = strtok(NULL, ","))
+				shown |= object_named(w, ob[i]->path);
+			free(copy);
+		}
+		snprintf(name, sizeof name, "<%s>", ob[i]->name ? ob[i]->name : ob[i]->path);
+		em_text(&e, "%-4s %-22s %-5zu %s\n", shown ? "show" : "hide", name, i + 1, ob[i]->path);
+		em_row(&e);
+		em_s(&e, "sel", shown ? "show" : "hide");
+		em_s(&e, "object", name);
+		em_u(&e, "index", i + 1);
+		em_s(&e, "path", ob[i]->path);
+		em_row_end(&e);
+	}
+	em_end(&e);
+	em_end_doc(&e);
+	free(ob);
+	return 0;
+}
+
+/* er_print's thread_list and lwp_list (a thread is an LWP on Linux): per
+ * experiment, the selection and the number of threads. */
+static int run_thread_list(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	struct sonde_emit e;
+
+	separate(st);
+	em_init(&e, st->out, st->o.mode);
+	em_text(&e, "Exp Sel Total\n=== === =====\n");
+	em_csv(&e, "experiment,selection,threads\n");
+	em_obj(&e, NULL);
+	em_s(&e, "view", "thread_list");
+	em_arr(&e, "experiments");
+	for (size_t i = 0; i < st->nexps; i++) {
+		size_t nt;
+		const char *sel = st->thread_select ? st->thread_select : "all";
+
+		sonde_exp_threads(st->exps[i], &nt);
+		em_text(&e, "%3zu %s %5zu\n", i + 1, sel, nt);
+		em_row(&e);
+		em_u(&e, "experiment", i + 1);
+		em_s(&e, "selection", sel);
+		em_u(&e, "threads", nt);
+		em_row_end(&e);
+	}
+	em_end(&e);
+	em_end_doc(&e);
+	return 0;
+}
+
+/* er_print's cpu_list: per experiment, the CPU selection and the number of
+ * CPUs its clock samples were taken on (as gprofng counts them: those
+ * seen, not the host's).  The metrics per CPU are -cpus. */
+static int run_cpu_list(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	struct sonde_emit e;
+
+	separate(st);
+	em_init(&e, st->out, st->o.mode);
+	em_text(&e, "Exp Sel Total\n=== === =====\n");
+	em_csv(&e, "experiment,selection,cpus\n");
+	em_obj(&e, NULL);
+	em_s(&e, "view", "cpu_list");
+	em_arr(&e, "experiments");
+	for (size_t i = 0; i < st->nexps; i++) {
+		static uint8_t seen[65536 / 8];
+		struct sonde_sample_iter it;
+		struct sonde_sample smp;
+		size_t n = 0;
+		const char *sel = st->cpu_select ? st->cpu_select : "all";
+
+		memset(seen, 0, sizeof(seen));
+		sonde_sample_iter_init(&it, st->exps[i]);
+		while (sonde_sample_iter_next(&it, &smp))
+			if (smp.cpu != 0xffff && !(seen[smp.cpu / 8] & (1u << smp.cpu % 8))) {
+				seen[smp.cpu / 8] |= (uint8_t)(1u << smp.cpu % 8);
+				n++;
+			}
+		em_text(&e, "%3zu %s %5zu\n", i + 1, sel, n);
+		em_row(&e);
+		em_u(&e, "experiment", i + 1);
+		em_s(&e, "selection", sel);
+		em_u(&e, "cpus", n);
+		em_row_end(&e);
+	}
+	em_end(&e);
+	em_end_doc(&e);
 	return 0;
 }
 
@@ -696,6 +1085,18 @@ static int run_sample_select(struct state *st, const struct step *s, char *err, 
 {
 	set_select(st, &st->sample_select, s->arg);
 	st->o.sample_select = st->sample_select;
+	return 0;
+}
+
+static int run_cpu_select(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	set_select(st, &st->cpu_select, s->arg);
+	return 0;
+}
+
+static int run_callpath_select(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	set_select(st, &st->callpath_select, s->arg);
 	return 0;
 }
 
@@ -861,11 +1262,46 @@ static int run_heapstat(struct state *st, const struct step *s, char *err, size_
 	return ex ? sonde_view_heapstat(st->out, ex, st->nexps, &st->o, err, errlen) : 0;
 }
 
+static int run_heap_peak(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	const struct sonde_exp *const *ex = traced(st, s, SONDE_KIND_HEAP);
+
+	return ex ? sonde_view_heap_peak(st->out, ex, st->nexps, &st->o, err, errlen) : 0;
+}
+
+static int run_heap_temporary(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	const struct sonde_exp *const *ex = traced(st, s, SONDE_KIND_HEAP);
+
+	return ex ? sonde_view_heap_temporary(st->out, ex, st->nexps, &st->o, err, errlen) : 0;
+}
+
+static int run_heap_timeline(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	const struct sonde_exp *const *ex = traced(st, s, SONDE_KIND_HEAP);
+
+	return ex ? sonde_view_heap_timeline(st->out, ex, st->nexps, &st->o, err, errlen) : 0;
+}
+
 static int run_io(struct state *st, const struct step *s, char *err, size_t errlen)
 {
 	const struct sonde_exp *const *ex = traced(st, s, SONDE_KIND_IO);
 
 	return ex ? sonde_view_io(st->out, ex, st->nexps, &st->o, err, errlen) : 0;
+}
+
+static int run_iodetail(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	const struct sonde_exp *const *ex = traced(st, s, SONDE_KIND_IO);
+
+	return ex ? sonde_view_iodetail(st->out, ex, st->nexps, &st->o, err, errlen) : 0;
+}
+
+static int run_iostat(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	const struct sonde_exp *const *ex = traced(st, s, SONDE_KIND_IO);
+
+	return ex ? sonde_view_iostat(st->out, ex, st->nexps, &st->o, err, errlen) : 0;
 }
 
 static int run_iostacks(struct state *st, const struct step *s, char *err, size_t errlen)
@@ -972,6 +1408,15 @@ static int run_fsingle(struct state *st, const struct step *s, char *err, size_t
 	return sonde_view_fsingle(st->out, p->model, &st->o, func, err, errlen);
 }
 
+static void frag_clear(struct state *st)
+{
+	for (size_t i = 0; i < st->nfrag; i++)
+		free(st->frag[i]);
+	free(st->frag);
+	st->frag = NULL;
+	st->nfrag = 0;
+}
+
 static int run_csingle(struct state *st, const struct step *s, char *err, size_t errlen)
 {
 	struct sonde_profile *p = added_profile(st, s);
@@ -983,8 +1428,102 @@ static int run_csingle(struct state *st, const struct step *s, char *err, size_t
 		set_rc(st, 2);
 		return 0;
 	}
+	/* the stack fragment that -cprepend ... -crmlast edit */
+	frag_clear(st);
+	st->frag = malloc(sizeof(*st->frag));
+	if (st->frag && (st->frag[0] = strdup(s->arg)))
+		st->nfrag = 1;
 	separate(st);
 	return sonde_view_callers_callees(st->out, p->model, &st->o, func, err, errlen);
+}
+
+/*
+ * -cprepend NAME, -cappend NAME, -crmfirst, -crmlast: edit the stack
+ * fragment that -csingle started (function names, found again in each
+ * profile, so that a new selection keeps it) and show it, as er_print
+ * does: its callers, the fragment and its callees, with attributed
+ * metrics.
+ */
+static int edit_fragment(struct state *st, const struct step *s, int where, char *err, size_t errlen)
+{
+	struct sonde_profile *p = added_profile(st, s);
+
+	if (!p)
+		return 0;
+	if (s->arg) { /* check the name before it joins the fragment */
+		uint32_t func;
+
+		if (find_function(st, p, s->arg, &func) < 0) {
+			set_rc(st, 2);
+			return 0;
+		}
+		char **nv = realloc(st->frag, (st->nfrag + 1) * sizeof(*nv));
+		char *name = strdup(s->arg);
+
+		if (!nv || !name) {
+			if (nv)
+				st->frag = nv;
+			free(name);
+			snprintf(err, errlen, "out of memory");
+			return -SONDE_ERR_FAILED;
+		}
+		st->frag = nv;
+		if (where < 0)
+			memmove(nv + 1, nv, st->nfrag * sizeof(*nv));
+		nv[where < 0 ? 0 : st->nfrag] = name;
+		st->nfrag++;
+	} else {
+		if (!st->nfrag) {
+			snprintf(err, errlen, "no stack fragment (start one with -csingle NAME)");
+			return -SONDE_ERR_NO_MATCH;
+		}
+		size_t k = where < 0 ? 0 : st->nfrag - 1;
+
+		free(st->frag[k]);
+		memmove(st->frag + k, st->frag + k + 1, (st->nfrag - k - 1) * sizeof(*st->frag));
+		st->nfrag--;
+		if (!st->nfrag) {
+			complain(s->where, "note: -%s: the stack fragment is now empty", s->cmd->name);
+			return 0;
+		}
+	}
+	uint32_t *ids = malloc(st->nfrag * sizeof(*ids));
+
+	if (!ids) {
+		snprintf(err, errlen, "out of memory");
+		return -SONDE_ERR_FAILED;
+	}
+	for (size_t i = 0; i < st->nfrag; i++)
+		if (find_function(st, p, st->frag[i], &ids[i]) < 0) {
+			free(ids);
+			set_rc(st, 2);
+			return 0;
+		}
+	separate(st);
+	int r = sonde_view_fragment(st->out, p->model, &st->o, ids, st->nfrag, err, errlen);
+
+	free(ids);
+	return r;
+}
+
+static int run_cprepend(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	return edit_fragment(st, s, -1, err, errlen);
+}
+
+static int run_cappend(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	return edit_fragment(st, s, 1, err, errlen);
+}
+
+static int run_crmfirst(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	return edit_fragment(st, s, -1, err, errlen);
+}
+
+static int run_crmlast(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	return edit_fragment(st, s, 1, err, errlen);
 }
 
 static int run_callers_callees(struct state *st, const struct step *s, char *err, size_t errlen)
@@ -1004,12 +1543,47 @@ static int run_calltree(struct state *st, const struct step *s, char *err, size_
 	if (!p)
 		return 0;
 	separate(st);
+	if (s->arg)
+		return sonde_view_calltree_inverted(st->out, p->model, &st->o, err, errlen);
+	/* (the inverted tree's nodes are not call paths from a root: no marks) */
 	st->o.tailmarks = p->tailmarks;
 	st->o.ntailmarks = p->ntailmarks;
 	int rc = sonde_view_calltree(st->out, p->model, &st->o, err, errlen);
 	st->o.tailmarks = NULL;
 	st->o.ntailmarks = 0;
 	return rc;
+}
+/* The profile, with the per-CPU or per-second totals the view needs: a
+ * profile built without them is built again (a script asks for them
+ * before its first view: cmd_print looks ahead). */
+static struct sonde_profile *index_profile(struct state *st, const struct step *s, bool cpus, bool seconds)
+{
+	if ((cpus && !st->index_cpus) || (seconds && !st->index_seconds)) {
+		st->index_cpus |= cpus;
+		st->index_seconds |= seconds;
+		drop_profiles(st);
+	}
+	return added_profile(st, s);
+}
+
+static int run_cpus(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	struct sonde_profile *p = index_profile(st, s, true, false);
+
+	if (!p)
+		return 0;
+	separate(st);
+	return sonde_view_cpus(st->out, p, &st->o, err, errlen);
+}
+
+static int run_seconds(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	struct sonde_profile *p = index_profile(st, s, false, true);
+
+	if (!p)
+		return 0;
+	separate(st);
+	return sonde_view_seconds(st->out, p, &st->o, err, errlen);
 }
 
 static int run_threads(struct state *st, const struct step *s, char *err, size_t errlen)
@@ -1020,6 +1594,54 @@ static int run_threads(struct state *st, const struct step *s, char *err, size_t
 		return 0;
 	separate(st);
 	return sonde_view_threads(st->out, p, &st->o, err, errlen);
+}
+
+/* -indxobj TYPE: the view of that index object. */
+static int run_indxobj(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	switch (sonde_indxobj_find(s->arg)->kind) {
+	case SONDE_IDX_THREADS: return run_threads(st, s, err, errlen);
+	case SONDE_IDX_CPUS: return run_cpus(st, s, err, errlen);
+	case SONDE_IDX_SAMPLES: return run_samples(st, s, err, errlen);
+	case SONDE_IDX_SECONDS: return run_seconds(st, s, err, errlen);
+	case SONDE_IDX_PROCESSES: return run_processes(st, s, err, errlen);
+	case SONDE_IDX_EXPERIMENTS: return run_experiment_list(st, s, err, errlen);
+	}
+	return 0;
+}
+
+static int run_indxobj_list(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	separate(st);
+	sonde_view_indxobj_list(st->out, &st->o);
+	return 0;
+}
+
+static int run_filters(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	struct sonde_filters fl = {
+		.experiments = st->experiment_select,
+		.nsel = st->nexps,
+		.nall = st->nall,
+		.threads = st->thread_select,
+		.cpus = st->cpu_select,
+		.samples = st->sample_select,
+		.objects = st->object_select,
+		.callpath = st->callpath_select,
+		.start_ns = st->start_ns,
+		.end_ns = st->end_ns,
+	};
+
+	separate(st);
+	sonde_view_filters(st->out, &fl, &st->o);
+	return 0;
+}
+
+static int run_describe(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	separate(st);
+	sonde_view_describe(st->out, (const struct sonde_exp *const *)st->exps, st->names, st->nexps, &st->o);
+	return 0;
 }
 
 /* ---- source lines and instructions ------------------------------------------ */
@@ -1042,6 +1664,42 @@ static int run_pcs(struct state *st, const struct step *s, char *err, size_t err
 		return 0;
 	separate(st);
 	return sonde_view_pcs(st->out, p, &st->o, err, errlen);
+}
+
+/* -fsummary, -lsummary, -psummary: -functions, -lines and -pcs with each
+ * row as a block (er_print's fsingle for every function, ...). */
+static int run_fsummary(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	struct sonde_profile *p = added_profile(st, s);
+	int r;
+
+	if (!p)
+		return 0;
+	separate(st);
+	st->o.summary = true;
+	r = sonde_view_functions(st->out, p->model, &st->o, err, errlen);
+	st->o.summary = false;
+	return r;
+}
+
+static int run_lsummary(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	int r;
+
+	st->o.summary = true;
+	r = run_lines(st, s, err, errlen);
+	st->o.summary = false;
+	return r;
+}
+
+static int run_psummary(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	int r;
+
+	st->o.summary = true;
+	r = run_pcs(st, s, err, errlen);
+	st->o.summary = false;
+	return r;
 }
 
 /* -source takes a function, else a file name. */
@@ -1088,12 +1746,30 @@ static const struct command commands[] = {
 	  "append the output of later commands to FILE" },
 	{ "callers-callees", ARG_NONE, NULL, NULL, run_callers_callees,
 	  "callers and callees of every function, with attributed metrics" },
-	{ "calltree", ARG_NONE, NULL, NULL, run_calltree,
-	  "the call tree with inclusive and exclusive metrics" },
+	{ "callpath_select", ARG_ONE, "all|FUNC|A>B,...", check_callpath, run_callpath_select,
+	  "only events whose stack holds FUNC, or A calling B directly (any term)" },
+	{ "calltree", ARG_OPT, "[-inverted]", check_inverted, run_calltree,
+	  "the call tree with inclusive and exclusive metrics; -inverted: bottom-up" },
+	{ "cappend", ARG_ONE, "NAME", check_nonempty, run_cappend,
+	  "add a function to the end of the stack fragment (-csingle) and show it" },
 	{ "compare", ARG_ONE, "on|off|delta|ratio", check_compare, run_compare,
 	  "show several experiments side by side (-functions, -objects)" },
+	{ "cprepend", ARG_ONE, "NAME", check_nonempty, run_cprepend,
+	  "add a function to the head of the stack fragment (-csingle) and show it" },
+	{ "cpu_list", ARG_NONE, NULL, NULL, run_cpu_list,
+	  "per experiment: the CPU selection and the number of CPUs sampled" },
+	{ "cpu_select", ARG_ONE, "all|LIST", check_cpu_list, run_cpu_select,
+	  "only events taken on these CPUs (numbers from 0: 0,2-3)" },
+	{ "cpus", ARG_NONE, NULL, NULL, run_cpus,
+	  "per-CPU totals (CPUs the samples were taken on)" },
+	{ "crmfirst", ARG_NONE, NULL, NULL, run_crmfirst,
+	  "remove the first function of the stack fragment and show it" },
+	{ "crmlast", ARG_NONE, NULL, NULL, run_crmlast,
+	  "remove the last function of the stack fragment and show it" },
 	{ "csingle", ARG_ONE, "NAME", check_nonempty, run_csingle,
 	  "callers and callees of one function" },
+	{ "describe", ARG_NONE, NULL, NULL, run_describe,
+	  "the data each experiment recorded, its fields, and the filters" },
 	{ "disasm", ARG_ONE, "FUNC", check_nonempty, run_disasm,
 	  "annotated disassembly of a function, with its source lines" },
 	{ "dthresh", ARG_ONE, "PERCENT", check_percent, run_dthresh,
@@ -1106,38 +1782,66 @@ static const struct command commands[] = {
 	  "the experiments loaded, numbered (founder and descendants)" },
 	{ "experiment_select", ARG_ONE, "all|LIST", NULL, run_experiment_select,
 	  "only these experiments (numbers as -experiment_list shows: 1,3-5)" },
+	{ "filters", ARG_NONE, NULL, NULL, run_filters,
+	  "the filters in force (experiments, threads, CPUs, samples, time, ...)" },
 	{ "fsingle", ARG_ONE, "NAME", check_nonempty, run_fsingle,
 	  "the metrics and details of one function" },
+	{ "fsummary", ARG_NONE, NULL, NULL, run_fsummary,
+	  "the metrics and details of every function, in the function list's order" },
 	{ "functions", ARG_NONE, NULL, NULL, run_functions,
 	  "the function list with the current metrics" },
 	{ "header", ARG_NONE, NULL, NULL, run_header,
 	  "experiment summary (the default with no command)" },
+	{ "heap_peak", ARG_NONE, NULL, NULL, run_heap_peak,
+	  "stacks holding the live heap at its peak, largest first (-H on)" },
+	{ "heap_temporary", ARG_NONE, NULL, NULL, run_heap_temporary,
+	  "temporary allocations (freed by the next heap call) by stack (-H on)" },
+	{ "heap_timeline", ARG_NONE, NULL, NULL, run_heap_timeline,
+	  "live heap bytes and allocations over time (-H on)" },
 	{ "heapstat", ARG_NONE, NULL, NULL, run_heapstat,
-	  "heap statistics: counts, bytes, leaks, peak, sizes (-H on)" },
+	  "heap statistics: counts, bytes, leaks, peak, temporary, sizes (-H on)" },
 	{ "help", ARG_NONE, NULL, NULL, run_help,
 	  "this text" },
+	{ "indxobj", ARG_ONE, "TYPE", check_indxobj, run_indxobj,
+	  "the view of an index object type (Threads, CPUs, Seconds, ...)" },
+	{ "indxobj_list", ARG_NONE, NULL, NULL, run_indxobj_list,
+	  "the index object types and their views" },
 	{ "inlines", ARG_ONE, "on|off", check_on_off, run_inlines,
 	  "inlined functions as their own entries (on) or folded into their callers" },
 	{ "io", ARG_NONE, NULL, NULL, run_io,
 	  "I/O by file: bytes, calls and time of reads, writes, other (-i on)" },
+	{ "iodetail", ARG_NONE, NULL, NULL, run_iodetail,
+	  "I/O by file and descriptor (-i on)" },
 	{ "iostacks", ARG_NONE, NULL, NULL, run_iostacks,
 	  "I/O by call stack, the top 20 by bytes and calls (-i on)" },
+	{ "iostat", ARG_NONE, NULL, NULL, run_iostat,
+	  "I/O statistics: calls by size, longest, total time and bytes (-i on)" },
 	{ "leaks", ARG_NONE, NULL, NULL, run_leaks,
 	  "leaks by allocation stack, largest bytes first (-H on)" },
 	{ "limit", ARG_ONE, "N", check_limit, run_limit,
 	  "print at most N rows (functions, objects, tree nodes); 0: all" },
 	{ "lines", ARG_NONE, NULL, NULL, run_lines,
 	  "source lines with the current metrics" },
+	{ "lsummary", ARG_NONE, NULL, NULL, run_lsummary,
+	  "the metrics and details of every source line, in -lines' order" },
+	{ "lwp_list", ARG_NONE, NULL, NULL, run_thread_list,
+	  "the same as -thread_list (a thread is an LWP)" },
 	{ "metric_list", ARG_NONE, NULL, NULL, run_metric_list,
 	  "the current metrics and those available" },
 	{ "metrics", ARG_ONE, "SPEC", check_metrics, run_metrics,
 	  "metrics to show, as e.%totalcpu:i.totalcpu:name" },
-	{ "name", ARG_ONE, "long|short|mangled", check_name, run_name,
-	  "how to show function names" },
+	{ "name", ARG_ONE, "long|short|mangled[:soname]", check_name, run_name,
+	  "how to show function names; :soname adds the load object" },
 	{ "object_select", ARG_ONE, "all|OBJ,...", check_nonempty, run_object_select,
 	  "only these load objects' functions; the rest are folded per object" },
+	{ "object_hide", ARG_ONE, "OBJ,...|all", check_nonempty, run_object_hide,
+	  "fold these load objects' functions into one <OBJ> entry each" },
+	{ "object_list", ARG_NONE, NULL, NULL, run_object_list,
+	  "the load objects, whether their functions are shown" },
 	{ "objects", ARG_NONE, NULL, NULL, run_objects,
 	  "the load-object list with the current metrics" },
+	{ "object_show", ARG_ONE, "OBJ,...|all", check_nonempty, run_object_show,
+	  "show these load objects' functions again (-object_hide)" },
 	{ "outfile", ARG_ONE, "FILE", check_nonempty, run_outfile,
 	  "write the output of later commands to FILE (- is stdout)" },
 	{ "overview", ARG_NONE, NULL, NULL, run_overview,
@@ -1146,10 +1850,12 @@ static const struct command commands[] = {
 	  "read source files recorded under OLD from NEW" },
 	{ "pcs", ARG_NONE, NULL, NULL, run_pcs,
 	  "instructions (PCs) with the current metrics" },
-	{ "printmode", ARG_ONE, "text|csv|json", check_printmode, run_printmode,
-	  "output form of later views" },
+	{ "printmode", ARG_ONE, "text|csv|json|CHAR", check_printmode, run_printmode,
+	  "output form of later views; a character: csv with it as the delimiter" },
 	{ "processes", ARG_NONE, NULL, NULL, run_processes,
 	  "one row per process: lineage, pid, command, CPU time" },
+	{ "psummary", ARG_NONE, NULL, NULL, run_psummary,
+	  "the metrics and details of every instruction, in -pcs' order" },
 	{ "quit", ARG_NONE, NULL, NULL, run_quit,
 	  "end the script or the interactive session" },
 	{ "sample_select", ARG_ONE, "all|LIST", check_sample_list, run_sample_select,
@@ -1158,6 +1864,8 @@ static const struct command commands[] = {
 	  "one row per sample: usage counters and the metrics in it" },
 	{ "script", ARG_ONE, "FILE", check_nonempty, run_script,
 	  "run the commands in FILE (one a line, # comments)" },
+	{ "seconds", ARG_NONE, NULL, NULL, run_seconds,
+	  "per-second totals: one row per second of the run" },
 	{ "sort", ARG_ONE, "SPEC", check_sort, run_sort,
 	  "sort by a metric (e.totalcpu, i.totalcpu) or by name" },
 	{ "source", ARG_ONE, "FUNC|FILE", check_nonempty, run_source,
@@ -1170,12 +1878,20 @@ static const struct command commands[] = {
 	  "sync waits by lock or other object, longest total wait first (-s on)" },
 	{ "tailcalls", ARG_ONE, "on|off", check_on_off, run_tailcalls,
 	  "frames that tail calls left off stacks restored from DWARF call sites (on) or not" },
+	{ "thread_list", ARG_NONE, NULL, NULL, run_thread_list,
+	  "per experiment: the thread selection and the number of threads" },
 	{ "thread_select", ARG_ONE, "all|LIST", check_thread_list, run_thread_select,
 	  "only these threads (numbers as -threads shows)" },
-	{ "time", ARG_ONE, "all|START-END", check_time, run_time,
-	  "only events from START to END seconds after the start, in every view" },
 	{ "threads", ARG_NONE, NULL, NULL, run_threads,
 	  "per-thread totals" },
+	{ "time", ARG_ONE, "all|START-END", check_time, run_time,
+	  "only events from START to END seconds after the start, in every view" },
+	{ "time_select", ARG_ONE, "all|START-END", check_time, run_time,
+	  "the same as -time" },
+	{ "version", ARG_NONE, NULL, NULL, run_version,
+	  "sonde's version" },
+	{ "viewmode", ARG_ONE, "user|expert|machine", check_viewmode, run_viewmode,
+	  "er_print's view modes; machine shows inlined code as its caller" },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -1258,11 +1974,11 @@ static int add_step(struct steps *ss, const char *name, const char *arg, const c
 			 at_prompt ? "help" : "sonde print -help");
 		return -1;
 	}
-	if (c->arg_kind != ARG_NONE && !arg) {
+	if (c->arg_kind != ARG_NONE && c->arg_kind != ARG_OPT && !arg) {
 		complain(where, "-%s needs an argument: %s", c->name, c->arg);
 		return -1;
 	}
-	if (c->arg_kind != ARG_NONE && c->check && c->check(c, arg, err, sizeof(err)) < 0) {
+	if (c->arg_kind != ARG_NONE && arg && c->check && c->check(c, arg, err, sizeof(err)) < 0) {
 		complain(where, "-%s: %s", c->name, err);
 		return -1;
 	}
@@ -1277,7 +1993,7 @@ static int add_step(struct steps *ss, const char *name, const char *arg, const c
 	struct step *s = &ss->v[ss->n];
 
 	s->cmd = c;
-	s->arg = c->arg_kind != ARG_NONE ? strdup(arg) : NULL;
+	s->arg = c->arg_kind != ARG_NONE && arg ? strdup(arg) : NULL;
 	s->where = where ? strdup(where) : NULL;
 	ss->n++;
 	return 0;
@@ -1476,7 +2192,12 @@ int cmd_print(int argc, char **argv)
 
 		char *two = NULL;
 
-		if (c && c->arg_kind != ARG_NONE) {
+		if (c && c->arg_kind == ARG_OPT) {
+			char cerr[256];
+
+			if (i + 1 < argc && argv[i + 1][0] == '-' && !c->check(c, argv[i + 1], cerr, sizeof cerr))
+				arg = argv[++i];
+		} else if (c && c->arg_kind != ARG_NONE) {
 			int need = c->arg_kind == ARG_TWO ? 2 : 1;
 
 			if (i + need >= argc) {
@@ -1538,6 +2259,15 @@ int cmd_print(int argc, char **argv)
 		goto out;
 	}
 	default_metrics(&st);
+	/* The per-CPU and per-second totals cost a little per event: kept
+	 * when a view will show them, from the first build on. */
+	for (size_t i = 0; i < ss.n; i++) {
+		const struct step *s = &ss.v[i];
+		const struct sonde_indxobj *x = s->cmd->run == run_indxobj ? sonde_indxobj_find(s->arg) : NULL;
+
+		st.index_cpus |= s->cmd->run == run_cpus || (x && x->kind == SONDE_IDX_CPUS);
+		st.index_seconds |= s->cmd->run == run_seconds || (x && x->kind == SONDE_IDX_SECONDS);
+	}
 
 	if (!ss.n && !quit && isatty(STDIN_FILENO)) {
 		interact(&st);
@@ -1595,6 +2325,11 @@ out:
 	free(st.thread_select);
 	free(st.object_select);
 	free(st.sample_select);
+	free(st.cpu_select);
+	free(st.callpath_select);
+	free(st.experiment_select);
+	frag_clear(&st);
+	free_hidden(&st);
 	/* a pair is one allocation: its first string */
 	for (size_t i = 0; i < st.npathmap; i++)
 		free(st.pathmap[2 * i]);

@@ -17,6 +17,7 @@
  */
 #define _GNU_SOURCE
 #include "base/grow.h"
+#include "base/timerange.h"
 #include "agg/dlang.h"
 #include "agg/kind.h"
 
@@ -655,6 +656,62 @@ static void list_fields(const struct sonde_dl_kind *k, char *buf, size_t len)
 		n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? ", " : "", k->fields[i].name);
 }
 
+static struct node *int_node(struct parser *ps, int64_t v, unsigned line, unsigned col)
+{
+	struct node *n = mknode(ps, N_INT, line, col);
+
+	n->type = SONDE_DL_INT;
+	n->i = v;
+	return n;
+}
+
+/*
+ * time_select("START-END"): sonde print's -time_select in a predicate, the
+ * range in seconds since the experiment's start ("1.5-3", "2-", "-0.5"),
+ * made at compile time into time >= START && time < END (time: ns).  The
+ * identifier and '(' are read.
+ */
+static struct node *time_select_call(struct parser *ps, unsigned line, unsigned col)
+{
+	const struct sonde_dl_kind *k = ps->cl->kind;
+	size_t fi = 0;
+	uint64_t a, b;
+	char err[200], range[128];
+
+	if (ps->cl->special != CL_EVENT)
+		fail(ps, line, col, "time_select() is not available in %s clauses", clause_name(ps->cl));
+	while (!k->positional && fi < k->nfields && strcmp(k->fields[fi].name, "time"))
+		fi++;
+	if (k->positional || fi == k->nfields)
+		fail(ps, line, col, "time_select(): %s events have no field 'time'", k->name);
+	lex(ps); /* ( */
+	if (ps->t != T_STR)
+		fail(ps, ps->tline, ps->tcol, "time_select() takes a string of seconds like \"1.5-3\", found %s",
+		     found(ps));
+	snprintf(range, sizeof(range), "%.*s", (int)ps->tstrlen, ps->tstr);
+	if (strlen(range) != ps->tstrlen || sonde_time_parse(range, &a, &b, err, sizeof(err)) < 0)
+		fail(ps, ps->tline, ps->tcol, "time_select(): %s", err);
+	lex(ps);
+	expect(ps, T_RPAREN, "')'");
+	use_field(ps, fi);
+
+	struct node *t = mknode(ps, N_FIELD, line, col);
+
+	t->type = SONDE_DL_INT;
+	t->i = (int64_t)fi;
+	struct node *n = binary(ps, OP_GE, t, int_node(ps, (int64_t)a, line, col), line, col);
+
+	if (b) {
+		struct node *t2 = mknode(ps, N_FIELD, line, col);
+
+		t2->type = SONDE_DL_INT;
+		t2->i = (int64_t)fi;
+		n = binary(ps, OP_AND, n, binary(ps, OP_LT, t2, int_node(ps, (int64_t)b, line, col), line, col),
+			   line, col);
+	}
+	return n;
+}
+
 static struct node *primary(struct parser *ps)
 {
 	unsigned line = ps->tline, col = ps->tcol;
@@ -706,9 +763,11 @@ static struct node *primary(struct parser *ps)
 
 		snprintf(name, sizeof(name), "%.*s", (int)ps->tlen, ps->tp);
 		lex(ps);
+		if (ps->t == T_LPAREN && !strcmp(name, "time_select"))
+			return time_select_call(ps, line, col);
 		if (ps->t == T_LPAREN)
-			fail(ps, line, col, "unknown function '%s()' (expressions have no functions)",
-			     name);
+			fail(ps, line, col, "unknown function '%s()' (expressions have no functions but "
+				 "time_select(\"START-END\"))", name);
 		if (ps->cl->special != CL_EVENT)
 			fail(ps, line, col, "field '%s' is not available in %s clauses", name,
 			     clause_name(ps->cl));

@@ -267,6 +267,7 @@ static int feed(struct sonde_model_feed *f, const struct sonde_exp *exp)
 		int64_t v[SONDE_MAX_COUNTERS] = { 0 };
 
 		v[slot] = (int64_t)e->weight;
+		sonde_model_feed_cpu(f, e->cpu);
 		if (sonde_model_feed_event(f, i, e->tid, e->time_ns, e->stack_id, v) < 0)
 			return -1;
 	}

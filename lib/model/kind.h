@@ -48,5 +48,9 @@ struct sonde_model_kind {
  * of memory. */
 int sonde_model_feed_event(struct sonde_model_feed *f, size_t index, uint32_t tid, uint64_t time_ns,
 			   uint64_t stack_id, const int64_t *v);
+/* The CPU the next event was taken on, for a kind whose events record it
+ * (the counters); without it an event has none (SONDE_CPU_UNKNOWN of
+ * profile.h), which a CPU selection leaves out. */
+void sonde_model_feed_cpu(struct sonde_model_feed *f, uint16_t cpu);
 
 #endif

@@ -508,6 +508,74 @@ oom:
 	return -1;
 }
 
+/* ---- the inverted call tree ---- */
+
+struct itree {
+	struct sonde_tnode *nodes;
+	size_t n, cap;
+	struct index ix;
+	uint32_t first_root;
+};
+
+static bool inode_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct sonde_tnode *n = &((const struct itree *)ctx)->nodes[id];
+	const int64_t *k = key; /* parent, func */
+	return n->parent == k[0] && n->func == (uint32_t)k[1];
+}
+
+static uint32_t itree_child(struct itree *t, int32_t parent, uint32_t func)
+{
+	int64_t k[2] = { parent, func };
+	uint64_t h = mix64(((uint64_t)(uint32_t)parent << 32) | func);
+	size_t pos;
+	uint32_t id = index_find(&t->ix, h, inode_eq, t, k, &pos);
+	if (id != UINT32_MAX)
+		return id;
+	if (sonde_grow(&t->nodes, &t->cap, t->n + 1, sizeof *t->nodes, 64) || index_put(&t->ix, h, (uint32_t)t->n) < 0)
+		return UINT32_MAX;
+	id = (uint32_t)t->n++;
+	struct sonde_tnode *n = &t->nodes[id];
+	memset(n, 0, sizeof *n);
+	n->func = func;
+	n->parent = parent;
+	n->first_child = UINT32_MAX;
+	uint32_t *head = parent < 0 ? &t->first_root : &t->nodes[parent].first_child;
+	n->next_sibling = *head;
+	*head = id;
+	return id;
+}
+
+int sonde_model_tree_inverted(const struct sonde_model *m, struct sonde_tnode **nodes, size_t *n, uint32_t *roots)
+{
+	struct itree t = { .first_root = UINT32_MAX };
+	int nm = m->nm;
+	for (size_t s = 0; s < m->nstacks; s++) {
+		const uint32_t *fr = m->pool + m->stacks[s].off;
+		int depth = (int)m->stacks[s].depth;
+		const int64_t *v = m->svals + s * (size_t)nm;
+		int32_t parent = -1;
+		/* Leaf first: the leaf is the root, its caller its child. */
+		for (int i = 0; i < depth; i++) {
+			uint32_t k = itree_child(&t, parent, fr[i]);
+			if (k == UINT32_MAX) {
+				free(t.nodes);
+				index_free(&t.ix);
+				return -1;
+			}
+			vadd(t.nodes[k].incl, v, nm);
+			if (i == depth - 1)
+				vadd(t.nodes[k].excl, v, nm);
+			parent = (int32_t)k;
+		}
+	}
+	index_free(&t.ix);
+	*nodes = t.nodes;
+	*n = t.n;
+	*roots = t.first_root;
+	return 0;
+}
+
 /* ---- results ---- */
 
 int sonde_model_nmetrics(const struct sonde_model *m) { return m->nm; }

@@ -191,4 +191,15 @@ const int64_t *sonde_model_stack_values(const struct sonde_model *m, uint32_t s)
 const struct sonde_tnode *sonde_model_tree(const struct sonde_model *m, size_t *n);
 uint32_t sonde_model_tree_roots(const struct sonde_model *m); /* first root, or UINT32_MAX */
 
+/* The inverted (bottom-up) call tree, made on demand from the distinct
+ * stacks: the roots are the leaf functions, a node's children the callers
+ * of its path.  A node's incl holds the values of the stacks that begin,
+ * leaf first, with its path (a root's: its function's exclusive metric,
+ * recursion aside); its excl those of the stacks that are its path
+ * exactly (the node is their outermost frame).  *nodes (n of them, the
+ * first root in *roots, UINT32_MAX with none) is the caller's to free.
+ * Returns 0, or -1 out of memory. */
+int sonde_model_tree_inverted(const struct sonde_model *m, struct sonde_tnode **nodes, size_t *n,
+			      uint32_t *roots);
+
 #endif

@@ -118,7 +118,161 @@ struct builder {
 	size_t ntails, captails;
 	uint16_t cur_restored, cur_amb; /* of the stack being built */
 	uint64_t cur_marks;
+	uint8_t *cpusel;	/* cpu_select's bitmap; NULL: all */
+	/* The call-path filter: its terms and, per model function (lazily,
+	 * up to nfm), the terms it matches, bit j for term j's func and bit
+	 * 32 + j for its caller; seen: the bits some function matched. */
+	struct sonde_callpath_term cp[SONDE_CALLPATH_MAX];
+	size_t ncp;
+	char *cpbuf;
+	uint64_t cp_single, cp_pair; /* the terms without / with a caller */
+	uint64_t *fmatch, seen;
+	size_t nfm, capfm;
+	/* index_cpus / index_seconds: key -> index into p->cpus / p->seconds,
+	 * with the last one looked up (events come in runs of one CPU, and in
+	 * time order within a thread). */
+	struct u64map cpumap, secmap;
+	uint32_t last_cpu, last_cpu_i, last_sec, last_sec_i;
+	size_t capcpus, capsecs;
 };
+
+int sonde_parse_cpu_list(const char *spec, uint8_t *sel, char *err, size_t errlen)
+{
+	bool all = !spec || !strcmp(spec, "all");
+	memset(sel, all ? 0xff : 0, SONDE_CPU_UNKNOWN / 8);
+	if (all)
+		return 0;
+	const char *p = spec;
+	if (!*p)
+		goto bad;
+	while (*p) {
+		char *end;
+		if (*p < '0' || *p > '9')
+			goto bad;
+		unsigned long a = strtoul(p, &end, 10), b = a;
+		p = end;
+		if (*p == '-') {
+			if (p[1] < '0' || p[1] > '9')
+				goto bad;
+			b = strtoul(p + 1, &end, 10);
+			p = end;
+		}
+		if (b < a || b >= SONDE_CPU_UNKNOWN)
+			goto bad;
+		for (unsigned long n = a; n <= b; n++)
+			sel[n / 8] |= (uint8_t)(1u << (n % 8));
+		if (*p == ',' && p[1])
+			p++;
+		else if (*p)
+			goto bad;
+	}
+	return 0;
+bad:
+	snprintf(err, errlen, "'%s' is not 'all' or a list of CPU numbers from 0 (like 0,2-3)", spec);
+	return -1;
+}
+
+/* The end of a name in a call-path term: the first of stops at depth 0 of
+ * <...> (C++ template arguments hold ',' and '>'). */
+static const char *name_end(const char *s, const char *stops)
+{
+	int depth = 0;
+	for (; *s; s++) {
+		if (!depth && strchr(stops, *s))
+			break;
+		if (*s == '<')
+			depth++;
+		else if (*s == '>' && depth)
+			depth--;
+	}
+	return s;
+}
+
+int sonde_callpath_parse(const char *spec, struct sonde_callpath_term *t, size_t *n, char **buf, char *err,
+			 size_t errlen)
+{
+	*n = 0;
+	*buf = NULL;
+	if (!spec || !strcmp(spec, "all"))
+		return 0;
+	char *c = strdup(spec);
+	if (!c) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	char *p = c;
+	for (;;) {
+		char *e = (char *)name_end(p, ",>"), *callee = NULL;
+		if (*e == '>') {
+			*e = '\0';
+			callee = e + 1;
+			e = (char *)name_end(callee, ",>");
+			if (*e == '>')
+				goto bad;
+		}
+		bool last = !*e;
+		*e = '\0';
+		if (!*p || (callee && !*callee))
+			goto bad;
+		if (*n == SONDE_CALLPATH_MAX) {
+			snprintf(err, errlen, "'%s' has more than %d terms", spec, SONDE_CALLPATH_MAX);
+			free(c);
+			return -1;
+		}
+		t[*n].caller = callee ? p : NULL;
+		t[*n].func = callee ? callee : p;
+		(*n)++;
+		if (last)
+			break;
+		p = e + 1;
+	}
+	*buf = c;
+	return 0;
+bad:
+	snprintf(err, errlen, "'%s' is not 'all' or a list of FUNC and CALLER>CALLEE terms (like main>work,spin)",
+		 spec);
+	free(c);
+	*n = 0;
+	return -1;
+}
+
+static bool named(const struct sonde_mfunc *fi, const char *name)
+{
+	return !strcmp(fi->name_long, name) || !strcmp(fi->name_short, name) || !strcmp(fi->mangled, name);
+}
+
+/* Does a stack of model functions (leaf first) pass the call-path
+ * filter?  false out of memory too (the build then fails on its next
+ * allocation or the caller's check). */
+static bool callpath_pass(struct builder *b, const uint32_t *fr, int d)
+{
+	size_t nf = sonde_model_nfuncs(b->m);
+	if (nf > b->nfm) {
+		if (sonde_grow(&b->fmatch, &b->capfm, nf, sizeof *b->fmatch, 256))
+			return false;
+		for (size_t f = b->nfm; f < nf; f++) {
+			const struct sonde_mfunc *fi = sonde_model_funcinfo(b->m, (uint32_t)f);
+			uint64_t m = 0;
+			for (size_t j = 0; j < b->ncp; j++) {
+				if (named(fi, b->cp[j].func))
+					m |= 1ull << j;
+				if (b->cp[j].caller && named(fi, b->cp[j].caller))
+					m |= 1ull << (32 + j);
+			}
+			b->fmatch[f] = m;
+			b->seen |= m;
+		}
+		b->nfm = nf;
+	}
+	for (int i = 0; i < d; i++) {
+		uint64_t m = b->fmatch[fr[i]];
+		if (m & b->cp_single)
+			return true;
+		if (i + 1 < d && (m & b->cp_pair) && ((b->fmatch[fr[i + 1]] >> 32) & m & b->cp_pair))
+			return true;
+	}
+	return false;
+}
 
 static int push_fl(struct builder *b, uint32_t f)
 {
@@ -259,20 +413,26 @@ static int frame_funcs(struct builder *b, uint64_t pc, bool exact, uint64_t time
 	return (int)b->spans[si].n;
 }
 
-/* Intern the model stack for an experiment stack; UINT32_MAX on OOM. */
+/* build_stack's answer for a stack the call-path filter leaves out. */
+#define EXCLUDED_STACK (UINT32_MAX - 2)
+
+/* Intern the model stack for an experiment stack; UINT32_MAX on OOM,
+ * EXCLUDED_STACK when the call-path filter leaves it out. */
 static uint32_t build_stack(struct builder *b, const struct sonde_exp *exp, uint64_t stack_id, uint64_t time_ns,
 			    bool leaf_exact)
 {
 	const struct sonde_stack *st = sonde_exp_stack(exp, stack_id);
+	b->cur_restored = b->cur_amb = 0;
+	b->cur_marks = 0;
 	if (!st || !st->depth) {
 		uint32_t o = sonde_model_object(b->m, "<unknown>");
 		uint32_t f = sonde_model_func(b->m, o, 0, "<no stack>", "<no stack>", "<no stack>", true);
+		if (b->ncp && !callpath_pass(b, &f, 1))
+			return EXCLUDED_STACK;
 		return sonde_model_stack(b->m, &f, 1);
 	}
 	int d = 0;
 	const struct sonde_func *below = NULL; /* the function of the frame below, for tail calls */
-	b->cur_restored = b->cur_amb = 0;
-	b->cur_marks = 0;
 	for (int k = 0; k < st->depth; k++) {
 		uint64_t pc = st->pc[k];
 		bool exact = (k == 0 && leaf_exact) || (pc & SONDE_PC_EXACT);
@@ -327,6 +487,10 @@ static uint32_t build_stack(struct builder *b, const struct sonde_exp *exp, uint
 		b->frames[d++] = sonde_model_func(b->m, o, 0, SONDE_TRUNCATED_STACK, SONDE_TRUNCATED_STACK,
 						  SONDE_TRUNCATED_STACK, true);
 	}
+	/* A stack the call-path filter leaves out is not interned: the
+	 * model (its tree, its callers) never sees it. */
+	if (b->ncp && !callpath_pass(b, b->frames, d))
+		return EXCLUDED_STACK;
 	uint32_t ms = sonde_model_stack(b->m, b->frames, d);
 	if (b->cur_marks && ms != UINT32_MAX) {
 		struct sonde_profile *p = b->p;
@@ -423,7 +587,82 @@ static __attribute__((noinline)) uint32_t evstack_new(struct builder *b, uint32_
 	ev->leaf_exact = leaf_exact;
 	ev->tail_restored = b->cur_restored;
 	ev->tail_ambiguous = b->cur_amb;
+	if (ms == EXCLUDED_STACK) {
+		ev->mstack = UINT32_MAX;
+		ev->excluded = true;
+	}
 	return (uint32_t)p->nev++;
+}
+
+static inline bool cpu_selected(const struct builder *b, uint32_t cpu)
+{
+	return !b->cpusel || (cpu < SONDE_CPU_UNKNOWN && (b->cpusel[cpu / 8] >> (cpu % 8) & 1));
+}
+
+static void vsum(int64_t *dst, const int64_t *v, int lo, int hi)
+{
+	for (int k = lo; k < hi; k++) /* wrap, never overflow UB */
+		dst[k] = (int64_t)((uint64_t)dst[k] + (uint64_t)v[k]);
+}
+
+/* Adds v's metrics [lo, hi) to the totals of CPU cpu and to those of the
+ * second of the run at rel ns (each when the options keep it); -1 out of
+ * memory. */
+static int index_add(struct builder *b, const struct sonde_profile_opts *o, uint32_t cpu, uint64_t rel,
+		     const int64_t *v, int lo, int hi)
+{
+	struct sonde_profile *p = b->p;
+	uint32_t i;
+	if (o->index_cpus) {
+		if (!p->ncpus || cpu != b->last_cpu) {
+			if (!map_get(&b->cpumap, cpu, &i)) {
+				if (sonde_grow(&p->cpus, &b->capcpus, p->ncpus + 1, sizeof *p->cpus, 16))
+					return -1;
+				i = (uint32_t)p->ncpus;
+				if (map_put(&b->cpumap, cpu, i) < 0)
+					return -1;
+				memset(&p->cpus[i], 0, sizeof *p->cpus);
+				p->cpus[i].cpu = cpu;
+				p->cpus[i].selected = cpu_selected(b, cpu);
+				p->ncpus++;
+			}
+			b->last_cpu = cpu;
+			b->last_cpu_i = i;
+		}
+		vsum(p->cpus[b->last_cpu_i].v, v, lo, hi);
+	}
+	if (o->index_seconds && cpu_selected(b, cpu)) {
+		uint64_t sec64 = rel / 1000000000u;
+		uint32_t sec = sec64 > UINT32_MAX - 1 ? UINT32_MAX - 1 : (uint32_t)sec64;
+		if (!p->nseconds || sec != b->last_sec) {
+			if (!map_get(&b->secmap, sec, &i)) {
+				if (sonde_grow(&p->seconds, &b->capsecs, p->nseconds + 1, sizeof *p->seconds, 16))
+					return -1;
+				i = (uint32_t)p->nseconds;
+				if (map_put(&b->secmap, sec, i) < 0)
+					return -1;
+				memset(&p->seconds[i], 0, sizeof *p->seconds);
+				p->seconds[i].second = sec;
+				p->nseconds++;
+			}
+			b->last_sec = sec;
+			b->last_sec_i = i;
+		}
+		vsum(p->seconds[b->last_sec_i].v, v, lo, hi);
+	}
+	return 0;
+}
+
+static int cmp_pcpu(const void *a, const void *b)
+{
+	uint32_t x = ((const struct sonde_pcpu *)a)->cpu, y = ((const struct sonde_pcpu *)b)->cpu;
+	return x < y ? -1 : x > y;
+}
+
+static int cmp_psecond(const void *a, const void *b)
+{
+	uint32_t x = ((const struct sonde_psecond *)a)->second, y = ((const struct sonde_psecond *)b)->second;
+	return x < y ? -1 : x > y;
 }
 
 /* Once per sample whose stack differs from the previous one: inline. */
@@ -556,7 +795,13 @@ struct sonde_model_feed {
 	int kind;		     /* its id (sonde/kinds.h) */
 	int base, n;		     /* the kind's metrics in the table */
 	int64_t v[SONDE_MAX_METRICS]; /* zero but for the event being added */
+	uint32_t cpu;		     /* of the next event (sonde_model_feed_cpu) */
 };
+
+void sonde_model_feed_cpu(struct sonde_model_feed *f, uint16_t cpu)
+{
+	f->cpu = cpu;
+}
 
 /* One traced event: its thread's totals always, the model when the thread
  * and time filters pass. */
@@ -567,7 +812,8 @@ int sonde_model_feed_event(struct sonde_model_feed *f, size_t index, uint32_t ti
 	struct sonde_profile *p = b->p;
 	const struct sonde_profile_opts *o = f->o;
 	int lo = f->base, hi = f->base + f->n;
-	uint32_t ti;
+	uint32_t ti, cpu = f->cpu;
+	f->cpu = SONDE_CPU_UNKNOWN;
 	if (map_get(f->tidnum, tid, &ti)) {
 		struct sonde_pthread *pt = &p->threads[ti];
 		for (int k = lo; k < hi; k++) /* wrap, never overflow UB */
@@ -588,7 +834,15 @@ int sonde_model_feed_event(struct sonde_model_feed *f, size_t index, uint32_t ti
 	if (st == UINT32_MAX)
 		return -1;
 	struct sonde_evstack *ev = &p->ev[st];
+	if (ev->excluded)
+		return 0;
 	memcpy(&f->v[lo], kv, (size_t)f->n * sizeof *kv);
+	if (o && (o->index_cpus || o->index_seconds) && index_add(b, o, cpu, rel, f->v, lo, hi) < 0)
+		return -1;
+	if (!cpu_selected(b, cpu)) {
+		memset(&f->v[lo], 0, (size_t)f->n * sizeof *kv);
+		return 0;
+	}
 	sonde_model_add_to(b->m, ev->mstack, f->v);
 	int rc = 0;
 	if (o && o->each) {
@@ -660,11 +914,21 @@ static int add_traces(struct builder *b, const struct sonde_exp *exp, const stru
 		const struct sonde_model_kind *k = sonde_kind_module(id)->model;
 		if (!k || !k->feed)
 			continue;
-		struct sonde_model_feed f = { b, exp, tidnum, o, id, mtable.base[id], k->nmetrics, { 0 } };
+		struct sonde_model_feed f = { b, exp, tidnum, o, id, mtable.base[id], k->nmetrics, { 0 },
+					      SONDE_CPU_UNKNOWN };
 		if (k->feed(&f, exp) < 0)
 			return -1;
 	}
 	return 0;
+}
+
+static void builder_free_filters(struct builder *b)
+{
+	free(b->cpusel);
+	free(b->cpbuf);
+	free(b->fmatch);
+	u64map_release(&b->cpumap);
+	u64map_release(&b->secmap);
 }
 
 int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *exps, size_t nexps,
@@ -687,6 +951,18 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 	selcap = parse_objsel(o ? o->object_select : NULL, &b.objsel, &b.nobjsel);
 	if (selcap < 0)
 		goto oom;
+	p->has_cpus = o && o->index_cpus;
+	p->has_seconds = o && o->index_seconds;
+	if (o && o->cpu_select && strcmp(o->cpu_select, "all")) {
+		if (!(b.cpusel = malloc(SONDE_CPU_UNKNOWN / 8)))
+			goto oom;
+		if (sonde_parse_cpu_list(o->cpu_select, b.cpusel, err, errlen) < 0)
+			goto fail;
+	}
+	if (o && sonde_callpath_parse(o->callpath_select, b.cp, &b.ncp, &b.cpbuf, err, errlen) < 0)
+		goto fail;
+	for (size_t j = 0; j < b.ncp; j++)
+		*(b.cp[j].caller ? &b.cp_pair : &b.cp_single) |= 1ull << j;
 	/* Every name in an object list must name a load object. */
 	for (size_t i = 0; i < b.nobjsel; i++) {
 		bool found = false;
@@ -789,6 +1065,19 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 				last_id = s.stack_id;
 			}
 			struct sonde_evstack *ev = &p->ev[last_stack];
+			if (ev->excluded) {
+				p->samples_filtered++;
+				continue;
+			}
+			if (o && (o->index_cpus || o->index_seconds) &&
+			    index_add(&b, o, s.cpu, rel, v, 0, SONDE_M_CLOCK_N) < 0) {
+				u64map_release(&tidnum);
+				goto oom;
+			}
+			if (!cpu_selected(&b, s.cpu)) {
+				p->samples_filtered++;
+				continue;
+			}
 			sonde_model_add_some(b.m, ev->mstack, v, SONDE_M_CLOCK_N);
 			for (int k = 0; k < SONDE_M_CLOCK_N; k++)
 				ev->v[k] = (int64_t)((uint64_t)ev->v[k] + (uint64_t)v[k]);
@@ -806,11 +1095,32 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 		if (tr < 0)
 			goto oom;
 	}
+	/* Every name of the call-path filter names a function: one on a
+	 * stack, or one the symbol tables know (which has no events). */
+	for (size_t j = 0; j < b.ncp; j++)
+		for (int part = 0; part < 2; part++) {
+			const char *name = part ? b.cp[j].caller : b.cp[j].func;
+			bool known = !name || (b.seen >> (part * 32 + (int)j) & 1);
+			for (size_t e = 0; e < nexps && !known; e++) {
+				const struct sonde_func *sf;
+				known = p->syms[e] && sonde_syms_find(p->syms[e], name, &sf, 1) > 0;
+			}
+			if (!known) {
+				snprintf(err, errlen, "call-path filter: no function '%s' in the experiments", name);
+				goto fail;
+			}
+		}
+	if (p->ncpus)
+		qsort(p->cpus, p->ncpus, sizeof *p->cpus, cmp_pcpu);
+	if (p->nseconds)
+		qsort(p->seconds, p->nseconds, sizeof *p->seconds, cmp_psecond);
 	if (sonde_model_finish(b.m) < 0)
 		goto oom;
 	for (size_t i = 0; i < p->nev; i++) {
 		const struct sonde_evstack *ev = &p->ev[i];
 		uint64_t n = (uint64_t)ev->v[SONDE_M_SAMPLES];
+		if (ev->excluded)
+			continue; /* (the call-path filter's: not in the profile) */
 		if (ev->tail_restored) {
 			p->tail.stacks++;
 			p->tail.frames += ev->tail_restored;
@@ -836,6 +1146,7 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 	free(tsel);
 	free_objsel(b.objsel, selcap);
 	sonde_sample_sel_free(b.ssel);
+	builder_free_filters(&b);
 	return 0;
 oom:
 	snprintf(err, errlen, "out of memory");
@@ -848,6 +1159,7 @@ fail:
 	free(tsel);
 	free_objsel(b.objsel, selcap);
 	sonde_sample_sel_free(b.ssel);
+	builder_free_filters(&b);
 	sonde_profile_release(p);
 	return -1;
 }
@@ -862,5 +1174,7 @@ void sonde_profile_release(struct sonde_profile *p)
 	free(p->threads);
 	free(p->ev);
 	free(p->tailmarks);
+	free(p->cpus);
+	free(p->seconds);
 	memset(p, 0, sizeof *p);
 }

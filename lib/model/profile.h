@@ -45,6 +45,17 @@ struct sonde_profile_opts {
 	/* "all" (or NULL), or sample numbers and ranges ("3", "1,4-6"):
 	 * only events in those samples (experiment.h, samples). */
 	const char *sample_select;
+	/* "all" (or NULL), or CPU numbers and ranges from 0 ("0,2-3"): only
+	 * events taken on those CPUs (events that recorded none, as traced
+	 * calls and off-CPU samples, are left out by a list). */
+	const char *cpu_select;
+	/* "all" (or NULL), or comma-separated terms (sonde_callpath_parse):
+	 * only events whose stack holds one of them. */
+	const char *callpath_select;
+	/* Keep the totals per CPU (p->cpus) and per second of the run
+	 * (p->seconds): each costs a lookup per event, so only when a view
+	 * asks for them. */
+	bool index_cpus, index_seconds;
 	/* -inlines off: a frame in inlined code is its out-of-line
 	 * function's only (by default it is the inlined functions, innermost
 	 * first, then that function). */
@@ -89,6 +100,8 @@ struct sonde_evstack {
 			     * (leaf: a return address) */
 	uint16_t tail_restored;	 /* frames restored in it (tail calls) */
 	uint16_t tail_ambiguous; /* its gaps left alone: several chains of tail calls */
+	bool excluded;	    /* the call-path filter leaves it out: v is 0 and mstack
+			     * UINT32_MAX (it has no model stack) */
 	int64_t v[SONDE_MAX_METRICS];
 };
 
@@ -110,6 +123,23 @@ struct sonde_pthread {
 	int64_t v[SONDE_MAX_METRICS]; /* its totals (selected or not) */
 };
 
+/* The totals of one CPU (sonde_profile_opts.index_cpus): the events that
+ * pass every filter but the CPU selection. */
+struct sonde_pcpu {
+	uint32_t cpu;	   /* SONDE_CPU_UNKNOWN: events that recorded none */
+	bool selected;	   /* passes cpu_select */
+	int64_t v[SONDE_MAX_METRICS];
+};
+#define SONDE_CPU_UNKNOWN 0xffffu
+
+/* The totals of one second of the run (sonde_profile_opts.index_seconds):
+ * the events that pass every filter from second s to s + 1 after their
+ * experiment's start (several experiments: added by second). */
+struct sonde_psecond {
+	uint32_t second;
+	int64_t v[SONDE_MAX_METRICS];
+};
+
 struct sonde_profile {
 	struct sonde_model *model;
 	size_t nexps;
@@ -127,6 +157,11 @@ struct sonde_profile {
 	 * ("(tail call)" in -dump and json).  NULL when none was. */
 	uint64_t *tailmarks;
 	size_t ntailmarks;
+	struct sonde_pcpu *cpus;	/* index_cpus: by CPU number, unknown last */
+	size_t ncpus;
+	struct sonde_psecond *seconds;	/* index_seconds: by second, those with events */
+	size_t nseconds;
+	bool has_cpus, has_seconds;	/* built with index_cpus, index_seconds */
 };
 
 /* Every metric an experiment can give (gprofng's names), in value order:
@@ -195,5 +230,26 @@ void sonde_profile_release(struct sonde_profile *p);
  * 1-based numbers up to max: sel[n] for n in 1..max.  Returns 0, or -1 with
  * a message in err. */
 int sonde_parse_list(const char *spec, bool *sel, size_t max, char *err, size_t errlen);
+
+/* Parse a CPU list ("all", "0", "0,2-5") into a bitmap of CPU numbers
+ * 0 .. SONDE_CPU_UNKNOWN - 1 (sel: SONDE_CPU_UNKNOWN / 8 bytes); NULL or
+ * "all" sets every bit.  Returns 0, or -1 with a message in err. */
+int sonde_parse_cpu_list(const char *spec, uint8_t *sel, char *err, size_t errlen);
+
+/*
+ * A call-path filter: comma-separated terms, each FUNC (the stack holds a
+ * frame of FUNC) or CALLER>CALLEE (a frame of CALLER directly calls one of
+ * CALLEE); a stack passes when one term holds.  A function is named by its
+ * long, short or mangled name.  ',' and '>' inside <...> (C++ template
+ * arguments) belong to the name.  Parsed into n terms of names (pointers
+ * into one allocation, *buf, to free); 0, or -1 with a message.
+ */
+#define SONDE_CALLPATH_MAX 32
+struct sonde_callpath_term {
+	const char *caller; /* NULL for a FUNC term */
+	const char *func;
+};
+int sonde_callpath_parse(const char *spec, struct sonde_callpath_term *t, size_t *n, char **buf, char *err,
+			 size_t errlen);
 
 #endif

@@ -523,9 +523,35 @@ struct sonde_heap_stats {
 	/* as -heapstat counts: failed ones apart */
 	uint64_t allocs, bytes, frees, failed, largest, smallest; /* smallest: UINT64_MAX without */
 	uint64_t hcount[SONDE_HEAP_NBUCKETS], hbytes[SONDE_HEAP_NBUCKETS];
+	uint64_t temporary; /* as sonde_heap_temporary() counts them */
 	struct sonde_heap_match m;
 };
 int sonde_heap_stats(const struct sonde_exp *exp, struct sonde_heap_stats *st);
+
+/*
+ * heaptrack's views (lib/reader/heapleaks.c).
+ *
+ * sonde_heap_walk(): the leak matching's walk, streamed as
+ * sonde_heap_stats(): each(arg, e, live) after every event, in the order
+ * matched (by time; a run of equal times may be reordered), with the live
+ * bytes after it.  st (NULL: not wanted) gets the matching's totals.
+ *
+ * sonde_heap_peak_left(): left[i] (as many entries as heap events) the
+ * bytes of allocation i live at the peak, the first event at which the
+ * live bytes reached their largest (st->peak_bytes, peak_ns): heaptrack's
+ * "peak" of a stack is its part of that one moment.
+ *
+ * sonde_heap_temporary(): temp[i] set for each allocation freed by its
+ * thread's next heap event (no allocation or free of the thread in
+ * between), heaptrack's temporary allocation; returns their number.
+ *
+ * Each returns -1 out of memory.
+ */
+int sonde_heap_walk(const struct sonde_exp *exp,
+		    void (*each)(void *arg, const struct sonde_heap_event *e, uint64_t live), void *arg,
+		    struct sonde_heap_match *st);
+int sonde_heap_peak_left(const struct sonde_exp *exp, uint64_t *left, struct sonde_heap_match *st);
+long sonde_heap_temporary(const struct sonde_exp *exp, bool *temp);
 
 /* Names of the traced functions ("pthread_mutex_lock", "malloc", "read"),
  * "?" for unknown values. */

@@ -636,6 +636,13 @@ struct matcher {
 	uint64_t cur;	 /* live bytes */
 	struct sonde_heap_match s;
 	struct order_buf ob;
+	/* Steps are the events in the order matched (a run of equal times
+	 * may be reordered): step counts them, peak_step is the one that first
+	 * reached the peak, and the walk stops before step `stop`, which is
+	 * how the live blocks at the peak are found again. */
+	uint64_t step, peak_step, stop;
+	void (*each)(void *arg, const struct sonde_heap_event *e, uint64_t live);
+	void *arg;
 };
 
 static void matcher_release(struct matcher *m)
@@ -654,6 +661,7 @@ static void matcher_release(struct matcher *m)
 static int matcher_init(struct matcher *m, const uint64_t *lo, size_t nmm)
 {
 	memset(m, 0, sizeof(*m));
+	m->stop = UINT64_MAX;
 	m->nmm = nmm;
 	m->mm_ev = malloc((nmm ? nmm : 1) * sizeof(*m->mm_ev));
 	m->mm_live = calloc(nmm ? nmm : 1, sizeof(*m->mm_live));
@@ -719,11 +727,14 @@ static int matcher_run(struct matcher *m, const struct sonde_heap_event *e, size
 
 	if (reordered < 0)
 		return -1;
-	for (size_t r = 0; r < n; r++) {
+	for (size_t r = 0; r < n && m->step < m->stop; r++, m->step++) {
 		size_t i = reordered ? m->ob.ord[r] : r;
 
-		if (e[i].flags & SONDE_HEAPF_FAILED)
+		if (e[i].flags & SONDE_HEAPF_FAILED) {
+			if (m->each)
+				m->each(m->arg, &e[i], m->cur);
 			continue;
+		}
 		if (is_mmap(&e[i])) {
 			/* The kernel maps no address twice: live mappings
 			 * where this one is were unmapped unseen (a raw
@@ -758,6 +769,8 @@ static int matcher_run(struct matcher *m, const struct sonde_heap_event *e, size
 			long prev = u64map_get(&m->live, e[i].addr);
 			if (prev < 0 || (uint32_t)prev == NOT_LIVE) {
 				s->unmatched_frees++;
+				if (m->each)
+					m->each(m->arg, &e[i], m->cur);
 				continue;
 			}
 			m->cur -= m->pool[prev].bytes;
@@ -767,7 +780,10 @@ static int matcher_run(struct matcher *m, const struct sonde_heap_event *e, size
 		if (m->cur > s->peak_bytes) {
 			s->peak_bytes = m->cur;
 			s->peak_ns = e[i].time_ns;
+			m->peak_step = m->step;
 		}
+		if (m->each)
+			m->each(m->arg, &e[i], m->cur);
 	}
 	return 0;
 }
@@ -801,16 +817,11 @@ static void matcher_end(struct matcher *m, bool *leaked, uint64_t *left)
 		}
 }
 
-long sonde_heap_leaks(const struct sonde_exp *exp, bool *leaked, struct sonde_heap_match *st)
+/* The matcher for the mappings of exp's events e[0..n), made ready.
+ * -1 out of memory. */
+static int matcher_for(struct matcher *m, const struct sonde_heap_event *e, size_t n)
 {
-	return sonde_heap_leaks_left(exp, leaked, NULL, st);
-}
-
-long sonde_heap_leaks_left(const struct sonde_exp *exp, bool *leaked, uint64_t *left, struct sonde_heap_match *st)
-{
-	size_t n, nmm = 0;
-	const struct sonde_heap_event *e = sonde_exp_heap_events(exp, &n);
-	struct matcher m;
+	size_t nmm = 0;
 
 	for (size_t i = 0; i < n; i++)
 		nmm += is_mmap(&e[i]);
@@ -821,23 +832,45 @@ long sonde_heap_leaks_left(const struct sonde_exp *exp, bool *leaked, uint64_t *
 	for (size_t i = 0, k = 0; i < n; i++)
 		if (is_mmap(&e[i]))
 			lo[k++] = e[i].addr;
-	int r = matcher_init(&m, lo, nmm);
+	int r = matcher_init(m, lo, nmm);
 
 	free(lo);
-	if (r < 0)
+	return r;
+}
+
+/* Matches the events e[0..n) (up to m->stop).  -1 out of memory. */
+static int matcher_all(struct matcher *m, const struct sonde_heap_event *e, size_t n)
+{
+	for (size_t g = 0, end; g < n && m->step < m->stop; g = end) {
+		for (end = g + 1; end < n && e[end].time_ns == e[g].time_ns; end++)
+			;
+		if (matcher_run(m, e + g, end - g, g) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+long sonde_heap_leaks(const struct sonde_exp *exp, bool *leaked, struct sonde_heap_match *st)
+{
+	return sonde_heap_leaks_left(exp, leaked, NULL, st);
+}
+
+long sonde_heap_leaks_left(const struct sonde_exp *exp, bool *leaked, uint64_t *left, struct sonde_heap_match *st)
+{
+	size_t n;
+	const struct sonde_heap_event *e = sonde_exp_heap_events(exp, &n);
+	struct matcher m;
+
+	if (matcher_for(&m, e, n) < 0)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
 		leaked[i] = false;
 		if (left)
 			left[i] = 0;
 	}
-	for (size_t g = 0, end; g < n; g = end) {
-		for (end = g + 1; end < n && e[end].time_ns == e[g].time_ns; end++)
-			;
-		if (matcher_run(&m, e + g, end - g, g) < 0) {
-			matcher_release(&m);
-			return -1;
-		}
+	if (matcher_all(&m, e, n) < 0) {
+		matcher_release(&m);
+		return -1;
 	}
 	matcher_end(&m, leaked, left);
 	if (st)
@@ -848,25 +881,158 @@ long sonde_heap_leaks_left(const struct sonde_exp *exp, bool *leaked, uint64_t *
 	return leaks;
 }
 
+/*
+ * heaptrack's peak consumers: the walk again, stopped at the step that
+ * first reached the peak; what is live then is each allocation's part of
+ * the peak (heaptrack takes the same moment, the first event to reach the
+ * largest total, for every stack, not each stack's own largest).
+ */
+int sonde_heap_peak_left(const struct sonde_exp *exp, uint64_t *left, struct sonde_heap_match *st)
+{
+	size_t n;
+	const struct sonde_heap_event *e = sonde_exp_heap_events(exp, &n);
+	struct matcher m;
+	struct sonde_heap_match s;
+	uint64_t peak_step;
+
+	for (size_t i = 0; i < n; i++)
+		left[i] = 0;
+	if (matcher_for(&m, e, n) < 0)
+		return -1;
+	if (matcher_all(&m, e, n) < 0)
+		goto oom;
+	matcher_end(&m, NULL, NULL);
+	s = m.s;
+	peak_step = m.peak_step;
+	matcher_release(&m);
+	if (st)
+		*st = s;
+	if (!s.peak_bytes)
+		return 0;
+	if (matcher_for(&m, e, n) < 0)
+		return -1;
+	m.stop = peak_step + 1;
+	if (matcher_all(&m, e, n) < 0)
+		goto oom;
+	matcher_end(&m, NULL, left);
+	matcher_release(&m);
+	return 0;
+oom:
+	matcher_release(&m);
+	return -1;
+}
+
+/*
+ * heaptrack's temporary allocations: a block freed by the next heap event
+ * after its allocation, no other allocation or free in between.  heaptrack
+ * orders every thread's events in one stream (its lock); the heap trace's
+ * times are a millisecond tick, which orders each thread's own events but
+ * not the threads' within a tick, so the next event is the thread's own.
+ * Only blocks count (heaptrack does not see mmap), and failed allocations
+ * are no events (heaptrack records none).
+ */
+struct tempo {
+	struct u64map tids; /* tid -> slot */
+	uint64_t *addr, *place; /* per slot: its last allocation, UINT64_MAX place: none */
+	size_t n, cap;
+};
+
+static void tempo_release(struct tempo *t)
+{
+	u64map_release(&t->tids);
+	free(t->addr);
+	free(t->place);
+	memset(t, 0, sizeof(*t));
+}
+
+/* Event e, the place-th: sets *alloc to the place of the allocation it
+ * makes temporary (UINT64_MAX: none).  -1 out of memory. */
+static int tempo_step(struct tempo *t, const struct sonde_heap_event *e, uint64_t place, uint64_t *alloc)
+{
+	int op = block_op(e);
+
+	*alloc = UINT64_MAX;
+	if (!op)
+		return 0;
+	long k = u64map_get(&t->tids, e->tid);
+
+	if (k < 0) {
+		size_t nn = t->n + 1;
+
+		if (nn > t->cap) {
+			size_t cap = t->cap ? 2 * t->cap : 16;
+
+			if (!RESIZE(t->addr, cap) || !RESIZE(t->place, cap))
+				return -1;
+			t->cap = cap;
+		}
+		if (u64map_put(&t->tids, e->tid, (uint32_t)t->n) < 0)
+			return -1;
+		k = (long)t->n++;
+		t->place[k] = UINT64_MAX;
+	}
+	if (op == 1) {
+		t->addr[k] = e->addr;
+		t->place[k] = place;
+	} else {
+		if (t->place[k] != UINT64_MAX && t->addr[k] == e->addr)
+			*alloc = t->place[k];
+		t->place[k] = UINT64_MAX;
+	}
+	return 0;
+}
+
+long sonde_heap_temporary(const struct sonde_exp *exp, bool *temp)
+{
+	size_t n;
+	const struct sonde_heap_event *e = sonde_exp_heap_events(exp, &n);
+	struct tempo t = { 0 };
+	long count = 0;
+
+	for (size_t i = 0; i < n; i++)
+		temp[i] = false;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t a;
+
+		if (tempo_step(&t, &e[i], i, &a) < 0) {
+			tempo_release(&t);
+			return -1;
+		}
+		if (a != UINT64_MAX) {
+			temp[a] = true;
+			count++;
+		}
+	}
+	tempo_release(&t);
+	return count;
+}
 static int bucket(uint64_t size)
 {
 	return size ? 64 - __builtin_clzll(size) : 0;
 }
 
-int sonde_heap_stats(const struct sonde_exp *exp, struct sonde_heap_stats *st)
+/* The streaming walk of sonde_heap_stats and sonde_heap_walk: st (NULL:
+ * not wanted) counted from the events as read, each (NULL: none) called
+ * as they are matched. */
+static int stream(const struct sonde_exp *exp, struct sonde_heap_stats *st,
+		  void (*each)(void *arg, const struct sonde_heap_event *e, uint64_t live), void *arg,
+		  struct sonde_heap_match *ms)
 {
 	size_t nmm;
 	const struct sonde_heap_mmap *mm = sonde_exp_heap_mmaps(exp, &nmm);
 	uint64_t *lo = malloc((nmm ? nmm : 1) * sizeof(*lo));
 	struct matcher m;
+	struct tempo t = { 0 };
 	struct sonde_heap_iter *it = NULL;
 	struct sonde_heap_event *g = NULL; /* the current run of equal times */
 	size_t ng = 0, capg = 0;
 	uint64_t base = 0;
 	int rc = -1;
 
-	memset(st, 0, sizeof(*st));
-	st->smallest = UINT64_MAX;
+	if (st) {
+		memset(st, 0, sizeof(*st));
+		st->smallest = UINT64_MAX;
+	}
 	if (!lo)
 		return -1;
 	for (size_t k = 0; k < nmm; k++)
@@ -876,6 +1042,8 @@ int sonde_heap_stats(const struct sonde_exp *exp, struct sonde_heap_stats *st)
 	free(lo);
 	if (r < 0)
 		return -1;
+	m.each = each;
+	m.arg = arg;
 	if (!(it = sonde_heap_iter_new(exp)))
 		goto out;
 	for (;;) {
@@ -898,6 +1066,13 @@ int sonde_heap_stats(const struct sonde_exp *exp, struct sonde_heap_stats *st)
 			capg = cap;
 		}
 		g[ng++] = ev;
+		if (!st)
+			continue;
+		uint64_t tmp;
+
+		if (tempo_step(&t, &ev, base + ng - 1, &tmp) < 0)
+			goto out;
+		st->temporary += tmp != UINT64_MAX;
 		st->events++;
 		if (ev.flags & SONDE_HEAPF_ALLOC) {
 			st->any_allocs++;
@@ -926,11 +1101,27 @@ int sonde_heap_stats(const struct sonde_exp *exp, struct sonde_heap_stats *st)
 	if (sonde_heap_iter_failed(it))
 		goto out;
 	matcher_end(&m, NULL, NULL);
-	st->m = m.s;
+	if (st)
+		st->m = m.s;
+	if (ms)
+		*ms = m.s;
 	rc = 0;
 out:
 	free(g);
+	tempo_release(&t);
 	sonde_heap_iter_free(it);
 	matcher_release(&m);
 	return rc;
+}
+
+int sonde_heap_stats(const struct sonde_exp *exp, struct sonde_heap_stats *st)
+{
+	return stream(exp, st, NULL, NULL, NULL);
+}
+
+int sonde_heap_walk(const struct sonde_exp *exp,
+		    void (*each)(void *arg, const struct sonde_heap_event *e, uint64_t live), void *arg,
+		    struct sonde_heap_match *st)
+{
+	return stream(exp, NULL, each, arg, st);
 }

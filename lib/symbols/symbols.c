@@ -202,6 +202,11 @@ struct sonde_syms {
 	char **problems;
 	size_t nproblems, capproblems;
 	bool problems_oom;
+	/* Objects read with no function symbols: not a problem of the numbers,
+	 * so not among the problems (a stripped program and its plugins made
+	 * a dozen warnings of them); sonde print says their count once. */
+	char **unnamed;
+	size_t nunnamed, capunnamed;
 
 	struct arena_chunk *arena;
 };
@@ -229,6 +234,21 @@ static void add_problem(struct sonde_syms *s, const char *fmt, ...)
 		return;
 	}
 	s->problems[s->nproblems++] = p;
+}
+
+static void add_unnamed(struct sonde_syms *s, const char *file)
+{
+	for (size_t i = 0; i < s->nunnamed; i++)
+		if (!strcmp(s->unnamed[i], file))
+			return;
+	char *p = strdup(file);
+
+	if (!p || sonde_grow(&s->unnamed, &s->capunnamed, s->nunnamed + 1, sizeof(*s->unnamed), 8)) {
+		free(p);
+		s->problems_oom = true;
+		return;
+	}
+	s->unnamed[s->nunnamed++] = p;
 }
 
 static inline struct sonde_func *slot(const struct sonde_syms *s, uint32_t id)
@@ -835,8 +855,7 @@ static void image_load(struct sonde_syms *s, struct image *img)
 		goto oom;
 	if (!nfunc) {
 		/* Stripped, no debug file: the PLT may still be named. */
-		add_problem(s, "'%s' has no function symbols (stripped, and no debug file found); %s",
-			    file, why);
+		add_unnamed(s, file);
 		if (!raw.n)
 			goto out;
 		img->gap_addrs = true;
@@ -1160,6 +1179,12 @@ const char *const *sonde_syms_problems(const struct sonde_syms *s, size_t *n)
 	return (const char *const *)s->problems;
 }
 
+const char *const *sonde_syms_unnamed(const struct sonde_syms *s, size_t *n)
+{
+	*n = s->nunnamed;
+	return (const char *const *)s->unnamed;
+}
+
 /* ---- open / close ------------------------------------------------------------ */
 
 static uint64_t hash_str(uint64_t h, const char *str)
@@ -1285,6 +1310,12 @@ static struct image *image_of(struct sonde_syms *s, const struct sonde_object *o
 	if (img->state == IMG_UNREAD)
 		image_load(s, img);
 	return img;
+}
+
+void sonde_syms_read_object(struct sonde_syms *s, const struct sonde_object *o)
+{
+	if (o >= s->objs && o < s->objs + s->nobjs)
+		image_of(s, o);
 }
 
 /* The image's DWARF with a line table, or NULL. */
@@ -1477,6 +1508,9 @@ void sonde_syms_close(struct sonde_syms *s)
 	for (size_t i = 0; i < s->nproblems; i++)
 		free(s->problems[i]);
 	free(s->problems);
+	for (size_t i = 0; i < s->nunnamed; i++)
+		free(s->unnamed[i]);
+	free(s->unnamed);
 	arena_free(&s->arena);
 	free(s);
 }

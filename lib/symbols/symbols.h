@@ -44,7 +44,8 @@
  *     build id differs, not ELF, no function symbols: stripped without a
  *     debug file, where only PLT entries keep their names): one function
  *     per address, "<static>@0x1c2 (libfoo.so)" with lo = that address,
- *     hi = lo + 1.  One problem says why (below).
+ *     hi = lo + 1.  One problem says why (below); a file with no function
+ *     symbols is listed apart (sonde_syms_unnamed()).
  *   - an address in no object: one function per address,
  *     "<unknown>@0x7f0012345678", object NULL, lo = the address, hi = lo + 1.
  *
@@ -180,6 +181,18 @@ size_t sonde_syms_find(struct sonde_syms *s, const char *name, const struct sond
  *    functions are shown as addresses"
  */
 const char *const *sonde_syms_problems(const struct sonde_syms *s, size_t *n);
+
+/*
+ * The files read so far that have no function symbols (stripped, and no
+ * debug file found): their functions are shown as addresses.  Not among
+ * the problems, since no number is wrong for it; each file once.  Lives
+ * as the problems do.
+ */
+const char *const *sonde_syms_unnamed(const struct sonde_syms *s, size_t *n);
+
+/* Reads object o (one of sonde_exp_objects() of the handle's experiment)
+ * now, as its first lookup would: -header lists what that finds. */
+void sonde_syms_read_object(struct sonde_syms *s, const struct sonde_object *o);
 
 /*
  * The short form of a demangled name, as name_short is made: drops the

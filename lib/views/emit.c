@@ -2,6 +2,8 @@
  * emit: the output layer (see emit.h).  The only code that looks at the
  * print mode.
  */
+#define _GNU_SOURCE
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -18,7 +20,14 @@ int sonde_printmode_parse(enum sonde_printmode *m, const char *s, char *err, siz
 			*m = (enum sonde_printmode)i;
 			return 0;
 		}
-	snprintf(err, errlen, "unknown print mode '%s' (text, csv, json)", s ? s : "");
+	/* er_print: any other single character delimits the fields; a
+	 * letter, digit, quote or blank would make the output unreadable */
+	if (s && s[0] && !s[1] && ispunct((unsigned char)s[0]) && s[0] != '"') {
+		*m = (enum sonde_printmode)(SONDE_PM_CSV | ((unsigned char)s[0] << 8));
+		return 0;
+	}
+	snprintf(err, errlen, "unknown print mode '%s' (text, csv, json, or one punctuation character "
+		 "as the delimiter)", s ? s : "");
 	return -1;
 }
 
@@ -26,7 +35,10 @@ void em_init(struct sonde_emit *e, FILE *f, enum sonde_printmode mode)
 {
 	memset(e, 0, sizeof(*e));
 	e->f = f;
-	e->mode = mode;
+	e->mode = (enum sonde_printmode)(mode & 0xff);
+	e->sep = (char)((unsigned)mode >> 8);
+	if (!e->sep)
+		e->sep = ',';
 	e->first[0] = true;
 }
 
@@ -56,12 +68,30 @@ void em_text(struct sonde_emit *e, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* Csv that a view formats itself, with ',' between fields: another
+ * delimiter replaces the commas outside double quotes. */
 void em_csv(struct sonde_emit *e, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	vput(e, SONDE_PM_CSV, fmt, ap);
+	if (e->mode == SONDE_PM_CSV && e->sep != ',') {
+		char *s = NULL;
+		bool quoted = false;
+
+		if (vasprintf(&s, fmt, ap) >= 0) {
+			for (char *c = s; *c; c++) {
+				if (*c == '"')
+					quoted = !quoted;
+				else if (*c == ',' && !quoted)
+					*c = e->sep;
+			}
+			fputs(s, e->f);
+		}
+		free(s);
+	} else {
+		vput(e, SONDE_PM_CSV, fmt, ap);
+	}
 	va_end(ap);
 }
 
@@ -87,7 +117,7 @@ void em_textcsv(struct sonde_emit *e, const char *fmt, ...)
 void em_csv_str(struct sonde_emit *e, const char *s)
 {
 	if (e->mode == SONDE_PM_CSV)
-		vt_csv_str(e->f, s);
+		vt_csv_str_sep(e->f, s, e->sep);
 }
 
 void em_text_with(struct sonde_emit *e, void (*write)(FILE *f, const void *arg), const void *arg)
@@ -114,7 +144,7 @@ void em_kv_begin(struct sonde_emit *e)
 {
 	e->kv = true;
 	if (e->mode == SONDE_PM_CSV)
-		fputs("key,value\n", e->f);
+		fprintf(e->f, "key%cvalue\n", e->sep);
 }
 
 /* A field's key: json ",\"key\":", csv a row's comma or a key-value
@@ -136,7 +166,7 @@ static bool key(struct sonde_emit *e, const char *k)
 	}
 	if (csv_row(e)) {
 		if (!e->rowfirst)
-			fputc(',', e->f);
+			fputc(e->sep, e->f);
 		e->rowfirst = false;
 		return true;
 	}
@@ -152,8 +182,8 @@ static bool key(struct sonde_emit *e, const char *k)
 		snprintf(full + used, sizeof(full) - used, "%u", e->index[e->depth]++);
 	else
 		snprintf(full + used, sizeof(full) - used, "%s", k);
-	vt_csv_str(e->f, full);
-	fputc(',', e->f);
+	vt_csv_str_sep(e->f, full, e->sep);
+	fputc(e->sep, e->f);
 	return true;
 }
 
@@ -252,7 +282,7 @@ void em_s(struct sonde_emit *e, const char *k, const char *s)
 		else
 			fputs("null", e->f);
 	} else if (s) {
-		vt_csv_str(e->f, s);
+		vt_csv_str_sep(e->f, s, e->sep);
 	}
 	value_end(e);
 }
@@ -333,7 +363,7 @@ void em_lines(struct sonde_emit *e, const char *k, const char *lines, const char
 				else
 					*p++ = *c;
 			*p = '\0';
-			vt_csv_str(e->f, s);
+			vt_csv_str_sep(e->f, s, e->sep);
 			free(s);
 		}
 	}
@@ -375,10 +405,22 @@ void em_table_text(struct sonde_emit *e, struct vt_table *t, size_t from, size_t
 	vt_text_rows(e->f, t, from, to);
 }
 
+void em_table_text_rows(struct sonde_emit *e, struct vt_table *t, size_t from, size_t to)
+{
+	if (e->mode == SONDE_PM_TEXT)
+		vt_text_rows(e->f, t, from, to);
+}
+
+void em_table_summary(struct sonde_emit *e, struct vt_table *t, size_t from, size_t to)
+{
+	if (e->mode == SONDE_PM_TEXT)
+		vt_text_summary(e->f, t, from, to);
+}
+
 void em_table_csv(struct sonde_emit *e, const struct vt_table *t)
 {
 	if (e->mode == SONDE_PM_CSV)
-		vt_csv(e->f, t);
+		vt_csv(e->f, t, e->sep);
 }
 
 void em_table_row(struct sonde_emit *e, const char *k, const struct vt_table *t, size_t r)

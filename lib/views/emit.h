@@ -34,9 +34,13 @@
 
 #include "views/view_table.h"
 
+/* A delimited text form (er_print's "printmode ;") is the csv form with
+ * another delimiter: SONDE_PM_CSV with the character in the bits above
+ * the low byte, which only emit.c reads. */
 enum sonde_printmode { SONDE_PM_TEXT, SONDE_PM_CSV, SONDE_PM_JSON };
 
-/* "text", "csv" or "json" (-printmode); 0, or -1 with a message. */
+/* "text", "csv", "json", or a single character (the delimiter of the
+ * delimited form; ',' is csv) (-printmode); 0, or -1 with a message. */
 int sonde_printmode_parse(enum sonde_printmode *m, const char *s, char *err, size_t errlen);
 
 #define EM_DEPTH 16
@@ -44,6 +48,7 @@ int sonde_printmode_parse(enum sonde_printmode *m, const char *s, char *err, siz
 struct sonde_emit {
 	FILE *f;
 	enum sonde_printmode mode;
+	char sep;      /* csv: the delimiter */
 	bool kv;       /* csv: fields outside a row are "path,value" lines */
 	bool inrow;    /* csv: between em_row and em_row_end */
 	bool rowfirst; /* csv: in a row, before its first field */
@@ -123,6 +128,11 @@ void em_table(struct sonde_emit *e, const char *key, struct vt_table *t);
 /* Text only: the column headers and rows [from, to) (a block of a table
  * printed piecewise). */
 void em_table_text(struct sonde_emit *e, struct vt_table *t, size_t from, size_t to);
+/* Text only: rows [from, to) without the headers (a block printed under
+ * headers written before). */
+void em_table_text_rows(struct sonde_emit *e, struct vt_table *t, size_t from, size_t to);
+/* Text only: rows [from, to) as er_print's summary blocks (fsummary). */
+void em_table_summary(struct sonde_emit *e, struct vt_table *t, size_t from, size_t to);
 /* Csv only: the whole table. */
 void em_table_csv(struct sonde_emit *e, const struct vt_table *t);
 /* Json only: "key":{row r} / "key":[rows from..to) in the enclosing object. */

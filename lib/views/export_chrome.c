@@ -27,7 +27,11 @@
  *   i  sample points (process scope): start, end, periodic, signal,
  *      pause, resume and the API's labelled points, "cat":"sample_point";
  *   C  the chosen metric's running total per process (at most 1000
- *      points, the last one the exact total), named after the metric.
+ *      points, the last one the exact total), named after the metric;
+ *   C  "Live heap" of each process that traced the heap: its live bytes
+ *      (args.bytes, as the leak matching counts them) in at most 1000 steps
+ *      of the run, each step's largest at its first event, so that the
+ *      peak shows exactly, and a last point with what is live at the end.
  *
  * otherData says the exporter, the metric, its unit and its total.
  */
@@ -372,6 +376,75 @@ static int64_t counter(struct sonde_export *x, struct out *o)
 	return all;
 }
 
+/* The live heap of one experiment in COUNTER_POINTS steps of its run:
+ * the most live bytes of each step that has heap events, at its first
+ * event (so the peak shows at its full height however many events a step
+ * merges), then what is live after the last event. */
+struct heapsteps {
+	uint64_t lo, span;
+	uint64_t max[COUNTER_POINTS], at[COUNTER_POINTS];
+	bool any[COUNTER_POINTS];
+	uint64_t last_live, last_t;
+};
+
+static void heap_step(void *arg, const struct sonde_heap_event *e, uint64_t live)
+{
+	struct heapsteps *h = arg;
+	uint64_t t = e->time_ns > h->lo ? e->time_ns - h->lo : 0;
+	size_t k = (size_t)((double)t / (double)h->span * COUNTER_POINTS);
+
+	k = k < COUNTER_POINTS ? k : COUNTER_POINTS - 1;
+	if (!h->any[k]) {
+		h->any[k] = true;
+		h->at[k] = e->time_ns;
+		h->max[k] = live;
+	} else if (live > h->max[k]) {
+		h->max[k] = live;
+	}
+	h->last_live = live;
+	h->last_t = e->time_ns;
+}
+
+/* "Live heap" counters of the experiments that traced the heap; -1 out
+ * of memory. */
+static int heap_counter(struct sonde_export *x, struct out *o)
+{
+	struct sonde_xbuf *b = o->b;
+	struct heapsteps *h = malloc(sizeof(*h));
+
+	if (!h)
+		return -1;
+	for (size_t e = 0; e < x->nexps; e++) {
+		const struct sonde_exp_info *in = sonde_exp_info(x->exps[e]);
+
+		if (!sonde_exp_heap_count(x->exps[e]))
+			continue;
+		memset(h, 0, sizeof(*h));
+		h->lo = in->start_ns;
+		h->span = in->end_ns > in->start_ns ? in->end_ns - in->start_ns + 1 : 1;
+		if (sonde_heap_walk(x->exps[e], heap_step, h, NULL) < 0) {
+			free(h);
+			return -1;
+		}
+		for (size_t k = 0; k <= COUNTER_POINTS; k++) {
+			if (k < COUNTER_POINTS && !h->any[k])
+				continue;
+			sep(o);
+			xb_s(b, "{\"ph\":\"C\",\"pid\":");
+			xb_u(b, pid_of(x, (uint32_t)e));
+			xb_s(b, ",\"tid\":");
+			xb_u(b, pid_of(x, (uint32_t)e));
+			xb_s(b, ",\"ts\":");
+			xb_us(b, rel(x, k < COUNTER_POINTS ? h->at[k] : h->last_t));
+			xb_s(b, ",\"name\":\"Live heap\",\"args\":{\"bytes\":");
+			xb_u(b, k < COUNTER_POINTS ? h->max[k] : h->last_live);
+			xb_s(b, "}}");
+		}
+	}
+	free(h);
+	return 0;
+}
+
 int sonde_export_chrome(FILE *f, struct sonde_export *x, char *err, size_t errlen)
 {
 	struct sonde_xbuf b;
@@ -412,6 +485,11 @@ int sonde_export_chrome(FILE *f, struct sonde_export *x, char *err, size_t errle
 	calls(x, &o);
 	points(x, &o);
 	int64_t total = counter(x, &o);
+
+	if (heap_counter(x, &o) < 0) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
 	const struct sonde_metric_def *md = sonde_metric(x->metric);
 
 	xb_s(&b, "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{\"exporter\":\"sonde " SONDE_VERSION

@@ -994,6 +994,58 @@ static int write_data(FILE *f, struct rep *r, const char *const *names, const ch
 			free(msg);
 		}
 	}
+	/* The objects with no function symbols: one note and one warning for
+	 * all experiments (each file once), as sonde print says it: no number
+	 * is wrong. */
+	char *unnamed = NULL;
+	size_t len = 0, nun = 0;
+	FILE *ms = open_memstream(&unnamed, &len);
+
+	if (!ms)
+		return -1;
+	for (size_t i = 0; i < r->nexps; i++) {
+		size_t nu;
+		const char *const *u = r->p.syms && r->p.syms[i] ? sonde_syms_unnamed(r->p.syms[i], &nu) : NULL;
+
+		for (size_t k = 0; u && k < nu; k++) {
+			bool seen = false;
+
+			for (size_t a = 0; a < i && !seen; a++) {
+				size_t na;
+				const char *const *ua = r->p.syms[a] ? sonde_syms_unnamed(r->p.syms[a], &na) : NULL;
+
+				for (size_t b = 0; ua && b < na && !seen; b++)
+					seen = !strcmp(ua[b], u[k]);
+			}
+			if (!seen)
+				fprintf(ms, "%s %s", nun++ ? "," : "", u[k]);
+		}
+	}
+	if (fclose(ms))
+		return -1;
+	if (nun) {
+		char *msg;
+
+		if (asprintf(&msg, "%zu load object%s with no function symbols (stripped, and no debug "
+				   "file found), shown as addresses:%s",
+			     nun, nun == 1 ? "" : "s", unnamed) < 0) {
+			free(unnamed);
+			return -1;
+		}
+		if (warn) {
+			char one[160];
+
+			snprintf(one, sizeof(one), "%zu load object%s ha%s no function symbols (stripped, and no "
+				 "debug file found); the report's notes list them", nun, nun == 1 ? "" : "s",
+				 nun == 1 ? "s" : "ve");
+			warn(warn_arg, one);
+		}
+		fputs(first ? "" : ",", f);
+		first = false;
+		json_str(f, msg);
+		free(msg);
+	}
+	free(unnamed);
 	fputc(']', f);
 
 	fputs(",\"metrics\":[", f);

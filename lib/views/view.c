@@ -84,8 +84,12 @@ static int add_item_cols(struct vt_table *t, const struct sonde_metric_def *d, c
 	char title[96], key[96];
 
 	snprintf(title, sizeof(title), "%s %s", flavor_abbr(flavor), d->abbr);
-	if (vt_group(t, title, top, sort) < 0)
+	int g = vt_group(t, title, top, sort);
+
+	if (g < 0)
 		return -1;
+	snprintf(t->g[g].ltitle, sizeof(t->g[g].ltitle), "%s %s",
+		 flavor == 'i' ? "Inclusive" : flavor == 'a' ? "Attributed" : "Exclusive", d->title);
 	snprintf(key, sizeof(key), "%c.%s%s", flavor, d->name, suffix ? suffix : "");
 	int v = vt_sub(t, VT_VAL, d->unit, valkind == VT_VAL && (vis & SONDE_VIS_VALUE), key);
 
@@ -307,8 +311,16 @@ void vw_list_out(struct sonde_emit *e, struct vt_table *t, const struct sonde_vi
 
 	sonde_sort_title(&o->sort, stitle, sizeof(stitle));
 	em_text(e, "%s sorted by metric: %s\n\n", title, stitle);
+	if (!o->summary) {
+		vw_begin(e, view, o);
+		vw_table_body(e, t);
+		return;
+	}
+	em_table_summary(e, t, 0, t->nrows);
+	em_table_csv(e, t);
 	vw_begin(e, view, o);
-	vw_table_body(e, t);
+	em_table_rows(e, "rows", t, 0, t->nrows);
+	em_end_doc(e);
 }
 
 int vw_finish(FILE *f, char *err, size_t errlen)
@@ -333,6 +345,23 @@ static const char *object_name(const struct sonde_model *m, uint32_t o)
 	if (o >= sonde_model_nobjects(m))
 		return NULL;
 	return sonde_model_objectinfo(m, o)->name;
+}
+
+/* A function's name as text shows it: with -name ...:soname followed by
+ * its load object, " [<libc.so.6>]", as er_print writes it.  In buf. */
+static const char *text_name(char *buf, size_t len, const struct sonde_model *m, uint32_t f,
+			     const struct sonde_view_opts *o)
+{
+	const char *name = f == UINT32_MAX ? TOTAL_NAME : sonde_view_funcname(sonde_model_funcinfo(m, f), o->names);
+	const char *obj = f == UINT32_MAX ? TOTAL_NAME : object_name(m, sonde_model_funcinfo(m, f)->object);
+
+	if (!o->soname)
+		snprintf(buf, len, "%s", name);
+	else if (f == UINT32_MAX)
+		snprintf(buf, len, "%s [%s]", name, obj);
+	else
+		snprintf(buf, len, "%s [<%s>]", name, obj ? obj : "?");
+	return buf;
 }
 
 /* Identity fields of a function row: name, object. */
@@ -367,14 +396,22 @@ static int list_view(FILE *f, const struct sonde_model *m, const struct sonde_vi
 	vt_init(&t);
 	vt_field_key(&t, "name");
 	vt_field_key(&t, objects ? "path" : "object");
+	bool more = o->summary && !objects; /* fsummary's details */
+
+	if (more) {
+		t.flabel[vt_field_key(&t, "address")] = "PC Address";
+		t.flabel[vt_field_key(&t, "path")] = "Load Object";
+		t.flabel[vt_field_key(&t, "mangled")] = "Mangled Name";
+	}
 	if (vw_item_columns(&t, m, &c, o, first, o->sort.flavor == 'a' ? 'i' : 0) < 0)
 		return oom(&t, err, errlen);
 
 	uint32_t *ids = sorted_ids(m, o, c.sort_mi, &n, objects);
+	char tname[1024];
 
 	if (!ids)
 		return oom(&t, err, errlen);
-	struct vt_row *r = vt_row(&t, ' ', TOTAL_NAME);
+	struct vt_row *r = vt_row(&t, ' ', objects ? TOTAL_NAME : text_name(tname, sizeof tname, m, UINT32_MAX, o));
 
 	if (!r)
 		goto nomem;
@@ -396,10 +433,19 @@ static int list_view(FILE *f, const struct sonde_model *m, const struct sonde_vi
 		} else {
 			const struct sonde_mfunc *fi = sonde_model_funcinfo(m, id);
 
-			r = vt_row(&t, ' ', sonde_view_funcname(fi, o->names));
+			r = vt_row(&t, ' ', text_name(tname, sizeof tname, m, id, o));
 			if (!r)
 				goto nomem;
 			func_fields(r, m, id, o->names);
+			if (more) {
+				const struct sonde_mobject *ob = fi->object < sonde_model_nobjects(m)
+									 ? sonde_model_objectinfo(m, fi->object)
+									 : NULL;
+
+				vt_set_n(r, 2, (int64_t)fi->lo);
+				vt_set_s(r, 3, ob ? ob->path : NULL);
+				vt_set_s(r, 4, fi->mangled);
+			}
 			vw_fill_items(r, &t, &c, first, sonde_model_excl(m, id), sonde_model_incl(m, id),
 				   total);
 		}
@@ -496,8 +542,10 @@ int sonde_view_fsingle(FILE *f, const struct sonde_model *m, const struct sonde_
 
 	struct sonde_emit em;
 
+	char tname[1024];
+
 	em_init(&em, f, o->mode);
-	em_text(&em, "%s\n", name);
+	em_text(&em, "%s\n", text_name(tname, sizeof tname, m, func, o));
 	for (int k = 0; k < c.n; k++) {
 		const struct sonde_metric_def *d = sonde_model_metric(m, c.mi[k]);
 		const int64_t *vec = c.it[k]->flavor == 'e' ? ex : in;
@@ -587,7 +635,8 @@ static struct vt_row *cc_row(struct vt_table *t, const struct sonde_model *m,
 	const char *name = func == UINT32_MAX ? TOTAL_NAME
 					      : sonde_view_funcname(sonde_model_funcinfo(m, func),
 								    o->names);
-	struct vt_row *r = vt_row(t, mark, name);
+	char tname[1024];
+	struct vt_row *r = vt_row(t, mark, text_name(tname, sizeof tname, m, func, o));
 
 	if (!r)
 		return NULL;
@@ -788,6 +837,172 @@ nomem:
 	return oom(&t, err, errlen);
 }
 
+/* ---- stack fragments (cprepend, cappend, crmfirst, crmlast) ------------------------- */
+
+/* Adds the values v to the edge of func in list (n used, at most cap). */
+static void frag_add(struct sonde_edge *list, size_t *n, uint32_t func, const int64_t *v, int nm)
+{
+	size_t i = 0;
+
+	while (i < *n && list[i].func != func)
+		i++;
+	if (i == *n) {
+		memset(&list[i], 0, sizeof(list[i]));
+		list[i].func = func;
+		(*n)++;
+	}
+	for (int k = 0; k < nm; k++)
+		list[i].v[k] += v[k];
+}
+
+/* Rows of a fragment view for edges (attributed values, percentages of
+ * the fragment's total). */
+static int frag_rows(struct vt_table *t, const struct sonde_model *m, const struct sonde_view_opts *o,
+		     const struct acols *a, const int *afirst, const char *role, uint32_t func,
+		     const int64_t *v, const int64_t *ftotal)
+{
+	char tname[1024];
+	struct vt_row *r = vt_row(t, ' ', text_name(tname, sizeof tname, m, func, o));
+
+	if (!r)
+		return -1;
+	vt_set_s(r, 0, role);
+	vt_set_s(r, 1, func == UINT32_MAX ? TOTAL_NAME
+					  : sonde_view_funcname(sonde_model_funcinfo(m, func), o->names));
+	if (func != UINT32_MAX)
+		vt_set_s(r, 2, object_name(m, sonde_model_funcinfo(m, func)->object));
+	for (int k = 0; v && k < a->n; k++) {
+		vw_set_metric(r, afirst[k], m, a->mi[k], v);
+		if ((a->vis[k] & SONDE_VIS_PCT) && !sonde_model_is_derived(m, a->mi[k]))
+			vt_set_d(r, afirst[k] + 1, pct(v[a->mi[k]], ftotal[a->mi[k]]));
+	}
+	return 0;
+}
+
+int sonde_view_fragment(FILE *f, const struct sonde_model *m, const struct sonde_view_opts *o,
+			const uint32_t *frag, size_t n, char *err, size_t errlen)
+{
+	struct cols c;
+	struct acols a;
+	struct vt_table t;
+	int afirst[SONDE_MSPEC_MAX];
+	int nm = sonde_model_nmetrics(m);
+	size_t nf = sonde_model_nfuncs(m), ncr = 0, nce = 0;
+	int64_t self[SONDE_MAX_METRICS] = { 0 }, ftotal[SONDE_MAX_METRICS] = { 0 };
+	struct sonde_edge *callers = NULL, *callees = NULL;
+	const struct sonde_edge **list = NULL;
+
+	if (!n) {
+		snprintf(err, errlen, "the stack fragment is empty");
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (frag[i] >= nf) {
+			snprintf(err, errlen, "no function %u", frag[i]);
+			return -1;
+		}
+	int resolved = vw_resolve(&c, m, o, "ei", err, errlen);
+
+	if (resolved < 0)
+		return resolved;
+	attributed_items(&a, m, o);
+	vt_init(&t);
+	t.blanks = true; /* the fragment's callers of its last function */
+	vt_field_key(&t, "role");
+	vt_field_key(&t, "name");
+	vt_field_key(&t, "object");
+	for (int k = 0; k < a.n; k++) {
+		afirst[k] = add_item_cols(&t, sonde_model_metric(m, a.mi[k]), 'a', a.vis[k],
+					  !o->sort.by_name && a.mi[k] == c.sort_mi, NULL, NULL, VT_VAL);
+		if (afirst[k] < 0)
+			return oom(&t, err, errlen);
+	}
+	callers = malloc((nf + 1) * sizeof(*callers));
+	callees = malloc((nf + 1) * sizeof(*callees));
+	list = malloc((nf + 1) * sizeof(*list));
+	if (!callers || !callees || !list)
+		goto nomem;
+	/* Each stack that holds the fragment counts once, at its lowest
+	 * occurrence, as the model attributes a recursive function's calls. */
+	for (uint32_t s = 0; s < sonde_model_nstacks(m); s++) {
+		int depth;
+		const uint32_t *fu = sonde_model_stack_funcs(m, s, &depth); /* leaf first */
+		const int64_t *v = sonde_model_stack_values(m, s);
+
+		for (size_t j = 0; j + n <= (size_t)depth; j++) {
+			size_t k = 0;
+
+			while (k < n && fu[j + k] == frag[n - 1 - k])
+				k++;
+			if (k < n)
+				continue;
+			for (int q = 0; q < nm; q++)
+				ftotal[q] += v[q];
+			if (j == 0)
+				for (int q = 0; q < nm; q++)
+					self[q] += v[q];
+			else
+				frag_add(callees, &nce, fu[j - 1], v, nm);
+			frag_add(callers, &ncr, j + n < (size_t)depth ? fu[j + n] : UINT32_MAX, v, nm);
+			break;
+		}
+	}
+
+	struct edgesort es = { m, o->names, c.sort_mi };
+	size_t nl = 0;
+
+	for (size_t i = 0; i < ncr; i++)
+		list[nl++] = &callers[i];
+	sort_r(list, nl, sizeof(*list), cmp_edges, &es);
+	for (size_t i = 0; i < nl; i++)
+		if (frag_rows(&t, m, o, &a, afirst, "caller", list[i]->func, list[i]->v, ftotal) < 0)
+			goto nomem;
+	/* the fragment: its last function holds the value of the stacks that
+	 * end there (its exclusive value in this context) */
+	for (size_t i = 0; i < n; i++)
+		if (frag_rows(&t, m, o, &a, afirst, "fragment", frag[i], i + 1 == n ? self : NULL, ftotal) < 0)
+			goto nomem;
+	nl = 0;
+	for (size_t i = 0; i < nce; i++)
+		list[nl++] = &callees[i];
+	sort_r(list, nl, sizeof(*list), cmp_edges, &es);
+	for (size_t i = 0; i < nl; i++)
+		if (frag_rows(&t, m, o, &a, afirst, "callee", list[i]->func, list[i]->v, ftotal) < 0)
+			goto nomem;
+
+	struct sonde_emit em;
+	char atitle[128];
+	struct sonde_sortkey ak = o->sort;
+
+	em_init(&em, f, o->mode);
+	ak.flavor = 'a';
+	sonde_sort_title(&ak, atitle, sizeof(atitle));
+	em_text(&em, "Callers and callees sorted by metric: %s\n\n", atitle);
+	em_table_text(&em, &t, 0, 0);
+	em_text(&em, "============== %s\n", ncr ? "Callers" : "No Callers");
+	em_table_text_rows(&em, &t, 0, ncr);
+	em_text(&em, "\n============== Stack Fragment\n");
+	em_table_text_rows(&em, &t, ncr, ncr + n);
+	em_text(&em, "\n============== %s\n", nce ? "Callees" : "No Callees");
+	em_table_text_rows(&em, &t, ncr + n, t.nrows);
+	em_table_csv(&em, &t);
+	vw_begin(&em, "fragment", o);
+	em_table_rows(&em, "callers", &t, 0, ncr);
+	em_table_rows(&em, "fragment", &t, ncr, ncr + n);
+	em_table_rows(&em, "callees", &t, ncr + n, t.nrows);
+	em_end_doc(&em);
+	free(callers);
+	free(callees);
+	free(list);
+	vt_release(&t);
+	return vw_finish(f, err, errlen);
+nomem:
+	free(callers);
+	free(callees);
+	free(list);
+	return oom(&t, err, errlen);
+}
+
 /* ---- -calltree -------------------------------------------------------------------- */
 
 #define TREE_INDENT_MAX 30 /* levels drawn; deeper nodes say their depth */
@@ -877,15 +1092,14 @@ static bool *tree_tailmarks(const struct sonde_model *m, const struct sonde_tnod
 	return on;
 }
 
-int sonde_view_calltree(FILE *f, const struct sonde_model *m, const struct sonde_view_opts *o,
-			char *err, size_t errlen)
+/* The tree of nodes (the model's, or its inverted tree) from roots. */
+static int calltree(FILE *f, const struct sonde_model *m, const struct sonde_view_opts *o,
+		    const struct sonde_tnode *nodes, uint32_t roots, bool inverted, char *err, size_t errlen)
 {
 	struct cols c;
 	struct vt_table t;
 	int first[SONDE_MSPEC_MAX];
 	const int64_t *total = sonde_model_total(m);
-	size_t nn;
-	const struct sonde_tnode *nodes = sonde_model_tree(m, &nn);
 	char title[128];
 	struct dfs d = { 0 };
 	bool *more = NULL; /* more[k]: the ancestor at depth k has later siblings */
@@ -906,9 +1120,16 @@ int sonde_view_calltree(FILE *f, const struct sonde_model *m, const struct sonde
 	vt_field_key(&t, "depth");
 	vt_field_key(&t, "name");
 	vt_field_key(&t, "object");
-	bool *tailnode = o->tailmarks ? tree_tailmarks(m, nodes, nn, o->tailmarks, o->ntailmarks) : NULL;
+	/* restored tail-call frames: marked on the call paths from a root
+	 * (the inverted tree's nodes are not such paths) */
+	bool marks = o->tailmarks && !inverted;
+	size_t nn = 0;
 
-	if (o->tailmarks && !tailnode)
+	if (marks)
+		sonde_model_tree(m, &nn);
+	bool *tailnode = marks ? tree_tailmarks(m, nodes, nn, o->tailmarks, o->ntailmarks) : NULL;
+
+	if (marks && !tailnode)
 		return oom(NULL, err, errlen);
 	if (tailnode)
 		vt_field_key(&t, "tail_call");
@@ -925,7 +1146,7 @@ int sonde_view_calltree(FILE *f, const struct sonde_model *m, const struct sonde
 	vt_set_s(r, 3, TOTAL_NAME);
 	vw_fill_items(r, &t, &c, first, total, total, total);
 
-	if (dfs_push(&d, nodes, sonde_model_tree_roots(m), 1, 0, &ts) < 0)
+	if (dfs_push(&d, nodes, roots, 1, 0, &ts) < 0)
 		goto nomem;
 	while (d.sp > 0 && (!o->limit || printed < o->limit)) {
 		struct dfs_item it = d.stack[--d.sp];
@@ -973,9 +1194,10 @@ int sonde_view_calltree(FILE *f, const struct sonde_model *m, const struct sonde
 	struct sonde_emit em;
 
 	em_init(&em, f, o->mode);
-	em_text(&em, "Functions Call Tree. Children sorted by metric: %s%s\n\n", o->sort.by_name ? "" : "Inclusive ",
-		o->sort.by_name ? "Name" : strchr(title, ' ') + 1);
-	vw_begin(&em, "calltree", o);
+	em_text(&em, "Functions Call Tree%s. Children sorted by metric: %s%s\n\n",
+		inverted ? ", inverted: leaf functions, their callers under them" : "",
+		o->sort.by_name ? "" : "Inclusive ", o->sort.by_name ? "Name" : strchr(title, ' ') + 1);
+	vw_begin(&em, inverted ? "calltree_inverted" : "calltree", o);
 	em_table(&em, "nodes", &t);
 	em_end_doc(&em);
 	free(d.stack);
@@ -992,6 +1214,30 @@ nomem:
 	free(more);
 	free(line);
 	return oom(&t, err, errlen);
+}
+
+int sonde_view_calltree(FILE *f, const struct sonde_model *m, const struct sonde_view_opts *o,
+			char *err, size_t errlen)
+{
+	size_t nn;
+	const struct sonde_tnode *nodes = sonde_model_tree(m, &nn);
+
+	return calltree(f, m, o, nodes, sonde_model_tree_roots(m), false, err, errlen);
+}
+
+int sonde_view_calltree_inverted(FILE *f, const struct sonde_model *m, const struct sonde_view_opts *o,
+				 char *err, size_t errlen)
+{
+	struct sonde_tnode *nodes;
+	size_t nn;
+	uint32_t roots;
+
+	if (sonde_model_tree_inverted(m, &nodes, &nn, &roots) < 0)
+		return oom(NULL, err, errlen);
+	int r = calltree(f, m, o, nodes, roots, true, err, errlen);
+
+	free(nodes);
+	return r;
 }
 
 /* ---- -threads ------------------------------------------------------------------------ */

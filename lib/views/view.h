@@ -62,6 +62,7 @@
 #include <stdio.h>
 
 #include "base/error.h"
+#include "base/timerange.h"
 #include "reader/experiment.h"
 #include "model/metrics.h"
 #include "views/emit.h"
@@ -159,6 +160,21 @@ struct sonde_view_opts {
 	 * a frame on some stack through it.  NULL: no field. */
 	const uint64_t *tailmarks;
 	size_t ntailmarks;
+	/* -fsummary, -lsummary, -psummary: the list views (-functions,
+	 * -lines, -pcs) show each row as a block of its metrics (text; csv
+	 * and json are the lists'), functions with their object, address and
+	 * mangled name. */
+	bool summary;
+	/* -name ...:soname: function names followed by " [<object>]" in text
+	 * (csv and json have the object in a field of its own). */
+	bool soname;
+	/* -viewmode: er_print's user, expert or machine view.  Without Java
+	 * or OpenMP the three show the same frames, except that machine mode
+	 * shows inlined code as the function it was inlined into (the
+	 * command folds inlines: see cmd/print.c).  The hook for a runtime
+	 * whose user view differs from its machine view (OpenMP: user-level
+	 * regions instead of the runtime's frames). */
+	enum sonde_viewmode { SONDE_VIEW_USER, SONDE_VIEW_EXPERT, SONDE_VIEW_MACHINE } viewmode;
 };
 
 /* Defaults: e.%totalcpu:i.%totalcpu:name, sorted by e.totalcpu, no
@@ -167,6 +183,10 @@ void sonde_view_opts_init(struct sonde_view_opts *o);
 
 /* Parsers of the other settings' words; 0, or -1 with a message. */
 int sonde_namefmt_parse(enum sonde_namefmt *n, const char *s, char *err, size_t errlen);
+/* -name's argument as er_print takes it: long|short|mangled, optionally
+ * followed by ":soname" or ":nosoname" (*soname). */
+int sonde_name_parse(enum sonde_namefmt *n, bool *soname, const char *s, char *err, size_t errlen);
+int sonde_viewmode_parse(enum sonde_viewmode *v, const char *s, char *err, size_t errlen);
 int sonde_compare_parse(enum sonde_compare *c, const char *s, char *err, size_t errlen);
 int sonde_limit_parse(size_t *limit, const char *s, char *err, size_t errlen);
 
@@ -218,12 +238,33 @@ int sonde_view_callers_callees(FILE *f, const struct sonde_model *m,
 			       const struct sonde_view_opts *o, uint32_t func, char *err,
 			       size_t errlen);
 
+/*
+ * A callers-callees stack fragment (er_print's cprepend, cappend,
+ * crmfirst, crmlast after csingle): frag[0..n) a call path, caller
+ * first.  The stacks that hold it (its lowest occurrence, nearest the
+ * leaf, once per stack) give its callers (the function before frag[0],
+ * <Total> when it starts the stack), its own value (stacks that end at
+ * frag[n-1]) and its callees (the function after frag[n-1]), all as
+ * attributed metrics, percentages of the fragment's total.  Text in
+ * gprofng's layout: Callers, Stack Fragment and Callees sections.
+ */
+int sonde_view_fragment(FILE *f, const struct sonde_model *m, const struct sonde_view_opts *o,
+			const uint32_t *frag, size_t n, char *err, size_t errlen);
+
 /* The call tree: <Total>, then every call path depth first, children in
  * order of their inclusive sort metric; each node shows the e and i items
  * of the spec (its own exclusive and inclusive metrics).  The limit caps
  * the nodes printed. */
 int sonde_view_calltree(FILE *f, const struct sonde_model *m, const struct sonde_view_opts *o,
 			char *err, size_t errlen);
+
+/* -calltree -inverted: the bottom-up tree (metrics.h,
+ * sonde_model_tree_inverted), printed the same way: the leaf functions as
+ * roots, each with the callers of its path under it; a node's inclusive
+ * items show the events whose stack begins, leaf first, with its path,
+ * its exclusive items those whose whole stack it is. */
+int sonde_view_calltree_inverted(FILE *f, const struct sonde_model *m, const struct sonde_view_opts *o,
+				 char *err, size_t errlen);
 
 /*
  * Per-thread totals of a profile (lib/model/profile.h): the selected threads,
@@ -233,6 +274,54 @@ int sonde_view_calltree(FILE *f, const struct sonde_model *m, const struct sonde
  */
 int sonde_view_threads(FILE *f, const struct sonde_profile *p, const struct sonde_view_opts *o,
 		       char *err, size_t errlen);
+
+/* ---- index objects and filters (lib/views/view_index.c) ----------------------------------
+ *
+ * -cpu_list and -seconds: the totals of a profile built with index_cpus /
+ * index_seconds (profile.h), laid out as -threads: one row per selected
+ * CPU ("CPU 3"; events that recorded none: "CPU unknown") or per second of
+ * the run with events ("Second of execution 2", gprofng's names), a column
+ * per metric of the spec, sorted by the sort metric (by name: by number),
+ * <Total> first.  csv / json: cpu or second, name, the metrics. */
+int sonde_view_cpus(FILE *f, const struct sonde_profile *p, const struct sonde_view_opts *o, char *err,
+		    size_t errlen);
+int sonde_view_seconds(FILE *f, const struct sonde_profile *p, const struct sonde_view_opts *o, char *err,
+		       size_t errlen);
+
+/* gprofng's index object types and the view each is (-indxobj TYPE). */
+enum sonde_indxobj_kind {
+	SONDE_IDX_THREADS, SONDE_IDX_CPUS, SONDE_IDX_SAMPLES, SONDE_IDX_SECONDS, SONDE_IDX_PROCESSES,
+	SONDE_IDX_EXPERIMENTS,
+};
+struct sonde_indxobj {
+	const char *name; /* gprofng's: "Threads" */
+	enum sonde_indxobj_kind kind;
+	const char *command; /* the view's command: "threads" */
+	const char *what;
+};
+/* The type named name (any case), or NULL; its names joined by ", ". */
+const struct sonde_indxobj *sonde_indxobj_find(const char *name);
+void sonde_indxobj_names(char *buf, size_t len);
+/* -indxobj_list: the types, with their commands. */
+void sonde_view_indxobj_list(FILE *f, const struct sonde_view_opts *o);
+
+/* The filters sonde print has in force; a NULL or "all" list is none. */
+struct sonde_filters {
+	const char *experiments; /* -experiment_select's list */
+	size_t nsel, nall;	 /* experiments selected, loaded */
+	const char *threads, *cpus, *samples, *objects, *callpath;
+	uint64_t start_ns, end_ns; /* -time_select; both 0: none */
+};
+/* -filters: one line per filter, "all" for none; csv / json: filter,
+ * command, value. */
+void sonde_view_filters(FILE *f, const struct sonde_filters *fl, const struct sonde_view_opts *o);
+
+/* -describe: per experiment, the data it recorded (the clock profile, each
+ * traced kind) with its number of events and its fields (the fields of
+ * sonde agg's event kinds, which its predicates filter on), then sonde
+ * print's filters.  csv: experiment, kind, field, type, description. */
+void sonde_view_describe(FILE *f, const struct sonde_exp *const *exps, const char *const *names, size_t n,
+			 const struct sonde_view_opts *o);
 
 /* Process statistics of each experiment from its overview packets (first
  * to last): user and system time, page faults, block I/O, context
@@ -323,6 +412,32 @@ int sonde_view_heapstat(FILE *f, const struct sonde_exp *const *exps, size_t n,
 			const struct sonde_view_opts *o, char *err, size_t errlen);
 
 /*
+ * heaptrack's views, from the heap trace as -leaks reads it.
+ *
+ * -heap_peak: the peak of live bytes (the first event that reached the
+ * largest total, as -heapstat finds it) and, per allocation stack, the
+ * bytes and blocks of it live at that moment and the stack's
+ * allocations, largest bytes first (heaptrack's "peak memory consumers";
+ * several experiments: each one's own peak).
+ *
+ * -heap_temporary: per allocation stack, the temporary allocations (freed
+ * by the thread's next heap event, no allocation or free in between:
+ * heaptrack's definition, per thread; lib/reader/heapleaks.c) of its
+ * allocations, most first.  Both show only stacks with a part in them.
+ *
+ * -heap_timeline: per experiment, the run in at most 40 buckets (1, 2 or
+ * 5 times a power of ten, at least 1 ms): allocations, bytes allocated,
+ * frees, the live bytes at the bucket's end and the most within it (the
+ * largest of which is the peak).
+ */
+int sonde_view_heap_peak(FILE *f, const struct sonde_exp *const *exps, size_t n,
+			 const struct sonde_view_opts *o, char *err, size_t errlen);
+int sonde_view_heap_temporary(FILE *f, const struct sonde_exp *const *exps, size_t n,
+			      const struct sonde_view_opts *o, char *err, size_t errlen);
+int sonde_view_heap_timeline(FILE *f, const struct sonde_exp *const *exps, size_t n,
+			     const struct sonde_view_opts *o, char *err, size_t errlen);
+
+/*
  * -io: per file (the name the trace recorded, "<fd N>" when unknown) read
  * bytes, count and time, write bytes, count and time, other calls and
  * their time, failed calls and their time (the metrics ioreadbytes ...
@@ -331,6 +446,18 @@ int sonde_view_heapstat(FILE *f, const struct sonde_exp *const *exps, size_t n,
  */
 int sonde_view_io(FILE *f, const struct sonde_exp *const *exps, size_t n,
 		  const struct sonde_view_opts *o, char *err, size_t errlen);
+
+/* -iodetail: -io with a row per file and descriptor, "FILE (FD=N)"
+ * (er_print's iodetail, by file descriptor). */
+int sonde_view_iodetail(FILE *f, const struct sonde_exp *const *exps, size_t n,
+			const struct sonde_view_opts *o, char *err, size_t errlen);
+
+/* -iostat: er_print's I/O statistics: writes and reads (calls per size
+ * range, longest time, smallest and largest bytes, total time, calls and
+ * bytes), other calls and failed calls (longest and total time, calls),
+ * classed as -io classes them. */
+int sonde_view_iostat(FILE *f, const struct sonde_exp *const *exps, size_t n,
+		      const struct sonde_view_opts *o, char *err, size_t errlen);
 
 /* -iostacks: I/O by call stack, sorted by bytes, then calls: the top 20
  * (or -limit) stacks with their calls, bytes, time and calls by class. */
@@ -394,10 +521,6 @@ int sonde_view_source(FILE *f, struct sonde_profile *p, const struct sonde_view_
 int sonde_view_disasm(FILE *f, struct sonde_profile *p, const struct sonde_view_opts *o, uint32_t func,
 		      char *err, size_t errlen);
 
-/* Parses a time range of seconds "START-END", "START-" or "-END" (up to
- * nine decimals, read exactly) into nanoseconds since the experiment's
- * start; end 0 for none (-time of sonde print, export and report).
- * Returns 0, or -1 with a message. */
-int sonde_time_parse(const char *s, uint64_t *start_ns, uint64_t *end_ns, char *err, size_t errlen);
+/* sonde_time_parse (-time of sonde print, export and report): base/timerange.h. */
 
 #endif

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "symbols/archive.h"
+#include "symbols/symbols.h"
 #include "views/kind.h"
 #include "views/view_exp.h"
 #include "views/view_table.h"
@@ -233,6 +234,20 @@ static bool checked_object(const struct sonde_object *o, size_t i)
 	return true;
 }
 
+/* Whether reading o finds no function symbols in it (the files sonde print's
+ * one-line warning counts).  s NULL (out of memory): not known, false. */
+static bool object_unnamed(struct sonde_syms *s, const struct sonde_object *o)
+{
+	size_t before, after;
+
+	if (!s)
+		return false;
+	sonde_syms_unnamed(s, &before);
+	sonde_syms_read_object(s, o);
+	sonde_syms_unnamed(s, &after);
+	return after > before;
+}
+
 /* "Load objects:" and a WARNING for each one the analysis cannot trust:
  * rebuilt or gone since the experiment, with no archived copy. */
 static void print_object_check(FILE *out, const struct sonde_exp *exp)
@@ -260,6 +275,9 @@ static void print_object_check(FILE *out, const struct sonde_exp *exp)
 			sep = ", ";
 		}
 	fputc('\n', out);
+	struct sonde_syms *syms = sonde_syms_open(exp);
+	size_t unnamed = 0;
+
 	for (size_t i = 0; i < n; i++) {
 		if (!checked_object(o, i))
 			continue;
@@ -267,7 +285,19 @@ static void print_object_check(FILE *out, const struct sonde_exp *exp)
 								  sizeof(file), msg, sizeof(msg));
 		if (st == SONDE_OBJ_CHANGED || st == SONDE_OBJ_MISSING)
 			fprintf(out, "WARNING: %s; its functions are shown as addresses\n", msg);
+		else if (object_unnamed(syms, &o[i]))
+			unnamed++;
 	}
+	if (unnamed) {
+		size_t nu;
+		const char *const *u = sonde_syms_unnamed(syms, &nu);
+
+		fprintf(out, "No function symbols (stripped, and no debug file found; functions shown as "
+			     "addresses): %zu file%s\n", nu, nu == 1 ? "" : "s");
+		for (size_t i = 0; i < nu; i++)
+			fprintf(out, "  %s\n", u[i]);
+	}
+	sonde_syms_close(syms);
 }
 
 static void header(FILE *out, const struct sonde_exp *exp)
@@ -635,6 +665,7 @@ static void header_data(const struct sonde_emit *out, const void *arg)
 		size_t no;
 		const struct sonde_object *o = sonde_exp_objects(exp, &no);
 		char file[PATH_MAX], msg[2 * PATH_MAX];
+		struct sonde_syms *syms = sonde_syms_open(exp);
 
 		for (size_t i = 0; i < no; i++) {
 			if (!checked_object(o, i))
@@ -646,8 +677,11 @@ static void header_data(const struct sonde_emit *out, const void *arg)
 			kv_str(&k, "buildid", o[i].buildid);
 			kv_str(&k, "state", obj_state_name[st]);
 			kv_str(&k, "file", file);
+			if (syms && st != SONDE_OBJ_CHANGED && st != SONDE_OBJ_MISSING)
+				kv_bool(&k, "function_symbols", !object_unnamed(syms, &o[i]));
 			kv_close(&k);
 		}
+		sonde_syms_close(syms);
 	}
 	kv_close(&k);
 	kv_open(&k, "problems", true);

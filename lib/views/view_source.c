@@ -167,6 +167,8 @@ static int aggregate(struct agg *a, struct sonde_profile *p)
 	a->nm = sonde_model_nmetrics(p->model);
 	for (size_t s = 0; s < p->nev && !a->oom; s++) {
 		const struct sonde_evstack *ev = &p->ev[s];
+		if (ev->excluded)
+			continue; /* the call-path filter's: no values */
 		const struct sonde_exp *exp = p->exps[ev->exp];
 		struct sonde_syms *sy = p->syms[ev->exp];
 		const struct sonde_stack *st = sonde_exp_stack(exp, ev->stack_id);

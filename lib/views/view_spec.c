@@ -296,6 +296,38 @@ int sonde_namefmt_parse(enum sonde_namefmt *n, const char *s, char *err, size_t 
 	return 0;
 }
 
+int sonde_name_parse(enum sonde_namefmt *n, bool *soname, const char *s, char *err, size_t errlen)
+{
+	const char *colon = strchr(s, ':');
+	char base[16];
+
+	if (!colon) {
+		*soname = false;
+		return sonde_namefmt_parse(n, s, err, errlen);
+	}
+	if (colon - s >= (long)sizeof(base) || (strcmp(colon + 1, "soname") && strcmp(colon + 1, "nosoname"))) {
+		snprintf(err, errlen, "unknown name format '%s' (long, short or mangled, optionally with "
+			 ":soname or :nosoname)", s);
+		return -1;
+	}
+	snprintf(base, sizeof(base), "%.*s", (int)(colon - s), s);
+	if (sonde_namefmt_parse(n, base, err, errlen) < 0)
+		return -1;
+	*soname = !strcmp(colon + 1, "soname");
+	return 0;
+}
+
+int sonde_viewmode_parse(enum sonde_viewmode *v, const char *s, char *err, size_t errlen)
+{
+	static const char *const w[] = { "user", "expert", "machine" };
+	int i = word(s, w, 3, "view mode", err, errlen);
+
+	if (i < 0)
+		return -1;
+	*v = (enum sonde_viewmode)i;
+	return 0;
+}
+
 int sonde_compare_parse(enum sonde_compare *c, const char *s, char *err, size_t errlen)
 {
 	static const char *const w[] = { "off", "on", "delta", "ratio" };
@@ -425,71 +457,4 @@ size_t sonde_view_find(const struct sonde_model *m, const char *name, enum sonde
 		memcpy(cands, all, (k < max ? k : max) * sizeof(*cands));
 	free(all);
 	return k;
-}
-
-/* Seconds with up to nine decimals, exactly, into ns: the end of the
- * number in *end.  -1 when there is no number or it is too large. */
-static int parse_sec(const char *s, const char **end, uint64_t *ns)
-{
-	uint64_t sec = 0, frac = 0;
-	int digits = 0, fd = 0;
-
-	while (*s >= '0' && *s <= '9') {
-		if (sec > 1000000000ull)
-			return -1;
-		sec = sec * 10 + (uint64_t)(*s++ - '0');
-		digits++;
-	}
-	if (*s == '.') {
-		s++;
-		while (*s >= '0' && *s <= '9') {
-			if (fd < 9) {
-				frac = frac * 10 + (uint64_t)(*s - '0');
-				fd++;
-			} else if (*s != '0') {
-				return -1; /* below a nanosecond */
-			}
-			s++;
-			digits++;
-		}
-	}
-	if (!digits)
-		return -1;
-	while (fd < 9) {
-		frac *= 10;
-		fd++;
-	}
-	*ns = sec * 1000000000ull + frac;
-	*end = s;
-	return 0;
-}
-
-int sonde_time_parse(const char *s, uint64_t *start_ns, uint64_t *end_ns, char *err, size_t errlen)
-{
-	const char *p = s, *e;
-	uint64_t a = 0, b = 0;
-
-	if (*p != '-') {
-		if (parse_sec(p, &e, &a) < 0)
-			goto bad;
-		p = e;
-	}
-	if (*p++ != '-')
-		goto bad;
-	if (*p) {
-		if (parse_sec(p, &e, &b) < 0 || *e)
-			goto bad;
-		if (b <= a) {
-			snprintf(err, errlen, "time range '%s' ends before it starts", s);
-			return -1;
-		}
-	} else if (p - 1 == s) {
-		goto bad; /* "-" alone */
-	}
-	*start_ns = a;
-	*end_ns = b;
-	return 0;
-bad:
-	snprintf(err, errlen, "'%s' is not a time range in seconds (START-END, START- or -END, like 0.5-1.25)", s);
-	return -1;
 }

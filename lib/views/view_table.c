@@ -401,7 +401,7 @@ void vt_text_rows(FILE *f, struct vt_table *t, size_t from, size_t to)
 					continue;
 				if (!first)
 					lb_add(&b, " ", 0, false);
-				if (t->hotcol && row->c[i].null) /* annotations: no value, no mark */
+				if ((t->hotcol || t->blanks) && row->c[i].null) /* annotations: no value, no mark */
 					buf[0] = '\0';
 				else
 					fmt_cell(buf, sizeof(buf), &t->s[i], &row->c[i]);
@@ -418,6 +418,51 @@ void vt_text_rows(FILE *f, struct vt_table *t, size_t from, size_t to)
 			put_line(f, b.s);
 	}
 	free(b.s);
+}
+
+/* ---- summary blocks ------------------------------------------------------- */
+
+void vt_text_summary(FILE *f, struct vt_table *t, size_t from, size_t to)
+{
+	char buf[128];
+
+	for (size_t r = from; r < to && r < t->nrows; r++) {
+		const struct vt_row *row = &t->rows[r];
+
+		if (r > from)
+			fputc('\n', f);
+		fprintf(f, "%s\n", row->text);
+		for (int g = 0; g < t->ngroups; g++) {
+			const char *label = t->g[g].ltitle[0] ? t->g[g].ltitle : t->g[g].title;
+			fprintf(f, "\t%24s:", label);
+			for (int i = 0; i < t->nsubs; i++) {
+				const struct vt_sub *s = &t->s[i];
+				const struct vt_cell *c = &row->c[i];
+
+				if (s->group != g || !s->text)
+					continue;
+				/* a percentage in parentheses after the value, as er_print's */
+				if (s->kind == VT_PCT && !c->null && c->d == 0)
+					snprintf(buf, sizeof(buf), "(  0. %%)");
+				else if (s->kind == VT_PCT && !c->null)
+					snprintf(buf, sizeof(buf), "(%5.1f%%)", c->d);
+				else
+					fmt_cell(buf, sizeof(buf), s, c);
+				fprintf(f, " %s", buf);
+			}
+			fputc('\n', f);
+		}
+		for (int i = 0; i < t->nfields; i++) {
+			if (!t->flabel[i] || row->f[i].null)
+				continue;
+			fprintf(f, "\t%24s: ", t->flabel[i]);
+			if (!row->f[i].null && row->f[i].s)
+				fputs(row->f[i].s, f);
+			else if (!row->f[i].null)
+				fprintf(f, "0x%" PRIx64, (uint64_t)row->f[i].i);
+			fputc('\n', f);
+		}
+	}
 }
 
 /* ---- csv and json ----------------------------------------------------------- */
@@ -446,7 +491,12 @@ static void csv_bytes(FILE *f, const char *s)
 
 void vt_csv_str(FILE *f, const char *s)
 {
-	bool quote = strpbrk(s, ",\"\n\r") != NULL;
+	vt_csv_str_sep(f, s, ',');
+}
+
+void vt_csv_str_sep(FILE *f, const char *s, char sep)
+{
+	bool quote = strpbrk(s, "\"\n\r") != NULL || strchr(s, sep) != NULL;
 
 	if (quote)
 		fputc('"', f);
@@ -527,17 +577,17 @@ static void csv_cell(FILE *f, const struct vt_sub *s, const struct vt_cell *c)
 		fputs("inf", f);
 }
 
-void vt_csv(FILE *f, const struct vt_table *t)
+void vt_csv(FILE *f, const struct vt_table *t, char sep)
 {
 	for (int i = 0; i < t->nfields; i++) {
 		if (i)
-			fputc(',', f);
-		vt_csv_str(f, t->field[i]);
+			fputc(sep, f);
+		vt_csv_str_sep(f, t->field[i], sep);
 	}
 	for (int i = 0; i < t->nsubs; i++) {
 		if (i || t->nfields)
-			fputc(',', f);
-		vt_csv_str(f, t->s[i].key);
+			fputc(sep, f);
+		vt_csv_str_sep(f, t->s[i].key, sep);
 	}
 	fputc('\n', f);
 	for (size_t r = 0; r < t->nrows; r++) {
@@ -545,17 +595,17 @@ void vt_csv(FILE *f, const struct vt_table *t)
 
 		for (int i = 0; i < t->nfields; i++) {
 			if (i)
-				fputc(',', f);
+				fputc(sep, f);
 			if (row->f[i].null)
 				continue;
 			if (row->f[i].s)
-				vt_csv_str(f, row->f[i].s);
+				vt_csv_str_sep(f, row->f[i].s, sep);
 			else
 				fprintf(f, "%" PRId64, row->f[i].i);
 		}
 		for (int i = 0; i < t->nsubs; i++) {
 			if (i || t->nfields)
-				fputc(',', f);
+				fputc(sep, f);
 			csv_cell(f, &t->s[i], &row->c[i]);
 		}
 		fputc('\n', f);

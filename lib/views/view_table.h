@@ -40,6 +40,7 @@ struct vt_sub {
 struct vt_group {
 	char title[96]; /* words, wrapped to the width */
 	char top[64];	/* a line above the title (compare: the experiment), may be "" */
+	char ltitle[96]; /* summary blocks' label ("Exclusive Total CPU Time"); "": title */
 	bool sort;	/* the sort column: its title ends with '*' */
 	int width;	/* computed */
 };
@@ -69,11 +70,13 @@ struct vt_table {
 	struct vt_group g[VT_MAX_GROUPS];
 	struct vt_sub s[VT_MAX_SUBS];
 	const char *field[VT_MAX_FIELDS]; /* identity keys: "name", "object", ... */
+	const char *flabel[VT_MAX_FIELDS]; /* summary blocks' label of a field; NULL: not shown */
 	struct vt_row *rows;
 	size_t nrows, cap;
 	char **strs; /* strings owned by the table */
 	size_t nstrs, scap;
 	bool measured;
+	bool blanks; /* text: a cell without a value is blank, not "-" */
 	bool hotcol; /* text rows start with "## " (hot) or "   " (annotated source) */
 	const char *namecol; /* text: the last column's title; NULL: "Name" */
 };
@@ -119,8 +122,14 @@ static inline void vt_set_n(struct vt_row *r, int field, int64_t v)
 void vt_text_header(FILE *f, struct vt_table *t);
 void vt_text_rows(FILE *f, struct vt_table *t, size_t from, size_t to);
 
-/* CSV: the header line and every row. */
-void vt_csv(FILE *f, const struct vt_table *t);
+/* Text, er_print's fsummary form: rows [from, to) each as a block, its
+ * name, then a line per column group ("Exclusive Total CPU Time: 0.130
+ * ( 65.0%)") and per labelled field ("Load Object: /bin/x"). */
+void vt_text_summary(FILE *f, struct vt_table *t, size_t from, size_t to);
+
+/* CSV: the header line and every row, fields separated by sep (',', or
+ * the delimiter of a delimited text form). */
+void vt_csv(FILE *f, const struct vt_table *t, char sep);
 
 /* JSON: one row as an object; rows [from, to) as an array. */
 void vt_json_row(FILE *f, const struct vt_table *t, size_t r);
@@ -130,5 +139,7 @@ void vt_json_rows(FILE *f, const struct vt_table *t, size_t from, size_t to);
 void vt_json_str(FILE *f, const char *s);
 void vt_json_double(FILE *f, double d);
 void vt_csv_str(FILE *f, const char *s);
+/* The same with sep as the separator: quoted when it holds sep. */
+void vt_csv_str_sep(FILE *f, const char *s, char sep);
 
 #endif

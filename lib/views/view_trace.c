@@ -475,12 +475,317 @@ nomem:
 	return view_end(sels, n, &g, &nm, NULL, f, false, err, errlen);
 }
 
+/* ---- -heap_peak and -heap_temporary (heaptrack's views) ------------------------ */
+
+enum { HP_PEAK, HP_BLOCKS, HP_CALLS, HP_TEMP };
+
+/* Drops the groups whose v[k] is 0 (stacks with no part in the view). */
+static void keep_nonzero(struct grouping *g, int k)
+{
+	size_t m = 0;
+
+	for (size_t i = 0; i < g->n; i++) {
+		if (g->v[i].v[k]) {
+			g->v[m++] = g->v[i];
+			continue;
+		}
+		free(g->v[i].stack);
+	}
+	g->n = m;
+}
+
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+/*
+ * Both group every allocation by stack (its calls, as heaptrack's "over N
+ * calls"), peak: with the bytes and blocks of it live at the peak of its
+ * experiment; temporary: with its temporary allocations.
+ */
+static int heaptrack_view(FILE *f, const struct sonde_exp *const *exps, size_t n, bool peak,
+			  const struct sonde_view_opts *o, char *err, size_t errlen)
+{
+	struct sonde_sample_sel **sels = sels_new(exps, n, o);
+
+	if (!sels)
+		return oom(err, errlen);
+	struct grouping g = { 0 };
+	struct namer nm;
+	uint64_t total = 0, calls = 0, peak_bytes = 0, peak_ns = 0, nexp = 0;
+	const char *peak_exp = NULL;
+	int key = peak ? HP_PEAK : HP_TEMP;
+
+	if (namer_init(&nm, exps, n, o->names) < 0) {
+		sels_free(sels, n);
+		return oom(err, errlen);
+	}
+	for (size_t e = 0; e < n; e++) {
+		size_t ne;
+		const struct sonde_heap_event *he = sonde_exp_heap_events(exps[e], &ne);
+		uint64_t *left = NULL;
+		bool *temp = NULL;
+		struct sonde_heap_match m;
+
+		if (!he || !ne)
+			continue;
+		nexp++;
+		if (peak ? !(left = malloc(ne * sizeof(*left))) || sonde_heap_peak_left(exps[e], left, &m) < 0
+			 : !(temp = malloc(ne * sizeof(*temp))) || sonde_heap_temporary(exps[e], temp) < 0) {
+			free(left);
+			free(temp);
+			goto nomem;
+		}
+		if (peak && (m.peak_bytes > peak_bytes || !peak_exp)) {
+			peak_bytes = m.peak_bytes;
+			peak_ns = rel_time(exps[e], m.peak_ns);
+			peak_exp = sonde_exp_info(exps[e])->name;
+		}
+		for (size_t i = 0; i < ne; i++) {
+			if (!(he[i].flags & SONDE_HEAPF_ALLOC) || (he[i].flags & SONDE_HEAPF_FAILED) ||
+			    !sonde_sample_sel_has(sels[e], he[i].time_ns) || !in_window(o, exps[e], he[i].time_ns))
+				continue;
+			struct grp *r = group(&g, (uint32_t)e, 0, he[i].stack_id,
+						 sonde_exp_map_epoch(exps[e], he[i].time_ns, NULL, NULL),
+						 he[i].time_ns);
+
+			if (!r) {
+				free(left);
+				free(temp);
+				goto nomem;
+			}
+			r->v[HP_CALLS]++;
+			calls++;
+			if (peak && left[i]) {
+				add_wrap(&r->v[HP_PEAK], (int64_t)left[i]);
+				r->v[HP_BLOCKS]++;
+				total += left[i];
+			} else if (!peak && temp[i]) {
+				r->v[HP_TEMP]++;
+				total++;
+			}
+		}
+		free(left);
+		free(temp);
+	}
+	if (merge_stacks(&g, &nm) < 0)
+		goto nomem;
+	keep_nonzero(&g, key);
+	sort_groups(&g, key, HP_CALLS);
+	size_t shown = o->limit && o->limit < g.n ? o->limit : g.n;
+	struct sonde_emit em;
+
+	em_init(&em, f, o->mode);
+	if (peak) {
+		em_text(&em, "Peak of the live heap: %" PRIu64 " bytes", peak_bytes);
+		if (peak_bytes)
+			em_text(&em, " at %.3f s%s%s", (double)peak_ns / 1e9, nexp > 1 ? " in " : "",
+				nexp > 1 ? peak_exp : "");
+		em_text(&em, "; %" PRIu64 " bytes of it allocated by %zu %s%s\n", total, g.n,
+			plural(g.n, "stack", "stacks"),
+			nexp > 1 ? " (each process's own peak, added together)" : "");
+		em_csv(&em, "bytes,blocks,allocations,stack\n");
+		em_csv(&em, "%" PRIu64 ",,%" PRIu64 ",%s\n", total, calls, TOTAL_NAME);
+	} else {
+		em_text(&em, "%" PRIu64 " temporary %s of %" PRIu64 " (%.2f%%)\n", total,
+			plural(total, "allocation", "allocations"), calls, pct(total, calls));
+		em_csv(&em, "temporary,allocations,stack\n");
+		em_csv(&em, "%" PRIu64 ",%" PRIu64 ",%s\n", total, calls, TOTAL_NAME);
+	}
+	em_obj(&em, NULL);
+	em_s(&em, "view", peak ? "heap_peak" : "heap_temporary");
+	if (peak) {
+		em_u(&em, "peak_bytes", peak_bytes);
+		em_u(&em, "peak_ns", peak_ns);
+		em_u(&em, "bytes", total);
+	} else {
+		em_u(&em, "temporary", total);
+	}
+	em_u(&em, "allocations", calls);
+	em_u(&em, "stacks", g.n);
+	em_arr(&em, "rows");
+	for (size_t i = 0; i < shown; i++) {
+		const struct grp *r = &g.v[i];
+
+		if (peak)
+			em_text(&em, "\nPeak #%zu: %" PRId64 " bytes (%.2f%%) in %" PRId64 " %s, of %" PRId64
+				     " %s\n",
+				i + 1, r->v[HP_PEAK], pct((uint64_t)r->v[HP_PEAK], peak_bytes), r->v[HP_BLOCKS],
+				plural((uint64_t)r->v[HP_BLOCKS], "block", "blocks"), r->v[HP_CALLS],
+				plural((uint64_t)r->v[HP_CALLS], "allocation", "allocations"));
+		else
+			em_text(&em, "\nTemporary #%zu: %" PRId64 " of %" PRId64 " %s (%.2f%%)\n", i + 1,
+				r->v[HP_TEMP], r->v[HP_CALLS], plural((uint64_t)r->v[HP_CALLS], "allocation", "allocations"),
+				pct((uint64_t)r->v[HP_TEMP], (uint64_t)r->v[HP_CALLS]));
+		em_text_with(&em, text_stack, r->stack);
+		em_row(&em);
+		if (peak) {
+			em_i(&em, "bytes", r->v[HP_PEAK]);
+			em_i(&em, "blocks", r->v[HP_BLOCKS]);
+		} else {
+			em_i(&em, "temporary", r->v[HP_TEMP]);
+		}
+		em_i(&em, "allocations", r->v[HP_CALLS]);
+		em_lines(&em, "stack", r->stack, ";");
+		em_row_end(&em);
+	}
+	if (shown < g.n)
+		em_text(&em, "\n(%zu more %s; -limit 0 shows all)\n", g.n - shown,
+			plural(g.n - shown, "stack", "stacks"));
+	em_end(&em);
+	em_end_doc(&em);
+	return view_end(sels, n, &g, &nm, NULL, f, true, err, errlen);
+nomem:
+	return view_end(sels, n, &g, &nm, NULL, f, false, err, errlen);
+}
+
+int sonde_view_heap_peak(FILE *f, const struct sonde_exp *const *exps, size_t n,
+			 const struct sonde_view_opts *o, char *err, size_t errlen)
+{
+	return heaptrack_view(f, exps, n, true, o, err, errlen);
+}
+
+int sonde_view_heap_temporary(FILE *f, const struct sonde_exp *const *exps, size_t n,
+			      const struct sonde_view_opts *o, char *err, size_t errlen)
+{
+	return heaptrack_view(f, exps, n, false, o, err, errlen);
+}
+
+/* ---- -heap_timeline ------------------------------------------------------------- */
+
+#define TL_ROWS 40 /* at most, as -overview's timeline */
+
+struct tl_bucket {
+	uint64_t allocs, bytes, frees, live, max_live; /* live: at its end */
+};
+
+struct tl_walk {
+	uint64_t t0, width, nb;
+	struct tl_bucket *b;
+	uint64_t live, last; /* the live bytes after the last event, its bucket */
+};
+
+static void tl_each(void *arg, const struct sonde_heap_event *e, uint64_t live)
+{
+	struct tl_walk *w = arg;
+	uint64_t k = e->time_ns > w->t0 ? (e->time_ns - w->t0) / w->width : 0;
+
+	if (k >= w->nb)
+		k = w->nb - 1;
+	/* the buckets without events between two that have some hold
+	 * what was live */
+	for (uint64_t j = w->last + 1; j <= k && j < w->nb; j++)
+		w->b[j].live = w->b[j].max_live = w->live;
+	if (k > w->last)
+		w->last = k;
+	struct tl_bucket *b = &w->b[k];
+
+	if (!(e->flags & SONDE_HEAPF_FAILED)) {
+		if (e->flags & SONDE_HEAPF_ALLOC) {
+			b->allocs++;
+			b->bytes += e->bytes;
+		} else if (e->flags & SONDE_HEAPF_FREE) {
+			b->frees++;
+		}
+	}
+	b->live = live;
+	if (live > b->max_live)
+		b->max_live = live;
+	w->live = live;
+}
+
+/* A bucket width of 1, 2 or 5 times a power of ten ns, at least the
+ * tracing clock's millisecond, that puts span into TL_ROWS buckets. */
+static uint64_t tl_width(uint64_t span)
+{
+	static const uint64_t steps[] = { 1, 2, 5 };
+
+	for (uint64_t p = 1000000;; p *= 10)
+		for (int i = 0; i < 3; i++)
+			if (span / (steps[i] * p) < TL_ROWS || p >= UINT64_MAX / 50)
+				return steps[i] * p;
+}
+
+int sonde_view_heap_timeline(FILE *f, const struct sonde_exp *const *exps, size_t n,
+			     const struct sonde_view_opts *o, char *err, size_t errlen)
+{
+	struct sonde_emit em;
+	size_t nexp = 0;
+
+	em_init(&em, f, o->mode);
+	em_csv(&em, "experiment,start_ns,end_ns,allocations,bytes,frees,live_bytes,max_live_bytes\n");
+	em_obj(&em, NULL);
+	em_s(&em, "view", "heap_timeline");
+	em_arr(&em, "experiments");
+	for (size_t e = 0; e < n; e++) {
+		const struct sonde_exp_info *in = sonde_exp_info(exps[e]);
+		struct sonde_heap_match m;
+		struct tl_walk w = { 0 };
+
+		if (!sonde_exp_heap_count(exps[e]))
+			continue;
+		w.t0 = in->start_ns;
+		uint64_t span = in->end_ns > in->start_ns ? in->end_ns - in->start_ns : 0;
+
+		w.width = tl_width(span);
+		w.nb = span / w.width + 1;
+		if (!(w.b = calloc(w.nb, sizeof(*w.b))))
+			return oom(err, errlen);
+		if (sonde_heap_walk(exps[e], tl_each, &w, &m) < 0) {
+			free(w.b);
+			return oom(err, errlen);
+		}
+		for (uint64_t j = w.last + 1; j < w.nb; j++)
+			w.b[j].live = w.b[j].max_live = w.live;
+		em_text(&em, "%sLive heap of %s over time (every %.3f s): peak %" PRIu64 " bytes at %.3f s\n\n",
+			nexp ? "\n" : "", in->name, (double)w.width / 1e9, m.peak_bytes,
+			(double)rel_time(exps[e], m.peak_ns) / 1e9);
+		em_text(&em, "%10s  %10s  %12s  %14s  %10s  %14s  %14s\n", "Start (s)", "End (s)", "Allocations",
+			"Bytes", "Frees", "Live Bytes", "Max Live Bytes");
+		em_obj(&em, NULL);
+		em_s(&em, "experiment", in->name);
+		em_u(&em, "bucket_ns", w.width);
+		em_u(&em, "peak_bytes", m.peak_bytes);
+		em_u(&em, "peak_ns", rel_time(exps[e], m.peak_ns));
+		em_arr(&em, "rows");
+		for (uint64_t j = 0; j < w.nb; j++) {
+			const struct tl_bucket *b = &w.b[j];
+			uint64_t lo = j * w.width, hi = lo + w.width;
+
+			em_text(&em, "%10.3f  %10.3f  %12" PRIu64 "  %14" PRIu64 "  %10" PRIu64 "  %14" PRIu64
+				     "  %14" PRIu64 "\n",
+				(double)lo / 1e9, (double)hi / 1e9, b->allocs, b->bytes, b->frees, b->live,
+				b->max_live);
+			em_row(&em);
+			em_s_csv(&em, "experiment", in->name);
+			em_u(&em, "start_ns", lo);
+			em_u(&em, "end_ns", hi);
+			em_u(&em, "allocations", b->allocs);
+			em_u(&em, "bytes", b->bytes);
+			em_u(&em, "frees", b->frees);
+			em_u(&em, "live_bytes", b->live);
+			em_u(&em, "max_live_bytes", b->max_live);
+			em_row_end(&em);
+		}
+		em_end(&em);
+		em_end(&em);
+		free(w.b);
+		nexp++;
+	}
+	if (!nexp)
+		em_text(&em, "No heap events\n");
+	em_end(&em);
+	em_end_doc(&em);
+	return vw_finish(f, err, errlen);
+}
+
 /* ---- -heapstat ------------------------------------------------------------------ */
 
 #define NBUCKETS SONDE_HEAP_NBUCKETS
 
 struct heapstat {
-	uint64_t allocs, bytes, leaks, leaked, frees, unmatched, failed;
+	uint64_t allocs, bytes, leaks, leaked, frees, unmatched, failed, temporary;
 	uint64_t peak, peak_ns; /* peak_ns: since its experiment's start */
 	const char *peak_exp;
 	uint64_t largest, smallest; /* smallest: UINT64_MAX without allocations */
@@ -502,6 +807,7 @@ static const struct {
 	S("peak_bytes", "Peak Live Bytes", peak),
 	S("largest", "Largest Allocation", largest),
 	S("smallest", "Smallest Allocation", smallest),
+	S("temporary", "Temporary Allocations", temporary), /* last: csv columns keep their places */
 #undef S
 };
 #define NHS (sizeof(hs_rows) / sizeof(hs_rows[0]))
@@ -544,6 +850,7 @@ int sonde_view_heapstat(FILE *f, const struct sonde_exp *const *exps, size_t n,
 			s.peak_exp = sonde_exp_info(exps[e])->name;
 		}
 		s.failed += hs.failed;
+		s.temporary += hs.temporary;
 		s.allocs += hs.allocs;
 		s.bytes += hs.bytes;
 		s.frees += hs.frees;
@@ -580,6 +887,8 @@ int sonde_view_heapstat(FILE *f, const struct sonde_exp *const *exps, size_t n,
 		if (!strcmp(hs_rows[i].key, "peak_bytes") && s.peak)
 			em_text(&em, " (at %.3f s%s%s)", (double)s.peak_ns / 1e9, nexp > 1 ? " in " : "",
 				nexp > 1 ? s.peak_exp : "");
+		if (!strcmp(hs_rows[i].key, "temporary") && s.allocs)
+			em_text(&em, " (%.2f%% of the allocations)", pct(s.temporary, s.allocs));
 		em_text(&em, "\n");
 	}
 	em_text(&em, "\nAllocations by size (bytes):\n\n");
@@ -684,8 +993,8 @@ static int cmp_name(const void *x, const void *y)
 	return p->order < q->order ? -1 : p->order > q->order;
 }
 
-int sonde_view_io(FILE *f, const struct sonde_exp *const *exps, size_t n,
-		  const struct sonde_view_opts *o, char *err, size_t errlen)
+static int io_view(FILE *f, const struct sonde_exp *const *exps, size_t n,
+		   const struct sonde_view_opts *o, bool by_fd, char *err, size_t errlen)
 {
 	struct sonde_sample_sel **sels = sels_new(exps, n, o);
 
@@ -706,20 +1015,27 @@ int sonde_view_io(FILE *f, const struct sonde_exp *const *exps, size_t n,
 			if (!sonde_sample_sel_has(sels[e], ie[i].time_ns) || !in_window(o, exps[e], ie[i].time_ns))
 				continue;
 			bool known = ie[i].file_id != 0;
+			/* -iodetail: a group per file and descriptor (the
+			 * descriptor mixed into the key as an epoch is) */
 			struct grp *r = group(&g, (uint32_t)e, known ? 0 : 1,
-					      known ? ie[i].file_id : (uint64_t)(uint32_t)ie[i].fd, 0, ie[i].time_ns);
+					      known ? ie[i].file_id : (uint64_t)(uint32_t)ie[i].fd,
+					      by_fd && known ? (uint32_t)ie[i].fd + 1 : 0, ie[i].time_ns);
 
 			if (!r)
 				goto nomem;
 			if (!r->name) {
 				const char *name = known ? sonde_exp_io_file(exps[e], ie[i].file_id) : NULL;
-				char buf[32];
+				char buf[32], *full = NULL;
 
 				if (!name) {
 					snprintf(buf, sizeof(buf), "<fd %d>", (int)ie[i].fd);
 					name = buf;
+				} else if (by_fd && ie[i].fd >= 0 && asprintf(&full, "%s (FD=%d)", name, (int)ie[i].fd) >= 0) {
+					name = full;
 				}
-				if (!(r->name = vt_str(&t, name)))
+				r->name = vt_str(&t, name);
+				free(full);
+				if (!r->name)
 					goto nomem;
 			}
 			io_add(r, &ie[i]);
@@ -767,14 +1083,158 @@ int sonde_view_io(FILE *f, const struct sonde_exp *const *exps, size_t n,
 	struct sonde_emit em;
 
 	em_init(&em, f, o->mode);
-	em_text(&em, "I/O by file, sorted by bytes read and written\n\n");
+	em_text(&em, "I/O by file%s, sorted by bytes read and written\n\n", by_fd ? " and descriptor" : "");
 	em_obj(&em, NULL);
-	em_s(&em, "view", "io");
+	em_s(&em, "view", by_fd ? "iodetail" : "io");
 	em_u(&em, "files", g.n);
 	vw_table_body(&em, &t);
 	return view_end(sels, n, &g, NULL, &t, f, true, err, errlen);
 nomem:
 	return view_end(sels, n, &g, NULL, &t, f, false, err, errlen);
+}
+
+int sonde_view_io(FILE *f, const struct sonde_exp *const *exps, size_t n,
+		  const struct sonde_view_opts *o, char *err, size_t errlen)
+{
+	return io_view(f, exps, n, o, false, err, errlen);
+}
+
+int sonde_view_iodetail(FILE *f, const struct sonde_exp *const *exps, size_t n,
+			const struct sonde_view_opts *o, char *err, size_t errlen)
+{
+	return io_view(f, exps, n, o, true, err, errlen);
+}
+
+/* -iostat's size ranges (er_print's): [lo, next lo) bytes. */
+static const struct {
+	uint64_t lo;
+	const char *label;
+} io_ranges[] = {
+	{ 0, "0KB - 1KB" },	      { 1024, "1KB - 8KB" },	       { 8192, "8KB - 32KB" },
+	{ 32768, "32KB - 128KB" },    { 131072, "128KB - 256KB" },    { 262144, "256KB - 512KB" },
+	{ 524288, "512KB - 1000KB" }, { 1024000, "1000KB - 10MB" },   { 10485760, "10MB - 100MB" },
+	{ 104857600, "100MB - 1GB" }, { 1073741824, "1GB - 10GB" },   { 10737418240ull, "10GB - 100GB" },
+	{ 107374182400ull, "100GB - 1TB" }, { 1099511627776ull, "1TB - 10TB" },
+};
+#define NRANGES (sizeof(io_ranges) / sizeof(io_ranges[0]))
+
+struct iost {
+	uint64_t calls, bytes, time, longest, smallest, largest;
+	uint64_t range[NRANGES];
+};
+
+static void iost_add(struct iost *s, const struct sonde_io_event *e, bool sized)
+{
+	uint64_t b = e->bytes > 0 ? (uint64_t)e->bytes : 0;
+
+	s->calls++;
+	s->time += e->dur_ns;
+	if (e->dur_ns > s->longest)
+		s->longest = e->dur_ns;
+	if (!sized)
+		return;
+	s->bytes += b;
+	if (s->calls == 1 || b < s->smallest)
+		s->smallest = b;
+	if (b > s->largest)
+		s->largest = b;
+	size_t k = NRANGES - 1;
+
+	while (k > 0 && b < io_ranges[k].lo)
+		k--;
+	s->range[k]++;
+}
+
+static void iost_out(struct sonde_emit *em, const char *key, const char *title, const char *what,
+		     const struct iost *s, bool sized)
+{
+	em_obj(em, key);
+	em_text(em, "%s\n", title);
+	if (sized) {
+		em_text(em, "%-33s %s Calls\n", "I/O Size Range", what);
+		em_text(em, "-------------------------------------------------------\n");
+		em_arr(em, "ranges");
+		for (size_t k = 0; k < NRANGES; k++) {
+			if (!s->range[k])
+				continue;
+			em_text(em, "  %-31s %" PRIu64 "\n", io_ranges[k].label, s->range[k]);
+			em_row(em);
+			em_s_csv(em, "kind", key);
+			em_u(em, "size_lo", io_ranges[k].lo);
+			em_u(em, "calls", s->range[k]);
+			em_row_end(em);
+		}
+		em_end(em);
+		em_text(em, "\n");
+	} else {
+		em_text(em, "-----------------------------------------------------\n");
+	}
+	em_text(em, "%-33s %.6f (secs.)\n", "Longest time", (double)s->longest / 1e9);
+	if (sized) {
+		em_text(em, "%-33s %" PRIu64 "\n", "Smallest bytes", s->smallest);
+		em_text(em, "%-33s %" PRIu64 "\n", "Largest bytes", s->largest);
+	}
+	em_text(em, "%-33s %.6f (secs.)\n", "Total time", (double)s->time / 1e9);
+	em_text(em, "%-33s %" PRIu64 "\n", "Total calls", s->calls);
+	if (sized)
+		em_text(em, "%-33s %" PRIu64 "\n", "Total bytes", s->bytes);
+	em_text(em, "\n");
+	em_row(em);
+	em_s_csv(em, "kind", key);
+	em_u(em, "calls", s->calls);
+	em_u(em, "bytes", s->bytes);
+	em_u(em, "time_ns", s->time);
+	em_u(em, "longest_ns", s->longest);
+	em_u(em, "smallest", s->smallest);
+	em_u(em, "largest", s->largest);
+	em_row_end(em);
+	em_end(em);
+}
+
+int sonde_view_iostat(FILE *f, const struct sonde_exp *const *exps, size_t n,
+		      const struct sonde_view_opts *o, char *err, size_t errlen)
+{
+	struct sonde_sample_sel **sels = sels_new(exps, n, o);
+	struct iost w, r, oth, er;
+
+	if (!sels)
+		return oom(err, errlen);
+	memset(&w, 0, sizeof(w));
+	memset(&r, 0, sizeof(r));
+	memset(&oth, 0, sizeof(oth));
+	memset(&er, 0, sizeof(er));
+	for (size_t e = 0; e < n; e++) {
+		size_t ne;
+		const struct sonde_io_event *ie = sonde_exp_io_events(exps[e], &ne);
+
+		for (size_t i = 0; ie && i < ne; i++) {
+			if (!sonde_sample_sel_has(sels[e], ie[i].time_ns) || !in_window(o, exps[e], ie[i].time_ns))
+				continue;
+			/* classed as -io classes them: a failed call is only an error */
+			if (ie[i].flags & SONDE_IOF_ERROR)
+				iost_add(&er, &ie[i], false);
+			else if (SONDE_IO_IS_WRITE(ie[i].func))
+				iost_add(&w, &ie[i], true);
+			else if (SONDE_IO_IS_READ(ie[i].func))
+				iost_add(&r, &ie[i], true);
+			else
+				iost_add(&oth, &ie[i], false);
+		}
+	}
+	sels_free(sels, n);
+
+	struct sonde_emit em;
+
+	em_init(&em, f, o->mode);
+	em_csv(&em, "kind,calls,bytes,time_ns,longest_ns,smallest,largest\n");
+	em_obj(&em, NULL);
+	em_s(&em, "view", "iostat");
+	iost_out(&em, "write", "Write Statistics", "Write", &w, true);
+	iost_out(&em, "read", "Read Statistics", "Read", &r, true);
+	iost_out(&em, "other", "Other I/O Statistics", "", &oth, false);
+	iost_out(&em, "error", "I/O Error Statistics", "", &er, false);
+	em_end_doc(&em);
+	return vw_finish(f, err, errlen);
 }
 
 int sonde_view_iostacks(FILE *f, const struct sonde_exp *const *exps, size_t n,

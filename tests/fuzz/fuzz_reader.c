@@ -451,6 +451,32 @@ static void walk_traces(const struct sonde_exp *exp)
 			INVARIANT(sonde_heap_leaks(exp, leaked, NULL) == nl);
 		}
 		free(leaked);
+		/* heaptrack's views: what is live at the peak adds up to it,
+		 * and only successful allocations are temporary */
+		uint64_t *left = malloc(n * sizeof(*left));
+		bool *temp = malloc(n * sizeof(*temp));
+		long nt;
+
+		if (left && sonde_heap_peak_left(exp, left, &m) == 0) {
+			uint64_t sum = 0;
+
+			for (size_t i = 0; i < n; i++)
+				sum += left[i];
+			INVARIANT(sum == m.peak_bytes);
+		}
+		if (temp && (nt = sonde_heap_temporary(exp, temp)) >= 0) {
+			long count = 0;
+
+			for (size_t i = 0; i < n; i++)
+				if (temp[i]) {
+					INVARIANT((he[i].flags & SONDE_HEAPF_ALLOC) &&
+						  !(he[i].flags & SONDE_HEAPF_FAILED));
+					count++;
+				}
+			INVARIANT(count == nt);
+		}
+		free(left);
+		free(temp);
 	}
 
 	const struct sonde_io_event *ie = sonde_exp_io_events(exp, &n);
@@ -495,6 +521,7 @@ static void run_trace_views(const struct sonde_exp *exp)
 			o.limit = mode == SONDE_PM_TEXT ? 0 : mode == SONDE_PM_CSV ? 1 : 3;
 			o.names = (enum sonde_namefmt)(mode % 3);
 			sonde_view_heapstat(devnull, two, ne, &o, err, sizeof(err));
+			sonde_view_heap_timeline(devnull, two, ne, &o, err, sizeof(err));
 			sonde_view_io(devnull, two, ne, &o, err, sizeof(err));
 			sonde_view_sync(devnull, two, ne, &o, err, sizeof(err));
 			/* These name stacks with the symbol layer (slower): in
@@ -502,6 +529,8 @@ static void run_trace_views(const struct sonde_exp *exp)
 			if ((modes_per_input == 1 || mode == (int)((rot + ne) % 3)) && symbols_now()) {
 				sonde_view_heap_stacks(devnull, two, ne, true, &o, err, sizeof(err));
 				sonde_view_heap_stacks(devnull, two, ne, false, &o, err, sizeof(err));
+				sonde_view_heap_peak(devnull, two, ne, &o, err, sizeof(err));
+				sonde_view_heap_temporary(devnull, two, ne, &o, err, sizeof(err));
 				sonde_view_iostacks(devnull, two, ne, &o, err, sizeof(err));
 			}
 		}

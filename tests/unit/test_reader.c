@@ -1134,6 +1134,94 @@ static size_t heap_pkt(uint8_t *p, uint8_t func, uint8_t flags, uint64_t t, uint
 	return sizeof(h);
 }
 
+static void peak_each(void *arg, const struct sonde_heap_event *e, uint64_t live)
+{
+	uint64_t *v = arg; /* [0] the most live, [1] the events, [2] the live after the last */
+
+	(void)e;
+	v[0] = live > v[0] ? live : v[0];
+	v[1]++;
+	v[2] = live;
+}
+
+static void test_heap_heaptrack(void)
+{
+	group = "heap peak and temporary";
+	/* Thread 100: A freed at once (temporary); B and C live at the peak
+	 * (B's free follows C's allocation, C's free follows B's free: not
+	 * temporary); D leaks.  Thread 200, interleaved in time: E (live at
+	 * the peak) and F, each freed by the thread's own next event
+	 * (temporary, whatever thread 100 does between). */
+	uint8_t p1[16 * 48], p2[16 * 48];
+	size_t n1 = 0, n2 = 0;
+	const uint64_t A = 0x1000;
+
+	n1 += heap_pkt(p1 + n1, SONDE_HEAP_MALLOC, SONDE_HEAPF_ALLOC, T0 + 1000000, A, 100);
+	n1 += heap_pkt(p1 + n1, SONDE_HEAP_FREE, SONDE_HEAPF_FREE, T0 + 2000000, A, 0);
+	n1 += heap_pkt(p1 + n1, SONDE_HEAP_MALLOC, SONDE_HEAPF_ALLOC, T0 + 3000000, A + 0x100, 200);
+	n1 += heap_pkt(p1 + n1, SONDE_HEAP_MALLOC, SONDE_HEAPF_ALLOC, T0 + 4000000, A + 0x200, 300);
+	n1 += heap_pkt(p1 + n1, SONDE_HEAP_FREE, SONDE_HEAPF_FREE, T0 + 6000000, A + 0x100, 0);
+	n1 += heap_pkt(p1 + n1, SONDE_HEAP_FREE, SONDE_HEAPF_FREE, T0 + 7000000, A + 0x200, 0);
+	n1 += heap_pkt(p1 + n1, SONDE_HEAP_MALLOC, SONDE_HEAPF_ALLOC, T0 + 8000000, A + 0x300, 50);
+	n2 += heap_pkt(p2 + n2, SONDE_HEAP_MALLOC, SONDE_HEAPF_ALLOC, T0 + 3500000, A + 0x400, 10);
+	n2 += heap_pkt(p2 + n2, SONDE_HEAP_FREE, SONDE_HEAPF_FREE, T0 + 5000000, A + 0x400, 0);
+	n2 += heap_pkt(p2 + n2, SONDE_HEAP_MALLOC, SONDE_HEAPF_ALLOC, T0 + 5000000, A + 0x500, 7);
+	n2 += heap_pkt(p2 + n2, SONDE_HEAP_FREE, SONDE_HEAPF_FREE, T0 + 5500000, A + 0x500, 0);
+	const uint8_t *pks[2] = { p1, p2 };
+	size_t ns[2] = { n1, n2 };
+	uint32_t tids[2] = { 100, 200 };
+
+	write_empty("heaptrack.er");
+	write_trace_threads("heaptrack.er", "heaptrace", SONDE_KIND_HEAP, 2, tids, T0, pks, ns);
+	struct sonde_exp *exp = open_exp("heaptrack.er");
+	size_t ne;
+	const struct sonde_heap_event *e = exp ? sonde_exp_heap_events(exp, &ne) : NULL;
+
+	CHECK(e && ne == 11);
+	if (!e || ne != 11)
+		return;
+	uint64_t left[11], walk[3] = { 0, 0, 0 };
+	bool temp[11];
+	struct sonde_heap_match m;
+
+	/* the peak, 510 bytes (B, C and E), first reached by C's allocation */
+	CHECK_I(sonde_heap_peak_left(exp, left, &m), 0);
+	CHECK_U(m.peak_bytes, 510);
+	CHECK_U(m.peak_ns, T0 + 4000000);
+	uint64_t sum = 0, b = 0, c = 0, ee = 0;
+
+	for (size_t i = 0; i < ne; i++) {
+		sum += left[i];
+		if (e[i].addr == A + 0x100 && (e[i].flags & SONDE_HEAPF_ALLOC))
+			b = left[i];
+		if (e[i].addr == A + 0x200 && (e[i].flags & SONDE_HEAPF_ALLOC))
+			c = left[i];
+		if (e[i].addr == A + 0x400 && (e[i].flags & SONDE_HEAPF_ALLOC))
+			ee = left[i];
+	}
+	CHECK_U(sum, 510);
+	CHECK(b == 200 && c == 300 && ee == 10);
+	/* temporary: A (thread 100), E and F (thread 200) */
+	CHECK_I(sonde_heap_temporary(exp, temp), 3);
+	for (size_t i = 0; i < ne; i++) {
+		bool want = (e[i].flags & SONDE_HEAPF_ALLOC) &&
+			    (e[i].addr == A || e[i].addr == A + 0x400 || e[i].addr == A + 0x500);
+
+		CHECK(temp[i] == want);
+	}
+	/* the streamed walk: every event, its largest live the peak, then the leak */
+	CHECK_I(sonde_heap_walk(exp, peak_each, walk, &m), 0);
+	CHECK_U(walk[0], 510);
+	CHECK_U(walk[1], 11);
+	CHECK_U(walk[2], 50);
+	CHECK_U(m.peak_bytes, 510);
+	struct sonde_heap_stats hs;
+
+	CHECK_I(sonde_heap_stats(exp, &hs), 0);
+	CHECK_U(hs.temporary, 3);
+	sonde_exp_close(exp);
+}
+
 static void test_heap_leaks(void)
 {
 	group = "heap leaks";
@@ -1722,6 +1810,7 @@ int main(void)
 	test_problem_cap();
 	test_packets();
 	test_heap_leaks();
+	test_heap_heaptrack();
 	test_heap_ties();
 	test_heap_stream();
 	test_missing_map();
