@@ -98,6 +98,11 @@ size_t sonde_syms_symbol_any(struct sonde_syms *s, const char *name, const struc
  * (unlike sonde_syms_named, which makes an inlined-only function). */
 const struct sonde_func *sonde_syms_symbol_in(struct sonde_syms *s, const struct sonde_object *o,
 					      const char *name);
+/* The handle's slot for lib/symbols/tailcall.c's answers (freed with the
+ * handle by tailmemo_free). */
+struct tailmemo;
+struct tailmemo **sonde_syms_tailmemo(struct sonde_syms *s);
+void tailmemo_free(struct tailmemo *m);
 /* The experiment of the handle. */
 const struct sonde_exp *sonde_syms_exp(const struct sonde_syms *s);
 

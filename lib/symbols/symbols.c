@@ -209,6 +209,7 @@ struct sonde_syms {
 	size_t nunnamed, capunnamed;
 
 	struct arena_chunk *arena;
+	struct tailmemo *tailmemo; /* lib/symbols/tailcall.c's answers */
 };
 
 static void add_problem(struct sonde_syms *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -1329,6 +1330,11 @@ static struct srcobj *image_src(struct sonde_syms *s, struct image *img)
 	return srcobj_has_lines(img->src) ? img->src : NULL;
 }
 
+struct tailmemo **sonde_syms_tailmemo(struct sonde_syms *s)
+{
+	return &s->tailmemo;
+}
+
 const struct sonde_exp *sonde_syms_exp(const struct sonde_syms *s)
 {
 	return s->exp;
@@ -1512,5 +1518,6 @@ void sonde_syms_close(struct sonde_syms *s)
 		free(s->unnamed[i]);
 	free(s->unnamed);
 	arena_free(&s->arena);
+	tailmemo_free(s->tailmemo);
 	free(s);
 }

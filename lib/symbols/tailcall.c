@@ -10,6 +10,8 @@
  */
 #include <string.h>
 
+#include "base/grow.h"
+#include "base/u64map.h"
 #include "symbols/srcinfo.h"
 #include "symbols/symbols.h"
 
@@ -127,6 +129,39 @@ static void dfs(struct search *x)
 	}
 }
 
+/* The answers given, per (object, return address, callee): a view that
+ * asks per event (-dump profile) asks the same questions again and again.
+ * Keyed by a hash of the three; an entry that another question's hash
+ * already holds is not kept (asked again, not answered wrong). */
+struct tailmemo {
+	struct u64map map; /* hash -> index into e */
+	struct memo {
+		const struct sonde_object *o;
+		uint64_t ret;
+		uint32_t callee;
+		int n;
+		uint32_t chain[SONDE_TAIL_MAX]; /* function ids */
+	} *e;
+	size_t ne, cap;
+};
+
+void tailmemo_free(struct tailmemo *m)
+{
+	if (!m)
+		return;
+	u64map_release(&m->map);
+	free(m->e);
+	free(m);
+}
+
+static uint64_t memo_key(const struct sonde_object *o, uint64_t ret, uint32_t callee)
+{
+	return ((uint64_t)(uintptr_t)o * 0x9e3779b97f4a7c15ull) ^ (ret * 0xff51afd7ed558ccdull) ^ callee;
+}
+
+static int search(struct sonde_syms *s, const struct sonde_object *o, uint64_t ret_pc, uint64_t time_ns,
+		  const struct sonde_func *callee, const struct sonde_func **out);
+
 int sonde_syms_tailcalls(struct sonde_syms *s, uint64_t ret_pc, uint64_t time_ns,
 			 const struct sonde_func *callee, const struct sonde_func **out, int max)
 {
@@ -134,6 +169,47 @@ int sonde_syms_tailcalls(struct sonde_syms *s, uint64_t ret_pc, uint64_t time_ns
 	if (!usable(callee) || !ret_pc)
 		return 0;
 	const struct sonde_object *o = sonde_exp_find_object(sonde_syms_exp(s), ret_pc - 1, time_ns);
+
+	if (!o)
+		return 0;
+	struct tailmemo **mp = sonde_syms_tailmemo(s);
+	uint64_t key = memo_key(o, ret_pc, callee->id);
+	long i = *mp ? u64map_get(&(*mp)->map, key) : -1;
+	const struct sonde_func *chain[SONDE_TAIL_MAX];
+	int n;
+
+	if (i >= 0 && (*mp)->e[i].o == o && (*mp)->e[i].ret == ret_pc && (*mp)->e[i].callee == callee->id) {
+		const struct memo *e = &(*mp)->e[i];
+
+		n = e->n;
+		for (int k = 0; k < n; k++)
+			chain[k] = sonde_syms_func(s, e->chain[k]);
+	} else {
+		n = search(s, o, ret_pc, time_ns, callee, chain);
+		if (!*mp)
+			*mp = calloc(1, sizeof(**mp));
+		struct tailmemo *m = *mp;
+
+		if (m && i < 0 && !sonde_grow(&m->e, &m->cap, m->ne + 1, sizeof(*m->e), 64) &&
+		    u64map_put(&m->map, key, (uint32_t)m->ne) == 0) {
+			struct memo *e = &m->e[m->ne++];
+
+			*e = (struct memo){ o, ret_pc, callee->id, n, { 0 } };
+			for (int k = 0; k < n; k++)
+				e->chain[k] = chain[k]->id;
+		}
+	}
+	if (n > max)
+		return 0;
+	if (n > 0)
+		memcpy(out, chain, (size_t)n * sizeof(*out));
+	return n;
+}
+
+/* sonde_syms_tailcalls without its memo: chain has room for SONDE_TAIL_MAX. */
+static int search(struct sonde_syms *s, const struct sonde_object *o, uint64_t ret_pc, uint64_t time_ns,
+		  const struct sonde_func *callee, const struct sonde_func **chain)
+{
 	struct srcobj *so = sonde_syms_srcobj(s, o);
 	struct srcobj_callsite *c = so ? srcobj_callsite_at(so, ret_pc - o->base) : NULL;
 
@@ -150,8 +226,8 @@ int sonde_syms_tailcalls(struct sonde_syms *s, uint64_t ret_pc, uint64_t time_ns
 	dfs(&x);
 	if (x.chains > 1 || (x.chains == 1 && x.uncertain))
 		return SONDE_TAIL_AMBIGUOUS;
-	if (!x.chains || x.nchain > max)
+	if (!x.chains)
 		return 0;
-	memcpy(out, x.chain, (size_t)x.nchain * sizeof(*out));
+	memcpy(chain, x.chain, (size_t)x.nchain * sizeof(*chain));
 	return x.nchain;
 }
