@@ -9,7 +9,8 @@
 # ambiguous case (amb_leaf, reached from amb_top through amb_b1 or amb_b2)
 # must be left under main and counted in -statistics; -tailcalls off must
 # give the recorded (wrong) tree.  The same for the fixture built by clang,
-# stripped with a separate debug file, and read from an archive (the
+# stripped with a separate debug file (found by .gnu_debuglink, and by
+# build id under $SONDE_DEBUG_ROOT), and read from an archive (the
 # stripped one: its copy and its debug file's) after the files are gone; and a stripped binary, and one whose DWARF is garbage,
 # must be analysed as before (nothing restored, no crash).  The sampled
 # numbers err by a sample or two at each edge of a function; a run whose
@@ -113,6 +114,15 @@ variant() {
 				cp "$FIX/tailcall_sep" "$FIX/tailcall_sep.debug" "$FIX/libtailcall_lib.so" arch/ &&
 				prog=$TMP/arch/tailcall_sep
 		fi
+		if [ "$how" = buildid ]; then
+			# the stripped program alone; its debug file under a debug root, by build id
+			id=$(readelf -n "$FIX/tailcall_sep" | awk '/Build ID/ { print $3 }')
+			rm -rf bid dbg && mkdir -p bid "dbg/.build-id/$(echo "$id" | cut -c1-2)" &&
+				cp "$FIX/tailcall_sep" "$FIX/libtailcall_lib.so" bid/ &&
+				cp "$FIX/tailcall_sep.debug" "dbg/.build-id/$(echo "$id" | cut -c1-2)/$(echo "$id" | cut -c3-).debug" &&
+				prog=$TMP/bid/tailcall_sep
+			export SONDE_DEBUG_ROOT=$TMP/dbg
+		fi
 		"$SONDE" collect -o "$e" -p hi "$prog" $SCALE >"$name$n.truth" 2>"$name$n.collect" ||
 			{ echo "collect failed: $(head -3 "$name$n.collect")" >"$e.miss"; continue; }
 		if [ "$how" = archive ]; then
@@ -208,3 +218,5 @@ else
 fi
 variant sepdebug "$FIX/tailcall_sep"
 variant archive "$FIX/tailcall_sep" archive
+variant buildid "$FIX/tailcall_sep" buildid
+unset SONDE_DEBUG_ROOT
