@@ -49,7 +49,8 @@ LIBSONDE_LIBS := -lm -ldw -lelf -lz -ldl -lpthread
 TRACERS   := $(TRACER_SRC:tracers/%.c=$(B)/lib/sonde/libsonde_%.so)
 UNITS     := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 FIXTURES  := $(FIXTURE_SRC:tests/fixtures/%.c=$(B)/fixtures/%) $(B)/fixtures/heapchurn $(CXXFIXTURE_SRC:tests/fixtures/%.cc=$(B)/fixtures/%) \
-	     $(B)/fixtures/stdioio_fortify $(B)/fixtures/errnocheck_fortify
+	     $(B)/fixtures/stdioio_fortify $(B)/fixtures/errnocheck_fortify \
+	     $(B)/fixtures/tailcall_clang $(B)/fixtures/tailcall_sep
 TOOLS     := $(TOOL_SRC:tests/tools/%.c=$(B)/tests/tools/%)
 API_A     := $(B)/lib/libsonde_api.a
 API_SO    := $(B)/lib/libsonde_api.so
@@ -202,6 +203,33 @@ $(B)/fixtures/libdlreuse_%.so: tests/fixtures/lib/dlreuse_%.c tests/fixtures/lib
 	$(CC) -std=gnu11 -O2 -g -fomit-frame-pointer -Wall -Wextra -fPIC -shared -o $@ $<
 
 $(B)/fixtures/dlreuse: $(B)/fixtures/libdlreuse_a.so $(B)/fixtures/libdlreuse_b.so
+
+# The tail-call fixture (t65): -O2 -g as users build, without
+# -fno-optimize-sibling-calls, by gcc and by clang (when installed), and
+# stripped with its DWARF in a separate file (.gnu_debuglink); its tail
+# call through a PLT stub lands in libtailcall_lib.so.
+CLANG ?= clang
+TAILCALL_DEPS := tests/fixtures/tailcall.c tests/fixtures/lib/tailcall_lib.h tests/fixtures/burner.h \
+		 $(B)/fixtures/libtailcall_lib.so
+TAILCALL_LINK := -L$(B)/fixtures -ltailcall_lib -Wl,-rpath,'$$ORIGIN'
+
+$(B)/fixtures/libtailcall_lib.so: tests/fixtures/lib/tailcall_lib.c tests/fixtures/lib/tailcall_lib.h tests/fixtures/burner.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -fomit-frame-pointer -Wall -Wextra -fPIC -shared -o $@ $<
+
+$(B)/fixtures/tailcall: $(TAILCALL_DEPS)
+	$(CC) -std=gnu11 -O2 -g -fomit-frame-pointer -Wall -Wextra -o $@ $< $(TAILCALL_LINK)
+
+$(B)/fixtures/tailcall_clang: $(TAILCALL_DEPS)
+	@if command -v $(CLANG) >/dev/null 2>&1; then \
+		echo "$(CLANG) -std=gnu11 -O2 -g -fomit-frame-pointer -o $@ $<"; \
+		$(CLANG) -std=gnu11 -O2 -g -fomit-frame-pointer -Wall -Wextra -o $@ $< $(TAILCALL_LINK); \
+	else echo "$(CLANG) not found: $@ not built (t65 says so)"; fi
+
+$(B)/fixtures/tailcall_sep: $(TAILCALL_DEPS)
+	$(CC) -std=gnu11 -O2 -g -fomit-frame-pointer -Wall -Wextra -o $@ $< $(TAILCALL_LINK)
+	objcopy --only-keep-debug $@ $@.debug
+	objcopy --strip-all --add-gnu-debuglink=$@.debug $@
 
 # t55's heap churn is the heap benchmark's program itself.
 $(B)/fixtures/heapchurn: bench/heapbench.c

@@ -49,6 +49,7 @@ static void usage(FILE *f)
 		   "  -cpu_select LIST      only events taken on these CPUs (0,2-3)\n"
 		   "  -callpath_select F|A>B,...  only events whose stack holds F, or A calling B\n"
 		   "  -inlines on|off       inlined functions as their own frames (on, the default)\n"
+		   "  -tailcalls on|off     frames that tail calls left off restored from DWARF (on)\n"
 		   "  -name long|short|mangled  function names as sonde print -name shows them\n"
 		   "  --max-units N         the budget of a timeline: speedscope's frames (default\n"
 		   "                        %zu), chrome's events (%zu); 0: no limit\n",
@@ -112,7 +113,7 @@ int cmd_export(int argc, char **argv)
 		}
 		static const char *const with_arg[] = { "format", "o", "output", "metric", "thread_select",
 							"object_select", "sample_select", "time", "time_select",
-							"cpu_select", "callpath_select", "inlines",
+							"cpu_select", "callpath_select", "inlines", "tailcalls",
 							"name", "max-units", "max_units" };
 		bool known = false;
 
@@ -171,6 +172,13 @@ int cmd_export(int argc, char **argv)
 				goto out;
 			}
 			o.filter.no_inlines = !strcmp(val, "off");
+		} else if (!strcmp(opt, "tailcalls")) {
+			if (strcmp(val, "on") && strcmp(val, "off")) {
+				fprintf(stderr, "sonde export: -tailcalls: '%s' is not on or off\n", val);
+				rc = 2;
+				goto out;
+			}
+			o.filter.no_tailcalls = !strcmp(val, "off");
 		} else if (!strcmp(opt, "name")) {
 			if (sonde_namefmt_parse(&o.names, val, err, sizeof(err)) < 0) {
 				fprintf(stderr, "sonde export: -name: %s\n", err);

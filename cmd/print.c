@@ -80,6 +80,7 @@ struct state {
 	bool index_cpus, index_seconds; /* the profile keeps per-CPU / per-second totals */
 	uint64_t start_ns, end_ns; /* -time; end 0: none */
 	bool no_inlines;
+	bool no_tailcalls;
 	char **frag; /* the callers-callees stack fragment: function names, caller first */
 	size_t nfrag;
 	char **hidden; /* -object_hide: object names (base names or paths) */
@@ -184,6 +185,8 @@ static int build(struct state *st, struct sonde_profile *p, size_t first, size_t
 	po.index_seconds = st->index_seconds;
 	po.start_ns = st->start_ns;
 	po.end_ns = st->end_ns;
+	po.no_inlines = st->no_inlines;
+	po.no_tailcalls = st->no_tailcalls;
 	/* machine mode shows the frames as the machine ran them: inlined
 	 * code as the function it was inlined into */
 	po.no_inlines = st->no_inlines || st->o.viewmode == SONDE_VIEW_MACHINE;
@@ -1107,6 +1110,17 @@ static int run_inlines(struct state *st, const struct step *s, char *err, size_t
 	return 0;
 }
 
+static int run_tailcalls(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	bool off = !strcmp(s->arg, "off");
+
+	if (st->no_tailcalls != off) {
+		st->no_tailcalls = off;
+		drop_profiles(st);
+	}
+	return 0;
+}
+
 /* ---- views of the experiments themselves (lib/views/view_exp.h) ------------- */
 
 static void usage(FILE *f);
@@ -1139,7 +1153,7 @@ static int run_dump(struct state *st, const struct step *s, char *err, size_t er
 	for (size_t i = 0; i < st->nexps; i++) {
 		if (i)
 			fputc('\n', st->out);
-		if (sonde_view_dump(st->out, st->exps[i], kind, err, errlen) < 0) {
+		if (sonde_view_dump_tc(st->out, st->exps[i], kind, !st->no_tailcalls, err, errlen) < 0) {
 			complain(NULL, "%s", err);
 			set_rc(st, 1);
 		}
@@ -1181,9 +1195,17 @@ static int run_overview(struct state *st, const struct step *s, char *err, size_
 
 static int run_statistics(struct state *st, const struct step *s, char *err, size_t errlen)
 {
+	/* the tail-call counts are the profile's: built here if no view
+	 * built it yet (the figures of the experiments come without it when
+	 * it cannot be built) */
+	struct sonde_profile *p = profile(st);
+
 	separate(st);
-	return sonde_view_statistics(st->out, (const struct sonde_exp *const *)st->exps, st->nexps, &st->o, err,
-				     errlen);
+	st->o.tailcalls = p ? &p->tail : NULL;
+	int rc = sonde_view_statistics(st->out, (const struct sonde_exp *const *)st->exps, st->nexps, &st->o, err,
+				       errlen);
+	st->o.tailcalls = NULL;
+	return rc;
 }
 
 /* ---- tracing views ---------------------------------------------------------- */
@@ -1506,10 +1528,16 @@ static int run_calltree(struct state *st, const struct step *s, char *err, size_
 	if (!p)
 		return 0;
 	separate(st);
-	return s->arg ? sonde_view_calltree_inverted(st->out, p->model, &st->o, err, errlen)
-		      : sonde_view_calltree(st->out, p->model, &st->o, err, errlen);
+	if (s->arg)
+		return sonde_view_calltree_inverted(st->out, p->model, &st->o, err, errlen);
+	/* (the inverted tree's nodes are not call paths from a root: no marks) */
+	st->o.tailmarks = p->tailmarks;
+	st->o.ntailmarks = p->ntailmarks;
+	int rc = sonde_view_calltree(st->out, p->model, &st->o, err, errlen);
+	st->o.tailmarks = NULL;
+	st->o.ntailmarks = 0;
+	return rc;
 }
-
 /* The profile, with the per-CPU or per-second totals the view needs: a
  * profile built without them is built again (a script asks for them
  * before its first view: cmd_print looks ahead). */
@@ -1833,6 +1861,8 @@ static const struct command commands[] = {
 	  "-source marks lines whose metric reaches PERCENT of the largest (75)" },
 	{ "sync", ARG_NONE, NULL, NULL, run_sync,
 	  "sync waits by lock or other object, longest total wait first (-s on)" },
+	{ "tailcalls", ARG_ONE, "on|off", check_on_off, run_tailcalls,
+	  "frames that tail calls left off stacks restored from DWARF call sites (on) or not" },
 	{ "thread_list", ARG_NONE, NULL, NULL, run_thread_list,
 	  "per experiment: the thread selection and the number of threads" },
 	{ "thread_select", ARG_ONE, "all|LIST", check_thread_list, run_thread_select,

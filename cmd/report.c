@@ -52,6 +52,7 @@ static void usage(FILE *f)
 		"  -cpu_select LIST        only events taken on these CPUs (0,2-3)\n"
 		"  -callpath_select F|A>B,...  only events whose stack holds F, or A calling B\n"
 		"  -inlines on|off         inlined functions as their own entries (default on)\n"
+		"  -tailcalls on|off       frames that tail calls left off restored from DWARF (default on)\n"
 		"  -pathmap OLD NEW        read source files recorded under OLD from NEW\n"
 		"  -addpath DIR            also look for source files in DIR\n"
 		"  -sources N              annotated source of the N hottest functions (default 8)\n");
@@ -185,6 +186,12 @@ int cmd_report(int argc, char **argv)
 				goto out;
 			}
 			o.no_inlines = !strcmp(v, "off");
+		} else if (!strcmp(a, "-tailcalls")) {
+			if (strcmp(v, "on") && strcmp(v, "off")) {
+				fprintf(stderr, CMD ": -tailcalls: '%s' is not on or off\n", v);
+				goto out;
+			}
+			o.no_tailcalls = !strcmp(v, "off");
 		} else if (!strcmp(a, "-pathmap")) {
 			pathmap[2 * o.npathmap] = v;
 			pathmap[2 * o.npathmap + 1] = argv[++i];

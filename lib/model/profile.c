@@ -113,6 +113,15 @@ struct builder {
 	uint32_t *frames;
 	size_t capframes;
 	struct sonde_sample_sel *ssel; /* of the experiment being added; NULL: all */
+	/* Tail calls: per epoch, a return address -> its first entry of
+	 * tails, which chain the entries of one address (one per function
+	 * found below it). */
+	bool tailcalls;
+	struct u64map *tailmap;
+	struct tailent { uint64_t ret; uint32_t callee, next, span; bool amb; } *tails;
+	size_t ntails, captails;
+	uint16_t cur_restored, cur_amb; /* of the stack being built */
+	uint64_t cur_marks;
 	uint8_t *cpusel;	/* cpu_select's bitmap; NULL: all */
 	/* The call-path filter: its terms and, per model function (lazily,
 	 * up to nfm), the terms it matches, bit j for term j's func and bit
@@ -346,6 +355,70 @@ static int frame_fl(struct builder *b, uint64_t pc, bool exact, uint64_t time_ns
 	return push_fl(b, model_func(b, o, sf));
 }
 
+/* The model function of a function restored by a tail call, into b->fl:
+ * as a frame's, folded into its object's pseudo-function when that
+ * object is not selected. */
+static int tail_fl(struct builder *b, const struct sonde_func *sf)
+{
+	const char *path = sf->object->path;
+	const char *base = strrchr(path, '/');
+	uint32_t o = sonde_model_object(b->m, path);
+
+	base = base ? base + 1 : path;
+	if (!object_selected(b->objsel, b->nobjsel, path)) {
+		char name[512];
+		snprintf(name, sizeof name, "<%s>", base);
+		return push_fl(b, sonde_model_func(b->m, o, 0, name, name, name, true));
+	}
+	return push_fl(b, model_func(b, o, sf));
+}
+
+/* The model functions that tail calls left off between a frame at return
+ * address ret and the function callee of the frame below it: *fl (valid
+ * until the next call), innermost first, and their number; -1 out of
+ * memory.  *amb: several chains of tail calls lead there (none restored).
+ * Once per (return address, callee) in an epoch. */
+static int tail_funcs(struct builder *b, uint64_t ret, uint64_t time_ns, const struct sonde_func *callee,
+		      const uint32_t **fl, bool *amb)
+{
+	struct u64map *m = &b->tailmap[b->ep];
+	uint32_t head = UINT32_MAX, i;
+
+	ret &= ~SONDE_PC_EXACT;
+	if (map_get(m, ret, &head))
+		for (i = head; i != UINT32_MAX; i = b->tails[i].next)
+			if (b->tails[i].callee == callee->id)
+				goto found;
+	const struct sonde_func *chain[SONDE_TAIL_MAX];
+	int n = sonde_syms_tailcalls(b->syms, ret, time_ns, callee, chain, SONDE_TAIL_MAX);
+
+	if (sonde_grow(&b->tails, &b->captails, b->ntails + 1, sizeof(*b->tails), 256) ||
+	    sonde_grow(&b->spans, &b->capspans, b->nspans + 1, sizeof(*b->spans), 1024))
+		return -1;
+	size_t off = b->nfl;
+
+	for (int k = n; k-- > 0;)
+		if (tail_fl(b, chain[k]) < 0)
+			return -1;
+	for (size_t j = off; j < b->nfl; j++)
+		if (b->fl[j] == UINT32_MAX)
+			return -1;
+	i = (uint32_t)b->ntails++;
+	b->tails[i] = (struct tailent){ ret, callee->id, UINT32_MAX, (uint32_t)b->nspans, n == SONDE_TAIL_AMBIGUOUS };
+	b->spans[b->nspans++] = (struct span){ (uint32_t)off, (uint32_t)(b->nfl - off) };
+	if (head == UINT32_MAX) {
+		if (map_put(m, ret, i) < 0)
+			return -1;
+	} else {
+		b->tails[i].next = b->tails[head].next;
+		b->tails[head].next = i;
+	}
+found:
+	*amb = b->tails[i].amb;
+	*fl = b->fl + b->spans[b->tails[i].span].off;
+	return (int)b->spans[b->tails[i].span].n;
+}
+
 /* The model functions of one frame: *fl (valid until the next call) and
  * their number (0: a collector frame); -1 out of memory. */
 static int frame_funcs(struct builder *b, uint64_t pc, bool exact, uint64_t time_ns, const uint32_t **fl)
@@ -379,6 +452,8 @@ static uint32_t build_stack(struct builder *b, const struct sonde_exp *exp, uint
 			    bool leaf_exact)
 {
 	const struct sonde_stack *st = sonde_exp_stack(exp, stack_id);
+	b->cur_restored = b->cur_amb = 0;
+	b->cur_marks = 0;
 	if (!st || !st->depth) {
 		uint32_t o = sonde_model_object(b->m, "<unknown>");
 		uint32_t f = sonde_model_func(b->m, o, 0, "<no stack>", "<no stack>", "<no stack>", true);
@@ -387,13 +462,35 @@ static uint32_t build_stack(struct builder *b, const struct sonde_exp *exp, uint
 		return sonde_model_stack(b->m, &f, 1);
 	}
 	int d = 0;
+	const struct sonde_func *below = NULL; /* the function of the frame below, for tail calls */
 	for (int k = 0; k < st->depth; k++) {
 		uint64_t pc = st->pc[k];
 		bool exact = (k == 0 && leaf_exact) || (pc & SONDE_PC_EXACT);
 		const uint32_t *fl;
+		if (below && !exact) {
+			/* the functions that jumped to `below` on behalf of this
+			 * frame's call: between the two, innermost first */
+			bool amb;
+			int tn = tail_funcs(b, pc, time_ns, below, &fl, &amb);
+			if (tn < 0 || sonde_grow(&b->frames, &b->capframes, (size_t)(d + tn + 1), sizeof *b->frames, 64))
+				return UINT32_MAX;
+			for (int i = 0; i < tn; i++) {
+				if (d < 64)
+					b->cur_marks |= 1ull << d;
+				b->frames[d++] = fl[i];
+			}
+			b->cur_restored += (uint16_t)tn;
+			b->cur_amb += amb;
+		}
 		int n = frame_funcs(b, pc, exact, time_ns, &fl);
 		if (n < 0)
 			return UINT32_MAX;
+		below = NULL;
+		if (b->tailcalls && n > 0) {
+			below = sonde_syms_lookup(b->syms, pc & ~SONDE_PC_EXACT, exact, time_ns);
+			if (!below->object || below->synthesized || below->plt)
+				below = NULL;
+		}
 		if (sonde_grow(&b->frames, &b->capframes, (size_t)(d + n + 1), sizeof *b->frames, 64))
 			return UINT32_MAX;
 		for (int i = 0; i < n; i++) {
@@ -424,12 +521,26 @@ static uint32_t build_stack(struct builder *b, const struct sonde_exp *exp, uint
 	 * model (its tree, its callers) never sees it. */
 	if (b->ncp && !callpath_pass(b, b->frames, d))
 		return EXCLUDED_STACK;
-	return sonde_model_stack(b->m, b->frames, d);
+	uint32_t ms = sonde_model_stack(b->m, b->frames, d);
+	if (b->cur_marks && ms != UINT32_MAX) {
+		struct sonde_profile *p = b->p;
+		if (ms >= p->ntailmarks) {
+			size_t cap = p->ntailmarks, old = p->ntailmarks;
+			if (sonde_grow(&p->tailmarks, &cap, (size_t)ms + 1, sizeof *p->tailmarks, 64))
+				return UINT32_MAX;
+			memset(p->tailmarks + old, 0, (cap - old) * sizeof *p->tailmarks);
+			p->ntailmarks = cap;
+		}
+		p->tailmarks[ms] |= b->cur_marks;
+	}
+	return ms;
 }
 
 static void release_epochs(struct builder *b)
 {
 	for (size_t i = 0; i < b->nepochs; i++) {
+		if (b->tailmap)
+			u64map_release(&b->tailmap[i]);
 		if (b->pcfunc)
 			u64map_release(&b->pcfunc[i]);
 		if (b->stacks)
@@ -437,7 +548,8 @@ static void release_epochs(struct builder *b)
 	}
 	free(b->pcfunc);
 	free(b->stacks);
-	b->pcfunc = b->stacks = NULL;
+	free(b->tailmap);
+	b->pcfunc = b->stacks = b->tailmap = NULL;
 	b->nepochs = 0;
 }
 
@@ -503,6 +615,8 @@ static __attribute__((noinline)) uint32_t evstack_new(struct builder *b, uint32_
 	ev->stack_id = stack_id;
 	ev->time_ns = time_ns;
 	ev->leaf_exact = leaf_exact;
+	ev->tail_restored = b->cur_restored;
+	ev->tail_ambiguous = b->cur_amb;
 	if (ms == EXCLUDED_STACK) {
 		ev->mstack = UINT32_MAX;
 		ev->excluded = true;
@@ -1027,8 +1141,9 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 	memset(p, 0, sizeof *p);
 	p->exps = exps;
 	p->nexps = nexps;
-	struct builder b = { .p = p, .inlines = !(o && o->no_inlines) };
+	struct builder b = { .p = p, .inlines = !(o && o->no_inlines), .tailcalls = !(o && o->no_tailcalls) };
 	p->inlines = b.inlines;
+	p->tail.enabled = b.tailcalls;
 	int selcap = 0;
 	bool *tsel = NULL;
 	int nmetrics;
@@ -1109,13 +1224,14 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 		b.nepochs = sonde_exp_map_epochs(exp);
 		b.pcfunc = calloc(b.nepochs, sizeof *b.pcfunc);
 		b.stacks = calloc(b.nepochs, sizeof *b.stacks);
+		b.tailmap = calloc(b.nepochs, sizeof *b.tailmap);
 		b.ep = sonde_exp_map_epoch(exp, 0, &b.ep_lo, &b.ep_hi);
-		if (!b.pcfunc || !b.stacks) {
+		if (!b.pcfunc || !b.stacks || !b.tailmap) {
 			u64map_release(&tidnum);
 			goto oom;
 		}
 		b.cur_stacks = &b.stacks[b.ep];
-		b.nspans = b.nfl = 0;
+		b.nspans = b.nfl = b.ntails = 0;
 		uint64_t t0 = sonde_exp_info(exp)->start_ns;
 		struct sonde_sample_iter it;
 		struct sonde_sample s;
@@ -1244,6 +1360,21 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 		qsort(p->seconds, p->nseconds, sizeof *p->seconds, cmp_psecond);
 	if (sonde_model_finish(b.m) < 0)
 		goto oom;
+	for (size_t i = 0; i < p->nev; i++) {
+		const struct sonde_evstack *ev = &p->ev[i];
+		uint64_t n = (uint64_t)ev->v[SONDE_M_SAMPLES];
+		if (ev->excluded)
+			continue; /* (the call-path filter's: not in the profile) */
+		if (ev->tail_restored) {
+			p->tail.stacks++;
+			p->tail.frames += ev->tail_restored;
+			p->tail.samples += n;
+		}
+		if (ev->tail_ambiguous) {
+			p->tail.amb_stacks++;
+			p->tail.amb_samples += n;
+		}
+	}
 	/* A derived metric exists when one experiment recorded both its parts. */
 	for (size_t d = 0; d < sizeof derived / sizeof derived[0]; d++)
 		for (size_t e = 0; e < nexps; e++)
@@ -1255,6 +1386,7 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 	free(b.frames);
 	free(b.spans);
 	free(b.fl);
+	free(b.tails);
 	free(tsel);
 	free_objsel(b.objsel, selcap);
 	sonde_sample_sel_free(b.ssel);
@@ -1268,6 +1400,7 @@ fail:
 	free(b.frames);
 	free(b.spans);
 	free(b.fl);
+	free(b.tails);
 	free(tsel);
 	free_objsel(b.objsel, selcap);
 	sonde_sample_sel_free(b.ssel);
@@ -1286,6 +1419,7 @@ void sonde_profile_release(struct sonde_profile *p)
 	free(p->syms);
 	free(p->threads);
 	free(p->ev);
+	free(p->tailmarks);
 	free(p->cpus);
 	free(p->seconds);
 	memset(p, 0, sizeof *p);

@@ -60,6 +60,11 @@ struct sonde_profile_opts {
 	 * function's only (by default it is the inlined functions, innermost
 	 * first, then that function). */
 	bool no_inlines;
+	/* -tailcalls off: stacks as recorded.  By default the frames that tail
+	 * calls left off a stack are restored from DWARF's call sites where
+	 * one chain of tail calls explains the gap (symbols.h,
+	 * sonde_syms_tailcalls), and counted in sonde_profile.tail. */
+	bool no_tailcalls;
 	/* When not NULL: called with each event that passes the filters, as
 	 * it is added to the model (an experiment's clock-profile samples in
 	 * file order, then its traced events kind by kind in time order), for
@@ -93,9 +98,20 @@ struct sonde_evstack {
 			     * reused after dlclose, as for the model's stack */
 	bool leaf_exact;    /* a sample's stack (leaf: the pc interrupted), not a trace's
 			     * (leaf: a return address) */
+	uint16_t tail_restored;	 /* frames restored in it (tail calls) */
+	uint16_t tail_ambiguous; /* its gaps left alone: several chains of tail calls */
 	bool excluded;	    /* the call-path filter leaves it out: v is 0 and mstack
 			     * UINT32_MAX (it has no model stack) */
 	int64_t v[SONDE_MAX_METRICS];
+};
+
+/* What restoring tail-call frames did (-statistics): over the distinct
+ * stacks of the events used, and over the clock-profile samples on them. */
+struct sonde_tailcall_stats {
+	bool enabled;			 /* built with -tailcalls on */
+	uint64_t stacks, samples;	 /* with at least one frame restored */
+	uint64_t frames;		 /* frames restored, summed over those stacks */
+	uint64_t amb_stacks, amb_samples; /* with a gap left alone: several chains */
 };
 
 /* A thread of one experiment, for the -threads view. */
@@ -136,6 +152,12 @@ struct sonde_profile {
 	struct sonde_evstack *ev;
 	size_t nev;
 	bool inlines; /* built with inlined functions in stacks */
+	struct sonde_tailcall_stats tail;
+	/* Per model stack (sonde_model_stack's handle): bit k set when its
+	 * function k (leaf first, k < 64) is a frame restored by a tail call
+	 * ("(tail call)" in -dump and json).  NULL when none was. */
+	uint64_t *tailmarks;
+	size_t ntailmarks;
 	struct sonde_pcpu *cpus;	/* index_cpus: by CPU number, unknown last */
 	size_t ncpus;
 	struct sonde_psecond *seconds;	/* index_seconds: by second, those with events */

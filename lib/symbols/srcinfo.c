@@ -49,6 +49,14 @@ struct srcobj {
 	struct curange { Dwarf_Addr lo, hi, bias; Dwarf_Die cu; } *cur;
 	size_t ncur;
 	bool cur_built;
+	/* The call sites of the CUs read so far (cs_cus: their offsets), and
+	 * two indices into them: by return address, and the tail calls by
+	 * the function holding them. */
+	struct srcobj_callsite *cs;
+	size_t ncs, capcs;
+	struct cusites { uint32_t *byret, *byfunc; size_t nbyret, nbyfunc; } *cus;
+	size_t ncus, capcus;
+	struct u64map cs_cus; /* CU offset -> index into cus */
 };
 
 static int cmp_cur(const void *a, const void *b)
@@ -225,6 +233,13 @@ void srcobj_close(struct srcobj *so)
 	free(so->chains);
 	free(so->funcs);
 	free(so->cur);
+	free(so->cs);
+	for (size_t i = 0; i < so->ncus; i++) {
+		free(so->cus[i].byret);
+		free(so->cus[i].byfunc);
+	}
+	free(so->cus);
+	u64map_release(&so->cs_cus);
 	free(so);
 }
 
@@ -413,4 +428,190 @@ bool srcobj_code_range(struct srcobj *so, uint64_t addr, uint64_t *lo, uint64_t 
 		}
 	}
 	return false;
+}
+
+/* ---- call sites ------------------------------------------------------------------------ */
+
+/* A DIE's entry address (the module's), 0 when it has no code: a
+ * declaration or an abstract instance.  dwarf_entrypc reads DW_AT_entry_pc
+ * or DW_AT_low_pc; a function in several ranges (hot and cold parts)
+ * enters at its first. */
+static uint64_t die_entry(Dwarf_Die *d, Dwarf_Addr bias)
+{
+	Dwarf_Addr a, base, lo, hi;
+
+	if (dwarf_entrypc(d, &a) == 0 && a)
+		return a + bias;
+	if (dwarf_hasattr(d, DW_AT_ranges) && dwarf_ranges(d, 0, &base, &lo, &hi) > 0 && lo)
+		return lo + bias;
+	return 0;
+}
+
+static bool die_flag(Dwarf_Die *d, int name)
+{
+	Dwarf_Attribute a;
+	bool f = false;
+
+	return dwarf_attr(d, name, &a) && dwarf_formflag(&a, &f) == 0 && f;
+}
+
+/* Adds the call site at DIE d, in the function entered at func. */
+static int add_callsite(struct srcobj *so, Dwarf_Die *d, uint64_t func, Dwarf_Addr bias)
+{
+	struct srcobj_callsite c = { .func = func };
+	Dwarf_Attribute a;
+	Dwarf_Addr ret;
+	Dwarf_Die o;
+
+	if ((dwarf_attr(d, DW_AT_call_return_pc, &a) || dwarf_attr(d, DW_AT_low_pc, &a)) &&
+	    dwarf_formaddr(&a, &ret) == 0 && ret)
+		c.ret = ret + bias;
+	c.tail = die_flag(d, DW_AT_call_tail_call) || die_flag(d, DW_AT_GNU_tail_call);
+	if ((dwarf_attr(d, DW_AT_call_origin, &a) || dwarf_attr(d, DW_AT_abstract_origin, &a)) &&
+	    dwarf_formref_die(&a, &o)) {
+		c.name = intern(so, die_name(&o));
+		c.target = die_entry(&o, bias);
+	} else if (dwarf_attr(d, DW_AT_call_target, &a) || dwarf_attr(d, DW_AT_GNU_call_site_target, &a)) {
+		/* a location: a constant address is a known callee, anything
+		 * else (a register, memory) an indirect call */
+		Dwarf_Op *ops;
+		size_t nops;
+
+		if (dwarf_getlocation(&a, &ops, &nops) == 0 && nops == 1 && ops[0].atom == DW_OP_addr &&
+		    ops[0].number)
+			c.target = ops[0].number + bias;
+	}
+	if (!c.ret && !c.tail)
+		return 0; /* nothing to ask it */
+	if (sonde_grow(&so->cs, &so->capcs, so->ncs + 1, sizeof(*so->cs), 256))
+		return -1;
+	so->cs[so->ncs++] = c;
+	return 0;
+}
+
+/* The call sites under die, in the function entered at func (0: none, as
+ * in an abstract instance, whose sites are not code). */
+static int walk_callsites(struct srcobj *so, Dwarf_Die *die, uint64_t func, Dwarf_Addr bias, int depth)
+{
+	Dwarf_Die c;
+
+	if (depth > 128 || dwarf_child(die, &c) != 0)
+		return 0;
+	do {
+		int tag = dwarf_tag(&c), rc = 0;
+
+		switch (tag) {
+		case DW_TAG_subprogram:
+			rc = walk_callsites(so, &c, die_entry(&c, bias), bias, depth + 1);
+			break;
+		case DW_TAG_call_site:
+		case DW_TAG_GNU_call_site:
+			if (func)
+				rc = add_callsite(so, &c, func, bias);
+			break;
+		case DW_TAG_lexical_block:
+		case DW_TAG_inlined_subroutine:
+		case DW_TAG_namespace:
+		case DW_TAG_class_type:
+		case DW_TAG_structure_type:
+		case DW_TAG_union_type:
+			rc = walk_callsites(so, &c, func, bias, depth + 1);
+			break;
+		}
+		if (rc < 0)
+			return -1;
+	} while (dwarf_siblingof(&c, &c) == 0);
+	return 0;
+}
+
+static int cmp_byret(const void *a, const void *b, void *arg)
+{
+	const struct srcobj_callsite *cs = arg, *x = &cs[*(const uint32_t *)a], *y = &cs[*(const uint32_t *)b];
+
+	return x->ret < y->ret ? -1 : x->ret > y->ret;
+}
+
+static int cmp_byfunc(const void *a, const void *b, void *arg)
+{
+	const struct srcobj_callsite *cs = arg, *x = &cs[*(const uint32_t *)a], *y = &cs[*(const uint32_t *)b];
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+
+	if (x->func != y->func)
+		return x->func < y->func ? -1 : 1;
+	return (i > j) - (i < j); /* DIE order */
+}
+
+/* The call sites of the CU holding addr, read at the first question
+ * about it, with their two indices; NULL when no CU holds addr (or memory
+ * ran out). */
+static struct cusites *cu_callsites(struct srcobj *so, uint64_t addr)
+{
+	Dwarf_Addr bias = 0;
+	Dwarf_Die *cu = dwfl_module_addrdie(so->mod, addr, &bias);
+
+	if (!cu)
+		cu = cu_by_range(so, addr, &bias);
+	if (!cu)
+		return NULL;
+	uint64_t off = dwarf_dieoffset(cu);
+	long i = u64map_get(&so->cs_cus, off);
+
+	if (i >= 0)
+		return &so->cus[i];
+	if (sonde_grow(&so->cus, &so->capcus, so->ncus + 1, sizeof(*so->cus), 16) ||
+	    u64map_put(&so->cs_cus, off, (uint32_t)so->ncus) < 0)
+		return NULL;
+	struct cusites *c = &so->cus[so->ncus++];
+	size_t first = so->ncs;
+
+	memset(c, 0, sizeof(*c));
+	walk_callsites(so, cu, 0, bias, 0); /* (out of memory: what was read is used) */
+	size_t n = so->ncs - first;
+
+	c->byret = malloc((n ? n : 1) * sizeof(*c->byret));
+	c->byfunc = malloc((n ? n : 1) * sizeof(*c->byfunc));
+	if (!c->byret || !c->byfunc)
+		return c; /* no sites */
+	for (size_t k = first; k < so->ncs; k++) {
+		if (so->cs[k].ret && !so->cs[k].tail)
+			c->byret[c->nbyret++] = (uint32_t)k;
+		if (so->cs[k].tail)
+			c->byfunc[c->nbyfunc++] = (uint32_t)k;
+	}
+	qsort_r(c->byret, c->nbyret, sizeof(*c->byret), cmp_byret, so->cs);
+	qsort_r(c->byfunc, c->nbyfunc, sizeof(*c->byfunc), cmp_byfunc, so->cs);
+	return c;
+}
+
+struct srcobj_callsite *srcobj_callsite_at(struct srcobj *so, uint64_t ret)
+{
+	if (!so || !so->dw || !ret)
+		return NULL;
+	/* the call instruction is before the return address: its CU is ret - 1's */
+	struct cusites *c = cu_callsites(so, ret - 1);
+
+	if (!c)
+		return NULL;
+	size_t i = PARTITION_POINT(0, c->nbyret, k, so->cs[c->byret[k]].ret < ret);
+
+	return i < c->nbyret && so->cs[c->byret[i]].ret == ret ? &so->cs[c->byret[i]] : NULL;
+}
+
+size_t srcobj_tailcalls(struct srcobj *so, uint64_t func, uint32_t *idx, size_t max)
+{
+	struct cusites *c = so && so->dw && func ? cu_callsites(so, func) : NULL;
+
+	if (!c)
+		return 0;
+	size_t lo = PARTITION_POINT(0, c->nbyfunc, k, so->cs[c->byfunc[k]].func < func);
+	size_t hi = PARTITION_POINT(lo, c->nbyfunc, k, so->cs[c->byfunc[k]].func <= func);
+
+	for (size_t k = lo; k < hi && k - lo < max; k++)
+		idx[k - lo] = c->byfunc[k];
+	return hi - lo;
+}
+
+struct srcobj_callsite *srcobj_callsite(struct srcobj *so, uint32_t idx)
+{
+	return idx < so->ncs ? &so->cs[idx] : NULL;
 }

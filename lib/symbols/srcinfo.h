@@ -61,4 +61,49 @@ size_t srcobj_file_funcs(struct srcobj *so, const char *file, const struct sonde
  * where no symbol gives it (stripped code).  False when none does. */
 bool srcobj_code_range(struct srcobj *so, uint64_t addr, uint64_t *lo, uint64_t *hi);
 
+/* ---- call sites (DW_TAG_call_site, DWARF 4's DW_TAG_GNU_call_site) ----------------
+ *
+ * What the compiler says about each call instruction, read per CU at the
+ * first question about an address in it: lib/symbols/tailcall.c restores
+ * the frames that tail calls (jumps) left off a stack with them. */
+struct srcobj_callsite {
+	uint64_t ret;	     /* the return address (object's own); 0 when DWARF has none
+			      * (clang's tail calls give DW_AT_call_pc instead) */
+	uint64_t func;	     /* entry of the out-of-line function whose code holds it */
+	uint64_t target;     /* entry of the function called, when DWARF gives one; else 0 */
+	const char *name;    /* that function's linkage name or name; NULL: unknown (indirect) */
+	bool tail;	     /* DW_AT_call_tail_call / DW_AT_GNU_tail_call: a jump */
+	uint32_t resolved;   /* the caller's memo (lib/symbols/tailcall.c): 0 not yet */
+};
+
+/* The call site whose return address is ret (the object's own), NULL when
+ * DWARF has none there; valid until the next call-site question. */
+struct srcobj_callsite *srcobj_callsite_at(struct srcobj *so, uint64_t ret);
+
+/* The tail calls of the function whose entry is func: their number, and
+ * the first max of them in idx, for srcobj_callsite (indices stay valid
+ * while the sites move: reading another CU reallocates them). */
+size_t srcobj_tailcalls(struct srcobj *so, uint64_t func, uint32_t *idx, size_t max);
+struct srcobj_callsite *srcobj_callsite(struct srcobj *so, uint32_t idx);
+
+/* The DWARF (with a line table) of o's file as the handle opened it, or
+ * NULL (lib/symbols/symbols.c, for lib/symbols/tailcall.c). */
+struct srcobj *sonde_syms_srcobj(struct sonde_syms *s, const struct sonde_object *o);
+/* The functions of the symbols named name exactly (no PLT entries) in the
+ * objects read so far: their number, the first max in out.  A binary
+ * search per object (sonde_syms_find demangles every symbol). */
+size_t sonde_syms_symbol_any(struct sonde_syms *s, const char *name, const struct sonde_func **out,
+			     size_t max);
+/* The same in o only: the function of its symbol named name, or NULL
+ * (unlike sonde_syms_named, which makes an inlined-only function). */
+const struct sonde_func *sonde_syms_symbol_in(struct sonde_syms *s, const struct sonde_object *o,
+					      const char *name);
+/* The handle's slot for lib/symbols/tailcall.c's answers (freed with the
+ * handle by tailmemo_free). */
+struct tailmemo;
+struct tailmemo **sonde_syms_tailmemo(struct sonde_syms *s);
+void tailmemo_free(struct tailmemo *m);
+/* The experiment of the handle. */
+const struct sonde_exp *sonde_syms_exp(const struct sonde_syms *s);
+
 #endif

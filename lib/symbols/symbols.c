@@ -209,6 +209,7 @@ struct sonde_syms {
 	size_t nunnamed, capunnamed;
 
 	struct arena_chunk *arena;
+	struct tailmemo *tailmemo; /* lib/symbols/tailcall.c's answers */
 };
 
 static void add_problem(struct sonde_syms *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -1329,6 +1330,21 @@ static struct srcobj *image_src(struct sonde_syms *s, struct image *img)
 	return srcobj_has_lines(img->src) ? img->src : NULL;
 }
 
+struct tailmemo **sonde_syms_tailmemo(struct sonde_syms *s)
+{
+	return &s->tailmemo;
+}
+
+const struct sonde_exp *sonde_syms_exp(const struct sonde_syms *s)
+{
+	return s->exp;
+}
+
+struct srcobj *sonde_syms_srcobj(struct sonde_syms *s, const struct sonde_object *o)
+{
+	return o ? image_src(s, image_of(s, o)) : NULL;
+}
+
 int sonde_syms_srcpos(struct sonde_syms *s, uint64_t pc, bool exact, uint64_t time_ns,
 		      const struct sonde_srcframe **out)
 {
@@ -1385,34 +1401,78 @@ static int cmp_byname(const void *a, const void *b, void *arg)
 	return strcmp(img->syms[*(const uint32_t *)a].name, img->syms[*(const uint32_t *)b].name);
 }
 
+/* The symbol of img named name exactly (by binary search on an index
+ * built at the first call), NULL when none; *oom when the index could not
+ * be made. */
+static struct sym *sym_by_name(struct image *img, const char *name, bool *oom)
+{
+	if (img->state != IMG_SYMS || !img->nsyms)
+		return NULL;
+	if (!img->byname) {
+		img->byname = malloc(img->nsyms * sizeof(*img->byname));
+		if (!img->byname) {
+			*oom = true;
+			return NULL;
+		}
+		for (size_t i = 0; i < img->nsyms; i++)
+			img->byname[i] = (uint32_t)i;
+		qsort_r(img->byname, img->nsyms, sizeof(*img->byname), cmp_byname, img);
+	}
+	size_t lo = 0, hi = img->nsyms;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(img->syms[img->byname[mid]].name, name);
+
+		if (!c)
+			return &img->syms[img->byname[mid]];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+const struct sonde_func *sonde_syms_symbol_in(struct sonde_syms *s, const struct sonde_object *o,
+					      const char *name)
+{
+	struct image *img = image_of(s, o);
+	bool oom = false;
+	struct sym *y = sym_by_name(img, name, &oom);
+
+	return y && !y->plt ? func_of_sym(s, img, y) : NULL;
+}
+
+size_t sonde_syms_symbol_any(struct sonde_syms *s, const char *name, const struct sonde_func **out,
+			     size_t max)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < s->nimages; i++) {
+		bool oom = false;
+		struct sym *y = sym_by_name(&s->images[i], name, &oom);
+
+		if (!y || y->plt)
+			continue;
+		if (k < max)
+			out[k] = func_of_sym(s, &s->images[i], y);
+		k++;
+	}
+	return k;
+}
+
 const struct sonde_func *sonde_syms_named(struct sonde_syms *s, const struct sonde_object *o,
 					  const char *name)
 {
 	struct image *img = image_of(s, o);
+	bool oom = false;
+	struct sym *y = sym_by_name(img, name, &oom);
 
-	if (img->state == IMG_SYMS && img->nsyms) {
-		if (!img->byname) {
-			img->byname = malloc(img->nsyms * sizeof(*img->byname));
-			if (!img->byname)
-				return oom_func(s);
-			for (size_t i = 0; i < img->nsyms; i++)
-				img->byname[i] = (uint32_t)i;
-			qsort_r(img->byname, img->nsyms, sizeof(*img->byname), cmp_byname, img);
-		}
-		size_t lo = 0, hi = img->nsyms;
-
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			int c = strcmp(img->syms[img->byname[mid]].name, name);
-
-			if (!c)
-				return func_of_sym(s, img, &img->syms[img->byname[mid]]);
-			if (c < 0)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-	}
+	if (oom)
+		return oom_func(s);
+	if (y)
+		return func_of_sym(s, img, y);
 	/* Only inlined: a function of its own, found again by name. */
 	uint64_t h = hash_str(0xcbf29ce484222325ull, name);
 	uint32_t v = map_get(&img->inl, h, 0);
@@ -1458,5 +1518,6 @@ void sonde_syms_close(struct sonde_syms *s)
 		free(s->unnamed[i]);
 	free(s->unnamed);
 	arena_free(&s->arena);
+	tailmemo_free(s->tailmemo);
 	free(s);
 }

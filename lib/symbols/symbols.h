@@ -249,4 +249,38 @@ size_t sonde_syms_file_funcs(struct sonde_syms *s, const struct sonde_object *o,
 const struct sonde_func *sonde_syms_named(struct sonde_syms *s, const struct sonde_object *o,
 					  const char *name);
 
+/* ---- tail calls (lib/symbols/tailcall.c) ------------------------------------------------
+ *
+ * A function that ends in a call may jump to its callee instead (a tail
+ * call, -O2's sibling-call optimisation): its frame is gone while the
+ * callee runs, so a sampled stack goes from the callee straight to its
+ * caller's caller.  DWARF describes every call instruction
+ * (DW_TAG_call_site: its return address, its callee, whether it is a
+ * jump), which tells the missing frames where they are certain:
+ *
+ *   the caller frame's return address R is at a call site whose callee T
+ *   is not the function G the frame below it is in: T (and what it jumped
+ *   through) tail-called its way to G.  Following the tail calls of T's
+ *   DWARF (and of the functions they reach, across load objects, up to
+ *   SONDE_TAIL_MAX deep, no function twice) from T to G: when exactly one
+ *   chain T -> X1 -> ... -> G exists, T, X1, ... are the frames missing.
+ *
+ * When several chains exist, or an indirect tail call (an unknown callee)
+ * is met on the way to G, which one ran is unknown: nothing is restored
+ * (SONDE_TAIL_AMBIGUOUS).  gdb restores frames the same way (its
+ * frame-tailcall.c). */
+
+#define SONDE_TAIL_MAX 8
+#define SONDE_TAIL_AMBIGUOUS (-1)
+
+/* The functions missing between a frame whose return address is ret_pc
+ * and the function callee that the frame below it is in (time_ns as for
+ * sonde_syms_lookup): their number n > 0, with out[0 .. n) outermost first
+ * (the call site's callee first); 0 when none is missing or nothing is
+ * known (no call-site information, an indirect call, no chain);
+ * SONDE_TAIL_AMBIGUOUS when several chains lead to callee.  max:
+ * out's room (SONDE_TAIL_MAX suffices). */
+int sonde_syms_tailcalls(struct sonde_syms *s, uint64_t ret_pc, uint64_t time_ns,
+			 const struct sonde_func *callee, const struct sonde_func **out, int max);
+
 #endif

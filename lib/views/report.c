@@ -951,8 +951,8 @@ static int write_data(FILE *f, struct rep *r, const char *const *names, const ch
 	json_str(f, o->cpu_select ? o->cpu_select : "all");
 	fputs(",\"callpath\":", f);
 	json_str(f, o->callpath_select ? o->callpath_select : "all");
-	fprintf(f, ",\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64 ",\"inlines\":%s}", o->start_ns, o->end_ns,
-		o->no_inlines ? "false" : "true");
+	fprintf(f, ",\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64 ",\"inlines\":%s,\"tailcalls\":%s}", o->start_ns,
+		o->end_ns, o->no_inlines ? "false" : "true", o->no_tailcalls ? "false" : "true");
 	fputs(",\"exps\":[", f);
 	for (size_t i = 0; i < r->nexps; i++) {
 		const struct sonde_exp_info *in = sonde_exp_info(r->exps[i]);
@@ -1194,6 +1194,7 @@ int sonde_report_write(FILE *f, const struct sonde_exp *const *exps, const char 
 		.start_ns = o->start_ns,
 		.end_ns = o->end_ns,
 		.no_inlines = o->no_inlines,
+		.no_tailcalls = o->no_tailcalls,
 		.each = on_event,
 		.each_arg = &r,
 	};

@@ -44,6 +44,7 @@ struct sonde_report_opts {
 	 * < end_ns (end_ns 0: no end). */
 	uint64_t start_ns, end_ns;
 	bool no_inlines;
+	bool no_tailcalls; /* -tailcalls off (model/profile.h) */
 	/* Where source files are looked for (sonde print's -pathmap OLD NEW
 	 * pairs and -addpath directories). */
 	const char *const *pathmap;

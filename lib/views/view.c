@@ -1065,6 +1065,33 @@ static int dfs_push(struct dfs *d, const struct sonde_tnode *nodes, uint32_t fir
 	return 0;
 }
 
+/* The tree nodes that are a restored tail-call frame on some stack through
+ * them: each marked stack followed from its root.  NULL out of memory. */
+static bool *tree_tailmarks(const struct sonde_model *m, const struct sonde_tnode *nodes, size_t nn,
+			    const uint64_t *marks, size_t nmarks)
+{
+	bool *on = calloc(nn + 1, sizeof(*on));
+
+	for (size_t s = 0; on && s < nmarks && s < sonde_model_nstacks(m); s++) {
+		if (!marks[s])
+			continue;
+		int depth;
+		const uint32_t *fr = sonde_model_stack_funcs(m, (uint32_t)s, &depth);
+		uint32_t n = sonde_model_tree_roots(m);
+
+		for (int k = depth; k-- > 0;) {
+			while (n != UINT32_MAX && nodes[n].func != fr[k])
+				n = nodes[n].next_sibling;
+			if (n == UINT32_MAX)
+				break;
+			if (k < 64 && (marks[s] >> k & 1))
+				on[n] = true;
+			n = nodes[n].first_child;
+		}
+	}
+	return on;
+}
+
 /* The tree of nodes (the model's, or its inverted tree) from roots. */
 static int calltree(FILE *f, const struct sonde_model *m, const struct sonde_view_opts *o,
 		    const struct sonde_tnode *nodes, uint32_t roots, bool inverted, char *err, size_t errlen)
@@ -1093,6 +1120,19 @@ static int calltree(FILE *f, const struct sonde_model *m, const struct sonde_vie
 	vt_field_key(&t, "depth");
 	vt_field_key(&t, "name");
 	vt_field_key(&t, "object");
+	/* restored tail-call frames: marked on the call paths from a root
+	 * (the inverted tree's nodes are not such paths) */
+	bool marks = o->tailmarks && !inverted;
+	size_t nn = 0;
+
+	if (marks)
+		sonde_model_tree(m, &nn);
+	bool *tailnode = marks ? tree_tailmarks(m, nodes, nn, o->tailmarks, o->ntailmarks) : NULL;
+
+	if (marks && !tailnode)
+		return oom(NULL, err, errlen);
+	if (tailnode)
+		vt_field_key(&t, "tail_call");
 	/* An item of a tree node shows the node's own exclusive / inclusive
 	 * metric; children are sorted by the inclusive one, which is marked. */
 	if (vw_item_columns(&t, m, &c, o, first, 'i') < 0)
@@ -1142,6 +1182,8 @@ static int calltree(FILE *f, const struct sonde_model *m, const struct sonde_vie
 		vt_set_n(r, 2, it.depth);
 		vt_set_s(r, 3, name);
 		vt_set_s(r, 4, object_name(m, sonde_model_funcinfo(m, nd->func)->object));
+		if (tailnode)
+			vt_set_n(r, 5, tailnode[it.node]);
 		vw_fill_items(r, &t, &c, first, nd->excl, nd->incl, total);
 		printed++;
 		if (dfs_push(&d, nodes, nd->first_child, it.depth + 1, row, &ts) < 0)
@@ -1162,9 +1204,11 @@ static int calltree(FILE *f, const struct sonde_model *m, const struct sonde_vie
 	free(d.kids);
 	free(more);
 	free(line);
+	free(tailnode);
 	vt_release(&t);
 	return vw_finish(f, err, errlen);
 nomem:
+	free(tailnode);
 	free(d.stack);
 	free(d.kids);
 	free(more);
@@ -1631,6 +1675,28 @@ int sonde_view_statistics(FILE *f, const struct sonde_exp *const *exps, size_t n
 		for (size_t e = 0; e < n; e++)
 			if (has_microstates(exps[e]))
 				stats_microstates(&em, exps[e]);
+		em_end(&em);
+	}
+	const struct sonde_tailcall_stats *tc = o->tailcalls;
+
+	if (tc && tc->enabled) {
+		/* how much of the call tree is restored, and what was left
+		 * alone (several chains of tail calls could have run) */
+		em_text(&em, "\n%40s\n", "Tail calls (-tailcalls on):");
+		em_text(&em, "%40s: %" PRIu64 " in %" PRIu64 " distinct stacks (%" PRIu64 " samples)\n",
+			"Frames restored", tc->frames, tc->stacks, tc->samples);
+		em_text(&em, "%40s: %" PRIu64 " distinct stacks (%" PRIu64 " samples)\n",
+			"Ambiguous, left as recorded", tc->amb_stacks, tc->amb_samples);
+		em_csv(&em, "\ntailcall_frames,tailcall_stacks,tailcall_samples,tailcall_ambiguous_stacks,"
+			    "tailcall_ambiguous_samples\n");
+		em_csv(&em, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", tc->frames,
+		       tc->stacks, tc->samples, tc->amb_stacks, tc->amb_samples);
+		em_obj(&em, "tailcalls");
+		em_u(&em, "frames_restored", tc->frames);
+		em_u(&em, "stacks_restored", tc->stacks);
+		em_u(&em, "samples_restored", tc->samples);
+		em_u(&em, "ambiguous_stacks", tc->amb_stacks);
+		em_u(&em, "ambiguous_samples", tc->amb_samples);
 		em_end(&em);
 	}
 	em_end_doc(&em);

@@ -67,6 +67,8 @@
 #include "model/metrics.h"
 #include "views/emit.h"
 
+struct sonde_tailcall_stats;
+
 struct sonde_profile;
 
 /* ---- metric and sort specs ------------------------------------------------ */
@@ -148,6 +150,16 @@ struct sonde_view_opts {
 	size_t npathmap;
 	const char *const *addpath;
 	size_t naddpath;
+	/* -statistics: what restoring tail-call frames did in the profile
+	 * (model/profile.h), shown after the experiments' figures; NULL:
+	 * not shown. */
+	const struct sonde_tailcall_stats *tailcalls;
+	/* -calltree: the profile's marks of restored tail-call frames per
+	 * model stack (model/profile.h, sonde_profile.tailmarks): json and
+	 * csv then give each node a field tail_call, 1 when the node is such
+	 * a frame on some stack through it.  NULL: no field. */
+	const uint64_t *tailmarks;
+	size_t ntailmarks;
 	/* -fsummary, -lsummary, -psummary: the list views (-functions,
 	 * -lines, -pcs) show each row as a block of its metrics (text; csv
 	 * and json are the lists'), functions with their object, address and

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "symbols/dynfunc.h"
+#include "symbols/symbols.h"
 #include "views/kind.h"
 #include "views/view_exp.h"
 
@@ -23,12 +24,37 @@ static double since(const struct sonde_exp_info *in, uint64_t t)
 	return t >= in->start_ns ? sec(t - in->start_ns) : -sec(in->start_ns - t);
 }
 
-static void print_frames(FILE *out, const struct sonde_dynfuncs *dyn, const struct sonde_exp *exp,
-			 const struct sonde_stack *st, uint64_t time_ns)
+/* The frames that tail calls left off between frame i - 1 and frame i
+ * (sonde_syms_tailcalls), one line each, innermost first, marked "(tail
+ * call)"; or a line saying that several chains could have run. */
+static void print_tailcalls(FILE *out, struct sonde_syms *syms, const struct sonde_stack *st, unsigned i,
+			    bool leaf_exact, uint64_t time_ns)
+{
+	uint64_t below = st->pc[i - 1];
+	bool exact = (i == 1 && leaf_exact) || (below & SONDE_PC_EXACT);
+
+	if (st->pc[i] & SONDE_PC_EXACT)
+		return; /* a frame interrupted by a signal: no call */
+	const struct sonde_func *g = sonde_syms_lookup(syms, below, exact, time_ns);
+	const struct sonde_func *chain[SONDE_TAIL_MAX];
+	int n = sonde_syms_tailcalls(syms, st->pc[i], time_ns, g, chain, SONDE_TAIL_MAX);
+
+	if (n == SONDE_TAIL_AMBIGUOUS)
+		fprintf(out, "       (tail calls: several chains lead to %s; none restored)\n", g->name_short);
+	for (int k = n; k-- > 0;)
+		fprintf(out, "       (tail call)  %s+0x%" PRIx64 "  %s\n", chain[k]->object->name, chain[k]->lo,
+			chain[k]->name_short);
+}
+
+static void print_frames(FILE *out, const struct sonde_dynfuncs *dyn, struct sonde_syms *syms,
+			 const struct sonde_exp *exp, const struct sonde_stack *st, bool leaf_exact, uint64_t time_ns)
 {
 	for (unsigned i = 0; i < st->depth; i++) {
 		uint64_t pc = st->pc[i] & ~SONDE_PC_EXACT;
 		const struct sonde_object *o = sonde_exp_find_object(exp, pc, time_ns);
+
+		if (syms && i > 0)
+			print_tailcalls(out, syms, st, i, leaf_exact, time_ns);
 
 		long d = o || !dyn ? -1 : sonde_dynfuncs_find(dyn, pc);
 		size_t nd;
@@ -68,8 +94,8 @@ static int cmp_sample(const void *a, const void *b)
 	return (x->cpu > y->cpu) - (x->cpu < y->cpu);
 }
 
-static int dump_profile(FILE *out, const struct sonde_dynfuncs *dyn, const struct sonde_exp *exp,
-			char *err, size_t errlen)
+static int dump_profile_tc(FILE *out, const struct sonde_dynfuncs *dyn, struct sonde_syms *syms,
+			   const struct sonde_exp *exp, char *err, size_t errlen)
 {
 	const struct sonde_exp_info *in = sonde_exp_info(exp);
 	const struct sonde_exp_summary *s = sonde_exp_summary(exp);
@@ -128,14 +154,20 @@ static int dump_profile(FILE *out, const struct sonde_dynfuncs *dyn, const struc
 		}
 		print_stack_flags(out, st->flags);
 		fprintf(out, "\n");
-		print_frames(out, dyn, exp, st, v[i].time_ns);
+		print_frames(out, dyn, syms, exp, st, true, v[i].time_ns);
 	}
 	free(v);
 	return 0;
 }
 
-static int dump_stacks(FILE *out, const struct sonde_dynfuncs *dyn, const struct sonde_exp *exp,
-		       char *err, size_t errlen)
+static int dump_profile(FILE *out, const struct sonde_dynfuncs *dyn, const struct sonde_exp *exp,
+			char *err, size_t errlen)
+{
+	return dump_profile_tc(out, dyn, NULL, exp, err, errlen);
+}
+
+static int dump_stacks_tc(FILE *out, const struct sonde_dynfuncs *dyn, struct sonde_syms *syms,
+			  const struct sonde_exp *exp, char *err, size_t errlen)
 {
 	size_t n;
 	const struct sonde_stack *st = sonde_exp_stacks(exp, &n);
@@ -145,9 +177,16 @@ static int dump_stacks(FILE *out, const struct sonde_dynfuncs *dyn, const struct
 		fprintf(out, "stack 0x%" PRIx64 "  depth %u", st[i].id, st[i].depth);
 		print_stack_flags(out, st[i].flags);
 		fprintf(out, "\n");
-		print_frames(out, dyn, exp, &st[i], SONDE_TIME_NEVER);
+		/* (a stack's leaf is a pc when samples use it: exact) */
+		print_frames(out, dyn, syms, exp, &st[i], true, SONDE_TIME_NEVER);
 	}
 	return 0;
+}
+
+static int dump_stacks(FILE *out, const struct sonde_dynfuncs *dyn, const struct sonde_exp *exp,
+		       char *err, size_t errlen)
+{
+	return dump_stacks_tc(out, dyn, NULL, exp, err, errlen);
 }
 
 static int dump_overview(FILE *out, const struct sonde_dynfuncs *dyn, const struct sonde_exp *exp,
@@ -221,7 +260,7 @@ void sonde_dump_stack(FILE *out, const struct sonde_dynfuncs *dyn, const struct 
 	}
 	print_stack_flags(out, st->flags);
 	fprintf(out, "\n");
-	print_frames(out, dyn, exp, st, t);
+	print_frames(out, dyn, NULL, exp, st, false, t);
 }
 
 /* The dumps, by enum sonde_dump_kind (a kind's is at its id - 1, named as
@@ -280,8 +319,8 @@ int sonde_dump_parse(enum sonde_dump_kind *k, const char *s, char *err, size_t e
 	return -1;
 }
 
-int sonde_view_dump(FILE *f, const struct sonde_exp *exp, enum sonde_dump_kind kind, char *err,
-		    size_t errlen)
+int sonde_view_dump_tc(FILE *f, const struct sonde_exp *exp, enum sonde_dump_kind kind, bool tailcalls,
+		       char *err, size_t errlen)
 {
 	bool present;
 	struct sonde_dynfuncs *dyn;
@@ -294,7 +333,29 @@ int sonde_view_dump(FILE *f, const struct sonde_exp *exp, enum sonde_dump_kind k
 		return -1;
 	}
 	dyn = sonde_dynfuncs_read(exp, &present);
-	rc = dump(f, dyn, exp, err, errlen);
+	struct sonde_syms *syms = NULL;
+
+	if (tailcalls && (kind == SONDE_DUMP_PROFILE || kind == SONDE_DUMP_STACKS)) {
+		syms = sonde_syms_open(exp);
+		if (!syms) {
+			sonde_dynfuncs_free(dyn);
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+	}
+	if (kind == SONDE_DUMP_PROFILE)
+		rc = dump_profile_tc(f, dyn, syms, exp, err, errlen);
+	else if (kind == SONDE_DUMP_STACKS)
+		rc = dump_stacks_tc(f, dyn, syms, exp, err, errlen);
+	else
+		rc = dump(f, dyn, exp, err, errlen);
+	sonde_syms_close(syms);
 	sonde_dynfuncs_free(dyn);
 	return rc;
+}
+
+int sonde_view_dump(FILE *f, const struct sonde_exp *exp, enum sonde_dump_kind kind, char *err,
+		    size_t errlen)
+{
+	return sonde_view_dump_tc(f, exp, kind, false, err, errlen);
 }

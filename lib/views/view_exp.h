@@ -60,6 +60,12 @@ int sonde_dump_parse(enum sonde_dump_kind *k, const char *s, char *err, size_t e
  * Returns 0, or -1 with a message in err (out of memory). */
 int sonde_view_dump(FILE *f, const struct sonde_exp *exp, enum sonde_dump_kind kind, char *err,
 		    size_t errlen);
+/* The same; with tailcalls, the profile and stacks dumps also show the
+ * frames that tail calls left off (symbols.h, sonde_syms_tailcalls)
+ * between the recorded ones: "(tail call)  OBJECT+0xADDR  NAME", and a
+ * line where several chains could have run. */
+int sonde_view_dump_tc(FILE *f, const struct sonde_exp *exp, enum sonde_dump_kind kind, bool tailcalls,
+		       char *err, size_t errlen);
 
 /*
  * The experiments sonde print loaded: all of them, numbered from 1 in

@@ -11,6 +11,12 @@
  * and at least one of each kind exists; hot_loop's loop instructions are
  * all on the LOOP line; the functions defined in the file are listed with
  * their declaration lines; code bounds by CFI match the symbol's.
+ *
+ * And the call sites (DW_TAG_call_site, DWARF 4's DW_TAG_GNU_call_site) of
+ * tests/fixtures/tailcall.c built the same ways: main's call of A found by
+ * its return address (a call, to A), and the tail calls of A (to C),
+ * amb_top (to amb_b1 and amb_b2) and P (to the declaration tc_lib_work,
+ * whose code is in another object: a name, no address).
  */
 #define _GNU_SOURCE
 #include <elfutils/libdwfl.h>
@@ -69,6 +75,85 @@ static int sym_range(const char *prog, const char *name, uint64_t *lo, uint64_t 
 	if (p)
 		pclose(p);
 	return ok;
+}
+
+/* The site in list idx[0..n) that calls the function named name (at lo
+ * when the DWARF gives an address), or NULL. */
+static struct srcobj_callsite *site_to(struct srcobj *so, const uint32_t *idx, size_t n, const char *name,
+				       uint64_t lo)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct srcobj_callsite *c = srcobj_callsite(so, idx[i]);
+
+		if (c && ((c->name && !strcmp(c->name, name)) || (lo && c->target == lo)))
+			return c;
+	}
+	return NULL;
+}
+
+static void callsites(const char *dir, const char *cc, const char *flags)
+{
+	char prog[512], cmd[2048];
+
+	snprintf(prog, sizeof(prog), "%s/tc_%s%s", dir, cc, flags);
+	for (char *c = prog + strlen(dir) + 1; *c; c++)
+		if (*c == ' ' || *c == '-')
+			*c = '_';
+	/* (the library only links the program: its code is not looked at) */
+	snprintf(cmd, sizeof(cmd),
+		 "%s -std=gnu11 -O2 %s -fPIC -shared -o '%s/libtailcall_lib.so' tests/fixtures/lib/tailcall_lib.c "
+		 "2>/dev/null && %s -std=gnu11 -O2 %s -o '%s' tests/fixtures/tailcall.c -L'%s' -ltailcall_lib 2>/dev/null",
+		 cc, flags, dir, cc, flags, prog, dir);
+	if (system(cmd) != 0) {
+		printf("# skipped: call sites, %s %s is not available\n", cc, flags);
+		return;
+	}
+	struct srcobj *so = srcobj_open(prog, &cb);
+	uint64_t a_lo = 0, a_hi, c_lo = 0, c_hi, main_lo = 0, main_hi = 0, amb_lo = 0, amb_hi, p_lo = 0, p_hi;
+
+	CHECK(so != NULL);
+	CHECK(sym_range(prog, "A", &a_lo, &a_hi) && sym_range(prog, "C", &c_lo, &c_hi) &&
+	      sym_range(prog, "main", &main_lo, &main_hi) && sym_range(prog, "amb_top", &amb_lo, &amb_hi) &&
+	      sym_range(prog, "P", &p_lo, &p_hi));
+	if (!so)
+		return;
+	/* main's call of A: the instruction after it is the return address */
+	char err[256];
+	struct sonde_disasm *d = sonde_disasm_open(prog, err, sizeof(err));
+	struct sonde_insn *v = NULL;
+	long n = d ? sonde_disasm_range(d, main_lo, main_hi, &v, err, sizeof(err)) : -1;
+	uint64_t ret = 0;
+
+	for (long i = 0; i < n; i++)
+		if (v[i].is_call && v[i].has_target && v[i].target == a_lo)
+			ret = v[i].addr + v[i].size;
+	CHECK(ret != 0);
+	struct srcobj_callsite *c = srcobj_callsite_at(so, ret);
+
+	CHECK(c != NULL);
+	if (c) {
+		CHECK(!c->tail);
+		CHECK(c->func == main_lo);
+		CHECK((c->name && !strcmp(c->name, "A")) || c->target == a_lo);
+	}
+	CHECK(srcobj_callsite_at(so, ret + 1) == NULL);
+	uint32_t idx[8];
+	size_t k = srcobj_tailcalls(so, a_lo, idx, 8);
+
+	CHECK(k >= 1);
+	c = site_to(so, idx, k < 8 ? k : 8, "C", c_lo);
+	CHECK(c != NULL && c->tail && c->func == a_lo);
+	k = srcobj_tailcalls(so, amb_lo, idx, 8);
+	CHECK_I((long)k, 2);
+	CHECK(site_to(so, idx, k, "amb_b1", 0) != NULL && site_to(so, idx, k, "amb_b2", 0) != NULL);
+	k = srcobj_tailcalls(so, p_lo, idx, 8);
+	c = site_to(so, idx, k < 8 ? k : 8, "tc_lib_work", 0);
+	CHECK(c != NULL && c->tail && c->target == 0);
+	CHECK_I((long)srcobj_tailcalls(so, c_lo, idx, 8), 0); /* C jumps nowhere */
+	CHECK_I((long)srcobj_tailcalls(so, a_lo + 1, idx, 8), 0); /* not an entry */
+	free(v);
+	sonde_disasm_close(d);
+	srcobj_close(so);
 }
 
 static void one(const char *dir, const char *src, const char *cc, const char *flags)
@@ -192,6 +277,12 @@ int main(void)
 	one(dir, src, "cc", "-gdwarf-4");
 	group = "clang";
 	one(dir, src, "clang", "-g");
+	group = "call sites, gcc dwarf 5";
+	callsites(dir, "cc", "-g");
+	group = "call sites, gcc dwarf 4";
+	callsites(dir, "cc", "-gdwarf-4");
+	group = "call sites, clang";
+	callsites(dir, "clang", "-g");
 
 	/* An ELF file without DWARF, and not an ELF file. */
 	group = "no lines";
