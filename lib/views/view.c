@@ -1261,11 +1261,56 @@ static int cmp_threads(const void *a, const void *b, void *arg)
 	return x->number < y->number ? -1 : x->number > y->number;
 }
 
+void vw_index_cols(struct icols *a, const struct cols *c)
+{
+	a->n = 0;
+	for (int i = 0; i < c->n; i++) {
+		int k;
+
+		for (k = 0; k < a->n; k++)
+			if (a->mi[k] == c->mi[i])
+				break;
+		if (k == a->n) {
+			a->mi[a->n] = c->mi[i];
+			a->vis[a->n++] = 0;
+		}
+		a->vis[k] |= c->it[i]->vis;
+	}
+}
+
+int vw_index_fields(struct vt_table *t, const struct sonde_model *m, const struct icols *a, int sort_mi,
+		    int *first)
+{
+	for (int k = 0; k < a->n; k++) {
+		const struct sonde_metric_def *d = sonde_model_metric(m, a->mi[k]);
+		char key[64];
+
+		if (vt_group(t, d->abbr, NULL, a->mi[k] == sort_mi) < 0)
+			return -1;
+		first[k] = vt_sub(t, VT_VAL, d->unit, (a->vis[k] & SONDE_VIS_VALUE) != 0, d->name);
+		snprintf(key, sizeof(key), "%%%s", d->name);
+		if (first[k] < 0 || ((a->vis[k] & SONDE_VIS_PCT) && d->unit != SONDE_UNIT_RATIO &&
+				     vt_sub(t, VT_PCT, d->unit, true, key) < 0))
+			return -1;
+	}
+	return 0;
+}
+
+void vw_index_values(struct vt_row *r, const struct sonde_model *m, const struct icols *a, const int *first,
+		     const int64_t *v, const int64_t *total)
+{
+	for (int k = 0; k < a->n; k++) {
+		vw_set_metric(r, first[k], m, a->mi[k], v);
+		if ((a->vis[k] & SONDE_VIS_PCT) && !sonde_model_is_derived(m, a->mi[k]))
+			vt_set_d(r, first[k] + 1, pct(v[a->mi[k]], total[a->mi[k]]));
+	}
+}
+
 int sonde_view_threads(FILE *f, const struct sonde_profile *p, const struct sonde_view_opts *o,
 		       char *err, size_t errlen)
 {
 	const struct sonde_model *m = p->model;
-	struct acols a;
+	struct icols a;
 	struct vt_table t;
 	int first[SONDE_MSPEC_MAX];
 	int64_t total[SONDE_MAX_METRICS] = { 0 };
@@ -1282,37 +1327,14 @@ int sonde_view_threads(FILE *f, const struct sonde_profile *p, const struct sond
 		free(sel);
 		return resolved;
 	}
-	/* one column per metric of the spec, whatever its flavour */
-	a.n = 0;
-	for (int i = 0; i < o->metrics.n; i++) {
-		int mi = metric_index(m, o->metrics.item[i].metric), k;
-
-		for (k = 0; k < a.n; k++)
-			if (a.mi[k] == mi)
-				break;
-		if (k == a.n) {
-			a.mi[a.n] = mi;
-			a.vis[a.n++] = 0;
-		}
-		a.vis[k] |= o->metrics.item[i].vis;
-	}
+	vw_index_cols(&a, &c);
 	vt_init(&t);
 	vt_field_key(&t, "experiment");
 	vt_field_key(&t, "thread");
 	vt_field_key(&t, "tid");
 	vt_field_key(&t, "name");
-	for (int k = 0; k < a.n; k++) {
-		const struct sonde_metric_def *d = sonde_model_metric(m, a.mi[k]);
-		char key[64];
-
-		if (vt_group(&t, d->abbr, NULL, a.mi[k] == c.sort_mi) < 0)
-			goto nomem;
-		first[k] = vt_sub(&t, VT_VAL, d->unit, (a.vis[k] & SONDE_VIS_VALUE) != 0, d->name);
-		snprintf(key, sizeof(key), "%%%s", d->name);
-		if (first[k] < 0 || ((a.vis[k] & SONDE_VIS_PCT) && d->unit != SONDE_UNIT_RATIO &&
-				     vt_sub(&t, VT_PCT, d->unit, true, key) < 0))
-			goto nomem;
-	}
+	if (vw_index_fields(&t, m, &a, c.sort_mi, first) < 0)
+		goto nomem;
 	for (size_t i = 0; i < p->nthreads; i++) {
 		if (!p->threads[i].selected)
 			continue;
@@ -1344,13 +1366,7 @@ int sonde_view_threads(FILE *f, const struct sonde_profile *p, const struct sond
 			vt_set_n(r, 2, th->tid);
 		}
 		vt_set_s(r, 3, th ? vt_str(&t, name) : TOTAL_NAME);
-		for (int k = 0; k < a.n; k++) {
-			const int64_t *v = th ? th->v : total;
-
-			vw_set_metric(r, first[k], m, a.mi[k], v);
-			if ((a.vis[k] & SONDE_VIS_PCT) && !sonde_model_is_derived(m, a.mi[k]))
-				vt_set_d(r, first[k] + 1, pct(v[a.mi[k]], total[a.mi[k]]));
-		}
+		vw_index_values(r, m, &a, first, th ? th->v : total, total);
 	}
 	if (o->sort.by_name)
 		snprintf(title, sizeof(title), "Thread number");

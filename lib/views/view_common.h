@@ -43,6 +43,25 @@ void vw_fill_items(struct vt_row *r, const struct vt_table *t, const struct cols
 		   const int *first, const int64_t *excl, const int64_t *incl,
 		   const int64_t *total);
 
+/* An index view's metrics (-threads, -cpus, -seconds): each of c's once
+ * whatever its flavours (an index object's exclusive and inclusive totals
+ * are the same), with the visibilities of its items. */
+struct icols {
+	int n;
+	int mi[SONDE_MSPEC_MAX];
+	unsigned vis[SONDE_MSPEC_MAX];
+};
+void vw_index_cols(struct icols *a, const struct cols *c);
+
+/* Their column groups (first[k]: each metric's first subcolumn), the sort
+ * metric's marked; -1 out of memory. */
+int vw_index_fields(struct vt_table *t, const struct sonde_model *m, const struct icols *a, int sort_mi,
+		    int *first);
+
+/* An index row's cells: v's metrics, percentages of total. */
+void vw_index_values(struct vt_row *r, const struct sonde_model *m, const struct icols *a, const int *first,
+		     const int64_t *v, const int64_t *total);
+
 /* Opens a view's document: json {"view":VIEW,"metrics":SPEC,"sort":KEY
  * (em_end_doc closes it); nothing in text and csv. */
 void vw_begin(struct sonde_emit *e, const char *view, const struct sonde_view_opts *o);

@@ -40,30 +40,6 @@ static int cmp_irows(const void *a, const void *b, void *arg)
 	return x->key < y->key ? -1 : x->key > y->key;
 }
 
-/* The metrics of o's spec, each once whatever its flavours. */
-struct icols {
-	int n;
-	int mi[SONDE_MSPEC_MAX];
-	unsigned vis[SONDE_MSPEC_MAX];
-};
-
-static void index_cols(struct icols *a, const struct cols *c)
-{
-	a->n = 0;
-	for (int i = 0; i < c->n; i++) {
-		int k;
-
-		for (k = 0; k < a->n; k++)
-			if (a->mi[k] == c->mi[i])
-				break;
-		if (k == a->n) {
-			a->mi[a->n] = c->mi[i];
-			a->vis[a->n++] = 0;
-		}
-		a->vis[k] |= c->it[i]->vis;
-	}
-}
-
 /*
  * The view of n index objects rows (sorted here): a heading "TITLE sorted
  * by metric: ...", an optional note line, then the table: csv / json
@@ -83,22 +59,12 @@ static int index_view(FILE *f, const struct sonde_model *m, const struct sonde_v
 
 	if (r < 0)
 		return r;
-	index_cols(&a, &c);
+	vw_index_cols(&a, &c);
 	vt_init(&t);
 	vt_field_key(&t, keyname);
 	vt_field_key(&t, "name");
-	for (int k = 0; k < a.n; k++) {
-		const struct sonde_metric_def *d = sonde_model_metric(m, a.mi[k]);
-		char key[64];
-
-		if (vt_group(&t, d->abbr, NULL, a.mi[k] == c.sort_mi) < 0)
-			goto nomem;
-		first[k] = vt_sub(&t, VT_VAL, d->unit, (a.vis[k] & SONDE_VIS_VALUE) != 0, d->name);
-		snprintf(key, sizeof(key), "%%%s", d->name);
-		if (first[k] < 0 || ((a.vis[k] & SONDE_VIS_PCT) && d->unit != SONDE_UNIT_RATIO &&
-				     vt_sub(&t, VT_PCT, d->unit, true, key) < 0))
-			goto nomem;
-	}
+	if (vw_index_fields(&t, m, &a, c.sort_mi, first) < 0)
+		goto nomem;
 	for (size_t i = 0; i < n; i++)
 		for (int k = 0; k < sonde_model_nmetrics(m); k++)
 			total[k] = (int64_t)((uint64_t)total[k] + (uint64_t)rows[i].v[k]); /* wraps */
@@ -121,16 +87,7 @@ static int index_view(FILE *f, const struct sonde_model *m, const struct sonde_v
 		if (row)
 			vt_set_n(vr, 0, (int64_t)row->key);
 		vt_set_s(vr, 1, row ? vt_str(&t, name) : TOTAL_NAME);
-		for (int k = 0; k < a.n; k++) {
-			const int64_t *v = row ? row->v : total;
-
-			vw_set_metric(vr, first[k], m, a.mi[k], v);
-			if ((a.vis[k] & SONDE_VIS_PCT) && !sonde_model_is_derived(m, a.mi[k])) {
-				int64_t tv = total[a.mi[k]];
-
-				vt_set_d(vr, first[k] + 1, tv ? 100.0 * (double)v[a.mi[k]] / (double)tv : 0.0);
-			}
-		}
+		vw_index_values(vr, m, &a, first, row ? row->v : total, total);
 	}
 	struct sonde_emit em;
 
