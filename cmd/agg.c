@@ -96,6 +96,8 @@ static void usage(FILE *f)
 		"            in BEGIN/END: printa(@a[, @b...]) normalize(@a, n) denormalize(@a)\n"
 		"            trunc(@a[, n]) clear(@a)\n"
 		"  -s FILE   read the program from FILE\n"
+		"  -tailcalls on|off  caller: the function a tail call left off (on, the\n"
+		"            default, as sonde print restores it) or the frame as recorded\n"
 		"  -x OPT    aggsortkey, aggsortrev, aggsortpos=N, aggsortkeypos=N\n"
 		"\n"
 		"examples:\n"
@@ -233,12 +235,28 @@ static void report(const char *src, const char *srcname, const struct sonde_dl_e
 	fprintf(stderr, "^\n");
 }
 
-/* Function names for func/caller: the symbol layer's short names. */
+/* -tailcalls off: caller is the function of the frame as recorded. */
+static bool no_tailcalls;
+
+/* Function names for func/caller: the symbol layer's short names; a
+ * caller is the innermost frame that tail calls left off between it and
+ * the callee, as sonde print restores them. */
 static const char *syms_name(void *ctx, const struct sonde_exp *exp, uint64_t pc, int exact,
-			     uint64_t time_ns)
+			     uint64_t time_ns, uint64_t callee)
 {
+	const struct sonde_func *f = sonde_syms_lookup(ctx, pc, exact, time_ns);
+
 	(void)exp;
-	return sonde_syms_lookup(ctx, pc, exact, time_ns)->name_short;
+	if (callee && !exact && !no_tailcalls) {
+		const struct sonde_func *g = sonde_syms_lookup(ctx, callee & ~SONDE_PC_EXACT,
+							       (callee & SONDE_PC_EXACT) != 0, time_ns);
+		const struct sonde_func *chain[SONDE_TAIL_MAX];
+		int n = sonde_syms_tailcalls(ctx, pc, time_ns, g, chain, SONDE_TAIL_MAX);
+
+		if (n > 0)
+			return chain[n - 1]->name_short;
+	}
+	return f->name_short;
 }
 
 int cmd_agg(int argc, char **argv)
@@ -282,6 +300,14 @@ int cmd_agg(int argc, char **argv)
 			}
 			if (set_option(&opts, opt))
 				return 2;
+		} else if (!strcmp(a, "-tailcalls")) {
+			const char *v = i + 1 < argc ? argv[++i] : "";
+
+			if (strcmp(v, "on") && strcmp(v, "off")) {
+				fprintf(stderr, "sonde agg: -tailcalls: '%s' is not on or off\n", v);
+				return 2;
+			}
+			no_tailcalls = !strcmp(v, "off");
 		} else if (!strcmp(a, "-s")) {
 			if (i + 1 >= argc) {
 				fprintf(stderr, "sonde agg: -s needs a program file\n");

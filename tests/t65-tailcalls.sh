@@ -173,6 +173,18 @@ if variant gcc "$FIX/tailcall"; then
 		notok "-tailcalls off: not the recorded tree"
 		sed 's/^/#   /' "$g.miss" | head -5
 	fi
+	# sonde agg's caller is the restored frame too (-tailcalls off: as recorded)
+	agg='profile /func == "C" || func == "G" || func == "tc_lib_work"/ { @[func, caller] = count(); }'
+	"$SONDE" agg "$agg" "$g" >agg_on.txt 2>&1
+	"$SONDE" agg -tailcalls off "$agg" "$g" >agg_off.txt 2>&1
+	top() { awk -v f="$2" '$1 == f { if ($3 > n) { n = $3; c = $2 } } END { print c }' "$1"; }
+	if [ "$(top agg_on.txt C)" = A ] && [ "$(top agg_on.txt G)" = F ] && [ "$(top agg_on.txt tc_lib_work)" = P ] &&
+		[ "$(top agg_off.txt C)" = main ]; then
+		ok "agg: caller of C is A, of G F, of tc_lib_work P (-tailcalls off: C's is main)"
+	else
+		notok "agg callers: C $(top agg_on.txt C), G $(top agg_on.txt G), tc_lib_work $(top agg_on.txt tc_lib_work), off: C $(top agg_off.txt C)"
+		sed 's/^/#   /' agg_on.txt | head -8
+	fi
 	# the marks: -dump and json
 	"$SONDE" print -dump stacks "$g" >dump.txt 2>&1
 	if grep -q '(tail call) .* A$' dump.txt && grep -q '(tail call) .* rec_start$' dump.txt &&

@@ -46,7 +46,7 @@ static const struct sonde_dl_field profile_fields[SONDE_DL_P_NFIELDS] = {
 				"nanoseconds of CPU time the sample stands for (off-CPU: of blocked wall time)" },
 	[SONDE_DL_P_OBJECT] = { "object", SONDE_DL_STR, "load object of the leaf frame (file name)" },
 	[SONDE_DL_P_FUNC] = { "func", SONDE_DL_STR, "function of the leaf frame" },
-	[SONDE_DL_P_CALLER] = { "caller", SONDE_DL_STR, "function of the leaf's caller" },
+	[SONDE_DL_P_CALLER] = { "caller", SONDE_DL_STR, "function of the leaf's caller (tail calls restored)" },
 	[SONDE_DL_P_PC] = { "pc", SONDE_DL_INT, "address of the leaf frame" },
 	[SONDE_DL_P_DEPTH] = { "depth", SONDE_DL_INT, "number of frames in the call stack" },
 	[SONDE_DL_P_STATE] = { "state", SONDE_DL_STR,
@@ -1903,8 +1903,9 @@ fail:
 /* ---- profile ---------------------------------------------------------------------------- */
 
 const char *sonde_dl_pc_name_fallback(void *ctx, const struct sonde_exp *exp, uint64_t pc,
-				      int exact, uint64_t time_ns)
+				      int exact, uint64_t time_ns, uint64_t callee)
 {
+	(void)callee; /* no symbols, no call sites: pc's object and offset */
 	static char buf[512];
 	uint64_t a = exact ? pc : pc - 1;
 	const struct sonde_object *o = sonde_exp_find_object(exp, a, time_ns);
@@ -2012,7 +2013,7 @@ int64_t sonde_dl_run_profile(struct sonde_dl_prog *p, const struct sonde_exp *ex
 					const char *s;
 
 					if (want_func) {
-						s = name_of_pc(ctx, exp, pc0, x0, smp.time_ns);
+						s = name_of_pc(ctx, exp, pc0, x0, smp.time_ns, 0);
 						e->func = s ? sonde_aggset_intern(p->set, s, strlen(s)) : unknown;
 						if (!e->func)
 							goto oom;
@@ -2023,7 +2024,7 @@ int64_t sonde_dl_run_profile(struct sonde_dl_prog *p, const struct sonde_exp *ex
 
 							s = name_of_pc(ctx, exp, pc1,
 								       (st->pc[1] & SONDE_PC_EXACT) != 0,
-								       smp.time_ns);
+								       smp.time_ns, st->pc[0]);
 							e->caller = s ? sonde_aggset_intern(p->set, s, strlen(s))
 								      : unknown;
 							if (!e->caller)
@@ -2156,10 +2157,11 @@ const char *sonde_dl_trace_intern(struct sonde_dl_trace *t, const char *s)
 	return sonde_aggset_intern(t->p->set, s, strlen(s));
 }
 
-static const char *src_name(struct sonde_dl_trace *t, uint64_t frame, uint64_t time_ns)
+/* callee: 0, or the frame below (sonde_dl_name_fn). */
+static const char *src_name(struct sonde_dl_trace *t, uint64_t frame, uint64_t time_ns, uint64_t callee)
 {
 	const char *s = t->name_of_pc(t->ctx, t->exp, frame & ~SONDE_PC_EXACT, (frame & SONDE_PC_EXACT) != 0,
-				      time_ns);
+				      time_ns, callee);
 
 	return s ? sonde_aggset_intern(t->p->set, s, strlen(s)) : t->unknown;
 }
@@ -2193,8 +2195,10 @@ int sonde_dl_trace_names(struct sonde_dl_trace *t, uint64_t stack_id, uint64_t t
 					break;
 				}
 			}
-			nm->func = k0 < 0 ? t->unknown : src_name(t, st->pc[k0], time_ns);
-			nm->caller = k0 < 0 ? t->unknown : k1 < 0 ? t->none : src_name(t, st->pc[k1], time_ns);
+			nm->func = k0 < 0 ? t->unknown : src_name(t, st->pc[k0], time_ns, 0);
+			nm->caller = k0 < 0 ? t->unknown
+				   : k1 < 0    ? t->none
+					       : src_name(t, st->pc[k1], time_ns, st->pc[k0]);
 			if (!nm->func || !nm->caller)
 				return -1;
 			nm->flen = (uint32_t)strlen(nm->func);

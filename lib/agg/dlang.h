@@ -62,10 +62,14 @@ struct sonde_dl_prog;
  * (sonde_exp_find_object); names are cached per stack and mapping epoch
  * (sonde_exp_map_epoch), so it is a time of that epoch.  Returns a
  * NUL-terminated name that needs to stay valid only until the next call
- * (it is interned at once); NULL means "unknown".
+ * (it is interned at once); NULL means "unknown".  callee, when not 0, is
+ * the frame below (its pc with SONDE_PC_EXACT): pc is then a caller's
+ * return address and the name wanted is the function that called the
+ * callee's, which is not pc's when tail calls left frames off between
+ * them (sonde print restores those frames: the innermost of them).
  */
 typedef const char *(*sonde_dl_name_fn)(void *ctx, const struct sonde_exp *exp, uint64_t pc,
-					int exact, uint64_t time_ns);
+					int exact, uint64_t time_ns, uint64_t callee);
 
 struct sonde_dl_kind {
 	const char *name;
@@ -198,7 +202,7 @@ int64_t sonde_dl_run_stdin(struct sonde_dl_prog *p, int fd, char *err, size_t er
  * `sonde print -dump profile` names frames; "0x..." outside every object.
  * Not thread-safe (one static buffer). */
 const char *sonde_dl_pc_name_fallback(void *ctx, const struct sonde_exp *exp, uint64_t pc,
-				      int exact, uint64_t time_ns);
+				      int exact, uint64_t time_ns, uint64_t callee);
 
 /*
  * Feeds every profile sample of exp to the program as a `profile` event.

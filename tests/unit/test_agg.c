@@ -2019,8 +2019,9 @@ static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ft
 static int namer_calls;
 
 static const char *test_namer(void *ctx, const struct sonde_exp *exp, uint64_t pc, int exact,
-			      uint64_t time_ns)
+			      uint64_t time_ns, uint64_t callee)
 {
+	(void)callee;
 	static char buf[64];
 
 	(void)exp;
