@@ -101,6 +101,9 @@ rc 2 "-object_hide of an unknown object: a usage error" S -object_hide nosuch.so
 S -limit 3 -name long:soname -functions e.er >so.txt
 grep -q "leaf_a \[<erprint>\]$" so.txt && grep -q "<Total> \[<Total>\]" so.txt && ok "-name long:soname: 'leaf_a [<erprint>]'" ||
 	notok "-name long:soname"
+S -name short:soname -calltree e.er >sot.txt
+grep -q "+-leaf_a \[<erprint>\]$" sot.txt && grep -q "+-main \[<erprint>\]$" sot.txt &&
+	ok "-name short:soname in -calltree: '+-leaf_a [<erprint>]'" || notok "-name short:soname in -calltree: $(grep leaf_a sot.txt | head -1)"
 rc 2 "-name long:bogus: a usage error" S -name long:bogus -functions e.er
 S -printmode ';' -functions e.er >semi.txt
 a=$(awk -F';' '$1 == "leaf_a" { print $3 }' semi.txt) b=$(awk -F, '$1 == "leaf_a" { print $3 }' fn.csv)

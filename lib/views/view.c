@@ -1156,7 +1156,8 @@ static int calltree(FILE *f, const struct sonde_model *m, const struct sonde_vie
 			goto nomem;
 		more[it.depth] = !it.last;
 		/* the prefix: "| " or "  " per ancestor level, then "+-" */
-		const char *name = sonde_view_funcname(sonde_model_funcinfo(m, nd->func), o->names);
+		char tname[1024];
+		const char *name = text_name(tname, sizeof tname, m, nd->func, o);
 		size_t need = 2 * TREE_INDENT_MAX + 64 + strlen(name);
 
 		if (sonde_grow(&line, &lcap, need, 1, 256))
@@ -1180,7 +1181,7 @@ static int calltree(FILE *f, const struct sonde_model *m, const struct sonde_vie
 		vt_set_n(r, 0, row);
 		vt_set_n(r, 1, it.parent);
 		vt_set_n(r, 2, it.depth);
-		vt_set_s(r, 3, name);
+		vt_set_s(r, 3, sonde_view_funcname(sonde_model_funcinfo(m, nd->func), o->names));
 		vt_set_s(r, 4, object_name(m, sonde_model_funcinfo(m, nd->func)->object));
 		if (tailnode)
 			vt_set_n(r, 5, tailnode[it.node]);
