@@ -24,6 +24,7 @@
  */
 #define _GNU_SOURCE
 #include <ctype.h>
+#include <regex.h>
 #include <dirent.h>
 #include <limits.h>
 #include <errno.h>
@@ -776,6 +777,88 @@ static int run_experiment_select(struct state *st, const struct step *s, char *e
 	return 0;
 }
 
+/*
+ * er_print's en_desc: the descendant experiments read, all (on), none
+ * (off), or =REGEX those whose lineage (_f1_x1) or program name matches
+ * the extended regular expression, as sonde collect -F =RE picks them.
+ * Founders are always read.  Expressed as an experiment selection.
+ */
+static int check_en_desc(const struct command *c, const char *arg, char *err, size_t errlen)
+{
+	regex_t re;
+	int rc;
+
+	if (!strcmp(arg, "on") || !strcmp(arg, "off"))
+		return 0;
+	if (arg[0] != '=' || !arg[1]) {
+		snprintf(err, errlen, "'%s' is not on, off or =REGEX", arg);
+		return -1;
+	}
+	rc = regcomp(&re, arg + 1, REG_EXTENDED | REG_NOSUB);
+	if (rc) {
+		char msg[128];
+
+		regerror(rc, &re, msg, sizeof(msg));
+		snprintf(err, errlen, "'%s': %s", arg + 1, msg);
+		return -1;
+	}
+	regfree(&re);
+	return 0;
+}
+
+static int run_en_desc(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	char *spec = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&spec, &len);
+	regex_t re;
+	bool rx = s->arg[0] == '=', any = false;
+
+	if (!m || (rx && regcomp(&re, s->arg + 1, REG_EXTENDED | REG_NOSUB))) {
+		if (m)
+			fclose(m);
+		free(spec);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < st->nall; i++) {
+		const struct sonde_exp_info *in = sonde_exp_info(st->all_exps[i]);
+		/* a descendant's directory is its lineage: _f1.er, _f1_x1.er */
+		bool desc = in->name[0] == '_';
+		bool want = !desc || !strcmp(s->arg, "on");
+
+		if (desc && rx) {
+			char lineage[256];
+			const char *exe = in->target.exe ? strrchr(in->target.exe, '/') : NULL;
+
+			snprintf(lineage, sizeof(lineage), "%.*s", (int)strcspn(in->name, "."), in->name);
+			want = !regexec(&re, lineage, 0, NULL, 0) ||
+			       (in->target.exe && !regexec(&re, exe ? exe + 1 : in->target.exe, 0, NULL, 0));
+		}
+		if (want) {
+			fprintf(m, "%s%zu", any ? "," : "", i + 1);
+			any = true;
+		}
+	}
+	if (rx)
+		regfree(&re);
+	if (fclose(m)) {
+		free(spec);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	int rc = select_experiments(st, spec);
+
+	if (!rc) {
+		free(st->experiment_select);
+		st->experiment_select = spec;
+		spec = NULL;
+	} else
+		set_rc(st, 2);
+	free(spec);
+	return 0;
+}
+
 /* Replaces *slot with a copy of arg; the profiles are built again. */
 static void set_select(struct state *st, char **slot, const char *arg)
 {
@@ -996,73 +1079,81 @@ static int run_object_list(struct state *st, const struct step *s, char *err, si
 	return 0;
 }
 
-/* er_print's thread_list and lwp_list (a thread is an LWP on Linux): per
- * experiment, the selection and the number of threads. */
-static int run_thread_list(struct state *st, const struct step *s, char *err, size_t errlen)
+/*
+ * er_print's selection summaries (thread_list, lwp_list, cpu_list,
+ * sample_list): per experiment, the selection in force and how many there
+ * are, "Exp Sel Total" as gprofng prints them.
+ */
+static void sel_table(struct state *st, const char *view, const char *what, const char *sel,
+		      size_t (*count)(const struct sonde_exp *))
 {
 	struct sonde_emit e;
 
 	separate(st);
 	em_init(&e, st->out, st->o.mode);
 	em_text(&e, "Exp Sel Total\n=== === =====\n");
-	em_csv(&e, "experiment,selection,threads\n");
+	em_csv(&e, "experiment,selection,%s\n", what);
 	em_obj(&e, NULL);
-	em_s(&e, "view", "thread_list");
+	em_s(&e, "view", view);
 	em_arr(&e, "experiments");
 	for (size_t i = 0; i < st->nexps; i++) {
-		size_t nt;
-		const char *sel = st->thread_select ? st->thread_select : "all";
+		size_t n = count(st->exps[i]);
 
-		sonde_exp_threads(st->exps[i], &nt);
-		em_text(&e, "%3zu %s %5zu\n", i + 1, sel, nt);
+		em_text(&e, "%3zu %s %5zu\n", i + 1, sel ? sel : "all", n);
 		em_row(&e);
 		em_u(&e, "experiment", i + 1);
-		em_s(&e, "selection", sel);
-		em_u(&e, "threads", nt);
+		em_s(&e, "selection", sel ? sel : "all");
+		em_u(&e, what, n);
 		em_row_end(&e);
 	}
 	em_end(&e);
 	em_end_doc(&e);
+}
+
+static size_t count_threads(const struct sonde_exp *exp)
+{
+	size_t n;
+
+	sonde_exp_threads(exp, &n);
+	return n;
+}
+
+/* The CPUs its clock samples were taken on (as gprofng counts them: those
+ * seen, not the host's). */
+static size_t count_cpus(const struct sonde_exp *exp)
+{
+	static uint8_t seen[65536 / 8];
+	struct sonde_sample_iter it;
+	struct sonde_sample smp;
+	size_t n = 0;
+
+	memset(seen, 0, sizeof(seen));
+	sonde_sample_iter_init(&it, exp);
+	while (sonde_sample_iter_next(&it, &smp))
+		if (smp.cpu != 0xffff && !(seen[smp.cpu / 8] & (1u << smp.cpu % 8))) {
+			seen[smp.cpu / 8] |= (uint8_t)(1u << smp.cpu % 8);
+			n++;
+		}
+	return n;
+}
+
+/* A thread is an LWP on Linux: thread_list and lwp_list are one. */
+static int run_thread_list(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	sel_table(st, "thread_list", "threads", st->thread_select, count_threads);
 	return 0;
 }
 
-/* er_print's cpu_list: per experiment, the CPU selection and the number of
- * CPUs its clock samples were taken on (as gprofng counts them: those
- * seen, not the host's).  The metrics per CPU are -cpus. */
+/* The metrics per CPU are -cpus. */
 static int run_cpu_list(struct state *st, const struct step *s, char *err, size_t errlen)
 {
-	struct sonde_emit e;
+	sel_table(st, "cpu_list", "cpus", st->cpu_select, count_cpus);
+	return 0;
+}
 
-	separate(st);
-	em_init(&e, st->out, st->o.mode);
-	em_text(&e, "Exp Sel Total\n=== === =====\n");
-	em_csv(&e, "experiment,selection,cpus\n");
-	em_obj(&e, NULL);
-	em_s(&e, "view", "cpu_list");
-	em_arr(&e, "experiments");
-	for (size_t i = 0; i < st->nexps; i++) {
-		static uint8_t seen[65536 / 8];
-		struct sonde_sample_iter it;
-		struct sonde_sample smp;
-		size_t n = 0;
-		const char *sel = st->cpu_select ? st->cpu_select : "all";
-
-		memset(seen, 0, sizeof(seen));
-		sonde_sample_iter_init(&it, st->exps[i]);
-		while (sonde_sample_iter_next(&it, &smp))
-			if (smp.cpu != 0xffff && !(seen[smp.cpu / 8] & (1u << smp.cpu % 8))) {
-				seen[smp.cpu / 8] |= (uint8_t)(1u << smp.cpu % 8);
-				n++;
-			}
-		em_text(&e, "%3zu %s %5zu\n", i + 1, sel, n);
-		em_row(&e);
-		em_u(&e, "experiment", i + 1);
-		em_s(&e, "selection", sel);
-		em_u(&e, "cpus", n);
-		em_row_end(&e);
-	}
-	em_end(&e);
-	em_end_doc(&e);
+static int run_sample_list(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	sel_table(st, "sample_list", "samples", st->sample_select, sonde_exp_nsamples);
 	return 0;
 }
 
@@ -1761,8 +1852,14 @@ static const struct command commands[] = {
 	  "-disasm marks instructions whose metric reaches PERCENT of the largest (75)" },
 	{ "dump", ARG_ONE, ARG_DUMPS, check_dump, run_dump,
 	  "raw samples, stacks, overview, objects, or traced events" },
+	{ "en_desc", ARG_ONE, "on|off|=REGEX", check_en_desc, run_en_desc,
+	  "descendant experiments read: all, none, or those whose lineage or program matches" },
 	{ "exit", ARG_NONE, NULL, NULL, run_quit,
 	  "end the script or the interactive session" },
+	{ "exp_list", ARG_NONE, NULL, NULL, run_experiment_list,
+	  "the same as -experiment_list" },
+	{ "exp_select", ARG_ONE, "all|LIST", NULL, run_experiment_select,
+	  "the same as -experiment_select" },
 	{ "experiment_list", ARG_NONE, NULL, NULL, run_experiment_list,
 	  "the experiments loaded, numbered (founder and descendants)" },
 	{ "experiment_select", ARG_ONE, "all|LIST", NULL, run_experiment_select,
@@ -1791,6 +1888,8 @@ static const struct command commands[] = {
 	  "the view of an index object type (Threads, CPUs, Seconds, ...)" },
 	{ "indxobj_list", ARG_NONE, NULL, NULL, run_indxobj_list,
 	  "the index object types and their views" },
+	{ "indx_metric_list", ARG_NONE, NULL, NULL, run_metric_list,
+	  "the metrics of the index views (as -metric_list)" },
 	{ "inlines", ARG_ONE, "on|off", check_on_off, run_inlines,
 	  "inlined functions as their own entries (on) or folded into their callers" },
 	{ "io", ARG_NONE, NULL, NULL, run_io,
@@ -1811,6 +1910,8 @@ static const struct command commands[] = {
 	  "the metrics and details of every source line, in -lines' order" },
 	{ "lwp_list", ARG_NONE, NULL, NULL, run_thread_list,
 	  "the same as -thread_list (a thread is an LWP)" },
+	{ "lwp_select", ARG_ONE, "all|LIST", check_thread_list, run_thread_select,
+	  "the same as -thread_select (a thread is an LWP)" },
 	{ "metric_list", ARG_NONE, NULL, NULL, run_metric_list,
 	  "the current metrics and those available" },
 	{ "metrics", ARG_ONE, "SPEC", check_metrics, run_metrics,
@@ -1843,6 +1944,8 @@ static const struct command commands[] = {
 	  "the metrics and details of every instruction, in -pcs' order" },
 	{ "quit", ARG_NONE, NULL, NULL, run_quit,
 	  "end the script or the interactive session" },
+	{ "sample_list", ARG_NONE, NULL, NULL, run_sample_list,
+	  "per experiment: the sample selection and the number of samples" },
 	{ "sample_select", ARG_ONE, "all|LIST", check_sample_list, run_sample_select,
 	  "only events in these samples (numbers as -samples shows), in every view" },
 	{ "samples", ARG_NONE, NULL, NULL, run_samples,

@@ -204,3 +204,21 @@ done
 if [ $grc = 0 ] && ! grep -qi "error" gp.err gp.txt; then ok "gprofng display text runs the same script"; else
 	notok "gprofng display text -script: rc $grc"; sed 's/^/#   /' gp.err | head -5; fi
 [ $bad = 0 ] && ok "gprofng ($gn samples) and sonde agree:$msg" || notok "gprofng and sonde disagree:$msg"
+
+# ---- en_desc and the aliases gprofng scripts use
+"$SONDE" collect -o d.er sh -c '/bin/true; /bin/true' >/dev/null 2>&1
+sel() { "$SONDE" print "$@" -exp_list d.er 2>&1 | awk '$1 == "*" { printf "%s ", $2 }'; }
+a=$(sel) b=$(sel -en_desc off) c=$(sel -en_desc '=_f2') d=$(sel -en_desc '=^true$') e=$(sel -en_desc '=nomatch')
+if [ "$a" = "1 2 3 " ] && [ "$b" = "1 " ] && [ "$c" = "1 3 " ] && [ "$d" = "1 2 3 " ] && [ "$e" = "1 " ]; then
+	ok "-en_desc on|off|=REGEX selects the descendants by lineage or program (founder always)"
+else notok "-en_desc: all '$a', off '$b', =_f2 '$c', =^true\$ '$d', =nomatch '$e'"; fi
+rc 2 "-en_desc with a bad regular expression fails" "$SONDE" print -en_desc '=(' d.er
+check "and says why in one line" sh -c "[ \$(wc -l <err.txt) = 1 ] && grep -q 'en_desc' err.txt"
+n=$("$SONDE" print -printmode csv -sample_list d.er | awk -F, '$1 == 1 { print $3 }')
+m=$("$SONDE" print -printmode csv -samples d.er | grep -c '^d\.er,')
+[ -n "$n" ] && [ "$n" = "$m" ] && ok "-sample_list counts the samples -samples shows ($n)" || notok "-sample_list: $n, -samples rows $m"
+S -lwp_select 1 -exp_select 1 -thread_list e.er >ls.txt
+awk '$1 == 1 { exit !($2 == "1") }' ls.txt && ok "-lwp_select and -exp_select are -thread_select and -experiment_select" ||
+	notok "-lwp_select: $(cat ls.txt)"
+S -indx_metric_list e.er >iml.txt && S -metric_list e.er >ml.txt && cmp -s iml.txt ml.txt &&
+	ok "-indx_metric_list runs (the metrics of the index views)" || notok "-indx_metric_list"
