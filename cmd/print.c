@@ -764,6 +764,30 @@ static int run_addpath(struct state *st, const struct step *s, char *err, size_t
 	return 0;
 }
 
+/* er_print's setpath: the search path becomes these directories (':'
+ * separated); "$expts", the experiments' own places, is always searched
+ * here, so it is accepted and skipped. */
+static int run_setpath(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < st->naddpath; i++)
+		free(st->addpaths[i]);
+	st->naddpath = 0;
+	st->o.naddpath = 0;
+	for (const char *p = s->arg; *p;) {
+		size_t n = strcspn(p, ":");
+		char dir[PATH_MAX];
+
+		if (n && n < sizeof(dir)) {
+			memcpy(dir, p, n);
+			dir[n] = '\0';
+			if (strcmp(dir, "$expts"))
+				add_path(st, &st->addpaths, &st->naddpath, false, dir);
+		}
+		p += n + (p[n] == ':');
+	}
+	return 0;
+}
+
 /* ---- selections: they change the profile the views read --------------------- */
 
 static int run_experiment_select(struct state *st, const struct step *s, char *err, size_t errlen)
@@ -1874,6 +1898,8 @@ static const struct command commands[] = {
 	  "the function list with the current metrics" },
 	{ "header", ARG_NONE, NULL, NULL, run_header,
 	  "experiment summary (the default with no command)" },
+	{ "heap", ARG_NONE, NULL, NULL, run_allocs,
+	  "the same as -allocs (er_print's name)" },
 	{ "heap_peak", ARG_NONE, NULL, NULL, run_heap_peak,
 	  "stacks holding the live heap at its peak, largest first (-H on)" },
 	{ "heap_temporary", ARG_NONE, NULL, NULL, run_heap_temporary,
@@ -1894,6 +1920,8 @@ static const struct command commands[] = {
 	  "inlined functions as their own entries (on) or folded into their callers" },
 	{ "io", ARG_NONE, NULL, NULL, run_io,
 	  "I/O by file: bytes, calls and time of reads, writes, other (-i on)" },
+	{ "ioactivity", ARG_NONE, NULL, NULL, run_io,
+	  "the same as -io (er_print's name)" },
 	{ "iodetail", ARG_NONE, NULL, NULL, run_iodetail,
 	  "I/O by file and descriptor (-i on)" },
 	{ "iostacks", ARG_NONE, NULL, NULL, run_iostacks,
@@ -1954,6 +1982,8 @@ static const struct command commands[] = {
 	  "run the commands in FILE (one a line, # comments)" },
 	{ "seconds", ARG_NONE, NULL, NULL, run_seconds,
 	  "per-second totals: one row per second of the run" },
+	{ "setpath", ARG_ONE, "DIR:DIR...", check_nonempty, run_setpath,
+	  "look for source files in these directories only (replaces -addpath's)" },
 	{ "sort", ARG_ONE, "SPEC", check_sort, run_sort,
 	  "sort by a metric (e.totalcpu, i.totalcpu) or by name" },
 	{ "source", ARG_ONE, "FUNC|FILE", check_nonempty, run_source,

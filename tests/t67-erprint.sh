@@ -222,3 +222,19 @@ awk '$1 == 1 { exit !($2 == "1") }' ls.txt && ok "-lwp_select and -exp_select ar
 	notok "-lwp_select: $(cat ls.txt)"
 S -indx_metric_list e.er >iml.txt && S -metric_list e.er >ml.txt && cmp -s iml.txt ml.txt &&
 	ok "-indx_metric_list runs (the metrics of the index views)" || notok "-indx_metric_list"
+
+# ---- setpath replaces the source search path; heap and ioactivity are -allocs and -io
+mkdir -p sp/src sp/moved
+cat >sp/src/spin.c <<'SRC'
+volatile unsigned long sink;
+int main(void) { for (unsigned long i = 0; i < 300000000UL; i++) sink += i; return 0; }
+SRC
+(cd sp/src && cc -O1 -g -o ../spin spin.c) && mv sp/src/spin.c sp/moved/
+"$SONDE" collect -o sp.er sp/spin >/dev/null 2>&1
+check "-setpath DIR finds a moved source file" "$SONDE" print -setpath "\$expts:$TMP/sp/moved" -source main sp.er
+check "(-addpath finds it too)" "$SONDE" print -addpath "$TMP/sp/moved" -source main sp.er
+fails "-setpath replaces -addpath's directories" "$SONDE" print -addpath "$TMP/sp/moved" -setpath /nonexistent -source main sp.er
+S -heap e.er >h1.txt 2>&1
+grep -q 'collect with -H on' h1.txt && ok "-heap is -allocs (no heap data: says collect with -H on)" || notok "-heap: $(head -2 h1.txt)"
+S -ioactivity e.er >io1.txt 2>&1
+grep -q 'collect with -i on' io1.txt && ok "-ioactivity is -io (no I/O data: says collect with -i on)" || notok "-ioactivity: $(head -2 io1.txt)"
