@@ -1922,6 +1922,8 @@ static const struct command commands[] = {
 	  "I/O by file: bytes, calls and time of reads, writes, other (-i on)" },
 	{ "ioactivity", ARG_NONE, NULL, NULL, run_io,
 	  "the same as -io (er_print's name)" },
+	{ "iocallstack", ARG_NONE, NULL, NULL, run_iostacks,
+	  "the same as -iostacks (er_print's name)" },
 	{ "iodetail", ARG_NONE, NULL, NULL, run_iodetail,
 	  "I/O by file and descriptor (-i on)" },
 	{ "iostacks", ARG_NONE, NULL, NULL, run_iostacks,

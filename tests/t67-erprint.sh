@@ -236,5 +236,5 @@ check "(-addpath finds it too)" "$SONDE" print -addpath "$TMP/sp/moved" -source 
 fails "-setpath replaces -addpath's directories" "$SONDE" print -addpath "$TMP/sp/moved" -setpath /nonexistent -source main sp.er
 S -heap e.er >h1.txt 2>&1
 grep -q 'collect with -H on' h1.txt && ok "-heap is -allocs (no heap data: says collect with -H on)" || notok "-heap: $(head -2 h1.txt)"
-S -ioactivity e.er >io1.txt 2>&1
-grep -q 'collect with -i on' io1.txt && ok "-ioactivity is -io (no I/O data: says collect with -i on)" || notok "-ioactivity: $(head -2 io1.txt)"
+S -ioactivity e.er >io1.txt 2>&1; S -iocallstack e.er >>io1.txt 2>&1
+[ "$(grep -c 'collect with -i on' io1.txt)" = 2 ] && ok "-ioactivity and -iocallstack are -io and -iostacks (no I/O data: collect with -i on)" || notok "-ioactivity: $(head -2 io1.txt)"
