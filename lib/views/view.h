@@ -277,7 +277,7 @@ int sonde_view_threads(FILE *f, const struct sonde_profile *p, const struct sond
 
 /* ---- index objects and filters (lib/views/view_index.c) ----------------------------------
  *
- * -cpu_list and -seconds: the totals of a profile built with index_cpus /
+ * -cpus and -seconds: the totals of a profile built with index_cpus /
  * index_seconds (profile.h), laid out as -threads: one row per selected
  * CPU ("CPU 3"; events that recorded none: "CPU unknown") or per second of
  * the run with events ("Second of execution 2", gprofng's names), a column

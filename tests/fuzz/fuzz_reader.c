@@ -354,6 +354,13 @@ static void profile_of(const struct sonde_exp *exp)
 		return;
 	sonde_view_opts_init(&o);
 	sonde_view_threads(devnull, &p, &o, err, sizeof(err));
+	sonde_view_calltree_inverted(devnull, p.model, &o, err, sizeof(err));
+	if (sonde_model_nfuncs(p.model) > 1) {
+		uint32_t frag[2] = { 0, 1 };
+
+		sonde_view_fragment(devnull, p.model, &o, frag, 1, err, sizeof(err));
+		sonde_view_fragment(devnull, p.model, &o, frag, 2, err, sizeof(err));
+	}
 	if (sonde_mspec_parse(&o.metrics, "e.%totalcpu:e.sync:e.syncn:e.heapalloccnt:e.heapallocbytes:"
 			      "e.heapleakcnt:e.heapleakbytes:i.ioreadbytes:i.iowritetime:i.ioerrorcnt:name",
 			      err, sizeof(err)) == 0) {
@@ -369,6 +376,26 @@ static void profile_of(const struct sonde_exp *exp)
 	if (sources)
 		run_source_views(&p);
 	sonde_profile_release(&p);
+	/* the slicing filters and index views: every CPU and second, the
+	 * call-path filter on the entry point (a name every stack may hold) */
+	po.index_cpus = po.index_seconds = true;
+	po.cpu_select = "0-3,7";
+	po.callpath_select = (n_open & 1) ? "main" : "_start>__libc_start_main";
+	int built = sonde_profile_build(&p, &exp, 1, &po, err, sizeof(err));
+
+	if (built < 0) { /* no such function in this input: without it */
+		po.callpath_select = NULL;
+		built = sonde_profile_build(&p, &exp, 1, &po, err, sizeof(err));
+	}
+	if (built == 0) {
+		sonde_view_opts_init(&o);
+		sonde_view_cpus(devnull, &p, &o, err, sizeof(err));
+		sonde_view_seconds(devnull, &p, &o, err, sizeof(err));
+		o.mode = SONDE_PM_JSON;
+		sonde_view_cpus(devnull, &p, &o, err, sizeof(err));
+		sonde_view_seconds(devnull, &p, &o, err, sizeof(err));
+		sonde_profile_release(&p);
+	}
 	run_report(exp, sources);
 }
 
@@ -523,6 +550,8 @@ static void run_trace_views(const struct sonde_exp *exp)
 			sonde_view_heapstat(devnull, two, ne, &o, err, sizeof(err));
 			sonde_view_heap_timeline(devnull, two, ne, &o, err, sizeof(err));
 			sonde_view_io(devnull, two, ne, &o, err, sizeof(err));
+			sonde_view_iodetail(devnull, two, ne, &o, err, sizeof(err));
+			sonde_view_iostat(devnull, two, ne, &o, err, sizeof(err));
 			sonde_view_sync(devnull, two, ne, &o, err, sizeof(err));
 			/* These name stacks with the symbol layer (slower): in
 			 * one mode per input, taking turns. */
