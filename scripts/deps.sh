@@ -8,7 +8,9 @@
 # and speedscope reading sonde export's files, tests/t60-export.sh), go
 # tool pprof (golang-go), node and npm, and the npm packages pinned in
 # tests/browser/package-lock.json (playwright-core, speedscope), into
-# tests/browser/node_modules.
+# tests/browser/node_modules; and heaptrack, whose peak consumers and
+# temporary allocations tests/t68-heapviews.sh compares with sonde's
+# (gprofng, which t67 runs, comes with binutils).
 set -e
 mode=${1:-build}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,7 +31,7 @@ fi
 # build never fails for them; a test that needs one fails and says so.
 readers=""
 if [ "$mode" != build ]; then
-	for p in golang-go chromium fonts-dejavu-core; do
+	for p in golang-go chromium fonts-dejavu-core heaptrack; do
 		have_pkg "$p" || readers="$readers $p"
 	done
 	have_cmd node || readers="$readers nodejs"
