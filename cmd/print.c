@@ -1355,67 +1355,37 @@ static int run_allocs(struct state *st, const struct step *s, char *err, size_t 
 	return ex ? sonde_view_heap_stacks(st->out, ex, st->nexps, false, &st->o, err, errlen) : 0;
 }
 
-static int run_heapstat(struct state *st, const struct step *s, char *err, size_t errlen)
+/* The tracing views that take the experiments as they are: the kind each
+ * needs, by command name (er_print's names for them too). */
+static const struct {
+	const char *name;
+	int kind;
+	int (*view)(FILE *f, const struct sonde_exp *const *exps, size_t n, const struct sonde_view_opts *o,
+		    char *err, size_t errlen);
+} trace_views[] = {
+	{ "heapstat", SONDE_KIND_HEAP, sonde_view_heapstat },
+	{ "heap_peak", SONDE_KIND_HEAP, sonde_view_heap_peak },
+	{ "heap_temporary", SONDE_KIND_HEAP, sonde_view_heap_temporary },
+	{ "heap_timeline", SONDE_KIND_HEAP, sonde_view_heap_timeline },
+	{ "io", SONDE_KIND_IO, sonde_view_io },
+	{ "ioactivity", SONDE_KIND_IO, sonde_view_io },
+	{ "iodetail", SONDE_KIND_IO, sonde_view_iodetail },
+	{ "iostat", SONDE_KIND_IO, sonde_view_iostat },
+	{ "iostacks", SONDE_KIND_IO, sonde_view_iostacks },
+	{ "iocallstack", SONDE_KIND_IO, sonde_view_iostacks },
+	{ "sync", SONDE_KIND_SYNC, sonde_view_sync },
+};
+
+static int run_trace(struct state *st, const struct step *s, char *err, size_t errlen)
 {
-	const struct sonde_exp *const *ex = traced(st, s, SONDE_KIND_HEAP);
+	for (size_t i = 0; i < sizeof(trace_views) / sizeof(trace_views[0]); i++)
+		if (!strcmp(trace_views[i].name, s->cmd->name)) {
+			const struct sonde_exp *const *ex = traced(st, s, trace_views[i].kind);
 
-	return ex ? sonde_view_heapstat(st->out, ex, st->nexps, &st->o, err, errlen) : 0;
-}
-
-static int run_heap_peak(struct state *st, const struct step *s, char *err, size_t errlen)
-{
-	const struct sonde_exp *const *ex = traced(st, s, SONDE_KIND_HEAP);
-
-	return ex ? sonde_view_heap_peak(st->out, ex, st->nexps, &st->o, err, errlen) : 0;
-}
-
-static int run_heap_temporary(struct state *st, const struct step *s, char *err, size_t errlen)
-{
-	const struct sonde_exp *const *ex = traced(st, s, SONDE_KIND_HEAP);
-
-	return ex ? sonde_view_heap_temporary(st->out, ex, st->nexps, &st->o, err, errlen) : 0;
-}
-
-static int run_heap_timeline(struct state *st, const struct step *s, char *err, size_t errlen)
-{
-	const struct sonde_exp *const *ex = traced(st, s, SONDE_KIND_HEAP);
-
-	return ex ? sonde_view_heap_timeline(st->out, ex, st->nexps, &st->o, err, errlen) : 0;
-}
-
-static int run_io(struct state *st, const struct step *s, char *err, size_t errlen)
-{
-	const struct sonde_exp *const *ex = traced(st, s, SONDE_KIND_IO);
-
-	return ex ? sonde_view_io(st->out, ex, st->nexps, &st->o, err, errlen) : 0;
-}
-
-static int run_iodetail(struct state *st, const struct step *s, char *err, size_t errlen)
-{
-	const struct sonde_exp *const *ex = traced(st, s, SONDE_KIND_IO);
-
-	return ex ? sonde_view_iodetail(st->out, ex, st->nexps, &st->o, err, errlen) : 0;
-}
-
-static int run_iostat(struct state *st, const struct step *s, char *err, size_t errlen)
-{
-	const struct sonde_exp *const *ex = traced(st, s, SONDE_KIND_IO);
-
-	return ex ? sonde_view_iostat(st->out, ex, st->nexps, &st->o, err, errlen) : 0;
-}
-
-static int run_iostacks(struct state *st, const struct step *s, char *err, size_t errlen)
-{
-	const struct sonde_exp *const *ex = traced(st, s, SONDE_KIND_IO);
-
-	return ex ? sonde_view_iostacks(st->out, ex, st->nexps, &st->o, err, errlen) : 0;
-}
-
-static int run_sync(struct state *st, const struct step *s, char *err, size_t errlen)
-{
-	const struct sonde_exp *const *ex = traced(st, s, SONDE_KIND_SYNC);
-
-	return ex ? sonde_view_sync(st->out, ex, st->nexps, &st->o, err, errlen) : 0;
+			return ex ? trace_views[i].view(st->out, ex, st->nexps, &st->o, err, errlen) : 0;
+		}
+	snprintf(err, errlen, "no tracing view '%s'", s->cmd->name);
+	return -1;
 }
 
 /* ---- views of the profile (the experiments added together) ------------------ */
@@ -1900,13 +1870,13 @@ static const struct command commands[] = {
 	  "experiment summary (the default with no command)" },
 	{ "heap", ARG_NONE, NULL, NULL, run_allocs,
 	  "the same as -allocs (er_print's name)" },
-	{ "heap_peak", ARG_NONE, NULL, NULL, run_heap_peak,
+	{ "heap_peak", ARG_NONE, NULL, NULL, run_trace,
 	  "stacks holding the live heap at its peak, largest first (-H on)" },
-	{ "heap_temporary", ARG_NONE, NULL, NULL, run_heap_temporary,
+	{ "heap_temporary", ARG_NONE, NULL, NULL, run_trace,
 	  "temporary allocations (freed by the next heap call) by stack (-H on)" },
-	{ "heap_timeline", ARG_NONE, NULL, NULL, run_heap_timeline,
+	{ "heap_timeline", ARG_NONE, NULL, NULL, run_trace,
 	  "live heap bytes and allocations over time (-H on)" },
-	{ "heapstat", ARG_NONE, NULL, NULL, run_heapstat,
+	{ "heapstat", ARG_NONE, NULL, NULL, run_trace,
 	  "heap statistics: counts, bytes, leaks, peak, temporary, sizes (-H on)" },
 	{ "help", ARG_NONE, NULL, NULL, run_help,
 	  "this text" },
@@ -1918,17 +1888,17 @@ static const struct command commands[] = {
 	  "the metrics of the index views (as -metric_list)" },
 	{ "inlines", ARG_ONE, "on|off", check_on_off, run_inlines,
 	  "inlined functions as their own entries (on) or folded into their callers" },
-	{ "io", ARG_NONE, NULL, NULL, run_io,
+	{ "io", ARG_NONE, NULL, NULL, run_trace,
 	  "I/O by file: bytes, calls and time of reads, writes, other (-i on)" },
-	{ "ioactivity", ARG_NONE, NULL, NULL, run_io,
+	{ "ioactivity", ARG_NONE, NULL, NULL, run_trace,
 	  "the same as -io (er_print's name)" },
-	{ "iocallstack", ARG_NONE, NULL, NULL, run_iostacks,
+	{ "iocallstack", ARG_NONE, NULL, NULL, run_trace,
 	  "the same as -iostacks (er_print's name)" },
-	{ "iodetail", ARG_NONE, NULL, NULL, run_iodetail,
+	{ "iodetail", ARG_NONE, NULL, NULL, run_trace,
 	  "I/O by file and descriptor (-i on)" },
-	{ "iostacks", ARG_NONE, NULL, NULL, run_iostacks,
+	{ "iostacks", ARG_NONE, NULL, NULL, run_trace,
 	  "I/O by call stack, the top 20 by bytes and calls (-i on)" },
-	{ "iostat", ARG_NONE, NULL, NULL, run_iostat,
+	{ "iostat", ARG_NONE, NULL, NULL, run_trace,
 	  "I/O statistics: calls by size, longest, total time and bytes (-i on)" },
 	{ "leaks", ARG_NONE, NULL, NULL, run_leaks,
 	  "leaks by allocation stack, largest bytes first (-H on)" },
@@ -1994,7 +1964,7 @@ static const struct command commands[] = {
 	  "process statistics from the overview samples" },
 	{ "sthresh", ARG_ONE, "PERCENT", check_percent, run_sthresh,
 	  "-source marks lines whose metric reaches PERCENT of the largest (75)" },
-	{ "sync", ARG_NONE, NULL, NULL, run_sync,
+	{ "sync", ARG_NONE, NULL, NULL, run_trace,
 	  "sync waits by lock or other object, longest total wait first (-s on)" },
 	{ "tailcalls", ARG_ONE, "on|off", check_on_off, run_tailcalls,
 	  "frames tail calls left off, restored from DWARF call sites (on) or not" },
