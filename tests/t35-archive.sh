@@ -65,8 +65,10 @@ hasnt after.err "has changed" "after the rebuild, no warning with an archive"
 # covers, rebuild or not.)
 hasnt after.csv " (burn)," "after the rebuild, none of the program's functions shown as an address"
 for f in spin deep sort_cmp; do has after.csv "$f" "after the rebuild: $f is still named"; done
+# The two heaviest are spin (with deep's calls of it) and sort_cmp, about
+# 49% and 47% of 500 samples: either may come first, both named.
 top=$(sed -n 3p after.csv | cut -d, -f1,2)
-case $top in spin*,burn) ok "top function from the archive: $top";; *) notok "top function: $top";; esac
+case $top in spin*,burn | sort_cmp,burn) ok "top function from the archive: $top" ;; *) notok "top function: $top" ;; esac
 
 # The archive is what made it right: without it the analysis cannot name
 # the executable's functions, and says why.
