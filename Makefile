@@ -45,7 +45,7 @@ LIBSONDE  := $(B)/libsonde.a
 # (lib/symbols/symbols.c).  capstone (lib/symbols/disasm.c) and libstdc++'s demangler
 # (lib/symbols/symbols.c) are loaded with dlopen when first needed: linked, their
 # relocations made every start of sonde 1.3 ms slower.
-LIBSONDE_LIBS := -lm -ldw -lelf -lz -ldl -lpthread
+LIBSONDE_LIBS := -lm -ldw -lelf -lz -ldeflate -ldl -lpthread
 TRACERS   := $(TRACER_SRC:tracers/%.c=$(B)/lib/sonde/libsonde_%.so)
 UNITS     := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 FIXTURES  := $(FIXTURE_SRC:tests/fixtures/%.c=$(B)/fixtures/%) $(B)/fixtures/heapchurn $(CXXFIXTURE_SRC:tests/fixtures/%.cc=$(B)/fixtures/%) \
@@ -152,7 +152,7 @@ $(B)/tests/tools/%: tests/tools/%.c $(LIBSONDE)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASEFLAGS) $(CFLAGS) $(SANFLAGS) -Ilib $< $(LIBSONDE) -o $@ $(LIBSONDE_LIBS)
 
-$(B)/tests/%: tests/unit/%.c tests/unit/check.h $(LIBSONDE)
+$(B)/tests/%: tests/unit/%.c tests/unit/check.h tests/unit/symrange.h $(LIBSONDE)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASEFLAGS) $(CFLAGS) $(SANFLAGS) -Ilib -Icmd $< $(LIBSONDE) -o $@ $(LIBSONDE_LIBS)
 

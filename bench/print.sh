@@ -21,14 +21,19 @@
 #    10 M): the first N samples, or, above the recording, the recording
 #    repeated with shifted times (recording 10 M real samples would take
 #    each tool 100 s of the two CPUs and perf 15 GB of disk).  Then, side
-#    by side (alternating; sonde best of ROUNDS, perf too but BIG_ROUNDS
-#    from 1 M up):
+#    by side (alternating; both best of 3 x ROUNDS below 1 M samples, of
+#    ROUNDS for sonde and BIG_ROUNDS for perf from 1 M up; wall times to
+#    the ms):
 #      sonde print -functions         perf report --stdio --children -g none
 #      sonde print -callers-callees   perf report --stdio --no-children
 #    The first pair prints the same table (each function's inclusive and
 #    exclusive time: perf must unwind every sample's stack for the
 #    inclusive column), the second each function with its callers (perf's
 #    call graph below each function; sonde's callers and callees).
+#    sonde print keeps uncompressed copies of compressed debug files
+#    (lib/symbols/plaindebug.h) in a cache: part 2 starts with an empty one
+#    of its own, and the first size's line before the table gives the
+#    first analysis (which makes the copies) and runs that keep none.
 #
 #   BENCH_PRINT_SAMPLES, BENCH_PRINT_STACKS, BENCH_PRINT_DEPTH,
 #   BENCH_PRINT_ROUNDS (part 1 and part 2), BENCH_PRINT_SIZES,
@@ -111,17 +116,37 @@ echo "  perf record --call-graph dwarf,$DWARF: $(echo "$pn" | awk '{ print $1 " 
 	END { printf "  perf:  %.2f%% of the samples have complete stacks (perf script: _start or clone3 outermost; first 100,000 samples)\n", n ? c * 100 / n : 0 }'
 rm -f "$W/p100k.data"
 
-one() { # KEY CMD...: one run, its "wall rss" appended to $W/m.KEY
+one() { # KEY CMD...: one run, its "wall rss" appended to $W/m.KEY (wall to the ms)
 	key=$1
 	shift
-	if /usr/bin/time -f "%e %M" -o "$W/t" "$@" >/dev/null 2>"$W/err"; then
-		cat "$W/t" >>"$W/m.$key"
+	t0=$(date +%s%N)
+	if /usr/bin/time -f "%M" -o "$W/t" "$@" >/dev/null 2>"$W/err"; then
+		t1=$(date +%s%N)
+		echo "$(((t1 - t0) / 1000000)) $(tail -n 1 "$W/t")" | awk '{ printf "%.3f %d\n", $1 / 1000, $2 }' >>"$W/m.$key"
 	else
 		echo "fail" >>"$W/m.$key"
 		sed 's/^/  # /' "$W/err" | head -5 >&2
 	fi
 }
 best() { sort -n "$W/m.$1" | head -n 1; }
+
+# sonde print's copies of compressed debug files (Debian's libc6-dbg, if
+# installed): a cache of this run's own, so that the first analysis below
+# makes them, as a user's first analysis does; the first size also shows
+# that run, and runs that keep no copies (SONDE_CACHE_DIR=off).
+SONDE_CACHE_DIR=$W/cache
+export SONDE_CACHE_DIR
+cold_line() { # N: the first analysis (best of ROUNDS, each with an empty cache) and runs without copies kept, on $W/s.er
+	rm -f "$W"/m.cold "$W"/m.off
+	for k in $(seq 1 "$ROUNDS"); do
+		rm -rf "$W/cache"
+		one cold "$SONDE" print -functions "$W/s.er"
+		SONDE_CACHE_DIR=off one off "$SONDE" print -functions "$W/s.er"
+	done
+	ndbg=$(ls "$W/cache/debug" 2>/dev/null | wc -l)
+	echo "$1 $(best cold) $(best off) $ndbg" | awk '{
+		printf "            (sonde -functions, the first analysis, which copies %d compressed debug files to the cache: %.3f s; runs that keep no copies, SONDE_CACHE_DIR=off: %.3f s)\n", $6, $2, $4 }' >"$W/coldline"
+}
 
 printf "  %-9s %-22s %-22s %-31s %-31s %s\n" samples "sonde -functions" "sonde -callers-callees" \
 	"perf --children -g none" "perf --no-children" "perf/sonde (each pair)"
@@ -134,21 +159,27 @@ for n in $SIZES; do
 		cat "$W/rs"
 		exit 1
 	}
-	r=$ROUNDS
+	r=$ROUNDS rs=$ROUNDS
 	[ "$n" -ge 1000000 ] && r=$BIG_ROUNDS
+	# below 1 M samples both take under a second: three times the rounds,
+	# for times to the ms that say more than one run's noise
+	[ "$n" -lt 1000000 ] && r=$((3 * ROUNDS)) rs=$((3 * ROUNDS))
+	rm -f "$W/coldline"
+	[ "$n" = "${SIZES%% *}" ] && cold_line "$n"
 	rm -f "$W"/m.*
-	# sonde best of ROUNDS at every size (it is cheap); perf of r
-	for k in $(seq 1 "$ROUNDS"); do
+	# sonde best of rs at every size (it is cheap); perf of r
+	for k in $(seq 1 "$rs"); do
 		one sf "$SONDE" print -functions "$W/s.er"
 		[ "$k" -le "$r" ] && one pf perf report -i "$W/p.data" --stdio --children -g none
 		one sc "$SONDE" print -callers-callees "$W/s.er"
 		[ "$k" -le "$r" ] && one pc perf report -i "$W/p.data" --stdio --no-children
 	done
 	echo "$n $(best sf) $(best sc) $(best pf) $(best pc)" | awk '{
-		printf "  %-9d %6.2f s %7.1f MiB   %6.2f s %7.1f MiB   %9.2f s %8.1f MiB        %9.2f s %8.1f MiB        %6.1fx %6.1fx\n",
+		printf "  %-9d %6.3f s %7.1f MiB  %6.3f s %7.1f MiB  %9.3f s %8.1f MiB       %9.3f s %8.1f MiB       %6.1fx %6.1fx\n",
 			$1, $2, $3 / 1024, $4, $5 / 1024, $6, $7 / 1024, $8, $9 / 1024, ($2 > 0 ? $6 / $2 : 0), ($4 > 0 ? $8 / $4 : 0) }'
 	awk -v n="$n" -v t="$(($(date +%s) - ts))" -v r="$r" '{ c = c (c ? "; " : "") $0 }
 		END { printf "            (%s; perf best of %d, %d s)\n", c, r, t }' "$W/rs"
+	[ -f "$W/coldline" ] && cat "$W/coldline"
 	rm -rf "$W/s.er" "$W/p.data"
 done
 rm -rf "$W/rec.er" "$W/rec.data"

@@ -19,8 +19,9 @@ have_cmd() { command -v "$1" >/dev/null 2>&1; }
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "ok installed"; }
 
 # libelf-dev, libdw-dev, zlib1g-dev: symbols (lib/symbols/symbols.c); g++: its tests build C++ programs;
-# libcapstone-dev: disassembly (lib/symbols/disasm.c); clang: tests/t39-source.sh reads clang's DWARF.
-for p in gcc make libc6-dev binutils libelf-dev libdw-dev zlib1g-dev g++ libcapstone-dev clang; do
+# libcapstone-dev: disassembly (lib/symbols/disasm.c); clang: tests/t39-source.sh reads clang's DWARF;
+# libdeflate-dev: inflating compressed debug sections (lib/symbols/plaindebug.c).
+for p in gcc make libc6-dev binutils libelf-dev libdw-dev zlib1g-dev libdeflate-dev g++ libcapstone-dev clang; do
 	have_pkg "$p" || need="$need $p"
 done
 # Peers for `make bench` (optional for build and tests).
@@ -46,7 +47,7 @@ if [ -n "$need" ]; then
 	$SUDO apt-get update -qq || true
 	# Peers are best effort: a build must not fail because perf is absent.
 	$SUDO apt-get install -y -qq --no-install-recommends $need >/dev/null ||
-		$SUDO apt-get install -y -qq --no-install-recommends gcc make libc6-dev binutils libelf-dev libdw-dev zlib1g-dev g++ libcapstone-dev clang >/dev/null
+		$SUDO apt-get install -y -qq --no-install-recommends gcc make libc6-dev binutils libelf-dev libdw-dev zlib1g-dev libdeflate-dev g++ libcapstone-dev clang >/dev/null
 fi
 if [ -n "$readers" ]; then
 	echo "deps: installing (the tests' readers):$readers"

@@ -3,6 +3,11 @@
 # scripts (tests/t*.sh).  Ends with "N passed, N failed"; exits non-zero if
 # anything failed.
 cd "$(dirname "$0")/.." || exit 1
+# sonde print's copies of compressed debug files (lib/symbols/plaindebug.h)
+# go to the build tree, not the user's cache; the tests that are about the
+# cache set their own.
+SONDE_CACHE_DIR=$(pwd)/build/test-cache
+export SONDE_CACHE_DIR
 pass=0
 fail=0
 log=$(mktemp)

@@ -20,6 +20,7 @@
 #include "base/grow.h"
 #include "base/safeopen.h"
 #include "base/arena.h"
+#include "symbols/plaindebug.h"
 #include "symbols/srcinfo.h"
 #include "base/strtab.h"
 #include "base/u64map.h"
@@ -33,6 +34,11 @@ struct chain {
 };
 
 struct srcobj {
+	Dwfl_Callbacks cb; /* the caller's, finding debug files through plain_debuginfo */
+	int (*find_debuginfo)(Dwfl_Module *, void **, const char *, Dwarf_Addr, const char *, const char *,
+			      GElf_Word, char **); /* the caller's */
+	bool main_dwarf;  /* the file has DWARF itself: no debug file is looked for */
+	bool debug_asked; /* plain_debuginfo was called */
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	Dwarf *dw;
@@ -194,6 +200,57 @@ static void set_decl(struct srcobj *so, struct sonde_srcframe *f, Dwarf_Die *die
 	f->decl_line = dwarf_decl_line(die, &line) == 0 && line > 0 ? (uint32_t)line : 0;
 }
 
+/* The separate debug file, uncompressed (plaindebug.h): libdw would inflate
+ * all of it on opening.  dwfl's own lookup by build id opens the file as
+ * ELF and keeps that, whatever descriptor the callback returns; so the
+ * lookup by build id in the debug path (what dwfl tries first) is done
+ * here, and the rest (.gnu_debuglink, debuginfod, the dwz file a debug file
+ * names) is left to the caller's callback, whose answer is taken as is. */
+static int plain_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, GElf_Addr base,
+			   const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+			   char **debuginfo_file_name)
+{
+	struct srcobj *so = *userdata;
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	int n;
+
+	if (!so) /* (srcobj_open sets it before anything asks) */
+		return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
+						    debuglink_crc, debuginfo_file_name);
+	if (!so->main_dwarf && !so->debug_asked && (n = dwfl_module_build_id(mod, &bits, &vaddr)) > 0) {
+		const char *dirs = so->cb.debuginfo_path && *so->cb.debuginfo_path ? *so->cb.debuginfo_path
+										   : "/usr/lib/debug";
+
+		so->debug_asked = true; /* the next call is for the dwz file */
+		while (*dirs) {
+			size_t len = strcspn(dirs, ":");
+			const char *d = dirs;
+
+			dirs += len + (dirs[len] == ':');
+			while (len && (*d == '+' || *d == '-'))
+				d++, len--;
+			char path[PATH_MAX];
+			int w = snprintf(path, sizeof(path), "%.*s/.build-id/%02x/", (int)len, d, bits[0]);
+
+			for (int i = 1; i < n && w > 0 && w < (int)sizeof(path) - 3; i++)
+				w += sprintf(path + w, "%02x", bits[i]);
+			if (!len || *d != '/' || w <= 0 || w + 7 > (int)sizeof(path))
+				continue;
+			strcpy(path + w, ".debug");
+			int fd = sonde_open_regular(path);
+
+			if (fd >= 0 && (fd = sonde_plain_debug(fd, NULL, bits, (size_t)n)) >= 0) {
+				*debuginfo_file_name = strdup(path);
+				return fd;
+			}
+		}
+	}
+	so->debug_asked = true;
+	return so->find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file, debuglink_crc,
+				  debuginfo_file_name);
+}
+
 struct srcobj *srcobj_open(const char *path, const Dwfl_Callbacks *cb)
 {
 	struct srcobj *so = calloc(1, sizeof(*so));
@@ -201,7 +258,13 @@ struct srcobj *srcobj_open(const char *path, const Dwfl_Callbacks *cb)
 
 	if (!so || fd < 0)
 		goto fail;
-	so->dwfl = dwfl_begin(cb);
+	fd = sonde_plain_debug(fd, &so->main_dwarf, NULL, 0); /* its own DWARF may be compressed too */
+	if (fd < 0)
+		goto fail;
+	so->cb = *cb;
+	so->find_debuginfo = cb->find_debuginfo;
+	so->cb.find_debuginfo = plain_debuginfo;
+	so->dwfl = dwfl_begin(&so->cb);
 	if (!so->dwfl)
 		goto fail;
 	so->mod = dwfl_report_elf(so->dwfl, path, path, fd, 0, true);
@@ -209,6 +272,11 @@ struct srcobj *srcobj_open(const char *path, const Dwfl_Callbacks *cb)
 		goto fail;
 	fd = -1; /* the module owns it now */
 	dwfl_report_end(so->dwfl, NULL, NULL);
+	void **ud = NULL;
+
+	dwfl_module_info(so->mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
+	if (ud)
+		*ud = so; /* for plain_debuginfo */
 	Dwarf_Addr bias = 0, b2;
 
 	so->dw = dwfl_module_getdwarf(so->mod, &bias);

@@ -9,11 +9,17 @@
 # stacks on the experiment.  Any sanitizer report or a crash (exit status
 # above 2) is kept in build/fuzz/dwarf/ with the binary that caused it.
 # libdw's own leaks on damaged DWARF are not reported (detect_leaks=0).
+# With COMPRESSED=1 the fixture's debug sections are first compressed
+# (objcopy --compress-debug-sections=zlib, as Debian's debug packages
+# are), so that the bytes damaged are zlib streams, which
+# lib/symbols/plaindebug.c inflates; each iteration then alternates
+# between a cache directory and none (SONDE_CACHE_DIR=off).
 #
-#   tests/fuzz/dwarf.sh [ITERATIONS [SEED]]     (default 200, time-based seed)
+#   [COMPRESSED=1] tests/fuzz/dwarf.sh [ITERATIONS [SEED]]     (default 200, time-based seed)
 cd "$(dirname "$0")/../.." || exit 1
 N=${1:-200}
 SEED=${2:-$(date +%s)}
+COMPRESSED=${COMPRESSED:-0}
 A=build-asan
 OUT=$(pwd)/build/fuzz/dwarf
 make --no-print-directory -j2 B=$A ASAN=1 $A/bin/sonde $A/lib/sonde/libsonde_collector.so >/dev/null || exit 1
@@ -22,6 +28,9 @@ W=$(mktemp -d "${TMPDIR:-/tmp}/sonde-dwarf.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 mkdir -p "$OUT" "$W/bin"
 cp build/fixtures/tailcall build/fixtures/libtailcall_lib.so "$W/bin/" || exit 1
+if [ "$COMPRESSED" = 1 ]; then
+	objcopy --compress-debug-sections=zlib "$W/bin/tailcall" || exit 1
+fi
 cp "$W/bin/tailcall" "$W/orig"
 build/bin/sonde collect -o "$W/t.er" -p hi "$W/bin/tailcall" 0.05 >/dev/null 2>&1 || { echo "collect failed"; exit 1; }
 readelf -SW "$W/orig" | sed 's/\[ */[/' | awk '$2 ~ /^\.debug_/ { print $2, $5, $6 }' >"$W/secs"
@@ -45,7 +54,9 @@ while [ $i -lt $N ]; do
 	}' "$W/secs" | while read -r off val; do
 		printf "$(printf '\\%03o' "$val")" | dd of="$W/bin/tailcall" bs=1 seek="$off" conv=notrunc 2>/dev/null
 	done
-	ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
+	cache=off
+	[ $((i % 2)) = 1 ] && cache=$W/cache
+	SONDE_CACHE_DIR=$cache ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
 		$A/bin/sonde print -calltree -callers-callees -statistics -dump stacks "$W/t.er" >/dev/null 2>"$W/err"
 	rc=$?
 	if [ $rc -gt 2 ] || grep -q 'ERROR: AddressSanitizer\|runtime error' "$W/err"; then

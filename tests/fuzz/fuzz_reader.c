@@ -51,7 +51,7 @@
  *     events read).
  *
  * Build: with libsonde.a (or the lib sources), -Ilib,
- * -lm -ldw -lelf -lz -lstdc++ (the symbol layer) -lcapstone (disassembly).
+ * -lm -ldw -lelf -lz -ldeflate -lstdc++ (the symbol layer) -lcapstone (disassembly).
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "symrange.h"
 #include "symbols/disasm.h"
 #include "symbols/srcinfo.h"
 
@@ -51,30 +52,6 @@ static unsigned marker_line(const char *src, const char *marker)
 	if (f)
 		fclose(f);
 	return found;
-}
-
-/* "lo size" of a symbol, from nm. */
-static int sym_range(const char *prog, const char *name, uint64_t *lo, uint64_t *hi)
-{
-	char cmd[1024], line[256];
-
-	snprintf(cmd, sizeof(cmd), "nm -S --defined-only '%s'", prog);
-	FILE *p = popen(cmd, "r");
-	int ok = 0;
-
-	while (p && fgets(line, sizeof(line), p)) {
-		unsigned long long a, sz;
-		char t, n[200];
-
-		if (sscanf(line, "%llx %llx %c %199s", &a, &sz, &t, n) == 4 && !strcmp(n, name)) {
-			*lo = a;
-			*hi = a + sz;
-			ok = 1;
-		}
-	}
-	if (p)
-		pclose(p);
-	return ok;
 }
 
 /* The site in list idx[0..n) that calls the function named name (at lo
