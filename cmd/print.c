@@ -106,6 +106,8 @@ struct state {
 
 	FILE *out;
 	bool printed;
+	bool in_doc;	       /* html: the current step's document is open */
+	const char *doc_title; /* html: the current step's name */
 	bool interactive;
 	int rc;
 };
@@ -299,6 +301,13 @@ static void separate(struct state *st)
 	if (st->printed)
 		em_between(&e);
 	st->printed = true;
+	if (!st->in_doc) {
+		char title[128];
+
+		snprintf(title, sizeof(title), "sonde print -%s", st->doc_title ? st->doc_title : "");
+		em_doc_begin(&e, title);
+		st->in_doc = true;
+	}
 }
 
 /* The default metrics follow the data, as er_print's do: clock-profile
@@ -1265,13 +1274,20 @@ static int run_dump(struct state *st, const struct step *s, char *err, size_t er
 		complain(NULL, "note: -dump prints text whatever the -printmode");
 	separate(st);
 	sonde_dump_parse(&kind, s->arg, err, errlen);
-	for (size_t i = 0; i < st->nexps; i++) {
+	FILE *out = em_text_open(&e); /* html: the text in a <pre> block */
+
+	for (size_t i = 0; out && i < st->nexps; i++) {
 		if (i)
-			fputc('\n', st->out);
-		if (sonde_view_dump_tc(st->out, st->exps[i], kind, !st->no_tailcalls, err, errlen) < 0) {
+			fputc('\n', out);
+		if (sonde_view_dump_tc(out, st->exps[i], kind, !st->no_tailcalls, err, errlen) < 0) {
 			complain(NULL, "%s", err);
 			set_rc(st, 1);
 		}
+	}
+	em_text_close(&e, out);
+	if (!out) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
 	}
 	return 0;
 }
@@ -1936,7 +1952,7 @@ static const struct command commands[] = {
 	  "read source files recorded under OLD from NEW" },
 	{ "pcs", ARG_NONE, NULL, NULL, run_pcs,
 	  "instructions (PCs) with the current metrics" },
-	{ "printmode", ARG_ONE, "text|csv|json|CHAR", check_printmode, run_printmode,
+	{ "printmode", ARG_ONE, "text|csv|json|html|CHAR", check_printmode, run_printmode,
 	  "output form of later views; a character: csv with it as the delimiter" },
 	{ "processes", ARG_NONE, NULL, NULL, run_processes,
 	  "one row per process: lineage, pid, command, CPU time" },
@@ -2190,8 +2206,17 @@ static int parse_script(struct steps *ss, const char *file, int depth)
 static void run_step(struct state *st, const struct step *s)
 {
 	char err[512];
+
+	st->doc_title = s->cmd->name;
 	int r = s->cmd->run(st, s, err, sizeof(err));
 
+	if (st->in_doc) { /* html: a view's output is a document of its own, as er_print's */
+		struct sonde_emit e;
+
+		em_init(&e, st->out, st->o.mode);
+		em_doc_finish(&e);
+		st->in_doc = false;
+	}
 	if (r < 0) {
 		complain(s->where, "-%s: %s", s->cmd->name, err);
 		/* a metric this experiment lacks, or a name that names

@@ -5,7 +5,7 @@
 # fixture with its thread's CPU clock) and the fixture iofiles' own counts:
 # fsummary, lsummary, psummary, the stack fragment commands (cprepend,
 # cappend, crmfirst, crmlast after csingle), object_list, object_show,
-# object_hide, name long:soname, printmode with a delimiter, thread_list,
+# object_hide, name long:soname, printmode with a delimiter and html, thread_list,
 # lwp_list, version, viewmode, iostat, iodetail, and collect's -t with a
 # unit and -O FILE.  Then one er_print script runs under gprofng display
 # text and sonde print, and both give the same per-function shares within
@@ -174,6 +174,9 @@ thread_list
 lwp_list
 viewmode user
 version
+printmode html
+functions
+printmode text
 SCR
 rc 0 "sonde print -script: the er_print script runs" S -script script.er e.er
 cp out.txt sonde.txt
@@ -201,6 +204,9 @@ for try in 1 2 3; do
 	[ $grc = 0 ] && [ $bad = 0 ] && break
 	note "try $try:$msg"
 done
+if grep -q '<table' gp.txt && grep -q '<table' sonde.txt; then
+	ok "printmode html: both print the function list as an HTML table"
+else notok "printmode html: gprofng $(grep -c '<table' gp.txt) tables, sonde $(grep -c '<table' sonde.txt)"; fi
 if [ $grc = 0 ] && ! grep -qi "error" gp.err gp.txt; then ok "gprofng display text runs the same script"; else
 	notok "gprofng display text -script: rc $grc"; sed 's/^/#   /' gp.err | head -5; fi
 [ $bad = 0 ] && ok "gprofng ($gn samples) and sonde agree:$msg" || notok "gprofng and sonde disagree:$msg"

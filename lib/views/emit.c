@@ -13,9 +13,9 @@
 
 int sonde_printmode_parse(enum sonde_printmode *m, const char *s, char *err, size_t errlen)
 {
-	static const char *const w[] = { "text", "csv", "json" };
+	static const char *const w[] = { "text", "csv", "json", "html" };
 
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 4; i++)
 		if (s && !strcmp(s, w[i])) {
 			*m = (enum sonde_printmode)i;
 			return 0;
@@ -26,7 +26,7 @@ int sonde_printmode_parse(enum sonde_printmode *m, const char *s, char *err, siz
 		*m = (enum sonde_printmode)(SONDE_PM_CSV | ((unsigned char)s[0] << 8));
 		return 0;
 	}
-	snprintf(err, errlen, "unknown print mode '%s' (text, csv, json, or one punctuation character "
+	snprintf(err, errlen, "unknown print mode '%s' (text, csv, json, html, or one punctuation character "
 		 "as the delimiter)", s ? s : "");
 	return -1;
 }
@@ -53,10 +53,87 @@ bool em_is_text(const struct sonde_emit *e)
 	return e->mode == SONDE_PM_TEXT;
 }
 
+/* The forms that show the free text and the tables as text lays them out:
+ * text, and html (which wraps them). */
+static bool textish(const struct sonde_emit *e)
+{
+	return e->mode == SONDE_PM_TEXT || e->mode == SONDE_PM_HTML;
+}
+
+void em_doc_begin(struct sonde_emit *e, const char *title)
+{
+	if (e->mode != SONDE_PM_HTML)
+		return;
+	fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>", e->f);
+	vt_html_str(e->f, title);
+	fputs("</title>\n<style>\n"
+	      "body { font-family: sans-serif; font-size: 13px; }\n"
+	      "pre { margin: 0; }\n"
+	      "table.sonde { border-collapse: collapse; margin: 0.4em 0; }\n"
+	      "table.sonde th, table.sonde td { border: 1px solid #bbb; padding: 1px 6px; }\n"
+	      "table.sonde th { background: #f3f0d8; font-weight: normal; }\n"
+	      "table.sonde td.num { text-align: right; font-family: monospace; white-space: pre; }\n"
+	      "table.sonde td.name { white-space: pre; font-family: monospace; }\n"
+	      "table.sonde .sort { background: #ffff99; }\n"
+	      "</style></head><body>\n",
+	      e->f);
+}
+
+void em_doc_finish(struct sonde_emit *e)
+{
+	if (e->mode == SONDE_PM_HTML)
+		fputs("</body></html>\n", e->f);
+}
+
+/* Html: text as a <pre> block, escaped. */
+static void html_pre(struct sonde_emit *e, const char *s)
+{
+	fputs("<pre>\n", e->f); /* (a parser drops the newline after <pre>, not the text's own) */
+	vt_html_str(e->f, s);
+	fputs("</pre>\n", e->f);
+}
+
+static ssize_t html_cookie_write(void *c, const char *buf, size_t n)
+{
+	vt_html_bytes(c, buf, n);
+	return (ssize_t)n;
+}
+
+static int html_cookie_close(void *c)
+{
+	fputs("</pre>\n", c);
+	return 0;
+}
+
+FILE *em_text_open(struct sonde_emit *e)
+{
+	if (e->mode != SONDE_PM_HTML)
+		return e->f;
+	cookie_io_functions_t io = { .write = html_cookie_write, .close = html_cookie_close };
+	FILE *f = fopencookie(e->f, "w", io);
+
+	if (f)
+		fputs("<pre>\n", e->f);
+	return f;
+}
+
+void em_text_close(struct sonde_emit *e, FILE *f)
+{
+	if (f && f != e->f)
+		fclose(f);
+}
+
 static void vput(struct sonde_emit *e, enum sonde_printmode m, const char *fmt, va_list ap)
 {
-	if (e->mode == m)
+	if (e->mode == m) {
 		vfprintf(e->f, fmt, ap);
+	} else if (m == SONDE_PM_TEXT && e->mode == SONDE_PM_HTML) {
+		char *s = NULL;
+
+		if (vasprintf(&s, fmt, ap) >= 0)
+			html_pre(e, s);
+		free(s);
+	}
 }
 
 void em_text(struct sonde_emit *e, const char *fmt, ...)
@@ -109,7 +186,9 @@ void em_textcsv(struct sonde_emit *e, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	if (e->mode != SONDE_PM_JSON)
+	if (e->mode == SONDE_PM_HTML)
+		vput(e, SONDE_PM_TEXT, fmt, ap);
+	else if (e->mode != SONDE_PM_JSON)
 		vfprintf(e->f, fmt, ap);
 	va_end(ap);
 }
@@ -122,15 +201,20 @@ void em_csv_str(struct sonde_emit *e, const char *s)
 
 void em_text_with(struct sonde_emit *e, void (*write)(FILE *f, const void *arg), const void *arg)
 {
-	if (e->mode == SONDE_PM_TEXT)
-		write(e->f, arg);
+	if (!textish(e))
+		return;
+	FILE *f = em_text_open(e);
+
+	if (f)
+		write(f, arg);
+	em_text_close(e, f);
 }
 
 /* ---- structure ------------------------------------------------------------------- */
 
 void em_doc_with(struct sonde_emit *e, void (*write)(const struct sonde_emit *e, const void *arg), const void *arg)
 {
-	if (e->mode != SONDE_PM_TEXT)
+	if (!textish(e))
 		write(e, arg);
 }
 
@@ -152,7 +236,8 @@ void em_kv_begin(struct sonde_emit *e)
 static bool key(struct sonde_emit *e, const char *k)
 {
 	switch (e->mode) {
-	case SONDE_PM_TEXT: return false;
+	case SONDE_PM_TEXT:
+	case SONDE_PM_HTML: return false;
 	case SONDE_PM_JSON:
 		if (!e->first[e->depth])
 			fputc(',', e->f);
@@ -198,7 +283,7 @@ static void nest(struct sonde_emit *e, const char *k, bool array)
 {
 	char name[64];
 
-	if (e->mode == SONDE_PM_TEXT || (e->mode == SONDE_PM_CSV && !e->kv))
+	if (textish(e) || (e->mode == SONDE_PM_CSV && !e->kv))
 		return;
 	if (e->array[e->depth])
 		snprintf(name, sizeof(name), "%u", e->index[e->depth]);
@@ -232,7 +317,7 @@ void em_arr(struct sonde_emit *e, const char *k)
 
 void em_end(struct sonde_emit *e)
 {
-	if (e->mode == SONDE_PM_TEXT || (e->mode == SONDE_PM_CSV && !e->kv))
+	if (textish(e) || (e->mode == SONDE_PM_CSV && !e->kv))
 		return;
 	if (e->mode == SONDE_PM_JSON)
 		fputc(e->array[e->depth] ? ']' : '}', e->f);
@@ -397,24 +482,35 @@ void em_table(struct sonde_emit *e, const char *k, struct vt_table *t)
 	em_table_rows(e, k, t, 0, t->nrows);
 }
 
+/* (html: every piece of a table is a <table> with its header; the
+ * header alone, which text prints above pieces to come, is nothing) */
 void em_table_text(struct sonde_emit *e, struct vt_table *t, size_t from, size_t to)
 {
-	if (e->mode != SONDE_PM_TEXT)
-		return;
-	vt_text_header(e->f, t);
-	vt_text_rows(e->f, t, from, to);
+	if (e->mode == SONDE_PM_HTML && from < to) {
+		vt_html(e->f, t, from, to);
+	} else if (e->mode == SONDE_PM_TEXT) {
+		vt_text_header(e->f, t);
+		vt_text_rows(e->f, t, from, to);
+	}
 }
 
 void em_table_text_rows(struct sonde_emit *e, struct vt_table *t, size_t from, size_t to)
 {
 	if (e->mode == SONDE_PM_TEXT)
 		vt_text_rows(e->f, t, from, to);
+	else if (e->mode == SONDE_PM_HTML && from < to)
+		vt_html(e->f, t, from, to);
 }
 
 void em_table_summary(struct sonde_emit *e, struct vt_table *t, size_t from, size_t to)
 {
-	if (e->mode == SONDE_PM_TEXT)
-		vt_text_summary(e->f, t, from, to);
+	if (!textish(e))
+		return;
+	FILE *f = em_text_open(e);
+
+	if (f)
+		vt_text_summary(f, t, from, to);
+	em_text_close(e, f);
 }
 
 void em_table_csv(struct sonde_emit *e, const struct vt_table *t)

@@ -37,10 +37,13 @@
 /* A delimited text form (er_print's "printmode ;") is the csv form with
  * another delimiter: SONDE_PM_CSV with the character in the bits above
  * the low byte, which only emit.c reads. */
-enum sonde_printmode { SONDE_PM_TEXT, SONDE_PM_CSV, SONDE_PM_JSON };
+/* SONDE_PM_HTML is er_print's "printmode html": the text form as an HTML
+ * document per view, its free text in <pre> blocks and its tables as
+ * <table>s (every piece of a table with its header). */
+enum sonde_printmode { SONDE_PM_TEXT, SONDE_PM_CSV, SONDE_PM_JSON, SONDE_PM_HTML };
 
-/* "text", "csv", "json", or a single character (the delimiter of the
- * delimited form; ',' is csv) (-printmode); 0, or -1 with a message. */
+/* "text", "csv", "json", "html", or a single character (the delimiter of
+ * the delimited form; ',' is csv) (-printmode); 0, or -1 with a message. */
 int sonde_printmode_parse(enum sonde_printmode *m, const char *s, char *err, size_t errlen);
 
 #define EM_DEPTH 16
@@ -61,6 +64,11 @@ struct sonde_emit {
 
 void em_init(struct sonde_emit *e, FILE *f, enum sonde_printmode mode);
 
+/* Around a view's whole output: in html, the document's head (titled
+ * title) and its end; nothing in the other forms. */
+void em_doc_begin(struct sonde_emit *e, const char *title);
+void em_doc_finish(struct sonde_emit *e);
+
 /* Between two views' outputs: a blank line in text and csv; nothing in
  * json (its documents are one a line). */
 void em_between(struct sonde_emit *e);
@@ -76,8 +84,14 @@ void em_json(struct sonde_emit *e, const char *fmt, ...) __attribute__((format(p
 void em_textcsv(struct sonde_emit *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Csv only: a string value, quoted when needed. */
 void em_csv_str(struct sonde_emit *e, const char *s);
+/* A FILE * for free text that a function writes itself (a long text
+ * layout kept as one function, -dump's text in every form): e's own, or
+ * in html one that escapes what it is given into a <pre> block, which
+ * em_text_close ends.  NULL when memory runs out. */
+FILE *em_text_open(struct sonde_emit *e);
+void em_text_close(struct sonde_emit *e, FILE *f);
 /* Free text that a function writes to a FILE * (a long text layout kept
- * as one function): calls write(f, arg) in text only. */
+ * as one function): calls write(f, arg) in text (and html) only. */
 void em_text_with(struct sonde_emit *e, void (*write)(FILE *f, const void *arg), const void *arg);
 
 /* ---- structure ------------------------------------------------------------------- */

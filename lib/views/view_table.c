@@ -465,6 +465,95 @@ void vt_text_summary(FILE *f, struct vt_table *t, size_t from, size_t to)
 	}
 }
 
+/* ---- html ------------------------------------------------------------------ */
+
+void vt_html_bytes(FILE *f, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		switch (s[i]) {
+		case '&': fputs("&amp;", f); break;
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '"': fputs("&quot;", f); break;
+		default: fputc(s[i], f);
+		}
+	}
+}
+
+void vt_html_str(FILE *f, const char *s)
+{
+	if (s)
+		vt_html_bytes(f, s, strlen(s));
+}
+
+/* The text subcolumns of group g. */
+static int group_subs(const struct vt_table *t, int g)
+{
+	int n = 0;
+
+	for (int i = 0; i < t->nsubs; i++)
+		n += t->s[i].group == g && t->s[i].text;
+	return n;
+}
+
+void vt_html(FILE *f, struct vt_table *t, size_t from, size_t to)
+{
+	char buf[128];
+
+	fputs("<table class=\"sonde\">\n<tr>", f);
+	if (t->hotcol)
+		fputs("<th rowspan=\"2\"></th>", f);
+	for (int g = 0; g < t->ngroups; g++) {
+		int n = group_subs(t, g);
+
+		if (!n)
+			continue;
+		fprintf(f, "<th colspan=\"%d\"%s>", n, t->g[g].sort ? " class=\"sort\"" : "");
+		if (t->g[g].top[0]) {
+			vt_html_str(f, t->g[g].top);
+			fputs("<br>", f);
+		}
+		vt_html_str(f, t->g[g].title);
+		fputs("</th>", f);
+	}
+	fputs("<th rowspan=\"2\">", f);
+	vt_html_str(f, t->namecol ? t->namecol : "Name");
+	fputs("</th></tr>\n<tr>", f);
+	for (int g = 0; g < t->ngroups; g++)
+		for (int i = 0; i < t->nsubs; i++)
+			if (t->s[i].group == g && t->s[i].text) {
+				fprintf(f, "<th%s>", t->g[g].sort ? " class=\"sort\"" : "");
+				vt_html_str(f, unit_label(&t->s[i]));
+				fputs("</th>", f);
+			}
+	fputs("</tr>\n", f);
+	for (size_t r = from; r < to && r < t->nrows; r++) {
+		const struct vt_row *row = &t->rows[r];
+
+		fputs("<tr>", f);
+		if (t->hotcol)
+			fprintf(f, "<td>%s</td>", row->hot ? "##" : "");
+		for (int g = 0; g < t->ngroups; g++)
+			for (int i = 0; i < t->nsubs; i++) {
+				if (t->s[i].group != g || !t->s[i].text)
+					continue;
+				if ((t->hotcol || t->blanks) && row->c[i].null)
+					buf[0] = '\0';
+				else
+					fmt_cell(buf, sizeof(buf), &t->s[i], &row->c[i]);
+				fprintf(f, "<td class=\"num%s\">", t->g[g].sort ? " sort" : "");
+				vt_html_str(f, buf);
+				fputs("</td>", f);
+			}
+		fputs("<td class=\"name\">", f);
+		if (row->mark == '*')
+			fputs("*", f);
+		vt_html_str(f, row->text);
+		fputs("</td></tr>\n", f);
+	}
+	fputs("</table>\n", f);
+}
+
 /* ---- csv and json ----------------------------------------------------------- */
 
 /* A byte that is not UTF-8 as U+F7XY's UTF-8 (sonde/utf8.h): csv has no

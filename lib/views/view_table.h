@@ -126,6 +126,13 @@ void vt_text_rows(FILE *f, struct vt_table *t, size_t from, size_t to);
  * name, then a line per column group ("Exclusive Total CPU Time: 0.130
  * ( 65.0%)") and per labelled field ("Load Object: /bin/x"). */
 void vt_text_summary(FILE *f, struct vt_table *t, size_t from, size_t to);
+/* The rows [from, to) as an HTML <table> under the column headers
+ * (-printmode html): the sort column's cells marked class "sort", numbers
+ * class "num", the name class "name"; the cells as text prints them. */
+void vt_html(FILE *f, struct vt_table *t, size_t from, size_t to);
+/* s (n bytes of s) with HTML's special characters escaped. */
+void vt_html_str(FILE *f, const char *s);
+void vt_html_bytes(FILE *f, const char *s, size_t n);
 
 /* CSV: the header line and every row, fields separated by sep (',', or
  * the delimiter of a delimited text form). */

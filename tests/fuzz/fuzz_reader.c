@@ -109,15 +109,17 @@ static bool symbols_now(void)
 	return (n_open - 1) % symbols_every == 0;
 }
 
-/* Print modes each view runs in per input (-modes): 3, every mode (the
- * default, and libFuzzer's); 1, one mode per input, taking turns, with one
- * kind of -dump, so that a long run makes three times the executions.
- * Printing is most of an execution's cost after the symbol layer. */
-static int modes_per_input = 3;
+/* Print modes each view runs in per input (-modes): NMODES, every mode
+ * (the default, and libFuzzer's); 1, one mode per input, taking turns,
+ * with one kind of -dump, so that a long run makes NMODES times the
+ * executions.  Printing is most of an execution's cost after the symbol
+ * layer. */
+#define NMODES (SONDE_PM_HTML - SONDE_PM_TEXT + 1)
+static int modes_per_input = NMODES;
 
 static bool mode_now(int mode)
 {
-	return modes_per_input == 3 || (uint64_t)(mode - SONDE_PM_TEXT) == n_open % 3;
+	return modes_per_input == NMODES || (uint64_t)(mode - SONDE_PM_TEXT) == n_open % NMODES;
 }
 static char scratch[256];
 static uint64_t n_refused, n_damaged, n_samples, n_traced;
@@ -215,7 +217,7 @@ static void run_views(const struct sonde_model *m)
 	char err[256];
 
 	sonde_view_opts_init(&o);
-	for (int mode = SONDE_PM_TEXT; mode <= SONDE_PM_JSON; mode++) {
+	for (int mode = SONDE_PM_TEXT; mode <= SONDE_PM_HTML; mode++) {
 		if (!mode_now(mode))
 			continue;
 		o.mode = (enum sonde_printmode)mode;
@@ -288,7 +290,7 @@ static void run_source_views(struct sonde_profile *p)
 	uint32_t nf = sonde_model_nfuncs(p->model);
 
 	sonde_view_opts_init(&o);
-	o.mode = (enum sonde_printmode)(SONDE_PM_TEXT + rot++ % 3);
+	o.mode = (enum sonde_printmode)(SONDE_PM_TEXT + rot++ % NMODES);
 	o.limit = 20;
 	sonde_view_lines(devnull, p, &o, err, sizeof(err));
 	sonde_view_pcs(devnull, p, &o, err, sizeof(err));
@@ -541,7 +543,7 @@ static void run_trace_views(const struct sonde_exp *exp)
 	for (size_t ne = 1; ne <= 2; ne++) {
 		for (int k = SONDE_KIND_PROFILE; k <= SONDE_KIND_IO + 1; k++)
 			sonde_view_trace_check(two, names, ne, k, err, sizeof(err));
-		for (int mode = SONDE_PM_TEXT; mode <= SONDE_PM_JSON; mode++) {
+		for (int mode = SONDE_PM_TEXT; mode <= SONDE_PM_HTML; mode++) {
 			if (!mode_now(mode))
 				continue;
 			o.mode = (enum sonde_printmode)mode;
@@ -555,7 +557,7 @@ static void run_trace_views(const struct sonde_exp *exp)
 			sonde_view_sync(devnull, two, ne, &o, err, sizeof(err));
 			/* These name stacks with the symbol layer (slower): in
 			 * one mode per input, taking turns. */
-			if ((modes_per_input == 1 || mode == (int)((rot + ne) % 3)) && symbols_now()) {
+			if ((modes_per_input == 1 || mode == (int)((rot + ne) % NMODES)) && symbols_now()) {
 				sonde_view_heap_stacks(devnull, two, ne, true, &o, err, sizeof(err));
 				sonde_view_heap_stacks(devnull, two, ne, false, &o, err, sizeof(err));
 				sonde_view_heap_peak(devnull, two, ne, &o, err, sizeof(err));
@@ -574,12 +576,12 @@ static void run_header(const struct sonde_exp *exp)
 	char err[512];
 
 	sonde_view_opts_init(&o);
-	for (int pm = SONDE_PM_TEXT; pm <= SONDE_PM_JSON; pm++) {
+	for (int pm = SONDE_PM_TEXT; pm <= SONDE_PM_HTML; pm++) {
 		o.mode = (enum sonde_printmode)pm;
 		sonde_view_header(devnull, one, 1, &o);
 	}
 	for (int k = 0; k < SONDE_DUMP_NKINDS; k++)
-		if (modes_per_input == 3 || (uint64_t)k == n_open % SONDE_DUMP_NKINDS)
+		if (modes_per_input == NMODES || (uint64_t)k == n_open % SONDE_DUMP_NKINDS)
 			sonde_view_dump(devnull, exp, (enum sonde_dump_kind)k, err, sizeof(err));
 }
 
@@ -716,7 +718,7 @@ static void walk(const struct sonde_exp *exp)
 
 	sonde_view_opts_init(&o);
 	sonde_view_statistics(devnull, one, 1, &o, err, sizeof(err));
-	for (int mode = SONDE_PM_TEXT; mode <= SONDE_PM_JSON; mode++) {
+	for (int mode = SONDE_PM_TEXT; mode <= SONDE_PM_HTML; mode++) {
 		if (!mode_now(mode))
 			continue;
 		o.mode = (enum sonde_printmode)mode;
@@ -1625,7 +1627,7 @@ int main(int argc, char **argv)
 			if (!symbols_every)
 				symbols_every = 1;
 		} else if (!strcmp(argv[i], "-modes") && i + 1 < argc) {
-			modes_per_input = atoi(argv[++i]) == 1 ? 1 : 3;
+			modes_per_input = atoi(argv[++i]) == 1 ? 1 : NMODES;
 		} else if (!strcmp(argv[i], "-t") && i + 1 < argc) {
 			timeout = (unsigned)atoi(argv[++i]);
 		} else if (!strcmp(argv[i], "-run") && i + 1 < argc) {

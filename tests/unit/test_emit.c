@@ -1,7 +1,7 @@
 /*
  * test_emit: the output layer (lib/views/emit.h), its exact output in
- * text, csv and json: a document of rows, a key-value document, a table,
- * the free text of each mode and the separator between views.
+ * text, csv, json and html: a document of rows, a key-value document, a
+ * table, the free text of each mode and the separator between views.
  *
  * Last line: "N passed, N failed"; exit status 1 when anything failed.
  */
@@ -190,6 +190,48 @@ int main(void)
 	t = table(SONDE_PM_JSON);
 	CHECK(!strncmp(t, "{\"view\":\"t\",\"rows\":[{", 21));
 	CHECK(strstr(t, "],\"first\":{") && !strcmp(t + strlen(t) - 3, "}}\n"));
+
+	group = "html";
+	/* free text in <pre> blocks, escaped; no structure; the table as a
+	 * <table> with its two header rows, the sort column marked */
+	CHECK_OUT(rows(SONDE_PM_HTML), "<pre>\nTwo rows\n</pre>\n<pre>\nrow 0\n</pre>\n<pre>\nrow 1\n</pre>\n");
+	CHECK_OUT(kv(SONDE_PM_HTML), "\n");
+	CHECK_OUT(table(SONDE_PM_HTML),
+		  "<table class=\"sonde\">\n"
+		  "<tr><th colspan=\"1\" class=\"sort\">Excl. Total CPU*</th><th rowspan=\"2\">Name</th></tr>\n"
+		  "<tr><th class=\"sort\">sec.</th></tr>\n"
+		  "<tr><td class=\"num sort\">1.500</td><td class=\"name\">&lt;Total&gt;</td></tr>\n"
+		  "<tr><td class=\"num sort\">0.   </td><td class=\"name\">main</td></tr>\n"
+		  "</table>\n");
+	CHECK_OUT(with(SONDE_PM_HTML), "<pre>\nhello text\n</pre>\n");
+	doc_calls = 0;
+	CHECK_OUT(doc_with(SONDE_PM_HTML), "<pre>\nhello text\n</pre>\n");
+	CHECK(doc_calls == 0);
+	{
+		struct sonde_emit h;
+		FILE *f = open_out(&h, SONDE_PM_HTML);
+
+		em_doc_begin(&h, "a <b> & \"c\"");
+		FILE *tf = em_text_open(&h);
+
+		fputs("x < y && z\n", tf);
+		em_text_close(&h, tf);
+		em_doc_finish(&h);
+		const char *o = close_out(f);
+
+		const char *head = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>a &lt;b&gt; &amp; &quot;c&quot;</title>";
+
+		CHECK(!strncmp(o, head, strlen(head)));
+		CHECK(strstr(o, "</style></head><body>\n<pre>\nx &lt; y &amp;&amp; z\n</pre>\n</body></html>\n") != NULL);
+		f = open_out(&h, SONDE_PM_TEXT); /* nothing around text */
+		em_doc_begin(&h, "t");
+		tf = em_text_open(&h);
+		CHECK(tf == f);
+		fputs("plain\n", tf);
+		em_text_close(&h, tf);
+		em_doc_finish(&h);
+		CHECK_OUT(close_out(f), "plain\n");
+	}
 
 	group = "modes";
 	CHECK_OUT(with(SONDE_PM_TEXT), "hello text\n");

@@ -719,7 +719,8 @@ static void test_parsers(void)
 	CHECK(sonde_namefmt_parse(&nf, "mangled", err, sizeof(err)) == 0 && nf == SONDE_NAME_MANGLED);
 	CHECK(sonde_namefmt_parse(&nf, "medium", err, sizeof(err)) < 0 && strstr(err, "long, short, mangled"));
 	CHECK(sonde_printmode_parse(&pm, "json", err, sizeof(err)) == 0 && pm == SONDE_PM_JSON);
-	CHECK(sonde_printmode_parse(&pm, "html", err, sizeof(err)) < 0);
+	CHECK(sonde_printmode_parse(&pm, "html", err, sizeof(err)) == 0 && pm == SONDE_PM_HTML);
+	CHECK(sonde_printmode_parse(&pm, "htm", err, sizeof(err)) < 0);
 	CHECK(sonde_compare_parse(&cm, "ratio", err, sizeof(err)) == 0 && cm == SONDE_CMP_RATIO);
 	CHECK(sonde_compare_parse(&cm, "yes", err, sizeof(err)) < 0);
 }
@@ -820,7 +821,7 @@ static void test_compare(void)
 	CHECK(sonde_mspec_parse(&o.metrics, "e.totalcpu:i.%totalcpu", err, sizeof(err)) == 0);
 	for (int mode = SONDE_CMP_ON; mode <= SONDE_CMP_RATIO; mode++) {
 		o.compare = (enum sonde_compare)mode;
-		for (int pm = SONDE_PM_TEXT; pm <= SONDE_PM_JSON; pm++) {
+		for (int pm = SONDE_PM_TEXT; pm <= SONDE_PM_HTML; pm++) {
 			o.mode = (enum sonde_printmode)pm;
 			f = out_open();
 			t = out_close(f, sonde_view_compare(f, ms, names, 2, false, &o, err, sizeof(err)), err);
@@ -1311,7 +1312,7 @@ static char *all_views(const struct sonde_model *m, const uint32_t *ids, bool fs
 	FILE *acc = open_memstream(&all, &len);
 
 	sonde_view_opts_init(&o);
-	for (int pm = SONDE_PM_TEXT; pm <= SONDE_PM_JSON; pm++) {
+	for (int pm = SONDE_PM_TEXT; pm <= SONDE_PM_HTML; pm++) {
 		fputs(view(m, V_FUNCTIONS, &o, (enum sonde_printmode)pm, 0), acc);
 		fputs(view(m, V_CC, &o, (enum sonde_printmode)pm, 0), acc);
 		fputs(view(m, V_CALLTREE, &o, (enum sonde_printmode)pm, 0), acc);
