@@ -101,6 +101,13 @@ rc 2 "-object_hide of an unknown object: a usage error" S -object_hide nosuch.so
 S -limit 3 -name long:soname -functions e.er >so.txt
 grep -q "leaf_a \[<erprint>\]$" so.txt && grep -q "<Total> \[<Total>\]" so.txt && ok "-name long:soname: 'leaf_a [<erprint>]'" ||
 	notok "-name long:soname"
+# -lines and -pcs as er_print writes them: the object after the function's name
+S -name long:soname -lines -pcs e.er >sol.txt
+if grep -q '^ *[0-9.]\+ .* leaf_a \[<erprint>\], line [0-9]\+ in "erprint.c"$' sol.txt &&
+	grep -q '^ *[0-9.]\+ .* leaf_a \[<erprint>\] + 0x[0-9a-f]\{8\}$' sol.txt &&
+	[ "$(grep -c '<Total> \[<Total>\]$' sol.txt)" = 2 ]; then
+	ok "-name long:soname in -lines and -pcs: 'leaf_a [<erprint>], line N in \"erprint.c\"', 'leaf_a [<erprint>] + 0x...'"
+else notok "-name long:soname in -lines, -pcs: $(grep leaf_a sol.txt | head -2 | tr '\n' '|')"; fi
 S -name short:soname -calltree e.er >sot.txt
 grep -q "+-leaf_a \[<erprint>\]$" sot.txt && grep -q "+-main \[<erprint>\]$" sot.txt &&
 	ok "-name short:soname in -calltree: '+-leaf_a [<erprint>]'" || notok "-name short:soname in -calltree: $(grep leaf_a sot.txt | head -1)"

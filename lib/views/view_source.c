@@ -267,6 +267,16 @@ static const char *fname(struct sonde_profile *p, uint32_t exp, const struct son
 	return sonde_view_funcname(&mf, names);
 }
 
+/* -name ...:soname: " [<libc.so.6>]" after a function's name, as er_print
+ * writes it in these lists too; "" otherwise. */
+static const char *soname(char *buf, size_t len, const struct sonde_view_opts *o, const struct sonde_object *obj)
+{
+	if (!o->soname || !obj)
+		return "";
+	snprintf(buf, len, " [<%s>]", obj->name ? obj->name : obj->path ? obj->path : "?");
+	return buf;
+}
+
 static const char *base_name(const char *path)
 {
 	const char *b = strrchr(path, '/');
@@ -349,7 +359,7 @@ static int flat_view(FILE *f, struct sonde_profile *p, const struct sonde_view_o
 	rs->mi = c.sort_mi;
 	if (m > 1)
 		qsort_r(ids, m, sizeof(*ids), cmp_rows, rs);
-	struct vt_row *r = vt_row(&t, ' ', TOTAL_NAME);
+	struct vt_row *r = vt_row(&t, ' ', o->soname ? TOTAL_NAME " [" TOTAL_NAME "]" : TOTAL_NAME);
 
 	if (!r)
 		goto nomem;
@@ -412,10 +422,11 @@ int sonde_view_lines(FILE *f, struct sonde_profile *p, const struct sonde_view_o
 	}
 	for (size_t i = 0; i < a.nl; i++) {
 		const struct lrow *l = &a.l[i];
+		char so[300];
 
-		if (asprintf(&names[i], "%s, line %u in \"%s\"",
-			     l->func ? fname(p, l->exp, l->obj, l->func, o->names) : "<unknown>", l->line,
-			     base_name(l->file)) < 0) {
+		if (asprintf(&names[i], "%s%s, line %u in \"%s\"",
+			     l->func ? fname(p, l->exp, l->obj, l->func, o->names) : "<unknown>",
+			     l->func ? soname(so, sizeof(so), o, l->obj) : "", l->line, base_name(l->file)) < 0) {
 			names[i] = NULL;
 			rc = fail_oom(err, errlen);
 			goto out;
@@ -623,10 +634,12 @@ int sonde_view_pcs(FILE *f, struct sonde_profile *p, const struct sonde_view_opt
 		const struct prow *x = &a.pc[i];
 		struct sonde_mfunc mf = { .mangled = x->fn->mangled, .name_long = x->fn->name_long,
 					  .name_short = x->fn->name_short };
+		char so[300];
+		const char *sn = soname(so, sizeof(so), o, x->obj);
 		int r = x->fn->synthesized
-				? asprintf(&names[i], "%s + 0x%" PRIx64, sonde_view_funcname(&mf, o->names),
+				? asprintf(&names[i], "%s%s + 0x%" PRIx64, sonde_view_funcname(&mf, o->names), sn,
 					   x->addr - x->fn->lo)
-				: asprintf(&names[i], "%s + 0x%08" PRIx64, sonde_view_funcname(&mf, o->names),
+				: asprintf(&names[i], "%s%s + 0x%08" PRIx64, sonde_view_funcname(&mf, o->names), sn,
 					   x->addr - x->fn->lo);
 
 		if (r < 0) {
