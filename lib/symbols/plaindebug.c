@@ -299,6 +299,7 @@ out:
 
 /* ---- the cache ---------------------------------------------------------------------------------- */
 
+/* mkdir -p (a relative path from the working directory). */
 static bool mkdirs(char *path)
 {
 	for (char *p = path + 1;; p++) {
@@ -331,7 +332,7 @@ static bool cache_dir(char *buf, size_t len)
 		n = snprintf(buf, len, "%s/.cache/sonde/debug", h);
 	else
 		n = -1;
-	return n > 0 && (size_t)n < len && buf[0] == '/' && mkdirs(buf);
+	return n > 0 && (size_t)n < len && mkdirs(buf);
 }
 
 /* The name of e's copy: its build id (or, without one, the file's device
