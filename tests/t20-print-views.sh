@@ -273,7 +273,7 @@ rc 2 "unknown sort metric: exit 2" "$SONDE" print -sort e.bogus -functions worke
 rc 2 "unknown function: exit 2" "$SONDE" print -fsingle nosuch worked.er
 has err.txt "no function 'nosuch'" "unknown function: named"
 rc 2 "bad -limit: exit 2" "$SONDE" print -limit x -functions worked.er
-rc 2 "bad -printmode: exit 2" "$SONDE" print -printmode html -functions worked.er
+rc 2 "bad -printmode: exit 2" "$SONDE" print -printmode xml -functions worked.er
 rc 2 "bad -thread_select: exit 2" "$SONDE" print -thread_select 3-1 -functions worked.er
 rc 2 "missing argument: exit 2" "$SONDE" print worked.er -metrics
 rc 2 "unknown object in -object_select: exit 2" "$SONDE" print -object_select nosuch.so -functions worked.er
