@@ -152,7 +152,7 @@ $(B)/tests/tools/%: tests/tools/%.c $(LIBSONDE)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASEFLAGS) $(CFLAGS) $(SANFLAGS) -Ilib $< $(LIBSONDE) -o $@ $(LIBSONDE_LIBS)
 
-$(B)/tests/%: tests/unit/%.c tests/unit/check.h tests/unit/symrange.h $(LIBSONDE)
+$(B)/tests/%: tests/unit/%.c tests/unit/check.h tests/unit/symrange.h tests/unit/selfexe.h $(LIBSONDE)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASEFLAGS) $(CFLAGS) $(SANFLAGS) -Ilib -Icmd $< $(LIBSONDE) -o $@ $(LIBSONDE_LIBS)
 

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "selfexe.h"
 #include "reader/expwriter.h"
 #include "model/profile.h"
 #include "views/report.h"
@@ -221,26 +222,6 @@ static long long jint(const struct jv *v)
 
 /* ---- the synthetic experiments ------------------------------------------------------------ */
 
-static char exe[4096];
-static uint64_t exe_base, exe_lo = UINT64_MAX, exe_hi;
-
-static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
-{
-	(void)size;
-	(void)data;
-	exe_base = info->dlpi_addr;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-
-		if (ph->p_type != PT_LOAD)
-			continue;
-		if (info->dlpi_addr + ph->p_vaddr < exe_lo)
-			exe_lo = info->dlpi_addr + ph->p_vaddr;
-		if (info->dlpi_addr + ph->p_vaddr + ph->p_memsz > exe_hi)
-			exe_hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
-	}
-	return 1; /* the first is the program itself */
-}
 
 /* The odd object: its name as map.xml writes it, and as it reads back. */
 #define ODD_XML "/nonexistent/lib&lt;b&gt;&amp;&quot;&apos;&lt;!--&lt;script&gt;&#xF7FF;.so"
@@ -305,16 +286,6 @@ static int write_empty(const char *dir)
 	return sonde_expw_finish(w, 0, err, sizeof(err));
 }
 
-static int find_exe(void)
-{
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (n <= 0)
-		return -1;
-	exe[n] = '\0';
-	dl_iterate_phdr(phdr_cb, NULL);
-	return exe_hi > exe_lo ? 0 : -1;
-}
 
 /* ---- checks -------------------------------------------------------------------------------- */
 

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "selfexe.h"
 #include "reader/expwriter.h"
 #include "model/metrics.h"
 #include "model/profile.h"
@@ -65,42 +66,6 @@ static const struct stk worked[] = {
 #define SEC 1000000000ll
 #define T0 1000000000ull
 
-static char exe[4096], exe_buildid[128];
-static uint64_t exe_base, exe_lo = UINT64_MAX, exe_hi;
-
-static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
-{
-	exe_base = info->dlpi_addr;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-
-		if (ph->p_type == PT_NOTE) {
-			const unsigned char *p = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
-			const unsigned char *end = p + ph->p_memsz;
-
-			while (p + 12 <= end) {
-				uint32_t nsz, dsz, type;
-
-				memcpy(&nsz, p, 4);
-				memcpy(&dsz, p + 4, 4);
-				memcpy(&type, p + 8, 4);
-				const unsigned char *name = p + 12, *desc = name + ((nsz + 3) & ~3u);
-
-				if (type == 3 && nsz == 4 && !memcmp(name, "GNU", 4) && dsz < 60)
-					for (uint32_t k = 0; k < dsz; k++)
-						snprintf(exe_buildid + 2 * k, 3, "%02x", desc[k]);
-				p = desc + ((dsz + 3) & ~3u);
-			}
-		}
-		if (ph->p_type != PT_LOAD)
-			continue;
-		if (info->dlpi_addr + ph->p_vaddr < exe_lo)
-			exe_lo = info->dlpi_addr + ph->p_vaddr;
-		if (info->dlpi_addr + ph->p_vaddr + ph->p_memsz > exe_hi)
-			exe_hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
-	}
-	return 1;
-}
 
 int main(void);
 
@@ -398,14 +363,11 @@ static void test_inverted(const struct sonde_model *m)
 int main(void)
 {
 	char dir[] = "/tmp/sonde-test-slicing.XXXXXX", path[200], err[512];
-	ssize_t l = readlink("/proc/self/exe", exe, sizeof exe - 1);
 
-	if (l <= 0 || !mkdtemp(dir)) {
+	if (find_exe() < 0 || !mkdtemp(dir)) {
 		printf("not ok - setup\n");
 		return 1;
 	}
-	exe[l] = '\0';
-	dl_iterate_phdr(phdr_cb, NULL);
 	snprintf(path, sizeof path, "%s/w.er", dir);
 	test_parsers();
 	struct sonde_exp *e = write_exp(path) == 0 ? sonde_exp_open(path, err, sizeof err) : NULL;

@@ -997,47 +997,8 @@ static void test_statistics(void)
 
 /* ---- end to end: synthetic experiments of this program's functions ---------------------- */
 
-static char exe[4096];
-static uint64_t exe_base, exe_lo = UINT64_MAX, exe_hi;
-static char exe_buildid[128];
+#include "selfexe.h" /* (here: the lines above are checked by number) */
 
-static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
-{
-	(void)size;
-	(void)data;
-	/* the first is the program itself */
-	exe_base = info->dlpi_addr;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-
-		if (ph->p_type == PT_NOTE) {
-			/* the GNU build id note, in hex */
-			const unsigned char *p = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
-			const unsigned char *end = p + ph->p_memsz;
-
-			while (p + 12 <= end) {
-				uint32_t nsz, dsz, type;
-
-				memcpy(&nsz, p, 4);
-				memcpy(&dsz, p + 4, 4);
-				memcpy(&type, p + 8, 4);
-				const unsigned char *name = p + 12, *desc = name + ((nsz + 3) & ~3u);
-
-				if (type == 3 && nsz == 4 && !memcmp(name, "GNU", 4) && dsz < 60)
-					for (uint32_t k = 0; k < dsz; k++)
-						snprintf(exe_buildid + 2 * k, 3, "%02x", desc[k]);
-				p = desc + ((dsz + 3) & ~3u);
-			}
-		}
-		if (ph->p_type != PT_LOAD)
-			continue;
-		if (info->dlpi_addr + ph->p_vaddr < exe_lo)
-			exe_lo = info->dlpi_addr + ph->p_vaddr;
-		if (info->dlpi_addr + ph->p_vaddr + ph->p_memsz > exe_hi)
-			exe_hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
-	}
-	return 1;
-}
 
 static uint64_t faddr(int f)
 {
@@ -1143,16 +1104,6 @@ static const struct {
 	{ "nonadjacent.er", nonadjacent, N(nonadjacent) },
 };
 
-static int find_exe(void)
-{
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (n <= 0)
-		return -1;
-	exe[n] = '\0';
-	dl_iterate_phdr(phdr_cb, NULL);
-	return exe_hi > exe_lo ? 0 : -1;
-}
 
 /*
  * ms.er: microstates and off-CPU time.  Thread 100 runs A (3 CPU samples
