@@ -1752,40 +1752,43 @@ static int run_pcs(struct state *st, const struct step *s, char *err, size_t err
 	return sonde_view_pcs(st->out, p, &st->o, err, errlen);
 }
 
-/* -fsummary, -lsummary, -psummary: -functions, -lines and -pcs with each
- * row as a block (er_print's fsingle for every function, ...). */
-static int run_fsummary(struct state *st, const struct step *s, char *err, size_t errlen)
+/* -functions of the added experiments' profile, without -compare (what
+ * -fsummary shows as blocks). */
+static int run_function_list(struct state *st, const struct step *s, char *err, size_t errlen)
 {
 	struct sonde_profile *p = added_profile(st, s);
-	int r;
 
 	if (!p)
 		return 0;
 	separate(st);
+	return sonde_view_functions(st->out, p->model, &st->o, err, errlen);
+}
+
+/* -fsummary, -lsummary, -psummary: -functions, -lines and -pcs with each
+ * row as a block (er_print's fsingle for every function, ...). */
+static int as_summary(struct state *st, const struct step *s, char *err, size_t errlen,
+		      int (*run)(struct state *, const struct step *, char *, size_t))
+{
 	st->o.summary = true;
-	r = sonde_view_functions(st->out, p->model, &st->o, err, errlen);
+	int r = run(st, s, err, errlen);
+
 	st->o.summary = false;
 	return r;
+}
+
+static int run_fsummary(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	return as_summary(st, s, err, errlen, run_function_list);
 }
 
 static int run_lsummary(struct state *st, const struct step *s, char *err, size_t errlen)
 {
-	int r;
-
-	st->o.summary = true;
-	r = run_lines(st, s, err, errlen);
-	st->o.summary = false;
-	return r;
+	return as_summary(st, s, err, errlen, run_lines);
 }
 
 static int run_psummary(struct state *st, const struct step *s, char *err, size_t errlen)
 {
-	int r;
-
-	st->o.summary = true;
-	r = run_pcs(st, s, err, errlen);
-	st->o.summary = false;
-	return r;
+	return as_summary(st, s, err, errlen, run_pcs);
 }
 
 /* -source takes a function, else a file name. */

@@ -378,6 +378,33 @@ static int view_end(struct sonde_sample_sel **sels, size_t n, struct grouping *g
 	return ok ? vw_finish(f, err, errlen) : oom(err, errlen);
 }
 
+/* The group of heap event i of experiment e when it is an allocation that
+ * the heap views count (made, in the selected samples and the time
+ * window), else NULL; *oom when memory runs out. */
+static struct grp *alloc_group(struct grouping *g, const struct sonde_exp *const *exps, size_t e,
+			       const struct sonde_heap_event *he, const struct sonde_sample_sel *sel,
+			       const struct sonde_view_opts *o, bool *oom)
+{
+	*oom = false;
+	if (!(he->flags & SONDE_HEAPF_ALLOC) || (he->flags & SONDE_HEAPF_FAILED) ||
+	    !sonde_sample_sel_has(sel, he->time_ns) || !in_window(o, exps[e], he->time_ns))
+		return NULL;
+	struct grp *r = group(g, (uint32_t)e, 0, he->stack_id, sonde_exp_map_epoch(exps[e], he->time_ns, NULL, NULL),
+			      he->time_ns);
+
+	*oom = r == NULL;
+	return r;
+}
+
+/* The end of a view of stacks: how many were not shown, and the document's. */
+static void stacks_end(struct sonde_emit *em, size_t shown, size_t n)
+{
+	if (shown < n)
+		em_text(em, "\n(%zu more %s; -limit 0 shows all)\n", n - shown, plural(n - shown, "stack", "stacks"));
+	em_end(em);
+	em_end_doc(em);
+}
+
 int sonde_view_heap_stacks(FILE *f, const struct sonde_exp *const *exps, size_t n, bool leaks,
 			   const struct sonde_view_opts *o, char *err, size_t errlen)
 {
@@ -410,15 +437,11 @@ int sonde_view_heap_stacks(FILE *f, const struct sonde_exp *const *exps, size_t 
 			goto nomem;
 		}
 		for (size_t i = 0; i < ne; i++) {
-			if (!(he[i].flags & SONDE_HEAPF_ALLOC) || (he[i].flags & SONDE_HEAPF_FAILED) ||
-			    !sonde_sample_sel_has(sels[e], he[i].time_ns) || !in_window(o, exps[e], he[i].time_ns))
-				continue;
-			if (leaks && !leaked[i])
-				continue;
-			struct grp *r = group(&g, (uint32_t)e, 0, he[i].stack_id,
-						 sonde_exp_map_epoch(exps[e], he[i].time_ns, NULL, NULL),
-						 he[i].time_ns);
+			bool oom;
+			struct grp *r = !leaks || leaked[i] ? alloc_group(&g, exps, e, &he[i], sels[e], o, &oom) : NULL;
 
+			if (!r && !oom)
+				continue;
 			if (!r) {
 				free(leaked);
 				free(left);
@@ -465,11 +488,7 @@ int sonde_view_heap_stacks(FILE *f, const struct sonde_exp *const *exps, size_t 
 		em_lines(&em, "stack", r->stack, ";");
 		em_row_end(&em);
 	}
-	if (shown < g.n)
-		em_text(&em, "\n(%zu more %s; -limit 0 shows all)\n", g.n - shown,
-			plural(g.n - shown, "stack", "stacks"));
-	em_end(&em);
-	em_end_doc(&em);
+	stacks_end(&em, shown, g.n);
 	return view_end(sels, n, &g, &nm, NULL, f, true, err, errlen);
 nomem:
 	return view_end(sels, n, &g, &nm, NULL, f, false, err, errlen);
@@ -543,13 +562,11 @@ static int heaptrack_view(FILE *f, const struct sonde_exp *const *exps, size_t n
 			peak_exp = sonde_exp_info(exps[e])->name;
 		}
 		for (size_t i = 0; i < ne; i++) {
-			if (!(he[i].flags & SONDE_HEAPF_ALLOC) || (he[i].flags & SONDE_HEAPF_FAILED) ||
-			    !sonde_sample_sel_has(sels[e], he[i].time_ns) || !in_window(o, exps[e], he[i].time_ns))
-				continue;
-			struct grp *r = group(&g, (uint32_t)e, 0, he[i].stack_id,
-						 sonde_exp_map_epoch(exps[e], he[i].time_ns, NULL, NULL),
-						 he[i].time_ns);
+			bool oom;
+			struct grp *r = alloc_group(&g, exps, e, &he[i], sels[e], o, &oom);
 
+			if (!r && !oom)
+				continue;
 			if (!r) {
 				free(left);
 				free(temp);
@@ -630,11 +647,7 @@ static int heaptrack_view(FILE *f, const struct sonde_exp *const *exps, size_t n
 		em_lines(&em, "stack", r->stack, ";");
 		em_row_end(&em);
 	}
-	if (shown < g.n)
-		em_text(&em, "\n(%zu more %s; -limit 0 shows all)\n", g.n - shown,
-			plural(g.n - shown, "stack", "stacks"));
-	em_end(&em);
-	em_end_doc(&em);
+	stacks_end(&em, shown, g.n);
 	return view_end(sels, n, &g, &nm, NULL, f, true, err, errlen);
 nomem:
 	return view_end(sels, n, &g, &nm, NULL, f, false, err, errlen);
