@@ -138,7 +138,7 @@ $(SONDE): $(CMD_OBJ) $(LIBSONDE)
 	$(CC) $(SANFLAGS) -o $@ $(CMD_OBJ) $(LIBSONDE) $(LIBSONDE_LIBS)
 
 # Unit tests: test_unwind links the collector's unwinder directly.
-UNWIND_SRC := collector/unwind.c collector/unwind_tables.c
+UNWIND_SRC := collector/unwind.c collector/unwind_tables.c collector/sysgate.c
 $(B)/tests/test_unwind: tests/unit/test_unwind.c $(UNWIND_SRC) collector/unwind.h collector/unwind_internal.h
 	@mkdir -p $(dir $@)
 	$(CC) $(BASEFLAGS) -O2 -g -fomit-frame-pointer -Icollector $< $(UNWIND_SRC) -o $@ -ldl -lpthread
@@ -146,7 +146,7 @@ $(B)/tests/test_unwind: tests/unit/test_unwind.c $(UNWIND_SRC) collector/unwind.
 # test_stacks compiles the collector's stack interning with small tables.
 $(B)/tests/test_stacks: tests/unit/test_stacks.c tests/unit/check.h collector/stacks.c collector/*.h
 	@mkdir -p $(dir $@)
-	$(CC) $(BASEFLAGS) $(CFLAGS) -Iinclude -Icollector $< -o $@ -lpthread
+	$(CC) $(BASEFLAGS) $(CFLAGS) -Iinclude -Icollector $< collector/sysgate.c -o $@ -lpthread
 
 $(B)/tests/tools/%: tests/tools/%.c $(LIBSONDE)
 	@mkdir -p $(dir $@)

@@ -81,11 +81,14 @@ struct watch {
 	int busy;		      /* the last call found the registry busy: again soon */
 	uint64_t cpu0, samples0;      /* at the last sample seen */
 	unsigned backoff;
+	int held_noted; /* a thread holding the signal blocked was logged */
 };
 
 static struct watch g_watch[SONDE_SHARED_SLOTS];
 static pid_t g_child; /* the target: this process's child, reaped by the main thread */
 static int g_calls_ok;
+/* The token of the last call, which its trampoline posts back. */
+static unsigned long long g_token;
 
 static uint64_t mono(void)
 {
@@ -168,21 +171,25 @@ static int catches(uint32_t pid, uint64_t starttime, int sig)
 }
 
 #if defined(__x86_64__)
-/* Wait for the next stop of the attached `tid`.  Returns the waitpid-style
- * status of a stop, or -1 when it ended (not reaped when it is the
- * target: the main thread reaps it). */
-static int wait_stop(pid_t tid)
+/* Wait for the next stop of the attached `tid` (with `nohang`, only look
+ * for one).  Returns the waitpid-style status of a stop, 0 when nohang
+ * found none, or -1 when it ended (not reaped when it is the target: the
+ * main thread reaps it). */
+static int wait_stop(pid_t tid, int nohang)
 {
 	for (;;) {
 		siginfo_t si;
 		memset(&si, 0, sizeof si);
-		if (waitid(P_PID, (id_t)tid, &si, WEXITED | WSTOPPED | WNOWAIT | __WALL) < 0) {
+		if (waitid(P_PID, (id_t)tid, &si, WEXITED | WSTOPPED | WNOWAIT | __WALL | (nohang ? WNOHANG : 0)) < 0) {
 			if (errno == EINTR)
 				continue;
 			return -1;
 		}
-		if (si.si_pid == 0)
+		if (si.si_pid == 0) {
+			if (nohang)
+				return 0;
 			continue;
+		}
 		if (si.si_code == CLD_EXITED || si.si_code == CLD_KILLED || si.si_code == CLD_DUMPED) {
 			/* A descendant that is not our child waits to be
 			 * released to its parent by its tracer's wait. */
@@ -219,7 +226,7 @@ static long call_in(pid_t tid, const struct sonde_shared_slot *s, uint64_t start
 	/* The interrupt's stop; signals on the way are passed on (the
 	 * profiling one discarded). */
 	for (;;) {
-		if ((status = wait_stop(tid)) < 0)
+		if ((status = wait_stop(tid, 0)) < 0)
 			return -ESRCH;
 		if (status >> 16 == PTRACE_EVENT_STOP)
 			break;
@@ -242,6 +249,7 @@ static long call_in(pid_t tid, const struct sonde_shared_slot *s, uint64_t start
 	r.rip = s->call_entry;
 	r.rsp = s->call_sp;
 	r.rdi = (unsigned long long)what;
+	r.rsi = ++g_token;
 	r.rax = s->call_fn;
 	r.orig_rax = (unsigned long long)-1; /* not in a system call: nothing to restart */
 	r.eflags &= ~0x400ull;		     /* the direction flag clear, as at any call */
@@ -250,14 +258,39 @@ static long call_in(pid_t tid, const struct sonde_shared_slot *s, uint64_t start
 		goto restore;
 	}
 	ptrace(PTRACE_CONT, tid, 0, 0);
-	for (;;) {
-		if ((status = wait_stop(tid)) < 0)
+	/* The trampoline posts the token and the result, then spins (see
+	 * "calls from sonde collect" in collector/clock.c: no int3, no
+	 * signal).  Stops on the way are signals to pass on. */
+	for (unsigned us = 20;;) {
+		if ((status = wait_stop(tid, 1)) < 0)
 			return -ESRCH;
-		if (status >> 16 == 0 && WSTOPSIG(status) == SIGTRAP && ptrace(PTRACE_GETREGS, tid, 0, &r) == 0 &&
-		    r.rip == s->call_trap + 1) {
-			rc = (long)r.rax;
+		if (status) {
+			resume(tid, status, sig);
+			continue;
+		}
+		/* A running tracee's memory: process_vm_readv, not PEEKDATA
+		 * (which wants it stopped). */
+		uint64_t post[2];
+		struct iovec l = { post, sizeof post }, rv = { (void *)(uintptr_t)s->call_done, sizeof post };
+		if (process_vm_readv(tid, &l, 1, &rv, 1, 0) == (ssize_t)sizeof post && post[0] == r.rsi) {
+			rc = (long)post[1];
 			break;
 		}
+		struct timespec ts = { 0, (long)us * 1000 };
+		nanosleep(&ts, NULL);
+		if (us < 1000)
+			us *= 2;
+	}
+	/* Out of the spin: the interrupt's stop. */
+	if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) < 0) {
+		rc = -errno;
+		goto detach;
+	}
+	for (;;) {
+		if ((status = wait_stop(tid, 0)) < 0)
+			return -ESRCH;
+		if (status >> 16 == PTRACE_EVENT_STOP)
+			break;
 		resume(tid, status, sig);
 	}
 restore:
@@ -296,6 +329,35 @@ static long call_process(uint32_t pid, const struct sonde_shared_slot *s, uint64
 	(void)pid, (void)s, (void)start_ns, (void)what;
 	return -ENOSYS;
 #endif
+}
+
+/* A thread of the process that holds the profiling signal blocked and
+ * pending (a raw rt_sigprocmask: the libc calls are interposed and keep
+ * it deliverable), or 0.  Such a thread is not sampled until it unblocks
+ * the signal, and its counters are whole: calling in would not help. */
+static pid_t signal_held(uint32_t pid, int sig)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof path, "/proc/%u/task", pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return 0;
+	pid_t held = 0;
+	struct dirent *e;
+	while (!held && (e = readdir(d))) {
+		pid_t tid = (pid_t)atoi(e->d_name);
+		if (tid <= 0)
+			continue;
+		snprintf(path, sizeof path, "/proc/%u/task/%d/status", pid, (int)tid);
+		if (read_small(path, buf, sizeof buf) <= 0)
+			continue;
+		const char *blk = strstr(buf, "\nSigBlk:"), *pnd = strstr(buf, "\nSigPnd:");
+		if (blk && pnd && (strtoull(blk + 8, NULL, 16) >> (sig - 1) & 1) &&
+		    (strtoull(pnd + 8, NULL, 16) >> (sig - 1) & 1))
+			held = tid;
+	}
+	closedir(d);
+	return held;
 }
 
 static uint64_t process_cpu(uint32_t pid)
@@ -368,6 +430,20 @@ static void watch_one(const char *expdir, struct sonde_shared_slot *s, struct wa
 	uint64_t need = (uint64_t)STALL_INTERVALS * s->interval_ns << w->backoff;
 	if (!s->interval_ns || cpu - w->cpu0 < need)
 		return;
+	pid_t held = signal_held(pid, (int)s->watch_sig);
+	if (held) {
+		if (!w->held_noted) {
+			w->held_noted = 1;
+			snprintf(msg, sizeof msg,
+				 "thread %d blocks signal %u, which sonde samples with, by a raw rt_sigprocmask system "
+				 "call: its CPU time from then on goes to its first sample after it unblocks the signal, "
+				 "and is not recorded if it never does",
+				 (int)held, s->watch_sig);
+			log_event(expdir, s, "warning", msg);
+		}
+		w->cpu0 = cpu;
+		return;
+	}
 	long rc = call_process(pid, s, w->start_ns, SONDE_CALL_COUNTERS);
 	if (rc == -EBUSY) {
 		*soon = 1;

@@ -114,6 +114,9 @@ static int g_nlive; /* registered threads; under g_reg_lock */
 /* Set once the profiling signal's action was found replaced behind
  * sonde's back (clock_stop_lost): no thread is armed from then on. */
 static _Atomic int g_clock_lost_signal;
+/* Set when the counters stopped for a seccomp filter that refuses reading
+ * them (clock_filter_prepare): none is armed or enabled again. */
+static int g_ncounters_off;
 struct thread_slot g_slots[MAX_THREADS];
 _Atomic int g_slots_used;
 _Atomic uint16_t g_tid_slot[TID_LIMIT];
@@ -139,7 +142,13 @@ int g_timer_magic;
 static int perf_fd_ours(int fd, uint64_t id)
 {
 	uint64_t got = 0;
-	return fd >= 0 && fd_still_ours(fd) && ioctl(fd, PERF_EVENT_IOC_ID, &got) == 0 && got == id;
+	if (fd < 0 || !fd_still_ours(fd))
+		return 0;
+	if (ioctl(fd, PERF_EVENT_IOC_ID, &got) == 0)
+		return got == id;
+	/* The target's seccomp filter refuses asking: a protected number
+	 * only a bare system call could have taken is trusted. */
+	return errno == EPERM && sysgate_active();
 }
 
 /* Note the counter's id.  (A mapping of the counter would keep it alive
@@ -294,6 +303,8 @@ static int timer_arm(struct thread_slot *s, pid_t tid)
 	sev.sigev_signo = g_sig;
 	sev.sigev_value.sival_ptr = &g_timer_magic;
 	sev._sigev_un._tid = tid;
+	if (!sysgate_may(SYS_timer_create) || !sysgate_may(SYS_timer_settime) || !sysgate_may(SYS_timer_delete))
+		return -EPERM; /* refused by the target's seccomp filter */
 	if (timer_create(thread_cpu_clock(tid), &sev, &s->timer) < 0)
 		return -errno;
 	struct itimerspec its;
@@ -311,7 +322,7 @@ static int timer_arm(struct thread_slot *s, pid_t tid)
 
 static void timer_disarm(struct thread_slot *s)
 {
-	if (s->has_timer)
+	if (s->has_timer && sysgate_may(SYS_timer_delete))
 		timer_delete(s->timer);
 	s->has_timer = 0;
 }
@@ -411,8 +422,6 @@ static long g_clk_tck; /* sysconf's, taken at clock_start */
 
 static void kernel_states(struct xbuf *b, const struct thread_slot *s)
 {
-	if (atomic_load(&__sonde_filtered))
-		return; /* no opens under the target's seccomp filter */
 	pid_t tid = atomic_load(&s->tid);
 	pid_t pid = s->own_process ? tid : getpid();
 	char buf[1024];
@@ -535,9 +544,100 @@ static int register_thread(pid_t tid, int arm)
 		}
 	}
 	/* Counters are the thread's own, never inherited (counters.c). */
-	if (g_ncounters && !atomic_load(&g_clock_lost_signal))
+	if (g_ncounters && !atomic_load(&g_clock_lost_signal) && !g_ncounters_off)
 		counters_arm(s, tid);
 	return rc;
+}
+
+/* Every thread's clock and counter sampling stops for good: every counter
+ * disabled, every timer disarmed, no thread armed from then on, and a
+ * sample already queued for this thread or the process taken off the
+ * queue.  Called with g_reg_lock held; returns with it released.  Runs
+ * like a signal handler (clock_call_in) or in normal context. */
+static void stop_sampling(void)
+{
+	atomic_store(&g_clock_lost_signal, 1);
+	struct itimerspec off;
+	memset(&off, 0, sizeof off);
+	for (int i = 0, n = atomic_load(&g_slots_used); i < n; i++) {
+		struct thread_slot *s = &g_slots[i];
+		if (!atomic_load(&s->tid))
+			continue;
+		/* Ioctl on a counter also disables the copies inherited
+		 * from it.  What a raw clone task holds in a descriptor
+		 * table or process of its own cannot be reached from here. */
+		if (s->fd >= 0 && !s->foreign_fds && perf_fd_ours(s->fd, s->perf_id))
+			ioctl(s->fd, PERF_EVENT_IOC_DISABLE, 0);
+		counters_ioctl(s, PERF_EVENT_IOC_DISABLE);
+		if (s->has_timer && !s->own_process)
+			sonde_sys6(SYS_timer_settime, (long)s->timer, 0, (long)&off, 0, 0, 0);
+	}
+	for (int i = 0; i < g_nretired; i++)
+		if (perf_fd_ours(g_retired[i].fd, g_retired[i].perf_id))
+			ioctl(g_retired[i].fd, PERF_EVENT_IOC_DISABLE, 0);
+	reg_unlock();
+	uint64_t set = 1ull << (g_sig - 1);
+	struct timespec zero = { 0, 0 };
+	for (int i = 0; i < 64; i++)
+		if (sonde_sys6(SYS_rt_sigtimedwait, (long)&set, 0, (long)&zero, 8, 0, 0) != g_sig)
+			break;
+}
+
+/* "N.NNN s into the run", for log.xml.  Async-signal-safe. */
+static void xb_run_time(struct xbuf *b)
+{
+	uint64_t ms = (now_ns() - g_col.start_ns) / 1000000ull;
+	xb_u64(b, ms / 1000);
+	char frac[5] = { '.', (char)('0' + ms % 1000 / 100), (char)('0' + ms % 100 / 10), (char)('0' + ms % 10), 0 };
+	xb_str(b, frac);
+	xb_str(b, " s into the run");
+}
+
+/* A seccomp filter is about to be installed (interpose.c): when it
+ * refuses a system call that every sample needs (the handler's return,
+ * rt_sigreturn; finding its thread, gettid; weighing the sample, the
+ * thread's CPU clock), sampling stops now, before the filter can kill the
+ * target at the next sample.  Counter samples need their counter's value
+ * too (ioctl and read): without them counters stop.  Normal context. */
+void clock_filter_prepare(void)
+{
+	if ((!g_src && !g_ncounters) || atomic_load(&g_clock_lost_signal) || !atomic_load(&g_col.active))
+		return;
+	const char *need = NULL;
+	if (!sysgate_would_allow6(SYS_rt_sigreturn, 0, 0, 0, 0, 0, 0))
+		need = "rt_sigreturn";
+	else if (!sysgate_would_allow6(SYS_gettid, 0, 0, 0, 0, 0, 0))
+		need = "gettid";
+	else if (!sysgate_would_allow6(SYS_clock_gettime, CLOCK_THREAD_CPUTIME_ID, 0, 0, 0, 0, 0))
+		need = "clock_gettime";
+	if (!need && g_ncounters &&
+	    (!sysgate_would_allow6(SYS_ioctl, 0, (long)PERF_EVENT_IOC_ID, 0, 0, 0, 0) ||
+	     !sysgate_would_allow6(SYS_read, 0, 0, 8, 0, 0, 0))) {
+		/* Clock samples can go on; counter samples cannot be weighed:
+		 * the counters stop (their signals would be samples lost). */
+		reg_lock();
+		for (int i = 0, n = atomic_load(&g_slots_used); i < n; i++)
+			if (atomic_load(&g_slots[i].tid))
+				counters_ioctl(&g_slots[i], PERF_EVENT_IOC_DISABLE);
+		g_ncounters_off = 1;
+		reg_unlock();
+		log_event_text("warning", "the target's seccomp filter refuses reading a counter (ioctl or read): "
+					  "counter overflow profiling stopped before the filter took effect");
+	}
+	if (!need)
+		return;
+	reg_lock();
+	stop_sampling();
+	char msg[400];
+	struct xbuf b;
+	xb_init(&b, msg, sizeof msg - 1);
+	xb_str(&b, "the target's seccomp filter refuses ");
+	xb_str(&b, need);
+	xb_str(&b, ", which every sample needs: sampling stopped ");
+	xb_run_time(&b);
+	xb_str(&b, ", before the filter took effect; the profile ends there");
+	msg[b.len < sizeof msg ? b.len : sizeof msg - 1] = 0;
+	log_event_text("warning", msg);
 }
 
 /* Clock profiling when the profiling signal's action is no longer sonde's.
@@ -564,38 +664,12 @@ static int clock_stop_lost(void)
 	if (!g_src || atomic_load(&g_clock_lost_signal) || !atomic_load(&g_col.active) || g_col.pid != getpid())
 		return 0;
 	struct { void *handler; unsigned long flags; void *restorer; uint64_t mask; } cur;
-	if (sonde_raw_syscall6(SYS_rt_sigaction, g_sig, 0, (long)&cur, 8, 0, 0) < 0 ||
+	if (sonde_sys6(SYS_rt_sigaction, g_sig, 0, (long)&cur, 8, 0, 0) < 0 ||
 	    cur.handler == (void *)clock_entry)
 		return 0;
 	if (atomic_exchange_explicit(&g_reg_lock, 1, memory_order_acquire))
 		return -EBUSY;
-	atomic_store(&g_clock_lost_signal, 1);
-	struct itimerspec off;
-	memset(&off, 0, sizeof off);
-	for (int i = 0, n = atomic_load(&g_slots_used); i < n; i++) {
-		struct thread_slot *s = &g_slots[i];
-		if (!atomic_load(&s->tid))
-			continue;
-		/* Ioctl on a counter also disables the copies inherited
-		 * from it.  What a raw clone task holds in a descriptor
-		 * table or process of its own cannot be reached from here. */
-		if (s->fd >= 0 && !s->foreign_fds && perf_fd_ours(s->fd, s->perf_id))
-			ioctl(s->fd, PERF_EVENT_IOC_DISABLE, 0);
-		counters_ioctl(s, PERF_EVENT_IOC_DISABLE);
-		if (s->has_timer && !s->own_process)
-			sonde_raw_syscall6(SYS_timer_settime, (long)s->timer, 0, (long)&off, 0, 0, 0);
-	}
-	for (int i = 0; i < g_nretired; i++)
-		if (perf_fd_ours(g_retired[i].fd, g_retired[i].perf_id))
-			ioctl(g_retired[i].fd, PERF_EVENT_IOC_DISABLE, 0);
-	reg_unlock();
-	/* A sample already queued for this thread or the process would
-	 * meet the new action on its delivery: taken off the queue. */
-	uint64_t set = 1ull << (g_sig - 1);
-	struct timespec zero = { 0, 0 };
-	for (int i = 0; i < 64; i++)
-		if (sonde_raw_syscall6(SYS_rt_sigtimedwait, (long)&set, 0, (long)&zero, 8, 0, 0) != g_sig)
-			break;
+	stop_sampling();
 	char msg[400];
 	struct xbuf b;
 	xb_init(&b, msg, sizeof msg - 1);
@@ -604,11 +678,8 @@ static int clock_stop_lost(void)
 	xb_str(&b, ", which sonde samples with, was replaced by a bare rt_sigaction system call (handler ");
 	xb_hex(&b, (uint64_t)(uintptr_t)cur.handler);
 	xb_str(&b, "); clock profiling stopped ");
-	uint64_t ms = (now_ns() - g_col.start_ns) / 1000000ull;
-	xb_u64(&b, ms / 1000);
-	char frac[5] = { '.', (char)('0' + ms % 1000 / 100), (char)('0' + ms % 100 / 10), (char)('0' + ms % 10), 0 };
-	xb_str(&b, frac);
-	xb_str(&b, " s into the run so that its next sample would not kill the target; the profile ends there");
+	xb_run_time(&b);
+	xb_str(&b, " so that its next sample would not kill the target; the profile ends there");
 	msg[b.len < sizeof msg ? b.len : sizeof msg - 1] = 0;
 	log_event_text("warning", msg);
 	return 0;
@@ -663,7 +734,15 @@ void clock_thread_begin(int created)
 	ts->tid = sys_gettid();
 	pthread_attr_t attr;
 	__sonde_quiet++; /* pthread_getattr_np allocates: not the target's */
-	if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+	/* Under the target's seccomp filter, only if the filter allows what
+	 * it calls (the CPU affinity; for the initial thread /proc/self/maps
+	 * and the stack limit); else the bounds stay unknown and the
+	 * unwinder probes. */
+	int may = !sysgate_active() || (sysgate_may(SYS_sched_getaffinity) && sysgate_may(SYS_openat) &&
+					sysgate_may(SYS_read) && sysgate_may(SYS_close) && sysgate_may(SYS_fstat) &&
+					sysgate_may(SYS_prlimit64) && sysgate_may(SYS_mmap) && sysgate_may(SYS_munmap) &&
+					sysgate_may(SYS_brk));
+	if (may && pthread_getattr_np(pthread_self(), &attr) == 0) {
 		void *addr;
 		size_t size;
 		if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
@@ -692,7 +771,8 @@ static int own_stack(uint64_t *pcs, int max, unsigned *flags, int *skip)
 {
 	struct tstate *ts = &t_state;
 	ucontext_t uc;
-	getcontext(&uc);
+	memset(&uc, 0, sizeof uc); /* a getcontext without its system call */
+	sonde_capture_regs(uc.uc_mcontext.gregs);
 	int n = uw_backtrace(&uc, ts->stack_lo, ts->stack_hi, pcs, max, flags);
 	int k = 0;
 	while (k < n && trace_own_pc(pcs[k] & ~SONDE_PC_EXACT))
@@ -719,10 +799,20 @@ static void clock_thread_tail(void)
 		return;
 	if (g_col.stop_ns && now_ns() > g_col.stop_ns)
 		return; /* past -t: the time since the last sample is not ours */
+	if (atomic_load(&g_clock_lost_signal))
+		return; /* sampling stopped (clock_stop_lost, a seccomp filter):
+			   the profile ends there, not at this stack */
+	/* Under a seccomp filter that refuses rt_sigprocmask, the handler
+	 * is kept out by in_trace instead: it then records nothing, and its
+	 * time goes to the thread's next sample, as in a traced call. */
 	sigset_t block, old;
 	sigemptyset(&block);
 	sigaddset(&block, g_sig);
-	real_pthread_sigmask_call(SIG_BLOCK, &block, &old);
+	int masked = sysgate_may(SYS_rt_sigprocmask), was = ts->in_trace;
+	if (masked)
+		real_pthread_sigmask_call(SIG_BLOCK, &block, &old);
+	ts->in_trace = 1;
+	atomic_signal_fence(memory_order_seq_cst);
 	struct timespec t;
 	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) == 0) {
 		uint64_t cpu = (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
@@ -750,7 +840,10 @@ static void clock_thread_tail(void)
 			}
 		}
 	}
-	real_pthread_sigmask_call(SIG_SETMASK, &old, NULL);
+	atomic_signal_fence(memory_order_seq_cst);
+	ts->in_trace = was;
+	if (masked)
+		real_pthread_sigmask_call(SIG_SETMASK, &old, NULL);
 }
 
 void clock_thread_start_routine(void *fn)
@@ -758,7 +851,8 @@ void clock_thread_start_routine(void *fn)
 	struct tstate *ts = &t_state;
 	ucontext_t uc;
 	unsigned flags = 0;
-	getcontext(&uc);
+	memset(&uc, 0, sizeof uc); /* a getcontext without its system call */
+	sonde_capture_regs(uc.uc_mcontext.gregs);
 	int n = uw_backtrace(&uc, ts->stack_lo, ts->stack_hi, ts->tail_pcs, 8, &flags);
 	/* Frame 0 is this function, frame 1 the trampoline: replace them by
 	 * the start routine itself, called from where the trampoline was. */
@@ -1210,7 +1304,7 @@ void clock_stop_all(void)
 	reg_unlock();
 	/* Let samples already being written finish before files are closed. */
 	for (int i = 0; i < 1000 && atomic_load(&g_inflight); i++)
-		sched_yield();
+		syscall(SYS_sched_yield);
 	dfile_finish(g_profile);
 	counters_finish();
 }
@@ -1308,12 +1402,14 @@ int clock_check_counters(void)
 
 void clock_reenable(void)
 {
+	if (atomic_load(&g_clock_lost_signal))
+		return; /* stopped for good: enabled, it would signal again */
 	reg_lock();
 	for (int i = 0, n = atomic_load(&g_slots_used); i < n; i++) {
 		if (atomic_load(&g_slots[i].tid) && g_slots[i].fd >= 0 && !g_slots[i].foreign_fds &&
 		    perf_fd_ours(g_slots[i].fd, g_slots[i].perf_id))
 			ioctl(g_slots[i].fd, PERF_EVENT_IOC_ENABLE, 0);
-		if (atomic_load(&g_slots[i].tid))
+		if (atomic_load(&g_slots[i].tid) && !g_ncounters_off)
 			counters_ioctl(&g_slots[i], PERF_EVENT_IOC_ENABLE);
 	}
 	for (int i = 0; i < g_nretired; i++)
@@ -1339,7 +1435,8 @@ static void exec_quiesce(int stop)
 			continue;
 		if (s->fd >= 0 && !s->foreign_fds && perf_fd_ours(s->fd, s->perf_id))
 			ioctl(s->fd, stop ? PERF_EVENT_IOC_DISABLE : PERF_EVENT_IOC_ENABLE, 0);
-		counters_ioctl(s, stop ? PERF_EVENT_IOC_DISABLE : PERF_EVENT_IOC_ENABLE);
+		if (stop || !g_ncounters_off)
+			counters_ioctl(s, stop ? PERF_EVENT_IOC_DISABLE : PERF_EVENT_IOC_ENABLE);
 		if (s->has_timer) {
 			struct itimerspec its;
 			memset(&its, 0, sizeof its);
@@ -1348,12 +1445,39 @@ static void exec_quiesce(int stop)
 				its.it_interval.tv_nsec = (long)(g_cs.interval_ns % 1000000000ull);
 				its.it_value = its.it_interval;
 			}
-			timer_settime(s->timer, 0, &its, NULL);
+			if (sysgate_may(SYS_timer_settime))
+				timer_settime(s->timer, 0, &its, NULL);
 		}
 	}
 	for (int i = 0; i < g_nretired; i++)
 		if (perf_fd_ours(g_retired[i].fd, g_retired[i].perf_id))
 			ioctl(g_retired[i].fd, stop ? PERF_EVENT_IOC_DISABLE : PERF_EVENT_IOC_ENABLE, 0);
+}
+
+/* A sample the exec'ing thread holds pending, because it blocks the
+ * signal by a raw system call, would be delivered to the new image once
+ * it unblocks it, and there the action may be the default one, which
+ * kills (an image not followed, -F off).  Dequeued here; a signal of the
+ * target's own taken on the way is queued again, to the same thread.
+ * Raw system calls: the libc ones are interposed. */
+static void exec_drop_held(void)
+{
+	uint64_t pend = 0, one;
+	if (!g_sig || sonde_sys6(SYS_rt_sigpending, (long)&pend, 8, 0, 0, 0, 0) < 0 ||
+	    !(pend >> (g_sig - 1) & 1))
+		return;
+	one = 1ull << (g_sig - 1);
+	struct timespec zero = { 0, 0 };
+	for (int i = 0; i < 64; i++) {
+		siginfo_t si;
+		memset(&si, 0, sizeof si);
+		if (sonde_sys6(SYS_rt_sigtimedwait, (long)&one, (long)&si, (long)&zero, 8, 0, 0) != g_sig)
+			return;
+		if (!is_ours(&si)) {
+			sonde_sys6(SYS_rt_tgsigqueueinfo, getpid(), sys_gettid(), g_sig, (long)&si, 0, 0);
+			return;
+		}
+	}
 }
 
 /* Before an exec (collector_exec_prepare): the exec'ing thread stops
@@ -1374,6 +1498,7 @@ void clock_exec_prepare(void)
 	}
 	exec_quiesce(1);
 	reg_unlock();
+	exec_drop_held();
 }
 
 /* The exec failed: its time (the failed system call) goes to the call of
@@ -1393,7 +1518,7 @@ void clock_pause_unwinding(int on)
 	atomic_store(&g_unwind_pause, on);
 	if (on)
 		for (int i = 0; i < 100000 && atomic_load(&g_inflight); i++)
-			sched_yield();
+			syscall(SYS_sched_yield);
 }
 
 void clock_fork_child(void)
@@ -1492,26 +1617,39 @@ int clock_counters(void) { return g_ncounters; }
  * target (a lost action, lost counters), stops one thread of it with
  * ptrace, saves its registers, and makes it run sonde_call_tramp with the
  * stack pointer at the top of a stack of the collector's own
- * (g_call_stack) and clock_call_in in %rax: the trampoline calls it and
- * stops at its int3, where collect takes the result (%rax) and restores
+ * (g_call_stack), clock_call_in in %rax and a token of the caller's in
+ * %rsi: the trampoline calls it, posts the token and the result in
+ * g_call_post, and spins there until collect, which polls g_call_post
+ * with process_vm_readv, interrupts it (PTRACE_INTERRUPT) and restores
  * every register.  A real call and return, so a shadow stack (CET) stays
- * balanced.  The thread goes on where it was, a system call it was in is
- * restarted as after a signal.  It runs like a signal handler, at any
- * point of the thread: async-signal-safe, and errno is kept. */
+ * balanced.
+ *
+ * The end is posted, not trapped: an int3 there raised a SIGTRAP by force,
+ * and the kernel forces a signal that the thread blocks (a raw
+ * rt_sigprocmask of every signal) or ignores by resetting its action to
+ * SIG_DFL and unblocking it.  collect discarded that SIGTRAP, but the next
+ * sample, a SIGTRAP of the perf counter, then killed the target.  The
+ * spin involves no signal at all, so the thread's mask and actions are
+ * exactly as they were.
+ *
+ * The thread goes on where it was, a system call it was in is restarted as
+ * after a signal.  It runs like a signal handler, at any point of the
+ * thread: async-signal-safe, and errno is kept. */
+__attribute__((used, aligned(16))) _Atomic uint64_t g_call_post[2]; /* the token, then the result */
 __asm__(".pushsection .text\n"
 	".globl sonde_call_tramp\n"
 	".hidden sonde_call_tramp\n"
 	".type sonde_call_tramp, @function\n"
 	"sonde_call_tramp:\n"
+	"\tmovq %rsi, %rbx\n" /* callee-saved: the token outlives the call */
 	"\tcall *%rax\n"
-	".globl sonde_call_trap\n"
-	".hidden sonde_call_trap\n"
-	"sonde_call_trap:\n"
-	"\tint3\n"
-	"\tint3\n"
+	"\tmovq %rax, g_call_post+8(%rip)\n"
+	"\tmovq %rbx, g_call_post(%rip)\n" /* after the result: x86 keeps stores in order */
+	"1:\tpause\n"
+	"\tjmp 1b\n"
 	".size sonde_call_tramp, . - sonde_call_tramp\n"
 	".popsection\n");
-extern const char sonde_call_tramp[], sonde_call_trap[];
+extern const char sonde_call_tramp[];
 static char g_call_stack[65536] __attribute__((aligned(16)));
 
 static long clock_call_in(long what)
@@ -1538,7 +1676,7 @@ int clock_call_info(struct clock_call *c)
 	c->entry = (uint64_t)(uintptr_t)sonde_call_tramp;
 	c->fn = (uint64_t)(uintptr_t)clock_call_in;
 	c->sp = (uint64_t)(uintptr_t)(g_call_stack + sizeof g_call_stack); /* 16-aligned, as before a call */
-	c->trap = (uint64_t)(uintptr_t)sonde_call_trap;
+	c->done = (uint64_t)(uintptr_t)g_call_post;
 	c->samples = (uint64_t)(uintptr_t)&g_sample_signals;
 	return 0;
 #else

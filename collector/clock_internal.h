@@ -18,12 +18,12 @@ struct thread_slot;
 struct sig_stack {
 	_Atomic int busy;	/* a sample runs on it */
 	/* What the signal is: SIG_CLOCK, or SIG_COUNTER + the counter's
-	 * index, with the counter's value read on entry (counters.c). */
+	 * index (counters.c). */
 	int what;
 	struct thread_slot *slot;
-	uint64_t counter_value;
-	/* A clock sample's: the thread's counters on entry, so that the
-	 * events of the handler itself are taken out of their next weight. */
+	/* The thread's counters on entry: the sampled counter's weight, the
+	 * overflows merged into this signal, and the events of the handler
+	 * itself, taken out of the next weights (sample.c). */
 	uint64_t counters_in[SONDE_MAX_COUNTERS];
 } __attribute__((aligned(64)));
 #define SIG_CLOCK 1
@@ -146,6 +146,8 @@ struct ms_now {
  * (its system part, its run-queue delay); and, once the sample is
  * written, move the thread's bases to it.  Async-signal-safe. */
 int ms_read(const struct tstate *ts, struct ms_now *m);
+/* What a signal is: SIG_CLOCK, SIG_COUNTER + i, 0 not ours (sample.c). */
+int is_ours(const siginfo_t *si);
 /* in_syscall: the sample was taken in a system call (uw_at_syscall). */
 void ms_split(const struct tstate *ts, const struct ms_now *m, uint64_t weight, bool in_syscall, uint64_t *sys,
 	      uint64_t *wcpu);
@@ -170,6 +172,8 @@ extern int g_sigtrap_source_active;	/* perf counter delivering SIGTRAP */
 extern int g_ncounters;
 extern struct dfile *g_counters;
 extern _Atomic uint64_t g_counter_samples;
+/* Each counter's overflow period (counters.c), for sample.c. */
+extern uint64_t g_counter_period[SONDE_MAX_COUNTERS];
 /* Normal context: open the thread's counters (0, or -errno of the first
  * that failed), close them, or apply an ioctl (PERF_EVENT_IOC_ENABLE,
  * _DISABLE) to them. */
@@ -184,8 +188,6 @@ int counters_start(const char *expdir);
 void counters_fork_child(struct thread_slot *s);
 void counters_forget(void);
 void counters_finish(void);
-/* A counter sample of the calling thread (sample.c).  Async-signal-safe. */
-void counter_sample(void *uc, struct thread_slot *s, int idx, uint64_t value);
 extern int g_timer_magic;		/* &g_timer_magic tags our timers' signals */
 extern _Atomic uint8_t g_our_fds[FD_BITS / 8]; /* perf fds that signal us */
 extern _Atomic uint64_t g_samples;

@@ -31,6 +31,46 @@
 
 #define SONDE_COLLECTOR_VERSION "0.1.0"
 
+/* ---- sysgate.c: the target's seccomp filters, applied first ----
+ *
+ * Every system call the collector makes for itself goes through
+ * sonde_syscall (syscall(3)'s name is that in every collector file but
+ * interpose.c, whose syscall is the target's) or sonde_sys6 (the raw
+ * form, -errno): a call the target's filters would not let through is not
+ * made and fails with EPERM.  Libc functions that make system calls are
+ * written as syscall(SYS_...) in the code that runs once the target may
+ * have installed a filter.  Async-signal-safe. */
+long sonde_syscall(long n, ...);
+long sonde_sys6(long n, long a1, long a2, long a3, long a4, long a5, long a6);
+int sysgate_active(void);
+int sysgate_allows6(long nr, long a1, long a2, long a3, long a4, long a5, long a6);
+/* A filter about to be installed (normal context): its index, -1 when it
+ * could not be read (then every call is refused), -2 when the kernel will
+ * refuse it too (EFAULT, EINVAL). */
+int sysgate_add(int strict, const void *prog);
+/* Whether the collector may make a call once that filter counts. */
+int sysgate_would_allow6(long nr, long a1, long a2, long a3, long a4, long a5, long a6);
+void sysgate_commit(int idx);
+/* End the calling thread of the collector's by the exit system call. */
+void sysgate_thread_exit(void);
+void sysgate_drop(int idx);
+/* getpid, or the pid the collector knows when the filters refuse it. */
+pid_t sonde_getpid(void);
+/* clock_gettime, through the gate for the clocks that always make the
+ * system call (CPU-time clocks); the vDSO serves the others without one. */
+struct timespec;
+int sonde_clock_gettime(clockid_t c, struct timespec *t);
+/* Whether the filters in force let the collector make call nr (with zero
+ * arguments), for the libc functions it calls and cannot route. */
+int sysgate_may(long nr);
+#ifndef SONDE_TARGET_SYSCALL
+#define clock_gettime(c, t) sonde_clock_gettime(c, t)
+#define syscall(...) sonde_syscall(__VA_ARGS__)
+#define ioctl(...) sonde_syscall(SYS_ioctl, __VA_ARGS__)
+#define fcntl(...) sonde_syscall(SYS_fcntl, __VA_ARGS__)
+#define getpid() sonde_getpid()
+#endif
+
 /* The collector maps memory with the system call itself: mmap and munmap
  * may be interposed by the heap tracer, which must see only the target's
  * calls (and must never be entered from the sampling handler).
@@ -91,6 +131,12 @@ static inline long sonde_raw_syscall6(long n, long a1, long a2, long a3, long a4
 	return ret;
 }
 
+/* Store the caller's callee-saved registers, stack pointer (as it is once
+ * this returns) and return address into gregs (a ucontext_t's), so that
+ * the unwinder can start in the caller: getcontext without its
+ * rt_sigprocmask system call (trace.c). */
+void sonde_capture_regs(long long *gregs);
+
 /* ---- log.c: log.xml ---- */
 
 /* Open log.xml in the experiment for appending: created exclusively (the
@@ -104,7 +150,10 @@ void log_line(const char *line, size_t len);
  * NULL.  Async-signal-safe. */
 void log_event_text(const char *kind, const char *text);
 void log_close(void);
-int log_fd(void);
+/* A seccomp filter is about to be installed: keep log.xml open when it
+ * refuses opening it, and note the target's RLIMIT_FSIZE.  Normal context. */
+void log_filter_prepare(void);
+int log_is_open(void);
 /* Move a descriptor to a high number, close-on-exec, protected from the
  * target's close(); returns the new one.  fd_release() closes it, unless
  * the target took the number meanwhile.  Async-signal-safe. */
@@ -119,18 +168,26 @@ int fd_still_ours(int fd);
 void fd_forget_taken(int fd);
 /* The target's RLIMIT_FSIZE (RLIM_INFINITY: none).  Async-signal-safe. */
 uint64_t fsize_limit(void);
+/* Note the limit now, for when a seccomp filter refuses asking. */
+void fsize_limit_note(void);
 
 /* A file the collector appends to (log.xml, map.xml) through a parked
  * descriptor that is checked before every write: when the target took
  * its number, the file is opened again by its absolute path. */
 struct cfile {
-	_Atomic int fd;
+	_Atomic int fd;		  /* -1: none kept (per_write: opened for each write) */
 	_Atomic unsigned taken;	  /* times the descriptor was found taken */
+	_Atomic int per_write;	  /* open, but no descriptor kept between writes */
 	uint64_t dev, ino;
 	char path[4200];
 };
-/* Open (flags: O_WRONLY | O_APPEND, maybe O_CREAT | O_EXCL); 0 or -1. */
-int cfile_open(struct cfile *f, const char *path, int flags);
+/* Open (flags: O_WRONLY | O_APPEND, maybe O_CREAT | O_EXCL); 0 or -1.
+ * With per_write set, the file is only created (or checked) and closed:
+ * each cfile_write opens it again, so that no descriptor of the
+ * collector's sits in the target's table (doc/sonde-collect.md). */
+int cfile_open(struct cfile *f, const char *path, int flags, int per_write);
+/* Keep a descriptor of a per_write file from now on.  Normal context. */
+void cfile_keep(struct cfile *f);
 /* Append buf in full: 0, or -1 when it was not written (file lost, or
  * past RLIMIT_FSIZE).  Errno is kept.  Async-signal-safe. */
 int cfile_write(struct cfile *f, const char *buf, size_t len);
@@ -160,6 +217,15 @@ void dfile_commit(struct dfile *df, size_t size);
 void *dfile_reserve_wait(struct dfile *df, size_t size);
 /* Trim the file to the blocks claimed and stop writing.  Normal context. */
 void dfile_finish(struct dfile *df);
+/* Threads that may write packets from a signal handler (clock.c keeps it):
+ * the files stay mapped that far ahead of their last claimed block. */
+extern _Atomic int g_dfile_writers;
+/* Map the file ahead for one more such thread, waiting for another
+ * grower if need be (bounded).  Normal context. */
+void dfile_make_room(struct dfile *df);
+/* A seccomp filter is about to be installed: when it refuses what growing
+ * a data file takes, map every file further ahead now.  Normal context. */
+void dfile_filter_prepare(void);
 uint64_t dfile_lost(const struct dfile *df);
 /* errno of a failed growth (disk full, ...), after which the file takes no
  * more packets and counts them as lost; 0 while it can grow. */
@@ -221,6 +287,9 @@ void clock_reenable(void);
 /* Arm again the threads whose sampling counter the target closed or
  * took (see clock.c); how many were lost.  Normal context. */
 int clock_check_counters(void);
+/* A seccomp filter is about to be installed: stop sampling when it refuses
+ * what every sample needs.  Normal context. */
+void clock_filter_prepare(void);
 /* Register threads that existed before the collector started. */
 void clock_adopt_existing_threads(void);
 uint64_t clock_samples(void);
@@ -245,7 +314,7 @@ struct clock_call {
 	int counters;	      /* the source has descriptors that can be lost */
 	uint64_t interval_ns;
 	uint64_t entry, fn;    /* the trampoline to run, with clock_call_in in %rax */
-	uint64_t sp, trap;     /* the stack to run it on, its int3 */
+	uint64_t sp, done;     /* the stack to run it on, where it posts its end */
 	uint64_t samples;      /* the address of the count of sample signals */
 };
 /* 0 and *c filled when clock profiling runs and can be called into. */

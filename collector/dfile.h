@@ -46,6 +46,8 @@ extern _Atomic uint64_t g_bytes_mapped;
 int reserve_space(int fd, size_t off, size_t len);
 /* Open the data file for growth: a descriptor, or -1 with errno. */
 int dfile_open_again(const struct dfile *df);
+/* Map df up to `end`; 0 when another thread is growing it. */
+int dfile_grow_to(struct dfile *df, size_t end);
 
 static inline size_t block_off(uint32_t idx)
 {

@@ -372,6 +372,17 @@ static const char *search_path(const char *file, char *buf, size_t cap)
 	return file;
 }
 
+/* Descendants made once the target installed a seccomp filter are not
+ * followed: the filter is theirs too, and starting an experiment (a
+ * directory, files, counters, a signal handler) takes calls it may refuse
+ * or kill for.  An exec'd image would not know of the filter at all. */
+#define FILTER_WHY "made under a seccomp filter"
+
+static int following(void)
+{
+	return g_tracking && g_mode != F_OFF && !sysgate_active();
+}
+
 static void log_descendant(const char *variant, const char *lineage, int follow, const char *why,
 			   const char *what, long pid)
 {
@@ -456,8 +467,8 @@ static int do_exec(enum exec_how how, const char *file, int fd, char *const argv
 	if (__sonde_vforked)
 		return vfork_child_exec(how, file, fd, argv, envp);
 	char buf[PATH_MAX], cmd[1024];
-	int follow = g_tracking && g_mode != F_OFF;
-	const char *why = NULL;
+	int follow = following();
+	const char *why = g_tracking && g_mode != F_OFF && !follow ? FILTER_WHY : NULL;
 	if (follow && how != X_FD)
 		why = not_followable(how == X_SEARCH ? search_path(file, buf, sizeof buf) : file);
 	char **env = NULL;
@@ -562,14 +573,14 @@ void follow_fork_prepare(void)
 	char lineage[700], comp[24];
 	snprintf(comp, sizeof comp, "_f%d", g_child_fork_no);
 	child_lineage(lineage, sizeof lineage, g_lineage, comp);
-	log_descendant("fork", lineage, g_mode != F_OFF, NULL, NULL, 0);
+	log_descendant("fork", lineage, following(), g_mode != F_OFF && !following() ? FILTER_WHY : NULL, NULL, 0);
 }
 
 /* In a child of fork (or clone): start this process's own experiment.
  * `kind` is 'f' or 'C', `no` the parent's count. */
 static void start_child(char kind, int no)
 {
-	if (!g_tracking || g_mode == F_OFF)
+	if (!following())
 		return;
 	char lineage[sizeof g_lineage], comp[24];
 	snprintf(comp, sizeof comp, "_%c%d", kind, no);
@@ -626,7 +637,7 @@ __attribute__((used, visibility("hidden"))) void sonde_vfork_prepare(void)
 	RESOLVE(execvpe);
 	RESOLVE(fexecve);
 	int no = -1;
-	if (g_tracking && g_mode != F_OFF)
+	if (following())
 		no = atomic_fetch_add(&g_nfork, 1) + 1;
 	__sonde_quiet++;
 	__sonde_vforked = no;
@@ -758,7 +769,7 @@ EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 	}
 	if (flags & (CLONE_VM | CLONE_THREAD)) /* a task in this process's memory */
 		return clock_raw_clone(REAL(clone), fn, stack, flags, arg, ptid, tls, ctid);
-	if (!g_tracking || g_mode == F_OFF)
+	if (!following())
 		return REAL(clone)(fn, stack, flags, arg, ptid, tls, ctid);
 	struct clone_start *cs = malloc(sizeof *cs);
 	if (!cs)
@@ -793,7 +804,7 @@ static char **spawn_env(const char *variant, const char *path, char *const argv[
 	char comp[32];
 	snprintf(comp, sizeof comp, "_f%d_x1", n);
 	child_lineage(lineage, sizeof lineage, g_lineage, comp);
-	const char *why = path ? not_followable(path) : NULL;
+	const char *why = sysgate_active() ? FILTER_WHY : path ? not_followable(path) : NULL;
 	command_of(cmd, sizeof cmd, path, argv);
 	log_descendant(variant, lineage, !why, why, cmd, 0);
 	char **env = why ? NULL : child_env(envp, lineage, "SONDE_TARGET_PPID", getpid());
@@ -819,7 +830,7 @@ EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_act
 	RESOLVE(posix_spawnp);
 	int saved = errno; /* the PATH search below may set it */
 	char buf[PATH_MAX];
-	const char *path = g_tracking && g_mode != F_OFF ? search_path(file, buf, sizeof buf) : file;
+	const char *path = following() ? search_path(file, buf, sizeof buf) : file;
 	errno = saved;
 	char **env = spawn_env("posix_spawnp", path, argv, envp);
 	int rc = REAL(posix_spawnp)(pid, file, fa, attr, argv, env ? env : envp);
@@ -988,7 +999,7 @@ static pid_t g_noted_exit; /* the process that wrote its exit event */
 
 void follow_note_exit(int status)
 {
-	if (log_fd() < 0 || !g_lineage[0] || getpid() != g_col.pid || g_noted_exit == g_col.pid)
+	if (!log_is_open() || !g_lineage[0] || getpid() != g_col.pid || g_noted_exit == g_col.pid)
 		return;
 	g_noted_exit = g_col.pid;
 	char mem[256];

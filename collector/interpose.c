@@ -8,6 +8,8 @@
  * signal handler.
  */
 #define _GNU_SOURCE
+/* syscall() here is the target's: the interposer below. */
+#define SONDE_TARGET_SYSCALL
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
@@ -391,7 +393,8 @@ static int rt_sigaction_ours(long sig, long sigsetsize)
 	       (clock_is_our_signal((int)sig) || sampling_sigaction((int)sig, NULL, NULL));
 }
 
-static void before_filter(void);
+static int before_filter(int strict, const void *prog);
+static void after_filter(int idx, long rc);
 
 EXPORT long syscall(long n, ...)
 {
@@ -403,8 +406,17 @@ EXPORT long syscall(long n, ...)
 	/* The seccomp and prctl system calls made through syscall()
 	 * (libseccomp's way): see "seccomp filters" below. */
 	if ((n == SYS_seccomp && (a1 == SECCOMP_SET_MODE_FILTER || a1 == SECCOMP_SET_MODE_STRICT)) ||
-	    (n == SYS_prctl && a1 == PR_SET_SECCOMP))
-		before_filter();
+	    (n == SYS_prctl && a1 == PR_SET_SECCOMP)) {
+		int strict = n == SYS_seccomp ? a1 == SECCOMP_SET_MODE_STRICT : a2 == SECCOMP_MODE_STRICT;
+		int idx = before_filter(strict, (const void *)a3);
+		long r = sonde_raw_syscall6(n, a1, a2, a3, a4, a5, a6);
+		after_filter(idx, r);
+		if ((unsigned long)r > -4096ul) {
+			errno = (int)-r;
+			return -1;
+		}
+		return r;
+	}
 	if (n == SYS_rt_sigaction && rt_sigaction_ours(a1, a4)) {
 		const struct ksigaction *ka = (const struct ksigaction *)a2;
 		struct ksigaction *ko = (struct ksigaction *)a3;
@@ -481,16 +493,18 @@ static _Atomic int g_noted_perfoff;
  *
  * A filter the target installs applies to the collector's system calls
  * too, and a kill filter for a call the collector makes but the target
- * never does ends the target.  The collector cannot know what a filter
- * allows, so from the moment the target installs one, through prctl or
- * the seccomp system call (which libseccomp makes through syscall()), it
- * stops making the calls it can do without: the I/O tracer's readlink of
- * /proc/self/fd (it names the descriptors open at that moment first,
- * while it still may), and the resident set size read from
- * /proc/self/statm at each sample point.  doc/sonde-collect.md lists the
- * calls it still makes.  A filter installed by a bare system call
- * instruction is not seen. */
-EXPORT _Atomic int __sonde_filtered;
+ * never does ends the target.  The collector sees each filter before the
+ * kernel does, through prctl and the seccomp system call (which libseccomp
+ * makes through syscall()), and from then on asks it before every system
+ * call of its own (sysgate.c): a call it would refuse is not made.  What
+ * cannot do without its calls is settled before the filter takes effect:
+ * clock profiling stops when the filter refuses a call every sample needs
+ * (clock_filter_prepare), the data files are mapped further ahead when it
+ * refuses the calls that grow them (dfile_filter_prepare), log.xml is
+ * kept open when it refuses opening it (log_filter_prepare), the I/O
+ * tracer names the descriptors open then (its hook).  log.xml says which
+ * of the collector's calls the filter refuses.  A filter installed by a
+ * bare system call instruction is not seen (doc/sonde-collect.md). */
 static void (*_Atomic g_filter_hook)(void);
 
 EXPORT void __sonde_trace_on_filter(void (*fn)(void))
@@ -498,20 +512,76 @@ EXPORT void __sonde_trace_on_filter(void (*fn)(void))
 	atomic_store(&g_filter_hook, fn);
 }
 
-static void before_filter(void)
+/* The system calls the collector may make once a filter is in force,
+ * with typical arguments, for log.xml's list of those it refuses. */
+static const struct {
+	long nr;
+	const char *name;
+} g_own_calls[] = {
+	{ SYS_rt_sigreturn, "rt_sigreturn" }, { SYS_gettid, "gettid" },
+	{ SYS_clock_gettime, "clock_gettime" }, { SYS_getpid, "getpid" },
+	{ SYS_getrusage, "getrusage" },
+	{ SYS_openat, "openat" },	      { SYS_read, "read" },
+	{ SYS_write, "write" },		      { SYS_close, "close" },
+	{ SYS_fstat, "fstat" },		      { SYS_prlimit64, "prlimit64" },
+	{ SYS_ioctl, "ioctl" },		      { SYS_fcntl, "fcntl" },
+	{ SYS_mmap, "mmap" },		      { SYS_madvise, "madvise" },
+	{ SYS_pwrite64, "pwrite64" },	      { SYS_fallocate, "fallocate" },
+	{ SYS_perf_event_open, "perf_event_open" }, { SYS_timer_settime, "timer_settime" },
+	{ SYS_rt_sigtimedwait, "rt_sigtimedwait" }, { SYS_sched_yield, "sched_yield" },
+};
+
+/* A filter is about to be installed (strict mode, or the target's struct
+ * sock_fprog at prog).  Returns sysgate_add's index for after_filter. */
+static int before_filter(int strict, const void *prog)
 {
-	if (atomic_load(&__sonde_filtered) || !atomic_load(&g_col.active))
-		return;
+	if (!atomic_load(&g_col.active))
+		return -2;
 	int saved = errno;
+	int idx = sysgate_add(strict, prog);
+	if (idx == -2) { /* the kernel will refuse it (EFAULT, EINVAL) */
+		errno = saved;
+		return idx;
+	}
 	void (*hook)(void) = atomic_load(&g_filter_hook);
-	if (hook)
+	if (hook && !atomic_load(&__sonde_filtered))
 		hook();
-	atomic_store(&__sonde_filtered, 1);
-	log_event_text("info", "the target installs a seccomp filter: from now on sonde makes no system "
-			       "call it can do without (no readlink of /proc/self/fd for I/O tracing, no "
-			       "resident set size in sample points, no Wait CPU, no off-CPU samples, no "
-			       "kernel states at thread ends)");
+	char msg[1024];
+	struct xbuf b;
+	xb_init(&b, msg, sizeof msg - 1);
+	xb_str(&b, strict ? "the target enters seccomp's strict mode" : "the target installs a seccomp filter");
+	int first = 1;
+	for (size_t i = 0; i < sizeof g_own_calls / sizeof g_own_calls[0]; i++) {
+		long nr = g_own_calls[i].nr;
+		long a1 = nr == SYS_clock_gettime ? CLOCK_THREAD_CPUTIME_ID : nr == SYS_getrusage ? 1 /* RUSAGE_THREAD */ : 0;
+		if (sysgate_would_allow6(nr, a1, 0, 0, 0, 0, 0))
+			continue;
+		xb_str(&b, first ? "; it refuses these system calls of sonde's, which sonde no longer makes: " : ", ");
+		xb_str(&b, g_own_calls[i].name);
+		first = 0;
+	}
+	if (first)
+		xb_str(&b, "; it allows every system call sonde makes");
+	msg[b.len < sizeof msg ? b.len : sizeof msg - 1] = 0;
+	log_event_text("info", msg);
+	clock_filter_prepare();
+	dfile_filter_prepare();
+	log_filter_prepare();
+	if (strict) /* 2: no clock reads from now on (see sysgate.c) */
+		atomic_store(&__sonde_filtered, 2);
+	else
+		atomic_compare_exchange_strong(&__sonde_filtered, &(int){ 0 }, 1);
+	sysgate_commit(idx);
 	errno = saved;
+	return idx;
+}
+
+/* The kernel's answer to the filter before_filter saw: one that failed
+ * never counted. */
+static void after_filter(int idx, long rc)
+{
+	if (idx >= 0 && rc < 0)
+		sysgate_drop(idx);
 }
 
 /* PR_TASK_PERF_EVENTS_DISABLE disables every perf counter the calling
@@ -526,8 +596,16 @@ EXPORT int prctl(int option, ...)
 	unsigned long a2 = va_arg(ap, unsigned long), a3 = va_arg(ap, unsigned long);
 	unsigned long a4 = va_arg(ap, unsigned long), a5 = va_arg(ap, unsigned long);
 	va_end(ap);
-	if (option == PR_SET_SECCOMP)
-		before_filter();
+	if (option == PR_SET_SECCOMP) {
+		int idx = before_filter(a2 == SECCOMP_MODE_STRICT, (const void *)a3);
+		long r = sonde_raw_syscall6(SYS_prctl, option, (long)a2, (long)a3, (long)a4, (long)a5, 0);
+		after_filter(idx, r);
+		if (r < 0) {
+			errno = (int)-r;
+			return -1;
+		}
+		return (int)r;
+	}
 	RESOLVE(prctl);
 	if (!REAL(prctl))
 		return (int)syscall(SYS_prctl, option, a2, a3, a4, a5);

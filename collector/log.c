@@ -4,14 +4,20 @@
  * line.  The collector never writes the closing tag; `sonde collect` does
  * once the target is gone, and readers accept a log without it.
  *
- * The descriptor lives in the target's table, where the target may take
- * its number: dup2 onto it, or close it with a raw close_range and open a
- * file of its own that gets the number.  Every write first checks that the
- * descriptor still refers to log.xml (fstat: device and inode, kept from
- * the open); when it does not, log.xml is opened again by its absolute
- * path and the event is logged.  A write therefore never lands in the
- * target's file, except in the window between the check and the write,
- * which only a target thread racing the collector's write could hit. */
+ * No descriptor of it stays in the target's table between writes: a
+ * program that counts or closes its descriptors at main would see it
+ * (the log is written a few dozen times a run, so each write opens it by
+ * its absolute path, checks it is still the file created at the start
+ * (device and inode), appends, and closes it).  Under a seccomp filter
+ * that refuses opening it, a descriptor is kept from the moment the filter
+ * is installed (log_filter_prepare).  A kept descriptor lives where the
+ * target may take its number: dup2 onto it, or close it with a raw
+ * close_range and open a file of its own that gets the number.  Every
+ * write first checks that the descriptor still refers to log.xml (fstat);
+ * when it does not, log.xml is opened again by its path and the event is
+ * logged.  A write therefore never lands in the target's file, except in
+ * the window between the check and the write, which only a target thread
+ * racing the collector's write could hit. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -39,7 +45,7 @@ void fd_table_shared(int on)
 	g_table_shared = on;
 }
 
-int cfile_open(struct cfile *f, const char *path, int flags)
+int cfile_open(struct cfile *f, const char *path, int flags, int per_write)
 {
 	if (strlen(path) >= sizeof f->path) {
 		errno = ENAMETOOLONG;
@@ -56,12 +62,33 @@ int cfile_open(struct cfile *f, const char *path, int flags)
 	strcpy(f->path, path);
 	f->dev = (uint64_t)st.st_dev;
 	f->ino = (uint64_t)st.st_ino;
-	atomic_store(&f->fd, fd_park(fd));
+	if (per_write) {
+		syscall(SYS_close, fd);
+		atomic_store(&f->fd, -1);
+		atomic_store(&f->per_write, 1);
+	} else {
+		atomic_store(&f->fd, fd_park(fd));
+	}
 	return 0;
+}
+
+void cfile_keep(struct cfile *f)
+{
+	if (!atomic_load(&f->per_write) || atomic_load(&f->fd) >= 0)
+		return;
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, f->path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	struct stat st;
+	if (fd >= 0 && (syscall(SYS_fstat, fd, &st) < 0 || (uint64_t)st.st_dev != f->dev || (uint64_t)st.st_ino != f->ino)) {
+		syscall(SYS_close, fd);
+		fd = -1;
+	}
+	if (fd >= 0)
+		atomic_store(&f->fd, fd_park(fd));
 }
 
 void cfile_close(struct cfile *f)
 {
+	atomic_store(&f->per_write, 0);
 	int fd = atomic_exchange(&f->fd, -1);
 	fd_release(fd);
 }
@@ -70,7 +97,14 @@ int log_open(const char *expdir, int exclusive)
 {
 	char path[4200];
 	snprintf(path, sizeof path, "%s/log.xml", expdir);
-	return cfile_open(&g_log, path, O_WRONLY | O_APPEND | (exclusive ? O_CREAT | O_EXCL : 0));
+	return cfile_open(&g_log, path, O_WRONLY | O_APPEND | (exclusive ? O_CREAT | O_EXCL : 0), 1);
+}
+
+void log_filter_prepare(void)
+{
+	fsize_limit_note();
+	if (!sysgate_would_allow6(SYS_openat, AT_FDCWD, (long)g_log.path, O_WRONLY | O_APPEND | O_CLOEXEC, 0, 0, 0))
+		cfile_keep(&g_log);
 }
 
 void log_close(void)

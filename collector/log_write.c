@@ -19,9 +19,9 @@ HIDDEN struct cfile g_log = { .fd = -1 };
  * collector (fd_release then leaves descriptors open). */
 extern int g_table_shared;
 
-int log_fd(void)
+int log_is_open(void)
 {
-	return atomic_load(&g_log.fd);
+	return atomic_load(&g_log.fd) >= 0 || atomic_load(&g_log.per_write);
 }
 
 #define FD_MAX_PROTECTED 65536
@@ -59,7 +59,10 @@ int fd_still_ours(int fd)
 	if (!fd_is_protected(fd))
 		return 0;
 	struct stat st;
-	if (syscall(SYS_fstat, fd, &st) < 0)
+	long rc = sonde_sys6(SYS_fstat, fd, (long)&st, 0, 0, 0, 0);
+	if (rc == -EPERM && sysgate_active())
+		return 1; /* the target's filter refuses fstat: protected is all we know */
+	if (rc < 0)
 		return 0;
 	return identity_of(&st) == atomic_load_explicit(&g_identity[fd], memory_order_relaxed);
 }
@@ -115,12 +118,24 @@ void fd_release(int fd)
  * starts at or beyond it raises SIGXFSZ, which kills the target: the
  * collector checks it before every write that extends a file.
  * Async-signal-safe (one system call). */
+static _Atomic uint64_t g_fsize_noted = (uint64_t)RLIM_INFINITY;
+
 uint64_t fsize_limit(void)
 {
 	struct rlimit r;
-	if (syscall(SYS_prlimit64, 0, RLIMIT_FSIZE, NULL, &r) < 0)
+	long rc = sonde_sys6(SYS_prlimit64, 0, RLIMIT_FSIZE, 0, (long)&r, 0, 0);
+	if (rc == -EPERM && sysgate_active())
+		return atomic_load(&g_fsize_noted); /* the filter refuses asking */
+	if (rc < 0)
 		return (uint64_t)RLIM_INFINITY;
 	return (uint64_t)r.rlim_cur;
+}
+
+/* Before a seccomp filter that may refuse prlimit64: the limit as it is
+ * now stands for it from then on.  Normal context. */
+void fsize_limit_note(void)
+{
+	atomic_store(&g_fsize_noted, fsize_limit());
 }
 
 /* Taken: open the file again by its path (only the same file: one that
@@ -149,24 +164,60 @@ static int cfile_reopen(struct cfile *f, int old)
 	return fd;
 }
 
+/* The size of the file behind fd, for the RLIMIT_FSIZE check; 0 where the
+ * limit is none.  -1 when it cannot be known (fstat refused by a seccomp
+ * filter, with a limit set): the write is dropped.  With check set, also
+ * that fd is still f's file: else -2.  Async-signal-safe. */
+static int64_t file_size(const struct cfile *f, int fd, uint64_t lim, int check)
+{
+	struct stat st;
+	long rc = sonde_sys6(SYS_fstat, fd, (long)&st, 0, 0, 0, 0);
+	if (rc == -EPERM && sysgate_active()) {
+		/* Refused by the target's filter: a kept descriptor is
+		 * trusted as long as no close() of the target's touched
+		 * its number (only a bare system call can take it). */
+		if (check && !fd_is_protected(fd))
+			return -2;
+		return lim == (uint64_t)RLIM_INFINITY ? 0 : -1;
+	}
+	if (rc < 0 || (check && ((uint64_t)st.st_dev != f->dev || (uint64_t)st.st_ino != f->ino)))
+		return -2;
+	return st.st_size;
+}
+
 /* The descriptor to write `len` more bytes through, -1 when the file is
  * closed, lost, or the write would start past the target's RLIMIT_FSIZE.
+ * *transient: a descriptor opened for this write only, to close after it.
  * Async-signal-safe. */
-static int cfile_writable(struct cfile *f, size_t len, int *reopened)
+static int cfile_writable(struct cfile *f, size_t len, int *reopened, int *transient)
 {
-	int fd = atomic_load(&f->fd);
-	if (fd < 0)
-		return -1;
-	struct stat st;
-	if (syscall(SYS_fstat, fd, &st) < 0 || (uint64_t)st.st_dev != f->dev || (uint64_t)st.st_ino != f->ino) {
-		fd = cfile_reopen(f, fd);
-		*reopened = 1;
-		if (fd < 0 || syscall(SYS_fstat, fd, &st) < 0)
-			return -1;
-	}
 	uint64_t lim = fsize_limit();
-	if (lim != (uint64_t)RLIM_INFINITY && (uint64_t)st.st_size + len > lim)
+	int fd = atomic_load(&f->fd);
+	int64_t size;
+	if (fd < 0) {
+		if (!atomic_load(&f->per_write))
+			return -1;
+		fd = (int)syscall(SYS_openat, AT_FDCWD, f->path, O_WRONLY | O_APPEND | O_CLOEXEC);
+		if (fd < 0)
+			return -1;
+		*transient = 1;
+		size = file_size(f, fd, lim, 1);
+	} else {
+		size = file_size(f, fd, lim, 1);
+		if (size == -2) {
+			fd = cfile_reopen(f, fd);
+			*reopened = 1;
+			if (fd < 0)
+				return -1;
+			size = file_size(f, fd, lim, 0);
+		}
+	}
+	if (size < 0 || (lim != (uint64_t)RLIM_INFINITY && (uint64_t)size + len > lim)) {
+		if (*transient)
+			syscall(SYS_close, fd);
+		*transient = 0;
 		return -1; /* dropped: SIGXFSZ would kill the target */
+	}
 	return fd;
 }
 
@@ -174,8 +225,8 @@ static int cfile_writable(struct cfile *f, size_t len, int *reopened)
 int cfile_write(struct cfile *f, const char *buf, size_t len)
 {
 	int saved = errno;
-	int reopened = 0;
-	int fd = cfile_writable(f, len, &reopened);
+	int reopened = 0, transient = 0;
+	int fd = cfile_writable(f, len, &reopened, &transient);
 	int rc = fd < 0 ? -1 : 0;
 	while (fd >= 0 && len) {
 		ssize_t n = (ssize_t)syscall(SYS_write, fd, buf, len);
@@ -188,6 +239,8 @@ int cfile_write(struct cfile *f, const char *buf, size_t len)
 		buf += n;
 		len -= (size_t)n;
 	}
+	if (transient)
+		syscall(SYS_close, fd);
 	if (reopened && f != &g_log) {
 		char msg[600];
 		struct xbuf b;

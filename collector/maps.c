@@ -17,7 +17,16 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
+#include <sys/syscall.h>
+
 #include "collector.h"
+
+/* Objects loaded after the target installed a seccomp filter are noted
+ * too: every call goes through the collector's gate (sysgate.c). */
+#define open(...) ((int)syscall(SYS_open, __VA_ARGS__))
+#define readlink(p, b, n) ((ssize_t)syscall(SYS_readlink, p, b, n))
+#define write(fd, b, n) ((ssize_t)syscall(SYS_write, fd, b, n))
+#define close(fd) syscall(SYS_close, fd)
 #include "unwind.h"
 
 struct obj {
@@ -50,7 +59,7 @@ int maps_open(const char *expdir)
 	snprintf(g_map_path, sizeof g_map_path, "%s/map.xml", expdir);
 	snprintf(g_expdir, sizeof g_expdir, "%s", expdir);
 	g_map_ok = 0;
-	if (cfile_open(&g_map, g_map_path, O_WRONLY | O_APPEND | O_CREAT | O_EXCL) < 0)
+	if (cfile_open(&g_map, g_map_path, O_WRONLY | O_APPEND | O_CREAT | O_EXCL, 0) < 0)
 		return -1;
 	static const char head[] = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<map>\n";
 	int rc = cfile_write(&g_map, head, sizeof head - 1);
@@ -68,7 +77,7 @@ static void map_write(const char *buf, size_t len)
 {
 	if (!g_map_ok)
 		return;
-	if (atomic_load(&g_map.fd) < 0 && cfile_open(&g_map, g_map_path, O_WRONLY | O_APPEND) < 0) {
+	if (atomic_load(&g_map.fd) < 0 && cfile_open(&g_map, g_map_path, O_WRONLY | O_APPEND, 0) < 0) {
 		if (!g_map_warned++)
 			log_event_text("warning", "cannot open map.xml again (the target may restrict opening "
 						  "files); later loads and unloads are not recorded");
@@ -212,7 +221,7 @@ static int scan_cb(struct dl_phdr_info *info, size_t size, void *data)
 	else if (!name || !*name)
 		name = g_exe;
 	char real[PATH_MAX];
-	if (name[0] != '[' && realpath(name, real))
+	if (name[0] != '[' && !sysgate_active() && realpath(name, real))
 		name = real;
 	o->path = strdup(name);
 	o->raw = strdup(info->dlpi_name ? info->dlpi_name : "");

@@ -84,11 +84,11 @@ int proc_task_read(pid_t pid, pid_t tid, const char *name, char *buf, size_t cap
 {
 	char path[64];
 	task_path(path, pid, tid, name);
-	long fd = sonde_raw_syscall6(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_CLOEXEC, 0, 0, 0);
+	long fd = sonde_sys6(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_CLOEXEC, 0, 0, 0);
 	if (fd < 0)
 		return -1;
-	long n = sonde_raw_syscall6(SYS_read, fd, (long)buf, (long)cap - 1, 0, 0, 0);
-	sonde_raw_syscall6(SYS_close, fd, 0, 0, 0, 0, 0);
+	long n = sonde_sys6(SYS_read, fd, (long)buf, (long)cap - 1, 0, 0, 0);
+	sonde_sys6(SYS_close, fd, 0, 0, 0, 0, 0);
 	if (n <= 0)
 		return -1;
 	buf[n] = 0;
@@ -262,8 +262,16 @@ static void *offcpu_main(void *arg)
 		struct timespec ts = { (time_t)(next / 1000000000ull), (long)(next % 1000000000ull) };
 		if (syscall(SYS_futex, &g_off_quit, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, 0, &ts, NULL,
 			    FUTEX_BITSET_MATCH_ANY) < 0 &&
-		    errno != ETIMEDOUT && errno != EINTR && errno != EAGAIN)
-			break; /* cannot sleep: stop rather than spin */
+		    errno != ETIMEDOUT && errno != EINTR && errno != EAGAIN) {
+			/* cannot sleep: stop rather than spin */
+			if (errno == EPERM && sysgate_active()) {
+				log_event_text("warning", "off-CPU sampling stopped: the target's seccomp filter "
+							  "refuses the futex its thread sleeps in");
+				atomic_store(&g_off_running, 0);
+				sysgate_thread_exit();
+			}
+			break;
+		}
 		if (atomic_load(&g_off_quit))
 			break;
 		uint64_t now = now_ns(), span = now - last;
@@ -271,11 +279,9 @@ static void *offcpu_main(void *arg)
 		next += g_off_ns;
 		if (next <= now) /* late: the next span carries the time */
 			next = now + g_off_ns;
-		/* After a seccomp filter the looks stop: the filter may reach
-		 * this thread too (SECCOMP_FILTER_FLAG_TSYNC) and kill for an
-		 * open. */
-		if (atomic_load_explicit(&__sonde_filtered, memory_order_relaxed))
-			continue;
+		/* After a seccomp filter, what it refuses is not done
+		 * (sysgate.c): the filter may reach this thread too
+		 * (SECCOMP_FILTER_FLAG_TSYNC). */
 		if (!atomic_load_explicit(&g_col.active, memory_order_acquire) ||
 		    atomic_load_explicit(&__sonde_paused, memory_order_acquire) || (g_col.stop_ns && now > g_col.stop_ns))
 			continue;

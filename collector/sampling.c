@@ -119,8 +119,15 @@ static void *sampler(void *arg)
 		struct timespec ts = { (time_t)(wake / 1000000000ull), (long)(wake % 1000000000ull) };
 		if (syscall(SYS_futex, &g_quit, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, 0, &ts, NULL,
 			    FUTEX_BITSET_MATCH_ANY) < 0 &&
-		    errno != ETIMEDOUT && errno != EINTR && errno != EAGAIN)
-			break; /* cannot sleep: stop rather than spin */
+		    errno != ETIMEDOUT && errno != EINTR && errno != EAGAIN) {
+			/* cannot sleep: stop rather than spin */
+			if (errno == EPERM && sysgate_active()) {
+				log_event_text("warning", "the -t window is not kept: the target's seccomp filter "
+							  "refuses the futex its thread sleeps in");
+				sysgate_thread_exit();
+			}
+			break;
+		}
 		if (atomic_load(&g_quit))
 			break;
 		uint64_t now = now_ns();

@@ -130,7 +130,7 @@ int shared_register(const char *lineage)
 			s->call_entry = c.entry;
 			s->call_fn = c.fn;
 			s->call_sp = c.sp;
-			s->call_trap = c.trap;
+			s->call_done = c.done;
 			s->samples_addr = c.samples;
 			s->watch_counters = (uint32_t)c.counters;
 			s->watch_sig = (uint32_t)c.sig;

@@ -252,12 +252,11 @@ EXPORT void __sonde_trace_commit(int kind, size_t size)
 	dfile_commit(g_df[kind], size);
 }
 
-/* Store the caller's callee-saved registers, stack pointer (as it is once
- * this returns) and return address into gregs, so that the unwinder can
- * start in the caller: a getcontext without its sigprocmask system call. */
-void sonde_capture_regs(greg_t *gregs);
+/* sonde_capture_regs (collector.h): a getcontext without its
+ * sigprocmask system call. */
 __asm__(".text\n"
 	".p2align 4\n"
+	".globl sonde_capture_regs\n"
 	".type sonde_capture_regs,@function\n"
 	".hidden sonde_capture_regs\n"
 	"sonde_capture_regs:\n"

@@ -190,7 +190,7 @@ static bool drain(struct uw_table *t)
 		if (atomic_load(&t->users) == 0)
 			return true;
 		if (i < 100) {
-			sched_yield();
+			syscall(SYS_sched_yield);
 		} else {
 			struct timespec ts = { 0, 100000 };
 			nanosleep(&ts, NULL);

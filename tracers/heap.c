@@ -509,13 +509,13 @@ static int maps_room(void)
 	size_t cap = g_capmaps ? 2 * g_capmaps : 1024;
 	if (cap > MAPTAB_MAX)
 		return 0;
-	void *p = (void *)syscall(SYS_mmap, NULL, cap * sizeof *g_maps, PROT_READ | PROT_WRITE,
-				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *p = (void *)sonde_own_syscall(SYS_mmap, NULL, cap * sizeof *g_maps, PROT_READ | PROT_WRITE,
+					    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return 0;
 	if (g_maps) {
 		memcpy(p, g_maps, g_nmaps * sizeof *g_maps);
-		syscall(SYS_munmap, g_maps, g_capmaps * sizeof *g_maps);
+		sonde_own_syscall(SYS_munmap, g_maps, g_capmaps * sizeof *g_maps);
 	}
 	g_maps = p;
 	g_capmaps = cap;

@@ -277,15 +277,15 @@ static inline uint64_t tab_take(int fd)
 	return atomic_exchange_explicit(&g_tab[fd], 0, memory_order_relaxed);
 }
 
-/* A descriptor's name from fstat alone, for use once the target has a
- * seccomp filter (readlink may be what the filter kills): pipes and
- * sockets as /proc/self/fd shows them, anything else by its number. */
+/* A descriptor's name from fstat alone, for use when the target's seccomp
+ * filter refuses readlink: pipes and sockets as /proc/self/fd shows them,
+ * anything else by its number. */
 static size_t name_from_fstat(int fd, char *out, size_t cap)
 {
 	struct stat st;
 	const char *pre = "fd ", *post = "";
 	uint64_t v = (uint64_t)fd;
-	if (syscall(SYS_fstat, fd, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
+	if (sonde_own_syscall(SYS_fstat, fd, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
 		pre = S_ISFIFO(st.st_mode) ? "pipe:[" : "socket:[";
 		post = "]";
 		v = (uint64_t)st.st_ino;
@@ -306,8 +306,8 @@ static size_t name_from_fstat(int fd, char *out, size_t cap)
 }
 
 /* The file id of a descriptor, naming it on first use from what
- * /proc/self/fd says, or from fstat once the target installed a seccomp
- * filter.  Called with t_busy set; errno is the caller's to restore. */
+ * /proc/self/fd says, or from fstat when the target's seccomp filter
+ * refuses that.  Called with t_busy set; errno is the caller's to restore. */
 static uint64_t file_of(int fd)
 {
 	if (fd < 0 || fd >= FD_TABLE || !g_tab)
@@ -316,21 +316,18 @@ static uint64_t file_of(int fd)
 	if (id)
 		return id;
 	char name[NAME_MAX_LEN + 1];
-	ssize_t n;
-	if (atomic_load_explicit(&__sonde_filtered, memory_order_relaxed)) {
+	char path[32] = "/proc/self/fd/";
+	char digits[12];
+	int nd = 0;
+	for (unsigned v = (unsigned)fd; nd == 0 || v; v /= 10)
+		digits[nd++] = (char)('0' + v % 10);
+	size_t pl = 14;
+	while (nd)
+		path[pl++] = digits[--nd];
+	path[pl] = 0;
+	ssize_t n = sonde_own_syscall(SYS_readlink, path, name, sizeof name);
+	if (n < 0 && errno == EPERM) /* refused by the target's seccomp filter */
 		n = (ssize_t)name_from_fstat(fd, name, sizeof name);
-	} else {
-		char path[32] = "/proc/self/fd/";
-		char digits[12];
-		int nd = 0;
-		for (unsigned v = (unsigned)fd; nd == 0 || v; v /= 10)
-			digits[nd++] = (char)('0' + v % 10);
-		size_t pl = 14;
-		while (nd)
-			path[pl++] = digits[--nd];
-		path[pl] = 0;
-		n = readlink(path, name, sizeof name);
-	}
 	if (n <= 0)
 		return 0;
 	id = new_file(name, (size_t)n);
@@ -354,11 +351,11 @@ static void io_before_filter(void)
 	int e = errno;
 	int busy = t_busy;
 	t_busy = 1;
-	int d = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int d = (int)sonde_own_syscall(SYS_openat, AT_FDCWD, "/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (d >= 0) {
 		char buf[4096];
 		long n;
-		while ((n = syscall(SYS_getdents64, d, buf, sizeof buf)) > 0) {
+		while ((n = sonde_own_syscall(SYS_getdents64, d, buf, sizeof buf)) > 0) {
 			for (long off = 0; off < n;) {
 				struct dirent64 *de = (struct dirent64 *)(buf + off);
 				off += de->d_reclen;
@@ -371,7 +368,7 @@ static void io_before_filter(void)
 					file_of(fd);
 			}
 		}
-		syscall(SYS_close, d);
+		sonde_own_syscall(SYS_close, d);
 	}
 	t_busy = busy;
 	errno = e;
@@ -1356,7 +1353,7 @@ SONDE_EXPORT void closefrom(int lowfd)
 static void io_fork_child(void)
 {
 	if (g_tab)
-		syscall(SYS_madvise, (void *)g_tab, FD_TABLE * sizeof(uint64_t), MADV_DONTNEED);
+		sonde_own_syscall(SYS_madvise, g_tab, FD_TABLE * sizeof(uint64_t), MADV_DONTNEED);
 }
 
 static void io_start(const char *setting)

@@ -262,12 +262,16 @@ static inline int take_default(pthread_mutex_t *m)
 {
 	if (m->__data.__kind != 0)
 		return 0;
+	pid_t tid = t_tid;
+	if (UNLIKELY(!tid)) {
+		long t = sonde_own_syscall(SYS_gettid, 0);
+		if (t <= 0) /* refused by the target's seccomp filter */
+			return 0;
+		tid = t_tid = (pid_t)t;
+	}
 	int z = 0;
 	if (!__atomic_compare_exchange_n(&m->__data.__lock, &z, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return 0;
-	pid_t tid = t_tid;
-	if (UNLIKELY(!tid))
-		tid = t_tid = (pid_t)syscall(SYS_gettid);
 	m->__data.__owner = tid;
 	++m->__data.__nusers;
 	return 1;

@@ -157,11 +157,19 @@ static inline void sonde_commit(int kind, size_t size)
 	__atomic_store_n(&tb->blk->used, tb->used, __ATOMIC_RELEASE);
 }
 
-/* Set once the target installs a seccomp filter: make no system call the
- * tracer can do without from then on.  The hook (one per process: the
- * I/O tracer's) runs just before the filter is installed. */
+/* Set once the target installs a seccomp filter: 1, or 2 in strict mode.
+ * The hook (one per process: the I/O tracer's) runs just before the
+ * first is installed. */
 extern _Atomic int __sonde_filtered;
 void __sonde_trace_on_filter(void (*fn)(void));
+/* A system call of the tracer's own (not one it makes for the target):
+ * not made, -1 with errno EPERM, when the target's seccomp filters would
+ * refuse it (collector/sysgate.c).  Six arguments always.
+ * Async-signal-safe. */
+long __sonde_syscall(long n, long a1, long a2, long a3, long a4, long a5, long a6);
+#define sonde_own_syscall(n, ...) __sonde_own6(n, __VA_ARGS__, 0, 0, 0, 0, 0, 0)
+#define __sonde_own6(n, a, b, c, d, e, f, ...) \
+	__sonde_syscall((n), (long)(a), (long)(b), (long)(c), (long)(d), (long)(e), (long)(f))
 
 /* Whether pc is in the code of one of sonde's libraries (the collector,
  * the tracers): their own calls are not the target's.  Complete once
@@ -187,9 +195,13 @@ void __sonde_trace_setting(int kind, const char *name, const char *value);
 extern _Atomic uint64_t __sonde_trace_now;
 uint64_t __sonde_trace_clock(void);
 
-/* CLOCK_MONOTONIC in ns, the experiment's clock. */
+/* CLOCK_MONOTONIC in ns, the experiment's clock.  In seccomp's strict
+ * mode (__sonde_filtered 2) the kernel disables the TSC, and a clock read
+ * through the vDSO would fault: the tick stands for it. */
 static inline uint64_t sonde_now_ns(void)
 {
+	if (__builtin_expect(__atomic_load_n((int *)&__sonde_filtered, __ATOMIC_RELAXED) == 2, 0))
+		return __atomic_load_n((uint64_t *)&__sonde_trace_now, __ATOMIC_RELAXED);
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;

@@ -73,10 +73,10 @@ struct sonde_shared_slot {
 	uint32_t watch_sig;	 /* the profiling signal */
 	uint32_t watch_counters; /* the source has descriptors the target can close */
 	uint64_t interval_ns;	 /* the profiling interval */
-	uint64_t call_entry;	 /* a trampoline: calls %rax with %rdi, then an int3 */
+	uint64_t call_entry;	 /* a trampoline: calls %rax with %rdi, then posts and spins */
 	uint64_t call_fn;	 /* clock_call_in(what) in this image */
 	uint64_t call_sp;	 /* the stack pointer to run the trampoline with (16-aligned) */
-	uint64_t call_trap;	 /* the trampoline's int3 */
+	uint64_t call_done;	 /* where it posts: the caller's token (%rsi), then the result */
 	uint64_t samples_addr;	 /* the collector's count of sample signals received */
 	uint64_t reserved[1];
 };
