@@ -520,9 +520,15 @@ static int register_thread(pid_t tid, int arm)
 			s->start_ns = now_ns();
 			atomic_store(&s->resume_gen, 0);
 			g_nlive++;
+			atomic_store(&g_dfile_writers, g_nlive);
 		}
 	}
 	reg_unlock();
+	if (s) {
+		dfile_make_room(g_profile);
+		dfile_make_room(stacks_dfile());
+		dfile_make_room(g_counters);
+	}
 	if (!s) {
 		static _Atomic int warned;
 		if (!atomic_exchange(&warned, 1))
@@ -691,6 +697,7 @@ static int unregister_thread(pid_t tid, int record)
 	struct thread_slot *s = slot_by_tid(tid);
 	if (s) {
 		g_nlive--;
+		atomic_store(&g_dfile_writers, g_nlive);
 		if (g_src && g_src->inherits && s->fd >= 0) {
 			if (g_nretired < MAX_RETIRED) {
 				g_retired[g_nretired++] = (struct retired){ s->fd, s->perf_id };
@@ -1297,6 +1304,7 @@ void clock_stop_all(void)
 		slot_free(s);
 	}
 	g_nlive = 0;
+	atomic_store(&g_dfile_writers, 0);
 	for (int i = 0; i < g_nretired; i++)
 		perf_release(g_retired[i].fd, g_retired[i].perf_id);
 	g_nretired = 0;
@@ -1558,6 +1566,7 @@ void clock_fork_child(void)
 	g_nretired = 0;
 	g_inherit_ready = 0;
 	g_nlive = 0;
+	atomic_store(&g_dfile_writers, 0);
 	memset((void *)g_our_fds, 0, sizeof g_our_fds);
 	memset((void *)g_strays, 0, sizeof g_strays);
 	dfile_forget(g_profile);

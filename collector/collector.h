@@ -249,6 +249,7 @@ int stacks_init(struct dfile *df, int huge);
  * time this stack is seen.  Async-signal-safe. */
 uint64_t stacks_intern(const uint64_t *pcs, int depth, unsigned flags);
 uint64_t stacks_count(void);
+struct dfile *stacks_dfile(void);
 void stacks_reset(void);
 
 /* ---- maps.c: map.xml ---- */

@@ -303,6 +303,11 @@ uint64_t stacks_intern(const uint64_t *pcs, int depth, unsigned flags)
 	return ids[0];
 }
 
+struct dfile *stacks_dfile(void)
+{
+	return g_stacks_df;
+}
+
 uint64_t stacks_count(void)
 {
 	return atomic_load(&g_written);
