@@ -3,8 +3,8 @@
 #  - a target that takes the collector's descriptor numbers (dup2 onto
 #    900..999, or the raw close_range system call and descriptors of its own
 #    there) keeps its files as it wrote them, the experiment is complete and
-#    samples go on after the takeover; the target sees at most log.xml and a
-#    sampling counter of the collector's at main;
+#    samples go on after the takeover; the target sees at most the
+#    sampling counter of the collector's at main (not log.xml: issue 27);
 #  - a target with a seccomp filter that kills readlink survives -i on, and
 #    one with RLIMIT_FSIZE at 64 KiB survives -H on, the heap trace stopping
 #    with a note in log.xml.
@@ -47,8 +47,6 @@ for mode in dup closerange; do
 			grep -v '^own line' $d/own.dat | cut -c1-100 | head -3 | sed 's/^/#   /'
 		fi
 		check "$d: log.xml is well-formed and has the end record" wellformed $d/x.er/log.xml
-		check "$d: log.xml says its descriptor was taken and reopened" \
-			grep -q 'took the descriptor of log.xml.*opened again' $d/x.er/log.xml
 		# Samples after the takeover: after_take's CPU against its truth.
 		# Counted inclusively (its truth holds its clock_gettime calls,
 		# whose kernel time a timer tick may charge to the call's return),
@@ -76,11 +74,14 @@ for mode in dup closerange; do
 		# What the target sees at main, beyond a plain run's descriptors.
 		awk '/^fd / { print $2 }' plain.$mode/out | sort >fds.plain
 		awk '/^fd / { print $2, $3 }' $d/out | sort >fds.$d
+		# log.xml is opened for each write (collector/log.c): only the
+		# sampling counter, which must live as long as the thread,
+		# stays (doc/sonde-collect.md, "Descriptors").
 		extra=$(join -v 2 fds.plain fds.$d)
 		n=$(printf '%s' "$extra" | grep -c .)
-		bad=$(printf '%s\n' "$extra" | grep -v 'log.xml$' | grep -vc 'anon_inode:\[perf_event\]$')
-		if [ "$n" -le 2 ] && [ "$bad" = 0 ]; then
-			ok "$d: $n descriptor(s) of the collector open at main (log.xml, a sampling counter)"
+		bad=$(printf '%s' "$extra" | grep -vc 'anon_inode:\[perf_event\]$')
+		if [ "$n" -le 1 ] && [ "$bad" = 0 ]; then
+			ok "$d: $n descriptor(s) of the collector open at main (at most the sampling counter)"
 		else
 			notok "$d: $n descriptors of the collector open at main:"
 			printf '%s\n' "$extra" | sed 's/^/#   /'
