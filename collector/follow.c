@@ -32,6 +32,9 @@
  * With =REGEX a process whose lineage or program name does not match is
  * still tracked (its children are named and may match) but records
  * nothing and gets no directory.
+ *
+ * Every followed descendant is recorded or says why not: one
+ * <event kind="unrecorded"> in the founder's log.xml (note_unrecorded).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -48,6 +51,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -127,6 +131,53 @@ static int matches(const char *lineage, const char *prog)
 	return regexec(&g_re, lineage, 0, NULL, 0) == 0 || (prog && regexec(&g_re, prog, 0, NULL, 0) == 0);
 }
 
+/* ---- descendants that are not recorded ---- */
+
+#define REASON_REGEX "-F =REGEX matched neither its lineage nor its program"
+#define REASON_PATH "its experiment's path is too long"
+#define REASON_MEMORY "out of memory for its environment"
+
+/* Says in the founder's log.xml that the descendant `lineage` (process
+ * `pid`, running `command`; 0 and NULL when not known) is not recorded,
+ * and why: one <event kind="unrecorded"> line.  Every process of the tree
+ * reaches the founder's log by its path, one whose own experiment could
+ * not be made too, so the founder's log counts them all (sonde print
+ * -header).  Written by the process that knows why: the descendant
+ * itself, or its creator when the descendant cannot run sonde (statically
+ * linked, setuid).  One write() on a descriptor of its own, opened with
+ * O_APPEND and closed at once: the lines of concurrent writers never mix.
+ * Raw system calls (the I/O tracer sees none of it); errno is kept; only
+ * the stack is written, so that a vfork child may call it.  When even the
+ * founder's log cannot be opened, nothing is said. */
+static void note_unrecorded(const char *lineage, long pid, const char *command, const char *reason)
+{
+	int saved = errno;
+	char path[PATH_MAX + 16], mem[2048];
+	if ((size_t)snprintf(path, sizeof path, "%s/log.xml", g_founder) < sizeof path) {
+		struct xbuf b;
+		xb_init(&b, mem, sizeof mem);
+		xb_str(&b, "<event kind=\"unrecorded\"");
+		xb_attr_u64(&b, "time_ns", now_ns());
+		xb_attr_str(&b, "lineage", lineage);
+		if (pid > 0)
+			xb_attr_u64(&b, "pid", (uint64_t)pid);
+		xb_attr_str(&b, "reason", reason);
+		if (command) {
+			b.cap = sizeof mem - 8;
+			xb_attr_str(&b, "command", command);
+			b.cap = sizeof mem;
+			b.overflow = 0;
+		}
+		xb_str(&b, "/>\n");
+		int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_WRONLY | O_APPEND | O_CLOEXEC);
+		if (fd >= 0) {
+			(void)syscall(SYS_write, fd, mem, b.len);
+			syscall(SYS_close, fd);
+		}
+	}
+	errno = saved;
+}
+
 int follow_identify(void)
 {
 	const char *pid = getenv("SONDE_TARGET_PID"), *ppid = getenv("SONDE_TARGET_PPID");
@@ -168,7 +219,8 @@ static void save_settings(void)
 }
 
 /* Returns this process's experiment directory in `dir`, or 0 when it is
- * tracked but not recorded (=REGEX did not match). */
+ * tracked but not recorded (=REGEX did not match; the founder's log says
+ * so). */
 int follow_init(const char *founder, char *dir, size_t cap)
 {
 	snprintf(g_founder, sizeof g_founder, "%s", founder);
@@ -194,7 +246,10 @@ int follow_init(const char *founder, char *dir, size_t cap)
 		return 1;
 	}
 	snprintf(dir, cap, "%s/%s.er", founder, g_lin.dir);
-	return matches(g_lin.full, progname());
+	if (matches(g_lin.full, progname()))
+		return 1;
+	note_unrecorded(g_lin.dir, getpid(), progname(), REASON_REGEX);
+	return 0;
 }
 
 /* `parent` with the component `comp` appended, into out (`cap` bytes);
@@ -394,9 +449,13 @@ static const char *search_path(const char *file, char *buf, size_t cap)
 	return file;
 }
 
+/* The descendant event in this process's log.xml; one that sonde cannot
+ * follow (`why`) is also an unrecorded one in the founder's. */
 static void log_descendant(const char *variant, const char *lineage, int follow, const char *why,
 			   const char *what, long pid)
 {
+	if (!follow && why)
+		note_unrecorded(lineage, pid, what, why);
 	char mem[2048];
 	struct xbuf b;
 	xb_init(&b, mem, sizeof mem);
@@ -494,8 +553,8 @@ static int do_exec(enum exec_how how, const char *file, int fd, char *const argv
 		child_lineage(&lineage, comp);
 		command_of(cmd, sizeof cmd, how == X_FD ? "(fd)" : file, argv);
 		log_descendant("exec", lineage.dir, follow && !why, why, cmd, 0);
-		if (follow && !why)
-			env = child_env(envp, &lineage, "SONDE_TARGET_PID", getpid());
+		if (follow && !why && !(env = child_env(envp, &lineage, "SONDE_TARGET_PID", getpid())))
+			note_unrecorded(lineage.dir, getpid(), cmd, REASON_MEMORY);
 		/* The image is about to be replaced: close its experiment,
 		 * stopping nothing in case the exec fails. */
 		recording = collector_exec_prepare();
@@ -617,11 +676,23 @@ static void start_child(char kind, int no)
 	setenv("SONDE_TARGET_PID", pid, 1);
 	unsetenv("SONDE_TARGET_PPID");
 	__sonde_quiet--;
-	if (!matches(g_lin.full, progname()))
+	if (!matches(g_lin.full, progname())) {
+		note_unrecorded(g_lin.dir, getpid(), progname(), REASON_REGEX);
 		return;
-	char dir[PATH_MAX + sizeof g_lin.dir + 8];
-	if (snprintf(dir, sizeof dir, "%s/%s.er", g_founder, g_lin.dir) < (int)sizeof dir)
-		collector_restart(dir);
+	}
+	char dir[PATH_MAX + sizeof g_lin.dir + 8], why[256];
+	if (snprintf(dir, sizeof dir, "%s/%s.er", g_founder, g_lin.dir) >= (int)sizeof dir)
+		note_unrecorded(g_lin.dir, getpid(), progname(), REASON_PATH);
+	else if (collector_restart(dir, why, sizeof why) < 0)
+		note_unrecorded(g_lin.dir, getpid(), progname(), why);
+}
+
+/* This process's experiment could not be started (collector_start says
+ * why): the founder's log says so. */
+void follow_unrecorded(const char *why)
+{
+	if (g_lin.dir[0])
+		note_unrecorded(g_lin.dir, getpid(), progname(), why);
 }
 
 void follow_fork_child(void)
@@ -829,6 +900,8 @@ static char **spawn_env(const char *variant, const char *path, char *const argv[
 	command_of(cmd, sizeof cmd, path, argv);
 	log_descendant(variant, lineage.dir, !why, why, cmd, 0);
 	char **env = why ? NULL : child_env(envp, &lineage, "SONDE_TARGET_PPID", getpid());
+	if (!why && !env)
+		note_unrecorded(lineage.dir, 0, cmd, REASON_MEMORY);
 	errno = saved;
 	return env;
 }
