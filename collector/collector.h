@@ -405,6 +405,7 @@ uint64_t shared_period_ns(void);
 int follow_identify(void);
 int follow_init(const char *founder, char *dir, size_t cap);
 const char *follow_lineage(void);
+void follow_unrecorded(const char *why);
 void follow_fork_prepare(void);
 void follow_fork_child(void);
 void follow_note_exit(int status);
@@ -425,7 +426,7 @@ void collector_fork_child(void);
  * otherwise stay open in the parent after the child is gone. */
 void collector_shares_table(void);
 void collector_release_shared(void);
-void collector_restart(const char *dir);
+int collector_restart(const char *dir, char *why, size_t cap);
 
 /* ---- interpose.c / signals ---- */
 

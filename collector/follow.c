@@ -8,6 +8,8 @@
  *                      directories directly inside it);
  *   SONDE_LINEAGE      this process's lineage, "" for the founder, else
  *                      e.g. "_f2_x1": its experiment is EXPDIR/_f2_x1.er;
+ *   SONDE_LINEAGE_FULL (-F =REGEX, past the first fold only) the lineage
+ *                      unfolded, which the regex matches (child_lineage);
  *   SONDE_TARGET_PID   the pid the settings are meant for (the founder,
  *                      and the image an exec replaces: same pid), or
  *   SONDE_TARGET_PPID  the parent of the process meant (posix_spawn,
@@ -30,6 +32,9 @@
  * With =REGEX a process whose lineage or program name does not match is
  * still tracked (its children are named and may match) but records
  * nothing and gets no directory.
+ *
+ * Every followed descendant is recorded or says why not: one
+ * <event kind="unrecorded"> in the founder's log.xml (note_unrecorded).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -46,6 +51,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -60,7 +66,18 @@ static int g_mode = F_OFF;
 static int g_tracking;		/* this process is part of the followed tree */
 static regex_t g_re;
 static int g_re_ok;
-static char g_lineage[600];
+
+/* A lineage by its two names (child_lineage): `dir`, the name of its
+ * experiment, folded past LINEAGE_FOLD bytes, and `full`, which -F =REGEX
+ * matches, folded only past LINEAGE_FULL_FOLD bytes.  A component has at
+ * most 16 bytes ("_f2147483647_x1"). */
+#define LINEAGE_FOLD 200
+#define LINEAGE_FULL_FOLD 2000
+struct lineage {
+	char dir[LINEAGE_FOLD + 32];
+	char full[LINEAGE_FULL_FOLD + 32];
+};
+static struct lineage g_lin;
 static char g_founder[PATH_MAX];
 static _Atomic int g_nfork, g_nexec, g_nclone;
 static int g_child_fork_no;	/* set by the atfork prepare handler */
@@ -114,6 +131,53 @@ static int matches(const char *lineage, const char *prog)
 	return regexec(&g_re, lineage, 0, NULL, 0) == 0 || (prog && regexec(&g_re, prog, 0, NULL, 0) == 0);
 }
 
+/* ---- descendants that are not recorded ---- */
+
+#define REASON_REGEX "-F =REGEX matched neither its lineage nor its program"
+#define REASON_PATH "its experiment's path is too long"
+#define REASON_MEMORY "out of memory for its environment"
+
+/* Says in the founder's log.xml that the descendant `lineage` (process
+ * `pid`, running `command`; 0 and NULL when not known) is not recorded,
+ * and why: one <event kind="unrecorded"> line.  Every process of the tree
+ * reaches the founder's log by its path, one whose own experiment could
+ * not be made too, so the founder's log counts them all (sonde print
+ * -header).  Written by the process that knows why: the descendant
+ * itself, or its creator when the descendant cannot run sonde (statically
+ * linked, setuid).  One write() on a descriptor of its own, opened with
+ * O_APPEND and closed at once: the lines of concurrent writers never mix.
+ * Raw system calls (the I/O tracer sees none of it); errno is kept; only
+ * the stack is written, so that a vfork child may call it.  When even the
+ * founder's log cannot be opened, nothing is said. */
+static void note_unrecorded(const char *lineage, long pid, const char *command, const char *reason)
+{
+	int saved = errno;
+	char path[PATH_MAX + 16], mem[2048];
+	if ((size_t)snprintf(path, sizeof path, "%s/log.xml", g_founder) < sizeof path) {
+		struct xbuf b;
+		xb_init(&b, mem, sizeof mem);
+		xb_str(&b, "<event kind=\"unrecorded\"");
+		xb_attr_u64(&b, "time_ns", now_ns());
+		xb_attr_str(&b, "lineage", lineage);
+		if (pid > 0)
+			xb_attr_u64(&b, "pid", (uint64_t)pid);
+		xb_attr_str(&b, "reason", reason);
+		if (command) {
+			b.cap = sizeof mem - 8;
+			xb_attr_str(&b, "command", command);
+			b.cap = sizeof mem;
+			b.overflow = 0;
+		}
+		xb_str(&b, "/>\n");
+		int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_WRONLY | O_APPEND | O_CLOEXEC);
+		if (fd >= 0) {
+			(void)syscall(SYS_write, fd, mem, b.len);
+			syscall(SYS_close, fd);
+		}
+	}
+	errno = saved;
+}
+
 int follow_identify(void)
 {
 	const char *pid = getenv("SONDE_TARGET_PID"), *ppid = getenv("SONDE_TARGET_PPID");
@@ -128,6 +192,7 @@ static void save_settings(void)
 {
 	for (char **e = environ; e && *e && g_nkeep < MAX_KEEP; e++) {
 		if (strncmp(*e, "SONDE_", 6) || !strncmp(*e, "SONDE_LINEAGE=", 14) ||
+		    !strncmp(*e, "SONDE_LINEAGE_FULL=", 19) ||
 		    !strncmp(*e, "SONDE_TARGET_PID=", 17) || !strncmp(*e, "SONDE_TARGET_PPID=", 18) ||
 		    !strncmp(*e, "SONDE_EXEC_CPU_NS=", 18))
 			continue;
@@ -154,12 +219,14 @@ static void save_settings(void)
 }
 
 /* Returns this process's experiment directory in `dir`, or 0 when it is
- * tracked but not recorded (=REGEX did not match). */
+ * tracked but not recorded (=REGEX did not match; the founder's log says
+ * so). */
 int follow_init(const char *founder, char *dir, size_t cap)
 {
 	snprintf(g_founder, sizeof g_founder, "%s", founder);
-	const char *lin = getenv("SONDE_LINEAGE");
-	snprintf(g_lineage, sizeof g_lineage, "%s", lin ? lin : "");
+	const char *lin = getenv("SONDE_LINEAGE"), *full = getenv("SONDE_LINEAGE_FULL");
+	snprintf(g_lin.dir, sizeof g_lin.dir, "%s", lin ? lin : "");
+	snprintf(g_lin.full, sizeof g_lin.full, "%s", full && *full ? full : g_lin.dir);
 	const char *f = getenv("SONDE_FOLLOW");
 	if (!f || !*f || !strcmp(f, "on"))
 		g_mode = F_ON;
@@ -174,29 +241,26 @@ int follow_init(const char *founder, char *dir, size_t cap)
 		g_mode = F_OFF;
 	g_tracking = 1;
 	save_settings();
-	if (!g_lineage[0]) {
+	if (!g_lin.dir[0]) {
 		snprintf(dir, cap, "%s", founder);
 		return 1;
 	}
-	snprintf(dir, cap, "%s/%s.er", founder, g_lineage);
-	return matches(g_lineage, progname());
+	snprintf(dir, cap, "%s/%s.er", founder, g_lin.dir);
+	if (matches(g_lin.full, progname()))
+		return 1;
+	note_unrecorded(g_lin.dir, getpid(), progname(), REASON_REGEX);
+	return 0;
 }
 
-/* A child's lineage: the parent's, `parent`, with the component `comp`
- * ("_x1", "_f2", "_C1", "_f3_x1") appended.  A lineage names a directory,
- * and a name has at most NAME_MAX (255) bytes: 85 nested execs reached it
- * and the 86th image recorded nothing.  Past LINEAGE_FOLD bytes the
- * parent's part is folded into "_h" and 16 hex digits of its FNV-1a hash:
- * the name stays short and distinct from its siblings' and cousins' (their
- * parents' names differ), at any depth.  The descendant event in the
- * parent's log.xml names the child by the folded lineage, so that the
- * chain can be followed. */
-#define LINEAGE_FOLD 200
-
-static void child_lineage(char *out, size_t cap, const char *parent, const char *comp)
+/* `parent` with the component `comp` appended, into out (`cap` bytes);
+ * past `fold` bytes, the parent's part folded into "_h" and 16 hex digits
+ * of its FNV-1a hash. */
+static void fold_lineage(char *out, size_t cap, const char *parent, const char *comp, size_t fold)
 {
-	if (strlen(parent) + strlen(comp) <= LINEAGE_FOLD) {
-		snprintf(out, cap, "%s%s", parent, comp);
+	size_t lp = strlen(parent), lc = strlen(comp);
+	if (lp + lc <= fold && lp + lc < cap) {
+		memcpy(out, parent, lp);
+		memcpy(out + lp, comp, lc + 1);
 		return;
 	}
 	uint64_t h = 0xcbf29ce484222325ull;
@@ -205,23 +269,49 @@ static void child_lineage(char *out, size_t cap, const char *parent, const char 
 	snprintf(out, cap, "_h%016llx%s", (unsigned long long)h, comp);
 }
 
+/* A child's lineage: this process's with the component `comp` ("_x1",
+ * "_f2", "_C1", "_f3_x1") appended.  A lineage names a directory, and a
+ * name has at most NAME_MAX (255) bytes: 85 nested execs reached it and
+ * the 86th image recorded nothing.  So past LINEAGE_FOLD bytes the
+ * directory's name folds the parent's part: it stays short and distinct
+ * from its siblings' and cousins' (their parents' names differ), at any
+ * depth.  The descendant event in the parent's log.xml names the child by
+ * that name, so that the chain can be followed.  -F =REGEX matches the
+ * full lineage instead: a regex written for the lineage ("^(_x1)+$": an
+ * exec chain) matched no folded name, and 34 images of a chain of 100
+ * were silently not recorded.  The full lineage grows by a component per
+ * generation (only =REGEX hands it on, in SONDE_LINEAGE_FULL); past
+ * LINEAGE_FULL_FOLD bytes (666 execs) it is folded as well. */
+static void child_lineage(struct lineage *out, const char *comp)
+{
+	fold_lineage(out->dir, sizeof out->dir, g_lin.dir, comp, LINEAGE_FOLD);
+	fold_lineage(out->full, sizeof out->full, g_lin.full, comp, LINEAGE_FULL_FOLD);
+}
+
 const char *follow_lineage(void)
 {
-	return g_lineage;
+	return g_lin.dir;
 }
 
 /* ---- environments for exec'd children ---- */
 
 /* envp with sonde's settings put back, into the caller's memory: v (room
  * for child_env_slots pointers), pre (child_env_prelen bytes), lin
- * (strlen(lineage) + 16 bytes) and id (64 bytes).  `who` is
+ * (child_env_linlen bytes) and id (64 bytes).  `who` is
  * "SONDE_TARGET_PID" or "SONDE_TARGET_PPID", `lineage` the child's. */
 static size_t child_env_slots(char *const envp[])
 {
 	size_t n = 0;
 	while (envp && envp[n])
 		n++;
-	return n + (size_t)g_nkeep + 5;
+	/* LD_PRELOAD, the kept settings, the lineage (two names), the id,
+	 * SONDE_EXEC_CPU_NS (add_exec_cpu), NULL */
+	return n + (size_t)g_nkeep + 6;
+}
+
+static size_t child_env_linlen(const struct lineage *l)
+{
+	return strlen(l->dir) + strlen(l->full) + 48;
 }
 
 static size_t child_env_prelen(void)
@@ -229,8 +319,8 @@ static size_t child_env_prelen(void)
 	return strlen(g_preload) + 32 + 8192;
 }
 
-static void fill_child_env(char **v, char *pre, char *lin, char *id, char *const envp[], const char *lineage,
-			   const char *who, pid_t pid)
+static void fill_child_env(char **v, char *pre, char *lin, char *id, char *const envp[],
+			   const struct lineage *lineage, const char *who, pid_t pid)
 {
 	size_t k = 0;
 	/* The program's own LD_PRELOAD entries follow sonde's. */
@@ -258,29 +348,28 @@ static void fill_child_env(char **v, char *pre, char *lin, char *id, char *const
 	v[k++] = pre;
 	for (int i = 0; i < g_nkeep; i++)
 		v[k++] = g_keep[i];
-	sprintf(lin, "SONDE_LINEAGE=%s", lineage);
+	int n = sprintf(lin, "SONDE_LINEAGE=%s", lineage->dir);
 	v[k++] = lin;
+	if (g_mode == F_REGEX && strcmp(lineage->full, lineage->dir)) {
+		sprintf(lin + n + 1, "SONDE_LINEAGE_FULL=%s", lineage->full);
+		v[k++] = lin + n + 1;
+	}
 	sprintf(id, "%s=%ld", who, (long)pid);
 	v[k++] = id;
 	v[k] = NULL;
 }
 
-/* The same, malloc'd (the strings it adds too); NULL when out of memory. */
-static char **child_env(char *const envp[], const char *lineage, const char *who, pid_t pid)
+/* The same in one block of malloc'd memory, the strings it adds after the
+ * pointers (free_child_env frees it); NULL when out of memory. */
+static char **child_env(char *const envp[], const struct lineage *lineage, const char *who, pid_t pid)
 {
+	size_t slots = child_env_slots(envp), prelen = child_env_prelen(), linlen = child_env_linlen(lineage);
 	__sonde_quiet++;
-	char **v = malloc(child_env_slots(envp) * sizeof *v);
-	char *pre = malloc(child_env_prelen());
-	char *lin = malloc(strlen(lineage) + 16);
-	char *id = malloc(64);
+	char **v = malloc(slots * sizeof *v + prelen + linlen + 64);
 	__sonde_quiet--;
-	if (!v || !pre || !lin || !id) {
-		free(v);
-		free(pre);
-		free(lin);
-		free(id);
+	if (!v)
 		return NULL;
-	}
+	char *pre = (char *)(v + slots), *lin = pre + prelen, *id = lin + linlen;
 	fill_child_env(v, pre, lin, id, envp, lineage, who, pid);
 	return v;
 }
@@ -303,18 +392,6 @@ static void add_exec_cpu(char **v)
 
 static void free_child_env(char **v)
 {
-	if (!v)
-		return;
-	/* the last four entries are ours: LD_PRELOAD, kept settings (static),
-	 * lineage, id; then perhaps SONDE_EXEC_CPU_NS (static) */
-	size_t n = 0;
-	while (v[n])
-		n++;
-	if (n && v[n - 1] == g_exec_cpu)
-		n--;
-	free(v[n - 1]);
-	free(v[n - 2]);
-	free(v[n - 3 - (size_t)g_nkeep]);
 	free(v);
 }
 
@@ -383,9 +460,13 @@ static int following(void)
 	return g_tracking && g_mode != F_OFF && !sysgate_active();
 }
 
+/* The descendant event in this process's log.xml; one that sonde cannot
+ * follow (`why`) is also an unrecorded one in the founder's. */
 static void log_descendant(const char *variant, const char *lineage, int follow, const char *why,
 			   const char *what, long pid)
 {
+	if (!follow && why)
+		note_unrecorded(lineage, pid, what, why);
 	char mem[2048];
 	struct xbuf b;
 	xb_init(&b, mem, sizeof mem);
@@ -438,24 +519,26 @@ static int real_exec(enum exec_how how, const char *file, int fd, char *const ar
 static int vfork_child_exec(enum exec_how how, const char *file, int fd, char *const argv[], char *const envp[])
 {
 	int no = __sonde_vforked;
-	char buf[PATH_MAX], cmd[1024], lineage[700] = "", comp[32];
+	char buf[PATH_MAX], cmd[1024], comp[32];
+	struct lineage lineage;
+	lineage.dir[0] = lineage.full[0] = 0;
 	const char *why = NULL;
 	int follow = no > 0;
 	if (follow) {
 		if (how != X_FD)
 			why = not_followable(how == X_SEARCH ? search_path(file, buf, sizeof buf) : file);
 		snprintf(comp, sizeof comp, "_f%d_x1", no);
-		child_lineage(lineage, sizeof lineage, g_lineage, comp);
+		child_lineage(&lineage, comp);
 		command_of(cmd, sizeof cmd, how == X_FD ? "(fd)" : file, argv);
 		/* log_line is one write() on the log's descriptor, which the
 		 * child holds as a copy: no state of the parent's changes */
-		log_descendant("vfork", lineage, !why, why, cmd, (long)getpid());
+		log_descendant("vfork", lineage.dir, !why, why, cmd, (long)getpid());
 		follow = !why;
 	}
 	size_t slots = follow ? child_env_slots(envp) : 1, prelen = follow ? child_env_prelen() : 1;
-	char *v[slots], pre[prelen], lin[strlen(lineage) + 16], id[64];
+	char *v[slots], pre[prelen], lin[child_env_linlen(&lineage)], id[64];
 	if (follow)
-		fill_child_env(v, pre, lin, id, envp, lineage, "SONDE_TARGET_PID", getpid());
+		fill_child_env(v, pre, lin, id, envp, &lineage, "SONDE_TARGET_PID", getpid());
 	return real_exec(how, file, fd, argv, follow ? v : envp);
 }
 
@@ -472,17 +555,17 @@ static int do_exec(enum exec_how how, const char *file, int fd, char *const argv
 	if (follow && how != X_FD)
 		why = not_followable(how == X_SEARCH ? search_path(file, buf, sizeof buf) : file);
 	char **env = NULL;
-	char lineage[700];
+	struct lineage lineage;
 	int n = 0, recording = 0;
 	if (g_tracking) {
 		n = atomic_fetch_add(&g_nexec, 1) + 1;
 		char comp[24];
 		snprintf(comp, sizeof comp, "_x%d", n);
-		child_lineage(lineage, sizeof lineage, g_lineage, comp);
+		child_lineage(&lineage, comp);
 		command_of(cmd, sizeof cmd, how == X_FD ? "(fd)" : file, argv);
-		log_descendant("exec", lineage, follow && !why, why, cmd, 0);
-		if (follow && !why)
-			env = child_env(envp, lineage, "SONDE_TARGET_PID", getpid());
+		log_descendant("exec", lineage.dir, follow && !why, why, cmd, 0);
+		if (follow && !why && !(env = child_env(envp, &lineage, "SONDE_TARGET_PID", getpid())))
+			note_unrecorded(lineage.dir, getpid(), cmd, REASON_MEMORY);
 		/* The image is about to be replaced: close its experiment,
 		 * stopping nothing in case the exec fails. */
 		recording = collector_exec_prepare();
@@ -570,10 +653,11 @@ void follow_fork_prepare(void)
 	if (!g_tracking)
 		return;
 	g_child_fork_no = atomic_fetch_add(&g_nfork, 1) + 1;
-	char lineage[700], comp[24];
+	struct lineage lineage;
+	char comp[24];
 	snprintf(comp, sizeof comp, "_f%d", g_child_fork_no);
-	child_lineage(lineage, sizeof lineage, g_lineage, comp);
-	log_descendant("fork", lineage, following(), g_mode != F_OFF && !following() ? FILTER_WHY : NULL, NULL, 0);
+	child_lineage(&lineage, comp);
+	log_descendant("fork", lineage.dir, following(), g_mode != F_OFF && !following() ? FILTER_WHY : NULL, NULL, 0);
 }
 
 /* In a child of fork (or clone): start this process's own experiment.
@@ -582,10 +666,11 @@ static void start_child(char kind, int no)
 {
 	if (!following())
 		return;
-	char lineage[sizeof g_lineage], comp[24];
+	struct lineage lineage;
+	char comp[24];
 	snprintf(comp, sizeof comp, "_%c%d", kind, no);
-	child_lineage(lineage, sizeof lineage, g_lineage, comp);
-	strcpy(g_lineage, lineage);
+	child_lineage(&lineage, comp);
+	g_lin = lineage;
 	atomic_store(&g_nfork, 0);
 	atomic_store(&g_nexec, 0);
 	atomic_store(&g_nclone, 0);
@@ -594,15 +679,31 @@ static void start_child(char kind, int no)
 	char pid[32];
 	snprintf(pid, sizeof pid, "%ld", (long)getpid());
 	__sonde_quiet++;
-	setenv("SONDE_LINEAGE", lineage, 1);
+	setenv("SONDE_LINEAGE", g_lin.dir, 1);
+	if (g_mode == F_REGEX && strcmp(g_lin.full, g_lin.dir))
+		setenv("SONDE_LINEAGE_FULL", g_lin.full, 1);
+	else
+		unsetenv("SONDE_LINEAGE_FULL");
 	setenv("SONDE_TARGET_PID", pid, 1);
 	unsetenv("SONDE_TARGET_PPID");
 	__sonde_quiet--;
-	if (!matches(lineage, progname()))
+	if (!matches(g_lin.full, progname())) {
+		note_unrecorded(g_lin.dir, getpid(), progname(), REASON_REGEX);
 		return;
-	char dir[PATH_MAX + sizeof g_lineage + 8];
-	if (snprintf(dir, sizeof dir, "%s/%s.er", g_founder, lineage) < (int)sizeof dir)
-		collector_restart(dir);
+	}
+	char dir[PATH_MAX + sizeof g_lin.dir + 8], why[256];
+	if (snprintf(dir, sizeof dir, "%s/%s.er", g_founder, g_lin.dir) >= (int)sizeof dir)
+		note_unrecorded(g_lin.dir, getpid(), progname(), REASON_PATH);
+	else if (collector_restart(dir, why, sizeof why) < 0)
+		note_unrecorded(g_lin.dir, getpid(), progname(), why);
+}
+
+/* This process's experiment could not be started (collector_start says
+ * why): the founder's log says so. */
+void follow_unrecorded(const char *why)
+{
+	if (g_lin.dir[0])
+		note_unrecorded(g_lin.dir, getpid(), progname(), why);
 }
 
 void follow_fork_child(void)
@@ -778,10 +879,11 @@ EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 	cs->arg = arg;
 	cs->no = atomic_fetch_add(&g_nclone, 1) + 1;
 	cs->flags = flags;
-	char lineage[700], comp[24];
+	struct lineage lineage;
+	char comp[24];
 	snprintf(comp, sizeof comp, "_C%d", cs->no);
-	child_lineage(lineage, sizeof lineage, g_lineage, comp);
-	log_descendant("clone", lineage, 1, NULL, NULL, 0);
+	child_lineage(&lineage, comp);
+	log_descendant("clone", lineage.dir, 1, NULL, NULL, 0);
 	int rc = REAL(clone)(clone_child, stack, flags, cs, ptid, tls, ctid);
 	int e = errno;
 	free(cs);
@@ -799,15 +901,18 @@ static char **spawn_env(const char *variant, const char *path, char *const argv[
 	if (!g_tracking || g_mode == F_OFF)
 		return NULL;
 	int saved = errno;
-	char lineage[700], cmd[1024];
+	struct lineage lineage;
+	char cmd[1024];
 	int n = atomic_fetch_add(&g_nfork, 1) + 1;
 	char comp[32];
 	snprintf(comp, sizeof comp, "_f%d_x1", n);
-	child_lineage(lineage, sizeof lineage, g_lineage, comp);
+	child_lineage(&lineage, comp);
 	const char *why = sysgate_active() ? FILTER_WHY : path ? not_followable(path) : NULL;
 	command_of(cmd, sizeof cmd, path, argv);
-	log_descendant(variant, lineage, !why, why, cmd, 0);
-	char **env = why ? NULL : child_env(envp, lineage, "SONDE_TARGET_PPID", getpid());
+	log_descendant(variant, lineage.dir, !why, why, cmd, 0);
+	char **env = why ? NULL : child_env(envp, &lineage, "SONDE_TARGET_PPID", getpid());
+	if (!why && !env)
+		note_unrecorded(lineage.dir, 0, cmd, REASON_MEMORY);
 	errno = saved;
 	return env;
 }
@@ -999,7 +1104,7 @@ static pid_t g_noted_exit; /* the process that wrote its exit event */
 
 void follow_note_exit(int status)
 {
-	if (!log_is_open() || !g_lineage[0] || getpid() != g_col.pid || g_noted_exit == g_col.pid)
+	if (!log_is_open() || !g_lin.dir[0] || getpid() != g_col.pid || g_noted_exit == g_col.pid)
 		return;
 	g_noted_exit = g_col.pid;
 	char mem[256];

@@ -177,6 +177,8 @@ static void write_settings(uint64_t interval_ns, int depth, uint64_t limit_mb, u
 	xb_attr_u64(&b, "depth_limit", (uint64_t)depth);
 	xb_attr_u64(&b, "size_limit_mb", limit_mb);
 	xb_attr_u64(&b, "duration_s", duration_s);
+	const char *follow = getenv("SONDE_FOLLOW");
+	xb_attr_str(&b, "follow", follow && *follow ? follow : "on");
 	if (interval_ns) {
 		xb_attr_u64(&b, "microstates", 1);
 		xb_attr_u64(&b, "offcpu_interval_ns", offcpu_interval_ns());
@@ -219,12 +221,27 @@ static void note_exec_in_target(const char *dir)
 	log_close();
 }
 
-/* Start recording into `dir` (created here for a sub-experiment).
- * Returns 0, or -1 when this process records nothing. */
-static int collector_start(const char *dir, int subexp)
+/* Why a sub-experiment could not be made, into why (cap bytes), after a
+ * failed `what` ("directory", "log.xml") with errno `err`. */
+static void start_failed(char *why, size_t cap, const char *what, int err)
 {
-	if (strlen(dir) >= sizeof g_col.expdir)
+	if (err == ENAMETOOLONG)
+		snprintf(why, cap, "its experiment's path is too long");
+	else if (err == EEXIST)
+		snprintf(why, cap, "its experiment's name is taken (log.xml exists)");
+	else
+		snprintf(why, cap, "cannot create its experiment's %s: %s", what, strerror(err));
+}
+
+/* Start recording into `dir` (created here for a sub-experiment).
+ * Returns 0, or -1 when this process records nothing; then, for a
+ * sub-experiment, why (cap bytes) says why, and no directory is left. */
+static int collector_start(const char *dir, int subexp, char *why, size_t cap)
+{
+	if (strlen(dir) >= sizeof g_col.expdir) {
+		start_failed(why, cap, "directory", ENAMETOOLONG);
 		return -1;
+	}
 	strcpy(g_col.expdir, dir);
 	g_col.pid = getpid();
 	g_col.start_ns = now_ns();
@@ -232,11 +249,21 @@ static int collector_start(const char *dir, int subexp)
 	 * a clone child may not take the loader's lock (another thread of
 	 * the parent may have held it at the clone) to find it later. */
 	trace_own_pc(0);
-	if (subexp && mkdir(dir, 0777) < 0 && errno != EEXIST)
-		return -1;
+	int made = 0;
+	if (subexp) {
+		made = mkdir(dir, 0777) == 0;
+		if (!made && errno != EEXIST) {
+			start_failed(why, cap, "directory", errno);
+			return -1;
+		}
+	}
 	if (log_open(dir, 1) < 0) {
-		if (errno == EEXIST)
+		int err = errno;
+		if (err == EEXIST && !subexp)
 			note_exec_in_target(dir);
+		start_failed(why, cap, "log.xml", err);
+		if (made)
+			rmdir(dir);
 		return -1;
 	}
 	uint64_t interval_ns = env_u64("SONDE_CLOCK_NS", 10000000);
@@ -289,11 +316,12 @@ __attribute__((constructor)) static void sonde_init(void)
 	if (!founder || !*founder || !follow_identify())
 		return;
 	int saved = errno;
-	char dir[sizeof g_col.expdir];
+	char dir[sizeof g_col.expdir], why[256];
 	shared_attach();
-	if (follow_init(founder, dir, sizeof dir))
-		collector_start(dir, follow_lineage()[0] != 0);
-	else
+	if (follow_init(founder, dir, sizeof dir)) {
+		if (collector_start(dir, follow_lineage()[0] != 0, why, sizeof why) < 0)
+			follow_unrecorded(why);
+	} else
 		interpose_init(); /* tracked, not recorded: still follow fork */
 	/* Registered last, so that in a fork child it runs after the other
 	 * child handlers (the unwinder's releases the lock that starting an
@@ -303,15 +331,17 @@ __attribute__((constructor)) static void sonde_init(void)
 	errno = saved;
 }
 
-/* In a followed child of fork or clone, after collector_fork_child(). */
-void collector_restart(const char *dir)
+/* In a followed child of fork or clone, after collector_fork_child().
+ * Returns 0, or -1 with why (cap bytes) when it records nothing. */
+int collector_restart(const char *dir, char *why, size_t cap)
 {
 	int saved = errno;
 	stacks_reset();
-	collector_start(dir, 1);
+	int rc = collector_start(dir, 1, why, cap);
 	modules_restart();
 	clock_child_started();
 	errno = saved;
+	return rc;
 }
 
 void collector_threads_quit(void)

@@ -429,7 +429,7 @@ static const struct {
 	{ "error", SONDE_EV_ERROR },	     { "end", SONDE_EV_END },
 	{ "exit", SONDE_EV_EXIT },	     { "signal", SONDE_EV_SIGNAL },
 	{ "exec", SONDE_EV_EXEC },	     { "exec_failed", SONDE_EV_EXEC_FAILED },
-	{ "reaped", SONDE_EV_REAPED },
+	{ "reaped", SONDE_EV_REAPED },	     { "unrecorded", SONDE_EV_UNRECORDED },
 };
 
 static void log_event(struct sonde_exp *exp, const struct sonde_xml_elem *e)
@@ -466,6 +466,9 @@ static void log_event(struct sonde_exp *exp, const struct sonde_xml_elem *e)
 	attr_u64(exp, file, e, "since_ns", &ev->since_ns);
 	attr_int(exp, file, e, "errno", &ev->err);
 	attr_u32(exp, file, e, "pid", &ev->pid);
+	ev->lineage = sonde_xml_attr(e, "lineage");
+	ev->reason = sonde_xml_attr(e, "reason");
+	ev->command = sonde_xml_attr(e, "command");
 	bool ut = attr_u64(exp, file, e, "utime_ns", &ev->utime_ns);
 	bool st = attr_u64(exp, file, e, "stime_ns", &ev->stime_ns);
 	ev->has_times = ut && st;
@@ -538,6 +541,7 @@ static int read_log(struct sonde_exp *exp, char *err, size_t errlen)
 
 			in->settings.clock_source = sonde_xml_attr(&e, "clock_source");
 			in->settings.kernel_time = sonde_xml_attr(&e, "kernel_time");
+			in->settings.follow = sonde_xml_attr(&e, "follow");
 			attr_u64(exp, file, &e, "clock_interval_ns", &in->settings.clock_interval_ns);
 			attr_uint(exp, file, &e, "depth_limit", &in->settings.depth_limit);
 			attr_u64(exp, file, &e, "size_limit_mb", &in->settings.size_limit_mb);

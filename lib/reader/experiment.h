@@ -80,6 +80,8 @@ enum sonde_event_kind {
 	SONDE_EV_EXEC,	       /* the image is about to exec: end records follow */
 	SONDE_EV_EXEC_FAILED,  /* ...and the exec failed: since_ns, err, text */
 	SONDE_EV_REAPED,       /* this process reaped child pid: status, or signal and signame */
+	SONDE_EV_UNRECORDED,   /* (a founder's) a descendant was not recorded: lineage, reason,
+				* pid and command when known */
 };
 
 struct sonde_event {
@@ -99,7 +101,8 @@ struct sonde_event {
 	uint64_t handler_ns; /* end: CPU time spent in the sampling handler */
 	uint64_t since_ns;   /* exec_failed: when the exec's end records began */
 	int err;	     /* exec_failed: the exec's errno */
-	uint32_t pid;	     /* reaped: the child */
+	uint32_t pid;	     /* reaped: the child; unrecorded: the descendant, 0 unknown */
+	const char *lineage, *reason, *command; /* unrecorded */
 	bool has_status;     /* exit, reaped: status is set (else signal) */
 	/* thread_end: the kernel's user and system CPU time of the thread
 	 * (/proc/self/task/TID/stat, clock-tick resolution) and its run-queue
@@ -146,6 +149,9 @@ struct sonde_exp_info {
 		unsigned depth_limit;
 		uint64_t size_limit_mb;
 		double duration_s;
+		/* <settings follow>: the -F setting ("on", "off", "all",
+		 * "=REGEX"), NULL in older experiments. */
+		const char *follow;
 		/* Tracing, from <trace kind=".." .../> lines: mode "on", "all"
 		 * or microseconds, NULL when the kind was not traced. */
 		const char *sync_mode;

@@ -3,12 +3,14 @@
  * text, or as "key,value" lines (csv) or one JSON document, every number
  * unrounded.  Moved from cmd/ so that tests can call it.
  */
+#include <dirent.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "symbols/archive.h"
@@ -52,6 +54,104 @@ static void fmt_bytes(char *buf, size_t len, uint64_t n)
 		u++;
 	}
 	snprintf(buf, len, "%.1f %s", v, unit[u]);
+}
+
+/* ---- descendants -------------------------------------------------------- */
+
+/* A founder's descendants: the sub-experiments in its directory that have
+ * a log.xml, and those its log says were not recorded (every followed
+ * descendant that records nothing appends an unrecorded event to the
+ * founder's log.xml), counted by reason, most first. */
+struct reason_count {
+	const char *reason;
+	size_t count;
+};
+
+struct descendants {
+	size_t recorded, unrecorded, nreasons;
+	struct reason_count *reasons; /* NULL when out of memory */
+};
+
+static int by_count(const void *a, const void *b)
+{
+	const struct reason_count *x = a, *y = b;
+
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return strcmp(x->reason, y->reason);
+}
+
+/* -F off: descendants were not followed, and not counted. */
+static bool not_followed(const struct sonde_exp_info *in)
+{
+	return in->settings.follow && !strcmp(in->settings.follow, "off");
+}
+
+/* Returns false for a sub-experiment, whose descendants are its
+ * founder's to count. */
+static bool descendants_count(const struct sonde_exp *exp, struct descendants *d)
+{
+	const struct sonde_exp_info *in = sonde_exp_info(exp);
+	size_t n;
+	const struct sonde_event *ev = sonde_exp_events(exp, &n);
+
+	memset(d, 0, sizeof(*d));
+	if (sonde_view_is_subexp(in->name))
+		return false;
+	DIR *dir = opendir(in->dir);
+	struct dirent *de;
+
+	while (dir && (de = readdir(dir))) {
+		char path[PATH_MAX];
+		struct stat st;
+
+		if (!sonde_view_is_subexp(de->d_name) ||
+		    snprintf(path, sizeof(path), "%s/%s", in->dir, de->d_name) >= (int)sizeof(path) ||
+		    lstat(path, &st) < 0 || !S_ISDIR(st.st_mode) ||
+		    snprintf(path, sizeof(path), "%s/%s/log.xml", in->dir, de->d_name) >= (int)sizeof(path) ||
+		    stat(path, &st) < 0)
+			continue;
+		d->recorded++;
+	}
+	if (dir)
+		closedir(dir);
+	for (size_t i = 0; i < n; i++)
+		if (ev[i].kind == SONDE_EV_UNRECORDED)
+			d->unrecorded++;
+	d->reasons = d->unrecorded ? calloc(d->unrecorded, sizeof(*d->reasons)) : NULL;
+	for (size_t i = 0; i < n && d->reasons; i++) {
+		if (ev[i].kind != SONDE_EV_UNRECORDED)
+			continue;
+		const char *r = ev[i].reason ? ev[i].reason : "unknown";
+		size_t k = 0;
+
+		while (k < d->nreasons && strcmp(d->reasons[k].reason, r))
+			k++;
+		if (k == d->nreasons)
+			d->reasons[d->nreasons++].reason = r;
+		d->reasons[k].count++;
+	}
+	if (d->nreasons)
+		qsort(d->reasons, d->nreasons, sizeof(*d->reasons), by_count);
+	return true;
+}
+
+/* "Descendants:       66 recorded, 34 not recorded (34: REASON)" */
+static void print_descendants(FILE *out, const struct sonde_exp *exp)
+{
+	struct descendants d;
+
+	if (!descendants_count(exp, &d))
+		return;
+	fprintf(out, "%-19s", "Descendants:");
+	if (!d.recorded && !d.unrecorded)
+		fprintf(out, "%s", not_followed(sonde_exp_info(exp)) ? "not followed (-F off)" : "none");
+	else
+		fprintf(out, "%zu recorded, %zu not recorded", d.recorded, d.unrecorded);
+	for (size_t i = 0; i < d.nreasons; i++)
+		fprintf(out, "%s%zu: %s", i ? "; " : " (", d.reasons[i].count, d.reasons[i].reason);
+	fprintf(out, "%s\n", d.nreasons ? ")" : "");
+	free(d.reasons);
 }
 
 /* ---- -header ------------------------------------------------------------ */
@@ -425,6 +525,7 @@ static void header(FILE *out, const struct sonde_exp *exp)
 	       in->log_complete ? "complete"
 				: "incomplete (no </experiment>: the target or sonde collect ended "
 				  "abruptly)");
+	print_descendants(out, exp);
 	if (in->end_event && in->end_event->lost)
 		fprintf(out, "WARNING: %" PRIu64 " samples were lost (%.1f%% of all); metrics are low by "
 		       "about that much\n",
@@ -547,6 +648,32 @@ static void kv_traces(struct sonde_emit *k, const struct sonde_exp *exp)
 	}
 }
 
+/* The founder's descendants, as print_descendants says them; null for a
+ * sub-experiment. */
+static void kv_descendants(struct sonde_emit *k, const struct sonde_exp *exp)
+{
+	struct descendants d;
+
+	if (!descendants_count(exp, &d)) {
+		kv_null(k, "descendants");
+		return;
+	}
+	kv_open(k, "descendants", false);
+	kv_str(k, "follow", sonde_exp_info(exp)->settings.follow);
+	kv_u64(k, "recorded", d.recorded);
+	kv_u64(k, "not_recorded", d.unrecorded);
+	kv_open(k, "reasons", true);
+	for (size_t i = 0; i < d.nreasons; i++) {
+		kv_open(k, NULL, false);
+		kv_str(k, "reason", d.reasons[i].reason);
+		kv_u64(k, "count", d.reasons[i].count);
+		kv_close(k);
+	}
+	kv_close(k);
+	kv_close(k);
+	free(d.reasons);
+}
+
 static void header_data(const struct sonde_emit *out, const void *arg)
 {
 	const struct sonde_exp *exp = arg;
@@ -656,6 +783,7 @@ static void header_data(const struct sonde_emit *out, const void *arg)
 		kv_null(&k, "lost_stacks");
 	}
 	kv_bool(&k, "log_complete", in->log_complete);
+	kv_descendants(&k, exp);
 	kv_events(&k, exp, SONDE_EV_WARNING, "warnings");
 	kv_events(&k, exp, SONDE_EV_ERROR, "errors");
 	const struct sonde_problem *p = sonde_exp_problems(exp, &n);

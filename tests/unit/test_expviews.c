@@ -91,6 +91,13 @@ static int write_exps(void)
 	sonde_expw_sample(w, 100, 0, T0 + 2 * MS, 2 * MS, 7);
 	sonde_expw_sample(w, 100, 1, T0 + 1 * MS, 1 * MS, 8);
 	sonde_expw_log(w, "<event kind=\"warning\" time_ns=\"%llu\" text=\"a warning\"/>\n", T0 + 500000);
+	/* descendants that were not recorded, as their collectors say it */
+	sonde_expw_log(w, "<event kind=\"unrecorded\" time_ns=\"%llu\" lineage=\"_f2_x1\" reason=\"statically linked\" "
+		       "command=\"/bin/st\"/>\n", T0 + 3 * MS);
+	sonde_expw_log(w, "<event kind=\"unrecorded\" time_ns=\"%llu\" lineage=\"_f3\" pid=\"103\" reason=\"its "
+		       "experiment's path is too long\" command=\"prog\"/>\n", T0 + 3 * MS);
+	sonde_expw_log(w, "<event kind=\"unrecorded\" time_ns=\"%llu\" lineage=\"_f4_x1\" reason=\"statically linked\" "
+		       "command=\"/bin/st\"/>\n", T0 + 3 * MS);
 	sonde_expw_log(w, "<event kind=\"end\" time_ns=\"%llu\" samples=\"2\" lost=\"0\" handler_ns=\"3000\"/>\n",
 		       T0 + 4 * MS);
 	sonde_expw_log(w, "<event kind=\"exit\" time_ns=\"%llu\" status=\"3\"/>\n", T0 + 5 * MS);
@@ -150,13 +157,15 @@ static void test_header(const struct sonde_exp *e)
 		   "Samples:           2\n"
 		   "Sample points:     0 points, 0 samples\n"
 		   "Recorded CPU time: 0.003 s\n"
-		   "Data sizes:        log.xml 1.1 KiB, map.xml 191 B, profile 20.0 KiB, stacks 20.0 KiB, "
-		   "overview 4.0 KiB; total 45.3 KiB\n"
+		   "Data sizes:        log.xml 1.4 KiB, map.xml 191 B, profile 20.0 KiB, stacks 20.0 KiB, "
+		   "overview 4.0 KiB; total 45.6 KiB\n"
 		   "Stacks:            2 distinct, 1 truncated, 0 incomplete (samples: 1 truncated, 0 inco"
 		   "mplete, 0 unknown)\n"
 		   "Collector cost:    0.000 s in the sampling handler, 1.50 us per sample\n"
 		   "Lost samples:      0\n"
 		   "Log:               complete\n"
+		   "Descendants:       1 recorded, 3 not recorded (2: statically linked; 1: its experiment's "
+		   "path is too long)\n"
 		   "Load objects:      1 file: 1 missing\n"
 		   "WARNING: cannot read '/nonexistent/libx.so' (No such file or directory), and the exper"
 		   "iment has no archived copy; its functions are shown as addresses\n"
@@ -210,7 +219,7 @@ static void test_header(const struct sonde_exp *e)
 		   "io,\n"
 		   "counters,\n"
 		   "files.0.name,log.xml\n"
-		   "files.0.size,1097\n"
+		   "files.0.size,1447\n"
 		   "files.1.name,map.xml\n"
 		   "files.1.size,191\n"
 		   "files.2.name,profile\n"
@@ -229,6 +238,13 @@ static void test_header(const struct sonde_exp *e)
 		   "lost_samples,0\n"
 		   "lost_stacks,0\n"
 		   "log_complete,true\n"
+		   "descendants.follow,\n"
+		   "descendants.recorded,1\n"
+		   "descendants.not_recorded,3\n"
+		   "descendants.reasons.0.reason,statically linked\n"
+		   "descendants.reasons.0.count,2\n"
+		   "descendants.reasons.1.reason,its experiment's path is too long\n"
+		   "descendants.reasons.1.count,1\n"
 		   "warnings.0.time_ns,500000\n"
 		   "warnings.0.text,a warning\n"
 		   "load_objects.0.path,/nonexistent/libx.so\n"
@@ -252,15 +268,38 @@ static void test_header(const struct sonde_exp *e)
 		   "00,\"depth_limit\":256,\"size_limit_mb\":2000,\"duration_limit_ms\":0},\"start\":{\"re"
 		   "altime_sec\":1763700000,\"realtime_nsec\":500000000},\"duration_ns\":5000000,\"end_sou"
 		   "rce\":\"exit\",\"exit\":{\"status\":3},\"samples\":2,\"recorded_cpu_ns\":3000000,\"syn"
-		   "c\":null,\"heap\":null,\"io\":null,\"counters\":null,\"files\":[{\"name\":\"log.xml\",\"size\":1097},{\""
+		   "c\":null,\"heap\":null,\"io\":null,\"counters\":null,\"files\":[{\"name\":\"log.xml\",\"size\":1447},{\""
 		   "name\":\"map.xml\",\"size\":191},{\"name\":\"profile\",\"size\":20480},{\"name\":\"sta"
 		   "cks\",\"size\":20480},{\"name\":\"overview\",\"size\":4096}],\"stacks\":{\"distinct\":"
 		   "2,\"truncated\":1,\"incomplete\":0,\"samples_truncated\":1,\"samples_incomplete\":0,\""
 		   "samples_unknown\":0},\"handler_ns\":3000,\"lost_samples\":0,\"lost_stacks\":0,\"log_co"
-		   "mplete\":true,\"warnings\":[{\"time_ns\":500000,\"text\":\"a warning\"}],\"errors\":[]"
+		   "mplete\":true,\"descendants\":{\"follow\":null,\"recorded\":1,\"not_recorded\":3,\"reasons\":[{\"reaso"
+		   "n\":\"statically linked\",\"count\":2},{\"reason\":\"its experiment's path is too long"
+		   "\",\"count\":1}]},\"warnings\":[{\"time_ns\":500000,\"text\":\"a warning\"}],\"errors\":[]"
 		   ",\"load_objects\":[{\"path\":\"/nonexistent/libx.so\",\"buildid\":\"0123abcd\",\"state"
 		   "\":\"missing\",\"file\":\"/nonexistent/libx.so\"}],\"problems\":[],\"threads\":[{\"tid"
 		   "\":100,\"samples\":2,\"recorded_cpu_ns\":3000000,\"real_cpu_ns\":null}]}\n");
+}
+
+/* A sub-experiment's descendants are its founder's to count: no line, null. */
+static void test_header_subexp(const struct sonde_exp *e)
+{
+	const struct sonde_exp *one[1] = { e };
+	struct sonde_view_opts o;
+	FILE *f;
+	const char *got;
+
+	group = "header of a sub-experiment";
+	sonde_view_opts_init(&o);
+	f = out_open();
+	sonde_view_header(f, one, 1, &o);
+	got = out_close(f);
+	CHECK(got && !strstr(got, "Descendants:"));
+	o.mode = SONDE_PM_JSON;
+	f = out_open();
+	sonde_view_header(f, one, 1, &o);
+	got = out_close(f);
+	CHECK(got && strstr(got, ",\"descendants\":null,"));
 }
 
 /* ---- -dump -------------------------------------------------------------------------- */
@@ -421,6 +460,7 @@ int main(void)
 		return 1;
 	}
 	test_header(fe);
+	test_header_subexp(ce);
 	test_dump(fe);
 	test_processes(fe, ce);
 	test_error_codes(fe);
