@@ -965,11 +965,16 @@ static int try_source(struct source *src, int sig)
 		src->disarm(&probe);
 	}
 	/* A handler installed before us (another library's constructor) is
-	 * chained like one installed later. */
-	if (((old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL) &&
-	    !((old.sa_flags & SA_SIGINFO) && old.sa_sigaction == clock_entry)) {
+	 * chained like one installed later.  Ours already (a followed fork
+	 * child sampling with its parent's signal): the parent's chained
+	 * action stands. */
+	if ((old.sa_flags & SA_SIGINFO) && old.sa_sigaction == clock_entry) {
+		/* kept */
+	} else if ((old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL) {
 		g_chained_action = old;
 		atomic_store(&g_chained_set, 1);
+	} else {
+		atomic_store(&g_chained_set, 0);
 	}
 	g_src = src;
 	return 0;
@@ -1064,6 +1069,9 @@ int clock_start(const struct clock_settings *cs)
 	int rtsig = sigenv ? atoi(sigenv) : SIGRTMAX - 3;
 	if (rtsig < SIGRTMIN || rtsig > SIGRTMAX)
 		rtsig = SIGRTMAX - 3;
+	int prev_sig = g_sig; /* a followed fork child's: its parent's handler */
+	struct sigaction prev_chained = g_chained_action;
+	int prev_chained_set = atomic_load(&g_chained_set);
 	const char *want = getenv("SONDE_CLOCK_SOURCE");
 	struct {
 		struct source *src;
@@ -1166,6 +1174,15 @@ int clock_start(const struct clock_settings *cs)
 	}
 	if (g_src == &g_none_source)
 		g_sigtrap_source_active = 0; /* only the counters signal */
+	if (prev_sig && prev_sig != g_sig) {
+		/* A fork child that samples with another signal than its
+		 * parent (one of them traced): the parent's signal is the
+		 * target's again, with the action the target gave it. */
+		struct sigaction back;
+		memset(&back, 0, sizeof back);
+		back.sa_handler = SIG_DFL;
+		real_sigaction_call(prev_sig, prev_chained_set ? &prev_chained : &back, NULL);
+	}
 	counters_start(g_col.expdir);
 	sigset_t set;
 	sigemptyset(&set);
