@@ -37,7 +37,8 @@
  * alone.  A debugger stops its debuggee at both; in a process traced
  * from its start (TracerPid: `sonde collect gdb --args PROG`, strace),
  * the CPU timers signal with SIGURG instead, which gdb passes silently
- * (see clock_start).
+ * (see clock_start).  A tracer that attaches later is sonde collect's to
+ * notice and tell about (cmd/collect_watch.c).
  *
  * This file arms and disarms sources and tracks threads (normal context);
  * the signal handler itself is in sample.c.
@@ -80,6 +81,7 @@ static struct source {
 
 struct clock_settings g_cs;
 static int g_sig;
+static pid_t g_start_tracer; /* TracerPid at clock_start */
 struct dfile *g_profile;
 int g_timer_source_active;
 int g_sigtrap_source_active;
@@ -1146,6 +1148,7 @@ int clock_start(const struct clock_settings *cs)
 	 * own SIGURG sent while a sample is pending would be merged with
 	 * it), and a real-time one or SIGTRAP does. */
 	pid_t tracer = tracer_pid();
+	g_start_tracer = tracer;
 	int rt_why = 0;
 	if (tracer && !sigenv) {
 		if (g_sp_sample_sig == SIGURG || g_sp_pause_sig == SIGURG)
@@ -1643,6 +1646,7 @@ int clock_call_info(struct clock_call *c)
 	c->sp = (uint64_t)(uintptr_t)(g_call_stack + sizeof g_call_stack); /* 16-aligned, as before a call */
 	c->trap = (uint64_t)(uintptr_t)sonde_call_trap;
 	c->samples = (uint64_t)(uintptr_t)&g_sample_signals;
+	c->tracer = g_start_tracer;
 	return 0;
 #else
 	return -1;
