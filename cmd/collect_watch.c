@@ -17,14 +17,23 @@
  *   with process_vm_readv; counted paused or not) did not.  Threads that
  *   start check too (clock.c).
  *
+ * And one thing only told about: a tracer attached later (gdb -p) to a
+ * process that samples with SIGTRAP or a real-time signal, at each of
+ * which a debugger stops it.  Nothing can be switched from here, and no
+ * call made while another tracer holds the process, so the warning names
+ * the `handle` line that lets the debug session run (note_tracer).
+ *
  * What has to be done about either can only be done inside the target: a
  * POSIX CPU timer cannot be disarmed from another process, and a counter
  * must be opened by (and for) the target's threads.  So collect calls the
  * collector: it attaches to one thread of the process with PTRACE_SEIZE,
  * stops it (PTRACE_INTERRUPT), saves its registers (general and extended
  * state), makes it run the collector's trampoline, which calls
- * clock_call_in(what) on a stack of the collector's own and stops at an
- * int3, takes the result there, restores every register and detaches.  The thread goes on
+ * clock_call_in(what) on a stack of the collector's own, posts the result
+ * with the caller's token and spins; collect reads the post, interrupts
+ * the spin, restores every register and detaches.  No signal is involved
+ * (an int3 there once killed a target that blocked every signal: the
+ * kernel forces such a trap by resetting its action).  The thread goes on
  * where it was; a system call it was in is restarted as after a signal's
  * handler.  Profiling signals that arrive while it is attached are
  * discarded (their weight goes to the thread's next sample); others are
@@ -81,7 +90,8 @@ struct watch {
 	int busy;		      /* the last call found the registry busy: again soon */
 	uint64_t cpu0, samples0;      /* at the last sample seen */
 	unsigned backoff;
-	int held_noted; /* a thread holding the signal blocked was logged */
+	int held_noted;		      /* a thread holding the signal blocked was logged */
+	uint32_t tracer;	      /* the tracer last told about */
 };
 
 static struct watch g_watch[SONDE_SHARED_SLOTS];
@@ -144,8 +154,9 @@ static ssize_t read_small(const char *path, char *buf, size_t cap)
 }
 
 /* 1: the process catches `sig`; 0: it does not; -1: gone or unreadable.
- * Also checks that the pid is still the slot's process (starttime). */
-static int catches(uint32_t pid, uint64_t starttime, int sig)
+ * Also checks that the pid is still the slot's process (starttime), and
+ * gives its tracer (TracerPid) in *tracer. */
+static int catches(uint32_t pid, uint64_t starttime, int sig, uint32_t *tracer)
 {
 	char path[64], buf[4096];
 	snprintf(path, sizeof path, "/proc/%u/stat", pid);
@@ -163,6 +174,8 @@ static int catches(uint32_t pid, uint64_t starttime, int sig)
 	snprintf(path, sizeof path, "/proc/%u/status", pid);
 	if (read_small(path, buf, sizeof buf) <= 0)
 		return -1;
+	const char *t = strstr(buf, "\nTracerPid:");
+	*tracer = t ? (uint32_t)strtoul(t + 11, NULL, 10) : 0;
 	p = strstr(buf, "\nSigCgt:");
 	if (!p)
 		return -1;
@@ -375,6 +388,42 @@ static int read_samples(uint32_t pid, uint64_t addr, uint64_t *out)
 	return process_vm_readv((pid_t)pid, &l, 1, &r, 1, 0) == (ssize_t)sizeof *out ? 0 : -1;
 }
 
+/* A tracer other than sonde collect (a debugger attached with gdb -p,
+ * strace -p) on a process sampled with a signal a debugger stops at:
+ * the one line that lets the session run, on stderr and in log.xml (where
+ * the collector has said it already when the tracer was there from its
+ * start).  A process traced from its start samples with SIGURG, which
+ * gdb passes silently (collector/clock.c); SIGTRAP cannot be passed
+ * (gdb's own breakpoints and steps are SIGTRAP), only dropped. */
+static void note_tracer(const char *expdir, const struct sonde_shared_slot *s, struct watch *w, uint32_t tracer)
+{
+	if (tracer == w->tracer || s->watch_sig == SIGURG)
+		return;
+	w->tracer = tracer;
+	char comm[2][64], path[64];
+	uint32_t who[2] = { s->pid, tracer };
+	for (int i = 0; i < 2; i++) {
+		snprintf(path, sizeof path, "/proc/%u/comm", who[i]);
+		if (read_small(path, comm[i], sizeof comm[i]) <= 0)
+			snprintf(comm[i], sizeof comm[i], "?");
+		comm[i][strcspn(comm[i], "\n")] = 0;
+	}
+	char msg[400];
+	if (s->watch_sig == SIGTRAP)
+		snprintf(msg, sizeof msg,
+			 "process %u (%s) is traced by process %u (%s), which stops it at every sample (SIGTRAP): "
+			 "in gdb, handle SIGTRAP nostop noprint nopass (samples are dropped while it is attached)",
+			 who[0], comm[0], who[1], comm[1]);
+	else
+		snprintf(msg, sizeof msg,
+			 "process %u (%s) is traced by process %u (%s), which stops it at every sample (SIG%u): "
+			 "in gdb, handle SIG%u nostop noprint pass",
+			 who[0], comm[0], who[1], comm[1], s->watch_sig, s->watch_sig);
+	fprintf(stderr, "sonde collect: warning: %s\n", msg);
+	if (tracer != s->start_tracer)
+		log_event(expdir, s, "warning", msg);
+}
+
 static void watch_one(const char *expdir, struct sonde_shared_slot *s, struct watch *w, int *soon)
 {
 	uint32_t pid = s->pid;
@@ -389,9 +438,15 @@ static void watch_one(const char *expdir, struct sonde_shared_slot *s, struct wa
 	}
 	if (w->done || !s->watch_sig || !s->call_entry)
 		return;
-	int c = catches(pid, s->starttime, (int)s->watch_sig);
+	uint32_t tracer = 0;
+	int c = catches(pid, s->starttime, (int)s->watch_sig, &tracer);
 	if (c < 0 || atomic_load(&s->state) != SONDE_SLOT_LIVE)
 		return;
+	/* Our own calls detach before they return: a tracer seen here is
+	 * someone else's. */
+	int foreign = tracer && tracer != (uint32_t)getpid();
+	if (foreign)
+		note_tracer(expdir, s, w, tracer);
 	char msg[400];
 	if (!c) {
 		if (!g_calls_ok) {
@@ -417,7 +472,9 @@ static void watch_one(const char *expdir, struct sonde_shared_slot *s, struct wa
 		}
 		return;
 	}
-	if (!s->watch_counters || !s->samples_addr || !g_calls_ok)
+	/* A debugger told to drop SIGTRAP leaves CPU time without samples,
+	 * and no call can be made while it holds the process. */
+	if (!s->watch_counters || !s->samples_addr || !g_calls_ok || foreign)
 		return;
 	uint64_t n, cpu = process_cpu(pid);
 	if (!cpu || read_samples(pid, s->samples_addr, &n) < 0)

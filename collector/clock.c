@@ -34,7 +34,11 @@
  *
  * The signal is SIGTRAP or a real-time signal rather than SIGPROF, so the
  * target's own SIGPROF handlers, masks and itimers are left completely
- * alone.
+ * alone.  A debugger stops its debuggee at both; in a process traced
+ * from its start (TracerPid: `sonde collect gdb --args PROG`, strace),
+ * the CPU timers signal with SIGURG instead, which gdb passes silently
+ * (see clock_start).  A tracer that attaches later is sonde collect's to
+ * notice and tell about (cmd/collect_watch.c).
  *
  * This file arms and disarms sources and tracks threads (normal context);
  * the signal handler itself is in sample.c.
@@ -77,6 +81,7 @@ static struct source {
 
 struct clock_settings g_cs;
 static int g_sig;
+static pid_t g_start_tracer; /* TracerPid at clock_start */
 struct dfile *g_profile;
 int g_timer_source_active;
 int g_sigtrap_source_active;
@@ -1023,22 +1028,83 @@ static void report_strays(void)
 	}
 }
 
-/* A debugger stops the target at every SIGTRAP, so sampling with
- * SIGTRAP under one would make the program unusable there. */
-static int being_traced(void)
+/* The process's tracer (TracerPid in /proc/self/status: a debugger,
+ * strace, rr), 0 when none or unknown.  A debugger stops the target at
+ * every signal it does not pass silently: at every SIGTRAP, which it
+ * cannot pass (its breakpoints and steps are SIGTRAP too), and at every
+ * real-time signal by default.  No stdio: the target's allocator is not
+ * to see the collector's reads. */
+static pid_t tracer_pid(void)
 {
-	FILE *f = fopen("/proc/self/status", "re");
-	if (!f)
+	char buf[1024];
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return 0;
-	char line[128];
-	int traced = 0;
-	while (fgets(line, sizeof line, f))
-		if (!strncmp(line, "TracerPid:", 10)) {
-			traced = atoi(line + 10) != 0;
-			break;
-		}
-	fclose(f);
-	return traced;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	const char *p = strstr(buf, "\nTracerPid:");
+	return p ? (pid_t)atol(p + 11) : 0;
+}
+
+/* The sampling signal SONDE_SIGNAL names: a real-time signal by number,
+ * or SIGURG (23, URG, SIGURG); 0 when unset, -1 when it names another. */
+static int env_signal(void)
+{
+	const char *v = getenv("SONDE_SIGNAL");
+	if (!v)
+		return 0;
+	if (!strcmp(v, "URG") || !strcmp(v, "SIGURG"))
+		return SIGURG;
+	char *end;
+	long n = strtol(v, &end, 10);
+	if (end == v || *end || (n != SIGURG && (n < SIGRTMIN || n > SIGRTMAX)))
+		return -1;
+	return (int)n;
+}
+
+/* "SIGURG", or gdb's name of a real-time signal ("SIG61"), for the
+ * `handle` line log.xml names. */
+static void gdb_signal_name(int sig, char *buf, size_t len)
+{
+	if (sig == SIGURG)
+		snprintf(buf, len, "SIGURG");
+	else if (sig == SIGTRAP)
+		snprintf(buf, len, "SIGTRAP");
+	else
+		snprintf(buf, len, "SIG%d", sig);
+}
+
+/* Say in log.xml how sampling goes with a tracer attached at the start. */
+static void note_tracer(pid_t tracer, int sig, int why_rt)
+{
+	char comm[64] = "?", path[64];
+	snprintf(path, sizeof path, "/proc/%d/comm", (int)tracer);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t n = read(fd, comm, sizeof comm - 1);
+		close(fd);
+		comm[n > 0 ? n : 0] = 0;
+		char *nl = strchr(comm, '\n');
+		if (nl)
+			*nl = 0;
+	}
+	char msg[400], name[16];
+	gdb_signal_name(sig, name, sizeof name);
+	if (sig == SIGURG)
+		snprintf(msg, sizeof msg,
+			 "traced by process %d (%s) from the start: sonde samples with SIGURG, which debuggers "
+			 "pass to the program without stopping (gdb: nostop noprint pass), not with SIGTRAP or "
+			 "a real-time signal",
+			 (int)tracer, comm);
+	else
+		snprintf(msg, sizeof msg,
+			 "traced by process %d (%s) from the start, and sonde samples with signal %d (%s): a "
+			 "debugger stops the program at every sample; in gdb: handle %s nostop noprint pass",
+			 (int)tracer, comm, sig, why_rt ? "the -l or -y signal is SIGURG" : "SONDE_SIGNAL", name);
+	log_event_text(sig == SIGURG ? "info" : "warning", msg);
 }
 
 /* Make `src`, signalling with `sig`, the sample source: install the
@@ -1066,11 +1132,16 @@ static int try_source(struct source *src, int sig)
 		src->disarm(&probe);
 	}
 	/* A handler installed before us (another library's constructor) is
-	 * chained like one installed later. */
-	if (((old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL) &&
-	    !((old.sa_flags & SA_SIGINFO) && old.sa_sigaction == clock_entry)) {
+	 * chained like one installed later.  Ours already (a followed fork
+	 * child sampling with its parent's signal): the parent's chained
+	 * action stands. */
+	if ((old.sa_flags & SA_SIGINFO) && old.sa_sigaction == clock_entry) {
+		/* kept */
+	} else if ((old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL) {
 		g_chained_action = old;
 		atomic_store(&g_chained_set, 1);
+	} else {
+		atomic_store(&g_chained_set, 0);
 	}
 	g_src = src;
 	return 0;
@@ -1161,10 +1232,34 @@ int clock_start(const struct clock_settings *cs)
 	 * (perf: SIGTRAP delivery counting the kernel, else user mode only,
 	 * else fasync), and SONDE_SIGNAL picks the real-time signal (which
 	 * rules out SIGTRAP delivery). */
-	const char *sigenv = getenv("SONDE_SIGNAL");
-	int rtsig = sigenv ? atoi(sigenv) : SIGRTMAX - 3;
-	if (rtsig < SIGRTMIN || rtsig > SIGRTMAX)
-		rtsig = SIGRTMAX - 3;
+	int envsig = env_signal();
+	int sigenv = envsig != 0;
+	int rtsig = envsig > 0 ? envsig : SIGRTMAX - 3;
+	/* Traced from the start (`sonde collect gdb --args PROG`, strace,
+	 * rr, gdb following sonde collect's child): SIGURG, which gdb passes
+	 * to the program silently by default (as it does SIGPROF, SIGALRM,
+	 * SIGCHLD, SIGWINCH, SIGIO, SIGVTALRM), with the CPU timers; a
+	 * real-time signal would stop the debuggee at every sample.  Not
+	 * SIGPROF: the target's own profilers use it.  SIGURG is raised for
+	 * out-of-band socket data (F_SETOWN) and by Go's runtime, both
+	 * chained to the target's handler like any signal that is not a
+	 * sample, and its default action is to ignore: a sample left
+	 * queued after sonde's handler is gone does no harm.  Not done for
+	 * an untraced target: a standard signal does not queue (the target's
+	 * own SIGURG sent while a sample is pending would be merged with
+	 * it), and a real-time one or SIGTRAP does. */
+	pid_t tracer = tracer_pid();
+	g_start_tracer = tracer;
+	int rt_why = 0;
+	if (tracer && !sigenv) {
+		if (g_sp_sample_sig == SIGURG || g_sp_pause_sig == SIGURG)
+			rt_why = 1;
+		else
+			rtsig = SIGURG;
+	}
+	int prev_sig = g_sig; /* a followed fork child's: its parent's handler */
+	struct sigaction prev_chained = g_chained_action;
+	int prev_chained_set = atomic_load(&g_chained_set);
 	const char *want = getenv("SONDE_CLOCK_SOURCE");
 	struct {
 		struct source *src;
@@ -1172,7 +1267,7 @@ int clock_start(const struct clock_settings *cs)
 	} order[6];
 	memset(order, 0, sizeof order);
 	int n = 0;
-	int sigtrap_ok = !sigenv && !being_traced();
+	int sigtrap_ok = !sigenv && !tracer;
 	/* Below 1024 queued signals for the user (defaults scale with
 	 * memory and are tens of thousands), the budget was sized on
 	 * purpose: sonde's timers would be felt there. */
@@ -1226,7 +1321,7 @@ int clock_start(const struct clock_settings *cs)
 		log_event_text("info", msg);
 	}
 	if (g_ncounters && !sigtrap_ok) {
-		log_event_text("error", being_traced() ? "counter overflow profiling needs SIGTRAP, which a debugger "
+		log_event_text("error", tracer ? "counter overflow profiling needs SIGTRAP, which a debugger "
 							 "attached to the target takes; counters disabled"
 						       : "counter overflow profiling needs SIGTRAP delivery, which "
 							 "SONDE_SIGNAL rules out; counters disabled");
@@ -1267,6 +1362,17 @@ int clock_start(const struct clock_settings *cs)
 	}
 	if (g_src == &g_none_source)
 		g_sigtrap_source_active = 0; /* only the counters signal */
+	if (prev_sig && prev_sig != g_sig) {
+		/* A fork child that samples with another signal than its
+		 * parent (one of them traced): the parent's signal is the
+		 * target's again, with the action the target gave it. */
+		struct sigaction back;
+		memset(&back, 0, sizeof back);
+		back.sa_handler = SIG_DFL;
+		real_sigaction_call(prev_sig, prev_chained_set ? &prev_chained : &back, NULL);
+	}
+	if (tracer && g_src != &g_none_source)
+		note_tracer(tracer, g_sig, rt_why);
 	counters_start(g_col.expdir);
 	sigset_t set;
 	sigemptyset(&set);
@@ -1687,6 +1793,7 @@ int clock_call_info(struct clock_call *c)
 	c->sp = (uint64_t)(uintptr_t)(g_call_stack + sizeof g_call_stack); /* 16-aligned, as before a call */
 	c->done = (uint64_t)(uintptr_t)g_call_post;
 	c->samples = (uint64_t)(uintptr_t)&g_sample_signals;
+	c->tracer = g_start_tracer;
 	return 0;
 #else
 	return -1;

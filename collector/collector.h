@@ -317,6 +317,7 @@ struct clock_call {
 	uint64_t entry, fn;    /* the trampoline to run, with clock_call_in in %rax */
 	uint64_t sp, done;     /* the stack to run it on, where it posts its end */
 	uint64_t samples;      /* the address of the count of sample signals */
+	int tracer;	      /* TracerPid at the start, 0 for none */
 };
 /* 0 and *c filled when clock profiling runs and can be called into. */
 int clock_call_info(struct clock_call *c);

@@ -232,7 +232,7 @@ EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old
 	if (sig == SIGPROF && act && act->sa_handler != SIG_DFL && atomic_load(&g_col.active))
 		note_once(&g_noted_prof, "info",
 			  "target installed its own SIGPROF handler; left alone "
-			  "(sonde samples with a real-time signal)");
+			  "(sonde does not sample with SIGPROF)");
 	return real_sigaction_call(sig, act, old);
 }
 

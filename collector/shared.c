@@ -134,6 +134,7 @@ int shared_register(const char *lineage)
 			s->samples_addr = c.samples;
 			s->watch_counters = (uint32_t)c.counters;
 			s->watch_sig = (uint32_t)c.sig;
+			s->start_tracer = (uint32_t)c.tracer;
 		} else {
 			s->watch_sig = 0;
 		}

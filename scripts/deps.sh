@@ -10,7 +10,8 @@
 # tests/browser/package-lock.json (playwright-core, speedscope), into
 # tests/browser/node_modules; and heaptrack, whose peak consumers and
 # temporary allocations tests/t68-heapviews.sh compares with sonde's
-# (gprofng, which t67 runs, comes with binutils).
+# (gprofng, which t67 runs, comes with binutils); and gdb, which
+# tests/t73-debugger.sh runs sonde under and over.
 set -e
 mode=${1:-build}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -32,7 +33,7 @@ fi
 # build never fails for them; a test that needs one fails and says so.
 readers=""
 if [ "$mode" != build ]; then
-	for p in golang-go chromium fonts-dejavu-core heaptrack; do
+	for p in golang-go chromium fonts-dejavu-core heaptrack gdb; do
 		have_pkg "$p" || readers="$readers $p"
 	done
 	have_cmd node || readers="$readers nodejs"

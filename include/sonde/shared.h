@@ -78,7 +78,8 @@ struct sonde_shared_slot {
 	uint64_t call_sp;	 /* the stack pointer to run the trampoline with (16-aligned) */
 	uint64_t call_done;	 /* where it posts: the caller's token (%rsi), then the result */
 	uint64_t samples_addr;	 /* the collector's count of sample signals received */
-	uint64_t reserved[1];
+	uint32_t start_tracer;	 /* TracerPid when the collector started (it said so in log.xml) */
+	uint32_t reserved;
 };
 _Static_assert(sizeof(struct sonde_shared_slot) == SONDE_SHARED_SLOT_SIZE, "slot layout");
 
