@@ -143,6 +143,11 @@ $(B)/tests/test_unwind: tests/unit/test_unwind.c $(UNWIND_SRC) collector/unwind.
 	@mkdir -p $(dir $@)
 	$(CC) $(BASEFLAGS) -O2 -g -fomit-frame-pointer -Icollector $< $(UNWIND_SRC) -o $@ -ldl -lpthread
 
+# test_sysgate links the collector's seccomp gate, to judge it against the kernel.
+$(B)/tests/test_sysgate: tests/unit/test_sysgate.c tests/unit/check.h collector/sysgate.c collector/*.h
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) $(CFLAGS) -Iinclude -Icollector $< collector/sysgate.c -o $@
+
 # test_stacks compiles the collector's stack interning with small tables.
 $(B)/tests/test_stacks: tests/unit/test_stacks.c tests/unit/check.h collector/stacks.c collector/*.h
 	@mkdir -p $(dir $@)
