@@ -814,6 +814,11 @@ static void clock_thread_tail(void)
 	if (atomic_load(&g_clock_lost_signal))
 		return; /* sampling stopped (clock_stop_lost, a seccomp filter):
 			   the profile ends there, not at this stack */
+	/* A short thread's whole time may be this one packet: its block must
+	 * not be lost to a growth another thread has not finished (normal
+	 * context: this may wait for it). */
+	dfile_make_room(g_profile);
+	dfile_make_room(stacks_dfile());
 	/* Under a seccomp filter that refuses rt_sigprocmask, the handler
 	 * is kept out by in_trace instead: it then records nothing, and its
 	 * time goes to the thread's next sample, as in a traced call. */
