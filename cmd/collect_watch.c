@@ -223,6 +223,26 @@ static void resume(pid_t tid, int status, int sig)
 	ptrace(PTRACE_CONT, tid, 0, (void *)(long)(event || s == sig ? 0 : s));
 }
 
+/* Stop the attached `tid` (PTRACE_INTERRUPT) and wait for that stop,
+ * passing on the signals met on the way (the profiling one discarded).
+ * 0, or -errno of the interrupt; *ended set when the thread ended. */
+static long interrupt(pid_t tid, int sig, int *ended)
+{
+	*ended = 0;
+	if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) < 0)
+		return -errno;
+	for (;;) {
+		int status = wait_stop(tid, 0);
+		if (status < 0) {
+			*ended = 1;
+			return -ESRCH;
+		}
+		if (status >> 16 == PTRACE_EVENT_STOP)
+			return 0;
+		resume(tid, status, sig);
+	}
+}
+
 /* Call clock_call_in(what) in thread `tid`.  Returns its result, or
  * -errno when it could not be called. */
 static long call_in(pid_t tid, const struct sonde_shared_slot *s, uint64_t start_ns, long what)
@@ -231,20 +251,13 @@ static long call_in(pid_t tid, const struct sonde_shared_slot *s, uint64_t start
 	if (ptrace(PTRACE_SEIZE, tid, 0, 0) < 0)
 		return -errno;
 	long rc = -EIO;
-	int status;
-	if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) < 0) {
-		rc = -errno;
+	int status, ended;
+	if ((rc = interrupt(tid, sig, &ended)) < 0) {
+		if (ended)
+			return rc;
 		goto detach;
 	}
-	/* The interrupt's stop; signals on the way are passed on (the
-	 * profiling one discarded). */
-	for (;;) {
-		if ((status = wait_stop(tid, 0)) < 0)
-			return -ESRCH;
-		if (status >> 16 == PTRACE_EVENT_STOP)
-			break;
-		resume(tid, status, sig);
-	}
+	rc = -EIO;
 	/* Stopped now: the image it runs must still be the one whose slot
 	 * named the addresses (an exec ends the slot first). */
 	if (atomic_load(&((struct sonde_shared_slot *)s)->state) != SONDE_SLOT_LIVE || s->start_ns != start_ns) {
@@ -295,16 +308,12 @@ static long call_in(pid_t tid, const struct sonde_shared_slot *s, uint64_t start
 			us *= 2;
 	}
 	/* Out of the spin: the interrupt's stop. */
-	if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) < 0) {
-		rc = -errno;
+	long irc = interrupt(tid, sig, &ended);
+	if (irc < 0) {
+		if (ended)
+			return irc;
+		rc = irc;
 		goto detach;
-	}
-	for (;;) {
-		if ((status = wait_stop(tid, 0)) < 0)
-			return -ESRCH;
-		if (status >> 16 == PTRACE_EVENT_STOP)
-			break;
-		resume(tid, status, sig);
 	}
 restore:
 	ptrace(PTRACE_SETREGSET, tid, (void *)NT_X86_XSTATE, &xv);

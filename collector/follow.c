@@ -149,6 +149,24 @@ static int matches(const char *lineage, const char *prog)
  * Raw system calls (the I/O tracer sees none of it); errno is kept; only
  * the stack is written, so that a vfork child may call it.  When even the
  * founder's log cannot be opened, nothing is said. */
+/* A descendant event's pid, reason and command, and the element's end: a
+ * long command is cut, the line stays whole (b has 8 bytes to spare). */
+static void descendant_attrs(struct xbuf *b, long pid, const char *reason, const char *command)
+{
+	if (pid > 0)
+		xb_attr_u64(b, "pid", (uint64_t)pid);
+	if (reason)
+		xb_attr_str(b, "reason", reason);
+	if (command) {
+		size_t cap = b->cap;
+		b->cap = cap - 8;
+		xb_attr_str(b, "command", command);
+		b->cap = cap;
+		b->overflow = 0;
+	}
+	xb_str(b, "/>\n");
+}
+
 static void note_unrecorded(const char *lineage, long pid, const char *command, const char *reason)
 {
 	int saved = errno;
@@ -159,16 +177,7 @@ static void note_unrecorded(const char *lineage, long pid, const char *command, 
 		xb_str(&b, "<event kind=\"unrecorded\"");
 		xb_attr_u64(&b, "time_ns", now_ns());
 		xb_attr_str(&b, "lineage", lineage);
-		if (pid > 0)
-			xb_attr_u64(&b, "pid", (uint64_t)pid);
-		xb_attr_str(&b, "reason", reason);
-		if (command) {
-			b.cap = sizeof mem - 8;
-			xb_attr_str(&b, "command", command);
-			b.cap = sizeof mem;
-			b.overflow = 0;
-		}
-		xb_str(&b, "/>\n");
+		descendant_attrs(&b, pid, reason, command);
 		int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_WRONLY | O_APPEND | O_CLOEXEC);
 		if (fd >= 0) {
 			(void)syscall(SYS_write, fd, mem, b.len);
@@ -475,17 +484,7 @@ static void log_descendant(const char *variant, const char *lineage, int follow,
 	xb_attr_str(&b, "variant", variant);
 	xb_attr_str(&b, "lineage", lineage);
 	xb_attr_u64(&b, "follow", (uint64_t)follow);
-	if (pid > 0)
-		xb_attr_u64(&b, "pid", (uint64_t)pid);
-	if (why)
-		xb_attr_str(&b, "reason", why);
-	if (what) {
-		b.cap = sizeof mem - 8;
-		xb_attr_str(&b, "command", what);
-		b.cap = sizeof mem;
-		b.overflow = 0;
-	}
-	xb_str(&b, "/>\n");
+	descendant_attrs(&b, pid, why, what);
 	log_line(mem, b.len);
 }
 
