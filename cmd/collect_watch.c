@@ -91,6 +91,7 @@ struct watch {
 	uint64_t cpu0, samples0;      /* at the last sample seen */
 	unsigned backoff;
 	int held_noted;		      /* a thread holding the signal blocked was logged */
+	int filter_noted;	      /* a seccomp filter the collector did not see was logged */
 	uint32_t tracer;	      /* the tracer last told about */
 };
 
@@ -156,7 +157,7 @@ static ssize_t read_small(const char *path, char *buf, size_t cap)
 /* 1: the process catches `sig`; 0: it does not; -1: gone or unreadable.
  * Also checks that the pid is still the slot's process (starttime), and
  * gives its tracer (TracerPid) in *tracer. */
-static int catches(uint32_t pid, uint64_t starttime, int sig, uint32_t *tracer)
+static int catches(uint32_t pid, uint64_t starttime, int sig, uint32_t *tracer, uint32_t *filters)
 {
 	char path[64], buf[4096];
 	snprintf(path, sizeof path, "/proc/%u/stat", pid);
@@ -176,6 +177,8 @@ static int catches(uint32_t pid, uint64_t starttime, int sig, uint32_t *tracer)
 		return -1;
 	const char *t = strstr(buf, "\nTracerPid:");
 	*tracer = t ? (uint32_t)strtoul(t + 11, NULL, 10) : 0;
+	const char *f = strstr(buf, "\nSeccomp_filters:");
+	*filters = f ? (uint32_t)strtoul(f + 17, NULL, 10) : 0;
 	p = strstr(buf, "\nSigCgt:");
 	if (!p)
 		return -1;
@@ -447,10 +450,20 @@ static void watch_one(const char *expdir, struct sonde_shared_slot *s, struct wa
 	}
 	if (w->done || !s->watch_sig || !s->call_entry)
 		return;
-	uint32_t tracer = 0;
-	int c = catches(pid, s->starttime, (int)s->watch_sig, &tracer);
+	uint32_t tracer = 0, filters = 0;
+	int c = catches(pid, s->starttime, (int)s->watch_sig, &tracer, &filters);
 	if (c < 0 || atomic_load(&s->state) != SONDE_SLOT_LIVE)
 		return;
+	/* A seccomp filter the collector did not see go in (a bare system
+	 * call instruction): it cannot keep its calls to what the filter
+	 * allows (collector/sysgate.c).  Said once; nothing more can be done
+	 * from here, and a call into the process could be what it kills. */
+	if (filters > atomic_load(&s->filters_seen) && !w->filter_noted) {
+		w->filter_noted = 1;
+		log_event(expdir, s, "warning",
+			  "the process installed a seccomp filter that sonde did not see (by a bare system call "
+			  "instruction): a system call of sonde's that the filter kills for may end the process");
+	}
 	/* Our own calls detach before they return: a tracer seen here is
 	 * someone else's. */
 	int foreign = tracer && tracer != (uint32_t)getpid();

@@ -51,6 +51,8 @@ int sysgate_add(int strict, const void *prog);
 /* Whether the collector may make a call once that filter counts. */
 int sysgate_would_allow6(long nr, long a1, long a2, long a3, long a4, long a5, long a6);
 void sysgate_commit(int idx);
+/* The filters that count. */
+int sysgate_count(void);
 /* End the calling thread of the collector's by the exit system call. */
 void sysgate_thread_exit(void);
 void sysgate_drop(int idx);
@@ -398,6 +400,7 @@ void shared_end(void);
 void shared_fork_child(void);
 /* The tick's period when collect ticks, else 0 (__sonde_trace_clock). */
 uint64_t shared_tick_ns(void);
+void shared_note_filters(uint32_t n);
 /* The -S period collect writes points at, 0 off or unattached. */
 uint64_t shared_period_ns(void);
 

@@ -582,6 +582,8 @@ static void after_filter(int idx, long rc)
 {
 	if (idx >= 0 && rc < 0)
 		sysgate_drop(idx);
+	if (idx >= 0)
+		shared_note_filters((uint32_t)sysgate_count());
 }
 
 /* PR_TASK_PERF_EVENTS_DISABLE disables every perf counter the calling

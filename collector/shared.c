@@ -146,6 +146,14 @@ int shared_register(const char *lineage)
 	return -1;
 }
 
+/* How many seccomp filters the collector saw installed, for sonde collect
+ * to tell one installed behind its back (cmd/collect_watch.c). */
+void shared_note_filters(uint32_t n)
+{
+	if (g_slot >= 0 && g_slot_pid == getpid())
+		atomic_store(&slot_at(g_slot)->filters_seen, n);
+}
+
 void shared_end(void)
 {
 	if (g_slot < 0 || g_slot_pid != getpid())

@@ -83,6 +83,11 @@ static _Atomic int g_deny_all;
  * could not be copied. */
 static int g_ntaken, g_pending_deny;
 
+int sysgate_count(void)
+{
+	return atomic_load_explicit(&g_nfilters, memory_order_acquire);
+}
+
 int sysgate_active(void)
 {
 	return atomic_load_explicit(&g_nfilters, memory_order_acquire) > 0 ||

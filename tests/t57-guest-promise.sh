@@ -125,6 +125,14 @@ if near "$rt" "$t" threads.phi.er; then ok "threads: a thread created under the 
 	notok "threads: thread_burn recorded $rt ns of $t ns"; fi
 check "strict: log.xml says sampling stopped" grep -q 'sampling stopped' strict.phi.er/log.xml
 
+# A filter installed by a bare system call instruction is not seen by the
+# collector; sonde collect reads Seccomp_filters and says so.
+"$SONDE" collect -p hi -o bare.er "$S" bare >bare.out 2>bare.err
+st=$?
+[ $st = 0 ] && ok "bare: a filter installed unseen (failing prlimit64) and the target: exit 0" ||
+	notok "bare: sonde collect exited $st"
+check "bare: log.xml says a filter went in unseen" grep -q 'installed a seccomp filter that sonde did not see' bare.er/log.xml
+
 # ---- 3. many busy threads lose no sample ----
 # The first samples of 64 threads started together claim 64 blocks of each
 # data file; the thread that grows a file can be preempted while it does

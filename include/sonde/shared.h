@@ -79,7 +79,7 @@ struct sonde_shared_slot {
 	uint64_t call_done;	 /* where it posts: the caller's token (%rsi), then the result */
 	uint64_t samples_addr;	 /* the collector's count of sample signals received */
 	uint32_t start_tracer;	 /* TracerPid when the collector started (it said so in log.xml) */
-	uint32_t reserved;
+	_Atomic uint32_t filters_seen; /* seccomp filters the collector saw installed (sysgate.c) */
 };
 _Static_assert(sizeof(struct sonde_shared_slot) == SONDE_SHARED_SLOT_SIZE, "slot layout");
 
