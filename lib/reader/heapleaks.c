@@ -308,6 +308,7 @@ static int bad_step(int op, int live)
 #define MAX_SEQ 8	     /* threads of one address solved exactly */
 #define MAX_THREADS 64	     /* ... greedily; beyond, the file's order is kept */
 #define MAX_STATES (1 << 16) /* positions x live, solved exactly */
+#define EXACT_WORK 64	     /* steps of the exact order per event, at most */
 
 /* Whether event i is thought to come before event j: by where each stands
  * among its thread's events in the tick (est), as if each thread's were
@@ -317,35 +318,45 @@ static bool earlier(const float *est, size_t a, uint32_t i, uint32_t j)
 	return est[i - a] != est[j - a] ? est[i - a] < est[j - a] : i < j;
 }
 
-/* Whether, once thread t has taken its next step (leaving the block live
- * or not), every thread's next step would be impossible. */
-static bool dead_end(const struct sonde_heap_event *e, uint32_t *const *seq, const size_t *len, const size_t *pos,
-		     size_t nseq, size_t t, int live)
+/* Which way a step can go wrong: 1, an allocation (impossible while the
+ * block is live); 0, anything else (impossible while it is not, as
+ * bad_step has it). */
+static int step_class(int op)
 {
-	bool left = false;
+	return op == 1;
+}
 
-	for (size_t u = 0; u < nseq; u++) {
-		size_t p = pos[u] + (u == t);
+/* Whether, once a thread has taken its next step, of class now, leaving
+ * the block live or not, every thread's next step would be impossible;
+ * after: the class of that thread's step after it, -1 when it has none
+ * left.  nnext[c]: the threads with steps left whose next one is of
+ * class c.  O(1): looking at every thread here made the greedy order
+ * cost the square of an address's threads per step. */
+static bool dead_end(const size_t nnext[2], int now, int after, int live)
+{
+	size_t alloc = nnext[1] - (now == 1) + (after == 1);
+	size_t other = nnext[0] - (now == 0) + (after == 0);
 
-		if (p == len[u])
-			continue;
-		left = true;
-		if (!bad_step(block_op(&e[seq[u][p]]), live))
-			return false;
-	}
-	return left;
+	return live ? !other && alloc : !alloc && other;
 }
 
 /*
  * One address's m events, from nseq threads: seq[t] lists thread t's in
- * its order.  Writes the chosen order to
- * out[0..m).  Exactly (dynamic programming over how far each thread has
- * got and whether the block is live) when the states are few, which they
- * are for a block passed between a few threads within a tick; else
- * greedily, looking one step ahead.  Among equally good steps, the one
- * thought earliest goes first (earlier()): often more than one
- * order is possible (which of two threads' frees released which block),
- * and the events themselves cannot tell.
+ * its order.  Writes the chosen order to out[0..m).  Exactly (dynamic
+ * programming over how far each thread has got and whether the block is
+ * live) when that is cheap: the states are few, which they are for a
+ * block passed between a few threads within a tick, and their work is
+ * at most EXACT_WORK steps per event; else greedily, looking one step
+ * ahead, in O(m x nseq).  The states multiply with the threads (a product
+ * of their event counts), so without the bound on the work an address
+ * of a few events from each of eight threads cost 10^5 steps or more; a
+ * run of equal times as long as the whole trace (the tracing clock
+ * stopped: sonde collect killed while the target ran on) holds tens of
+ * thousands of such addresses, and reading it took minutes.  With it, the
+ * walk's time is linear in the events.  Among equally good steps, the
+ * one thought earliest goes first (earlier()): often more than one order
+ * is possible (which of two threads' frees released which block), and
+ * the events themselves cannot tell.
  */
 static void solve_addr(const struct sonde_heap_event *e, const float *est, size_t a, size_t m, int live,
 		       uint32_t *const *seq, const size_t *len, size_t nseq, uint32_t *out, uint16_t *cost)
@@ -359,23 +370,26 @@ static void solve_addr(const struct sonde_heap_event *e, const float *est, size_
 			exact = false;
 		states *= len[t] + 1;
 	}
+	if (exact && 2 * states * nseq > EXACT_WORK * m)
+		exact = false;
 	if (exact) {
 		/* cost[2 * s + live]: the fewest impossible steps from state s
-		 * on; every step raises s, so fill from the top down. */
-		for (size_t s = states; s-- > 0;)
+		 * on; every step raises s, so fill from the top down.  at[t]:
+		 * thread t's position in s, counted down with s. */
+		size_t at[MAX_SEQ];
+
+		for (size_t t = 0; t < nseq; t++)
+			at[t] = len[t];
+		for (size_t s = states; s-- > 0;) {
 			for (int l = 0; l < 2; l++) {
 				unsigned best = UINT16_MAX;
-				size_t rest = s;
 				bool any = false;
 
 				for (size_t t = 0; t < nseq; t++) {
-					size_t pos = rest % (len[t] + 1);
-
-					rest /= len[t] + 1;
-					if (pos == len[t])
+					if (at[t] == len[t])
 						continue;
 					any = true;
-					int op = block_op(&e[seq[t][pos]]);
+					int op = block_op(&e[seq[t][at[t]]]);
 					unsigned c = (unsigned)bad_step(op, l) + cost[2 * (s + stride[t]) + (op == 1)];
 
 					if (c < best)
@@ -383,9 +397,20 @@ static void solve_addr(const struct sonde_heap_event *e, const float *est, size_
 				}
 				cost[2 * s + l] = any ? (uint16_t)(best > UINT16_MAX - 1 ? UINT16_MAX - 1 : best) : 0;
 			}
+			for (size_t t = 0; s && t < nseq; t++) { /* s - 1's positions */
+				if (at[t]) {
+					at[t]--;
+					break;
+				}
+				at[t] = len[t];
+			}
+		}
 	}
-	size_t pos[MAX_THREADS] = { 0 }, s = 0;
+	size_t pos[MAX_THREADS] = { 0 }, s = 0, nnext[2] = { 0, 0 };
 
+	for (size_t t = 0; t < nseq; t++)
+		if (len[t])
+			nnext[step_class(block_op(&e[seq[t][0]]))]++;
 	for (size_t k = 0; k < m; k++) {
 		size_t pick = SIZE_MAX;
 		unsigned best = UINT32_MAX;
@@ -397,11 +422,14 @@ static void solve_addr(const struct sonde_heap_event *e, const float *est, size_
 			int op = block_op(&e[cand]);
 			unsigned c;
 
-			if (exact)
+			if (exact) {
 				c = (unsigned)bad_step(op, live) + cost[2 * (s + stride[t]) + (op == 1)];
-			else /* an impossible step, or one after which only impossible steps are left */
-				c = 2u * (unsigned)bad_step(op, live) + (unsigned)dead_end(e, seq, len, pos, nseq, t, op == 1);
+			} else { /* an impossible step, or one after which only impossible steps are left */
+				int after = pos[t] + 1 < len[t] ? step_class(block_op(&e[seq[t][pos[t] + 1]])) : -1;
 
+				c = 2u * (unsigned)bad_step(op, live) +
+				    (unsigned)dead_end(nnext, step_class(op), after, op == 1);
+			}
 			if (c < best || (c == best && earlier(est, a, cand, seq[pick][pos[pick]]))) {
 				best = c;
 				pick = t;
@@ -411,7 +439,9 @@ static void solve_addr(const struct sonde_heap_event *e, const float *est, size_
 		live = block_op(&e[out[k]]) == 1;
 		if (exact)
 			s += stride[pick];
-		pos[pick]++;
+		nnext[step_class(block_op(&e[out[k]]))]--;
+		if (++pos[pick] < len[pick])
+			nnext[step_class(block_op(&e[seq[pick][pos[pick]]]))]++;
 	}
 }
 /* Scratch for order_group, grown to the largest run of equal times that
