@@ -424,11 +424,18 @@ static void solve_addr(const struct sonde_heap_event *e, const float *est, size_
 
 			if (exact) {
 				c = (unsigned)bad_step(op, live) + cost[2 * (s + stride[t]) + (op == 1)];
-			} else { /* an impossible step, or one after which only impossible steps are left */
+			} else {
+				/* an impossible step, or one after which only
+				 * impossible steps are left, goes last; among the
+				 * good ones, a thread whose next two steps are of
+				 * one kind goes first: another thread's step must
+				 * come between them, and the later its first is
+				 * taken, the fewer such steps are left */
+				int now = step_class(op);
 				int after = pos[t] + 1 < len[t] ? step_class(block_op(&e[seq[t][pos[t] + 1]])) : -1;
 
-				c = 2u * (unsigned)bad_step(op, live) +
-				    (unsigned)dead_end(nnext, step_class(op), after, op == 1);
+				c = 4u * (unsigned)bad_step(op, live) + 2u * (unsigned)dead_end(nnext, now, after, op == 1) +
+				    (unsigned)(after != now);
 			}
 			if (c < best || (c == best && earlier(est, a, cand, seq[pick][pos[pick]]))) {
 				best = c;
