@@ -1834,6 +1834,46 @@ static int cmp_mmap(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/*
+ * Heap events carry the tracing clock's tick (sonde/shared.h), which only
+ * sonde collect advances.  Killed while the target ran on, it leaves
+ * every later event of the target stamped with its last tick: one run of
+ * equal times to the end, whose order the leak matching can only guess.
+ * A block's header has the real time it was claimed, and every event of
+ * a block but its first is stamped after the claim, so a block whose last
+ * event is far older than the block itself shows the clock stopped.
+ * Further than any scheduling delay of collect's tick: a second.
+ */
+#define HEAP_TICK_STOPPED_NS 1000000000ull
+
+static void check_heap_tick(struct sonde_exp *exp)
+{
+	uint64_t stopped = UINT64_MAX, late = 0, nev = 0;
+
+	for (size_t i = 0; i < exp->nhblocks; i++) {
+		const struct heapblock *b = &exp->hblocks[i];
+
+		if (b->nev < 2 || b->first_ns <= b->tlast || b->first_ns - b->tlast <= HEAP_TICK_STOPPED_NS)
+			continue;
+		nev += b->nev;
+		if (b->tlast < stopped)
+			stopped = b->tlast;
+		if (b->first_ns - b->tlast > late)
+			late = b->first_ns - b->tlast;
+	}
+	if (!nev)
+		return;
+	uint64_t t0 = exp->info.start_ns;
+	const struct datafile *df = traced_file(exp, SONDE_KIND_HEAP);
+
+	problem(exp, SONDE_PROBLEM_WARNING,
+		"'%s': the tracing clock stopped at %.3f s (sonde collect killed while the target ran?): "
+		"%llu heap events in blocks written up to %.1f s later carry its last tick; their order "
+		"within it is a guess",
+		df ? df->name : "heaptrace", stopped > t0 ? (double)(stopped - t0) / 1e9 : 0.0,
+		(unsigned long long)nev, (double)late / 1e9);
+}
+
 static void finish(struct sonde_exp *exp)
 {
 	sort_traces(exp);
@@ -1922,6 +1962,7 @@ static void finish(struct sonde_exp *exp)
 		in->end_source = "start";
 	}
 
+	check_heap_tick(exp);
 	if (in->end_event && in->end_event->has_offcpu &&
 	    in->end_event->offcpu_samples > s->offcpu_samples + s->offcpu_bad)
 		problem(exp, SONDE_PROBLEM_WARNING,
