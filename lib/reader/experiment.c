@@ -1983,6 +1983,83 @@ static void check_heap_tick(struct sonde_exp *exp)
 		(unsigned long long)nev, (double)late / 1e9);
 }
 
+/*
+ * The threads whose end is recorded, for an exec that failed: the end
+ * records written for it, from its since_ns on, are void.  A max-heap of
+ * the ends, each entry with its thread's version, stale once a later end
+ * record replaced it: an exec_failed takes the threads that ended at or
+ * after since_ns off the top, O(log n) each, where looking at every
+ * thread for every exec_failed made a log.xml of both n^2.
+ */
+struct ended {
+	struct endent {
+		uint64_t end;
+		uint32_t thread, ver;
+	} *h;
+	size_t n, cap;
+	uint32_t *ver; /* per thread: its entry's version */
+	size_t capver;
+};
+
+static void ended_release(struct ended *e)
+{
+	free(e->h);
+	free(e->ver);
+	memset(e, 0, sizeof(*e));
+}
+
+/* Thread k (of nthreads) ended at end (0: not recorded, no entry).
+ * -1 out of memory. */
+static int ended_push(struct ended *e, uint64_t end, size_t k, size_t nthreads)
+{
+	size_t had = e->capver;
+
+	if (sonde_grow(&e->ver, &e->capver, nthreads, sizeof(*e->ver), 16))
+		return -1;
+	memset(e->ver + had, 0, (e->capver - had) * sizeof(*e->ver));
+	e->ver[k]++; /* its older entry, if any, is stale */
+	if (!end)
+		return 0;
+	if (sonde_grow(&e->h, &e->cap, e->n + 1, sizeof(*e->h), 16))
+		return -1;
+	size_t i = e->n++;
+
+	for (; i && e->h[(i - 1) / 2].end < end; i = (i - 1) / 2)
+		e->h[i] = e->h[(i - 1) / 2];
+	e->h[i] = (struct endent){ end, (uint32_t)k, e->ver[k] };
+	return 0;
+}
+
+/* A thread whose recorded end is at or after since, taken off (its end
+ * record is void now), or -1 when there is none. */
+static long ended_pop(struct ended *e, uint64_t since)
+{
+	while (e->n && e->h[0].end >= since) {
+		struct endent top = e->h[0], last = e->h[--e->n];
+		size_t i = 0;
+
+		for (;;) { /* last sifted down from the root */
+			size_t c = 2 * i + 1;
+
+			if (c >= e->n)
+				break;
+			if (c + 1 < e->n && e->h[c + 1].end > e->h[c].end)
+				c++;
+			if (e->h[c].end <= last.end)
+				break;
+			e->h[i] = e->h[c];
+			i = c;
+		}
+		if (e->n)
+			e->h[i] = last;
+		if (top.ver == e->ver[top.thread]) {
+			e->ver[top.thread]++;
+			return top.thread;
+		}
+	}
+	return -1;
+}
+
 static void finish(struct sonde_exp *exp)
 {
 	sort_traces(exp);
@@ -1993,6 +2070,8 @@ static void finish(struct sonde_exp *exp)
 	const struct sonde_exp_summary *s = &exp->sum;
 
 	/* Threads from log events. */
+	struct ended ends = { 0 };
+
 	for (size_t i = 0; i < exp->nevents; i++) {
 		const struct sonde_event *ev = &exp->events[i];
 		struct sonde_thread *t;
@@ -2001,6 +2080,8 @@ static void finish(struct sonde_exp *exp)
 			t->start_ns = ev->time_ns;
 		else if (ev->kind == SONDE_EV_THREAD_END && (t = get_thread(exp, ev->tid))) {
 			t->end_ns = ev->time_ns;
+			if (ended_push(&ends, t->end_ns, (size_t)(t - exp->threads), exp->nthreads) < 0)
+				exp->oom = true;
 			if (!t->start_ns)
 				t->start_ns = ev->start_ns;
 			if (ev->has_cpu_ns) {
@@ -2028,16 +2109,16 @@ static void finish(struct sonde_exp *exp)
 			in->exec_event = NULL;
 			if (in->end_event && in->end_event->time_ns >= ev->since_ns)
 				in->end_event = NULL;
-			for (size_t k = 0; k < exp->nthreads; k++) {
+			for (long k; (k = ended_pop(&ends, ev->since_ns)) >= 0;) {
 				struct sonde_thread *th = &exp->threads[k];
-				if (th->end_ns && th->end_ns >= ev->since_ns) {
-					th->end_ns = 0;
-					th->has_cpu_ns = th->has_times = th->has_run_delay = false;
-					th->cpu_ns = th->utime_ns = th->stime_ns = th->run_delay_ns = 0;
-				}
+
+				th->end_ns = 0;
+				th->has_cpu_ns = th->has_times = th->has_run_delay = false;
+				th->cpu_ns = th->utime_ns = th->stime_ns = th->run_delay_ns = 0;
 			}
 		}
 	}
+	ended_release(&ends);
 	if (exp->nthreads > 1)
 		qsort(exp->threads, exp->nthreads, sizeof(*exp->threads), cmp_thread);
 	u64map_release(&exp->threadmap); /* indices are stale after sorting */

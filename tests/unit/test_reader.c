@@ -1578,6 +1578,55 @@ static void test_heap_stopped_clock(void)
 	sonde_exp_close(exp);
 }
 
+/*
+ * An exec that failed voids the end records written for it (from its
+ * since_ns on): every thread whose recorded end is at or after since_ns
+ * loses it.  Each exec_failed looked at every thread, n^2 for a log.xml of
+ * n of each (19 s of CPU for 80000, a 16 MB log.xml); now the threads'
+ * ends are a heap.  60000 threads end, then 60000 execs fail, each since a
+ * little earlier, down to the middle thread's end; the last thread ends
+ * again after them.
+ */
+static void test_exec_failed_many(void)
+{
+	group = "exec_failed over many threads";
+	enum { N = 60000 };
+	struct sonde_expw *w = create("execfail.er");
+
+	sonde_expw_log_preamble(w, 100, T0);
+	for (uint32_t k = 0; k < N; k++)
+		sonde_expw_log(w, "<event kind=\"thread_end\" tid=\"%u\" time_ns=\"%llu\" cpu_ns=\"5\"/>\n", 1000 + k,
+			       (unsigned long long)(T0 + 10 + k));
+	for (uint32_t k = 0; k < N; k++)
+		sonde_expw_log(w, "<event kind=\"exec_failed\" time_ns=\"%llu\" since_ns=\"%llu\" err=\"2\"/>\n",
+			       (unsigned long long)(T0 + 2 * N + k), (unsigned long long)(T0 + 10 + N - 1 - k / 2));
+	sonde_expw_log(w, "<event kind=\"thread_end\" tid=\"%u\" time_ns=\"%llu\" cpu_ns=\"7\"/>\n", 1000 + N - 1,
+		       (unsigned long long)(T0 + 4 * N));
+	finish(w, 0);
+	double t0 = thread_cpu_s();
+	struct sonde_exp *exp = open_exp("execfail.er");
+	double secs = thread_cpu_s() - t0;
+
+	CHECK(exp);
+	if (!exp)
+		return;
+	if (secs >= 2.0)
+		printf("# opening took %.1f s of CPU\n", secs);
+	CHECK(secs < 2.0);
+	size_t n, kept = 0;
+	const struct sonde_thread *t = sonde_exp_threads(exp, &n);
+
+	CHECK_U(n, N);
+	for (size_t i = 0; i < n; i++)
+		kept += t[i].has_cpu_ns;
+	/* the first half and the one that ended again */
+	CHECK_U(kept, N / 2 + 1);
+	CHECK(n == N && t[0].has_cpu_ns && t[0].cpu_ns == 5 && t[0].end_ns == T0 + 10);
+	CHECK(n == N && t[N / 2 - 1].has_cpu_ns && !t[N / 2].has_cpu_ns && t[N / 2].end_ns == 0);
+	CHECK(n == N && t[N - 1].has_cpu_ns && t[N - 1].cpu_ns == 7 && t[N - 1].end_ns == T0 + 4 * N);
+	sonde_exp_close(exp);
+}
+
 /* ---- heap stream packets ----------------------------------------------- */
 
 static uint8_t *put_uleb(uint8_t *q, uint64_t v)
@@ -1963,6 +2012,7 @@ int main(void)
 	test_heap_heaptrack();
 	test_heap_ties();
 	test_heap_stopped_clock();
+	test_exec_failed_many();
 	test_heap_stream();
 	test_missing_map();
 	test_file_headers();
