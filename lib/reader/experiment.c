@@ -90,7 +90,8 @@ struct sonde_exp {
 	struct sonde_object *objects;
 	size_t nobjects, capobjects;
 	uint32_t *byaddr;   /* indices of objects with lo < hi, sorted by lo */
-	uint64_t *maxhi;    /* maxhi[i]: max hi over byaddr[0..i] */
+	uint64_t *hitree;   /* the largest hi over byaddr's ranges (find_in) */
+	size_t hisize;	    /* its leaves: a power of two, at least nbyaddr */
 	size_t nbyaddr;
 	uint64_t *epoch_at; /* sorted distinct times where an address changed hands */
 	size_t nepoch_at;
@@ -650,9 +651,50 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static bool str_eq(const char *a, const char *b)
+/* Orders indices of the objects arg by file and base, 0 for objects that
+ * give the same answers where they lie: the same file at the same base. */
+static int cmp_same_file(const void *a, const void *b, void *arg)
 {
-	return a == b || (a && b && !strcmp(a, b));
+	const struct sonde_object *o = arg, *x = &o[*(const uint32_t *)a], *y = &o[*(const uint32_t *)b];
+	int c;
+
+	if (x->base != y->base)
+		return x->base < y->base ? -1 : 1;
+	if ((c = strcmp(x->path, y->path)))
+		return c;
+	if (x->buildid != y->buildid && (c = !x->buildid ? -1 : !y->buildid ? 1 : strcmp(x->buildid, y->buildid)))
+		return c;
+	if (x->copy != y->copy && (c = !x->copy ? -1 : !y->copy ? 1 : strcmp(x->copy, y->copy)))
+		return c;
+	return 0;
+}
+
+/* A sorted array's count of values below x (at or below: le). */
+static size_t count_below(const uint64_t *v, size_t n, uint64_t x, bool le)
+{
+	return PARTITION_POINT(0, n, i, le ? v[i] <= x : v[i] < x);
+}
+
+/* Whether an object of another file overlaps the object [lo, hi):
+ * counted among those that start in [lo, hi), and among those that start
+ * below lo and end above it, of all (alo, ahi: the address index's n
+ * starts and ends, each sorted) and of its own file at its base (glo,
+ * ghi: their ng starts and ends, each sorted), O(log n). */
+static bool overlaps_other(uint64_t lo, uint64_t hi, const uint64_t *alo, const uint64_t *ahi, size_t n,
+			   const uint64_t *glo, const uint64_t *ghi, size_t ng)
+{
+	/* starting in [lo, hi), itself included */
+	size_t all = count_below(alo, n, hi, false) - count_below(alo, n, lo, false);
+	size_t own = count_below(glo, ng, hi, false) - count_below(glo, ng, lo, false);
+
+	if (all > own)
+		return true;
+	/* starting below lo, ending above it: of those starting below lo,
+	 * the ones not ending at or below lo (an end at or below lo has its
+	 * start below lo) */
+	all = count_below(alo, n, lo, false) - count_below(ahi, n, lo, true);
+	own = count_below(glo, ng, lo, false) - count_below(ghi, ng, lo, true);
+	return all > own;
 }
 
 /*
@@ -662,30 +704,46 @@ static bool str_eq(const char *a, const char *b)
  * and only at the load or unload of such an object.  Those times, sorted,
  * cut the run into epochs within which every lookup by time gives one
  * answer, so readers may cache per (address or stack, epoch).  Most runs
- * reuse no address: no cut, one epoch, nothing to pay.
+ * reuse no address: no cut, one epoch, nothing to pay.  Whether an object
+ * overlaps one of another file is counted (overlaps_other), not found
+ * pair by pair: n objects over one address range (a plugin loaded and
+ * unloaded n times, a corrupted range) made n^2 pairs.
  */
 static void build_epochs(struct sonde_exp *exp)
 {
 	size_t n = exp->nbyaddr, nt = 0, cap = 0;
 	uint64_t *t = NULL;
 	bool *shared = calloc(exp->nobjects + 1, sizeof(*shared));
+	uint32_t *byfile = malloc((n + 1) * sizeof(*byfile));
+	uint64_t *alo = malloc((n + 1) * sizeof(*alo)), *ahi = malloc((n + 1) * sizeof(*ahi));
+	uint64_t *flo = malloc((n + 1) * sizeof(*flo)), *fhi = malloc((n + 1) * sizeof(*fhi));
 
-	if (!shared) {
+	if (!shared || !byfile || !alo || !ahi || !flo || !fhi) {
 		exp->oom = true;
-		return;
+		goto out;
 	}
+	/* the index's objects by file: a run of one file has its starts
+	 * and ends, each sorted, in flo and fhi */
 	for (size_t j = 0; j < n; j++) {
-		const struct sonde_object *b = &exp->objects[exp->byaddr[j]];
+		byfile[j] = exp->byaddr[j];
+		alo[j] = exp->objects[exp->byaddr[j]].lo;
+		ahi[j] = exp->objects[exp->byaddr[j]].hi;
+	}
+	qsort_r(byfile, n, sizeof(*byfile), cmp_same_file, exp->objects);
+	qsort(ahi, n, sizeof(*ahi), cmp_u64); /* alo is sorted: the index's order */
+	for (size_t a = 0, b; a < n; a = b) {
+		for (b = a + 1; b < n && !cmp_same_file(&byfile[a], &byfile[b], exp->objects); b++)
+			;
+		for (size_t j = a; j < b; j++) {
+			flo[j] = exp->objects[byfile[j]].lo;
+			fhi[j] = exp->objects[byfile[j]].hi;
+		}
+		qsort(flo + a, b - a, sizeof(*flo), cmp_u64);
+		qsort(fhi + a, b - a, sizeof(*fhi), cmp_u64);
+		for (size_t j = a; j < b; j++) {
+			const struct sonde_object *o = &exp->objects[byfile[j]];
 
-		for (size_t i = j; i-- > 0 && exp->maxhi[i] > b->lo;) {
-			const struct sonde_object *a = &exp->objects[exp->byaddr[i]];
-
-			if (a->hi <= b->lo)
-				continue;
-			if (a->base == b->base && str_eq(a->path, b->path) && str_eq(a->buildid, b->buildid) &&
-			    str_eq(a->copy, b->copy))
-				continue; /* the same file at the same place: same answers */
-			shared[exp->byaddr[i]] = shared[exp->byaddr[j]] = true;
+			shared[byfile[j]] = overlaps_other(o->lo, o->hi, alo, ahi, n, flo + a, fhi + a, b - a);
 		}
 	}
 	for (size_t i = 0; i < exp->nobjects; i++) {
@@ -693,15 +751,14 @@ static void build_epochs(struct sonde_exp *exp)
 			continue;
 		if (sonde_grow(&t, &cap, nt + 2, sizeof(*t), 16)) {
 			free(t);
-			free(shared);
+			t = NULL;
 			exp->oom = true;
-			return;
+			goto out;
 		}
 		t[nt++] = exp->objects[i].load_ns;
 		if (exp->objects[i].unload_ns != SONDE_TIME_NEVER)
 			t[nt++] = exp->objects[i].unload_ns;
 	}
-	free(shared);
 	if (nt)
 		qsort(t, nt, sizeof(*t), cmp_u64);
 	size_t m = 0;
@@ -710,6 +767,13 @@ static void build_epochs(struct sonde_exp *exp)
 			t[m++] = t[i];
 	exp->epoch_at = t;
 	exp->nepoch_at = m;
+out:
+	free(shared);
+	free(byfile);
+	free(alo);
+	free(ahi);
+	free(flo);
+	free(fhi);
 }
 
 static void build_object_index(struct sonde_exp *exp)
@@ -719,8 +783,10 @@ static void build_object_index(struct sonde_exp *exp)
 	exp->byaddr = malloc((exp->nobjects + 1) * sizeof(*exp->byaddr));
 	uint32_t *tmp = malloc((exp->nobjects + 1) * sizeof(*tmp));
 
-	exp->maxhi = malloc((exp->nobjects + 1) * sizeof(*exp->maxhi));
-	if (!exp->byaddr || !tmp || !exp->maxhi) {
+	for (exp->hisize = 1; exp->hisize < exp->nobjects; exp->hisize *= 2)
+		;
+	exp->hitree = calloc(2 * exp->hisize, sizeof(*exp->hitree));
+	if (!exp->byaddr || !tmp || !exp->hitree) {
 		free(tmp);
 		exp->oom = true;
 		return;
@@ -730,11 +796,10 @@ static void build_object_index(struct sonde_exp *exp)
 			exp->byaddr[n++] = (uint32_t)i;
 	sort_byaddr(exp, exp->byaddr, tmp, n);
 	free(tmp);
-	for (size_t i = 0; i < n; i++) {
-		uint64_t hi = exp->objects[exp->byaddr[i]].hi;
-
-		exp->maxhi[i] = i && exp->maxhi[i - 1] > hi ? exp->maxhi[i - 1] : hi;
-	}
+	for (size_t i = 0; i < n; i++)
+		exp->hitree[exp->hisize + i] = exp->objects[exp->byaddr[i]].hi;
+	for (size_t i = exp->hisize; i-- > 1;)
+		exp->hitree[i] = exp->hitree[2 * i] > exp->hitree[2 * i + 1] ? exp->hitree[2 * i] : exp->hitree[2 * i + 1];
 	exp->nbyaddr = n;
 	build_epochs(exp);
 }
@@ -758,6 +823,15 @@ static void read_map(struct sonde_exp *exp)
 	struct sonde_xml x;
 	struct sonde_xml_elem e;
 	char msg[256];
+	/* The objects still loaded, by id: the latest in `loaded` (NONE: no
+	 * more), each one's predecessor of its id in `prev`.  An unload takes
+	 * the latest; searching the objects backwards for it made n unloads
+	 * of n objects (a cut or corrupted map.xml, a plugin loaded and
+	 * unloaded all run long) n^2. */
+	enum { NONE = UINT32_MAX - 1 };
+	struct u64map loaded = { 0 };
+	uint32_t *prev = NULL;
+	size_t capprev = 0;
 
 	sonde_xml_init(&x, exp->mapbuf, len);
 	while ((r = sonde_xml_next(&x, &e, msg, sizeof(msg))) != 0) {
@@ -778,26 +852,33 @@ static void read_map(struct sonde_exp *exp)
 		}
 		attr_u32(exp, file, &e, "id", &id);
 		attr_u64(exp, file, &e, "time_ns", &t);
-		if (ev && !strcmp(ev, "unload")) {
-			size_t i = exp->nobjects;
+		struct u64map_slot *sl = u64map_find(&loaded, id);
 
-			while (i > 0 && !(exp->objects[i - 1].id == id &&
-					  exp->objects[i - 1].unload_ns == SONDE_TIME_NEVER))
-				i--;
-			if (!i)
+		if (ev && !strcmp(ev, "unload")) {
+			uint32_t i = sl ? sl->val - 1 : NONE;
+
+			if (i == NONE) {
 				problem(exp, SONDE_PROBLEM_WARNING,
 					"'%s' line %u: unload of object %u, which is not loaded", file,
 					e.line, id);
-			else
-				exp->objects[i - 1].unload_ns = t;
+			} else {
+				exp->objects[i].unload_ns = t;
+				sl->val = prev[i] + 1;
+			}
 			continue;
 		}
 		if (ev && strcmp(ev, "load"))
 			continue; /* an event for a newer reader */
-		if (sonde_grow(&exp->objects, &exp->capobjects, exp->nobjects + 1, sizeof(*exp->objects), 16)) {
+		if (exp->nobjects >= NONE ||
+		    sonde_grow(&exp->objects, &exp->capobjects, exp->nobjects + 1, sizeof(*exp->objects), 16) ||
+		    sonde_grow(&prev, &capprev, exp->nobjects + 1, sizeof(*prev), 16) ||
+		    (!sl && u64map_put(&loaded, id, NONE) < 0)) {
 			exp->oom = true;
-			return;
+			break;
 		}
+		sl = u64map_find(&loaded, id);
+		prev[exp->nobjects] = sl->val - 1;
+		sl->val = (uint32_t)exp->nobjects + 1;
 		struct sonde_object *o = &exp->objects[exp->nobjects++];
 		const char *path = sonde_xml_attr(&e, "path");
 		const char *slash;
@@ -826,30 +907,58 @@ static void read_map(struct sonde_exp *exp)
 				file, e.line, o->path, (unsigned long long)o->lo,
 				(unsigned long long)o->hi);
 	}
+	u64map_release(&loaded);
+	free(prev);
+}
+
+/* The lookup's best so far: the last object of the map that holds the
+ * address and was loaded at the time, and the last that holds it. */
+struct found {
+	const struct sonde_object *live, *any;
+	uint32_t live_i, any_i;
+};
+
+/*
+ * The objects of the address index's positions [nl, nl + len) below end
+ * (they start at or below pc) that end above pc, under node of hitree:
+ * only the subtrees that hold one are visited, O((k + 1) log n) for k
+ * objects that hold pc.  Walking the index down from pc while the
+ * largest end so far was above it visited every object that starts
+ * below one that holds pc (all of them, under one object as large as the
+ * address space: a corrupted map.xml).  Recursion as deep as the tree.
+ */
+static void find_in(const struct sonde_exp *exp, size_t node, size_t nl, size_t len, size_t end, uint64_t pc,
+		    uint64_t time_ns, struct found *f)
+{
+	if (nl >= end || exp->hitree[node] <= pc)
+		return;
+	if (len > 1) {
+		find_in(exp, 2 * node, nl, len / 2, end, pc, time_ns, f);
+		find_in(exp, 2 * node + 1, nl + len / 2, len / 2, end, pc, time_ns, f);
+		return;
+	}
+	uint32_t i = exp->byaddr[nl];
+	const struct sonde_object *o = &exp->objects[i];
+
+	if (!f->any || i > f->any_i)
+		f->any = o, f->any_i = i;
+	if (time_ns != SONDE_TIME_NEVER && o->load_ns <= time_ns && time_ns < o->unload_ns &&
+	    (!f->live || i > f->live_i))
+		f->live = o, f->live_i = i;
 }
 
 const struct sonde_object *sonde_exp_find_object(const struct sonde_exp *exp, uint64_t pc,
 						 uint64_t time_ns)
 {
-	const struct sonde_object *live = NULL, *any = NULL;
-	uint32_t live_i = 0, any_i = 0;
+	struct found f = { 0 };
 
 	pc &= ~SONDE_PC_EXACT;
 	/* First index whose lo is above pc. */
 	size_t lo = PARTITION_POINT(0, exp->nbyaddr, i, exp->objects[exp->byaddr[i]].lo <= pc);
-	for (size_t j = lo; j-- > 0 && exp->maxhi[j] > pc;) {
-		uint32_t i = exp->byaddr[j];
-		const struct sonde_object *o = &exp->objects[i];
 
-		if (pc >= o->hi)
-			continue;
-		if (!any || i > any_i)
-			any = o, any_i = i;
-		if (time_ns != SONDE_TIME_NEVER && o->load_ns <= time_ns && time_ns < o->unload_ns &&
-		    (!live || i > live_i))
-			live = o, live_i = i;
-	}
-	return live ? live : any;
+	if (lo)
+		find_in(exp, 1, 0, exp->hisize, lo, pc, time_ns, &f);
+	return f.live ? f.live : f.any;
 }
 
 size_t sonde_exp_map_epochs(const struct sonde_exp *exp)
@@ -1838,6 +1947,123 @@ static int cmp_mmap(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/*
+ * Heap events carry the tracing clock's tick (sonde/shared.h), which only
+ * sonde collect advances.  Killed while the target ran on, it leaves
+ * every later event of the target stamped with its last tick: one run of
+ * equal times to the end, whose order the leak matching can only guess.
+ * A block's header has the real time it was claimed, and every event of
+ * a block but its first is stamped after the claim, so a block whose last
+ * event is far older than the block itself shows the clock stopped.
+ * Further than any scheduling delay of collect's tick: a second.
+ */
+#define HEAP_TICK_STOPPED_NS 1000000000ull
+
+static void check_heap_tick(struct sonde_exp *exp)
+{
+	uint64_t stopped = UINT64_MAX, late = 0, nev = 0;
+
+	for (size_t i = 0; i < exp->nhblocks; i++) {
+		const struct heapblock *b = &exp->hblocks[i];
+
+		if (b->nev < 2 || b->first_ns <= b->tlast || b->first_ns - b->tlast <= HEAP_TICK_STOPPED_NS)
+			continue;
+		nev += b->nev;
+		if (b->tlast < stopped)
+			stopped = b->tlast;
+		if (b->first_ns - b->tlast > late)
+			late = b->first_ns - b->tlast;
+	}
+	if (!nev)
+		return;
+	uint64_t t0 = exp->info.start_ns;
+	const struct datafile *df = traced_file(exp, SONDE_KIND_HEAP);
+
+	problem(exp, SONDE_PROBLEM_WARNING,
+		"'%s': the tracing clock stopped at %.3f s (sonde collect killed while the target ran?): "
+		"%llu heap events in blocks written up to %.1f s later carry its last tick; their order "
+		"within it is a guess",
+		df ? df->name : "heaptrace", stopped > t0 ? (double)(stopped - t0) / 1e9 : 0.0,
+		(unsigned long long)nev, (double)late / 1e9);
+}
+
+/*
+ * The threads whose end is recorded, for an exec that failed: the end
+ * records written for it, from its since_ns on, are void.  A max-heap of
+ * the ends, each entry with its thread's version, stale once a later end
+ * record replaced it: an exec_failed takes the threads that ended at or
+ * after since_ns off the top, O(log n) each, where looking at every
+ * thread for every exec_failed made a log.xml of both n^2.
+ */
+struct ended {
+	struct endent {
+		uint64_t end;
+		uint32_t thread, ver;
+	} *h;
+	size_t n, cap;
+	uint32_t *ver; /* per thread: its entry's version */
+	size_t capver;
+};
+
+static void ended_release(struct ended *e)
+{
+	free(e->h);
+	free(e->ver);
+	memset(e, 0, sizeof(*e));
+}
+
+/* Thread k (of nthreads) ended at end (0: not recorded, no entry).
+ * -1 out of memory. */
+static int ended_push(struct ended *e, uint64_t end, size_t k, size_t nthreads)
+{
+	size_t had = e->capver;
+
+	if (sonde_grow(&e->ver, &e->capver, nthreads, sizeof(*e->ver), 16))
+		return -1;
+	memset(e->ver + had, 0, (e->capver - had) * sizeof(*e->ver));
+	e->ver[k]++; /* its older entry, if any, is stale */
+	if (!end)
+		return 0;
+	if (sonde_grow(&e->h, &e->cap, e->n + 1, sizeof(*e->h), 16))
+		return -1;
+	size_t i = e->n++;
+
+	for (; i && e->h[(i - 1) / 2].end < end; i = (i - 1) / 2)
+		e->h[i] = e->h[(i - 1) / 2];
+	e->h[i] = (struct endent){ end, (uint32_t)k, e->ver[k] };
+	return 0;
+}
+
+/* A thread whose recorded end is at or after since, taken off (its end
+ * record is void now), or -1 when there is none. */
+static long ended_pop(struct ended *e, uint64_t since)
+{
+	while (e->n && e->h[0].end >= since) {
+		struct endent top = e->h[0], last = e->h[--e->n];
+		size_t i = 0;
+
+		for (;;) { /* last sifted down from the root */
+			size_t c = 2 * i + 1;
+
+			if (c >= e->n)
+				break;
+			if (c + 1 < e->n && e->h[c + 1].end > e->h[c].end)
+				c++;
+			if (e->h[c].end <= last.end)
+				break;
+			e->h[i] = e->h[c];
+			i = c;
+		}
+		if (e->n)
+			e->h[i] = last;
+		if (top.ver == e->ver[top.thread]) {
+			e->ver[top.thread]++;
+			return top.thread;
+		}
+	}
+	return -1;
+}
+
 static void finish(struct sonde_exp *exp)
 {
 	sort_traces(exp);
@@ -1848,6 +2074,8 @@ static void finish(struct sonde_exp *exp)
 	const struct sonde_exp_summary *s = &exp->sum;
 
 	/* Threads from log events. */
+	struct ended ends = { 0 };
+
 	for (size_t i = 0; i < exp->nevents; i++) {
 		const struct sonde_event *ev = &exp->events[i];
 		struct sonde_thread *t;
@@ -1856,6 +2084,8 @@ static void finish(struct sonde_exp *exp)
 			t->start_ns = ev->time_ns;
 		else if (ev->kind == SONDE_EV_THREAD_END && (t = get_thread(exp, ev->tid))) {
 			t->end_ns = ev->time_ns;
+			if (ended_push(&ends, t->end_ns, (size_t)(t - exp->threads), exp->nthreads) < 0)
+				exp->oom = true;
 			if (!t->start_ns)
 				t->start_ns = ev->start_ns;
 			if (ev->has_cpu_ns) {
@@ -1883,16 +2113,16 @@ static void finish(struct sonde_exp *exp)
 			in->exec_event = NULL;
 			if (in->end_event && in->end_event->time_ns >= ev->since_ns)
 				in->end_event = NULL;
-			for (size_t k = 0; k < exp->nthreads; k++) {
+			for (long k; (k = ended_pop(&ends, ev->since_ns)) >= 0;) {
 				struct sonde_thread *th = &exp->threads[k];
-				if (th->end_ns && th->end_ns >= ev->since_ns) {
-					th->end_ns = 0;
-					th->has_cpu_ns = th->has_times = th->has_run_delay = false;
-					th->cpu_ns = th->utime_ns = th->stime_ns = th->run_delay_ns = 0;
-				}
+
+				th->end_ns = 0;
+				th->has_cpu_ns = th->has_times = th->has_run_delay = false;
+				th->cpu_ns = th->utime_ns = th->stime_ns = th->run_delay_ns = 0;
 			}
 		}
 	}
+	ended_release(&ends);
 	if (exp->nthreads > 1)
 		qsort(exp->threads, exp->nthreads, sizeof(*exp->threads), cmp_thread);
 	u64map_release(&exp->threadmap); /* indices are stale after sorting */
@@ -1926,6 +2156,7 @@ static void finish(struct sonde_exp *exp)
 		in->end_source = "start";
 	}
 
+	check_heap_tick(exp);
 	if (in->end_event && in->end_event->has_offcpu &&
 	    in->end_event->offcpu_samples > s->offcpu_samples + s->offcpu_bad)
 		problem(exp, SONDE_PROBLEM_WARNING,
@@ -2087,7 +2318,7 @@ void sonde_exp_close(struct sonde_exp *exp)
 	free(exp->descs);
 	free(exp->objects);
 	free(exp->byaddr);
-	free(exp->maxhi);
+	free(exp->hitree);
 	free(exp->epoch_at);
 	free(exp->stacks);
 	u64map_release(&exp->stackmap);

@@ -17,9 +17,10 @@
  * data file that log.xml declares but that is missing.  Everything else is
  * a SONDE_PROBLEM_WARNING: no map.xml, a malformed or cut-off XML line, a
  * stack id used for two different stacks, samples whose stack is missing,
- * fewer samples than the collector's end event reports.  (A data file cut
- * exactly at a block boundary looks like one without more blocks; the end
- * event's sample count is what catches that.)
+ * fewer samples than the collector's end event reports, heap events
+ * stamped by a tracing clock that had stopped (sonde collect killed).  (A
+ * data file cut exactly at a block boundary looks like one without more
+ * blocks; the end event's sample count is what catches that.)
  *
  * An experiment that is still being written can be opened; the handle is
  * a snapshot of the packets published when it was opened.

@@ -21,6 +21,8 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 
 #include "reader/experiment.h"
 #include "base/u64map.h"
@@ -41,58 +43,215 @@ static int set(struct u64map *m, uint64_t key, uint32_t val)
 }
 
 /*
- * The live mappings, for munmap: a segment tree over every mapping of the
- * run, sorted by lo.  A leaf holds its mapping's hi while the mapping is
- * live and 0 when it is not (no range overlaps a mapping whose hi is 0:
- * 0 > lo never holds), an inner node the largest hi below it.  An munmap
- * of [lo, hi) releases the live parts of the mappings that start below hi
- * and end above lo: it visits only the subtrees that hold one,
- * O((k + 1) log n) for k mappings touched, where scanning every live
- * mapping made n mmaps and n munmaps quadratic.
- *
- * An munmap releases only what it covers: a mapping unmapped in part
- * keeps the rest live (shrunk at an end, or split in two by a hole in its
- * middle), and a leak is what is left of it.  A mapping's live parts are
- * its pieces (one, until an munmap splits it); a leaf holds the highest
- * end of its mapping's pieces.
+ * The live mappings, for munmap: their live pieces, in a treap (a binary
+ * search tree by address, balanced by random priorities).  An munmap
+ * releases only what it covers: a mapping unmapped in part keeps the rest
+ * live (shrunk at an end, or split in two by a hole in its middle), and a
+ * leak is what is left of it.  Every mmap first releases what it covers
+ * (the kernel maps no address twice), so the live pieces never overlap:
+ * ordered by start, their ends are ordered too, and those an munmap of
+ * [lo, hi) overlaps, the pieces that start below hi and end above lo,
+ * are one run of that order, cut out with two splits: O(log n + k),
+ * expected, for k pieces touched, each released once.  (A segment tree
+ * over the mappings, each with a list of its pieces, made n holes punched
+ * in one mapping cost n^2: an address space reservation mapped page by
+ * page, or a corrupted size.)
  */
 struct piece {
 	uint64_t lo, hi;
+	uint32_t k;    /* the mapping: its place among the run's */
+	uint32_t pri;  /* the treap's: a parent's is at least its children's */
+	uint32_t l, r; /* the children, 0: none; l also links the free list */
 };
 
-struct mlive {
-	struct piece one; /* the pieces: &one while cap is 0, else v */
-	struct piece *v;
-	uint32_t n, cap;
-	uint64_t left; /* bytes still mapped */
+struct pieces {
+	struct piece *v; /* v[0] is none */
+	uint32_t n, cap, root, freel, rng;
+	uint64_t *left;	   /* per mapping: bytes still mapped */
+	uint32_t *npieces; /* per mapping: live pieces */
 };
 
-static struct piece *pieces(struct mlive *m)
+static void pieces_release(struct pieces *p)
 {
-	return m->cap ? m->v : &m->one;
+	free(p->v);
+	free(p->left);
+	free(p->npieces);
+	memset(p, 0, sizeof(*p));
 }
 
-struct maptree {
-	size_t size;	/* leaves: a power of two, at least the mappings */
-	uint64_t *lo;	/* the mappings' lo, sorted (size entries, UINT64_MAX past them) */
-	uint32_t *ev;	/* the mappings' events, in that order */
-	uint32_t *leaf; /* the k-th mapping of the run -> its leaf */
-	uint64_t *t;	/* 2 * size: node 1 the root, node i's children 2i, 2i + 1 */
-	struct mlive *ml; /* size entries: leaf r's live pieces */
-};
-
-struct lo_ev {
-	uint64_t lo;
-	uint32_t k, ev;
-};
-
-static int cmp_lo_ev(const void *a, const void *b)
+/* For the run's m mappings.  -1 out of memory. */
+static int pieces_init(struct pieces *p, size_t m)
 {
-	const struct lo_ev *x = a, *y = b;
+	memset(p, 0, sizeof(*p));
+	p->n = 1;
+	/* Priorities an experiment cannot line up with its addresses (a
+	 * chain of pieces would make every operation O(n)); the shape never
+	 * changes a result. */
+	if (getrandom(&p->rng, sizeof(p->rng), GRND_NONBLOCK) != (ssize_t)sizeof(p->rng))
+		p->rng = (uint32_t)(uintptr_t)p ^ (uint32_t)time(NULL);
+	p->rng |= 1;
+	p->left = calloc(m ? m : 1, sizeof(*p->left));
+	p->npieces = calloc(m ? m : 1, sizeof(*p->npieces));
+	if (!p->left || !p->npieces) {
+		pieces_release(p);
+		return -1;
+	}
+	return 0;
+}
 
-	if (x->lo != y->lo)
-		return x->lo < y->lo ? -1 : 1;
-	return x->k < y->k ? -1 : x->k > y->k;
+/* Room for two more pieces (an munmap splits one into two at most), so
+ * that no pointer into v moves during an operation.  -1 out of memory. */
+static int pieces_reserve(struct pieces *p)
+{
+	if (p->freel || p->n + 2 <= p->cap)
+		return 0;
+	if (p->n > UINT32_MAX / 2 - 2)
+		return -1;
+	uint32_t cap = p->cap ? 2 * p->cap : 64;
+	struct piece *v = realloc(p->v, cap * sizeof(*v));
+
+	if (!v)
+		return -1;
+	p->v = v;
+	p->cap = cap;
+	return 0;
+}
+
+static uint32_t piece_new(struct pieces *p, uint64_t lo, uint64_t hi, uint32_t k)
+{
+	uint32_t i;
+
+	if (p->freel) {
+		i = p->freel;
+		p->freel = p->v[i].l;
+	} else {
+		i = p->n++;
+	}
+	p->rng ^= p->rng << 13; /* xorshift32 */
+	p->rng ^= p->rng >> 17;
+	p->rng ^= p->rng << 5;
+	p->v[i] = (struct piece){ lo, hi, k, p->rng, 0, 0 };
+	p->npieces[k]++;
+	return i;
+}
+
+static void piece_free(struct pieces *p, uint32_t i)
+{
+	p->npieces[p->v[i].k]--;
+	p->v[i].l = p->freel;
+	p->freel = i;
+}
+
+/* Splits treap t into *a, the pieces that start below key (by_hi: that
+ * end at or below it), and *b, the rest.  Recursion as deep as the treap. */
+static void pieces_split(struct pieces *p, uint32_t t, bool by_hi, uint64_t key, uint32_t *a, uint32_t *b)
+{
+	if (!t) {
+		*a = *b = 0;
+		return;
+	}
+	struct piece *x = &p->v[t];
+
+	if (by_hi ? x->hi <= key : x->lo < key) {
+		pieces_split(p, x->r, by_hi, key, &x->r, b);
+		*a = t;
+	} else {
+		pieces_split(p, x->l, by_hi, key, a, &x->l);
+		*b = t;
+	}
+}
+
+/* Treap a, then treap b (every piece of a before every piece of b). */
+static uint32_t pieces_merge(struct pieces *p, uint32_t a, uint32_t b)
+{
+	if (!a || !b)
+		return a ? a : b;
+	if (p->v[a].pri >= p->v[b].pri) {
+		p->v[a].r = pieces_merge(p, p->v[a].r, b);
+		return a;
+	}
+	p->v[b].l = pieces_merge(p, a, p->v[b].l);
+	return b;
+}
+
+struct unmap {
+	uint64_t lo, hi; /* the munmap's range */
+	uint32_t keep[2];
+	int nkeep;
+	uint64_t *cur; /* live bytes */
+};
+
+/* Takes [u->lo, u->hi) out of the pieces of treap t, all of which overlap
+ * it, in order; what is left of them goes to u->keep (two at most: the
+ * first may start below the range, the last end above it). */
+static void pieces_cut(struct pieces *p, struct unmap *u, uint32_t t)
+{
+	if (!t)
+		return;
+	uint32_t l = p->v[t].l, r = p->v[t].r;
+
+	pieces_cut(p, u, l);
+	struct piece *c = &p->v[t];
+	uint64_t a = c->lo > u->lo ? c->lo : u->lo, b = c->hi < u->hi ? c->hi : u->hi;
+
+	*u->cur -= b - a;
+	p->left[c->k] -= b - a;
+	c->l = c->r = 0;
+	if (c->lo < u->lo && c->hi > u->hi) { /* a hole in its middle: two pieces */
+		uint64_t top = c->hi;
+
+		c->hi = u->lo;
+		u->keep[u->nkeep++] = t;
+		u->keep[u->nkeep++] = piece_new(p, u->hi, top, c->k); /* room reserved */
+	} else if (c->lo < u->lo) { /* its top end */
+		c->hi = u->lo;
+		u->keep[u->nkeep++] = t;
+	} else if (c->hi > u->hi) { /* its bottom end */
+		c->lo = u->hi;
+		u->keep[u->nkeep++] = t;
+	} else { /* all of it */
+		piece_free(p, t);
+	}
+	pieces_cut(p, u, r);
+}
+
+/* Releases what [lo, hi) covers of the live pieces.  -1 out of memory. */
+static int pieces_unmap(struct pieces *p, uint64_t lo, uint64_t hi, uint64_t *cur)
+{
+	uint32_t before, mid, after;
+	struct unmap u = { lo, hi, { 0, 0 }, 0, cur };
+
+	if (pieces_reserve(p) < 0)
+		return -1;
+	pieces_split(p, p->root, false, hi, &mid, &after);
+	pieces_split(p, mid, true, lo, &before, &mid);
+	pieces_cut(p, &u, mid);
+	mid = 0;
+	for (int i = 0; i < u.nkeep; i++)
+		mid = pieces_merge(p, mid, u.keep[i]);
+	p->root = pieces_merge(p, pieces_merge(p, before, mid), after);
+	return 0;
+}
+
+/* Mapping k, [lo, hi), is made (what it covers was released first).
+ * -1 out of memory. */
+static int pieces_map(struct pieces *p, uint32_t k, uint64_t lo, uint64_t hi)
+{
+	uint32_t before, after;
+
+	if (pieces_reserve(p) < 0)
+		return -1;
+	p->left[k] = hi - lo;
+	pieces_split(p, p->root, true, lo, &before, &after);
+	p->root = pieces_merge(p, pieces_merge(p, before, piece_new(p, lo, hi, k)), after);
+	return 0;
+}
+
+/* The end of a range of bytes at addr, at most the end of the address
+ * space (a corrupted size would wrap around). */
+static uint64_t range_end(uint64_t addr, uint64_t bytes)
+{
+	return bytes > UINT64_MAX - addr ? UINT64_MAX : addr + bytes;
 }
 
 /* A mapping made (mmap, or mremap's new range) or released (munmap, or
@@ -110,167 +269,6 @@ static bool is_mmap(const struct sonde_heap_event *e)
 static bool is_munmap(const struct sonde_heap_event *e)
 {
 	return !(e->flags & SONDE_HEAPF_FAILED) && is_mapping_func(e->func) && (e->flags & SONDE_HEAPF_FREE);
-}
-
-static void maptree_release(struct maptree *mt)
-{
-	for (size_t r = 0; mt->ml && r < mt->size; r++)
-		free(mt->ml[r].v);
-	free(mt->ml);
-	free(mt->lo);
-	free(mt->ev);
-	free(mt->leaf);
-	free(mt->t);
-	memset(mt, 0, sizeof(*mt));
-}
-
-/* The run's m mappings (lo: their addresses in the events' order); a
- * leaf's ev is the mapping's place k in that order.  -1 out of memory. */
-static int maptree_init(struct maptree *mt, const uint64_t *lo, size_t m)
-{
-	memset(mt, 0, sizeof(*mt));
-	mt->size = 1;
-	while (mt->size < m)
-		mt->size *= 2;
-	struct lo_ev *s = malloc((m ? m : 1) * sizeof(*s));
-
-	mt->lo = malloc(mt->size * sizeof(*mt->lo));
-	mt->ev = malloc(mt->size * sizeof(*mt->ev));
-	mt->leaf = malloc((m ? m : 1) * sizeof(*mt->leaf));
-	mt->t = calloc(2 * mt->size, sizeof(*mt->t));
-	mt->ml = calloc(mt->size, sizeof(*mt->ml));
-	if (!s || !mt->lo || !mt->ev || !mt->leaf || !mt->t || !mt->ml) {
-		free(s);
-		maptree_release(mt);
-		return -1;
-	}
-	for (size_t k = 0; k < m; k++)
-		s[k] = (struct lo_ev){ lo[k], (uint32_t)k, (uint32_t)k };
-	if (m > 1)
-		qsort(s, m, sizeof(*s), cmp_lo_ev);
-	for (size_t r = 0; r < mt->size; r++) {
-		mt->lo[r] = r < m ? s[r].lo : UINT64_MAX;
-		mt->ev[r] = r < m ? s[r].ev : 0;
-		if (r < m)
-			mt->leaf[s[r].k] = (uint32_t)r;
-	}
-	free(s);
-	return 0;
-}
-
-/* Sets leaf r (a mapping's hi, or 0) and the largest his above it. */
-static void maptree_set(struct maptree *mt, size_t r, uint64_t hi)
-{
-	size_t i = mt->size + r;
-
-	mt->t[i] = hi;
-	for (i /= 2; i; i /= 2)
-		mt->t[i] = mt->t[2 * i] > mt->t[2 * i + 1] ? mt->t[2 * i] : mt->t[2 * i + 1];
-}
-
-/* Mapping k of the run, [lo, hi), is made: its leaf r holds it whole. */
-static void maptree_map(struct maptree *mt, size_t r, uint64_t lo, uint64_t hi)
-{
-	struct mlive *m = &mt->ml[r];
-
-	m->one = (struct piece){ lo, hi };
-	m->n = 1;
-	m->left = hi - lo;
-	maptree_set(mt, r, hi);
-}
-
-struct unmap {
-	uint64_t lo, hi; /* the munmap's range */
-	size_t end;	 /* leaves before end start below hi */
-	bool *leaked;
-	uint64_t *cur; /* live bytes */
-	int oom;
-};
-
-/* Takes [u->lo, u->hi) out of leaf r's pieces; the leaf's new value. */
-static uint64_t unmap_leaf(struct maptree *mt, struct unmap *u, size_t r)
-{
-	struct mlive *m = &mt->ml[r];
-	struct piece *p = pieces(m);
-	uint64_t top = 0;
-
-	for (uint32_t i = 0; i < m->n;) {
-		struct piece c = p[i];
-
-		if (c.hi <= u->lo || c.lo >= u->hi) { /* untouched */
-			top = c.hi > top ? c.hi : top;
-			i++;
-			continue;
-		}
-		uint64_t a = c.lo > u->lo ? c.lo : u->lo, b = c.hi < u->hi ? c.hi : u->hi;
-
-		*u->cur -= b - a;
-		m->left -= b - a;
-		if (c.lo < u->lo && c.hi > u->hi) { /* a hole in its middle: two pieces */
-			if (m->n == (m->cap ? m->cap : 1)) {
-				uint32_t nc = m->cap ? 2 * m->cap : 4;
-				struct piece *nv = realloc(m->cap ? m->v : NULL, nc * sizeof(*nv));
-
-				if (!nv) {
-					u->oom = 1;
-					return mt->t[mt->size + r];
-				}
-				if (!m->cap)
-					nv[0] = m->one;
-				m->v = nv;
-				m->cap = nc;
-				p = m->v;
-			}
-			p[i].hi = u->lo;
-			p[m->n++] = (struct piece){ u->hi, c.hi };
-			top = u->lo > top ? u->lo : top;
-			i++;
-		} else if (c.lo < u->lo) { /* its top end */
-			p[i].hi = u->lo;
-			top = u->lo > top ? u->lo : top;
-			i++;
-		} else if (c.hi > u->hi) { /* its bottom end */
-			p[i].lo = u->hi;
-			top = c.hi > top ? c.hi : top;
-			i++;
-		} else { /* all of it */
-			p[i] = p[--m->n];
-		}
-	}
-	u->leaked[mt->ev[r]] = m->n > 0;
-	return m->n ? top : 0;
-}
-
-/* Releases what overlaps the range of the live mappings below node
- * (leaves [nl, nl + len)): recursion as deep as the tree (log2 of the
- * leaves). */
-static void maptree_unmap(struct maptree *mt, struct unmap *u, size_t node, size_t nl, size_t len)
-{
-	if (nl >= u->end || mt->t[node] <= u->lo)
-		return;
-	if (len == 1) {
-		mt->t[node] = unmap_leaf(mt, u, nl);
-		return;
-	}
-	maptree_unmap(mt, u, 2 * node, nl, len / 2);
-	maptree_unmap(mt, u, 2 * node + 1, nl + len / 2, len / 2);
-	mt->t[node] = mt->t[2 * node] > mt->t[2 * node + 1] ? mt->t[2 * node] : mt->t[2 * node + 1];
-}
-
-/* The first leaf whose mapping starts at or above hi. */
-static size_t maptree_below(const struct maptree *mt, uint64_t hi)
-{
-	size_t a = 0, b = mt->size;
-
-	while (a < b) {
-		size_t mid = a + (b - a) / 2;
-
-		if (mt->lo[mid] < hi)
-			a = mid + 1;
-		else
-			b = mid;
-	}
-	return a;
 }
 
 /* ---- the order of events with equal times ---- */
@@ -308,6 +306,7 @@ static int bad_step(int op, int live)
 #define MAX_SEQ 8	     /* threads of one address solved exactly */
 #define MAX_THREADS 64	     /* ... greedily; beyond, the file's order is kept */
 #define MAX_STATES (1 << 16) /* positions x live, solved exactly */
+#define EXACT_WORK 64	     /* steps of the exact order per event, at most */
 
 /* Whether event i is thought to come before event j: by where each stands
  * among its thread's events in the tick (est), as if each thread's were
@@ -317,35 +316,45 @@ static bool earlier(const float *est, size_t a, uint32_t i, uint32_t j)
 	return est[i - a] != est[j - a] ? est[i - a] < est[j - a] : i < j;
 }
 
-/* Whether, once thread t has taken its next step (leaving the block live
- * or not), every thread's next step would be impossible. */
-static bool dead_end(const struct sonde_heap_event *e, uint32_t *const *seq, const size_t *len, const size_t *pos,
-		     size_t nseq, size_t t, int live)
+/* Which way a step can go wrong: 1, an allocation (impossible while the
+ * block is live); 0, anything else (impossible while it is not, as
+ * bad_step has it). */
+static int step_class(int op)
 {
-	bool left = false;
+	return op == 1;
+}
 
-	for (size_t u = 0; u < nseq; u++) {
-		size_t p = pos[u] + (u == t);
+/* Whether, once a thread has taken its next step, of class now, leaving
+ * the block live or not, every thread's next step would be impossible;
+ * after: the class of that thread's step after it, -1 when it has none
+ * left.  nnext[c]: the threads with steps left whose next one is of
+ * class c.  O(1): looking at every thread here made the greedy order
+ * cost the square of an address's threads per step. */
+static bool dead_end(const size_t nnext[2], int now, int after, int live)
+{
+	size_t alloc = nnext[1] - (now == 1) + (after == 1);
+	size_t other = nnext[0] - (now == 0) + (after == 0);
 
-		if (p == len[u])
-			continue;
-		left = true;
-		if (!bad_step(block_op(&e[seq[u][p]]), live))
-			return false;
-	}
-	return left;
+	return live ? !other && alloc : !alloc && other;
 }
 
 /*
  * One address's m events, from nseq threads: seq[t] lists thread t's in
- * its order.  Writes the chosen order to
- * out[0..m).  Exactly (dynamic programming over how far each thread has
- * got and whether the block is live) when the states are few, which they
- * are for a block passed between a few threads within a tick; else
- * greedily, looking one step ahead.  Among equally good steps, the one
- * thought earliest goes first (earlier()): often more than one
- * order is possible (which of two threads' frees released which block),
- * and the events themselves cannot tell.
+ * its order.  Writes the chosen order to out[0..m).  Exactly (dynamic
+ * programming over how far each thread has got and whether the block is
+ * live) when that is cheap: the states are few, which they are for a
+ * block passed between a few threads within a tick, and their work is
+ * at most EXACT_WORK steps per event; else greedily, looking one step
+ * ahead, in O(m x nseq).  The states multiply with the threads (a product
+ * of their event counts), so without the bound on the work an address
+ * of a few events from each of eight threads cost 10^5 steps or more; a
+ * run of equal times as long as the whole trace (the tracing clock
+ * stopped: sonde collect killed while the target ran on) holds tens of
+ * thousands of such addresses, and reading it took minutes.  With it, the
+ * walk's time is linear in the events.  Among equally good steps, the
+ * one thought earliest goes first (earlier()): often more than one order
+ * is possible (which of two threads' frees released which block), and
+ * the events themselves cannot tell.
  */
 static void solve_addr(const struct sonde_heap_event *e, const float *est, size_t a, size_t m, int live,
 		       uint32_t *const *seq, const size_t *len, size_t nseq, uint32_t *out, uint16_t *cost)
@@ -359,23 +368,26 @@ static void solve_addr(const struct sonde_heap_event *e, const float *est, size_
 			exact = false;
 		states *= len[t] + 1;
 	}
+	if (exact && 2 * states * nseq > EXACT_WORK * m)
+		exact = false;
 	if (exact) {
 		/* cost[2 * s + live]: the fewest impossible steps from state s
-		 * on; every step raises s, so fill from the top down. */
-		for (size_t s = states; s-- > 0;)
+		 * on; every step raises s, so fill from the top down.  at[t]:
+		 * thread t's position in s, counted down with s. */
+		size_t at[MAX_SEQ];
+
+		for (size_t t = 0; t < nseq; t++)
+			at[t] = len[t];
+		for (size_t s = states; s-- > 0;) {
 			for (int l = 0; l < 2; l++) {
 				unsigned best = UINT16_MAX;
-				size_t rest = s;
 				bool any = false;
 
 				for (size_t t = 0; t < nseq; t++) {
-					size_t pos = rest % (len[t] + 1);
-
-					rest /= len[t] + 1;
-					if (pos == len[t])
+					if (at[t] == len[t])
 						continue;
 					any = true;
-					int op = block_op(&e[seq[t][pos]]);
+					int op = block_op(&e[seq[t][at[t]]]);
 					unsigned c = (unsigned)bad_step(op, l) + cost[2 * (s + stride[t]) + (op == 1)];
 
 					if (c < best)
@@ -383,9 +395,20 @@ static void solve_addr(const struct sonde_heap_event *e, const float *est, size_
 				}
 				cost[2 * s + l] = any ? (uint16_t)(best > UINT16_MAX - 1 ? UINT16_MAX - 1 : best) : 0;
 			}
+			for (size_t t = 0; s && t < nseq; t++) { /* s - 1's positions */
+				if (at[t]) {
+					at[t]--;
+					break;
+				}
+				at[t] = len[t];
+			}
+		}
 	}
-	size_t pos[MAX_THREADS] = { 0 }, s = 0;
+	size_t pos[MAX_THREADS] = { 0 }, s = 0, nnext[2] = { 0, 0 };
 
+	for (size_t t = 0; t < nseq; t++)
+		if (len[t])
+			nnext[step_class(block_op(&e[seq[t][0]]))]++;
 	for (size_t k = 0; k < m; k++) {
 		size_t pick = SIZE_MAX;
 		unsigned best = UINT32_MAX;
@@ -397,11 +420,21 @@ static void solve_addr(const struct sonde_heap_event *e, const float *est, size_
 			int op = block_op(&e[cand]);
 			unsigned c;
 
-			if (exact)
+			if (exact) {
 				c = (unsigned)bad_step(op, live) + cost[2 * (s + stride[t]) + (op == 1)];
-			else /* an impossible step, or one after which only impossible steps are left */
-				c = 2u * (unsigned)bad_step(op, live) + (unsigned)dead_end(e, seq, len, pos, nseq, t, op == 1);
+			} else {
+				/* an impossible step, or one after which only
+				 * impossible steps are left, goes last; among the
+				 * good ones, a thread whose next two steps are of
+				 * one kind goes first: another thread's step must
+				 * come between them, and the later its first is
+				 * taken, the fewer such steps are left */
+				int now = step_class(op);
+				int after = pos[t] + 1 < len[t] ? step_class(block_op(&e[seq[t][pos[t] + 1]])) : -1;
 
+				c = 4u * (unsigned)bad_step(op, live) + 2u * (unsigned)dead_end(nnext, now, after, op == 1) +
+				    (unsigned)(after != now);
+			}
 			if (c < best || (c == best && earlier(est, a, cand, seq[pick][pos[pick]]))) {
 				best = c;
 				pick = t;
@@ -411,7 +444,9 @@ static void solve_addr(const struct sonde_heap_event *e, const float *est, size_
 		live = block_op(&e[out[k]]) == 1;
 		if (exact)
 			s += stride[pick];
-		pos[pick]++;
+		nnext[step_class(block_op(&e[out[k]]))]--;
+		if (++pos[pick] < len[pick])
+			nnext[step_class(block_op(&e[seq[pick][pos[pick]]]))]++;
 	}
 }
 /* Scratch for order_group, grown to the largest run of equal times that
@@ -619,8 +654,7 @@ static int order_group(const struct sonde_heap_event *e, size_t a, size_t b, con
  * The matching walk, fed one run of equal times at a time, so that it can
  * work on an array of every event or on a stream.  The live blocks are in
  * a pool (addr -> pool index in `live`, NOT_LIVE once freed), the
- * mappings in the segment tree, each with its live pieces (what an munmap
- * in part left of it).
+ * mappings' live pieces (what an munmap in part left of each) in `pc`.
  */
 struct matcher {
 	struct u64map live;
@@ -629,10 +663,9 @@ struct matcher {
 	} *pool;
 	uint32_t *freel;
 	size_t npool, cappool, nfree, capfree;
-	struct maptree mt;
+	struct pieces pc;
 	size_t k, nmm;	 /* mappings seen, and of the run */
 	uint64_t *mm_ev; /* the k-th mapping's event */
-	bool *mm_live;	 /* whether some of it is still mapped (its bytes: mt.ml) */
 	uint64_t cur;	 /* live bytes */
 	struct sonde_heap_match s;
 	struct order_buf ob;
@@ -650,22 +683,20 @@ static void matcher_release(struct matcher *m)
 	u64map_release(&m->live);
 	free(m->pool);
 	free(m->freel);
-	maptree_release(&m->mt);
+	pieces_release(&m->pc);
 	free(m->mm_ev);
-	free(m->mm_live);
 	order_buf_release(&m->ob);
 	memset(m, 0, sizeof(*m));
 }
 
-/* lo: the run's nmm mappings' addresses in order.  -1 out of memory. */
-static int matcher_init(struct matcher *m, const uint64_t *lo, size_t nmm)
+/* For a walk of nmm mappings.  -1 out of memory. */
+static int matcher_init(struct matcher *m, size_t nmm)
 {
 	memset(m, 0, sizeof(*m));
 	m->stop = UINT64_MAX;
 	m->nmm = nmm;
 	m->mm_ev = malloc((nmm ? nmm : 1) * sizeof(*m->mm_ev));
-	m->mm_live = calloc(nmm ? nmm : 1, sizeof(*m->mm_live));
-	if (!m->mm_ev || !m->mm_live || maptree_init(&m->mt, lo, nmm) < 0) {
+	if (!m->mm_ev || pieces_init(&m->pc, nmm) < 0) {
 		matcher_release(m);
 		return -1;
 	}
@@ -709,14 +740,6 @@ static int pool_put(struct matcher *m, uint32_t i)
 	return 0;
 }
 
-/* Releases what [lo, hi) covers of the live mappings.  -1 out of memory. */
-static int matcher_unmap(struct matcher *m, uint64_t lo, uint64_t hi)
-{
-	struct unmap u = { lo, hi, maptree_below(&m->mt, hi), m->mm_live, &m->cur, 0 };
-
-	maptree_unmap(&m->mt, &u, 1, 0, m->mt.size);
-	return u.oom ? -1 : 0;
-}
 
 /* Events e[0..n), of one time, the base-th and after of the walk.
  * -1 out of memory. */
@@ -740,18 +763,20 @@ static int matcher_run(struct matcher *m, const struct sonde_heap_event *e, size
 			 * where this one is were unmapped unseen (a raw
 			 * system call), or replaced (MAP_FIXED; the tracer
 			 * records that munmap first). */
-			if (matcher_unmap(m, e[i].addr, e[i].addr + e[i].bytes) < 0)
+			uint64_t hi = range_end(e[i].addr, e[i].bytes);
+
+			if (pieces_unmap(&m->pc, e[i].addr, hi, &m->cur) < 0)
 				return -1;
 			if (m->k < m->nmm) {
-				maptree_map(&m->mt, m->mt.leaf[m->k], e[i].addr, e[i].addr + e[i].bytes);
-				m->mm_live[m->k] = true;
+				if (pieces_map(&m->pc, (uint32_t)m->k, e[i].addr, hi) < 0)
+					return -1;
 				m->mm_ev[m->k] = base + i;
 				m->k++;
 			}
-			m->cur += e[i].bytes;
+			m->cur += hi - e[i].addr;
 		} else if (is_munmap(&e[i])) {
 			/* [lo, hi) releases what it covers of every live mapping */
-			if (matcher_unmap(m, e[i].addr, e[i].addr + e[i].bytes) < 0)
+			if (pieces_unmap(&m->pc, e[i].addr, range_end(e[i].addr, e[i].bytes), &m->cur) < 0)
 				return -1;
 		} else if (e[i].flags & SONDE_HEAPF_ALLOC) {
 			long prev = u64map_get(&m->live, e[i].addr);
@@ -805,8 +830,8 @@ static void matcher_end(struct matcher *m, bool *leaked, uint64_t *left)
 				left[m->pool[i].ev] = m->pool[i].bytes;
 		}
 	for (size_t k = 0; k < m->k; k++)
-		if (m->mm_live[k]) {
-			uint64_t b = m->mt.ml[m->mt.leaf[k]].left;
+		if (m->pc.npieces[k]) {
+			uint64_t b = m->pc.left[k];
 
 			s->leaks++;
 			s->leaked_bytes += b;
@@ -825,17 +850,7 @@ static int matcher_for(struct matcher *m, const struct sonde_heap_event *e, size
 
 	for (size_t i = 0; i < n; i++)
 		nmm += is_mmap(&e[i]);
-	uint64_t *lo = malloc((nmm ? nmm : 1) * sizeof(*lo));
-
-	if (!lo)
-		return -1;
-	for (size_t i = 0, k = 0; i < n; i++)
-		if (is_mmap(&e[i]))
-			lo[k++] = e[i].addr;
-	int r = matcher_init(m, lo, nmm);
-
-	free(lo);
-	return r;
+	return matcher_init(m, nmm);
 }
 
 /* Matches the events e[0..n) (up to m->stop).  -1 out of memory. */
@@ -1019,8 +1034,6 @@ static int stream(const struct sonde_exp *exp, struct sonde_heap_stats *st,
 		  struct sonde_heap_match *ms)
 {
 	size_t nmm;
-	const struct sonde_heap_mmap *mm = sonde_exp_heap_mmaps(exp, &nmm);
-	uint64_t *lo = malloc((nmm ? nmm : 1) * sizeof(*lo));
 	struct matcher m;
 	struct tempo t = { 0 };
 	struct sonde_heap_iter *it = NULL;
@@ -1033,14 +1046,8 @@ static int stream(const struct sonde_exp *exp, struct sonde_heap_stats *st,
 		memset(st, 0, sizeof(*st));
 		st->smallest = UINT64_MAX;
 	}
-	if (!lo)
-		return -1;
-	for (size_t k = 0; k < nmm; k++)
-		lo[k] = mm[k].addr;
-	int r = matcher_init(&m, lo, nmm);
-
-	free(lo);
-	if (r < 0)
+	sonde_exp_heap_mmaps(exp, &nmm);
+	if (matcher_init(&m, nmm) < 0)
 		return -1;
 	m.each = each;
 	m.arg = arg;

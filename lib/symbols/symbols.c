@@ -39,6 +39,7 @@
 #include "symbols/archive.h"
 #include "symbols/symbols.h"
 #include "base/partition.h"
+#include "base/u64map.h"
 
 /* The C++ runtime's demangler, loaded at the first mangled name rather
  * than linked: libstdc++'s relocations cost 0.5 ms at every start of
@@ -207,10 +208,40 @@ struct sonde_syms {
 	 * a dozen warnings of them); sonde print says their count once. */
 	char **unnamed;
 	size_t nunnamed, capunnamed;
+	/* Each list's strings by hash (strset_add) */
+	struct u64map problem_set, unnamed_set;
 
 	struct arena_chunk *arena;
 	struct tailmemo *tailmemo; /* lib/symbols/tailcall.c's answers */
 };
+
+/*
+ * Appends a copy of str to the list v (n strings, cap) unless it holds it:
+ * found by hash in set (hash -> index + 1 of the first string with it),
+ * by comparing only where two strings share a hash.  A scan of the list
+ * made n objects that each cannot be read (a corrupted map.xml) n^2.
+ * false out of memory.
+ */
+static bool strset_add(struct u64map *set, char ***v, size_t *n, size_t *cap, const char *str)
+{
+	uint64_t h = u64map_hash_str(str);
+	long i = u64map_get(set, h);
+
+	if (i >= 0 && !strcmp((*v)[i], str))
+		return true;
+	for (size_t j = 0; i >= 0 && j < *n; j++) /* another string with its hash */
+		if (!strcmp((*v)[j], str))
+			return true;
+	char *p = strdup(str);
+
+	if (!p || *n >= UINT32_MAX - 1 || sonde_grow(v, cap, *n + 1, sizeof(**v), 8) ||
+	    (i < 0 && u64map_put(set, h, (uint32_t)*n) < 0)) {
+		free(p);
+		return false;
+	}
+	(*v)[(*n)++] = p;
+	return true;
+}
 
 static void add_problem(struct sonde_syms *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void add_problem(struct sonde_syms *s, const char *fmt, ...)
@@ -221,35 +252,14 @@ static void add_problem(struct sonde_syms *s, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	for (size_t i = 0; i < s->nproblems; i++)
-		if (!strcmp(s->problems[i], buf))
-			return;
-	if (sonde_grow(&s->problems, &s->capproblems, s->nproblems + 1, sizeof(*s->problems), 8)) {
+	if (!strset_add(&s->problem_set, &s->problems, &s->nproblems, &s->capproblems, buf))
 		s->problems_oom = true;
-		return;
-	}
-	char *p = strdup(buf);
-
-	if (!p) {
-		s->problems_oom = true;
-		return;
-	}
-	s->problems[s->nproblems++] = p;
 }
 
 static void add_unnamed(struct sonde_syms *s, const char *file)
 {
-	for (size_t i = 0; i < s->nunnamed; i++)
-		if (!strcmp(s->unnamed[i], file))
-			return;
-	char *p = strdup(file);
-
-	if (!p || sonde_grow(&s->unnamed, &s->capunnamed, s->nunnamed + 1, sizeof(*s->unnamed), 8)) {
-		free(p);
+	if (!strset_add(&s->unnamed_set, &s->unnamed, &s->nunnamed, &s->capunnamed, file))
 		s->problems_oom = true;
-		return;
-	}
-	s->unnamed[s->nunnamed++] = p;
 }
 
 static inline struct sonde_func *slot(const struct sonde_syms *s, uint32_t id)
@@ -1517,6 +1527,8 @@ void sonde_syms_close(struct sonde_syms *s)
 	for (size_t i = 0; i < s->nunnamed; i++)
 		free(s->unnamed[i]);
 	free(s->unnamed);
+	u64map_release(&s->problem_set);
+	u64map_release(&s->unnamed_set);
 	arena_free(&s->arena);
 	tailmemo_free(s->tailmemo);
 	free(s);

@@ -319,19 +319,52 @@ static const char *const obj_state_name[] = {
 	[SONDE_OBJ_UNKNOWN] = "no build id",
 };
 
-/* Whether objects i is the first of its file (path and build id) among the
- * objects the analysis symbolises from a file: not sonde's own (folded
- * away), not the vDSO (its copy is in the experiment). */
-static bool checked_object(const struct sonde_object *o, size_t i)
+/* An object among those of its file (path and build id), for sorting. */
+struct objkey {
+	const char *path, *buildid;
+	size_t i;
+};
+
+static int cmp_objkey(const void *a, const void *b)
 {
-	if (o[i].sonde || o[i].copy || o[i].path[0] != '/')
-		return false;
-	for (size_t j = 0; j < i; j++)
-		if (!strcmp(o[j].path, o[i].path) &&
-		    (o[j].buildid ? o[i].buildid && !strcmp(o[j].buildid, o[i].buildid)
-				  : !o[i].buildid))
-			return false;
-	return true;
+	const struct objkey *x = a, *y = b;
+	int c = strcmp(x->path, y->path);
+
+	if (!c && x->buildid != y->buildid)
+		c = !x->buildid ? -1 : !y->buildid ? 1 : strcmp(x->buildid, y->buildid);
+	return c ? c : x->i < y->i ? -1 : x->i > y->i;
+}
+
+/*
+ * checked[i]: whether object i is the first of its file (path and build
+ * id) among the objects the analysis symbolises from a file: not sonde's
+ * own (folded away), not the vDSO (its copy is in the experiment).  All at
+ * once, by sorting: testing each object against those before it was n^2
+ * in the objects (a map.xml of many files).  NULL out of memory.
+ */
+static bool *checked_objects(const struct sonde_object *o, size_t n)
+{
+	bool *checked = calloc(n ? n : 1, sizeof(*checked));
+	struct objkey *k = malloc((n ? n : 1) * sizeof(*k));
+
+	if (!checked || !k) {
+		free(checked);
+		free(k);
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++)
+		k[i] = (struct objkey){ o[i].path, o[i].buildid, i };
+	qsort(k, n, sizeof(*k), cmp_objkey);
+	for (size_t j = 0; j < n; j++) {
+		const struct sonde_object *x = &o[k[j].i];
+
+		if (j && !cmp_objkey(&(struct objkey){ k[j - 1].path, k[j - 1].buildid, 0 },
+				     &(struct objkey){ k[j].path, k[j].buildid, 0 }))
+			continue; /* an earlier object of the same file */
+		checked[k[j].i] = !x->sonde && !x->copy && x->path[0] == '/';
+	}
+	free(k);
+	return checked;
 }
 
 /* Whether reading o finds no function symbols in it (the files sonde print's
@@ -356,9 +389,14 @@ static void print_object_check(FILE *out, const struct sonde_exp *exp)
 	size_t n, count[SONDE_OBJ_UNKNOWN + 1] = { 0 }, files = 0;
 	const struct sonde_object *o = sonde_exp_objects(exp, &n);
 	char file[PATH_MAX], msg[2 * PATH_MAX];
+	bool *checked = checked_objects(o, n);
 
+	if (!checked) {
+		fprintf(out, "%-19sout of memory\n", "Load objects:");
+		return;
+	}
 	for (size_t i = 0; i < n; i++) {
-		if (!checked_object(o, i))
+		if (!checked[i])
 			continue;
 		enum sonde_archive_state st = sonde_archive_check(dir, o[i].path, o[i].buildid, file,
 								  sizeof(file), msg, sizeof(msg));
@@ -379,7 +417,7 @@ static void print_object_check(FILE *out, const struct sonde_exp *exp)
 	size_t unnamed = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		if (!checked_object(o, i))
+		if (!checked[i])
 			continue;
 		enum sonde_archive_state st = sonde_archive_check(dir, o[i].path, o[i].buildid, file,
 								  sizeof(file), msg, sizeof(msg));
@@ -398,6 +436,7 @@ static void print_object_check(FILE *out, const struct sonde_exp *exp)
 			fprintf(out, "  %s\n", u[i]);
 	}
 	sonde_syms_close(syms);
+	free(checked);
 }
 
 static void header(FILE *out, const struct sonde_exp *exp)
@@ -794,9 +833,10 @@ static void header_data(const struct sonde_emit *out, const void *arg)
 		const struct sonde_object *o = sonde_exp_objects(exp, &no);
 		char file[PATH_MAX], msg[2 * PATH_MAX];
 		struct sonde_syms *syms = sonde_syms_open(exp);
+		bool *checked = checked_objects(o, no);
 
-		for (size_t i = 0; i < no; i++) {
-			if (!checked_object(o, i))
+		for (size_t i = 0; checked && i < no; i++) {
+			if (!checked[i])
 				continue;
 			enum sonde_archive_state st = sonde_archive_check(
 				in->dir, o[i].path, o[i].buildid, file, sizeof(file), msg, sizeof(msg));
@@ -809,6 +849,7 @@ static void header_data(const struct sonde_emit *out, const void *arg)
 				kv_bool(&k, "function_symbols", !object_unnamed(syms, &o[i]));
 			kv_close(&k);
 		}
+		free(checked);
 		sonde_syms_close(syms);
 	}
 	kv_close(&k);

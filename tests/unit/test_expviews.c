@@ -444,6 +444,103 @@ static void test_error_codes(const struct sonde_exp *e)
 	sonde_profile_release(&prof);
 }
 
+/* ---- many load objects ----------------------------------------------------------------- */
+
+static double thread_cpu_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/*
+ * A map.xml of 60000 objects of as many files, none of which can be read,
+ * all inside one object as large as the address space, and 60000 unloads
+ * of objects never loaded (what a corrupted or crafted map.xml can hold).
+ * The reader searched the objects back for each unload and paired each
+ * object with every earlier one that overlapped it (the mapping epochs),
+ * the object lookup walked back over them all, and -header compared each
+ * object with those before it and each symbol problem with every earlier
+ * one: n^2 each, 42 s of CPU in all (-header 24 s, the lookups 4.5 s).
+ * Each must stay within 2 s of this thread's CPU time (0.15 s in all now).
+ */
+static void test_many_objects(void)
+{
+	enum { N = 60000 };
+	char dir[4200], err[512], path[64];
+	struct sonde_expw *w;
+
+	group = "many load objects";
+	snprintf(dir, sizeof(dir), "%s/many.er", tmpdir);
+	if (!(w = sonde_expw_create(dir, err, sizeof(err)))) {
+		printf("not ok - %s: %s\n", group, err);
+		nfail++;
+		return;
+	}
+	sonde_expw_log_preamble(w, 100, T0);
+	sonde_expw_object(w, 1, "/nonexistent/all.so", 0, 0x1000, UINT64_MAX - 0xfff, T0);
+	for (uint32_t i = 0; i < N; i++) {
+		snprintf(path, sizeof(path), "/nonexistent/lib%u.so", i);
+		sonde_expw_object(w, 2 + i, path, 0x100000000 + 0x10000ull * i, 0x100000000 + 0x10000ull * i,
+				  0x100000000 + 0x10000ull * i + 0x1000, T0 + 1 + i);
+	}
+	for (uint32_t i = 0; i < N; i++)
+		sonde_expw_unload(w, 100000 + i, T0 + 2 * N);
+	if (sonde_expw_finish(w, 0, err, sizeof(err)) < 0) {
+		printf("not ok - %s: %s\n", group, err);
+		nfail++;
+		return;
+	}
+	double t0 = thread_cpu_s();
+	struct sonde_exp *e = open_exp(dir);
+	double secs = thread_cpu_s() - t0;
+
+	CHECK(e);
+	if (!e)
+		return;
+	if (secs >= 2.0)
+		printf("# opening took %.1f s of CPU\n", secs);
+	CHECK(secs < 2.0);
+	size_t n;
+
+	sonde_exp_objects(e, &n);
+	CHECK_U(n, N + 1);
+	/* every object shares addresses with another file: a cut at each load */
+	CHECK_U(sonde_exp_map_epochs(e), N + 2);
+	const struct sonde_object *o = sonde_exp_find_object(e, 0x100000000 + 0x10000ull * 1234 + 5, T0 + 2 * N);
+
+	CHECK(o && !strcmp(o->path, "/nonexistent/lib1234.so"));
+	o = sonde_exp_find_object(e, 0x100000000 + 0x10000ull * 1234 + 0x2000, T0 + 2 * N);
+	CHECK(o && !strcmp(o->path, "/nonexistent/all.so"));
+	t0 = thread_cpu_s();
+	for (uint32_t i = 0; i < N; i++)
+		if (!(o = sonde_exp_find_object(e, 0x100000000 + 0x10000ull * i + 0x800, SONDE_TIME_NEVER)) ||
+		    o->lo != 0x100000000 + 0x10000ull * i)
+			break;
+	secs = thread_cpu_s() - t0;
+	CHECK(o && o->lo == 0x100000000 + 0x10000ull * (N - 1));
+	if (secs >= 2.0)
+		printf("# %u lookups took %.1f s of CPU\n", N, secs);
+	CHECK(secs < 2.0);
+
+	const struct sonde_exp *one[1] = { e };
+	struct sonde_view_opts vo;
+	FILE *f = out_open();
+
+	sonde_view_opts_init(&vo);
+	t0 = thread_cpu_s();
+	sonde_view_header(f, one, 1, &vo);
+	secs = thread_cpu_s() - t0;
+	const char *txt = out_close(f);
+
+	CHECK(txt && strstr(txt, "Load objects:      60001 files: 60001 missing\n"));
+	if (secs >= 2.0)
+		printf("# -header took %.1f s of CPU\n", secs);
+	CHECK(secs < 2.0);
+	sonde_exp_close(e);
+}
+
 int main(void)
 {
 	struct sonde_exp *fe, *ce;
@@ -464,6 +561,7 @@ int main(void)
 	test_dump(fe);
 	test_processes(fe, ce);
 	test_error_codes(fe);
+	test_many_objects();
 	sonde_exp_close(fe);
 	sonde_exp_close(ce);
 	free(outbuf);

@@ -1117,6 +1117,16 @@ static void write_trace(const char *exp, const char *file, enum sonde_kind kind,
 	write_trace_threads(exp, file, kind, 1, &tid, first_ns, &pk, &n);
 }
 
+/* CPU seconds of this thread: what a bound on work can be checked
+ * against on a loaded machine (other processes take wall time, not it). */
+static double thread_cpu_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
 /* An experiment with no data besides what the test adds. */
 static void write_empty(const char *name)
 {
@@ -1337,6 +1347,48 @@ static void test_heap_leaks(void)
 	}
 	free(lk);
 	sonde_exp_close(exp);
+
+	/* Holes punched in one live mapping, one munmap each (an address
+	 * space reservation released page by page, or a corrupted size): a
+	 * mapping's pieces were a list scanned at each munmap that reached
+	 * it, n^2 for n holes (13 s for these).  Checked against a bound on
+	 * CPU time (test_heap_stopped_clock): 0.02 s now. */
+	const size_t H = 200000;
+
+	big = malloc((H + 1) * sizeof(struct sonde_heap_packet));
+	if (!big)
+		return;
+	n = heap_pkt(big, SONDE_HEAP_MMAP, SONDE_HEAPF_ALLOC, T0, A, (uint64_t)1 << 36);
+	for (size_t i = 0; i < H; i++)
+		n += heap_pkt(big + n, SONDE_HEAP_MUNMAP, SONDE_HEAPF_FREE, T0 + 1 + i, A + 0x1000 + i * 0x2000, 0x1000);
+	write_empty("holes.er");
+	write_trace("holes.er", "heaptrace", SONDE_KIND_HEAP, 100, T0, big, n);
+	free(big);
+	exp = open_exp("holes.er");
+	CHECK(exp && sonde_exp_heap_events(exp, &ne) && ne == H + 1);
+	uint64_t *lft = malloc((H + 1) * sizeof(*lft));
+
+	lk = malloc((H + 1) * sizeof(*lk));
+	if (exp && lk && lft && ne == H + 1) {
+		double t0 = thread_cpu_s();
+
+		CHECK_I(sonde_heap_leaks_left(exp, lk, lft, &m), 1);
+		double secs = thread_cpu_s() - t0;
+
+		CHECK(lk[0] && lft[0] == ((uint64_t)1 << 36) - H * 0x1000);
+		CHECK_U(m.leaked_bytes, ((uint64_t)1 << 36) - H * 0x1000);
+		if (secs >= 2.0)
+			printf("# sonde_heap_leaks took %.1f s of CPU for %zu holes in a mapping\n", secs, H);
+		CHECK(secs < 2.0);
+		t0 = thread_cpu_s();
+		CHECK_I(sonde_heap_stats(exp, &hs), 0);
+		secs = thread_cpu_s() - t0;
+		CHECK_U(hs.m.leaked_bytes, ((uint64_t)1 << 36) - H * 0x1000);
+		CHECK(secs < 2.0);
+	}
+	free(lk);
+	free(lft);
+	sonde_exp_close(exp);
 }
 
 /* Events with equal times (one tick of the tracing clock) from several
@@ -1425,6 +1477,153 @@ static void test_heap_ties(void)
 		CHECK_U(m.unmatched_frees, 0);
 		CHECK_U(m.reused_live, 0);
 	}
+	sonde_exp_close(exp);
+}
+
+/*
+ * What a run leaves when sonde collect is killed while the target runs
+ * on: the tracing clock stops, so every later heap event carries its last
+ * tick, in blocks claimed (their headers' real time) long after it, which
+ * the reader says.  One run of equal times to the end, in which blocks
+ * pass between eight threads: each address has 20 events, three or two
+ * from each thread.  Ordering each address's events exactly took 10^5
+ * steps and more per address (the states multiply with the threads), and
+ * such an experiment made sonde print -header run for minutes (issue 27,
+ * defect 6).  The work must be linear in the events: checked against a
+ * bound on this thread's CPU time (which other processes on a loaded
+ * machine do not take), 2 s, where the linear walk takes 0.05 s (0.15 s
+ * with sanitizers) and the old one took 11 s.
+ */
+static void test_heap_stopped_clock(void)
+{
+	group = "heap leak matching, a stopped tracing clock";
+	enum { NT = 8, NA = 12000, PER = 20 };
+	const uint64_t T = T0 + 1000000000, A = 0x40000000;
+	uint8_t *pk[NT];
+	size_t n[NT], ne;
+	uint32_t tid[NT];
+	bool ok = true;
+
+	for (int t = 0; t < NT; t++) {
+		tid[t] = (uint32_t)(100 + t);
+		n[t] = 0;
+		ok &= (pk[t] = malloc((size_t)NA * 3 * sizeof(struct sonde_heap_packet))) != NULL;
+	}
+	/* address a: allocated, freed, allocated, ... 20 times, event j by
+	 * thread j % 8, so that thread 0 only allocates it, thread 1 only
+	 * frees it, ...; the order that makes no step impossible is j's */
+	for (size_t a = 0; ok && a < NA; a++)
+		for (int j = 0; j < PER; j++) {
+			int t = j % NT;
+			bool alloc = j % 2 == 0;
+
+			n[t] += heap_pkt(pk[t] + n[t], alloc ? SONDE_HEAP_MALLOC : SONDE_HEAP_FREE,
+					 alloc ? SONDE_HEAPF_ALLOC : SONDE_HEAPF_FREE, T, A + 64 * a, alloc ? 32 : 0);
+		}
+	struct sonde_exp *exp = NULL;
+
+	if (ok) {
+		/* the same events in blocks claimed at their tick: the clock
+		 * may have stopped, but nothing shows it */
+		write_empty("ticking.er");
+		write_trace_threads("ticking.er", "heaptrace", SONDE_KIND_HEAP, NT, tid, T,
+				    (const uint8_t *const *)pk, n);
+		exp = open_exp("ticking.er");
+		CHECK(exp && !has_problem(exp, SONDE_PROBLEM_WARNING, "tracing clock", NULL));
+		sonde_exp_close(exp);
+		/* the blocks claimed 3 s after their events' tick */
+		write_empty("stopped.er");
+		write_trace_threads("stopped.er", "heaptrace", SONDE_KIND_HEAP, NT, tid, T + 3000000000ull,
+				    (const uint8_t *const *)pk, n);
+		exp = open_exp("stopped.er");
+	}
+	for (int t = 0; t < NT; t++)
+		free(pk[t]);
+	CHECK(exp && sonde_exp_heap_events(exp, &ne) && ne == (size_t)NA * PER);
+	/* said in one warning: when the clock stopped, how many events carry it */
+	CHECK(exp && has_problem(exp, SONDE_PROBLEM_WARNING, "tracing clock stopped at 1.000 s",
+				 "240000 heap events", "up to 3.0 s later", NULL));
+	size_t np = 0, nclock = 0;
+	const struct sonde_problem *pr = exp ? sonde_exp_problems(exp, &np) : NULL;
+
+	for (size_t i = 0; i < np; i++)
+		nclock += strstr(pr[i].msg, "tracing clock") != NULL;
+	CHECK_U(nclock, 1);
+	CHECK(exp && sonde_exp_nerrors(exp) == 0);
+	bool *leaked = exp && ne == (size_t)NA * PER ? malloc(ne * sizeof(*leaked)) : NULL;
+
+	if (leaked) {
+		struct sonde_heap_match m;
+		struct sonde_heap_stats hs;
+		double t0 = thread_cpu_s();
+
+		CHECK_I(sonde_heap_leaks(exp, leaked, &m), 0);
+		double secs = thread_cpu_s() - t0;
+
+		if (secs >= 2.0)
+			printf("# sonde_heap_leaks took %.1f s of CPU for %zu events of one time\n", secs, ne);
+		CHECK(secs < 2.0);
+		CHECK_U(m.unmatched_frees, 0);
+		CHECK_U(m.reused_live, 0);
+		t0 = thread_cpu_s();
+		CHECK_I(sonde_heap_stats(exp, &hs), 0);
+		secs = thread_cpu_s() - t0;
+		if (secs >= 2.0)
+			printf("# sonde_heap_stats took %.1f s of CPU for %zu events of one time\n", secs, ne);
+		CHECK(secs < 2.0);
+		CHECK_U(hs.m.leaks, 0);
+		CHECK_U(hs.m.unmatched_frees, 0);
+	}
+	free(leaked);
+	sonde_exp_close(exp);
+}
+
+/*
+ * An exec that failed voids the end records written for it (from its
+ * since_ns on): every thread whose recorded end is at or after since_ns
+ * loses it.  Each exec_failed looked at every thread, n^2 for a log.xml of
+ * n of each (19 s of CPU for 80000, a 16 MB log.xml); now the threads'
+ * ends are a heap.  60000 threads end, then 60000 execs fail, each since a
+ * little earlier, down to the middle thread's end; the last thread ends
+ * again after them.
+ */
+static void test_exec_failed_many(void)
+{
+	group = "exec_failed over many threads";
+	enum { N = 60000 };
+	struct sonde_expw *w = create("execfail.er");
+
+	sonde_expw_log_preamble(w, 100, T0);
+	for (uint32_t k = 0; k < N; k++)
+		sonde_expw_log(w, "<event kind=\"thread_end\" tid=\"%u\" time_ns=\"%llu\" cpu_ns=\"5\"/>\n", 1000 + k,
+			       (unsigned long long)(T0 + 10 + k));
+	for (uint32_t k = 0; k < N; k++)
+		sonde_expw_log(w, "<event kind=\"exec_failed\" time_ns=\"%llu\" since_ns=\"%llu\" err=\"2\"/>\n",
+			       (unsigned long long)(T0 + 2 * N + k), (unsigned long long)(T0 + 10 + N - 1 - k / 2));
+	sonde_expw_log(w, "<event kind=\"thread_end\" tid=\"%u\" time_ns=\"%llu\" cpu_ns=\"7\"/>\n", 1000 + N - 1,
+		       (unsigned long long)(T0 + 4 * N));
+	finish(w, 0);
+	double t0 = thread_cpu_s();
+	struct sonde_exp *exp = open_exp("execfail.er");
+	double secs = thread_cpu_s() - t0;
+
+	CHECK(exp);
+	if (!exp)
+		return;
+	if (secs >= 2.0)
+		printf("# opening took %.1f s of CPU\n", secs);
+	CHECK(secs < 2.0);
+	size_t n, kept = 0;
+	const struct sonde_thread *t = sonde_exp_threads(exp, &n);
+
+	CHECK_U(n, N);
+	for (size_t i = 0; i < n; i++)
+		kept += t[i].has_cpu_ns;
+	/* the first half and the one that ended again */
+	CHECK_U(kept, N / 2 + 1);
+	CHECK(n == N && t[0].has_cpu_ns && t[0].cpu_ns == 5 && t[0].end_ns == T0 + 10);
+	CHECK(n == N && t[N / 2 - 1].has_cpu_ns && !t[N / 2].has_cpu_ns && t[N / 2].end_ns == 0);
+	CHECK(n == N && t[N - 1].has_cpu_ns && t[N - 1].cpu_ns == 7 && t[N - 1].end_ns == T0 + 4 * N);
 	sonde_exp_close(exp);
 }
 
@@ -1812,6 +2011,8 @@ int main(void)
 	test_heap_leaks();
 	test_heap_heaptrack();
 	test_heap_ties();
+	test_heap_stopped_clock();
+	test_exec_failed_many();
 	test_heap_stream();
 	test_missing_map();
 	test_file_headers();
