@@ -132,7 +132,10 @@ if near "${cut:-0}" "$t" && [ "${main:-0}" -lt 20000000 ]; then ok "-D 100: the 
 if awk '/^Attr/ { blk++ } /\*leaf$/ { inleaf = blk } END { exit !inleaf }' cc.txt && grep -q ' <Truncated-stack>$' cc.txt; then
 	ok "-callers-callees shows <Truncated-stack>"; else notok "-callers-callees has no <Truncated-stack>"; fi
 "$SONDE" print -calltree s.er >ct.txt 2>&1
-if grep -q '^[0-9. ]*+-<Truncated-stack>$' ct.txt && ! grep -q '+-main$' ct.txt; then
+# A sample or two may land in main outside the recursion (its set-up): a
+# root main is allowed what -functions allowed it above, 20 ms.
+rootmain=$(awk '/^[0-9. ]*\+-main$/ { printf "%d\n", $3 * 1e9 }' ct.txt)
+if grep -q '^[0-9. ]*+-<Truncated-stack>$' ct.txt && [ "${rootmain:-0}" -lt 20000000 ]; then
 	ok "-calltree: the cut stacks hang from <Truncated-stack> at the root"; else
 	notok "-calltree: no root <Truncated-stack>"
 	sed 's/^/#   /' ct.txt | head -12
