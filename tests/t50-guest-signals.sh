@@ -53,6 +53,8 @@ done
 # ---- 5. every entry that sets an action ----
 D=$FIX/gsig_disp
 for m in signal bsd_signal ssignal sysv_signal __sysv_signal sigset sigvec; do
+	# What libc keeps for itself, the fixture's truth without sonde.
+	plainforeign=$("$D" $m | awk '$1 == "foreign" { print $2 }')
 	for p in hi on; do
 		[ $p = on ] && case $m in sigset | bsd_signal | sysv_signal) ;; *) continue ;; esac
 		ms=$([ $p = hi ] && echo 1 || echo 10)
@@ -66,15 +68,23 @@ for m in signal bsd_signal ssignal sysv_signal __sysv_signal sigset sigvec; do
 		if [ $st = 0 ] && [ "${handled:-x}" = 0 ]; then
 			ok "-p $p $m: the target's handlers never received the profiling signal"
 		else notok "-p $p $m: exit $st, the target's handlers received ${handled:-?} signals"; fi
+		# Exact: the kernel's actions, read past every interposer, are
+		# the fixture's but for what libc keeps and sonde's one signal.
+		foreign=$(awk '$1 == "foreign" { print $2 }' out.$m$p)
+		if [ -n "$plainforeign" ] && [ "${foreign:-x}" = $((plainforeign + 1)) ]; then
+			ok "-p $p $m: sonde's handler is in place in the kernel, for its signal alone"
+		else notok "-p $p $m: ${foreign:-?} actions not the target's (alone ${plainforeign:-?}; want one more)"; fi
 		# The weight is the CPU clock's, so it matches closely; the count
-		# is one per interval of CPU, less the intervals the tick (-p on)
-		# or a loaded machine merges (17 of 30 at load 10): at least 30%
-		# of them at -p hi, where the fault this catches leaves one
-		# sample (the thread's tail).  The timer source (-p on) delivers
-		# late on a busy machine (2 samples for 0.3 s once), so there
-		# more than that one sample.
+		# is one per interval of CPU, less the intervals a loaded machine
+		# merges (17 of 30 at load 10): at least 30% of them at -p hi,
+		# where the fault this catches leaves one sample (the thread's
+		# tail).  The timer source (-p on) is checked only at the ticks
+		# that find the thread running, and on a busy machine a thread can
+		# run between ticks for a whole 0.3 s: 1 sample in 12 of 240 runs
+		# at load 12, main's code and the one before alike.  Its count
+		# proves nothing; the kernel's action above is the exact check.
 		if [ -n "$cpu" ] && within "$w" "$cpu" 5 && awk -v n="$n" -v c="$cpu" -v ms="$ms" -v p="$p" \
-			'BEGIN { exit !(p == "on" ? n >= 2 : n >= 0.3 * c / (ms * 1e6)) }'; then
+			'BEGIN { exit !(p == "on" ? n >= 1 : n >= 0.3 * c / (ms * 1e6)) }'; then
 			ok "-p $p $m: the profile holds ($n samples, CPU within 5%)"
 		else notok "-p $p $m: $n samples weighing $w ns for ${cpu:-?} ns of CPU"; fi
 	done
