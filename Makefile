@@ -58,6 +58,21 @@ API_PC    := $(B)/lib/pkgconfig/sonde.pc
 # The collector API fixture, linked every way a program may link the API.
 API_FIXTURES := $(B)/fixtures/apiuse_pie $(B)/fixtures/apiuse_nopie $(B)/fixtures/apiuse_so
 
+# Header dependencies: each compile of the project's sources writes the
+# headers it read into a .d file under $(B)/obj (-MMD; -MP adds an empty
+# rule per header, so that a header removed or renamed is no error), and
+# the .d files are included at the end, so that a header change rebuilds
+# exactly what includes it.  A program compiled and linked in one command
+# names its .d file (-MF) and itself as the target (-MT).  Each target
+# also depends on its .d file, which an empty rule (at the end) "makes"
+# when it is missing: a target built before it had one is built again
+# once, and gets one.  The fixtures that include no header of the project
+# (tests/fixtures/*.h only) list their headers by hand.
+DEPFLAGS  := -MMD -MP
+DEPS      := $(COLLECTOR_OBJ:.o=.d) $(filter-out $(B)/obj/gen/%,$(LIB_OBJ:.o=.d)) $(CMD_OBJ:.o=.d) \
+	     $(B)/obj/api/sonde_api.d $(TRACER_SRC:%.c=$(B)/obj/%.d) $(TOOL_SRC:%.c=$(B)/obj/%.d) \
+	     $(UNIT_SRC:tests/unit/%.c=$(B)/obj/tests/%.d) $(API_FIXTURES:$(B)/%=$(B)/obj/%.d)
+
 .PHONY: all deps check demo bench install clean tests
 
 all: $(SONDE) $(COLLECTOR) $(TRACERS) $(API_A) $(API_SO) $(API_PC)
@@ -67,9 +82,9 @@ deps:
 
 # The collector lives in other people's processes: position-independent,
 # hidden visibility (only interposers are exported), no sanitizers.
-$(B)/obj/collector/%.o: collector/%.c collector/*.h include/sonde/*.h
+$(B)/obj/collector/%.o: collector/%.c $(B)/obj/collector/%.d
 	@mkdir -p $(dir $@)
-	$(CC) $(BASEFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -fno-strict-aliasing -c $< -o $@
+	$(CC) $(BASEFLAGS) $(DEPFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -fno-strict-aliasing -c $< -o $@
 
 $(COLLECTOR): $(COLLECTOR_OBJ) collector/exports.map
 	@mkdir -p $(dir $@)
@@ -77,15 +92,17 @@ $(COLLECTOR): $(COLLECTOR_OBJ) collector/exports.map
 
 # Tracing libraries (-s, -H, -i): preloaded only when asked for, linked
 # against the collector, whose tracing entry points they call.
-$(B)/lib/sonde/libsonde_%.so: tracers/%.c tracers/tracer.h include/sonde/*.h $(COLLECTOR)
-	$(CC) $(BASEFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -fno-strict-aliasing -shared -Wl,-z,defs \
-		-o $@ $< -L$(B)/lib/sonde -lsonde_collector -Wl,-rpath,'$$ORIGIN' -ldl -lpthread
+$(B)/lib/sonde/libsonde_%.so: tracers/%.c $(B)/obj/tracers/%.d $(COLLECTOR)
+	@mkdir -p $(B)/obj/tracers
+	$(CC) $(BASEFLAGS) $(DEPFLAGS) -MT $@ -MF $(B)/obj/tracers/$*.d $(CFLAGS) -fPIC -fvisibility=hidden \
+		-fno-strict-aliasing -shared -Wl,-z,defs -o $@ $< -L$(B)/lib/sonde -lsonde_collector \
+		-Wl,-rpath,'$$ORIGIN' -ldl -lpthread
 
 # The collector API library (include/sonde/collector.h): linked into
 # programs, static or shared; a no-op without the collector.
-$(B)/obj/api/sonde_api.o: api/sonde_api.c include/sonde/collector.h
+$(B)/obj/api/sonde_api.o: api/sonde_api.c $(B)/obj/api/sonde_api.d
 	@mkdir -p $(dir $@)
-	$(CC) $(BASEFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+	$(CC) $(BASEFLAGS) $(DEPFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
 
 $(API_A): $(B)/obj/api/sonde_api.o
 	@mkdir -p $(dir $@)
@@ -99,26 +116,28 @@ $(API_PC): api/sonde.pc.in Makefile
 	@mkdir -p $(dir $@)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
 
-$(B)/fixtures/apiuse_pie: tests/fixtures/api/apiuse.c tests/fixtures/burner.h $(API_A)
-	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -O2 -g -fomit-frame-pointer -Wall -Wextra -Iinclude -fPIE -pie -o $@ $< $(API_A) -ldl
+$(B)/fixtures/apiuse_pie: tests/fixtures/api/apiuse.c $(B)/obj/fixtures/apiuse_pie.d $(API_A)
+	@mkdir -p $(dir $@) $(B)/obj/fixtures
+	$(CC) -std=gnu11 $(DEPFLAGS) -MT $@ -MF $(B)/obj/fixtures/$(@F).d -O2 -g -fomit-frame-pointer -Wall -Wextra \
+		-Iinclude -fPIE -pie -o $@ $< $(API_A) -ldl
 
-$(B)/fixtures/apiuse_nopie: tests/fixtures/api/apiuse.c tests/fixtures/burner.h $(API_A)
-	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -O2 -g -fomit-frame-pointer -Wall -Wextra -Iinclude -fno-pie -no-pie -o $@ $< $(API_A) -ldl
+$(B)/fixtures/apiuse_nopie: tests/fixtures/api/apiuse.c $(B)/obj/fixtures/apiuse_nopie.d $(API_A)
+	@mkdir -p $(dir $@) $(B)/obj/fixtures
+	$(CC) -std=gnu11 $(DEPFLAGS) -MT $@ -MF $(B)/obj/fixtures/$(@F).d -O2 -g -fomit-frame-pointer -Wall -Wextra \
+		-Iinclude -fno-pie -no-pie -o $@ $< $(API_A) -ldl
 
-$(B)/fixtures/apiuse_so: tests/fixtures/api/apiuse.c tests/fixtures/burner.h $(API_SO)
-	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -O2 -g -fomit-frame-pointer -Wall -Wextra -Iinclude -o $@ $< -L$(B)/lib -lsonde_api \
-		-Wl,-rpath,'$$ORIGIN/../lib'
+$(B)/fixtures/apiuse_so: tests/fixtures/api/apiuse.c $(B)/obj/fixtures/apiuse_so.d $(API_SO)
+	@mkdir -p $(dir $@) $(B)/obj/fixtures
+	$(CC) -std=gnu11 $(DEPFLAGS) -MT $@ -MF $(B)/obj/fixtures/$(@F).d -O2 -g -fomit-frame-pointer -Wall -Wextra \
+		-Iinclude -o $@ $< -L$(B)/lib -lsonde_api -Wl,-rpath,'$$ORIGIN/../lib'
 
-$(B)/obj/lib/%.o: lib/%.c lib/*/*.h include/sonde/*.h
+$(B)/obj/lib/%.o: lib/%.c $(B)/obj/lib/%.d
 	@mkdir -p $(dir $@)
-	$(CC) $(BASEFLAGS) $(CFLAGS) $(SANFLAGS) -Ilib -c $< -o $@
+	$(CC) $(BASEFLAGS) $(DEPFLAGS) $(CFLAGS) $(SANFLAGS) -Ilib -c $< -o $@
 
-$(B)/obj/cmd/%.o: cmd/%.c cmd/*.h lib/*/*.h include/sonde/*.h
+$(B)/obj/cmd/%.o: cmd/%.c $(B)/obj/cmd/%.d
 	@mkdir -p $(dir $@)
-	$(CC) $(BASEFLAGS) $(CFLAGS) $(SANFLAGS) -Ilib -Icmd -c $< -o $@
+	$(CC) $(BASEFLAGS) $(DEPFLAGS) $(CFLAGS) $(SANFLAGS) -Ilib -Icmd -c $< -o $@
 
 $(REPORT_GEN): $(REPORT_ASSETS) scripts/embed.sh
 	@mkdir -p $(dir $@)
@@ -137,29 +156,39 @@ $(SONDE): $(CMD_OBJ) $(LIBSONDE)
 	@mkdir -p $(dir $@)
 	$(CC) $(SANFLAGS) -o $@ $(CMD_OBJ) $(LIBSONDE) $(LIBSONDE_LIBS)
 
-# Unit tests: test_unwind links the collector's unwinder directly.
+# Unit tests.  Those that compile several sources in one command list
+# their headers with a pass of their own (-MM; -MMD would keep only the
+# last source's).
+MULTIDEP = $(CC) $(BASEFLAGS) -Icollector -MM -MP -MT $@ $(filter %.c,$^) > $(B)/obj/tests/$(@F).d
+
+# test_unwind links the collector's unwinder directly.
 UNWIND_SRC := collector/unwind.c collector/unwind_tables.c collector/sysgate.c
-$(B)/tests/test_unwind: tests/unit/test_unwind.c $(UNWIND_SRC) collector/unwind.h collector/unwind_internal.h
-	@mkdir -p $(dir $@)
+$(B)/tests/test_unwind: tests/unit/test_unwind.c $(UNWIND_SRC) $(B)/obj/tests/test_unwind.d
+	@mkdir -p $(dir $@) $(B)/obj/tests
+	$(MULTIDEP)
 	$(CC) $(BASEFLAGS) -O2 -g -fomit-frame-pointer -Icollector $< $(UNWIND_SRC) -o $@ -ldl -lpthread
 
 # test_sysgate links the collector's seccomp gate, to judge it against the kernel.
-$(B)/tests/test_sysgate: tests/unit/test_sysgate.c tests/unit/check.h collector/sysgate.c collector/*.h
-	@mkdir -p $(dir $@)
+$(B)/tests/test_sysgate: tests/unit/test_sysgate.c collector/sysgate.c $(B)/obj/tests/test_sysgate.d
+	@mkdir -p $(dir $@) $(B)/obj/tests
+	$(MULTIDEP)
 	$(CC) $(BASEFLAGS) $(CFLAGS) -Iinclude -Icollector $< collector/sysgate.c -o $@
 
 # test_stacks compiles the collector's stack interning with small tables.
-$(B)/tests/test_stacks: tests/unit/test_stacks.c tests/unit/check.h collector/stacks.c collector/*.h
-	@mkdir -p $(dir $@)
+$(B)/tests/test_stacks: tests/unit/test_stacks.c collector/sysgate.c $(B)/obj/tests/test_stacks.d
+	@mkdir -p $(dir $@) $(B)/obj/tests
+	$(MULTIDEP)
 	$(CC) $(BASEFLAGS) $(CFLAGS) -Iinclude -Icollector $< collector/sysgate.c -o $@ -lpthread
 
-$(B)/tests/tools/%: tests/tools/%.c $(LIBSONDE)
-	@mkdir -p $(dir $@)
-	$(CC) $(BASEFLAGS) $(CFLAGS) $(SANFLAGS) -Ilib $< $(LIBSONDE) -o $@ $(LIBSONDE_LIBS)
+$(B)/tests/tools/%: tests/tools/%.c $(B)/obj/tests/tools/%.d $(LIBSONDE)
+	@mkdir -p $(dir $@) $(B)/obj/tests/tools
+	$(CC) $(BASEFLAGS) $(DEPFLAGS) -MT $@ -MF $(B)/obj/tests/tools/$*.d $(CFLAGS) $(SANFLAGS) -Ilib $< \
+		$(LIBSONDE) -o $@ $(LIBSONDE_LIBS)
 
-$(B)/tests/%: tests/unit/%.c tests/unit/check.h tests/unit/symrange.h tests/unit/selfexe.h $(LIBSONDE)
-	@mkdir -p $(dir $@)
-	$(CC) $(BASEFLAGS) $(CFLAGS) $(SANFLAGS) -Ilib -Icmd $< $(LIBSONDE) -o $@ $(LIBSONDE_LIBS)
+$(B)/tests/%: tests/unit/%.c $(B)/obj/tests/%.d $(LIBSONDE)
+	@mkdir -p $(dir $@) $(B)/obj/tests
+	$(CC) $(BASEFLAGS) $(DEPFLAGS) -MT $@ -MF $(B)/obj/tests/$*.d $(CFLAGS) $(SANFLAGS) -Ilib -Icmd $< \
+		$(LIBSONDE) -o $@ $(LIBSONDE_LIBS)
 
 # Fixtures: programs with known behaviour, built as users build them:
 # -O2, no frame pointers.
@@ -282,3 +311,7 @@ install: all
 
 clean:
 	rm -rf $(B)
+
+# The header dependencies (DEPFLAGS above).
+$(DEPS): ;
+include $(wildcard $(DEPS))

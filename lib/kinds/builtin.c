@@ -3,7 +3,7 @@
  * profile, the call stacks and the sample points.  The reader reads them
  * itself (reader/experiment.c), the model builder turns the profile's
  * samples into the clock metrics (model/profile.c), agg has its profile
- * events (agg/dlang.c) and -dump its own dumps of them
+ * events (agg/dlang_events.c) and -dump its own dumps of them
  * (views/view_dump.c): their modules are empty.
  */
 #include "base/kindmod.h"

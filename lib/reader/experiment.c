@@ -1,8 +1,9 @@
 /*
  * experiment: the experiment reader.  See experiment.h for the contract.
  *
- * Open reads log.xml first (its events, and which data files it declares),
- * then map.xml and notes, then the data files: "stacks" first, so that the
+ * Open reads log.xml first (its events, and which data files it declares:
+ * logxml.c), then map.xml (the load objects: mapxml.c) and notes, then
+ * the data files, which this file reads: "stacks" first, so that the
  * profile scan can check each sample's stack id, then "profile", then
  * "overview".  Every data file goes through one scanner, scan_file(), which
  * checks the file header, each block header and each packet's size, and
@@ -27,6 +28,7 @@
 #include <sonde/shared.h>
 #include "reader/experiment.h"
 #include "reader/kind.h"
+#include "reader/experiment_internal.h"
 #include "base/xmlline.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -35,128 +37,12 @@
 
 #include "base/grow.h"
 #include "base/u64map.h"
-#include "base/partition.h"
 
-/* ---- the handle -------------------------------------------------------- */
-
-/* A valid byte range of one profile block. */
-struct blockref {
-	const uint8_t *p; /* first packet */
-	uint32_t len;	  /* bytes of whole, checked packets */
-	uint32_t tid;
-};
-
-/* The data files: the collector's own (DF_STACKS to DF_PERIODIC), then one
- * per traced kind of sonde/kinds.h, in id order (filled at open from the
- * table; DF_COUNT and F_COUNT are upper bounds, exp->ndata and
- * exp->nfiles the counts). */
-enum { DF_STACKS, DF_PROFILE, DF_OVERVIEW, DF_PERIODIC, DF_TRACED, DF_COUNT = DF_TRACED + SONDE_KIND_COUNT };
-enum { F_LOG, F_MAP, F_NOTES, F_PROFILE, F_STACKS, F_OVERVIEW, F_PERIODIC, F_TRACED, F_COUNT = F_TRACED + SONDE_KIND_COUNT };
-
-struct datafile {
-	const char *name;
-	uint32_t kind;
-	int file; /* F_* */
-	bool declared; /* by a <dataformat> of log.xml */
-	uint8_t *map;
-	size_t maplen;
-	uint64_t start_ns; /* from its header */
-	/* Where the file has data (SEEK_DATA/SEEK_HOLE), so that the scan
-	 * skips holes instead of reading gigabytes of zero pages; NULL: all
-	 * of it. */
-	struct extent {
-		uint64_t lo, hi;
-	} *ext;
-	size_t next;
-};
-
-struct sonde_exp {
-	struct sonde_exp_info info;
-	char *dir, *logbuf, *mapbuf, *notes;
-	bool oom;
-
-	struct sonde_event *events;
-	size_t nevents, capevents;
-	struct sonde_packet_desc *descs;
-	size_t ndescs, capdescs;
-
-	struct sonde_exp_file files[F_COUNT];
-	struct datafile data[DF_COUNT];
-	int nfiles, ndata;
-
-	struct sonde_problem *problems;
-	size_t nproblems, capproblems, nerrors, dropped, dropped_errors;
-
-	struct sonde_object *objects;
-	size_t nobjects, capobjects;
-	uint32_t *byaddr;   /* indices of objects with lo < hi, sorted by lo */
-	uint64_t *hitree;   /* the largest hi over byaddr's ranges (find_in) */
-	size_t hisize;	    /* its leaves: a power of two, at least nbyaddr */
-	size_t nbyaddr;
-	uint64_t *epoch_at; /* sorted distinct times where an address changed hands */
-	size_t nepoch_at;
-
-	struct sonde_stack *stacks;
-	size_t nstacks, capstacks;
-	struct u64map stackmap;
-
-	/* Frame nodes (SONDE_PKT_FRAME) from "stacks"; a stack named by a
-	 * leaf node is materialised into `stacks` when a sample refers to it. */
-	struct node {
-		uint64_t parent, pc, off;
-	} *nodes;
-	size_t nnodes, capnodes;
-	struct u64map nodemap;
-	uint64_t **owned; /* pc arrays of materialised stacks */
-	size_t nowned, capowned;
-	bool warned_missing_node;
-
-	struct sonde_thread *threads;
-	size_t nthreads, capthreads;
-	struct u64map threadmap;
-
-	struct blockref *blocks;
-	size_t nblocks, capblocks;
-
-	struct sonde_overview_packet *ov;
-	const char **ovlabel; /* parallel to ov: into the mapped file, or NULL */
-	size_t nov, capov, capovlabel;
-
-	/* Each traced kind's own state (reader/kind.h), by kind id. */
-	void *kstate[SONDE_KIND_MAX + 1];
-
-	/* Heap events are not kept at open: a heap-traced run writes tens of
-	 * millions of them.  Open checks every heap block and keeps, per block,
-	 * where its checked packets are and the order of its events' times
-	 * (struct heapblock); the events are decoded again when asked for:
-	 * streamed in time order by struct sonde_heap_iter, or all at once
-	 * (exp->heap) by sonde_exp_heap_events(), on first use. */
-	struct heapblock {
-		const uint8_t *pay;	 /* the block's payload */
-		uint32_t used, lim;	 /* its used size, and the bytes of it in the file */
-		uint32_t payload;	 /* the file's block payload size */
-		uint32_t tid, nev;	 /* owner, events in the checked packets */
-		uint64_t first_ns, boff; /* block header's first_ns, file offset */
-		uint64_t tfirst, tlast;	 /* times of its first and last event */
-		bool unsorted;		 /* an event's time is below the one before */
-	} *hblocks;
-	size_t nhblocks, caphblocks;
-	uint64_t nheapev; /* heap events in all checked packets */
-	struct sonde_heap_mmap *mmaps; /* the successful mmaps, in time order */
-	size_t nmmaps, capmmaps;
-	struct sonde_heap_event *hroom; /* the room heap packets are decoded into at open */
-	size_t caphroom;
-	struct sonde_heap_event *heap; /* all heap events, by time, once asked for */
-	size_t nheap, capheap;
-	bool heap_done, heap_failed;
-	pthread_mutex_t heap_lock;
-
-	struct sonde_exp_summary sum;
-};
+/* ---- what the reader's files share (experiment_internal.h) ------------ */
 
 /* Kind id's reading (reader/kind.h), from its module (base/kindmod.h);
  * the collector's own kinds' is empty: this file reads them. */
-static const struct sonde_reader_kind *reader_kind(int id)
+const struct sonde_reader_kind *exp_reader_kind(int id)
 {
 	static const struct sonde_reader_kind none;
 	const struct sonde_kind_module *m = sonde_kind_module(id);
@@ -173,10 +59,7 @@ static struct datafile *traced_file(struct sonde_exp *exp, int kind)
 	return NULL;
 }
 
-static void problem(struct sonde_exp *exp, enum sonde_problem_severity sev, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void problem(struct sonde_exp *exp, enum sonde_problem_severity sev, const char *fmt, ...)
+void exp_problem(struct sonde_exp *exp, enum sonde_problem_severity sev, const char *fmt, ...)
 {
 	if (sev == SONDE_PROBLEM_ERROR)
 		exp->nerrors++;
@@ -206,10 +89,7 @@ static void problem(struct sonde_exp *exp, enum sonde_problem_severity sev, cons
 	exp->nproblems++;
 }
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
+void exp_set_err(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -235,7 +115,7 @@ static char *path_in(const struct sonde_exp *exp, const char *file)
  * *buf, *len; 1 when the file does not exist; -1 on another error, with
  * errno set.
  */
-static int read_whole(struct sonde_exp *exp, const char *file, char **buf, size_t *len)
+int exp_read_whole(struct sonde_exp *exp, const char *file, char **buf, size_t *len)
 {
 	char *path = path_in(exp, file);
 
@@ -293,690 +173,6 @@ static int read_whole(struct sonde_exp *exp, const char *file, char **buf, size_
 	*buf = b;
 	*len = n;
 	return 0;
-}
-
-/* ---- numbers in XML attributes ----------------------------------------- */
-
-/* Parses decimal, or hexadecimal with 0x.  No sign, no trailing text. */
-static bool parse_u64(const char *s, uint64_t *out)
-{
-	int base = 10;
-
-	if (!s || !*s)
-		return false;
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
-		base = 16, s += 2;
-	if (!((*s >= '0' && *s <= '9') || (base == 16 && ((*s | 0x20) >= 'a' && (*s | 0x20) <= 'f'))))
-		return false;
-	char *end;
-
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, base);
-
-	if (errno || *end)
-		return false;
-	*out = v;
-	return true;
-}
-
-/* Reads numeric attribute attr of e into *out; leaves *out alone when the
- * attribute is absent; warns when it is not a number.  Returns true when
- * a value was stored. */
-static bool attr_u64(struct sonde_exp *exp, const char *file, const struct sonde_xml_elem *e,
-		     const char *attr, uint64_t *out)
-{
-	const char *v = sonde_xml_attr(e, attr);
-
-	if (!v)
-		return false;
-	if (!parse_u64(v, out)) {
-		problem(exp, SONDE_PROBLEM_WARNING, "'%s' line %u: <%s %s=\"%s\">: not a number", file,
-			e->line, e->name, attr, v);
-		return false;
-	}
-	return true;
-}
-
-static bool attr_u32(struct sonde_exp *exp, const char *file, const struct sonde_xml_elem *e,
-		     const char *attr, uint32_t *out)
-{
-	uint64_t v;
-
-	if (!attr_u64(exp, file, e, attr, &v))
-		return false;
-	if (v > UINT32_MAX) {
-		problem(exp, SONDE_PROBLEM_WARNING, "'%s' line %u: <%s %s>: value too large", file,
-			e->line, e->name, attr);
-		return false;
-	}
-	*out = (uint32_t)v;
-	return true;
-}
-
-static void attr_uint(struct sonde_exp *exp, const char *file, const struct sonde_xml_elem *e,
-		      const char *attr, unsigned *out)
-{
-	uint32_t v;
-
-	if (attr_u32(exp, file, e, attr, &v))
-		*out = v;
-}
-
-static void attr_int(struct sonde_exp *exp, const char *file, const struct sonde_xml_elem *e,
-		     const char *attr, int *out)
-{
-	const char *v = sonde_xml_attr(e, attr);
-
-	if (!v)
-		return;
-	char *end;
-
-	errno = 0;
-	long x = strtol(v, &end, 10);
-
-	if (errno || end == v || *end || x < -2147483647 - 1 || x > 2147483647)
-		problem(exp, SONDE_PROBLEM_WARNING, "'%s' line %u: <%s %s=\"%s\">: not a number", file,
-			e->line, e->name, attr, v);
-	else
-		*out = (int)x;
-}
-
-/* "1763700000.123456789" -> seconds and nanoseconds. */
-static bool parse_realtime(const char *s, int64_t *sec, uint32_t *nsec)
-{
-	uint64_t whole = 0, frac = 0;
-	const char *dot = strchr(s, '.');
-	char intpart[32];
-	size_t n = dot ? (size_t)(dot - s) : strlen(s);
-
-	if (n == 0 || n >= sizeof(intpart))
-		return false;
-	memcpy(intpart, s, n);
-	intpart[n] = '\0';
-	if (intpart[0] == '0' && intpart[1] == 'x')
-		return false;
-	if (!parse_u64(intpart, &whole) || whole > INT64_MAX)
-		return false;
-	if (dot) {
-		const char *f = dot + 1;
-		int digits = 0;
-
-		for (; *f; f++) {
-			if (*f < '0' || *f > '9')
-				return false;
-			if (digits < 9) {
-				frac = frac * 10 + (uint64_t)(*f - '0');
-				digits++;
-			}
-		}
-		if (digits == 0)
-			return false;
-		for (; digits < 9; digits++)
-			frac *= 10;
-	}
-	*sec = (int64_t)whole;
-	*nsec = (uint32_t)frac;
-	return true;
-}
-
-/* ---- log.xml ----------------------------------------------------------- */
-
-static const struct {
-	const char *name;
-	enum sonde_event_kind kind;
-} event_kinds[] = {
-	{ "start", SONDE_EV_START },	     { "thread_start", SONDE_EV_THREAD_START },
-	{ "thread_end", SONDE_EV_THREAD_END }, { "warning", SONDE_EV_WARNING },
-	{ "error", SONDE_EV_ERROR },	     { "end", SONDE_EV_END },
-	{ "exit", SONDE_EV_EXIT },	     { "signal", SONDE_EV_SIGNAL },
-	{ "exec", SONDE_EV_EXEC },	     { "exec_failed", SONDE_EV_EXEC_FAILED },
-	{ "reaped", SONDE_EV_REAPED },	     { "unrecorded", SONDE_EV_UNRECORDED },
-};
-
-static void log_event(struct sonde_exp *exp, const struct sonde_xml_elem *e)
-{
-	static const char file[] = "log.xml";
-
-	if (sonde_grow(&exp->events, &exp->capevents, exp->nevents + 1, sizeof(*exp->events), 16)) {
-		exp->oom = true;
-		return;
-	}
-	struct sonde_event *ev = &exp->events[exp->nevents++];
-	const char *kind = sonde_xml_attr(e, "kind");
-
-	memset(ev, 0, sizeof(*ev));
-	ev->kind_name = kind ? kind : "";
-	ev->line = e->line;
-	for (size_t i = 0; kind && i < sizeof(event_kinds) / sizeof(event_kinds[0]); i++)
-		if (!strcmp(kind, event_kinds[i].name))
-			ev->kind = event_kinds[i].kind;
-	attr_u64(exp, file, e, "time_ns", &ev->time_ns);
-	attr_u32(exp, file, e, "tid", &ev->tid);
-	ev->has_cpu_ns = attr_u64(exp, file, e, "cpu_ns", &ev->cpu_ns);
-	ev->text = sonde_xml_attr(e, "text");
-	attr_int(exp, file, e, "status", &ev->status);
-	ev->has_status = sonde_xml_attr(e, "status") != NULL;
-	attr_int(exp, file, e, "signal", &ev->signal);
-	ev->signame = sonde_xml_attr(e, "name");
-	attr_u64(exp, file, e, "samples", &ev->samples);
-	attr_u64(exp, file, e, "lost", &ev->lost);
-	attr_u64(exp, file, e, "stacks", &ev->stacks);
-	attr_u64(exp, file, e, "stacks_lost", &ev->stacks_lost);
-	attr_u64(exp, file, e, "handler_ns", &ev->handler_ns);
-	attr_u64(exp, file, e, "start_ns", &ev->start_ns);
-	attr_u64(exp, file, e, "since_ns", &ev->since_ns);
-	attr_int(exp, file, e, "errno", &ev->err);
-	attr_u32(exp, file, e, "pid", &ev->pid);
-	ev->lineage = sonde_xml_attr(e, "lineage");
-	ev->reason = sonde_xml_attr(e, "reason");
-	ev->command = sonde_xml_attr(e, "command");
-	bool ut = attr_u64(exp, file, e, "utime_ns", &ev->utime_ns);
-	bool st = attr_u64(exp, file, e, "stime_ns", &ev->stime_ns);
-	ev->has_times = ut && st;
-	ev->has_run_delay = attr_u64(exp, file, e, "run_delay_ns", &ev->run_delay_ns);
-	bool os = attr_u64(exp, file, e, "offcpu_samples", &ev->offcpu_samples);
-	bool od = attr_u64(exp, file, e, "offcpu_discarded", &ev->offcpu_discarded);
-	ev->has_offcpu = os || od;
-}
-
-/* Returns 0, or -1 with err set when dir is not a readable experiment. */
-static int read_log(struct sonde_exp *exp, char *err, size_t errlen)
-{
-	static const char file[] = "log.xml";
-	struct sonde_exp_info *in = &exp->info;
-	size_t len;
-	int r = read_whole(exp, file, &exp->logbuf, &len);
-
-	if (r == 1) {
-		set_err(err, errlen, "'%s' is not a sonde experiment (no log.xml)", exp->dir);
-		return -1;
-	}
-	if (r < 0) {
-		set_err(err, errlen, "cannot read '%s/log.xml': %s", exp->dir, strerror(errno));
-		return -1;
-	}
-
-	struct sonde_xml x;
-	struct sonde_xml_elem e;
-	char msg[256];
-	bool seen = false;
-
-	sonde_xml_init(&x, exp->logbuf, len);
-	while ((r = sonde_xml_next(&x, &e, msg, sizeof(msg))) != 0) {
-		if (r < 0) {
-			problem(exp, SONDE_PROBLEM_WARNING, "'%s' %s; ignored", file, msg);
-			continue;
-		}
-		if (e.kind == SONDE_XML_CLOSE) {
-			if (!strcmp(e.name, "experiment"))
-				in->log_complete = true;
-			continue;
-		}
-		if (e.kind == SONDE_XML_OTHER)
-			continue;
-		if (!strcmp(e.name, "experiment")) {
-			seen = true;
-			if (!sonde_xml_attr(&e, "format"))
-				problem(exp, SONDE_PROBLEM_WARNING,
-					"'%s' line %u: <experiment> has no format; reading it as format %d",
-					file, e.line, SONDE_FORMAT_VERSION);
-			in->format = SONDE_FORMAT_VERSION;
-			attr_uint(exp, file, &e, "format", &in->format);
-			in->collector = sonde_xml_attr(&e, "collector");
-		} else if (!strcmp(e.name, "target")) {
-			attr_u32(exp, file, &e, "pid", &in->target.pid);
-			attr_u32(exp, file, &e, "ppid", &in->target.ppid);
-			in->target.cwd = sonde_xml_attr(&e, "cwd");
-			in->target.exe = sonde_xml_attr(&e, "exe");
-			in->target.command = sonde_xml_attr(&e, "command");
-		} else if (!strcmp(e.name, "system")) {
-			in->system.host = sonde_xml_attr(&e, "host");
-			in->system.os = sonde_xml_attr(&e, "os");
-			in->system.release = sonde_xml_attr(&e, "release");
-			in->system.arch = sonde_xml_attr(&e, "arch");
-			attr_uint(exp, file, &e, "cpus", &in->system.cpus);
-			attr_u64(exp, file, &e, "pagesize", &in->system.pagesize);
-			attr_u64(exp, file, &e, "memory_kb", &in->system.memory_kb);
-		} else if (!strcmp(e.name, "settings")) {
-			const char *d = sonde_xml_attr(&e, "duration_s");
-
-			in->settings.clock_source = sonde_xml_attr(&e, "clock_source");
-			in->settings.kernel_time = sonde_xml_attr(&e, "kernel_time");
-			in->settings.follow = sonde_xml_attr(&e, "follow");
-			attr_u64(exp, file, &e, "clock_interval_ns", &in->settings.clock_interval_ns);
-			attr_uint(exp, file, &e, "depth_limit", &in->settings.depth_limit);
-			attr_u64(exp, file, &e, "size_limit_mb", &in->settings.size_limit_mb);
-			attr_u64(exp, file, &e, "offcpu_interval_ns", &in->settings.offcpu_interval_ns);
-			const char *ms = sonde_xml_attr(&e, "microstates");
-			in->settings.microstates = ms && !strcmp(ms, "1");
-			if (d) {
-				char *end;
-				double v = strtod(d, &end);
-
-				if (end == d || *end || v < 0)
-					problem(exp, SONDE_PROBLEM_WARNING,
-						"'%s' line %u: <settings duration_s=\"%s\">: not a number",
-						file, e.line, d);
-				else
-					in->settings.duration_s = v;
-			}
-		} else if (!strcmp(e.name, "trace")) {
-			const char *k = sonde_xml_attr(&e, "kind");
-
-			for (int id = 1; k && id <= SONDE_KIND_MAX; id++)
-				if (reader_kind(id)->log_trace && !strcmp(k, sonde_kind_desc(id)->name))
-					reader_kind(id)->log_trace(exp, file, &e);
-		} else if (!strcmp(e.name, "time")) {
-			const char *rt = sonde_xml_attr(&e, "realtime");
-
-			attr_u64(exp, file, &e, "start_ns", &in->start_ns);
-			if (rt && parse_realtime(rt, &in->realtime_sec, &in->realtime_nsec))
-				in->has_realtime = true;
-			else if (rt)
-				problem(exp, SONDE_PROBLEM_WARNING,
-					"'%s' line %u: <time realtime=\"%s\">: not a time", file, e.line,
-					rt);
-		} else if (!strcmp(e.name, "dataformat")) {
-			const char *f = sonde_xml_attr(&e, "file");
-
-			for (int i = 0; f && i < exp->ndata; i++)
-				if (!strcmp(f, exp->data[i].name))
-					exp->data[i].declared = true;
-		} else if (!strcmp(e.name, "packet")) {
-			if (sonde_grow(&exp->descs, &exp->capdescs, exp->ndescs + 1, sizeof(*exp->descs), 16)) {
-				exp->oom = true;
-				continue;
-			}
-			struct sonde_packet_desc *d = &exp->descs[exp->ndescs++];
-
-			memset(d, 0, sizeof(*d));
-			attr_uint(exp, file, &e, "type", &d->type);
-			attr_uint(exp, file, &e, "size", &d->size);
-			d->name = sonde_xml_attr(&e, "name");
-			d->fields = sonde_xml_attr(&e, "fields");
-		} else if (!strcmp(e.name, "event")) {
-			log_event(exp, &e);
-		}
-		/* Anything else is for a newer reader. */
-	}
-	if (!seen) {
-		set_err(err, errlen, "'%s' is not a sonde experiment (log.xml has no <experiment>)",
-			exp->dir);
-		return -1;
-	}
-	if (in->format < SONDE_FORMAT_MIN_READABLE || in->format > SONDE_FORMAT_VERSION) {
-		set_err(err, errlen,
-			"'%s' has experiment format %u; this sonde reads formats %d to %d", exp->dir,
-			in->format, SONDE_FORMAT_MIN_READABLE, SONDE_FORMAT_VERSION);
-		return -1;
-	}
-	return 0;
-}
-
-/* ---- map.xml ----------------------------------------------------------- */
-
-static int cmp_byaddr_exp_lo(const struct sonde_exp *exp, uint32_t a, uint32_t b)
-{
-	uint64_t la = exp->objects[a].lo, lb = exp->objects[b].lo;
-
-	if (la != lb)
-		return la < lb ? -1 : 1;
-	return a < b ? -1 : a > b;
-}
-
-/* Merge sort of the address index (qsort has no context argument). */
-static void sort_byaddr(const struct sonde_exp *exp, uint32_t *v, uint32_t *tmp, size_t n)
-{
-	if (n < 2)
-		return;
-	size_t h = n / 2;
-
-	sort_byaddr(exp, v, tmp, h);
-	sort_byaddr(exp, v + h, tmp, n - h);
-	size_t i = 0, j = h, k = 0;
-
-	while (i < h && j < n)
-		tmp[k++] = cmp_byaddr_exp_lo(exp, v[i], v[j]) <= 0 ? v[i++] : v[j++];
-	while (i < h)
-		tmp[k++] = v[i++];
-	while (j < n)
-		tmp[k++] = v[j++];
-	memcpy(v, tmp, n * sizeof(*v));
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Orders indices of the objects arg by file and base, 0 for objects that
- * give the same answers where they lie: the same file at the same base. */
-static int cmp_same_file(const void *a, const void *b, void *arg)
-{
-	const struct sonde_object *o = arg, *x = &o[*(const uint32_t *)a], *y = &o[*(const uint32_t *)b];
-	int c;
-
-	if (x->base != y->base)
-		return x->base < y->base ? -1 : 1;
-	if ((c = strcmp(x->path, y->path)))
-		return c;
-	if (x->buildid != y->buildid && (c = !x->buildid ? -1 : !y->buildid ? 1 : strcmp(x->buildid, y->buildid)))
-		return c;
-	if (x->copy != y->copy && (c = !x->copy ? -1 : !y->copy ? 1 : strcmp(x->copy, y->copy)))
-		return c;
-	return 0;
-}
-
-/* A sorted array's count of values below x (at or below: le). */
-static size_t count_below(const uint64_t *v, size_t n, uint64_t x, bool le)
-{
-	return PARTITION_POINT(0, n, i, le ? v[i] <= x : v[i] < x);
-}
-
-/* Whether an object of another file overlaps the object [lo, hi):
- * counted among those that start in [lo, hi), and among those that start
- * below lo and end above it, of all (alo, ahi: the address index's n
- * starts and ends, each sorted) and of its own file at its base (glo,
- * ghi: their ng starts and ends, each sorted), O(log n). */
-static bool overlaps_other(uint64_t lo, uint64_t hi, const uint64_t *alo, const uint64_t *ahi, size_t n,
-			   const uint64_t *glo, const uint64_t *ghi, size_t ng)
-{
-	/* starting in [lo, hi), itself included */
-	size_t all = count_below(alo, n, hi, false) - count_below(alo, n, lo, false);
-	size_t own = count_below(glo, ng, hi, false) - count_below(glo, ng, lo, false);
-
-	if (all > own)
-		return true;
-	/* starting below lo, ending above it: of those starting below lo,
-	 * the ones not ending at or below lo (an end at or below lo has its
-	 * start below lo) */
-	all = count_below(alo, n, lo, false) - count_below(ahi, n, lo, true);
-	own = count_below(glo, ng, lo, false) - count_below(ghi, ng, lo, true);
-	return all > own;
-}
-
-/*
- * Mapping epochs: sonde_exp_find_object() at a given time can only change
- * where an address was held by two objects that are not the same file at
- * the same base (a library dlclosed and another dlopened in its place),
- * and only at the load or unload of such an object.  Those times, sorted,
- * cut the run into epochs within which every lookup by time gives one
- * answer, so readers may cache per (address or stack, epoch).  Most runs
- * reuse no address: no cut, one epoch, nothing to pay.  Whether an object
- * overlaps one of another file is counted (overlaps_other), not found
- * pair by pair: n objects over one address range (a plugin loaded and
- * unloaded n times, a corrupted range) made n^2 pairs.
- */
-static void build_epochs(struct sonde_exp *exp)
-{
-	size_t n = exp->nbyaddr, nt = 0, cap = 0;
-	uint64_t *t = NULL;
-	bool *shared = calloc(exp->nobjects + 1, sizeof(*shared));
-	uint32_t *byfile = malloc((n + 1) * sizeof(*byfile));
-	uint64_t *alo = malloc((n + 1) * sizeof(*alo)), *ahi = malloc((n + 1) * sizeof(*ahi));
-	uint64_t *flo = malloc((n + 1) * sizeof(*flo)), *fhi = malloc((n + 1) * sizeof(*fhi));
-
-	if (!shared || !byfile || !alo || !ahi || !flo || !fhi) {
-		exp->oom = true;
-		goto out;
-	}
-	/* the index's objects by file: a run of one file has its starts
-	 * and ends, each sorted, in flo and fhi */
-	for (size_t j = 0; j < n; j++) {
-		byfile[j] = exp->byaddr[j];
-		alo[j] = exp->objects[exp->byaddr[j]].lo;
-		ahi[j] = exp->objects[exp->byaddr[j]].hi;
-	}
-	qsort_r(byfile, n, sizeof(*byfile), cmp_same_file, exp->objects);
-	qsort(ahi, n, sizeof(*ahi), cmp_u64); /* alo is sorted: the index's order */
-	for (size_t a = 0, b; a < n; a = b) {
-		for (b = a + 1; b < n && !cmp_same_file(&byfile[a], &byfile[b], exp->objects); b++)
-			;
-		for (size_t j = a; j < b; j++) {
-			flo[j] = exp->objects[byfile[j]].lo;
-			fhi[j] = exp->objects[byfile[j]].hi;
-		}
-		qsort(flo + a, b - a, sizeof(*flo), cmp_u64);
-		qsort(fhi + a, b - a, sizeof(*fhi), cmp_u64);
-		for (size_t j = a; j < b; j++) {
-			const struct sonde_object *o = &exp->objects[byfile[j]];
-
-			shared[byfile[j]] = overlaps_other(o->lo, o->hi, alo, ahi, n, flo + a, fhi + a, b - a);
-		}
-	}
-	for (size_t i = 0; i < exp->nobjects; i++) {
-		if (!shared[i])
-			continue;
-		if (sonde_grow(&t, &cap, nt + 2, sizeof(*t), 16)) {
-			free(t);
-			t = NULL;
-			exp->oom = true;
-			goto out;
-		}
-		t[nt++] = exp->objects[i].load_ns;
-		if (exp->objects[i].unload_ns != SONDE_TIME_NEVER)
-			t[nt++] = exp->objects[i].unload_ns;
-	}
-	if (nt)
-		qsort(t, nt, sizeof(*t), cmp_u64);
-	size_t m = 0;
-	for (size_t i = 0; i < nt; i++)
-		if (!m || t[m - 1] != t[i])
-			t[m++] = t[i];
-	exp->epoch_at = t;
-	exp->nepoch_at = m;
-out:
-	free(shared);
-	free(byfile);
-	free(alo);
-	free(ahi);
-	free(flo);
-	free(fhi);
-}
-
-static void build_object_index(struct sonde_exp *exp)
-{
-	size_t n = 0;
-
-	exp->byaddr = malloc((exp->nobjects + 1) * sizeof(*exp->byaddr));
-	uint32_t *tmp = malloc((exp->nobjects + 1) * sizeof(*tmp));
-
-	for (exp->hisize = 1; exp->hisize < exp->nobjects; exp->hisize *= 2)
-		;
-	exp->hitree = calloc(2 * exp->hisize, sizeof(*exp->hitree));
-	if (!exp->byaddr || !tmp || !exp->hitree) {
-		free(tmp);
-		exp->oom = true;
-		return;
-	}
-	for (size_t i = 0; i < exp->nobjects; i++)
-		if (exp->objects[i].lo < exp->objects[i].hi)
-			exp->byaddr[n++] = (uint32_t)i;
-	sort_byaddr(exp, exp->byaddr, tmp, n);
-	free(tmp);
-	for (size_t i = 0; i < n; i++)
-		exp->hitree[exp->hisize + i] = exp->objects[exp->byaddr[i]].hi;
-	for (size_t i = exp->hisize; i-- > 1;)
-		exp->hitree[i] = exp->hitree[2 * i] > exp->hitree[2 * i + 1] ? exp->hitree[2 * i] : exp->hitree[2 * i + 1];
-	exp->nbyaddr = n;
-	build_epochs(exp);
-}
-
-static void read_map(struct sonde_exp *exp)
-{
-	static const char file[] = "map.xml";
-	size_t len;
-	int r = read_whole(exp, file, &exp->mapbuf, &len);
-
-	if (r == 1) {
-		problem(exp, SONDE_PROBLEM_WARNING,
-			"'map.xml' is missing; frames cannot be attributed to load objects");
-		return;
-	}
-	if (r < 0) {
-		problem(exp, SONDE_PROBLEM_ERROR, "cannot read 'map.xml': %s", strerror(errno));
-		return;
-	}
-
-	struct sonde_xml x;
-	struct sonde_xml_elem e;
-	char msg[256];
-	/* The objects still loaded, by id: the latest in `loaded` (NONE: no
-	 * more), each one's predecessor of its id in `prev`.  An unload takes
-	 * the latest; searching the objects backwards for it made n unloads
-	 * of n objects (a cut or corrupted map.xml, a plugin loaded and
-	 * unloaded all run long) n^2. */
-	enum { NONE = UINT32_MAX - 1 };
-	struct u64map loaded = { 0 };
-	uint32_t *prev = NULL;
-	size_t capprev = 0;
-
-	sonde_xml_init(&x, exp->mapbuf, len);
-	while ((r = sonde_xml_next(&x, &e, msg, sizeof(msg))) != 0) {
-		if (r < 0) {
-			problem(exp, SONDE_PROBLEM_WARNING, "'%s' %s; ignored", file, msg);
-			continue;
-		}
-		if (e.kind == SONDE_XML_CLOSE || e.kind == SONDE_XML_OTHER || strcmp(e.name, "object"))
-			continue;
-		const char *ev = sonde_xml_attr(&e, "event");
-		uint32_t id = 0;
-		uint64_t t = 0;
-
-		if (!sonde_xml_attr(&e, "id")) {
-			problem(exp, SONDE_PROBLEM_WARNING, "'%s' line %u: <object> has no id; ignored",
-				file, e.line);
-			continue;
-		}
-		attr_u32(exp, file, &e, "id", &id);
-		attr_u64(exp, file, &e, "time_ns", &t);
-		struct u64map_slot *sl = u64map_find(&loaded, id);
-
-		if (ev && !strcmp(ev, "unload")) {
-			uint32_t i = sl ? sl->val - 1 : NONE;
-
-			if (i == NONE) {
-				problem(exp, SONDE_PROBLEM_WARNING,
-					"'%s' line %u: unload of object %u, which is not loaded", file,
-					e.line, id);
-			} else {
-				exp->objects[i].unload_ns = t;
-				sl->val = prev[i] + 1;
-			}
-			continue;
-		}
-		if (ev && strcmp(ev, "load"))
-			continue; /* an event for a newer reader */
-		if (exp->nobjects >= NONE ||
-		    sonde_grow(&exp->objects, &exp->capobjects, exp->nobjects + 1, sizeof(*exp->objects), 16) ||
-		    sonde_grow(&prev, &capprev, exp->nobjects + 1, sizeof(*prev), 16) ||
-		    (!sl && u64map_put(&loaded, id, NONE) < 0)) {
-			exp->oom = true;
-			break;
-		}
-		sl = u64map_find(&loaded, id);
-		prev[exp->nobjects] = sl->val - 1;
-		sl->val = (uint32_t)exp->nobjects + 1;
-		struct sonde_object *o = &exp->objects[exp->nobjects++];
-		const char *path = sonde_xml_attr(&e, "path");
-		const char *slash;
-
-		memset(o, 0, sizeof(*o));
-		o->id = id;
-		o->load_ns = t;
-		o->unload_ns = SONDE_TIME_NEVER;
-		o->path = path ? path : "?";
-		slash = strrchr(o->path, '/');
-		o->name = slash && slash[1] ? slash + 1 : o->path;
-		o->sonde = !strncmp(o->name, "libsonde_", 9);
-		attr_u64(exp, file, &e, "base", &o->base);
-		attr_u64(exp, file, &e, "lo", &o->lo);
-		attr_u64(exp, file, &e, "hi", &o->hi);
-		o->buildid = sonde_xml_attr(&e, "buildid");
-		if (o->buildid && !*o->buildid)
-			o->buildid = NULL;
-		o->copy = sonde_xml_attr(&e, "copy");
-		if (o->copy && !*o->copy)
-			o->copy = NULL;
-		if (o->lo > o->hi)
-			problem(exp, SONDE_PROBLEM_WARNING,
-				"'%s' line %u: object '%s' has lo 0x%llx above hi 0x%llx; ignored for "
-				"address lookup",
-				file, e.line, o->path, (unsigned long long)o->lo,
-				(unsigned long long)o->hi);
-	}
-	u64map_release(&loaded);
-	free(prev);
-}
-
-/* The lookup's best so far: the last object of the map that holds the
- * address and was loaded at the time, and the last that holds it. */
-struct found {
-	const struct sonde_object *live, *any;
-	uint32_t live_i, any_i;
-};
-
-/*
- * The objects of the address index's positions [nl, nl + len) below end
- * (they start at or below pc) that end above pc, under node of hitree:
- * only the subtrees that hold one are visited, O((k + 1) log n) for k
- * objects that hold pc.  Walking the index down from pc while the
- * largest end so far was above it visited every object that starts
- * below one that holds pc (all of them, under one object as large as the
- * address space: a corrupted map.xml).  Recursion as deep as the tree.
- */
-static void find_in(const struct sonde_exp *exp, size_t node, size_t nl, size_t len, size_t end, uint64_t pc,
-		    uint64_t time_ns, struct found *f)
-{
-	if (nl >= end || exp->hitree[node] <= pc)
-		return;
-	if (len > 1) {
-		find_in(exp, 2 * node, nl, len / 2, end, pc, time_ns, f);
-		find_in(exp, 2 * node + 1, nl + len / 2, len / 2, end, pc, time_ns, f);
-		return;
-	}
-	uint32_t i = exp->byaddr[nl];
-	const struct sonde_object *o = &exp->objects[i];
-
-	if (!f->any || i > f->any_i)
-		f->any = o, f->any_i = i;
-	if (time_ns != SONDE_TIME_NEVER && o->load_ns <= time_ns && time_ns < o->unload_ns &&
-	    (!f->live || i > f->live_i))
-		f->live = o, f->live_i = i;
-}
-
-const struct sonde_object *sonde_exp_find_object(const struct sonde_exp *exp, uint64_t pc,
-						 uint64_t time_ns)
-{
-	struct found f = { 0 };
-
-	pc &= ~SONDE_PC_EXACT;
-	/* First index whose lo is above pc. */
-	size_t lo = PARTITION_POINT(0, exp->nbyaddr, i, exp->objects[exp->byaddr[i]].lo <= pc);
-
-	if (lo)
-		find_in(exp, 1, 0, exp->hisize, lo, pc, time_ns, &f);
-	return f.live ? f.live : f.any;
-}
-
-size_t sonde_exp_map_epochs(const struct sonde_exp *exp)
-{
-	return exp->nepoch_at + 1;
-}
-
-uint32_t sonde_exp_map_epoch(const struct sonde_exp *exp, uint64_t time_ns, uint64_t *lo, uint64_t *hi)
-{
-	/* Epoch k starts at the k-th cut (epoch 0 at time 0): a time equal
-	 * to a load or unload time already sees the new mapping. */
-	size_t k = PARTITION_POINT(0, exp->nepoch_at, i, exp->epoch_at[i] <= time_ns);
-
-	if (lo)
-		*lo = k ? exp->epoch_at[k - 1] : 0;
-	if (hi)
-		*hi = k < exp->nepoch_at ? exp->epoch_at[k] : SONDE_TIME_NEVER;
-	return (uint32_t)k;
 }
 
 /* ---- data files -------------------------------------------------------- */
@@ -1107,10 +303,10 @@ static long materialize(struct sonde_exp *exp, uint64_t id)
 			flags |= SONDE_STACK_INCOMPLETE;
 			if (!exp->warned_missing_node) {
 				exp->warned_missing_node = true;
-				problem(exp, SONDE_PROBLEM_WARNING,
-					"'stacks': frame node 0x%llx is missing (target killed while "
-					"writing it?); stacks through it are cut there",
-					(unsigned long long)cur);
+				exp_problem(exp, SONDE_PROBLEM_WARNING,
+					    "'stacks': frame node 0x%llx is missing (target killed while "
+					    "writing it?); stacks through it are cut there",
+					    (unsigned long long)cur);
 			}
 			break;
 		}
@@ -1244,7 +440,7 @@ struct sonde_exp_info *sonde_rk_info(struct sonde_exp *exp)
 bool sonde_rk_attr_u64(struct sonde_exp *exp, const char *file, const struct sonde_xml_elem *e,
 		       const char *attr, uint64_t *out)
 {
-	return attr_u64(exp, file, e, attr, out);
+	return exp_attr_u64(exp, file, e, attr, out);
 }
 
 void sonde_rk_stack_ref(struct sonde_exp *exp, uint64_t stack_id)
@@ -1320,11 +516,11 @@ uint64_t sonde_rk_heap_count(const struct sonde_exp *exp)
  * Returns NULL, or what is wrong. */
 static const char *take_trace_packet(struct scan *sc, const uint8_t *pkt, char *why, size_t whylen)
 {
-	const char *r = reader_kind(sc->df->kind)->take(sc, pkt, why, whylen);
+	const char *r = exp_reader_kind(sc->df->kind)->take(sc, pkt, why, whylen);
 
 	for (int id = 1; r == sonde_rk_not_mine && id <= SONDE_KIND_MAX; id++)
-		if (id != (int)sc->df->kind && reader_kind(id)->take)
-			r = reader_kind(id)->take(sc, pkt, why, whylen);
+		if (id != (int)sc->df->kind && exp_reader_kind(id)->take)
+			r = exp_reader_kind(id)->take(sc, pkt, why, whylen);
 	if (r != sonde_rk_not_mine)
 		return r;
 	if (!sc->out)
@@ -1447,11 +643,11 @@ static const char *take_packet(struct scan *sc, const uint8_t *pkt, uint64_t off
 				const struct node *n = &exp->nodes[i];
 				if (n->parent != f->parent_id || n->pc != f->pc) {
 					exp->sum.stack_conflicts++;
-					problem(exp, SONDE_PROBLEM_WARNING,
-						"'stacks' offset %llu: frame node 0x%llx was already used "
-						"for a different frame (offset %llu); the first one is kept",
-						(unsigned long long)off, (unsigned long long)f->node_id,
-						(unsigned long long)n->off);
+					exp_problem(exp, SONDE_PROBLEM_WARNING,
+						    "'stacks' offset %llu: frame node 0x%llx was already used "
+						    "for a different frame (offset %llu); the first one is kept",
+						    (unsigned long long)off, (unsigned long long)f->node_id,
+						    (unsigned long long)n->off);
 				}
 				return NULL;
 			}
@@ -1488,11 +684,11 @@ static const char *take_packet(struct scan *sc, const uint8_t *pkt, uint64_t off
 			if (st->depth != p->depth || st->flags != p->flags ||
 			    memcmp(st->pc, pc, 8u * p->depth)) {
 				exp->sum.stack_conflicts++;
-				problem(exp, SONDE_PROBLEM_WARNING,
-					"'stacks' offset %llu: stack id 0x%llx was already used for a "
-					"different stack (offset %llu); the first one is kept",
-					(unsigned long long)off, (unsigned long long)p->stack_id,
-					(unsigned long long)st->offset);
+				exp_problem(exp, SONDE_PROBLEM_WARNING,
+					    "'stacks' offset %llu: stack id 0x%llx was already used for a "
+					    "different stack (offset %llu); the first one is kept",
+					    (unsigned long long)off, (unsigned long long)p->stack_id,
+					    (unsigned long long)st->offset);
 			}
 			return NULL;
 		}
@@ -1549,7 +745,7 @@ static const char *take_packet(struct scan *sc, const uint8_t *pkt, uint64_t off
 		return NULL;
 	}
 	default:
-		if (reader_kind(sc->df->kind)->take)
+		if (exp_reader_kind(sc->df->kind)->take)
 			return take_trace_packet(sc, pkt, why, whylen);
 	}
 	exp->sum.unknown_packets++;
@@ -1570,23 +766,23 @@ static bool map_data(struct sonde_exp *exp, struct datafile *df)
 	free(path);
 	if (fd < 0) {
 		if (errno != ENOENT)
-			problem(exp, SONDE_PROBLEM_ERROR, "cannot open '%s': %s", df->name,
-				sonde_open_strerror(errno));
+			exp_problem(exp, SONDE_PROBLEM_ERROR, "cannot open '%s': %s", df->name,
+				    sonde_open_strerror(errno));
 		else if (df->declared)
-			problem(exp, SONDE_PROBLEM_ERROR,
-				"'%s' is missing, although log.xml declares it", df->name);
+			exp_problem(exp, SONDE_PROBLEM_ERROR,
+				    "'%s' is missing, although log.xml declares it", df->name);
 		return false;
 	}
 	struct stat st;
 
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		problem(exp, SONDE_PROBLEM_ERROR, "'%s' is not a regular file", df->name);
+		exp_problem(exp, SONDE_PROBLEM_ERROR, "'%s' is not a regular file", df->name);
 		close(fd);
 		return false;
 	}
 	if (st.st_size == 0) {
 		close(fd);
-		problem(exp, SONDE_PROBLEM_ERROR, "'%s' is empty (no file header)", df->name);
+		exp_problem(exp, SONDE_PROBLEM_ERROR, "'%s' is empty (no file header)", df->name);
 		return false;
 	}
 	void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -1624,7 +820,7 @@ static bool map_data(struct sonde_exp *exp, struct datafile *df)
 	}
 	close(fd);
 	if (m == MAP_FAILED) {
-		problem(exp, SONDE_PROBLEM_ERROR, "cannot map '%s': %s", df->name, strerror(errno));
+		exp_problem(exp, SONDE_PROBLEM_ERROR, "cannot map '%s': %s", df->name, strerror(errno));
 		return false;
 	}
 	df->map = m;
@@ -1701,44 +897,44 @@ static void scan_file(struct sonde_exp *exp, struct datafile *df)
 	struct sonde_file_header fh;
 
 	if (size < sizeof(fh)) {
-		problem(exp, SONDE_PROBLEM_ERROR,
-			"'%s' is %zu bytes, shorter than its file header (%zu); nothing read", name,
-			size, sizeof(fh));
+		exp_problem(exp, SONDE_PROBLEM_ERROR,
+			    "'%s' is %zu bytes, shorter than its file header (%zu); nothing read", name,
+			    size, sizeof(fh));
 		return;
 	}
 	memcpy(&fh, m, sizeof(fh));
 	if (memcmp(fh.magic, SONDE_DATA_MAGIC, 8)) {
-		problem(exp, SONDE_PROBLEM_ERROR, "'%s' is not a sonde data file (bad magic); nothing read",
-			name);
+		exp_problem(exp, SONDE_PROBLEM_ERROR, "'%s' is not a sonde data file (bad magic); nothing read",
+			    name);
 		return;
 	}
 	if (fh.version < SONDE_FORMAT_MIN_READABLE || fh.version > SONDE_FORMAT_VERSION) {
-		problem(exp, SONDE_PROBLEM_ERROR,
-			"'%s' has format version %u; this sonde reads %d to %d; nothing read", name,
-			fh.version, SONDE_FORMAT_MIN_READABLE, SONDE_FORMAT_VERSION);
+		exp_problem(exp, SONDE_PROBLEM_ERROR,
+			    "'%s' has format version %u; this sonde reads %d to %d; nothing read", name,
+			    fh.version, SONDE_FORMAT_MIN_READABLE, SONDE_FORMAT_VERSION);
 		return;
 	}
 	if (fh.kind != df->kind) {
-		problem(exp, SONDE_PROBLEM_ERROR, "'%s' holds data kind %u, not %u; nothing read", name,
-			fh.kind, df->kind);
+		exp_problem(exp, SONDE_PROBLEM_ERROR, "'%s' holds data kind %u, not %u; nothing read", name,
+			    fh.kind, df->kind);
 		return;
 	}
 	if (fh.header_size < sizeof(fh) || fh.header_size % 8 || fh.header_size > (1u << 20)) {
-		problem(exp, SONDE_PROBLEM_ERROR, "'%s' has an invalid header size %u; nothing read",
-			name, fh.header_size);
+		exp_problem(exp, SONDE_PROBLEM_ERROR, "'%s' has an invalid header size %u; nothing read",
+			    name, fh.header_size);
 		return;
 	}
 	if (fh.block_size < sizeof(struct sonde_block_header) + 8 || fh.block_size % 8 ||
 	    fh.block_size > (1u << 26)) {
-		problem(exp, SONDE_PROBLEM_ERROR, "'%s' has an invalid block size %u; nothing read",
-			name, fh.block_size);
+		exp_problem(exp, SONDE_PROBLEM_ERROR, "'%s' has an invalid block size %u; nothing read",
+			    name, fh.block_size);
 		return;
 	}
 	df->start_ns = fh.start_ns;
 	if (size < fh.header_size) {
-		problem(exp, SONDE_PROBLEM_ERROR,
-			"'%s' ends at offset %zu, inside its file header (%u bytes)", name, size,
-			fh.header_size);
+		exp_problem(exp, SONDE_PROBLEM_ERROR,
+			    "'%s' ends at offset %zu, inside its file header (%u bytes)", name, size,
+			    fh.header_size);
 		return;
 	}
 
@@ -1772,9 +968,9 @@ static void scan_file(struct sonde_exp *exp, struct datafile *df)
 
 		if (avail < sizeof(*bh)) {
 			if (!all_zero(m + boff, avail))
-				problem(exp, SONDE_PROBLEM_ERROR,
-					"'%s' ends at offset %zu, inside the header of block %llu", name,
-					size, (unsigned long long)b);
+				exp_problem(exp, SONDE_PROBLEM_ERROR,
+					    "'%s' ends at offset %zu, inside the header of block %llu", name,
+					    size, (unsigned long long)b);
 			break;
 		}
 		uint32_t magic = bh->magic;
@@ -1782,25 +978,25 @@ static void scan_file(struct sonde_exp *exp, struct datafile *df)
 		if (magic == 0)
 			continue; /* claimed but unwritten, or a sparse tail */
 		if (magic != SONDE_BLOCK_MAGIC) {
-			problem(exp, SONDE_PROBLEM_ERROR,
-				"'%s' offset %llu (block %llu): bad block magic 0x%08x; block skipped",
-				name, (unsigned long long)boff, (unsigned long long)b, magic);
+			exp_problem(exp, SONDE_PROBLEM_ERROR,
+				    "'%s' offset %llu (block %llu): bad block magic 0x%08x; block skipped",
+				    name, (unsigned long long)boff, (unsigned long long)b, magic);
 			continue;
 		}
 		if (bh->kind != df->kind) {
-			problem(exp, SONDE_PROBLEM_ERROR,
-				"'%s' offset %llu (block %llu): block of data kind %u in a file of kind "
-				"%u; block skipped",
-				name, (unsigned long long)boff, (unsigned long long)b, bh->kind, df->kind);
+			exp_problem(exp, SONDE_PROBLEM_ERROR,
+				    "'%s' offset %llu (block %llu): block of data kind %u in a file of kind "
+				    "%u; block skipped",
+				    name, (unsigned long long)boff, (unsigned long long)b, bh->kind, df->kind);
 			continue;
 		}
 		uint32_t used = __atomic_load_n(&bh->used, __ATOMIC_ACQUIRE);
 
 		if (used > payload) {
-			problem(exp, SONDE_PROBLEM_ERROR,
-				"'%s' offset %llu (block %llu): used size %u exceeds the block payload "
-				"(%u); block skipped",
-				name, (unsigned long long)boff, (unsigned long long)b, used, payload);
+			exp_problem(exp, SONDE_PROBLEM_ERROR,
+				    "'%s' offset %llu (block %llu): used size %u exceeds the block payload "
+				    "(%u); block skipped",
+				    name, (unsigned long long)boff, (unsigned long long)b, used, payload);
 			continue;
 		}
 		uint32_t lim = used; /* bytes of this block present in the file */
@@ -1838,16 +1034,16 @@ static void scan_file(struct sonde_exp *exp, struct datafile *df)
 		}
 		exp->files[df->file].written += sizeof(*bh) + pos;
 		if (bad)
-			problem(exp, SONDE_PROBLEM_ERROR,
-				"'%s' offset %llu (block %llu, tid %u): %s; the rest of the block (%u bytes) "
-				"is skipped",
-				name, (unsigned long long)(boff + sizeof(*bh) + pos), (unsigned long long)b,
-				bh->tid, bad, used - pos);
+			exp_problem(exp, SONDE_PROBLEM_ERROR,
+				    "'%s' offset %llu (block %llu, tid %u): %s; the rest of the block (%u bytes) "
+				    "is skipped",
+				    name, (unsigned long long)(boff + sizeof(*bh) + pos), (unsigned long long)b,
+				    bh->tid, bad, used - pos);
 		else if (pos < used)
-			problem(exp, SONDE_PROBLEM_ERROR,
-				"'%s' is truncated: it ends at offset %zu inside block %llu (tid %u); %u "
-				"bytes of packets are lost",
-				name, size, (unsigned long long)b, bh->tid, used - pos);
+			exp_problem(exp, SONDE_PROBLEM_ERROR,
+				    "'%s' is truncated: it ends at offset %zu inside block %llu (tid %u); %u "
+				    "bytes of packets are lost",
+				    name, size, (unsigned long long)b, bh->tid, used - pos);
 		if (df->kind == SONDE_KIND_PROFILE && pos > 0) {
 			if (sonde_grow(&exp->blocks, &exp->capblocks, exp->nblocks + 1, sizeof(*exp->blocks), 16)) {
 				exp->oom = true;
@@ -1892,8 +1088,8 @@ SONDE_RK_TIME_SORT(sort_heap, struct sonde_heap_event)
 static void sort_traces(struct sonde_exp *exp)
 {
 	for (int id = 1; id <= SONDE_KIND_MAX; id++)
-		if (reader_kind(id)->finish)
-			reader_kind(id)->finish(exp);
+		if (exp_reader_kind(id)->finish)
+			exp_reader_kind(id)->finish(exp);
 }
 
 /* Threads write sample points into their own blocks, so file order is
@@ -1979,12 +1175,12 @@ static void check_heap_tick(struct sonde_exp *exp)
 	uint64_t t0 = exp->info.start_ns;
 	const struct datafile *df = traced_file(exp, SONDE_KIND_HEAP);
 
-	problem(exp, SONDE_PROBLEM_WARNING,
-		"'%s': the tracing clock stopped at %.3f s (sonde collect killed while the target ran?): "
-		"%llu heap events in blocks written up to %.1f s later carry its last tick; their order "
-		"within it is a guess",
-		df ? df->name : "heaptrace", stopped > t0 ? (double)(stopped - t0) / 1e9 : 0.0,
-		(unsigned long long)nev, (double)late / 1e9);
+	exp_problem(exp, SONDE_PROBLEM_WARNING,
+		    "'%s': the tracing clock stopped at %.3f s (sonde collect killed while the target ran?): "
+		    "%llu heap events in blocks written up to %.1f s later carry its last tick; their order "
+		    "within it is a guess",
+		    df ? df->name : "heaptrace", stopped > t0 ? (double)(stopped - t0) / 1e9 : 0.0,
+		    (unsigned long long)nev, (double)late / 1e9);
 }
 
 /*
@@ -2159,23 +1355,23 @@ static void finish(struct sonde_exp *exp)
 	check_heap_tick(exp);
 	if (in->end_event && in->end_event->has_offcpu &&
 	    in->end_event->offcpu_samples > s->offcpu_samples + s->offcpu_bad)
-		problem(exp, SONDE_PROBLEM_WARNING,
-			"the collector reported %llu off-CPU samples at its end, but only %llu were read",
-			(unsigned long long)in->end_event->offcpu_samples,
-			(unsigned long long)s->offcpu_samples);
+		exp_problem(exp, SONDE_PROBLEM_WARNING,
+			    "the collector reported %llu off-CPU samples at its end, but only %llu were read",
+			    (unsigned long long)in->end_event->offcpu_samples,
+			    (unsigned long long)s->offcpu_samples);
 	if (in->end_event && in->end_event->samples > s->samples)
-		problem(exp, SONDE_PROBLEM_WARNING,
-			"the collector reported %llu samples at its end, but only %llu were read",
-			(unsigned long long)in->end_event->samples, (unsigned long long)s->samples);
+		exp_problem(exp, SONDE_PROBLEM_WARNING,
+			    "the collector reported %llu samples at its end, but only %llu were read",
+			    (unsigned long long)in->end_event->samples, (unsigned long long)s->samples);
 	if (s->samples_unknown_stack)
-		problem(exp, SONDE_PROBLEM_WARNING,
-			"%llu samples refer to stacks that are not in 'stacks'",
-			(unsigned long long)s->samples_unknown_stack);
+		exp_problem(exp, SONDE_PROBLEM_WARNING,
+			    "%llu samples refer to stacks that are not in 'stacks'",
+			    (unsigned long long)s->samples_unknown_stack);
 	if (exp->dropped) {
 		size_t d = exp->dropped, de = exp->dropped_errors;
 		char buf[128];
 
-		/* Into the slot problem() keeps free for it. */
+		/* Into the slot exp_problem() keeps free for it. */
 
 		snprintf(buf, sizeof(buf), "... and %zu more problems (%zu of them errors)", d, de);
 		char *msg = strdup(buf);
@@ -2198,11 +1394,11 @@ struct sonde_exp *sonde_exp_open(const char *dir, char *err, size_t errlen)
 	if (errlen)
 		err[0] = '\0';
 	if (stat(dir, &st) < 0) {
-		set_err(err, errlen, "cannot open experiment '%s': %s", dir, strerror(errno));
+		exp_set_err(err, errlen, "cannot open experiment '%s': %s", dir, strerror(errno));
 		return NULL;
 	}
 	if (!S_ISDIR(st.st_mode)) {
-		set_err(err, errlen, "'%s' is not a sonde experiment (not a directory)", dir);
+		exp_set_err(err, errlen, "'%s' is not a sonde experiment (not a directory)", dir);
 		return NULL;
 	}
 
@@ -2210,7 +1406,7 @@ struct sonde_exp *sonde_exp_open(const char *dir, char *err, size_t errlen)
 
 	if (!exp || !(exp->dir = strdup(dir))) {
 		free(exp);
-		set_err(err, errlen, "out of memory opening '%s'", dir);
+		exp_set_err(err, errlen, "out of memory opening '%s'", dir);
 		return NULL;
 	}
 	pthread_mutex_init(&exp->heap_lock, NULL);
@@ -2232,8 +1428,8 @@ struct sonde_exp *sonde_exp_open(const char *dir, char *err, size_t errlen)
 						    .kind = SONDE_KIND_OVERVIEW, .file = F_PERIODIC };
 	/* Each traced kind of the table has its reader here. */
 	for (int id = 1; id <= SONDE_KIND_MAX; id++)
-		if (sonde_kind_modular(id) && !reader_kind(id)->take) {
-			set_err(err, errlen, "no reader for data kind %d ('%s')", id, sonde_kind_desc(id)->file);
+		if (sonde_kind_modular(id) && !exp_reader_kind(id)->take) {
+			exp_set_err(err, errlen, "no reader for data kind %d ('%s')", id, sonde_kind_desc(id)->file);
 			sonde_exp_close(exp);
 			return NULL;
 		}
@@ -2246,21 +1442,19 @@ struct sonde_exp *sonde_exp_open(const char *dir, char *err, size_t errlen)
 								     .kind = (uint32_t)id,
 								     .file = exp->nfiles++ };
 
-	if (read_log(exp, err, errlen) < 0) {
+	if (exp_read_log(exp, err, errlen) < 0) {
 		if (exp->oom)
-			set_err(err, errlen, "out of memory opening '%s'", dir);
+			exp_set_err(err, errlen, "out of memory opening '%s'", dir);
 		sonde_exp_close(exp);
 		return NULL;
 	}
-	read_map(exp);
-	if (!exp->oom)
-		build_object_index(exp);
+	exp_read_map(exp);
 
 	size_t len;
-	int r = read_whole(exp, "notes", &exp->notes, &len);
+	int r = exp_read_whole(exp, "notes", &exp->notes, &len);
 
 	if (r < 0 && !exp->oom)
-		problem(exp, SONDE_PROBLEM_WARNING, "cannot read 'notes': %s", strerror(errno));
+		exp_problem(exp, SONDE_PROBLEM_WARNING, "cannot read 'notes': %s", strerror(errno));
 	if (r == 0)
 		exp->info.notes = exp->notes;
 
@@ -2277,25 +1471,25 @@ struct sonde_exp *sonde_exp_open(const char *dir, char *err, size_t errlen)
 	for (int i = 0; i < exp->ndata && !exp->oom; i++)
 		scan_file(exp, &exp->data[i]);
 	if (exp->sum.samples_bad_weight)
-		problem(exp, SONDE_PROBLEM_ERROR,
-			"'profile': %" PRIu64 " sample%s with an impossible weight (above 2^48 ns of CPU "
-			"in one sample; the first: %" PRIu64 " ns) skipped",
-			exp->sum.samples_bad_weight, exp->sum.samples_bad_weight == 1 ? "" : "s",
-			exp->sum.first_bad_weight);
+		exp_problem(exp, SONDE_PROBLEM_ERROR,
+			    "'profile': %" PRIu64 " sample%s with an impossible weight (above 2^48 ns of CPU "
+			    "in one sample; the first: %" PRIu64 " ns) skipped",
+			    exp->sum.samples_bad_weight, exp->sum.samples_bad_weight == 1 ? "" : "s",
+			    exp->sum.first_bad_weight);
 	if (exp->sum.samples_bad_ms)
-		problem(exp, SONDE_PROBLEM_ERROR,
-			"'profile': %" PRIu64 " sample%s with impossible microstates (system time above "
-			"the sample's CPU time, or a run-queue delay above 2^48 ns) skipped",
-			exp->sum.samples_bad_ms, exp->sum.samples_bad_ms == 1 ? "" : "s");
+		exp_problem(exp, SONDE_PROBLEM_ERROR,
+			    "'profile': %" PRIu64 " sample%s with impossible microstates (system time above "
+			    "the sample's CPU time, or a run-queue delay above 2^48 ns) skipped",
+			    exp->sum.samples_bad_ms, exp->sum.samples_bad_ms == 1 ? "" : "s");
 	if (exp->sum.offcpu_bad)
-		problem(exp, SONDE_PROBLEM_ERROR,
-			"'profile': %" PRIu64 " off-CPU sample%s with a bad state, thread 0 or an "
-			"impossible weight skipped",
-			exp->sum.offcpu_bad, exp->sum.offcpu_bad == 1 ? "" : "s");
+		exp_problem(exp, SONDE_PROBLEM_ERROR,
+			    "'profile': %" PRIu64 " off-CPU sample%s with a bad state, thread 0 or an "
+			    "impossible weight skipped",
+			    exp->sum.offcpu_bad, exp->sum.offcpu_bad == 1 ? "" : "s");
 	if (!exp->oom)
 		finish(exp);
 	if (exp->oom) {
-		set_err(err, errlen, "out of memory opening '%s'", dir);
+		exp_set_err(err, errlen, "out of memory opening '%s'", dir);
 		sonde_exp_close(exp);
 		return NULL;
 	}
@@ -2333,8 +1527,8 @@ void sonde_exp_close(struct sonde_exp *exp)
 	free(exp->ov);
 	free(exp->ovlabel);
 	for (int id = 1; id <= SONDE_KIND_MAX; id++)
-		if (exp->kstate[id] && reader_kind(id)->free)
-			reader_kind(id)->free(exp->kstate[id]);
+		if (exp->kstate[id] && exp_reader_kind(id)->free)
+			exp_reader_kind(id)->free(exp->kstate[id]);
 	free(exp->heap);
 	free(exp->hblocks);
 	free(exp->mmaps);
@@ -2727,7 +1921,8 @@ bool sonde_heap_iter_failed(const struct sonde_heap_iter *it)
 
 size_t sonde_exp_kind_events(const struct sonde_exp *exp, int kind)
 {
-	return kind >= 1 && kind <= SONDE_KIND_MAX && reader_kind(kind)->events ? reader_kind(kind)->events(exp) : 0;
+	return kind >= 1 && kind <= SONDE_KIND_MAX && exp_reader_kind(kind)->events ? exp_reader_kind(kind)->events(exp)
+										    : 0;
 }
 
 bool sonde_exp_traced(const struct sonde_exp *exp, int kind)
@@ -2756,4 +1951,3 @@ const char *sonde_heap_func_name(unsigned func)
 	};
 	return sonde_rk_name_in(names, sizeof(names) / sizeof(names[0]), func);
 }
-

@@ -1,7 +1,8 @@
 /*
  * view_common: the pieces of lib/views/view.c that other views of metrics
- * (lib/views/view_source.c) share: a metric spec resolved against a model, its
- * column groups, and the JSON heading of a view.  Internal to lib/view*.c.
+ * (lib/views/view_source.c, view_statistics.c) share: a metric spec resolved
+ * against a model, its column groups, the JSON heading of a view and its
+ * end.  Internal to lib/views/view*.c.
  */
 #ifndef SONDE_VIEW_COMMON_H
 #define SONDE_VIEW_COMMON_H

@@ -5,7 +5,7 @@
  * (lib/views/view_trace.c) and leak matching (lib/reader/heapleaks.c), -header and
  * -dump (lib/views/view_header.c, view_dump.c), sonde export's formats
  * (lib/views/export*.c), the agg kinds profile, sync, heap and io
- * (lib/agg/dlang.c), and the HTML report (lib/views/report.c).
+ * (lib/agg/dlang_events.c), and the HTML report (lib/views/report.c).
  *
  * An input is an experiment directory packed into one buffer: records of
  *

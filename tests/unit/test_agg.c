@@ -1,6 +1,6 @@
 /*
  * test_agg: the aggregation library (lib/agg/agg.c) and the sonde agg language
- * (lib/agg/dlang.c), checked exactly: bucket arithmetic, storage, printed text
+ * (lib/agg/dlang_*.c), checked exactly: bucket arithmetic, storage, printed text
  * of every function, sorting, merging, clear/trunc/normalize, language
  * errors, stdin and experiment event sources.
  *

@@ -1,8 +1,9 @@
 /*
- * test_reader: the experiment reader (lib/reader/experiment.c) and the XML
- * tokenizer on synthetic experiments written with lib/reader/expwriter.c, checked
- * exactly: counts, weights, stacks, threads, pc -> object lookup, and what
- * happens to truncated, corrupted and foreign input.
+ * test_reader: the experiment reader (lib/reader/experiment.c, logxml.c,
+ * mapxml.c) and the XML tokenizer on synthetic experiments written with
+ * lib/reader/expwriter.c, checked exactly: counts, weights, stacks,
+ * threads, pc -> object lookup, and what happens to truncated, corrupted
+ * and foreign input.
  *
  * Last line: "N passed, N failed"; exit status 1 when anything failed.
  * SONDE_TEST_KEEP=1 keeps the temporary directory.
