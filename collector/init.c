@@ -83,7 +83,7 @@ static void write_dataformat(struct xbuf *b, int with_profile)
 		{ SONDE_PKT_STACK, "stack", 16,
 		  "type:0:u16 size:2:u16 depth:4:u16 flags:6:u16 stack_id:8:u64 pc:16:u64[depth]" },
 		{ SONDE_PKT_FRAME, "frame", 32,
-		  "type:0:u16 size:2:u16 reserved:4:u32 node_id:8:u64 parent_id:16:u64 pc:24:u64" },
+		  "type:0:u16 size:2:u16 kind:4:u8 fflags:5:u8 aux:6:u16 node_id:8:u64 parent_id:16:u64 pc:24:u64" },
 		{ SONDE_PKT_OVERVIEW, "overview", 104,
 		  "type:0:u16 size:2:u16 reason:4:u32 time_ns:8:u64 utime_ns:16:u64 stime_ns:24:u64 "
 		  "minflt:32:u64 majflt:40:u64 inblock:48:u64 oublock:56:u64 nvcsw:64:u64 nivcsw:72:u64 "

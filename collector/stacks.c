@@ -157,7 +157,9 @@ static int write_node(uint64_t id, uint64_t parent, uint64_t pc)
 		return -1;
 	fp->type = SONDE_PKT_FRAME;
 	fp->size = sizeof *fp;
-	fp->reserved = 0;
+	fp->kind = SONDE_FRAME_NATIVE;
+	fp->fflags = 0;
+	fp->aux = 0;
 	fp->node_id = id;
 	fp->parent_id = parent;
 	fp->pc = pc;

@@ -213,13 +213,38 @@ _Static_assert(sizeof(struct sonde_stack_packet) == 16, "stack packet layout");
  * first frame; SONDE_STACK_TRUNCATED; SONDE_STACK_INCOMPLETE).  The same
  * node may be written more than once (readers keep one). */
 #define SONDE_FRAME_ROOT_LIMIT 16u
+
+/* What a frame is.  Experiments written before frames had kinds hold 0 in
+ * the frame packet's kind byte (it was reserved, always 0): native. */
+enum sonde_frame_kind {
+	/* A code address in the process: pc, with SONDE_PC_EXACT on the exact
+	 * interrupted instruction, else a return address. */
+	SONDE_FRAME_NATIVE = 0,
+	/* A kernel code address, all 64 bits of it (bit 63 is the address's,
+	 * not SONDE_PC_EXACT): the exact one has SONDE_FRAMEF_EXACT. */
+	SONDE_FRAME_KERNEL = 1,
+	/* A Java method as the interpreter runs it, and as compiled code:
+	 * pc is the method's id (the experiment's method table), aux the
+	 * bytecode index (SONDE_FRAME_NO_BCI when unknown). */
+	SONDE_FRAME_JAVA_INTERP = 2,
+	SONDE_FRAME_JAVA_COMPILED = 3,
+	/* Room for more (Python, JIT-described code): readers show a kind
+	 * they do not know as "<kind N>@pc" rather than fail. */
+	SONDE_FRAME_KIND_MAX = 255,
+};
+#define SONDE_FRAMEF_EXACT 0x1u /* a non-native frame's exact interrupted pc */
+#define SONDE_FRAME_NO_BCI 0xffffu
+
 struct sonde_frame_packet {
 	uint16_t type;		/* SONDE_PKT_FRAME */
 	uint16_t size;		/* 32 */
-	uint32_t reserved;
-	uint64_t node_id;
+	uint8_t kind;		/* enum sonde_frame_kind (0 in older experiments) */
+	uint8_t fflags;		/* SONDE_FRAMEF_*; 0 for native frames */
+	uint16_t aux;		/* a Java frame's bytecode index; 0 otherwise */
+	uint64_t node_id;	/* hash of (parent_id, pc), and kind and aux when
+				   the kind is not native */
 	uint64_t parent_id;	/* caller's node, or stack flags at the root */
-	uint64_t pc;		/* may carry SONDE_PC_EXACT */
+	uint64_t pc;		/* native: may carry SONDE_PC_EXACT */
 };
 _Static_assert(sizeof(struct sonde_frame_packet) == 32, "frame packet layout");
 
