@@ -24,7 +24,14 @@ dir=${2:-}
 record() {
 	mkdir -p "$dir/exp" || exit 1
 	cd "$dir/exp" || exit 1
-	rec() { name=$1; shift; "$SONDE" collect -o $name.er "$@" >$name.out 2>&1 || echo "golden: $name exited $?" >&2; }
+	# Archived (the load objects copied in), so that a rebuilt collector
+	# or fixture does not change what a later build shows of them.
+	rec() {
+		name=$1
+		shift
+		"$SONDE" collect -o $name.er "$@" >$name.out 2>&1 || echo "golden: $name exited $?" >&2
+		"$SONDE" archive $name.er >>$name.out 2>&1 || echo "golden: archive of $name exited $?" >&2
+	}
 	rec clock -p hi "$FIX/burn" 2 0 30
 	rec counters -p hi -h page-faults,1 "$FIX/pagefaults" 2 200
 	rec mstates -w on "$FIX/mstates"
