@@ -168,6 +168,13 @@ $(B)/tests/test_unwind: tests/unit/test_unwind.c $(UNWIND_SRC) $(B)/obj/tests/te
 	$(MULTIDEP)
 	$(CC) $(BASEFLAGS) -O2 -g -fomit-frame-pointer -Icollector $< $(UNWIND_SRC) -o $@ -ldl -lpthread
 
+# test_dfile links the collector's data files, to hold up their growth.
+DFILE_SRC := collector/dfile.c collector/dfile_write.c collector/xfmt.c collector/sysgate.c
+$(B)/tests/test_dfile: tests/unit/test_dfile.c $(DFILE_SRC) $(B)/obj/tests/test_dfile.d
+	@mkdir -p $(dir $@) $(B)/obj/tests
+	$(MULTIDEP)
+	$(CC) $(BASEFLAGS) $(CFLAGS) -Iinclude -Icollector $< $(DFILE_SRC) -o $@ -lpthread
+
 # test_sysgate links the collector's seccomp gate, to judge it against the kernel.
 $(B)/tests/test_sysgate: tests/unit/test_sysgate.c collector/sysgate.c $(B)/obj/tests/test_sysgate.d
 	@mkdir -p $(dir $@) $(B)/obj/tests
