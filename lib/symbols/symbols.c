@@ -1314,6 +1314,13 @@ fail:
 
 /* ---- source positions (lib/symbols/srcinfo.h) --------------------------------------- */
 
+/* Whether o is one of the experiment's objects (not a frame kind's or the
+ * JIT's pseudo object, which have no image). */
+static bool own_object(const struct sonde_syms *s, const struct sonde_object *o)
+{
+	return o && o >= s->objs && o < s->objs + s->nobjs;
+}
+
 static struct image *image_of(struct sonde_syms *s, const struct sonde_object *o)
 {
 	struct image *img = &s->images[s->obj_image[o - s->objs]];
@@ -1325,7 +1332,7 @@ static struct image *image_of(struct sonde_syms *s, const struct sonde_object *o
 
 void sonde_syms_read_object(struct sonde_syms *s, const struct sonde_object *o)
 {
-	if (o >= s->objs && o < s->objs + s->nobjs)
+	if (own_object(s, o))
 		image_of(s, o);
 }
 
@@ -1352,7 +1359,7 @@ const struct sonde_exp *sonde_syms_exp(const struct sonde_syms *s)
 
 struct srcobj *sonde_syms_srcobj(struct sonde_syms *s, const struct sonde_object *o)
 {
-	return o ? image_src(s, image_of(s, o)) : NULL;
+	return own_object(s, o) ? image_src(s, image_of(s, o)) : NULL;
 }
 
 int sonde_syms_srcpos(struct sonde_syms *s, uint64_t pc, bool exact, uint64_t time_ns,
@@ -1370,7 +1377,7 @@ int sonde_syms_srcpos(struct sonde_syms *s, uint64_t pc, bool exact, uint64_t ti
 int sonde_syms_srcpos_at(struct sonde_syms *s, const struct sonde_object *o, uint64_t addr,
 			 const struct sonde_srcframe **out)
 {
-	struct srcobj *so = o ? image_src(s, image_of(s, o)) : NULL;
+	struct srcobj *so = own_object(s, o) ? image_src(s, image_of(s, o)) : NULL;
 
 	*out = NULL;
 	return so ? srcobj_lookup(so, addr, out) : 0;
@@ -1379,7 +1386,7 @@ int sonde_syms_srcpos_at(struct sonde_syms *s, const struct sonde_object *o, uin
 bool sonde_syms_code_range(struct sonde_syms *s, const struct sonde_object *o, uint64_t addr,
 			   uint64_t *lo, uint64_t *hi)
 {
-	if (!o)
+	if (!own_object(s, o))
 		return false;
 	image_src(s, image_of(s, o)); /* opens it, lines or not */
 	return srcobj_code_range(image_of(s, o)->src, addr, lo, hi);
@@ -1387,18 +1394,18 @@ bool sonde_syms_code_range(struct sonde_syms *s, const struct sonde_object *o, u
 
 bool sonde_syms_has_lines(struct sonde_syms *s, const struct sonde_object *o)
 {
-	return o && image_src(s, image_of(s, o)) != NULL;
+	return own_object(s, o) && image_src(s, image_of(s, o)) != NULL;
 }
 
 const char *sonde_syms_object_file(struct sonde_syms *s, const struct sonde_object *o)
 {
-	return o ? image_of(s, o)->file : NULL;
+	return own_object(s, o) ? image_of(s, o)->file : NULL;
 }
 
 size_t sonde_syms_file_funcs(struct sonde_syms *s, const struct sonde_object *o, const char *file,
 			     const struct sonde_srcfunc **out)
 {
-	struct srcobj *so = o ? image_src(s, image_of(s, o)) : NULL;
+	struct srcobj *so = own_object(s, o) ? image_src(s, image_of(s, o)) : NULL;
 
 	*out = NULL;
 	return so ? srcobj_file_funcs(so, file, out) : 0;
