@@ -261,8 +261,9 @@ static void model_of(const struct sonde_exp *exp)
 		if (!st || !st->depth)
 			continue;
 		for (unsigned i = 0; i < st->depth && i < SONDE_MAX_DEPTH_LIMIT; i++) {
-			uint64_t pc = st->pc[i] & ~SONDE_PC_EXACT;
-			const struct sonde_object *o = sonde_exp_find_object(exp, pc, s.time_ns);
+			uint64_t pc = st->frame[i].pc;
+			const struct sonde_object *o =
+				st->frame[i].kind == SONDE_FRAME_NATIVE ? sonde_exp_find_object(exp, pc, s.time_ns) : NULL;
 			char name[64];
 			uint32_t obj = sonde_model_object(m, o ? o->path : "<unknown>");
 
@@ -419,8 +420,11 @@ static uint64_t stack_sum(const struct sonde_exp *exp, uint64_t id)
 	if (!st)
 		return 0;
 	INVARIANT(st->depth <= SONDE_MAX_DEPTH_LIMIT);
-	for (unsigned k = 0; k < st->depth; k++)
-		s += st->pc[k];
+	for (unsigned k = 0; k < st->depth; k++) {
+		INVARIANT(!st->frame[k].reserved);
+		INVARIANT(st->frame[k].kind != SONDE_FRAME_NATIVE || !(st->frame[k].pc & SONDE_PC_EXACT));
+		s += st->frame[k].pc + st->frame[k].kind + st->frame[k].aux + st->frame[k].exact;
+	}
 	return s + st->flags;
 }
 
@@ -694,7 +698,7 @@ static void walk(const struct sonde_exp *exp)
 
 	for (size_t i = 0; i < n; i++)
 		for (unsigned k = 0; k < st[i].depth; k++)
-			sink += st[i].pc[k];
+			sink += st[i].frame[k].pc;
 	sonde_exp_summary(exp);
 	sonde_exp_threads(exp, &n);
 	const struct sonde_overview_packet *ov = sonde_exp_overview(exp, &n);
