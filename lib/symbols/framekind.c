@@ -5,8 +5,11 @@
  */
 #include "symbols/framekind.h"
 
+extern const struct sonde_frame_module sonde_fk_kernel;	     /* kallsyms.c */
+
 static const struct sonde_frame_module *const kinds[SONDE_FRAME_KIND_MAX + 1] = {
 	[SONDE_FRAME_NATIVE] = NULL, /* symbols.c's ELF and DWARF */
+	[SONDE_FRAME_KERNEL] = &sonde_fk_kernel,
 };
 
 static const struct sonde_frame_kind_info native = { "native", "a function", NULL };
