@@ -376,8 +376,14 @@ static const struct sonde_func *methods_func(struct sonde_syms *s, void *state, 
 			put(shrt, sizeof(shrt), &n, m->name);
 			if (!java_params(m->sig, params, sizeof(params)))
 				snprintf(params, sizeof(params), "%s", m->sig); /* not a descriptor: as written */
-			snprintf(lng, sizeof(lng), "%s%s", shrt, params);
-			snprintf(mangled, sizeof(mangled), "%s.%s%s", c->cls, m->name, m->sig);
+			n = 0;
+			put(lng, sizeof(lng), &n, shrt);
+			put(lng, sizeof(lng), &n, params);
+			n = 0;
+			put(mangled, sizeof(mangled), &n, c->cls);
+			put(mangled, sizeof(mangled), &n, ".");
+			put(mangled, sizeof(mangled), &n, m->name);
+			put(mangled, sizeof(mangled), &n, m->sig);
 			m->fn = sonde_syms_kind_func(s, f->kind, c->obj, m->id, m->id + 1, mangled, lng, shrt, false);
 		}
 		return m->fn;
