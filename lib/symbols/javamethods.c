@@ -322,13 +322,17 @@ static void *methods_open(struct sonde_syms *s)
 			continue; /* blank, or a comment */
 		struct method m;
 
-		if (strlen(l) != (size_t)(eol - l) || !parse_method(t, l, &m)) {
+		if (strlen(l) != (size_t)(eol - l)) { /* a NUL byte */
 			bad++;
 			continue;
 		}
-		for (char *c = (char *)m.name; *c; c++)
-			if ((unsigned char)*c < 0x20 || *c == 0x7f)
+		for (char *c = l; *c; c++) /* control characters in names (blanks separate) */
+			if (((unsigned char)*c < 0x20 && *c != '\t' && *c != '\r') || *c == 0x7f)
 				*c = '?';
+		if (!parse_method(t, l, &m)) {
+			bad++;
+			continue;
+		}
 		long o = class_object(t, m.clsname);
 
 		if (o < 0 || sonde_grow(&t->v, &cap, t->n + 1, sizeof(*t->v), 256))

@@ -217,8 +217,8 @@ struct sonde_syms {
 
 	/* Frames of kinds other than native (framekind.h): (pc, kind |
 	 * exact << 8) -> id + 1; the kinds' states, by module; their
-	 * functions by (hash of the mangled name, the object's slot in
-	 * kobjs) -> id + 1, for sonde_syms_named. */
+	 * functions by the hash of the mangled name xor the object's
+	 * address -> id + 1 (the first of a hash), for sonde_syms_named. */
 	struct map frames;
 	struct kstate {
 		const struct sonde_frame_module *k;
@@ -1512,7 +1512,7 @@ static const struct sonde_func *kind_named(struct sonde_syms *s, const struct so
 
 	if (v && slot(s, v - 1)->object == o && !strcmp(slot(s, v - 1)->mangled, name))
 		return slot(s, v - 1);
-	for (uint32_t id = 0; v && id < s->nfuncs; id++) /* another one with its hash */
+	for (uint32_t id = 0; id < s->nfuncs; id++) /* another one with its hash, or not in the map */
 		if (slot(s, id)->object == o && !strcmp(slot(s, id)->mangled, name))
 			return slot(s, id);
 	return sonde_syms_kind_func(s, 0, o, 0, 0, name, NULL, NULL, true);

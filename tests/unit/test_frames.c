@@ -373,7 +373,8 @@ static void test_symbols(void)
 			"0x12 a/B\n"
 			"0x13 a/B o ()V - 4:x\n"
 			"nothex a/B p ()V -\n"
-			"0x14 a/B q ([[DLjava/util/List;)[Ljava/lang/String; -\n");
+			"0x14 a/B q ([[DLjava/util/List;)[Ljava/lang/String; -\n"
+			"0x15 a/B\x01" "C c\x7f" "d ()V -\n");
 	CHECK(sonde_expw_finish(w, 0, err, sizeof(err)) == 0);
 	e = open_exp("damaged.er");
 	s = e ? sonde_syms_open(e) : NULL;
@@ -390,6 +391,8 @@ static void test_symbols(void)
 			"<unknown method>@0x12");
 		CHECK_S(named(s, (struct sonde_frame)FX_JAVA(SONDE_FRAME_JAVA_INTERP, 0x14, 0))->name_long,
 			"a.B.q(double[][], java.util.List)");
+		CHECK_S(named(s, (struct sonde_frame)FX_JAVA(SONDE_FRAME_JAVA_INTERP, 0x15, 0))->name_long,
+			"a.B?C.c?d()"); /* control characters */
 		CHECK(has_problem(s, "'methods': 3 lines are not methods"));
 	}
 	sonde_syms_close(s);
