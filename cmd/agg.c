@@ -238,20 +238,23 @@ static void report(const char *src, const char *srcname, const struct sonde_dl_e
 /* -tailcalls off: caller is the function of the frame as recorded. */
 static bool no_tailcalls;
 
-/* Function names for func/caller: the symbol layer's short names; a
- * caller is the innermost frame that tail calls left off between it and
- * the callee, as sonde print restores them. */
-static const char *syms_name(void *ctx, const struct sonde_exp *exp, uint64_t pc, int exact,
-			     uint64_t time_ns, uint64_t callee)
+/* Function names for func/caller: the symbol layer's short names, for
+ * frames of every kind; a caller is the innermost frame that tail calls
+ * left off between it and the callee (native frames), as sonde print
+ * restores them. */
+static const char *syms_name(void *ctx, const struct sonde_exp *exp, const struct sonde_frame *fr, uint64_t time_ns,
+			     const struct sonde_frame *callee, const char **object)
 {
-	const struct sonde_func *f = sonde_syms_lookup(ctx, pc, exact, time_ns);
+	const struct sonde_func *f = sonde_syms_frame(ctx, fr, time_ns);
 
 	(void)exp;
-	if (callee && !exact && !no_tailcalls) {
-		const struct sonde_func *g = sonde_syms_lookup(ctx, callee & ~SONDE_PC_EXACT,
-							       (callee & SONDE_PC_EXACT) != 0, time_ns);
+	if (object)
+		*object = f->object ? f->object->name : NULL;
+	if (callee && !fr->exact && !no_tailcalls && fr->kind == SONDE_FRAME_NATIVE &&
+	    callee->kind == SONDE_FRAME_NATIVE) {
+		const struct sonde_func *g = sonde_syms_lookup(ctx, callee->pc, callee->exact, time_ns);
 		const struct sonde_func *chain[SONDE_TAIL_MAX];
-		int n = sonde_syms_tailcalls(ctx, pc, time_ns, g, chain, SONDE_TAIL_MAX);
+		int n = sonde_syms_tailcalls(ctx, fr->pc, time_ns, g, chain, SONDE_TAIL_MAX);
 
 		if (n > 0)
 			return chain[n - 1]->name_short;

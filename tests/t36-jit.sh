@@ -76,6 +76,10 @@ check "-csingle: the JIT function's caller is main (stacks unwind through it)" \
 check "-objects lists <JIT>" grep -q ' <JIT>$' o.txt
 "$SONDE" print -dump stacks a.er >d.txt 2>&1
 check "-dump stacks names JIT frames" grep -q '#0 0x[0-9a-f]*  <JIT>:jit_sum_loop+0x' d.txt
+# the per-instruction views of JIT code (no ELF file to disassemble)
+"$SONDE" print -pcs a.er >pcs.txt 2>&1
+check "-pcs lists the JIT function's instructions (it crashed reading <JIT> as an ELF object)" \
+	grep -q ' jit_sum_loop + 0x' pcs.txt
 
 # Killed by SIGKILL: the collector never finishes, sonde collect copies.
 collect k.er 0.2 0.1 kill

@@ -17,7 +17,10 @@
 # of known size: 3 leaks, 9000 bytes; 1600 bytes written), procs (descendants),
 # a target killed with SIGKILL, an empty run, and test_export's synthetic
 # experiment whose functions are named with '<', '&', '"', ';', a control
-# character and bytes that are not UTF-8.  Errors: an unknown format, a
+# character and bytes that are not UTF-8, and its experiment of frames of
+# every kind (native, kernel and Java frames in one stack: each named, in
+# its load object, by pprof, speedscope and the trace validator as sonde
+# print names it).  Errors: an unknown format, a
 # missing experiment, an unwritable -o, a metric not recorded.
 #
 # The readers are installed by `make check` (scripts/deps.sh check); a
@@ -45,7 +48,7 @@ check "traceviews collected (heap only, -p off -H on)" "$SONDE" collect -p off -
 check "traceviews collected (-p on -H on -i on -s all)" "$SONDE" collect -p on -H on -i on -s all -o t.er "$FIX/traceviews" d
 check "procs collected (descendants)" "$SONDE" collect -p hi -o p.er "$FIX/procs" "$TMP/truth" 0.1
 check "an empty run collected (true)" "$SONDE" collect -p on -o e.er /bin/true
-check "test_export wrote the odd names' experiment" "$B/tests/test_export" --write "$TMP"
+check "test_export wrote the odd names' and the frames' experiments" "$B/tests/test_export" --write "$TMP"
 # a target killed with SIGKILL in the middle of its run
 "$SONDE" collect -p hi -o k.er "$FIX/burn" 1 30 >/dev/null 2>&1 &
 cpid=$!
@@ -194,6 +197,44 @@ if [ $have_browser = 1 ]; then
 	if node "$BR/speedscope-load.mjs" b.folded no_such_function >/dev/null 2>&1; then
 		notok "speedscope-load.mjs finds a function that is not there"
 	else ok "speedscope-load.mjs does not find a function that is not there"; fi
+fi
+
+# ---- frames of every kind -----------------------------------------------------------------
+# test_export's frames.er (tests/unit/framesexp.h): native, kernel and Java
+# frames in one stack, named by its jit.map, kallsyms and method table.
+
+for fmt in pprof folded speedscope chrome; do
+	check "frames.er: export $fmt" "$SONDE" export --format $fmt -o frames.$fmt frames.er
+done
+if [ $have_go = 1 ]; then
+	same "frames.er: go tool pprof -top's total is sonde print's <Total> (15 ms)" \
+		"$(go tool pprof -top -unit=ns frames.pprof 2>/dev/null | sed -n 's/.* of \([0-9]*\)ns total$/\1/p')" 15000000
+	# the top four (pprof shortens the names that start with '<')
+	"$SONDE" print -printmode csv -metrics e.totalcpu:name -limit 4 -functions frames.er 2>/dev/null |
+		awk -F, 'NR > 2 { print $NF " " $1 }' >want.top
+	go tool pprof -top -unit=ns -nodefraction=0 frames.pprof 2>/dev/null |
+		awk '/flat%/ { s = 1; next } s { v = $1; sub(/ns$/, "", v); $1 = $2 = $3 = $4 = $5 = ""; sub(/^ +/, ""); print v " " $0 }' |
+		head -n 4 >got.top
+	if cmp -s want.top got.top; then ok "frames.er: go tool pprof -top's top four are sonde print -functions' (do_syscall_64, main, kfunc_low, work)"; else
+		notok "frames.er: go tool pprof -top's top functions differ from sonde print -functions'"
+		paste -d'|' want.top got.top | sed 's/^/#   /'
+	fi
+	# the stack of kernel, native and Java frames, leaf first
+	go tool pprof -traces frames.pprof 2>/dev/null | awk '/^ +5ms / { s = 1 } s { sub(/^ +(5ms)? +/, ""); print } s && /^main$/ { exit }' |
+		paste -sd';' >got.trace
+	same "frames.er: go tool pprof -traces: the 5 ms stack from the kernel down to main" "$(cat got.trace)" \
+		"do_syscall_64;entry_SYSCALL_64;leaf_native;com.example.Util.hash(java.lang.Object);com.example.Main.run(int, java.lang.String[]);work;main"
+	go tool pprof -raw frames.pprof 2>/dev/null | awk '/^Mappings/ { s = 1; next } s { print $NF == "[FN][IN]" ? $(NF - 1) : $NF }' | sort >got.maps
+	same "frames.er: pprof's mappings are the kinds' load objects" "$(paste -sd' ' got.maps)" \
+		"<JAVA> <JIT> <kernel> <unknown> com/example/Main.class com/example/Util.class"
+fi
+same "frames.er: folded adds up to <Total>" "$(awk '{ s += $NF } END { printf "%.0f", s }' frames.folded)" 15000000
+[ $have_node = 1 ] && node "$BR/validate-trace.mjs" frames.chrome 15000000
+if [ $have_browser = 1 ]; then
+	for f in speedscope folded chrome; do
+		node "$BR/speedscope-load.mjs" frames.$f do_syscall_64 kfunc_low 'com.example.Main.run(int, java.lang.String[])' \
+			'com.example.Util.hash(java.lang.Object)' '<unknown method>@0x9999' '<kind 9>@0x1010'
+	done
 fi
 
 # ---- errors -------------------------------------------------------------------------------

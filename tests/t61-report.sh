@@ -9,6 +9,8 @@
 #     report -time of that range);
 #   - phases.er (test_report --write: phase_a for 1 s, then phase_b, a
 #     sample every ms): a range gives exactly the samples in it;
+#   - frames.er (test_report --write): native, kernel and Java frames in
+#     one stack, its top functions as -functions, the kinds' names shown;
 #   - phases (a real run: first_phase, then a function whose name has '<',
 #     '&', quotes, "</script>" and bytes that are not UTF-8, in a binary
 #     whose path has them too): the names shown as text, nothing injected;
@@ -81,6 +83,19 @@ browser "{\"report\":\"$TMP/out/report.html\",\"shots\":\"$SHOTS\",\"tag\":\"bur
 rc 0 "sonde report phases.er" "$SONDE" report -o phases-syn.html phases.er
 browser "{\"report\":\"$TMP/phases-syn.html\",\"shots\":\"$SHOTS\",\"tag\":\"synthetic\",
 	\"range\":{\"from\":0.3,\"to\":0.7,\"truth\":\"phases\"}}" synthetic
+
+# ---- frames of every kind (test_report --write: frames.er, tests/unit/framesexp.h) -----
+# Native, kernel and Java frames in one stack: the functions, their
+# numbers and the flame graph as sonde print's, the kinds' names and load
+# objects as text.
+
+rc 0 "sonde report frames.er (native, kernel and Java frames)" "$SONDE" report -o frames.html frames.er
+"$SONDE" print -printmode json -functions frames.er >fnf.json
+browser "{\"report\":\"$TMP/frames.html\",\"shots\":\"$SHOTS\",\"tag\":\"frames\",\"functions\":\"$TMP/fnf.json\",\"top\":7,
+	\"names\":[{\"name\":\"com.example.Main.run(int, java.lang.String[])\"},{\"name\":\"com.example.Util.hash(java.lang.Object)\"},
+	{\"name\":\"<unknown method>@0x9999\"},{\"name\":\"<kind 9>@0x1010\"},{\"name\":\"kfunc_low\"},
+	{\"name\":\"Main.class\"},{\"name\":\"<kernel>\"},{\"name\":\"<JAVA>\"}],
+	\"sections\":[\"sec-header\",\"sec-functions\",\"sec-flame\"]}" frames
 
 # ---- names that need escaping, in a real run of two phases ----------------------------
 

@@ -54,22 +54,25 @@ struct sonde_dl_field {
 struct sonde_dl_prog;
 
 /*
- * Names a code address for the profile fields func and caller.  pc is
- * the frame's address without SONDE_PC_EXACT; exact is nonzero when it is
- * the address of an instruction (leaf, signal frame), zero when it is a
- * return address (then pc - 1 is the address to look up).  time_ns is the
- * event's: which object held an address reused after dlclose
- * (sonde_exp_find_object); names are cached per stack and mapping epoch
- * (sonde_exp_map_epoch), so it is a time of that epoch.  Returns a
- * NUL-terminated name that needs to stay valid only until the next call
- * (it is interned at once); NULL means "unknown".  callee, when not 0, is
- * the frame below (its pc with SONDE_PC_EXACT): pc is then a caller's
- * return address and the name wanted is the function that called the
- * callee's, which is not pc's when tail calls left frames off between
- * them (sonde print restores those frames: the innermost of them).
+ * Names a frame for the profile fields func and caller (and object).
+ * frame is a frame of a stack (reader/experiment.h, struct sonde_frame: of
+ * any kind; for a native or kernel frame, exact says whether pc is the
+ * address of an instruction (leaf, signal frame) or a return address, then
+ * pc - 1 is the address to look up).  time_ns is the event's: which object
+ * held an address reused after dlclose (sonde_exp_find_object); names are
+ * cached per stack and mapping epoch (sonde_exp_map_epoch), so it is a
+ * time of that epoch.  Returns a NUL-terminated name that needs to stay
+ * valid only until the next call (it is interned at once); NULL means
+ * "unknown".  callee, when not NULL, is the frame below: frame is then a
+ * caller's and the name wanted is the function that called the callee's,
+ * which is not frame's when tail calls left frames off between them (sonde
+ * print restores those frames: the innermost of them).  object, when not
+ * NULL, gets the name of the load object of frame's function (valid as the
+ * name is; NULL: unknown): asked only for frames of other kinds than
+ * native, whose objects are the symbol layer's (symbols.h).
  */
-typedef const char *(*sonde_dl_name_fn)(void *ctx, const struct sonde_exp *exp, uint64_t pc,
-					int exact, uint64_t time_ns, uint64_t callee);
+typedef const char *(*sonde_dl_name_fn)(void *ctx, const struct sonde_exp *exp, const struct sonde_frame *frame,
+					uint64_t time_ns, const struct sonde_frame *callee, const char **object);
 
 struct sonde_dl_kind {
 	const char *name;
@@ -199,10 +202,11 @@ int64_t sonde_dl_run_stdin(struct sonde_dl_prog *p, int fd, char *err, size_t er
 
 /* The stand-in namer until symbols are available: "object+0xoffset" of
  * the looked-up address (pc, or pc - 1 for a return address), as
- * `sonde print -dump profile` names frames; "0x..." outside every object.
- * Not thread-safe (one static buffer). */
-const char *sonde_dl_pc_name_fallback(void *ctx, const struct sonde_exp *exp, uint64_t pc,
-				      int exact, uint64_t time_ns, uint64_t callee);
+ * `sonde print -dump profile` names frames; "0x..." outside every object;
+ * a frame of another kind "KIND@0x..." (its kind's -dump word, "kernel",
+ * or "kind N"), in no object.  Not thread-safe (one static buffer). */
+const char *sonde_dl_pc_name_fallback(void *ctx, const struct sonde_exp *exp, const struct sonde_frame *frame,
+				      uint64_t time_ns, const struct sonde_frame *callee, const char **object);
 
 /*
  * Feeds every profile sample of exp to the program as a `profile` event.

@@ -10,6 +10,7 @@
 #include "base/grow.h"
 #include "agg/dlang_internal.h"
 #include "agg/kind.h"
+#include "symbols/symbols.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -172,15 +173,28 @@ fail:
 
 /* ---- profile ---------------------------------------------------------------------------- */
 
-const char *sonde_dl_pc_name_fallback(void *ctx, const struct sonde_exp *exp, uint64_t pc,
-				      int exact, uint64_t time_ns, uint64_t callee)
+const char *sonde_dl_pc_name_fallback(void *ctx, const struct sonde_exp *exp, const struct sonde_frame *frame,
+				      uint64_t time_ns, const struct sonde_frame *callee, const char **object)
 {
 	(void)callee; /* no symbols, no call sites: pc's object and offset */
 	static char buf[512];
-	uint64_t a = exact ? pc : pc - 1;
-	const struct sonde_object *o = sonde_exp_find_object(exp, a, time_ns);
+	uint64_t pc = frame->pc;
 
 	(void)ctx;
+	if (object)
+		*object = NULL;
+	if (frame->kind != SONDE_FRAME_NATIVE) {
+		const struct sonde_frame_kind_info *ki = sonde_frame_kind_info(frame->kind);
+
+		if (ki)
+			snprintf(buf, sizeof(buf), "%s@0x%" PRIx64, ki->word, pc);
+		else
+			snprintf(buf, sizeof(buf), "kind %u@0x%" PRIx64, frame->kind, pc);
+		return buf;
+	}
+	uint64_t a = frame->exact ? pc : pc - 1;
+	const struct sonde_object *o = sonde_exp_find_object(exp, a, time_ns);
+
 	if (o)
 		snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, o->name, a - o->base);
 	else
@@ -267,7 +281,7 @@ int64_t sonde_dl_run_profile(struct sonde_dl_prog *p, const struct sonde_exp *ex
 		vals[SONDE_DL_P_SYSTEM].i = (int64_t)smp.system_ns;
 		vals[SONDE_DL_P_WAITCPU].i = (int64_t)smp.wait_cpu_ns;
 		vals[SONDE_DL_P_SYSCALL].i = !sti || smp.syscall == SONDE_OFFCPU_NO_SYSCALL ? -1 : smp.syscall;
-		vals[SONDE_DL_P_PC].i = st && st->depth ? (int64_t)(st->pc[0] & ~SONDE_PC_EXACT) : 0;
+		vals[SONDE_DL_P_PC].i = st && st->depth ? (int64_t)st->frame[0].pc : 0;
 		vals[SONDE_DL_P_DEPTH].i = st ? st->depth : 0;
 		if (want_names) {
 			const struct sonde_dl_stack_names *nm = &unk;
@@ -278,23 +292,18 @@ int64_t sonde_dl_run_profile(struct sonde_dl_prog *p, const struct sonde_exp *ex
 
 				if (!e->done || e->epoch != ep) {
 					e->epoch = ep;
-					uint64_t pc0 = st->pc[0] & ~SONDE_PC_EXACT;
-					int x0 = (st->pc[0] & SONDE_PC_EXACT) != 0;
+					const struct sonde_frame *f0 = &st->frame[0];
 					const char *s;
 
 					if (want_func) {
-						s = name_of_pc(ctx, exp, pc0, x0, smp.time_ns, 0);
+						s = name_of_pc(ctx, exp, f0, smp.time_ns, NULL, NULL);
 						e->func = s ? sonde_aggset_intern(p->set, s, strlen(s)) : unknown;
 						if (!e->func)
 							goto oom;
 					}
 					if (want_caller) {
 						if (st->depth > 1) {
-							uint64_t pc1 = st->pc[1] & ~SONDE_PC_EXACT;
-
-							s = name_of_pc(ctx, exp, pc1,
-								       (st->pc[1] & SONDE_PC_EXACT) != 0,
-								       smp.time_ns, st->pc[0]);
+							s = name_of_pc(ctx, exp, &st->frame[1], smp.time_ns, f0, NULL);
 							e->caller = s ? sonde_aggset_intern(p->set, s, strlen(s))
 								      : unknown;
 							if (!e->caller)
@@ -304,12 +313,17 @@ int64_t sonde_dl_run_profile(struct sonde_dl_prog *p, const struct sonde_exp *ex
 						}
 					}
 					if (want_object) {
-						const struct sonde_object *o = sonde_exp_find_object(
-							exp, x0 ? pc0 : pc0 - 1, smp.time_ns);
+						const char *on = NULL;
 
-						e->object = o ? sonde_aggset_intern(p->set, o->name,
-										    strlen(o->name))
-							      : unknown;
+						if (f0->kind == SONDE_FRAME_NATIVE) {
+							const struct sonde_object *o = sonde_exp_find_object(
+								exp, f0->exact ? f0->pc : f0->pc - 1, smp.time_ns);
+
+							on = o ? o->name : NULL;
+						} else {
+							name_of_pc(ctx, exp, f0, smp.time_ns, NULL, &on);
+						}
+						e->object = on ? sonde_aggset_intern(p->set, on, strlen(on)) : unknown;
 						if (!e->object)
 							goto oom;
 					}
@@ -353,10 +367,12 @@ oom:
 /* ---- traced events: the helpers of the kinds' run functions (agg/kind.h) ---------------- */
 
 /* The collector's own frames (an interposer above the traced call) are
- * not the program's. */
-static bool collector_frame(const struct sonde_exp *exp, uint64_t pc, bool exact, uint64_t time_ns)
+ * not the program's: native frames in sonde's objects. */
+static bool collector_frame(const struct sonde_exp *exp, const struct sonde_frame *f, uint64_t time_ns)
 {
-	const struct sonde_object *o = sonde_exp_find_object(exp, exact ? pc : pc - 1, time_ns);
+	if (f->kind != SONDE_FRAME_NATIVE)
+		return false;
+	const struct sonde_object *o = sonde_exp_find_object(exp, f->exact ? f->pc : f->pc - 1, time_ns);
 
 	return o && o->sonde;
 }
@@ -427,11 +443,11 @@ const char *sonde_dl_trace_intern(struct sonde_dl_trace *t, const char *s)
 	return sonde_aggset_intern(t->p->set, s, strlen(s));
 }
 
-/* callee: 0, or the frame below (sonde_dl_name_fn). */
-static const char *src_name(struct sonde_dl_trace *t, uint64_t frame, uint64_t time_ns, uint64_t callee)
+/* callee: NULL, or the frame below (sonde_dl_name_fn). */
+static const char *src_name(struct sonde_dl_trace *t, const struct sonde_frame *frame, uint64_t time_ns,
+			    const struct sonde_frame *callee)
 {
-	const char *s = t->name_of_pc(t->ctx, t->exp, frame & ~SONDE_PC_EXACT, (frame & SONDE_PC_EXACT) != 0,
-				      time_ns, callee);
+	const char *s = t->name_of_pc(t->ctx, t->exp, frame, time_ns, callee, NULL);
 
 	return s ? sonde_aggset_intern(t->p->set, s, strlen(s)) : t->unknown;
 }
@@ -454,9 +470,7 @@ int sonde_dl_trace_names(struct sonde_dl_trace *t, uint64_t stack_id, uint64_t t
 			nm->epoch = ep;
 
 			for (int k = 0; k < st->depth; k++) {
-				uint64_t pc = st->pc[k];
-
-				if (collector_frame(t->exp, pc & ~SONDE_PC_EXACT, (pc & SONDE_PC_EXACT) != 0, time_ns))
+				if (collector_frame(t->exp, &st->frame[k], time_ns))
 					continue;
 				if (k0 < 0) {
 					k0 = k;
@@ -465,10 +479,10 @@ int sonde_dl_trace_names(struct sonde_dl_trace *t, uint64_t stack_id, uint64_t t
 					break;
 				}
 			}
-			nm->func = k0 < 0 ? t->unknown : src_name(t, st->pc[k0], time_ns, 0);
+			nm->func = k0 < 0 ? t->unknown : src_name(t, &st->frame[k0], time_ns, NULL);
 			nm->caller = k0 < 0 ? t->unknown
 				   : k1 < 0    ? t->none
-					       : src_name(t, st->pc[k1], time_ns, st->pc[k0]);
+					       : src_name(t, &st->frame[k1], time_ns, &st->frame[k0]);
 			if (!nm->func || !nm->caller)
 				return -1;
 			nm->flen = (uint32_t)strlen(nm->func);

@@ -4,6 +4,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -35,4 +37,46 @@ int sonde_open_regular(const char *path)
 const char *sonde_open_strerror(int err)
 {
 	return err == SONDE_ENOTREG ? "not a regular file" : strerror(err);
+}
+
+char *sonde_read_regular(const char *path, size_t *len)
+{
+	int fd = sonde_open_regular(path);
+	size_t n = 0, cap = 0;
+	char *b = NULL;
+
+	if (fd < 0)
+		return NULL;
+	for (;;) {
+		if (n + 1 >= cap) {
+			char *nb = cap > SIZE_MAX / 4 ? NULL : realloc(b, cap = cap ? cap * 2 : 65536);
+
+			if (!nb) {
+				free(b);
+				close(fd);
+				errno = ENOMEM;
+				return NULL;
+			}
+			b = nb;
+		}
+		ssize_t r = read(fd, b + n, cap - n - 1);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+
+			free(b);
+			close(fd);
+			errno = e;
+			return NULL;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	b[n] = '\0';
+	*len = n;
+	return b;
 }

@@ -1,6 +1,8 @@
 #ifndef SONDE_SAFEOPEN_H
 #define SONDE_SAFEOPEN_H
 
+#include <stddef.h>
+
 /*
  * Opening the files experiment data names (map.xml's objects, the line
  * tables' sources, the experiment's own files): any of them may be a FIFO,
@@ -20,5 +22,11 @@ int sonde_open_regular(const char *path);
 
 /* strerror(), with "not a regular file" for SONDE_ENOTREG. */
 const char *sonde_open_strerror(int err);
+
+/* The whole of regular file path, malloc'ed and NUL-terminated (its
+ * length in *len): NULL with errno set when it cannot be opened
+ * (sonde_open_regular) or read, or ENOMEM.  The file's own NUL bytes stay
+ * (*len counts them). */
+char *sonde_read_regular(const char *path, size_t *len);
 
 #endif

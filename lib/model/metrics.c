@@ -279,6 +279,7 @@ uint32_t sonde_model_func(struct sonde_model *m, uint32_t object, uint64_t lo, c
 	f->name_long = dup_or(name_long, f->mangled);
 	f->name_short = dup_or(name_short, f->name_long);
 	f->synthesized = synthesized;
+	f->kind = 0;
 	if (!f->mangled || !f->name_long || !f->name_short || index_put(&m->funcix, h, f->id) < 0) {
 		free((char *)f->mangled);
 		free((char *)f->name_long);
@@ -286,6 +287,11 @@ uint32_t sonde_model_func(struct sonde_model *m, uint32_t object, uint64_t lo, c
 		return UINT32_MAX;
 	}
 	return (uint32_t)m->nfuncs++;
+}
+
+void sonde_model_func_set_kind(struct sonde_model *m, uint32_t f, uint8_t kind)
+{
+	m->funcs[f].kind = kind;
 }
 
 struct skey {

@@ -85,6 +85,8 @@ struct sonde_mfunc {
 	uint64_t lo;		/* address in the object (identity with object+mangled) */
 	const char *mangled, *name_long, *name_short;
 	bool synthesized;	/* no symbol: "<static>@0x..." style */
+	uint8_t kind;		/* enum sonde_frame_kind of its frames (native
+				 * unless sonde_model_func_set_kind said) */
 };
 
 /* One row of a callers or callees list, or of an object list. */
@@ -113,6 +115,9 @@ void sonde_model_free(struct sonde_model *m);
 uint32_t sonde_model_object(struct sonde_model *m, const char *path);
 uint32_t sonde_model_func(struct sonde_model *m, uint32_t object, uint64_t lo, const char *mangled,
 			  const char *name_long, const char *name_short, bool synthesized);
+/* Says that function f (a valid id) is named by a frame kind other than
+ * native (sonde/format.h): views explain it as such (no ELF code). */
+void sonde_model_func_set_kind(struct sonde_model *m, uint32_t f, uint8_t kind);
 
 /* Intern a call stack of function ids, leaf first (depth >= 1), returning a
  * handle for sonde_model_add_to(); UINT32_MAX when out of memory. */

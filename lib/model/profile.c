@@ -98,6 +98,9 @@ struct builder {
 	 * index into spans; an address reused after dlclose names different
 	 * functions in different epochs. */
 	struct u64map *pcfunc;
+	struct u64map kindfunc;	/* a frame of another kind than native: its symbol
+				 * function's id -> index into spans (released with
+				 * the epochs' maps, per experiment) */
 	struct u64map *stacks;	/* per epoch: stack id -> index into p->ev */
 	size_t nepochs;
 	uint32_t ep;		/* the epoch of the event being added */
@@ -320,9 +323,11 @@ static uint32_t model_func(struct builder *b, uint32_t o, const struct sonde_fun
 
 /* The model function of one frame, into b->fl: none for a collector frame
  * (folded away); with inlines, the functions inlined at pc first. */
-static int frame_fl(struct builder *b, uint64_t pc, bool exact, uint64_t time_ns)
+static int frame_fl(struct builder *b, const struct sonde_frame *fr, uint64_t time_ns)
 {
-	const struct sonde_func *sf = sonde_syms_lookup(b->syms, pc & ~SONDE_PC_EXACT, exact, time_ns);
+	const struct sonde_func *sf = sonde_syms_frame(b->syms, fr, time_ns);
+	uint64_t pc = fr->pc;
+	bool exact = fr->exact;
 	const char *path = sf && sf->object ? sf->object->path : "<unknown>";
 	const char *base = strrchr(path, '/');
 	base = base ? base + 1 : path;
@@ -336,8 +341,15 @@ static int frame_fl(struct builder *b, uint64_t pc, bool exact, uint64_t time_ns
 	}
 	if (!sf) {
 		char name[64];
-		snprintf(name, sizeof name, "<unknown>@0x%llx", (unsigned long long)(pc & ~SONDE_PC_EXACT));
-		return push_fl(b, sonde_model_func(b->m, o, pc & ~SONDE_PC_EXACT, name, name, name, true));
+		snprintf(name, sizeof name, "<unknown>@0x%llx", (unsigned long long)pc);
+		return push_fl(b, sonde_model_func(b->m, o, pc, name, name, name, true));
+	}
+	if (sf->kind != SONDE_FRAME_NATIVE) { /* named by its kind (symbols.h): no ELF, no inlines */
+		uint32_t f = model_func(b, o, sf);
+
+		if (f != UINT32_MAX)
+			sonde_model_func_set_kind(b->m, f, sf->kind);
+		return push_fl(b, f);
 	}
 	if (b->inlines && sf->object && !sf->synthesized && !sf->plt) {
 		const struct sonde_srcframe *lv;
@@ -373,8 +385,8 @@ static int tail_fl(struct builder *b, const struct sonde_func *sf)
 	return push_fl(b, model_func(b, o, sf));
 }
 
-/* The model functions that tail calls left off between a frame at return
- * address ret and the function callee of the frame below it: *fl (valid
+/* The model functions that tail calls left off between a native frame at
+ * return address ret and the function callee of the frame below it: *fl (valid
  * until the next call), innermost first, and their number; -1 out of
  * memory.  *amb: several chains of tail calls lead there (none restored).
  * Once per (return address, callee) in an epoch. */
@@ -384,7 +396,6 @@ static int tail_funcs(struct builder *b, uint64_t ret, uint64_t time_ns, const s
 	struct u64map *m = &b->tailmap[b->ep];
 	uint32_t head = UINT32_MAX, i;
 
-	ret &= ~SONDE_PC_EXACT;
 	if (map_get(m, ret, &head))
 		for (i = head; i != UINT32_MAX; i = b->tails[i].next)
 			if (b->tails[i].callee == callee->id)
@@ -420,23 +431,33 @@ found:
 }
 
 /* The model functions of one frame: *fl (valid until the next call) and
- * their number (0: a collector frame); -1 out of memory. */
-static int frame_funcs(struct builder *b, uint64_t pc, bool exact, uint64_t time_ns, const uint32_t **fl)
+ * their number (0: a collector frame); -1 out of memory.  A native frame's
+ * are cached by its address and exactness in the current epoch; a frame of
+ * another kind's by its symbol function (which the symbol handle caches
+ * by the whole frame), in every epoch: a key of one kind's is never taken
+ * for another's. */
+static int frame_funcs(struct builder *b, const struct sonde_frame *fr, uint64_t time_ns, const uint32_t **fl)
 {
-	uint64_t key = (pc & ~SONDE_PC_EXACT) | (exact ? SONDE_PC_EXACT : 0);
+	struct u64map *map = &b->pcfunc[b->ep];
+	uint64_t key = fr->pc | (fr->exact ? SONDE_PC_EXACT : 0);
 	uint32_t si;
-	if (!map_get(&b->pcfunc[b->ep], key, &si)) {
+
+	if (fr->kind != SONDE_FRAME_NATIVE) {
+		map = &b->kindfunc;
+		key = sonde_syms_frame(b->syms, fr, time_ns)->id;
+	}
+	if (!map_get(map, key, &si)) {
 		if (sonde_grow(&b->spans, &b->capspans, b->nspans + 1, sizeof(*b->spans), 1024))
 			return -1;
 		size_t off = b->nfl;
-		if (frame_fl(b, pc, exact, time_ns) < 0)
+		if (frame_fl(b, fr, time_ns) < 0)
 			return -1;
 		for (size_t i = off; i < b->nfl; i++)
 			if (b->fl[i] == UINT32_MAX)
 				return -1; /* the model ran out of memory */
 		si = (uint32_t)b->nspans;
 		b->spans[b->nspans++] = (struct span){ (uint32_t)off, (uint32_t)(b->nfl - off) };
-		if (map_put(&b->pcfunc[b->ep], key, si) < 0)
+		if (map_put(map, key, si) < 0)
 			return -1;
 	}
 	*fl = b->fl + b->spans[si].off;
@@ -464,14 +485,15 @@ static uint32_t build_stack(struct builder *b, const struct sonde_exp *exp, uint
 	int d = 0;
 	const struct sonde_func *below = NULL; /* the function of the frame below, for tail calls */
 	for (int k = 0; k < st->depth; k++) {
-		uint64_t pc = st->pc[k];
-		bool exact = (k == 0 && leaf_exact) || (pc & SONDE_PC_EXACT);
+		struct sonde_frame fr = st->frame[k];
+		fr.exact |= k == 0 && leaf_exact;
+		bool native = fr.kind == SONDE_FRAME_NATIVE;
 		const uint32_t *fl;
-		if (below && !exact) {
+		if (below && !fr.exact && native) {
 			/* the functions that jumped to `below` on behalf of this
 			 * frame's call: between the two, innermost first */
 			bool amb;
-			int tn = tail_funcs(b, pc, time_ns, below, &fl, &amb);
+			int tn = tail_funcs(b, fr.pc, time_ns, below, &fl, &amb);
 			if (tn < 0 || sonde_grow(&b->frames, &b->capframes, (size_t)(d + tn + 1), sizeof *b->frames, 64))
 				return UINT32_MAX;
 			for (int i = 0; i < tn; i++) {
@@ -482,12 +504,12 @@ static uint32_t build_stack(struct builder *b, const struct sonde_exp *exp, uint
 			b->cur_restored += (uint16_t)tn;
 			b->cur_amb += amb;
 		}
-		int n = frame_funcs(b, pc, exact, time_ns, &fl);
+		int n = frame_funcs(b, &fr, time_ns, &fl);
 		if (n < 0)
 			return UINT32_MAX;
 		below = NULL;
-		if (b->tailcalls && n > 0) {
-			below = sonde_syms_lookup(b->syms, pc & ~SONDE_PC_EXACT, exact, time_ns);
+		if (b->tailcalls && n > 0 && native) {
+			below = sonde_syms_lookup(b->syms, fr.pc, fr.exact, time_ns);
 			if (!below->object || below->synthesized || below->plt)
 				below = NULL;
 		}
@@ -546,6 +568,7 @@ static void release_epochs(struct builder *b)
 		if (b->stacks)
 			u64map_release(&b->stacks[i]);
 	}
+	u64map_release(&b->kindfunc); /* the symbol handle's ids: per experiment */
 	free(b->pcfunc);
 	free(b->stacks);
 	free(b->tailmap);

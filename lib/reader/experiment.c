@@ -276,6 +276,29 @@ static struct sonde_thread *scan_thread(struct scan *sc, uint32_t tid)
 	return t;
 }
 
+/* A frame packet's frame (experiment.h, struct sonde_frame). */
+static struct sonde_frame frame_of(const struct sonde_frame_packet *f)
+{
+	if (f->kind == SONDE_FRAME_NATIVE)
+		return sonde_frame_native(f->pc);
+	return (struct sonde_frame){ .pc = f->pc, .kind = f->kind, .exact = (f->fflags & SONDE_FRAMEF_EXACT) != 0,
+				     .aux = f->aux };
+}
+
+/* Room for depth frames that the handle owns (freed at close); NULL out
+ * of memory. */
+static struct sonde_frame *own_frames(struct sonde_exp *exp, size_t depth)
+{
+	struct sonde_frame *fr = malloc((depth ? depth : 1) * sizeof(*fr));
+
+	if (!fr || sonde_grow(&exp->owned, &exp->capowned, exp->nowned + 1, sizeof(*exp->owned), 16)) {
+		free(fr);
+		return NULL;
+	}
+	exp->owned[exp->nowned++] = fr;
+	return fr;
+}
+
 /* Build the stack whose leaf node is `id` from the frame nodes, add it to
  * exp->stacks and return its index; -1 when no node has that id. */
 static long materialize(struct sonde_exp *exp, uint64_t id)
@@ -283,7 +306,7 @@ static long materialize(struct sonde_exp *exp, uint64_t id)
 	long ni = u64map_get(&exp->nodemap, id);
 	if (ni < 0)
 		return -1;
-	uint64_t buf[SONDE_MAX_DEPTH_LIMIT];
+	struct sonde_frame buf[SONDE_MAX_DEPTH_LIMIT];
 	uint16_t depth = 0, flags = 0;
 	uint64_t cur = id;
 	for (;;) {
@@ -292,7 +315,7 @@ static long materialize(struct sonde_exp *exp, uint64_t id)
 			break;
 		}
 		const struct node *n = &exp->nodes[ni];
-		buf[depth++] = n->pc;
+		buf[depth++] = n->fr;
 		if (n->parent < SONDE_FRAME_ROOT_LIMIT) {
 			flags |= (uint16_t)n->parent;
 			break;
@@ -311,22 +334,20 @@ static long materialize(struct sonde_exp *exp, uint64_t id)
 			break;
 		}
 	}
-	uint64_t *pc = malloc(8u * depth);
-	if (!pc || sonde_grow(&exp->owned, &exp->capowned, exp->nowned + 1, sizeof(*exp->owned), 16) ||
-	    sonde_grow(&exp->stacks, &exp->capstacks, exp->nstacks + 1, sizeof(*exp->stacks), 16) ||
+	struct sonde_frame *fr = own_frames(exp, depth);
+	if (fr)
+		memcpy(fr, buf, depth * sizeof(*fr));
+	if (!fr || sonde_grow(&exp->stacks, &exp->capstacks, exp->nstacks + 1, sizeof(*exp->stacks), 16) ||
 	    u64map_put(&exp->stackmap, id, (uint32_t)exp->nstacks)) {
-		free(pc);
 		exp->oom = true;
 		return -1;
 	}
-	memcpy(pc, buf, 8u * depth);
-	exp->owned[exp->nowned++] = pc;
 	struct sonde_stack *st = &exp->stacks[exp->nstacks];
 	u64map_find(&exp->stackmap, id)->tag = flags;
 	st->id = id;
 	st->depth = depth;
 	st->flags = flags;
-	st->pc = pc;
+	st->frame = fr;
 	st->offset = exp->nodes[u64map_get(&exp->nodemap, id)].off;
 	exp->sum.stacks++;
 	exp->sum.stacks_truncated += !!(flags & SONDE_STACK_TRUNCATED);
@@ -637,11 +658,12 @@ static const char *take_packet(struct scan *sc, const uint8_t *pkt, uint64_t off
 				return why;
 			}
 			const struct sonde_frame_packet *f = (const void *)pkt;
+			struct sonde_frame fr = frame_of(f);
 			exp->sum.stack_packets++;
 			long i = u64map_get(&exp->nodemap, f->node_id);
 			if (i >= 0) {
 				const struct node *n = &exp->nodes[i];
-				if (n->parent != f->parent_id || n->pc != f->pc) {
+				if (n->parent != f->parent_id || memcmp(&n->fr, &fr, sizeof fr)) {
 					exp->sum.stack_conflicts++;
 					exp_problem(exp, SONDE_PROBLEM_WARNING,
 						    "'stacks' offset %llu: frame node 0x%llx was already used "
@@ -656,7 +678,7 @@ static const char *take_packet(struct scan *sc, const uint8_t *pkt, uint64_t off
 				exp->oom = true;
 				return NULL;
 			}
-			exp->nodes[exp->nnodes++] = (struct node){ f->parent_id, f->pc, off };
+			exp->nodes[exp->nnodes++] = (struct node){ f->parent_id, fr, off };
 			exp->sum.frame_nodes++;
 			return NULL;
 		}
@@ -680,9 +702,14 @@ static const char *take_packet(struct scan *sc, const uint8_t *pkt, uint64_t off
 
 		if (i >= 0) {
 			const struct sonde_stack *st = &exp->stacks[i];
+			bool same = st->depth == p->depth && st->flags == p->flags;
 
-			if (st->depth != p->depth || st->flags != p->flags ||
-			    memcmp(st->pc, pc, 8u * p->depth)) {
+			for (unsigned k = 0; same && k < p->depth; k++) {
+				struct sonde_frame fr = sonde_frame_native(pc[k]);
+
+				same = !memcmp(&st->frame[k], &fr, sizeof fr);
+			}
+			if (!same) {
 				exp->sum.stack_conflicts++;
 				exp_problem(exp, SONDE_PROBLEM_WARNING,
 					    "'stacks' offset %llu: stack id 0x%llx was already used for a "
@@ -692,7 +719,12 @@ static const char *take_packet(struct scan *sc, const uint8_t *pkt, uint64_t off
 			}
 			return NULL;
 		}
-		if (sonde_grow(&exp->stacks, &exp->capstacks, exp->nstacks + 1, sizeof(*exp->stacks), 16) ||
+		/* the old whole-stack form: native frames only */
+		struct sonde_frame *fr = own_frames(exp, p->depth);
+
+		for (unsigned k = 0; fr && k < p->depth; k++)
+			fr[k] = sonde_frame_native(pc[k]);
+		if (!fr || sonde_grow(&exp->stacks, &exp->capstacks, exp->nstacks + 1, sizeof(*exp->stacks), 16) ||
 		    u64map_put(&exp->stackmap, p->stack_id, (uint32_t)exp->nstacks)) {
 			exp->oom = true;
 			return NULL;
@@ -703,7 +735,7 @@ static const char *take_packet(struct scan *sc, const uint8_t *pkt, uint64_t off
 		st->id = p->stack_id;
 		st->depth = p->depth;
 		st->flags = p->flags;
-		st->pc = pc;
+		st->frame = fr;
 		st->offset = off;
 		exp->sum.stacks++;
 		exp->sum.stacks_truncated += !!(p->flags & SONDE_STACK_TRUNCATED);

@@ -27,8 +27,8 @@
  *
  * After open the handle is read-only: any number of threads may use it and
  * its iterators at once.  Every pointer the accessors return (strings,
- * arrays, stack frames that point straight into the mapped "stacks" file)
- * is owned by the handle and stays valid until sonde_exp_close().  Absent
+ * arrays, stacks' frames, labels that point into a mapped data file) is
+ * owned by the handle and stays valid until sonde_exp_close().  Absent
  * strings are NULL, absent numbers 0, unless a field says otherwise.
  *
  * Library code never prints or exits; errors come back as one-line
@@ -287,12 +287,51 @@ uint32_t sonde_exp_map_epoch(const struct sonde_exp *exp, uint64_t time_ns, uint
 
 /* ---- stacks ------------------------------------------------------------ */
 
+/*
+ * A frame of a stack, of any kind (enum sonde_frame_kind of sonde/format.h):
+ * what the reader hands out instead of the format's bare pc, so that no
+ * reader of a stack can take a Java method id or a kernel address for a
+ * native code address, or bit 63 of a kernel address for SONDE_PC_EXACT.
+ *
+ *   kind   NATIVE: pc is a code address of the process, exact set when the
+ *          format's pc had SONDE_PC_EXACT (which pc never carries here);
+ *          KERNEL: pc is a kernel address, all 64 bits, exact from the
+ *          frame packet's SONDE_FRAMEF_EXACT;
+ *          JAVA_INTERP, JAVA_COMPILED: pc is the method's id in the
+ *          experiment's method table, aux its bytecode index
+ *          (SONDE_FRAME_NO_BCI: unknown);
+ *          any other value: a kind this reader does not know, pc and aux
+ *          as written (shown as "<kind N>@0x...").
+ *   exact  the address of the instruction that was running (a leaf, a
+ *          frame a signal interrupted), not a return address: the
+ *          function is looked up at pc, not at pc - 1.
+ *
+ * Two frames are the same frame when all four fields are equal; the
+ * padding is always 0, so memcmp compares them.  Stacks of the old
+ * whole-stack packet (SONDE_PKT_STACK) hold native frames only.
+ */
+struct sonde_frame {
+	uint64_t pc;
+	uint8_t kind;	   /* enum sonde_frame_kind */
+	bool exact;
+	uint16_t aux;	   /* a Java frame's bytecode index; 0 for other kinds */
+	uint32_t reserved; /* 0 */
+};
+_Static_assert(sizeof(struct sonde_frame) == 16, "a frame is 16 bytes, four to a cache line");
+
+/* The frame of a native address as the format writes one (with
+ * SONDE_PC_EXACT on an exact address). */
+static inline struct sonde_frame sonde_frame_native(uint64_t pc)
+{
+	return (struct sonde_frame){ .pc = pc & ~SONDE_PC_EXACT, .exact = (pc & SONDE_PC_EXACT) != 0 };
+}
+
 struct sonde_stack {
 	uint64_t id;
 	uint16_t depth;
-	uint16_t flags;	     /* SONDE_STACK_TRUNCATED, SONDE_STACK_INCOMPLETE */
-	const uint64_t *pc;  /* depth frames, leaf first; may carry SONDE_PC_EXACT */
-	uint64_t offset;     /* of its first packet in "stacks" */
+	uint16_t flags;			 /* SONDE_STACK_TRUNCATED, SONDE_STACK_INCOMPLETE */
+	const struct sonde_frame *frame; /* depth frames, leaf first */
+	uint64_t offset;		 /* of its first packet in "stacks" */
 };
 
 /* The stack with id stack_id, or NULL when "stacks" has none. */

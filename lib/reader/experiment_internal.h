@@ -85,11 +85,13 @@ struct sonde_exp {
 	/* Frame nodes (SONDE_PKT_FRAME) from "stacks"; a stack named by a
 	 * leaf node is materialised into `stacks` when a sample refers to it. */
 	struct node {
-		uint64_t parent, pc, off;
+		uint64_t parent;
+		struct sonde_frame fr;
+		uint64_t off;
 	} *nodes;
 	size_t nnodes, capnodes;
 	struct u64map nodemap;
-	uint64_t **owned; /* pc arrays of materialised stacks */
+	struct sonde_frame **owned; /* the frames of every stack */
 	size_t nowned, capowned;
 	bool warned_missing_node;
 

@@ -335,6 +335,77 @@ int64_t sonde_expw_stack(struct sonde_expw *w, uint64_t stack_id, uint16_t flags
 	return put(w, SONDE_KIND_STACKS, w->pid, p, p->size, 0);
 }
 
+/* A frame node's id as the collector makes it (collector/stacks.c:
+ * wyhash-style multiply-fold of parent and pc), folded once more with the
+ * kind, fflags and aux for a frame of another kind than native. */
+static uint64_t node_hash(uint64_t a, uint64_t b)
+{
+	__uint128_t r = (__uint128_t)(a ^ 0xa0761d6478bd642full) * (b ^ 0xe7037ed1a0b428dbull);
+	uint64_t h = (uint64_t)r ^ (uint64_t)(r >> 64);
+
+	return h < SONDE_FRAME_ROOT_LIMIT ? h + SONDE_FRAME_ROOT_LIMIT : h;
+}
+
+int64_t sonde_expw_frames(struct sonde_expw *w, uint16_t flags, uint16_t depth, const struct sonde_frame *frames,
+			  uint64_t *stack_id)
+{
+	uint64_t parent = flags;
+	int64_t off = -1;
+
+	if (flags >= SONDE_FRAME_ROOT_LIMIT)
+		return fail(w, "stack flags 0x%x do not fit a root frame's parent", flags);
+	if (!depth || depth > SONDE_MAX_DEPTH_LIMIT)
+		return fail(w, "frame stack depth %u is not 1 to %d", depth, SONDE_MAX_DEPTH_LIMIT);
+	for (unsigned k = depth; k-- > 0;) { /* the root first, as the collector writes them */
+		const struct sonde_frame *f = &frames[k];
+		struct sonde_frame_packet p = {
+			.type = SONDE_PKT_FRAME,
+			.size = sizeof(p),
+			.kind = f->kind,
+			.fflags = f->kind != SONDE_FRAME_NATIVE && f->exact ? SONDE_FRAMEF_EXACT : 0,
+			.aux = f->kind != SONDE_FRAME_NATIVE ? f->aux : 0,
+			.parent_id = parent,
+			.pc = f->kind == SONDE_FRAME_NATIVE && f->exact ? f->pc | SONDE_PC_EXACT : f->pc,
+		};
+
+		p.node_id = node_hash(parent, p.pc);
+		if (p.kind != SONDE_FRAME_NATIVE)
+			p.node_id = node_hash(p.node_id, (uint64_t)p.kind << 32 | (uint64_t)p.fflags << 16 | p.aux);
+		off = put(w, SONDE_KIND_STACKS, w->pid, &p, sizeof(p), 0);
+		if (off < 0)
+			return -1;
+		parent = p.node_id;
+	}
+	*stack_id = parent;
+	return off;
+}
+
+int sonde_expw_text(struct sonde_expw *w, const char *name, const char *fmt, ...)
+{
+	size_t n = strlen(w->dir) + strlen(name) + 2;
+	char *path = malloc(n);
+	FILE *f;
+	va_list ap;
+	int r;
+
+	if (!path)
+		return fail(w, "out of memory");
+	snprintf(path, n, "%s/%s", w->dir, name);
+	f = fopen(path, "a");
+	if (!f) {
+		fail(w, "cannot open '%s': %s", path, strerror(errno));
+		free(path);
+		return -1;
+	}
+	va_start(ap, fmt);
+	r = vfprintf(f, fmt, ap);
+	va_end(ap);
+	if (fclose(f) != 0 || r < 0)
+		r = fail(w, "cannot write '%s'", path);
+	free(path);
+	return r < 0 ? -1 : 0;
+}
+
 int64_t sonde_expw_overview(struct sonde_expw *w, const struct sonde_overview_packet *p)
 {
 	struct sonde_overview_packet q = *p;

@@ -30,6 +30,8 @@
 
 #include <sonde/format.h>
 
+#include "reader/experiment.h"
+
 struct sonde_expw;
 
 /* Creates directory dir (its parent must exist; dir may exist already) and
@@ -68,9 +70,31 @@ int64_t sonde_expw_offcpu(struct sonde_expw *w, uint32_t sampler, uint32_t tid, 
 /* A thread_end event with the kernel's accounting (log.xml); returns 0 or -1. */
 int sonde_expw_thread_end(struct sonde_expw *w, uint32_t tid, uint64_t time_ns, uint64_t start_ns,
 			  uint64_t cpu_ns, uint64_t utime_ns, uint64_t stime_ns, uint64_t run_delay_ns);
-/* A stack packet, in a block of the thread given as pid (preamble). */
+/* A stack packet, in a block of the thread given as pid (preamble): the
+ * old whole-stack form, native frames only (SONDE_PC_EXACT in pc). */
 int64_t sonde_expw_stack(struct sonde_expw *w, uint64_t stack_id, uint16_t flags, uint16_t depth,
 			 const uint64_t *pc);
+/*
+ * A stack as the collector writes one: a frame packet per frame, the root
+ * first, each frame's node id made as the collector makes it (the hash of
+ * its parent's id and its pc, and of its kind, fflags and aux when the kind
+ * is not native), flags (SONDE_STACK_*) in the root's parent.  frames are
+ * leaf first, of any kind (reader/experiment.h: a native frame's exact
+ * becomes SONDE_PC_EXACT, another kind's SONDE_FRAMEF_EXACT; aux is
+ * written for kinds other than native).  *stack_id gets the leaf's node id,
+ * the id samples name the stack by.  Returns the leaf packet's offset, or
+ * -1 (depth 0 or above SONDE_MAX_DEPTH_LIMIT, flags of 16 or more).
+ */
+int64_t sonde_expw_frames(struct sonde_expw *w, uint16_t flags, uint16_t depth, const struct sonde_frame *frames,
+			  uint64_t *stack_id);
+/*
+ * Appends printf-formatted text to file name of the experiment (created at
+ * the first call): the files that name frames of other kinds than native,
+ * "kallsyms" (lines "ADDRESS TYPE NAME") and the method table "methods"
+ * (lines "ID CLASS METHOD SIGNATURE SOURCEFILE [BCI:LINE ...]"), both in
+ * doc/experiment-format.md, or any other.  0 or -1.
+ */
+int sonde_expw_text(struct sonde_expw *w, const char *name, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int64_t sonde_expw_overview(struct sonde_expw *w, const struct sonde_overview_packet *p);
 /* Any bytes as a packet of file kind (size > 0, a multiple of 8, at most
  * a block's payload; the bytes are written as given, type and size too). */

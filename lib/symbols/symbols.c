@@ -35,6 +35,7 @@
 #include "base/safeopen.h"
 #include "base/arena.h"
 #include "symbols/dynfunc.h"
+#include "symbols/framekind.h"
 #include "symbols/srcinfo.h"
 #include "symbols/archive.h"
 #include "symbols/symbols.h"
@@ -213,6 +214,18 @@ struct sonde_syms {
 
 	struct arena_chunk *arena;
 	struct tailmemo *tailmemo; /* lib/symbols/tailcall.c's answers */
+
+	/* Frames of kinds other than native (framekind.h): (pc, kind |
+	 * exact << 8) -> id + 1; the kinds' states, by module; their
+	 * functions by the hash of the mangled name xor the object's
+	 * address -> id + 1 (the first of a hash), for sonde_syms_named. */
+	struct map frames;
+	struct kstate {
+		const struct sonde_frame_module *k;
+		void *state;
+	} kst[8];
+	size_t nkst;
+	struct map knamed;
 };
 
 /*
@@ -260,6 +273,17 @@ static void add_unnamed(struct sonde_syms *s, const char *file)
 {
 	if (!strset_add(&s->unnamed_set, &s->unnamed, &s->nunnamed, &s->capunnamed, file))
 		s->problems_oom = true;
+}
+
+void sonde_syms_problem(struct sonde_syms *s, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	add_problem(s, "%s", buf);
 }
 
 static inline struct sonde_func *slot(const struct sonde_syms *s, uint32_t id)
@@ -1314,6 +1338,13 @@ fail:
 
 /* ---- source positions (lib/symbols/srcinfo.h) --------------------------------------- */
 
+/* Whether o is one of the experiment's objects (not a frame kind's or the
+ * JIT's pseudo object, which have no image). */
+static bool own_object(const struct sonde_syms *s, const struct sonde_object *o)
+{
+	return o && o >= s->objs && o < s->objs + s->nobjs;
+}
+
 static struct image *image_of(struct sonde_syms *s, const struct sonde_object *o)
 {
 	struct image *img = &s->images[s->obj_image[o - s->objs]];
@@ -1325,7 +1356,7 @@ static struct image *image_of(struct sonde_syms *s, const struct sonde_object *o
 
 void sonde_syms_read_object(struct sonde_syms *s, const struct sonde_object *o)
 {
-	if (o >= s->objs && o < s->objs + s->nobjs)
+	if (own_object(s, o))
 		image_of(s, o);
 }
 
@@ -1352,7 +1383,7 @@ const struct sonde_exp *sonde_syms_exp(const struct sonde_syms *s)
 
 struct srcobj *sonde_syms_srcobj(struct sonde_syms *s, const struct sonde_object *o)
 {
-	return o ? image_src(s, image_of(s, o)) : NULL;
+	return own_object(s, o) ? image_src(s, image_of(s, o)) : NULL;
 }
 
 int sonde_syms_srcpos(struct sonde_syms *s, uint64_t pc, bool exact, uint64_t time_ns,
@@ -1370,7 +1401,7 @@ int sonde_syms_srcpos(struct sonde_syms *s, uint64_t pc, bool exact, uint64_t ti
 int sonde_syms_srcpos_at(struct sonde_syms *s, const struct sonde_object *o, uint64_t addr,
 			 const struct sonde_srcframe **out)
 {
-	struct srcobj *so = o ? image_src(s, image_of(s, o)) : NULL;
+	struct srcobj *so = own_object(s, o) ? image_src(s, image_of(s, o)) : NULL;
 
 	*out = NULL;
 	return so ? srcobj_lookup(so, addr, out) : 0;
@@ -1379,7 +1410,7 @@ int sonde_syms_srcpos_at(struct sonde_syms *s, const struct sonde_object *o, uin
 bool sonde_syms_code_range(struct sonde_syms *s, const struct sonde_object *o, uint64_t addr,
 			   uint64_t *lo, uint64_t *hi)
 {
-	if (!o)
+	if (!own_object(s, o))
 		return false;
 	image_src(s, image_of(s, o)); /* opens it, lines or not */
 	return srcobj_code_range(image_of(s, o)->src, addr, lo, hi);
@@ -1387,18 +1418,18 @@ bool sonde_syms_code_range(struct sonde_syms *s, const struct sonde_object *o, u
 
 bool sonde_syms_has_lines(struct sonde_syms *s, const struct sonde_object *o)
 {
-	return o && image_src(s, image_of(s, o)) != NULL;
+	return own_object(s, o) && image_src(s, image_of(s, o)) != NULL;
 }
 
 const char *sonde_syms_object_file(struct sonde_syms *s, const struct sonde_object *o)
 {
-	return o ? image_of(s, o)->file : NULL;
+	return own_object(s, o) ? image_of(s, o)->file : NULL;
 }
 
 size_t sonde_syms_file_funcs(struct sonde_syms *s, const struct sonde_object *o, const char *file,
 			     const struct sonde_srcfunc **out)
 {
-	struct srcobj *so = o ? image_src(s, image_of(s, o)) : NULL;
+	struct srcobj *so = own_object(s, o) ? image_src(s, image_of(s, o)) : NULL;
 
 	*out = NULL;
 	return so ? srcobj_file_funcs(so, file, out) : 0;
@@ -1472,9 +1503,26 @@ size_t sonde_syms_symbol_any(struct sonde_syms *s, const char *name, const struc
 	return k;
 }
 
+/* The function of a frame kind's pseudo object o named name (knamed);
+ * made, synthesized, when there is none. */
+static const struct sonde_func *kind_named(struct sonde_syms *s, const struct sonde_object *o, const char *name)
+{
+	uint64_t h = hash_str(0xcbf29ce484222325ull, name) ^ (uint64_t)(uintptr_t)o;
+	uint32_t v = map_get(&s->knamed, h, 0);
+
+	if (v && slot(s, v - 1)->object == o && !strcmp(slot(s, v - 1)->mangled, name))
+		return slot(s, v - 1);
+	for (uint32_t id = 0; id < s->nfuncs; id++) /* another one with its hash, or not in the map */
+		if (slot(s, id)->object == o && !strcmp(slot(s, id)->mangled, name))
+			return slot(s, id);
+	return sonde_syms_kind_func(s, 0, o, 0, 0, name, NULL, NULL, true);
+}
+
 const struct sonde_func *sonde_syms_named(struct sonde_syms *s, const struct sonde_object *o,
 					  const char *name)
 {
+	if (!own_object(s, o))
+		return kind_named(s, o, name);
 	struct image *img = image_of(s, o);
 	bool oom = false;
 	struct sym *y = sym_by_name(img, name, &oom);
@@ -1499,10 +1547,117 @@ const struct sonde_func *sonde_syms_named(struct sonde_syms *s, const struct son
 	return f;
 }
 
+/* ---- frames of every kind ------------------------------------------------------ */
+
+const struct sonde_func *sonde_syms_kind_func(struct sonde_syms *s, uint8_t kind, const struct sonde_object *o,
+					      uint64_t lo, uint64_t hi, const char *mangled, const char *name_long,
+					      const char *name_short, bool synthesized)
+{
+	const char *m = arena_strdup(&s->arena, mangled);
+	const char *l = m && name_long ? arena_strdup(&s->arena, name_long) : m;
+	const char *sh = l && name_short ? arena_strdup(&s->arena, name_short) : l;
+	struct sonde_func *f = sh ? new_func(s) : NULL;
+
+	if (!f)
+		return oom_func(s);
+	f->mangled = m;
+	f->name_long = l;
+	f->name_short = sh;
+	f->object = o;
+	f->lo = lo;
+	f->hi = hi;
+	f->synthesized = synthesized;
+	f->kind = kind;
+	if (o) {
+		uint64_t h = hash_str(0xcbf29ce484222325ull, m) ^ (uint64_t)(uintptr_t)o;
+
+		if (!map_get(&s->knamed, h, 0))
+			map_put(&s->knamed, h, 0, f->id + 1); /* out of memory: found by a scan */
+	}
+	return f;
+}
+
+void *sonde_syms_kind_state(struct sonde_syms *s, const struct sonde_frame_module *k)
+{
+	for (size_t i = 0; i < s->nkst; i++)
+		if (s->kst[i].k->open == k->open)
+			return s->kst[i].state;
+	void *st = k->open ? k->open(s) : NULL;
+
+	if (s->nkst == sizeof(s->kst) / sizeof(s->kst[0])) { /* more modules than room */
+		if (st && k->close)
+			k->close(st);
+		return NULL;
+	}
+	s->kst[s->nkst++] = (struct kstate){ k, st };
+	return st;
+}
+
+/* A frame of a kind that has no module: "<kind N>@0x...", one per (kind,
+ * pc). */
+static const struct sonde_func *other_kind_func(struct sonde_syms *s, const struct sonde_frame *f)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "<kind %u>@0x%" PRIx64, f->kind, f->pc);
+	return sonde_syms_kind_func(s, f->kind, NULL, f->pc, f->pc + 1, name, NULL, NULL, true);
+}
+
+const struct sonde_func *sonde_syms_frame(struct sonde_syms *s, const struct sonde_frame *f, uint64_t time_ns)
+{
+	if (f->kind == SONDE_FRAME_NATIVE)
+		return sonde_syms_lookup(s, f->pc, f->exact, time_ns);
+	uint32_t key2 = f->kind | (uint32_t)f->exact << 8;
+	uint32_t v = map_get(&s->frames, f->pc, key2);
+
+	if (v)
+		return slot(s, v - 1);
+	const struct sonde_frame_module *k = sonde_frame_module_of(f->kind);
+	const struct sonde_func *fn = k ? k->func(s, sonde_syms_kind_state(s, k), f) : other_kind_func(s, f);
+
+	if (fn != s->oom)
+		map_put(&s->frames, f->pc, key2, fn->id + 1);
+	return fn;
+}
+
+int sonde_syms_frame_srcpos(struct sonde_syms *s, const struct sonde_frame *f, uint64_t time_ns,
+			    const struct sonde_srcframe **out)
+{
+	if (f->kind == SONDE_FRAME_NATIVE)
+		return sonde_syms_srcpos(s, f->pc, f->exact, time_ns, out);
+	const struct sonde_frame_module *k = sonde_frame_module_of(f->kind);
+
+	*out = NULL;
+	if (!k || !k->srcpos)
+		return 0;
+	const struct sonde_func *fn = sonde_syms_frame(s, f, time_ns);
+
+	return fn->kind != SONDE_FRAME_NATIVE ? k->srcpos(s, sonde_syms_kind_state(s, k), f, fn, out) : 0;
+}
+
+bool sonde_syms_frame_place(const struct sonde_frame *f, const struct sonde_func *fn, uint64_t *at,
+			    const char **key)
+{
+	const struct sonde_frame_module *k = f->kind == SONDE_FRAME_NATIVE ? NULL : sonde_frame_module_of(f->kind);
+
+	if (k && k->place)
+		return k->place(f, fn, at, key);
+	if (!fn->object)
+		return false;
+	*at = (f->exact || !f->pc ? f->pc : f->pc - 1) - fn->object->base;
+	*key = fn->object->path;
+	return true;
+}
+
 void sonde_syms_close(struct sonde_syms *s)
 {
 	if (!s)
 		return;
+	for (size_t i = 0; i < s->nkst; i++)
+		if (s->kst[i].state && s->kst[i].k->close)
+			s->kst[i].k->close(s->kst[i].state);
+	map_release(&s->frames);
+	map_release(&s->knamed);
 	for (size_t i = 0; i < s->nimages; i++) {
 		free(s->images[i].syms);
 		map_release(&s->images[i].synth);

@@ -3,11 +3,17 @@
  * elfutils from the load objects that map.xml lists.
  *
  *	struct sonde_syms *s = sonde_syms_open(exp);
- *	const struct sonde_func *f = sonde_syms_lookup(s, frame & ~SONDE_PC_EXACT,
- *						       frame & SONDE_PC_EXACT, sample_time);
+ *	const struct sonde_func *f = sonde_syms_frame(s, &stack->frame[k], sample_time);
  *	printf("%s\n", f->name_short);
  *	...
  *	sonde_syms_close(s);
+ *
+ * A frame is named after its kind (reader/experiment.h, struct
+ * sonde_frame): a native frame by the ELF and DWARF of the load objects
+ * (sonde_syms_lookup and everything below it, which take native
+ * addresses); a kernel frame by the experiment's kallsyms file, a Java
+ * frame by its method table (sonde_syms_frame and its siblings, "Frames of
+ * every kind" below).
  *
  * Where the names come from, per load object:
  *
@@ -107,6 +113,8 @@ struct sonde_func {
 	bool synthesized;	/* no symbol: "<static>@0x..." or "<unknown>@0x..." */
 	bool plt;		/* a PLT entry: "puts@plt" */
 	bool inlined;		/* only inlined, no code of its own: lo = hi = 0 */
+	uint8_t kind;		/* enum sonde_frame_kind of its frames: native for
+				 * every function of sonde_syms_lookup */
 };
 
 /* One level of a source position (lib/symbols/srcinfo.h explains the levels). */
@@ -248,6 +256,72 @@ size_t sonde_syms_file_funcs(struct sonde_syms *s, const struct sonde_object *o,
  * own (inlined = true, lo = hi = 0), the same one for every call. */
 const struct sonde_func *sonde_syms_named(struct sonde_syms *s, const struct sonde_object *o,
 					  const char *name);
+
+/* ---- frames of every kind (lib/symbols/framekind.[ch]) --------------------------------
+ *
+ * Symbolisation dispatches on the frame's kind:
+ *
+ *   native          sonde_syms_lookup(s, f->pc, f->exact, time_ns): the ELF
+ *                   and DWARF path above;
+ *   kernel          the experiment's kallsyms file (kallsyms.c): the
+ *                   function is the text symbol at or below the address
+ *                   (pc, or pc - 1 for a return address), up to the next
+ *                   symbol; object the "<kernel>" pseudo object;
+ *   Java            the experiment's method table, "methods"
+ *   (interpreted,   (javamethods.c): the method of id pc, named
+ *    compiled)      "pkg.Class.method(int, java.lang.String)" (name_long;
+ *                   name_short without the parameters; mangled
+ *                   "pkg/Class.method(ILjava/lang/String;)V"), in the pseudo
+ *                   object of its class file ("pkg/Class.class"); its
+ *                   source line from the table's bytecode index -> line
+ *                   pairs;
+ *   any other kind  "<kind N>@0x..." in no object.
+ *
+ * A frame that its kind's file does not name (no file, an address in no
+ * symbol, an unknown method id) is a synthesized function named after it:
+ * "<kernel>@0xffffffff81000000" (object "<kernel>"), "<unknown
+ * method>@0x7f00" (object "<JAVA>").  The files' problems (cannot be read,
+ * lines skipped) are the handle's problems.  doc/experiment-format.md
+ * describes both files; doc/sonde-print.md how the views name them.
+ *
+ * The pseudo objects are owned by the handle, not by the experiment:
+ * sonde_syms_object_file(), _has_lines() and the source and disassembly
+ * calls answer NULL, false or 0 for them, as for an object no file could
+ * be read for.
+ */
+
+/* How a frame kind is shown, for views that name or explain it. */
+struct sonde_frame_kind_info {
+	const char *word;  /* -dump's: "kernel", "java-interpreted", ... */
+	const char *noun;  /* for messages: "a kernel function", "a Java method" */
+	const char *place; /* what -pcs calls a frame's place in its function
+			    * ("bci"); NULL: an address offset, like native code */
+};
+
+/* The info of a frame kind (native's, or a kind module's), NULL for a kind
+ * this sonde does not know (shown as "kind N"). */
+const struct sonde_frame_kind_info *sonde_frame_kind_info(unsigned kind);
+
+/* The function of frame f (of any kind; f->exact says whether a native or
+ * kernel pc is a return address).  Never NULL.  One hash probe for a frame
+ * seen before. */
+const struct sonde_func *sonde_syms_frame(struct sonde_syms *s, const struct sonde_frame *f, uint64_t time_ns);
+
+/* The source position of frame f, as sonde_syms_srcpos() gives a native
+ * one's: a Java frame's file and line (one level), 0 when unknown. */
+int sonde_syms_frame_srcpos(struct sonde_syms *s, const struct sonde_frame *f, uint64_t time_ns,
+			    const struct sonde_srcframe **out);
+
+/* Where frame f is in its function fn (sonde_syms_frame's), for the
+ * per-instruction view: *at, the instruction's address in fn's object (the
+ * pc, or the return address - 1, less the object's base), or for a kind
+ * whose frames have no address its place (a Java frame's bytecode index);
+ * *key, a string (owned by the handle) that with *at names the place
+ * uniquely: fn's object's path for addresses, fn's mangled name for
+ * places.  false when f has no place (in no object, or a bytecode index
+ * that is not known). */
+bool sonde_syms_frame_place(const struct sonde_frame *f, const struct sonde_func *fn, uint64_t *at,
+			    const char **key);
 
 /* ---- tail calls (lib/symbols/tailcall.c) ------------------------------------------------
  *

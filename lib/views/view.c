@@ -11,6 +11,7 @@
 
 #include "base/grow.h"
 #include "model/profile.h"
+#include "symbols/symbols.h"
 #include "views/view.h"
 #include "views/view_table.h"
 #include "views/view_common.h"
@@ -573,7 +574,12 @@ int sonde_view_fsingle(FILE *f, const struct sonde_model *m, const struct sonde_
 	em_text(&em, "\t%24s: 0x%" PRIx64 "\n", "Address", fi->lo);
 	em_text(&em, "\t%24s: %s\n", "Load Object", ob && ob->path ? ob->path : "(unknown)");
 	em_text(&em, "\t%24s: %s\n", "Mangled Name", fi->mangled ? fi->mangled : "");
-	if (fi->synthesized)
+	if (fi->kind != SONDE_FRAME_NATIVE) {
+		const struct sonde_frame_kind_info *ki = sonde_frame_kind_info(fi->kind);
+
+		em_text(&em, "\t%24s: %s%s, not code of a load object\n", "Note",
+			ki ? ki->noun : "a frame of an unknown kind", fi->synthesized ? " that no name covers" : "");
+	} else if (fi->synthesized)
 		em_text(&em, "\t%24s: no symbol covers this address\n", "Note");
 	else if (!fi->lo)
 		em_text(&em, "\t%24s: inlined only: no code of its own (its time is in the "

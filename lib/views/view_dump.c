@@ -24,20 +24,20 @@ static double since(const struct sonde_exp_info *in, uint64_t t)
 	return t >= in->start_ns ? sec(t - in->start_ns) : -sec(in->start_ns - t);
 }
 
-/* The frames that tail calls left off between frame i - 1 and frame i
+/* The frames that tail calls left off between native frames i - 1 and i
  * (sonde_syms_tailcalls), one line each, innermost first, marked "(tail
  * call)"; or a line saying that several chains could have run. */
 static void print_tailcalls(FILE *out, struct sonde_syms *syms, const struct sonde_stack *st, unsigned i,
 			    bool leaf_exact, uint64_t time_ns)
 {
-	uint64_t below = st->pc[i - 1];
-	bool exact = (i == 1 && leaf_exact) || (below & SONDE_PC_EXACT);
+	const struct sonde_frame *below = &st->frame[i - 1], *fr = &st->frame[i];
+	bool exact = (i == 1 && leaf_exact) || below->exact;
 
-	if (st->pc[i] & SONDE_PC_EXACT)
-		return; /* a frame interrupted by a signal: no call */
-	const struct sonde_func *g = sonde_syms_lookup(syms, below, exact, time_ns);
+	if (fr->exact || fr->kind != SONDE_FRAME_NATIVE || below->kind != SONDE_FRAME_NATIVE)
+		return; /* a frame interrupted by a signal: no call; or not native code */
+	const struct sonde_func *g = sonde_syms_lookup(syms, below->pc, exact, time_ns);
 	const struct sonde_func *chain[SONDE_TAIL_MAX];
-	int n = sonde_syms_tailcalls(syms, st->pc[i], time_ns, g, chain, SONDE_TAIL_MAX);
+	int n = sonde_syms_tailcalls(syms, fr->pc, time_ns, g, chain, SONDE_TAIL_MAX);
 
 	if (n == SONDE_TAIL_AMBIGUOUS)
 		fprintf(out, "       (tail calls: several chains lead to %s; none restored)\n", g->name_short);
@@ -46,14 +46,52 @@ static void print_tailcalls(FILE *out, struct sonde_syms *syms, const struct son
 			chain[k]->name_short);
 }
 
-static void print_frames(FILE *out, const struct sonde_dynfuncs *dyn, struct sonde_syms *syms,
+/* A frame of another kind than native: its address (or method id), its
+ * kind, and with syms its function in its object ("<kernel>:do_sys_open+0x12",
+ * "Main.class:Main.run(int) bci 7"), or the name made for it when its
+ * kind's file does not name it. */
+static void print_other_frame(FILE *out, struct sonde_syms *syms, unsigned i, const struct sonde_frame *fr,
+			      uint64_t time_ns)
+{
+	const struct sonde_frame_kind_info *ki = sonde_frame_kind_info(fr->kind);
+
+	fprintf(out, "    #%u 0x%" PRIx64 "  ", i, fr->pc);
+	if (ki)
+		fprintf(out, "%s", ki->word);
+	else
+		fprintf(out, "kind %u", fr->kind);
+	if (syms) {
+		const struct sonde_func *fn = sonde_syms_frame(syms, fr, time_ns);
+		uint64_t at;
+		const char *key;
+
+		if (fn->synthesized || !fn->object)
+			fprintf(out, "  %s", fn->name_long);
+		else if (ki && ki->place && sonde_syms_frame_place(fr, fn, &at, &key))
+			fprintf(out, "  %s:%s %s %" PRIu64, fn->object->name, fn->name_long, ki->place, at);
+		else if (ki && ki->place)
+			fprintf(out, "  %s:%s %s ?", fn->object->name, fn->name_long, ki->place);
+		else
+			fprintf(out, "  %s:%s+0x%" PRIx64, fn->object->name, fn->name_long, fr->pc - fn->lo);
+	}
+	fprintf(out, "\n");
+}
+
+/* syms names the frames of other kinds than native (NULL: their kind
+ * only); tailcalls also restores the native frames that tail calls left
+ * off. */
+static void print_frames(FILE *out, const struct sonde_dynfuncs *dyn, struct sonde_syms *syms, bool tailcalls,
 			 const struct sonde_exp *exp, const struct sonde_stack *st, bool leaf_exact, uint64_t time_ns)
 {
 	for (unsigned i = 0; i < st->depth; i++) {
-		uint64_t pc = st->pc[i] & ~SONDE_PC_EXACT;
+		if (st->frame[i].kind != SONDE_FRAME_NATIVE) {
+			print_other_frame(out, syms, i, &st->frame[i], time_ns);
+			continue;
+		}
+		uint64_t pc = st->frame[i].pc;
 		const struct sonde_object *o = sonde_exp_find_object(exp, pc, time_ns);
 
-		if (syms && i > 0)
+		if (tailcalls && i > 0)
 			print_tailcalls(out, syms, st, i, leaf_exact, time_ns);
 
 		long d = o || !dyn ? -1 : sonde_dynfuncs_find(dyn, pc);
@@ -94,7 +132,7 @@ static int cmp_sample(const void *a, const void *b)
 	return (x->cpu > y->cpu) - (x->cpu < y->cpu);
 }
 
-static int dump_profile_tc(FILE *out, const struct sonde_dynfuncs *dyn, struct sonde_syms *syms,
+static int dump_profile_tc(FILE *out, const struct sonde_dynfuncs *dyn, struct sonde_syms *syms, bool tailcalls,
 			   const struct sonde_exp *exp, char *err, size_t errlen)
 {
 	const struct sonde_exp_info *in = sonde_exp_info(exp);
@@ -154,7 +192,7 @@ static int dump_profile_tc(FILE *out, const struct sonde_dynfuncs *dyn, struct s
 		}
 		print_stack_flags(out, st->flags);
 		fprintf(out, "\n");
-		print_frames(out, dyn, syms, exp, st, true, v[i].time_ns);
+		print_frames(out, dyn, syms, tailcalls, exp, st, true, v[i].time_ns);
 	}
 	free(v);
 	return 0;
@@ -163,10 +201,10 @@ static int dump_profile_tc(FILE *out, const struct sonde_dynfuncs *dyn, struct s
 static int dump_profile(FILE *out, const struct sonde_dynfuncs *dyn, const struct sonde_exp *exp,
 			char *err, size_t errlen)
 {
-	return dump_profile_tc(out, dyn, NULL, exp, err, errlen);
+	return dump_profile_tc(out, dyn, NULL, false, exp, err, errlen);
 }
 
-static int dump_stacks_tc(FILE *out, const struct sonde_dynfuncs *dyn, struct sonde_syms *syms,
+static int dump_stacks_tc(FILE *out, const struct sonde_dynfuncs *dyn, struct sonde_syms *syms, bool tailcalls,
 			  const struct sonde_exp *exp, char *err, size_t errlen)
 {
 	size_t n;
@@ -178,7 +216,7 @@ static int dump_stacks_tc(FILE *out, const struct sonde_dynfuncs *dyn, struct so
 		print_stack_flags(out, st[i].flags);
 		fprintf(out, "\n");
 		/* (a stack's leaf is a pc when samples use it: exact) */
-		print_frames(out, dyn, syms, exp, &st[i], true, SONDE_TIME_NEVER);
+		print_frames(out, dyn, syms, tailcalls, exp, &st[i], true, SONDE_TIME_NEVER);
 	}
 	return 0;
 }
@@ -186,7 +224,7 @@ static int dump_stacks_tc(FILE *out, const struct sonde_dynfuncs *dyn, struct so
 static int dump_stacks(FILE *out, const struct sonde_dynfuncs *dyn, const struct sonde_exp *exp,
 		       char *err, size_t errlen)
 {
-	return dump_stacks_tc(out, dyn, NULL, exp, err, errlen);
+	return dump_stacks_tc(out, dyn, NULL, false, exp, err, errlen);
 }
 
 static int dump_overview(FILE *out, const struct sonde_dynfuncs *dyn, const struct sonde_exp *exp,
@@ -260,7 +298,7 @@ void sonde_dump_stack(FILE *out, const struct sonde_dynfuncs *dyn, const struct 
 	}
 	print_stack_flags(out, st->flags);
 	fprintf(out, "\n");
-	print_frames(out, dyn, NULL, exp, st, false, t);
+	print_frames(out, dyn, NULL, false, exp, st, false, t);
 }
 
 /* The dumps, by enum sonde_dump_kind (a kind's is at its id - 1, named as
@@ -335,7 +373,9 @@ int sonde_view_dump_tc(FILE *f, const struct sonde_exp *exp, enum sonde_dump_kin
 	dyn = sonde_dynfuncs_read(exp, &present);
 	struct sonde_syms *syms = NULL;
 
-	if (tailcalls && (kind == SONDE_DUMP_PROFILE || kind == SONDE_DUMP_STACKS)) {
+	/* stacks: the symbol handle names their frames of other kinds than
+	 * native (it reads nothing before it is asked) */
+	if (kind == SONDE_DUMP_PROFILE || kind == SONDE_DUMP_STACKS) {
 		syms = sonde_syms_open(exp);
 		if (!syms) {
 			sonde_dynfuncs_free(dyn);
@@ -344,9 +384,9 @@ int sonde_view_dump_tc(FILE *f, const struct sonde_exp *exp, enum sonde_dump_kin
 		}
 	}
 	if (kind == SONDE_DUMP_PROFILE)
-		rc = dump_profile_tc(f, dyn, syms, exp, err, errlen);
+		rc = dump_profile_tc(f, dyn, syms, tailcalls, exp, err, errlen);
 	else if (kind == SONDE_DUMP_STACKS)
-		rc = dump_stacks_tc(f, dyn, syms, exp, err, errlen);
+		rc = dump_stacks_tc(f, dyn, syms, tailcalls, exp, err, errlen);
 	else
 		rc = dump(f, dyn, exp, err, errlen);
 	sonde_syms_close(syms);

@@ -175,18 +175,18 @@ static int aggregate(struct agg *a, struct sonde_profile *p)
 		bool leaf = true;
 
 		for (int k = 0; st && k < st->depth && !a->oom; k++) {
-			uint64_t pc = st->pc[k];
-			bool exact = (k == 0 && ev->leaf_exact) || (pc & SONDE_PC_EXACT);
-			const struct sonde_func *fn = sonde_syms_lookup(sy, pc, exact, ev->time_ns);
+			struct sonde_frame fr = st->frame[k];
+
+			fr.exact |= k == 0 && ev->leaf_exact;
+			const struct sonde_func *fn = sonde_syms_frame(sy, &fr, ev->time_ns);
 			const struct sonde_object *o = fn->object;
+			uint64_t at;
+			const char *where;
 
 			if (o && o->sonde)
 				continue; /* the collector's frames, as in the function list */
-			pc &= ~SONDE_PC_EXACT;
-			uint64_t at = exact || !pc ? pc : pc - 1;
-
-			if (o && fn->lo != fn->hi) {
-				struct prow *r = prow_get(a, strtab_intern(&a->strs, o->path), at - o->base);
+			if (o && fn->lo != fn->hi && sonde_syms_frame_place(&fr, fn, &at, &where)) {
+				struct prow *r = prow_get(a, strtab_intern(&a->strs, where), at);
 
 				if (r) {
 					if (!r->fn) {
@@ -203,7 +203,7 @@ static int aggregate(struct agg *a, struct sonde_profile *p)
 				}
 			}
 			const struct sonde_srcframe *lv;
-			int n = o ? sonde_syms_srcpos(sy, pc, exact, ev->time_ns, &lv) : 0;
+			int n = o ? sonde_syms_frame_srcpos(sy, &fr, ev->time_ns, &lv) : 0;
 
 			for (int j = 0; j < n && !a->oom; j++) {
 				if (!lv[j].file || !lv[j].line)
@@ -609,11 +609,15 @@ static void pc_fields(struct vt_table *t, struct vt_row *r, const void *row, voi
 	const struct sonde_view_opts *o = arg;
 	struct sonde_mfunc mf = { .mangled = x->fn->mangled, .name_long = x->fn->name_long,
 				  .name_short = x->fn->name_short };
-	char hex[32];
+	const struct sonde_frame_kind_info *ki = sonde_frame_kind_info(x->fn->kind);
+	char hex[64];
 
 	vt_set_s(r, 1, vt_str(t, sonde_view_funcname(&mf, o->names)));
 	vt_set_s(r, 2, vt_str(t, x->obj->name ? x->obj->name : x->obj->path));
-	snprintf(hex, sizeof(hex), "0x%" PRIx64, x->addr);
+	if (ki && ki->place) /* a place that is not an address (a Java bytecode index) */
+		snprintf(hex, sizeof(hex), "%s %" PRIu64, ki->place, x->addr);
+	else
+		snprintf(hex, sizeof(hex), "0x%" PRIx64, x->addr);
 	vt_set_s(r, 3, vt_str(t, hex));
 }
 
@@ -636,7 +640,10 @@ int sonde_view_pcs(FILE *f, struct sonde_profile *p, const struct sonde_view_opt
 					  .name_short = x->fn->name_short };
 		char so[300];
 		const char *sn = soname(so, sizeof(so), o, x->obj);
-		int r = x->fn->synthesized
+		const struct sonde_frame_kind_info *ki = sonde_frame_kind_info(x->fn->kind);
+		int r = ki && ki->place ? asprintf(&names[i], "%s%s + %s %" PRIu64, sonde_view_funcname(&mf, o->names), sn,
+						   ki->place, x->addr)
+			: x->fn->synthesized
 				? asprintf(&names[i], "%s%s + 0x%" PRIx64, sonde_view_funcname(&mf, o->names), sn,
 					   x->addr - x->fn->lo)
 				: asprintf(&names[i], "%s%s + 0x%08" PRIx64, sonde_view_funcname(&mf, o->names), sn,
@@ -975,8 +982,14 @@ int sonde_view_source(FILE *f, struct sonde_profile *p, const struct sonde_view_
 				}
 		}
 		if (!target) {
-			snprintf(err, errlen, "no source line of '%s' is recorded (no line information)",
-				 sonde_view_funcname(fi, o->names));
+			const struct sonde_frame_kind_info *ki = sonde_frame_kind_info(fi->kind);
+
+			if (fi->kind != SONDE_FRAME_NATIVE)
+				snprintf(err, errlen, "no source line of '%s' is recorded (it is %s)",
+					 sonde_view_funcname(fi, o->names), ki ? ki->noun : "a frame of an unknown kind");
+			else
+				snprintf(err, errlen, "no source line of '%s' is recorded (no line information)",
+					 sonde_view_funcname(fi, o->names));
 			goto out;
 		}
 		target = strtab_intern(&a.strs, target);
@@ -1170,6 +1183,13 @@ int sonde_view_disasm(FILE *f, struct sonde_profile *p, const struct sonde_view_
 
 	vt_init(&t);
 	memset(&a, 0, sizeof(a));
+	if (!fn && fi->kind != SONDE_FRAME_NATIVE) {
+		const struct sonde_frame_kind_info *ki = sonde_frame_kind_info(fi->kind);
+
+		snprintf(err, errlen, "'%s' is %s, not code of a load object: there is no ELF file to disassemble",
+			 sonde_view_funcname(fi, o->names), ki ? ki->noun : "a frame of an unknown kind");
+		return -1;
+	}
 	if (!fn) {
 		snprintf(err, errlen, fi->lo || fi->synthesized
 					      ? "'%s' has no code to disassemble"

@@ -236,10 +236,8 @@ static long stack_names(struct namer *nm, uint32_t exp, uint64_t stack_id, uint6
 	if (st && st->depth && !nm->syms[exp] && !(nm->syms[exp] = sonde_syms_open(e)))
 		return -1;
 	for (size_t k = 0; st && k < st->depth; k++) {
-		uint64_t pc = st->pc[k];
 		/* the leaf is a call site: a return address like the others */
-		const struct sonde_func *sf = sonde_syms_lookup(nm->syms[exp], pc & ~SONDE_PC_EXACT,
-								(pc & SONDE_PC_EXACT) != 0, time_ns);
+		const struct sonde_func *sf = sonde_syms_frame(nm->syms[exp], &st->frame[k], time_ns);
 
 		if (collector_object(sf))
 			continue;

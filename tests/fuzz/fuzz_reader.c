@@ -83,15 +83,23 @@ static struct sonde_model *model_all(void)
 	return sonde_model_new(d, n);
 }
 
-#define NFILES 10
+#define NFILES 12
 #define F_SYNC 6 /* the first trace file */
-/* File 9, the counters (-h), is packed with the file byte COUNTERS_RECORD:
- * other bytes are taken modulo 9 as before it existed, so that packed
+#define F_COUNTERS 9
+/* File 9, the counters (-h), is packed with the file byte COUNTERS_RECORD,
+ * and the files that name frames of other kinds than native, kallsyms and
+ * the Java method table (10, 11), with KALLSYMS_RECORD and METHODS_RECORD:
+ * other bytes are taken modulo 9 as before they existed, so that packed
  * inputs (tests/fuzz/regress/) keep their meaning. */
 #define COUNTERS_RECORD 0xfe
+#define KALLSYMS_RECORD 0xfd
+#define METHODS_RECORD 0xfc
 static const char *const file_names[NFILES] = { "log.xml",  "map.xml",	 "notes",
 						"profile",  "stacks",	 "overview",
-						"synctrace", "heaptrace", "iotrace", "counters" };
+						"synctrace", "heaptrace", "iotrace", "counters",
+						"kallsyms", "methods" };
+static const uint8_t file_records[NFILES] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, COUNTERS_RECORD, KALLSYMS_RECORD,
+					      METHODS_RECORD };
 
 #define AGG_RECORD 0xff
 static char *agg_src; /* the input's agg program, NUL-terminated, or NULL */
@@ -163,7 +171,10 @@ static int unpack(const uint8_t *data, size_t size, const char *dir)
 	agg_src = NULL;
 	agg_srclen = 0;
 	while (size >= 5) {
-		unsigned id = data[0] == COUNTERS_RECORD ? NFILES - 1 : data[0] % (NFILES - 1);
+		unsigned id = data[0] == COUNTERS_RECORD   ? F_COUNTERS
+			      : data[0] == KALLSYMS_RECORD ? F_COUNTERS + 1
+			      : data[0] == METHODS_RECORD  ? F_COUNTERS + 2
+							   : data[0] % F_COUNTERS;
 		uint32_t len = (uint32_t)data[1] | (uint32_t)data[2] << 8 | (uint32_t)data[3] << 16 |
 			       (uint32_t)data[4] << 24;
 
@@ -261,8 +272,9 @@ static void model_of(const struct sonde_exp *exp)
 		if (!st || !st->depth)
 			continue;
 		for (unsigned i = 0; i < st->depth && i < SONDE_MAX_DEPTH_LIMIT; i++) {
-			uint64_t pc = st->pc[i] & ~SONDE_PC_EXACT;
-			const struct sonde_object *o = sonde_exp_find_object(exp, pc, s.time_ns);
+			uint64_t pc = st->frame[i].pc;
+			const struct sonde_object *o =
+				st->frame[i].kind == SONDE_FRAME_NATIVE ? sonde_exp_find_object(exp, pc, s.time_ns) : NULL;
 			char name[64];
 			uint32_t obj = sonde_model_object(m, o ? o->path : "<unknown>");
 
@@ -419,8 +431,11 @@ static uint64_t stack_sum(const struct sonde_exp *exp, uint64_t id)
 	if (!st)
 		return 0;
 	INVARIANT(st->depth <= SONDE_MAX_DEPTH_LIMIT);
-	for (unsigned k = 0; k < st->depth; k++)
-		s += st->pc[k];
+	for (unsigned k = 0; k < st->depth; k++) {
+		INVARIANT(!st->frame[k].reserved);
+		INVARIANT(st->frame[k].kind != SONDE_FRAME_NATIVE || !(st->frame[k].pc & SONDE_PC_EXACT));
+		s += st->frame[k].pc + st->frame[k].kind + st->frame[k].aux + st->frame[k].exact;
+	}
 	return s + st->flags;
 }
 
@@ -694,7 +709,7 @@ static void walk(const struct sonde_exp *exp)
 
 	for (size_t i = 0; i < n; i++)
 		for (unsigned k = 0; k < st[i].depth; k++)
-			sink += st[i].pc[k];
+			sink += st[i].frame[k].pc;
 	sonde_exp_summary(exp);
 	sonde_exp_threads(exp, &n);
 	const struct sonde_overview_packet *ov = sonde_exp_overview(exp, &n);
@@ -827,7 +842,7 @@ static int input_load(struct input *in, const char *dir)
 		/* Trace files are preallocated: drop their all-zero tail at a
 		 * block boundary (the reader sees no difference), so that
 		 * mutations land on packets. */
-		while (i >= F_SYNC && in->len[i] > SONDE_FILE_HEADER_SIZE) {
+		while (i >= F_SYNC && i <= F_COUNTERS && in->len[i] > SONDE_FILE_HEADER_SIZE) {
 			size_t tail = (in->len[i] - SONDE_FILE_HEADER_SIZE) % SONDE_BLOCK_SIZE;
 
 			if (!tail)
@@ -875,7 +890,7 @@ static uint8_t *pack(const struct input *in, size_t *size)
 			continue;
 		uint32_t l = (uint32_t)in->len[i];
 
-		*p++ = i == NFILES - 1 ? COUNTERS_RECORD : (uint8_t)i;
+		*p++ = file_records[i];
 		memcpy(p, &l, 4);
 		p += 4;
 		memcpy(p, in->f[i], in->len[i]);

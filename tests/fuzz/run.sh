@@ -2,7 +2,9 @@
 # Fuzzes the experiment reader (tests/fuzz/fuzz_reader.c), built with
 # AddressSanitizer and UBSan (any error is fatal), on seed experiments:
 # the synthetic ones of test_views (worked example, recursion, ms.er's
-# microstates and off-CPU samples, ...), a
+# microstates and off-CPU samples, ...) and test_frames (frames.er: native,
+# kernel and Java frames in one stack, with kallsyms and the method table,
+# which are fuzzed too), a
 # small multi-block one from bench/genexp, a real one from sonde collect,
 # and traced ones (sync, heap and I/O tracing on the traceviews,
 # heapleaks, iofiles and syncwait fixtures).  Needs `make tests` first.
@@ -51,6 +53,9 @@ fi
 
 if [ ! -d "$OUT/seeds/ms.er" ]; then # ms.er: microstates and off-CPU samples
 	"$B/tests/test_views" --write "$OUT/seeds" || exit 1
+fi
+if [ ! -d "$OUT/seeds/frames.er" ]; then # native, kernel and Java frames; kallsyms, the method table
+	"$B/tests/test_frames" --write "$OUT/seeds" || exit 1
 fi
 if [ ! -d "$OUT/seeds/multi.er" ]; then
 	$CC -std=gnu11 -O2 -Ilib -Iinclude -o "$OUT/genexp" bench/genexp.c "$B/libsonde.a" -lm &&

@@ -41,11 +41,13 @@ static int parse_range(const char *s, struct range *r)
 	return 0;
 }
 
-static int in_ranges(const struct sonde_exp *exp, const char *exe, uint64_t pc, int exact,
+static int in_ranges(const struct sonde_exp *exp, const char *exe, const struct sonde_frame *f, int exact,
 		     const struct range *r, int nr)
 {
-	uint64_t p = pc & ~SONDE_PC_EXACT;
-	if (!exact && !(pc & SONDE_PC_EXACT))
+	uint64_t p = f->pc;
+	if (f->kind != SONDE_FRAME_NATIVE)
+		return 0;
+	if (!exact && !f->exact)
 		p -= 1; /* a return address: look at the call */
 	const struct sonde_object *o = sonde_exp_find_object(exp, p, SONDE_TIME_NEVER);
 	if (!o || strcmp(o->path, exe))
@@ -110,13 +112,13 @@ int main(int argc, char **argv)
 		sonde_sample_iter_init(&it, exp);
 		while (sonde_sample_iter_next(&it, &s)) {
 			const struct sonde_stack *st = sonde_exp_stack(exp, s.stack_id);
-			if (have_leaf && (!st || !in_ranges(exp, exe, st->pc[0], 1, &leaf, 1)))
+			if (have_leaf && (!st || !in_ranges(exp, exe, &st->frame[0], 1, &leaf, 1)))
 				continue;
 			ns++;
 			w += s.weight_ns;
 			int hit = 0;
 			for (int k = 0; st && k < st->depth && !hit; k++)
-				hit = in_ranges(exp, exe, st->pc[k], k == 0, r, nr);
+				hit = in_ranges(exp, exe, &st->frame[k], k == 0, r, nr);
 			if (hit) {
 				nm++;
 				wm += s.weight_ns;

@@ -2018,15 +2018,16 @@ static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ft
 
 static int namer_calls;
 
-static const char *test_namer(void *ctx, const struct sonde_exp *exp, uint64_t pc, int exact,
-			      uint64_t time_ns, uint64_t callee)
+static const char *test_namer(void *ctx, const struct sonde_exp *exp, const struct sonde_frame *f,
+			      uint64_t time_ns, const struct sonde_frame *callee, const char **object)
 {
 	(void)callee;
+	(void)object;
 	static char buf[64];
 
 	(void)exp;
 	namer_calls++;
-	snprintf(buf, sizeof(buf), "%s%" PRIx64 "%s", (const char *)ctx, pc, exact ? "" : "r");
+	snprintf(buf, sizeof(buf), "%s%" PRIx64 "%s", (const char *)ctx, f->pc, f->exact ? "" : "r");
 	return buf;
 }
 

@@ -16,8 +16,13 @@
  * folded is compared as text.  Also: the timeline budget (bins keep the
  * totals), the filters, the metric errors, an empty experiment.
  *
- *	test_export [--write DIR]   (--write: only write the experiment to
- *				     DIR/names.er, for tests/t60-export.sh)
+ * The experiment of frames of every kind (framesexp.h: native, kernel and
+ * Java frames in one stack) in every format: each function with its load
+ * object, the stacks and their values.
+ *
+ *	test_export [--write DIR]   (--write: only write the experiments to
+ *				     DIR/names.er and DIR/frames.er, for
+ *				     tests/t60-export.sh)
  *
  * Last line: "N passed, N failed"; exit status 1 when anything failed.
  */
@@ -30,6 +35,7 @@
 #include <zlib.h>
 
 #include "check.h"
+#include "framesexp.h"
 #include "reader/expwriter.h"
 #include "views/export.h"
 
@@ -977,6 +983,166 @@ static void test_empty(const struct sonde_exp *e)
 	free(d);
 }
 
+/* ---- frames of every kind (framesexp.h) --------------------------------------------- */
+
+/* The file of location id's mapping. */
+static const char *loc_file(const struct prof *pr, uint64_t id)
+{
+	for (size_t i = 0; i < pr->nlocs; i++)
+		if (pr->loc_id[i] == id)
+			return pr->loc_map[i] >= 1 && pr->loc_map[i] <= pr->nmaps ? pstr(pr, pr->map_file[pr->loc_map[i] - 1])
+										  : "(no mapping)";
+	return "(no location)";
+}
+
+/* The function of every frame, and its load object, as framesexp.h says. */
+static const struct {
+	const char *name, *file;
+} fx_funcs[] = {
+	{ "do_syscall_64", "<kernel>" },
+	{ "entry_SYSCALL_64", "<kernel>" },
+	{ "kfunc_low", "<kernel>" },
+	{ "<kernel>@0xffffffff81003010", "<kernel>" },
+	{ "leaf_native", "<JIT>" },
+	{ "work", "<JIT>" },
+	{ "main", "<JIT>" },
+	{ "com.example.Util.hash(java.lang.Object)", "com/example/Util.class" },
+	{ "com.example.Main.run(int, java.lang.String[])", "com/example/Main.class" },
+	{ "com.example.Main.<init>()", "com/example/Main.class" },
+	{ "<unknown method>@0x9999", "<JAVA>" },
+	{ "<kind 9>@0x1010", "<unknown>" },
+};
+#define FX_NFUNCS (sizeof(fx_funcs) / sizeof(fx_funcs[0]))
+#define FX_S1 "main;work;com.example.Main.run(int, java.lang.String[]);com.example.Util.hash(java.lang.Object);" \
+	      "leaf_native;entry_SYSCALL_64;do_syscall_64"
+
+static void test_frames_exports(const struct sonde_exp *e)
+{
+	struct sonde_export_opts o;
+	struct prof pr;
+	size_t n;
+
+	group = "frames: pprof";
+	sonde_export_opts_init(&o);
+	CHECK_I(run(e, "pprof", &o), 0);
+	uint8_t *d = gunzip(outbuf, outlen, &n);
+
+	CHECK(d != NULL);
+	if (!d)
+		return;
+	decode_profile(d, n, &pr);
+	free(d);
+	CHECK(!pr.bad);
+	/* a location per function, each in its object's mapping */
+	CHECK_I(pr.nlocs, FX_NFUNCS);
+	for (size_t k = 0; k < FX_NFUNCS; k++) {
+		size_t i;
+
+		for (i = 0; i < pr.nlocs; i++)
+			if (!strcmp(loc_name(&pr, pr.loc_id[i]), fx_funcs[k].name))
+				break;
+		CHECK(i < pr.nlocs);
+		if (i == pr.nlocs) {
+			printf("# no location of %s\n", fx_funcs[k].name);
+			continue;
+		}
+		CHECK_S(loc_file(&pr, pr.loc_id[i]), fx_funcs[k].file);
+	}
+	CHECK_I(pr.nmaps, 6); /* <kernel>, <JIT>, the two classes, <JAVA>, <unknown> */
+	/* the samples: the stacks' values, S1 in its order (root last) */
+	int64_t total = 0, s1 = 0;
+
+	for (size_t i = 0; i < pr.nsamples; i++) {
+		char stack[1024] = "";
+
+		for (size_t k = pr.sample[i].nloc; k-- > 0;)
+			snprintf(stack + strlen(stack), sizeof(stack) - strlen(stack), "%s%s",
+				 k + 1 == pr.sample[i].nloc ? "" : ";", loc_name(&pr, pr.sample[i].loc[k]));
+		total += pr.sample[i].val[0];
+		if (!strcmp(stack, FX_S1))
+			s1 += pr.sample[i].val[0];
+	}
+	CHECK_I(total, FX_TOTAL_MS * MS);
+	CHECK_I(s1, 5 * MS);
+	for (size_t i = 0; i < pr.nstr; i++)
+		free(pr.str[i]);
+
+	group = "frames: folded";
+	CHECK_I(run(e, "folded", &o), 0);
+	CHECK_S(outbuf, "<kernel>@0xffffffff81003010 1000000\n"
+			"main 3000000\n"
+			"main;<unknown method>@0x9999 1000000\n"
+			"main;com.example.Main.<init>();<kind 9>@0x1010 1000000\n"
+			"main;kfunc_low 2000000\n"
+			"main;work 2000000\n"
+			FX_S1 " 5000000\n");
+
+	group = "frames: speedscope";
+	CHECK_I(run(e, "speedscope", &o), 0);
+	struct jv *j = jparse(outbuf, outlen);
+
+	CHECK(j != NULL);
+	if (!j)
+		return;
+	const struct jv *frames = jget(jget(j, "shared"), "frames"), *profs = jget(j, "profiles");
+
+	CHECK(frames && frames->t == J_ARR && frames->n == FX_NFUNCS && profs && profs->n == 1);
+	for (size_t k = 0; frames && k < FX_NFUNCS; k++) {
+		bool found = false;
+
+		for (size_t i = 0; i < frames->n; i++)
+			if (!strcmp(jstr(frames->v[i], "name"), fx_funcs[k].name))
+				found = !strcmp(jstr(frames->v[i], "file"), fx_funcs[k].file);
+		CHECK(found);
+		if (!found)
+			printf("# no frame %s in %s\n", fx_funcs[k].name, fx_funcs[k].file);
+	}
+	if (frames && profs && profs->n == 1) {
+		const struct jv *sm = jget(profs->v[0], "samples"), *w = jget(profs->v[0], "weights");
+		double sum = 0, s1w = 0;
+		char st[1024];
+
+		for (size_t i = 0; sm && w && i < sm->n && i < w->n; i++) {
+			stack_names(frames, sm->v[i], st, sizeof(st));
+			sum += w->v[i]->num;
+			if (!strcmp(st, FX_S1))
+				s1w += w->v[i]->num;
+		}
+		CHECK(sum == FX_TOTAL_MS * 1e6);
+		CHECK(s1w == 5e6);
+	}
+	jfree(j);
+
+	group = "frames: chrome";
+	CHECK_I(run(e, "chrome", &o), 0);
+	j = jparse(outbuf, outlen);
+	CHECK(j != NULL);
+	if (!j)
+		return;
+	const struct jv *ev = jget(j, "traceEvents");
+	double sys = 0, mainsum = 0, kplace = 0, run_ = 0;
+
+	for (size_t i = 0; ev && i < ev->n; i++) {
+		const char *ph = jstr(ev->v[i], "ph"), *name = jstr(ev->v[i], "name");
+
+		if (!ph || !name || strcmp(ph, "X"))
+			continue;
+		if (!strcmp(name, "do_syscall_64"))
+			sys += jnum(ev->v[i], "dur");
+		else if (!strcmp(name, "main"))
+			mainsum += jnum(ev->v[i], "dur");
+		else if (!strcmp(name, "<kernel>@0xffffffff81003010"))
+			kplace += jnum(ev->v[i], "dur");
+		else if (!strcmp(name, "com.example.Main.run(int, java.lang.String[])"))
+			run_ += jnum(ev->v[i], "dur");
+	}
+	CHECK(sys == 5000);
+	CHECK(mainsum == 14000); /* all but S6, whose only frame is the kernel's */
+	CHECK(kplace == 1000);
+	CHECK(run_ == 5000);
+	jfree(j);
+}
+
 int main(int argc, char **argv)
 {
 	char dir[4200], edir[4300];
@@ -984,7 +1150,8 @@ int main(int argc, char **argv)
 
 	if (argc == 3 && !strcmp(argv[1], "--write")) {
 		snprintf(dir, sizeof(dir), "%s/names.er", argv[2]);
-		return write_names(dir, false) < 0;
+		snprintf(edir, sizeof(edir), "%s/frames.er", argv[2]);
+		return write_names(dir, false) < 0 || write_frames_exp(edir) < 0;
 	}
 	if (!mkdtemp(tmpdir)) {
 		perror("mkdtemp");
@@ -1013,6 +1180,14 @@ int main(int argc, char **argv)
 		nfail++;
 	} else {
 		test_chrome_early(e);
+		sonde_exp_close(e);
+	}
+	snprintf(dir, sizeof(dir), "%s/frames.er", tmpdir);
+	if (write_frames_exp(dir) < 0 || !(e = sonde_exp_open(dir, err, sizeof(err)))) {
+		printf("not ok - cannot write and read frames.er: %s\n", err);
+		nfail++;
+	} else {
+		test_frames_exports(e);
 		sonde_exp_close(e);
 	}
 	free(outbuf);

@@ -14,8 +14,11 @@
  *     the names come back as written, no '<' is left in the data, and the
  *     same holds when the cell budget forces wider buckets.
  *
+ * And the experiment of frames of every kind (framesexp.h): every
+ * function's name, load object and time as the truth says.
+ *
  * `test_report --write DIR` only writes the experiments (phases.er,
- * empty.er) for tests/t61-report.sh.
+ * frames.er, empty.er) for tests/t61-report.sh.
  *
  * Last line: "N passed, N failed".
  */
@@ -28,6 +31,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "framesexp.h"
 #include "selfexe.h"
 #include "reader/expwriter.h"
 #include "model/profile.h"
@@ -566,6 +570,62 @@ static void test_report(const char *tmp)
 	jfree(d);
 }
 
+/* The experiment of frames of every kind (framesexp.h): each function's
+ * name, load object and exclusive time in the report's data. */
+static void test_frames_report(const char *tmp)
+{
+	static const struct {
+		const char *name, *object;
+		long long excl;
+	} want[] = {
+		{ "do_syscall_64", "<kernel>", 5 },
+		{ "entry_SYSCALL_64", "<kernel>", 0 },
+		{ "kfunc_low", "<kernel>", 2 },
+		{ "<kernel>@0xffffffff81003010", "<kernel>", 1 },
+		{ "main", "<JIT>", 3 },
+		{ "com.example.Main.run(int, java.lang.String[])", "Main.class", 0 },
+		{ "com.example.Util.hash(java.lang.Object)", "Util.class", 0 },
+		{ "com.example.Main.<init>()", "Main.class", 0 },
+		{ "<unknown method>@0x9999", "<JAVA>", 1 },
+		{ "<kind 9>@0x1010", "<unknown>", 1 },
+	};
+	char dir[4200];
+	char *html = NULL;
+	struct sonde_report_opts o;
+
+	group = "report, frames of every kind";
+	snprintf(dir, sizeof(dir), "%s/frames.er", tmp);
+	CHECK(write_frames_exp(dir) == 0);
+	sonde_report_opts_init(&o);
+	struct jv *d = report_of(dir, &o, &html);
+
+	if (!d)
+		return;
+	free(html);
+	const struct jv *funcs = jget(d, "funcs"), *names = jget(funcs, "name"), *obj = jget(funcs, "obj");
+	const struct jv *objects = jget(d, "objects");
+
+	CHECK_I(jint(jat(jget(d, "total"), 0)), FX_TOTAL_MS * MS);
+	CHECK_I(names ? names->n : 0, 12);
+	for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++) {
+		size_t f;
+
+		for (f = 0; names && f < names->n; f++)
+			if (!strcmp(names->item[f]->str, want[k].name))
+				break;
+		CHECK(names && f < names->n);
+		if (!names || f >= names->n) {
+			printf("# no function %s in the report\n", want[k].name);
+			continue;
+		}
+		const struct jv *o2 = jat(objects, (size_t)jint(jat(obj, f)));
+
+		CHECK_S(o2 ? o2->str : NULL, want[k].object);
+		CHECK_I(jint(jat(jat(jget(funcs, "e"), 0), f)), want[k].excl * (long long)MS);
+	}
+	jfree(d);
+}
+
 int main(int argc, char **argv)
 {
 	if (find_exe() < 0) {
@@ -577,6 +637,9 @@ int main(int argc, char **argv)
 
 		snprintf(p, sizeof(p), "%s/phases.er", argv[2]);
 		if (write_phases(p, false) < 0)
+			return 1;
+		snprintf(p, sizeof(p), "%s/frames.er", argv[2]);
+		if (write_frames_exp(p) < 0)
 			return 1;
 		snprintf(p, sizeof(p), "%s/empty.er", argv[2]);
 		return write_empty(p) < 0;
@@ -590,6 +653,7 @@ int main(int argc, char **argv)
 	test_escaping();
 	test_parsers();
 	test_report(tmp);
+	test_frames_report(tmp);
 	char cmd[200];
 
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);

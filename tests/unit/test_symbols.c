@@ -1166,8 +1166,8 @@ static void test_collected(void)
 	CHECK(nst > 0);
 	for (size_t i = 0; i < nst; i++) {
 		for (unsigned d = 0; d < st[i].depth; d++) {
-			uint64_t pc = st[i].pc[d] & ~EXACT;
-			bool exact = st[i].pc[d] & EXACT;
+			uint64_t pc = st[i].frame[d].pc;
+			bool exact = st[i].frame[d].exact;
 			const struct sonde_func *f = sonde_syms_lookup(s, pc, exact, SONDE_TIME_NEVER);
 
 			frames++;
