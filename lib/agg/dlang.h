@@ -101,7 +101,7 @@ enum sonde_dl_profile_field {
 	SONDE_DL_P_CALLER, /* function of the frame above it */
 	SONDE_DL_P_PC,	   /* leaf address */
 	SONDE_DL_P_DEPTH,  /* frames in the call stack */
-	SONDE_DL_P_STATE,  /* "cpu", "user-lock", "other-wait" */
+	SONDE_DL_P_STATE,  /* the state's agg word, sonde/states.h */
 	SONDE_DL_P_USER,   /* ns of User CPU (cpu samples) */
 	SONDE_DL_P_SYSTEM, /* ns of System CPU (cpu samples) */
 	SONDE_DL_P_WAITCPU, /* ns of run-queue delay before it (cpu samples) */

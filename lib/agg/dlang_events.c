@@ -38,7 +38,8 @@ static const struct sonde_dl_field profile_fields[SONDE_DL_P_NFIELDS] = {
 	[SONDE_DL_P_PC] = { "pc", SONDE_DL_INT, "address of the leaf frame" },
 	[SONDE_DL_P_DEPTH] = { "depth", SONDE_DL_INT, "number of frames in the call stack" },
 	[SONDE_DL_P_STATE] = { "state", SONDE_DL_STR,
-			       "cpu (a CPU sample), user-lock or other-wait (an off-CPU sample)" },
+			       "the thread state, its word of include/sonde/states.h: cpu (a CPU sample), a "
+			       "runtime's state of a CPU sample, user-lock or other-wait (an off-CPU sample)" },
 	[SONDE_DL_P_USER] = { "user", SONDE_DL_INT, "nanoseconds of User CPU time of the sample (weight - system)" },
 	[SONDE_DL_P_SYSTEM] = { "system", SONDE_DL_INT, "nanoseconds of System CPU time of the sample" },
 	[SONDE_DL_P_WAITCPU] = { "waitcpu", SONDE_DL_INT,
@@ -230,10 +231,16 @@ int64_t sonde_dl_run_profile(struct sonde_dl_prog *p, const struct sonde_exp *ex
 	const struct sonde_stack *last_st = NULL;
 	bool have_last = false;
 
-	const char *states[3] = { sonde_aggset_intern(p->set, "cpu", 3), sonde_aggset_intern(p->set, "user-lock", 9),
-				  sonde_aggset_intern(p->set, "other-wait", 10) };
+	/* the states' words (sonde/states.h); a state this build does not
+	 * know (a CPU sample's) by its number */
+	const char *states[SONDE_STATE_COUNT + 1];
+	bool states_ok = true;
 
-	if (!cache || !unknown || !none || !states[0] || !states[1] || !states[2])
+	for (unsigned i = 0; i <= SONDE_STATE_COUNT; i++) {
+		const char *w = i < SONDE_STATE_COUNT ? sonde_state_desc(i)->agg : "?";
+		states_ok &= (states[i] = sonde_aggset_intern(p->set, w, strlen(w))) != NULL;
+	}
+	if (!cache || !unknown || !none || !states_ok)
 		goto oom;
 	memset(vals, 0, sizeof(vals));
 	for (int f = 0; f < SONDE_DL_P_NFIELDS; f++)
@@ -260,13 +267,14 @@ int64_t sonde_dl_run_profile(struct sonde_dl_prog *p, const struct sonde_exp *ex
 		vals[SONDE_DL_P_CPU].i = smp.cpu == 0xffff ? -1 : smp.cpu;
 		vals[SONDE_DL_P_TIME].i = (int64_t)(smp.time_ns - start);
 		vals[SONDE_DL_P_WEIGHT].i = (int64_t)smp.weight_ns;
-		unsigned sti = smp.state <= SONDE_STATE_OTHER_WAIT ? smp.state : 0; /* the reader checked it */
+		unsigned sti = smp.state < SONDE_STATE_COUNT ? smp.state : SONDE_STATE_COUNT;
+		bool off = sonde_state_offcpu(smp.state); /* the reader checked it */
 		vals[SONDE_DL_P_STATE].s = states[sti];
 		vals[SONDE_DL_P_STATE].len = (uint32_t)strlen(states[sti]);
-		vals[SONDE_DL_P_USER].i = sti ? 0 : (int64_t)(smp.weight_ns - smp.system_ns);
+		vals[SONDE_DL_P_USER].i = off ? 0 : (int64_t)(smp.weight_ns - smp.system_ns);
 		vals[SONDE_DL_P_SYSTEM].i = (int64_t)smp.system_ns;
 		vals[SONDE_DL_P_WAITCPU].i = (int64_t)smp.wait_cpu_ns;
-		vals[SONDE_DL_P_SYSCALL].i = !sti || smp.syscall == SONDE_OFFCPU_NO_SYSCALL ? -1 : smp.syscall;
+		vals[SONDE_DL_P_SYSCALL].i = !off || smp.syscall == SONDE_OFFCPU_NO_SYSCALL ? -1 : smp.syscall;
 		vals[SONDE_DL_P_PC].i = st && st->depth ? (int64_t)(st->pc[0] & ~SONDE_PC_EXACT) : 0;
 		vals[SONDE_DL_P_DEPTH].i = st ? st->depth : 0;
 		if (want_names) {

@@ -126,16 +126,27 @@ static int dump_profile_tc(FILE *out, const struct sonde_dynfuncs *dyn, struct s
 		const struct sonde_stack *st = sonde_exp_stack(exp, v[i].stack_id);
 
 		/* off-CPU lines are "offcpu N": scripts that sum /^sample/ weights read CPU time */
-		fprintf(out, "%s %zu  time %.9f  tid %u  cpu ", v[i].state == SONDE_STATE_CPU ? "sample" : "offcpu", i,
-			since(in, v[i].time_ns), v[i].tid);
+		bool off = sonde_state_offcpu(v[i].state);
+		const struct sonde_state_desc *sd = sonde_state_desc(v[i].state);
+
+		fprintf(out, "%s %zu  time %.9f  tid %u  cpu ", off ? "offcpu" : "sample", i, since(in, v[i].time_ns),
+			v[i].tid);
 		if (v[i].cpu == 0xffff)
 			fprintf(out, "-");
 		else
 			fprintf(out, "%u", v[i].cpu);
-		if (v[i].state != SONDE_STATE_CPU) {
+		/* a CPU sample's state when it is not plain CPU (sonde/states.h;
+		 * its number when this build does not know it) */
+		if (!off && v[i].state != SONDE_STATE_CPU) {
+			if (sd)
+				fprintf(out, "  state %s", sd->dump);
+			else
+				fprintf(out, "  state %u", v[i].state);
+		}
+		if (off) {
 			const char *sc = sonde_syscall_name(v[i].syscall);
 
-			fprintf(out, "  state %s  syscall ", sonde_state_name(v[i].state));
+			fprintf(out, "  state %s  syscall ", sd->dump);
 			if (sc && v[i].syscall != SONDE_OFFCPU_NO_SYSCALL)
 				fprintf(out, "%s (%u)", sc, v[i].syscall);
 			else if (sc)
@@ -144,7 +155,7 @@ static int dump_profile_tc(FILE *out, const struct sonde_dynfuncs *dyn, struct s
 				fprintf(out, "%u", v[i].syscall);
 		}
 		fprintf(out, "  weight %.3f ms", (double)v[i].weight_ns / 1e6);
-		if (ms && v[i].state == SONDE_STATE_CPU)
+		if (ms && !off)
 			fprintf(out, "  system %.3f ms  wait_cpu %.3f ms", (double)v[i].system_ns / 1e6,
 				(double)v[i].wait_cpu_ns / 1e6);
 		fprintf(out, "  stack 0x%" PRIx64, v[i].stack_id);
