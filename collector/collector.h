@@ -250,6 +250,16 @@ int stacks_init(struct dfile *df, int huge);
 /* Return the id of the stack (leaf first), writing a stack packet the first
  * time this stack is seen.  Async-signal-safe. */
 uint64_t stacks_intern(const uint64_t *pcs, int depth, unsigned flags);
+/* The same for frames of any kind (format.h, enum sonde_frame_kind): frame
+ * k is pcs[k] with tags[k] = SONDE_FRAME_TAG(kind, fflags, aux), 0 for a
+ * native frame (whose fflags and aux are 0).  Native frames get the ids
+ * stacks_intern gives them.  Async-signal-safe. */
+uint64_t stacks_intern_tagged(const uint64_t *pcs, const uint32_t *tags, int depth, unsigned flags);
+#define SONDE_FRAME_TAG(kind, fflags, aux) \
+	((uint32_t)(uint8_t)(kind) | (uint32_t)(uint8_t)(fflags) << 8 | (uint32_t)(uint16_t)(aux) << 16)
+#define SONDE_FRAME_TAG_KIND(t) ((t) & 0xffu)
+#define SONDE_FRAME_TAG_FFLAGS(t) ((t) >> 8 & 0xffu)
+#define SONDE_FRAME_TAG_AUX(t) ((t) >> 16)
 uint64_t stacks_count(void);
 struct dfile *stacks_dfile(void);
 void stacks_reset(void);

@@ -249,8 +249,8 @@ struct sonde_frame_packet {
 	uint8_t kind;		/* enum sonde_frame_kind (0 in older experiments) */
 	uint8_t fflags;		/* SONDE_FRAMEF_*; 0 for native frames */
 	uint16_t aux;		/* a Java frame's bytecode index; 0 otherwise */
-	uint64_t node_id;	/* hash of (parent_id, pc), and kind and aux when
-				   the kind is not native */
+	uint64_t node_id;	/* hash of (parent_id, pc), and kind, fflags and
+				   aux when the kind is not native */
 	uint64_t parent_id;	/* caller's node, or stack flags at the root */
 	uint64_t pc;		/* native: may carry SONDE_PC_EXACT */
 };
