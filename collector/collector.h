@@ -429,8 +429,9 @@ void follow_register_exit(void);
 /* ---- modules.c: the collector's parts are modules ----
  *
  * The call stacks, clock profiling (with the counters of -h), off-CPU
- * time (-w), the sample points, map.xml and the traced kinds (trace.c,
- * for the tracing libraries' modules of tracers/tracer.h) are modules: each fills one struct collector_module,
+ * time (-w), the sample points, map.xml, the traced kinds (trace.c, for
+ * the tracing libraries' modules of tracers/tracer.h) and the sampling
+ * handler's hooks are modules: each fills one struct collector_module,
  * and the collector's start-up and shutdown (init.c), its thread start
  * and end (interpose.c's trampoline, clock.c's thread-specific-data
  * destructor), fork child (init.c, follow.c) and exec (follow.c) paths
@@ -500,7 +501,7 @@ struct collector_module {
 	void (*close_fds)(void);
 };
 extern const struct collector_module stacks_module, clock_module, offcpu_module, sampling_module, maps_module,
-	traced_module;
+	traced_module, hooks_module;
 
 /* The loops over the table (modules.c), one per hook. */
 void cmod_open(struct clock_settings *cs);
