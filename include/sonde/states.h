@@ -49,7 +49,7 @@
  * A build with SONDE_TEST_STATES has one more row (TEST: a state of CPU
  * samples with a metric), which only the tests' builds have (the Makefile's
  * build/teststates): the test of the sampling handler's hooks
- * (tests/t58-hooks.sh) records it through a state provider.  Its id is the
+ * (tests/t46-hooks.sh) records it through a state provider.  Its id is the
  * one after the last row: a new row moves it.
  */
 #ifndef SONDE_STATES_H
@@ -85,6 +85,13 @@ enum {
 #define SONDE_STATE_COUNT_(NAME, id, ...) +1
 	SONDE_STATE_COUNT = 0 SONDE_STATES(SONDE_STATE_COUNT_),
 #undef SONDE_STATE_COUNT_
+};
+
+/* How many states have a metric of their own. */
+enum {
+#define SONDE_STATE_NMETRICS_(NAME, id, flags, M, ...) +(M)
+	SONDE_STATE_NMETRICS = 0 SONDE_STATES(SONDE_STATE_NMETRICS_),
+#undef SONDE_STATE_NMETRICS_
 };
 
 /* SONDE_STATE_METRIC_IF_(M, ...): the rest when M is 1, nothing when 0;
