@@ -279,17 +279,27 @@ $(B)/fixtures/static_%: tests/fixtures/static_%.c
 # files (they run in it).  hookstate's provider gives the thread state
 # that only the tests' build has (SONDE_TEST_STATES, below).
 HOOK_HDRS := include/sonde/hooks.h include/sonde/states.h include/sonde/format.h include/sonde/kinds.h
-HOOK_OBJS := $(B)/obj/fixtures/hookstate_hooks.o
+HOOK_OBJS := $(B)/obj/fixtures/hookstate_hooks.o $(B)/obj/fixtures/hookattack_hooks.o
 
 $(B)/obj/fixtures/hookstate_hooks.o: tests/fixtures/lib/hookstate_hooks.c tests/fixtures/lib/hookstate.h $(HOOK_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Iinclude -DSONDE_TEST_STATES -c $< -o $@
+
+$(B)/obj/fixtures/hookattack_hooks.o: tests/fixtures/lib/hookattack_hooks.c tests/fixtures/lib/hookattack.h $(HOOK_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Iinclude -c $< -o $@
 
 $(B)/fixtures/hookstate: tests/fixtures/hookstate.c $(B)/obj/fixtures/hookstate_hooks.o tests/fixtures/burner.h \
 			 tests/fixtures/lib/hookstate.h $(HOOK_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -fomit-frame-pointer -Wall -Wextra -Iinclude -DSONDE_TEST_STATES -o $@ $< \
 		$(B)/obj/fixtures/hookstate_hooks.o -lpthread
+
+$(B)/fixtures/hookattack: tests/fixtures/hookattack.c $(B)/obj/fixtures/hookattack_hooks.o tests/fixtures/burner.h \
+			  tests/fixtures/lib/hookattack.h $(HOOK_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -fomit-frame-pointer -Wall -Wextra -Iinclude -o $@ $< \
+		$(B)/obj/fixtures/hookattack_hooks.o -lpthread
 
 # The tests' build: sonde and the collector with one more thread state
 # (include/sonde/states.h, SONDE_TEST_STATES), in $(B)/teststates, so
