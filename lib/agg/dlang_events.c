@@ -26,6 +26,31 @@ const struct sonde_dl_kind sonde_dl_kind_stdin = {
 	       "blank-separated fields",
 };
 
+/* The state field's text: its words, from the table of states
+ * (sonde/states.h): "cpu (a CPU sample), user-lock or other-wait (an
+ * off-CPU sample)". */
+static char state_doc[512];
+
+static size_t state_words(size_t n, bool offcpu)
+{
+	unsigned k = 0, all = 0;
+	for (unsigned st = 0; st < SONDE_STATE_COUNT; st++)
+		all += sonde_state_offcpu(st) == offcpu;
+	for (unsigned st = 0; st < SONDE_STATE_COUNT && n < sizeof state_doc; st++)
+		if (sonde_state_offcpu(st) == offcpu)
+			n += (size_t)snprintf(state_doc + n, sizeof state_doc - n, "%s%s",
+					      !k++ ? "" : k == all ? " or " : ", ", sonde_state_desc(st)->agg);
+	return n < sizeof state_doc ? n : sizeof state_doc - 1;
+}
+
+__attribute__((constructor)) static void state_doc_init(void)
+{
+	size_t n = state_words(0, false);
+	n += (size_t)snprintf(state_doc + n, sizeof state_doc - n, " (a CPU sample), ");
+	n = state_words(n < sizeof state_doc ? n : sizeof state_doc - 1, true);
+	snprintf(state_doc + n, sizeof state_doc - n, " (an off-CPU sample)");
+}
+
 static const struct sonde_dl_field profile_fields[SONDE_DL_P_NFIELDS] = {
 	[SONDE_DL_P_THREAD] = { "thread", SONDE_DL_INT, "thread id" },
 	[SONDE_DL_P_CPU] = { "cpu", SONDE_DL_INT, "CPU the sample was taken on, -1 when unknown" },
@@ -37,9 +62,7 @@ static const struct sonde_dl_field profile_fields[SONDE_DL_P_NFIELDS] = {
 	[SONDE_DL_P_CALLER] = { "caller", SONDE_DL_STR, "function of the leaf's caller (tail calls restored)" },
 	[SONDE_DL_P_PC] = { "pc", SONDE_DL_INT, "address of the leaf frame" },
 	[SONDE_DL_P_DEPTH] = { "depth", SONDE_DL_INT, "number of frames in the call stack" },
-	[SONDE_DL_P_STATE] = { "state", SONDE_DL_STR,
-			       "the thread state, its word of include/sonde/states.h: cpu (a CPU sample), a "
-			       "runtime's state of a CPU sample, user-lock or other-wait (an off-CPU sample)" },
+	[SONDE_DL_P_STATE] = { "state", SONDE_DL_STR, state_doc },
 	[SONDE_DL_P_USER] = { "user", SONDE_DL_INT, "nanoseconds of User CPU time of the sample (weight - system)" },
 	[SONDE_DL_P_SYSTEM] = { "system", SONDE_DL_INT, "nanoseconds of System CPU time of the sample" },
 	[SONDE_DL_P_WAITCPU] = { "waitcpu", SONDE_DL_INT,
@@ -48,11 +71,15 @@ static const struct sonde_dl_field profile_fields[SONDE_DL_P_NFIELDS] = {
 				 "off-CPU: the x86-64 system call it blocked in; -1 none (a page-in, or a CPU sample)" },
 };
 
+/* The clock profile module's agg part (lib/kinds/profile.c): its source,
+ * sonde_dl_run_profile below, walks the samples with the evaluator's own
+ * fast path for a single clause. */
 const struct sonde_dl_kind sonde_dl_kind_profile = {
 	.name = "profile",
 	.fields = profile_fields,
 	.nfields = SONDE_DL_P_NFIELDS,
 	.doc = "one event per clock-profile sample of the experiment, and per off-CPU sample (state not cpu)",
+	.run = sonde_dl_run_profile,
 };
 
 const struct sonde_dl_kind *sonde_dl_kind_of(int kind)

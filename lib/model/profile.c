@@ -705,22 +705,6 @@ static inline uint32_t evstack(struct builder *b, uint32_t e, const struct sonde
 	return evstack_new(b, e, exp, stack_id, time_ns, leaf_exact);
 }
 
-/* The table of every metric: the clock profile's, then each kind's
- * (model/kind.h), in kind id order; built once, on first use. */
-static const struct sonde_metric_def clock_metrics[SONDE_M_CLOCK_N] = {
-	[SONDE_M_TOTALCPU] = { "totalcpu", "Total CPU Time", "Total CPU", SONDE_UNIT_NS },
-	[SONDE_M_SAMPLES] = { "samples", "Samples", "Samples", SONDE_UNIT_COUNT },
-	[SONDE_M_USER] = { "user", "User CPU Time", "User CPU", SONDE_UNIT_NS },
-	[SONDE_M_SYSTEM] = { "system", "System CPU Time", "Sys. CPU", SONDE_UNIT_NS },
-	[SONDE_M_WAIT] = { "wait", "Wait CPU Time", "Wait CPU", SONDE_UNIT_NS },
-	/* each state's that has one: "ulock", "User Lock Time", "User Lock" */
-#define STATE_METRIC_(NAME, id, flags, M, name, metric, title, ...) \
-	SONDE_STATE_METRIC_IF_(M, [SONDE_M_STATE_##NAME] = { metric, title, name, SONDE_UNIT_NS }, )
-	SONDE_STATES(STATE_METRIC_)
-#undef STATE_METRIC_
-	[SONDE_M_TOTAL] = { "total", "Total Thread Time", "Total Thread", SONDE_UNIT_NS },
-};
-
 static inline int state_metric(unsigned st)
 {
 	switch (st) {
@@ -928,10 +912,13 @@ static struct {
 } mtable;
 static pthread_once_t mtable_once = PTHREAD_ONCE_INIT;
 
+/* The table of every metric: each kind's (model/kind.h), in kind id
+ * order: the clock profile's first (lib/kinds/profile.c, at the
+ * SONDE_M_* constants), then the traced kinds'; built once, on first
+ * use. */
 static void mtable_build(void)
 {
-	memcpy(mtable.defs, clock_metrics, sizeof clock_metrics);
-	mtable.n = SONDE_M_CLOCK_N;
+	mtable.n = 0;
 	for (int id = 1; id <= SONDE_KIND_MAX; id++) {
 		const struct sonde_model_kind *k = sonde_kind_module(id)->model;
 		mtable.base[id] = -1;
@@ -1082,7 +1069,9 @@ int sonde_model_feed_event(struct sonde_model_feed *f, size_t index, uint32_t ti
 	return rc;
 }
 
-int sonde_metric_kind(int metric)
+/* The kind whose module has metric (any kind: the clock profile's too),
+ * 0 for none. */
+static int metric_module(int metric)
 {
 	int n;
 	sonde_profile_metrics(&n);
@@ -1094,33 +1083,23 @@ int sonde_metric_kind(int metric)
 	return 0;
 }
 
+int sonde_metric_kind(int metric)
+{
+	int id = metric_module(metric);
+	return sonde_kind_modular(id) ? id : 0;
+}
+
 bool sonde_metric_recorded(const struct sonde_exp *exp, int m)
 {
-	int kind = sonde_metric_kind(m);
-	if (kind) {
-		const struct sonde_model_kind *k = sonde_kind_module(kind)->model;
-		if (!sonde_exp_traced(exp, kind))
-			return false;
-		return !k->recorded || k->recorded(exp, m - mtable.base[kind]);
-	}
-	switch (m) {
-	case SONDE_M_TOTALCPU:
-	case SONDE_M_SAMPLES:
-		return sonde_exp_info(exp)->settings.clock_interval_ns > 0 || sonde_exp_summary(exp)->samples > 0;
-	case SONDE_M_USER:
-	case SONDE_M_SYSTEM:
-	case SONDE_M_WAIT:
-		return sonde_exp_has_microstates(exp);
-	case SONDE_M_TOTAL:
-		return sonde_exp_has_microstates(exp) || sonde_exp_has_offcpu(exp);
-	}
-	/* a state's: an off-CPU state's with off-CPU time, a CPU state's
-	 * with samples in it */
-	for (unsigned st = 0; st < SONDE_STATE_COUNT; st++)
-		if (sonde_state_metric(st) == m)
-			return sonde_state_offcpu(st) ? sonde_exp_has_offcpu(exp)
-						       : sonde_exp_summary(exp)->state_samples[st] > 0;
-	return false;
+	int kind = metric_module(m);
+	if (!kind)
+		return false;
+	const struct sonde_model_kind *k = sonde_kind_module(kind)->model;
+	/* a traced kind's when the experiment traced it; the clock
+	 * profile's by its module alone */
+	if (sonde_kind_modular(kind) && !sonde_exp_traced(exp, kind))
+		return false;
+	return !k->recorded || k->recorded(exp, m - mtable.base[kind]);
 }
 
 const char *sonde_kind_default_metrics(int kind, const char **sort)

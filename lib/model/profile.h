@@ -167,8 +167,9 @@ struct sonde_profile {
 };
 
 /* Every metric an experiment can give (gprofng's names), in value order:
- * the clock profile's, at the constants below, then each data kind's
- * (model/kind.h), kind after kind in id order; *n gets their number.
+ * each data kind's (model/kind.h), kind after kind in id order: the
+ * clock profile's first (its module, lib/kinds/profile.c), at the
+ * constants below, then the traced kinds'; *n gets their number.
  * sonde_profile_metric_index: the index of metric name, -1 for none. */
 enum {
 	SONDE_M_TOTALCPU, /* CPU time: user and system */
@@ -231,7 +232,8 @@ const char *sonde_kind_default_metrics(int kind, const char **sort);
 bool sonde_metric_recorded(const struct sonde_exp *exp, int m);
 
 /* The traced kind (sonde/kinds.h) whose events feed metric (an index of
- * sonde_metrics), or 0 for the clock-profiling metrics. */
+ * sonde_metrics), or 0 for the clock-profiling metrics (whose module is
+ * the profile kind's, but whose samples the builder feeds itself). */
 int sonde_metric_kind(int metric);
 
 /* Builds p from nexps experiments (which must outlive p).  Returns 0, or -1

@@ -171,8 +171,8 @@ static int dump_profile_tc(FILE *out, const struct sonde_dynfuncs *dyn, struct s
 	return 0;
 }
 
-static int dump_profile(FILE *out, const struct sonde_dynfuncs *dyn, const struct sonde_exp *exp,
-			char *err, size_t errlen)
+int sonde_dump_profile(FILE *out, const struct sonde_dynfuncs *dyn, const struct sonde_exp *exp, char *err,
+		       size_t errlen)
 {
 	return dump_profile_tc(out, dyn, NULL, exp, err, errlen);
 }
@@ -275,12 +275,12 @@ void sonde_dump_stack(FILE *out, const struct sonde_dynfuncs *dyn, const struct 
 }
 
 /* The dumps, by enum sonde_dump_kind (a kind's is at its id - 1, named as
- * the kind in sonde/kinds.h): the collector's own files' and objects
- * here, a traced kind's from its module (views/kind.h). */
+ * the kind in sonde/kinds.h): the stacks', the sample points' and
+ * objects' here, a kind's from its module (views/kind.h: the clock
+ * profile's and the traced kinds'). */
 typedef int dump_fn(FILE *out, const struct sonde_dynfuncs *dyn, const struct sonde_exp *exp, char *err,
 		    size_t errlen);
 static dump_fn *const own_dumps[SONDE_DUMP_NKINDS] = {
-	[SONDE_DUMP_PROFILE] = dump_profile,
 	[SONDE_DUMP_STACKS] = dump_stacks,
 	[SONDE_DUMP_OVERVIEW] = dump_overview,
 	[SONDE_DUMP_OBJECTS] = dump_objects,
