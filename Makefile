@@ -73,7 +73,7 @@ DEPS      := $(COLLECTOR_OBJ:.o=.d) $(filter-out $(B)/obj/gen/%,$(LIB_OBJ:.o=.d)
 	     $(B)/obj/api/sonde_api.d $(TRACER_SRC:%.c=$(B)/obj/%.d) $(TOOL_SRC:%.c=$(B)/obj/%.d) \
 	     $(UNIT_SRC:tests/unit/%.c=$(B)/obj/tests/%.d) $(API_FIXTURES:$(B)/%=$(B)/obj/%.d)
 
-.PHONY: all deps check demo bench install clean tests
+.PHONY: all deps check demo bench install clean tests teststates
 
 all: $(SONDE) $(COLLECTOR) $(TRACERS) $(API_A) $(API_SO) $(API_PC)
 
@@ -281,7 +281,44 @@ $(B)/fixtures/static_%: tests/fixtures/static_%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -static -o $@ $<
 
-tests: all $(UNITS) $(FIXTURES) $(API_FIXTURES) $(TOOLS)
+# The fixtures of the sampling handler's hooks (include/sonde/hooks.h):
+# their hooks in objects of their own, which t00 checks as the handler's
+# files (they run in it).  hookstate's provider gives the thread state
+# that only the tests' build has (SONDE_TEST_STATES, below).
+HOOK_HDRS := include/sonde/hooks.h include/sonde/states.h include/sonde/format.h include/sonde/kinds.h
+HOOK_OBJS := $(B)/obj/fixtures/hookstate_hooks.o $(B)/obj/fixtures/hookattack_hooks.o
+
+$(B)/obj/fixtures/hookstate_hooks.o: tests/fixtures/lib/hookstate_hooks.c tests/fixtures/lib/hookstate.h $(HOOK_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Iinclude -DSONDE_TEST_STATES -c $< -o $@
+
+$(B)/obj/fixtures/hookattack_hooks.o: tests/fixtures/lib/hookattack_hooks.c tests/fixtures/lib/hookattack.h $(HOOK_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Iinclude -c $< -o $@
+
+$(B)/fixtures/hookstate: tests/fixtures/hookstate.c $(B)/obj/fixtures/hookstate_hooks.o tests/fixtures/burner.h \
+			 tests/fixtures/lib/hookstate.h $(HOOK_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -fomit-frame-pointer -Wall -Wextra -Iinclude -DSONDE_TEST_STATES -o $@ $< \
+		$(B)/obj/fixtures/hookstate_hooks.o -lpthread
+
+$(B)/fixtures/hookattack: tests/fixtures/hookattack.c $(B)/obj/fixtures/hookattack_hooks.o tests/fixtures/burner.h \
+			  tests/fixtures/lib/hookattack.h $(HOOK_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -fomit-frame-pointer -Wall -Wextra -Iinclude -o $@ $< \
+		$(B)/obj/fixtures/hookattack_hooks.o -lpthread
+
+# The tests' build: sonde and the collector with one more thread state
+# (include/sonde/states.h, SONDE_TEST_STATES), in $(B)/teststates, so
+# that t46 records a state a state provider gives and reads it back as a
+# row of the table.  Only what changed is rebuilt (its own objects and
+# header dependencies).
+TEST_STATES_B := $(B)/teststates
+teststates:
+	@$(MAKE) --no-print-directory B=$(TEST_STATES_B) CFLAGS='$(CFLAGS) -DSONDE_TEST_STATES' \
+		$(TEST_STATES_B)/bin/sonde $(TEST_STATES_B)/lib/sonde/libsonde_collector.so
+
+tests: all $(UNITS) $(FIXTURES) $(API_FIXTURES) $(TOOLS) $(HOOK_OBJS) teststates
 
 # check and bench also install the tests' real readers (scripts/deps.sh
 # check); demo only what it builds with.

@@ -43,13 +43,13 @@ static void usage_kinds(FILE *f)
 	size_t n = 0, nt = 0;
 
 	for (int id = 1; id <= SONDE_KIND_MAX; id++)
-		if (sonde_dl_kind_of(id))
+		if (sonde_kind_modular(id) && sonde_dl_kind_of(id))
 			traced[nt++] = sonde_dl_kind_of(id);
 	n += (size_t)snprintf(text, sizeof text,
 			      "DTrace-style aggregations.  Without an experiment the events are the lines "
 			      "of standard input (kind stdin, fields $0 $1 $2 ...); with one, its recorded "
 			      "events: kind ");
-	n = kind_fields(text, sizeof text, n, &sonde_dl_kind_profile);
+	n = kind_fields(text, sizeof text, n, sonde_dl_kind_of(SONDE_KIND_PROFILE));
 	for (size_t i = 0; i < nt; i++) {
 		n += (size_t)snprintf(text + n, n < sizeof text ? sizeof text - n : 0, "%s",
 				      i == 0 ? ", and as traced: " : i + 1 == nt ? " and " : ", ");
@@ -354,13 +354,15 @@ int cmd_agg(int argc, char **argv)
 			return 1;
 		}
 	}
-	/* An experiment has profile events (maybe none) and the traced kinds
-	 * it was collected with: at most one per kind of sonde/kinds.h. */
-	const struct sonde_dl_kind *kinds[SONDE_KIND_MAX + 1] = { exp ? &sonde_dl_kind_profile : &sonde_dl_kind_stdin };
+	/* An experiment has profile events (maybe none: the clock profile's
+	 * module) and the traced kinds it was collected with: at most one
+	 * per kind of sonde/kinds.h. */
+	const struct sonde_dl_kind *kinds[SONDE_KIND_MAX + 1] = { exp ? sonde_dl_kind_of(SONDE_KIND_PROFILE)
+								      : &sonde_dl_kind_stdin };
 	size_t nkinds = 1;
 
 	for (int id = 1; exp && id <= SONDE_KIND_MAX; id++)
-		if (sonde_dl_kind_of(id) && sonde_exp_traced(exp, id))
+		if (sonde_kind_modular(id) && sonde_dl_kind_of(id) && sonde_exp_traced(exp, id))
 			kinds[nkinds++] = sonde_dl_kind_of(id);
 	struct sonde_dl_error e;
 	struct sonde_dl_prog *prog = sonde_dl_compile(text, kinds, nkinds, &opts, &e);
@@ -385,7 +387,7 @@ int cmd_agg(int argc, char **argv)
 		struct sonde_syms *syms = sonde_syms_open(exp);
 		sonde_dl_name_fn namer = syms ? syms_name : NULL;
 
-		n = sonde_dl_run_profile(prog, exp, namer, syms, err, sizeof(err));
+		/* each kind's events, in id order: the profile's first */
 		for (int id = 1; n >= 0 && id <= SONDE_KIND_MAX; id++)
 			n = sonde_dl_run_kind(prog, id, exp, namer, syms, err, sizeof(err));
 		if (syms)

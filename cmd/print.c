@@ -310,15 +310,33 @@ static void separate(struct state *st)
 	}
 }
 
+/* The clock profile's default metrics, into spec (len bytes), each ending
+ * in ':': with off-CPU time Total Thread Time and its parts, CPU, Wait CPU
+ * and each off-CPU state's metric (sonde/states.h: User Lock, Other Wait),
+ * else Total CPU; and the metric of each CPU state that cpu_state marks
+ * (one an experiment recorded; NULL: none).  Its length. */
+static size_t clock_default_metrics(char *spec, size_t len, bool offcpu, const bool *cpu_state)
+{
+	size_t n = (size_t)snprintf(spec, len, "%s",
+				    offcpu ? "e.%total:i.%total:e.totalcpu:e.wait:" : "e.%totalcpu:i.%totalcpu:");
+	for (unsigned s = 0; s < SONDE_STATE_COUNT && n < len; s++) {
+		int m = sonde_state_metric(s);
+		if (m >= 0 && (sonde_state_offcpu(s) ? offcpu : cpu_state && cpu_state[s]))
+			n += (size_t)snprintf(spec + n, len - n, "e.%s:", sonde_metric(m)->name);
+	}
+	return n < len ? n : len - 1;
+}
+
 /* The default metrics follow the data, as er_print's do: clock-profile
  * time when there is any (with off-CPU time recorded: Total Thread Time
- * and its parts, CPU, Wait CPU, User Lock, Other Wait), then each traced
- * kind's main metrics; the sort key is the first of them.  -metrics and
- * -sort override. */
+ * and its parts, CPU, Wait CPU, User Lock, Other Wait; the metrics of the
+ * runtime's states it recorded), then each traced kind's main metrics;
+ * the sort key is the first of them.  -metrics and -sort override. */
 static void default_metrics(struct state *st)
 {
-	bool clock = false, traced = false, offcpu = false;
+	bool clock = false, traced = false, offcpu = false, states = false;
 	bool kind[SONDE_KIND_MAX + 1] = { false };
+	bool cpu_state[SONDE_STATE_COUNT] = { false };
 	for (size_t i = 0; i < st->nexps; i++) {
 		const struct sonde_exp *e = st->exps[i];
 		clock |= sonde_metric_recorded(e, SONDE_M_TOTALCPU);
@@ -326,17 +344,18 @@ static void default_metrics(struct state *st)
 		for (int id = 1; id <= SONDE_KIND_MAX; id++)
 			if (sonde_kind_default_metrics(id, NULL) && sonde_exp_traced(e, id))
 				traced = kind[id] = true;
+		for (unsigned s = 0; s < SONDE_STATE_COUNT; s++)
+			if (!sonde_state_offcpu(s) && sonde_state_metric(s) >= 0 &&
+			    sonde_metric_recorded(e, sonde_state_metric(s)))
+				states = cpu_state[s] = true;
 	}
-	if (!traced && !offcpu)
+	if (!traced && !offcpu && !states)
 		return; /* the built-in default */
 	char spec[512] = "";
 	size_t n = 0;
 	const char *sort = offcpu ? "total" : clock ? "totalcpu" : NULL;
-	if (offcpu)
-		n += (size_t)snprintf(spec + n, sizeof spec - n,
-				      "e.%%total:i.%%total:e.totalcpu:e.wait:e.ulock:e.owait:");
-	else if (clock)
-		n += (size_t)snprintf(spec + n, sizeof spec - n, "e.%%totalcpu:i.%%totalcpu:");
+	if (offcpu || clock)
+		n += clock_default_metrics(spec + n, sizeof spec - n, offcpu, cpu_state);
 	for (int id = 1; id <= SONDE_KIND_MAX; id++) {
 		const char *ksort;
 		const char *m = kind[id] ? sonde_kind_default_metrics(id, &ksort) : NULL;
@@ -2029,12 +2048,19 @@ static void usage(FILE *f)
 		else
 			fprintf(f, "  %-22s %s\n", left, commands[i].help);
 	}
+	/* the clock profile's metrics (the last on a line of its own) and
+	 * its default with off-CPU time, from the table */
 	fprintf(f, "\nMetric specs: FLAVOR VISIBILITY NAME items joined by ':'; flavours e\n"
 		   "(exclusive), i (inclusive), a (attributed); visibility . (time), + (value),\n"
-		   "%% (percent); metrics totalcpu, samples, user, system, wait, ulock, owait,\n"
-		   "total (and the traced kinds' and counters', -metric_list; with cycles and insts\n"
+		   "%% (percent); metrics ");
+	for (int m = 0; m < SONDE_M_CLOCK_N; m++)
+		fprintf(f, "%s%s", sonde_metric(m)->name, m + 2 < SONDE_M_CLOCK_N ? ", " : m + 1 < SONDE_M_CLOCK_N ? ",\n" : "");
+	char spec[256];
+	clock_default_metrics(spec, sizeof spec, true, NULL);
+	fprintf(f, " (and the traced kinds' and counters', -metric_list; with cycles and insts\n"
 		   "also the ratios CPI and IPC, which have no %%).  Default e.%%totalcpu:i.%%totalcpu:name;\n"
-		   "with off-CPU time e.%%total:i.%%total:e.totalcpu:e.wait:e.ulock:e.owait:name.\n");
+		   "with off-CPU time %sname.\n",
+		spec);
 }
 
 static const struct command *find_command(const char *name)

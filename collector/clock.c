@@ -68,6 +68,7 @@
 #include "clock_internal.h"
 #include "sys_mmap.h"
 #include "unwind.h"
+#include "../tracers/tracer.h"
 
 
 static struct source {
@@ -729,8 +730,9 @@ static int unregister_thread(pid_t tid, int record)
 static void key_destructor(void *v)
 {
 	(void)v;
-	modules_thread_end(); /* the traced kinds' hooks, while the thread is still registered */
-	clock_thread_end();
+	/* every module's thread end, this one's last (the modules after it
+	 * run theirs while the thread is still registered) */
+	cmod_thread_end();
 }
 
 static int check_due(void)
@@ -1256,6 +1258,7 @@ int clock_start(const struct clock_settings *cs)
 	pid_t tracer = tracer_pid();
 	g_start_tracer = tracer;
 	int rt_why = 0;
+	sampling_signals(); /* the sample points' module opens after this one */
 	if (tracer && !sigenv) {
 		if (g_sp_sample_sig == SIGURG || g_sp_pause_sig == SIGURG)
 			rt_why = 1;
@@ -1804,3 +1807,89 @@ int clock_call_info(struct clock_call *c)
 	return -1;
 #endif
 }
+
+/* ---- the module (collector.h) ---- */
+
+/* The clock interval in force once the clock started: 0 when it is off or
+ * could not start (its profile file may still exist, for -h alone). */
+static uint64_t g_clock_on;
+
+static void clock_open(struct clock_settings *cs)
+{
+	if (clock_start(cs) < 0)
+		cs->interval_ns = 0;
+	g_clock_on = cs->interval_ns;
+}
+
+static int clock_file(void)
+{
+	return g_profile != NULL;
+}
+
+static void clock_settings_attrs(struct xbuf *b, const struct clock_settings *cs)
+{
+	xb_attr_str(b, "clock_source", cs->interval_ns ? clock_source_name() : "off");
+	if (cs->interval_ns)
+		xb_attr_str(b, "kernel_time", clock_kernel_time());
+	xb_attr_u64(b, "clock_interval_ns", cs->interval_ns);
+	xb_attr_u64(b, "clock_signal", (uint64_t)clock_signal());
+	if (cs->interval_ns)
+		xb_attr_u64(b, "microstates", 1);
+}
+
+/* The initial thread (also the stack bounds that tracing unwinds within)
+ * and the threads that existed before the collector. */
+static void clock_module_start(void)
+{
+	clock_thread_begin(0);
+	if (g_clock_on || clock_counters())
+		clock_adopt_existing_threads();
+}
+
+static void clock_module_thread_start(void *fn)
+{
+	clock_thread_begin(1);
+	clock_thread_start_routine(fn);
+}
+
+static void clock_end(struct xbuf *b)
+{
+	xb_attr_u64(b, "samples", clock_samples());
+	xb_attr_u64(b, "lost", clock_lost());
+	xb_attr_u64(b, "handler_ns", clock_handler_ns());
+	dfile_end_errors(g_profile);
+}
+
+static void clock_close_fds(void)
+{
+	dfile_close_fd(g_profile);
+}
+
+static const struct sonde_packet_format clock_packets[] = {
+	{ SONDE_PKT_PROFILE, "profile", 48,
+	  "type:0:u16 size:2:u16 cpu:4:u16 state:6:u16 time_ns:8:u64 weight_ns:16:u64 stack_id:24:u64 "
+	  "system_ns:32:u64 wait_cpu_ns:40:u64" },
+	{ SONDE_PKT_OFFCPU, "offcpu", 40,
+	  "type:0:u16 size:2:u16 state:4:u16 syscall:6:u16 tid:8:u32 reserved:12:u32 time_ns:16:u64 "
+	  "weight_ns:24:u64 stack_id:32:u64" },
+};
+
+const struct collector_module clock_module = {
+	.name = "clock",
+	.kind = SONDE_KIND_PROFILE,
+	.packets = clock_packets,
+	.npackets = 2,
+	.file = clock_file,
+	.open = clock_open,
+	.settings = clock_settings_attrs,
+	.start = clock_module_start,
+	.thread_start = clock_module_thread_start,
+	.thread_end = clock_thread_end,
+	.stop = clock_stop_all,
+	.end = clock_end,
+	.fork_child = clock_fork_child,
+	.restart = clock_child_started,
+	.exec_prepare = clock_exec_prepare,
+	.exec_failed = clock_exec_failed,
+	.close_fds = clock_close_fds,
+};

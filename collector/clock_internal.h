@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <sys/syscall.h>
 
+#include <sonde/hooks.h>
+
 #include "collector.h"
 
 #define FD_BITS 65536
@@ -133,6 +135,9 @@ struct tstate {
 	 * system time and run-queue delay run; system time not yet given
 	 * to a sample (a sample's system part is at most its weight). */
 	uint64_t ms_stime_ns, ms_csw, ms_rdelay_ns, ms_sys_carry, ms_flt;
+	/* Set while the handler runs a hook on this thread (hooks.c refuses
+	 * to add or remove one from a hook). */
+	volatile int in_hook;
 };
 
 /* The calling thread's kernel accounting now: system CPU time and
@@ -260,5 +265,30 @@ void clock_note_stray(pid_t tid);
 int clock_paused_skip(struct tstate *ts, uint64_t cpu_now);
 int clock_write_sample(const uint64_t *pcs, int n, unsigned flags, uint64_t now, uint64_t weight,
 		       uint64_t system_ns, uint64_t wait_cpu_ns);
+
+/* ---- the sampling handler's hooks (sonde/hooks.h) ----
+ *
+ * A table of SONDE_HOOK_MAX slots: hooks.c fills and empties them in
+ * normal context (under a lock of its own), sample.c's handler calls the
+ * hooks in them.  A slot's arg and type are written before its fn
+ * (release), and stay until the slot is emptied: fn set to 0, then a wait
+ * until no handler is in the hook (users, which a handler raises before
+ * it loads fn and lowers after the call; both sequentially consistent,
+ * so a remover either finds the handler counted or the handler finds fn
+ * 0).  g_hook_n counts the registered hooks of each type: the handler
+ * looks at the slots only when there is one. */
+enum { HOOK_STATE = 1, HOOK_STACK = 2 };
+struct hook_slot {
+	_Atomic uintptr_t fn;	/* sonde_state_provider * or sonde_stack_source *; 0 free */
+	void *arg;
+	int type;		/* HOOK_* */
+	_Atomic uint32_t users; /* handlers in the hook now */
+};
+extern struct hook_slot g_hooks[SONDE_HOOK_MAX];
+extern _Atomic int g_hook_n[3]; /* by HOOK_*; [0] all */
+/* What hooks gave that was not taken (sample.c counts, hooks.c logs at
+ * the end): a state that is no state of CPU samples; a source's frames
+ * (a count past max, a splice outside the stack or over another's). */
+extern _Atomic uint64_t g_hook_bad_states, g_hook_bad_frames;
 
 #endif

@@ -250,6 +250,16 @@ int stacks_init(struct dfile *df, int huge);
 /* Return the id of the stack (leaf first), writing a stack packet the first
  * time this stack is seen.  Async-signal-safe. */
 uint64_t stacks_intern(const uint64_t *pcs, int depth, unsigned flags);
+/* The same for frames of any kind (format.h, enum sonde_frame_kind): frame
+ * k is pcs[k] with tags[k] = SONDE_FRAME_TAG(kind, fflags, aux), 0 for a
+ * native frame (whose fflags and aux are 0).  Native frames get the ids
+ * stacks_intern gives them.  Async-signal-safe. */
+uint64_t stacks_intern_tagged(const uint64_t *pcs, const uint32_t *tags, int depth, unsigned flags);
+#define SONDE_FRAME_TAG(kind, fflags, aux) \
+	((uint32_t)(uint8_t)(kind) | (uint32_t)(uint8_t)(fflags) << 8 | (uint32_t)(uint16_t)(aux) << 16)
+#define SONDE_FRAME_TAG_KIND(t) ((t) & 0xffu)
+#define SONDE_FRAME_TAG_FFLAGS(t) ((t) >> 8 & 0xffu)
+#define SONDE_FRAME_TAG_AUX(t) ((t) >> 16)
 uint64_t stacks_count(void);
 struct dfile *stacks_dfile(void);
 void stacks_reset(void);
@@ -416,6 +426,108 @@ void follow_note_exit(int status);
 /* Register the on_exit handler that notes a descendant's exit status. */
 void follow_register_exit(void);
 
+/* ---- modules.c: the collector's parts are modules ----
+ *
+ * The call stacks, clock profiling (with the counters of -h), off-CPU
+ * time (-w), the sample points, map.xml, the traced kinds (trace.c, for
+ * the tracing libraries' modules of tracers/tracer.h) and the sampling
+ * handler's hooks are modules: each fills one struct collector_module,
+ * and the collector's start-up and shutdown (init.c), its thread start
+ * and end (interpose.c's trampoline, clock.c's thread-specific-data
+ * destructor), fork child (init.c, follow.c) and exec (follow.c) paths
+ * loop over the table of them (modules.c, cmod_*), calling each hook at
+ * its point of the process's life; nothing there names a module.  The
+ * shape is gprofng's ModuleInterface (libcollector's collector_module.h):
+ * open, start, stop, close, detach.
+ *
+ * Every hook may be NULL and runs in normal context.  The table's order
+ * (modules.c) is the order of open, settings, dataformat, start,
+ * thread_start, quit, end, finish, exec_prepare and close_fds; stop,
+ * thread_end, fork_child, exec_failed and restart run in the reverse
+ * order (the later modules use the earlier ones' files: the stacks file
+ * first, then clock profiling, whose profile file off-CPU time writes
+ * into, and whose threads must be registered before a module starts a
+ * thread of the collector's). */
+struct clock_settings;
+struct sonde_packet_format; /* tracers/tracer.h */
+struct collector_module {
+	const char *name;
+	/* Its data file (the kind, SONDE_KIND_*, of the file it writes for
+	 * itself; 0: none) and the packets in it, described in log.xml
+	 * (<dataformat>, <packet>) when recording starts, if `file` says
+	 * the file exists (NULL: when kind is set). */
+	int kind;
+	const struct sonde_packet_format *packets;
+	int npackets;
+	int (*file)(void);
+	/* Start-up, in the experiment's directory (g_col.expdir), before
+	 * log.xml's <settings>: read its settings, create its files, install
+	 * what it needs.  cs holds the clock interval and stack depth of the
+	 * run; a module that cannot do without its part turns clock
+	 * profiling off (interval_ns 0) and logs why. */
+	void (*open)(struct clock_settings *cs);
+	/* Its attributes of the <settings> line (xfmt.c's xb_attr_*). */
+	void (*settings)(struct xbuf *b, const struct clock_settings *cs);
+	/* Once the collector records (g_col.active, after the start point):
+	 * register threads, start threads of the collector's. */
+	void (*start)(void);
+	/* On a thread the target created, before its start routine fn; on
+	 * a thread as it ends (also by pthread_exit or cancellation). */
+	void (*thread_start)(void *fn);
+	void (*thread_end)(void);
+	/* Stop the threads of the collector's (the last thread of the
+	 * target is ending, or recording ends). */
+	void (*quit)(void);
+	/* Recording ends for good (exit, sonde_terminate, the last
+	 * thread): stop writing (after every quit). */
+	void (*stop)(void);
+	/* Its attributes of the end record (<event kind="end">), and any
+	 * event about its data (a file that could not grow) before it. */
+	void (*end)(struct xbuf *b);
+	/* After the end record: finish its files. */
+	void (*finish)(void);
+	/* In the child of a fork (or of a clone without CLONE_VM) of a
+	 * recording process: forget the parent's files and threads. */
+	void (*fork_child)(void);
+	/* In a followed child whose own experiment has started (or failed
+	 * to: g_col.active says): go on from the parent's state. */
+	void (*restart)(void);
+	/* Before an exec of the recording process, and after one that
+	 * failed (recording then goes on). */
+	void (*exec_prepare)(void);
+	void (*exec_failed)(void);
+	/* A clone(CLONE_FILES) child that finished: close its descriptors
+	 * (its mappings stay). */
+	void (*close_fds)(void);
+};
+extern const struct collector_module stacks_module, clock_module, offcpu_module, sampling_module, maps_module,
+	traced_module, hooks_module;
+
+/* The loops over the table (modules.c), one per hook. */
+void cmod_open(struct clock_settings *cs);
+void cmod_settings(struct xbuf *b, const struct clock_settings *cs);
+void cmod_dataformat(struct xbuf *b);
+void cmod_start(void);
+void cmod_thread_start(void *fn);
+void cmod_thread_end(void);
+void cmod_quit(void);
+void cmod_stop(void);
+void cmod_end(struct xbuf *b);
+void cmod_finish(void);
+void cmod_fork_child(void);
+void cmod_restart(void);
+void cmod_exec_prepare(void);
+void cmod_exec_failed(void);
+void cmod_close_fds(void);
+
+/* A data file's end: an error event when it could not grow. */
+void dfile_end_errors(struct dfile *df);
+
+/* ---- hooks.c: the sampling handler's hooks (sonde/hooks.h) ---- */
+
+void hooks_fork_child(void);
+void hooks_report(void);
+
 /* ---- init.c ---- */
 
 void collector_exit_hook(void);
@@ -505,11 +617,16 @@ extern _Atomic int g_sp_chained_set[2];
 extern _Atomic int g_sp_state;			/* 0 recording, 1 paused, 2 resuming */
 extern uint64_t g_sp_page_kb;
 
-/* Called by init.c: read the SONDE_SAMPLE_* settings and set the initial
- * pause state (before profiling starts); then, with the overview file,
- * install the signals and start the sampling thread (after the clock has
- * adopted the existing threads, so it never profiles that thread). */
+/* The module's open (sampling.c): read the SONDE_SAMPLE_* settings and
+ * set the initial pause state (before any thread is profiled); its
+ * start: install the signals and start the sampling thread (after the
+ * clock has adopted the existing threads, so it never profiles that
+ * thread). */
 void sampling_init(struct dfile *overview);
+/* Read the -l and -y signals (g_sp_sample_sig, g_sp_pause_sig) from the
+ * environment: clock_start, which opens before this module, chooses its
+ * own signal apart from them. */
+void sampling_signals(void);
 void sampling_start(void);
 /* Stop the sampling thread (woken, it returns at once) and signals; later
  * points are not written. */

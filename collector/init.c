@@ -26,7 +26,6 @@
 
 struct collector_state g_col;
 
-static struct dfile *g_overview, *g_stacks;
 static _Atomic int g_finished;
 
 static uint64_t env_u64(const char *name, uint64_t dflt)
@@ -62,56 +61,6 @@ static void read_cmdline(char *out, size_t cap)
 	while (n > 0 && out[n - 1] == ' ')
 		n--;
 	out[n] = 0;
-}
-
-/* Describe our packet layouts in log.xml so that readers can decode or
- * skip kinds they were not built for. */
-static void write_dataformat(struct xbuf *b, int with_profile)
-{
-	static const struct {
-		int type;
-		const char *name;
-		int size;
-		const char *fields;
-	} pkts[] = {
-		{ SONDE_PKT_PROFILE, "profile", 48,
-		  "type:0:u16 size:2:u16 cpu:4:u16 state:6:u16 time_ns:8:u64 weight_ns:16:u64 stack_id:24:u64 "
-		  "system_ns:32:u64 wait_cpu_ns:40:u64" },
-		{ SONDE_PKT_OFFCPU, "offcpu", 40,
-		  "type:0:u16 size:2:u16 state:4:u16 syscall:6:u16 tid:8:u32 reserved:12:u32 time_ns:16:u64 "
-		  "weight_ns:24:u64 stack_id:32:u64" },
-		{ SONDE_PKT_STACK, "stack", 16,
-		  "type:0:u16 size:2:u16 depth:4:u16 flags:6:u16 stack_id:8:u64 pc:16:u64[depth]" },
-		{ SONDE_PKT_FRAME, "frame", 32,
-		  "type:0:u16 size:2:u16 kind:4:u8 fflags:5:u8 aux:6:u16 node_id:8:u64 parent_id:16:u64 pc:24:u64" },
-		{ SONDE_PKT_OVERVIEW, "overview", 104,
-		  "type:0:u16 size:2:u16 reason:4:u32 time_ns:8:u64 utime_ns:16:u64 stime_ns:24:u64 "
-		  "minflt:32:u64 majflt:40:u64 inblock:48:u64 oublock:56:u64 nvcsw:64:u64 nivcsw:72:u64 "
-		  "maxrss_kb:80:u64 rss_kb:88:u64 label_len:96:u32 reserved:100:u32 label:104:char[label_len]" },
-	};
-	/* The collector's own files (the kinds without a library); a traced
-	 * kind's line is written when it attaches (trace.c). */
-	for (int kind = 1; kind <= SONDE_KIND_MAX; kind++) {
-		if (sonde_kind_modular(kind))
-			continue;
-		if (kind == SONDE_KIND_PROFILE && !with_profile)
-			continue; /* clock profiling off: no such file */
-		xb_str(b, "<dataformat");
-		xb_attr_str(b, "file", sonde_kind_desc(kind)->file);
-		xb_attr_u64(b, "kind", (uint64_t)kind);
-		xb_attr_u64(b, "block_size", SONDE_BLOCK_SIZE);
-		xb_str(b, "/>");
-		line(b);
-	}
-	for (size_t i = 0; i < sizeof pkts / sizeof pkts[0]; i++) {
-		xb_str(b, "<packet");
-		xb_attr_u64(b, "type", (uint64_t)pkts[i].type);
-		xb_attr_str(b, "name", pkts[i].name);
-		xb_attr_u64(b, "size", (uint64_t)pkts[i].size);
-		xb_attr_str(b, "fields", pkts[i].fields);
-		xb_str(b, "/>");
-		line(b);
-	}
 }
 
 /* The part of the header known before anything else starts, so that it
@@ -163,26 +112,19 @@ static void write_prolog(void)
 	line(&b);
 }
 
-static void write_settings(uint64_t interval_ns, int depth, uint64_t limit_mb, uint64_t duration_s)
+/* <settings>: each module's part (its interval, signal, depth ...) and
+ * the run's; <time>; the layout of each module's file. */
+static void write_settings(const struct clock_settings *cs, uint64_t limit_mb, uint64_t duration_s)
 {
 	char mem[4096];
 	struct xbuf b;
 	xb_init(&b, mem, sizeof mem);
 	xb_str(&b, "<settings");
-	xb_attr_str(&b, "clock_source", interval_ns ? clock_source_name() : "off");
-	if (interval_ns)
-		xb_attr_str(&b, "kernel_time", clock_kernel_time());
-	xb_attr_u64(&b, "clock_interval_ns", interval_ns);
-	xb_attr_u64(&b, "clock_signal", (uint64_t)clock_signal());
-	xb_attr_u64(&b, "depth_limit", (uint64_t)depth);
+	cmod_settings(&b, cs);
 	xb_attr_u64(&b, "size_limit_mb", limit_mb);
 	xb_attr_u64(&b, "duration_s", duration_s);
 	const char *follow = getenv("SONDE_FOLLOW");
 	xb_attr_str(&b, "follow", follow && *follow ? follow : "on");
-	if (interval_ns) {
-		xb_attr_u64(&b, "microstates", 1);
-		xb_attr_u64(&b, "offcpu_interval_ns", offcpu_interval_ns());
-	}
 	xb_str(&b, "/>");
 	line(&b);
 
@@ -202,12 +144,7 @@ static void write_settings(uint64_t interval_ns, int depth, uint64_t limit_mb, u
 	xb_str(&b, "\"/>");
 	line(&b);
 
-	write_dataformat(&b, interval_ns != 0);
-}
-
-static void overview_sample(uint32_t reason)
-{
-	sp_write(reason, NULL);
+	cmod_dataformat(&b);
 }
 
 static void note_exec_in_target(const char *dir)
@@ -278,31 +215,16 @@ static int collector_start(const char *dir, int subexp, char *why, size_t cap)
 
 	write_prolog();
 	interpose_init();
-	g_stacks = dfile_create(dir, sonde_kind_desc(SONDE_KIND_STACKS)->file, SONDE_KIND_STACKS);
-	g_overview = dfile_create(dir, sonde_kind_desc(SONDE_KIND_OVERVIEW)->file, SONDE_KIND_OVERVIEW);
-	sampling_init(g_overview);
-	if (!g_stacks || stacks_init(g_stacks, interval_ns != 0) < 0)
-		interval_ns = 0;
+	/* Each module opens (its files and settings), in their order
+	 * (modules.c): the stacks, the clock, ... */
 	struct clock_settings cs = { interval_ns, depth };
-	if (clock_start(&cs) < 0)
-		interval_ns = 0;
-	offcpu_init();
-	write_settings(interval_ns, depth, limit_mb, duration_s);
-	if (!g_stacks)
-		log_event_text("error", "cannot create the stacks data file; clock profiling disabled");
-	if (maps_open(dir) < 0)
-		log_event_text("warning", "cannot create map.xml");
-	maps_update();
-	overview_sample(SONDE_OV_START);
+	cmod_open(&cs);
+	write_settings(&cs, limit_mb, duration_s);
+	sp_write(SONDE_OV_START, NULL);
 	log_event_text("start", NULL);
 	atomic_store(&g_finished, 0);
 	atomic_store(&g_col.active, 1);
-	clock_thread_begin(0); /* also the stack bounds that tracing unwinds within */
-	if (interval_ns || clock_counters())
-		clock_adopt_existing_threads();
-	if (interval_ns)
-		offcpu_start();
-	sampling_start();
+	cmod_start();
 	/* After the start point: collect's periodic points come after it. */
 	if (shared_register(follow_lineage()) < 0 && shared_period_ns())
 		log_event_text("warning", "sonde collect has no room to sample this process (more than 128 "
@@ -336,52 +258,30 @@ __attribute__((constructor)) static void sonde_init(void)
 int collector_restart(const char *dir, char *why, size_t cap)
 {
 	int saved = errno;
-	stacks_reset();
 	int rc = collector_start(dir, 1, why, cap);
-	modules_restart();
-	clock_child_started();
+	cmod_restart();
 	errno = saved;
 	return rc;
 }
 
 void collector_threads_quit(void)
 {
-	sampling_stop();
-	offcpu_stop();
+	cmod_quit();
 }
 
 /* The records that close this image's experiment: the overview's last
- * point, the JIT map, errors about data that could not be written, and
- * the end event. */
+ * point, the end event with each module's part (its counts; the JIT map
+ * and errors about data that could not be written before it). */
 static void write_end_records(void)
 {
-	overview_sample(SONDE_OV_END);
-	jitmap_save(g_col.expdir, g_col.pid);
+	sp_write(SONDE_OV_END, NULL);
 	char mem[512];
 	struct xbuf b;
 	xb_init(&b, mem, sizeof mem);
 	xb_str(&b, "<event kind=\"end\"");
 	xb_attr_u64(&b, "time_ns", now_ns());
-	xb_attr_u64(&b, "samples", clock_samples());
-	xb_attr_u64(&b, "lost", clock_lost());
-	xb_attr_u64(&b, "stacks", stacks_count());
-	xb_attr_u64(&b, "stacks_lost", dfile_lost(g_stacks));
-	xb_attr_u64(&b, "handler_ns", clock_handler_ns());
-	if (offcpu_interval_ns()) {
-		xb_attr_u64(&b, "offcpu_samples", offcpu_samples());
-		xb_attr_u64(&b, "offcpu_discarded", offcpu_discarded());
-	}
+	cmod_end(&b);
 	xb_str(&b, "/>\n");
-	struct dfile *files[] = { clock_dfile(), g_stacks, g_overview };
-	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-		int e = dfile_grow_errno(files[i]);
-		if (!e)
-			continue;
-		char msg[256];
-		snprintf(msg, sizeof msg, "data file '%s' could not grow (%s); %llu later packets were lost",
-			 dfile_name(files[i]), strerror(e), (unsigned long long)dfile_lost(files[i]));
-		log_event_text("error", msg);
-	}
 	if (atomic_load(&g_limit_hit)) {
 		char lim[256];
 		struct xbuf lb;
@@ -407,13 +307,10 @@ void collector_exit_hook(void)
 		return;
 	int saved = errno;
 	shared_end();
-	sampling_stop();
-	offcpu_stop();
-	modules_stop_all();
-	clock_stop_all();
+	cmod_quit();
+	cmod_stop();
 	write_end_records();
-	dfile_finish(g_stacks);
-	dfile_finish(g_overview);
+	cmod_finish();
 	errno = saved;
 }
 
@@ -434,8 +331,7 @@ int collector_exec_prepare(void)
 		return 0;
 	int saved = errno;
 	g_exec_ns = now_ns();
-	clock_exec_prepare();
-	modules_exec_prepare();
+	cmod_exec_prepare();
 	char mem[128];
 	struct xbuf b;
 	xb_init(&b, mem, sizeof mem);
@@ -471,8 +367,7 @@ void collector_exec_failed(int err, const char *what)
 	xb_str(&b, "/>\n");
 	log_line(mem, b.len);
 	shared_register(follow_lineage());
-	modules_exec_failed();
-	clock_exec_failed();
+	cmod_exec_failed();
 	errno = saved;
 }
 
@@ -489,11 +384,7 @@ void collector_release_shared(void)
 		return;
 	g_shares_table = 0;
 	int saved = errno;
-	dfile_close_fd(clock_dfile());
-	dfile_close_fd(g_stacks);
-	dfile_close_fd(g_overview);
-	modules_close_fds();
-	maps_close();
+	cmod_close_fds();
 	log_close();
 	errno = saved;
 }
@@ -502,15 +393,8 @@ void collector_fork_child(void)
 {
 	atomic_store(&g_col.active, 0);
 	shared_fork_child();
-	modules_fork_child();
-	offcpu_fork_child();
-	clock_fork_child();
-	sampling_fork_child();
-	dfile_forget(g_stacks);
-	dfile_forget(g_overview);
-	g_stacks = g_overview = NULL;
+	cmod_fork_child();
 	log_close();
-	maps_fork_child();
 }
 
 __attribute__((destructor)) static void sonde_fini(void)

@@ -114,9 +114,7 @@ static void *thread_start(void *p)
 	__sonde_quiet++;
 	free(p);
 	__sonde_quiet--;
-	clock_thread_begin(1);
-	clock_thread_start_routine((void *)st.fn);
-	modules_thread_start();
+	cmod_thread_start((void *)st.fn); /* every module's, in their order */
 	errno = saved;
 	/* The end is recorded by a thread-specific-data destructor, which
 	 * also runs on pthread_exit and cancellation. */

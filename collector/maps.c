@@ -361,3 +361,28 @@ void maps_update_since(uint64_t since)
 	pthread_mutex_unlock(&g_lock);
 	__sonde_quiet--;
 }
+
+/* ---- the module (collector.h) ---- */
+
+static void maps_module_open(struct clock_settings *cs)
+{
+	(void)cs;
+	if (maps_open(g_col.expdir) < 0)
+		log_event_text("warning", "cannot create map.xml");
+	maps_update();
+}
+
+/* The JIT map (perf's /tmp/perf-PID.map), copied as the experiment ends. */
+static void maps_end(struct xbuf *b)
+{
+	(void)b;
+	jitmap_save(g_col.expdir, g_col.pid);
+}
+
+const struct collector_module maps_module = {
+	.name = "maps",
+	.open = maps_module_open,
+	.end = maps_end,
+	.fork_child = maps_fork_child,
+	.close_fds = maps_close,
+};

@@ -369,3 +369,43 @@ uint64_t offcpu_discarded(void)
 {
 	return atomic_load(&g_off_discarded);
 }
+
+/* ---- the module (collector.h) ---- */
+
+static int g_off_clock; /* clock profiling runs: off-CPU time needs it */
+
+static void offcpu_open(struct clock_settings *cs)
+{
+	offcpu_init();
+	g_off_clock = cs->interval_ns != 0;
+}
+
+static void offcpu_settings(struct xbuf *b, const struct clock_settings *cs)
+{
+	if (cs->interval_ns)
+		xb_attr_u64(b, "offcpu_interval_ns", offcpu_interval_ns());
+}
+
+static void offcpu_module_start(void)
+{
+	if (g_off_clock)
+		offcpu_start();
+}
+
+static void offcpu_end(struct xbuf *b)
+{
+	if (!offcpu_interval_ns())
+		return;
+	xb_attr_u64(b, "offcpu_samples", offcpu_samples());
+	xb_attr_u64(b, "offcpu_discarded", offcpu_discarded());
+}
+
+const struct collector_module offcpu_module = {
+	.name = "offcpu",
+	.open = offcpu_open,
+	.settings = offcpu_settings,
+	.start = offcpu_module_start,
+	.quit = offcpu_stop,
+	.end = offcpu_end,
+	.fork_child = offcpu_fork_child,
+};

@@ -111,21 +111,21 @@ static uint16_t this_cpu(void)
 	return (uint16_t)(cpuid > 0xffff ? 0xffff : cpuid);
 }
 
-/* Intern a stack and write one profile packet.  Returns 0, or -1 when the
- * packet could not be written.  Must not be interrupted by the sampling
- * handler on the same thread (the handler runs with all signals blocked;
- * other callers block the profiling signal).  Async-signal-safe. */
-int clock_write_sample(const uint64_t *pcs, int n, unsigned flags, uint64_t now, uint64_t weight,
-		       uint64_t system_ns, uint64_t wait_cpu_ns)
+/* Write one profile packet of stack id in thread state `state`.  Returns
+ * 0, or -1 when the packet could not be written.  Must not be interrupted
+ * by the sampling handler on the same thread (the handler runs with all
+ * signals blocked; other callers block the profiling signal).
+ * Async-signal-safe. */
+static int write_profile(uint64_t id, uint16_t state, uint64_t now, uint64_t weight, uint64_t system_ns,
+			 uint64_t wait_cpu_ns)
 {
-	uint64_t id = stacks_intern(pcs, n, flags);
 	struct sonde_profile_packet *p = dfile_reserve(g_profile, sizeof *p);
 	if (!p)
 		return -1; /* counted by the dfile */
 	p->type = SONDE_PKT_PROFILE;
 	p->size = sizeof *p;
 	p->cpu = this_cpu();
-	p->state = SONDE_STATE_CPU;
+	p->state = state;
 	p->time_ns = now;
 	p->weight_ns = weight;
 	p->stack_id = id;
@@ -134,6 +134,15 @@ int clock_write_sample(const uint64_t *pcs, int n, unsigned flags, uint64_t now,
 	dfile_commit(g_profile, sizeof *p);
 	atomic_fetch_add_explicit(&g_samples, 1, memory_order_relaxed);
 	return 0;
+}
+
+/* Intern a stack of native frames and write one profile packet (plain
+ * CPU).  As write_profile.  Async-signal-safe. */
+int clock_write_sample(const uint64_t *pcs, int n, unsigned flags, uint64_t now, uint64_t weight,
+		       uint64_t system_ns, uint64_t wait_cpu_ns)
+{
+	uint64_t id = stacks_intern(pcs, n, flags);
+	return write_profile(id, SONDE_STATE_CPU, now, weight, system_ns, wait_cpu_ns);
 }
 
 /* ---- microstates ---------------------------------------------------------
@@ -312,10 +321,10 @@ void clock_note_stray(pid_t tid)
 	}
 }
 
-/* Write one counter packet of counter idx.  Async-signal-safe. */
-static int counter_write(const uint64_t *pcs, int n, unsigned flags, uint64_t now, int idx, uint64_t weight)
+/* Write one counter packet of counter idx, with stack id.
+ * Async-signal-safe. */
+static int counter_write(uint64_t id, uint64_t now, int idx, uint64_t weight)
 {
-	uint64_t id = stacks_intern(pcs, n, flags);
 	struct sonde_counter_packet *p = dfile_reserve(g_counters, sizeof *p);
 	if (!p)
 		return -1; /* counted by the dfile */
@@ -331,22 +340,179 @@ static int counter_write(const uint64_t *pcs, int n, unsigned flags, uint64_t no
 	return 0;
 }
 
-/* A thread's stack at a signal, unwound once for every packet it goes in. */
+/* A thread's stack at a signal, unwound once for every packet it goes in:
+ * its frames (pcs, with tags when a stack source added frames of other
+ * kinds; NULL: all native) and their id once interned. */
 struct at {
 	uint64_t *pcs;
+	uint32_t *tags;
 	int n;
 	unsigned flags;
+	uint64_t id;
 };
 
 static void unwind_at(void *uc, const struct tstate *ts, struct at *a)
 {
 	a->flags = 0;
+	a->tags = NULL;
 	a->n = uw_backtrace(uc, ts->stack_lo, ts->stack_hi, a->pcs, g_cs.depth, &a->flags);
 	if (a->n <= 0) {
 		a->pcs[0] = (uint64_t)((const ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP] | SONDE_PC_EXACT;
 		a->n = 1;
 		a->flags |= SONDE_STACK_INCOMPLETE;
 	}
+}
+
+/* ---- hooks (sonde/hooks.h; hooks.c registers them) ----------------------- */
+
+/* Call a slot's hook if it holds one of `type`: the caller counts itself
+ * among the slot's users before it loads fn (hooks.c's remove then waits
+ * for it), and the thread's in_hook is set meanwhile.  The call is
+ * CALL, with f the hook.  Async-signal-safe. */
+#define WITH_HOOK(h, type_, ts, f, CALL)                                                     \
+	do {                                                                                 \
+		atomic_fetch_add(&(h)->users, 1);                                            \
+		uintptr_t f = atomic_load(&(h)->fn);                                         \
+		if (f && (h)->type == (type_)) {                                             \
+			(ts)->in_hook = 1;                                                   \
+			atomic_signal_fence(memory_order_seq_cst);                           \
+			CALL;                                                                \
+			atomic_signal_fence(memory_order_seq_cst);                           \
+			(ts)->in_hook = 0;                                                   \
+		}                                                                            \
+		atomic_fetch_sub(&(h)->users, 1);                                            \
+	} while (0)
+
+/* The thread's state by the state providers: the first answer that is a
+ * state of CPU samples (sonde/states.h), else SONDE_STATE_CPU; another
+ * answer is counted and passed over.  Async-signal-safe. */
+static uint16_t hooks_state(struct tstate *ts, const struct sonde_hook_sample *hs)
+{
+	for (int i = 0; i < SONDE_HOOK_MAX; i++) {
+		struct hook_slot *h = &g_hooks[i];
+		int r = SONDE_HOOK_NO_STATE;
+		if (h->type != HOOK_STATE || !atomic_load_explicit(&h->fn, memory_order_relaxed))
+			continue;
+		WITH_HOOK(h, HOOK_STATE, ts, f, r = ((sonde_state_provider *)f)(hs, h->arg));
+		if (r == SONDE_HOOK_NO_STATE)
+			continue;
+		if (r >= 0 && sonde_state_cpu((unsigned)r))
+			return (uint16_t)r;
+		atomic_fetch_add_explicit(&g_hook_bad_states, 1, memory_order_relaxed);
+	}
+	return SONDE_STATE_CPU;
+}
+
+/* The stack sources' frames added to a (whose pcs and tags have room for
+ * cap frames): each source writes its own into one buffer and says where
+ * they go in the native stack; then the splices are made, the one
+ * furthest from the leaf first so that the native indices of the others
+ * hold, and the stack is cut at the depth limit.  A result that cannot be
+ * taken is counted and left out.  Async-signal-safe. */
+static void hooks_frames(struct tstate *ts, const struct sonde_hook_sample *hs, struct at *a, uint32_t *tags,
+			 int cap)
+{
+	struct sonde_hook_frame out[SONDE_HOOK_MAX_FRAMES];
+	struct {
+		int at, drop, off, m;
+	} sp[SONDE_HOOK_MAX];
+	int nsp = 0, used = 0, native = a->n;
+	for (int i = 0; i < SONDE_HOOK_MAX && used < SONDE_HOOK_MAX_FRAMES; i++) {
+		struct hook_slot *h = &g_hooks[i];
+		if (h->type != HOOK_STACK || !atomic_load_explicit(&h->fn, memory_order_relaxed))
+			continue;
+		int max = SONDE_HOOK_MAX_FRAMES - used, m = 0;
+		struct sonde_hook_splice where = { 0, 0 };
+		WITH_HOOK(h, HOOK_STACK, ts, f, m = ((sonde_stack_source *)f)(hs, out + used, max, &where, h->arg));
+		if (m == 0)
+			continue;
+		int ok = m > 0 && m <= max && where.at >= 0 && where.at <= native && where.drop >= 0 &&
+			 where.drop <= native - where.at;
+		/* over a splice taken before: their native ranges overlap, or
+		 * one's insertion point is inside the other's range */
+		for (int k = 0; ok && k < nsp; k++) {
+			int lo = where.at > sp[k].at ? where.at : sp[k].at;
+			int hi = where.at + where.drop < sp[k].at + sp[k].drop ? where.at + where.drop
+										 : sp[k].at + sp[k].drop;
+			if (lo < hi || (!where.drop && sp[k].at < where.at && where.at < sp[k].at + sp[k].drop) ||
+			    (!sp[k].drop && where.at < sp[k].at && sp[k].at < where.at + where.drop))
+				ok = 0;
+		}
+		if (!ok) {
+			atomic_fetch_add_explicit(&g_hook_bad_frames, 1, memory_order_relaxed);
+			continue;
+		}
+		/* in order of at, the later-added after the earlier at one place */
+		int k = nsp++;
+		for (; k > 0 && sp[k - 1].at > where.at; k--)
+			sp[k] = sp[k - 1];
+		sp[k].at = where.at;
+		sp[k].drop = where.drop;
+		sp[k].off = used;
+		sp[k].m = m;
+		used += m;
+	}
+	if (!nsp)
+		return;
+	for (int i = 0; i < a->n; i++)
+		tags[i] = 0;
+	/* From the root end: a splice never moves the native frames before
+	 * its place, where the ones still to make are (at one place, the
+	 * later-added first, so that the earlier-added ends up leaf side). */
+	for (int k = nsp - 1; k >= 0; k--) {
+		int at = sp[k].at, drop = sp[k].drop, m = sp[k].m, rest = a->n - at - drop;
+		if (a->n - drop + m > cap)
+			break; /* cannot happen: cap has room for every frame added */
+		__builtin_memmove(a->pcs + at + m, a->pcs + at + drop, (size_t)rest * sizeof *a->pcs);
+		__builtin_memmove(tags + at + m, tags + at + drop, (size_t)rest * sizeof *tags);
+		for (int j = 0; j < m; j++) {
+			const struct sonde_hook_frame *fr = &out[sp[k].off + j];
+			a->pcs[at + j] = fr->pc;
+			/* a native frame's flags and aux are 0 (format.h); a
+			 * kind readers do not know is written as given */
+			tags[at + j] = fr->kind == SONDE_FRAME_NATIVE ? 0 : SONDE_FRAME_TAG(fr->kind, fr->fflags, fr->aux);
+		}
+		a->n += m - drop;
+	}
+	if (a->n > g_cs.depth) {
+		a->n = g_cs.depth;
+		a->flags |= SONDE_STACK_TRUNCATED;
+	}
+	if (a->n <= 0) { /* every frame dropped for none */
+		a->n = 1;
+		a->pcs[0] = hs->pcs[0];
+		tags[0] = 0;
+		a->flags |= SONDE_STACK_INCOMPLETE;
+	}
+	a->tags = tags;
+}
+
+/* Run the hooks for a sample of kind `what` (SONDE_HOOK_*) at uc whose
+ * native stack is a: the stack sources may add frames to a (room for cap
+ * frames, tags as many), and for a clock sample the state providers give
+ * the state, which it returns.  Async-signal-safe. */
+static uint16_t hooks_run(void *uc, const struct thread_slot *s, struct tstate *ts, struct at *a, uint32_t *tags,
+			  int cap, uint32_t what, uint64_t now)
+{
+	struct sonde_hook_sample hs = { uc, a->pcs, a->n, atomic_load_explicit(&s->tid, memory_order_relaxed), now,
+					what, 0 };
+	uint16_t state = SONDE_STATE_CPU;
+	if (what == SONDE_HOOK_CLOCK && atomic_load_explicit(&g_hook_n[HOOK_STATE], memory_order_relaxed))
+		state = hooks_state(ts, &hs);
+	if (atomic_load_explicit(&g_hook_n[HOOK_STACK], memory_order_relaxed)) {
+		/* the sources see the native stack as it was unwound: a copy
+		 * would cost 8 bytes a frame of the signal stack, so they
+		 * see a's frames, which change only once they all ran */
+		hooks_frames(ts, &hs, a, tags, cap);
+	}
+	return state;
+}
+
+/* The id of a's stack, interned now.  Async-signal-safe. */
+static uint64_t intern_at(struct at *a)
+{
+	return a->id = a->tags ? stacks_intern_tagged(a->pcs, a->tags, a->n, a->flags)
+			       : stacks_intern(a->pcs, a->n, a->flags);
 }
 
 /* Overflows whose signal was merged into this one.  SIGTRAP is not a
@@ -366,7 +532,7 @@ static void merged_overflows(const struct at *a, struct thread_slot *s, const ui
 	for (int i = 0; i < g_ncounters; i++) {
 		if (i == skip || in[i] == UINT64_MAX || in[i] <= s->clast[i] || in[i] - s->clast[i] < g_counter_period[i])
 			continue;
-		if (counter_write(a->pcs, a->n, a->flags, now, i, in[i] - s->clast[i]) == 0)
+		if (counter_write(a->id, now, i, in[i] - s->clast[i]) == 0)
 			s->clast[i] = in[i];
 	}
 }
@@ -410,10 +576,16 @@ static void counter_sample(void *uc, struct thread_slot *s, int idx, const uint6
 		return; /* the next sample carries these events */
 	if (value <= s->clast[idx])
 		return; /* an overflow by the handler's own events */
-	uint64_t pcs[g_cs.depth];
-	struct at a = { pcs, 0, 0 };
+	int hooks = atomic_load_explicit(&g_hook_n[HOOK_STACK], memory_order_relaxed);
+	int cap = g_cs.depth + (hooks ? SONDE_HOOK_MAX_FRAMES : 0);
+	uint64_t pcs[cap];
+	uint32_t tags[hooks ? cap : 1];
+	struct at a = { pcs, NULL, 0, 0, 0 };
 	unwind_at(uc, ts, &a);
-	if (counter_write(a.pcs, a.n, a.flags, now, idx, value - s->clast[idx]) == 0) {
+	if (hooks)
+		hooks_run(uc, s, ts, &a, tags, cap, SONDE_HOOK_COUNTER, now);
+	intern_at(&a);
+	if (counter_write(a.id, now, idx, value - s->clast[idx]) == 0) {
 		merged_overflows(&a, s, in, idx, now);
 		uint64_t end = counter_read(s->cfd[idx], s->cid[idx]);
 		s->clast[idx] = end != UINT64_MAX && end > value ? end : value;
@@ -423,13 +595,21 @@ static void counter_sample(void *uc, struct thread_slot *s, int idx, const uint6
 /* Write a clock sample at uc, and the counter overflows merged into its
  * signal, with the same stack.  0, or -1 when the packet was lost.
  * Async-signal-safe. */
-static int clock_sample(void *uc, struct sig_stack *st, const struct tstate *ts, uint64_t now, uint64_t weight,
+static int clock_sample(void *uc, struct sig_stack *st, struct tstate *ts, uint64_t now, uint64_t weight,
 			uint64_t sys, uint64_t wcpu)
 {
-	uint64_t pcs[g_cs.depth]; /* the -D limit, 1024 by default: 8 KiB */
-	struct at a = { pcs, 0, 0 };
+	/* the -D limit, 1024 by default: 8 KiB; with hooks, room for the
+	 * frames stack sources add, and their tags */
+	int hooks = atomic_load_explicit(&g_hook_n[0], memory_order_relaxed);
+	int cap = g_cs.depth + (hooks ? SONDE_HOOK_MAX_FRAMES : 0);
+	uint64_t pcs[cap];
+	uint32_t tags[hooks ? cap : 1];
+	struct at a = { pcs, NULL, 0, 0, 0 };
+	uint16_t state = SONDE_STATE_CPU;
 	unwind_at(uc, ts, &a);
-	if (clock_write_sample(a.pcs, a.n, a.flags, now, weight, sys, wcpu) < 0)
+	if (hooks)
+		state = hooks_run(uc, st->slot, ts, &a, tags, cap, SONDE_HOOK_CLOCK, now);
+	if (write_profile(intern_at(&a), state, now, weight, sys, wcpu) < 0)
 		return -1;
 	if (g_ncounters)
 		merged_overflows(&a, st->slot, st->counters_in, -1, now);

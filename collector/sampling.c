@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "../tracers/tracer.h"
 
 static uint64_t g_period_ns;
 static uint64_t g_start_at_ns, g_stop_at_ns; /* absolute; 0: none */
@@ -61,6 +62,14 @@ static int env_sig(const char *name)
 	return v >= 1 && v < (uint64_t)NSIG && v != SIGKILL && v != SIGSTOP ? (int)v : 0;
 }
 
+void sampling_signals(void)
+{
+	g_sp_sample_sig = env_sig("SONDE_SAMPLE_SIG");
+	g_sp_pause_sig = env_sig("SONDE_PAUSE_SIG");
+	if (g_sp_pause_sig == g_sp_sample_sig)
+		g_sp_pause_sig = 0; /* collect refuses this; never two meanings */
+}
+
 void sampling_init(struct dfile *overview)
 {
 	g_sp_overview = overview;
@@ -68,10 +77,7 @@ void sampling_init(struct dfile *overview)
 	if (page >= 1024)
 		g_sp_page_kb = (uint64_t)page / 1024;
 	g_period_ns = env_num("SONDE_SAMPLE_NS", 1000000000ull);
-	g_sp_sample_sig = env_sig("SONDE_SAMPLE_SIG");
-	g_sp_pause_sig = env_sig("SONDE_PAUSE_SIG");
-	if (g_sp_pause_sig == g_sp_sample_sig)
-		g_sp_pause_sig = 0; /* collect refuses this; never two meanings */
+	sampling_signals();
 	g_start_paused = g_sp_pause_sig && env_num("SONDE_PAUSE_START", 0);
 	uint64_t start = env_num("SONDE_START_NS", 0), stop = env_num("SONDE_STOP_NS", 0);
 	if (stop && stop <= start)
@@ -283,3 +289,58 @@ EXPORT void __sonde_api_terminate(void)
 	log_event_text("info", "data collection terminated by sonde_terminate()");
 	collector_exit_hook();
 }
+
+/* ---- the module (collector.h) ---- */
+
+static struct dfile *g_overview; /* the sample points' file */
+
+static void sampling_open(struct clock_settings *cs)
+{
+	(void)cs;
+	g_overview = dfile_create(g_col.expdir, sonde_kind_desc(SONDE_KIND_OVERVIEW)->file, SONDE_KIND_OVERVIEW);
+	sampling_init(g_overview);
+}
+
+static void sampling_end(struct xbuf *b)
+{
+	(void)b;
+	dfile_end_errors(g_overview);
+}
+
+static void sampling_finish(void)
+{
+	dfile_finish(g_overview);
+}
+
+static void sampling_module_fork_child(void)
+{
+	sampling_fork_child();
+	dfile_forget(g_overview);
+	g_overview = NULL;
+}
+
+static void sampling_close_fds(void)
+{
+	dfile_close_fd(g_overview);
+}
+
+static const struct sonde_packet_format sampling_packets[] = {
+	{ SONDE_PKT_OVERVIEW, "overview", 104,
+	  "type:0:u16 size:2:u16 reason:4:u32 time_ns:8:u64 utime_ns:16:u64 stime_ns:24:u64 "
+	  "minflt:32:u64 majflt:40:u64 inblock:48:u64 oublock:56:u64 nvcsw:64:u64 nivcsw:72:u64 "
+	  "maxrss_kb:80:u64 rss_kb:88:u64 label_len:96:u32 reserved:100:u32 label:104:char[label_len]" },
+};
+
+const struct collector_module sampling_module = {
+	.name = "sampling",
+	.kind = SONDE_KIND_OVERVIEW,
+	.packets = sampling_packets,
+	.npackets = 1,
+	.open = sampling_open,
+	.start = sampling_start,
+	.quit = sampling_stop,
+	.end = sampling_end,
+	.finish = sampling_finish,
+	.fork_child = sampling_module_fork_child,
+	.close_fds = sampling_close_fds,
+};

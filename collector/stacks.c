@@ -1,6 +1,8 @@
 /*
  * Call stacks as a tree of frame nodes.  A node is (parent node, pc) and
- * its id is a 64-bit hash of both, so a stack's id (its leaf node) is
+ * its id is a 64-bit hash of both (and of the frame's kind, flags and aux
+ * for a frame that is not native: a kernel address, a Java method, which
+ * a stack source of the sampling handler adds; sonde/hooks.h), so a stack's id (its leaf node) is
  * computed from the frames alone, and equal call paths get equal ids in
  * every thread without any coordination.  Only nodes never seen before are
  * written to the "stacks" file: a sample costs its 32-byte profile packet,
@@ -149,17 +151,27 @@ static inline uint64_t node_id(uint64_t parent, uint64_t pc)
 	return h < SONDE_FRAME_ROOT_LIMIT ? h + SONDE_FRAME_ROOT_LIMIT : h;
 }
 
+/* Node id of a frame of any kind: a native frame's (tag 0) is node_id's;
+ * another's folds its kind, flags and aux (tag) in too, so that a method
+ * id or kernel address equal to a native pc is another node.
+ * Async-signal-safe. */
+static inline uint64_t tagged_node_id(uint64_t parent, uint64_t pc, uint32_t tag)
+{
+	uint64_t h = node_id(parent, pc);
+	return tag ? node_id(h, 0x8bb84b93962eacc9ull ^ tag) : h;
+}
+
 /* Async-signal-safe. */
-static int write_node(uint64_t id, uint64_t parent, uint64_t pc)
+static int write_node(uint64_t id, uint64_t parent, uint64_t pc, uint32_t tag)
 {
 	struct sonde_frame_packet *fp = dfile_reserve(g_stacks_df, sizeof *fp);
 	if (!fp)
 		return -1;
 	fp->type = SONDE_PKT_FRAME;
 	fp->size = sizeof *fp;
-	fp->kind = SONDE_FRAME_NATIVE;
-	fp->fflags = 0;
-	fp->aux = 0;
+	fp->kind = (uint8_t)SONDE_FRAME_TAG_KIND(tag);
+	fp->fflags = (uint8_t)SONDE_FRAME_TAG_FFLAGS(tag);
+	fp->aux = (uint16_t)SONDE_FRAME_TAG_AUX(tag);
 	fp->node_id = id;
 	fp->parent_id = parent;
 	fp->pc = pc;
@@ -262,8 +274,10 @@ static int lookup(uint64_t id, int claim, struct claim *c)
 	}
 }
 
-/* Async-signal-safe. */
-uint64_t stacks_intern(const uint64_t *pcs, int depth, unsigned flags)
+/* Async-signal-safe.  With tags NULL every frame is native: a constant
+ * the compiler folds into each caller below. */
+static inline __attribute__((always_inline)) uint64_t intern(const uint64_t *pcs, const uint32_t *tags, int depth,
+							     unsigned flags)
 {
 	if (depth <= 0)
 		return 0;
@@ -271,7 +285,7 @@ uint64_t stacks_intern(const uint64_t *pcs, int depth, unsigned flags)
 	uint64_t ids[depth]; /* depth <= the -D limit: small */
 	uint64_t parent = flags & (SONDE_FRAME_ROOT_LIMIT - 1);
 	for (int k = depth - 1; k >= 0; k--)
-		ids[k] = parent = node_id(parent, pcs[k]);
+		ids[k] = parent = tags ? tagged_node_id(parent, pcs[k], tags[k]) : node_id(parent, pcs[k]);
 	struct claim slot;
 	if (known(ids[0]))
 		return ids[0];
@@ -291,7 +305,7 @@ uint64_t stacks_intern(const uint64_t *pcs, int depth, unsigned flags)
 			remember(ids[k]);
 			continue;
 		}
-		if (write_node(ids[k], par, pcs[k]) < 0) {
+		if (write_node(ids[k], par, pcs[k], tags ? tags[k] : 0) < 0) {
 			/* Not written (file full, block not mapped yet): free
 			 * the slot so a later occurrence writes it. */
 			if (slot.t) {
@@ -303,6 +317,16 @@ uint64_t stacks_intern(const uint64_t *pcs, int depth, unsigned flags)
 		remember(ids[k]);
 	}
 	return ids[0];
+}
+
+uint64_t stacks_intern(const uint64_t *pcs, int depth, unsigned flags)
+{
+	return intern(pcs, NULL, depth, flags);
+}
+
+uint64_t stacks_intern_tagged(const uint64_t *pcs, const uint32_t *tags, int depth, unsigned flags)
+{
+	return intern(pcs, tags, depth, flags);
 }
 
 struct dfile *stacks_dfile(void)

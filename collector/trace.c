@@ -465,3 +465,23 @@ void modules_exec_failed(void)
 {
 	EACH_MODULE_HOOK(exec_failed);
 }
+
+/* ---- the traced kinds as one module of the collector's (collector.h) ---- */
+
+static void traced_thread_start(void *fn)
+{
+	(void)fn;
+	modules_thread_start();
+}
+
+const struct collector_module traced_module = {
+	.name = "traced",
+	.thread_start = traced_thread_start,
+	.thread_end = modules_thread_end,
+	.stop = modules_stop_all,
+	.fork_child = modules_fork_child,
+	.restart = modules_restart,
+	.exec_prepare = modules_exec_prepare,
+	.exec_failed = modules_exec_failed,
+	.close_fds = modules_close_fds,
+};

@@ -5,8 +5,16 @@
 # (collector/collector.h and README.md point here, they do not repeat it);
 # every function their objects call must be defined in one of them or be on
 # the libc allowlist.  Data they use may live anywhere in the collector.
+#
+# The handler also calls the hooks registered with it (include/sonde/hooks.h:
+# state providers, stack sources), which live in the code that registers
+# them: their files are HOOKS below, each checked the same way (what it
+# calls must be defined in it, in the SAFE objects, or be on the allowlist
+# or __sonde_syscall).  A new hook's file goes on that list.  Last, the
+# check itself is shown to refuse a hook that calls malloc or printf.
 cd "$(dirname "$0")/.." || exit 1
 SAFE="sample sample_point dfile_write log_write stacks xfmt unwind sysgate"
+HOOKS="build/obj/fixtures/hookstate_hooks.o build/obj/fixtures/hookattack_hooks.o"
 LIBC_OK="sched_yield clock_gettime getcpu syscall read write ftruncate fallocate64 fallocate mmap munmap memcpy memset memmove
 memcmp __errno_location __stack_chk_fail process_vm_readv getpid sched_yield"
 O=build/obj/collector
@@ -17,14 +25,23 @@ for o in $SAFE; do
 done
 ALLOWED=" $(echo $LIBC_OK $defined_funcs) _GLOBAL_OFFSET_TABLE_ "
 data=$(nm --defined-only $O/*.o | awk '$2 ~ /^[BbDdRrVv]$/ {print $3}')
-fail=0
-for o in $SAFE; do
+
+# bad_calls OBJ: the functions OBJ calls that are not allowed (empty: none).
+# A hook object may also call its own functions and __sonde_syscall.
+bad_calls() {
+	own=" $(nm --defined-only "$1" | awk '$2 ~ /^[Tt]$/ {print $3}' | tr '\n' ' ') __sonde_syscall "
 	bad=""
-	for sym in $(nm -u $O/$o.o | awk '{print $2}' | sed 's/@.*//'); do
-		case "$ALLOWED" in *" $sym "*) continue ;; esac
+	for sym in $(nm -u "$1" | awk '{print $2}' | sed 's/@.*//'); do
+		case "$ALLOWED$own" in *" $sym "*) continue ;; esac
 		echo "$data" | grep -qx "$sym" && continue
 		bad="$bad $sym"
 	done
+	echo "$bad"
+}
+
+fail=0
+for o in $SAFE; do
+	bad=$(bad_calls $O/$o.o)
 	if [ -n "$bad" ]; then
 		echo "not ok - collector/$o.c calls functions that are not async-signal-safe:$bad"
 		fail=1
@@ -32,4 +49,44 @@ for o in $SAFE; do
 		echo "ok - collector/$o.c calls only async-signal-safe functions"
 	fi
 done
+for h in $HOOKS; do
+	[ -f "$h" ] || { echo "not ok - $h (a hook's file) is not built"; fail=1; continue; }
+	bad=$(bad_calls "$h")
+	if [ -n "$bad" ]; then
+		echo "not ok - the hooks of $h call functions that are not async-signal-safe:$bad"
+		fail=1
+	else
+		echo "ok - the hooks of $h call only async-signal-safe functions"
+	fi
+done
+
+# The check refuses a hook that calls malloc (and printf): compiled here.
+T=$(mktemp -d "${TMPDIR:-/tmp}/sonde-t00.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+cat >"$T/badhook.c" <<'EOF'
+#include <stdio.h>
+#include <stdlib.h>
+#include <sonde/hooks.h>
+int bad_state(const struct sonde_hook_sample *s, void *arg)
+{
+	char *p = malloc(16);
+	p[0] = (char)(arg != 0);
+	printf("%p %p %d\n", (void *)s, (void *)p, p[0]);
+	free(p);
+	return SONDE_HOOK_NO_STATE;
+}
+EOF
+if ${CC:-cc} -std=gnu11 -O2 -Iinclude -c "$T/badhook.c" -o "$T/badhook.o" 2>"$T/cc.err"; then
+	bad=$(bad_calls "$T/badhook.o")
+	case "$bad" in
+	*malloc*printf* | *printf*malloc*) echo "ok - the check refuses a hook that calls malloc and printf (it names:$bad)" ;;
+	*)
+		echo "not ok - the check let a hook calling malloc and printf through (it names:$bad)"
+		fail=1
+		;;
+	esac
+else
+	echo "not ok - the hook that calls malloc does not compile: $(head -3 "$T/cc.err")"
+	fail=1
+fi
 exit $fail

@@ -33,6 +33,7 @@
 #include <stdint.h>
 
 #include <sonde/kinds.h>
+#include <sonde/states.h>
 
 #define SONDE_FORMAT_VERSION 1
 #define SONDE_FORMAT_MIN_READABLE 1
@@ -108,17 +109,21 @@ enum sonde_packet_type {
 	SONDE_PKT_OFFCPU = 14,
 };
 
-/* Thread states (Linux microstates, after table 6-1 of the reference's
- * clock-profiling chapter): a profile packet's is SONDE_STATE_CPU, an
- * off-CPU packet's one of the two blocked states. */
+/* Thread states: the rows of sonde/states.h (ids and meaning there):
+ * 0 CPU, on CPU (user and system: system_ns); 1 USER_LOCK, blocked
+ * waiting for a lock (a futex wait: pthread mutex, condition, rwlock,
+ * barrier, join, semaphore); 2 OTHER_WAIT, blocked any other way (sleep,
+ * I/O, poll, a page-in outside a system call).  A profile packet's state
+ * is one of CPU samples (SONDE_STATEF_CPU: CPU, or what a state provider
+ * of the sampling handler said), an off-CPU packet's one of off-CPU
+ * samples. */
 enum sonde_thread_state {
-	SONDE_STATE_CPU = 0,	    /* on CPU: user and system (system_ns) */
-	SONDE_STATE_USER_LOCK = 1,  /* blocked waiting for a lock: a futex wait
-				       (pthread mutex, condition, rwlock,
-				       barrier, join, semaphore) */
-	SONDE_STATE_OTHER_WAIT = 2, /* blocked any other way: sleep, I/O, poll,
-				       a page-in outside a system call */
+#define SONDE_STATE_ENUM_(NAME, id, ...) SONDE_STATE_##NAME = (id),
+	SONDE_STATES(SONDE_STATE_ENUM_)
+#undef SONDE_STATE_ENUM_
 };
+_Static_assert(SONDE_STATE_CPU == 0 && SONDE_STATE_USER_LOCK == 1 && SONDE_STATE_OTHER_WAIT == 2,
+	       "state ids are on disk: never change one");
 
 /* One clock-profile sample.  The thread is the block's owner.
  *
@@ -130,7 +135,9 @@ struct sonde_profile_packet {
 	uint16_t type;		/* SONDE_PKT_PROFILE */
 	uint16_t size;		/* 48 (32: no microstates) */
 	uint16_t cpu;		/* CPU the sample was taken on, 0xffff unknown */
-	uint16_t state;		/* SONDE_STATE_CPU */
+	uint16_t state;		/* a state of CPU samples (sonde/states.h):
+				   SONDE_STATE_CPU unless a state provider
+				   said otherwise */
 	uint64_t time_ns;	/* CLOCK_MONOTONIC */
 	uint64_t weight_ns;	/* CPU time this sample stands for */
 	uint64_t stack_id;	/* key of a sonde_stack_packet in "stacks" */
@@ -156,7 +163,8 @@ _Static_assert(sizeof(struct sonde_profile_packet) == 48, "profile packet layout
 struct sonde_offcpu_packet {
 	uint16_t type;		/* SONDE_PKT_OFFCPU */
 	uint16_t size;		/* 40 */
-	uint16_t state;		/* SONDE_STATE_USER_LOCK or SONDE_STATE_OTHER_WAIT */
+	uint16_t state;		/* a state of off-CPU samples (sonde/states.h):
+				   SONDE_STATE_USER_LOCK or _OTHER_WAIT */
 	uint16_t syscall;	/* the system call it is blocked in (x86-64
 				   number), 0xffff none (a page-in) */
 	uint32_t tid;		/* the blocked thread */
@@ -241,8 +249,8 @@ struct sonde_frame_packet {
 	uint8_t kind;		/* enum sonde_frame_kind (0 in older experiments) */
 	uint8_t fflags;		/* SONDE_FRAMEF_*; 0 for native frames */
 	uint16_t aux;		/* a Java frame's bytecode index; 0 otherwise */
-	uint64_t node_id;	/* hash of (parent_id, pc), and kind and aux when
-				   the kind is not native */
+	uint64_t node_id;	/* hash of (parent_id, pc), and kind, fflags and
+				   aux when the kind is not native */
 	uint64_t parent_id;	/* caller's node, or stack flags at the root */
 	uint64_t pc;		/* native: may carry SONDE_PC_EXACT */
 };

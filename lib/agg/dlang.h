@@ -87,7 +87,8 @@ struct sonde_dl_kind {
 };
 
 /* The kinds this sonde knows: stdin (lines of text), profile (clock
- * profile samples of an experiment), and the traced events of an
+ * profile samples of an experiment: the clock profile's kind, whose
+ * module, lib/kinds/profile.c, points here), and the traced events of an
  * experiment, one kind per traced data kind (sonde_dl_kind_of below:
  * sync (waits), heap (allocations and frees), io (I/O calls)).  Field
  * indexes below are positions in kind->fields. */
@@ -104,7 +105,7 @@ enum sonde_dl_profile_field {
 	SONDE_DL_P_CALLER, /* function of the frame above it */
 	SONDE_DL_P_PC,	   /* leaf address */
 	SONDE_DL_P_DEPTH,  /* frames in the call stack */
-	SONDE_DL_P_STATE,  /* "cpu", "user-lock", "other-wait" */
+	SONDE_DL_P_STATE,  /* the state's agg word, sonde/states.h */
 	SONDE_DL_P_USER,   /* ns of User CPU (cpu samples) */
 	SONDE_DL_P_SYSTEM, /* ns of System CPU (cpu samples) */
 	SONDE_DL_P_WAITCPU, /* ns of run-queue delay before it (cpu samples) */
@@ -221,8 +222,10 @@ int64_t sonde_dl_run_profile(struct sonde_dl_prog *p, const struct sonde_exp *ex
 			     sonde_dl_name_fn name_of_pc, void *ctx, char *err, size_t errlen);
 
 /*
- * agg's part of each traced data kind (sonde/kinds.h): its event kind
- * (name and fields) and how its events are fed, both by kind id.
+ * agg's part of each data kind (sonde/kinds.h): its event kind (name and
+ * fields) and how its events are fed, both by kind id; the clock
+ * profile's (id SONDE_KIND_PROFILE) is sonde_dl_kind_profile, fed by
+ * sonde_dl_run_profile.
  *
  * sonde_dl_kind_of: the event kind of data kind id, NULL when agg has none.
  * sonde_dl_run_kind: feeds the traced events of kind id of exp (in time

@@ -27,6 +27,31 @@ const struct sonde_dl_kind sonde_dl_kind_stdin = {
 	       "blank-separated fields",
 };
 
+/* The state field's text: its words, from the table of states
+ * (sonde/states.h): "cpu (a CPU sample), user-lock or other-wait (an
+ * off-CPU sample)". */
+static char state_doc[512];
+
+static size_t state_words(size_t n, bool offcpu)
+{
+	unsigned k = 0, all = 0;
+	for (unsigned st = 0; st < SONDE_STATE_COUNT; st++)
+		all += sonde_state_offcpu(st) == offcpu;
+	for (unsigned st = 0; st < SONDE_STATE_COUNT && n < sizeof state_doc; st++)
+		if (sonde_state_offcpu(st) == offcpu)
+			n += (size_t)snprintf(state_doc + n, sizeof state_doc - n, "%s%s",
+					      !k++ ? "" : k == all ? " or " : ", ", sonde_state_desc(st)->agg);
+	return n < sizeof state_doc ? n : sizeof state_doc - 1;
+}
+
+__attribute__((constructor)) static void state_doc_init(void)
+{
+	size_t n = state_words(0, false);
+	n += (size_t)snprintf(state_doc + n, sizeof state_doc - n, " (a CPU sample), ");
+	n = state_words(n < sizeof state_doc ? n : sizeof state_doc - 1, true);
+	snprintf(state_doc + n, sizeof state_doc - n, " (an off-CPU sample)");
+}
+
 static const struct sonde_dl_field profile_fields[SONDE_DL_P_NFIELDS] = {
 	[SONDE_DL_P_THREAD] = { "thread", SONDE_DL_INT, "thread id" },
 	[SONDE_DL_P_CPU] = { "cpu", SONDE_DL_INT, "CPU the sample was taken on, -1 when unknown" },
@@ -38,8 +63,7 @@ static const struct sonde_dl_field profile_fields[SONDE_DL_P_NFIELDS] = {
 	[SONDE_DL_P_CALLER] = { "caller", SONDE_DL_STR, "function of the leaf's caller (tail calls restored)" },
 	[SONDE_DL_P_PC] = { "pc", SONDE_DL_INT, "address of the leaf frame" },
 	[SONDE_DL_P_DEPTH] = { "depth", SONDE_DL_INT, "number of frames in the call stack" },
-	[SONDE_DL_P_STATE] = { "state", SONDE_DL_STR,
-			       "cpu (a CPU sample), user-lock or other-wait (an off-CPU sample)" },
+	[SONDE_DL_P_STATE] = { "state", SONDE_DL_STR, state_doc },
 	[SONDE_DL_P_USER] = { "user", SONDE_DL_INT, "nanoseconds of User CPU time of the sample (weight - system)" },
 	[SONDE_DL_P_SYSTEM] = { "system", SONDE_DL_INT, "nanoseconds of System CPU time of the sample" },
 	[SONDE_DL_P_WAITCPU] = { "waitcpu", SONDE_DL_INT,
@@ -48,11 +72,15 @@ static const struct sonde_dl_field profile_fields[SONDE_DL_P_NFIELDS] = {
 				 "off-CPU: the x86-64 system call it blocked in; -1 none (a page-in, or a CPU sample)" },
 };
 
+/* The clock profile module's agg part (lib/kinds/profile.c): its source,
+ * sonde_dl_run_profile below, walks the samples with the evaluator's own
+ * fast path for a single clause. */
 const struct sonde_dl_kind sonde_dl_kind_profile = {
 	.name = "profile",
 	.fields = profile_fields,
 	.nfields = SONDE_DL_P_NFIELDS,
 	.doc = "one event per clock-profile sample of the experiment, and per off-CPU sample (state not cpu)",
+	.run = sonde_dl_run_profile,
 };
 
 const struct sonde_dl_kind *sonde_dl_kind_of(int kind)
@@ -244,10 +272,16 @@ int64_t sonde_dl_run_profile(struct sonde_dl_prog *p, const struct sonde_exp *ex
 	const struct sonde_stack *last_st = NULL;
 	bool have_last = false;
 
-	const char *states[3] = { sonde_aggset_intern(p->set, "cpu", 3), sonde_aggset_intern(p->set, "user-lock", 9),
-				  sonde_aggset_intern(p->set, "other-wait", 10) };
+	/* the states' words (sonde/states.h); a state this build does not
+	 * know (a CPU sample's) by its number */
+	const char *states[SONDE_STATE_COUNT + 1];
+	bool states_ok = true;
 
-	if (!cache || !unknown || !none || !states[0] || !states[1] || !states[2])
+	for (unsigned i = 0; i <= SONDE_STATE_COUNT; i++) {
+		const char *w = i < SONDE_STATE_COUNT ? sonde_state_desc(i)->agg : "?";
+		states_ok &= (states[i] = sonde_aggset_intern(p->set, w, strlen(w))) != NULL;
+	}
+	if (!cache || !unknown || !none || !states_ok)
 		goto oom;
 	memset(vals, 0, sizeof(vals));
 	for (int f = 0; f < SONDE_DL_P_NFIELDS; f++)
@@ -274,13 +308,14 @@ int64_t sonde_dl_run_profile(struct sonde_dl_prog *p, const struct sonde_exp *ex
 		vals[SONDE_DL_P_CPU].i = smp.cpu == 0xffff ? -1 : smp.cpu;
 		vals[SONDE_DL_P_TIME].i = (int64_t)(smp.time_ns - start);
 		vals[SONDE_DL_P_WEIGHT].i = (int64_t)smp.weight_ns;
-		unsigned sti = smp.state <= SONDE_STATE_OTHER_WAIT ? smp.state : 0; /* the reader checked it */
+		unsigned sti = smp.state < SONDE_STATE_COUNT ? smp.state : SONDE_STATE_COUNT;
+		bool off = sonde_state_offcpu(smp.state); /* the reader checked it */
 		vals[SONDE_DL_P_STATE].s = states[sti];
 		vals[SONDE_DL_P_STATE].len = (uint32_t)strlen(states[sti]);
-		vals[SONDE_DL_P_USER].i = sti ? 0 : (int64_t)(smp.weight_ns - smp.system_ns);
+		vals[SONDE_DL_P_USER].i = off ? 0 : (int64_t)(smp.weight_ns - smp.system_ns);
 		vals[SONDE_DL_P_SYSTEM].i = (int64_t)smp.system_ns;
 		vals[SONDE_DL_P_WAITCPU].i = (int64_t)smp.wait_cpu_ns;
-		vals[SONDE_DL_P_SYSCALL].i = !sti || smp.syscall == SONDE_OFFCPU_NO_SYSCALL ? -1 : smp.syscall;
+		vals[SONDE_DL_P_SYSCALL].i = !off || smp.syscall == SONDE_OFFCPU_NO_SYSCALL ? -1 : smp.syscall;
 		vals[SONDE_DL_P_PC].i = st && st->depth ? (int64_t)st->frame[0].pc : 0;
 		vals[SONDE_DL_P_DEPTH].i = st ? st->depth : 0;
 		if (want_names) {

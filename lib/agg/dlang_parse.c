@@ -753,9 +753,10 @@ static void clause(struct parser *ps, const struct sonde_dl_kind *const *kinds, 
 					"stdin events come only without an experiment (this input has "
 					"BEGIN, END%s)",
 					have);
-			for (int i = 0; i <= SONDE_KIND_MAX; i++) {
-				/* profile, then the traced kinds */
-				const struct sonde_dl_kind *known = i ? sonde_dl_kind_of(i) : &sonde_dl_kind_profile;
+			for (int i = 1; i <= SONDE_KIND_MAX; i++) {
+				/* profile (the clock profile's module), then the
+				 * traced kinds */
+				const struct sonde_dl_kind *known = sonde_dl_kind_of(i);
 
 				if (known && dl_tok_is(ps, known->name))
 					dl_fail(ps, line, col,

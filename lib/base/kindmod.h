@@ -21,9 +21,12 @@
  * call goes up; scripts/check-layers.sh keeps the include graph acyclic).
  *
  * A row of kinds.h without its module fails to link: the table below
- * names sonde_kind_module_NAME for every row.  The collector's own files
- * (profile, stacks, overview) have modules with only the parts they have
- * (lib/kinds/builtin.c); the reader reads their packets itself.
+ * names sonde_kind_module_NAME for every row.  The clock profile's module
+ * (lib/kinds/profile.c) has its metrics (the first of the table), its agg
+ * event kind and its -dump, while the reader scans its packets itself;
+ * the stacks' and the sample points' modules are empty
+ * (lib/kinds/builtin.c).  A layer that loops over the kinds for what only
+ * the traced kinds have asks sonde_kind_modular(id).
  */
 #ifndef SONDE_BASE_KINDMOD_H
 #define SONDE_BASE_KINDMOD_H

@@ -1,13 +1,11 @@
 /*
- * The collector's own files as kinds (include/sonde/kinds.h): the clock
- * profile, the call stacks and the sample points.  The reader reads them
- * itself (reader/experiment.c), the model builder turns the profile's
- * samples into the clock metrics (model/profile.c), agg has its profile
- * events (agg/dlang_events.c) and -dump its own dumps of them
- * (views/view_dump.c): their modules are empty.
+ * The collector's own files that are no kind of events (include/sonde/kinds.h):
+ * the call stacks and the sample points.  The reader reads them itself
+ * (reader/experiment.c), and -dump has its own dumps of them
+ * (views/view_dump.c): their modules are empty.  The clock profile's is
+ * lib/kinds/profile.c.
  */
 #include "base/kindmod.h"
 
-const struct sonde_kind_module sonde_kind_module_PROFILE = { 0 };
 const struct sonde_kind_module sonde_kind_module_STACKS = { 0 };
 const struct sonde_kind_module sonde_kind_module_OVERVIEW = { 0 };

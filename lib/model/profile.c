@@ -728,19 +728,65 @@ static inline uint32_t evstack(struct builder *b, uint32_t e, const struct sonde
 	return evstack_new(b, e, exp, stack_id, time_ns, leaf_exact);
 }
 
+static inline int state_metric(unsigned st)
+{
+	switch (st) {
+#define STATE_CASE_(NAME, id, flags, M, ...) SONDE_STATE_METRIC_IF_(M, case id: return SONDE_M_STATE_##NAME;)
+		SONDE_STATES(STATE_CASE_)
+#undef STATE_CASE_
+	}
+	return -1;
+}
+
+/* The clock metrics of n samples of thread state st that weigh w in all,
+ * system of it System CPU, after a run-queue delay of wait (both 0 for an
+ * off-CPU state's).  A CPU state's weight is CPU time (a state this build
+ * does not know too), an off-CPU state's blocked time; each in its state's
+ * metric too, when it has one. */
+static inline void clock_vals(unsigned st, uint64_t n, uint64_t w, uint64_t system, uint64_t wait, int64_t *v)
+{
+	memset(v, 0, SONDE_M_CLOCK_N * sizeof *v);
+	int m = state_metric(st);
+	if (!sonde_state_offcpu(st)) {
+		v[SONDE_M_TOTALCPU] = (int64_t)w;
+		v[SONDE_M_SAMPLES] = (int64_t)n;
+		v[SONDE_M_USER] = (int64_t)(w - system); /* the reader: system <= weight */
+		v[SONDE_M_SYSTEM] = (int64_t)system;
+		v[SONDE_M_WAIT] = (int64_t)wait;
+		v[SONDE_M_TOTAL] = (int64_t)(w + wait);
+	} else {
+		v[SONDE_M_TOTAL] = (int64_t)w;
+	}
+	if (m >= 0)
+		v[m] = (int64_t)w;
+}
+
+int sonde_state_metric(unsigned st)
+{
+	return state_metric(st);
+}
+
+void sonde_clock_values(const struct sonde_sample *s, int64_t *v)
+{
+	clock_vals(s->state, 1, s->weight_ns, s->system_ns, s->wait_cpu_ns, v);
+}
+
 /*
- * Clock-profile sums per stack id: an open-addressing table of one cache
- * line per id, so that a sample costs one miss, and that miss is
- * prefetched a batch of samples ahead (SACC_PREFETCH); order keeps the
- * ids in the order they first came.  Flushed into the evstacks (of the
- * current epoch) and the model before the epoch changes and at the end of
- * an experiment.  USER and TOTAL follow from the others
- * (sonde_clock_values).
+ * Clock-profile sums per stack id and thread state: an open-addressing
+ * table of one cache line per (id, state), so that a sample costs one
+ * miss, and that miss is prefetched a batch of samples ahead
+ * (SACC_PREFETCH); order keeps the entries in the order they first came
+ * (a stack's first entry is the one of its first sample, whatever its
+ * state).  Flushed into the evstacks (of the current epoch) and the model
+ * before the epoch changes and at the end of an experiment.  The metrics
+ * follow from the sums as from one sample's (clock_vals).
  */
 struct sacc_entry {
 	uint64_t stack_id;
-	uint64_t first; /* the id's first sample's time | SACC_USED; 0: an empty slot */
-	uint64_t samples, cpu, system, wait, ulock, owait;
+	uint64_t first; /* the first sample's time | SACC_USED; 0: an empty slot */
+	uint64_t samples, weight, system, wait;
+	uint64_t state; /* sonde/states.h */
+	uint64_t pad;
 };
 /* A monotonic clock's time in ns is below 2^63 (292 years of uptime). */
 #define SACC_USED (1ull << 63)
@@ -761,18 +807,18 @@ static void sacc_free(struct sacc *a)
 	free(a);
 }
 
-static inline size_t sacc_slot(const struct sacc *a, uint64_t id)
+static inline size_t sacc_slot(const struct sacc *a, uint64_t id, uint64_t state)
 {
-	return (size_t)((id * 0x9e3779b97f4a7c15ull) >> 32) & (a->cap - 1);
+	return (size_t)(((id ^ state) * 0x9e3779b97f4a7c15ull) >> 32) & (a->cap - 1);
 }
 
 /* A macro: gcc drops a call to a function that only prefetches (it finds
  * it has no effect) before it would inline it.  A write hint (rw 1) is no
  * instruction at the x86-64 baseline. */
-#define SACC_PREFETCH(a, id)                                          \
-	do {                                                          \
-		if ((a)->cap)                                         \
-			__builtin_prefetch(&(a)->t[sacc_slot((a), (id))]); \
+#define SACC_PREFETCH(a, id, state)                                            \
+	do {                                                                   \
+		if ((a)->cap)                                                  \
+			__builtin_prefetch(&(a)->t[sacc_slot((a), (id), (state))]); \
 	} while (0)
 
 /* Doubles the table (load at most 1/2), keeping the order. */
@@ -797,7 +843,7 @@ static int sacc_grow(struct sacc *a)
 	a->cap = cap;
 	for (size_t i = 0; i < a->n; i++) {
 		const struct sacc_entry *x = &old.t[old.order[i]];
-		size_t h = sacc_slot(a, x->stack_id);
+		size_t h = sacc_slot(a, x->stack_id, x->state);
 		while (t[h].first)
 			h = (h + 1) & (cap - 1);
 		t[h] = *x;
@@ -814,30 +860,26 @@ static inline int sacc_add(struct sacc *a, const struct sonde_sample *s)
 {
 	if ((a->n + 1) * 2 > a->cap && sacc_grow(a) < 0)
 		return -1;
-	size_t h = sacc_slot(a, s->stack_id);
+	size_t h = sacc_slot(a, s->stack_id, s->state);
 	struct sacc_entry *e;
 	for (;; h = (h + 1) & (a->cap - 1)) {
 		e = &a->t[h];
 		if (!e->first) {
 			e->stack_id = s->stack_id;
+			e->state = s->state;
 			e->first = s->time_ns | SACC_USED;
 			a->order[a->n++] = (uint32_t)h;
 			break;
 		}
-		if (e->stack_id == s->stack_id)
+		if (e->stack_id == s->stack_id && e->state == s->state)
 			break;
 	}
-	/* as sonde_clock_values: wrap, never overflow UB */
-	if (s->state == SONDE_STATE_CPU) {
-		e->cpu += s->weight_ns;
-		e->samples++;
-		e->system += s->system_ns;
-		e->wait += s->wait_cpu_ns;
-	} else if (s->state == SONDE_STATE_USER_LOCK) {
-		e->ulock += s->weight_ns;
-	} else {
-		e->owait += s->weight_ns;
-	}
+	/* as sonde_clock_values: wrap, never overflow UB (an off-CPU
+	 * sample's system and wait are 0) */
+	e->samples++;
+	e->weight += s->weight_ns;
+	e->system += s->system_ns;
+	e->wait += s->wait_cpu_ns;
 	return 0;
 }
 
@@ -854,7 +896,7 @@ static inline bool next_sample(struct sacc *a, struct sonde_sample_iter *it, str
 	if (q->i == q->n) {
 		q->i = q->n = 0;
 		for (; q->n < 16 && sonde_sample_iter_next(it, &q->s[q->n]); q->n++)
-			SACC_PREFETCH(a, q->s[q->n].stack_id);
+			SACC_PREFETCH(a, q->s[q->n].stack_id, q->s[q->n].state);
 		if (!q->n)
 			return false;
 	}
@@ -874,14 +916,7 @@ static int sacc_flush(struct builder *b, uint32_t e, const struct sonde_exp *exp
 		if (st == UINT32_MAX)
 			return -1;
 		int64_t v[SONDE_M_CLOCK_N];
-		v[SONDE_M_TOTALCPU] = (int64_t)x->cpu;
-		v[SONDE_M_SAMPLES] = (int64_t)x->samples;
-		v[SONDE_M_USER] = (int64_t)(x->cpu - x->system);
-		v[SONDE_M_SYSTEM] = (int64_t)x->system;
-		v[SONDE_M_WAIT] = (int64_t)x->wait;
-		v[SONDE_M_ULOCK] = (int64_t)x->ulock;
-		v[SONDE_M_OWAIT] = (int64_t)x->owait;
-		v[SONDE_M_TOTAL] = (int64_t)(x->cpu + x->wait + x->ulock + x->owait);
+		clock_vals((unsigned)x->state, x->samples, x->weight, x->system, x->wait, v);
 		struct sonde_evstack *ev = &b->p->ev[st];
 		sonde_model_add_some(b->m, ev->mstack, v, SONDE_M_CLOCK_N);
 		for (int k = 0; k < SONDE_M_CLOCK_N; k++)
@@ -892,34 +927,6 @@ static int sacc_flush(struct builder *b, uint32_t e, const struct sonde_exp *exp
 	return 0;
 }
 
-/* The table of every metric: the clock profile's, then each kind's
- * (model/kind.h), in kind id order; built once, on first use. */
-static const struct sonde_metric_def clock_metrics[SONDE_M_CLOCK_N] = {
-	[SONDE_M_TOTALCPU] = { "totalcpu", "Total CPU Time", "Total CPU", SONDE_UNIT_NS },
-	[SONDE_M_SAMPLES] = { "samples", "Samples", "Samples", SONDE_UNIT_COUNT },
-	[SONDE_M_USER] = { "user", "User CPU Time", "User CPU", SONDE_UNIT_NS },
-	[SONDE_M_SYSTEM] = { "system", "System CPU Time", "Sys. CPU", SONDE_UNIT_NS },
-	[SONDE_M_WAIT] = { "wait", "Wait CPU Time", "Wait CPU", SONDE_UNIT_NS },
-	[SONDE_M_ULOCK] = { "ulock", "User Lock Time", "User Lock", SONDE_UNIT_NS },
-	[SONDE_M_OWAIT] = { "owait", "Other Wait Time", "Other Wait", SONDE_UNIT_NS },
-	[SONDE_M_TOTAL] = { "total", "Total Thread Time", "Total Thread", SONDE_UNIT_NS },
-};
-
-void sonde_clock_values(const struct sonde_sample *s, int64_t *v)
-{
-	memset(v, 0, SONDE_M_CLOCK_N * sizeof *v);
-	if (s->state == SONDE_STATE_CPU) {
-		v[SONDE_M_TOTALCPU] = (int64_t)s->weight_ns;
-		v[SONDE_M_SAMPLES] = 1;
-		v[SONDE_M_USER] = (int64_t)(s->weight_ns - s->system_ns); /* the reader: system <= weight */
-		v[SONDE_M_SYSTEM] = (int64_t)s->system_ns;
-		v[SONDE_M_WAIT] = (int64_t)s->wait_cpu_ns;
-		v[SONDE_M_TOTAL] = (int64_t)(s->weight_ns + s->wait_cpu_ns);
-	} else {
-		v[s->state == SONDE_STATE_USER_LOCK ? SONDE_M_ULOCK : SONDE_M_OWAIT] = (int64_t)s->weight_ns;
-		v[SONDE_M_TOTAL] = (int64_t)s->weight_ns;
-	}
-}
 
 static struct {
 	struct sonde_metric_def defs[SONDE_MAX_METRICS];
@@ -928,10 +935,13 @@ static struct {
 } mtable;
 static pthread_once_t mtable_once = PTHREAD_ONCE_INIT;
 
+/* The table of every metric: each kind's (model/kind.h), in kind id
+ * order: the clock profile's first (lib/kinds/profile.c, at the
+ * SONDE_M_* constants), then the traced kinds'; built once, on first
+ * use. */
 static void mtable_build(void)
 {
-	memcpy(mtable.defs, clock_metrics, sizeof clock_metrics);
-	mtable.n = SONDE_M_CLOCK_N;
+	mtable.n = 0;
 	for (int id = 1; id <= SONDE_KIND_MAX; id++) {
 		const struct sonde_model_kind *k = sonde_kind_module(id)->model;
 		mtable.base[id] = -1;
@@ -1082,7 +1092,9 @@ int sonde_model_feed_event(struct sonde_model_feed *f, size_t index, uint32_t ti
 	return rc;
 }
 
-int sonde_metric_kind(int metric)
+/* The kind whose module has metric (any kind: the clock profile's too),
+ * 0 for none. */
+static int metric_module(int metric)
 {
 	int n;
 	sonde_profile_metrics(&n);
@@ -1094,30 +1106,23 @@ int sonde_metric_kind(int metric)
 	return 0;
 }
 
+int sonde_metric_kind(int metric)
+{
+	int id = metric_module(metric);
+	return sonde_kind_modular(id) ? id : 0;
+}
+
 bool sonde_metric_recorded(const struct sonde_exp *exp, int m)
 {
-	int kind = sonde_metric_kind(m);
-	if (kind) {
-		const struct sonde_model_kind *k = sonde_kind_module(kind)->model;
-		if (!sonde_exp_traced(exp, kind))
-			return false;
-		return !k->recorded || k->recorded(exp, m - mtable.base[kind]);
-	}
-	switch (m) {
-	case SONDE_M_TOTALCPU:
-	case SONDE_M_SAMPLES:
-		return sonde_exp_info(exp)->settings.clock_interval_ns > 0 || sonde_exp_summary(exp)->samples > 0;
-	case SONDE_M_USER:
-	case SONDE_M_SYSTEM:
-	case SONDE_M_WAIT:
-		return sonde_exp_has_microstates(exp);
-	case SONDE_M_ULOCK:
-	case SONDE_M_OWAIT:
-		return sonde_exp_has_offcpu(exp);
-	case SONDE_M_TOTAL:
-		return sonde_exp_has_microstates(exp) || sonde_exp_has_offcpu(exp);
-	}
-	return false;
+	int kind = metric_module(m);
+	if (!kind)
+		return false;
+	const struct sonde_model_kind *k = sonde_kind_module(kind)->model;
+	/* a traced kind's when the experiment traced it; the clock
+	 * profile's by its module alone */
+	if (sonde_kind_modular(kind) && !sonde_exp_traced(exp, kind))
+		return false;
+	return !k->recorded || k->recorded(exp, m - mtable.base[kind]);
 }
 
 const char *sonde_kind_default_metrics(int kind, const char **sort)

@@ -3,9 +3,10 @@
  * experiments: symbolise every distinct frame once (lib/symbols/symbols.h), fold
  * away the collector's own frames, apply the thread / object / time
  * filters, and feed the clock-profile samples to the engine with the
- * metrics Total CPU Time (ns), samples and the microstates (User CPU,
- * System CPU, Wait CPU, User Lock, Other Wait, Total Thread Time: CPU
- * samples give the first three, off-CPU samples the locks and waits).
+ * metrics Total CPU Time (ns), samples, the microstates (User CPU, System
+ * CPU, Wait CPU: from the CPU samples), a metric per thread state that has
+ * one (sonde/states.h: User Lock and Other Wait from the off-CPU samples)
+ * and Total Thread Time.
  *
  * Several experiments in one profile are added together; functions and
  * load objects are matched across them by (object path, mangled name).
@@ -166,8 +167,9 @@ struct sonde_profile {
 };
 
 /* Every metric an experiment can give (gprofng's names), in value order:
- * the clock profile's, at the constants below, then each data kind's
- * (model/kind.h), kind after kind in id order; *n gets their number.
+ * each data kind's (model/kind.h), kind after kind in id order: the
+ * clock profile's first (its module, lib/kinds/profile.c), at the
+ * constants below, then the traced kinds'; *n gets their number.
  * sonde_profile_metric_index: the index of metric name, -1 for none. */
 enum {
 	SONDE_M_TOTALCPU, /* CPU time: user and system */
@@ -176,13 +178,24 @@ enum {
 	SONDE_M_USER,	  /* User CPU Time: totalcpu - system */
 	SONDE_M_SYSTEM,	  /* System CPU Time */
 	SONDE_M_WAIT,	  /* Wait CPU Time: runnable, waiting for a CPU */
-	SONDE_M_ULOCK,	  /* User Lock Time: off-CPU samples blocked on a lock */
-	SONDE_M_OWAIT,	  /* Other Wait Time: off-CPU samples blocked otherwise */
-	SONDE_M_TOTAL,	  /* Total Thread Time: totalcpu + wait + ulock + owait */
+	/* A metric per thread state that has one (sonde/states.h), in id
+	 * order: SONDE_M_STATE_NAME.  An off-CPU state's (User Lock Time:
+	 * off-CPU samples blocked on a lock; Other Wait Time: blocked
+	 * otherwise) is the weight of its samples; a CPU state's the CPU
+	 * time of its samples, also in totalcpu. */
+#define SONDE_M_STATE_(NAME, id, flags, M, ...) SONDE_STATE_METRIC_IF_(M, SONDE_M_STATE_##NAME, )
+	SONDE_STATES(SONDE_M_STATE_)
+#undef SONDE_M_STATE_
+	SONDE_M_TOTAL,	  /* Total Thread Time: totalcpu + wait + the off-CPU states' */
 	SONDE_M_CLOCK_N
 };
+#define SONDE_M_ULOCK SONDE_M_STATE_USER_LOCK
+#define SONDE_M_OWAIT SONDE_M_STATE_OTHER_WAIT
 /* The clock-profile values of one sample (SONDE_M_CLOCK_N of them, into v). */
 void sonde_clock_values(const struct sonde_sample *s, int64_t *v);
+/* The metric of thread state st (sonde/states.h), -1 for a state without
+ * one or not in the table. */
+int sonde_state_metric(unsigned st);
 const struct sonde_metric_def *sonde_profile_metrics(int *n);
 int sonde_profile_metric_index(const char *name);
 /* The same table a row at a time: how many, and metric i of them. */
@@ -209,7 +222,9 @@ const char *sonde_kind_default_metrics(int kind, const char **sort);
 
 /* Whether experiment exp recorded metric m: totalcpu and samples when it
  * was clock-profiled; user, system and wait when it has microstates;
- * ulock and owait when it recorded off-CPU time; total with either; a
+ * an off-CPU state's (ulock, owait) when it recorded off-CPU time; a CPU
+ * state's when it has samples in that state; total with microstates or
+ * off-CPU time; a
  * traced kind's metrics when it traced the kind (the counters: only the
  * slots its log.xml names, model/kind.h's recorded).  (A profile without
  * microstates still gives user and total their values, all its CPU time:
@@ -217,7 +232,8 @@ const char *sonde_kind_default_metrics(int kind, const char **sort);
 bool sonde_metric_recorded(const struct sonde_exp *exp, int m);
 
 /* The traced kind (sonde/kinds.h) whose events feed metric (an index of
- * sonde_metrics), or 0 for the clock-profiling metrics. */
+ * sonde_metrics), or 0 for the clock-profiling metrics (whose module is
+ * the profile kind's, but whose samples the builder feeds itself). */
 int sonde_metric_kind(int metric);
 
 /* Builds p from nexps experiments (which must outlive p).  Returns 0, or -1

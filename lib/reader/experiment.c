@@ -207,7 +207,12 @@ static int profile_sample(const uint8_t *pkt, uint32_t owner, struct sonde_sampl
 	if (h->type == SONDE_PKT_PROFILE) {
 		const struct sonde_profile_packet *p = (const void *)pkt;
 
-		*s = (struct sonde_sample){ .tid = owner, .cpu = p->cpu, .state = SONDE_STATE_CPU,
+		/* A state of CPU samples (sonde/states.h), or one only a
+		 * newer collector knows: a CPU sample's weight is CPU time
+		 * whatever its state.  An off-CPU state is no state of a
+		 * profile packet: plain CPU then. */
+		uint16_t st = sonde_state_offcpu(p->state) ? SONDE_STATE_CPU : p->state;
+		*s = (struct sonde_sample){ .tid = owner, .cpu = p->cpu, .state = st,
 					    .time_ns = p->time_ns, .weight_ns = p->weight_ns,
 					    .stack_id = p->stack_id, .syscall = SONDE_OFFCPU_NO_SYSCALL };
 		if (p->weight_ns > SONDE_MAX_SAMPLE_WEIGHT_NS)
@@ -226,7 +231,7 @@ static int profile_sample(const uint8_t *pkt, uint32_t owner, struct sonde_sampl
 		*s = (struct sonde_sample){ .tid = p->tid, .cpu = 0xffff, .state = p->state,
 					    .time_ns = p->time_ns, .weight_ns = p->weight_ns,
 					    .stack_id = p->stack_id, .syscall = p->syscall };
-		if ((p->state != SONDE_STATE_USER_LOCK && p->state != SONDE_STATE_OTHER_WAIT) || !p->tid ||
+		if (!sonde_state_offcpu(p->state) || !p->tid ||
 		    p->weight_ns > SONDE_MAX_SAMPLE_WEIGHT_NS)
 			return PS_BAD_OFFCPU;
 		return PS_OK;
@@ -592,14 +597,18 @@ static const char *take_packet(struct scan *sc, const uint8_t *pkt, uint64_t off
 		}
 		struct sonde_thread *t = scan_thread(sc, smp.tid);
 
-		if (smp.state != SONDE_STATE_CPU) {
-			uint64_t *w = smp.state == SONDE_STATE_USER_LOCK ? &s->ulock_ns : &s->owait_ns;
+		bool offcpu = sonde_state_offcpu(smp.state);
+
+		if (smp.state < SONDE_STATE_COUNT) { /* the reader checked an off-CPU one */
+			s->state_samples[smp.state]++;
+			s->state_ns[smp.state] += smp.weight_ns;
+			if (t)
+				t->state_ns[smp.state] += smp.weight_ns;
+		}
+		if (offcpu) {
 			s->offcpu_samples++;
-			*w += smp.weight_ns;
-			if (t) {
+			if (t)
 				t->offcpu_samples++;
-				*(smp.state == SONDE_STATE_USER_LOCK ? &t->ulock_ns : &t->owait_ns) += smp.weight_ns;
-			}
 		} else {
 			if (!s->samples || smp.time_ns < s->first_ns)
 				s->first_ns = smp.time_ns;
@@ -640,7 +649,7 @@ static const char *take_packet(struct scan *sc, const uint8_t *pkt, uint64_t off
 			sc->last_stack_id = smp.stack_id;
 			sc->have_last = true;
 		}
-		if (smp.state != SONDE_STATE_CPU)
+		if (offcpu)
 			return NULL; /* the stack statistics are the CPU samples' */
 		if (sc->last_stack < 0)
 			s->samples_unknown_stack++;

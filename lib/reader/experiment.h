@@ -368,7 +368,11 @@ struct sonde_exp_summary {
 	uint64_t samples_bad_ms;   /* skipped: system_ns > weight_ns, or a wait
 				    * above SONDE_MAX_SAMPLE_WEIGHT_NS */
 	uint64_t offcpu_samples;   /* off-CPU packets read (not in samples) */
-	uint64_t ulock_ns, owait_ns; /* their weight: User Lock, Other Wait */
+	/* The samples of each state (sonde/states.h), CPU and off-CPU, and
+	 * their weight: the off-CPU states' make up offcpu_samples, the CPU
+	 * states' samples (a state a newer collector wrote that this reader
+	 * does not know is not counted here; its samples are CPU time). */
+	uint64_t state_samples[SONDE_STATE_COUNT], state_ns[SONDE_STATE_COUNT];
 	uint64_t offcpu_bad;	   /* skipped: a bad state, tid 0 or weight */
 };
 
@@ -401,10 +405,10 @@ struct sonde_thread {
 	uint64_t cpu_ns; /* real CPU time from thread_end */
 	/* Recorded microstates: system_ns and wait_cpu_ns of its CPU samples
 	 * (system_ns is part of weight_ns; 0 for packets without
-	 * microstates), and its off-CPU samples (not in samples) and their
-	 * weight by state. */
+	 * microstates), its off-CPU samples (not in samples), and the weight
+	 * of its samples by state (sonde/states.h, as the summary's). */
 	uint64_t system_ns, wait_cpu_ns;
-	uint64_t offcpu_samples, ulock_ns, owait_ns;
+	uint64_t offcpu_samples, state_ns[SONDE_STATE_COUNT];
 	/* The kernel's accounting from thread_end (has_times,
 	 * has_run_delay): user and system CPU, run-queue delay. */
 	bool has_times, has_run_delay;
@@ -416,12 +420,15 @@ const struct sonde_thread *sonde_exp_threads(const struct sonde_exp *exp, size_t
 
 /* ---- samples ----------------------------------------------------------- */
 
-/* A clock-profile sample (state SONDE_STATE_CPU: weight_ns is CPU time,
- * system_ns of it in the kernel, wait_cpu_ns the run-queue delay before
- * it) or an off-CPU sample (SONDE_STATE_USER_LOCK or _OTHER_WAIT:
+/* A clock-profile sample (a state of CPU samples, sonde/states.h:
+ * weight_ns is CPU time, system_ns of it in the kernel, wait_cpu_ns the
+ * run-queue delay before it) or an off-CPU sample (a state of off-CPU
+ * samples, sonde_state_offcpu: SONDE_STATE_USER_LOCK or _OTHER_WAIT;
  * weight_ns is the wall time the thread was blocked, in system call
  * syscall; system_ns and wait_cpu_ns 0, cpu 0xffff).  A CPU sample's
- * syscall is SONDE_OFFCPU_NO_SYSCALL. */
+ * syscall is SONDE_OFFCPU_NO_SYSCALL.  A CPU sample's state may be one
+ * this build does not know (a newer collector's): its weight is CPU time
+ * all the same. */
 struct sonde_sample {
 	uint32_t tid;
 	uint16_t cpu; /* 0xffff: unknown */
@@ -445,7 +452,7 @@ struct sonde_sample {
  * Samples come in file order: block by block, so each thread's samples are
  * in time order but threads interleave by block.  Only packets that passed
  * validation at open are returned.  No allocation; fields are private.
- * Off-CPU samples come too (state != SONDE_STATE_CPU), from the sampler's
+ * Off-CPU samples come too (sonde_state_offcpu(state)), from the sampler's
  * blocks: a thread's off-CPU samples are in time order, but not merged
  * with its CPU samples.
  */
@@ -607,10 +614,9 @@ const char *sonde_io_func_name(unsigned func);
 
 /* The x86-64 system call nr an off-CPU sample blocked in ("futex"; "none"
  * for SONDE_OFFCPU_NO_SYSCALL, a page-in), NULL for the calls the short
- * table does not name (lib/reader/syscalls.c); a thread state's name
- * ("cpu", "user-lock", "other-wait", "?"). */
+ * table does not name (lib/reader/syscalls.c).  (A thread state's names
+ * are its row's, sonde/states.h.) */
 const char *sonde_syscall_name(unsigned nr);
-const char *sonde_state_name(unsigned state);
 
 /* ---- overview ---------------------------------------------------------- */
 

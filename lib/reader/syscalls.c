@@ -33,16 +33,3 @@ const char *sonde_syscall_name(unsigned nr)
 			return calls[i].name;
 	return NULL;
 }
-
-const char *sonde_state_name(unsigned state)
-{
-	switch (state) {
-	case SONDE_STATE_CPU:
-		return "cpu";
-	case SONDE_STATE_USER_LOCK:
-		return "user-lock";
-	case SONDE_STATE_OTHER_WAIT:
-		return "other-wait";
-	}
-	return "?";
-}

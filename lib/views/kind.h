@@ -29,6 +29,10 @@ struct sonde_view_kind {
 	void (*header_doc)(struct sonde_emit *e, const struct sonde_exp *exp);
 };
 
+/* -dump profile (view_dump.c): the clock profile module's dump. */
+int sonde_dump_profile(FILE *out, const struct sonde_dynfuncs *dyn, const struct sonde_exp *exp, char *err,
+		       size_t errlen);
+
 /* For dumps: seconds of t since the experiment's start (negative before
  * it), and an event's stack: its flags, the end of the event's line, then
  * a line per frame. */

@@ -164,16 +164,27 @@ static int dump_profile_tc(FILE *out, const struct sonde_dynfuncs *dyn, struct s
 		const struct sonde_stack *st = sonde_exp_stack(exp, v[i].stack_id);
 
 		/* off-CPU lines are "offcpu N": scripts that sum /^sample/ weights read CPU time */
-		fprintf(out, "%s %zu  time %.9f  tid %u  cpu ", v[i].state == SONDE_STATE_CPU ? "sample" : "offcpu", i,
-			since(in, v[i].time_ns), v[i].tid);
+		bool off = sonde_state_offcpu(v[i].state);
+		const struct sonde_state_desc *sd = sonde_state_desc(v[i].state);
+
+		fprintf(out, "%s %zu  time %.9f  tid %u  cpu ", off ? "offcpu" : "sample", i, since(in, v[i].time_ns),
+			v[i].tid);
 		if (v[i].cpu == 0xffff)
 			fprintf(out, "-");
 		else
 			fprintf(out, "%u", v[i].cpu);
-		if (v[i].state != SONDE_STATE_CPU) {
+		/* a CPU sample's state when it is not plain CPU (sonde/states.h;
+		 * its number when this build does not know it) */
+		if (!off && v[i].state != SONDE_STATE_CPU) {
+			if (sd)
+				fprintf(out, "  state %s", sd->dump);
+			else
+				fprintf(out, "  state %u", v[i].state);
+		}
+		if (off) {
 			const char *sc = sonde_syscall_name(v[i].syscall);
 
-			fprintf(out, "  state %s  syscall ", sonde_state_name(v[i].state));
+			fprintf(out, "  state %s  syscall ", sd->dump);
 			if (sc && v[i].syscall != SONDE_OFFCPU_NO_SYSCALL)
 				fprintf(out, "%s (%u)", sc, v[i].syscall);
 			else if (sc)
@@ -182,7 +193,7 @@ static int dump_profile_tc(FILE *out, const struct sonde_dynfuncs *dyn, struct s
 				fprintf(out, "%u", v[i].syscall);
 		}
 		fprintf(out, "  weight %.3f ms", (double)v[i].weight_ns / 1e6);
-		if (ms && v[i].state == SONDE_STATE_CPU)
+		if (ms && !off)
 			fprintf(out, "  system %.3f ms  wait_cpu %.3f ms", (double)v[i].system_ns / 1e6,
 				(double)v[i].wait_cpu_ns / 1e6);
 		fprintf(out, "  stack 0x%" PRIx64, v[i].stack_id);
@@ -198,8 +209,8 @@ static int dump_profile_tc(FILE *out, const struct sonde_dynfuncs *dyn, struct s
 	return 0;
 }
 
-static int dump_profile(FILE *out, const struct sonde_dynfuncs *dyn, const struct sonde_exp *exp,
-			char *err, size_t errlen)
+int sonde_dump_profile(FILE *out, const struct sonde_dynfuncs *dyn, const struct sonde_exp *exp, char *err,
+		       size_t errlen)
 {
 	return dump_profile_tc(out, dyn, NULL, false, exp, err, errlen);
 }
@@ -302,12 +313,12 @@ void sonde_dump_stack(FILE *out, const struct sonde_dynfuncs *dyn, const struct 
 }
 
 /* The dumps, by enum sonde_dump_kind (a kind's is at its id - 1, named as
- * the kind in sonde/kinds.h): the collector's own files' and objects
- * here, a traced kind's from its module (views/kind.h). */
+ * the kind in sonde/kinds.h): the stacks', the sample points' and
+ * objects' here, a kind's from its module (views/kind.h: the clock
+ * profile's and the traced kinds'). */
 typedef int dump_fn(FILE *out, const struct sonde_dynfuncs *dyn, const struct sonde_exp *exp, char *err,
 		    size_t errlen);
 static dump_fn *const own_dumps[SONDE_DUMP_NKINDS] = {
-	[SONDE_DUMP_PROFILE] = dump_profile,
 	[SONDE_DUMP_STACKS] = dump_stacks,
 	[SONDE_DUMP_OVERVIEW] = dump_overview,
 	[SONDE_DUMP_OBJECTS] = dump_objects,

@@ -184,8 +184,19 @@ static void print_offcpu(FILE *out, const struct sonde_exp *exp)
 			"Microstates:", sec(s->system_ns), sec(s->wait_cpu_ns), s->samples_ms);
 	if (!sonde_exp_has_offcpu(exp))
 		return;
-	fprintf(out, "%-19s%" PRIu64 " (%.3f s: %.3f s User Lock, %.3f s Other Wait", "Off-CPU samples:",
-		s->offcpu_samples, sec(s->ulock_ns + s->owait_ns), sec(s->ulock_ns), sec(s->owait_ns));
+	/* "(T s: X s User Lock, Y s Other Wait": each off-CPU state's
+	 * (sonde/states.h) */
+	uint64_t off_ns = 0;
+	for (unsigned st = 0; st < SONDE_STATE_COUNT; st++)
+		if (sonde_state_offcpu(st))
+			off_ns += s->state_ns[st];
+	fprintf(out, "%-19s%" PRIu64 " (%.3f s", "Off-CPU samples:", s->offcpu_samples, sec(off_ns));
+	const char *sep = ": ";
+	for (unsigned st = 0; st < SONDE_STATE_COUNT; st++)
+		if (sonde_state_offcpu(st)) {
+			fprintf(out, "%s%.3f s %s", sep, sec(s->state_ns[st]), sonde_state_desc(st)->name);
+			sep = ", ";
+		}
 	if (end && end->has_offcpu)
 		fprintf(out, "; %" PRIu64 " discarded", end->offcpu_discarded);
 	fprintf(out, ")");
@@ -787,8 +798,18 @@ static void header_data(const struct sonde_emit *out, const void *arg)
 			kv_u64(&k, "discarded", in->end_event->offcpu_discarded);
 		else
 			kv_null(&k, "discarded");
-		kv_u64(&k, "user_lock_ns", s->ulock_ns);
-		kv_u64(&k, "other_wait_ns", s->owait_ns);
+		/* each off-CPU state's time: "user_lock_ns", from its -dump
+		 * spelling */
+		for (unsigned st = 0; st < SONDE_STATE_COUNT; st++) {
+			if (!sonde_state_offcpu(st))
+				continue;
+			char key[64];
+			snprintf(key, sizeof key, "%s_ns", sonde_state_desc(st)->dump);
+			for (char *c = key; *c; c++)
+				if (*c == '-')
+					*c = '_';
+			kv_u64(&k, key, s->state_ns[st]);
+		}
 		kv_close(&k);
 	}
 	kv_traces(&k, exp);

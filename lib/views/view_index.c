@@ -325,11 +325,11 @@ void sonde_view_describe(FILE *f, const struct sonde_exp *const *exps, const cha
 		em_arr(&e, "kinds");
 		if (sonde_metric_recorded(exp, SONDE_M_TOTALCPU))
 			describe_fields(&e, names[x], "profile", "Clock Profiling", su->samples + su->offcpu_samples,
-					&sonde_dl_kind_profile);
+					sonde_dl_kind_of(SONDE_KIND_PROFILE));
 		for (int id = 1; id <= SONDE_KIND_MAX; id++) {
 			const struct sonde_dl_kind *k = sonde_dl_kind_of(id);
 
-			if (!k || !sonde_exp_traced(exp, id))
+			if (!k || !sonde_kind_modular(id) || !sonde_exp_traced(exp, id))
 				continue;
 			describe_fields(&e, names[x], k->name, sonde_kind_desc(id)->title, sonde_exp_kind_events(exp, id),
 					k);

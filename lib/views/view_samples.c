@@ -42,7 +42,7 @@ static struct smet *sample_metrics(const struct sonde_exp *e, size_t ns)
 
 	sonde_sample_iter_init(&it, e);
 	while (sonde_sample_iter_next(&it, &s)) {
-		if (s.state != SONDE_STATE_CPU)
+		if (sonde_state_offcpu(s.state))
 			continue; /* off-CPU: no CPU time */
 		size_t k = sonde_exp_sample_of(e, s.time_ns);
 

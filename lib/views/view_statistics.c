@@ -130,15 +130,38 @@ static void stats_text(struct sonde_emit *e, const char *name, const struct stat
  * thread_end carries (utime, stime, run_delay, and the time it slept:
  * its life less its CPU and run-queue time).  Shown for experiments with
  * any of it; the reference compares <Total> with /proc the same way. */
-enum { MS_USER, MS_SYS, MS_WAIT, MS_ULOCK, MS_OWAIT, MS_TOTAL, MS_UTIME, MS_STIME, MS_DELAY, MS_SLEEP, MS_N };
-static const struct {
+/* The columns: User CPU, System CPU, Wait CPU, a column per off-CPU state
+ * (sonde/states.h: User Lock, Other Wait; its key is its metric's name
+ * and "_ns"), Total Thread, then the kernel's. */
+#define MS_OFF_(NAME, id, flags, ...) +((flags) & SONDE_STATEF_CPU ? 0 : 1)
+enum { MS_USER, MS_SYS, MS_WAIT, MS_OFF0, MS_TOTAL = MS_OFF0 SONDE_STATES(MS_OFF_), MS_UTIME, MS_STIME, MS_DELAY,
+       MS_SLEEP, MS_N };
+#undef MS_OFF_
+static struct {
 	const char *key, *head;
+	int state; /* an off-CPU state's column: its id; -1 */
 } ms_cols[MS_N] = {
-	{ "user_ns", "User CPU" },	{ "system_ns", "Sys. CPU" },   { "wait_ns", "Wait CPU" },
-	{ "ulock_ns", "User Lock" },	{ "owait_ns", "Other Wait" },  { "total_ns", "Total Thread" },
-	{ "utime_ns", "utime" },	{ "stime_ns", "stime" },       { "run_delay_ns", "run_delay" },
-	{ "sleeping_ns", "sleeping" },
+	[MS_USER] = { "user_ns", "User CPU", -1 },	 [MS_SYS] = { "system_ns", "Sys. CPU", -1 },
+	[MS_WAIT] = { "wait_ns", "Wait CPU", -1 },	 [MS_TOTAL] = { "total_ns", "Total Thread", -1 },
+	[MS_UTIME] = { "utime_ns", "utime", -1 },	 [MS_STIME] = { "stime_ns", "stime", -1 },
+	[MS_DELAY] = { "run_delay_ns", "run_delay", -1 }, [MS_SLEEP] = { "sleeping_ns", "sleeping", -1 },
 };
+static char ms_keys[MS_TOTAL - MS_OFF0 + 1][40];
+
+/* The off-CPU states' columns, from the table; once. */
+static void ms_cols_init(void)
+{
+	int c = MS_OFF0;
+	for (unsigned st = 0; st < SONDE_STATE_COUNT && c < MS_TOTAL; st++) {
+		const struct sonde_state_desc *d = sonde_state_desc(st);
+		if (!sonde_state_offcpu(st))
+			continue;
+		snprintf(ms_keys[c - MS_OFF0], sizeof ms_keys[0], "%s_ns", d->metric);
+		ms_cols[c].key = ms_keys[c - MS_OFF0];
+		ms_cols[c].head = d->name;
+		ms_cols[c++].state = (int)st;
+	}
+}
 
 static bool has_microstates(const struct sonde_exp *e)
 {
@@ -159,9 +182,9 @@ static void thread_ms(const struct sonde_thread *t, uint64_t *v, bool *known)
 	v[MS_USER] = t->weight_ns - t->system_ns;
 	v[MS_SYS] = t->system_ns;
 	v[MS_WAIT] = t->wait_cpu_ns;
-	v[MS_ULOCK] = t->ulock_ns;
-	v[MS_OWAIT] = t->owait_ns;
-	v[MS_TOTAL] = t->weight_ns + t->wait_cpu_ns + t->ulock_ns + t->owait_ns;
+	v[MS_TOTAL] = t->weight_ns + t->wait_cpu_ns;
+	for (int c = MS_OFF0; c < MS_TOTAL; c++)
+		v[MS_TOTAL] += v[c] = t->state_ns[ms_cols[c].state];
 	known[MS_UTIME] = known[MS_STIME] = t->has_times;
 	v[MS_UTIME] = t->utime_ns;
 	v[MS_STIME] = t->stime_ns;
@@ -230,8 +253,12 @@ static void stats_microstates(struct sonde_emit *e, const struct sonde_exp *exp)
 		ms_row(e, name, who, t[i].tid, v, known);
 	}
 	ms_row(e, name, "<Total>", 0, tot, tknown);
-	if (!sonde_exp_has_offcpu(exp))
-		em_text(e, "(off-CPU time was not recorded: User Lock and Other Wait are 0)\n");
+	if (!sonde_exp_has_offcpu(exp)) { /* "User Lock and Other Wait are 0" */
+		em_text(e, "(off-CPU time was not recorded: ");
+		for (int c = MS_OFF0; c < MS_TOTAL; c++)
+			em_text(e, "%s%s", c == MS_OFF0 ? "" : c + 1 == MS_TOTAL ? " and " : ", ", ms_cols[c].head);
+		em_text(e, " %s 0)\n", MS_TOTAL - MS_OFF0 > 1 ? "are" : "is");
+	}
 	if (!sonde_exp_has_microstates(exp))
 		em_text(e, "(the profile has no microstates: its CPU time is all User CPU)\n");
 	em_text(e, "Linux keeps no Trap CPU (it is in System CPU), no Text or Data Page Fault time (a "
@@ -308,6 +335,7 @@ int sonde_view_statistics(FILE *f, const struct sonde_exp *const *exps, size_t n
 	for (size_t e = 0; e < n; e++)
 		ms |= has_microstates(exps[e]);
 	if (ms) {
+		ms_cols_init();
 		em_csv(&em, "\nexperiment,tid");
 		for (int c = 0; c < MS_N; c++)
 			em_csv(&em, ",%s", ms_cols[c].key);

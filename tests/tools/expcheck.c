@@ -15,6 +15,13 @@
  *   expcheck summary EXP
  *       "samples N weight_ns W stacks S unknown_stack U problems P errors E
  *       written B" (B: bytes of block headers and packets in profile+stacks)
+ *   expcheck frames EXP
+ *       one line per clock-profile sample, read from the data files
+ *       themselves (not through the reader, whatever it keeps of a frame):
+ *       "sample STATE WEIGHT_NS DEPTH KIND:FFLAGS:AUX:PC ..." with its
+ *       frames leaf first as the frame packets hold them (PC in hex;
+ *       "?" for a node no packet defines), then "frames N nodes M
+ *       unknown U" (U: samples whose stack has such a node)
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -59,10 +66,121 @@ static int in_ranges(const struct sonde_exp *exp, const char *exe, const struct 
 	return 0;
 }
 
+/* ---- frames: the raw data files ---- */
+
+struct rnode {
+	uint64_t id, parent, pc;
+	uint8_t kind, fflags;
+	uint16_t aux;
+};
+static struct rnode *g_nodes;
+static size_t g_nnodes, g_capnodes;
+
+/* Each whole packet of a data file (dir/name), by block; fn gets the
+ * packet.  -1 when the file cannot be read. */
+static int each_packet(const char *dir, const char *name, void (*fn)(const uint8_t *pkt, void *arg), void *arg)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return -1;
+	static uint8_t blk[SONDE_BLOCK_SIZE];
+	if (fseek(f, SONDE_FILE_HEADER_SIZE, SEEK_SET) != 0) {
+		fclose(f);
+		return -1;
+	}
+	while (fread(blk, 1, SONDE_BLOCK_SIZE, f) == SONDE_BLOCK_SIZE) {
+		const struct sonde_block_header *bh = (const void *)blk;
+		if (bh->magic != SONDE_BLOCK_MAGIC || bh->used > SONDE_BLOCK_PAYLOAD)
+			continue;
+		const uint8_t *p = blk + sizeof *bh, *end = p + bh->used;
+		while (p + sizeof(struct sonde_packet) <= end) {
+			const struct sonde_packet *h = (const void *)p;
+			if (h->size < 8 || h->size % 8 || p + h->size > end)
+				break;
+			fn(p, arg);
+			p += h->size;
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+static int cmp_node(const void *a, const void *b)
+{
+	uint64_t x = ((const struct rnode *)a)->id, y = ((const struct rnode *)b)->id;
+	return x < y ? -1 : x > y;
+}
+
+static void take_frame(const uint8_t *pkt, void *arg)
+{
+	(void)arg;
+	const struct sonde_frame_packet *f = (const void *)pkt;
+	if (f->type != SONDE_PKT_FRAME || f->size < sizeof *f)
+		return;
+	if (g_nnodes == g_capnodes) {
+		g_capnodes = g_capnodes ? 2 * g_capnodes : 4096;
+		g_nodes = realloc(g_nodes, g_capnodes * sizeof *g_nodes);
+		if (!g_nodes)
+			exit(1);
+	}
+	g_nodes[g_nnodes++] = (struct rnode){ f->node_id, f->parent_id, f->pc, f->kind, f->fflags, f->aux };
+}
+
+static const struct rnode *find_node(uint64_t id)
+{
+	struct rnode key = { .id = id };
+	return bsearch(&key, g_nodes, g_nnodes, sizeof *g_nodes, cmp_node);
+}
+
+struct frames_count {
+	uint64_t samples, unknown;
+};
+
+static void print_sample(const uint8_t *pkt, void *arg)
+{
+	struct frames_count *c = arg;
+	const struct sonde_profile_packet *p = (const void *)pkt;
+	if (p->type != SONDE_PKT_PROFILE || p->size < SONDE_PROFILE_V1_SIZE)
+		return;
+	char line[1 << 16];
+	int n = 0, depth = 0, unknown = 0;
+	uint64_t id = p->stack_id;
+	line[0] = 0;
+	while (id >= SONDE_FRAME_ROOT_LIMIT && depth < 4096 && n < (int)sizeof line - 64) {
+		const struct rnode *r = find_node(id);
+		if (!r) {
+			n += snprintf(line + n, sizeof line - (size_t)n, " ?");
+			unknown = 1;
+			break;
+		}
+		n += snprintf(line + n, sizeof line - (size_t)n, " %u:%u:%u:0x%" PRIx64, r->kind, r->fflags, r->aux,
+			      r->pc);
+		depth++;
+		id = r->parent;
+	}
+	printf("sample %u %" PRIu64 " %d%s\n", p->state, p->weight_ns, depth, line);
+	c->samples++;
+	c->unknown += (uint64_t)unknown;
+}
+
+static int frames(const char *dir)
+{
+	if (each_packet(dir, "stacks", take_frame, NULL) < 0)
+		return -1;
+	qsort(g_nodes, g_nnodes, sizeof *g_nodes, cmp_node);
+	struct frames_count c = { 0, 0 };
+	if (each_packet(dir, "profile", print_sample, &c) < 0)
+		return -1;
+	printf("frames %" PRIu64 " nodes %zu unknown %" PRIu64 "\n", c.samples, g_nnodes, c.unknown);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
-		fprintf(stderr, "usage: expcheck threads|reach|summary EXP ...\n");
+		fprintf(stderr, "usage: expcheck threads|reach|summary|frames EXP ...\n");
 		return 2;
 	}
 	char err[512];
@@ -91,6 +209,12 @@ int main(int argc, char **argv)
 		       " problems %zu errors %zu written %" PRIu64 "\n",
 		       s->samples, s->weight_ns, s->stacks, s->samples_unknown_stack, np, sonde_exp_nerrors(exp),
 		       written);
+	} else if (!strcmp(argv[1], "frames")) {
+		if (frames(argv[2]) < 0) {
+			fprintf(stderr, "expcheck: cannot read the data files of '%s'\n", argv[2]);
+			sonde_exp_close(exp);
+			return 1;
+		}
 	} else if (!strcmp(argv[1], "reach") && argc >= 5) {
 		const char *exe = argv[3];
 		struct range r[64], leaf = { 0, 0 };

@@ -849,8 +849,8 @@ static void test_microstates(void)
 	CHECK_U(sm->wait_cpu_ns, 500000);
 	CHECK_U(sm->samples_bad_ms, 2);
 	CHECK_U(sm->offcpu_samples, 3);
-	CHECK_U(sm->ulock_ns, 10 * MS);
-	CHECK_U(sm->owait_ns, 17 * MS);
+	CHECK_U(sm->state_ns[SONDE_STATE_USER_LOCK], 10 * MS);
+	CHECK_U(sm->state_ns[SONDE_STATE_OTHER_WAIT], 17 * MS);
 	CHECK_U(sm->offcpu_bad, 4);
 	CHECK_U(sm->first_ns, T0 + 1 * MS); /* CPU samples' times only */
 	CHECK_U(sm->last_ns, T0 + 3 * MS);
@@ -870,15 +870,15 @@ static void test_microstates(void)
 		CHECK_U(t[0].system_ns, 3 * MS);
 		CHECK_U(t[0].wait_cpu_ns, 500000);
 		CHECK_U(t[0].offcpu_samples, 1);
-		CHECK_U(t[0].ulock_ns, 10 * MS);
-		CHECK_U(t[0].owait_ns, 0);
+		CHECK_U(t[0].state_ns[SONDE_STATE_USER_LOCK], 10 * MS);
+		CHECK_U(t[0].state_ns[SONDE_STATE_OTHER_WAIT], 0);
 		CHECK(t[0].has_times && t[0].utime_ns == 10 * MS && t[0].stime_ns == 0);
 		CHECK(t[0].has_run_delay && t[0].run_delay_ns == 600000);
 		CHECK(t[0].has_cpu_ns && t[0].cpu_ns == 9 * MS);
 		CHECK_U(t[1].tid, 200);
 		CHECK_U(t[1].samples, 0);
 		CHECK_U(t[1].offcpu_samples, 2);
-		CHECK_U(t[1].owait_ns, 17 * MS);
+		CHECK_U(t[1].state_ns[SONDE_STATE_OTHER_WAIT], 17 * MS);
 		CHECK(!t[1].has_times && !t[1].has_run_delay);
 	}
 

@@ -15,6 +15,9 @@
  *     race the change to a new table (readers keep one copy).
  *  5. A failed write (file full) leaves the node unclaimed: the next
  *     occurrence writes it.
+ *  6. Frames of other kinds (stacks_intern_tagged): their packets carry
+ *     kind, flags and aux, which make other nodes than a native frame's
+ *     at the same pc; a native frame's node is the same either way.
  */
 #define _GNU_SOURCE
 #define FIRST_BITS 10
@@ -227,6 +230,39 @@ int main(void)
 	CHECK_U(g_npk, before + 1);
 	stacks_intern(pcs, DEPTH, 0);
 	CHECK_U(g_npk, before + 1);
+
+	/* Frames of other kinds (a stack source's): a native frame's node
+	 * is the same with a zero tag; a kernel frame, a Java frame and
+	 * another bytecode index of it are other nodes, even at the same pc;
+	 * each frame packet says its kind, flags and aux. */
+	group = "kinds";
+	uint64_t kp[3] = { 0xffffffff81001234ull, 42, 0x700000 };
+	uint32_t kt[3] = { SONDE_FRAME_TAG(SONDE_FRAME_KERNEL, SONDE_FRAMEF_EXACT, 0),
+			   SONDE_FRAME_TAG(SONDE_FRAME_JAVA_INTERP, 0, 7), 0 };
+	uint32_t zero[DEPTH] = { 0 };
+	stack_of(4402, pcs);
+	CHECK_U(stacks_intern_tagged(pcs, zero, DEPTH, 0), stacks_intern(pcs, DEPTH, 0));
+	before = g_npk;
+	uint64_t k1 = stacks_intern_tagged(kp, kt, 3, 0);
+	CHECK_U(g_npk, before + 2); /* main is known: the Java and kernel frames */
+	CHECK(g_npk >= 2 && g_pk[g_npk - 1].node_id == k1 && g_pk[g_npk - 1].kind == SONDE_FRAME_KERNEL &&
+	      g_pk[g_npk - 1].fflags == SONDE_FRAMEF_EXACT && g_pk[g_npk - 1].aux == 0 &&
+	      g_pk[g_npk - 1].pc == kp[0]);
+	CHECK(g_npk >= 2 && g_pk[g_npk - 2].kind == SONDE_FRAME_JAVA_INTERP && g_pk[g_npk - 2].aux == 7 &&
+	      g_pk[g_npk - 2].fflags == 0 && g_pk[g_npk - 2].pc == 42 && g_pk[g_npk - 1].parent_id == g_pk[g_npk - 2].node_id);
+	CHECK_U(stacks_intern_tagged(kp, kt, 3, 0), k1);
+	CHECK(stacks_intern(kp, 3, 0) != k1); /* the same pcs, native */
+	kt[1] = SONDE_FRAME_TAG(SONDE_FRAME_JAVA_INTERP, 0, 8);
+	CHECK(stacks_intern_tagged(kp, kt, 3, 0) != k1); /* another bytecode index */
+	kt[1] = SONDE_FRAME_TAG(SONDE_FRAME_JAVA_COMPILED, 0, 7);
+	CHECK(stacks_intern_tagged(kp, kt, 3, 0) != k1); /* compiled, not interpreted */
+	kt[1] = SONDE_FRAME_TAG(SONDE_FRAME_JAVA_INTERP, 0, 7);
+	kt[0] = SONDE_FRAME_TAG(SONDE_FRAME_KERNEL, 0, 0);
+	CHECK(stacks_intern_tagged(kp, kt, 3, 0) != k1); /* not the exact pc */
+	kt[0] = SONDE_FRAME_TAG(200, 0, 0);
+	before = g_npk;
+	uint64_t k2 = stacks_intern_tagged(kp, kt, 3, 0);
+	CHECK(k2 != k1 && g_npk == before + 1 && g_pk[g_npk - 1].kind == 200); /* a kind readers do not know */
 
 	printf("%d passed, %d failed\n", npass, nfail);
 	return nfail != 0;
