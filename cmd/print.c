@@ -24,7 +24,6 @@
  */
 #define _GNU_SOURCE
 #include <ctype.h>
-#include <regex.h>
 #include <dirent.h>
 #include <limits.h>
 #include <errno.h>
@@ -39,6 +38,7 @@
 #include "commands.h"
 #include "base/grow.h"
 #include "reader/experiment.h"
+#include "reader/exptree.h"
 #include "model/profile.h"
 #include "symbols/symbols.h"
 #include "views/view.h"
@@ -94,9 +94,8 @@ struct state {
 	struct sonde_exp **exps; /* the selected experiments (-experiment_select) */
 	const char **names;
 	size_t nexps;
-	struct sonde_exp **all_exps; /* every experiment loaded, founders with */
-	const char **all_names;	     /* their descendants after them */
-	size_t nall;
+	struct sonde_exp_tree tree; /* every experiment loaded, founders with their
+				     * sub-experiments after them */
 
 	struct sonde_profile prof;
 	bool have_prof;
@@ -143,7 +142,7 @@ static void report_symbols(struct state *st, const struct sonde_profile *p, size
 	for (size_t i = 0; i < p->nexps; i++) {
 		size_t e = first_exp + i, n, a = 0;
 
-		while (a < st->nall && st->all_exps[a] != st->exps[e])
+		while (a < st->tree.n && st->tree.exps[a] != st->exps[e])
 			a++;
 		if (st->reported[a] || !p->syms || !p->syms[i])
 			continue;
@@ -356,12 +355,12 @@ static void default_metrics(struct state *st)
 
 /* ---- opening and selecting the experiments (C10) ----------------------------- */
 
-/* The experiment at path, then (for a founder) the sub-experiments of its
- * descendants (cmd/expopen.c); one that cannot be opened is said and
- * makes the exit status 1. */
+/* The experiment at path, then (for a founder) its sub-experiments
+ * (reader/exptree.h); one that cannot be opened is said and makes the
+ * exit status 1. */
 static void open_with_descendants(struct state *st, const char *path)
 {
-	if (cmd_open_experiment("sonde print", path, &st->all_exps, &st->all_names, &st->nall) < 0)
+	if (cmd_open_experiment("sonde print", path, &st->tree, 0) < 0)
 		set_rc(st, 1);
 }
 
@@ -369,45 +368,18 @@ static void open_with_descendants(struct state *st, const char *path)
  * -experiment_list shows them.  Returns -1 on a bad list. */
 static int select_experiments(struct state *st, const char *spec)
 {
-	bool *want = calloc(st->nall + 1, sizeof(*want));
+	bool *want = calloc(st->tree.n + 1, sizeof(*want));
 
 	if (!want)
 		return -1;
-	if (!strcmp(spec, "all")) {
-		for (size_t i = 0; i < st->nall; i++)
-			want[i] = true;
-	} else {
-		const char *p = spec;
-
-		while (*p) {
-			char *end;
-			long lo = strtol(p, &end, 10), hi = lo;
-
-			if (end == p)
-				goto bad;
-			if (*end == '-') {
-				p = end + 1;
-				hi = strtol(p, &end, 10);
-				if (end == p)
-					goto bad;
-			}
-			if (lo < 1 || hi < lo || (size_t)hi > st->nall)
-				goto bad;
-			for (long k = lo; k <= hi; k++)
-				want[k - 1] = true;
-			p = end;
-			if (*p == ',')
-				p++;
-			else if (*p)
-				goto bad;
-		}
-	}
+	if (sonde_exp_tree_pick(&st->tree, spec, want) < 0)
+		goto bad;
 	drop_profiles(st);
 	st->nexps = 0;
-	for (size_t i = 0; i < st->nall; i++)
+	for (size_t i = 0; i < st->tree.n; i++)
 		if (want[i]) {
-			st->exps[st->nexps] = st->all_exps[i];
-			st->names[st->nexps++] = st->all_names[i];
+			st->exps[st->nexps] = st->tree.exps[i];
+			st->names[st->nexps++] = st->tree.names[i];
 		}
 	free(want);
 	return 0;
@@ -415,7 +387,7 @@ bad:
 	free(want);
 	complain(NULL, "-experiment_select: '%s' is not 'all' or a list of experiment numbers from 1 to %zu "
 		       "(like 1,3-5)",
-		 spec, st->nall);
+		 spec, st->tree.n);
 	return -1;
 }
 
@@ -423,9 +395,7 @@ bad:
 static struct sonde_exp_set exp_set(const struct state *st)
 {
 	return (struct sonde_exp_set){
-		.all = (const struct sonde_exp *const *)st->all_exps,
-		.names = st->all_names,
-		.nall = st->nall,
+		.tree = &st->tree,
 		.sel = (const struct sonde_exp *const *)st->exps,
 		.nsel = st->nexps,
 	};
@@ -811,32 +781,17 @@ static int run_experiment_select(struct state *st, const struct step *s, char *e
 }
 
 /*
- * er_print's en_desc: the descendant experiments read, all (on), none
- * (off), or =REGEX those whose lineage (_f1_x1) or program name matches
- * the extended regular expression, as sonde collect -F =RE picks them.
- * Founders are always read.  Expressed as an experiment selection.
+ * er_print's en_desc: the sub-experiments read, all (on), none (off), or
+ * =REGEX those whose lineage (_f1_x1) or program name matches
+ * (reader/exptree.h, sonde_exp_tree_desc).  Founders are always read.
+ * Expressed as an experiment selection.
  */
 static int check_en_desc(const struct command *c, const char *arg, char *err, size_t errlen)
 {
-	regex_t re;
-	int rc;
+	struct sonde_exp_tree none;
 
-	if (!strcmp(arg, "on") || !strcmp(arg, "off"))
-		return 0;
-	if (arg[0] != '=' || !arg[1]) {
-		snprintf(err, errlen, "'%s' is not on, off or =REGEX", arg);
-		return -1;
-	}
-	rc = regcomp(&re, arg + 1, REG_EXTENDED | REG_NOSUB);
-	if (rc) {
-		char msg[128];
-
-		regerror(rc, &re, msg, sizeof(msg));
-		snprintf(err, errlen, "'%s': %s", arg + 1, msg);
-		return -1;
-	}
-	regfree(&re);
-	return 0;
+	sonde_exp_tree_init(&none);
+	return sonde_exp_tree_desc(&none, arg, NULL, err, errlen);
 }
 
 static int run_en_desc(struct state *st, const struct step *s, char *err, size_t errlen)
@@ -844,37 +799,28 @@ static int run_en_desc(struct state *st, const struct step *s, char *err, size_t
 	char *spec = NULL;
 	size_t len = 0;
 	FILE *m = open_memstream(&spec, &len);
-	regex_t re;
-	bool rx = s->arg[0] == '=', any = false;
+	bool *want = calloc(st->tree.n + 1, sizeof(*want)), any = false;
 
-	if (!m || (rx && regcomp(&re, s->arg + 1, REG_EXTENDED | REG_NOSUB))) {
+	if (!m || !want) {
 		if (m)
 			fclose(m);
 		free(spec);
+		free(want);
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	for (size_t i = 0; i < st->nall; i++) {
-		const struct sonde_exp_info *in = sonde_exp_info(st->all_exps[i]);
-		/* a descendant's directory is its lineage: _f1.er, _f1_x1.er */
-		bool desc = in->name[0] == '_';
-		bool want = !desc || !strcmp(s->arg, "on");
-
-		if (desc && rx) {
-			char lineage[256];
-			const char *exe = in->target.exe ? strrchr(in->target.exe, '/') : NULL;
-
-			snprintf(lineage, sizeof(lineage), "%.*s", (int)strcspn(in->name, "."), in->name);
-			want = !regexec(&re, lineage, 0, NULL, 0) ||
-			       (in->target.exe && !regexec(&re, exe ? exe + 1 : in->target.exe, 0, NULL, 0));
-		}
-		if (want) {
+	if (sonde_exp_tree_desc(&st->tree, s->arg, want, err, errlen) < 0) {
+		fclose(m);
+		free(spec);
+		free(want);
+		return -1; /* check_en_desc took it already */
+	}
+	for (size_t i = 0; i < st->tree.n; i++)
+		if (want[i]) {
 			fprintf(m, "%s%zu", any ? "," : "", i + 1);
 			any = true;
 		}
-	}
-	if (rx)
-		regfree(&re);
+	free(want);
 	if (fclose(m)) {
 		free(spec);
 		snprintf(err, errlen, "out of memory");
@@ -1708,7 +1654,7 @@ static int run_filters(struct state *st, const struct step *s, char *err, size_t
 	struct sonde_filters fl = {
 		.experiments = st->experiment_select,
 		.nsel = st->nexps,
-		.nall = st->nall,
+		.nall = st->tree.n,
 		.threads = st->thread_select,
 		.cpus = st->cpu_select,
 		.samples = st->sample_select,
@@ -2274,6 +2220,7 @@ int cmd_print(int argc, char **argv)
 	int rc = 0;
 
 	memset(&st, 0, sizeof(st));
+	sonde_exp_tree_init(&st.tree);
 	if (!paths) {
 		fprintf(stderr, "sonde print: out of memory\n");
 		return 1;
@@ -2362,10 +2309,10 @@ int cmd_print(int argc, char **argv)
 	st.out = stdout;
 	for (size_t i = 0; i < npaths; i++)
 		open_with_descendants(&st, paths[i]);
-	st.exps = calloc(st.nall + 1, sizeof(*st.exps));
-	st.names = calloc(st.nall + 1, sizeof(*st.names));
-	st.cprof = calloc(st.nall + 1, sizeof(*st.cprof));
-	st.reported = calloc(st.nall + 1, sizeof(*st.reported));
+	st.exps = calloc(st.tree.n + 1, sizeof(*st.exps));
+	st.names = calloc(st.tree.n + 1, sizeof(*st.names));
+	st.cprof = calloc(st.tree.n + 1, sizeof(*st.cprof));
+	st.reported = calloc(st.tree.n + 1, sizeof(*st.reported));
 	if (!st.exps || !st.names || !st.cprof || !st.reported) {
 		complain(NULL, "out of memory");
 		rc = 1;
@@ -2430,12 +2377,7 @@ int cmd_print(int argc, char **argv)
 	rc = st.rc;
 out:
 	drop_profiles(&st);
-	for (size_t i = 0; i < st.nall; i++) {
-		sonde_exp_close(st.all_exps[i]);
-		free((char *)st.all_names[i]);
-	}
-	free(st.all_exps);
-	free(st.all_names);
+	sonde_exp_tree_release(&st.tree);
 	free(st.exps);
 	free(st.names);
 	free(st.cprof);
