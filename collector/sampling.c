@@ -36,6 +36,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sonde/settings.h>
+
 #include "collector.h"
 
 static uint64_t g_period_ns;
@@ -67,13 +69,13 @@ void sampling_init(struct dfile *overview)
 	long page = sysconf(_SC_PAGESIZE);
 	if (page >= 1024)
 		g_sp_page_kb = (uint64_t)page / 1024;
-	g_period_ns = env_num("SONDE_SAMPLE_NS", 1000000000ull);
-	g_sp_sample_sig = env_sig("SONDE_SAMPLE_SIG");
-	g_sp_pause_sig = env_sig("SONDE_PAUSE_SIG");
+	g_period_ns = env_num(SONDE_ENV_SAMPLE_NS, 1000000000ull);
+	g_sp_sample_sig = env_sig(SONDE_ENV_SAMPLE_SIG);
+	g_sp_pause_sig = env_sig(SONDE_ENV_PAUSE_SIG);
 	if (g_sp_pause_sig == g_sp_sample_sig)
 		g_sp_pause_sig = 0; /* collect refuses this; never two meanings */
-	g_start_paused = g_sp_pause_sig && env_num("SONDE_PAUSE_START", 0);
-	uint64_t start = env_num("SONDE_START_NS", 0), stop = env_num("SONDE_STOP_NS", 0);
+	g_start_paused = g_sp_pause_sig && env_num(SONDE_ENV_PAUSE_START, 0);
+	uint64_t start = env_num(SONDE_ENV_START_NS, 0), stop = env_num(SONDE_ENV_STOP_NS, 0);
 	if (stop && stop <= start)
 		stop = 0;
 	g_start_at_ns = start ? g_col.start_ns + start : 0;

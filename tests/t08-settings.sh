@@ -1,6 +1,7 @@
 # sonde collect's settings (cmd/collect_settings.c): the environment the
-# target starts with is the one list of include/sonde/settings.h, and
-# each option sets what the table says.
+# target starts with is the one list of include/sonde/settings.h, each
+# option sets what the table says, and the collector reads the names the
+# list gives (no name of its own spelled in collector/).
 . "$(dirname "$0")/lib.sh"
 cd "$TMP" || exit 1
 H=$TOP/include/sonde/settings.h
@@ -61,3 +62,8 @@ want SONDE_PAUSE_START=0
 for v in SONDE_LINEAGE SONDE_COUNTERS SONDE_TARGET_PPID SONDE_SYNC; do
 	grep -q "^$v=" env.txt && notok "$v is left set" || ok "$v is not set"
 done
+
+# the collector reads the list's names, not names of its own
+own=$(grep -n '"SONDE_[A-Z_]*[=",)]' "$TOP"/collector/*.c | grep -v '"SONDE_"' || true)
+[ -z "$own" ] && ok "collector/ names no variable but through settings.h" ||
+	notok "collector/ spells variables itself: $own"

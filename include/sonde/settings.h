@@ -47,4 +47,8 @@
 #define SONDE_ENV_SIGNAL "SONDE_SIGNAL"		/* the profiling signal: a real-time signal's number, or URG */
 #define SONDE_ENV_CLOCK_SOURCE "SONDE_CLOCK_SOURCE" /* the clock profile's source, forced */
 
+/* Whether the environment entry e ("NAME=value") is the variable NAME's
+ * (NAME one of the above; needs <string.h>). */
+#define SONDE_ENV_IS(e, NAME) (!strncmp((e), NAME "=", sizeof(NAME)))
+
 #endif
