@@ -27,6 +27,7 @@
 #include "commands.h"
 #include "reader/experiment.h"
 #include "reader/exptree.h"
+#include "model/filter.h"
 #include "views/export.h"
 
 static void usage(FILE *f)
@@ -112,11 +113,9 @@ int cmd_export(int argc, char **argv)
 			usage(stdout);
 			goto out;
 		}
-		static const char *const with_arg[] = { "format", "o", "output", "metric", "thread_select",
-							"object_select", "sample_select", "time", "time_select",
-							"cpu_select", "callpath_select", "inlines", "tailcalls",
-							"name", "max-units", "max_units" };
-		bool known = false;
+		static const char *const with_arg[] = { "format", "o", "output", "metric", "name", "max-units",
+							"max_units" };
+		bool known = sonde_filter_find(opt) != NULL;
 
 		for (size_t k = 0; k < sizeof(with_arg) / sizeof(with_arg[0]); k++)
 			known |= !strcmp(opt, with_arg[k]);
@@ -139,47 +138,12 @@ int cmd_export(int argc, char **argv)
 			out = val;
 		} else if (!strcmp(opt, "metric")) {
 			o.metric = val;
-		} else if (!strcmp(opt, "thread_select")) {
-			o.filter.thread_select = val;
-		} else if (!strcmp(opt, "object_select")) {
-			o.filter.object_select = val;
-		} else if (!strcmp(opt, "sample_select")) {
-			if (sonde_sample_list_check(val, err, sizeof(err)) < 0) {
-				fprintf(stderr, "sonde export: -sample_select: %s\n", err);
-				rc = 2;
-				goto out;
-			}
-			o.filter.sample_select = val;
-		} else if (!strcmp(opt, "cpu_select") || !strcmp(opt, "callpath_select")) {
-			bool cpu = opt[1] == 'p';
-
-			if ((cpu ? sonde_cpu_list_check(val, err, sizeof(err))
-				 : sonde_callpath_check(val, err, sizeof(err))) < 0) {
+		} else if (sonde_filter_find(opt)) {
+			if (sonde_filter_parse(&o.filter, opt, val, err, sizeof(err)) < 0) {
 				fprintf(stderr, "sonde export: -%s: %s\n", opt, err);
 				rc = 2;
 				goto out;
 			}
-			*(cpu ? &o.filter.cpu_select : &o.filter.callpath_select) = val;
-		} else if (!strcmp(opt, "time") || !strcmp(opt, "time_select")) {
-			if (sonde_time_parse(val, &o.filter.start_ns, &o.filter.end_ns, err, sizeof(err)) < 0) {
-				fprintf(stderr, "sonde export: -%s: %s\n", opt, err);
-				rc = 2;
-				goto out;
-			}
-		} else if (!strcmp(opt, "inlines")) {
-			if (strcmp(val, "on") && strcmp(val, "off")) {
-				fprintf(stderr, "sonde export: -inlines: '%s' is not on or off\n", val);
-				rc = 2;
-				goto out;
-			}
-			o.filter.no_inlines = !strcmp(val, "off");
-		} else if (!strcmp(opt, "tailcalls")) {
-			if (strcmp(val, "on") && strcmp(val, "off")) {
-				fprintf(stderr, "sonde export: -tailcalls: '%s' is not on or off\n", val);
-				rc = 2;
-				goto out;
-			}
-			o.filter.no_tailcalls = !strcmp(val, "off");
 		} else if (!strcmp(opt, "name")) {
 			if (sonde_namefmt_parse(&o.names, val, err, sizeof(err)) < 0) {
 				fprintf(stderr, "sonde export: -name: %s\n", err);

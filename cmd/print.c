@@ -39,6 +39,7 @@
 #include "base/grow.h"
 #include "reader/experiment.h"
 #include "reader/exptree.h"
+#include "model/filter.h"
 #include "model/profile.h"
 #include "symbols/symbols.h"
 #include "views/view.h"
@@ -497,41 +498,25 @@ static int check_dump(const struct command *c, const char *arg, char *err, size_
 	return sonde_dump_parse(&k, arg, err, errlen);
 }
 
-static int check_thread_list(const struct command *c, const char *arg, char *err, size_t errlen)
+/* The slicing filters' values are lib/model/filter.h's to check and to
+ * convert; -lwp_select is -thread_select. */
+static const struct sonde_filter *filter_of(const struct command *c)
 {
-	enum { MAXT = 1 << 20 };
-	bool *sel = calloc(MAXT + 1, sizeof(*sel));
-	int rc;
-
-	if (!sel) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	rc = sonde_parse_list(arg, sel, MAXT, err, errlen);
-	free(sel);
-	return rc;
+	return sonde_filter_find(strcmp(c->name, "lwp_select") ? c->name : "thread_select");
 }
 
-static int check_sample_list(const struct command *c, const char *arg, char *err, size_t errlen)
+static int check_filter(const struct command *c, const char *arg, char *err, size_t errlen)
 {
-	return sonde_sample_list_check(arg, err, errlen);
+	return filter_of(c)->check(arg, err, errlen);
 }
 
-static int check_time(const struct command *c, const char *arg, char *err, size_t errlen)
+/* What a (checked) filter value sets, alone. */
+static struct sonde_profile_opts filter_value(const struct command *c, const char *arg)
 {
-	uint64_t a, b;
+	struct sonde_profile_opts po = { 0 };
 
-	return strcmp(arg, "all") ? sonde_time_parse(arg, &a, &b, err, errlen) : 0;
-}
-
-static int check_cpu_list(const struct command *c, const char *arg, char *err, size_t errlen)
-{
-	return sonde_cpu_list_check(arg, err, errlen);
-}
-
-static int check_callpath(const struct command *c, const char *arg, char *err, size_t errlen)
-{
-	return sonde_callpath_check(arg, err, errlen);
+	filter_of(c)->set(&po, arg);
+	return po;
 }
 
 static int check_indxobj(const struct command *c, const char *arg, char *err, size_t errlen)
@@ -562,15 +547,6 @@ static int check_percent(const struct command *c, const char *arg, char *err, si
 
 	if (end == arg || *end || !(d >= 0 && d <= 100)) {
 		snprintf(err, errlen, "'%s' is not a percentage (0 to 100)", arg);
-		return -1;
-	}
-	return 0;
-}
-
-static int check_on_off(const struct command *c, const char *arg, char *err, size_t errlen)
-{
-	if (strcmp(arg, "on") && strcmp(arg, "off")) {
-		snprintf(err, errlen, "'%s' is not on or off", arg);
 		return -1;
 	}
 	return 0;
@@ -1157,10 +1133,9 @@ static int run_callpath_select(struct state *st, const struct step *s, char *err
 
 static int run_time(struct state *st, const struct step *s, char *err, size_t errlen)
 {
-	uint64_t a = 0, b = 0;
+	struct sonde_profile_opts v = filter_value(s->cmd, s->arg);
+	uint64_t a = v.start_ns, b = v.end_ns;
 
-	if (strcmp(s->arg, "all") && sonde_time_parse(s->arg, &a, &b, err, errlen) < 0)
-		return -SONDE_ERR_FAILED; /* check_time took it already */
 	if (a != st->start_ns || b != st->end_ns) {
 		st->start_ns = st->o.start_ns = a;
 		st->end_ns = st->o.end_ns = b;
@@ -1171,7 +1146,7 @@ static int run_time(struct state *st, const struct step *s, char *err, size_t er
 
 static int run_inlines(struct state *st, const struct step *s, char *err, size_t errlen)
 {
-	bool off = !strcmp(s->arg, "off");
+	bool off = filter_value(s->cmd, s->arg).no_inlines;
 
 	if (st->no_inlines != off) {
 		st->no_inlines = off;
@@ -1182,7 +1157,7 @@ static int run_inlines(struct state *st, const struct step *s, char *err, size_t
 
 static int run_tailcalls(struct state *st, const struct step *s, char *err, size_t errlen)
 {
-	bool off = !strcmp(s->arg, "off");
+	bool off = filter_value(s->cmd, s->arg).no_tailcalls;
 
 	if (st->no_tailcalls != off) {
 		st->no_tailcalls = off;
@@ -1781,7 +1756,7 @@ static const struct command commands[] = {
 	  "append the output of later commands to FILE" },
 	{ "callers-callees", ARG_NONE, NULL, NULL, run_callers_callees,
 	  "callers and callees of every function, with attributed metrics" },
-	{ "callpath_select", ARG_ONE, "all|FUNC|A>B,...", check_callpath, run_callpath_select,
+	{ "callpath_select", ARG_ONE, "all|FUNC|A>B,...", check_filter, run_callpath_select,
 	  "only events whose stack holds FUNC, or A calling B directly (any term)" },
 	{ "calltree", ARG_OPT, "[-inverted]", check_inverted, run_calltree,
 	  "the call tree with inclusive and exclusive metrics; -inverted: bottom-up" },
@@ -1793,7 +1768,7 @@ static const struct command commands[] = {
 	  "add a function to the head of the stack fragment (-csingle) and show it" },
 	{ "cpu_list", ARG_NONE, NULL, NULL, run_cpu_list,
 	  "per experiment: the CPU selection and the number of CPUs sampled" },
-	{ "cpu_select", ARG_ONE, "all|LIST", check_cpu_list, run_cpu_select,
+	{ "cpu_select", ARG_ONE, "all|LIST", check_filter, run_cpu_select,
 	  "only events taken on these CPUs (numbers from 0: 0,2-3)" },
 	{ "cpus", ARG_NONE, NULL, NULL, run_cpus,
 	  "per-CPU totals (CPUs the samples were taken on)" },
@@ -1851,7 +1826,7 @@ static const struct command commands[] = {
 	  "the index object types and their views" },
 	{ "indx_metric_list", ARG_NONE, NULL, NULL, run_metric_list,
 	  "the metrics of the index views (as -metric_list)" },
-	{ "inlines", ARG_ONE, "on|off", check_on_off, run_inlines,
+	{ "inlines", ARG_ONE, "on|off", check_filter, run_inlines,
 	  "inlined functions as their own entries (on) or folded into their callers" },
 	{ "io", ARG_NONE, NULL, NULL, run_trace,
 	  "I/O by file: bytes, calls and time of reads, writes, other (-i on)" },
@@ -1875,7 +1850,7 @@ static const struct command commands[] = {
 	  "the metrics and details of every source line, in -lines' order" },
 	{ "lwp_list", ARG_NONE, NULL, NULL, run_thread_list,
 	  "the same as -thread_list (a thread is an LWP)" },
-	{ "lwp_select", ARG_ONE, "all|LIST", check_thread_list, run_thread_select,
+	{ "lwp_select", ARG_ONE, "all|LIST", check_filter, run_thread_select,
 	  "the same as -thread_select (a thread is an LWP)" },
 	{ "metric_list", ARG_NONE, NULL, NULL, run_metric_list,
 	  "the current metrics and those available" },
@@ -1883,7 +1858,7 @@ static const struct command commands[] = {
 	  "metrics to show, as e.%totalcpu:i.totalcpu:name" },
 	{ "name", ARG_ONE, "long|short|mangled[:soname]", check_name, run_name,
 	  "how to show function names; :soname adds the load object" },
-	{ "object_select", ARG_ONE, "all|OBJ,...", check_nonempty, run_object_select,
+	{ "object_select", ARG_ONE, "all|OBJ,...", check_filter, run_object_select,
 	  "only these load objects' functions; the rest are folded per object" },
 	{ "object_hide", ARG_ONE, "OBJ,...|all", check_nonempty, run_object_hide,
 	  "fold these load objects' functions into one <OBJ> entry each" },
@@ -1911,7 +1886,7 @@ static const struct command commands[] = {
 	  "end the script or the interactive session" },
 	{ "sample_list", ARG_NONE, NULL, NULL, run_sample_list,
 	  "per experiment: the sample selection and the number of samples" },
-	{ "sample_select", ARG_ONE, "all|LIST", check_sample_list, run_sample_select,
+	{ "sample_select", ARG_ONE, "all|LIST", check_filter, run_sample_select,
 	  "only events in these samples (numbers as -samples shows), in every view" },
 	{ "samples", ARG_NONE, NULL, NULL, run_samples,
 	  "one row per sample: usage counters and the metrics in it" },
@@ -1931,17 +1906,17 @@ static const struct command commands[] = {
 	  "-source marks lines whose metric reaches PERCENT of the largest (75)" },
 	{ "sync", ARG_NONE, NULL, NULL, run_trace,
 	  "sync waits by lock or other object, longest total wait first (-s on)" },
-	{ "tailcalls", ARG_ONE, "on|off", check_on_off, run_tailcalls,
+	{ "tailcalls", ARG_ONE, "on|off", check_filter, run_tailcalls,
 	  "frames tail calls left off, restored from DWARF call sites (on) or not" },
 	{ "thread_list", ARG_NONE, NULL, NULL, run_thread_list,
 	  "per experiment: the thread selection and the number of threads" },
-	{ "thread_select", ARG_ONE, "all|LIST", check_thread_list, run_thread_select,
+	{ "thread_select", ARG_ONE, "all|LIST", check_filter, run_thread_select,
 	  "only these threads (numbers as -threads shows)" },
 	{ "threads", ARG_NONE, NULL, NULL, run_threads,
 	  "per-thread totals" },
-	{ "time", ARG_ONE, "all|START-END", check_time, run_time,
+	{ "time", ARG_ONE, "all|START-END", check_filter, run_time,
 	  "only events from START to END seconds after the start, in every view" },
-	{ "time_select", ARG_ONE, "all|START-END", check_time, run_time,
+	{ "time_select", ARG_ONE, "all|START-END", check_filter, run_time,
 	  "the same as -time" },
 	{ "version", ARG_NONE, NULL, NULL, run_version,
 	  "sonde's version" },

@@ -24,6 +24,7 @@
 #include "commands.h"
 #include "reader/experiment.h"
 #include "reader/exptree.h"
+#include "model/filter.h"
 #include "model/profile.h"
 #include "views/report.h"
 #include "views/view.h"
@@ -144,54 +145,11 @@ int cmd_report(int argc, char **argv)
 				goto out;
 			}
 			out = v;
-		} else if (!strcmp(a, "-thread_select") || !strcmp(a, "-sample_select")) {
-			enum { MAXT = 1 << 20 };
-			bool *sel = calloc(MAXT + 1, sizeof(*sel));
-			int bad = !sel ? (snprintf(err, sizeof(err), "out of memory"), 1)
-				       : a[1] == 't' ? sonde_parse_list(v, sel, MAXT, err, sizeof(err)) < 0
-						     : sonde_sample_list_check(v, err, sizeof(err)) < 0;
-
-			free(sel);
-			if (bad) {
+		} else if (sonde_filter_find(a + 1)) {
+			if (sonde_filter_parse(&o.filter, a + 1, v, err, sizeof(err)) < 0) {
 				fprintf(stderr, CMD ": %s: %s\n", a, err);
 				goto out;
 			}
-			if (a[1] == 't')
-				o.thread_select = v;
-			else
-				o.sample_select = v;
-		} else if (!strcmp(a, "-object_select")) {
-			if (!*v) {
-				fprintf(stderr, CMD ": -object_select needs a non-empty argument\n");
-				goto out;
-			}
-			o.object_select = v;
-		} else if (!strcmp(a, "-cpu_select") || !strcmp(a, "-callpath_select")) {
-			bool cpu = a[2] == 'p';
-
-			if ((cpu ? sonde_cpu_list_check(v, err, sizeof(err))
-				 : sonde_callpath_check(v, err, sizeof(err))) < 0) {
-				fprintf(stderr, CMD ": %s: %s\n", a, err);
-				goto out;
-			}
-			*(cpu ? &o.cpu_select : &o.callpath_select) = v;
-		} else if (!strcmp(a, "-time") || !strcmp(a, "-time_select")) {
-			if (sonde_time_parse(v, &o.start_ns, &o.end_ns, err, sizeof(err)) < 0) {
-				fprintf(stderr, CMD ": %s: %s\n", a, err);
-				goto out;
-			}
-		} else if (!strcmp(a, "-inlines")) {
-			if (strcmp(v, "on") && strcmp(v, "off")) {
-				fprintf(stderr, CMD ": -inlines: '%s' is not on or off\n", v);
-				goto out;
-			}
-			o.no_inlines = !strcmp(v, "off");
-		} else if (!strcmp(a, "-tailcalls")) {
-			if (strcmp(v, "on") && strcmp(v, "off")) {
-				fprintf(stderr, CMD ": -tailcalls: '%s' is not on or off\n", v);
-				goto out;
-			}
-			o.no_tailcalls = !strcmp(v, "off");
 		} else if (!strcmp(a, "-pathmap")) {
 			pathmap[2 * o.npathmap] = v;
 			pathmap[2 * o.npathmap + 1] = argv[++i];

@@ -624,7 +624,7 @@ static void view_opts(const struct rep *r, struct sonde_view_opts *vo)
 	sonde_view_opts_init(vo);
 	/* the print mode by its name: only the output layer names modes */
 	sonde_printmode_parse(&vo->mode, "json", e, sizeof(e));
-	vo->sample_select = r->o->sample_select;
+	vo->sample_select = r->o->filter.sample_select;
 	vo->pathmap = r->o->pathmap;
 	vo->npathmap = r->o->npathmap;
 	vo->addpath = r->o->addpath;
@@ -941,18 +941,20 @@ static int write_data(FILE *f, struct rep *r, const char *const *names, const ch
 		fputs(g ? "," : "", f);
 		json_str(f, gnames[g]);
 	}
+	const struct sonde_profile_opts *fl = &o->filter;
+
 	fputs("],\"filters\":{\"threads\":", f);
-	json_str(f, o->thread_select ? o->thread_select : "all");
+	json_str(f, fl->thread_select ? fl->thread_select : "all");
 	fputs(",\"objects\":", f);
-	json_str(f, o->object_select ? o->object_select : "all");
+	json_str(f, fl->object_select ? fl->object_select : "all");
 	fputs(",\"samples\":", f);
-	json_str(f, o->sample_select ? o->sample_select : "all");
+	json_str(f, fl->sample_select ? fl->sample_select : "all");
 	fputs(",\"cpus\":", f);
-	json_str(f, o->cpu_select ? o->cpu_select : "all");
+	json_str(f, fl->cpu_select ? fl->cpu_select : "all");
 	fputs(",\"callpath\":", f);
-	json_str(f, o->callpath_select ? o->callpath_select : "all");
-	fprintf(f, ",\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64 ",\"inlines\":%s,\"tailcalls\":%s}", o->start_ns,
-		o->end_ns, o->no_inlines ? "false" : "true", o->no_tailcalls ? "false" : "true");
+	json_str(f, fl->callpath_select ? fl->callpath_select : "all");
+	fprintf(f, ",\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64 ",\"inlines\":%s,\"tailcalls\":%s}", fl->start_ns,
+		fl->end_ns, fl->no_inlines ? "false" : "true", fl->no_tailcalls ? "false" : "true");
 	fputs(",\"exps\":[", f);
 	for (size_t i = 0; i < r->nexps; i++) {
 		const struct sonde_exp_info *in = sonde_exp_info(r->exps[i]);
@@ -1185,19 +1187,10 @@ int sonde_report_write(FILE *f, const struct sonde_exp *const *exps, const char 
 	for (int m = 0; m < SONDE_MAX_METRICS; m++)
 		r.tidx[m] = -1;
 
-	struct sonde_profile_opts po = {
-		.thread_select = o->thread_select,
-		.object_select = o->object_select,
-		.sample_select = o->sample_select,
-		.cpu_select = o->cpu_select,
-		.callpath_select = o->callpath_select,
-		.start_ns = o->start_ns,
-		.end_ns = o->end_ns,
-		.no_inlines = o->no_inlines,
-		.no_tailcalls = o->no_tailcalls,
-		.each = on_event,
-		.each_arg = &r,
-	};
+	struct sonde_profile_opts po = o->filter;
+
+	po.each = on_event;
+	po.each_arg = &r;
 
 	if (sonde_profile_build(&r.p, exps, n, &po, err, errlen) < 0)
 		goto out;
