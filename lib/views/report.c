@@ -25,6 +25,7 @@
 #include "base/u64map.h"
 #include "model/profile.h"
 #include "symbols/symbols.h"
+#include "views/kind.h"
 #include "views/report.h"
 #include "views/view.h"
 #include "views/view_exp.h"
@@ -821,67 +822,56 @@ out:
 	return rc;
 }
 
-/* "views":{"leaks":{...},...}: the trace views of the kinds traced. */
+/* One view of a kind's (views/kind.h) as "KEY":{...}, its json document
+ * or {"error":...}; -1 out of memory. */
+static int write_kind_view(FILE *f, const struct rep *r, const struct sonde_view_opts *vo,
+			   const struct sonde_view_report_view *v, bool *first)
+{
+	char err[512];
+	struct capture c;
+
+	if (!capture_begin(&c))
+		return -1;
+	int rc = v->run(c.f, r->exps, r->nexps, vo, err, sizeof(err));
+
+	if (capture_end(&c) < 0)
+		return -1;
+	fprintf(f, "%s\"%s\":", *first ? "" : ",", v->key);
+	*first = false;
+	if (rc < 0) {
+		fputs("{\"error\":", f);
+		json_str(f, err);
+		fputc('}', f);
+	} else {
+		json_doc(f, c.buf, c.len);
+	}
+	free(c.buf);
+	return 0;
+}
+
+/* "views":{"leaks":{...},...}: the views of the kinds traced, each kind's
+ * in its module's order, the kinds by their report_place. */
 static int write_trace_views(FILE *f, const struct rep *r, const char *const *names)
 {
-	static const struct {
-		const char *key;
-		int kind;
-		int which; /* 0 leaks, 1 allocs, 2 heapstat, 3 sync, 4 io, 5 iostacks */
-	} views[] = {
-		{ "leaks", SONDE_KIND_HEAP, 0 }, { "allocs", SONDE_KIND_HEAP, 1 }, { "heapstat", SONDE_KIND_HEAP, 2 },
-		{ "sync", SONDE_KIND_SYNC, 3 },	 { "io", SONDE_KIND_IO, 4 },	   { "iostacks", SONDE_KIND_IO, 5 },
-	};
 	struct sonde_view_opts vo;
 	bool first = true;
 
 	view_opts(r, &vo);
 	vo.limit = TRACE_LIMIT;
 	fputs(",\"views\":{", f);
-	for (size_t i = 0; i < sizeof(views) / sizeof(views[0]); i++) {
-		char err[512];
+	for (int place = 1; place <= SONDE_KIND_MAX; place++)
+		for (int id = 1; id <= SONDE_KIND_MAX; id++) {
+			const struct sonde_kind_module *m = sonde_kind_module(id);
+			const struct sonde_view_kind *vk = m ? m->view : NULL;
+			char err[512];
 
-		if (sonde_view_trace_check(r->exps, names, r->nexps, views[i].kind, err, sizeof(err)) < 0)
-			continue;
-		struct capture c;
-
-		if (!capture_begin(&c))
-			return -1;
-		int v = 0;
-		const struct sonde_exp *const *ex = r->exps;
-		size_t n = r->nexps;
-
-		switch (views[i].which) {
-		case 0:
-		case 1:
-			v = sonde_view_heap_stacks(c.f, ex, n, views[i].which == 0, &vo, err, sizeof(err));
-			break;
-		case 2:
-			v = sonde_view_heapstat(c.f, ex, n, &vo, err, sizeof(err));
-			break;
-		case 3:
-			v = sonde_view_sync(c.f, ex, n, &vo, err, sizeof(err));
-			break;
-		case 4:
-			v = sonde_view_io(c.f, ex, n, &vo, err, sizeof(err));
-			break;
-		default:
-			v = sonde_view_iostacks(c.f, ex, n, &vo, err, sizeof(err));
-			break;
+			if (!vk || !vk->report || vk->report_place != place ||
+			    sonde_view_trace_check(r->exps, names, r->nexps, id, err, sizeof(err)) < 0)
+				continue;
+			for (const struct sonde_view_report_view *v = vk->report; v->key; v++)
+				if (write_kind_view(f, r, &vo, v, &first) < 0)
+					return -1;
 		}
-		if (capture_end(&c) < 0)
-			return -1;
-		fprintf(f, "%s\"%s\":", first ? "" : ",", views[i].key);
-		first = false;
-		if (v < 0) {
-			fputs("{\"error\":", f);
-			json_str(f, err);
-			fputc('}', f);
-		} else {
-			json_doc(f, c.buf, c.len);
-		}
-		free(c.buf);
-	}
 	fputc('}', f);
 	return 0;
 }
