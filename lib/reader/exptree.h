@@ -74,7 +74,7 @@ struct sonde_exp_node {
 	int64_t rank;	     /* its MPI rank; -1: none */
 	bool kernel;	     /* a process that a kernel profile followed */
 	size_t founder;	     /* the index of its founder in the tree (its own for a founder) */
-	size_t group;	     /* which experiment given it came with: 0, 1, ... */
+	size_t group;	     /* which experiment given (of those opened) it came with: 0, 1, ... */
 };
 
 /*
@@ -88,7 +88,7 @@ struct sonde_exp_tree {
 	const char **names; /* the paths they were opened by */
 	struct sonde_exp_node *node;
 	size_t n;
-	size_t ngroups; /* experiments given */
+	size_t ngroups; /* experiments given (those opened) */
 	/* The kinds of sub-experiments looked for: sonde_subexp_kinds
 	 * unless the caller sets others after init (a test's). */
 	const struct sonde_subexp_kind *kinds;
