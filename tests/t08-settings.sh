@@ -20,7 +20,9 @@ sed -n 's/.*X([A-Z]*, [0-9]*, "[a-z]*", "[a-z]*", .[a-zA-Z]., "\(SONDE_[A-Z]*\)"
 "$SONDE" collect -o env.er -p hi -w on -t 1-3 -y USR2,r -l USR1 -S 0.5 -L 20 -D 64 -F =_f1 \
 	-s all -H on -i on -h page-faults,1 /usr/bin/env >env.txt 2>err.txt
 grep '^SONDE_' env.txt | cut -d= -f1 | sort >seen.names
-cat all.names kinds.names | sort >known.names
+# what the caller's environment has is passed through (SONDE_CACHE_DIR)
+env | sed -n 's/^\(SONDE_[A-Z_]*\)=.*/\1/p' >inherited.names
+cat all.names kinds.names inherited.names | sort -u >known.names
 extra=$(comm -23 seen.names known.names | tr '\n' ' ')
 missing=$(comm -13 seen.names set.want | tr '\n' ' ')
 [ -z "$extra" ] && ok "every SONDE_ variable the target sees is in settings.h or kinds.h" ||
