@@ -23,6 +23,7 @@
 #include "base/grow.h"
 #include "symbols/symbols.h"
 #include "reader/experiment.h"
+#include "reader/exptree.h"
 
 /* "KIND (field field ...)" of an event kind, appended to buf. */
 static size_t kind_fields(char *buf, size_t len, size_t n, const struct sonde_dl_kind *k)
@@ -343,16 +344,18 @@ int cmd_agg(int argc, char **argv)
 		return 2;
 
 	const char *text = src ? src : progtext;
+	struct sonde_exp_tree tree;
 	struct sonde_exp *exp = NULL;
 	char err[512];
 
+	/* one process: the experiment given, without its sub-experiments */
+	sonde_exp_tree_init(&tree);
 	if (expdir) {
-		exp = sonde_exp_open(expdir, err, sizeof(err));
-		if (!exp) {
-			fprintf(stderr, "sonde agg: %s\n", err);
+		if (cmd_open_experiment("sonde agg", expdir, &tree, SONDE_TREE_ALONE) < 0) {
 			free(src);
 			return 1;
 		}
+		exp = tree.exps[0];
 	}
 	/* An experiment has profile events (maybe none: the clock profile's
 	 * module) and the traced kinds it was collected with: at most one
@@ -369,7 +372,7 @@ int cmd_agg(int argc, char **argv)
 
 	if (!prog) {
 		report(text, progfile, &e);
-		sonde_exp_close(exp);
+		sonde_exp_tree_release(&tree);
 		free(src);
 		return 2;
 	}
@@ -428,7 +431,7 @@ fatal:
 out:
 	fflush(stdout);
 	sonde_dl_free(prog);
-	sonde_exp_close(exp);
+	sonde_exp_tree_release(&tree);
 	free(src);
 	return rc;
 }

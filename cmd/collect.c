@@ -17,8 +17,6 @@
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
-#include <regex.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,82 +31,17 @@
 
 #include "base/counters.h"
 #include "symbols/archive.h"
+#include "collect_settings.h"
 #include "commands.h"
 #include "symbols/dynfunc.h"
 
-struct opts {
-	double interval_ms; /* 0 = off */
-	const char *name;
-	const char *dir;
-	const char *comments[16];
-	int ncomments;
-	long duration_s;
-	double start_s, stop_s; /* -t START-END (or END); 0: none */
-	double sample_s;	/* -S period; 0 = off */
-	int sample_sig;		/* -l */
-	int pause_sig, pause_recording; /* -y SIG[,r] */
-	long limit_mb;
-	int depth;
-	int dry_run;
-	const char *trace[SONDE_KIND_MAX + 1]; /* per traced kind (sonde/kinds.h): its setting, NULL off */
-	double offcpu_ms; /* -w: off-CPU sampling interval; 0 off, -1 on (the -p interval) */
-	int p_given;	/* -p was given (else -h turns clock profiling off, as gprofng's does) */
-	const char *hspec; /* -h's value */
-	struct sonde_hwc counters[SONDE_MAX_COUNTERS];
-	int ncounters;
-	const char *follow; /* -F: on, off, all, =REGEX */
-	const char *outfile; /* -O: collect's own output appended there */
-	int archive;	   /* -a: SONDE_ARCHIVE_IDS (off, the default), _ON, _SRC */
-	char **argv;
-};
-
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: sonde collect [options] PROGRAM [ARGS]\n"
-		"\n"
-		"  -p on|hi|lo|N|off  clock profiling: on = 10 ms, hi = 1 ms, lo = 100 ms,\n"
-		"                     N = N milliseconds (fractions allowed); default on\n"
-		"  -o NAME            experiment name or path (DIR/NAME.er; must end in .er);\n"
-		"                     default test.N.er, the next free N\n"
-		"  -d DIR             directory to create the experiment in\n"
-		"  -C COMMENT         comment recorded in the experiment's notes (repeatable)\n"
-		"  -t END|START-END   collect data only until END seconds, or from START to\n"
-		"                     END (fractions allowed, s or m suffix for seconds or\n"
-		"                     minutes: 1m, 30s-2m; recording is paused until START)\n"
-		"  -O FILE            append collect's own messages to FILE (not the target's)\n"
-		"  -S on|off|N        periodic sample points every N seconds of wall-clock time\n"
-		"                     (fractions allowed; on = 1 s, the default)\n"
-		"  -l SIG             record a sample point when SIG is delivered\n"
-		"  -y SIG[,r]         SIG switches recording between paused and resumed; starts\n"
-		"                     paused, or recording with ,r\n"
-		"  -L MB              limit the experiment's data to MB megabytes\n"
-		"  -D DEPTH           call stack depth limit, 1 to 2040 (default 1024)\n"
-		"  -w on|off|N        off-CPU time: every N milliseconds (on: the -p interval)\n"
-		"                     a thread of the collector's looks at every thread and\n"
-		"                     records where each blocked one waits (User Lock, Other\n"
-		"                     Wait), never interrupting it; default off\n");
-	{
-		const struct sonde_kind_desc *h = sonde_kind_desc(SONDE_KIND_COUNTERS);
-		fprintf(f, "  -%c COUNTER[,N],... %s\n                     (without -p, clock profiling is off)\n",
-			h->opt, h->help);
-	}
-	for (int k = 1; k <= SONDE_KIND_MAX; k++)
-		if (sonde_kind_traced(k))
-			fprintf(f, "  -%c %-15s %s\n", sonde_kind_desc(k)->opt, sonde_kind_desc(k)->values,
-				sonde_kind_desc(k)->help);
-	fprintf(f,
-		"  -F on|off|all|=RE  follow descendant processes (fork, vfork, clone, exec,\n"
-		"                     posix_spawn, system, popen) into sub-experiments;\n"
-		"                     =RE: only those whose lineage (_f1_x1) or program\n"
-		"                     name matches the extended regular expression RE;\n"
-		"                     default on\n"
-		"  -a off|on|src      archive at the end: off records build ids only (the\n"
-		"                     default), on also copies the load objects, src also\n"
-		"                     their source files (see sonde archive)\n"
-		"  -n                 dry run: show what would be done\n"
-		"\n"
-		"The program's exit status is returned (128+N when killed by signal N).\n");
+	fprintf(f, "usage: sonde collect [options] PROGRAM [ARGS]\n"
+		   "\n");
+	collect_usage_options(f);
+	fprintf(f, "\n"
+		   "The program's exit status is returned (128+N when killed by signal N).\n");
 }
 
 static int bad(const char *msg, const char *arg)
@@ -117,329 +50,21 @@ static int bad(const char *msg, const char *arg)
 	return 2;
 }
 
-static int parse_interval(const char *s, double *ms)
+static int parse_opts(int argc, char **argv, struct collect_opts *o)
 {
-	if (!strcmp(s, "on")) *ms = 10;
-	else if (!strcmp(s, "hi")) *ms = 1;
-	else if (!strcmp(s, "lo")) *ms = 100;
-	else if (!strcmp(s, "off")) *ms = 0;
-	else {
-		char *end;
-		errno = 0;
-		double v = strtod(s, &end);
-		if (errno || end == s || *end || !isfinite(v) || v < 0.01 || v > 100000)
-			return -1;
-		*ms = v;
-	}
-	return 0;
-}
-
-static int parse_long(const char *s, long lo, long hi, long *out)
-{
-	char *end;
-	errno = 0;
-	long v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < lo || v > hi)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-/* A signal for -l or -y: a number, or a name with or without SIG
- * ("USR1", "SIGUSR2", "RTMIN+2").  Not one that cannot be caught, nor
- * one the collector samples with. */
-static int parse_signal(const char *s)
-{
-	const char *name = strncmp(s, "SIG", 3) ? s : s + 3;
-	long n = -1;
-	char *end;
-	errno = 0;
-	long v = strtol(s, &end, 10);
-	if (!errno && end != s && !*end)
-		n = v;
-	for (int i = 1; n < 0 && i < SIGRTMIN; i++)
-		if (sigabbrev_np(i) && !strcmp(sigabbrev_np(i), name))
-			n = i;
-	if (n < 0 && !strncmp(name, "RTMIN+", 6)) {
-		v = strtol(name + 6, &end, 10);
-		if (end != name + 6 && !*end && v >= 0 && v <= SIGRTMAX - SIGRTMIN)
-			n = SIGRTMIN + v;
-	}
-	if (n < 1 || n >= NSIG || n == SIGKILL || n == SIGSTOP || n == SIGTRAP || n == SIGRTMAX - 3 ||
-	    n == SIGSEGV || n == SIGBUS || n == SIGFPE || n == SIGILL)
-		return -1;
-	return (int)n;
-}
-
-/* "END" or "START-END" in seconds, fractions allowed. */
-/* A time of -t: seconds, or with gprofng's unit suffix s or m. */
-static double window_time(const char *s, char **end)
-{
-	double v = strtod(s, end);
-	if (*end != s && **end == 's')
-		(*end)++;
-	else if (*end != s && **end == 'm')
-		(*end)++, v *= 60;
-	return v;
-}
-
-static int parse_window(const char *s, double *start, double *stop)
-{
-	char *end;
-	errno = 0;
-	double a = window_time(s, &end), b;
-	if (errno || end == s || !isfinite(a) || a < 0)
-		return -1;
-	if (*end == '-') {
-		const char *p = end + 1;
-		b = window_time(p, &end);
-		if (errno || end == p || *end || !isfinite(b) || b <= a || b > 1e9)
-			return -1;
-	} else if (*end || a <= 0 || a > 1e9) {
-		return -1;
-	} else {
-		b = a;
-		a = 0;
-	}
-	*start = a;
-	*stop = b;
-	return 0;
-}
-
-/* The traced kind whose option letter is c, NULL for none. */
-static const struct sonde_kind_desc *kind_of_option(char c)
-{
-	for (int k = 1; k <= SONDE_KIND_MAX; k++)
-		if (sonde_kind_traced(k) && sonde_kind_desc(k)->opt == c)
-			return sonde_kind_desc(k);
-	return NULL;
-}
-
-/* Whether word is one of the '|'-separated words of values. */
-static int has_word(const char *values, const char *word)
-{
-	size_t n = strlen(word);
-	for (const char *w = values; *w;) {
-		size_t len = strcspn(w, "|");
-		if (len == n && !strncmp(w, word, n))
-			return 1;
-		w += len + (w[len] == '|');
-	}
-	return 0;
-}
-
-/* A traced kind's setting: one of its words ("off": NULL), or with N
- * among them a number of microseconds (0 means "all").  -1 when v is
- * none of them; *why then gets the message. */
-static int parse_trace(const struct sonde_kind_desc *k, const char *v, const char **out, char *why, size_t cap)
-{
-	long n;
-	if (!strcmp(v, "off")) {
-		*out = NULL;
-		return 0;
-	}
-	if (strcmp(v, "N") && has_word(k->values, v)) {
-		*out = v;
-		return 0;
-	}
-	if (has_word(k->values, "N") && parse_long(v, 0, 1000000000, &n) == 0) {
-		*out = n ? v : "all";
-		return 0;
-	}
-	/* The words, N last as "microseconds": "invalid -s value (on, all,
-	 * off, or microseconds):", "invalid -H value (on or off):". */
-	const char *w[16];
-	int len[16], nw = 0;
-	for (const char *p = k->values; *p && nw < 15;) {
-		int l = (int)strcspn(p, "|");
-		if (l != 1 || *p != 'N')
-			w[nw] = p, len[nw++] = l;
-		p += l + (p[l] == '|');
-	}
-	if (has_word(k->values, "N"))
-		w[nw] = "microseconds", len[nw++] = 12;
-	size_t used = (size_t)snprintf(why, cap, "invalid -%c value (", k->opt);
-	for (int i = 0; i < nw && used < cap; i++)
-		used += (size_t)snprintf(why + used, cap - used, "%s%s%.*s", i == 0 ? "" : nw == 2 ? " " : ", ",
-					 i == nw - 1 && nw > 1 ? "or " : "", len[i], w[i]);
-	if (used < cap)
-		snprintf(why + used, cap - used, "):");
-	return -1;
-}
-
-/* -O FILE: collect's own stdout and stderr go to FILE, appended; the
- * target gets the descriptors collect was given (restored in the child
- * before exec). */
-static int g_saved_out = -1, g_saved_err = -1;
-
-static int redirect_output(const char *file)
-{
-	int fd = open(file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		fprintf(stderr, "sonde collect: cannot open -O file '%s': %s\n", file, strerror(errno));
-		return -1;
-	}
-	fflush(NULL);
-	g_saved_out = fcntl(1, F_DUPFD_CLOEXEC, 3);
-	g_saved_err = fcntl(2, F_DUPFD_CLOEXEC, 3);
-	if (dup2(fd, 1) < 0 || dup2(fd, 2) < 0) {
-		int e = errno;
-		if (g_saved_err >= 0)
-			dup2(g_saved_err, 2);
-		fprintf(stderr, "sonde collect: cannot write to -O file '%s': %s\n", file, strerror(e));
-		close(fd);
-		return -1;
-	}
-	close(fd);
-	return 0;
-}
-
-static int parse_opts(int argc, char **argv, struct opts *o)
-{
-	o->interval_ms = 10;
-	o->sample_s = 1;
-	o->depth = SONDE_DEFAULT_DEPTH;
-	o->follow = "on";
 	int i = 1;
 	for (; i < argc && argv[i][0] == '-'; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "--")) {
+		if (!strcmp(argv[i], "--")) {
 			i++;
 			break;
 		}
-		if (!strcmp(a, "-n")) {
-			o->dry_run = 1;
-			continue;
-		}
-		if (!strcmp(a, "--help")) {
+		if (!strcmp(argv[i], "--help")) {
 			usage(stdout);
 			exit(0);
 		}
-		const struct sonde_kind_desc *kind = strlen(a) == 2 ? kind_of_option(a[1]) : NULL;
-		if (strlen(a) != 2 || (!strchr("poCdtLDFaSlyhwO", a[1]) && !kind))
-			return bad("unknown option", a);
-		if (i + 1 >= argc)
-			return bad("missing value for option", a);
-		const char *v = argv[++i];
-		long n;
-		if (kind) {
-			char why[128];
-			if (parse_trace(kind, v, &o->trace[kind->id], why, sizeof why) < 0)
-				return bad(why, v);
-			continue;
-		}
-		switch (a[1]) {
-		case 'p':
-			if (parse_interval(v, &o->interval_ms) < 0)
-				return bad("invalid -p value (on, hi, lo, off, or milliseconds from 0.01):", v);
-			o->p_given = 1;
-			break;
-		case 'h': {
-			char why[256];
-			int nc = sonde_hwc_parse(v, o->counters, SONDE_MAX_COUNTERS, why, sizeof why);
-			if (nc < 0) {
-				fprintf(stderr, "sonde collect: %s\n", why);
-				return 2;
-			}
-			o->ncounters = nc;
-			o->hspec = v;
-			break;
-		}
-		case 'w':
-			if (!strcmp(v, "on"))
-				o->offcpu_ms = -1;
-			else if (parse_interval(v, &o->offcpu_ms) < 0)
-				return bad("invalid -w value (on, off, or milliseconds from 0.1):", v);
-			else if (o->offcpu_ms && o->offcpu_ms < 0.1)
-				return bad("invalid -w value (on, off, or milliseconds from 0.1):", v);
-			break;
-		case 'o': o->name = v; break;
-		case 'd': o->dir = v; break;
-		case 'C':
-			if (o->ncomments == 16)
-				return bad("too many -C comments at", v);
-			o->comments[o->ncomments++] = v;
-			break;
-		case 't':
-			if (parse_window(v, &o->start_s, &o->stop_s) < 0)
-				return bad("invalid -t value (END or START-END in seconds, s or m after a "
-					   "number for seconds or minutes, END after START):", v);
-			/* a whole number of seconds from the start: the collector's own limit too */
-			o->duration_s = o->start_s == 0 && o->stop_s == floor(o->stop_s) ? (long)o->stop_s : 0;
-			break;
-		case 'O':
-			if (!*v)
-				return bad("invalid -O value (a file name):", v);
-			o->outfile = v;
-			/* at once: the messages of the options after it go there too */
-			if (redirect_output(v) < 0)
-				return 2;
-			break;
-		case 'S': {
-			char *end;
-			double sv;
-			if (!strcmp(v, "on"))
-				o->sample_s = 1;
-			else if (!strcmp(v, "off"))
-				o->sample_s = 0;
-			else if (errno = 0, sv = strtod(v, &end),
-				 errno || end == v || *end || !isfinite(sv) || sv < 0.001 || sv > 86400)
-				return bad("invalid -S value (on, off, or seconds from 0.001):", v);
-			else
-				o->sample_s = sv;
-			break;
-		}
-		case 'l':
-			if ((o->sample_sig = parse_signal(v)) < 0)
-				return bad("invalid -l signal (a name like USR1 or a number; not KILL, STOP, "
-					   "TRAP, SEGV, BUS, FPE, ILL or sonde's RTMAX-3):", v);
-			break;
-		case 'y': {
-			char sig[64];
-			const char *comma = strchr(v, ',');
-			size_t len = comma ? (size_t)(comma - v) : strlen(v);
-			if (len >= sizeof sig || (comma && strcmp(comma, ",r")))
-				return bad("invalid -y value (SIG or SIG,r):", v);
-			memcpy(sig, v, len);
-			sig[len] = 0;
-			if ((o->pause_sig = parse_signal(sig)) < 0)
-				return bad("invalid -y signal (a name like USR1 or a number; not KILL, STOP, "
-					   "TRAP, SEGV, BUS, FPE, ILL or sonde's RTMAX-3):", v);
-			o->pause_recording = comma != NULL;
-			break;
-		}
-		case 'L':
-			if (parse_long(v, 1, 100000000, &n) < 0)
-				return bad("invalid -L value (megabytes)", v);
-			o->limit_mb = n;
-			break;
-		case 'F':
-			if (v[0] == '=') {
-				regex_t re;
-				if (!v[1] || regcomp(&re, v + 1, REG_EXTENDED | REG_NOSUB))
-					return bad("invalid -F regular expression:", v + 1);
-				regfree(&re);
-			} else if (strcmp(v, "on") && strcmp(v, "off") && strcmp(v, "all")) {
-				return bad("invalid -F value (on, off, all, or =REGEX):", v);
-			}
-			o->follow = v;
-			break;
-		case 'a':
-			if (!strcmp(v, "off"))
-				o->archive = SONDE_ARCHIVE_IDS;
-			else if (!strcmp(v, "on"))
-				o->archive = SONDE_ARCHIVE_ON;
-			else if (!strcmp(v, "src"))
-				o->archive = SONDE_ARCHIVE_SRC;
-			else
-				return bad("invalid -a value (off, on or src):", v);
-			break;
-		case 'D':
-			if (parse_long(v, 1, SONDE_MAX_DEPTH_LIMIT, &n) < 0)
-				return bad("invalid -D value (1 to 2040)", v);
-			o->depth = (int)n;
-			break;
-		}
+		int rc = collect_option(o, argc, argv, &i);
+		if (rc)
+			return rc;
 	}
 	if (i >= argc) {
 		fprintf(stderr, "sonde collect: no program to run\n");
@@ -606,7 +231,7 @@ static int find_collector(char *out, size_t cap)
 
 /* mkdir the experiment: NAME, or test.N.er with N one more than the
  * largest existing.  Returns 0 and the path, or an exit status. */
-static int make_experiment(const struct opts *o, char *path, size_t cap, int dry)
+static int make_experiment(const struct collect_opts *o, char *path, size_t cap, int dry)
 {
 	const char *dir = o->dir ? o->dir : ".";
 	char dirbuf[PATH_MAX];
@@ -728,15 +353,13 @@ static void trim_data_file(const char *exp, const char *name)
 	close(fd);
 }
 
-static void setenvf(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void setenvf(const char *name, const char *fmt, ...)
+/* collect_env's put for the target: sets the variable, or unsets it. */
+static void set_env(void *arg, const char *name, const char *value)
 {
-	char buf[PATH_MAX * 2];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
-	va_end(ap);
-	setenv(name, buf, 1);
+	if (value)
+		setenv(name, value, 1);
+	else
+		unsetenv(name);
 }
 
 int cmd_collect(int argc, char **argv)
@@ -746,23 +369,22 @@ int cmd_collect(int argc, char **argv)
 		collect_counters_list(stdout);
 		return 0;
 	}
-	struct opts o;
-	memset(&o, 0, sizeof o);
+	struct collect_opts o;
+	collect_opts_init(&o);
 	int rc = parse_opts(argc, argv, &o);
 	if (rc)
 		return rc;
 	/* Before anything is made or started: a counter this machine cannot
 	 * count is an error, not a run without its data. */
-	char counters_env[1024] = "";
 	if (o.ncounters) {
 		if ((rc = collect_counters_check(o.counters, o.ncounters)))
 			return rc;
-		if (collect_counters_env(o.counters, o.ncounters, counters_env, sizeof counters_env) < 0)
+		if (collect_counters_env(o.counters, o.ncounters, o.counters_env, sizeof o.counters_env) < 0)
 			return bad("-h value too long:", o.hspec);
 	}
 
-	char prog[PATH_MAX], interp[PATH_MAX] = "";
-	if (resolve_program(o.argv[0], prog, sizeof prog) < 0) {
+	char *prog = o.prog, interp[PATH_MAX] = "";
+	if (resolve_program(o.argv[0], prog, sizeof o.prog) < 0) {
 		fprintf(stderr, "sonde collect: cannot find program '%s'\n", o.argv[0]);
 		return 2;
 	}
@@ -787,7 +409,7 @@ int cmd_collect(int argc, char **argv)
 	/* Tracing libraries sit next to the collector and come first in
 	 * LD_PRELOAD: their interposers then run before the collector's own
 	 * (close, ...), which they reach through RTLD_NEXT. */
-	char preload[4 * PATH_MAX + 8];
+	char *preload = o.preload;
 	{
 		char dir[PATH_MAX];
 		snprintf(dir, sizeof dir, "%s", collector);
@@ -806,58 +428,19 @@ int cmd_collect(int argc, char **argv)
 				fprintf(stderr, "sonde collect: cannot find the tracing library '%s'\n", lib);
 				return 2;
 			}
-			used += (size_t)snprintf(preload + used, sizeof preload - used, "%s:", lib);
+			used += (size_t)snprintf(preload + used, sizeof o.preload - used, "%s:", lib);
 		}
-		snprintf(preload + used, sizeof preload - used, "%s", collector);
+		snprintf(preload + used, sizeof o.preload - used, "%s", collector);
 	}
-	char exp[PATH_MAX];
-	rc = make_experiment(&o, exp, sizeof exp, o.dry_run);
+	char *exp = o.exp, *expabs = o.expabs;
+	rc = make_experiment(&o, exp, sizeof o.exp, o.dry_run);
 	if (rc)
 		return rc;
-	char expabs[PATH_MAX];
-	uint64_t interval_ns = (uint64_t)llround(o.interval_ms * 1e6);
-	uint64_t offcpu_ns = o.offcpu_ms < 0 ? interval_ns : (uint64_t)llround(o.offcpu_ms * 1e6);
-
+	o.interval_ns = (uint64_t)llround(o.interval_ms * 1e6);
+	o.offcpu_ns = o.offcpu_ms < 0 ? o.interval_ns : (uint64_t)llround(o.offcpu_ms * 1e6);
+	o.period_ns = (uint64_t)llround(o.sample_s * 1e9);
 	if (o.dry_run) {
-		printf("experiment: %s\n", exp);
-		printf("program:    %s\n", prog);
-		printf("command:   ");
-		for (char **a = o.argv; *a; a++)
-			printf(" %s", *a);
-		printf("\nclock profiling: %s", interval_ns ? "" : "off");
-		if (interval_ns)
-			printf("%.3f ms", o.interval_ms);
-		printf("\noff-CPU time: ");
-		if (offcpu_ns)
-			printf("%.3f ms\n", (double)offcpu_ns / 1e6);
-		else
-			printf("off\n");
-		printf("depth limit: %d\n", o.depth);
-		if (o.stop_s)
-			printf("collection window: %.3f s to %.3f s\n", o.start_s, o.stop_s);
-		if (o.sample_s)
-			printf("periodic sampling: %.3f s\n", o.sample_s);
-		else
-			printf("periodic sampling: off\n");
-		if (o.sample_sig)
-			printf("sample signal: %d (SIG%s)\n", o.sample_sig, sigabbrev_np(o.sample_sig) ? sigabbrev_np(o.sample_sig) : "?");
-		if (o.pause_sig)
-			printf("pause/resume signal: %d (SIG%s), starting %s\n", o.pause_sig,
-			       sigabbrev_np(o.pause_sig) ? sigabbrev_np(o.pause_sig) : "?",
-			       o.pause_recording ? "recording" : "paused");
-		if (o.limit_mb)
-			printf("size limit: %ld MB\n", o.limit_mb);
-		printf("%s: ", sonde_kind_desc(SONDE_KIND_COUNTERS)->title);
-		if (!o.ncounters)
-			printf("off");
-		for (int i = 0; i < o.ncounters; i++)
-			printf("%s%s,%llu", i ? "," : "", o.counters[i].name, (unsigned long long)o.counters[i].interval);
-		printf("\n");
-		for (int k = 1; k <= SONDE_KIND_MAX; k++)
-			if (sonde_kind_traced(k))
-				printf("%s: %s\n", sonde_kind_desc(k)->title, o.trace[k] ? o.trace[k] : "off");
-		printf("archive: %s\n", o.archive == SONDE_ARCHIVE_SRC ? "src" : o.archive ? "on" : "off (build ids only)");
-		printf("preload: %s\n", preload);
+		collect_dry_run(stdout, &o);
 		return 0;
 	}
 	if (!realpath(exp, expabs)) {
@@ -884,13 +467,12 @@ int cmd_collect(int argc, char **argv)
 		remove_tree(expabs);
 		return 1;
 	}
-	uint64_t period_ns = (uint64_t)llround(o.sample_s * 1e9);
-	char shared[128] = "";
+	uint64_t period_ns = o.period_ns;
 	int tick = 0; /* a traced kind reads the shared tick */
 	for (int k = 1; k <= SONDE_KIND_MAX; k++)
 		if (sonde_kind_traced(k) && o.trace[k] && (sonde_kind_desc(k)->flags & SONDE_KINDF_TICK))
 			tick = 1;
-	if (collect_clock_start(expabs, period_ns, tick, shared, sizeof shared) < 0)
+	if (collect_clock_start(expabs, period_ns, tick, o.shared, sizeof o.shared) < 0)
 		fprintf(stderr, "sonde collect: warning: cannot share a clock with the target (%s); %s\n",
 			strerror(errno), period_ns ? "no periodic sample points" : "heap events read the clock");
 	fflush(NULL);
@@ -913,42 +495,11 @@ int cmd_collect(int argc, char **argv)
 	if (pid == 0) {
 		sigprocmask(SIG_SETMASK, &oldmask, NULL);
 		close(pfd[0]);
-		if (g_saved_out >= 0)
-			dup2(g_saved_out, 1);
-		if (g_saved_err >= 0)
-			dup2(g_saved_err, 2);
-		const char *old = getenv("LD_PRELOAD");
-		if (old && *old)
-			setenvf("LD_PRELOAD", "%s:%s", preload, old);
-		else
-			setenv("LD_PRELOAD", preload, 1);
-		for (int k = 1; k <= SONDE_KIND_MAX; k++)
-			if (sonde_kind_traced(k) && o.trace[k])
-				setenv(sonde_kind_desc(k)->env, o.trace[k], 1);
-		setenv("SONDE_EXPDIR", expabs, 1);
-		if (shared[0])
-			setenv("SONDE_SHARED", shared, 1);
-		else
-			unsetenv("SONDE_SHARED");
-		setenvf("SONDE_TARGET_PID", "%ld", (long)getpid());
-		unsetenv("SONDE_TARGET_PPID");
-		unsetenv("SONDE_LINEAGE");
-		setenv("SONDE_FOLLOW", o.follow, 1);
-		setenvf("SONDE_CLOCK_NS", "%llu", (unsigned long long)interval_ns);
-		setenvf("SONDE_OFFCPU_NS", "%llu", (unsigned long long)offcpu_ns);
-		if (counters_env[0])
-			setenv("SONDE_COUNTERS", counters_env, 1);
-		else
-			unsetenv("SONDE_COUNTERS");
-		setenvf("SONDE_DEPTH", "%d", o.depth);
-		setenvf("SONDE_LIMIT_MB", "%ld", o.limit_mb);
-		setenvf("SONDE_DURATION_S", "%ld", o.duration_s);
-		setenvf("SONDE_SAMPLE_NS", "%llu", (unsigned long long)period_ns);
-		setenvf("SONDE_SAMPLE_SIG", "%d", o.sample_sig);
-		setenvf("SONDE_PAUSE_SIG", "%d", o.pause_sig);
-		setenvf("SONDE_PAUSE_START", "%d", o.pause_sig && !o.pause_recording);
-		setenvf("SONDE_START_NS", "%llu", (unsigned long long)llround(o.start_s * 1e9));
-		setenvf("SONDE_STOP_NS", "%llu", (unsigned long long)llround(o.stop_s * 1e9));
+		if (o.saved_out >= 0)
+			dup2(o.saved_out, 1);
+		if (o.saved_err >= 0)
+			dup2(o.saved_err, 2);
+		collect_env(&o, set_env, NULL);
 		execv(prog, o.argv);
 		int e = errno;
 		if (write(pfd[1], &e, sizeof e) < 0)

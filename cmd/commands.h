@@ -3,6 +3,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #ifndef SONDE_VERSION
 #define SONDE_VERSION "0.1.0"
@@ -42,13 +43,12 @@ int cmd_export(int argc, char **argv);
 int cmd_print(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 
-/* expopen.c: opens the experiment at path and (for a founder) its
- * descendants' sub-experiments, in name order with numbers compared as
- * numbers, appending each to *exps and its name (a copy to free) to
- * *names.  What cannot be opened is said on stderr as "CMD: ..." and the
- * rest still opened; returns 0, or -1 when something was not. */
-struct sonde_exp;
-int cmd_open_experiment(const char *cmd, const char *path, struct sonde_exp ***exps, const char ***names,
-			size_t *n);
+/* expopen.c: opens the experiment at path and (for a founder, unless
+ * flags has SONDE_TREE_ALONE) its sub-experiments into the tree t
+ * (reader/exptree.h: sonde_exp_tree_add).  What cannot be opened is said
+ * on stderr as "CMD: ..." and the rest still opened; returns 0, or -1
+ * when something was not. */
+struct sonde_exp_tree;
+int cmd_open_experiment(const char *cmd, const char *path, struct sonde_exp_tree *t, unsigned flags);
 
 #endif

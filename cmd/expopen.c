@@ -1,122 +1,20 @@
 /*
- * Opening experiments as the analysis commands do (sonde print, sonde
- * report): an experiment given, then (for a founder) its descendants'
- * sub-experiments (C10), see commands.h.
+ * Opening experiments as the analysis commands do (sonde print, export,
+ * report, agg): the reader's tree (reader/exptree.h), its messages said on
+ * stderr as "CMD: ...", see commands.h.
  */
-#define _GNU_SOURCE
-#include <dirent.h>
-#include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
 
 #include "commands.h"
-#include "reader/experiment.h"
-#include "views/view_exp.h"
+#include "reader/exptree.h"
 
-static int subexp_filter(const struct dirent *d)
+static void say(void *arg, const char *msg)
 {
-	return sonde_view_is_subexp(d->d_name);
+	fflush(stdout);
+	fprintf(stderr, "%s: %s\n", (const char *)arg, msg);
 }
 
-/* Appends e (named name) to the list; closes it and says so when out of
- * memory.  Returns 0 or -1. */
-static int add_exp(const char *cmd, struct sonde_exp ***exps, const char ***names, size_t *n,
-		   struct sonde_exp *e, const char *name)
+int cmd_open_experiment(const char *cmd, const char *path, struct sonde_exp_tree *t, unsigned flags)
 {
-	struct sonde_exp **ne = realloc(*exps, (*n + 1) * sizeof(*ne));
-	const char **nn = realloc(*names, (*n + 1) * sizeof(*nn));
-	char *copy = strdup(name);
-
-	if (ne)
-		*exps = ne;
-	if (nn)
-		*names = nn;
-	if (!ne || !nn || !copy) {
-		free(copy);
-		sonde_exp_close(e);
-		fprintf(stderr, "%s: out of memory\n", cmd);
-		return -1;
-	}
-	(*exps)[*n] = e;
-	(*names)[(*n)++] = copy;
-	return 0;
-}
-
-int cmd_open_experiment(const char *cmd, const char *path, struct sonde_exp ***exps, const char ***names,
-			size_t *n)
-{
-	char err[512];
-	struct sonde_exp *e = sonde_exp_open(path, err, sizeof(err));
-	int rc = 0;
-
-	if (!e) {
-		fflush(stdout);
-		fprintf(stderr, "%s: %s\n", cmd, err);
-		return -1;
-	}
-	if (add_exp(cmd, exps, names, n, e, path) < 0)
-		return -1;
-	if (sonde_view_is_subexp(sonde_exp_info(e)->name))
-		return 0; /* a descendant's experiment given by itself */
-	struct dirent **list = NULL;
-	int nl = scandir(path, &list, subexp_filter, versionsort);
-	/* The collector makes each sub-experiment a directory of its own: a
-	 * symbolic link (_f9.er -> .) or a second name of one directory would
-	 * count its samples twice, so those are skipped, by lstat() and by
-	 * device and inode, with one warning per founder. */
-	struct stat fst;
-	dev_t *seen_dev = calloc((size_t)(nl > 0 ? nl : 0) + 1, sizeof(*seen_dev));
-	ino_t *seen_ino = calloc((size_t)(nl > 0 ? nl : 0) + 1, sizeof(*seen_ino));
-	size_t nseen = 0, skipped = 0;
-	char first_skipped[NAME_MAX + 1] = "";
-
-	if (seen_dev && seen_ino && stat(sonde_exp_info(e)->dir, &fst) == 0) {
-		seen_dev[nseen] = fst.st_dev;
-		seen_ino[nseen++] = fst.st_ino;
-	}
-	for (int i = 0; i < nl; i++) {
-		char sub[PATH_MAX];
-		struct stat sst;
-
-		snprintf(sub, sizeof(sub), "%s/%s", sonde_exp_info(e)->dir, list[i]->d_name);
-		bool dir = lstat(sub, &sst) == 0 && S_ISDIR(sst.st_mode), dup = false;
-
-		for (size_t k = 0; dir && k < nseen && !dup; k++)
-			dup = seen_dev[k] == sst.st_dev && seen_ino[k] == sst.st_ino;
-		if (!dir || dup) {
-			if (!skipped++)
-				snprintf(first_skipped, sizeof(first_skipped), "%s", list[i]->d_name);
-			free(list[i]);
-			continue;
-		}
-		if (seen_dev && seen_ino) {
-			seen_dev[nseen] = sst.st_dev;
-			seen_ino[nseen++] = sst.st_ino;
-		}
-		struct sonde_exp *se = sonde_exp_open(sub, err, sizeof(err));
-
-		if (se) {
-			if (add_exp(cmd, exps, names, n, se, sub) < 0)
-				rc = -1;
-		} else {
-			fflush(stdout);
-			fprintf(stderr, "%s: %s\n", cmd, err);
-			rc = -1;
-		}
-		free(list[i]);
-	}
-	free(list);
-	free(seen_dev);
-	free(seen_ino);
-	if (skipped) {
-		fflush(stdout);
-		fprintf(stderr,
-			"%s: warning: '%s': %zu sub-experiment name%s skipped (the first: '%s'): not a "
-			"directory of its own (a symbolic link, or a second name of a directory already "
-			"read), whose samples would be counted twice\n",
-			cmd, path, skipped, skipped == 1 ? "" : "s", first_skipped);
-	}
-	return rc;
+	return sonde_exp_tree_add(t, path, flags, say, (void *)cmd);
 }

@@ -26,6 +26,8 @@
 
 #include "commands.h"
 #include "reader/experiment.h"
+#include "reader/exptree.h"
+#include "model/filter.h"
 #include "views/export.h"
 
 static void usage(FILE *f)
@@ -68,14 +70,14 @@ int cmd_export(int argc, char **argv)
 	const struct sonde_export_format *fmt = NULL;
 	const char *out = NULL, *format = NULL;
 	const char **paths = calloc((size_t)argc + 1, sizeof(*paths));
-	size_t npaths = 0, nexps = 0;
-	struct sonde_exp **exps = NULL;
-	const char **names = NULL;
+	size_t npaths = 0;
+	struct sonde_exp_tree t;
 	bool only_paths = false;
 	int rc = 0;
 	char err[1024];
 
 	sonde_export_opts_init(&o);
+	sonde_exp_tree_init(&t);
 	o.note = note;
 	if (!paths) {
 		fprintf(stderr, "sonde export: out of memory\n");
@@ -111,11 +113,9 @@ int cmd_export(int argc, char **argv)
 			usage(stdout);
 			goto out;
 		}
-		static const char *const with_arg[] = { "format", "o", "output", "metric", "thread_select",
-							"object_select", "sample_select", "time", "time_select",
-							"cpu_select", "callpath_select", "inlines", "tailcalls",
-							"name", "max-units", "max_units" };
-		bool known = false;
+		static const char *const with_arg[] = { "format", "o", "output", "metric", "name", "max-units",
+							"max_units" };
+		bool known = sonde_filter_find(opt) != NULL;
 
 		for (size_t k = 0; k < sizeof(with_arg) / sizeof(with_arg[0]); k++)
 			known |= !strcmp(opt, with_arg[k]);
@@ -138,47 +138,12 @@ int cmd_export(int argc, char **argv)
 			out = val;
 		} else if (!strcmp(opt, "metric")) {
 			o.metric = val;
-		} else if (!strcmp(opt, "thread_select")) {
-			o.filter.thread_select = val;
-		} else if (!strcmp(opt, "object_select")) {
-			o.filter.object_select = val;
-		} else if (!strcmp(opt, "sample_select")) {
-			if (sonde_sample_list_check(val, err, sizeof(err)) < 0) {
-				fprintf(stderr, "sonde export: -sample_select: %s\n", err);
-				rc = 2;
-				goto out;
-			}
-			o.filter.sample_select = val;
-		} else if (!strcmp(opt, "cpu_select") || !strcmp(opt, "callpath_select")) {
-			bool cpu = opt[1] == 'p';
-
-			if ((cpu ? sonde_cpu_list_check(val, err, sizeof(err))
-				 : sonde_callpath_check(val, err, sizeof(err))) < 0) {
+		} else if (sonde_filter_find(opt)) {
+			if (sonde_filter_parse(&o.filter, opt, val, err, sizeof(err)) < 0) {
 				fprintf(stderr, "sonde export: -%s: %s\n", opt, err);
 				rc = 2;
 				goto out;
 			}
-			*(cpu ? &o.filter.cpu_select : &o.filter.callpath_select) = val;
-		} else if (!strcmp(opt, "time") || !strcmp(opt, "time_select")) {
-			if (sonde_time_parse(val, &o.filter.start_ns, &o.filter.end_ns, err, sizeof(err)) < 0) {
-				fprintf(stderr, "sonde export: -%s: %s\n", opt, err);
-				rc = 2;
-				goto out;
-			}
-		} else if (!strcmp(opt, "inlines")) {
-			if (strcmp(val, "on") && strcmp(val, "off")) {
-				fprintf(stderr, "sonde export: -inlines: '%s' is not on or off\n", val);
-				rc = 2;
-				goto out;
-			}
-			o.filter.no_inlines = !strcmp(val, "off");
-		} else if (!strcmp(opt, "tailcalls")) {
-			if (strcmp(val, "on") && strcmp(val, "off")) {
-				fprintf(stderr, "sonde export: -tailcalls: '%s' is not on or off\n", val);
-				rc = 2;
-				goto out;
-			}
-			o.filter.no_tailcalls = !strcmp(val, "off");
 		} else if (!strcmp(opt, "name")) {
 			if (sonde_namefmt_parse(&o.names, val, err, sizeof(err)) < 0) {
 				fprintf(stderr, "sonde export: -name: %s\n", err);
@@ -224,9 +189,9 @@ int cmd_export(int argc, char **argv)
 		goto out;
 	}
 	for (size_t i = 0; i < npaths; i++)
-		if (cmd_open_experiment("sonde export", paths[i], &exps, &names, &nexps) < 0)
+		if (cmd_open_experiment("sonde export", paths[i], &t, 0) < 0)
 			rc = 1;
-	if (!nexps)
+	if (!t.n)
 		goto out;
 
 	FILE *f = stdout;
@@ -236,7 +201,7 @@ int cmd_export(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	int r = sonde_export_write(f, fmt, (const struct sonde_exp *const *)exps, nexps, &o, err, sizeof(err));
+	int r = sonde_export_write(f, fmt, (const struct sonde_exp *const *)t.exps, t.n, &o, err, sizeof(err));
 
 	if (f != stdout && fclose(f) && !r) {
 		snprintf(err, sizeof(err), "error writing '%s': %s", out, strerror(errno));
@@ -251,28 +216,23 @@ int cmd_export(int argc, char **argv)
 		goto out;
 	}
 	/* Damaged data: the export covers only what could be read. */
-	for (size_t e = 0; e < nexps; e++) {
-		size_t nerr = sonde_exp_nerrors(exps[e]), np;
-		const struct sonde_problem *p = sonde_exp_problems(exps[e], &np);
+	for (size_t e = 0; e < t.n; e++) {
+		size_t nerr = sonde_exp_nerrors(t.exps[e]), np;
+		const struct sonde_problem *p = sonde_exp_problems(t.exps[e], &np);
 
 		if (!nerr)
 			continue;
 		for (size_t i = 0; i < np; i++)
 			if (p[i].severity == SONDE_PROBLEM_ERROR)
-				fprintf(stderr, "sonde export: '%s': %s\n", names[e], p[i].msg);
+				fprintf(stderr, "sonde export: '%s': %s\n", t.names[e], p[i].msg);
 		fprintf(stderr,
 			"sonde export: '%s' is damaged (%zu read error%s); the export covers only the data "
 			"that could be read\n",
-			names[e], nerr, nerr == 1 ? "" : "s");
+			t.names[e], nerr, nerr == 1 ? "" : "s");
 		rc = 1;
 	}
 out:
-	for (size_t i = 0; i < nexps; i++) {
-		sonde_exp_close(exps[i]);
-		free((char *)names[i]);
-	}
-	free(exps);
-	free(names);
+	sonde_exp_tree_release(&t);
 	free(paths);
 	return rc;
 }

@@ -24,7 +24,6 @@
  */
 #define _GNU_SOURCE
 #include <ctype.h>
-#include <regex.h>
 #include <dirent.h>
 #include <limits.h>
 #include <errno.h>
@@ -39,6 +38,8 @@
 #include "commands.h"
 #include "base/grow.h"
 #include "reader/experiment.h"
+#include "reader/exptree.h"
+#include "model/filter.h"
 #include "model/profile.h"
 #include "symbols/symbols.h"
 #include "views/view.h"
@@ -94,9 +95,8 @@ struct state {
 	struct sonde_exp **exps; /* the selected experiments (-experiment_select) */
 	const char **names;
 	size_t nexps;
-	struct sonde_exp **all_exps; /* every experiment loaded, founders with */
-	const char **all_names;	     /* their descendants after them */
-	size_t nall;
+	struct sonde_exp_tree tree; /* every experiment loaded, founders with their
+				     * sub-experiments after them */
 
 	struct sonde_profile prof;
 	bool have_prof;
@@ -143,7 +143,7 @@ static void report_symbols(struct state *st, const struct sonde_profile *p, size
 	for (size_t i = 0; i < p->nexps; i++) {
 		size_t e = first_exp + i, n, a = 0;
 
-		while (a < st->nall && st->all_exps[a] != st->exps[e])
+		while (a < st->tree.n && st->tree.exps[a] != st->exps[e])
 			a++;
 		if (st->reported[a] || !p->syms || !p->syms[i])
 			continue;
@@ -375,12 +375,12 @@ static void default_metrics(struct state *st)
 
 /* ---- opening and selecting the experiments (C10) ----------------------------- */
 
-/* The experiment at path, then (for a founder) the sub-experiments of its
- * descendants (cmd/expopen.c); one that cannot be opened is said and
- * makes the exit status 1. */
+/* The experiment at path, then (for a founder) its sub-experiments
+ * (reader/exptree.h); one that cannot be opened is said and makes the
+ * exit status 1. */
 static void open_with_descendants(struct state *st, const char *path)
 {
-	if (cmd_open_experiment("sonde print", path, &st->all_exps, &st->all_names, &st->nall) < 0)
+	if (cmd_open_experiment("sonde print", path, &st->tree, 0) < 0)
 		set_rc(st, 1);
 }
 
@@ -388,45 +388,18 @@ static void open_with_descendants(struct state *st, const char *path)
  * -experiment_list shows them.  Returns -1 on a bad list. */
 static int select_experiments(struct state *st, const char *spec)
 {
-	bool *want = calloc(st->nall + 1, sizeof(*want));
+	bool *want = calloc(st->tree.n + 1, sizeof(*want));
 
 	if (!want)
 		return -1;
-	if (!strcmp(spec, "all")) {
-		for (size_t i = 0; i < st->nall; i++)
-			want[i] = true;
-	} else {
-		const char *p = spec;
-
-		while (*p) {
-			char *end;
-			long lo = strtol(p, &end, 10), hi = lo;
-
-			if (end == p)
-				goto bad;
-			if (*end == '-') {
-				p = end + 1;
-				hi = strtol(p, &end, 10);
-				if (end == p)
-					goto bad;
-			}
-			if (lo < 1 || hi < lo || (size_t)hi > st->nall)
-				goto bad;
-			for (long k = lo; k <= hi; k++)
-				want[k - 1] = true;
-			p = end;
-			if (*p == ',')
-				p++;
-			else if (*p)
-				goto bad;
-		}
-	}
+	if (sonde_exp_tree_pick(&st->tree, spec, want) < 0)
+		goto bad;
 	drop_profiles(st);
 	st->nexps = 0;
-	for (size_t i = 0; i < st->nall; i++)
+	for (size_t i = 0; i < st->tree.n; i++)
 		if (want[i]) {
-			st->exps[st->nexps] = st->all_exps[i];
-			st->names[st->nexps++] = st->all_names[i];
+			st->exps[st->nexps] = st->tree.exps[i];
+			st->names[st->nexps++] = st->tree.names[i];
 		}
 	free(want);
 	return 0;
@@ -434,7 +407,7 @@ bad:
 	free(want);
 	complain(NULL, "-experiment_select: '%s' is not 'all' or a list of experiment numbers from 1 to %zu "
 		       "(like 1,3-5)",
-		 spec, st->nall);
+		 spec, st->tree.n);
 	return -1;
 }
 
@@ -442,9 +415,7 @@ bad:
 static struct sonde_exp_set exp_set(const struct state *st)
 {
 	return (struct sonde_exp_set){
-		.all = (const struct sonde_exp *const *)st->all_exps,
-		.names = st->all_names,
-		.nall = st->nall,
+		.tree = &st->tree,
 		.sel = (const struct sonde_exp *const *)st->exps,
 		.nsel = st->nexps,
 	};
@@ -546,41 +517,25 @@ static int check_dump(const struct command *c, const char *arg, char *err, size_
 	return sonde_dump_parse(&k, arg, err, errlen);
 }
 
-static int check_thread_list(const struct command *c, const char *arg, char *err, size_t errlen)
+/* The slicing filters' values are lib/model/filter.h's to check and to
+ * convert; -lwp_select is -thread_select. */
+static const struct sonde_filter *filter_of(const struct command *c)
 {
-	enum { MAXT = 1 << 20 };
-	bool *sel = calloc(MAXT + 1, sizeof(*sel));
-	int rc;
-
-	if (!sel) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	rc = sonde_parse_list(arg, sel, MAXT, err, errlen);
-	free(sel);
-	return rc;
+	return sonde_filter_find(strcmp(c->name, "lwp_select") ? c->name : "thread_select");
 }
 
-static int check_sample_list(const struct command *c, const char *arg, char *err, size_t errlen)
+static int check_filter(const struct command *c, const char *arg, char *err, size_t errlen)
 {
-	return sonde_sample_list_check(arg, err, errlen);
+	return filter_of(c)->check(arg, err, errlen);
 }
 
-static int check_time(const struct command *c, const char *arg, char *err, size_t errlen)
+/* What a (checked) filter value sets, alone. */
+static struct sonde_profile_opts filter_value(const struct command *c, const char *arg)
 {
-	uint64_t a, b;
+	struct sonde_profile_opts po = { 0 };
 
-	return strcmp(arg, "all") ? sonde_time_parse(arg, &a, &b, err, errlen) : 0;
-}
-
-static int check_cpu_list(const struct command *c, const char *arg, char *err, size_t errlen)
-{
-	return sonde_cpu_list_check(arg, err, errlen);
-}
-
-static int check_callpath(const struct command *c, const char *arg, char *err, size_t errlen)
-{
-	return sonde_callpath_check(arg, err, errlen);
+	filter_of(c)->set(&po, arg);
+	return po;
 }
 
 static int check_indxobj(const struct command *c, const char *arg, char *err, size_t errlen)
@@ -611,15 +566,6 @@ static int check_percent(const struct command *c, const char *arg, char *err, si
 
 	if (end == arg || *end || !(d >= 0 && d <= 100)) {
 		snprintf(err, errlen, "'%s' is not a percentage (0 to 100)", arg);
-		return -1;
-	}
-	return 0;
-}
-
-static int check_on_off(const struct command *c, const char *arg, char *err, size_t errlen)
-{
-	if (strcmp(arg, "on") && strcmp(arg, "off")) {
-		snprintf(err, errlen, "'%s' is not on or off", arg);
 		return -1;
 	}
 	return 0;
@@ -830,32 +776,17 @@ static int run_experiment_select(struct state *st, const struct step *s, char *e
 }
 
 /*
- * er_print's en_desc: the descendant experiments read, all (on), none
- * (off), or =REGEX those whose lineage (_f1_x1) or program name matches
- * the extended regular expression, as sonde collect -F =RE picks them.
- * Founders are always read.  Expressed as an experiment selection.
+ * er_print's en_desc: the sub-experiments read, all (on), none (off), or
+ * =REGEX those whose lineage (_f1_x1) or program name matches
+ * (reader/exptree.h, sonde_exp_tree_desc).  Founders are always read.
+ * Expressed as an experiment selection.
  */
 static int check_en_desc(const struct command *c, const char *arg, char *err, size_t errlen)
 {
-	regex_t re;
-	int rc;
+	struct sonde_exp_tree none;
 
-	if (!strcmp(arg, "on") || !strcmp(arg, "off"))
-		return 0;
-	if (arg[0] != '=' || !arg[1]) {
-		snprintf(err, errlen, "'%s' is not on, off or =REGEX", arg);
-		return -1;
-	}
-	rc = regcomp(&re, arg + 1, REG_EXTENDED | REG_NOSUB);
-	if (rc) {
-		char msg[128];
-
-		regerror(rc, &re, msg, sizeof(msg));
-		snprintf(err, errlen, "'%s': %s", arg + 1, msg);
-		return -1;
-	}
-	regfree(&re);
-	return 0;
+	sonde_exp_tree_init(&none);
+	return sonde_exp_tree_desc(&none, arg, NULL, err, errlen);
 }
 
 static int run_en_desc(struct state *st, const struct step *s, char *err, size_t errlen)
@@ -863,37 +794,28 @@ static int run_en_desc(struct state *st, const struct step *s, char *err, size_t
 	char *spec = NULL;
 	size_t len = 0;
 	FILE *m = open_memstream(&spec, &len);
-	regex_t re;
-	bool rx = s->arg[0] == '=', any = false;
+	bool *want = calloc(st->tree.n + 1, sizeof(*want)), any = false;
 
-	if (!m || (rx && regcomp(&re, s->arg + 1, REG_EXTENDED | REG_NOSUB))) {
+	if (!m || !want) {
 		if (m)
 			fclose(m);
 		free(spec);
+		free(want);
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	for (size_t i = 0; i < st->nall; i++) {
-		const struct sonde_exp_info *in = sonde_exp_info(st->all_exps[i]);
-		/* a descendant's directory is its lineage: _f1.er, _f1_x1.er */
-		bool desc = in->name[0] == '_';
-		bool want = !desc || !strcmp(s->arg, "on");
-
-		if (desc && rx) {
-			char lineage[256];
-			const char *exe = in->target.exe ? strrchr(in->target.exe, '/') : NULL;
-
-			snprintf(lineage, sizeof(lineage), "%.*s", (int)strcspn(in->name, "."), in->name);
-			want = !regexec(&re, lineage, 0, NULL, 0) ||
-			       (in->target.exe && !regexec(&re, exe ? exe + 1 : in->target.exe, 0, NULL, 0));
-		}
-		if (want) {
+	if (sonde_exp_tree_desc(&st->tree, s->arg, want, err, errlen) < 0) {
+		fclose(m);
+		free(spec);
+		free(want);
+		return -1; /* check_en_desc took it already */
+	}
+	for (size_t i = 0; i < st->tree.n; i++)
+		if (want[i]) {
 			fprintf(m, "%s%zu", any ? "," : "", i + 1);
 			any = true;
 		}
-	}
-	if (rx)
-		regfree(&re);
+	free(want);
 	if (fclose(m)) {
 		free(spec);
 		snprintf(err, errlen, "out of memory");
@@ -1230,10 +1152,9 @@ static int run_callpath_select(struct state *st, const struct step *s, char *err
 
 static int run_time(struct state *st, const struct step *s, char *err, size_t errlen)
 {
-	uint64_t a = 0, b = 0;
+	struct sonde_profile_opts v = filter_value(s->cmd, s->arg);
+	uint64_t a = v.start_ns, b = v.end_ns;
 
-	if (strcmp(s->arg, "all") && sonde_time_parse(s->arg, &a, &b, err, errlen) < 0)
-		return -SONDE_ERR_FAILED; /* check_time took it already */
 	if (a != st->start_ns || b != st->end_ns) {
 		st->start_ns = st->o.start_ns = a;
 		st->end_ns = st->o.end_ns = b;
@@ -1244,7 +1165,7 @@ static int run_time(struct state *st, const struct step *s, char *err, size_t er
 
 static int run_inlines(struct state *st, const struct step *s, char *err, size_t errlen)
 {
-	bool off = !strcmp(s->arg, "off");
+	bool off = filter_value(s->cmd, s->arg).no_inlines;
 
 	if (st->no_inlines != off) {
 		st->no_inlines = off;
@@ -1255,7 +1176,7 @@ static int run_inlines(struct state *st, const struct step *s, char *err, size_t
 
 static int run_tailcalls(struct state *st, const struct step *s, char *err, size_t errlen)
 {
-	bool off = !strcmp(s->arg, "off");
+	bool off = filter_value(s->cmd, s->arg).no_tailcalls;
 
 	if (st->no_tailcalls != off) {
 		st->no_tailcalls = off;
@@ -1727,7 +1648,7 @@ static int run_filters(struct state *st, const struct step *s, char *err, size_t
 	struct sonde_filters fl = {
 		.experiments = st->experiment_select,
 		.nsel = st->nexps,
-		.nall = st->nall,
+		.nall = st->tree.n,
 		.threads = st->thread_select,
 		.cpus = st->cpu_select,
 		.samples = st->sample_select,
@@ -1854,7 +1775,7 @@ static const struct command commands[] = {
 	  "append the output of later commands to FILE" },
 	{ "callers-callees", ARG_NONE, NULL, NULL, run_callers_callees,
 	  "callers and callees of every function, with attributed metrics" },
-	{ "callpath_select", ARG_ONE, "all|FUNC|A>B,...", check_callpath, run_callpath_select,
+	{ "callpath_select", ARG_ONE, "all|FUNC|A>B,...", check_filter, run_callpath_select,
 	  "only events whose stack holds FUNC, or A calling B directly (any term)" },
 	{ "calltree", ARG_OPT, "[-inverted]", check_inverted, run_calltree,
 	  "the call tree with inclusive and exclusive metrics; -inverted: bottom-up" },
@@ -1866,7 +1787,7 @@ static const struct command commands[] = {
 	  "add a function to the head of the stack fragment (-csingle) and show it" },
 	{ "cpu_list", ARG_NONE, NULL, NULL, run_cpu_list,
 	  "per experiment: the CPU selection and the number of CPUs sampled" },
-	{ "cpu_select", ARG_ONE, "all|LIST", check_cpu_list, run_cpu_select,
+	{ "cpu_select", ARG_ONE, "all|LIST", check_filter, run_cpu_select,
 	  "only events taken on these CPUs (numbers from 0: 0,2-3)" },
 	{ "cpus", ARG_NONE, NULL, NULL, run_cpus,
 	  "per-CPU totals (CPUs the samples were taken on)" },
@@ -1924,7 +1845,7 @@ static const struct command commands[] = {
 	  "the index object types and their views" },
 	{ "indx_metric_list", ARG_NONE, NULL, NULL, run_metric_list,
 	  "the metrics of the index views (as -metric_list)" },
-	{ "inlines", ARG_ONE, "on|off", check_on_off, run_inlines,
+	{ "inlines", ARG_ONE, "on|off", check_filter, run_inlines,
 	  "inlined functions as their own entries (on) or folded into their callers" },
 	{ "io", ARG_NONE, NULL, NULL, run_trace,
 	  "I/O by file: bytes, calls and time of reads, writes, other (-i on)" },
@@ -1948,7 +1869,7 @@ static const struct command commands[] = {
 	  "the metrics and details of every source line, in -lines' order" },
 	{ "lwp_list", ARG_NONE, NULL, NULL, run_thread_list,
 	  "the same as -thread_list (a thread is an LWP)" },
-	{ "lwp_select", ARG_ONE, "all|LIST", check_thread_list, run_thread_select,
+	{ "lwp_select", ARG_ONE, "all|LIST", check_filter, run_thread_select,
 	  "the same as -thread_select (a thread is an LWP)" },
 	{ "metric_list", ARG_NONE, NULL, NULL, run_metric_list,
 	  "the current metrics and those available" },
@@ -1956,7 +1877,7 @@ static const struct command commands[] = {
 	  "metrics to show, as e.%totalcpu:i.totalcpu:name" },
 	{ "name", ARG_ONE, "long|short|mangled[:soname]", check_name, run_name,
 	  "how to show function names; :soname adds the load object" },
-	{ "object_select", ARG_ONE, "all|OBJ,...", check_nonempty, run_object_select,
+	{ "object_select", ARG_ONE, "all|OBJ,...", check_filter, run_object_select,
 	  "only these load objects' functions; the rest are folded per object" },
 	{ "object_hide", ARG_ONE, "OBJ,...|all", check_nonempty, run_object_hide,
 	  "fold these load objects' functions into one <OBJ> entry each" },
@@ -1984,7 +1905,7 @@ static const struct command commands[] = {
 	  "end the script or the interactive session" },
 	{ "sample_list", ARG_NONE, NULL, NULL, run_sample_list,
 	  "per experiment: the sample selection and the number of samples" },
-	{ "sample_select", ARG_ONE, "all|LIST", check_sample_list, run_sample_select,
+	{ "sample_select", ARG_ONE, "all|LIST", check_filter, run_sample_select,
 	  "only events in these samples (numbers as -samples shows), in every view" },
 	{ "samples", ARG_NONE, NULL, NULL, run_samples,
 	  "one row per sample: usage counters and the metrics in it" },
@@ -2004,17 +1925,17 @@ static const struct command commands[] = {
 	  "-source marks lines whose metric reaches PERCENT of the largest (75)" },
 	{ "sync", ARG_NONE, NULL, NULL, run_trace,
 	  "sync waits by lock or other object, longest total wait first (-s on)" },
-	{ "tailcalls", ARG_ONE, "on|off", check_on_off, run_tailcalls,
+	{ "tailcalls", ARG_ONE, "on|off", check_filter, run_tailcalls,
 	  "frames tail calls left off, restored from DWARF call sites (on) or not" },
 	{ "thread_list", ARG_NONE, NULL, NULL, run_thread_list,
 	  "per experiment: the thread selection and the number of threads" },
-	{ "thread_select", ARG_ONE, "all|LIST", check_thread_list, run_thread_select,
+	{ "thread_select", ARG_ONE, "all|LIST", check_filter, run_thread_select,
 	  "only these threads (numbers as -threads shows)" },
 	{ "threads", ARG_NONE, NULL, NULL, run_threads,
 	  "per-thread totals" },
-	{ "time", ARG_ONE, "all|START-END", check_time, run_time,
+	{ "time", ARG_ONE, "all|START-END", check_filter, run_time,
 	  "only events from START to END seconds after the start, in every view" },
-	{ "time_select", ARG_ONE, "all|START-END", check_time, run_time,
+	{ "time_select", ARG_ONE, "all|START-END", check_filter, run_time,
 	  "the same as -time" },
 	{ "version", ARG_NONE, NULL, NULL, run_version,
 	  "sonde's version" },
@@ -2300,6 +2221,7 @@ int cmd_print(int argc, char **argv)
 	int rc = 0;
 
 	memset(&st, 0, sizeof(st));
+	sonde_exp_tree_init(&st.tree);
 	if (!paths) {
 		fprintf(stderr, "sonde print: out of memory\n");
 		return 1;
@@ -2388,10 +2310,10 @@ int cmd_print(int argc, char **argv)
 	st.out = stdout;
 	for (size_t i = 0; i < npaths; i++)
 		open_with_descendants(&st, paths[i]);
-	st.exps = calloc(st.nall + 1, sizeof(*st.exps));
-	st.names = calloc(st.nall + 1, sizeof(*st.names));
-	st.cprof = calloc(st.nall + 1, sizeof(*st.cprof));
-	st.reported = calloc(st.nall + 1, sizeof(*st.reported));
+	st.exps = calloc(st.tree.n + 1, sizeof(*st.exps));
+	st.names = calloc(st.tree.n + 1, sizeof(*st.names));
+	st.cprof = calloc(st.tree.n + 1, sizeof(*st.cprof));
+	st.reported = calloc(st.tree.n + 1, sizeof(*st.reported));
 	if (!st.exps || !st.names || !st.cprof || !st.reported) {
 		complain(NULL, "out of memory");
 		rc = 1;
@@ -2456,12 +2378,7 @@ int cmd_print(int argc, char **argv)
 	rc = st.rc;
 out:
 	drop_profiles(&st);
-	for (size_t i = 0; i < st.nall; i++) {
-		sonde_exp_close(st.all_exps[i]);
-		free((char *)st.all_names[i]);
-	}
-	free(st.all_exps);
-	free(st.all_names);
+	sonde_exp_tree_release(&st.tree);
 	free(st.exps);
 	free(st.names);
 	free(st.cprof);

@@ -23,6 +23,8 @@
 
 #include "commands.h"
 #include "reader/experiment.h"
+#include "reader/exptree.h"
+#include "model/filter.h"
 #include "model/profile.h"
 #include "views/report.h"
 #include "views/view.h"
@@ -94,16 +96,15 @@ int cmd_report(int argc, char **argv)
 	const char **pathmap = calloc((size_t)argc + 1, sizeof(*pathmap));
 	const char **addpath = calloc((size_t)argc + 1, sizeof(*addpath));
 	size_t npaths = 0;
-	struct sonde_exp **exps = NULL;
-	const char **names = NULL;
+	struct sonde_exp_tree t;
 	uint32_t *group = NULL;
-	size_t n = 0;
 	char *file = NULL, *tmp = NULL;
 	char err[512];
 	int rc = 2;
 	bool only = false;
 
 	sonde_report_opts_init(&o);
+	sonde_exp_tree_init(&t);
 	if (!paths || !pathmap || !addpath) {
 		fprintf(stderr, CMD ": out of memory\n");
 		rc = 1;
@@ -144,54 +145,11 @@ int cmd_report(int argc, char **argv)
 				goto out;
 			}
 			out = v;
-		} else if (!strcmp(a, "-thread_select") || !strcmp(a, "-sample_select")) {
-			enum { MAXT = 1 << 20 };
-			bool *sel = calloc(MAXT + 1, sizeof(*sel));
-			int bad = !sel ? (snprintf(err, sizeof(err), "out of memory"), 1)
-				       : a[1] == 't' ? sonde_parse_list(v, sel, MAXT, err, sizeof(err)) < 0
-						     : sonde_sample_list_check(v, err, sizeof(err)) < 0;
-
-			free(sel);
-			if (bad) {
+		} else if (sonde_filter_find(a + 1)) {
+			if (sonde_filter_parse(&o.filter, a + 1, v, err, sizeof(err)) < 0) {
 				fprintf(stderr, CMD ": %s: %s\n", a, err);
 				goto out;
 			}
-			if (a[1] == 't')
-				o.thread_select = v;
-			else
-				o.sample_select = v;
-		} else if (!strcmp(a, "-object_select")) {
-			if (!*v) {
-				fprintf(stderr, CMD ": -object_select needs a non-empty argument\n");
-				goto out;
-			}
-			o.object_select = v;
-		} else if (!strcmp(a, "-cpu_select") || !strcmp(a, "-callpath_select")) {
-			bool cpu = a[2] == 'p';
-
-			if ((cpu ? sonde_cpu_list_check(v, err, sizeof(err))
-				 : sonde_callpath_check(v, err, sizeof(err))) < 0) {
-				fprintf(stderr, CMD ": %s: %s\n", a, err);
-				goto out;
-			}
-			*(cpu ? &o.cpu_select : &o.callpath_select) = v;
-		} else if (!strcmp(a, "-time") || !strcmp(a, "-time_select")) {
-			if (sonde_time_parse(v, &o.start_ns, &o.end_ns, err, sizeof(err)) < 0) {
-				fprintf(stderr, CMD ": %s: %s\n", a, err);
-				goto out;
-			}
-		} else if (!strcmp(a, "-inlines")) {
-			if (strcmp(v, "on") && strcmp(v, "off")) {
-				fprintf(stderr, CMD ": -inlines: '%s' is not on or off\n", v);
-				goto out;
-			}
-			o.no_inlines = !strcmp(v, "off");
-		} else if (!strcmp(a, "-tailcalls")) {
-			if (strcmp(v, "on") && strcmp(v, "off")) {
-				fprintf(stderr, CMD ": -tailcalls: '%s' is not on or off\n", v);
-				goto out;
-			}
-			o.no_tailcalls = !strcmp(v, "off");
 		} else if (!strcmp(a, "-pathmap")) {
 			pathmap[2 * o.npathmap] = v;
 			pathmap[2 * o.npathmap + 1] = argv[++i];
@@ -221,23 +179,16 @@ int cmd_report(int argc, char **argv)
 
 	/* Every experiment with its descendants; none may be missing: a
 	 * report of what happened to open would be a wrong report. */
-	group = calloc(1, sizeof(*group));
 	rc = 1;
-	for (size_t i = 0; i < npaths; i++) {
-		size_t before = n;
-
-		if (cmd_open_experiment(CMD, paths[i], &exps, &names, &n) < 0)
+	for (size_t i = 0; i < npaths; i++)
+		if (cmd_open_experiment(CMD, paths[i], &t, 0) < 0)
 			goto out;
-		uint32_t *ng = realloc(group, (n + 1) * sizeof(*ng));
-
-		if (!ng) {
-			fprintf(stderr, CMD ": out of memory\n");
-			goto out;
-		}
-		group = ng;
-		for (size_t k = before; k < n; k++)
-			group[k] = (uint32_t)i;
+	if (!(group = calloc(t.n + 1, sizeof(*group)))) {
+		fprintf(stderr, CMD ": out of memory\n");
+		goto out;
 	}
+	for (size_t k = 0; k < t.n; k++)
+		group[k] = (uint32_t)t.node[k].group;
 	if (!(file = output_path(out)) || asprintf(&tmp, "%s.tmp%ld", file, (long)getpid()) < 0) {
 		tmp = NULL;
 		goto out;
@@ -248,7 +199,7 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, CMD ": cannot write '%s': %s\n", file, strerror(errno));
 		goto out;
 	}
-	int w = sonde_report_write(f, (const struct sonde_exp *const *)exps, names, group, n, paths, npaths, &o,
+	int w = sonde_report_write(f, (const struct sonde_exp *const *)t.exps, t.names, group, t.n, paths, npaths, &o,
 				   warn, NULL, err, sizeof(err));
 	int werr = ferror(f) ? errno : 0;
 
@@ -272,24 +223,19 @@ int cmd_report(int argc, char **argv)
 	printf("sonde report: wrote %s (%.1f KiB)\n", file, stat(file, &st) == 0 ? (double)st.st_size / 1024 : 0.0);
 	rc = 0;
 	/* Damaged data: the report covers only what could be read. */
-	for (size_t e = 0; e < n; e++) {
-		size_t nerr = sonde_exp_nerrors(exps[e]);
+	for (size_t e = 0; e < t.n; e++) {
+		size_t nerr = sonde_exp_nerrors(t.exps[e]);
 
 		if (!nerr)
 			continue;
 		fprintf(stderr,
 			CMD ": '%s' is damaged (%zu read error%s, listed in the report); the report covers only "
 			    "the data that could be read\n",
-			names[e], nerr, nerr == 1 ? "" : "s");
+			t.names[e], nerr, nerr == 1 ? "" : "s");
 		rc = 1;
 	}
 out:
-	for (size_t i = 0; i < n; i++) {
-		sonde_exp_close(exps[i]);
-		free((char *)names[i]);
-	}
-	free(exps);
-	free(names);
+	sonde_exp_tree_release(&t);
 	free(group);
 	free(file);
 	free(tmp);

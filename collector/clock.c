@@ -62,6 +62,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include <sonde/settings.h>
 #include <sonde/shared.h>
 
 #include "collector.h"
@@ -1060,7 +1061,7 @@ static pid_t tracer_pid(void)
  * or SIGURG (23, URG, SIGURG); 0 when unset, -1 when it names another. */
 static int env_signal(void)
 {
-	const char *v = getenv("SONDE_SIGNAL");
+	const char *v = getenv(SONDE_ENV_SIGNAL);
 	if (!v)
 		return 0;
 	if (!strcmp(v, "URG") || !strcmp(v, "SIGURG"))
@@ -1110,7 +1111,7 @@ static void note_tracer(pid_t tracer, int sig, int why_rt)
 		snprintf(msg, sizeof msg,
 			 "traced by process %d (%s) from the start, and sonde samples with signal %d (%s): a "
 			 "debugger stops the program at every sample; in gdb: handle %s nostop noprint pass",
-			 (int)tracer, comm, sig, why_rt ? "the -l or -y signal is SIGURG" : "SONDE_SIGNAL", name);
+			 (int)tracer, comm, sig, why_rt ? "the -l or -y signal is SIGURG" : SONDE_ENV_SIGNAL, name);
 	log_event_text(sig == SIGURG ? "info" : "warning", msg);
 }
 
@@ -1177,12 +1178,12 @@ uint64_t clock_thread_recorded_cpu(void)
  * record that time a second time in this image's first sample. */
 static void exec_cpu_base(void)
 {
-	const char *v = getenv("SONDE_EXEC_CPU_NS"), *pid = getenv("SONDE_TARGET_PID");
+	const char *v = getenv(SONDE_ENV_EXEC_CPU_NS), *pid = getenv(SONDE_ENV_TARGET_PID);
 	if (!v)
 		return;
 	uint64_t at = strtoull(v, NULL, 10);
 	int mine = pid && (pid_t)atol(pid) == getpid();
-	unsetenv("SONDE_EXEC_CPU_NS");
+	unsetenv(SONDE_ENV_EXEC_CPU_NS);
 	struct timespec t;
 	if (!mine || clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0)
 		return;
@@ -1268,7 +1269,7 @@ int clock_start(const struct clock_settings *cs)
 	int prev_sig = g_sig; /* a followed fork child's: its parent's handler */
 	struct sigaction prev_chained = g_chained_action;
 	int prev_chained_set = atomic_load(&g_chained_set);
-	const char *want = getenv("SONDE_CLOCK_SOURCE");
+	const char *want = getenv(SONDE_ENV_CLOCK_SOURCE);
 	struct {
 		struct source *src;
 		int kernel; /* with g_sigtrap_source: count kernel mode */

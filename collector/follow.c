@@ -55,6 +55,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sonde/settings.h>
+
 #include "collector.h"
 #include "real.h"
 
@@ -189,7 +191,7 @@ static void note_unrecorded(const char *lineage, long pid, const char *command, 
 
 int follow_identify(void)
 {
-	const char *pid = getenv("SONDE_TARGET_PID"), *ppid = getenv("SONDE_TARGET_PPID");
+	const char *pid = getenv(SONDE_ENV_TARGET_PID), *ppid = getenv(SONDE_ENV_TARGET_PPID);
 	if (pid && *pid)
 		return (pid_t)atol(pid) == getpid();
 	if (ppid && *ppid)
@@ -200,10 +202,10 @@ int follow_identify(void)
 static void save_settings(void)
 {
 	for (char **e = environ; e && *e && g_nkeep < MAX_KEEP; e++) {
-		if (strncmp(*e, "SONDE_", 6) || !strncmp(*e, "SONDE_LINEAGE=", 14) ||
-		    !strncmp(*e, "SONDE_LINEAGE_FULL=", 19) ||
-		    !strncmp(*e, "SONDE_TARGET_PID=", 17) || !strncmp(*e, "SONDE_TARGET_PPID=", 18) ||
-		    !strncmp(*e, "SONDE_EXEC_CPU_NS=", 18))
+		if (strncmp(*e, "SONDE_", 6) || SONDE_ENV_IS(*e, SONDE_ENV_LINEAGE) ||
+		    SONDE_ENV_IS(*e, SONDE_ENV_LINEAGE_FULL) ||
+		    SONDE_ENV_IS(*e, SONDE_ENV_TARGET_PID) || SONDE_ENV_IS(*e, SONDE_ENV_TARGET_PPID) ||
+		    SONDE_ENV_IS(*e, SONDE_ENV_EXEC_CPU_NS))
 			continue;
 		__sonde_quiet++;
 		g_keep[g_nkeep] = strdup(*e);
@@ -233,10 +235,10 @@ static void save_settings(void)
 int follow_init(const char *founder, char *dir, size_t cap)
 {
 	snprintf(g_founder, sizeof g_founder, "%s", founder);
-	const char *lin = getenv("SONDE_LINEAGE"), *full = getenv("SONDE_LINEAGE_FULL");
+	const char *lin = getenv(SONDE_ENV_LINEAGE), *full = getenv(SONDE_ENV_LINEAGE_FULL);
 	snprintf(g_lin.dir, sizeof g_lin.dir, "%s", lin ? lin : "");
 	snprintf(g_lin.full, sizeof g_lin.full, "%s", full && *full ? full : g_lin.dir);
-	const char *f = getenv("SONDE_FOLLOW");
+	const char *f = getenv(SONDE_ENV_FOLLOW);
 	if (!f || !*f || !strcmp(f, "on"))
 		g_mode = F_ON;
 	else if (!strcmp(f, "all"))
@@ -307,7 +309,7 @@ const char *follow_lineage(void)
 /* envp with sonde's settings put back, into the caller's memory: v (room
  * for child_env_slots pointers), pre (child_env_prelen bytes), lin
  * (child_env_linlen bytes) and id (64 bytes).  `who` is
- * "SONDE_TARGET_PID" or "SONDE_TARGET_PPID", `lineage` the child's. */
+ * SONDE_ENV_TARGET_PID or SONDE_ENV_TARGET_PPID, `lineage` the child's. */
 static size_t child_env_slots(char *const envp[])
 {
 	size_t n = 0;
@@ -357,10 +359,10 @@ static void fill_child_env(char **v, char *pre, char *lin, char *id, char *const
 	v[k++] = pre;
 	for (int i = 0; i < g_nkeep; i++)
 		v[k++] = g_keep[i];
-	int n = sprintf(lin, "SONDE_LINEAGE=%s", lineage->dir);
+	int n = sprintf(lin, SONDE_ENV_LINEAGE "=%s", lineage->dir);
 	v[k++] = lin;
 	if (g_mode == F_REGEX && strcmp(lineage->full, lineage->dir)) {
-		sprintf(lin + n + 1, "SONDE_LINEAGE_FULL=%s", lineage->full);
+		sprintf(lin + n + 1, SONDE_ENV_LINEAGE_FULL "=%s", lineage->full);
 		v[k++] = lin + n + 1;
 	}
 	sprintf(id, "%s=%ld", who, (long)pid);
@@ -393,7 +395,7 @@ static void add_exec_cpu(char **v)
 	size_t n = 0;
 	while (v[n])
 		n++;
-	snprintf(g_exec_cpu, sizeof g_exec_cpu, "SONDE_EXEC_CPU_NS=%llu",
+	snprintf(g_exec_cpu, sizeof g_exec_cpu, SONDE_ENV_EXEC_CPU_NS "=%llu",
 		 (unsigned long long)clock_thread_recorded_cpu());
 	v[n] = g_exec_cpu;
 	v[n + 1] = NULL;
@@ -537,7 +539,7 @@ static int vfork_child_exec(enum exec_how how, const char *file, int fd, char *c
 	size_t slots = follow ? child_env_slots(envp) : 1, prelen = follow ? child_env_prelen() : 1;
 	char *v[slots], pre[prelen], lin[child_env_linlen(&lineage)], id[64];
 	if (follow)
-		fill_child_env(v, pre, lin, id, envp, &lineage, "SONDE_TARGET_PID", getpid());
+		fill_child_env(v, pre, lin, id, envp, &lineage, SONDE_ENV_TARGET_PID, getpid());
 	return real_exec(how, file, fd, argv, follow ? v : envp);
 }
 
@@ -563,7 +565,7 @@ static int do_exec(enum exec_how how, const char *file, int fd, char *const argv
 		child_lineage(&lineage, comp);
 		command_of(cmd, sizeof cmd, how == X_FD ? "(fd)" : file, argv);
 		log_descendant("exec", lineage.dir, follow && !why, why, cmd, 0);
-		if (follow && !why && !(env = child_env(envp, &lineage, "SONDE_TARGET_PID", getpid())))
+		if (follow && !why && !(env = child_env(envp, &lineage, SONDE_ENV_TARGET_PID, getpid())))
 			note_unrecorded(lineage.dir, getpid(), cmd, REASON_MEMORY);
 		/* The image is about to be replaced: close its experiment,
 		 * stopping nothing in case the exec fails. */
@@ -678,13 +680,13 @@ static void start_child(char kind, int no)
 	char pid[32];
 	snprintf(pid, sizeof pid, "%ld", (long)getpid());
 	__sonde_quiet++;
-	setenv("SONDE_LINEAGE", g_lin.dir, 1);
+	setenv(SONDE_ENV_LINEAGE, g_lin.dir, 1);
 	if (g_mode == F_REGEX && strcmp(g_lin.full, g_lin.dir))
-		setenv("SONDE_LINEAGE_FULL", g_lin.full, 1);
+		setenv(SONDE_ENV_LINEAGE_FULL, g_lin.full, 1);
 	else
-		unsetenv("SONDE_LINEAGE_FULL");
-	setenv("SONDE_TARGET_PID", pid, 1);
-	unsetenv("SONDE_TARGET_PPID");
+		unsetenv(SONDE_ENV_LINEAGE_FULL);
+	setenv(SONDE_ENV_TARGET_PID, pid, 1);
+	unsetenv(SONDE_ENV_TARGET_PPID);
 	__sonde_quiet--;
 	if (!matches(g_lin.full, progname())) {
 		note_unrecorded(g_lin.dir, getpid(), progname(), REASON_REGEX);
@@ -909,7 +911,7 @@ static char **spawn_env(const char *variant, const char *path, char *const argv[
 	const char *why = sysgate_active() ? FILTER_WHY : path ? not_followable(path) : NULL;
 	command_of(cmd, sizeof cmd, path, argv);
 	log_descendant(variant, lineage.dir, !why, why, cmd, 0);
-	char **env = why ? NULL : child_env(envp, &lineage, "SONDE_TARGET_PPID", getpid());
+	char **env = why ? NULL : child_env(envp, &lineage, SONDE_ENV_TARGET_PPID, getpid());
 	if (!why && !env)
 		note_unrecorded(lineage.dir, 0, cmd, REASON_MEMORY);
 	errno = saved;

@@ -22,6 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sonde/settings.h>
+
 #include "collector.h"
 
 struct collector_state g_col;
@@ -123,7 +125,7 @@ static void write_settings(const struct clock_settings *cs, uint64_t limit_mb, u
 	cmod_settings(&b, cs);
 	xb_attr_u64(&b, "size_limit_mb", limit_mb);
 	xb_attr_u64(&b, "duration_s", duration_s);
-	const char *follow = getenv("SONDE_FOLLOW");
+	const char *follow = getenv(SONDE_ENV_FOLLOW);
 	xb_attr_str(&b, "follow", follow && *follow ? follow : "on");
 	xb_str(&b, "/>");
 	line(&b);
@@ -203,11 +205,11 @@ static int collector_start(const char *dir, int subexp, char *why, size_t cap)
 			rmdir(dir);
 		return -1;
 	}
-	uint64_t interval_ns = env_u64("SONDE_CLOCK_NS", 10000000);
-	uint64_t depth64 = env_u64("SONDE_DEPTH", SONDE_DEFAULT_DEPTH);
+	uint64_t interval_ns = env_u64(SONDE_ENV_CLOCK_NS, 10000000);
+	uint64_t depth64 = env_u64(SONDE_ENV_DEPTH, SONDE_DEFAULT_DEPTH);
 	int depth = depth64 >= 1 && depth64 <= SONDE_MAX_DEPTH_LIMIT ? (int)depth64 : SONDE_DEFAULT_DEPTH;
-	uint64_t limit_mb = env_u64("SONDE_LIMIT_MB", 0);
-	uint64_t duration_s = env_u64("SONDE_DURATION_S", 0);
+	uint64_t limit_mb = env_u64(SONDE_ENV_LIMIT_MB, 0);
+	uint64_t duration_s = env_u64(SONDE_ENV_DURATION_S, 0);
 	if (limit_mb)
 		atomic_store(&g_bytes_limit, limit_mb << 20);
 	if (duration_s)
@@ -234,7 +236,7 @@ static int collector_start(const char *dir, int subexp, char *why, size_t cap)
 
 __attribute__((constructor)) static void sonde_init(void)
 {
-	const char *founder = getenv("SONDE_EXPDIR");
+	const char *founder = getenv(SONDE_ENV_EXPDIR);
 	if (!founder || !*founder || !follow_identify())
 		return;
 	int saved = errno;

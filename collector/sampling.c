@@ -36,6 +36,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sonde/settings.h>
+
 #include "collector.h"
 #include "../tracers/tracer.h"
 
@@ -64,8 +66,8 @@ static int env_sig(const char *name)
 
 void sampling_signals(void)
 {
-	g_sp_sample_sig = env_sig("SONDE_SAMPLE_SIG");
-	g_sp_pause_sig = env_sig("SONDE_PAUSE_SIG");
+	g_sp_sample_sig = env_sig(SONDE_ENV_SAMPLE_SIG);
+	g_sp_pause_sig = env_sig(SONDE_ENV_PAUSE_SIG);
 	if (g_sp_pause_sig == g_sp_sample_sig)
 		g_sp_pause_sig = 0; /* collect refuses this; never two meanings */
 }
@@ -76,10 +78,10 @@ void sampling_init(struct dfile *overview)
 	long page = sysconf(_SC_PAGESIZE);
 	if (page >= 1024)
 		g_sp_page_kb = (uint64_t)page / 1024;
-	g_period_ns = env_num("SONDE_SAMPLE_NS", 1000000000ull);
+	g_period_ns = env_num(SONDE_ENV_SAMPLE_NS, 1000000000ull);
 	sampling_signals();
-	g_start_paused = g_sp_pause_sig && env_num("SONDE_PAUSE_START", 0);
-	uint64_t start = env_num("SONDE_START_NS", 0), stop = env_num("SONDE_STOP_NS", 0);
+	g_start_paused = g_sp_pause_sig && env_num(SONDE_ENV_PAUSE_START, 0);
+	uint64_t start = env_num(SONDE_ENV_START_NS, 0), stop = env_num(SONDE_ENV_STOP_NS, 0);
 	if (stop && stop <= start)
 		stop = 0;
 	g_start_at_ns = start ? g_col.start_ns + start : 0;

@@ -20,6 +20,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <sonde/settings.h>
 #include <sonde/shared.h>
 
 #include "collector.h"
@@ -77,7 +78,7 @@ void shared_attach(void)
 	if (g_head)
 		return; /* a fork child: the parent's mappings are shared */
 	/* Opened, mapped and closed: the target sees no descriptor of it. */
-	const char *path = getenv("SONDE_SHARED");
+	const char *path = getenv(SONDE_ENV_SHARED);
 	if (!path || !*path)
 		return;
 	int fd = open(path, O_RDWR | O_CLOEXEC);

@@ -168,6 +168,22 @@ check "e.er: export folded (empty: an empty file)" "$SONDE" export --format fold
 check "e.er: export pprof (empty)" "$SONDE" export --format pprof -o e.pprof e.er
 [ $have_go = 1 ] && check "e.er: go tool pprof reads the empty profile" go tool pprof -raw e.pprof
 
+# the kinds' timeline parts (lib/views/kind.h) in t.chrome, against the
+# fixture's truth: the 5 sync waits and 15 I/O calls as spans on each
+# thread's call track, named as the track says; the live heap's counter
+# peaks at 29000 bytes and ends at the 9000 leaked (one event a line).
+same "t.er: chrome: 5 sync waits" "$(grep -c '"ph":"X","cat":"sync"' t.chrome)" 5
+same "t.er: chrome: 15 I/O calls" "$(grep -c '"ph":"X","cat":"io"' t.chrome)" 15
+same "t.er: chrome: the waits are the traced functions, with the lock" \
+	"$(grep '"cat":"sync"' t.chrome | grep -o '"name":"[a-z_]*","args":{"caller":"[a-z_]*","object":"0x' | sort -u | tr '\n' ' ')" \
+	'"name":"pthread_cond_timedwait","args":{"caller":"sync_work","object":"0x "name":"pthread_mutex_lock","args":{"caller":"sync_work","object":"0x "name":"sem_timedwait","args":{"caller":"sync_work","object":"0x '
+check "t.er: chrome: an I/O call's args: fd, bytes and file" grep -q '"cat":"io".*"name":"write","args":{"caller":"io_work","fd":[0-9]*,"bytes":[0-9]*,"file":".*a.dat"}}' t.chrome
+check "t.er: chrome: the call track is named by the kinds" grep -q '"thread_name".*"args":{"name":"thread 1: sync and I/O calls"}' t.chrome
+same "t.er: chrome: the live heap's largest point is the fixture's peak" \
+	"$(grep -o '"name":"Live heap","args":{"bytes":[0-9]*' t.chrome | grep -o '[0-9]*$' | sort -n | tail -1)" 29000
+same "t.er: chrome: the live heap ends with the leaked bytes" \
+	"$(grep -o '"name":"Live heap","args":{"bytes":[0-9]*' t.chrome | tail -1 | grep -o '[0-9]*$')" 9000
+
 if [ $have_node = 1 ]; then
 	for e in b t h k e names; do
 		[ -f $e.chrome ] || continue

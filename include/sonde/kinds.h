@@ -5,8 +5,8 @@
  * and everything that names a kind reads this table: the kind ids of the
  * file and block headers (enum sonde_kind in format.h), the collector's
  * table of traced kinds (collector/trace.c), `sonde collect`'s
- * options, environment, LD_PRELOAD list, dry run and trimming of the data
- * files (cmd/collect.c), and the analyzer's table of the kinds' modules
+ * options, environment and dry run (cmd/collect_settings.c), LD_PRELOAD
+ * list and trimming of the data files (cmd/collect.c), and the analyzer's table of the kinds' modules
  * (lib/base/kindmod.h), through which the reader, the model, agg and the
  * views reach each kind.
  *
@@ -44,7 +44,7 @@
  *           millisecond tick (tracer.h, __sonde_trace_now);
  *           SONDE_KINDF_COLLECTOR, written by the collector itself (lib
  *           NULL) but read through its module (counters, whose -h
- *           value is parsed by cmd/collect.c with lib/base/counters.c,
+ *           value is parsed by cmd/collect_settings.c with lib/base/counters.c,
  *           not from `values`, which only documents it)
  * The rows are in id order (ids are dense, from 1).
  */

@@ -404,10 +404,63 @@ static void header_doc(struct sonde_emit *k, const struct sonde_exp *exp)
 	}
 }
 
+/* ---- its timeline and report ---- */
+
+/* The live heap after each event, as the leak matching counts it. */
+struct walk {
+	void (*step)(void *arg, uint64_t t, uint64_t value);
+	void *arg;
+};
+
+static void walk_step(void *arg, const struct sonde_heap_event *e, uint64_t live)
+{
+	const struct walk *w = arg;
+
+	w->step(w->arg, e->time_ns, live);
+}
+
+static long live_walk(const struct sonde_exp *exp, void (*step)(void *arg, uint64_t t, uint64_t value), void *arg)
+{
+	struct walk w = { step, arg };
+	size_t n = sonde_exp_heap_count(exp);
+
+	if (!n)
+		return 0;
+	return sonde_heap_walk(exp, walk_step, &w, NULL) < 0 ? -1 : (long)n;
+}
+
+static const struct sonde_view_timeline timeline = {
+	.counter = "Live heap",
+	.counter_arg = "bytes",
+	.walk = live_walk,
+};
+
+static int leaks(FILE *f, const struct sonde_exp *const *exps, size_t n, const struct sonde_view_opts *o, char *err,
+		 size_t errlen)
+{
+	return sonde_view_heap_stacks(f, exps, n, true, o, err, errlen);
+}
+
+static int allocs(FILE *f, const struct sonde_exp *const *exps, size_t n, const struct sonde_view_opts *o, char *err,
+		  size_t errlen)
+{
+	return sonde_view_heap_stacks(f, exps, n, false, o, err, errlen);
+}
+
+static const struct sonde_view_report_view report[] = {
+	{ "leaks", leaks },
+	{ "allocs", allocs },
+	{ "heapstat", sonde_view_heapstat },
+	{ NULL, NULL },
+};
+
 static const struct sonde_view_kind view = {
 	.dump = dump,
 	.header_text = header_text,
 	.header_doc = header_doc,
+	.timeline = &timeline,
+	.report = report,
+	.report_place = 1,
 };
 
 const struct sonde_kind_module sonde_kind_module_HEAP = {

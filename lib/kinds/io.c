@@ -15,6 +15,7 @@
 #include "base/u64map.h"
 #include "model/kind.h"
 #include "reader/kind.h"
+#include "views/export.h"
 #include "views/kind.h"
 
 /* ---- reading ------------------------------------------------------------------------- */
@@ -370,10 +371,65 @@ static void header_doc(struct sonde_emit *k, const struct sonde_exp *exp)
 	em_u(k, "errors", t.errors);
 }
 
+/* ---- its timeline and report ---- */
+
+/* A call is a span: the function, its descriptor, bytes and file. */
+static uint64_t span_dur(const struct sonde_exp *exp, size_t i)
+{
+	size_t n;
+	const struct sonde_io_event *ie = sonde_exp_io_events(exp, &n);
+
+	return i < n ? ie[i].dur_ns : 0;
+}
+
+static const char *span_name(const struct sonde_exp *exp, size_t i)
+{
+	size_t n;
+	const struct sonde_io_event *ie = sonde_exp_io_events(exp, &n);
+
+	return i < n ? sonde_io_func_name(ie[i].func) : "?";
+}
+
+static void span_args(struct sonde_xbuf *b, const struct sonde_exp *exp, size_t i)
+{
+	size_t n;
+	const struct sonde_io_event *ie = sonde_exp_io_events(exp, &n);
+
+	if (i >= n)
+		return;
+	const char *file = sonde_exp_io_file(exp, ie[i].file_id);
+
+	xb_s(b, ",\"fd\":");
+	xb_i(b, ie[i].fd);
+	xb_s(b, ",\"bytes\":");
+	xb_i(b, ie[i].bytes);
+	if (file) {
+		xb_s(b, ",\"file\":");
+		xb_json(b, file);
+	}
+}
+
+static const struct sonde_view_timeline timeline = {
+	.cat = "io",
+	.track = "I/O",
+	.dur = span_dur,
+	.name = span_name,
+	.args = span_args,
+};
+
+static const struct sonde_view_report_view report[] = {
+	{ "io", sonde_view_io },
+	{ "iostacks", sonde_view_iostacks },
+	{ NULL, NULL },
+};
+
 static const struct sonde_view_kind view = {
 	.dump = dump,
 	.header_text = header_text,
 	.header_doc = header_doc,
+	.timeline = &timeline,
+	.report = report,
+	.report_place = 3,
 };
 
 const struct sonde_kind_module sonde_kind_module_IO = {

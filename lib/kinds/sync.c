@@ -12,6 +12,7 @@
 #include "base/grow.h"
 #include "model/kind.h"
 #include "reader/kind.h"
+#include "views/export.h"
 #include "views/kind.h"
 
 /* ---- reading ------------------------------------------------------------------------- */
@@ -286,10 +287,59 @@ static void header_doc(struct sonde_emit *k, const struct sonde_exp *exp)
 	em_u(k, "threshold_ns", sonde_exp_info(exp)->settings.sync_threshold_ns);
 }
 
+/* ---- its timeline and report ---- */
+
+/* A wait is a span: the function, the lock or condition it waited on. */
+static uint64_t span_dur(const struct sonde_exp *exp, size_t i)
+{
+	size_t n;
+	const struct sonde_sync_event *se = sonde_exp_sync_events(exp, &n);
+
+	return i < n ? se[i].wait_ns : 0;
+}
+
+static const char *span_name(const struct sonde_exp *exp, size_t i)
+{
+	size_t n;
+	const struct sonde_sync_event *se = sonde_exp_sync_events(exp, &n);
+
+	return i < n ? sonde_sync_func_name(se[i].func) : "?";
+}
+
+static void span_args(struct sonde_xbuf *b, const struct sonde_exp *exp, size_t i)
+{
+	size_t n;
+	const struct sonde_sync_event *se = sonde_exp_sync_events(exp, &n);
+	char a[40];
+
+	if (i >= n)
+		return;
+	snprintf(a, sizeof(a), "0x%llx", (unsigned long long)se[i].object);
+	xb_s(b, ",\"object\":\"");
+	xb_s(b, a);
+	xb_c(b, '"');
+}
+
+static const struct sonde_view_timeline timeline = {
+	.cat = "sync",
+	.track = "sync",
+	.dur = span_dur,
+	.name = span_name,
+	.args = span_args,
+};
+
+static const struct sonde_view_report_view report[] = {
+	{ "sync", sonde_view_sync },
+	{ NULL, NULL },
+};
+
 static const struct sonde_view_kind view = {
 	.dump = dump,
 	.header_text = header_text,
 	.header_doc = header_doc,
+	.timeline = &timeline,
+	.report = report,
+	.report_place = 2,
 };
 
 const struct sonde_kind_module sonde_kind_module_SYNC = {

@@ -9,7 +9,6 @@
  * leaves no half-copied object that the reader would trust.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
@@ -30,6 +29,7 @@
 #include <unistd.h>
 
 #include "base/grow.h"
+#include "reader/exptree.h"
 #include "symbols/archive.h"
 #include "sonde/utf8.h"
 #include "base/xmlline.h"
@@ -622,30 +622,18 @@ static bool is_experiment(const char *dir, char *err, size_t errlen)
 	return true;
 }
 
-/* The founder archives for its descendants (sub-experiments _*.er in it),
- * as the reference says: they have no archives of their own. */
+/* The founder archives for its sub-experiments (reader/exptree.h), as the
+ * reference says: they have no archives of their own.  A sub-experiment
+ * without map.xml has nothing to add. */
+static int read_sub(void *arg, const char *path, const char *name, const struct sonde_subexp_kind *k)
+{
+	read_map(arg, path);
+	return 0;
+}
+
 static void read_descendants(struct ctx *c)
 {
-	DIR *d = opendir(c->expdir);
-	struct dirent *de;
-
-	if (!d)
-		return;
-	while ((de = readdir(d)) != NULL) {
-		size_t n = strlen(de->d_name);
-		char sub[PATH_MAX];
-
-		if (de->d_name[0] != '_' || n < 4 || strcmp(de->d_name + n - 3, ".er"))
-			continue;
-		snprintf(sub, sizeof(sub), "%s/%s", c->expdir, de->d_name);
-		struct stat sb;
-
-		/* a symbolic link (_f9.er -> .) is not a descendant's directory */
-		if (lstat(sub, &sb) < 0 || !S_ISDIR(sb.st_mode))
-			continue;
-		read_map(c, sub); /* a descendant without map.xml has nothing to add */
-	}
-	closedir(d);
+	sonde_subexp_scan(c->expdir, sonde_subexp_kinds, sonde_subexp_nkinds, read_sub, c, NULL, NULL, 0);
 }
 
 int sonde_archive_run(const char *expdir, int mode, FILE *notes, struct sonde_archive_stats *st,
@@ -785,7 +773,8 @@ out:
 
 /*
  * The archives/ directories of expdir, best first: its own, then, for a
- * sub-experiment (named _*), its founder's.  Returns how many (0-2).
+ * sub-experiment (a name of a kind of reader/exptree.h), its founder's.
+ * Returns how many (0-2).
  */
 static int archive_dirs(const char *expdir, char dirs[2][PATH_MAX])
 {
@@ -801,7 +790,7 @@ static int archive_dirs(const char *expdir, char dirs[2][PATH_MAX])
 	char *slash = strrchr(d, '/');
 	const char *base = slash ? slash + 1 : d;
 
-	if (base[0] == '_') {
+	if (sonde_subexp_kind_of(base)) {
 		if (slash == d)
 			snprintf(dirs[k++], PATH_MAX, "/archives");
 		else if (slash) {

@@ -23,6 +23,7 @@
 #include "base/grow.h"
 #include "base/u64map.h"
 #include "views/export.h"
+#include "views/kind.h"
 #include "views/view_table.h"
 
 const struct sonde_export_format sonde_export_formats[] = {
@@ -379,7 +380,7 @@ static int collect_one(void *arg, const struct sonde_pevent *pe)
 	} else {
 		v = pe->v[SONDE_M_TOTALCPU];
 		keep_ev = pe->kind == 0 && pe->v[SONDE_M_SAMPLES]; /* CPU samples, not off-CPU ones */
-		keep_call = pe->kind == SONDE_KIND_SYNC || pe->kind == SONDE_KIND_IO;
+		keep_call = pe->kind && sonde_view_timeline(pe->kind) && sonde_view_timeline(pe->kind)->dur;
 	}
 	if ((c->flags & SONDE_XT_CHROME) && sonde_metric_kind(x->metric) && pe->v[x->metric]) {
 		if (sonde_grow(&x->pts, &c->cappts, x->npts + 1, sizeof(*x->pts), 256) < 0)
@@ -403,18 +404,8 @@ static int collect_one(void *arg, const struct sonde_pevent *pe)
 	if (keep_call) {
 		if (sonde_grow(&x->calls, &c->capcalls, x->ncalls + 1, sizeof(*x->calls), 256) < 0)
 			return -1;
-		uint64_t dur = 0;
-		size_t n;
+		uint64_t dur = sonde_view_timeline(pe->kind)->dur(x->exps[pe->exp], pe->index);
 
-		if (pe->kind == SONDE_KIND_SYNC) {
-			const struct sonde_sync_event *se = sonde_exp_sync_events(x->exps[pe->exp], &n);
-
-			dur = pe->index < n ? se[pe->index].wait_ns : 0;
-		} else {
-			const struct sonde_io_event *ie = sonde_exp_io_events(x->exps[pe->exp], &n);
-
-			dur = pe->index < n ? ie[pe->index].dur_ns : 0;
-		}
 		x->calls[x->ncalls++] = (struct sonde_xcall){ pe->exp, (uint32_t)th, pe->ev, pe->kind, pe->index,
 							      pe->time_ns, dur };
 	}

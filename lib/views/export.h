@@ -81,10 +81,11 @@ struct sonde_xthread {
 	size_t n, cap;
 };
 
-/* A traced call (chrome's duration events): sync waits and I/O calls. */
+/* A traced call (chrome's duration events): an event of a kind whose
+ * timeline part has spans (views/kind.h: sync waits, I/O calls). */
 struct sonde_xcall {
 	uint32_t exp, thread, stack;
-	int kind;     /* SONDE_KIND_SYNC or SONDE_KIND_IO */
+	int kind;     /* its kind (sonde/kinds.h) */
 	size_t index; /* in sonde_exp_KIND_events() */
 	uint64_t t, dur;
 };

@@ -9,7 +9,8 @@
  *
  *   M  process_name ("burn [4242]") and thread_name ("thread 1", as
  *      sonde print -threads numbers it) of every thread shown, and of each
- *      thread's traced calls' track ("thread 1: sync and I/O calls", tid
+ *      thread's traced calls' track ("thread 1: sync and I/O calls", the
+ *      words of the kinds whose timeline part has spans, views/kind.h; tid
  *      2^30 + the thread's tid:
  *      a call and the samples taken during it cannot nest as one stack);
  *   X  the clock-profile samples of each thread on its timeline, as a
@@ -21,17 +22,20 @@
  *      the recorded CPU time exactly.  Over the budget (export.h) each
  *      thread's samples are merged by stack in bins of time (a note says
  *      the width);
- *   X  traced sync waits ("cat":"sync") and I/O calls ("cat":"io"), named
- *      after the traced function, with their caller, the lock or the
- *      file, fd and bytes in args; over the budget the longest are kept;
+ *   X  the traced calls of the kinds whose timeline part has spans
+ *      (views/kind.h): sync waits ("cat":"sync") and I/O calls
+ *      ("cat":"io"), named after the traced function, with their caller
+ *      and what the kind adds (the lock; the file, fd and bytes) in args;
+ *      over the budget the longest are kept;
  *   i  sample points (process scope): start, end, periodic, signal,
  *      pause, resume and the API's labelled points, "cat":"sample_point";
  *   C  the chosen metric's running total per process (at most 1000
  *      points, the last one the exact total), named after the metric;
- *   C  "Live heap" of each process that traced the heap: its live bytes
+ *   C  the counters of the kinds whose timeline part keeps one, for each
+ *      process that has their events: "Live heap", the live bytes
  *      (args.bytes, as the leak matching counts them) in at most 1000 steps
  *      of the run, each step's largest at its first event, so that the
- *      peak shows exactly, and a last point with what is live at the end.
+ *      peak shows exactly, and a last point with the value at the end.
  *
  * otherData says the exporter, the metric, its unit and its total.
  */
@@ -42,6 +46,7 @@
 #include <sonde/kinds.h>
 
 #include "views/export.h"
+#include "views/kind.h"
 #include "views/view_exp.h"
 
 #ifndef SONDE_VERSION
@@ -59,6 +64,17 @@ static uint64_t rel(const struct sonde_export *x, uint64_t t)
 static uint32_t pid_of(const struct sonde_export *x, uint32_t exp)
 {
 	return sonde_exp_info(x->exps[exp])->target.pid;
+}
+
+/* A process-scope event's place: its pid, its tid (the pid) and its
+ * time, after the event's opening (which ends with "pid":). */
+static void proc_at(const struct sonde_export *x, struct sonde_xbuf *b, uint32_t e, uint64_t t)
+{
+	xb_u(b, pid_of(x, e));
+	xb_s(b, ",\"tid\":");
+	xb_u(b, pid_of(x, e));
+	xb_s(b, ",\"ts\":");
+	xb_us(b, rel(x, t));
 }
 
 /* Frames the stacks of two runs share from the root. */
@@ -210,13 +226,13 @@ static void calls(struct sonde_export *x, struct out *o)
 	for (size_t i = 0; i < n; i++) {
 		const struct sonde_xcall *c = &x->calls[i];
 		const struct sonde_exp *e = x->exps[c->exp];
+		const struct sonde_view_timeline *tl = sonde_view_timeline(c->kind);
 		int depth;
 		const uint32_t *fr = sonde_model_stack_funcs(x->p.model, c->stack, &depth);
-		size_t ne;
 
 		sep(o);
 		xb_s(b, "{\"ph\":\"X\",\"cat\":\"");
-		xb_s(b, c->kind == SONDE_KIND_SYNC ? "sync" : "io");
+		xb_s(b, tl->cat);
 		xb_s(b, "\",\"pid\":");
 		xb_u(b, pid_of(x, c->exp));
 		xb_s(b, ",\"tid\":");
@@ -226,39 +242,10 @@ static void calls(struct sonde_export *x, struct out *o)
 		xb_s(b, ",\"dur\":");
 		xb_us(b, c->dur);
 		xb_s(b, ",\"name\":");
-		if (c->kind == SONDE_KIND_SYNC) {
-			const struct sonde_sync_event *se = sonde_exp_sync_events(e, &ne);
-
-			xb_json(b, c->index < ne ? sonde_sync_func_name(se[c->index].func) : "?");
-			xb_s(b, ",\"args\":{\"caller\":");
-			xb_s(b, x->jname[fr[0]]);
-			if (c->index < ne) {
-				char a[40];
-
-				snprintf(a, sizeof(a), "0x%llx", (unsigned long long)se[c->index].object);
-				xb_s(b, ",\"object\":\"");
-				xb_s(b, a);
-				xb_c(b, '"');
-			}
-		} else {
-			const struct sonde_io_event *ie = sonde_exp_io_events(e, &ne);
-
-			xb_json(b, c->index < ne ? sonde_io_func_name(ie[c->index].func) : "?");
-			xb_s(b, ",\"args\":{\"caller\":");
-			xb_s(b, x->jname[fr[0]]);
-			if (c->index < ne) {
-				const char *file = sonde_exp_io_file(e, ie[c->index].file_id);
-
-				xb_s(b, ",\"fd\":");
-				xb_i(b, ie[c->index].fd);
-				xb_s(b, ",\"bytes\":");
-				xb_i(b, ie[c->index].bytes);
-				if (file) {
-					xb_s(b, ",\"file\":");
-					xb_json(b, file);
-				}
-			}
-		}
+		xb_json(b, tl->name(e, c->index));
+		xb_s(b, ",\"args\":{\"caller\":");
+		xb_s(b, x->jname[fr[0]]);
+		tl->args(b, e, c->index);
 		xb_s(b, "}}");
 	}
 }
@@ -276,11 +263,7 @@ static void points(struct sonde_export *x, struct out *o)
 
 			sep(o);
 			xb_s(b, "{\"ph\":\"i\",\"s\":\"p\",\"cat\":\"sample_point\",\"pid\":");
-			xb_u(b, pid_of(x, (uint32_t)e));
-			xb_s(b, ",\"tid\":");
-			xb_u(b, pid_of(x, (uint32_t)e));
-			xb_s(b, ",\"ts\":");
-			xb_us(b, rel(x, ov[i].time_ns));
+			proc_at(x, b, (uint32_t)e, ov[i].time_ns);
 			xb_s(b, ",\"name\":");
 			xb_json(b, sonde_view_point_reason(ov[i].reason));
 			if (label) {
@@ -357,11 +340,7 @@ static int64_t counter(struct sonde_export *x, struct out *o)
 
 			sep(o);
 			xb_s(b, "{\"ph\":\"C\",\"pid\":");
-			xb_u(b, pid_of(x, (uint32_t)e));
-			xb_s(b, ",\"tid\":");
-			xb_u(b, pid_of(x, (uint32_t)e));
-			xb_s(b, ",\"ts\":");
-			xb_us(b, rel(x, at));
+			proc_at(x, b, (uint32_t)e, at);
 			xb_s(b, ",\"name\":");
 			xb_json(b, md->title);
 			xb_s(b, ",\"args\":{\"");
@@ -376,80 +355,100 @@ static int64_t counter(struct sonde_export *x, struct out *o)
 	return all;
 }
 
-/* The live heap of one experiment in COUNTER_POINTS steps of its run:
- * the most live bytes of each step that has heap events, at its first
- * event (so the peak shows at its full height however many events a step
- * merges), then what is live after the last event. */
-struct heapsteps {
+/* A kind's counter (views/kind.h) over one experiment in COUNTER_POINTS
+ * steps of its run: the largest value of each step that has events, at its
+ * first event (so the peak shows at its full height however many events a
+ * step merges), then the value after the last event. */
+struct ksteps {
 	uint64_t lo, span;
 	uint64_t max[COUNTER_POINTS], at[COUNTER_POINTS];
 	bool any[COUNTER_POINTS];
-	uint64_t last_live, last_t;
+	uint64_t last_value, last_t;
 };
 
-static void heap_step(void *arg, const struct sonde_heap_event *e, uint64_t live)
+static void kstep(void *arg, uint64_t time_ns, uint64_t value)
 {
-	struct heapsteps *h = arg;
-	uint64_t t = e->time_ns > h->lo ? e->time_ns - h->lo : 0;
+	struct ksteps *h = arg;
+	uint64_t t = time_ns > h->lo ? time_ns - h->lo : 0;
 	size_t k = (size_t)((double)t / (double)h->span * COUNTER_POINTS);
 
 	k = k < COUNTER_POINTS ? k : COUNTER_POINTS - 1;
 	if (!h->any[k]) {
 		h->any[k] = true;
-		h->at[k] = e->time_ns;
-		h->max[k] = live;
-	} else if (live > h->max[k]) {
-		h->max[k] = live;
+		h->at[k] = time_ns;
+		h->max[k] = value;
+	} else if (value > h->max[k]) {
+		h->max[k] = value;
 	}
-	h->last_live = live;
-	h->last_t = e->time_ns;
+	h->last_value = value;
+	h->last_t = time_ns;
 }
 
-/* "Live heap" counters of the experiments that traced the heap; -1 out
- * of memory. */
-static int heap_counter(struct sonde_export *x, struct out *o)
+/* The counters of the kinds that keep one ("Live heap"), for each
+ * experiment that has their events; -1 out of memory. */
+static int kind_counters(struct sonde_export *x, struct out *o)
 {
 	struct sonde_xbuf *b = o->b;
-	struct heapsteps *h = malloc(sizeof(*h));
+	struct ksteps *h = malloc(sizeof(*h));
 
 	if (!h)
 		return -1;
-	for (size_t e = 0; e < x->nexps; e++) {
-		const struct sonde_exp_info *in = sonde_exp_info(x->exps[e]);
+	for (int id = 1; id <= SONDE_KIND_MAX; id++) {
+		const struct sonde_view_timeline *tl = sonde_view_timeline(id);
 
-		if (!sonde_exp_heap_count(x->exps[e]))
-			continue;
-		memset(h, 0, sizeof(*h));
-		h->lo = in->start_ns;
-		h->span = in->end_ns > in->start_ns ? in->end_ns - in->start_ns + 1 : 1;
-		if (sonde_heap_walk(x->exps[e], heap_step, h, NULL) < 0) {
-			free(h);
-			return -1;
-		}
-		for (size_t k = 0; k <= COUNTER_POINTS; k++) {
-			if (k < COUNTER_POINTS && !h->any[k])
-				continue;
-			sep(o);
-			xb_s(b, "{\"ph\":\"C\",\"pid\":");
-			xb_u(b, pid_of(x, (uint32_t)e));
-			xb_s(b, ",\"tid\":");
-			xb_u(b, pid_of(x, (uint32_t)e));
-			xb_s(b, ",\"ts\":");
-			xb_us(b, rel(x, k < COUNTER_POINTS ? h->at[k] : h->last_t));
-			xb_s(b, ",\"name\":\"Live heap\",\"args\":{\"bytes\":");
-			xb_u(b, k < COUNTER_POINTS ? h->max[k] : h->last_live);
-			xb_s(b, "}}");
+		for (size_t e = 0; tl && tl->walk && e < x->nexps; e++) {
+			const struct sonde_exp_info *in = sonde_exp_info(x->exps[e]);
+
+			memset(h, 0, sizeof(*h));
+			h->lo = in->start_ns;
+			h->span = in->end_ns > in->start_ns ? in->end_ns - in->start_ns + 1 : 1;
+			long nev = tl->walk(x->exps[e], kstep, h);
+
+			if (nev < 0) {
+				free(h);
+				return -1;
+			}
+			for (size_t k = 0; nev && k <= COUNTER_POINTS; k++) {
+				if (k < COUNTER_POINTS && !h->any[k])
+					continue;
+				sep(o);
+				xb_s(b, "{\"ph\":\"C\",\"pid\":");
+				proc_at(x, b, (uint32_t)e, k < COUNTER_POINTS ? h->at[k] : h->last_t);
+				xb_s(b, ",\"name\":");
+				xb_json(b, tl->counter);
+				xb_s(b, ",\"args\":{\"");
+				xb_s(b, tl->counter_arg);
+				xb_s(b, "\":");
+				xb_u(b, k < COUNTER_POINTS ? h->max[k] : h->last_value);
+				xb_s(b, "}}");
+			}
 		}
 	}
 	free(h);
 	return 0;
 }
 
+/* The call track's words: the kinds' whose events are spans, "sync and
+ * I/O" (into buf, cap bytes). */
+static void track_words(char *buf, size_t cap)
+{
+	int ids[SONDE_KIND_MAX + 1], n = 0;
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (int id = 1; id <= SONDE_KIND_MAX; id++)
+		if (sonde_view_timeline(id) && sonde_view_timeline(id)->dur)
+			ids[n++] = id;
+	for (int i = 0; i < n && used < cap; i++)
+		used += (size_t)snprintf(buf + used, cap - used, "%s%s", i == 0 ? "" : i == n - 1 ? " and " : ", ",
+					 sonde_view_timeline(ids[i])->track);
+}
+
 int sonde_export_chrome(FILE *f, struct sonde_export *x, char *err, size_t errlen)
 {
 	struct sonde_xbuf b;
 	struct out o = { &b, true, NULL, NULL, 0 };
-	char name[400], proc[256];
+	char name[400], proc[256], track[200];
 	bool *has_calls = calloc(x->nthreads + 1, sizeof(*has_calls));
 	int rc = -SONDE_ERR_FAILED;
 
@@ -459,6 +458,7 @@ int sonde_export_chrome(FILE *f, struct sonde_export *x, char *err, size_t errle
 	}
 	for (size_t i = 0; i < x->ncalls; i++)
 		has_calls[x->calls[i].thread] = true;
+	track_words(track, sizeof(track));
 	xb_init(&b, f);
 	xb_s(&b, "{\"traceEvents\":[");
 	for (size_t e = 0; e < x->nexps; e++) {
@@ -473,7 +473,7 @@ int sonde_export_chrome(FILE *f, struct sonde_export *x, char *err, size_t errle
 		if (t->n)
 			meta(&o, "thread_name", pid, t->tid, name);
 		if (has_calls[i]) {
-			snprintf(name, sizeof(name), "thread %u: sync and I/O calls", t->number);
+			snprintf(name, sizeof(name), "thread %u: %s calls", t->number, track);
 			meta(&o, "thread_name", pid, CALL_TRACK + t->tid, name);
 		}
 	}
@@ -486,7 +486,7 @@ int sonde_export_chrome(FILE *f, struct sonde_export *x, char *err, size_t errle
 	points(x, &o);
 	int64_t total = counter(x, &o);
 
-	if (heap_counter(x, &o) < 0) {
+	if (kind_counters(x, &o) < 0) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}

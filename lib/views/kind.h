@@ -1,6 +1,7 @@
 /*
- * The views' part of a data kind (base/kindmod.h): its -dump and its part
- * of -header.  For the kinds' modules, lib/kinds/NAME.c.  Views of a
+ * The views' part of a data kind (base/kindmod.h): its -dump, its part of
+ * -header, its part of a timeline (the chrome export) and its views in the
+ * HTML report.  For the kinds' modules, lib/kinds/NAME.c.  Views of a
  * kind's own (-leaks, -iofiles, ...) are views like any other
  * (doc/internals.md).
  */
@@ -15,6 +16,44 @@
 #include "views/emit.h"
 #include "views/view_exp.h"
 
+struct sonde_xbuf; /* views/export.h */
+
+/*
+ * The kind's part of a timeline (sonde export's chrome format): its
+ * events as spans, each a complete event on its thread's call track (a
+ * traced call: a sync wait, an I/O call), and a counter over the run
+ * (the live heap).  Either may be absent (NULL functions).
+ */
+struct sonde_view_timeline {
+	/* Spans: "cat" of its complete events ("sync"), its word in the
+	 * name of the call track ("thread 1: sync and I/O calls"), and, for
+	 * its event index of exp (sonde_exp_KIND_events()): its duration in
+	 * ns, its name (the traced function; "?" for an index past the
+	 * events), and its arguments after "caller" as JSON members
+	 * (",\"fd\":3", nothing for an index past the events).  dur NULL:
+	 * no spans. */
+	const char *cat, *track;
+	uint64_t (*dur)(const struct sonde_exp *exp, size_t index);
+	const char *(*name)(const struct sonde_exp *exp, size_t index);
+	void (*args)(struct sonde_xbuf *b, const struct sonde_exp *exp, size_t index);
+	/* A counter: its name and its argument's ("Live heap", "bytes"), and
+	 * walk, which gives its value after each of exp's events, in time
+	 * order (step(arg, time_ns, value)), and returns how many (0: exp has
+	 * none, the counter is not drawn for it), or -1 out of memory.  walk
+	 * NULL: no counter. */
+	const char *counter, *counter_arg;
+	long (*walk)(const struct sonde_exp *exp, void (*step)(void *arg, uint64_t t, uint64_t value), void *arg);
+};
+
+/* A view of the kind that the HTML report embeds: its json document (a
+ * view of lib/views/view.h of the experiments, in json), as "views":
+ * {"KEY": ...}, for the report's page to show. */
+struct sonde_view_report_view {
+	const char *key; /* "leaks"; NULL ends a list */
+	int (*run)(FILE *f, const struct sonde_exp *const *exps, size_t n, const struct sonde_view_opts *o,
+		   char *err, size_t errlen);
+};
+
 struct sonde_view_kind {
 	/* -dump NAME (the kind's name): one line per event by time, each
 	 * followed by its stack (sonde_dump_stack).  0, or -1 with a
@@ -27,11 +66,27 @@ struct sonde_view_kind {
 	 * experiment without the kind has "NAME": null).  NULL: none. */
 	void (*header_text)(FILE *out, const struct sonde_exp *exp);
 	void (*header_doc)(struct sonde_emit *e, const struct sonde_exp *exp);
+	/* Its part of a timeline.  NULL: none. */
+	const struct sonde_view_timeline *timeline;
+	/* Its views in the HTML report, in order, ended by a NULL key
+	 * (NULL: none), and their place among the kinds' (the report writes
+	 * the kinds' views by this number: the order of its page's sections,
+	 * lib/views/report/report.html). */
+	const struct sonde_view_report_view *report;
+	int report_place;
 };
 
 /* -dump profile (view_dump.c): the clock profile module's dump. */
 int sonde_dump_profile(FILE *out, const struct sonde_dynfuncs *dyn, const struct sonde_exp *exp, char *err,
 		       size_t errlen);
+
+/* Kind id's timeline part, NULL for none. */
+static inline const struct sonde_view_timeline *sonde_view_timeline(int id)
+{
+	const struct sonde_kind_module *m = sonde_kind_module(id);
+
+	return m && m->view ? m->view->timeline : NULL;
+}
 
 /* For dumps: seconds of t since the experiment's start (negative before
  * it), and an event's stack: its flags, the end of the event's line, then

@@ -25,6 +25,7 @@
 #include "base/u64map.h"
 #include "model/profile.h"
 #include "symbols/symbols.h"
+#include "views/kind.h"
 #include "views/report.h"
 #include "views/view.h"
 #include "views/view_exp.h"
@@ -624,7 +625,7 @@ static void view_opts(const struct rep *r, struct sonde_view_opts *vo)
 	sonde_view_opts_init(vo);
 	/* the print mode by its name: only the output layer names modes */
 	sonde_printmode_parse(&vo->mode, "json", e, sizeof(e));
-	vo->sample_select = r->o->sample_select;
+	vo->sample_select = r->o->filter.sample_select;
 	vo->pathmap = r->o->pathmap;
 	vo->npathmap = r->o->npathmap;
 	vo->addpath = r->o->addpath;
@@ -821,67 +822,56 @@ out:
 	return rc;
 }
 
-/* "views":{"leaks":{...},...}: the trace views of the kinds traced. */
+/* One view of a kind's (views/kind.h) as "KEY":{...}, its json document
+ * or {"error":...}; -1 out of memory. */
+static int write_kind_view(FILE *f, const struct rep *r, const struct sonde_view_opts *vo,
+			   const struct sonde_view_report_view *v, bool *first)
+{
+	char err[512];
+	struct capture c;
+
+	if (!capture_begin(&c))
+		return -1;
+	int rc = v->run(c.f, r->exps, r->nexps, vo, err, sizeof(err));
+
+	if (capture_end(&c) < 0)
+		return -1;
+	fprintf(f, "%s\"%s\":", *first ? "" : ",", v->key);
+	*first = false;
+	if (rc < 0) {
+		fputs("{\"error\":", f);
+		json_str(f, err);
+		fputc('}', f);
+	} else {
+		json_doc(f, c.buf, c.len);
+	}
+	free(c.buf);
+	return 0;
+}
+
+/* "views":{"leaks":{...},...}: the views of the kinds traced, each kind's
+ * in its module's order, the kinds by their report_place. */
 static int write_trace_views(FILE *f, const struct rep *r, const char *const *names)
 {
-	static const struct {
-		const char *key;
-		int kind;
-		int which; /* 0 leaks, 1 allocs, 2 heapstat, 3 sync, 4 io, 5 iostacks */
-	} views[] = {
-		{ "leaks", SONDE_KIND_HEAP, 0 }, { "allocs", SONDE_KIND_HEAP, 1 }, { "heapstat", SONDE_KIND_HEAP, 2 },
-		{ "sync", SONDE_KIND_SYNC, 3 },	 { "io", SONDE_KIND_IO, 4 },	   { "iostacks", SONDE_KIND_IO, 5 },
-	};
 	struct sonde_view_opts vo;
 	bool first = true;
 
 	view_opts(r, &vo);
 	vo.limit = TRACE_LIMIT;
 	fputs(",\"views\":{", f);
-	for (size_t i = 0; i < sizeof(views) / sizeof(views[0]); i++) {
-		char err[512];
+	for (int place = 1; place <= SONDE_KIND_MAX; place++)
+		for (int id = 1; id <= SONDE_KIND_MAX; id++) {
+			const struct sonde_kind_module *m = sonde_kind_module(id);
+			const struct sonde_view_kind *vk = m ? m->view : NULL;
+			char err[512];
 
-		if (sonde_view_trace_check(r->exps, names, r->nexps, views[i].kind, err, sizeof(err)) < 0)
-			continue;
-		struct capture c;
-
-		if (!capture_begin(&c))
-			return -1;
-		int v = 0;
-		const struct sonde_exp *const *ex = r->exps;
-		size_t n = r->nexps;
-
-		switch (views[i].which) {
-		case 0:
-		case 1:
-			v = sonde_view_heap_stacks(c.f, ex, n, views[i].which == 0, &vo, err, sizeof(err));
-			break;
-		case 2:
-			v = sonde_view_heapstat(c.f, ex, n, &vo, err, sizeof(err));
-			break;
-		case 3:
-			v = sonde_view_sync(c.f, ex, n, &vo, err, sizeof(err));
-			break;
-		case 4:
-			v = sonde_view_io(c.f, ex, n, &vo, err, sizeof(err));
-			break;
-		default:
-			v = sonde_view_iostacks(c.f, ex, n, &vo, err, sizeof(err));
-			break;
+			if (!vk || !vk->report || vk->report_place != place ||
+			    sonde_view_trace_check(r->exps, names, r->nexps, id, err, sizeof(err)) < 0)
+				continue;
+			for (const struct sonde_view_report_view *v = vk->report; v->key; v++)
+				if (write_kind_view(f, r, &vo, v, &first) < 0)
+					return -1;
 		}
-		if (capture_end(&c) < 0)
-			return -1;
-		fprintf(f, "%s\"%s\":", first ? "" : ",", views[i].key);
-		first = false;
-		if (v < 0) {
-			fputs("{\"error\":", f);
-			json_str(f, err);
-			fputc('}', f);
-		} else {
-			json_doc(f, c.buf, c.len);
-		}
-		free(c.buf);
-	}
 	fputc('}', f);
 	return 0;
 }
@@ -941,18 +931,20 @@ static int write_data(FILE *f, struct rep *r, const char *const *names, const ch
 		fputs(g ? "," : "", f);
 		json_str(f, gnames[g]);
 	}
+	const struct sonde_profile_opts *fl = &o->filter;
+
 	fputs("],\"filters\":{\"threads\":", f);
-	json_str(f, o->thread_select ? o->thread_select : "all");
+	json_str(f, fl->thread_select ? fl->thread_select : "all");
 	fputs(",\"objects\":", f);
-	json_str(f, o->object_select ? o->object_select : "all");
+	json_str(f, fl->object_select ? fl->object_select : "all");
 	fputs(",\"samples\":", f);
-	json_str(f, o->sample_select ? o->sample_select : "all");
+	json_str(f, fl->sample_select ? fl->sample_select : "all");
 	fputs(",\"cpus\":", f);
-	json_str(f, o->cpu_select ? o->cpu_select : "all");
+	json_str(f, fl->cpu_select ? fl->cpu_select : "all");
 	fputs(",\"callpath\":", f);
-	json_str(f, o->callpath_select ? o->callpath_select : "all");
-	fprintf(f, ",\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64 ",\"inlines\":%s,\"tailcalls\":%s}", o->start_ns,
-		o->end_ns, o->no_inlines ? "false" : "true", o->no_tailcalls ? "false" : "true");
+	json_str(f, fl->callpath_select ? fl->callpath_select : "all");
+	fprintf(f, ",\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64 ",\"inlines\":%s,\"tailcalls\":%s}", fl->start_ns,
+		fl->end_ns, fl->no_inlines ? "false" : "true", fl->no_tailcalls ? "false" : "true");
 	fputs(",\"exps\":[", f);
 	for (size_t i = 0; i < r->nexps; i++) {
 		const struct sonde_exp_info *in = sonde_exp_info(r->exps[i]);
@@ -1185,19 +1177,10 @@ int sonde_report_write(FILE *f, const struct sonde_exp *const *exps, const char 
 	for (int m = 0; m < SONDE_MAX_METRICS; m++)
 		r.tidx[m] = -1;
 
-	struct sonde_profile_opts po = {
-		.thread_select = o->thread_select,
-		.object_select = o->object_select,
-		.sample_select = o->sample_select,
-		.cpu_select = o->cpu_select,
-		.callpath_select = o->callpath_select,
-		.start_ns = o->start_ns,
-		.end_ns = o->end_ns,
-		.no_inlines = o->no_inlines,
-		.no_tailcalls = o->no_tailcalls,
-		.each = on_event,
-		.each_arg = &r,
-	};
+	struct sonde_profile_opts po = o->filter;
+
+	po.each = on_event;
+	po.each_arg = &r;
 
 	if (sonde_profile_build(&r.p, exps, n, &po, err, errlen) < 0)
 		goto out;

@@ -35,16 +35,13 @@
 #include <stdio.h>
 
 #include "reader/experiment.h"
+#include "model/profile.h"
 
 struct sonde_report_opts {
-	/* The filters of sonde print (lib/model/profile.h): NULL or "all"
-	 * for none. */
-	const char *thread_select, *object_select, *sample_select, *cpu_select, *callpath_select;
-	/* Only events with start_ns <= time since their experiment's start
-	 * < end_ns (end_ns 0: no end). */
-	uint64_t start_ns, end_ns;
-	bool no_inlines;
-	bool no_tailcalls; /* -tailcalls off (model/profile.h) */
+	/* The filters of sonde print (lib/model/profile.h, parsed by
+	 * lib/model/filter.h): a list NULL or "all" for none, start_ns and
+	 * end_ns 0 for the whole run.  Its each is the report's own. */
+	struct sonde_profile_opts filter;
 	/* Where source files are looked for (sonde print's -pathmap OLD NEW
 	 * pairs and -addpath directories). */
 	const char *const *pathmap;

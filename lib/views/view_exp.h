@@ -20,6 +20,7 @@
 #include <stdio.h>
 
 #include "reader/experiment.h"
+#include "reader/exptree.h"
 #include "views/view.h"
 
 /*
@@ -68,15 +69,13 @@ int sonde_view_dump_tc(FILE *f, const struct sonde_exp *exp, enum sonde_dump_kin
 		       char *err, size_t errlen);
 
 /*
- * The experiments sonde print loaded: all of them, numbered from 1 in
- * this order (each founder followed by its descendants' sub-experiments),
- * with the names they were opened by, and the selected ones
- * (-experiment_select: a subset of all, in the same order).
+ * The experiments sonde print loaded: the tree (reader/exptree.h), its
+ * experiments numbered from 1 in its order (each founder followed by its
+ * sub-experiments), and the selected ones (-experiment_select: a subset of
+ * the tree's, in the same order).
  */
 struct sonde_exp_set {
-	const struct sonde_exp *const *all;
-	const char *const *names; /* nall of them */
-	size_t nall;
+	const struct sonde_exp_tree *tree;
 	const struct sonde_exp *const *sel;
 	size_t nsel;
 };
@@ -85,10 +84,6 @@ struct sonde_exp_set {
  * sonde_overview_reason): "start", "periodic", "pause", ...; "other" for
  * one it does not know. */
 const char *sonde_view_point_reason(uint32_t reason);
-
-/* Whether name is the name of a descendant's sub-experiment ("_f1.er",
- * "_f2_x1.er"), which a founder's directory holds. */
-bool sonde_view_is_subexp(const char *name);
 
 /* -experiment_list: every experiment loaded, numbered, '*' marking the
  * selected ones; json {"experiments":[{"number","selected","path","pid"}]}
@@ -99,7 +94,7 @@ void sonde_view_experiment_list(FILE *f, const struct sonde_exp_set *s,
 /*
  * -processes: one row per selected experiment's process: its number (as
  * -experiment_list shows it), lineage ("(founder)" or the sub-experiment's
- * name), pid, parent pid, recorded CPU time, samples, how it ended (exit
+ * directory name), pid, parent pid, recorded CPU time, samples, how it ended (exit
  * status, signal name, "exec" when an exec replaced the image, what the
  * parent saw when it reaped it, "?" when nobody knows) and command; then
  * <Total> (text; json "total_cpu_sec").

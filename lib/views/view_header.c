@@ -3,7 +3,6 @@
  * text, or as "key,value" lines (csv) or one JSON document, every number
  * unrounded.  Moved from cmd/ so that tests can call it.
  */
-#include <dirent.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -87,6 +86,18 @@ static bool not_followed(const struct sonde_exp_info *in)
 	return in->settings.follow && !strcmp(in->settings.follow, "off");
 }
 
+/* A sub-experiment that recorded something has a log.xml. */
+static int count_recorded(void *arg, const char *path, const char *name, const struct sonde_subexp_kind *k)
+{
+	struct descendants *d = arg;
+	char log[PATH_MAX];
+	struct stat st;
+
+	if (snprintf(log, sizeof(log), "%s/log.xml", path) < (int)sizeof(log) && stat(log, &st) == 0)
+		d->recorded++;
+	return 0;
+}
+
 /* Returns false for a sub-experiment, whose descendants are its
  * founder's to count. */
 static bool descendants_count(const struct sonde_exp *exp, struct descendants *d)
@@ -96,25 +107,9 @@ static bool descendants_count(const struct sonde_exp *exp, struct descendants *d
 	const struct sonde_event *ev = sonde_exp_events(exp, &n);
 
 	memset(d, 0, sizeof(*d));
-	if (sonde_view_is_subexp(in->name))
+	if (sonde_subexp_kind_of(in->name))
 		return false;
-	DIR *dir = opendir(in->dir);
-	struct dirent *de;
-
-	while (dir && (de = readdir(dir))) {
-		char path[PATH_MAX];
-		struct stat st;
-
-		if (!sonde_view_is_subexp(de->d_name) ||
-		    snprintf(path, sizeof(path), "%s/%s", in->dir, de->d_name) >= (int)sizeof(path) ||
-		    lstat(path, &st) < 0 || !S_ISDIR(st.st_mode) ||
-		    snprintf(path, sizeof(path), "%s/%s/log.xml", in->dir, de->d_name) >= (int)sizeof(path) ||
-		    stat(path, &st) < 0)
-			continue;
-		d->recorded++;
-	}
-	if (dir)
-		closedir(dir);
+	sonde_subexp_scan(in->dir, sonde_subexp_kinds, sonde_subexp_nkinds, count_recorded, d, NULL, NULL, 0);
 	for (size_t i = 0; i < n; i++)
 		if (ev[i].kind == SONDE_EV_UNRECORDED)
 			d->unrecorded++;

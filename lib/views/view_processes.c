@@ -11,18 +11,10 @@
 #include "views/view_exp.h"
 #include "views/view_table.h"
 
-bool sonde_view_is_subexp(const char *name)
+/* A founder is "(founder)"; a sub-experiment its directory's name. */
+static const char *lineage_of(const struct sonde_exp_node *id)
 {
-	size_t l = strlen(name);
-
-	return name[0] == '_' && l > 4 && !strcmp(name + l - 3, ".er");
-}
-
-static const char *lineage_of(const struct sonde_exp *e)
-{
-	const char *n = sonde_exp_info(e)->name;
-
-	return sonde_view_is_subexp(n) ? n : "(founder)";
+	return id->kind ? sonde_exp_info(id->exp)->name : "(founder)";
 }
 
 static bool selected(const struct sonde_exp_set *s, const struct sonde_exp *e)
@@ -44,15 +36,15 @@ void sonde_view_experiment_list(FILE *f, const struct sonde_exp_set *s,
 	em_obj(&e, NULL);
 	em_arr(&e, "experiments");
 	em_textcsv(&e, "Experiments (* selected):\n");
-	for (size_t i = 0; i < s->nall; i++) {
-		const struct sonde_exp_info *in = sonde_exp_info(s->all[i]);
+	for (size_t i = 0; i < s->tree->n; i++) {
+		const struct sonde_exp_node *id = &s->tree->node[i];
 
-		em_textcsv(&e, "%c %3zu  %s\n", selected(s, s->all[i]) ? '*' : ' ', i + 1, s->names[i]);
+		em_textcsv(&e, "%c %3zu  %s\n", selected(s, id->exp) ? '*' : ' ', i + 1, id->path);
 		em_obj(&e, NULL);
 		em_u(&e, "number", i + 1);
-		em_b(&e, "selected", selected(s, s->all[i]));
-		em_s(&e, "path", s->names[i]);
-		em_u(&e, "pid", in->target.pid);
+		em_b(&e, "selected", selected(s, id->exp));
+		em_s(&e, "path", id->path);
+		em_u(&e, "pid", id->pid);
 		em_end(&e);
 	}
 	em_end(&e);
@@ -84,12 +76,11 @@ static void exit_text(const struct sonde_exp_set *s, const struct sonde_exp *e, 
 	snprintf(out, cap, "?");
 	if (!in->target.pid || !in->target.ppid)
 		return;
-	for (size_t k = 0; k < s->nall; k++) {
-		const struct sonde_exp_info *pin = sonde_exp_info(s->all[k]);
+	for (size_t k = 0; k < s->tree->n; k++) {
 		size_t n;
-		const struct sonde_event *ev = sonde_exp_events(s->all[k], &n);
+		const struct sonde_event *ev = sonde_exp_events(s->tree->exps[k], &n);
 
-		if (pin->target.pid != in->target.ppid)
+		if (s->tree->node[k].pid != in->target.ppid)
 			continue;
 		for (size_t i = 0; i < n; i++) {
 			if (ev[i].kind != SONDE_EV_REAPED || ev[i].pid != in->target.pid)
@@ -118,12 +109,15 @@ void sonde_view_processes(FILE *f, const struct sonde_exp_set *s,
 		const struct sonde_exp *e = s->sel[i];
 		const struct sonde_exp_info *in = sonde_exp_info(e);
 		const struct sonde_exp_summary *su = sonde_exp_summary(e);
+		const char *lineage = "(founder)";
 		char ex[32];
 		size_t num = 0;
 
-		for (size_t k = 0; k < s->nall; k++)
-			if (s->all[k] == e)
+		for (size_t k = 0; k < s->tree->n; k++)
+			if (s->tree->exps[k] == e) {
 				num = k + 1;
+				lineage = lineage_of(&s->tree->node[k]);
+			}
 		exit_text(s, e, ex, sizeof(ex));
 		total += su->weight_ns;
 		samples += su->samples;
@@ -131,7 +125,7 @@ void sonde_view_processes(FILE *f, const struct sonde_exp_set *s,
 
 		em_row(&em);
 		em_u(&em, "number", num);
-		em_s(&em, "lineage", lineage_of(e));
+		em_s(&em, "lineage", lineage);
 		em_u(&em, "pid", in->target.pid);
 		em_u(&em, "ppid", in->target.ppid);
 		em_f_json(&em, "cpu_sec", "%.3f", su->weight_ns / 1e9);
@@ -140,7 +134,7 @@ void sonde_view_processes(FILE *f, const struct sonde_exp_set *s,
 		em_s(&em, "exit", ex);
 		em_s(&em, "command", cmd);
 		em_row_end(&em);
-		em_text(&em, "%3zu  %-24s %8u %8u %10.3f %8" PRIu64 " %6s  %s\n", num, lineage_of(e),
+		em_text(&em, "%3zu  %-24s %8u %8u %10.3f %8" PRIu64 " %6s  %s\n", num, lineage,
 			in->target.pid, in->target.ppid, su->weight_ns / 1e9, su->samples, ex, cmd);
 	}
 	em_end(&em);

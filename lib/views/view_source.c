@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "base/safeopen.h"
+#include "reader/exptree.h"
 #include "symbols/archive.h"
 #include "symbols/disasm.h"
 #include "model/profile.h"
@@ -803,14 +804,16 @@ static int source_text(struct text *t, struct sonde_profile *p, uint32_t exp, co
 	char founder[PATH_MAX];
 
 	/* Archived sources are in the founder's archives/src/ (a
-	 * descendant's experiment is a directory _*.er inside it). */
+	 * sub-experiment is a directory inside it, reader/exptree.h). */
 	snprintf(founder, sizeof(founder), "%s", dir);
 	char *slash = strrchr(founder, '/');
 
-	if (slash && slash[1] == '_')
-		*slash = '\0';
-	else if (founder[0] == '_')
-		snprintf(founder, sizeof(founder), ".");
+	if (sonde_subexp_kind_of(slash ? slash + 1 : founder)) {
+		if (slash)
+			*slash = '\0';
+		else
+			snprintf(founder, sizeof(founder), ".");
+	}
 	for (int k = 0; k < 3 + (int)o->npathmap + (int)o->naddpath; k++) {
 		cand[0] = '\0';
 		if (k == 0) {

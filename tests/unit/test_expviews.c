@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,6 +25,7 @@
 #include "model/metrics.h"
 #include "model/profile.h"
 #include "views/view.h"
+#include "reader/exptree.h"
 #include "views/view_exp.h"
 
 static bool show;
@@ -344,36 +346,93 @@ static void test_dump(const struct sonde_exp *e)
 
 /* ---- -experiment_list and -processes --------------------------------------------------- */
 
-static void test_processes(struct sonde_exp *fe, struct sonde_exp *ce)
+/* -experiment_list's and -processes' text of a set: list and procs. */
+#define CHECK_SET_VIEWS(s, list, procs) check_set_views(s, list, procs, __LINE__)
+static void check_set_views(const struct sonde_exp_set *s, const char *list, const char *procs, int line)
 {
-	const struct sonde_exp *all[2] = { fe, ce };
-	const char *names[2] = { "one.er", "one.er/_f1.er" };
-	struct sonde_exp_set s = { all, names, 2, all, 2 };
+	struct sonde_view_opts o;
+	FILE *f;
+
+	sonde_view_opts_init(&o);
+	f = out_open();
+	sonde_view_experiment_list(f, s, &o);
+	check_text(out_close(f), list, line);
+	f = out_open();
+	sonde_view_processes(f, s, &o);
+	check_text(out_close(f), procs, line);
+}
+
+/* Opens the tree of DIR/name as sonde print does, named as given from
+ * DIR (the test's directory), with the kinds given (NULL: the reader's);
+ * what it says goes to said. */
+static char said[1024];
+
+static void say(void *arg, const char *msg)
+{
+	size_t l = strlen(said);
+
+	snprintf(said + l, sizeof(said) - l, "%s\n", msg);
+}
+
+static int open_tree(struct sonde_exp_tree *t, const char *name, const struct sonde_subexp_kind *kinds,
+		     size_t nkinds)
+{
+	char cwd[4200];
+	int rc = -1;
+
+	said[0] = '\0';
+	sonde_exp_tree_init(t);
+	if (kinds) {
+		t->kinds = kinds;
+		t->nkinds = nkinds;
+	}
+	if (getcwd(cwd, sizeof(cwd)) && chdir(tmpdir) == 0) {
+		rc = sonde_exp_tree_add(t, name, 0, say, NULL);
+		if (chdir(cwd) < 0)
+			rc = -1;
+	}
+	return rc;
+}
+
+static void test_processes(void)
+{
+	struct sonde_exp_tree t;
+	struct sonde_exp_set s;
 	struct sonde_view_opts o;
 	FILE *f;
 
 	group = "processes";
-	CHECK(sonde_view_is_subexp("_f1.er"));
-	CHECK(sonde_view_is_subexp("_f2_x1.er"));
-	CHECK(!sonde_view_is_subexp("one.er"));
-	CHECK(!sonde_view_is_subexp("_.er"));
+	CHECK(sonde_subexp_kind_of("_f1.er"));
+	CHECK(sonde_subexp_kind_of("_f2_x1.er"));
+	CHECK(!sonde_subexp_kind_of("one.er"));
+	CHECK(!sonde_subexp_kind_of("_.er"));
+	/* the tree of one.er, opened as "one.er": the founder and _f1.er */
+	CHECK_I(open_tree(&t, "one.er", NULL, 0), 0);
+	CHECK_S(said, "");
+	CHECK_I(t.n, 2);
+	if (t.n != 2)
+		return;
+	CHECK_S(t.names[1], "one.er/_f1.er");
+	CHECK(!t.node[0].kind && t.node[1].kind == &sonde_subexp_kinds[0]);
+	CHECK_S(t.node[0].lineage, "");
+	CHECK_S(t.node[1].lineage, "_f1");
+	CHECK_I(t.node[1].pid, 101);
+	CHECK_S(t.node[1].program, "prog");
+	CHECK_I(t.node[1].rank, -1);
+	CHECK_I(t.node[1].founder, 0);
+	s = (struct sonde_exp_set){ &t, (const struct sonde_exp *const *)t.exps, 2 };
 	sonde_view_opts_init(&o);
-	f = out_open();
-	sonde_view_experiment_list(f, &s, &o);
-	CHECK_TEXT(out_close(f),
-		   "Experiments (* selected):\n"
-		   "*   1  one.er\n"
-		   "*   2  one.er/_f1.er\n");
-	f = out_open();
-	sonde_view_processes(f, &s, &o);
-	CHECK_TEXT(out_close(f),
-		   "  #  Lineage                       PID     PPID   CPU sec.  Samples   Exit  Command\n"
-		   "  1  (founder)                     100        1      0.003        2      3  ./prog\n"
-		   "  2  _f1.er                        101        1      0.004        1      ?  ./prog\n"
-		   "     <Total>                                         0.007        3\n");
+	CHECK_SET_VIEWS(&s,
+			"Experiments (* selected):\n"
+			"*   1  one.er\n"
+			"*   2  one.er/_f1.er\n",
+			"  #  Lineage                       PID     PPID   CPU sec.  Samples   Exit  Command\n"
+			"  1  (founder)                     100        1      0.003        2      3  ./prog\n"
+			"  2  _f1.er                        101        1      0.004        1      ?  ./prog\n"
+			"     <Total>                                         0.007        3\n");
 
 	/* only the descendant selected */
-	s.sel = all + 1;
+	s.sel = (const struct sonde_exp *const *)t.exps + 1;
 	s.nsel = 1;
 	o.mode = SONDE_PM_JSON;
 	f = out_open();
@@ -393,6 +452,153 @@ static void test_processes(struct sonde_exp *fe, struct sonde_exp *ce)
 	CHECK_TEXT(out_close(f),
 		   "number,lineage,pid,ppid,cpu_ns,samples,exit,command\n"
 		   "2,_f1.er,101,1,4000000,1,?,./prog\n");
+	sonde_exp_tree_release(&t);
+}
+
+/* ---- a new kind of sub-experiment (doc/internals.md's recipe) ----------------------------- */
+
+/* The kind the recipe adds, known to this test only: an MPI rank's
+ * experiment, M_r<rank>.er, as the reference names them. */
+static bool rank_match(const char *name, struct sonde_exp_node *id)
+{
+	char *end;
+
+	if (strncmp(name, "M_r", 3) || name[3] < '0' || name[3] > '9')
+		return false;
+	long r = strtol(name + 3, &end, 10);
+
+	if (strcmp(end, ".er"))
+		return false;
+	if (id)
+		id->rank = r;
+	return true;
+}
+
+/* Writes DIR/two.er/SUB (SUB NULL: the founder) for process pid, one
+ * sample of ms milliseconds. */
+static int write_member(const char *sub, uint32_t pid, uint64_t ms)
+{
+	char dir[4400], err[512];
+	struct sonde_expw *w;
+	const uint64_t st[2] = { 0x10100 | SONDE_PC_EXACT, 0x10200 };
+
+	snprintf(dir, sizeof(dir), "%s/two.er%s%s", tmpdir, sub ? "/" : "", sub ? sub : "");
+	if (!(w = sonde_expw_create(dir, err, sizeof(err)))) {
+		printf("# %s\n", err);
+		return -1;
+	}
+	sonde_expw_log_preamble(w, pid, T0);
+	sonde_expw_object(w, 1, "/nonexistent/libx.so", 0x10000, 0x10000, 0x20000, T0);
+	sonde_expw_stack(w, 7, 0, 2, st);
+	sonde_expw_sample(w, pid, 0, T0 + ms * MS, ms * MS, 7);
+	if (sonde_expw_finish(w, 0, err, sizeof(err)) < 0) {
+		printf("# %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+/* A founder with sub-experiments of two kinds, the descendants' and the
+ * test's ranks, and names that are neither or not directories of their
+ * own: the tree, its views and selections. */
+static void test_tree_kinds(void)
+{
+	struct sonde_subexp_kind kinds[2] = { sonde_subexp_kinds[0], { "rank", rank_match } };
+	struct sonde_exp_tree t;
+	bool want[8];
+	char err[256], link[4400], other[4400];
+
+	group = "tree of two kinds";
+	snprintf(link, sizeof(link), "%s/two.er/_f9.er", tmpdir);
+	snprintf(other, sizeof(other), "%s/two.er/M_rx.er", tmpdir);
+	if (write_member(NULL, 200, 1) < 0 || write_member("M_r1.er", 202, 3) < 0 ||
+	    write_member("_f1.er", 203, 4) < 0 || write_member("M_r0.er", 201, 2) < 0 || symlink(".", link) < 0 ||
+	    mkdir(other, 0755) < 0) {
+		CHECK(!"the experiments are written");
+		return;
+	}
+	CHECK_I(open_tree(&t, "two.er", kinds, 2), 0);
+	CHECK_S(said, "warning: 'two.er': 1 sub-experiment name skipped (the first: '_f9.er'): not a directory "
+		      "of its own (a symbolic link, or a second name of a directory already read), whose samples "
+		      "would be counted twice\n");
+	CHECK_I(t.n, 4);
+	CHECK_I(t.ngroups, 1);
+	if (t.n != 4)
+		return;
+	/* in name order: 'M' before '_' */
+	CHECK_S(t.names[0], "two.er");
+	CHECK_S(t.names[1], "two.er/M_r0.er");
+	CHECK_S(t.names[2], "two.er/M_r1.er");
+	CHECK_S(t.names[3], "two.er/_f1.er");
+	CHECK(!t.node[0].kind && t.node[1].kind == &kinds[1] && t.node[2].kind == &kinds[1] &&
+	      t.node[3].kind == &kinds[0]);
+	CHECK_S(t.node[1].lineage, "M_r0");
+	CHECK_S(t.node[3].lineage, "_f1");
+	CHECK_I(t.node[0].rank, -1);
+	CHECK_I(t.node[1].rank, 0);
+	CHECK_I(t.node[2].rank, 1);
+	CHECK_I(t.node[3].rank, -1);
+	CHECK_I(t.node[2].pid, 202);
+	CHECK_I(t.node[3].founder, 0);
+	CHECK_I(t.node[3].group, 0);
+	CHECK(t.exps[2] == t.node[2].exp && t.names[2] == t.node[2].path);
+
+	struct sonde_exp_set s = { &t, (const struct sonde_exp *const *)t.exps, 4 };
+
+	CHECK_SET_VIEWS(&s,
+			"Experiments (* selected):\n"
+			"*   1  two.er\n"
+			"*   2  two.er/M_r0.er\n"
+			"*   3  two.er/M_r1.er\n"
+			"*   4  two.er/_f1.er\n",
+			"  #  Lineage                       PID     PPID   CPU sec.  Samples   Exit  Command\n"
+			"  1  (founder)                     200        1      0.001        1      ?  ./prog\n"
+			"  2  M_r0.er                       201        1      0.002        1      ?  ./prog\n"
+			"  3  M_r1.er                       202        1      0.003        1      ?  ./prog\n"
+			"  4  _f1.er                        203        1      0.004        1      ?  ./prog\n"
+			"     <Total>                                         0.010        4\n");
+
+	/* en_desc and -experiment_select read it */
+	CHECK_I(sonde_exp_tree_desc(&t, "off", want, err, sizeof(err)), 0);
+	CHECK(want[0] && !want[1] && !want[2] && !want[3]);
+	CHECK_I(sonde_exp_tree_desc(&t, "=^M_r1$", want, err, sizeof(err)), 0);
+	CHECK(want[0] && !want[1] && want[2] && !want[3]);
+	CHECK_I(sonde_exp_tree_desc(&t, "=_f", want, err, sizeof(err)), 0);
+	CHECK(want[0] && !want[1] && !want[2] && want[3]);
+	CHECK_I(sonde_exp_tree_desc(&t, "=prog", want, err, sizeof(err)), 0); /* /tmp/prog: all */
+	CHECK(want[0] && want[1] && want[2] && want[3]);
+	CHECK_I(sonde_exp_tree_desc(&t, "=(", want, err, sizeof(err)), -1);
+	CHECK_I(sonde_exp_tree_desc(&t, "maybe", want, err, sizeof(err)), -1);
+	CHECK_S(err, "'maybe' is not on, off or =REGEX");
+	CHECK_I(sonde_exp_tree_pick(&t, "1,3-4", want), 0);
+	CHECK(want[0] && !want[1] && want[2] && want[3]);
+	CHECK_I(sonde_exp_tree_pick(&t, "5", want), -1);
+	CHECK_I(sonde_exp_tree_pick(&t, "2-", want), -1);
+	sonde_exp_tree_release(&t);
+	CHECK_I(t.n, 0);
+
+	/* the reader's own kinds: no rank; M_r*.er are nothing to it */
+	CHECK_I(open_tree(&t, "two.er", NULL, 0), 0);
+	CHECK_I(t.n, 2);
+	CHECK(t.n == 2 && !strcmp(t.names[1], "two.er/_f1.er"));
+	CHECK(!sonde_subexp_kind_of("M_r1.er"));
+	sonde_exp_tree_release(&t);
+
+	/* a sub-experiment given by itself is read alone; so is a founder
+	 * with SONDE_TREE_ALONE */
+	CHECK_I(open_tree(&t, "two.er/M_r1.er/", kinds, 2), 0);
+	CHECK(t.n == 1 && t.node[0].kind == &kinds[1] && t.node[0].rank == 1);
+	sonde_exp_tree_release(&t);
+	sonde_exp_tree_init(&t);
+	CHECK_I(sonde_exp_tree_add(&t, founder, SONDE_TREE_ALONE, say, NULL), 0);
+	CHECK_I(t.n, 1);
+	sonde_exp_tree_release(&t);
+
+	/* a founder that cannot be opened: said, nothing added */
+	CHECK_I(open_tree(&t, "none.er", kinds, 2), -1);
+	CHECK_I(t.n, 0);
+	CHECK(strstr(said, "none.er") != NULL);
+	sonde_exp_tree_release(&t);
 }
 
 /* ---- error codes ------------------------------------------------------------------------ */
@@ -559,7 +765,8 @@ int main(void)
 	test_header(fe);
 	test_header_subexp(ce);
 	test_dump(fe);
-	test_processes(fe, ce);
+	test_processes();
+	test_tree_kinds();
 	test_error_codes(fe);
 	test_many_objects();
 	sonde_exp_close(fe);

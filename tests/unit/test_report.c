@@ -545,8 +545,8 @@ static void test_report(const char *tmp)
 	/* -time 0.5-1.5: the model filtered as sonde print filters */
 	group = "report, -time";
 	sonde_report_opts_init(&o);
-	o.start_ns = 500 * MS;
-	o.end_ns = 1500 * MS;
+	o.filter.start_ns = 500 * MS;
+	o.filter.end_ns = 1500 * MS;
 	d = report_of(dir, &o, &html);
 	if (!d)
 		return;

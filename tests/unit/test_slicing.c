@@ -22,6 +22,7 @@
 #include "check.h"
 #include "selfexe.h"
 #include "reader/expwriter.h"
+#include "model/filter.h"
 #include "model/metrics.h"
 #include "model/profile.h"
 #include "views/view.h"
@@ -360,6 +361,67 @@ static void test_inverted(const struct sonde_model *m)
 	free(nodes);
 }
 
+/* The one parser of the slicing filters (lib/model/filter.h) that sonde
+ * print, export and report share: each filter's value into the profile's
+ * options, "all" for none, the messages of bad values. */
+static void test_filter_parser(void)
+{
+	struct sonde_profile_opts po = { 0 };
+	char err[256];
+
+	group = "filter parser";
+	CHECK_I(sonde_filter_parse(&po, "thread_select", "1,3-5", err, sizeof err), 1);
+	CHECK_S(po.thread_select, "1,3-5");
+	CHECK_I(sonde_filter_parse(&po, "object_select", "libc.so.6,burn", err, sizeof err), 1);
+	CHECK_S(po.object_select, "libc.so.6,burn");
+	CHECK_I(sonde_filter_parse(&po, "sample_select", "2", err, sizeof err), 1);
+	CHECK_S(po.sample_select, "2");
+	CHECK_I(sonde_filter_parse(&po, "cpu_select", "0,2-3", err, sizeof err), 1);
+	CHECK_S(po.cpu_select, "0,2-3");
+	CHECK_I(sonde_filter_parse(&po, "callpath_select", "A>B,spin", err, sizeof err), 1);
+	CHECK_S(po.callpath_select, "A>B,spin");
+	CHECK_I(sonde_filter_parse(&po, "time", "0.5-1.25", err, sizeof err), 1);
+	CHECK_U(po.start_ns, 500000000);
+	CHECK_U(po.end_ns, 1250000000);
+	CHECK_I(sonde_filter_parse(&po, "time_select", "2-", err, sizeof err), 1); /* the alias */
+	CHECK(po.start_ns == 2 * SEC && po.end_ns == 0);
+	CHECK_I(sonde_filter_parse(&po, "time", "all", err, sizeof err), 1);
+	CHECK(po.start_ns == 0 && po.end_ns == 0);
+	CHECK_I(sonde_filter_parse(&po, "inlines", "off", err, sizeof err), 1);
+	CHECK_I(sonde_filter_parse(&po, "tailcalls", "off", err, sizeof err), 1);
+	CHECK(po.no_inlines && po.no_tailcalls);
+	CHECK_I(sonde_filter_parse(&po, "inlines", "on", err, sizeof err), 1);
+	CHECK(!po.no_inlines && po.no_tailcalls);
+	/* not a filter: nothing set */
+	CHECK_I(sonde_filter_parse(&po, "metric", "totalcpu", err, sizeof err), 0);
+	CHECK_I(sonde_filter_parse(&po, "lwp_select", "1", err, sizeof err), 0);
+	CHECK(sonde_filter_find("time_select") == sonde_filter_find("time"));
+	CHECK(!sonde_filter_find("experiment_select"));
+	/* bad values: -1, a message, the options as they were */
+	struct {
+		const char *name, *value, *msg;
+	} bad[] = {
+		{ "thread_select", "0", "invalid list '0'" },
+		{ "object_select", "", "-object_select needs a non-empty argument" },
+		{ "sample_select", "x", "invalid sample list 'x'" },
+		{ "cpu_select", "x", "'x' is not 'all' or a list of CPU numbers" },
+		{ "callpath_select", "A>", "'A>' is not 'all'" },
+		{ "time", "5-1", "time range '5-1' ends before it starts" },
+		{ "tailcalls", "maybe", "'maybe' is not on or off" },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		struct sonde_profile_opts before = po;
+
+		err[0] = '\0';
+		CHECK_I(sonde_filter_parse(&po, bad[i].name, bad[i].value, err, sizeof err), -1);
+		CHECK(!strncmp(err, bad[i].msg, strlen(bad[i].msg)));
+		CHECK(!memcmp(&before, &po, sizeof po));
+	}
+	/* every row is found by its name */
+	for (size_t i = 0; i < sonde_nfilters; i++)
+		CHECK(sonde_filter_find(sonde_filters[i].name) == &sonde_filters[i]);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/sonde-test-slicing.XXXXXX", path[200], err[512];
@@ -370,6 +432,7 @@ int main(void)
 	}
 	snprintf(path, sizeof path, "%s/w.er", dir);
 	test_parsers();
+	test_filter_parser();
 	struct sonde_exp *e = write_exp(path) == 0 ? sonde_exp_open(path, err, sizeof err) : NULL;
 
 	group = "setup";
