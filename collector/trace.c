@@ -11,6 +11,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <link.h>
 #include <signal.h>
 #include <sched.h>
@@ -18,8 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <ucontext.h>
+
+#include <sonde/hooks.h>
 
 #include "clock_internal.h"
 #include "unwind.h"
@@ -238,6 +242,54 @@ void modules_restart(void)
 EXPORT void __sonde_trace_log(const char *level, const char *text)
 {
 	log_event_text(level, text);
+}
+
+/* A file of the library's own beside the collector's: a name of letters,
+ * digits, '.', '_' and '-' (no path, not hidden), never one of the
+ * experiment's own files (O_EXCL: a kind's file, log.xml, map.xml, one
+ * a module made first), in this process's experiment (a followed
+ * child's is its own).  Opened by the gated system call, so that a
+ * seccomp filter the target installed is obeyed. */
+EXPORT int __sonde_trace_file(const char *name)
+{
+	size_t n = name ? strlen(name) : 0;
+
+	if (!atomic_load(&g_col.active) || !g_col.expdir[0]) {
+		errno = ENOENT; /* no experiment (yet, or in a child not followed) */
+		return -1;
+	}
+	if (!n || n > 255 || name[0] == '.') {
+		errno = EINVAL;
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char c = name[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+		      c == '_' || c == '-')) {
+			errno = EINVAL;
+			return -1;
+		}
+	}
+	for (int k = 1; k <= SONDE_KIND_MAX; k++) {
+		const struct sonde_kind_desc *d = sonde_kind_desc(k);
+		if (d && d->file && !strcmp(d->file, name)) {
+			errno = EEXIST;
+			return -1;
+		}
+	}
+	char path[sizeof g_col.expdir + 257];
+	struct xbuf b;
+
+	xb_init(&b, path, sizeof path - 1);
+	xb_str(&b, g_col.expdir);
+	xb_str(&b, "/");
+	xb_str(&b, name);
+	if (b.len >= sizeof path - 1) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	path[b.len] = 0;
+	return (int)syscall(SYS_openat, AT_FDCWD, path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
 }
 
 EXPORT void *__sonde_trace_reserve(int kind, size_t size)

@@ -31,7 +31,7 @@ HS=$FIX/hookstate
 }
 
 "$HS" 0.15 >plain.txt 2>&1
-check "without the collector the fixture finds no hooks API" grep -q '^hooks state -1 stack -1$' plain.txt
+check "without the collector the fixture finds no hooks API" grep -q '^hooks state -1 stack -1 files -1 -1 refused -4$' plain.txt
 
 # One recording and its checks; a run whose sampling error exceeds the
 # bounds (a loaded machine) is repeated, up to 3 runs.
@@ -110,6 +110,22 @@ check "no other frame of another kind, nor elsewhere than above the leaf ($bad s
 check "every stack's nodes are in the file" sh -c "tail -1 fr$last.txt | grep -q ' unknown 0$'"
 kinds=$(awk '$1 == "sample" && $5 == "1:1:0:0xffffffff81234560" { n++ } END { print n + 0 }' fr$last.txt)
 check "samples with the kernel frame (exact, SONDE_FRAMEF_EXACT) then the Java one (method 42, bci 7): $kinds" test "$kinds" -gt 20
+
+# The files that name those frames, written by the fixture through
+# __sonde_trace_file as a stack source writes them: the kernel frame is
+# hs_kernel_func in <kernel>, the Java frame com.example.Hook.spin(int) in
+# its class file, each with exactly the weight of the samples that carry it.
+check "the fixture wrote kallsyms and methods and the bad names were refused" \
+	grep -q '^hooks state [0-9]* stack [0-9]* files 0 0 refused -4$' out$last.txt
+tagged=$(awk '$1 == "sample" && $5 == "1:1:0:0xffffffff81234560" && $6 == "2:0:7:0x2a" { w += $3 } END { printf "%.0f", w }' fr$last.txt)
+"$TSONDE" print -printmode csv -metrics e.totalcpu:i.totalcpu:name -functions $E >named.csv 2>named.err
+check "the kernel frame is hs_kernel_func in <kernel>, exclusive time the tagged samples' ($tagged ns)" \
+	grep -qx "hs_kernel_func,<kernel>,$tagged,$tagged" named.csv
+check "the Java frame is com.example.Hook.spin(int) in Hook.class, inclusive time the tagged samples'" \
+	grep -qxF "com.example.Hook.spin(int),Hook.class,0,$tagged" named.csv
+check "-functions warns of nothing about the files" test ! -s named.err
+"$TSONDE" print -printmode csv -metrics i.totalcpu:name -lines $E >lines.csv 2>&1
+check "-lines: bytecode index 7 is line 21 of Hook.java" grep -q ",com\.example\.Hook\.spin(int),Hook\.java,21,$tagged$" lines.csv
 
 # The state, as the table's row: its metric, -dump's word, agg's word, and
 # the profile packets' state (3) exactly on those samples.

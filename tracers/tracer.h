@@ -180,6 +180,9 @@ int __sonde_trace_from_sonde(const void *pc);
  * "warning" or "error". */
 void __sonde_trace_log(const char *level, const char *text);
 
+/* A file of the library's own in the experiment (the file that names a
+ * stack source's frames): __sonde_trace_file, sonde/hooks.h. */
+
 /* Record a <settings>-like attribute for the kind in log.xml:
  * <trace kind="sync" name="value"/>.  Normal context. */
 void __sonde_trace_setting(int kind, const char *name, const char *value);

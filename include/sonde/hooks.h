@@ -136,6 +136,19 @@ typedef int sonde_stack_source(const struct sonde_hook_sample *s, struct sonde_h
 int __sonde_hook_state_add(sonde_state_provider *fn, void *arg);
 int __sonde_hook_stack_add(sonde_stack_source *fn, void *arg);
 
+/* The file that names a stack source's frames, beside the collector's
+ * files in this process's experiment directory ("methods", "kallsyms":
+ * doc/experiment-format.md), created for writing: the descriptor
+ * (close-on-exec), or -1 with errno: EINVAL for a name that is not
+ * letters, digits, '.', '_' and '-', or is hidden; EEXIST for a file the
+ * experiment has (a data kind's included); ENOENT when this process
+ * records no experiment (before the collector started, in a child it
+ * does not follow).  Write it with __sonde_syscall (tracers/tracer.h) so
+ * that a seccomp filter is obeyed, and close it soon: the target may
+ * count its descriptors.  Readers take a file cut short as far as it
+ * goes.  Normal context. */
+int __sonde_trace_file(const char *name);
+
 /* Unregister hook `handle`: when it returns 0 the hook is not running
  * and will not be called again (it waits for samples running it on other
  * threads to leave it), so its code may be unloaded and arg freed.
