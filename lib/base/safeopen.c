@@ -47,9 +47,15 @@ char *sonde_read_regular(const char *path, size_t *len)
 
 	if (fd < 0)
 		return NULL;
+	/* The file's size now, as a first guess: it may still grow. */
+	struct stat st;
+	size_t first = fstat(fd, &st) == 0 && st.st_size > 0 && (uint64_t)st.st_size < SIZE_MAX / 4 ?
+			       (size_t)st.st_size + 1 :
+			       65536;
+
 	for (;;) {
 		if (n + 1 >= cap) {
-			char *nb = cap > SIZE_MAX / 4 ? NULL : realloc(b, cap = cap ? cap * 2 : 65536);
+			char *nb = cap > SIZE_MAX / 4 ? NULL : realloc(b, cap = cap ? cap * 2 : first);
 
 			if (!nb) {
 				free(b);

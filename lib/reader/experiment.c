@@ -124,52 +124,15 @@ int exp_read_whole(struct sonde_exp *exp, const char *file, char **buf, size_t *
 		errno = ENOMEM;
 		return -1;
 	}
-	int fd = sonde_open_regular(path);
+	size_t n;
+	char *b = sonde_read_regular(path, &n);
 
 	free(path);
-	if (fd < 0)
-		return errno == ENOENT ? 1 : -1;
-	struct stat st;
-	char *b = NULL;
-	size_t n = 0, cap = 0;
-
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-		cap = (size_t)st.st_size + 1;
-	if (cap < 4096)
-		cap = 4096;
-	b = malloc(cap);
 	if (!b) {
-		exp->oom = true;
-		close(fd);
-		errno = ENOMEM;
-		return -1;
-	}
-	for (;;) {
-		if (sonde_grow(&b, &cap, n + 2, 1, 4096)) {
-			free(b);
-			close(fd);
+		if (errno == ENOMEM)
 			exp->oom = true;
-			errno = ENOMEM;
-			return -1;
-		}
-		ssize_t r = read(fd, b + n, cap - 1 - n);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int e = errno;
-
-			free(b);
-			close(fd);
-			errno = e;
-			return -1;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
+		return errno == ENOENT ? 1 : -1;
 	}
-	close(fd);
-	b[n] = '\0';
 	*buf = b;
 	*len = n;
 	return 0;

@@ -163,45 +163,14 @@ struct sonde_dynfuncs *sonde_dynfuncs_read(const struct sonde_exp *exp, bool *pr
 		errno = ENAMETOOLONG;
 		return NULL;
 	}
-	int fd = sonde_open_regular(path);
+	size_t n;
+	char *b = sonde_read_regular(path, &n);
 
-	if (fd < 0) {
+	if (!b) {
 		*present = errno != ENOENT;
 		return NULL;
 	}
 	*present = true;
-	size_t n = 0, cap = 65536;
-	char *b = malloc(cap);
-
-	for (;;) {
-		if (!b)
-			break;
-		if (sonde_grow(&b, &cap, n + 1, 1, 65536)) {
-			free(b);
-			b = NULL;
-			break;
-		}
-		ssize_t r = read(fd, b + n, cap - n);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int e = errno;
-
-			free(b);
-			close(fd);
-			errno = e;
-			return NULL;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	close(fd);
-	if (!b) {
-		errno = ENOMEM;
-		return NULL;
-	}
 	struct sonde_dynfuncs *d = sonde_dynfuncs_parse(b, n);
 
 	free(b);
