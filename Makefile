@@ -311,12 +311,14 @@ $(B)/fixtures/hookattack: tests/fixtures/hookattack.c $(B)/obj/fixtures/hookatta
 # The tests' build: sonde and the collector with one more thread state
 # (include/sonde/states.h, SONDE_TEST_STATES), in $(B)/teststates, so
 # that t46 records a state a state provider gives and reads it back as a
-# row of the table.  Only what changed is rebuilt (its own objects and
-# header dependencies).
+# row of the table, and t74 reads test_frames' experiment in that state
+# (with this build's test_frames too).  Only what changed is rebuilt (its
+# own objects and header dependencies).
 TEST_STATES_B := $(B)/teststates
 teststates:
 	@$(MAKE) --no-print-directory B=$(TEST_STATES_B) CFLAGS='$(CFLAGS) -DSONDE_TEST_STATES' \
-		$(TEST_STATES_B)/bin/sonde $(TEST_STATES_B)/lib/sonde/libsonde_collector.so
+		$(TEST_STATES_B)/bin/sonde $(TEST_STATES_B)/lib/sonde/libsonde_collector.so \
+		$(TEST_STATES_B)/tests/test_frames
 
 tests: all $(UNITS) $(FIXTURES) $(API_FIXTURES) $(TOOLS) $(HOOK_OBJS) teststates
 

@@ -20,7 +20,10 @@
 # character and bytes that are not UTF-8, and its experiment of frames of
 # every kind (native, kernel and Java frames in one stack: each named, in
 # its load object, by pprof, speedscope and the trace validator as sonde
-# print names it).  Errors: an unknown format, a
+# print names it), and its variant with samples in the tests' build's extra
+# thread state (test_frames --write-state, exported by build/teststates:
+# the state's metric per function in pprof, per stack in folded, its
+# profile in speedscope, its counter in chrome).  Errors: an unknown format, a
 # missing experiment, an unwritable -o, a metric not recorded.
 #
 # The readers are installed by `make check` (scripts/deps.sh check); a
@@ -251,6 +254,101 @@ if [ $have_browser = 1 ]; then
 		node "$BR/speedscope-load.mjs" frames.$f do_syscall_64 kfunc_low 'com.example.Main.run(int, java.lang.String[])' \
 			'com.example.Util.hash(java.lang.Object)' '<unknown method>@0x9999' '<kind 9>@0x1010'
 	done
+fi
+
+# ---- an extra thread state ------------------------------------------------------------------
+# test_frames --write-state: framestate.er, frames.er with 6 of its 15
+# samples in the tests' build's extra state TEST (metric teststate,
+# sonde/states.h; framesexp.h's truth), exported by the tests' build of
+# sonde (build/teststates): pprof carries the state's metric as a sample
+# type beside totalcpu; folded, speedscope and chrome export it with
+# -metric teststate (chrome's timeline stays the CPU samples').
+
+TSONDE=$B/teststates/bin/sonde
+if [ -x "$TSONDE" ] && "$B/tests/test_frames" --write-state "$TMP"; then
+	ok "test_frames wrote framestate.er"
+	for fmt in pprof folded speedscope chrome; do
+		check "framestate.er: export $fmt" "$TSONDE" export --format $fmt -o fs.$fmt framestate.er
+		[ $fmt = pprof ] && continue
+		check "framestate.er: export $fmt -metric teststate" "$TSONDE" export --format $fmt -metric teststate \
+			-o fst.$fmt framestate.er
+	done
+	if [ $have_go = 1 ]; then
+		same "framestate.er: pprof's sample types: totalcpu (the default), samples, teststate" \
+			"$(go tool pprof -raw fs.pprof 2>/dev/null | awk '/^Samples:/ { getline; print; exit }' | tr -s ' ' | sed 's/^ //; s/ $//')" \
+			"totalcpu/nanoseconds[dflt] samples/count teststate/nanoseconds"
+		same "framestate.er: go tool pprof -top's total is 15 ms of CPU" \
+			"$(go tool pprof -top -unit=ns fs.pprof 2>/dev/null | sed -n 's/.* of \([0-9]*\)ns total$/\1/p')" 15000000
+		same "framestate.er: go tool pprof -sample_index=teststate: 6 ms in the state" \
+			"$(go tool pprof -top -sample_index=teststate -unit=ns fs.pprof 2>/dev/null | sed -n 's/.* of \([0-9]*\)ns total$/\1/p')" 6000000
+		# each function's flat and cum time in the state (pprof shows a
+		# name that starts with '<' from its '@'; a function without
+		# time in the state is not shown)
+		go tool pprof -top -sample_index=teststate -unit=ns -nodefraction=0 -nodecount=40 fs.pprof 2>/dev/null |
+			awk '/flat%/ { s = 1; next } s { f = $1; c = $4; sub(/ns$/, "", f); sub(/ns$/, "", c); $1 = $2 = $3 = $4 = $5 = ""; sub(/^ +/, ""); print f "|" c "|" $0 }' |
+			sort >got.state
+		sort >want.state <<'EOF2'
+2000000|2000000|do_syscall_64
+0|2000000|entry_SYSCALL_64
+0|2000000|leaf_native
+0|2000000|com.example.Util.hash(java.lang.Object)
+0|2000000|com.example.Main.run(int, java.lang.String[])
+0|2000000|work
+1000000|6000000|main
+1000000|1000000|kfunc_low
+1000000|1000000|@0x9999
+1000000|1000000|@0x1010
+0|1000000|com.example.Main.<init>()
+EOF2
+		if cmp -s want.state got.state; then ok "framestate.er: go tool pprof -top -sample_index=teststate: each function's flat and cum time in the state"; else
+			notok "framestate.er: go tool pprof -top -sample_index=teststate differs from the truth (want|got)"
+			paste -d'#' want.state got.state | sed 's/^/#   /'
+		fi
+		# the state's 2 ms stack of kernel, native and Java frames
+		go tool pprof -traces -sample_index=teststate fs.pprof 2>/dev/null |
+			awk '/^ +2ms / { s = 1 } s { sub(/^ +(2ms)? +/, ""); print } s && /^main$/ { exit }' | paste -sd';' >got.trace
+		same "framestate.er: go tool pprof -traces -sample_index=teststate: the 2 ms stack from the kernel down to main" \
+			"$(cat got.trace)" \
+			"do_syscall_64;entry_SYSCALL_64;leaf_native;com.example.Util.hash(java.lang.Object);com.example.Main.run(int, java.lang.String[]);work;main"
+	fi
+	same "framestate.er: folded adds up to 15 ms of CPU" "$(awk '{ s += $NF } END { printf "%.0f", s }' fs.folded)" 15000000
+	same "framestate.er: folded -metric teststate: each stack's time in the state" "$(sort fst.folded)" \
+		"main 1000000
+main;<unknown method>@0x9999 1000000
+main;com.example.Main.<init>();<kind 9>@0x1010 1000000
+main;kfunc_low 1000000
+main;work;com.example.Main.run(int, java.lang.String[]);com.example.Util.hash(java.lang.Object);leaf_native;entry_SYSCALL_64;do_syscall_64 2000000"
+	if [ $have_node = 1 ]; then
+		same "framestate.er: speedscope -metric teststate: a profile of the state's samples, 6 ms" \
+			"$(node -e 'const d = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")); const p = d.profiles[0];
+				console.log(d.name, p.unit, p.weights.reduce((a, b) => a + b, 0), p.endValue - p.startValue)' fst.speedscope)" \
+			"prog [100]: Test State Time nanoseconds 6000000 6000000"
+		node "$BR/validate-trace.mjs" fs.chrome 15000000
+		node "$BR/validate-trace.mjs" fst.chrome 15000000
+		same "framestate.er: chrome -metric teststate: otherData and the counter's last value are 6 ms" \
+			"$(node -e 'const d = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")); const c = d.traceEvents.filter((e) => e.ph === "C");
+				console.log(d.otherData.metric, d.otherData.total, c[c.length - 1].name, c[c.length - 1].args.teststate)' fst.chrome)" \
+			"teststate 6000000 Test State Time 6000000"
+	fi
+	if [ $have_browser = 1 ]; then
+		for f in fs.speedscope fs.folded fs.chrome fst.speedscope fst.folded fst.chrome; do
+			node "$BR/speedscope-load.mjs" $f do_syscall_64 kfunc_low 'com.example.Main.run(int, java.lang.String[])' \
+				'com.example.Util.hash(java.lang.Object)' '<unknown method>@0x9999' '<kind 9>@0x1010'
+		done
+		# the state's profiles hold only the state's samples: not the
+		# function without time in it
+		for f in fst.speedscope fst.folded; do
+			node "$BR/speedscope-load.mjs" $f '<kernel>@0xffffffff81003010' >neg.txt 2>&1
+			if grep -q '^ok - speedscope imported' neg.txt && grep -q "^not ok - .*shows '<kernel>@0xffffffff81003010'" neg.txt; then
+				ok "$f: speedscope shows no <kernel>@0xffffffff81003010 (no time in the state)"
+			else
+				notok "$f: speedscope's view of the state's samples"
+				sed 's/^/#   /' neg.txt
+			fi
+		done
+	fi
+else
+	notok "the tests' build ($TSONDE) and test_frames --write-state (make tests)"
 fi
 
 # ---- errors -------------------------------------------------------------------------------

@@ -11,6 +11,9 @@
 #     sample every ms): a range gives exactly the samples in it;
 #   - frames.er (test_report --write): native, kernel and Java frames in
 #     one stack, its top functions as -functions, the kinds' names shown;
+#   - framestate.er (test_frames --write-state, reported by the tests'
+#     build): the same with samples in an extra thread state, its metric
+#     chosen in the page: the functions and callers-callees in it;
 #   - phases (a real run: first_phase, then a function whose name has '<',
 #     '&', quotes, "</script>" and bytes that are not UTF-8, in a binary
 #     whose path has them too): the names shown as text, nothing injected;
@@ -96,6 +99,33 @@ browser "{\"report\":\"$TMP/frames.html\",\"shots\":\"$SHOTS\",\"tag\":\"frames\
 	{\"name\":\"<unknown method>@0x9999\"},{\"name\":\"<kind 9>@0x1010\"},{\"name\":\"kfunc_low\"},
 	{\"name\":\"Main.class\"},{\"name\":\"<kernel>\"},{\"name\":\"<JAVA>\"}],
 	\"sections\":[\"sec-header\",\"sec-functions\",\"sec-flame\"]}" frames
+
+# ---- an extra thread state (test_frames --write-state: framestate.er) ---------------------
+# frames.er with 6 of its 15 samples in the tests' build's extra state
+# TEST (framesexp.h), reported by that build (build/teststates): the
+# report carries the state's metric; chosen in the page's Metric menu, its
+# table, flame graph and callers-callees are sonde print's in that metric,
+# exactly (the truth itself: t74).
+
+TSONDE=$B/teststates/bin/sonde
+if [ -x "$TSONDE" ] && "$B/tests/test_frames" --write-state "$TMP"; then
+	rc 0 "sonde report framestate.er (the tests' build)" "$TSONDE" report -o framestate.html framestate.er
+	same() { if [ "$2" = "$3" ]; then ok "$1"; else notok "$1: got '$2', wanted '$3'"; fi; }
+	same "framestate.html: the report's metrics: totalcpu, samples, teststate; teststate's total 6 ms" \
+		"$(node -e '
+const h = require("fs").readFileSync(process.argv[1], "utf8");
+const d = JSON.parse(/id="sonde-data">([\s\S]*?)<\/script>/.exec(h)[1]);
+const k = d.metrics.findIndex((m) => m.name === "teststate");
+console.log(d.metrics.map((m) => m.name).join(","), k >= 0 ? d.total[k] : "none");' framestate.html)" "totalcpu,samples,teststate 6000000"
+	"$TSONDE" print -printmode json -metrics e.teststate:i.teststate:name -sort i.teststate -functions framestate.er >fns.json
+	"$TSONDE" print -printmode json -metrics a.teststate -csingle main framestate.er >css.json
+	browser "{\"report\":\"$TMP/framestate.html\",\"shots\":\"$SHOTS\",\"tag\":\"framestate\",\"metric\":\"teststate\",
+	\"functions\":\"$TMP/fns.json\",\"top\":11,\"csingle\":\"$TMP/css.json\",
+	\"names\":[{\"name\":\"Test State Time\"},{\"name\":\"com.example.Util.hash(java.lang.Object)\"},{\"name\":\"<kind 9>@0x1010\"}],
+	\"sections\":[\"sec-header\",\"sec-functions\",\"sec-flame\"]}" framestate
+else
+	notok "the tests' build ($TSONDE) and test_frames --write-state (make tests)"
+fi
 
 # ---- names that need escaping, in a real run of two phases ----------------------------
 

@@ -257,7 +257,7 @@ static int64_t put(struct sonde_expw *w, enum sonde_kind kind, uint32_t tid, con
 
 /* A profile packet of size bytes (SONDE_PROFILE_V1_SIZE: without the
  * microstates, which are then 0). */
-static int64_t put_sample(struct sonde_expw *w, uint32_t tid, uint16_t cpu, uint64_t time_ns,
+static int64_t put_sample(struct sonde_expw *w, uint32_t tid, uint16_t cpu, uint16_t state, uint64_t time_ns,
 			  uint64_t weight_ns, uint64_t system_ns, uint64_t wait_cpu_ns, uint64_t stack_id,
 			  size_t size)
 {
@@ -265,7 +265,7 @@ static int64_t put_sample(struct sonde_expw *w, uint32_t tid, uint16_t cpu, uint
 		.type = SONDE_PKT_PROFILE,
 		.size = (uint16_t)size,
 		.cpu = cpu,
-		.state = SONDE_STATE_CPU,
+		.state = state,
 		.time_ns = time_ns,
 		.weight_ns = weight_ns,
 		.stack_id = stack_id,
@@ -279,13 +279,19 @@ static int64_t put_sample(struct sonde_expw *w, uint32_t tid, uint16_t cpu, uint
 int64_t sonde_expw_sample(struct sonde_expw *w, uint32_t tid, uint16_t cpu, uint64_t time_ns,
 			  uint64_t weight_ns, uint64_t stack_id)
 {
-	return put_sample(w, tid, cpu, time_ns, weight_ns, 0, 0, stack_id, SONDE_PROFILE_V1_SIZE);
+	return put_sample(w, tid, cpu, SONDE_STATE_CPU, time_ns, weight_ns, 0, 0, stack_id, SONDE_PROFILE_V1_SIZE);
+}
+
+int64_t sonde_expw_sample_state(struct sonde_expw *w, uint32_t tid, uint16_t cpu, uint16_t state, uint64_t time_ns,
+				uint64_t weight_ns, uint64_t stack_id)
+{
+	return put_sample(w, tid, cpu, state, time_ns, weight_ns, 0, 0, stack_id, SONDE_PROFILE_V1_SIZE);
 }
 
 int64_t sonde_expw_sample_ms(struct sonde_expw *w, uint32_t tid, uint16_t cpu, uint64_t time_ns,
 			     uint64_t weight_ns, uint64_t system_ns, uint64_t wait_cpu_ns, uint64_t stack_id)
 {
-	return put_sample(w, tid, cpu, time_ns, weight_ns, system_ns, wait_cpu_ns, stack_id,
+	return put_sample(w, tid, cpu, SONDE_STATE_CPU, time_ns, weight_ns, system_ns, wait_cpu_ns, stack_id,
 			  sizeof(struct sonde_profile_packet));
 }
 

@@ -59,6 +59,11 @@ int sonde_expw_unload(struct sonde_expw *w, uint32_t id, uint64_t time_ns);
 /* Packets.  Each returns the packet's offset in its data file, or -1. */
 int64_t sonde_expw_sample(struct sonde_expw *w, uint32_t tid, uint16_t cpu, uint64_t time_ns,
 			  uint64_t weight_ns, uint64_t stack_id);
+/* The same in thread state `state` (a profile packet's: sonde/states.h's
+ * state of CPU samples, as a state provider gives one, or any id, as a
+ * collector whose table has more rows writes one). */
+int64_t sonde_expw_sample_state(struct sonde_expw *w, uint32_t tid, uint16_t cpu, uint16_t state, uint64_t time_ns,
+				uint64_t weight_ns, uint64_t stack_id);
 /* The same with microstates (a 48-byte packet; sonde_expw_sample writes
  * the 32-byte packet of experiments recorded before them). */
 int64_t sonde_expw_sample_ms(struct sonde_expw *w, uint32_t tid, uint16_t cpu, uint64_t time_ns,

@@ -382,7 +382,7 @@ static int collect_one(void *arg, const struct sonde_pevent *pe)
 		keep_ev = pe->kind == 0 && pe->v[SONDE_M_SAMPLES]; /* CPU samples, not off-CPU ones */
 		keep_call = pe->kind && sonde_view_timeline(pe->kind) && sonde_view_timeline(pe->kind)->dur;
 	}
-	if ((c->flags & SONDE_XT_CHROME) && sonde_metric_kind(x->metric) && pe->v[x->metric]) {
+	if ((c->flags & SONDE_XT_CHROME) && !sonde_export_counter_of_events(x->metric) && pe->v[x->metric]) {
 		if (sonde_grow(&x->pts, &c->cappts, x->npts + 1, sizeof(*x->pts), 256) < 0)
 			return -1;
 		x->pts[x->npts++] = (struct sonde_xpoint){ pe->time_ns, pe->v[x->metric], pe->exp };

@@ -116,9 +116,19 @@ struct sonde_export {
 	size_t nthreads;
 	struct sonde_xcall *calls; /* chrome: in time order */
 	size_t ncalls;
-	struct sonde_xpoint *pts; /* chrome, a traced kind's metric: its events' values */
+	struct sonde_xpoint *pts; /* chrome, a metric not of the events (below): its events' values */
 	size_t npts;
 };
+
+/* Whether chrome's counter of metric m adds up the timeline's events,
+ * which carry their CPU time (totalcpu; samples counts them); any other
+ * metric's counter (a traced kind's, or a clock metric that is a part of
+ * the CPU time or more than it: user, system, wait, a thread state's,
+ * total) adds up points of its own, every event's value of m (pts). */
+static inline bool sonde_export_counter_of_events(int m)
+{
+	return m == SONDE_M_TOTALCPU || m == SONDE_M_SAMPLES;
+}
 
 /* What a timeline writes for one thread: a run is one stack over a span
  * of the thread's events.  At full resolution a run is consecutive events

@@ -303,7 +303,7 @@ static int64_t counter(struct sonde_export *x, struct out *o)
 {
 	struct sonde_xbuf *b = o->b;
 	const struct sonde_metric_def *md = sonde_metric(x->metric);
-	bool clock = !sonde_metric_kind(x->metric);
+	bool clock = sonde_export_counter_of_events(x->metric);
 	int64_t all = 0;
 	struct steps *st = malloc(sizeof(*st));
 

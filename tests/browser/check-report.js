@@ -7,13 +7,16 @@
  *
  * SPEC (written by the shell test; the files named are `sonde print
  * -printmode json` output, whose numbers the page must show exactly, in
- * the report's first metric):
+ * the report's first metric or the one of `metric`):
  *   report       the HTML file
  *   shots        directory for screenshots (one PNG per section), or none
  *   tag          prefix of the screenshots' names
  *   functions    -functions: <Total> is the flame graph's root and the
  *                table's first row; the first `top` functions (default 5)
  *                are found in the table and clicked in the flame graph
+ *   metric       a metric's name (-metrics' spelling): chosen in the
+ *                page's Metric menu first, and the numbers checked are
+ *                its (else the report's first metric's)
  *   csingle      -csingle NAME: a click on NAME in the table shows these
  *                callers and callees
  *   range        {from, to} fractions of the timeline to drag across,
@@ -82,7 +85,13 @@ function reportData(file) {
 		process.exit(failed ? 1 : 0);
 	}
 	check(!(await page.evaluate(() => window.sondeReport.nodata)), 'the page has its data');
-	const mname = await page.evaluate(() => window.sondeReport.data.metrics[window.sondeReport.data.first].name);
+	/* the metric chosen in the page's Metric menu, as a person does */
+	if (spec.metric) {
+		const idx = await page.evaluate((n) => window.sondeReport.data.metrics.findIndex((d) => d.name === n), spec.metric);
+		check(idx >= 0, 'the report has the metric ' + spec.metric);
+		if (idx >= 0) await page.selectOption('#metric', String(idx));
+	}
+	const mname = spec.metric || await page.evaluate(() => window.sondeReport.data.metrics[window.sondeReport.data.first].name);
 	const shown = (s) => String(s).replace(/[\uf700-\uf7ff]/g, (c) => '\\x' + (c.charCodeAt(0) - 0xf700).toString(16).padStart(2, '0'));
 	const readDoc = (f) => JSON.parse(fs.readFileSync(f, 'utf8').split('\n')[0]);
 	if (spec.functions) {

@@ -32,6 +32,14 @@
  *          main
  *
  * Total 15 ms.
+ *
+ * Its variant framestate.er (write_frames_exp_state): the same samples,
+ * some of them in an extra thread state, FX_STATE: the tests' build's row
+ * TEST (SONDE_TEST_STATES, sonde/states.h: a state of CPU samples, metric
+ * teststate), an id the table of the other builds does not have.  The
+ * first `in_state` samples of each stack are in it: S1 2, S2 1, S3 1,
+ * S4 1, S5 1, S6 0, S7 0, 6 ms in all (fx_state_truth: each function's
+ * exclusive and inclusive time in it).  Its CPU time is frames.er's.
  */
 #ifndef SONDE_TEST_FRAMESEXP_H
 #define SONDE_TEST_FRAMESEXP_H
@@ -65,13 +73,43 @@ static const struct sonde_frame fx_s7[] = { FX_NATIVE(0x2020, true), FX_NATIVE(0
 static const struct {
 	const struct sonde_frame *f;
 	uint16_t depth;
-	int samples;
+	int samples, in_state; /* in_state: of framestate.er's samples, in FX_STATE */
 } fx_stacks[] = {
-	{ fx_s1, 7, 5 }, { fx_s2, 1, 3 }, { fx_s3, 2, 2 }, { fx_s4, 2, 1 },
-	{ fx_s5, 3, 1 }, { fx_s6, 1, 1 }, { fx_s7, 2, 2 },
+	{ fx_s1, 7, 5, 2 }, { fx_s2, 1, 3, 1 }, { fx_s3, 2, 2, 1 }, { fx_s4, 2, 1, 1 },
+	{ fx_s5, 3, 1, 1 }, { fx_s6, 1, 1, 0 }, { fx_s7, 2, 2, 0 },
 };
 #define FX_NSTACKS (sizeof(fx_stacks) / sizeof(fx_stacks[0]))
 #define FX_TOTAL_MS 15
+
+/* framestate.er's extra state: the tests' build's TEST, whose id is the
+ * first after the other builds' rows (sonde/states.h). */
+#ifdef SONDE_TEST_STATES
+#define FX_STATE SONDE_STATE_TEST
+#else
+#define FX_STATE SONDE_STATE_COUNT
+#endif
+#define FX_STATE_MS 6
+
+/* framestate.er's truth: each function's exclusive and inclusive ms in
+ * FX_STATE. */
+static const struct {
+	const char *name;
+	int excl, incl;
+} fx_state_truth[] = {
+	{ "do_syscall_64", 2, 2 },
+	{ "entry_SYSCALL_64", 0, 2 },
+	{ "leaf_native", 0, 2 },
+	{ "com.example.Util.hash(java.lang.Object)", 0, 2 },
+	{ "com.example.Main.run(int, java.lang.String[])", 0, 2 },
+	{ "work", 0, 2 },
+	{ "main", 1, 6 },
+	{ "kfunc_low", 1, 1 },
+	{ "<unknown method>@0x9999", 1, 1 },
+	{ "<kind 9>@0x1010", 1, 1 },
+	{ "com.example.Main.<init>()", 0, 1 },
+	{ "<kernel>@0xffffffff81003010", 0, 0 },
+};
+#define FX_NSTATE_TRUTH (sizeof(fx_state_truth) / sizeof(fx_state_truth[0]))
 
 /* The stack ids sonde_expw_frames gave fx_stacks, after write_frames_exp. */
 static uint64_t fx_ids[FX_NSTACKS];
@@ -87,8 +125,10 @@ static const char fx_methods[] = "# ID CLASS METHOD SIGNATURE SOURCEFILE [BCI:LI
 				 "0x2020 Lcom/example/Util; hash (Ljava/lang/Object;)J Util.java\n"
 				 "0x3030 com.example.Main <init> ()V -\n";
 
-/* Writes the experiment into dir: 0, or -1 with a message printed. */
-static __attribute__((unused)) int write_frames_exp(const char *dir)
+/* Writes the experiment into dir, its samples in_state of each stack in
+ * state (SONDE_STATE_CPU: none; FX_STATE: framestate.er): 0, or -1 with
+ * a message printed. */
+static __attribute__((unused)) int write_frames_exp_state(const char *dir, uint16_t state)
 {
 	char err[512];
 	struct sonde_expw *w = sonde_expw_create(dir, err, sizeof(err));
@@ -103,7 +143,10 @@ static __attribute__((unused)) int write_frames_exp(const char *dir)
 		sonde_expw_frames(w, 0, fx_stacks[i].depth, fx_stacks[i].f, &fx_ids[i]);
 	for (size_t i = 0; i < FX_NSTACKS; i++)
 		for (int k = 0; k < fx_stacks[i].samples; k++)
-			sonde_expw_sample(w, 100, 0, t += FX_MS, FX_MS, fx_ids[i]);
+			if (state != SONDE_STATE_CPU && k < fx_stacks[i].in_state)
+				sonde_expw_sample_state(w, 100, 0, state, t += FX_MS, FX_MS, fx_ids[i]);
+			else
+				sonde_expw_sample(w, 100, 0, t += FX_MS, FX_MS, fx_ids[i]);
 	sonde_expw_log(w, "<event kind=\"exit\" time_ns=\"%llu\" status=\"0\"/>\n",
 		       (unsigned long long)(t + FX_MS));
 	sonde_expw_text(w, "jit.map", "1000 100 main\n2000 100 work\n3000 100 leaf_native\n");
@@ -114,6 +157,12 @@ static __attribute__((unused)) int write_frames_exp(const char *dir)
 		return -1;
 	}
 	return 0;
+}
+
+/* frames.er: no sample in another state than CPU. */
+static __attribute__((unused)) int write_frames_exp(const char *dir)
+{
+	return write_frames_exp_state(dir, SONDE_STATE_CPU);
 }
 
 #endif

@@ -17,10 +17,18 @@
  *     agg's func, caller and object: the numbers of the truth in
  *     framesexp.h.
  *
- * The exports and the report of the same experiment: test_export,
- * test_report.
+ * And its variant framestate.er, whose samples are partly in an extra
+ * thread state (framesexp.h, FX_STATE): the reader gives each sample its
+ * state as written; a build without the tests' row TEST (sonde/states.h)
+ * counts that state's time as CPU time, as frames.er's, in no state of its
+ * table; the tests' build (build/teststates/tests/test_frames, run by
+ * t74) gives each function its teststate time of the truth.
  *
- *	test_frames [--write DIR]   (--write: only write DIR/frames.er)
+ * The exports and the report of the same experiments: test_export,
+ * test_report; t74, t60 and t61 through the commands.
+ *
+ *	test_frames [--write DIR | --write-state DIR]
+ *		(only write DIR/frames.er, or DIR/framestate.er)
  *
  * Last line: "N passed, N failed"; exit status 1 when anything failed.
  * SONDE_TEST_SHOW=1 prints every view checked.
@@ -722,6 +730,102 @@ static void test_agg(void)
 	sonde_exp_close(e);
 }
 
+/* framestate.er: the samples' states as written; the truth's times in
+ * the state's metric where the table has the state, CPU time all the same */
+static void test_state(void)
+{
+	char p[4200];
+
+	group = "state";
+	snprintf(p, sizeof(p), "%s/framestate.er", tmpdir);
+	CHECK(write_frames_exp_state(p, FX_STATE) == 0);
+	struct sonde_exp *e = open_exp("framestate.er");
+
+	CHECK(e != NULL);
+	if (!e)
+		return;
+	CHECK_I(sonde_exp_nerrors(e), 0);
+	/* every sample, in order: each stack's first in_state in FX_STATE */
+	struct sonde_sample_iter it;
+	struct sonde_sample smp;
+	size_t i = 0;
+	int k = 0, n = 0, in_state = 0;
+
+	sonde_sample_iter_init(&it, e);
+	while (sonde_sample_iter_next(&it, &smp)) {
+		while (i < FX_NSTACKS && k == fx_stacks[i].samples)
+			i++, k = 0;
+		if (i == FX_NSTACKS)
+			break;
+		CHECK_U(smp.stack_id, fx_ids[i]);
+		CHECK_I(smp.state, k < fx_stacks[i].in_state ? FX_STATE : SONDE_STATE_CPU);
+		CHECK_U(smp.weight_ns, FX_MS);
+		in_state += smp.state == FX_STATE;
+		k++, n++;
+	}
+	CHECK_I(n, FX_TOTAL_MS);
+	CHECK_I(in_state, FX_STATE_MS);
+	const struct sonde_exp_summary *s = sonde_exp_summary(e);
+
+	CHECK_I(s->samples, FX_TOTAL_MS);
+#ifdef SONDE_TEST_STATES
+	CHECK_I(s->state_samples[FX_STATE], FX_STATE_MS);
+	CHECK_I(s->state_ns[FX_STATE], FX_STATE_MS * FX_MS);
+#endif
+	CHECK_I(s->state_samples[SONDE_STATE_CPU], FX_TOTAL_MS - FX_STATE_MS);
+
+	const struct sonde_exp *one[1] = { e };
+	struct sonde_profile pr;
+	char err[512];
+
+	if (sonde_profile_build(&pr, one, 1, NULL, err, sizeof(err)) < 0) {
+		printf("not ok - profile: %s\n", err);
+		nfail++;
+		sonde_exp_close(e);
+		return;
+	}
+	const struct sonde_model *m = pr.model;
+
+	/* CPU time: frames.er's, function by function */
+	CHECK_I(sonde_model_total(m)[SONDE_M_TOTALCPU], FX_TOTAL_MS * FX_MS);
+	CHECK_I(sonde_model_nfuncs(m), sizeof(truth) / sizeof(truth[0]));
+	for (size_t f = 0; f < sizeof(truth) / sizeof(truth[0]); f++) {
+		uint32_t id = func_named(m, truth[f].name);
+
+		CHECK(id != UINT32_MAX);
+		if (id == UINT32_MAX)
+			continue;
+		CHECK_I(sonde_model_excl(m, id)[SONDE_M_TOTALCPU], truth[f].excl * (int64_t)FX_MS);
+		CHECK_I(sonde_model_incl(m, id)[SONDE_M_TOTALCPU], truth[f].incl * (int64_t)FX_MS);
+	}
+	/* the state's metric: the tests' build's row; none in the others */
+#ifndef SONDE_TEST_STATES
+	CHECK_I(sonde_state_metric(FX_STATE), -1);
+	CHECK(!sonde_state_cpu(FX_STATE) && !sonde_state_offcpu(FX_STATE));
+#else
+	int sm = sonde_state_metric(FX_STATE);
+
+	CHECK(sm >= 0);
+	if (sm < 0)
+		goto out;
+	CHECK_S(sonde_metric(sm)->name, "teststate");
+	CHECK(sonde_metric_recorded(e, sm));
+	CHECK_I(sonde_model_total(m)[sm], FX_STATE_MS * FX_MS);
+	for (size_t f = 0; f < FX_NSTATE_TRUTH; f++) {
+		uint32_t id = func_named(m, fx_state_truth[f].name);
+
+		CHECK(id != UINT32_MAX);
+		if (id == UINT32_MAX)
+			continue;
+		CHECK_I(sonde_model_excl(m, id)[sm], fx_state_truth[f].excl * (int64_t)FX_MS);
+		CHECK_I(sonde_model_incl(m, id)[sm], fx_state_truth[f].incl * (int64_t)FX_MS);
+	}
+out:
+#endif
+	sonde_profile_release(&pr);
+	sonde_exp_close(e);
+}
+
 int main(int argc, char **argv)
 {
 	char p[4200];
@@ -729,6 +833,10 @@ int main(int argc, char **argv)
 	if (argc == 3 && !strcmp(argv[1], "--write")) {
 		snprintf(p, sizeof(p), "%s/frames.er", argv[2]);
 		return write_frames_exp(p) < 0;
+	}
+	if (argc == 3 && !strcmp(argv[1], "--write-state")) {
+		snprintf(p, sizeof(p), "%s/framestate.er", argv[2]);
+		return write_frames_exp_state(p, FX_STATE) < 0;
 	}
 	show = getenv("SONDE_TEST_SHOW") != NULL;
 	if (!mkdtemp(tmpdir)) {
@@ -743,6 +851,7 @@ int main(int argc, char **argv)
 	test_views();
 	test_dump();
 	test_agg();
+	test_state();
 	free(outbuf);
 	if (getenv("SONDE_TEST_KEEP")) {
 		printf("# kept %s\n", tmpdir);
