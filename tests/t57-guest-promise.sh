@@ -146,6 +146,13 @@ for i in 1 2 3 4; do
 	set -- $("$EXPCHECK" summary busy$i.er)
 	if [ "$lost" = 0 ] && [ "$slost" = 0 ]; then ok "64 busy threads, run $i: no sample lost"; else
 		notok "64 busy threads, run $i: $lost samples and $slost stacks lost"; fi
-	if within "$4" "$truth" 2; then ok "64 busy threads, run $i: $4 ns of CPU recorded, truth $truth ns"; else
+	# Every thread's CPU is recorded up to its end, after the fixture read
+	# its clock: never less than the truth, and more only by the threads'
+	# exit paths (a few microseconds each; 0.02-0.04% measured, with a hog
+	# per CPU).  The truth counts the main thread's CPU too: creating 64
+	# threads under the collector took it 4 to 11 ms, which is what made
+	# the recorded total 2.1% over a truth without it on a loaded machine.
+	if [ "$4" -ge "$truth" ] && within "$4" "$truth" 1; then
+		ok "64 busy threads, run $i: $4 ns of CPU recorded, truth $truth ns"; else
 		notok "64 busy threads, run $i: $4 ns of CPU recorded, truth $truth ns"; fi
 done
