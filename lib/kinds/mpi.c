@@ -4,7 +4,9 @@
  * completed (SONDE_PKT_MPI_MSG, include/sonde/format.h), named by the one
  * function list include/sonde/mpifuncs.h.  The whole kind on the
  * analyzer's side (base/kindmod.h): its reading and the job's settings
- * (rank, size, library, ABI), its -dump and -header.
+ * (rank, size, library, ABI), its metrics (table 2-4 of the reference:
+ * MPI Time, Sends, Bytes Sent, Receives, Bytes Received, Other MPI Events;
+ * and the collectives' bytes), its -dump and -header.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -12,6 +14,7 @@
 #include <string.h>
 
 #include "base/grow.h"
+#include "model/kind.h"
 #include "reader/kind.h"
 #include "sonde/mpifuncs.h"
 #include "views/kind.h"
@@ -258,6 +261,119 @@ static const struct sonde_reader_kind reader = {
 	.log_trace = log_trace,
 };
 
+/* A message's key, to find the call that moved it. */
+struct mkey {
+	uint32_t tid;
+	uint16_t func;
+	uint8_t dir;
+	uint64_t time_ns;
+};
+
+static int mkey_cmp(const void *a, const void *b)
+{
+	const struct mkey *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->func != y->func)
+		return x->func < y->func ? -1 : 1;
+	if (x->dir != y->dir)
+		return x->dir < y->dir ? -1 : 1;
+	return x->time_ns < y->time_ns ? -1 : x->time_ns > y->time_ns;
+}
+
+/* A send's time is its call's start, a receive's the end of the call that
+ * completed it (format.h): so a message names its call exactly, and a
+ * call with no message (an Irecv, a Wait on sends, a collective, a send
+ * to MPI_PROC_NULL if the tracer writes none) is an Other MPI Event. */
+int sonde_exp_mpi_moved(const struct sonde_exp *exp, bool *moved)
+{
+	size_t nc, nm;
+	const struct sonde_mpi_call *c = sonde_exp_mpi_calls(exp, &nc);
+	const struct sonde_mpi_msg *m = sonde_exp_mpi_msgs(exp, &nm);
+
+	for (size_t i = 0; i < nc; i++)
+		moved[i] = false;
+	if (!nc || !nm)
+		return 0;
+	struct mkey *k = malloc(nm * sizeof(*k));
+
+	if (!k)
+		return -1;
+	for (size_t j = 0; j < nm; j++)
+		k[j] = (struct mkey){ m[j].tid, m[j].func, m[j].dir, m[j].time_ns };
+	qsort(k, nm, sizeof(*k), mkey_cmp);
+	for (size_t i = 0; i < nc; i++) {
+		struct mkey send = { c[i].tid, c[i].func, SONDE_MPI_SEND, c[i].time_ns };
+		struct mkey recv = { c[i].tid, c[i].func, SONDE_MPI_RECV, c[i].time_ns + c[i].dur_ns };
+
+		moved[i] = bsearch(&send, k, nm, sizeof(*k), mkey_cmp) || bsearch(&recv, k, nm, sizeof(*k), mkey_cmp);
+	}
+	free(k);
+	return 0;
+}
+
+/* ---- metrics ------------------------------------------------------------------------- */
+
+/* Table 2-4 of the reference, and the collectives' bytes, which it leaves
+ * out of the point-to-point metrics and users ask for. */
+enum { M_TIME, M_SENDS, M_SENT, M_RECVS, M_RECEIVED, M_OTHER, M_COLL, M_N };
+
+static const struct sonde_metric_def metrics[M_N] = {
+	[M_TIME] = { "mpitime", "MPI Time", "MPI Time", SONDE_UNIT_NS },
+	[M_SENDS] = { "mpisends", "MPI Sends", "MPI Sends", SONDE_UNIT_COUNT },
+	[M_SENT] = { "mpibytessent", "MPI Bytes Sent", "MPI Bytes Sent", SONDE_UNIT_BYTES },
+	[M_RECVS] = { "mpirecvs", "MPI Receives", "MPI Receives", SONDE_UNIT_COUNT },
+	[M_RECEIVED] = { "mpibytesrecv", "MPI Bytes Received", "MPI Bytes Received", SONDE_UNIT_BYTES },
+	[M_OTHER] = { "mpiother", "Other MPI Events", "Other MPI Events", SONDE_UNIT_COUNT },
+	[M_COLL] = { "mpicollbytes", "MPI Collective Bytes", "MPI Coll Bytes", SONDE_UNIT_BYTES },
+};
+
+/* A call's values at its start, with its stack; a message's at its time,
+ * with the stack of the call that moved it. */
+static int feed(struct sonde_model_feed *f, const struct sonde_exp *exp)
+{
+	size_t nc, nm;
+	const struct sonde_mpi_call *c = sonde_exp_mpi_calls(exp, &nc);
+	const struct sonde_mpi_msg *m = sonde_exp_mpi_msgs(exp, &nm);
+	bool *moved = nc ? malloc(nc * sizeof(*moved)) : NULL;
+	int r = 0;
+
+	if ((nc && !moved) || sonde_exp_mpi_moved(exp, moved) < 0) {
+		free(moved);
+		return -1;
+	}
+	for (size_t i = 0; i < nc && r == 0; i++) {
+		int64_t v[M_N] = { [M_TIME] = (int64_t)c[i].dur_ns,
+				   [M_OTHER] = !moved[i],
+				   [M_COLL] = (int64_t)c[i].coll_bytes };
+
+		r = sonde_model_feed_event(f, i, c[i].tid, c[i].time_ns, c[i].stack_id, v);
+	}
+	for (size_t j = 0; j < nm && r == 0; j++) {
+		int64_t v[M_N] = { 0 };
+
+		if (m[j].dir == SONDE_MPI_SEND) {
+			v[M_SENDS] = 1;
+			v[M_SENT] = (int64_t)m[j].bytes;
+		} else {
+			v[M_RECVS] = 1;
+			v[M_RECEIVED] = (int64_t)m[j].bytes;
+		}
+		r = sonde_model_feed_event(f, nc + j, m[j].tid, m[j].time_ns, m[j].stack_id, v);
+	}
+	free(moved);
+	return r < 0 ? -1 : 0;
+}
+
+static const struct sonde_model_kind model = {
+	.metrics = metrics,
+	.nmetrics = M_N,
+	.default_metrics = "e.mpitime:i.mpitime:e.mpisends:e.mpibytessent:e.mpirecvs:e.mpibytesrecv:e.mpiother:",
+	.sort = "mpitime",
+	.feed = feed,
+};
+
 /* ---- views --------------------------------------------------------------------------- */
 
 static const char *comm_name(uint64_t comm, char buf[24])
@@ -413,5 +529,6 @@ static const struct sonde_view_kind view = {
 
 const struct sonde_kind_module sonde_kind_module_MPI = {
 	.reader = &reader,
+	.model = &model,
 	.view = &view,
 };

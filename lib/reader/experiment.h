@@ -508,6 +508,8 @@ struct sonde_mpi_call {
 	uint64_t comm, time_ns, dur_ns, coll_bytes, stack_id;
 };
 
+/* The model's index of an MPI event (sonde_model_feed_event, the
+ * exports' timelines): calls first, then messages (index - ncalls). */
 struct sonde_mpi_msg {
 	uint32_t tid;
 	uint8_t dir;   /* SONDE_MPI_SEND, SONDE_MPI_RECV */
@@ -538,6 +540,12 @@ const struct sonde_mpi_call *sonde_exp_mpi_calls(const struct sonde_exp *exp, si
 const struct sonde_mpi_msg *sonde_exp_mpi_msgs(const struct sonde_exp *exp, size_t *n);
 /* NULL when the experiment has neither MPI events nor MPI settings. */
 const struct sonde_mpi_job *sonde_exp_mpi_job(const struct sonde_exp *exp);
+/* Which calls moved a point-to-point message: moved[i] (as many entries
+ * as calls) is set for call i when a message of its thread names its
+ * function and its start (a send) or its end (a receive), as the tracer
+ * writes a call's messages; the others are Other MPI Events.  0, or -1
+ * out of memory. */
+int sonde_exp_mpi_moved(const struct sonde_exp *exp, bool *moved);
 /* The name of an I/O file id, NULL when unknown. */
 const char *sonde_exp_io_file(const struct sonde_exp *exp, uint64_t file_id);
 /* Whether the experiment traced the kind (its data file is present or

@@ -18,6 +18,8 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "model/metrics.h"
+#include "model/profile.h"
 #include "reader/experiment.h"
 #include "reader/expwriter.h"
 #include "sonde/kinds.h"
@@ -98,7 +100,10 @@ static struct sonde_expw *create(const char *name, uint32_t pid)
 
 	sonde_expw_log_preamble(w, pid, T0);
 	sonde_expw_object(w, 1, "/nonexistent/libx.so", 0x10000, 0x10000, 0x20000, T0);
+	const uint64_t st8[1] = { 0x10300 | SONDE_PC_EXACT };
+
 	sonde_expw_stack(w, 7, 0, 2, st);
+	sonde_expw_stack(w, 8, 0, 1, st8);
 	return w;
 }
 
@@ -113,6 +118,9 @@ static int finish(struct sonde_expw *w)
 	return 0;
 }
 
+/* The stack of the next calls and messages. */
+static uint64_t stack = 7;
+
 static void call(struct sonde_expw *w, uint32_t tid, unsigned func, uint16_t flags, int32_t peer, int32_t tag,
 		 uint64_t comm, uint64_t t, uint64_t dur, uint64_t coll)
 {
@@ -125,7 +133,7 @@ static void call(struct sonde_expw *w, uint32_t tid, unsigned func, uint16_t fla
 		.time_ns = t,
 		.dur_ns = dur,
 		.coll_bytes = coll,
-		.stack_id = 7,
+		.stack_id = stack,
 	};
 
 	sonde_expw_mpi_call(w, tid, &p);
@@ -142,7 +150,7 @@ static void msg(struct sonde_expw *w, uint32_t tid, unsigned dir, unsigned func,
 		.comm = comm,
 		.time_ns = t,
 		.bytes = bytes,
-		.stack_id = 7,
+		.stack_id = stack,
 	};
 
 	sonde_expw_mpi_msg(w, tid, &p);
@@ -168,8 +176,10 @@ static int write_one(void)
 	call(w, 100, F(MPI_Send), 0, 3, 5, SONDE_MPI_COMM_WORLD, T0 + 1 * MS, 200 * US, 0);
 	msg(w, 100, SONDE_MPI_SEND, F(MPI_Send), 3, 5, SONDE_MPI_COMM_WORLD, T0 + 1 * MS, 4096);
 	call(w, 100, F(MPI_Irecv), 0, SONDE_MPI_ANY, -1, SONDE_MPI_COMM_WORLD, T0 + 2 * MS, 1 * US, 0);
+	stack = 8;
 	call(w, 100, F(MPI_Wait), 0, 1, 9, SONDE_MPI_COMM_WORLD, T0 + 3 * MS, 500 * US, 0);
 	msg(w, 100, SONDE_MPI_RECV, F(MPI_Wait), 1, 9, SONDE_MPI_COMM_WORLD, T0 + 3500 * US, 800);
+	stack = 7;
 	/* An id past this reader's list (a later sonde's function): kept. */
 	call(w, 100, 9999, 0, SONDE_MPI_PROC_NULL, 0, SONDE_MPI_COMM_SELF, T0 + 4 * MS, 2 * US, 0);
 	return finish(w);
@@ -264,13 +274,11 @@ static void test_read(void)
 		   "    #0 0x10100  libx.so+0x100\n"
 		   "    #1 0x10200  libx.so+0x200\n"
 		   "mpi call 4  time 0.003000000  tid 100  func MPI_Wait  peer 1  tag 9  comm world  dur 500000 ns"
-		   "  coll_bytes 0  stack 0x7\n"
-		   "    #0 0x10100  libx.so+0x100\n"
-		   "    #1 0x10200  libx.so+0x200\n"
+		   "  coll_bytes 0  stack 0x8\n"
+		   "    #0 0x10300  libx.so+0x300\n"
 		   "mpi msg 1  time 0.003500000  tid 100  recv  func MPI_Wait  peer 1  tag 9  comm world  bytes 800"
-		   "  stack 0x7\n"
-		   "    #0 0x10100  libx.so+0x100\n"
-		   "    #1 0x10200  libx.so+0x200\n"
+		   "  stack 0x8\n"
+		   "    #0 0x10300  libx.so+0x300\n"
 		   "mpi call 5  time 0.004000000  tid 100  func MPI#9999  peer proc-null  tag 0  comm self"
 		   "  dur 2000 ns  coll_bytes 0  stack 0x7\n"
 		   "    #0 0x10100  libx.so+0x100\n"
@@ -287,6 +295,91 @@ static void test_read(void)
 	CHECK(strstr(h, "MPI tracing:       rank 2 of 4, 6 calls (0.001 s), 1 sends (4096 bytes), 1 receives "
 			"(800 bytes), 64 collective bytes\n"
 			"MPI library:       Open MPI v4.1.4, package: Debian (openmpi)\n"));
+	sonde_exp_close(e);
+}
+
+/* ---- metrics ------------------------------------------------------------------------- */
+
+static int metric(const char *name)
+{
+	int i = sonde_profile_metric_index(name);
+
+	if (i < 0)
+		printf("# no metric %s\n", name);
+	return i < 0 ? 0 : i;
+}
+
+/* Table 2-4 on one.er: MPI Time is every call's duration; sends and
+ * receives are its two messages; the Other MPI Events are the calls that
+ * moved none (the barrier, the allreduce, the Irecv, the unknown call),
+ * not the Send and the Wait that completed the receive; the collective
+ * bytes the allreduce's.  Each on its call's stack: the Wait's and its
+ * receive's on stack 8, the rest on stack 7. */
+static void test_metrics(void)
+{
+	group = "metrics";
+	struct sonde_exp *e = open_exp("one.er");
+	char err[256];
+
+	if (!e)
+		return;
+	struct sonde_profile prof;
+	const struct sonde_exp *one[1] = { e };
+
+	if (sonde_profile_build(&prof, one, 1, NULL, err, sizeof(err)) < 0) {
+		printf("not ok - metrics: profile: %s\n", err);
+		nfail++;
+		sonde_exp_close(e);
+		return;
+	}
+	const struct sonde_model *m = prof.model;
+	const int64_t *tot = sonde_model_total(m);
+	int time = metric("mpitime"), sends = metric("mpisends"), sent = metric("mpibytessent"),
+	    recvs = metric("mpirecvs"), recvd = metric("mpibytesrecv"), other = metric("mpiother"),
+	    coll = metric("mpicollbytes");
+
+	CHECK_I(tot[time], (10 + 200 + 300 + 1 + 500 + 2) * US);
+	CHECK_I(tot[sends], 1);
+	CHECK_I(tot[sent], 4096);
+	CHECK_I(tot[recvs], 1);
+	CHECK_I(tot[recvd], 800);
+	CHECK_I(tot[other], 4);
+	CHECK_I(tot[coll], 64);
+	CHECK(sonde_metric_recorded(e, time) && sonde_metric_recorded(e, coll));
+
+	const char *sort;
+	const char *dm = sonde_kind_default_metrics(SONDE_KIND_MPI, &sort);
+
+	CHECK_S(dm, "e.mpitime:i.mpitime:e.mpisends:e.mpibytessent:e.mpirecvs:e.mpibytesrecv:e.mpiother:");
+	CHECK_S(sort, "mpitime");
+
+	size_t ns = sonde_model_nstacks(m), seen = 0;
+
+	CHECK_U(ns, 2);
+	for (uint32_t s = 0; s < ns; s++) {
+		int depth;
+		const int64_t *v = sonde_model_stack_values(m, s);
+
+		sonde_model_stack_funcs(m, s, &depth);
+		if (depth == 1) { /* stack 8: the Wait and its receive */
+			seen++;
+			CHECK_I(v[time], 500 * US);
+			CHECK_I(v[recvs], 1);
+			CHECK_I(v[recvd], 800);
+			CHECK_I(v[sends], 0);
+			CHECK_I(v[other], 0);
+		} else {
+			seen++;
+			CHECK_I(v[time], 513 * US);
+			CHECK_I(v[sends], 1);
+			CHECK_I(v[sent], 4096);
+			CHECK_I(v[recvs], 0);
+			CHECK_I(v[other], 4);
+			CHECK_I(v[coll], 64);
+		}
+	}
+	CHECK_U(seen, 2);
+	sonde_profile_release(&prof);
 	sonde_exp_close(e);
 }
 
@@ -438,6 +531,7 @@ int main(void)
 		return 1;
 	}
 	test_read();
+	test_metrics();
 	test_bad();
 	test_plain();
 	free(outbuf);
