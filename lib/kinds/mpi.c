@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agg/kind.h"
 #include "base/grow.h"
 #include "model/kind.h"
 #include "reader/kind.h"
@@ -267,6 +268,7 @@ struct mkey {
 	uint16_t func;
 	uint8_t dir;
 	uint64_t time_ns;
+	uint64_t bytes;
 };
 
 static int mkey_cmp(const void *a, const void *b)
@@ -282,18 +284,34 @@ static int mkey_cmp(const void *a, const void *b)
 	return x->time_ns < y->time_ns ? -1 : x->time_ns > y->time_ns;
 }
 
+/* The first of k[0..n) not below key. */
+static size_t lower(const struct mkey *k, size_t n, const struct mkey *key)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (mkey_cmp(&k[mid], key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* A send's time is its call's start, a receive's the end of the call that
  * completed it (format.h): so a message names its call exactly, and a
  * call with no message (an Irecv, a Wait on sends, a collective, a send
  * to MPI_PROC_NULL if the tracer writes none) is an Other MPI Event. */
-int sonde_exp_mpi_moved(const struct sonde_exp *exp, bool *moved)
+int sonde_exp_mpi_traffic(const struct sonde_exp *exp, struct sonde_mpi_traffic *t)
 {
 	size_t nc, nm;
 	const struct sonde_mpi_call *c = sonde_exp_mpi_calls(exp, &nc);
 	const struct sonde_mpi_msg *m = sonde_exp_mpi_msgs(exp, &nm);
 
 	for (size_t i = 0; i < nc; i++)
-		moved[i] = false;
+		t[i] = (struct sonde_mpi_traffic){ 0 };
 	if (!nc || !nm)
 		return 0;
 	struct mkey *k = malloc(nm * sizeof(*k));
@@ -301,13 +319,21 @@ int sonde_exp_mpi_moved(const struct sonde_exp *exp, bool *moved)
 	if (!k)
 		return -1;
 	for (size_t j = 0; j < nm; j++)
-		k[j] = (struct mkey){ m[j].tid, m[j].func, m[j].dir, m[j].time_ns };
+		k[j] = (struct mkey){ m[j].tid, m[j].func, m[j].dir, m[j].time_ns, m[j].bytes };
 	qsort(k, nm, sizeof(*k), mkey_cmp);
 	for (size_t i = 0; i < nc; i++) {
-		struct mkey send = { c[i].tid, c[i].func, SONDE_MPI_SEND, c[i].time_ns };
-		struct mkey recv = { c[i].tid, c[i].func, SONDE_MPI_RECV, c[i].time_ns + c[i].dur_ns };
+		struct mkey key = { c[i].tid, c[i].func, SONDE_MPI_SEND, c[i].time_ns, 0 };
 
-		moved[i] = bsearch(&send, k, nm, sizeof(*k), mkey_cmp) || bsearch(&recv, k, nm, sizeof(*k), mkey_cmp);
+		for (size_t j = lower(k, nm, &key); j < nm && !mkey_cmp(&k[j], &key); j++) {
+			t[i].sends++;
+			t[i].sent += k[j].bytes;
+		}
+		key.dir = SONDE_MPI_RECV;
+		key.time_ns = c[i].time_ns + c[i].dur_ns;
+		for (size_t j = lower(k, nm, &key); j < nm && !mkey_cmp(&k[j], &key); j++) {
+			t[i].recvs++;
+			t[i].received += k[j].bytes;
+		}
 	}
 	free(k);
 	return 0;
@@ -336,16 +362,16 @@ static int feed(struct sonde_model_feed *f, const struct sonde_exp *exp)
 	size_t nc, nm;
 	const struct sonde_mpi_call *c = sonde_exp_mpi_calls(exp, &nc);
 	const struct sonde_mpi_msg *m = sonde_exp_mpi_msgs(exp, &nm);
-	bool *moved = nc ? malloc(nc * sizeof(*moved)) : NULL;
+	struct sonde_mpi_traffic *moved = nc ? malloc(nc * sizeof(*moved)) : NULL;
 	int r = 0;
 
-	if ((nc && !moved) || sonde_exp_mpi_moved(exp, moved) < 0) {
+	if ((nc && !moved) || sonde_exp_mpi_traffic(exp, moved) < 0) {
 		free(moved);
 		return -1;
 	}
 	for (size_t i = 0; i < nc && r == 0; i++) {
 		int64_t v[M_N] = { [M_TIME] = (int64_t)c[i].dur_ns,
-				   [M_OTHER] = !moved[i],
+				   [M_OTHER] = !moved[i].sends && !moved[i].recvs,
 				   [M_COLL] = (int64_t)c[i].coll_bytes };
 
 		r = sonde_model_feed_event(f, i, c[i].tid, c[i].time_ns, c[i].stack_id, v);
@@ -373,6 +399,157 @@ static const struct sonde_model_kind model = {
 	.sort = "mpitime",
 	.feed = feed,
 };
+
+/* ---- sonde agg ----------------------------------------------------------------------- */
+
+/* One event per call: its time, and the messages it moved summed (a call
+ * is what an MPI program writes; a Waitall's three receives are one
+ * event of 3 receives), so sum(dur) is MPI Time and count() the calls. */
+enum {
+	F_TID,
+	F_TIME,
+	F_DUR,
+	F_MPIFUNC,
+	F_CLASS,
+	F_PEER,
+	F_TAG,
+	F_COMM,
+	F_BYTES,
+	F_SENT,
+	F_RECEIVED,
+	F_SENDS,
+	F_RECVS,
+	F_COLLBYTES,
+	F_DIR,
+	F_ERROR,
+	F_FUNC,
+	F_CALLER,
+	F_N
+};
+
+static const struct sonde_dl_field fields[F_N] = {
+	[F_TID] = { "tid", SONDE_DL_INT, "thread id" },
+	[F_TIME] = { "time", SONDE_DL_INT, "nanoseconds since the experiment started (the call's start)" },
+	[F_DUR] = { "dur", SONDE_DL_INT, "nanoseconds the call took" },
+	[F_MPIFUNC] = { "mpifunc", SONDE_DL_STR, "the MPI function: \"MPI_Send\", \"MPI_Allreduce\", ..." },
+	[F_CLASS] = { "class", SONDE_DL_STR,
+		      "what the function does (sonde/mpifuncs.h): \"send\", \"recv\", \"irecv\", \"sendrecv\", "
+		      "\"wait\", \"coll\", \"rma\", \"other\", ..." },
+	[F_PEER] = { "peer", SONDE_DL_INT,
+		     "the peer (a point-to-point call's) or root (a collective's) as a rank of MPI_COMM_WORLD; -1 "
+		     "none, -2 any source, -3 several, -4 MPI_PROC_NULL" },
+	[F_TAG] = { "tag", SONDE_DL_INT, "a point-to-point call's tag (-1: any), else 0" },
+	[F_COMM] = { "comm", SONDE_DL_STR, "the communicator: \"world\", \"self\", \"none\" or its id \"0x...\"" },
+	[F_BYTES] = { "bytes", SONDE_DL_INT, "bytes the call moved: point-to-point sent and received, and collective" },
+	[F_SENT] = { "sent", SONDE_DL_INT, "bytes of the point-to-point sends the call started" },
+	[F_RECEIVED] = { "received", SONDE_DL_INT, "bytes of the point-to-point receives the call completed" },
+	[F_SENDS] = { "sends", SONDE_DL_INT, "point-to-point sends the call started" },
+	[F_RECVS] = { "recvs", SONDE_DL_INT, "point-to-point receives the call completed" },
+	[F_COLLBYTES] = { "collbytes", SONDE_DL_INT, "a collective's bytes on this rank (sent plus received)" },
+	[F_DIR] = { "dir", SONDE_DL_STR,
+		    "\"send\", \"recv\", \"sendrecv\": what point-to-point messages the call moved; \"none\": "
+		    "an Other MPI Event" },
+	[F_ERROR] = { "error", SONDE_DL_INT, "1 when the call returned an error, else 0" },
+	[F_FUNC] = { "func", SONDE_DL_STR, "function that made the call (the stack's leaf)" },
+	[F_CALLER] = { "caller", SONDE_DL_STR, "function that called func" },
+};
+
+static int64_t run(struct sonde_dl_prog *p, const struct sonde_exp *exp, sonde_dl_name_fn name_of_pc, void *ctx,
+		   char *err, size_t errlen);
+
+static const struct sonde_dl_kind agg = {
+	.name = "mpi",
+	.fields = fields,
+	.nfields = F_N,
+	.doc = "one event per traced MPI call, with the messages it moved (sonde collect -M, -m)",
+	.run = run,
+};
+
+static const char *class_name(unsigned cls)
+{
+	static const char *const names[] = {
+		[SONDE_MPI_C_OTHER] = "other",	     [SONDE_MPI_C_SEND] = "send",
+		[SONDE_MPI_C_RECV] = "recv",	     [SONDE_MPI_C_IRECV] = "irecv",
+		[SONDE_MPI_C_SENDRECV] = "sendrecv", [SONDE_MPI_C_ISENDRECV] = "isendrecv",
+		[SONDE_MPI_C_PINIT] = "pinit",	     [SONDE_MPI_C_START] = "start",
+		[SONDE_MPI_C_WAIT] = "wait",	     [SONDE_MPI_C_PROBE] = "probe",
+		[SONDE_MPI_C_COLL] = "coll",	     [SONDE_MPI_C_RMA] = "rma",
+		[SONDE_MPI_C_INIT] = "init",	     [SONDE_MPI_C_FINALIZE] = "finalize",
+		[SONDE_MPI_C_ABORT] = "abort",	     [SONDE_MPI_C_FILE] = "file",
+	};
+	return sonde_rk_name_in(names, sizeof(names) / sizeof(names[0]), cls);
+}
+
+/* A function's class word, "?" for an id past the list. */
+static const char *func_class(unsigned func)
+{
+	const struct sonde_mpi_func_desc *d = sonde_mpi_func(func);
+
+	return d ? class_name(d->cls) : "?";
+}
+
+static const char *comm_name(uint64_t comm, char buf[24]);
+
+struct run {
+	const struct sonde_mpi_call *c;
+	const struct sonde_mpi_traffic *t;
+	bool want_comm;
+};
+
+static int fill(struct sonde_dl_trace *t, void *arg, size_t i, struct sonde_dl_val *vals, uint64_t *stack_id,
+		uint64_t *time_ns)
+{
+	const struct run *r = arg;
+	const struct sonde_mpi_call *c = &r->c[i];
+	const struct sonde_mpi_traffic *tr = &r->t[i];
+
+	vals[F_TID].i = c->tid;
+	vals[F_TIME].i = (int64_t)(c->time_ns - t->start);
+	vals[F_DUR].i = (int64_t)c->dur_ns;
+	vals[F_PEER].i = c->peer;
+	vals[F_TAG].i = c->tag;
+	vals[F_SENT].i = (int64_t)tr->sent;
+	vals[F_RECEIVED].i = (int64_t)tr->received;
+	vals[F_SENDS].i = tr->sends;
+	vals[F_RECVS].i = tr->recvs;
+	vals[F_COLLBYTES].i = (int64_t)c->coll_bytes;
+	vals[F_BYTES].i = (int64_t)(tr->sent + tr->received + c->coll_bytes);
+	vals[F_ERROR].i = !!(c->flags & SONDE_MPIF_ERROR);
+	*stack_id = c->stack_id;
+	*time_ns = c->time_ns;
+	if (r->want_comm) {
+		char buf[24];
+
+		if (sonde_dl_trace_str(t, &vals[F_COMM], comm_name(c->comm, buf)) < 0)
+			return -1;
+	}
+	const char *dir = tr->sends && tr->recvs ? "sendrecv" : tr->sends ? "send" : tr->recvs ? "recv" : "none";
+
+	/* (_fname keeps one name per function id: the MPI function's.) */
+	if (sonde_dl_trace_str(t, &vals[F_DIR], dir) < 0 ||
+	    sonde_dl_trace_str(t, &vals[F_CLASS], func_class(c->func)) < 0)
+		return -1;
+	return sonde_dl_trace_fname(t, &vals[F_MPIFUNC], c->func, sonde_mpi_func_name);
+}
+
+static int64_t run(struct sonde_dl_prog *p, const struct sonde_exp *exp, sonde_dl_name_fn name_of_pc, void *ctx,
+		   char *err, size_t errlen)
+{
+	size_t n;
+	struct run r = { sonde_exp_mpi_calls(exp, &n), NULL, sonde_dl_uses_field(p, &agg, F_COMM) };
+	struct sonde_mpi_traffic *t = n ? malloc(n * sizeof(*t)) : NULL;
+
+	if ((n && !t) || sonde_exp_mpi_traffic(exp, t) < 0) {
+		free(t);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	r.t = t;
+	int64_t k = sonde_dl_trace_run(p, exp, &agg, n, F_FUNC, F_CALLER, name_of_pc, ctx, fill, &r, err, errlen);
+
+	free(t);
+	return k;
+}
 
 /* ---- views --------------------------------------------------------------------------- */
 
@@ -530,5 +707,6 @@ static const struct sonde_view_kind view = {
 const struct sonde_kind_module sonde_kind_module_MPI = {
 	.reader = &reader,
 	.model = &model,
+	.agg = &agg,
 	.view = &view,
 };

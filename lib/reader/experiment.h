@@ -540,12 +540,16 @@ const struct sonde_mpi_call *sonde_exp_mpi_calls(const struct sonde_exp *exp, si
 const struct sonde_mpi_msg *sonde_exp_mpi_msgs(const struct sonde_exp *exp, size_t *n);
 /* NULL when the experiment has neither MPI events nor MPI settings. */
 const struct sonde_mpi_job *sonde_exp_mpi_job(const struct sonde_exp *exp);
-/* Which calls moved a point-to-point message: moved[i] (as many entries
- * as calls) is set for call i when a message of its thread names its
- * function and its start (a send) or its end (a receive), as the tracer
- * writes a call's messages; the others are Other MPI Events.  0, or -1
- * out of memory. */
-int sonde_exp_mpi_moved(const struct sonde_exp *exp, bool *moved);
+/* The point-to-point messages each call moved: t[i] (as many entries as
+ * calls) for call i, from the messages of its thread that name its
+ * function and its start (sends) or its end (receives), as the tracer
+ * writes a call's messages.  A call that moved none is an Other MPI
+ * Event.  0, or -1 out of memory. */
+struct sonde_mpi_traffic {
+	uint32_t sends, recvs;
+	uint64_t sent, received; /* bytes */
+};
+int sonde_exp_mpi_traffic(const struct sonde_exp *exp, struct sonde_mpi_traffic *t);
 /* The name of an I/O file id, NULL when unknown. */
 const char *sonde_exp_io_file(const struct sonde_exp *exp, uint64_t file_id);
 /* Whether the experiment traced the kind (its data file is present or

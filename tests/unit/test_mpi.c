@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "agg/dlang.h"
 #include "model/metrics.h"
 #include "model/profile.h"
 #include "reader/experiment.h"
@@ -383,6 +384,72 @@ static void test_metrics(void)
 	sonde_exp_close(e);
 }
 
+/* ---- sonde agg ------------------------------------------------------------------------ */
+
+/* prog's output on exp's mpi events (NULL on an error, said). */
+static const char *agg(struct sonde_exp *e, const char *prog)
+{
+	const struct sonde_dl_kind *kinds[] = { sonde_dl_kind_of(SONDE_KIND_MPI) };
+	struct sonde_dl_error de;
+	struct sonde_dl_prog *p = kinds[0] ? sonde_dl_compile(prog, kinds, 1, NULL, &de) : NULL;
+	char err[256];
+
+	if (!p) {
+		printf("# '%s': %s\n", prog, kinds[0] ? de.msg : "no mpi event kind");
+		return NULL;
+	}
+	FILE *f = out_open();
+
+	if (sonde_dl_begin(p, f, err, sizeof(err)) ||
+	    sonde_dl_run_kind(p, SONDE_KIND_MPI, e, NULL, NULL, err, sizeof(err)) < 0 ||
+	    sonde_dl_end(p, f, err, sizeof(err)))
+		printf("# %s\n", err);
+	sonde_dl_free(p);
+	return out_close(f);
+}
+
+/* One event per call, with the bytes it moved: per peer the Send's 4096
+ * to rank 3 and the Wait's 800 from rank 1; sum(dur) is MPI Time; the
+ * Other MPI Events are dir "none". */
+static void test_agg(void)
+{
+	group = "agg";
+	struct sonde_exp *e = open_exp("one.er");
+
+	if (!e)
+		return;
+	CHECK_TEXT(agg(e, "mpi { @b[peer] = sum(bytes); @n[peer] = count(); }"),
+		   "\n"
+		   "               -4                0\n"
+		   "               -2                0\n"
+		   "               -1               64\n"
+		   "                1              800\n"
+		   "                3             4096\n"
+		   "                1                1\n"
+		   "                3                1\n"
+		   "               -4                1\n"
+		   "               -2                1\n"
+		   "               -1                2\n");
+	CHECK_TEXT(
+		agg(e, "mpi { @[mpifunc, class, dir, comm] = sum(dur); } "
+		       "mpi /dir == \"none\"/ { @other = count(); } mpi { @time = sum(dur); @s = sum(sends); "
+		       "@r = sum(received); @c = sum(collbytes); @err = sum(error); }"),
+		"\n"
+		"  MPI_Irecv                                           irecv                                               none                                                world                                                          1000\n"
+		"  ?                                                   ?                                                   none                                                self                                                           2000\n"
+		"  MPI_Barrier                                         coll                                                none                                                world                                                         10000\n"
+		"  MPI_Send                                            send                                                send                                                world                                                        200000\n"
+		"  MPI_Allreduce                                       coll                                                none                                                0x1234abcd                                                   300000\n"
+		"  MPI_Wait                                            wait                                                recv                                                world                                                        500000\n"
+		"                4\n"
+		"          1013000\n"
+		"                1\n"
+		"              800\n"
+		"               64\n"
+		"                1\n");
+	sonde_exp_close(e);
+}
+
 /* ---- damaged packets ----------------------------------------------------------------- */
 
 static int write_bad(void)
@@ -532,6 +599,7 @@ int main(void)
 	}
 	test_read();
 	test_metrics();
+	test_agg();
 	test_bad();
 	test_plain();
 	free(outbuf);
