@@ -405,9 +405,14 @@ static int select_experiments(struct state *st, const char *spec)
 	return 0;
 bad:
 	free(want);
-	complain(NULL, "-experiment_select: '%s' is not 'all' or a list of experiment numbers from 1 to %zu "
-		       "(like 1,3-5)",
-		 spec, st->tree.n);
+	if (!strncmp(spec, "rank=", 5))
+		complain(NULL, "-experiment_select: '%s' is not a list of MPI ranks these experiments have (like "
+			       "rank=0,2-3)",
+			 spec);
+	else
+		complain(NULL, "-experiment_select: '%s' is not 'all', a list of experiment numbers from 1 to %zu "
+			       "(like 1,3-5) or rank=LIST",
+			 spec, st->tree.n);
 	return -1;
 }
 
