@@ -23,6 +23,8 @@ T="timeout 60"
 OMPIRUN="$T mpirun.openmpi --oversubscribe"
 MPICHRUN="$T mpirun.mpich"
 MS=100
+# MPI tracing is on by default in a job; its data is another test's
+MOFF="-m off"
 
 check "the fixture builds with Open MPI" mpicc.openmpi -O1 -g -o ranks.ompi "$TOP/tests/mpi/mpi_ranks.c"
 check "the fixture builds with MPICH" mpicc.mpich -O1 -g -o ranks.mpich "$TOP/tests/mpi/mpi_ranks.c"
@@ -62,11 +64,11 @@ ranks_ok() {
 for mpi in ompi mpich; do
 	if [ $mpi = ompi ]; then RUN=$OMPIRUN; NAME="Open MPI"; else RUN=$MPICHRUN; NAME=MPICH; fi
 	# the form batch scripts use: each rank started under sonde collect
-	rc 0 "$NAME: mpirun -np 4 sonde collect PROG" $RUN -np 4 "$SONDE" collect -p 1 -o $mpi-a.er ./ranks.$mpi $MS
+	rc 0 "$NAME: mpirun -np 4 sonde collect PROG" $RUN -np 4 "$SONDE" collect $MOFF -p 1 -o $mpi-a.er ./ranks.$mpi $MS
 	cp out.txt $mpi-a.out
 	ranks_ok $mpi-a.er $mpi-a.out "$NAME, under mpirun"
 	# Oracle collect's: the launcher in the founder
-	rc 0 "$NAME: sonde collect -M on mpirun -np 4 -- PROG" $T "$SONDE" collect -M on -p 1 -o $mpi-m.er ${RUN#$T } -np 4 -- ./ranks.$mpi $MS
+	rc 0 "$NAME: sonde collect -M on mpirun -np 4 -- PROG" $T "$SONDE" collect $MOFF -M on -p 1 -o $mpi-m.er ${RUN#$T } -np 4 -- ./ranks.$mpi $MS
 	cp out.txt $mpi-m.out
 	ranks_ok $mpi-m.er $mpi-m.out "$NAME, -M"
 	if [ "$(subs $mpi-a.er)" = "$(subs $mpi-m.er)" ]; then ok "$NAME: both forms give the same tree"; else
@@ -87,7 +89,7 @@ check "-M: the launcher's daemons and the ranks' sonde collect are not the launc
 
 # ---- the other options inside every rank ----
 rc 0 "MPICH -M with -w on, heap tracing and a rank's descendants" \
-	$T "$SONDE" collect -M on -w on -H on -o opts.er mpirun.mpich -np 4 -- ./ranks.mpich $MS fork
+	$T "$SONDE" collect $MOFF -M on -w on -H on -o opts.er mpirun.mpich -np 4 -- ./ranks.mpich $MS fork
 n=0
 for r in 0 1 2 3; do
 	[ -d opts.er/M_r${r}_f1.er ] && [ -f opts.er/M_r$r.er/heaptrace ] &&
@@ -105,19 +107,33 @@ done
 check "each rank's descendant carries its rank and the CPU it burnt (3%)" [ $bad = 0 ]
 
 # ---- bad cases ----
-rc 0 "-M: a program linked with neither MPI still runs" $T "$SONDE" collect -M on -o none.er mpirun.mpich -np 2 -- ./plain
+rc 0 "-M: a program linked with neither MPI still runs" $T "$SONDE" collect $MOFF -M on -o none.er mpirun.mpich -np 2 -- ./plain
 check "... said in one line" [ "$(grep -c "linked with neither Open MPI nor MPICH" err.txt)" = 1 ]
 check "... and each process recorded as a rank" [ "$(subs none.er)" = "M_r0.er M_r1.er " ]
 
 rc 0 "-M: a program built with Open MPI under MPICH's mpirun still runs" \
-	$T "$SONDE" collect -M on -o wrong.er mpirun.mpich -np 2 -- ./ranks.ompi 50
+	$T "$SONDE" collect $MOFF -M on -o wrong.er mpirun.mpich -np 2 -- ./ranks.ompi 50
 check "... said in one line" [ "$(grep -c "built with Open MPI but 'mpirun.mpich' is MPICH's launcher: each process will be a singleton" err.txt)" = 1 ]
 check "... each process a singleton" [ "$(grep -c 'rank 0 size 1' out.txt)" = 2 ]
 check "... nothing lost: both processes recorded, by the launcher's ranks" test -f wrong.er/M_r0.er/log.xml -a -f wrong.er/M_r1.er/log.xml
-rc 0 "under Open MPI's mpirun, a program built with MPICH" $OMPIRUN -np 2 "$SONDE" collect -o wrong2.er ./ranks.mpich 50
+# With MPI tracing, MPI's own rank (rank 0 of 1 in each process) is in the
+# log, and the reader says it is not the launcher's.
+LIBDIR=$(dirname "${SONDE_COLLECTOR:-$B/lib/sonde/libsonde_collector.so}")
+if [ -f "$LIBDIR/libsonde_mpi.so" ]; then
+	rc 0 "... with -m on" $T "$SONDE" collect -M on -m on -o wrongm.er mpirun.mpich -np 2 -- ./ranks.ompi 50
+	rc 0 "... the job reads" "$SONDE" print -processes wrongm.er
+	check "... and the reader says MPI_Comm_rank gave rank 0 to rank 1" \
+		grep -q "M_r1.er': MPI_Comm_rank gave rank 0, the launcher rank 1" err.txt
+	rc 0 "a right job with -m on" $T "$SONDE" collect -M on -m on -o rightm.er mpirun.mpich -np 2 -- ./ranks.mpich 50
+	rc 0 "... reads" "$SONDE" print -processes rightm.er
+	check "... with no warning of its ranks" [ ! -s err.txt ]
+else
+	note "libsonde_mpi.so is not built here: the reader's check against MPI's own rank is not run"
+fi
+rc 0 "under Open MPI's mpirun, a program built with MPICH" $OMPIRUN -np 2 "$SONDE" collect $MOFF -o wrong2.er ./ranks.mpich 50
 check "... said once, by rank 0" [ "$(grep -c "built with MPICH but was started by Open MPI's launcher" err.txt)" = 1 ]
 
-$OMPIRUN -np 4 "$SONDE" collect -o killed.er ./ranks.ompi $MS kill >out.txt 2>err.txt
+$OMPIRUN -np 4 "$SONDE" collect $MOFF -o killed.er ./ranks.ompi $MS kill >out.txt 2>err.txt
 check "a rank killed mid-run: the job fails" [ $? != 0 ]
 check "... every rank's experiment is there" [ "$(subs killed.er)" = "M_r0.er M_r1.er M_r2.er M_r3.er " ]
 rc 0 "... and the job reads" "$SONDE" print -processes killed.er
@@ -125,40 +141,40 @@ check "... the killed rank marked SIGKILL" grep -q "M_r2.er .* SIGKILL" out.txt
 "$SONDE" print -header killed.er/M_r2.er >out.txt 2>&1
 check "... its -header says how it ended" grep -q "SIGKILL\|incomplete" out.txt
 
-$T "$SONDE" collect -M on -o abort.er mpirun.mpich -np 4 -- ./ranks.mpich $MS abort >out.txt 2>err.txt
+$T "$SONDE" collect $MOFF -M on -o abort.er mpirun.mpich -np 4 -- ./ranks.mpich $MS abort >out.txt 2>err.txt
 check "MPI_Abort: the job fails" [ $? != 0 ]
 check "... every rank's experiment is there" [ "$(subs abort.er)" = "M_r0.er M_r1.er M_r2.er M_r3.er " ]
 rc 0 "... and the job's functions read" "$SONDE" print -functions abort.er
 check "... with the ranks' burn in them" grep -q " burn$" out.txt
 
-rc 2 "-M with a launcher that is not mpirun" "$SONDE" collect -M on sleep 1
+rc 2 "-M with a launcher that is not mpirun" "$SONDE" collect $MOFF -M on sleep 1
 check "... one line saying what -M needs" [ "$(wc -l <err.txt)" = 1 ]
 check "... the launcher, --, then the program" grep -q "needs the launcher, its arguments, --, then the program" err.txt
-rc 2 "-M with sleep as the launcher" "$SONDE" collect -M on -o x.er sleep 1 -- ./plain
+rc 2 "-M with sleep as the launcher" "$SONDE" collect $MOFF -M on -o x.er sleep 1 -- ./plain
 check "... one line" [ "$(wc -l <err.txt)" = 1 ]
 check "... not an MPI launcher" grep -q "not an MPI launcher sonde knows.*'sleep'" err.txt
 check "... and no experiment left" [ ! -e x.er ]
-rc 2 "-M OPENMPI with MPICH's launcher" "$SONDE" collect -M OPENMPI -o x.er mpirun.mpich -np 2 -- ./ranks.mpich
+rc 2 "-M OPENMPI with MPICH's launcher" "$SONDE" collect $MOFF -M OPENMPI -o x.er mpirun.mpich -np 2 -- ./ranks.mpich
 check "... says whose launcher it is" grep -q "'mpirun.mpich' is MPICH's launcher" err.txt
 
-rc 0 "a singleton started without a launcher" "$SONDE" collect -o single.er ./ranks.ompi 50
+rc 0 "a singleton started without a launcher" "$SONDE" collect $MOFF -o single.er ./ranks.ompi 50
 check "... said in one line" [ "$(grep -c "started without an MPI launcher is a singleton" err.txt)" = 1 ]
 check "... it ran as rank 0 of 1" grep -q "rank 0 size 1" out.txt
 check "... recorded as one process, no rank" [ -z "$(cd single.er && ls -d M_r*.er 2>/dev/null)" ]
 
 # two processes of one job claiming one rank: the second records beside
-PMI_RANK=0 PMI_SIZE=2 SONDE_MPI_JOB=j1 "$SONDE" collect -o clash.er ./plain >c1.out 2>c1.err &
-PMI_RANK=0 PMI_SIZE=2 SONDE_MPI_JOB=j1 "$SONDE" collect -o clash.er ./plain >c2.out 2>c2.err
+PMI_RANK=0 PMI_SIZE=2 SONDE_MPI_JOB=j1 "$SONDE" collect $MOFF -o clash.er ./plain >c1.out 2>c1.err &
+PMI_RANK=0 PMI_SIZE=2 SONDE_MPI_JOB=j1 "$SONDE" collect $MOFF -o clash.er ./plain >c2.out 2>c2.err
 wait
 check "two processes claiming rank 0: both recorded" [ "$(cd clash.er && ls -d M_r0.er M_r0_p*.er | wc -l)" = 2 ]
 check "... and said" grep -q "two processes claim MPI rank 0 of job j1" c1.err c2.err
-rc 2 "a later job does not join an earlier job's experiment" env PMI_RANK=0 PMI_SIZE=2 SONDE_MPI_JOB=j2 "$SONDE" collect -o clash.er ./plain
+rc 2 "a later job does not join an earlier job's experiment" env PMI_RANK=0 PMI_SIZE=2 SONDE_MPI_JOB=j2 "$SONDE" collect $MOFF -o clash.er ./plain
 check "... and says so" grep -q "not of this MPI job" err.txt
 
 # the default name: two jobs, two founders, each with its 4 ranks
 mkdir def && cd def || exit 1
-$OMPIRUN -np 4 "$SONDE" collect ../ranks.ompi 20 >/dev/null 2>&1
-$MPICHRUN -np 4 "$SONDE" collect ../ranks.mpich 20 >/dev/null 2>&1
+$OMPIRUN -np 4 "$SONDE" collect $MOFF ../ranks.ompi 20 >/dev/null 2>&1
+$MPICHRUN -np 4 "$SONDE" collect $MOFF ../ranks.mpich 20 >/dev/null 2>&1
 check "two jobs with the default name: test.1.er and test.2.er, each with M_r0..3.er" \
 	[ "$(ls -d test.*.er | tr '\n' ' ')$(subs test.1.er)$(subs test.2.er)" = \
 		"test.1.er test.2.er M_r0.er M_r1.er M_r2.er M_r3.er M_r0.er M_r1.er M_r2.er M_r3.er " ]
