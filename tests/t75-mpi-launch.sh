@@ -179,3 +179,36 @@ check "two jobs with the default name: test.1.er and test.2.er, each with M_r0..
 	[ "$(ls -d test.*.er | tr '\n' ' ')$(subs test.1.er)$(subs test.2.er)" = \
 		"test.1.er test.2.er M_r0.er M_r1.er M_r2.er M_r3.er M_r0.er M_r1.er M_r2.er M_r3.er " ]
 cd ..
+
+# ---- node-local directories and sonde gather ----
+mkdir loc
+SONDE_MPI_LOCALDIR=$PWD/loc $T "$SONDE" collect $MOFF -M on -o sh.er mpirun.mpich -np 4 -- ./ranks.mpich 20 >out.txt 2>err.txt
+check "SONDE_MPI_LOCALDIR: the ranks record in DIR/FOUNDER-NAME" [ "$(subs loc/sh.er)" = "M_r0.er M_r1.er M_r2.er M_r3.er " ]
+check "... said once for the node" [ "$(grep -c "the ranks on this node record in '$PWD/loc/sh.er'" err.txt)" = 1 ]
+check "... the founder has the launcher only" [ -z "$(subs sh.er)" ]
+rc 0 "sonde gather FOUNDER DIR" "$SONDE" gather sh.er loc/sh.er
+check "... moves the ranks into the founder" [ "$(subs sh.er)" = "M_r0.er M_r1.er M_r2.er M_r3.er " ]
+check "... leaving nothing behind" [ ! -e loc/sh.er ]
+"$SONDE" print -printmode csv -processes sh.er >procs.csv 2>&1
+check "... and the job reads with its ranks" [ "$(grep -c '^[0-9]*,M_r[0-3].er,[0-3],' procs.csv)" = 4 ]
+
+# a node that does not see the founder: its ranks record under TMPDIR
+mkdir tmp2
+SONDE_MPI_FOUNDER=/nonexistent/far.er TMPDIR=$PWD/tmp2 $MPICHRUN -np 2 "$SONDE" collect $MOFF ./ranks.mpich 20 >out.txt 2>err.txt
+check "a founder not on this node: the ranks record under TMPDIR" [ "$(subs tmp2/far.er)" = "M_r0.er M_r1.er " ]
+check "... and say so once" [ "$(grep -c "founder '/nonexistent/far.er' is not on this node" err.txt)" = 1 ]
+
+# the bare form, node-local: gathered into a founder made by gather, from
+# another file system (a copy, not a rename) when /dev/shm is one
+L=$(mktemp -d /dev/shm/sonde-t75.XXXXXX 2>/dev/null || mktemp -d "$TMP/shm.XXXXXX")
+SONDE_MPI_LOCALDIR=$L $OMPIRUN -np 2 "$SONDE" collect $MOFF -o bare.er ./ranks.ompi 20 >/dev/null 2>&1
+rc 0 "the bare form, node-local, gathered into a new founder" "$SONDE" gather bare.er "$L/bare.er"
+check "... the founder made with its ranks" [ "$(subs bare.er)" = "M_r0.er M_r1.er " ]
+rc 0 "... and it reads" "$SONDE" print -processes bare.er
+SONDE_MPI_LOCALDIR=$L $OMPIRUN -np 2 "$SONDE" collect $MOFF -o bare.er ./ranks.ompi 20 >/dev/null 2>&1
+rc 1 "gather does not overwrite a rank the founder has" "$SONDE" gather bare.er "$L/bare.er"
+check "... says which" grep -q "'bare.er' has 'M_r0.er' already" err.txt
+check "... and leaves it where it was" [ -f "$L/bare.er/M_r0.er/log.xml" ]
+rm -rf "$L"
+rc 2 "gather without a directory" "$SONDE" gather bare.er
+rc 2 "gather into something not NAME.er" "$SONDE" gather plain.c loc

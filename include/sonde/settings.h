@@ -39,6 +39,7 @@
 
 #define SONDE_ENV_MPI_FOUNDER "SONDE_MPI_FOUNDER" /* the MPI job's founder experiment, made by sonde collect -M */
 #define SONDE_ENV_MPI_JOB "SONDE_MPI_JOB"	   /* the user's: the job's id, when the launcher gives none */
+#define SONDE_ENV_MPI_LOCALDIR "SONDE_MPI_LOCALDIR" /* the user's: ranks record in DIR/FOUNDER-NAME, node-local */
 
 /* ---- passed from a process to the ones it starts (collector/follow.c) ---- */
 
