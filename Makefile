@@ -75,7 +75,17 @@ DEPS      := $(COLLECTOR_OBJ:.o=.d) $(filter-out $(B)/obj/gen/%,$(LIB_OBJ:.o=.d)
 
 .PHONY: all deps check demo bench install clean tests teststates
 
-all: $(SONDE) $(COLLECTOR) $(TRACERS) $(API_A) $(API_SO) $(API_PC)
+# sonde merge's MPI helpers (mpi/merge_mpi.c; cmd/merge.c execs the one of
+# the launcher that started it): one per MPI implementation whose mpicc is
+# installed, so that sonde itself links no MPI.
+MPI_IMPLS   := $(foreach i,openmpi mpich,$(if $(shell command -v mpicc.$(i) 2>/dev/null),$(i)))
+MERGE_MPI   := $(MPI_IMPLS:%=$(B)/libexec/sonde/sonde-merge-mpi.%)
+
+all: $(SONDE) $(COLLECTOR) $(TRACERS) $(API_A) $(API_SO) $(API_PC) $(MERGE_MPI)
+
+$(B)/libexec/sonde/sonde-merge-mpi.%: mpi/merge_mpi.c lib/reader/expmerge.h $(LIBSONDE)
+	@mkdir -p $(dir $@)
+	mpicc.$* $(BASEFLAGS) $(CFLAGS) -Ilib $< $(LIBSONDE) -o $@ $(LIBSONDE_LIBS)
 
 deps:
 	@sh scripts/deps.sh
@@ -347,6 +357,7 @@ install: all
 	install -m 755 $(SONDE) $(DESTDIR)$(PREFIX)/bin/sonde
 	install -m 755 $(COLLECTOR) $(DESTDIR)$(PREFIX)/lib/sonde/libsonde_collector.so
 	for t in $(TRACERS); do install -m 755 $$t $(DESTDIR)$(PREFIX)/lib/sonde/; done
+	for t in $(MERGE_MPI); do install -D -m 755 $$t $(DESTDIR)$(PREFIX)/libexec/sonde/$$(basename $$t); done
 	install -m 644 doc/sonde.1 $(DESTDIR)$(PREFIX)/share/man/man1/sonde.1
 	install -d $(DESTDIR)$(PREFIX)/include/sonde $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 644 include/sonde/collector.h $(DESTDIR)$(PREFIX)/include/sonde/collector.h

@@ -123,6 +123,10 @@ sh bench/report.sh
 # pprof reading the pprof file and perf script | stackcollapse.
 sh bench/export.sh
 
+# sonde merge of 1,000 synthetic ranks of 10,000 samples: time and memory,
+# serial and under mpirun -np 2 and -np 4 (Open MPI, MPICH), equality.
+sh bench/merge.sh
+
 # sonde print -header and -heapstat on 8 million allocations; a sparse file.
 sh bench/readscale.sh
 

@@ -160,6 +160,12 @@ int sonde_expw_log_preamble(struct sonde_expw *w, uint32_t pid, uint64_t start_n
 		(unsigned long long)start_ns);
 }
 
+void sonde_expw_process(struct sonde_expw *w, uint32_t pid, uint64_t start_ns)
+{
+	w->pid = pid;
+	w->start_ns = start_ns;
+}
+
 int sonde_expw_object(struct sonde_expw *w, uint32_t id, const char *path, uint64_t base,
 		      uint64_t lo, uint64_t hi, uint64_t time_ns)
 {
@@ -288,6 +294,14 @@ int64_t sonde_expw_sample_state(struct sonde_expw *w, uint32_t tid, uint16_t cpu
 				uint64_t weight_ns, uint64_t stack_id)
 {
 	return put_sample(w, tid, cpu, state, time_ns, weight_ns, 0, 0, stack_id, SONDE_PROFILE_V1_SIZE);
+}
+
+int64_t sonde_expw_sample_state_ms(struct sonde_expw *w, uint32_t tid, uint16_t cpu, uint16_t state,
+				   uint64_t time_ns, uint64_t weight_ns, uint64_t system_ns, uint64_t wait_cpu_ns,
+				   uint64_t stack_id)
+{
+	return put_sample(w, tid, cpu, state, time_ns, weight_ns, system_ns, wait_cpu_ns, stack_id,
+			  sizeof(struct sonde_profile_packet));
 }
 
 int64_t sonde_expw_sample_ms(struct sonde_expw *w, uint32_t tid, uint16_t cpu, uint64_t time_ns,
