@@ -100,9 +100,11 @@ check "each rank has its descendant (M_rR_f1.er), its heap trace and off-CPU set
 bad=0
 for r in 0 1 2 3; do
 	rec=$(awk -F, -v l="M_r${r}_f1.er" '$2 == l { print $3 " " $6 }' procs.csv)
-	# the child burns (r+1)*MS ms of CPU by its own clock; its row carries its rank
+	# the child's row carries its rank and the CPU the child itself
+	# counted (its burn of (r+1)*MS ms, and what its fork's pages cost it)
 	set -- $rec
-	[ "${1:-}" = $r ] && within "${2:-0}" $(((r + 1) * MS * 1000000)) 3 || { bad=$((bad + 1)); note "M_r${r}_f1.er: $rec"; }
+	own=$(awk -v r=$r '$1 == "child" && $3 == r { print $5 }' out.txt)
+	[ "${1:-}" = $r ] && within "${2:-0}" "${own:-0}" 3 || { bad=$((bad + 1)); note "M_r${r}_f1.er: $rec, its own account ${own:-none}"; }
 done
 check "each rank's descendant carries its rank and the CPU it burnt (3%)" [ $bad = 0 ]
 
@@ -111,6 +113,9 @@ rc 0 "-M: a program linked with neither MPI still runs" $T "$SONDE" collect $MOF
 check "... said in one line" [ "$(grep -c "linked with neither Open MPI nor MPICH" err.txt)" = 1 ]
 check "... and each process recorded as a rank" [ "$(subs none.er)" = "M_r0.er M_r1.er " ]
 
+# Two Open MPI singletons started together race on Open MPI's session
+# directory (mpi_ranks.c): the second waits 300 ms.
+export MPI_RANKS_STAGGER_MS=300
 rc 0 "-M: a program built with Open MPI under MPICH's mpirun still runs" \
 	$T "$SONDE" collect $MOFF -M on -o wrong.er mpirun.mpich -np 2 -- ./ranks.ompi 50
 check "... said in one line" [ "$(grep -c "built with Open MPI but 'mpirun.mpich' is MPICH's launcher: each process will be a singleton" err.txt)" = 1 ]
@@ -130,6 +135,7 @@ if [ -f "$LIBDIR/libsonde_mpi.so" ]; then
 else
 	note "libsonde_mpi.so is not built here: the reader's check against MPI's own rank is not run"
 fi
+unset MPI_RANKS_STAGGER_MS
 rc 0 "under Open MPI's mpirun, a program built with MPICH" $OMPIRUN -np 2 "$SONDE" collect $MOFF -o wrong2.er ./ranks.mpich 50
 check "... said once, by rank 0" [ "$(grep -c "built with MPICH but was started by Open MPI's launcher" err.txt)" = 1 ]
 
