@@ -144,7 +144,8 @@ $(MPI_LIB): $(MPI_OBJ) $(COLLECTOR)
 MPI_CCS       := $(and $(HAVE_MPI),$(shell command -v mpicc.openmpi),$(shell command -v mpicc.mpich),\
 		 $(shell command -v mpifort.openmpi),$(shell command -v mpifort.mpich))
 MPI_FIXTURES  := $(B)/fixtures/mpi/mpitraffic_ompi $(B)/fixtures/mpi/mpitraffic_mpich \
-		 $(B)/fixtures/mpi/mpitrafficf_ompi $(B)/fixtures/mpi/mpitrafficf_mpich
+		 $(B)/fixtures/mpi/mpitrafficf_ompi $(B)/fixtures/mpi/mpitrafficf_mpich \
+		 $(B)/fixtures/mpi/mpiguest_ompi $(B)/fixtures/mpi/mpiguest_mpich
 ifneq ($(MPI_CCS),)
 tests: $(MPI_FIXTURES)
 endif
@@ -154,6 +155,10 @@ endif
 $(B)/fixtures/mpi/mpitraffic_%: tests/fixtures/mpi/mpitraffic.c
 	@mkdir -p $(dir $@)
 	mpicc.$(if $(filter ompi,$*),openmpi,mpich) -std=gnu11 -O2 -g -Wall -Wextra -Wno-stringop-overflow -o $@ $<
+
+$(B)/fixtures/mpi/mpiguest_%: tests/fixtures/mpi/mpiguest.c
+	@mkdir -p $(dir $@)
+	mpicc.$(if $(filter ompi,$*),openmpi,mpich) -std=gnu11 -O2 -g -Wall -Wextra -o $@ $<
 
 $(B)/fixtures/mpi/mpitrafficf_%: tests/fixtures/mpi/mpitraffic.f90
 	@mkdir -p $(dir $@)

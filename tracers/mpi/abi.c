@@ -190,7 +190,7 @@ static int P(world)(const struct sm_comm *c, int r)
 	if (!c || r < 0)
 		return SONDE_MPI_NONE;
 	if (c == &P(world_c))
-		return r;
+		return r < c->size ? r : SONDE_MPI_NONE;
 	if (c->rworld)
 		return r < c->rsize ? c->rworld[r] : SONDE_MPI_NONE;
 	return c->world && r < c->size ? c->world[r] : SONDE_MPI_NONE;
@@ -223,7 +223,8 @@ static void P(set_peer)(struct sm_ev *e, int peer, int tag, uint64_t comm, int *
 	}
 }
 
-static void sm_send(struct sm_ev *e, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
+/* A send started (a failed call starts none). */
+static void sm_send(struct sm_ev *e, int r, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
 {
 	if (!e->rec)
 		return;
@@ -232,7 +233,7 @@ static void sm_send(struct sm_ev *e, MPI_Count count, MPI_Datatype dt, int dest,
 	e->peer = peer;
 	e->tag = tag;
 	e->comm = c ? c->id : SONDE_MPI_COMM_NONE;
-	if (dest == MPI_PROC_NULL || count < 0)
+	if (r != MPI_SUCCESS || dest == MPI_PROC_NULL || count < 0)
 		return;
 	sm_message(e, SONDE_MPI_SEND, peer, tag, e->comm, (uint64_t)count * P(tsize)(dt), e->t0);
 }

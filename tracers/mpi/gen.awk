@@ -153,7 +153,7 @@ function body(k, lang,    cls, n, cnt, dt, peer, tag, comm, st, sts, req, reqs, 
 		cnt = find("int|MPI_Count", "count"); dt = find("MPI_Datatype", "datatype|type")
 		peer = find("int", "dest"); tag = find("int", "tag")
 		if (cnt != "" && dt != "" && peer != "" && tag != "" && comm != "")
-			post = post "\tsm_send(&e_, " cnt ", " dt ", " peer ", " tag ", " comm ");\n"
+			post = post "\tsm_send(&e_, r, " cnt ", " dt ", " peer ", " tag ", " comm ");\n"
 	} else if (cls == "RECV") {
 		peer = find("int", "source"); tag = find("int", "tag")
 		if (has("message")) { pre = pre "\tstruct sm_comm *mc_ = sm_msg_take(KEY(*message));\n"; post = post "\tsm_recv(&e_, r, stp_, mc_, SONDE_MPI_ANY, 0);\n" }
@@ -165,7 +165,7 @@ function body(k, lang,    cls, n, cnt, dt, peer, tag, comm, st, sts, req, reqs, 
 	} else if (cls == "SENDRECV" || cls == "ISENDRECV") {
 		sc = or(find("int|MPI_Count", "sendcount"), "count"); stt = or(find("MPI_Datatype", "sendtype"), find("MPI_Datatype", "datatype|type"))
 		stag = find("int", "sendtag")
-		post = post "\tsm_send(&e_, " sc ", " stt ", dest, " stag ", " comm ");\n"
+		post = post "\tsm_send(&e_, r, " sc ", " stt ", dest, " stag ", " comm ");\n"
 		if (cls == "SENDRECV") post = post "\tsm_recv(&e_, r, stp_, CM(" comm "), source, recvtag);\n"
 		else post = post "\tif (r == MPI_SUCCESS) sm_irecv(&e_, KEY(*request), CM(" comm "), source, recvtag, 1);\n"
 	} else if (cls == "PINIT") {
