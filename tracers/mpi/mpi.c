@@ -40,6 +40,7 @@
 #include <string.h>
 
 #include <sonde/hooks.h>
+#include <sonde/settings.h>
 
 #include "sm.h"
 
@@ -409,12 +410,12 @@ static void mpi_start(const char *value)
 {
 	int e = errno;
 	char buf[64];
-	const char *s = setting("SONDE_MPI_STACKS", "VT_STACKS");
+	const char *s = setting(SONDE_ENV_MPI_STACKS, "VT_STACKS");
 	g_stacks = !(s && !strcmp(s, "0"));
-	uint64_t bsize = size_setting(setting("SONDE_MPI_BUFFER_SIZE", "VT_BUFFER_SIZE"), 64ull << 20);
-	uint64_t flushes = size_setting(setting("SONDE_MPI_MAX_FLUSHES", "VT_MAX_FLUSHES"), 0);
+	uint64_t bsize = size_setting(setting(SONDE_ENV_MPI_BUFFER_SIZE, "VT_BUFFER_SIZE"), 64ull << 20);
+	uint64_t flushes = size_setting(setting(SONDE_ENV_MPI_MAX_FLUSHES, "VT_MAX_FLUSHES"), 0);
 	g_limit = flushes ? bsize * flushes : 0;
-	s = setting("SONDE_MPI_VERBOSE", "VT_VERBOSE");
+	s = setting(SONDE_ENV_MPI_VERBOSE, "VT_VERBOSE");
 	if (s && *s >= '0' && *s <= '9')
 		sm_verbose = atoi(s);
 	__sonde_trace_setting(SONDE_KIND_MPI, "stacks", g_stacks ? "1" : "0");
