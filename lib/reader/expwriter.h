@@ -117,6 +117,15 @@ int sonde_expw_counter_decl(struct sonde_expw *w, unsigned index, const char *na
 int64_t sonde_expw_counter(struct sonde_expw *w, uint32_t tid, uint16_t counter, uint64_t time_ns, uint64_t weight,
 			   uint64_t stack_id);
 
+/* MPI tracing (sonde collect -m): the mpitrace file's <dataformat> and
+ * <packet> lines and the job's <trace kind="mpi" ...> lines in log.xml
+ * (rank and size when not negative, abi and library when not NULL), as
+ * the tracing library writes them; returns 0 or -1.  Then its packets, in
+ * thread tid's block of the mpitrace file (type and size are filled in). */
+int sonde_expw_mpi_decl(struct sonde_expw *w, int64_t rank, int64_t size, const char *abi, const char *library);
+int64_t sonde_expw_mpi_call(struct sonde_expw *w, uint32_t tid, const struct sonde_mpi_call_packet *p);
+int64_t sonde_expw_mpi_msg(struct sonde_expw *w, uint32_t tid, const struct sonde_mpi_msg_packet *p);
+
 /* Appends an all-zero block (claimed, never written); returns its offset. */
 int64_t sonde_expw_zero_block(struct sonde_expw *w, enum sonde_kind kind);
 

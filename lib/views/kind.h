@@ -8,6 +8,7 @@
 #ifndef SONDE_VIEWS_KIND_H
 #define SONDE_VIEWS_KIND_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -66,6 +67,10 @@ struct sonde_view_kind {
 	 * experiment without the kind has "NAME": null).  NULL: none. */
 	void (*header_text)(FILE *out, const struct sonde_exp *exp);
 	void (*header_doc)(struct sonde_emit *e, const struct sonde_exp *exp);
+	/* The object is left out, not null, for an experiment without the
+	 * kind: a kind added after the header's form was settled (MPI) does
+	 * not change the header of every experiment recorded without it. */
+	bool header_omit_untraced;
 	/* Its part of a timeline.  NULL: none. */
 	const struct sonde_view_timeline *timeline;
 	/* Its views in the HTML report, in order, ended by a NULL key
