@@ -24,6 +24,14 @@ if [ ! -f "$LIB" ] || [ ! -x "$MF/mpitraffic_ompi" ] || ! command -v mpirun.open
 fi
 export OMPI_MCA_rmaps_base_oversubscribe=1
 
+# rexp EXP: the experiment of the rank recorded under -o EXP: EXP itself,
+# or the sub-experiment M_r<rank>.er a launcher-aware sonde collect makes
+# in it (the one that holds the MPI trace).
+rexp() {
+	t=$(find "$1" -name mpitrace 2>/dev/null | head -1)
+	if [ -n "$t" ]; then dirname "$t"; else echo "$1"; fi
+}
+
 # launch IMPL FIXTURE DIR: 4 ranks, each under sonde collect -m on.
 launch() {
 	impl=$1 fx=$2 d=$3
@@ -54,7 +62,7 @@ for impl in ompi mpich; do
 		ok "$name: 4 ranks under sonde collect -m on run to completion"
 		exact=1 timing=1 logok=1 flags=1
 		for r in 0 1 2 3; do
-			e=$d/r$r.er
+			e=$(rexp "$d/r$r.er")
 			"$EXPCHECK" mpi "$e" >"$d/x$r" 2>&1 || { exact=0; continue; }
 			grep "^truth $r \(call\|send\|recv\|coll\) " "$d/out" | cut -d' ' -f3- | grep -v ' 0$' | sort >"$d/t$r"
 			# (collective bytes of 0: a Barrier's, which expcheck
@@ -103,7 +111,7 @@ d=$TMP/ompi-c
 if [ -d "$d/r0.er" ]; then
 	good=1
 	for r in 0 3; do
-		"$EXPCHECK" frames "$d/r$r.er" >"$d/fr$r" 2>/dev/null
+		"$EXPCHECK" frames "$(rexp "$d/r$r.er")" >"$d/fr$r" 2>/dev/null
 		for st in work:3 wait:4; do
 			w=${st%:*} s=${st#*:}
 			want=$(awk -v r=$r -v k="${w}_cpu_ns" '$1 == "truth" && $2 == r && $3 == k { print $4 }' "$d/out")
@@ -149,7 +157,7 @@ for impl in ompi mpich; do
 		notok "$impl: mpiguest differs plain (<) and traced (>)"
 		diff plain.$impl traced.$impl | sed 's/^/#   /' | head -10
 	fi
-	"$EXPCHECK" mpi "$TMP/g${impl}_r0.er" >gx.$impl 2>&1
+	"$EXPCHECK" mpi "$(rexp "$TMP/g${impl}_r0.er")" >gx.$impl 2>&1
 	if grep -q '^errors 1$' gx.$impl && [ "$(grep -c '^send ' gx.$impl)" = 1 ] && grep -q '^send 1 ' gx.$impl; then
 		ok "$impl: the failed MPI_Send is a failed call and no message"
 	else
