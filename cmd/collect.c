@@ -496,7 +496,12 @@ int cmd_collect(int argc, char **argv)
 			char lib[PATH_MAX + 32];
 			snprintf(lib, sizeof lib, "%s/%s", dir, sonde_kind_desc(k)->lib);
 			if (access(lib, R_OK) < 0) {
-				fprintf(stderr, "sonde collect: cannot find the tracing library '%s'\n", lib);
+				/* libsonde_mpi.so is built only where both MPIs'
+				 * headers are (Makefile) */
+				fprintf(stderr, "sonde collect: cannot find the tracing library '%s'%s\n", lib,
+					k == SONDE_KIND_MPI ? " (sonde was built without the Open MPI and MPICH headers: "
+							      "install libopenmpi-dev and libmpich-dev and rebuild)"
+							    : "");
 				return 2;
 			}
 			used += (size_t)snprintf(preload + used, sizeof o.preload - used, "%s:", lib);

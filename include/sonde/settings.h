@@ -53,6 +53,13 @@
 #define SONDE_ENV_SIGNAL "SONDE_SIGNAL"		/* the profiling signal: a real-time signal's number, or URG */
 #define SONDE_ENV_CLOCK_SOURCE "SONDE_CLOCK_SOURCE" /* the clock profile's source, forced */
 
+/* MPI tracing's (-m; tracers/mpi/mpi.c): sonde's name first, the
+ * VampirTrace name the reference documents accepted when it is unset. */
+#define SONDE_ENV_MPI_STACKS "SONDE_MPI_STACKS"	      /* 0: no call stacks (VT_STACKS) */
+#define SONDE_ENV_MPI_BUFFER_SIZE "SONDE_MPI_BUFFER_SIZE" /* bytes, K/M/G: a buffer (VT_BUFFER_SIZE) */
+#define SONDE_ENV_MPI_MAX_FLUSHES "SONDE_MPI_MAX_FLUSHES" /* buffers' worth recorded; 0: all (VT_MAX_FLUSHES) */
+#define SONDE_ENV_MPI_VERBOSE "SONDE_MPI_VERBOSE"	      /* 2: more in log.xml (VT_VERBOSE) */
+
 /* Whether the environment entry e ("NAME=value") is the variable NAME's
  * (NAME one of the above; needs <string.h>). */
 #define SONDE_ENV_IS(e, NAME) (!strncmp((e), NAME "=", sizeof(NAME)))
