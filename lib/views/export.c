@@ -380,7 +380,9 @@ static int collect_one(void *arg, const struct sonde_pevent *pe)
 	} else {
 		v = pe->v[SONDE_M_TOTALCPU];
 		keep_ev = pe->kind == 0 && pe->v[SONDE_M_SAMPLES]; /* CPU samples, not off-CPU ones */
-		keep_call = pe->kind && sonde_view_timeline(pe->kind) && sonde_view_timeline(pe->kind)->dur;
+		const struct sonde_view_timeline *tl = pe->kind ? sonde_view_timeline(pe->kind) : NULL;
+
+		keep_call = tl && tl->dur && (!tl->is_span || tl->is_span(x->exps[pe->exp], pe->index));
 	}
 	if ((c->flags & SONDE_XT_CHROME) && !sonde_export_counter_of_events(x->metric) && pe->v[x->metric]) {
 		if (sonde_grow(&x->pts, &c->cappts, x->npts + 1, sizeof(*x->pts), 256) < 0)
