@@ -321,6 +321,23 @@ void sonde_export_process(const struct sonde_exp *e, char *buf, size_t len)
 	snprintf(buf, len, "%.*s [%u]", (int)(cmd + w - base), base, in->target.pid);
 }
 
+bool sonde_export_process_known(const struct sonde_exp *e, char *buf, size_t len, int64_t *order)
+{
+	char what[64], proc[256];
+
+	sonde_export_process(e, proc, sizeof(proc));
+	for (int id = 1; id <= SONDE_KIND_MAX; id++) {
+		const struct sonde_view_timeline *tl = sonde_view_timeline(id);
+
+		if (tl && tl->process && tl->process(e, what, sizeof(what), order)) {
+			snprintf(buf, len, "%s (%s)", what, proc);
+			return true;
+		}
+	}
+	snprintf(buf, len, "%s", proc);
+	return false;
+}
+
 /* ---- the events of the timelines ------------------------------------------------------ */
 
 struct collect {

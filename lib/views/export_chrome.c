@@ -588,20 +588,11 @@ int sonde_export_chrome(FILE *f, struct sonde_export *x, char *err, size_t errle
 	xb_s(&b, "{\"traceEvents\":[");
 	for (size_t e = 0; e < x->nexps; e++) {
 		uint32_t pid = pid_of(x, (uint32_t)e);
-		char what[64];
 		int64_t order = 0;
-		bool known = false;
 
-		sonde_export_process(x->exps[e], proc, sizeof(proc));
 		/* what a kind knows of it first: "rank 2 (burn [4242])", in its order */
-		for (int id = 1; id <= SONDE_KIND_MAX && !known; id++) {
-			const struct sonde_view_timeline *tl = sonde_view_timeline(id);
-
-			known = tl && tl->process && tl->process(x->exps[e], what, sizeof(what), &order);
-		}
-		if (known) {
-			snprintf(name, sizeof(name), "%s (%s)", what, proc);
-			meta(&o, "process_name", pid, pid, name);
+		if (sonde_export_process_known(x->exps[e], proc, sizeof(proc), &order)) {
+			meta(&o, "process_name", pid, pid, proc);
 			sep(&o);
 			xb_s(&b, "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":");
 			xb_u(&b, pid);

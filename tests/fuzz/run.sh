@@ -6,6 +6,7 @@
 # kernel and Java frames in one stack, with kallsyms and the method table,
 # which are fuzzed too), a
 # small multi-block one from bench/genexp, a real one from sonde collect,
+# an MPI rank's (test_mpitimeline),
 # and traced ones (sync, heap and I/O tracing on the traceviews,
 # heapleaks, iofiles and syncwait fixtures).  Needs `make tests` first.
 #
@@ -73,6 +74,13 @@ fi
 if [ ! -d "$OUT/seeds/offcpu.er" ]; then # a real -w experiment: microstates, off-CPU samples
 	"$B/bin/sonde" collect -p hi -w on -o offcpu.er -d "$OUT/seeds" "$B/fixtures/mstates" 0.05 >/dev/null 2>&1 ||
 		echo "fuzz: no off-CPU seed (sonde collect failed)"
+fi
+# An MPI seed: rank 0 of test_mpitimeline's job (calls, messages, the
+# job's log.xml lines), for the MPI kind's reader, its chrome flows and
+# its report view (lib/kinds/mpi_timeline.c).
+if [ ! -d "$OUT/seeds/mpirank.er" ]; then
+	rm -rf "$OUT/mpijob" && "$B/tests/test_mpitimeline" --write "$OUT/mpijob" &&
+		mv "$OUT/mpijob/M_r0.er" "$OUT/seeds/mpirank.er" || echo "fuzz: no MPI seed (test_mpitimeline failed)"
 fi
 # Traced seeds: every kind of trace, with a profile.
 mkdir -p "$OUT/seeds/data"
