@@ -170,6 +170,18 @@ struct sonde_exp_info {
 	 * else the start event, else 0.  realtime_sec/nsec: wall clock at
 	 * start (has_realtime false when absent).
 	 */
+	/*
+	 * An MPI rank's experiment: what the launcher said of the process
+	 * (<mpirank rank size launcher job/>, written by sonde collect from
+	 * the launcher's environment) and what MPI said after MPI_Init (the
+	 * tracing library's <trace kind="mpi" name="rank"|"size" value/>);
+	 * -1 (NULL) when not said.
+	 */
+	struct sonde_exp_mpi {
+		int64_t rank, size, mpi_rank, mpi_size;
+		const char *launcher, *job;
+	} mpi;
+
 	uint64_t start_ns;
 	bool has_realtime;
 	int64_t realtime_sec;

@@ -8,7 +8,8 @@
  *
  * Last line: "N passed, N failed"; exit status 1 when anything failed.
  * SONDE_TEST_SHOW=1 prints every output checked; SONDE_TEST_KEEP=1 keeps
- * the experiments.
+ * the experiments.  test_mpi --write DIR writes the fuzzer's seed,
+ * DIR/mpi.er.
  */
 #define _GNU_SOURCE
 #include <stdbool.h>
@@ -17,14 +18,17 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/error.h"
 #include "check.h"
 #include "agg/dlang.h"
 #include "model/metrics.h"
 #include "model/profile.h"
 #include "reader/experiment.h"
+#include "reader/exptree.h"
 #include "reader/expwriter.h"
 #include "sonde/kinds.h"
 #include "sonde/mpifuncs.h"
+#include "views/view.h"
 #include "views/view_exp.h"
 
 static bool show;
@@ -86,11 +90,14 @@ static struct sonde_exp *open_exp(const char *name)
 	return e;
 }
 
+/* Where the experiments go: tmpdir, or --write's directory. */
+static const char *root = tmpdir;
+
 static struct sonde_expw *create(const char *name, uint32_t pid)
 {
 	char path[4200], err[512];
 
-	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	snprintf(path, sizeof(path), "%s/%s", root, name);
 	struct sonde_expw *w = sonde_expw_create(path, err, sizeof(err));
 
 	if (!w) {
@@ -163,9 +170,9 @@ static void msg(struct sonde_expw *w, uint32_t tid, unsigned dir, unsigned func,
  * rank 1 through an Irecv and a Wait; thread 101 (written first, later
  * in time order for one of its calls) a barrier that failed and a
  * Fortran allreduce on a communicator of its own. */
-static int write_one(void)
+static int write_one(const char *name)
 {
-	struct sonde_expw *w = create("one.er", 100);
+	struct sonde_expw *w = create(name, 100);
 
 	if (!w)
 		return -1;
@@ -450,6 +457,198 @@ static void test_agg(void)
 	sonde_exp_close(e);
 }
 
+/* ---- a job of 4 ranks: -mpi and -ranks ------------------------------------------------ */
+
+/* The founder job.er (the launcher: no MPI) and M_r0.er .. M_r3.er, each
+ * rank's thread 1000 + r:
+ *   a blocking pair, rank 0 MPI_Send 1024 bytes to 1 (100 us), rank 1
+ *     MPI_Recv them (300 us);
+ *   a non-blocking pair, rank 2 MPI_Isend 4096 bytes to 3 (5 us) and
+ *     MPI_Wait (50 us, completes the send: no message), rank 3 MPI_Irecv
+ *     from 2 (2 us) and MPI_Wait (400 us, completes the receive);
+ *   MPI_Bcast from root 0 (200 us each; collective bytes 768 at the root,
+ *     256 elsewhere), MPI_Allreduce (150 us, 64 bytes each);
+ *   MPI_Barrier after an imbalance: rank 0 waits 40 ms, the others 10 ms.
+ * The point-to-point calls on stack 7, the collectives on stack 8.  Clock
+ * samples: (r + 1) * 10 ms in CPU, 1 ms in MPI Work, 5 ms in MPI Wait. */
+static int write_job(void)
+{
+	char path[200];
+	struct sonde_expw *w = create("job.er", 900);
+
+	if (!w)
+		return -1;
+	sonde_expw_sample(w, 900, 0, T0 + MS, MS, 7);
+	if (finish(w) < 0)
+		return -1;
+	for (int r = 0; r < 4; r++) {
+		uint32_t tid = 1000 + (uint32_t)r;
+		uint64_t t = T0 + MS;
+
+		snprintf(path, sizeof(path), "job.er/M_r%d.er", r);
+		if (!(w = create(path, tid)))
+			return -1;
+		sonde_expw_mpi_decl(w, r, 4, "openmpi", "Open MPI v4.1.4");
+		sonde_expw_sample_state(w, tid, 0, SONDE_STATE_CPU, T0 + 2 * MS, (uint64_t)(r + 1) * 10 * MS, 7);
+		sonde_expw_sample_state(w, tid, 0, SONDE_STATE_MPI_WORK, T0 + 3 * MS, 1 * MS, 8);
+		sonde_expw_sample_state(w, tid, 0, SONDE_STATE_MPI_WAIT, T0 + 4 * MS, 5 * MS, 8);
+		stack = 7;
+		switch (r) {
+		case 0:
+			call(w, tid, F(MPI_Send), 0, 1, 1, SONDE_MPI_COMM_WORLD, t, 100 * US, 0);
+			msg(w, tid, SONDE_MPI_SEND, F(MPI_Send), 1, 1, SONDE_MPI_COMM_WORLD, t, 1024);
+			break;
+		case 1:
+			call(w, tid, F(MPI_Recv), 0, 0, 1, SONDE_MPI_COMM_WORLD, t, 300 * US, 0);
+			msg(w, tid, SONDE_MPI_RECV, F(MPI_Recv), 0, 1, SONDE_MPI_COMM_WORLD, t + 300 * US, 1024);
+			break;
+		case 2:
+			call(w, tid, F(MPI_Isend), 0, 3, 2, SONDE_MPI_COMM_WORLD, t, 5 * US, 0);
+			msg(w, tid, SONDE_MPI_SEND, F(MPI_Isend), 3, 2, SONDE_MPI_COMM_WORLD, t, 4096);
+			call(w, tid, F(MPI_Wait), 0, 3, 2, SONDE_MPI_COMM_WORLD, t + 10 * US, 50 * US, 0);
+			break;
+		case 3:
+			call(w, tid, F(MPI_Irecv), 0, 2, 2, SONDE_MPI_COMM_WORLD, t, 2 * US, 0);
+			call(w, tid, F(MPI_Wait), 0, 2, 2, SONDE_MPI_COMM_WORLD, t + 10 * US, 400 * US, 0);
+			msg(w, tid, SONDE_MPI_RECV, F(MPI_Wait), 2, 2, SONDE_MPI_COMM_WORLD, t + 410 * US, 4096);
+			break;
+		}
+		stack = 8;
+		t += MS;
+		call(w, tid, F(MPI_Bcast), 0, 0, 0, SONDE_MPI_COMM_WORLD, t, 200 * US, r ? 256 : 768);
+		t += MS;
+		call(w, tid, F(MPI_Allreduce), 0, SONDE_MPI_NONE, 0, SONDE_MPI_COMM_WORLD, t, 150 * US, 64);
+		t += MS;
+		call(w, tid, F(MPI_Barrier), 0, SONDE_MPI_NONE, 0, SONDE_MPI_COMM_WORLD, t, r ? 10 * MS : 40 * MS, 0);
+		stack = 7;
+		if (finish(w) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static void say(void *arg, const char *msg)
+{
+	(void)arg;
+	printf("# %s\n", msg);
+}
+
+static void test_job(void)
+{
+	group = "job";
+	char path[4200], err[256];
+	struct sonde_exp_tree t;
+
+	snprintf(path, sizeof(path), "%s/job.er", tmpdir);
+	sonde_exp_tree_init(&t);
+	CHECK(sonde_exp_tree_add(&t, path, 0, say, NULL) == 0);
+	CHECK_U(t.n, 5);
+	if (t.n != 5) {
+		sonde_exp_tree_release(&t);
+		return;
+	}
+	struct sonde_view_opts o;
+
+	sonde_view_opts_init(&o);
+	FILE *f = out_open();
+
+	CHECK(sonde_view_mpi(f, (const struct sonde_exp *const *)t.exps, t.n, &o, err, sizeof(err)) == 0);
+	CHECK_TEXT(out_close(f),
+		   "MPI calls by function, sorted by MPI time\n"
+		   "\n"
+		   "Function                         Calls     MPI Time    Sends     Bytes Sent Receives Bytes Received    Coll. Bytes\n"
+		   "<Total>                             18     0.072257        2           5120        2           5120           1792\n"
+		   "MPI_Barrier                          4     0.070000        0              0        0              0              0\n"
+		   "MPI_Bcast                            4     0.000800        0              0        0              0           1536\n"
+		   "MPI_Allreduce                        4     0.000600        0              0        0              0            256\n"
+		   "MPI_Wait                             2     0.000450        0              0        1           4096              0\n"
+		   "MPI_Recv                             1     0.000300        0              0        1           1024              0\n"
+		   "MPI_Send                             1     0.000100        1           1024        0              0              0\n"
+		   "MPI_Isend                            1     0.000005        1           4096        0              0              0\n"
+		   "MPI_Irecv                            1     0.000002        0              0        0              0              0\n"
+		   "\n"
+		   "MPI by peer (ranks of MPI_COMM_WORLD): calls naming it, messages to and from it\n"
+		   "\n"
+		   "Peer                             Calls     MPI Time    Sends     Bytes Sent Receives Bytes Received\n"
+		   "none                                 8     0.070600        0              0        0              0\n"
+		   "0                                    5     0.001100        0              0        1           1024\n"
+		   "1                                    1     0.000100        1           1024        0              0\n"
+		   "2                                    2     0.000402        0              0        1           4096\n"
+		   "3                                    2     0.000055        1           4096        0              0\n"
+		   "\n"
+		   "MPI messages by size\n"
+		   "\n"
+		   "Size                            Sends     Bytes Sent Receives Bytes Received\n"
+		   "1 KiB - 4 KiB                       1           1024        1           1024\n"
+		   "4 KiB - 16 KiB                      1           4096        1           4096\n");
+	struct sonde_exp_set set = { &t, (const struct sonde_exp *const *)t.exps, t.n };
+
+	f = out_open();
+	CHECK(sonde_view_ranks(f, &set, &o, err, sizeof(err)) == 0);
+	CHECK_TEXT(out_close(f),
+		   "MPI ranks: CPU time and MPI time of each rank; MPI Work and MPI Wait from clock profiling\n"
+		   "\n"
+		   "   Rank  Experiment                CPU     MPI Time     MPI Work     MPI Wait     Calls     Bytes Sent    Bytes Recvd\n"
+		   "      0  M_r0.er              0.016000     0.040450     0.001000     0.005000         4           1024              0\n"
+		   "      1  M_r1.er              0.026000     0.010650     0.001000     0.005000         4              0           1024\n"
+		   "      2  M_r2.er              0.036000     0.010405     0.001000     0.005000         5           4096              0\n"
+		   "      3  M_r3.er              0.046000     0.010752     0.001000     0.005000         5              0           4096\n"
+		   "<Total>                       0.124000     0.072257     0.004000     0.020000        18           5120           5120\n"
+		   "\n"
+		   "MPI time per call site: the slowest rank's against the mean of the 4 ranks,\n"
+		   "sorted by the time the slowest lost (max - mean)\n"
+		   "\n"
+		   "Function             Caller                       Calls          Max   Rank         Mean  Imbalance\n"
+		   "MPI_Barrier          <static>@0x300 (libx.so)         4     0.040000      0     0.017500      2.286\n"
+		   "MPI_Wait             <static>@0x100 (libx.so)         2     0.000400      3     0.000112      3.556\n"
+		   "MPI_Recv             <static>@0x100 (libx.so)         1     0.000300      1     0.000075      4.000\n"
+		   "MPI_Send             <static>@0x100 (libx.so)         1     0.000100      0     0.000025      4.000\n"
+		   "MPI_Isend            <static>@0x100 (libx.so)         1     0.000005      2     0.000001      4.000\n"
+		   "MPI_Irecv            <static>@0x100 (libx.so)         1     0.000002      3     0.000000      4.000\n"
+		   "MPI_Bcast            <static>@0x300 (libx.so)         4     0.000200      0     0.000200      1.000\n"
+		   "MPI_Allreduce        <static>@0x300 (libx.so)         4     0.000150      0     0.000150      1.000\n");
+	/* json and csv: the same figures */
+	o.mode = SONDE_PM_JSON;
+	f = out_open();
+	CHECK(sonde_view_ranks(f, &set, &o, err, sizeof(err)) == 0);
+	const char *j = out_close(f);
+
+	CHECK(strstr(j, "{\"view\":\"ranks\",\"ranks\":4,\"rows\":[{\"rank\":0,\"experiment\":\"M_r0.er\",\"cpu_ns\":16000000,"
+			"\"mpi_ns\":40450000,\"mpi_work_ns\":1000000,\"mpi_wait_ns\":5000000,\"calls\":4,"));
+	CHECK(strstr(j, "\"sites\":[{\"rank\":0,\"function\":\"MPI_Barrier\",\"caller\":\"<static>@0x300 (libx.so)\","
+			"\"calls\":4,\"max_ns\":40000000,\"mean_ns\":17500000.0,\"imbalance\":2.286}"));
+	o.mode = SONDE_PM_CSV;
+	f = out_open();
+	CHECK(sonde_view_mpi(f, (const struct sonde_exp *const *)t.exps, t.n, &o, err, sizeof(err)) == 0);
+	j = out_close(f);
+	CHECK(strstr(j, "kind,name,calls,time_ns,sends,bytes_sent,receives,bytes_received,collective_bytes\n"
+			"function,<Total>,18,72257000,2,5120,2,5120,1792\n"));
+	CHECK(strstr(j, "\npeer,0,5,1100000,0,0,1,1024,\n"));
+	CHECK(strstr(j, "\nsize,4 KiB - 16 KiB,,,1,4096,1,4096,\n"));
+
+	/* -time from 3 ms: the allreduces and the barriers */
+	o.mode = SONDE_PM_TEXT;
+	o.start_ns = 3 * MS;
+	f = out_open();
+	CHECK(sonde_view_mpi(f, (const struct sonde_exp *const *)t.exps, t.n, &o, err, sizeof(err)) == 0);
+	CHECK(strstr(out_close(f), "<Total>                              8     0.070600        0              0        0"));
+	sonde_exp_tree_release(&t);
+
+	/* a job's founder alone is no rank's */
+	group = "no ranks";
+	struct sonde_exp *e = open_exp("plain.er");
+	const struct sonde_exp *one[1] = { e };
+
+	sonde_exp_tree_init(&t);
+	set = (struct sonde_exp_set){ &t, one, 1 };
+	o.start_ns = 0;
+	f = out_open();
+	CHECK(e && sonde_view_ranks(f, &set, &o, err, sizeof(err)) == -SONDE_ERR_NOT_RECORDED);
+	out_close(f);
+	CHECK(strstr(err, "no experiment selected is an MPI rank's"));
+	sonde_exp_close(e);
+}
+
 /* ---- damaged packets ----------------------------------------------------------------- */
 
 static int write_bad(void)
@@ -586,20 +785,27 @@ static void test_plain(void)
 	sonde_exp_close(e);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	/* the fuzzer's seed (tests/fuzz/run.sh): one rank's calls and
+	 * messages of every kind of peer, in DIR/mpi.er */
+	if (argc == 3 && !strcmp(argv[1], "--write")) {
+		root = argv[2];
+		return write_one("mpi.er") < 0;
+	}
 	show = getenv("SONDE_TEST_SHOW") != NULL;
 	if (!mkdtemp(tmpdir)) {
 		perror("mkdtemp");
 		return 1;
 	}
-	if (write_one() < 0 || write_bad() < 0 || write_plain() < 0) {
+	if (write_one("one.er") < 0 || write_bad() < 0 || write_plain() < 0 || write_job() < 0) {
 		printf("not ok - cannot write the experiments\n");
 		return 1;
 	}
 	test_read();
 	test_metrics();
 	test_agg();
+	test_job();
 	test_bad();
 	test_plain();
 	free(outbuf);
