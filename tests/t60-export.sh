@@ -388,6 +388,14 @@ console.log((same ? "ok" : "not ok") + " - mpi: chrome: every arrow from its sen
 ' mpi/mpitruth.json job.chrome
 	fi
 	[ $have_browser = 1 ] && node "$BR/speedscope-load.mjs" job.chrome MPI_Send MPI_Recv MPI_Wait
+	# the same ranks as a founder's M_r<rank>.er sub-experiments (the
+	# reader's rank kind): the same 18 flows
+	if "$SONDE" collect -p on -o fjob.er /bin/true >/dev/null 2>&1 && cp -r mpi/M_r?.er fjob.er/; then
+		"$SONDE" export --format chrome -o fjob.chrome fjob.er >/dev/null 2>&1
+		same "mpi: a founder's rank sub-experiments: one flow per matched message" "$(grep -c '"ph":"s","cat":"mpi"' fjob.chrome)" 18
+	else
+		notok "mpi: a founder with the ranks' sub-experiments"
+	fi
 fi
 
 # ---- errors -------------------------------------------------------------------------------

@@ -31,6 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <errno.h>
+#include <sys/stat.h>
 
 #include "check.h"
 #include "kinds/mpi_timeline.h"
@@ -495,6 +497,10 @@ int main(int argc, char **argv)
 	traffic();
 	if (argc == 3 && !strcmp(argv[1], "--write")) {
 		snprintf(jobdir, sizeof(jobdir), "%s", argv[2]);
+		if (mkdir(jobdir, 0777) < 0 && errno != EEXIST) {
+			perror(jobdir);
+			return 1;
+		}
 		return write_job() < 0 || write_truth() < 0;
 	}
 	snprintf(jobdir, sizeof(jobdir), "/tmp/sonde-test-mpitl-XXXXXX");
