@@ -33,7 +33,7 @@ TRACER_SRC    := $(wildcard tracers/*.c)
 COLLECTOR_OBJ := $(COLLECTOR_SRC:%.c=$(B)/obj/%.o)
 # The HTML report's page and script (lib/views/report/), built in as C
 # arrays (scripts/embed.sh) so that they stay real files.
-REPORT_ASSETS := lib/views/report/report.html lib/views/report/report.js
+REPORT_ASSETS := lib/views/report/report.html lib/views/report/report.js lib/views/report/mpi.js
 REPORT_GEN    := $(B)/gen/report_assets.c
 LIB_OBJ       := $(LIB_SRC:%.c=$(B)/obj/%.o) $(B)/obj/gen/report_assets.o
 CMD_OBJ       := $(CMD_SRC:%.c=$(B)/obj/%.o)
@@ -217,7 +217,8 @@ $(B)/obj/cmd/%.o: cmd/%.c $(B)/obj/cmd/%.d
 $(REPORT_GEN): $(REPORT_ASSETS) scripts/embed.sh
 	@mkdir -p $(dir $@)
 	sh scripts/embed.sh sonde_report_html lib/views/report/report.html \
-		sonde_report_js lib/views/report/report.js > $@.tmp && mv $@.tmp $@
+		sonde_report_js lib/views/report/report.js \
+		sonde_report_mpi_js lib/views/report/mpi.js > $@.tmp && mv $@.tmp $@
 
 $(B)/obj/gen/report_assets.o: $(REPORT_GEN)
 	@mkdir -p $(dir $@)

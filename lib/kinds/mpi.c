@@ -15,6 +15,7 @@
 
 #include "agg/kind.h"
 #include "base/grow.h"
+#include "kinds/mpi_timeline.h"
 #include "model/kind.h"
 #include "reader/kind.h"
 #include "sonde/mpifuncs.h"
@@ -702,6 +703,10 @@ static const struct sonde_view_kind view = {
 	.header_text = header_text,
 	.header_doc = header_doc,
 	.header_omit_untraced = true,
+	.timeline = &sonde_mpi_timeline,
+	.report = sonde_mpi_report,
+	.report_place = 4,
+	.report_script = &sonde_mpi_report_script,
 };
 
 const struct sonde_kind_module sonde_kind_module_MPI = {

@@ -8,7 +8,8 @@
  *
  * Last line: "N passed, N failed"; exit status 1 when anything failed.
  * SONDE_TEST_SHOW=1 prints every output checked; SONDE_TEST_KEEP=1 keeps
- * the experiments.
+ * the experiments.  test_mpi --write DIR writes the fuzzer's seed,
+ * DIR/mpi.er.
  */
 #define _GNU_SOURCE
 #include <stdbool.h>
@@ -89,11 +90,14 @@ static struct sonde_exp *open_exp(const char *name)
 	return e;
 }
 
+/* Where the experiments go: tmpdir, or --write's directory. */
+static const char *root = tmpdir;
+
 static struct sonde_expw *create(const char *name, uint32_t pid)
 {
 	char path[4200], err[512];
 
-	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	snprintf(path, sizeof(path), "%s/%s", root, name);
 	struct sonde_expw *w = sonde_expw_create(path, err, sizeof(err));
 
 	if (!w) {
@@ -166,9 +170,9 @@ static void msg(struct sonde_expw *w, uint32_t tid, unsigned dir, unsigned func,
  * rank 1 through an Irecv and a Wait; thread 101 (written first, later
  * in time order for one of its calls) a barrier that failed and a
  * Fortran allreduce on a communicator of its own. */
-static int write_one(void)
+static int write_one(const char *name)
 {
-	struct sonde_expw *w = create("one.er", 100);
+	struct sonde_expw *w = create(name, 100);
 
 	if (!w)
 		return -1;
@@ -781,14 +785,20 @@ static void test_plain(void)
 	sonde_exp_close(e);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	/* the fuzzer's seed (tests/fuzz/run.sh): one rank's calls and
+	 * messages of every kind of peer, in DIR/mpi.er */
+	if (argc == 3 && !strcmp(argv[1], "--write")) {
+		root = argv[2];
+		return write_one("mpi.er") < 0;
+	}
 	show = getenv("SONDE_TEST_SHOW") != NULL;
 	if (!mkdtemp(tmpdir)) {
 		perror("mkdtemp");
 		return 1;
 	}
-	if (write_one() < 0 || write_bad() < 0 || write_plain() < 0 || write_job() < 0) {
+	if (write_one("one.er") < 0 || write_bad() < 0 || write_plain() < 0 || write_job() < 0) {
 		printf("not ok - cannot write the experiments\n");
 		return 1;
 	}
