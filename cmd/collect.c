@@ -446,8 +446,17 @@ int cmd_collect(int argc, char **argv)
 	}
 	if (why)
 		return bad(why, prog);
-	if (o.mpi_ranked && o.mpi_rank <= 0) {
-		/* said once for the job, by rank 0 */
+	if (!o.mpi_ranked && !o.launch_fwd_at && !(o.mpi && !strcmp(o.mpi, "off"))) {
+		const char *built = collect_mpi_of_program(prog);
+
+		if (built && *built)
+			fprintf(stderr, "sonde collect: note: '%s' (%s) started without an MPI launcher is a "
+					"singleton, rank 0 of 1, recorded as one process (a job: sonde collect -M on "
+					"mpirun ARGS -- PROGRAM)\n",
+				prog, collect_mpi_name(built));
+	}
+	/* said once for the job: by the founder of the -M form, else rank 0 */
+	if (o.mpi_ranked && o.mpi_rank <= 0 && !getenv(SONDE_ENV_MPI_FOUNDER)) {
 		const char *built = collect_mpi_of_program(prog);
 		const char *launcher = o.mpi_launcher;
 

@@ -403,6 +403,28 @@ static void drop_sonde_preload(void)
 		unsetenv("LD_PRELOAD");
 }
 
+/* Where a node's ranks record, said once per node (by its first local
+ * rank, when the launcher says which that is). */
+static void say_local(const struct collect_opts *o, const char *dir, const char *founder, int seen)
+{
+	long lr = env_long("OMPI_COMM_WORLD_LOCAL_RANK");
+
+	if (lr < 0)
+		lr = env_long("MPI_LOCALRANKID");
+	if (lr < 0)
+		lr = env_long("SLURM_LOCALID");
+	if (lr > 0)
+		return;
+	if (founder && !seen)
+		fprintf(stderr, "sonde collect: warning: the MPI job's founder '%s' is not on this node; its ranks record "
+				"in '%s' (gather them: sonde gather FOUNDER %s)\n",
+			founder, dir, dir);
+	else
+		fprintf(stderr, "sonde collect: the ranks on this node record in '%s' (SONDE_MPI_LOCALDIR; gather them: "
+				"sonde gather FOUNDER %s)\n",
+			dir, dir);
+}
+
 int collect_mpi_rank_setup(struct collect_opts *o)
 {
 	const char *given = getenv(SONDE_ENV_MPI_FOUNDER);
@@ -410,14 +432,35 @@ int collect_mpi_rank_setup(struct collect_opts *o)
 	struct stat st;
 	int rc;
 
+	const char *local = getenv(SONDE_ENV_MPI_LOCALDIR);
+
 	drop_sonde_preload();
 	if (given && *given) {
-		/* the -M form's: made by the launcher's sonde collect */
-		if (stat(given, &st) < 0 || !S_ISDIR(st.st_mode))
-			return bad("the MPI job's founder experiment is not there (on this node? see sonde-collect.md, "
-				   "\"MPI programs\"):",
-				   given);
-		snprintf(founder, sizeof founder, "%s", given);
+		/* the -M form's: made by the launcher's sonde collect; on a
+		 * node that does not see it, the rank records node-locally */
+		const char *base = strrchr(given, '/') ? strrchr(given, '/') + 1 : given;
+		int seen = stat(given, &st) == 0 && S_ISDIR(st.st_mode);
+
+		if (!seen && !(local && *local))
+			local = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+		if (local && *local) {
+			if ((size_t)snprintf(founder, sizeof founder, "%s/%s", local, base) >= sizeof founder)
+				return bad("experiment path too long", local);
+			if (mkdir(founder, 0755) < 0 && errno != EEXIST)
+				return bad("cannot create", founder);
+			say_local(o, founder, given, seen);
+		} else {
+			snprintf(founder, sizeof founder, "%s", given);
+		}
+	} else if (local && *local) {
+		struct collect_opts lo = *o;
+		const char *base = o->name && strrchr(o->name, '/') ? strrchr(o->name, '/') + 1 : o->name;
+
+		lo.dir = local;
+		lo.name = base;
+		if ((rc = join_founder(&lo, founder, sizeof founder)))
+			return rc;
+		say_local(o, founder, NULL, 1);
 	} else if ((rc = join_founder(o, founder, sizeof founder))) {
 		return rc;
 	}
@@ -512,7 +555,7 @@ int collect_mpi_launch(struct collect_opts *o, char **argv)
 		return bad("cannot find sonde itself:", "/proc/self/exe");
 	self[sl] = 0;
 	static const char *const fwd[] = { SONDE_ENV_MPI_FOUNDER, "SONDE_COLLECTOR", SONDE_ENV_SIGNAL,
-					   SONDE_ENV_CLOCK_SOURCE, SONDE_ENV_MPI_JOB };
+					   SONDE_ENV_CLOCK_SOURCE, SONDE_ENV_MPI_JOB, SONDE_ENV_MPI_LOCALDIR };
 	int nfwd = (int)(sizeof fwd / sizeof fwd[0]);
 	char **l = calloc((size_t)(n + 3 * nfwd + o->nopts * 2 + 8), sizeof *l);
 	if (!l)

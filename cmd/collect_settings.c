@@ -678,9 +678,10 @@ static const struct setting settings[] = {
 	  "archive at the end: off records build ids only (the" IND
 	  "default), on also copies the load objects, src also" IND "their source files (see sonde archive)",
 	  p_archive, NULL, 13, d_archive },
-	{ 'M', 0, "OPENMPI|MPICH|on|off",
+	{ 'M', 0, "IMPL|on|off",
 	  "an MPI job: -M on mpirun [ARGS] -- PROGRAM [ARGS] records" IND
-	  "the launcher here and each rank in M_r<rank>.er inside;" IND
+	  "the launcher here and each rank in M_r<rank>.er inside" IND
+	  "(IMPL: OPENMPI or MPICH, the launcher's; on: either);" IND
 	  "under mpirun, sonde collect records its rank there by" IND
 	  "itself; off: not as a rank (see sonde-collect.md)",
 	  p_mpi, e_mpi, 15, d_mpi },

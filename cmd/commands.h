@@ -13,6 +13,7 @@
 int cmd_agg(int argc, char **argv);
 int cmd_archive(int argc, char **argv);
 int cmd_collect(int argc, char **argv);
+int cmd_gather(int argc, char **argv);
 
 /* collect_clock.c: the page `sonde collect` shares with the collectors
  * (sonde/shared.h).  start creates it before the target is forked (tick:

@@ -36,6 +36,11 @@ if [ "$mode" != build ]; then
 	for p in golang-go chromium fonts-dejavu-core heaptrack gdb; do
 		have_pkg "$p" || readers="$readers $p"
 	done
+	# MPI (tests/t75-mpi-launch.sh and the MPI tracing tests): both
+	# implementations, their compilers and gfortran for the Fortran fixtures.
+	for p in openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran; do
+		have_pkg "$p" || readers="$readers $p"
+	done
 	have_cmd node || readers="$readers nodejs"
 	have_cmd npm || readers="$readers npm"
 fi

@@ -35,17 +35,18 @@
 #define SONDE_ENV_PAUSE_SIG "SONDE_PAUSE_SIG"   /* -y: the signal that pauses and resumes; 0: none */
 #define SONDE_ENV_PAUSE_START "SONDE_PAUSE_START" /* -y SIG without ,r: 1, start paused */
 
-/* ---- MPI (cmd/collect_mpi.c): from sonde collect -M to each rank's ---- */
-
-#define SONDE_ENV_MPI_FOUNDER "SONDE_MPI_FOUNDER" /* the MPI job's founder experiment, made by sonde collect -M */
-#define SONDE_ENV_MPI_JOB "SONDE_MPI_JOB"	   /* the user's: the job's id, when the launcher gives none */
-
 /* ---- passed from a process to the ones it starts (collector/follow.c) ---- */
 
 #define SONDE_ENV_TARGET_PPID "SONDE_TARGET_PPID" /* instead, for a child whose pid is not known yet: its parent's */
 #define SONDE_ENV_LINEAGE "SONDE_LINEAGE"	      /* the process's sub-experiment (_f1_x1); unset: the founder */
 #define SONDE_ENV_LINEAGE_FULL "SONDE_LINEAGE_FULL" /* the unfolded lineage of a folded one (_h...) */
 #define SONDE_ENV_EXEC_CPU_NS "SONDE_EXEC_CPU_NS" /* CPU time of the image an exec replaced */
+
+/* ---- MPI (cmd/collect_mpi.c): for each rank's sonde collect, not the target ---- */
+
+#define SONDE_ENV_MPI_FOUNDER "SONDE_MPI_FOUNDER" /* the MPI job's founder experiment, made by sonde collect -M */
+#define SONDE_ENV_MPI_JOB "SONDE_MPI_JOB"	   /* the user's: the job's id, when the launcher gives none */
+#define SONDE_ENV_MPI_LOCALDIR "SONDE_MPI_LOCALDIR" /* the user's: ranks record in DIR/FOUNDER-NAME, node-local */
 
 /* ---- the user's, for tests and odd systems (doc/sonde-collect.md) -------- */
 

@@ -310,11 +310,16 @@ int exp_read_log(struct sonde_exp *exp, char *err, size_t errlen)
 			const char *tn = sonde_xml_attr(&e, "name");
 
 			/* the rank MPI gave is the process's identity, read
-			 * whether or not the MPI data kind is known */
-			if (k && tn && !strcmp(k, "mpi") && !strcmp(tn, "rank"))
-				mpi_number(exp, file, &e, "value", &in->mpi.mpi_rank);
-			if (k && tn && !strcmp(k, "mpi") && !strcmp(tn, "size"))
-				mpi_number(exp, file, &e, "value", &in->mpi.mpi_size);
+			 * whether or not the MPI data kind is known; spelt
+			 * rank="R" (libsonde_mpi.so's) or name="rank" value="R" */
+			if (k && !strcmp(k, "mpi")) {
+				mpi_number(exp, file, &e, "rank", &in->mpi.mpi_rank);
+				mpi_number(exp, file, &e, "size", &in->mpi.mpi_size);
+				if (tn && !strcmp(tn, "rank"))
+					mpi_number(exp, file, &e, "value", &in->mpi.mpi_rank);
+				if (tn && !strcmp(tn, "size"))
+					mpi_number(exp, file, &e, "value", &in->mpi.mpi_size);
+			}
 
 			for (int id = 1; k && id <= SONDE_KIND_MAX; id++)
 				if (exp_reader_kind(id)->log_trace && !strcmp(k, sonde_kind_desc(id)->name))

@@ -649,8 +649,8 @@ static void test_rank_mismatch(void)
 			     "<mpirank rank=\"0\" size=\"2\"/>\n<trace kind=\"mpi\" name=\"rank\" value=\"0\"/>\n"
 			     "<trace kind=\"mpi\" name=\"size\" value=\"1\"/>\n") < 0 ||
 	    write_member_mpi("M_r1.er", 302, 1,
-			     "<mpirank rank=\"1\" size=\"2\"/>\n<trace kind=\"mpi\" name=\"rank\" value=\"0\"/>\n"
-			     "<trace kind=\"mpi\" name=\"size\" value=\"1\"/>\n") < 0) {
+			     "<mpirank rank=\"1\" size=\"2\"/>\n<trace kind=\"mpi\" rank=\"0\"/>\n"
+			     "<trace kind=\"mpi\" size=\"1\"/>\n") < 0) {
 		CHECK(!"the experiments are written");
 		return;
 	}
