@@ -33,7 +33,7 @@ TRACER_SRC    := $(wildcard tracers/*.c)
 COLLECTOR_OBJ := $(COLLECTOR_SRC:%.c=$(B)/obj/%.o)
 # The HTML report's page and script (lib/views/report/), built in as C
 # arrays (scripts/embed.sh) so that they stay real files.
-REPORT_ASSETS := lib/views/report/report.html lib/views/report/report.js
+REPORT_ASSETS := lib/views/report/report.html lib/views/report/report.js lib/views/report/mpi.js
 REPORT_GEN    := $(B)/gen/report_assets.c
 LIB_OBJ       := $(LIB_SRC:%.c=$(B)/obj/%.o) $(B)/obj/gen/report_assets.o
 CMD_OBJ       := $(CMD_SRC:%.c=$(B)/obj/%.o)
@@ -75,7 +75,17 @@ DEPS      := $(COLLECTOR_OBJ:.o=.d) $(filter-out $(B)/obj/gen/%,$(LIB_OBJ:.o=.d)
 
 .PHONY: all deps check demo bench install clean tests teststates
 
-all: $(SONDE) $(COLLECTOR) $(TRACERS) $(API_A) $(API_SO) $(API_PC)
+# sonde merge's MPI helpers (mpi/merge_mpi.c; cmd/merge.c execs the one of
+# the launcher that started it): one per MPI implementation whose mpicc is
+# installed, so that sonde itself links no MPI.
+MPI_IMPLS   := $(foreach i,openmpi mpich,$(if $(shell command -v mpicc.$(i) 2>/dev/null),$(i)))
+MERGE_MPI   := $(MPI_IMPLS:%=$(B)/libexec/sonde/sonde-merge-mpi.%)
+
+all: $(SONDE) $(COLLECTOR) $(TRACERS) $(API_A) $(API_SO) $(API_PC) $(MERGE_MPI)
+
+$(B)/libexec/sonde/sonde-merge-mpi.%: mpi/merge_mpi.c lib/reader/expmerge.h $(LIBSONDE)
+	@mkdir -p $(dir $@)
+	mpicc.$* $(BASEFLAGS) $(CFLAGS) -Ilib $< $(LIBSONDE) -o $@ $(LIBSONDE_LIBS)
 
 deps:
 	@sh scripts/deps.sh
@@ -98,6 +108,71 @@ $(B)/lib/sonde/libsonde_%.so: tracers/%.c $(B)/obj/tracers/%.d $(COLLECTOR)
 		-fno-strict-aliasing -shared -Wl,-z,defs -o $@ $< -L$(B)/lib/sonde -lsonde_collector \
 		-Wl,-rpath,'$$ORIGIN' -ldl -lpthread
 
+
+# MPI tracing (-m, -M): libsonde_mpi.so serves Open MPI and MPICH alike
+# (tracers/mpi/mpi.c), from wrappers generated out of the one function
+# list and each library's mpi.h; built only where both headers are (a
+# machine without them builds the rest, and `sonde collect -m on` says the
+# library is missing).  The ABI units must reference no symbol of either
+# MPI (-z defs checks it: neither is linked).
+MPI_OMPI_INC  := /usr/lib/x86_64-linux-gnu/openmpi/include
+MPI_MPICH_INC := /usr/include/x86_64-linux-gnu/mpich
+HAVE_MPI      := $(and $(wildcard $(MPI_OMPI_INC)/mpi.h),$(wildcard $(MPI_MPICH_INC)/mpi.h))
+MPI_LIB       := $(B)/lib/sonde/libsonde_mpi.so
+MPI_GEN       := $(B)/gen/mpi_wrap_ompi.c $(B)/gen/mpi_wrap_mpich.c $(B)/gen/mpi_stubs.S
+MPI_OBJ       := $(B)/obj/tracers/mpi/mpi.o $(B)/obj/tracers/mpi/state.o $(B)/obj/tracers/mpi/abi_ompi.o \
+		 $(B)/obj/tracers/mpi/abi_mpich.o $(B)/obj/tracers/mpi/stubs.o
+ifneq ($(HAVE_MPI),)
+TRACERS += $(MPI_LIB)
+all: $(MPI_LIB)
+DEPS += $(B)/obj/tracers/mpi/mpi.d $(B)/obj/tracers/mpi/state.d $(B)/obj/tracers/mpi/abi_ompi.d \
+	$(B)/obj/tracers/mpi/abi_mpich.d
+endif
+
+$(MPI_GEN) &: tracers/mpi/gen.sh tracers/mpi/gen.awk include/sonde/mpifuncs.h
+	sh tracers/mpi/gen.sh '$(CC)' $(B)/gen $(MPI_OMPI_INC) $(MPI_MPICH_INC)
+
+$(B)/obj/tracers/mpi/%.o: tracers/mpi/%.c $(B)/obj/tracers/mpi/%.d
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) $(DEPFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -fno-strict-aliasing -c $< -o $@
+
+$(B)/obj/tracers/mpi/abi_%.o: tracers/mpi/abi.c $(B)/gen/mpi_wrap_%.c $(B)/obj/tracers/mpi/abi_%.d
+	@mkdir -p $(dir $@)
+	$(CC) -I$(if $(filter ompi,$*),$(MPI_OMPI_INC),$(MPI_MPICH_INC)) -I$(B)/gen $(BASEFLAGS) $(DEPFLAGS) $(CFLAGS) \
+		-fPIC -fvisibility=hidden -fno-strict-aliasing -DSM_ABI=$* -DSM_GEN='"mpi_wrap_$*.c"' -c $< -o $@
+
+$(B)/obj/tracers/mpi/stubs.o: $(B)/gen/mpi_stubs.S
+	@mkdir -p $(dir $@)
+	$(CC) -c $< -o $@
+
+$(MPI_LIB): $(MPI_OBJ) $(COLLECTOR)
+	$(CC) -shared -Wl,-z,defs -o $@ $(MPI_OBJ) -L$(B)/lib/sonde -lsonde_collector -Wl,-rpath,'$$ORIGIN' -ldl -lpthread
+
+# The MPI fixtures (tests/fixtures/mpi/, t77), one per implementation and
+# language, built with each implementation's own compiler wrappers where
+# all four are installed (scripts/deps.sh check installs them).
+MPI_CCS       := $(and $(HAVE_MPI),$(shell command -v mpicc.openmpi),$(shell command -v mpicc.mpich),\
+		 $(shell command -v mpifort.openmpi),$(shell command -v mpifort.mpich))
+MPI_FIXTURES  := $(B)/fixtures/mpi/mpitraffic_ompi $(B)/fixtures/mpi/mpitraffic_mpich \
+		 $(B)/fixtures/mpi/mpitrafficf_ompi $(B)/fixtures/mpi/mpitrafficf_mpich \
+		 $(B)/fixtures/mpi/mpiguest_ompi $(B)/fixtures/mpi/mpiguest_mpich
+ifneq ($(MPI_CCS),)
+tests: $(MPI_FIXTURES)
+endif
+
+# (-Wno-stringop-overflow: GCC 12 takes MPICH's MPI_STATUSES_IGNORE for an
+# empty array)
+$(B)/fixtures/mpi/mpitraffic_%: tests/fixtures/mpi/mpitraffic.c
+	@mkdir -p $(dir $@)
+	mpicc.$(if $(filter ompi,$*),openmpi,mpich) -std=gnu11 -O2 -g -Wall -Wextra -Wno-stringop-overflow -o $@ $<
+
+$(B)/fixtures/mpi/mpiguest_%: tests/fixtures/mpi/mpiguest.c
+	@mkdir -p $(dir $@)
+	mpicc.$(if $(filter ompi,$*),openmpi,mpich) -std=gnu11 -O2 -g -Wall -Wextra -o $@ $<
+
+$(B)/fixtures/mpi/mpitrafficf_%: tests/fixtures/mpi/mpitraffic.f90
+	@mkdir -p $(dir $@)
+	mpifort.$(if $(filter ompi,$*),openmpi,mpich) -O2 -g -J $(dir $@) -o $@ $<
 # The collector API library (include/sonde/collector.h): linked into
 # programs, static or shared; a no-op without the collector.
 $(B)/obj/api/sonde_api.o: api/sonde_api.c $(B)/obj/api/sonde_api.d
@@ -142,7 +217,8 @@ $(B)/obj/cmd/%.o: cmd/%.c $(B)/obj/cmd/%.d
 $(REPORT_GEN): $(REPORT_ASSETS) scripts/embed.sh
 	@mkdir -p $(dir $@)
 	sh scripts/embed.sh sonde_report_html lib/views/report/report.html \
-		sonde_report_js lib/views/report/report.js > $@.tmp && mv $@.tmp $@
+		sonde_report_js lib/views/report/report.js \
+		sonde_report_mpi_js lib/views/report/mpi.js > $@.tmp && mv $@.tmp $@
 
 $(B)/obj/gen/report_assets.o: $(REPORT_GEN)
 	@mkdir -p $(dir $@)
@@ -347,6 +423,7 @@ install: all
 	install -m 755 $(SONDE) $(DESTDIR)$(PREFIX)/bin/sonde
 	install -m 755 $(COLLECTOR) $(DESTDIR)$(PREFIX)/lib/sonde/libsonde_collector.so
 	for t in $(TRACERS); do install -m 755 $$t $(DESTDIR)$(PREFIX)/lib/sonde/; done
+	for t in $(MERGE_MPI); do install -D -m 755 $$t $(DESTDIR)$(PREFIX)/libexec/sonde/$$(basename $$t); done
 	install -m 644 doc/sonde.1 $(DESTDIR)$(PREFIX)/share/man/man1/sonde.1
 	install -d $(DESTDIR)$(PREFIX)/include/sonde $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 644 include/sonde/collector.h $(DESTDIR)$(PREFIX)/include/sonde/collector.h

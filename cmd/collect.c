@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include <sonde/format.h>
+#include <sonde/settings.h>
 
 #include "base/counters.h"
 #include "symbols/archive.h"
@@ -62,9 +63,19 @@ static int parse_opts(int argc, char **argv, struct collect_opts *o)
 			usage(stdout);
 			exit(0);
 		}
+		int at = i;
 		int rc = collect_option(o, argc, argv, &i);
 		if (rc)
 			return rc;
+		if (o->nopts < (int)(sizeof o->opt_at / sizeof o->opt_at[0])) {
+			o->opt_at[o->nopts] = at;
+			o->opt_end[o->nopts++] = i + 1;
+		} else if (o->mpi) {
+			fprintf(stderr, "sonde collect: too many options for -M to hand to the ranks\n");
+			return 2;
+		}
+		if (!strcmp(argv[at], "-m"))
+			o->mpitrace_given = 1;
 	}
 	if (i >= argc) {
 		fprintf(stderr, "sonde collect: no program to run\n");
@@ -127,8 +138,7 @@ static void forward_signal(int sig, siginfo_t *si, void *uc)
 	errno = saved;
 }
 
-/* Find PROGRAM as execvp would. */
-static int resolve_program(const char *prog, char *out, size_t cap)
+int collect_resolve(const char *prog, char *out, size_t cap)
 {
 	if (strchr(prog, '/')) {
 		snprintf(out, cap, "%s", prog);
@@ -362,6 +372,28 @@ static void set_env(void *arg, const char *name, const char *value)
 		unsetenv(name);
 }
 
+/* -m is on by default with -M and in a rank, when the MPI tracing
+ * library is there (said when it is not). */
+static void mpi_trace_default(struct collect_opts *o)
+{
+	char collector[PATH_MAX], lib[PATH_MAX + 64];
+
+	for (int k = 1; k <= SONDE_KIND_MAX; k++) {
+		if (!sonde_kind_traced(k) || strcmp(sonde_kind_desc(k)->name, "mpi"))
+			continue;
+		if (find_collector(collector, sizeof collector) < 0)
+			return;
+		char *sl = strrchr(collector, '/');
+		if (sl)
+			*sl = 0;
+		snprintf(lib, sizeof lib, "%s/%s", collector, sonde_kind_desc(k)->lib);
+		if (access(lib, R_OK) == 0)
+			o->trace[k] = "on";
+		else if (o->mpi_rank <= 0)
+			fprintf(stderr, "sonde collect: warning: no MPI tracing: cannot find '%s'\n", lib);
+	}
+}
+
 int cmd_collect(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -383,8 +415,23 @@ int cmd_collect(int argc, char **argv)
 			return bad("-h value too long:", o.hspec);
 	}
 
+	/* MPI: the -M form runs the launcher (the program is each rank's);
+	 * under a launcher, this collect records a rank (-M off: not). */
+	if (o.mpi && strcmp(o.mpi, "off")) {
+		if ((rc = collect_mpi_launch(&o, argv)))
+			return rc;
+	} else if (!o.mpi && collect_mpi_rank_env(&o)) {
+		o.mpi_ranked = 1;
+	} else if (!o.mpi && getenv(SONDE_ENV_MPI_FOUNDER) && *getenv(SONDE_ENV_MPI_FOUNDER)) {
+		fprintf(stderr, "sonde collect: started by an MPI launcher for sonde collect -M, but no rank in the "
+				"environment (a launcher sonde does not know?)\n");
+		return 2;
+	}
+	if ((o.launch_fwd_at || o.mpi_ranked) && !o.mpitrace_given)
+		mpi_trace_default(&o);
+
 	char *prog = o.prog, interp[PATH_MAX] = "";
-	if (resolve_program(o.argv[0], prog, sizeof o.prog) < 0) {
+	if (collect_resolve(o.argv[0], prog, sizeof o.prog) < 0) {
 		fprintf(stderr, "sonde collect: cannot find program '%s'\n", o.argv[0]);
 		return 2;
 	}
@@ -399,6 +446,30 @@ int cmd_collect(int argc, char **argv)
 	}
 	if (why)
 		return bad(why, prog);
+	if (!o.mpi_ranked && !o.launch_fwd_at && !(o.mpi && !strcmp(o.mpi, "off"))) {
+		const char *built = collect_mpi_of_program(prog);
+
+		if (built && *built)
+			fprintf(stderr, "sonde collect: note: '%s' (%s) started without an MPI launcher is a "
+					"singleton, rank 0 of 1, recorded as one process (a job: sonde collect -M on "
+					"mpirun ARGS -- PROGRAM)\n",
+				prog, collect_mpi_name(built));
+	}
+	/* said once for the job: by the founder of the -M form, else rank 0 */
+	if (o.mpi_ranked && o.mpi_rank <= 0 && !getenv(SONDE_ENV_MPI_FOUNDER)) {
+		const char *built = collect_mpi_of_program(prog);
+		const char *launcher = o.mpi_launcher;
+
+		if (built && !*built)
+			fprintf(stderr, "sonde collect: warning: '%s' is linked with neither Open MPI nor MPICH; its "
+					"processes are recorded as ranks by the launcher's numbering, with no MPI data\n",
+				prog);
+		else if (built && (!strcmp(launcher, "OPENMPI") || !strcmp(launcher, "MPICH")) &&
+			 strcmp(built, launcher))
+			fprintf(stderr, "sonde collect: warning: '%s' is built with %s but was started by %s's "
+					"launcher: each process will be a singleton, rank 0 of 1\n",
+				prog, collect_mpi_name(built), collect_mpi_name(launcher));
+	}
 
 	char collector[PATH_MAX];
 	if (find_collector(collector, sizeof collector) < 0) {
@@ -425,7 +496,12 @@ int cmd_collect(int argc, char **argv)
 			char lib[PATH_MAX + 32];
 			snprintf(lib, sizeof lib, "%s/%s", dir, sonde_kind_desc(k)->lib);
 			if (access(lib, R_OK) < 0) {
-				fprintf(stderr, "sonde collect: cannot find the tracing library '%s'\n", lib);
+				/* libsonde_mpi.so is built only where both MPIs'
+				 * headers are (Makefile) */
+				fprintf(stderr, "sonde collect: cannot find the tracing library '%s'%s\n", lib,
+					k == SONDE_KIND_MPI ? " (sonde was built without the Open MPI and MPICH headers: "
+							      "install libopenmpi-dev and libmpich-dev and rebuild)"
+							    : "");
 				return 2;
 			}
 			used += (size_t)snprintf(preload + used, sizeof o.preload - used, "%s:", lib);
@@ -433,7 +509,12 @@ int cmd_collect(int argc, char **argv)
 		snprintf(preload + used, sizeof o.preload - used, "%s", collector);
 	}
 	char *exp = o.exp, *expabs = o.expabs;
-	rc = make_experiment(&o, exp, sizeof o.exp, o.dry_run);
+	if (o.mpi_ranked && o.dry_run)
+		snprintf(exp, sizeof o.exp, "(the job's founder)/M_r%ld.er", o.mpi_rank);
+	else if (o.mpi_ranked)
+		rc = collect_mpi_rank_setup(&o);
+	else
+		rc = make_experiment(&o, exp, sizeof o.exp, o.dry_run);
 	if (rc)
 		return rc;
 	o.interval_ns = (uint64_t)llround(o.interval_ms * 1e6);
@@ -570,6 +651,18 @@ int cmd_collect(int argc, char **argv)
 	char jerr[PATH_MAX + 128];
 	if (sonde_jitmap_copy(pid, started, expabs, jerr, sizeof jerr) < 0)
 		fprintf(stderr, "sonde collect: warning: %s\n", jerr);
+	if (o.mpi_ranked) {
+		char *line = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&line, &len);
+
+		if (m) {
+			collect_mpi_rank_record(&o, m);
+			fclose(m);
+			append(expabs, "log.xml", line);
+			free(line);
+		}
+	}
 	append(expabs, "log.xml", ev);
 	append(expabs, "log.xml", "</experiment>\n");
 	append(expabs, "map.xml", "</map>\n");

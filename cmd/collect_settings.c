@@ -365,6 +365,14 @@ static int p_archive(struct collect_opts *o, char c, const char *v)
 	return 0;
 }
 
+static int p_mpi(struct collect_opts *o, char c, const char *v)
+{
+	if (strcmp(v, "on") && strcmp(v, "off") && strcmp(v, "OPENMPI") && strcmp(v, "MPICH"))
+		return bad("invalid -M value (OPENMPI, MPICH, on or off):", v);
+	o->mpi = v;
+	return 0;
+}
+
 static int p_dry(struct collect_opts *o, char c, const char *v)
 {
 	o->dry_run = 1;
@@ -391,9 +399,11 @@ static void e_clock(const struct collect_opts *o, put_fn *put, void *arg)
 	putf(put, arg, SONDE_ENV_CLOCK_NS, "%llu", (unsigned long long)o->interval_ns);
 }
 
+/* A rank's process records in its founder's, as a sub-experiment
+ * (e_founder gives its lineage). */
 static void e_expdir(const struct collect_opts *o, put_fn *put, void *arg)
 {
-	put(arg, SONDE_ENV_EXPDIR, o->expabs);
+	put(arg, SONDE_ENV_EXPDIR, o->mpi_ranked ? o->mpi_founder : o->expabs);
 }
 
 static void e_window(const struct collect_opts *o, put_fn *put, void *arg)
@@ -468,12 +478,24 @@ static void e_shared(const struct collect_opts *o, put_fn *put, void *arg)
 	put(arg, SONDE_ENV_SHARED, o->shared[0] ? o->shared : NULL);
 }
 
-/* The process that calls this is the founder: no lineage of its own. */
+/* The process that calls this is the founder: no lineage of its own; or
+ * an MPI rank's process: M_r<rank>. */
 static void e_founder(const struct collect_opts *o, put_fn *put, void *arg)
 {
 	putf(put, arg, SONDE_ENV_TARGET_PID, "%ld", (long)getpid());
 	put(arg, SONDE_ENV_TARGET_PPID, NULL);
-	put(arg, SONDE_ENV_LINEAGE, NULL);
+	put(arg, SONDE_ENV_LINEAGE, o->mpi_ranked ? o->mpi_lineage : NULL);
+}
+
+/* The -M form's launcher hands the founder to every rank's sonde collect
+ * (forwarded to other nodes by collect_mpi_launch's -x or -genv); a
+ * rank's own process needs it no more. */
+static void e_mpi(const struct collect_opts *o, put_fn *put, void *arg)
+{
+	if (o->launch_fwd_at)
+		put(arg, SONDE_ENV_MPI_FOUNDER, o->expabs);
+	else if (o->mpi_ranked)
+		put(arg, SONDE_ENV_MPI_FOUNDER, NULL);
 }
 
 /* ---- what the dry run says ----------------------------------------------------------- */
@@ -574,6 +596,16 @@ static void d_archive(FILE *f, const struct collect_opts *o)
 		o->archive == SONDE_ARCHIVE_SRC ? "src" : o->archive ? "on" : "off (build ids only)");
 }
 
+static void d_mpi(FILE *f, const struct collect_opts *o)
+{
+	if (o->launch_fwd_at)
+		fprintf(f, "MPI: %s's launcher; each rank under sonde collect in M_r<rank>.er\n",
+			collect_mpi_name(o->mpi_launcher));
+	else if (o->mpi_ranked)
+		fprintf(f, "MPI: rank %ld of %ld (%s, job %s) in %s\n", o->mpi_rank, o->mpi_size,
+			collect_mpi_name(o->mpi_launcher), o->mpi_job, o->exp);
+}
+
 static void d_preload(FILE *f, const struct collect_opts *o)
 {
 	fprintf(f, "preload: %s\n", o->preload);
@@ -646,6 +678,13 @@ static const struct setting settings[] = {
 	  "archive at the end: off records build ids only (the" IND
 	  "default), on also copies the load objects, src also" IND "their source files (see sonde archive)",
 	  p_archive, NULL, 13, d_archive },
+	{ 'M', 0, "IMPL|on|off",
+	  "an MPI job: -M on mpirun [ARGS] -- PROGRAM [ARGS] records" IND
+	  "the launcher here and each rank in M_r<rank>.er inside" IND
+	  "(IMPL: OPENMPI or MPICH, the launcher's; on: either);" IND
+	  "under mpirun, sonde collect records its rank there by" IND
+	  "itself; off: not as a rank (see sonde-collect.md)",
+	  p_mpi, e_mpi, 15, d_mpi },
 	{ 'n', 0, NULL, "dry run: show what would be done", p_dry, NULL, 0, NULL },
 	/* what collect decides itself */
 	{ 0, 0, NULL, NULL, NULL, NULL, 2, d_program },
@@ -676,6 +715,7 @@ void collect_opts_init(struct collect_opts *o)
 	o->depth = SONDE_DEFAULT_DEPTH;
 	o->follow = "on";
 	o->saved_out = o->saved_err = -1;
+	o->mpi_rank = o->mpi_size = -1;
 }
 
 int collect_option(struct collect_opts *o, int argc, char **argv, int *i)

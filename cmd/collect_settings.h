@@ -50,7 +50,11 @@ struct collect_opts {
 	const char *outfile; /* -O: collect's own output appended there */
 	int saved_out, saved_err; /* -O: the descriptors collect was given, for the target; -1: none */
 	int archive;	     /* -a: SONDE_ARCHIVE_IDS (off, the default), _ON, _SRC */
+	const char *mpi;     /* -M: OPENMPI, MPICH, on, off; NULL: not given */
 	char **argv;	     /* the program and its arguments */
+	/* where each option given is in collect's argv: [opt_at, opt_end) */
+	int opt_at[64], opt_end[64], nopts;
+	int mpitrace_given;  /* -m was given (else on with -M and in a rank) */
 
 	/* worked out by cmd_collect */
 	char prog[PATH_MAX];	      /* the program's path */
@@ -60,6 +64,15 @@ struct collect_opts {
 	char counters_env[1024];      /* -h for the collector; "" none */
 	char shared[128];	      /* the shared page's path; "" none */
 	uint64_t interval_ns, offcpu_ns, period_ns;
+
+	/* MPI (collect_mpi.c): a rank's, from the launcher's environment */
+	int mpi_ranked;		      /* this collect records a rank */
+	long mpi_rank, mpi_size;      /* -1: not said */
+	const char *mpi_launcher;     /* OPENMPI, MPICH, PMIX, SLURM */
+	char mpi_job[256];	      /* the job's id, as the ranks share it */
+	char mpi_founder[PATH_MAX];   /* the job's founder, absolute */
+	char mpi_lineage[48];	      /* M_r<rank> */
+	int launch_fwd_at;	      /* the -M form: where the forwarding options start in argv */
 };
 
 /* The defaults: -p on, -S on, -D 1024, -F on, nothing else. */
@@ -83,5 +96,33 @@ void collect_dry_run(FILE *f, const struct collect_opts *o);
  * each name (mpirun -x NAME). */
 void collect_env(const struct collect_opts *o, void (*put)(void *arg, const char *name, const char *value),
 		 void *arg);
+
+/* Finds PROGRAM as execvp would, into out; 0 or -1. */
+int collect_resolve(const char *prog, char *out, size_t cap);
+
+/* ---- MPI (collect_mpi.c) ---- */
+
+/* Whether collect runs under an MPI launcher (its rank in the
+ * environment); fills o's mpi_rank, mpi_size, mpi_launcher, mpi_job. */
+int collect_mpi_rank_env(struct collect_opts *o);
+
+/* A rank's experiment: the job's founder (SONDE_MPI_FOUNDER's, or the one
+ * the ranks agree on) and M_r<rank>.er in it, into o->exp, mpi_founder,
+ * mpi_lineage.  0, or an exit status after saying why. */
+int collect_mpi_rank_setup(struct collect_opts *o);
+
+/* The <mpirank/> line of a rank's log.xml. */
+void collect_mpi_rank_record(const struct collect_opts *o, FILE *f);
+
+/* The -M form: checks the launcher and the program, and makes o->argv the
+ * launcher's command that runs each rank under sonde collect with the
+ * options of collect's argv that are not the founder's.  0, or an exit
+ * status after saying why. */
+int collect_mpi_launch(struct collect_opts *o, char **argv);
+
+/* "OPENMPI", "MPICH", "" (neither) for the MPI a program is linked with
+ * (its DT_NEEDED), NULL when it cannot be read; and a name to print. */
+const char *collect_mpi_of_program(const char *path);
+const char *collect_mpi_name(const char *which);
 
 #endif

@@ -13,6 +13,7 @@
 int cmd_agg(int argc, char **argv);
 int cmd_archive(int argc, char **argv);
 int cmd_collect(int argc, char **argv);
+int cmd_gather(int argc, char **argv);
 
 /* collect_clock.c: the page `sonde collect` shares with the collectors
  * (sonde/shared.h).  start creates it before the target is forked (tick:
@@ -40,6 +41,7 @@ int collect_counters_check(struct sonde_hwc *c, int n);
 int collect_counters_env(const struct sonde_hwc *c, int n, char *out, size_t cap);
 void collect_counters_list(FILE *f);
 int cmd_export(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 int cmd_print(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 

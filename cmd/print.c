@@ -405,9 +405,14 @@ static int select_experiments(struct state *st, const char *spec)
 	return 0;
 bad:
 	free(want);
-	complain(NULL, "-experiment_select: '%s' is not 'all' or a list of experiment numbers from 1 to %zu "
-		       "(like 1,3-5)",
-		 spec, st->tree.n);
+	if (!strncmp(spec, "rank=", 5))
+		complain(NULL, "-experiment_select: '%s' is not a list of MPI ranks these experiments have (like "
+			       "rank=0,2-3)",
+			 spec);
+	else
+		complain(NULL, "-experiment_select: '%s' is not 'all', a list of experiment numbers from 1 to %zu "
+			       "(like 1,3-5) or rank=LIST",
+			 spec, st->tree.n);
 	return -1;
 }
 
@@ -1250,6 +1255,14 @@ static int run_processes(struct state *st, const struct step *s, char *err, size
 	return 0;
 }
 
+static int run_ranks(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	struct sonde_exp_set set = exp_set(st);
+
+	separate(st);
+	return sonde_view_ranks(st->out, &set, &st->o, err, errlen);
+}
+
 static int run_samples(struct state *st, const struct step *s, char *err, size_t errlen)
 {
 	separate(st);
@@ -1330,6 +1343,7 @@ static const struct {
 	{ "iostacks", SONDE_KIND_IO, sonde_view_iostacks },
 	{ "iocallstack", SONDE_KIND_IO, sonde_view_iostacks },
 	{ "sync", SONDE_KIND_SYNC, sonde_view_sync },
+	{ "mpi", SONDE_KIND_MPI, sonde_view_mpi },
 };
 
 static int run_trace(struct state *st, const struct step *s, char *err, size_t errlen)
@@ -1875,6 +1889,8 @@ static const struct command commands[] = {
 	  "the current metrics and those available" },
 	{ "metrics", ARG_ONE, "SPEC", check_metrics, run_metrics,
 	  "metrics to show, as e.%totalcpu:i.totalcpu:name" },
+	{ "mpi", ARG_NONE, NULL, NULL, run_trace,
+	  "MPI calls by function, by peer rank and messages by size (-M)" },
 	{ "name", ARG_ONE, "long|short|mangled[:soname]", check_name, run_name,
 	  "how to show function names; :soname adds the load object" },
 	{ "object_select", ARG_ONE, "all|OBJ,...", check_filter, run_object_select,
@@ -1903,6 +1919,8 @@ static const struct command commands[] = {
 	  "the metrics and details of every instruction, in -pcs' order" },
 	{ "quit", ARG_NONE, NULL, NULL, run_quit,
 	  "end the script or the interactive session" },
+	{ "ranks", ARG_NONE, NULL, NULL, run_ranks,
+	  "one row per MPI rank: CPU, MPI time; the imbalance per call site (-M)" },
 	{ "sample_list", ARG_NONE, NULL, NULL, run_sample_list,
 	  "per experiment: the sample selection and the number of samples" },
 	{ "sample_select", ARG_ONE, "all|LIST", check_filter, run_sample_select,

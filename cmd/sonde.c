@@ -21,6 +21,8 @@ static const struct command {
 	{ "archive", cmd_archive, "copy an experiment's load objects (and sources) into it" },
 	{ "collect", cmd_collect, "run a program with the collector and record an experiment" },
 	{ "export", cmd_export, "write experiments as pprof, folded stacks, speedscope or Chrome trace" },
+	{ "gather", cmd_gather, "move MPI ranks' node-local sub-experiments into their founder" },
+	{ "merge", cmd_merge, "merge a founder's sub-experiments (MPI ranks) into one experiment" },
 	{ "print", cmd_print, "print views of an experiment (er_print style)" },
 	{ "report", cmd_report, "write a self-contained HTML report of experiments" },
 };

@@ -11,7 +11,8 @@
 # tests/browser/node_modules; and heaptrack, whose peak consumers and
 # temporary allocations tests/t68-heapviews.sh compares with sonde's
 # (gprofng, which t67 runs, comes with binutils); and gdb, which
-# tests/t73-debugger.sh runs sonde under and over.
+# tests/t73-debugger.sh runs sonde under and over; and Open MPI, MPICH and
+# gfortran, for MPI tracing (libsonde_mpi.so and tests/t77-mpi-trace.sh).
 set -e
 mode=${1:-build}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -36,7 +37,17 @@ if [ "$mode" != build ]; then
 	for p in golang-go chromium fonts-dejavu-core heaptrack gdb; do
 		have_pkg "$p" || readers="$readers $p"
 	done
+	# MPI (tests/t75-mpi-launch.sh and the MPI tracing tests): both
+	# implementations, their compilers and gfortran for the Fortran fixtures.
+	for p in openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran; do
+		have_pkg "$p" || readers="$readers $p"
+	done
 	have_cmd node || readers="$readers nodejs"
+	# both MPIs and gfortran: libsonde_mpi.so is built against both
+	# headers, and t77's fixtures with each one's compilers and mpirun
+	for p in openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran; do
+		have_pkg "$p" || readers="$readers $p"
+	done
 	have_cmd npm || readers="$readers npm"
 fi
 

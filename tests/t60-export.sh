@@ -13,7 +13,8 @@
 #               Format's required fields per phase and the nesting, and
 #               the outermost cpu events last the recorded CPU time.
 #
-# Fixtures: burn (2 threads, known functions), traceviews (heap, I/O and sync
+# Fixtures: test_mpitimeline's job of 4 MPI ranks (processes, flows),
+# burn (2 threads, known functions), traceviews (heap, I/O and sync
 # of known size: 3 leaks, 9000 bytes; 1600 bytes written), procs (descendants),
 # a target killed with SIGKILL, an empty run, and test_export's synthetic
 # experiment whose functions are named with '<', '&', '"', ';', a control
@@ -349,6 +350,52 @@ main;work;com.example.Main.run(int, java.lang.String[]);com.example.Util.hash(ja
 	fi
 else
 	notok "the tests' build ($TSONDE) and test_frames --write-state (make tests)"
+fi
+
+# ---- MPI: ranks as processes, messages as flows ---------------------------------------------
+# test_mpitimeline's job of 4 ranks (M_r0.er ... M_r3.er) and its truth
+# (mpitruth.json): each rank a process named "rank N", sorted by rank; the
+# calls on each thread's MPI track; one flow per matched message (18), bound
+# to the send's and the receive's calls (validate-trace.mjs), each from the
+# right rank at the right time to the right rank and call (the truth's send
+# time; the receiving call starts RECV_DUR before the truth's receive end:
+# 200 us); the send to rank 5 counted in a note; speedscope loads the file.
+mkdir -p mpi
+if check "test_mpitimeline wrote the MPI job" "$B/tests/test_mpitimeline" --write "$TMP/mpi"; then
+	(cd mpi && "$SONDE" export --format chrome -o ../job.chrome M_r0.er M_r1.er M_r2.er M_r3.er) >job.out 2>&1
+	same "mpi: export chrome: the unmatched send is counted" "$(grep -c '1 MPI messages matched nothing' job.out)" 1
+	same "mpi: chrome: ranks are processes named and sorted by rank" \
+		"$(grep -o '"process_name","pid":[0-9]*,"tid":[0-9]*,"args":{"name":"rank [0-9]*' job.chrome | sed 's/.*"rank /rank /' | tr '\n' ' ')" \
+		"rank 0 rank 1 rank 2 rank 3 "
+	same "mpi: chrome: sort indices are the ranks" \
+		"$(grep -o '"process_sort_index","pid":[0-9]*,"tid":[0-9]*,"args":{"sort_index":[0-9]*' job.chrome | grep -o '[0-9]*$' | tr '\n' ' ')" \
+		"0 1 2 3 "
+	same "mpi: chrome: one flow per matched message" "$(grep -c '"ph":"s","cat":"mpi"' job.chrome)" 18
+	if [ $have_node = 1 ]; then
+		node "$BR/validate-trace.mjs" job.chrome
+		# each flow against the truth: rank (pid - 1000) and time (us) at both ends
+		node -e '
+const fs = require("fs");
+const t = JSON.parse(fs.readFileSync(process.argv[1], "utf8"));
+const d = JSON.parse(fs.readFileSync(process.argv[2], "utf8")).traceEvents;
+const byId = new Map();
+for (const e of d) if (e.ph === "s" || e.ph === "f") (byId.get(e.id) || byId.set(e.id, {}).get(e.id))[e.ph] = e;
+const got = [...byId.values()].map((x) => [x.s.pid - 1000, Math.round(x.s.ts * 1000), x.f.pid - 1000, Math.round(x.f.ts * 1000) + 200000].join(" ")).sort();
+const want = t.msgs.map((m) => [m[0], m[1], m[2], m[3]].join(" ")).sort();
+const same = JSON.stringify(got) === JSON.stringify(want);
+console.log((same ? "ok" : "not ok") + " - mpi: chrome: every arrow from its send (rank, time) to its receive (rank, call)" +
+	(same ? "" : "\n#   got  " + got.join(", ") + "\n#   want " + want.join(", ")));
+' mpi/mpitruth.json job.chrome
+	fi
+	[ $have_browser = 1 ] && node "$BR/speedscope-load.mjs" job.chrome MPI_Send MPI_Recv MPI_Wait
+	# the same ranks as a founder's M_r<rank>.er sub-experiments (the
+	# reader's rank kind): the same 18 flows
+	if "$SONDE" collect -p on -o fjob.er /bin/true >/dev/null 2>&1 && cp -r mpi/M_r?.er fjob.er/; then
+		"$SONDE" export --format chrome -o fjob.chrome fjob.er >/dev/null 2>&1
+		same "mpi: a founder's rank sub-experiments: one flow per matched message" "$(grep -c '"ph":"s","cat":"mpi"' fjob.chrome)" 18
+	else
+		notok "mpi: a founder with the ranks' sub-experiments"
+	fi
 fi
 
 # ---- errors -------------------------------------------------------------------------------

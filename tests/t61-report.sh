@@ -218,4 +218,18 @@ set -- $got
 if [ "${1:-0}" -ge 3 ] && [ "${2:-x}" = "${3:-y}" ]; then ok "the report adds the $1 experiments of the family as sonde print does (<Total> $2)"; else
 	notok "family: experiments, report total, print total: $got"; fi
 
+# ---- MPI: the timeline of the ranks and the communication matrix --------------------------
+# test_mpitimeline's job of 4 ranks with its truth (mpitruth.json): the
+# section's lanes, bars, message lines and matrix cells, exactly.
+
+check "lib/views/report/mpi.js parses (node --check)" node --check "$TOP/lib/views/report/mpi.js"
+mkdir -p mpi
+if check "test_mpitimeline wrote the MPI job" "$B/tests/test_mpitimeline" --write "$TMP/mpi"; then
+	rc 0 "sonde report of 4 MPI ranks" "$SONDE" report -o mpi.html mpi/M_r0.er mpi/M_r1.er mpi/M_r2.er mpi/M_r3.er
+	browser "{\"report\":\"$TMP/mpi.html\",\"shots\":\"$SHOTS\",\"tag\":\"mpi\",\"mpi\":\"$TMP/mpi/mpitruth.json\",
+		\"sections\":[\"sec-mpi\"]}" mpi
+fi
+# a report without MPI data holds neither the view nor its script
+if [ ! -f two.html ] || grep -q "sec-mpi" two.html; then notok "two.html (no MPI data) holds the MPI script, or is missing"; else ok "a report without MPI data has no MPI script"; fi
+
 note "screenshots: $SHOTS"

@@ -107,6 +107,8 @@ enum sonde_packet_type {
 	SONDE_PKT_HEAP_STREAM = 12,
 	SONDE_PKT_COUNTER = 13,
 	SONDE_PKT_OFFCPU = 14,
+	SONDE_PKT_MPI_CALL = 15,
+	SONDE_PKT_MPI_MSG = 16,
 };
 
 /* Thread states: the rows of sonde/states.h (ids and meaning there):
@@ -557,5 +559,80 @@ struct sonde_counter_packet {
 				   instruction (SONDE_PC_EXACT) */
 };
 _Static_assert(sizeof(struct sonde_counter_packet) == 32, "counter packet layout");
+
+/* ---- MPI tracing (-m, on with -M) ----
+ *
+ * Written by the MPI tracing library (tracers/mpi/, libsonde_mpi.so) in
+ * each rank's experiment (M_r<rank>.er): a call packet per traced MPI
+ * call, and a message packet per point-to-point message a call started
+ * sending or completed receiving (an MPI_Waitall that completes three
+ * receives writes three, each naming its source).  The rank and the job
+ * are in log.xml: <trace kind="mpi" name="rank" value="R"/>, "size",
+ * "library" (MPI_Get_library_version's first line), "abi" (openmpi,
+ * mpich).  Functions are named by their id: the line of
+ * tracers/mpi/functions.list (append only), with the class that says what
+ * the call means for the metrics (table 2-4 of the reference). */
+
+/* A rank of MPI_COMM_WORLD, or: */
+#define SONDE_MPI_NONE (-1)	/* no peer (a collective without a root, ...) */
+#define SONDE_MPI_ANY (-2)	/* MPI_ANY_SOURCE, not (yet) resolved */
+#define SONDE_MPI_SEVERAL (-3)	/* a call of several peers (Waitall, ...) */
+#define SONDE_MPI_PROC_NULL (-4)	/* MPI_PROC_NULL */
+
+/* Communicator ids: MPI_COMM_WORLD and MPI_COMM_SELF, and for every other
+ * the same 64-bit id on each of its members (the tracer derives it from
+ * the parent's id and the creation's order on the parent, which every
+ * member of a collective creation shares); SONDE_MPI_COMM_NONE: none. */
+#define SONDE_MPI_COMM_WORLD 0ull
+#define SONDE_MPI_COMM_SELF 1ull
+#define SONDE_MPI_COMM_NONE (~0ull)
+
+/* flags of an MPI call packet */
+#define SONDE_MPIF_ERROR 0x1u	/* the call returned an error code */
+#define SONDE_MPIF_FORTRAN 0x2u	/* called through the Fortran bindings */
+
+struct sonde_mpi_call_packet {
+	uint16_t type;		/* SONDE_PKT_MPI_CALL */
+	uint16_t size;		/* 56 */
+	uint16_t func;		/* the function's id (functions.list) */
+	uint16_t flags;		/* SONDE_MPIF_* */
+	int32_t peer;		/* a point-to-point call's peer or a rooted
+				   collective's root, as a rank of
+				   MPI_COMM_WORLD; or SONDE_MPI_NONE, ... */
+	int32_t tag;		/* a point-to-point call's tag (MPI_ANY_TAG as
+				   the library defines it: -1 in both), else 0 */
+	uint64_t comm;		/* the communicator's id (above) */
+	uint64_t time_ns;	/* when the call started */
+	uint64_t dur_ns;	/* how long it took */
+	uint64_t coll_bytes;	/* a collective's bytes on this rank: what it
+				   sends plus what it receives; else 0 */
+	uint64_t stack_id;
+};
+_Static_assert(sizeof(struct sonde_mpi_call_packet) == 56, "mpi call packet layout");
+
+/* dir of an MPI message packet */
+#define SONDE_MPI_SEND 1u	/* a send started (MPI Sends, MPI Bytes Sent) */
+#define SONDE_MPI_RECV 2u	/* a receive completed (MPI Receives, MPI Bytes Received) */
+
+struct sonde_mpi_msg_packet {
+	uint16_t type;		/* SONDE_PKT_MPI_MSG */
+	uint16_t size;		/* 56 */
+	uint8_t dir;		/* SONDE_MPI_SEND, SONDE_MPI_RECV */
+	uint8_t reserved;
+	uint16_t func;		/* the call that started the send or completed
+				   the receive (its id) */
+	int32_t peer;		/* the destination (send) or the source
+				   (receive, from its status) as a rank of
+				   MPI_COMM_WORLD */
+	int32_t tag;		/* its tag (a receive's: from its status) */
+	uint32_t reserved2;
+	uint64_t comm;		/* the communicator's id */
+	uint64_t time_ns;	/* a send: when its call started; a receive:
+				   when the call that completed it ended */
+	uint64_t bytes;		/* count times the datatype's size (a
+				   receive's: the count its status says) */
+	uint64_t stack_id;	/* the stack of that call */
+};
+_Static_assert(sizeof(struct sonde_mpi_msg_packet) == 56, "mpi message packet layout");
 
 #endif

@@ -78,7 +78,10 @@
 	  "counter overflow profiling: a sample with the call stack\n"                                 \
 	  "                     every N events of each COUNTER (a perf event: cycles,\n"               \
 	  "                     page-faults, ...; sonde collect alone lists them); on,\n"              \
-	  "                     hi, lo: the default set or interval, hi 10x as often", SONDE_KINDF_COLLECTOR)
+	  "                     hi, lo: the default set or interval, hi 10x as often", SONDE_KINDF_COLLECTOR)   \
+	X(MPI, 8, "mpi", "mpitrace", 'm', "SONDE_MPI", "libsonde_mpi.so", "MPI tracing", "on|off",         \
+	  "MPI tracing (with -M): every MPI call, its time, bytes\n"                                       \
+	  "                     and peer rank (default on with -M)", 0)
 /* clang-format on */
 
 /* The largest kind id: arrays indexed by kind have SONDE_KIND_MAX + 1

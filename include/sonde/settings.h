@@ -42,10 +42,23 @@
 #define SONDE_ENV_LINEAGE_FULL "SONDE_LINEAGE_FULL" /* the unfolded lineage of a folded one (_h...) */
 #define SONDE_ENV_EXEC_CPU_NS "SONDE_EXEC_CPU_NS" /* CPU time of the image an exec replaced */
 
+/* ---- MPI (cmd/collect_mpi.c): for each rank's sonde collect, not the target ---- */
+
+#define SONDE_ENV_MPI_FOUNDER "SONDE_MPI_FOUNDER" /* the MPI job's founder experiment, made by sonde collect -M */
+#define SONDE_ENV_MPI_JOB "SONDE_MPI_JOB"	   /* the user's: the job's id, when the launcher gives none */
+#define SONDE_ENV_MPI_LOCALDIR "SONDE_MPI_LOCALDIR" /* the user's: ranks record in DIR/FOUNDER-NAME, node-local */
+
 /* ---- the user's, for tests and odd systems (doc/sonde-collect.md) -------- */
 
 #define SONDE_ENV_SIGNAL "SONDE_SIGNAL"		/* the profiling signal: a real-time signal's number, or URG */
 #define SONDE_ENV_CLOCK_SOURCE "SONDE_CLOCK_SOURCE" /* the clock profile's source, forced */
+
+/* MPI tracing's (-m; tracers/mpi/mpi.c): sonde's name first, the
+ * VampirTrace name the reference documents accepted when it is unset. */
+#define SONDE_ENV_MPI_STACKS "SONDE_MPI_STACKS"	      /* 0: no call stacks (VT_STACKS) */
+#define SONDE_ENV_MPI_BUFFER_SIZE "SONDE_MPI_BUFFER_SIZE" /* bytes, K/M/G: a buffer (VT_BUFFER_SIZE) */
+#define SONDE_ENV_MPI_MAX_FLUSHES "SONDE_MPI_MAX_FLUSHES" /* buffers' worth recorded; 0: all (VT_MAX_FLUSHES) */
+#define SONDE_ENV_MPI_VERBOSE "SONDE_MPI_VERBOSE"	      /* 2: more in log.xml (VT_VERBOSE) */
 
 /* Whether the environment entry e ("NAME=value") is the variable NAME's
  * (NAME one of the above; needs <string.h>). */

@@ -61,7 +61,7 @@
 #define SONDE_STATEF_CPU 0x1u
 
 #ifdef SONDE_TEST_STATES
-#define SONDE_STATES_TEST_(X) X(TEST, 3, SONDE_STATEF_CPU, 1, "Test State", "teststate", "Test State Time", "test-state", "test-state")
+#define SONDE_STATES_TEST_(X) X(TEST, 5, SONDE_STATEF_CPU, 1, "Test State", "teststate", "Test State Time", "test-state", "test-state")
 #else
 #define SONDE_STATES_TEST_(X)
 #endif
@@ -71,6 +71,8 @@
 	X(CPU, 0, SONDE_STATEF_CPU, 0, "CPU", NULL, NULL, "cpu", "cpu")                              \
 	X(USER_LOCK, 1, 0, 1, "User Lock", "ulock", "User Lock Time", "user-lock", "user-lock")     \
 	X(OTHER_WAIT, 2, 0, 1, "Other Wait", "owait", "Other Wait Time", "other-wait", "other-wait") \
+	X(MPI_WORK, 3, SONDE_STATEF_CPU, 1, "MPI Work", "mpiwork", "MPI Work Time", "mpi-work", "mpi-work") \
+	X(MPI_WAIT, 4, SONDE_STATEF_CPU, 1, "MPI Wait", "mpiwait", "MPI Wait Time", "mpi-wait", "mpi-wait") \
 	SONDE_STATES_TEST_(X)
 /* clang-format on */
 

@@ -40,10 +40,10 @@
 #include <sonde/states.h>
 
 /* The most metrics a model holds: the clock profile's (six, and one per
- * thread state that has one: sonde/states.h) and the data kinds' (twenty:
- * sync's, heap's, I/O's and the counters' slots).  A new state's metric
- * makes room for itself; a new kind's metrics raise the 20. */
-#define SONDE_MAX_METRICS (26 + SONDE_STATE_NMETRICS)
+ * thread state that has one: sonde/states.h) and the data kinds' (27:
+ * sync's, heap's, I/O's, the counters' slots and MPI's).  A new state's
+ * metric makes room for itself; a new kind's metrics raise the 27. */
+#define SONDE_MAX_METRICS (33 + SONDE_STATE_NMETRICS)
 
 enum sonde_unit {
 	SONDE_UNIT_NS,	  /* a time in nanoseconds, shown in seconds */

@@ -147,7 +147,7 @@ struct builder {
 int sonde_parse_cpu_list(const char *spec, uint8_t *sel, char *err, size_t errlen)
 {
 	bool all = !spec || !strcmp(spec, "all");
-	memset(sel, all ? 0xff : 0, SONDE_CPU_UNKNOWN / 8);
+	memset(sel, all ? 0xff : 0, SONDE_CPU_SEL_BYTES);
 	if (all)
 		return 0;
 	const char *p = spec;
@@ -198,7 +198,7 @@ static const char *name_end(const char *s, const char *stops)
 
 int sonde_cpu_list_check(const char *spec, char *err, size_t errlen)
 {
-	uint8_t *sel = malloc(SONDE_CPU_UNKNOWN / 8);
+	uint8_t *sel = malloc(SONDE_CPU_SEL_BYTES);
 	int rc;
 
 	if (!sel) {
@@ -1187,7 +1187,7 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 	p->has_cpus = o && o->index_cpus;
 	p->has_seconds = o && o->index_seconds;
 	if (o && o->cpu_select && strcmp(o->cpu_select, "all")) {
-		if (!(b.cpusel = malloc(SONDE_CPU_UNKNOWN / 8)))
+		if (!(b.cpusel = malloc(SONDE_CPU_SEL_BYTES)))
 			goto oom;
 		if (sonde_parse_cpu_list(o->cpu_select, b.cpusel, err, errlen) < 0)
 			goto fail;

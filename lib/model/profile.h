@@ -133,6 +133,9 @@ struct sonde_pcpu {
 	int64_t v[SONDE_MAX_METRICS];
 };
 #define SONDE_CPU_UNKNOWN 0xffffu
+/* A bitmap of the CPUs 0 .. SONDE_CPU_UNKNOWN - 1 (rounded up: CPU
+ * 0xfffe's bit is in byte 8191). */
+#define SONDE_CPU_SEL_BYTES ((SONDE_CPU_UNKNOWN + 7) / 8)
 
 /* The totals of one second of the run (sonde_profile_opts.index_seconds):
  * the events that pass every filter from second s to s + 1 after their
@@ -249,7 +252,7 @@ void sonde_profile_release(struct sonde_profile *p);
 int sonde_parse_list(const char *spec, bool *sel, size_t max, char *err, size_t errlen);
 
 /* Parse a CPU list ("all", "0", "0,2-5") into a bitmap of CPU numbers
- * 0 .. SONDE_CPU_UNKNOWN - 1 (sel: SONDE_CPU_UNKNOWN / 8 bytes); NULL or
+ * 0 .. SONDE_CPU_UNKNOWN - 1 (sel: SONDE_CPU_SEL_BYTES bytes); NULL or
  * "all" sets every bit.  Returns 0, or -1 with a message in err. */
 int sonde_parse_cpu_list(const char *spec, uint8_t *sel, char *err, size_t errlen);
 

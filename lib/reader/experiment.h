@@ -170,6 +170,18 @@ struct sonde_exp_info {
 	 * else the start event, else 0.  realtime_sec/nsec: wall clock at
 	 * start (has_realtime false when absent).
 	 */
+	/*
+	 * An MPI rank's experiment: what the launcher said of the process
+	 * (<mpirank rank size launcher job/>, written by sonde collect from
+	 * the launcher's environment) and what MPI said after MPI_Init (the
+	 * tracing library's <trace kind="mpi" name="rank"|"size" value/>);
+	 * -1 (NULL) when not said.
+	 */
+	struct sonde_exp_mpi {
+		int64_t rank, size, mpi_rank, mpi_size;
+		const char *launcher, *job;
+	} mpi;
+
 	uint64_t start_ns;
 	bool has_realtime;
 	int64_t realtime_sec;
@@ -495,6 +507,37 @@ struct sonde_io_event {
 	uint64_t file_id, stack_id;
 };
 
+/* MPI tracing (lib/kinds/mpi.c): a call per traced MPI call, a message
+ * per point-to-point send started or receive completed (format.h's
+ * packets, checked: func is a row of sonde/mpifuncs.h or a later one, a
+ * peer a rank or SONDE_MPI_NONE, _ANY, _SEVERAL, _PROC_NULL, a message's
+ * dir SONDE_MPI_SEND or _RECV).  Peers are ranks of MPI_COMM_WORLD. */
+struct sonde_mpi_call {
+	uint32_t tid;
+	uint16_t func;	/* its id: sonde_mpi_func(func), NULL past the list */
+	uint16_t flags; /* SONDE_MPIF_* */
+	int32_t peer, tag;
+	uint64_t comm, time_ns, dur_ns, coll_bytes, stack_id;
+};
+
+/* The model's index of an MPI event (sonde_model_feed_event, the
+ * exports' timelines): calls first, then messages (index - ncalls). */
+struct sonde_mpi_msg {
+	uint32_t tid;
+	uint8_t dir;   /* SONDE_MPI_SEND, SONDE_MPI_RECV */
+	uint16_t func; /* the call that started the send or completed the receive */
+	int32_t peer, tag;
+	uint64_t comm, time_ns, bytes, stack_id;
+};
+
+/* The job as the experiment's log.xml says (<trace kind="mpi" name=...
+ * value=...>): its rank and the job's size (-1 unknown), the MPI
+ * library's first line and its ABI ("openmpi", "mpich"; NULL unknown). */
+struct sonde_mpi_job {
+	int64_t rank, size;
+	const char *library, *abi;
+};
+
 /* The counter metrics (-h; lib/kinds/counters.c) are named by the
  * experiments' log.xml: this names them from the log.xml of the experiment
  * at dir before it is opened, so that options naming them ("-metrics
@@ -505,6 +548,20 @@ void sonde_counters_from_log(const char *dir);
 const struct sonde_sync_event *sonde_exp_sync_events(const struct sonde_exp *exp, size_t *n);
 const struct sonde_heap_event *sonde_exp_heap_events(const struct sonde_exp *exp, size_t *n);
 const struct sonde_io_event *sonde_exp_io_events(const struct sonde_exp *exp, size_t *n);
+const struct sonde_mpi_call *sonde_exp_mpi_calls(const struct sonde_exp *exp, size_t *n);
+const struct sonde_mpi_msg *sonde_exp_mpi_msgs(const struct sonde_exp *exp, size_t *n);
+/* NULL when the experiment has neither MPI events nor MPI settings. */
+const struct sonde_mpi_job *sonde_exp_mpi_job(const struct sonde_exp *exp);
+/* The point-to-point messages each call moved: t[i] (as many entries as
+ * calls) for call i, from the messages of its thread that name its
+ * function and its start (sends) or its end (receives), as the tracer
+ * writes a call's messages.  A call that moved none is an Other MPI
+ * Event.  0, or -1 out of memory. */
+struct sonde_mpi_traffic {
+	uint32_t sends, recvs;
+	uint64_t sent, received; /* bytes */
+};
+int sonde_exp_mpi_traffic(const struct sonde_exp *exp, struct sonde_mpi_traffic *t);
 /* The name of an I/O file id, NULL when unknown. */
 const char *sonde_exp_io_file(const struct sonde_exp *exp, uint64_t file_id);
 /* Whether the experiment traced the kind (its data file is present or
@@ -611,6 +668,11 @@ long sonde_heap_temporary(const struct sonde_exp *exp, bool *temp);
 const char *sonde_sync_func_name(unsigned func);
 const char *sonde_heap_func_name(unsigned func);
 const char *sonde_io_func_name(unsigned func);
+/* An MPI function's name ("MPI_Send"; "?" for an id past the list this
+ * reader knows, written by a later sonde), and a peer's: the rank's
+ * number in buf, or "none", "any", "several", "proc-null". */
+const char *sonde_mpi_func_name(unsigned func);
+const char *sonde_mpi_peer_name(int32_t peer, char buf[16]);
 
 /* The x86-64 system call nr an off-CPU sample blocked in ("futex"; "none"
  * for SONDE_OFFCPU_NO_SYSCALL, a page-in), NULL for the calls the short

@@ -3,6 +3,8 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <regex.h>
 #include <stdio.h>
@@ -14,17 +16,60 @@
 
 /* ---- the kinds of sub-experiments ------------------------------------------- */
 
+/* The rank of a name that starts "M_r<digits>", and where the digits end;
+ * -1 for another name. */
+static long rank_prefix(const char *name, const char **end)
+{
+	char *e;
+
+	if (strncmp(name, "M_r", 3) || name[3] < '0' || name[3] > '9')
+		return -1;
+	errno = 0;
+	long r = strtol(name + 3, &e, 10);
+
+	if (errno || r > INT32_MAX || (name[3] == '0' && e != name + 4))
+		return -1; /* "M_r01" would be a second name of rank 1 */
+	*end = e;
+	return r;
+}
+
+/* An MPI rank's experiment, M_r<rank>.er, as the reference names them
+ * (sonde-collect.md, "MPI programs"). */
+static bool rank_match(const char *name, struct sonde_exp_node *id)
+{
+	const char *end;
+	long r = rank_prefix(name, &end);
+
+	if (r < 0 || strcmp(end, ".er"))
+		return false;
+	if (id)
+		id->rank = r;
+	return true;
+}
+
 /* A descendant process's experiment, named by its lineage: "_f1.er",
- * "_f2_x1.er", "_C1.er" (sonde-collect.md, "Descendant processes"). */
+ * "_f2_x1.er", "_C1.er" (sonde-collect.md, "Descendant processes"); a
+ * rank's descendants' lineages start with the rank's ("M_r3_f1.er"),
+ * whose rank they carry. */
 static bool descendant_match(const char *name, struct sonde_exp_node *id)
 {
 	size_t l = strlen(name);
+	const char *end;
+	long r = rank_prefix(name, &end);
 
-	return name[0] == '_' && l > 4 && !strcmp(name + l - 3, ".er");
+	if (l <= 4 || strcmp(name + l - 3, ".er"))
+		return false;
+	if (r >= 0 && end[0] == '_' && end + 4 < name + l) {
+		if (id)
+			id->rank = r;
+		return true;
+	}
+	return name[0] == '_';
 }
 
 /* One row per kind; a directory is of the first kind that claims its name. */
 const struct sonde_subexp_kind sonde_subexp_kinds[] = {
+	{ "rank", rank_match },
 	{ "descendant", descendant_match },
 };
 const size_t sonde_subexp_nkinds = sizeof(sonde_subexp_kinds) / sizeof(sonde_subexp_kinds[0]);
@@ -156,6 +201,32 @@ static void say(const struct adding *a, const char *msg)
 		a->say(a->arg, msg);
 }
 
+/* A rank's experiment is named by the rank its launcher gave; MPI itself
+ * says which rank the process is after MPI_Init (the tracing library's
+ * log).  They differ when the program's MPI is not its launcher's: each
+ * process is then a singleton, rank 0 of 1.  Said, and read as named. */
+static void check_rank(const struct adding *a, const char *path, const struct sonde_exp_node *id,
+		       const struct sonde_exp_mpi *m)
+{
+	char msg[PATH_MAX + 300];
+	const char *why = "(a program built with another MPI than its mpirun's? each process is then rank 0 "
+			  "of its own)";
+
+	if (m->mpi_rank >= 0 && m->mpi_rank != id->rank) {
+		snprintf(msg, sizeof(msg), "warning: '%s': MPI_Comm_rank gave rank %" PRId64 ", the launcher rank %" PRId64 " %s",
+			 path, m->mpi_rank, id->rank, why);
+		say(a, msg);
+	} else if (m->mpi_size >= 0 && m->size >= 0 && m->mpi_size != m->size) {
+		snprintf(msg, sizeof(msg), "warning: '%s': MPI_Comm_size gave %" PRId64 " ranks, the launcher started %" PRId64 " %s",
+			 path, m->mpi_size, m->size, why);
+		say(a, msg);
+	} else if (m->rank >= 0 && m->rank != id->rank) {
+		snprintf(msg, sizeof(msg), "warning: '%s': its log says rank %" PRId64 ", its name rank %" PRId64, path, m->rank,
+			 id->rank);
+		say(a, msg);
+	}
+}
+
 /* Opens path and appends it, of a->founder's experiments; closes it and
  * says so when out of memory.  Returns 0 or -1. */
 static int add_one(struct adding *a, const char *path)
@@ -196,6 +267,8 @@ static int add_one(struct adding *a, const char *path)
 	const struct sonde_exp_info *in = sonde_exp_info(e);
 	const char *exe = in->target.exe ? strrchr(in->target.exe, '/') : NULL;
 
+	if (id.kind && !strcmp(id.kind->name, "rank"))
+		check_rank(a, path, &id, &sonde_exp_info(e)->mpi);
 	id.path = copy;
 	id.lineage = lineage;
 	id.pid = in->target.pid;
@@ -253,25 +326,43 @@ int sonde_exp_tree_add(struct sonde_exp_tree *t, const char *path, unsigned flag
 int sonde_exp_tree_pick(const struct sonde_exp_tree *t, const char *spec, bool *want)
 {
 	bool all = !strcmp(spec, "all");
+	/* rank=LIST: MPI ranks, the rank's process and its descendants */
+	bool ranks = !strncmp(spec, "rank=", 5);
 
 	for (size_t i = 0; i < t->n; i++)
 		want[i] = all;
-	for (const char *p = all ? "" : spec; *p;) {
+	if (ranks && !spec[5])
+		return -1;
+	for (const char *p = all ? "" : ranks ? spec + 5 : spec; *p;) {
 		char *end;
-		long lo = strtol(p, &end, 10), hi = lo;
+		long lo, hi;
 
-		if (end == p)
-			return -1;
+		if (*p < '0' || *p > '9')
+			return -1; /* strtol would take a sign or a space */
+		errno = 0;
+		lo = hi = strtol(p, &end, 10);
 		if (*end == '-') {
 			p = end + 1;
-			hi = strtol(p, &end, 10);
-			if (end == p)
+			if (*p < '0' || *p > '9')
 				return -1;
+			hi = strtol(p, &end, 10);
 		}
-		if (lo < 1 || hi < lo || (size_t)hi > t->n)
+		if (errno || hi < lo)
 			return -1;
-		for (long k = lo; k <= hi; k++)
-			want[k - 1] = true;
+		if (ranks) {
+			bool any = false;
+
+			for (size_t i = 0; i < t->n; i++)
+				if (t->node[i].rank >= lo && t->node[i].rank <= hi)
+					want[i] = any = true;
+			if (!any)
+				return -1; /* no such rank */
+		} else {
+			if (lo < 1 || (size_t)hi > t->n)
+				return -1;
+			for (long k = lo; k <= hi; k++)
+				want[k - 1] = true;
+		}
 		p = end;
 		if (*p == ',')
 			p++;

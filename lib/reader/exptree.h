@@ -123,9 +123,11 @@ int sonde_exp_tree_add(struct sonde_exp_tree *t, const char *path, unsigned flag
 void sonde_exp_tree_release(struct sonde_exp_tree *t);
 
 /* -experiment_select's list: "all", or numbers and ranges ("1,3-5") of
- * t's experiments as -experiment_list numbers them (from 1).  Sets
- * want[0..t->n) for those it picks and clears the rest.  Returns 0, or -1
- * for a list that is none of those. */
+ * t's experiments as -experiment_list numbers them (from 1), or
+ * "rank=LIST": the experiments of MPI ranks LIST ("rank=0,2-3"), a rank's
+ * own and its descendants'.  Sets want[0..t->n) for those it picks and
+ * clears the rest.  Returns 0, or -1 for a list that is none of those (a
+ * number out of range, a range none of whose ranks is there). */
 int sonde_exp_tree_pick(const struct sonde_exp_tree *t, const char *spec, bool *want);
 
 /* er_print's en_desc: which of t's experiments are read with spec.  Every

@@ -15,8 +15,9 @@
 #include "sonde/kinds.h"
 
 /* SONDE_KIND_PROFILE .. SONDE_KIND_OVERVIEW, always written, and the
- * counters (SONDE_KIND_COUNTERS), written when it has packets. */
-#define NKINDS SONDE_KIND_COUNTERS
+ * counters (SONDE_KIND_COUNTERS) and MPI tracing (SONDE_KIND_MPI),
+ * written when they have packets. */
+#define NKINDS SONDE_KIND_MPI
 
 struct cur {
 	uint32_t tid;
@@ -39,7 +40,8 @@ struct sonde_expw {
 	char err[256];
 };
 
-static const char *const kind_names[NKINDS] = { "profile", "stacks", "overview", NULL, NULL, NULL, "counters" };
+static const char *const kind_names[NKINDS] = { "profile", "stacks", "overview", NULL,
+						 NULL,	    NULL,     "counters", "mpitrace" };
 
 static int fail(struct sonde_expw *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -156,6 +158,12 @@ int sonde_expw_log_preamble(struct sonde_expw *w, uint32_t pid, uint64_t start_n
 		"<event kind=\"start\" time_ns=\"%llu\"/>\n",
 		SONDE_FORMAT_VERSION, pid, (unsigned long long)start_ns,
 		(unsigned long long)start_ns);
+}
+
+void sonde_expw_process(struct sonde_expw *w, uint32_t pid, uint64_t start_ns)
+{
+	w->pid = pid;
+	w->start_ns = start_ns;
 }
 
 int sonde_expw_object(struct sonde_expw *w, uint32_t id, const char *path, uint64_t base,
@@ -286,6 +294,14 @@ int64_t sonde_expw_sample_state(struct sonde_expw *w, uint32_t tid, uint16_t cpu
 				uint64_t weight_ns, uint64_t stack_id)
 {
 	return put_sample(w, tid, cpu, state, time_ns, weight_ns, 0, 0, stack_id, SONDE_PROFILE_V1_SIZE);
+}
+
+int64_t sonde_expw_sample_state_ms(struct sonde_expw *w, uint32_t tid, uint16_t cpu, uint16_t state,
+				   uint64_t time_ns, uint64_t weight_ns, uint64_t system_ns, uint64_t wait_cpu_ns,
+				   uint64_t stack_id)
+{
+	return put_sample(w, tid, cpu, state, time_ns, weight_ns, system_ns, wait_cpu_ns, stack_id,
+			  sizeof(struct sonde_profile_packet));
 }
 
 int64_t sonde_expw_sample_ms(struct sonde_expw *w, uint32_t tid, uint16_t cpu, uint64_t time_ns,
@@ -459,6 +475,47 @@ int64_t sonde_expw_counter(struct sonde_expw *w, uint32_t tid, uint16_t counter,
 	};
 
 	return put(w, SONDE_KIND_COUNTERS, tid, &p, sizeof(p), time_ns);
+}
+
+int sonde_expw_mpi_decl(struct sonde_expw *w, int64_t rank, int64_t size, const char *abi, const char *library)
+{
+	sonde_expw_log(w, "<dataformat file=\"%s\" kind=\"%d\" block_size=\"%d\"/>\n",
+		       sonde_kind_desc(SONDE_KIND_MPI)->file, SONDE_KIND_MPI, SONDE_BLOCK_SIZE);
+	sonde_expw_log(w, "<packet type=\"%d\" name=\"mpi_call\" size=\"%zu\" fields=\"type:0:u16 size:2:u16 "
+		       "func:4:u16 flags:6:u16 peer:8:i32 tag:12:i32 comm:16:u64 time_ns:24:u64 dur_ns:32:u64 "
+		       "coll_bytes:40:u64 stack_id:48:u64\"/>\n",
+		       SONDE_PKT_MPI_CALL, sizeof(struct sonde_mpi_call_packet));
+	sonde_expw_log(w, "<packet type=\"%d\" name=\"mpi_msg\" size=\"%zu\" fields=\"type:0:u16 size:2:u16 "
+		       "dir:4:u8 func:6:u16 peer:8:i32 tag:12:i32 comm:24:u64 time_ns:32:u64 bytes:40:u64 "
+		       "stack_id:48:u64\"/>\n",
+		       SONDE_PKT_MPI_MSG, sizeof(struct sonde_mpi_msg_packet));
+	if (rank >= 0)
+		sonde_expw_log(w, "<trace kind=\"mpi\" name=\"rank\" value=\"%lld\"/>\n", (long long)rank);
+	if (size >= 0)
+		sonde_expw_log(w, "<trace kind=\"mpi\" name=\"size\" value=\"%lld\"/>\n", (long long)size);
+	if (abi)
+		sonde_expw_log(w, "<trace kind=\"mpi\" name=\"abi\" value=\"%s\"/>\n", abi);
+	if (library)
+		return sonde_expw_log(w, "<trace kind=\"mpi\" name=\"library\" value=\"%s\"/>\n", library);
+	return w->err[0] ? -1 : 0;
+}
+
+int64_t sonde_expw_mpi_call(struct sonde_expw *w, uint32_t tid, const struct sonde_mpi_call_packet *p)
+{
+	struct sonde_mpi_call_packet q = *p;
+
+	q.type = SONDE_PKT_MPI_CALL;
+	q.size = sizeof(q);
+	return put(w, SONDE_KIND_MPI, tid, &q, sizeof(q), q.time_ns);
+}
+
+int64_t sonde_expw_mpi_msg(struct sonde_expw *w, uint32_t tid, const struct sonde_mpi_msg_packet *p)
+{
+	struct sonde_mpi_msg_packet q = *p;
+
+	q.type = SONDE_PKT_MPI_MSG;
+	q.size = sizeof(q);
+	return put(w, SONDE_KIND_MPI, tid, &q, sizeof(q), q.time_ns);
 }
 
 int64_t sonde_expw_zero_block(struct sonde_expw *w, enum sonde_kind kind)

@@ -1,6 +1,7 @@
 /*
  * expwriter: writes synthetic experiments, for tests and benchmarks of the
- * readers (it is not the collector, which writes from inside the target).
+ * readers, and the experiments sonde merge makes (lib/reader/expmerge.c);
+ * it is not the collector, which writes from inside the target.
  *
  *	struct sonde_expw *w = sonde_expw_create("/tmp/t.er", err, sizeof(err));
  *	sonde_expw_log_preamble(w, 1234, 1000000000);
@@ -51,6 +52,10 @@ int sonde_expw_map(struct sonde_expw *w, const char *fmt, ...) __attribute__((fo
  */
 int sonde_expw_log_preamble(struct sonde_expw *w, uint32_t pid, uint64_t start_ns);
 
+/* Sets the pid and start_ns of the data file headers without writing the
+ * preamble (a writer that writes a log.xml of its own: sonde merge's). */
+void sonde_expw_process(struct sonde_expw *w, uint32_t pid, uint64_t start_ns);
+
 /* Writes a load / unload <object> line to map.xml. */
 int sonde_expw_object(struct sonde_expw *w, uint32_t id, const char *path, uint64_t base,
 		      uint64_t lo, uint64_t hi, uint64_t time_ns);
@@ -68,6 +73,10 @@ int64_t sonde_expw_sample_state(struct sonde_expw *w, uint32_t tid, uint16_t cpu
  * the 32-byte packet of experiments recorded before them). */
 int64_t sonde_expw_sample_ms(struct sonde_expw *w, uint32_t tid, uint16_t cpu, uint64_t time_ns,
 			     uint64_t weight_ns, uint64_t system_ns, uint64_t wait_cpu_ns, uint64_t stack_id);
+/* A 48-byte packet in any state, with microstates. */
+int64_t sonde_expw_sample_state_ms(struct sonde_expw *w, uint32_t tid, uint16_t cpu, uint16_t state,
+				   uint64_t time_ns, uint64_t weight_ns, uint64_t system_ns, uint64_t wait_cpu_ns,
+				   uint64_t stack_id);
 /* An off-CPU packet of blocked thread tid, in a block of the sampler
  * thread (as the collector writes them). */
 int64_t sonde_expw_offcpu(struct sonde_expw *w, uint32_t sampler, uint32_t tid, uint16_t state,
@@ -116,6 +125,15 @@ int sonde_expw_counter_decl(struct sonde_expw *w, unsigned index, const char *na
 			    uint64_t interval);
 int64_t sonde_expw_counter(struct sonde_expw *w, uint32_t tid, uint16_t counter, uint64_t time_ns, uint64_t weight,
 			   uint64_t stack_id);
+
+/* MPI tracing (sonde collect -m): the mpitrace file's <dataformat> and
+ * <packet> lines and the job's <trace kind="mpi" ...> lines in log.xml
+ * (rank and size when not negative, abi and library when not NULL), as
+ * the tracing library writes them; returns 0 or -1.  Then its packets, in
+ * thread tid's block of the mpitrace file (type and size are filled in). */
+int sonde_expw_mpi_decl(struct sonde_expw *w, int64_t rank, int64_t size, const char *abi, const char *library);
+int64_t sonde_expw_mpi_call(struct sonde_expw *w, uint32_t tid, const struct sonde_mpi_call_packet *p);
+int64_t sonde_expw_mpi_msg(struct sonde_expw *w, uint32_t tid, const struct sonde_mpi_msg_packet *p);
 
 /* Appends an all-zero block (claimed, never written); returns its offset. */
 int64_t sonde_expw_zero_block(struct sonde_expw *w, enum sonde_kind kind);

@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -200,6 +201,23 @@ static void log_event(struct sonde_exp *exp, const struct sonde_xml_elem *e)
 	ev->has_offcpu = os || od;
 }
 
+/* An MPI rank or size, attribute a of e, into *v (a warning when it is not
+ * one). */
+static void mpi_number(struct sonde_exp *exp, const char *file, const struct sonde_xml_elem *e, const char *a,
+		       int64_t *v)
+{
+	uint64_t u = 0;
+	const char *s = sonde_xml_attr(e, a);
+
+	if (!s || !exp_attr_u64(exp, file, e, a, &u))
+		return;
+	if (u <= INT32_MAX)
+		*v = (int64_t)u;
+	else
+		exp_problem(exp, SONDE_PROBLEM_WARNING, "'%s' line %u: <%s %s=\"%s\">: not an MPI rank or size",
+			    file, e->line, e->name, a, s);
+}
+
 /* Returns 0, or -1 with err set when dir is not a readable experiment. */
 int exp_read_log(struct sonde_exp *exp, char *err, size_t errlen)
 {
@@ -222,6 +240,7 @@ int exp_read_log(struct sonde_exp *exp, char *err, size_t errlen)
 	char msg[256];
 	bool seen = false;
 
+	in->mpi.rank = in->mpi.size = in->mpi.mpi_rank = in->mpi.mpi_size = -1;
 	sonde_xml_init(&x, exp->logbuf, len);
 	while ((r = sonde_xml_next(&x, &e, msg, sizeof(msg))) != 0) {
 		if (r < 0) {
@@ -281,8 +300,26 @@ int exp_read_log(struct sonde_exp *exp, char *err, size_t errlen)
 				else
 					in->settings.duration_s = v;
 			}
+		} else if (!strcmp(e.name, "mpirank")) {
+			mpi_number(exp, file, &e, "rank", &in->mpi.rank);
+			mpi_number(exp, file, &e, "size", &in->mpi.size);
+			in->mpi.launcher = sonde_xml_attr(&e, "launcher");
+			in->mpi.job = sonde_xml_attr(&e, "job");
 		} else if (!strcmp(e.name, "trace")) {
 			const char *k = sonde_xml_attr(&e, "kind");
+			const char *tn = sonde_xml_attr(&e, "name");
+
+			/* the rank MPI gave is the process's identity, read
+			 * whether or not the MPI data kind is known; spelt
+			 * rank="R" (libsonde_mpi.so's) or name="rank" value="R" */
+			if (k && !strcmp(k, "mpi")) {
+				mpi_number(exp, file, &e, "rank", &in->mpi.mpi_rank);
+				mpi_number(exp, file, &e, "size", &in->mpi.mpi_size);
+				if (tn && !strcmp(tn, "rank"))
+					mpi_number(exp, file, &e, "value", &in->mpi.mpi_rank);
+				if (tn && !strcmp(tn, "size"))
+					mpi_number(exp, file, &e, "value", &in->mpi.mpi_size);
+			}
 
 			for (int id = 1; k && id <= SONDE_KIND_MAX; id++)
 				if (exp_reader_kind(id)->log_trace && !strcmp(k, sonde_kind_desc(id)->name))

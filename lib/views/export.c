@@ -321,6 +321,23 @@ void sonde_export_process(const struct sonde_exp *e, char *buf, size_t len)
 	snprintf(buf, len, "%.*s [%u]", (int)(cmd + w - base), base, in->target.pid);
 }
 
+bool sonde_export_process_known(const struct sonde_exp *e, char *buf, size_t len, int64_t *order)
+{
+	char what[64], proc[256];
+
+	sonde_export_process(e, proc, sizeof(proc));
+	for (int id = 1; id <= SONDE_KIND_MAX; id++) {
+		const struct sonde_view_timeline *tl = sonde_view_timeline(id);
+
+		if (tl && tl->process && tl->process(e, what, sizeof(what), order)) {
+			snprintf(buf, len, "%s (%s)", what, proc);
+			return true;
+		}
+	}
+	snprintf(buf, len, "%s", proc);
+	return false;
+}
+
 /* ---- the events of the timelines ------------------------------------------------------ */
 
 struct collect {
@@ -380,7 +397,9 @@ static int collect_one(void *arg, const struct sonde_pevent *pe)
 	} else {
 		v = pe->v[SONDE_M_TOTALCPU];
 		keep_ev = pe->kind == 0 && pe->v[SONDE_M_SAMPLES]; /* CPU samples, not off-CPU ones */
-		keep_call = pe->kind && sonde_view_timeline(pe->kind) && sonde_view_timeline(pe->kind)->dur;
+		const struct sonde_view_timeline *tl = pe->kind ? sonde_view_timeline(pe->kind) : NULL;
+
+		keep_call = tl && tl->dur && (!tl->is_span || tl->is_span(x->exps[pe->exp], pe->index));
 	}
 	if ((c->flags & SONDE_XT_CHROME) && !sonde_export_counter_of_events(x->metric) && pe->v[x->metric]) {
 		if (sonde_grow(&x->pts, &c->cappts, x->npts + 1, sizeof(*x->pts), 256) < 0)

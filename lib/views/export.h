@@ -224,5 +224,10 @@ const char *sonde_export_unit(int metric);
 /* A short label of an experiment's process: its command's first word's
  * last component and pid ("burn [1234]"), into buf. */
 void sonde_export_process(const struct sonde_exp *e, char *buf, size_t len);
+/* The same with what a kind knows of the process first (views/kind.h's
+ * timeline part: "rank 2 (burn [1234])"), and its place among the
+ * processes in *order; returns false (buf as sonde_export_process, *order
+ * untouched) when no kind knows anything of it. */
+bool sonde_export_process_known(const struct sonde_exp *e, char *buf, size_t len, int64_t *order);
 
 #endif

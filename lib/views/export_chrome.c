@@ -45,6 +45,7 @@
 
 #include <sonde/kinds.h>
 
+#include "base/u64map.h"
 #include "views/export.h"
 #include "views/kind.h"
 #include "views/view_exp.h"
@@ -54,6 +55,13 @@
 #endif
 
 #define CALL_TRACK 0x40000000u /* tid of a thread's traced-call track: this + tid */
+#define OWN_TRACKS 8		  /* a kind's own track (views/kind.h): own_track << 24 above it */
+
+/* The tid of the track of a kind's spans on thread tid. */
+static uint32_t track_tid(int kind, uint32_t tid)
+{
+	return CALL_TRACK + (sonde_view_timeline(kind)->own_track % OWN_TRACKS << 24) + tid;
+}
 #define COUNTER_POINTS 1000
 
 static uint64_t rel(const struct sonde_export *x, uint64_t t)
@@ -205,7 +213,9 @@ static int cmp_time(const void *a, const void *b)
 	return (x->t > y->t) - (x->t < y->t);
 }
 
-static void calls(struct sonde_export *x, struct out *o)
+/* Writes the traced calls (over the budget, the longest) and returns how
+ * many: x->calls[0..that) are those written. */
+static size_t calls(struct sonde_export *x, struct out *o)
 {
 	struct sonde_xbuf *b = o->b;
 	size_t n = x->ncalls, budget = x->budget;
@@ -236,7 +246,7 @@ static void calls(struct sonde_export *x, struct out *o)
 		xb_s(b, "\",\"pid\":");
 		xb_u(b, pid_of(x, c->exp));
 		xb_s(b, ",\"tid\":");
-		xb_u(b, CALL_TRACK + x->threads[c->thread].tid);
+		xb_u(b, track_tid(c->kind, x->threads[c->thread].tid));
 		xb_s(b, ",\"ts\":");
 		xb_us(b, rel(x, c->t));
 		xb_s(b, ",\"dur\":");
@@ -248,6 +258,121 @@ static void calls(struct sonde_export *x, struct out *o)
 		tl->args(b, e, c->index);
 		xb_s(b, "}}");
 	}
+	return n;
+}
+
+/* ---- flows: arrows between calls (views/kind.h), as flow events "s" and
+ * "f" bound to the calls' complete events: each at its call's start, which
+ * the call encloses, and "f" with "bp":"e" (bound to the enclosing
+ * event, not the next one). */
+
+struct flowctx {
+	struct sonde_export *x;
+	struct out *o;
+	const struct sonde_view_timeline *tl;
+	int kind;
+	struct u64map written; /* exp << 36 | index -> written call */
+	uint64_t id;	       /* the last flow's id */
+	size_t drawn, unwritten;
+};
+
+static uint64_t span_key(uint32_t exp, size_t index)
+{
+	return (uint64_t)exp << 36 | (uint64_t)index;
+}
+
+static void flow_end(struct flowctx *fc, const char *ph, const struct sonde_xcall *c, const char *name)
+{
+	struct sonde_xbuf *b = fc->o->b;
+
+	sep(fc->o);
+	xb_s(b, "{\"ph\":\"");
+	xb_s(b, ph);
+	xb_s(b, "\",\"cat\":\"");
+	xb_s(b, fc->tl->cat);
+	xb_s(b, "\",\"id\":");
+	xb_u(b, fc->id);
+	xb_s(b, ",\"pid\":");
+	xb_u(b, pid_of(fc->x, c->exp));
+	xb_s(b, ",\"tid\":");
+	xb_u(b, track_tid(c->kind, fc->x->threads[c->thread].tid));
+	xb_s(b, ",\"ts\":");
+	xb_us(b, rel(fc->x, c->t));
+	xb_s(b, ",\"name\":");
+	xb_json(b, name);
+	xb_c(b, '}');
+}
+
+static int arrow(void *arg, const struct sonde_view_flow *f)
+{
+	struct flowctx *fc = arg;
+	long a = -1, z = -1;
+
+	if (f->from_exp < fc->x->nexps && f->to_exp < fc->x->nexps && f->from < (1ull << 36) && f->to < (1ull << 36)) {
+		a = u64map_get(&fc->written, span_key(f->from_exp, f->from));
+		z = u64map_get(&fc->written, span_key(f->to_exp, f->to));
+	}
+	if (a < 0 || z < 0) { /* filtered out, or past the budget */
+		fc->unwritten++;
+		return 0;
+	}
+	char name[sizeof(f->name)];
+
+	memcpy(name, f->name, sizeof(name));
+	name[sizeof(name) - 1] = '\0';
+	fc->id++;
+	flow_end(fc, "s", &fc->x->calls[a], name);
+	flow_end(fc, "f\",\"bp\":\"e", &fc->x->calls[z], name);
+	fc->drawn++;
+	return fc->o->b->err ? -1 : 0;
+}
+
+/* The flows of the kinds that have them, between the ncalls calls
+ * written; -1 out of memory. */
+static int flows(struct sonde_export *x, struct out *o, size_t ncalls)
+{
+	struct flowctx fc = { .x = x, .o = o };
+	int rc = 0;
+
+	for (int id = 1; id <= SONDE_KIND_MAX && !rc; id++) {
+		const struct sonde_view_timeline *tl = sonde_view_timeline(id);
+
+		if (!tl || !tl->flows)
+			continue;
+		u64map_release(&fc.written);
+		fc.tl = tl;
+		fc.kind = id;
+		fc.drawn = fc.unwritten = 0;
+		bool any = false;
+
+		for (size_t i = 0; i < ncalls && !rc; i++)
+			if (x->calls[i].kind == id && x->calls[i].exp < (1u << 27) && x->calls[i].index < (1ull << 36)) {
+				any = true;
+				rc = u64map_put(&fc.written, span_key(x->calls[i].exp, x->calls[i].index), (uint32_t)i);
+			}
+		if (rc || !any)
+			continue;
+		long lost = tl->flows(x->exps, x->nexps, arrow, &fc);
+
+		if (lost < 0) {
+			rc = -1;
+			break;
+		}
+		char msg[300];
+
+		if (lost && x->o->note) {
+			snprintf(msg, sizeof(msg), "%ld %s matched nothing in the experiments: no arrow", lost,
+				 tl->flow_what);
+			x->o->note(x->o->note_arg, msg);
+		}
+		if (fc.unwritten && x->o->note) {
+			snprintf(msg, sizeof(msg), "%zu %s join calls that are not written (filtered, or past the budget): no arrow",
+				 fc.unwritten, tl->flow_what);
+			x->o->note(x->o->note_arg, msg);
+		}
+	}
+	u64map_release(&fc.written);
+	return rc;
 }
 
 static void points(struct sonde_export *x, struct out *o)
@@ -437,7 +562,7 @@ static void track_words(char *buf, size_t cap)
 
 	buf[0] = '\0';
 	for (int id = 1; id <= SONDE_KIND_MAX; id++)
-		if (sonde_view_timeline(id) && sonde_view_timeline(id)->dur)
+		if (sonde_view_timeline(id) && sonde_view_timeline(id)->dur && !sonde_view_timeline(id)->own_track)
 			ids[n++] = id;
 	for (int i = 0; i < n && used < cap; i++)
 		used += (size_t)snprintf(buf + used, cap - used, "%s%s", i == 0 ? "" : i == n - 1 ? " and " : ", ",
@@ -449,7 +574,7 @@ int sonde_export_chrome(FILE *f, struct sonde_export *x, char *err, size_t errle
 	struct sonde_xbuf b;
 	struct out o = { &b, true, NULL, NULL, 0 };
 	char name[400], proc[256], track[200];
-	bool *has_calls = calloc(x->nthreads + 1, sizeof(*has_calls));
+	uint8_t *has_calls = calloc(x->nthreads + 1, sizeof(*has_calls)); /* bit: a track's */
 	int rc = -SONDE_ERR_FAILED;
 
 	if (!has_calls) {
@@ -457,13 +582,28 @@ int sonde_export_chrome(FILE *f, struct sonde_export *x, char *err, size_t errle
 		return rc;
 	}
 	for (size_t i = 0; i < x->ncalls; i++)
-		has_calls[x->calls[i].thread] = true;
+		has_calls[x->calls[i].thread] |= (uint8_t)(1u << sonde_view_timeline(x->calls[i].kind)->own_track % OWN_TRACKS);
 	track_words(track, sizeof(track));
 	xb_init(&b, f);
 	xb_s(&b, "{\"traceEvents\":[");
 	for (size_t e = 0; e < x->nexps; e++) {
-		sonde_export_process(x->exps[e], proc, sizeof(proc));
-		meta(&o, "process_name", pid_of(x, (uint32_t)e), pid_of(x, (uint32_t)e), proc);
+		uint32_t pid = pid_of(x, (uint32_t)e);
+		int64_t order = 0;
+
+		/* what a kind knows of it first: "rank 2 (burn [4242])", in its order */
+		if (sonde_export_process_known(x->exps[e], proc, sizeof(proc), &order)) {
+			meta(&o, "process_name", pid, pid, proc);
+			sep(&o);
+			xb_s(&b, "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":");
+			xb_u(&b, pid);
+			xb_s(&b, ",\"tid\":");
+			xb_u(&b, pid);
+			xb_s(&b, ",\"args\":{\"sort_index\":");
+			xb_i(&b, order);
+			xb_s(&b, "}}");
+		} else {
+			meta(&o, "process_name", pid, pid, proc);
+		}
 	}
 	for (size_t i = 0; i < x->nthreads; i++) {
 		const struct sonde_xthread *t = &x->threads[i];
@@ -472,9 +612,17 @@ int sonde_export_chrome(FILE *f, struct sonde_export *x, char *err, size_t errle
 		snprintf(name, sizeof(name), "thread %u", t->number);
 		if (t->n)
 			meta(&o, "thread_name", pid, t->tid, name);
-		if (has_calls[i]) {
+		if (has_calls[i] & 1) {
 			snprintf(name, sizeof(name), "thread %u: %s calls", t->number, track);
 			meta(&o, "thread_name", pid, CALL_TRACK + t->tid, name);
+		}
+		for (int id = 1; id <= SONDE_KIND_MAX; id++) {
+			const struct sonde_view_timeline *tl = sonde_view_timeline(id);
+
+			if (!tl || !tl->dur || !tl->own_track || !(has_calls[i] >> tl->own_track % OWN_TRACKS & 1))
+				continue;
+			snprintf(name, sizeof(name), "thread %u: %s calls", t->number, tl->track);
+			meta(&o, "thread_name", pid, track_tid(id, t->tid), name);
 		}
 	}
 	free(has_calls);
@@ -482,7 +630,12 @@ int sonde_export_chrome(FILE *f, struct sonde_export *x, char *err, size_t errle
 		snprintf(err, errlen, "%s", b.err ? "error writing the output" : "out of memory");
 		goto out;
 	}
-	calls(x, &o);
+	size_t written = calls(x, &o);
+
+	if (flows(x, &o, written) < 0) {
+		snprintf(err, errlen, "%s", b.err ? "error writing the output" : "out of memory");
+		goto out;
+	}
 	points(x, &o);
 	int64_t total = counter(x, &o);
 

@@ -74,7 +74,9 @@ static int emit(struct sonde_export *x, size_t th, const struct sonde_xrun *runs
 		return 0;
 	for (size_t i = 0; i < n; i++)
 		total = (int64_t)((uint64_t)total + (uint64_t)runs[i].v);
-	sonde_export_process(x->exps[t->exp], proc, sizeof(proc));
+	int64_t order;
+
+	sonde_export_process_known(x->exps[t->exp], proc, sizeof(proc), &order); /* "rank 2 (burn [4242])" */
 	snprintf(name, sizeof(name), "%s thread %u (tid %u)", proc, t->number, t->tid);
 	if (!o->nprof || total > o->most) {
 		o->busiest = o->nprof;

@@ -1106,7 +1106,40 @@ static int write_data(FILE *f, struct rep *r, const char *const *names, const ch
 
 /* ---- the page -------------------------------------------------------------------------- */
 
-static int write_page(FILE *f, const char *json, size_t len, char *err, size_t errlen)
+/* Whether the report holds view v's document: its kind is traced by one
+ * of the experiments (as write_trace_views writes them). */
+static bool holds_view(const struct sonde_exp *const *exps, size_t n, int kind)
+{
+	char err[512];
+
+	return sonde_view_trace_check(exps, NULL, n, kind, err, sizeof(err)) == 0;
+}
+
+/* The script of the kinds' views that have one (views/kind.h), after the
+ * page's own: only in a report that holds the view. */
+static int write_view_scripts(FILE *f, const struct sonde_exp *const *exps, size_t n, char *err, size_t errlen)
+{
+	for (int id = 1; id <= SONDE_KIND_MAX; id++) {
+		const struct sonde_kind_module *m = sonde_kind_module(id);
+		const struct sonde_view_kind *vk = m ? m->view : NULL;
+
+		const struct sonde_view_report_script *s = vk ? vk->report_script : NULL;
+
+		if (!s || !vk->report || !vk->report_place || !holds_view(exps, n, id))
+			continue;
+		if (strstr((const char *)s->text, "</script") || strstr((const char *)s->text, "<!--")) {
+			snprintf(err, errlen, "the report's script of the %s kind holds '</script' or '<!--' (a build error)",
+				 sonde_kind_desc(id)->name);
+			return -1;
+		}
+		fputc('\n', f);
+		fwrite(s->text, 1, *s->len, f);
+	}
+	return 0;
+}
+
+static int write_page(FILE *f, const char *json, size_t len, const struct sonde_exp *const *exps, size_t n,
+		      char *err, size_t errlen)
 {
 	const char *html = (const char *)sonde_report_html;
 	const char *dm = strstr(html, DATA_MARK), *sm = dm ? strstr(dm, SCRIPT_MARK) : NULL;
@@ -1125,6 +1158,8 @@ static int write_page(FILE *f, const char *json, size_t len, char *err, size_t e
 	dm += strlen(DATA_MARK);
 	fwrite(dm, 1, (size_t)(sm - dm), f);
 	fwrite(js, 1, sonde_report_js_len, f);
+	if (write_view_scripts(f, exps, n, err, errlen) < 0)
+		return -1;
 	sm += strlen(SCRIPT_MARK);
 	fwrite(sm, 1, sonde_report_html_len - (size_t)(sm - html), f);
 	return 0;
@@ -1219,7 +1254,7 @@ int sonde_report_write(FILE *f, const struct sonde_exp *const *exps, const char 
 
 	if (capture_end(&c) < 0 || wr < 0)
 		goto oom;
-	if (write_page(f, c.buf, c.len, err, errlen) < 0)
+	if (write_page(f, c.buf, c.len, r.exps, r.nexps, err, errlen) < 0)
 		goto out;
 	if (fflush(f) || ferror(f)) {
 		snprintf(err, errlen, "error writing the report");

@@ -438,6 +438,19 @@ int sonde_view_heap_timeline(FILE *f, const struct sonde_exp *const *exps, size_
 			     const struct sonde_view_opts *o, char *err, size_t errlen);
 
 /*
+ * -mpi (lib/views/view_mpi.c): over every experiment given (the ranks of a
+ * job), the traced MPI calls by function (calls, MPI Time, the sends and
+ * receives they moved and their bytes, collective bytes; <Total> first,
+ * sorted by MPI Time), by peer (the calls naming a rank, and the messages
+ * to and from it) and the messages by size (buckets of powers of 4).  The
+ * sample selection and -time window apply, by each call's or message's
+ * time.  json {"view":"mpi","functions":[...],"peers":[...],"sizes":[...]};
+ * csv one header, rows "function", "peer", "size".
+ */
+int sonde_view_mpi(FILE *f, const struct sonde_exp *const *exps, size_t n, const struct sonde_view_opts *o,
+		   char *err, size_t errlen);
+
+/*
  * -io: per file (the name the trace recorded, "<fd N>" when unknown) read
  * bytes, count and time, write bytes, count and time, other calls and
  * their time, failed calls and their time (the metrics ioreadbytes ...

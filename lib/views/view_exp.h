@@ -102,4 +102,18 @@ void sonde_view_experiment_list(FILE *f, const struct sonde_exp_set *s,
 void sonde_view_processes(FILE *f, const struct sonde_exp_set *s,
 			  const struct sonde_view_opts *o);
 
+/*
+ * -ranks (lib/views/view_mpi.c): a row per selected experiment that is an
+ * MPI rank's (the tree's M_r<N>.er, else MPI tracing's rank in its
+ * log.xml), by rank: its CPU time, MPI Time, MPI Work and MPI Wait (when
+ * clock profiling recorded those states), calls and bytes; then per call
+ * site (an MPI function and the function that called it) the slowest
+ * rank's MPI time, which rank, the mean over every rank (0 for a rank that
+ * never called there) and their ratio, sorted by max - mean.  The whole
+ * run (no sample or time selection).  -SONDE_ERR_NOT_RECORDED when no
+ * experiment is a rank's.
+ */
+int sonde_view_ranks(FILE *f, const struct sonde_exp_set *s, const struct sonde_view_opts *o, char *err,
+		     size_t errlen);
+
 #endif

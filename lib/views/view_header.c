@@ -684,7 +684,8 @@ static void kv_traces(struct sonde_emit *k, const struct sonde_exp *exp)
 		if (!v || !v->header_doc)
 			continue;
 		if (!sonde_exp_traced(exp, id)) {
-			kv_null(k, name);
+			if (!v->header_omit_untraced)
+				kv_null(k, name);
 			continue;
 		}
 		kv_open(k, name, false);

@@ -292,7 +292,7 @@ static void describe_fields(struct sonde_emit *e, const char *exp, const char *k
 
 /* Print filters, with what each keeps. */
 static const char *const filter_cmds[][2] = {
-	{ "-experiment_select all|LIST", "experiments, numbered as -experiment_list shows" },
+	{ "-experiment_select all|LIST", "experiments, numbered as -experiment_list shows; rank=0,2-3: MPI ranks" },
 	{ "-thread_select all|LIST", "threads, numbered as -threads shows" },
 	{ "-cpu_select all|LIST", "CPUs, numbered from 0 as -cpus shows" },
 	{ "-sample_select all|LIST", "samples (intervals between sample points), as -samples shows" },

@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "views/view_exp.h"
@@ -99,10 +100,18 @@ void sonde_view_processes(FILE *f, const struct sonde_exp_set *s,
 	struct sonde_emit em;
 	uint64_t total = 0, samples = 0;
 
+	/* An MPI job's ranks get a column; other runs keep the table they had. */
+	bool ranks = false;
+
+	for (size_t k = 0; k < s->tree->n; k++)
+		ranks |= s->tree->node[k].rank >= 0;
 	em_init(&em, f, o->mode);
-	em_csv(&em, "number,lineage,pid,ppid,cpu_ns,samples,exit,command\n");
-	em_text(&em, "%3s  %-24s %8s %8s %10s %8s %6s  %s\n", "#", "Lineage", "PID", "PPID", "CPU sec.",
-		"Samples", "Exit", "Command");
+	em_csv(&em, ranks ? "number,lineage,rank,pid,ppid,cpu_ns,samples,exit,command\n"
+			  : "number,lineage,pid,ppid,cpu_ns,samples,exit,command\n");
+	em_text(&em, "%3s  %-24s ", "#", "Lineage");
+	if (ranks)
+		em_text(&em, "%5s ", "Rank");
+	em_text(&em, "%8s %8s %10s %8s %6s  %s\n", "PID", "PPID", "CPU sec.", "Samples", "Exit", "Command");
 	em_obj(&em, NULL);
 	em_arr(&em, "processes");
 	for (size_t i = 0; i < s->nsel; i++) {
@@ -110,13 +119,15 @@ void sonde_view_processes(FILE *f, const struct sonde_exp_set *s,
 		const struct sonde_exp_info *in = sonde_exp_info(e);
 		const struct sonde_exp_summary *su = sonde_exp_summary(e);
 		const char *lineage = "(founder)";
-		char ex[32];
+		char ex[32], rank[24] = "-";
 		size_t num = 0;
 
 		for (size_t k = 0; k < s->tree->n; k++)
 			if (s->tree->exps[k] == e) {
 				num = k + 1;
 				lineage = lineage_of(&s->tree->node[k]);
+				if (s->tree->node[k].rank >= 0)
+					snprintf(rank, sizeof(rank), "%" PRId64, s->tree->node[k].rank);
 			}
 		exit_text(s, e, ex, sizeof(ex));
 		total += su->weight_ns;
@@ -126,6 +137,8 @@ void sonde_view_processes(FILE *f, const struct sonde_exp_set *s,
 		em_row(&em);
 		em_u(&em, "number", num);
 		em_s(&em, "lineage", lineage);
+		if (ranks)
+			em_i(&em, "rank", strcmp(rank, "-") ? atoll(rank) : -1); /* -1: not a rank's */
 		em_u(&em, "pid", in->target.pid);
 		em_u(&em, "ppid", in->target.ppid);
 		em_f_json(&em, "cpu_sec", "%.3f", su->weight_ns / 1e9);
@@ -134,11 +147,15 @@ void sonde_view_processes(FILE *f, const struct sonde_exp_set *s,
 		em_s(&em, "exit", ex);
 		em_s(&em, "command", cmd);
 		em_row_end(&em);
-		em_text(&em, "%3zu  %-24s %8u %8u %10.3f %8" PRIu64 " %6s  %s\n", num, lineage,
-			in->target.pid, in->target.ppid, su->weight_ns / 1e9, su->samples, ex, cmd);
+		em_text(&em, "%3zu  %-24s ", num, lineage);
+		if (ranks)
+			em_text(&em, "%5s ", rank);
+		em_text(&em, "%8u %8u %10.3f %8" PRIu64 " %6s  %s\n", in->target.pid, in->target.ppid,
+			su->weight_ns / 1e9, su->samples, ex, cmd);
 	}
 	em_end(&em);
 	em_f(&em, "total_cpu_sec", "%.3f", total / 1e9);
 	em_end_doc(&em);
-	em_text(&em, "%3s  %-24s %8s %8s %10.3f %8" PRIu64 "\n", "", "<Total>", "", "", total / 1e9, samples);
+	em_text(&em, "%3s  %-24s %s%8s %8s %10.3f %8" PRIu64 "\n", "", "<Total>", ranks ? "      " : "", "", "",
+		total / 1e9, samples);
 }

@@ -28,6 +28,12 @@
  *   compare      -compare on -functions of two experiments, which the
  *                comparison table must show
  *   sections     section ids that must be shown
+ *   mpi          a truth file of test_mpitimeline --write (mpitruth.json):
+ *                the MPI section's timeline has its lanes (the ranks in
+ *                order) and draws every call as a bar and every matched
+ *                message as a line from its send (rank, time) to its
+ *                receive (rank, time), the unmatched count is said, and
+ *                the matrix's cells (messages, bytes) are the truth's
  *   time_only    only load and time the first render (bench)
  *
  * Prints "ok - ..." / "not ok - ..." lines (tests/run.sh counts them) and
@@ -316,6 +322,39 @@ function reportData(file) {
 		check(/matched/.test(m), 'searching the flame graph says what it matched (' + m + ')');
 		await shoot(page, 'sec-flame', 'flame-search');
 		await page.fill('#flame-search', '');
+	}
+
+	/* ---- the MPI section (lib/views/report/mpi.js) ---- */
+	if (spec.mpi) {
+		const t = JSON.parse(fs.readFileSync(spec.mpi, 'utf8'));
+		const got = await page.evaluate(() => {
+			const m = window.sondeReport.mpi;
+			if (!m) return null;
+			return { lanes: m.lanes, bars: m.bars(), lines: m.lines().map((l) => [l.from, l.send, l.to, l.recv, l.bytes]),
+				cells: m.cells().map((c) => [c.src, c.dst, c.count, c.bytes]),
+				sub: document.querySelector('#sec-mpi h2 .sub').textContent,
+				nav: [...document.querySelectorAll('#nav a')].map((a) => a.textContent) };
+		});
+		check(got !== null, 'the MPI section is drawn');
+		if (got) {
+			check(JSON.stringify(got.lanes) === JSON.stringify(t.lanes), 'MPI timeline: a lane per rank, in order ' + JSON.stringify(t.lanes), 'got ' + JSON.stringify(got.lanes));
+			const calls = t.calls.reduce((a, b) => a + b, 0);
+			check(got.bars === calls, 'MPI timeline: every call a bar (' + calls + ')', 'got ' + got.bars);
+			const key = (a) => a.map((x) => x.join(' ')).sort();
+			check(JSON.stringify(key(got.lines)) === JSON.stringify(key(t.msgs)),
+				'MPI timeline: every matched message a line from its send to its receive (' + t.msgs.length + ')',
+				'got  ' + key(got.lines).join(', ') + '\nwant ' + key(t.msgs).join(', '));
+			check(got.sub.includes(t.unmatched + ' matched nothing'), 'MPI: the unmatched messages are said (' + got.sub + ')');
+			check(JSON.stringify(key(got.cells)) === JSON.stringify(key(t.matrix)), 'MPI matrix: the cells are the truth (' + t.matrix.length + ' pairs)',
+				'got  ' + key(got.cells).join(', ') + '\nwant ' + key(t.matrix).join(', '));
+			check(got.nav.includes('MPI'), 'the menu links the MPI section');
+			await page.click('#mpi-matrix-mode button[data-mode="count"]');
+			const first = await page.evaluate(() => document.querySelector('#mpi-matrix td[data-src="0"][data-dst="1"]').textContent);
+			const c01 = t.matrix.find((c) => c[0] === 0 && c[1] === 1);
+			check(first === String(c01[2]), 'MPI matrix: in messages, rank 0 to 1 shows ' + c01[2], 'got ' + first);
+			await shoot(page, 'sec-mpi', 'mpi-messages');
+			await page.click('#mpi-matrix-mode button[data-mode="bytes"]');
+		}
 	}
 
 	/* ---- a screenshot of each section ---- */

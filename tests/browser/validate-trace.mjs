@@ -20,6 +20,11 @@
 //     names and args.sort_index (a number) for the sort indices;
 //   - X events of one thread nest (a child lies within its parent; two
 //     events never overlap partly), as a flame chart must;
+//   - flow events s, t, f: an id (a number or a string), each id one s
+//     and one f (in time order: s first), with the same cat and name;
+//     each bound to a complete event of its thread: s and f with "bp":"e"
+//     to the one that encloses its ts, f without it to the next one that
+//     starts at or after its ts (the Trace Event Format's binding);
 //   - with TOTAL: the outermost "cpu" X events' durations add up to
 //     TOTAL ns (within the file's microsecond rounding: exactly, since
 //     times carry 3 decimals).
@@ -100,6 +105,32 @@ for (const [k, list] of byThread) {
   }
 }
 ok(!nest.length, `${base}: the complete events of each thread nest${nest.length ? ': ' + nest.join('; ') : ''}`);
+// flows: paired by id, bound to the complete events of their threads
+const flows = new Map();
+const fbad = [];
+evs.forEach((e, i) => {
+  if (!e || !['s', 't', 'f'].includes(e.ph)) return;
+  if (!(isNum(e.id) || typeof e.id === 'string')) return fbad.length < 5 && fbad.push(`event ${i}: ${e.ph} without an id`);
+  const k = `${e.cat}\u0000${e.id}`;
+  if (!flows.has(k)) flows.set(k, []);
+  flows.get(k).push(e);
+});
+const bound = (e) => {
+  const list = byThread.get(`${e.pid}:${e.tid}`) || [];
+  const t = ns(e.ts);
+  if (e.ph === 'f' && e.bp !== 'e') return list.some((x) => ns(x.ts) >= t);
+  return list.some((x) => ns(x.ts) <= t && t <= ns(x.ts) + ns(x.dur));
+};
+let nflows = 0;
+for (const [k, list] of flows) {
+  const s = list.filter((e) => e.ph === 's'), f = list.filter((e) => e.ph === 'f');
+  if (s.length !== 1 || f.length !== 1) { fbad.length < 5 && fbad.push(`flow ${k.replace('\u0000', ' ')}: ${s.length} s and ${f.length} f`); continue; }
+  if (s[0].name !== f[0].name) fbad.length < 5 && fbad.push(`flow ${s[0].id}: s and f named differently`);
+  if (ns(f[0].ts) < ns(s[0].ts)) fbad.length < 5 && fbad.push(`flow ${s[0].id}: f before s`);
+  for (const e of list) if (!bound(e)) fbad.length < 5 && fbad.push(`flow ${e.id}: ${e.ph} at ${e.ts} on ${e.pid}:${e.tid} binds to no complete event`);
+  nflows++;
+}
+if (flows.size) ok(!fbad.length, `${base}: ${nflows} flows, each one s and one f bound to complete events${fbad.length ? ': ' + fbad.join('; ') : ''}`);
 if (totalArg !== undefined)
   ok(cpuRoots === Number(totalArg), `${base}: the outermost cpu events last ${cpuRoots} ns in all (want ${totalArg})`);
 process.exit(fails ? 1 : 0);

@@ -67,6 +67,7 @@
 
 #include "agg/dlang.h"
 #include "reader/experiment.h"
+#include "reader/exptree.h"
 #include "model/metrics.h"
 #include "model/profile.h"
 #include "views/view.h"
@@ -538,7 +539,51 @@ static void walk_traces(const struct sonde_exp *exp)
 	n_traced += n;
 	INVARIANT(!sonde_exp_io_file(exp, 0));
 	sonde_exp_io_file(exp, UINT64_MAX);
-	for (int k = -1; k <= SONDE_KIND_IO + 2; k++)
+
+	/* MPI: calls and messages by time, every field read, the peers as
+	 * the reader checked them, the traffic of each call summed back to
+	 * the messages */
+	size_t nc, nm;
+	const struct sonde_mpi_call *mc = sonde_exp_mpi_calls(exp, &nc);
+	const struct sonde_mpi_msg *mm = sonde_exp_mpi_msgs(exp, &nm);
+	const struct sonde_mpi_job *job = sonde_exp_mpi_job(exp);
+	char pb[16];
+
+	INVARIANT((mc || !nc) && (mm || !nm));
+	INVARIANT(!(nc || nm) || job);
+	for (size_t i = 0; i < nc; i++) {
+		INVARIANT(!i || mc[i - 1].time_ns <= mc[i].time_ns);
+		INVARIANT(mc[i].func && mc[i].peer >= SONDE_MPI_PROC_NULL);
+		sink += mc[i].tid + mc[i].flags + (uint64_t)mc[i].tag + mc[i].comm + mc[i].dur_ns + mc[i].coll_bytes +
+			stack_sum(exp, mc[i].stack_id) + strlen(sonde_mpi_func_name(mc[i].func)) +
+			strlen(sonde_mpi_peer_name(mc[i].peer, pb));
+	}
+	uint64_t msgbytes = 0;
+
+	for (size_t j = 0; j < nm; j++) {
+		INVARIANT(!j || mm[j - 1].time_ns <= mm[j].time_ns);
+		INVARIANT(mm[j].dir == SONDE_MPI_SEND || mm[j].dir == SONDE_MPI_RECV);
+		INVARIANT(mm[j].peer >= 0 || mm[j].peer == SONDE_MPI_PROC_NULL);
+		sink += mm[j].tid + mm[j].func + (uint64_t)mm[j].tag + mm[j].comm + stack_sum(exp, mm[j].stack_id);
+		msgbytes += mm[j].bytes;
+	}
+	struct sonde_mpi_traffic *tr = nc ? malloc(nc * sizeof(*tr)) : NULL;
+
+	if (tr && sonde_exp_mpi_traffic(exp, tr) == 0) {
+		uint64_t moved = 0, msgs = 0;
+
+		for (size_t i = 0; i < nc; i++) {
+			moved += tr[i].sent + tr[i].received;
+			msgs += tr[i].sends + tr[i].recvs;
+		}
+		INVARIANT(msgs <= nm); /* a message names one call at most */
+		INVARIANT(msgs < nm || moved == msgbytes);
+	}
+	free(tr);
+	if (job)
+		sink += (uint64_t)job->rank + (uint64_t)job->size + (job->abi ? strlen(job->abi) : 0) +
+			(job->library ? strlen(job->library) : 0);
+	for (int k = -1; k <= SONDE_KIND_MAX + 2; k++)
 		sink += sonde_exp_traced(exp, k);
 	(void)sink;
 }
@@ -556,7 +601,7 @@ static void run_trace_views(const struct sonde_exp *exp)
 	sonde_view_opts_init(&o);
 	rot++;
 	for (size_t ne = 1; ne <= 2; ne++) {
-		for (int k = SONDE_KIND_PROFILE; k <= SONDE_KIND_IO + 1; k++)
+		for (int k = SONDE_KIND_PROFILE; k <= SONDE_KIND_MAX + 1; k++)
 			sonde_view_trace_check(two, names, ne, k, err, sizeof(err));
 		for (int mode = SONDE_PM_TEXT; mode <= SONDE_PM_HTML; mode++) {
 			if (!mode_now(mode))
@@ -570,6 +615,7 @@ static void run_trace_views(const struct sonde_exp *exp)
 			sonde_view_iodetail(devnull, two, ne, &o, err, sizeof(err));
 			sonde_view_iostat(devnull, two, ne, &o, err, sizeof(err));
 			sonde_view_sync(devnull, two, ne, &o, err, sizeof(err));
+			sonde_view_mpi(devnull, two, ne, &o, err, sizeof(err));
 			/* These name stacks with the symbol layer (slower): in
 			 * one mode per input, taking turns. */
 			if ((modes_per_input == 1 || mode == (int)((rot + ne) % NMODES)) && symbols_now()) {
@@ -578,6 +624,13 @@ static void run_trace_views(const struct sonde_exp *exp)
 				sonde_view_heap_peak(devnull, two, ne, &o, err, sizeof(err));
 				sonde_view_heap_temporary(devnull, two, ne, &o, err, sizeof(err));
 				sonde_view_iostacks(devnull, two, ne, &o, err, sizeof(err));
+				/* -ranks outside a tree: ranks by their log.xml */
+				struct sonde_exp_tree t;
+
+				sonde_exp_tree_init(&t);
+				struct sonde_exp_set set = { &t, two, ne };
+
+				sonde_view_ranks(devnull, &set, &o, err, sizeof(err));
 			}
 		}
 	}
@@ -624,9 +677,12 @@ static void run_agg(const struct sonde_exp *exp)
 		"io { @i[file, iofunc, err] = sum(bytes); @iq = quantize(dur); @if[fd] = count();\n"
 		"  @ic[func, caller] = avg(bytes); @it[tid] = max(time); }\n"
 		"io /bytes < 0 || dur < 0/ { @ineg = count(); }\n",
+		"mpi { @m[mpifunc, class, dir, comm] = sum(dur); @mq[peer] = quantize(bytes); @mt[tag] = count();\n"
+		"  @ms = sum(sent + received - collbytes); @mc[func, caller] = max(sends + recvs); @mt2[tid] = min(time); }\n"
+		"mpi /error || dir == \"none\"/ { @mo = count(); }\n",
 	};
-	/* progs[1], [2], [3]: the programs of these kinds */
-	static const int traced[] = { SONDE_KIND_SYNC, SONDE_KIND_HEAP, SONDE_KIND_IO };
+	/* progs[1], [2], [3], [4]: the programs of these kinds */
+	static const int traced[] = { SONDE_KIND_SYNC, SONDE_KIND_HEAP, SONDE_KIND_IO, SONDE_KIND_MPI };
 	const struct sonde_dl_kind *kinds[SONDE_KIND_MAX + 1] = { &sonde_dl_kind_profile };
 	size_t nk = 1;
 	char src[2048], err[256];

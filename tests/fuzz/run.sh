@@ -4,8 +4,9 @@
 # the synthetic ones of test_views (worked example, recursion, ms.er's
 # microstates and off-CPU samples, ...) and test_frames (frames.er: native,
 # kernel and Java frames in one stack, with kallsyms and the method table,
-# which are fuzzed too), a
+# which are fuzzed too) and test_mpi (mpi.er: MPI calls and messages), a
 # small multi-block one from bench/genexp, a real one from sonde collect,
+# an MPI rank's (test_mpitimeline),
 # and traced ones (sync, heap and I/O tracing on the traceviews,
 # heapleaks, iofiles and syncwait fixtures).  Needs `make tests` first.
 #
@@ -57,6 +58,9 @@ fi
 if [ ! -d "$OUT/seeds/frames.er" ]; then # native, kernel and Java frames; kallsyms, the method table
 	"$B/tests/test_frames" --write "$OUT/seeds" || exit 1
 fi
+if [ ! -d "$OUT/seeds/mpi.er" ]; then # MPI calls and messages, every kind of peer, the job's settings
+	"$B/tests/test_mpi" --write "$OUT/seeds" || exit 1
+fi
 if [ ! -d "$OUT/seeds/multi.er" ]; then
 	$CC -std=gnu11 -O2 -Ilib -Iinclude -o "$OUT/genexp" bench/genexp.c "$B/libsonde.a" -lm &&
 		"$OUT/genexp" "$OUT/seeds/multi.er" 3000 40 20 3 || exit 1
@@ -73,6 +77,13 @@ fi
 if [ ! -d "$OUT/seeds/offcpu.er" ]; then # a real -w experiment: microstates, off-CPU samples
 	"$B/bin/sonde" collect -p hi -w on -o offcpu.er -d "$OUT/seeds" "$B/fixtures/mstates" 0.05 >/dev/null 2>&1 ||
 		echo "fuzz: no off-CPU seed (sonde collect failed)"
+fi
+# An MPI seed: rank 0 of test_mpitimeline's job (calls, messages, the
+# job's log.xml lines), for the MPI kind's reader, its chrome flows and
+# its report view (lib/kinds/mpi_timeline.c).
+if [ ! -d "$OUT/seeds/mpirank.er" ]; then
+	rm -rf "$OUT/mpijob" && "$B/tests/test_mpitimeline" --write "$OUT/mpijob" &&
+		mv "$OUT/mpijob/M_r0.er" "$OUT/seeds/mpirank.er" || echo "fuzz: no MPI seed (test_mpitimeline failed)"
 fi
 # Traced seeds: every kind of trace, with a profile.
 mkdir -p "$OUT/seeds/data"

@@ -22,11 +22,22 @@
  *       frames leaf first as the frame packets hold them (PC in hex;
  *       "?" for a node no packet defines), then "frames N nodes M
  *       unknown U" (U: samples whose stack has such a node)
+ *   expcheck mpi EXP
+ *       the MPI trace (mpitrace) read raw, packet by packet, summed as a
+ *       fixture's truth is (tests/fixtures/mpi/mpitraffic.c): "call FUNC
+ *       COUNT" per function, "send PEER COUNT BYTES" and "recv PEER COUNT
+ *       BYTES" per peer, "coll FUNC BYTES" per collective, "mpi_ns NS"
+ *       (the calls' durations), "fortran N" (calls through the Fortran
+ *       bindings), "errors N" (calls that failed), "nostack N" (packets
+ *       without a stack), "badcomm N" (point-to-point packets whose
+ *       communicator is not MPI_COMM_WORLD's id) and "packets N"
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <sonde/mpifuncs.h>
 
 #include "reader/experiment.h"
 
@@ -177,11 +188,87 @@ static int frames(const char *dir)
 	return 0;
 }
 
+/* The MPI trace, read from the file itself. */
+static int mpi(const char *dir)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/mpitrace", dir);
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return -1;
+	static long calls[SONDE_MPI_NFUNCS], fortran, errors, nostack, badcomm, packets;
+	static uint64_t coll[SONDE_MPI_NFUNCS], mpi_ns;
+	enum { MAXPEER = 4096 };
+	static long cnt[2][MAXPEER];
+	static uint64_t bytes[2][MAXPEER];
+	static unsigned char blk[SONDE_BLOCK_SIZE];
+	if (fseek(f, SONDE_FILE_HEADER_SIZE, SEEK_SET) < 0) {
+		fclose(f);
+		return -1;
+	}
+	while (fread(blk, 1, sizeof blk, f) == sizeof blk) {
+		const struct sonde_block_header *h = (const void *)blk;
+		if (h->magic != SONDE_BLOCK_MAGIC || h->used > SONDE_BLOCK_PAYLOAD)
+			continue;
+		for (uint32_t off = 0; off + sizeof(struct sonde_packet) <= h->used;) {
+			const unsigned char *p = blk + sizeof *h + off;
+			const struct sonde_packet *pk = (const void *)p;
+			if (pk->size < 8 || off + pk->size > h->used)
+				break;
+			packets++;
+			if (pk->type == SONDE_PKT_MPI_CALL && pk->size >= sizeof(struct sonde_mpi_call_packet)) {
+				const struct sonde_mpi_call_packet *c = (const void *)p;
+				if (c->func < SONDE_MPI_NFUNCS) {
+					calls[c->func]++;
+					coll[c->func] += c->coll_bytes;
+				}
+				mpi_ns += c->dur_ns;
+				fortran += !!(c->flags & SONDE_MPIF_FORTRAN);
+				errors += !!(c->flags & SONDE_MPIF_ERROR);
+				nostack += !c->stack_id;
+			} else if (pk->type == SONDE_PKT_MPI_MSG && pk->size >= sizeof(struct sonde_mpi_msg_packet)) {
+				const struct sonde_mpi_msg_packet *m = (const void *)p;
+				int d = m->dir == SONDE_MPI_RECV;
+				if (m->peer >= 0 && m->peer < MAXPEER) {
+					cnt[d][m->peer]++;
+					bytes[d][m->peer] += m->bytes;
+				}
+				badcomm += m->comm != SONDE_MPI_COMM_WORLD;
+				nostack += !m->stack_id;
+			}
+			off += pk->size;
+		}
+	}
+	fclose(f);
+	for (unsigned i = 1; i < SONDE_MPI_NFUNCS; i++) {
+		if (calls[i])
+			printf("call %s %ld\n", sonde_mpi_func(i)->name, calls[i]);
+		if (calls[i] && sonde_mpi_func(i)->cls == SONDE_MPI_C_COLL)
+			printf("coll %s %" PRIu64 "\n", sonde_mpi_func(i)->name, coll[i]);
+	}
+	for (int p = 0; p < MAXPEER; p++) {
+		if (cnt[0][p])
+			printf("send %d %ld %" PRIu64 "\n", p, cnt[0][p], bytes[0][p]);
+		if (cnt[1][p])
+			printf("recv %d %ld %" PRIu64 "\n", p, cnt[1][p], bytes[1][p]);
+	}
+	printf("mpi_ns %" PRIu64 "\nfortran %ld\nerrors %ld\nnostack %ld\nbadcomm %ld\npackets %ld\n", mpi_ns, fortran,
+	       errors, nostack, badcomm, packets);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
-		fprintf(stderr, "usage: expcheck threads|reach|summary|frames EXP ...\n");
+		fprintf(stderr, "usage: expcheck threads|reach|summary|frames|mpi EXP ...\n");
 		return 2;
+	}
+	if (!strcmp(argv[1], "mpi")) {
+		if (mpi(argv[2]) < 0) {
+			fprintf(stderr, "expcheck: cannot read the MPI trace of '%s'\n", argv[2]);
+			return 1;
+		}
+		return 0;
 	}
 	char err[512];
 	struct sonde_exp *exp = sonde_exp_open(argv[2], err, sizeof err);

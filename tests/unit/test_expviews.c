@@ -316,7 +316,7 @@ static void test_dump(const struct sonde_exp *e)
 	CHECK(sonde_dump_parse(&k, "stacks", err, sizeof(err)) == 0 && k == SONDE_DUMP_STACKS);
 	CHECK(sonde_dump_parse(&k, "io", err, sizeof(err)) == 0 && k == SONDE_DUMP_IO);
 	CHECK(sonde_dump_parse(&k, "bogus", err, sizeof(err)) == -1);
-	CHECK_S(err, "unknown -dump argument 'bogus' (profile, stacks, overview, objects, sync, heap, io, counters)");
+	CHECK_S(err, "unknown -dump argument 'bogus' (profile, stacks, overview, objects, sync, heap, io, counters, mpi)");
 
 	f = out_open();
 	CHECK(sonde_view_dump(f, e, SONDE_DUMP_PROFILE, err, sizeof(err)) == 0);
@@ -413,7 +413,7 @@ static void test_processes(void)
 	if (t.n != 2)
 		return;
 	CHECK_S(t.names[1], "one.er/_f1.er");
-	CHECK(!t.node[0].kind && t.node[1].kind == &sonde_subexp_kinds[0]);
+	CHECK(!t.node[0].kind && t.node[1].kind == sonde_subexp_kind_of("_f1.er"));
 	CHECK_S(t.node[0].lineage, "");
 	CHECK_S(t.node[1].lineage, "_f1");
 	CHECK_I(t.node[1].pid, 101);
@@ -457,37 +457,25 @@ static void test_processes(void)
 
 /* ---- a new kind of sub-experiment (doc/internals.md's recipe) ----------------------------- */
 
-/* The kind the recipe adds, known to this test only: an MPI rank's
- * experiment, M_r<rank>.er, as the reference names them. */
-static bool rank_match(const char *name, struct sonde_exp_node *id)
-{
-	char *end;
-
-	if (strncmp(name, "M_r", 3) || name[3] < '0' || name[3] > '9')
-		return false;
-	long r = strtol(name + 3, &end, 10);
-
-	if (strcmp(end, ".er"))
-		return false;
-	if (id)
-		id->rank = r;
-	return true;
-}
-
 /* Writes DIR/two.er/SUB (SUB NULL: the founder) for process pid, one
- * sample of ms milliseconds. */
-static int write_member(const char *sub, uint32_t pid, uint64_t ms)
+ * sample of ms milliseconds; mpi: more lines of its log.xml (a rank's
+ * identity), NULL none. */
+static const char *member_founder = "two.er";
+
+static int write_member_mpi(const char *sub, uint32_t pid, uint64_t ms, const char *mpi)
 {
 	char dir[4400], err[512];
 	struct sonde_expw *w;
 	const uint64_t st[2] = { 0x10100 | SONDE_PC_EXACT, 0x10200 };
 
-	snprintf(dir, sizeof(dir), "%s/two.er%s%s", tmpdir, sub ? "/" : "", sub ? sub : "");
+	snprintf(dir, sizeof(dir), "%s/%s%s%s", tmpdir, member_founder, sub ? "/" : "", sub ? sub : "");
 	if (!(w = sonde_expw_create(dir, err, sizeof(err)))) {
 		printf("# %s\n", err);
 		return -1;
 	}
 	sonde_expw_log_preamble(w, pid, T0);
+	if (mpi)
+		sonde_expw_log(w, "%s", mpi);
 	sonde_expw_object(w, 1, "/nonexistent/libx.so", 0x10000, 0x10000, 0x20000, T0);
 	sonde_expw_stack(w, 7, 0, 2, st);
 	sonde_expw_sample(w, pid, 0, T0 + ms * MS, ms * MS, 7);
@@ -498,96 +486,142 @@ static int write_member(const char *sub, uint32_t pid, uint64_t ms)
 	return 0;
 }
 
+static int write_member(const char *sub, uint32_t pid, uint64_t ms)
+{
+	return write_member_mpi(sub, pid, ms, NULL);
+}
+
 /* A founder with sub-experiments of two kinds, the descendants' and the
- * test's ranks, and names that are neither or not directories of their
+ * MPI ranks', and names that are neither or not directories of their
  * own: the tree, its views and selections. */
 static void test_tree_kinds(void)
 {
-	struct sonde_subexp_kind kinds[2] = { sonde_subexp_kinds[0], { "rank", rank_match } };
+	const struct sonde_subexp_kind *rank = sonde_subexp_kind_of("M_r0.er"),
+				       *desc = sonde_subexp_kind_of("_f1.er");
 	struct sonde_exp_tree t;
 	bool want[8];
-	char err[256], link[4400], other[4400];
+	char err[256], link[4400], other[4400], lead0[4400];
 
 	group = "tree of two kinds";
+	CHECK(rank && !strcmp(rank->name, "rank") && desc && !strcmp(desc->name, "descendant"));
+	if (!rank || !desc)
+		return;
+	/* names of ranks, of their descendants and of neither */
+	CHECK(sonde_subexp_kind_of("M_r12.er") == rank);
+	CHECK(sonde_subexp_kind_of("M_r1_f2_x1.er") == desc);
+	CHECK(!sonde_subexp_kind_of("M_r.er") && !sonde_subexp_kind_of("M_rx.er") &&
+	      !sonde_subexp_kind_of("M_r01.er") && !sonde_subexp_kind_of("M_r1x.er") &&
+	      !sonde_subexp_kind_of("M_r1_.er") && !sonde_subexp_kind_of("M_r99999999999.er"));
 	snprintf(link, sizeof(link), "%s/two.er/_f9.er", tmpdir);
 	snprintf(other, sizeof(other), "%s/two.er/M_rx.er", tmpdir);
-	if (write_member(NULL, 200, 1) < 0 || write_member("M_r1.er", 202, 3) < 0 ||
-	    write_member("_f1.er", 203, 4) < 0 || write_member("M_r0.er", 201, 2) < 0 || symlink(".", link) < 0 ||
-	    mkdir(other, 0755) < 0) {
+	snprintf(lead0, sizeof(lead0), "%s/two.er/M_r01.er", tmpdir);
+	if (write_member(NULL, 200, 1) < 0 ||
+	    write_member_mpi("M_r1.er", 202, 3, "<mpirank rank=\"1\" size=\"2\" launcher=\"OPENMPI\" job=\"j7\"/>\n") <
+		    0 ||
+	    write_member("_f1.er", 203, 4) < 0 ||
+	    write_member_mpi("M_r0.er", 201, 2,
+			     "<mpirank rank=\"0\" size=\"2\"/>\n<trace kind=\"mpi\" name=\"rank\" value=\"0\"/>\n"
+			     "<trace kind=\"mpi\" name=\"size\" value=\"2\"/>\n") < 0 ||
+	    write_member("M_r1_f1.er", 204, 5) < 0 || symlink(".", link) < 0 || mkdir(other, 0755) < 0 ||
+	    mkdir(lead0, 0755) < 0) {
 		CHECK(!"the experiments are written");
 		return;
 	}
-	CHECK_I(open_tree(&t, "two.er", kinds, 2), 0);
+	CHECK_I(open_tree(&t, "two.er", NULL, 0), 0);
 	CHECK_S(said, "warning: 'two.er': 1 sub-experiment name skipped (the first: '_f9.er'): not a directory "
 		      "of its own (a symbolic link, or a second name of a directory already read), whose samples "
 		      "would be counted twice\n");
-	CHECK_I(t.n, 4);
+	CHECK_I(t.n, 5);
 	CHECK_I(t.ngroups, 1);
-	if (t.n != 4)
+	if (t.n != 5)
 		return;
 	/* in name order: 'M' before '_' */
 	CHECK_S(t.names[0], "two.er");
 	CHECK_S(t.names[1], "two.er/M_r0.er");
 	CHECK_S(t.names[2], "two.er/M_r1.er");
-	CHECK_S(t.names[3], "two.er/_f1.er");
-	CHECK(!t.node[0].kind && t.node[1].kind == &kinds[1] && t.node[2].kind == &kinds[1] &&
-	      t.node[3].kind == &kinds[0]);
+	CHECK_S(t.names[3], "two.er/M_r1_f1.er");
+	CHECK_S(t.names[4], "two.er/_f1.er");
+	CHECK(!t.node[0].kind && t.node[1].kind == rank && t.node[2].kind == rank && t.node[3].kind == desc &&
+	      t.node[4].kind == desc);
 	CHECK_S(t.node[1].lineage, "M_r0");
-	CHECK_S(t.node[3].lineage, "_f1");
+	CHECK_S(t.node[3].lineage, "M_r1_f1");
+	CHECK_S(t.node[4].lineage, "_f1");
 	CHECK_I(t.node[0].rank, -1);
 	CHECK_I(t.node[1].rank, 0);
 	CHECK_I(t.node[2].rank, 1);
-	CHECK_I(t.node[3].rank, -1);
+	CHECK_I(t.node[3].rank, 1); /* a rank's descendant */
+	CHECK_I(t.node[4].rank, -1);
 	CHECK_I(t.node[2].pid, 202);
-	CHECK_I(t.node[3].founder, 0);
-	CHECK_I(t.node[3].group, 0);
+	CHECK_I(t.node[4].founder, 0);
+	CHECK_I(t.node[4].group, 0);
 	CHECK(t.exps[2] == t.node[2].exp && t.names[2] == t.node[2].path);
+	/* the launcher's word and MPI's, as read */
+	const struct sonde_exp_mpi *m0 = &sonde_exp_info(t.exps[1])->mpi, *m1 = &sonde_exp_info(t.exps[2])->mpi;
 
-	struct sonde_exp_set s = { &t, (const struct sonde_exp *const *)t.exps, 4 };
+	CHECK(m0->rank == 0 && m0->size == 2 && m0->mpi_rank == 0 && m0->mpi_size == 2 && !m0->launcher);
+	CHECK(m1->rank == 1 && m1->size == 2 && m1->mpi_rank == -1 && m1->mpi_size == -1);
+	CHECK(m1->launcher && !strcmp(m1->launcher, "OPENMPI") && m1->job && !strcmp(m1->job, "j7"));
+	CHECK(sonde_exp_info(t.exps[4])->mpi.rank == -1);
+
+	struct sonde_exp_set s = { &t, (const struct sonde_exp *const *)t.exps, 5 };
 
 	CHECK_SET_VIEWS(&s,
 			"Experiments (* selected):\n"
 			"*   1  two.er\n"
 			"*   2  two.er/M_r0.er\n"
 			"*   3  two.er/M_r1.er\n"
-			"*   4  two.er/_f1.er\n",
-			"  #  Lineage                       PID     PPID   CPU sec.  Samples   Exit  Command\n"
-			"  1  (founder)                     200        1      0.001        1      ?  ./prog\n"
-			"  2  M_r0.er                       201        1      0.002        1      ?  ./prog\n"
-			"  3  M_r1.er                       202        1      0.003        1      ?  ./prog\n"
-			"  4  _f1.er                        203        1      0.004        1      ?  ./prog\n"
-			"     <Total>                                         0.010        4\n");
+			"*   4  two.er/M_r1_f1.er\n"
+			"*   5  two.er/_f1.er\n",
+			"  #  Lineage                   Rank      PID     PPID   CPU sec.  Samples   Exit  Command\n"
+			"  1  (founder)                    -      200        1      0.001        1      ?  ./prog\n"
+			"  2  M_r0.er                      0      201        1      0.002        1      ?  ./prog\n"
+			"  3  M_r1.er                      1      202        1      0.003        1      ?  ./prog\n"
+			"  4  M_r1_f1.er                   1      204        1      0.005        1      ?  ./prog\n"
+			"  5  _f1.er                       -      203        1      0.004        1      ?  ./prog\n"
+			"     <Total>                                               0.015        5\n");
 
 	/* en_desc and -experiment_select read it */
 	CHECK_I(sonde_exp_tree_desc(&t, "off", want, err, sizeof(err)), 0);
-	CHECK(want[0] && !want[1] && !want[2] && !want[3]);
+	CHECK(want[0] && !want[1] && !want[2] && !want[3] && !want[4]);
 	CHECK_I(sonde_exp_tree_desc(&t, "=^M_r1$", want, err, sizeof(err)), 0);
-	CHECK(want[0] && !want[1] && want[2] && !want[3]);
+	CHECK(want[0] && !want[1] && want[2] && !want[3] && !want[4]);
 	CHECK_I(sonde_exp_tree_desc(&t, "=_f", want, err, sizeof(err)), 0);
-	CHECK(want[0] && !want[1] && !want[2] && want[3]);
+	CHECK(want[0] && !want[1] && !want[2] && want[3] && want[4]);
 	CHECK_I(sonde_exp_tree_desc(&t, "=prog", want, err, sizeof(err)), 0); /* /tmp/prog: all */
-	CHECK(want[0] && want[1] && want[2] && want[3]);
+	CHECK(want[0] && want[1] && want[2] && want[3] && want[4]);
 	CHECK_I(sonde_exp_tree_desc(&t, "=(", want, err, sizeof(err)), -1);
 	CHECK_I(sonde_exp_tree_desc(&t, "maybe", want, err, sizeof(err)), -1);
 	CHECK_S(err, "'maybe' is not on, off or =REGEX");
 	CHECK_I(sonde_exp_tree_pick(&t, "1,3-4", want), 0);
-	CHECK(want[0] && !want[1] && want[2] && want[3]);
-	CHECK_I(sonde_exp_tree_pick(&t, "5", want), -1);
+	CHECK(want[0] && !want[1] && want[2] && want[3] && !want[4]);
+	CHECK_I(sonde_exp_tree_pick(&t, "6", want), -1);
 	CHECK_I(sonde_exp_tree_pick(&t, "2-", want), -1);
+	/* by rank: the rank's experiment and its descendants' */
+	CHECK_I(sonde_exp_tree_pick(&t, "rank=1", want), 0);
+	CHECK(!want[0] && !want[1] && want[2] && want[3] && !want[4]);
+	CHECK_I(sonde_exp_tree_pick(&t, "rank=0-1", want), 0);
+	CHECK(!want[0] && want[1] && want[2] && want[3] && !want[4]);
+	CHECK_I(sonde_exp_tree_pick(&t, "rank=0,1", want), 0);
+	CHECK(!want[0] && want[1] && want[2] && want[3] && !want[4]);
+	CHECK_I(sonde_exp_tree_pick(&t, "rank=2", want), -1);
+	CHECK_I(sonde_exp_tree_pick(&t, "rank=", want), -1);
+	CHECK_I(sonde_exp_tree_pick(&t, "rank=-1", want), -1);
+	CHECK_I(sonde_exp_tree_pick(&t, "rank=1-0", want), -1);
+	CHECK_I(sonde_exp_tree_pick(&t, "rank=x", want), -1);
 	sonde_exp_tree_release(&t);
 	CHECK_I(t.n, 0);
 
-	/* the reader's own kinds: no rank; M_r*.er are nothing to it */
-	CHECK_I(open_tree(&t, "two.er", NULL, 0), 0);
-	CHECK_I(t.n, 2);
-	CHECK(t.n == 2 && !strcmp(t.names[1], "two.er/_f1.er"));
-	CHECK(!sonde_subexp_kind_of("M_r1.er"));
+	/* a reader that knows only the descendants' kind: the ranks' own
+	 * experiments are nothing to it */
+	CHECK_I(open_tree(&t, "two.er", desc, 1), 0);
+	CHECK_I(t.n, 3);
+	CHECK(t.n == 3 && !strcmp(t.names[1], "two.er/M_r1_f1.er") && !strcmp(t.names[2], "two.er/_f1.er"));
 	sonde_exp_tree_release(&t);
 
 	/* a sub-experiment given by itself is read alone; so is a founder
 	 * with SONDE_TREE_ALONE */
-	CHECK_I(open_tree(&t, "two.er/M_r1.er/", kinds, 2), 0);
-	CHECK(t.n == 1 && t.node[0].kind == &kinds[1] && t.node[0].rank == 1);
+	CHECK_I(open_tree(&t, "two.er/M_r1.er/", NULL, 0), 0);
+	CHECK(t.n == 1 && t.node[0].kind == rank && t.node[0].rank == 1);
 	sonde_exp_tree_release(&t);
 	sonde_exp_tree_init(&t);
 	CHECK_I(sonde_exp_tree_add(&t, founder, SONDE_TREE_ALONE, say, NULL), 0);
@@ -595,9 +629,38 @@ static void test_tree_kinds(void)
 	sonde_exp_tree_release(&t);
 
 	/* a founder that cannot be opened: said, nothing added */
-	CHECK_I(open_tree(&t, "none.er", kinds, 2), -1);
+	CHECK_I(open_tree(&t, "none.er", NULL, 0), -1);
 	CHECK_I(t.n, 0);
 	CHECK(strstr(said, "none.er") != NULL);
+	sonde_exp_tree_release(&t);
+}
+
+/* A rank whose MPI says another rank (a program built with the other MPI
+ * than its mpirun's: every process a singleton rank 0): read as named,
+ * with a warning naming it. */
+static void test_rank_mismatch(void)
+{
+	struct sonde_exp_tree t;
+
+	group = "rank mismatch";
+	member_founder = "mix.er";
+	if (write_member_mpi(NULL, 300, 1, NULL) < 0 ||
+	    write_member_mpi("M_r0.er", 301, 1,
+			     "<mpirank rank=\"0\" size=\"2\"/>\n<trace kind=\"mpi\" name=\"rank\" value=\"0\"/>\n"
+			     "<trace kind=\"mpi\" name=\"size\" value=\"1\"/>\n") < 0 ||
+	    write_member_mpi("M_r1.er", 302, 1,
+			     "<mpirank rank=\"1\" size=\"2\"/>\n<trace kind=\"mpi\" rank=\"0\"/>\n"
+			     "<trace kind=\"mpi\" size=\"1\"/>\n") < 0) {
+		CHECK(!"the experiments are written");
+		return;
+	}
+	CHECK_I(open_tree(&t, "mix.er", NULL, 0), 0);
+	CHECK_I(t.n, 3);
+	CHECK_S(said, "warning: 'mix.er/M_r0.er': MPI_Comm_size gave 1 ranks, the launcher started 2 (a program "
+		      "built with another MPI than its mpirun's? each process is then rank 0 of its own)\n"
+		      "warning: 'mix.er/M_r1.er': MPI_Comm_rank gave rank 0, the launcher rank 1 (a program built "
+		      "with another MPI than its mpirun's? each process is then rank 0 of its own)\n");
+	CHECK(t.n == 3 && t.node[2].rank == 1);
 	sonde_exp_tree_release(&t);
 }
 
@@ -767,6 +830,7 @@ int main(void)
 	test_dump(fe);
 	test_processes();
 	test_tree_kinds();
+	test_rank_mismatch();
 	test_error_codes(fe);
 	test_many_objects();
 	sonde_exp_close(fe);

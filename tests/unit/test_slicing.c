@@ -161,7 +161,7 @@ static int64_t callpath_total(const char *spec)
 
 static void test_parsers(void)
 {
-	uint8_t sel[SONDE_CPU_UNKNOWN / 8];
+	uint8_t sel[SONDE_CPU_SEL_BYTES];
 	char err[256];
 	struct sonde_callpath_term t[SONDE_CALLPATH_MAX];
 	size_t n;
