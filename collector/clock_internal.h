@@ -138,6 +138,12 @@ struct tstate {
 	/* Set while the handler runs a hook on this thread (hooks.c refuses
 	 * to add or remove one from a hook). */
 	volatile int in_hook;
+	/* CLOCK_MONOTONIC before which this thread's samples skip the hooks:
+	 * hooks that took d ns of a sample are skipped for the next d
+	 * (sample.c, hooks_run), so that slow hooks take at most half of the
+	 * thread's time instead of all of it (a hook slower than the
+	 * interval would otherwise run again as soon as it returned). */
+	uint64_t hook_quiet_until;
 };
 
 /* The calling thread's kernel accounting now: system CPU time and
@@ -289,6 +295,6 @@ extern _Atomic int g_hook_n[3]; /* by HOOK_*; [0] all */
 /* What hooks gave that was not taken (sample.c counts, hooks.c logs at
  * the end): a state that is no state of CPU samples; a source's frames
  * (a count past max, a splice outside the stack or over another's). */
-extern _Atomic uint64_t g_hook_bad_states, g_hook_bad_frames;
+extern _Atomic uint64_t g_hook_bad_states, g_hook_bad_frames, g_hook_skipped;
 
 #endif

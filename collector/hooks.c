@@ -15,7 +15,7 @@
 
 struct hook_slot g_hooks[SONDE_HOOK_MAX];
 _Atomic int g_hook_n[3];
-_Atomic uint64_t g_hook_bad_states, g_hook_bad_frames;
+_Atomic uint64_t g_hook_bad_states, g_hook_bad_frames, g_hook_skipped;
 
 /* Serialises adding and removing (normal context only; a spin lock, as
  * clock.c's: tasks made by raw clone may register too). */
@@ -104,13 +104,23 @@ void hooks_fork_child(void)
 	atomic_store(&g_hook_lock, 0);
 	atomic_store(&g_hook_bad_states, 0);
 	atomic_store(&g_hook_bad_frames, 0);
+	atomic_store(&g_hook_skipped, 0);
 }
 
 /* At the end of recording: what hooks gave that was not taken. */
 void hooks_report(void)
 {
 	uint64_t st = atomic_exchange(&g_hook_bad_states, 0), fr = atomic_exchange(&g_hook_bad_frames, 0);
+	uint64_t sk = atomic_exchange(&g_hook_skipped, 0);
 	char msg[300];
+	if (sk) {
+		snprintf(msg, sizeof msg,
+			 "the hooks were slow (a sample's hooks took longer than the time since the previous "
+			 "one): %llu sample(s) were recorded without them, as the thread's state of CPU and "
+			 "its native stack",
+			 (unsigned long long)sk);
+		log_event_text("warning", msg);
+	}
 	if (st) {
 		snprintf(msg, sizeof msg,
 			 "state providers gave %llu state(s) that are no state of CPU samples; those samples "

@@ -497,14 +497,29 @@ static uint16_t hooks_run(void *uc, const struct thread_slot *s, struct tstate *
 	struct sonde_hook_sample hs = { uc, a->pcs, a->n, atomic_load_explicit(&s->tid, memory_order_relaxed), now,
 					what, 0 };
 	uint16_t state = SONDE_STATE_CPU;
-	if (what == SONDE_HOOK_CLOCK && atomic_load_explicit(&g_hook_n[HOOK_STATE], memory_order_relaxed))
+	int ns = (what == SONDE_HOOK_CLOCK && atomic_load_explicit(&g_hook_n[HOOK_STATE], memory_order_relaxed));
+	int nf = atomic_load_explicit(&g_hook_n[HOOK_STACK], memory_order_relaxed) != 0;
+	if (!ns && !nf)
+		return state;
+	/* A hook slower than the interval would run again as soon as it
+	 * returned, and the thread would do nothing else: after hooks that
+	 * took d, the samples of the next d skip them (the hooks take at most
+	 * half of the thread's time). */
+	if (now < ts->hook_quiet_until) {
+		atomic_fetch_add_explicit(&g_hook_skipped, 1, memory_order_relaxed);
+		return state;
+	}
+	uint64_t t0 = now_ns();
+	if (ns)
 		state = hooks_state(ts, &hs);
-	if (atomic_load_explicit(&g_hook_n[HOOK_STACK], memory_order_relaxed)) {
+	if (nf) {
 		/* the sources see the native stack as it was unwound: a copy
 		 * would cost 8 bytes a frame of the signal stack, so they
 		 * see a's frames, which change only once they all ran */
 		hooks_frames(ts, &hs, a, tags, cap);
 	}
+	uint64_t t1 = now_ns();
+	ts->hook_quiet_until = t1 > t0 ? t1 + (t1 - t0) : 0;
 	return state;
 }
 
