@@ -108,6 +108,22 @@ for r in 0 1 2 3; do
 done
 check "each rank's descendant carries its rank and the CPU it burnt (3%)" [ $bad = 0 ]
 
+# counters, sync and I/O tracing inside every rank (Open MPI): each rank's
+# page faults counted, its synctrace file, and its one printf as a write
+# to its standard output of exactly the line it printed (its printf).
+rc 0 "Open MPI -M with -h page-faults, sync and I/O tracing" \
+	$T "$SONDE" collect $MOFF -M on -h page-faults,1 -s on -i on -o opts2.er mpirun.openmpi --oversubscribe --allow-run-as-root -np 4 -- ./ranks.ompi 50
+n=0
+for r in 0 1 2 3; do
+	pf=$("$SONDE" print -metrics e.page-faults:name -functions opts2.er/M_r$r.er 2>/dev/null | awk '$NF == "<Total>" { print $1 }')
+	line=$(grep "^rank $r " out.txt)
+	want=$((${#line} + 1))
+	got=$("$SONDE" print -dump io opts2.er/M_r$r.er 2>/dev/null | grep -c "func printf  fd 1  bytes $want ")
+	if [ "${pf:-0}" -gt 0 ] && [ -f opts2.er/M_r$r.er/synctrace ] && [ "$got" -ge 1 ]; then n=$((n + 1)); else
+		note "M_r$r.er: page faults ${pf:-none}, synctrace $(test -f opts2.er/M_r$r.er/synctrace && echo yes || echo no), writes of $want bytes $got"; fi
+done
+check "each rank has its page faults, its sync trace and its printf of its line" [ $n = 4 ]
+
 # ---- bad cases ----
 rc 0 "-M: a program linked with neither MPI still runs" $T "$SONDE" collect $MOFF -M on -o none.er mpirun.mpich -np 2 -- ./plain
 check "... said in one line" [ "$(grep -c "linked with neither Open MPI nor MPICH" err.txt)" = 1 ]
