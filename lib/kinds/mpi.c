@@ -263,80 +263,110 @@ static const struct sonde_reader_kind reader = {
 	.log_trace = log_trace,
 };
 
-/* A message's key, to find the call that moved it. */
-struct mkey {
+/* A call by its thread, function and one of its times: its start (sends
+ * name it so) or its end (receives). */
+struct ckey {
 	uint32_t tid;
 	uint16_t func;
-	uint8_t dir;
-	uint64_t time_ns;
-	uint64_t bytes;
+	uint64_t t;
+	size_t call;
 };
 
-static int mkey_cmp(const void *a, const void *b)
+static int ckey_cmp(const void *a, const void *b)
 {
-	const struct mkey *x = a, *y = b;
+	const struct ckey *x = a, *y = b;
 
 	if (x->tid != y->tid)
 		return x->tid < y->tid ? -1 : 1;
 	if (x->func != y->func)
 		return x->func < y->func ? -1 : 1;
-	if (x->dir != y->dir)
-		return x->dir < y->dir ? -1 : 1;
-	return x->time_ns < y->time_ns ? -1 : x->time_ns > y->time_ns;
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return (x->call > y->call) - (x->call < y->call);
 }
 
-/* The first of k[0..n) not below key. */
-static size_t lower(const struct mkey *k, size_t n, const struct mkey *key)
+/* The first call of k[0..n) with m's key, or SIZE_MAX. */
+static size_t call_by(const struct ckey *k, size_t n, const struct sonde_mpi_msg *m)
 {
+	struct ckey key = { m->tid, m->func, m->time_ns, 0 };
 	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (mkey_cmp(&k[mid], key) < 0)
+		if (ckey_cmp(&k[mid], &key) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo;
+	if (lo < n && k[lo].tid == m->tid && k[lo].func == m->func && k[lo].t == m->time_ns)
+		return k[lo].call;
+	return SIZE_MAX;
 }
 
 /* A send's time is its call's start, a receive's the end of the call that
- * completed it (format.h): so a message names its call exactly, and a
- * call with no message (an Irecv, a Wait on sends, a collective, a send
- * to MPI_PROC_NULL if the tracer writes none) is an Other MPI Event. */
-int sonde_exp_mpi_traffic(const struct sonde_exp *exp, struct sonde_mpi_traffic *t)
+ * completed it (format.h): so a message names its call exactly. */
+int sonde_exp_mpi_msg_calls(const struct sonde_exp *exp, size_t *call)
 {
 	size_t nc, nm;
 	const struct sonde_mpi_call *c = sonde_exp_mpi_calls(exp, &nc);
 	const struct sonde_mpi_msg *m = sonde_exp_mpi_msgs(exp, &nm);
 
+	for (size_t j = 0; j < nm; j++)
+		call[j] = SIZE_MAX;
+	if (!nc || !nm)
+		return 0;
+	struct ckey *start = malloc(nc * sizeof(*start)), *end = malloc(nc * sizeof(*end));
+
+	if (!start || !end) {
+		free(start);
+		free(end);
+		return -1;
+	}
+	for (size_t i = 0; i < nc; i++) {
+		start[i] = (struct ckey){ c[i].tid, c[i].func, c[i].time_ns, i };
+		end[i] = (struct ckey){ c[i].tid, c[i].func, c[i].time_ns + c[i].dur_ns, i };
+	}
+	qsort(start, nc, sizeof(*start), ckey_cmp);
+	qsort(end, nc, sizeof(*end), ckey_cmp);
+	for (size_t j = 0; j < nm; j++)
+		call[j] = call_by(m[j].dir == SONDE_MPI_SEND ? start : end, nc, &m[j]);
+	free(start);
+	free(end);
+	return 0;
+}
+
+/* A call with no message (an Irecv, a Wait on sends, a collective, a send
+ * to MPI_PROC_NULL if the tracer writes none) is an Other MPI Event. */
+int sonde_exp_mpi_traffic(const struct sonde_exp *exp, struct sonde_mpi_traffic *t)
+{
+	size_t nc, nm;
+	const struct sonde_mpi_msg *m = sonde_exp_mpi_msgs(exp, &nm);
+
+	sonde_exp_mpi_calls(exp, &nc);
 	for (size_t i = 0; i < nc; i++)
 		t[i] = (struct sonde_mpi_traffic){ 0 };
 	if (!nc || !nm)
 		return 0;
-	struct mkey *k = malloc(nm * sizeof(*k));
+	size_t *call = malloc(nm * sizeof(*call));
 
-	if (!k)
+	if (!call || sonde_exp_mpi_msg_calls(exp, call) < 0) {
+		free(call);
 		return -1;
-	for (size_t j = 0; j < nm; j++)
-		k[j] = (struct mkey){ m[j].tid, m[j].func, m[j].dir, m[j].time_ns, m[j].bytes };
-	qsort(k, nm, sizeof(*k), mkey_cmp);
-	for (size_t i = 0; i < nc; i++) {
-		struct mkey key = { c[i].tid, c[i].func, SONDE_MPI_SEND, c[i].time_ns, 0 };
-
-		for (size_t j = lower(k, nm, &key); j < nm && !mkey_cmp(&k[j], &key); j++) {
-			t[i].sends++;
-			t[i].sent += k[j].bytes;
-		}
-		key.dir = SONDE_MPI_RECV;
-		key.time_ns = c[i].time_ns + c[i].dur_ns;
-		for (size_t j = lower(k, nm, &key); j < nm && !mkey_cmp(&k[j], &key); j++) {
-			t[i].recvs++;
-			t[i].received += k[j].bytes;
+	}
+	for (size_t j = 0; j < nm; j++) {
+		if (call[j] == SIZE_MAX)
+			continue;
+		struct sonde_mpi_traffic *x = &t[call[j]];
+		if (m[j].dir == SONDE_MPI_SEND) {
+			x->sends++;
+			x->sent += m[j].bytes;
+		} else {
+			x->recvs++;
+			x->received += m[j].bytes;
 		}
 	}
-	free(k);
+	free(call);
 	return 0;
 }
 

@@ -58,79 +58,11 @@ static bool same_channel(const struct ment *x, const struct ment *y)
 	return x->src == y->src && x->dst == y->dst && x->comm == y->comm && x->tag == y->tag;
 }
 
-/* A call by its thread, function and time (its start, or its end). */
-struct ckey {
-	uint32_t tid;
-	uint16_t func;
-	uint64_t t;
-	size_t call;
-};
-
-static int ckey_cmp(const void *a, const void *b)
-{
-	const struct ckey *x = a, *y = b;
-
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	if (x->func != y->func)
-		return x->func < y->func ? -1 : 1;
-	if (x->t != y->t)
-		return x->t < y->t ? -1 : 1;
-	return (x->call > y->call) - (x->call < y->call);
-}
-
-/* An experiment's calls by start and by end: a send's time is its call's
- * start, a receive's the end of the call that completed it (format.h). */
-struct cindex {
-	struct ckey *start, *end;
-	size_t n;
-};
-
-static int cindex_build(struct cindex *ci, const struct sonde_exp *exp)
-{
-	const struct sonde_mpi_call *c = sonde_exp_mpi_calls(exp, &ci->n);
-
-	ci->start = ci->n ? malloc(ci->n * sizeof(*ci->start)) : NULL;
-	ci->end = ci->n ? malloc(ci->n * sizeof(*ci->end)) : NULL;
-	if (ci->n && (!ci->start || !ci->end))
-		return -1;
-	for (size_t i = 0; i < ci->n; i++) {
-		ci->start[i] = (struct ckey){ c[i].tid, c[i].func, c[i].time_ns, i };
-		ci->end[i] = (struct ckey){ c[i].tid, c[i].func, c[i].time_ns + c[i].dur_ns, i };
-	}
-	if (ci->n) {
-		qsort(ci->start, ci->n, sizeof(*ci->start), ckey_cmp);
-		qsort(ci->end, ci->n, sizeof(*ci->end), ckey_cmp);
-	}
-	return 0;
-}
-
-/* The call of message m (its first, for a call that moved several), or
- * SIZE_MAX. */
-static size_t call_of(const struct cindex *ci, const struct sonde_mpi_msg *m)
-{
-	const struct ckey *k = m->dir == SONDE_MPI_SEND ? ci->start : ci->end;
-	struct ckey key = { m->tid, m->func, m->time_ns, 0 };
-	size_t lo = 0, hi = ci->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ckey_cmp(&k[mid], &key) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < ci->n && k[lo].tid == m->tid && k[lo].func == m->func && k[lo].t == m->time_ns)
-		return k[lo].call;
-	return SIZE_MAX;
-}
-
 long sonde_mpi_match(const struct sonde_exp *const *exps, size_t n,
 		     int (*pair)(void *arg, const struct sonde_mpi_pair *p), void *arg)
 {
 	struct ment *me = NULL;
-	struct cindex *ci = calloc(n + 1, sizeof(*ci));
+	size_t **ci = calloc(n + 1, sizeof(*ci)); /* per experiment, each message's call */
 	size_t nme = 0, cap = 0;
 	long lost = 0, rc = -1;
 
@@ -162,7 +94,7 @@ long sonde_mpi_match(const struct sonde_exp *const *exps, size_t n,
 			me[nme++] = (struct ment){ send ? (int32_t)r : m[j].peer, send ? m[j].peer : (int32_t)r,
 						   m[j].tag, m[j].dir, m[j].comm, m[j].time_ns, (uint32_t)e, j };
 		}
-		if (nm && r >= 0 && cindex_build(&ci[e], exps[e]) < 0)
+		if (nm && r >= 0 && (!(ci[e] = malloc(nm * sizeof(*ci[e]))) || sonde_exp_mpi_msg_calls(exps[e], ci[e]) < 0))
 			goto out;
 	}
 	if (nme)
@@ -179,11 +111,7 @@ long sonde_mpi_match(const struct sonde_exp *const *exps, size_t n,
 		lost += (long)(ns + nr - 2 * k);
 		for (size_t q = 0; q < k; q++) {
 			const struct ment *a = &me[s + q], *z = &me[r + q];
-			size_t na, nz;
-			const struct sonde_mpi_msg *ma = sonde_exp_mpi_msgs(exps[a->exp], &na);
-			const struct sonde_mpi_msg *mz = sonde_exp_mpi_msgs(exps[z->exp], &nz);
-			struct sonde_mpi_pair p = { a->exp, z->exp, a->msg, z->msg, call_of(&ci[a->exp], &ma[a->msg]),
-						    call_of(&ci[z->exp], &mz[z->msg]) };
+			struct sonde_mpi_pair p = { a->exp, z->exp, a->msg, z->msg, ci[a->exp][a->msg], ci[z->exp][z->msg] };
 
 			if (pair(arg, &p) < 0)
 				goto out;
@@ -192,10 +120,8 @@ long sonde_mpi_match(const struct sonde_exp *const *exps, size_t n,
 	}
 	rc = lost;
 out:
-	for (size_t e = 0; e < n; e++) {
-		free(ci[e].start);
-		free(ci[e].end);
-	}
+	for (size_t e = 0; e < n; e++)
+		free(ci[e]);
 	free(ci);
 	free(me);
 	return rc;

@@ -562,6 +562,11 @@ struct sonde_mpi_traffic {
 	uint64_t sent, received; /* bytes */
 };
 int sonde_exp_mpi_traffic(const struct sonde_exp *exp, struct sonde_mpi_traffic *t);
+/* The call that moved each message: call[j] (as many entries as
+ * messages) the index of message j's call, SIZE_MAX for none; the one
+ * mapping that the metrics, agg, -mpi and the timeline's arrows share.
+ * 0, or -1 out of memory. */
+int sonde_exp_mpi_msg_calls(const struct sonde_exp *exp, size_t *call);
 /* The name of an I/O file id, NULL when unknown. */
 const char *sonde_exp_io_file(const struct sonde_exp *exp, uint64_t file_id);
 /* Whether the experiment traced the kind (its data file is present or
