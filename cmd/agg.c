@@ -58,6 +58,12 @@ static void usage_kinds(FILE *f)
 	}
 	if (n + 2 >= sizeof text)
 		n = sizeof text - 3;
+	n += (size_t)snprintf(text + n, n < sizeof text ? sizeof text - n : 0,
+			      ".  An experiment is read with its sub-experiments (descendants, an MPI "
+			      "job's ranks); in every kind but stdin, pid and rank name the process "
+			      "of the event (rank -1: not an MPI rank)");
+	if (n + 2 >= sizeof text)
+		n = sizeof text - 3;
 	text[n++] = '.';
 	text[n] = '\0';
 	/* Break at the last space that keeps a line within 75 columns. */
@@ -108,6 +114,7 @@ static void usage(FILE *f)
 		"  sonde agg 'heap /event == \"alloc\"/ { @[func] = quantize(size); }' test.1.er\n"
 		"  sonde agg 'sync { @[object] = llquantize(wait, 10, 3, 9, 10); }' test.1.er\n"
 		"  sonde agg 'io /iofunc == \"write\"/ { @[file] = sum(bytes); }' test.1.er\n"
+		"  sonde agg 'mpi { @[rank] = sum(dur); }' job.er\n"
 		"\n"
 		"See doc/sonde-agg.md.\n");
 }
@@ -345,28 +352,33 @@ int cmd_agg(int argc, char **argv)
 
 	const char *text = src ? src : progtext;
 	struct sonde_exp_tree tree;
-	struct sonde_exp *exp = NULL;
 	char err[512];
 
-	/* one process: the experiment given, without its sub-experiments */
+	/* The experiment given and its sub-experiments (a job's ranks, a
+	 * program's descendants), as sonde print reads them: one program
+	 * over every process's events, pid and rank telling them apart.  A
+	 * sub-experiment given by itself is read alone. */
 	sonde_exp_tree_init(&tree);
-	if (expdir) {
-		if (cmd_open_experiment("sonde agg", expdir, &tree, SONDE_TREE_ALONE) < 0) {
-			free(src);
-			return 1;
-		}
-		exp = tree.exps[0];
+	if (expdir && cmd_open_experiment("sonde agg", expdir, &tree, 0) < 0) {
+		free(src);
+		return 1;
 	}
 	/* An experiment has profile events (maybe none: the clock profile's
 	 * module) and the traced kinds it was collected with: at most one
-	 * per kind of sonde/kinds.h. */
-	const struct sonde_dl_kind *kinds[SONDE_KIND_MAX + 1] = { exp ? sonde_dl_kind_of(SONDE_KIND_PROFILE)
-								      : &sonde_dl_kind_stdin };
+	 * per kind of sonde/kinds.h; the program may use those of any
+	 * process of the tree. */
+	const struct sonde_dl_kind *kinds[SONDE_KIND_MAX + 1] = { expdir ? sonde_dl_kind_of(SONDE_KIND_PROFILE)
+									 : &sonde_dl_kind_stdin };
 	size_t nkinds = 1;
 
-	for (int id = 1; exp && id <= SONDE_KIND_MAX; id++)
-		if (sonde_kind_modular(id) && sonde_dl_kind_of(id) && sonde_exp_traced(exp, id))
+	for (int id = 1; expdir && id <= SONDE_KIND_MAX; id++) {
+		bool traced = false;
+
+		for (size_t i = 0; i < tree.n && !traced; i++)
+			traced = sonde_exp_traced(tree.exps[i], id);
+		if (traced && sonde_kind_modular(id) && sonde_dl_kind_of(id))
 			kinds[nkinds++] = sonde_dl_kind_of(id);
+	}
 	struct sonde_dl_error e;
 	struct sonde_dl_prog *prog = sonde_dl_compile(text, kinds, nkinds, &opts, &e);
 
@@ -385,17 +397,23 @@ int cmd_agg(int argc, char **argv)
 	if (sonde_dl_begin(prog, stdout, err, sizeof(err)))
 		goto fatal;
 	/* Function names for func and caller come from the symbol layer;
-	 * without it (out of memory) the stand-in "object+0xoffset" names. */
-	if (exp) {
+	 * without it (out of memory) the stand-in "object+0xoffset" names.
+	 * Each process in turn, in the tree's order (founder first, then
+	 * its sub-experiments by name); its events, kind by kind, the
+	 * profile's first. */
+	for (size_t i = 0; expdir && n >= 0 && i < tree.n; i++) {
+		struct sonde_exp *exp = tree.exps[i];
 		struct sonde_syms *syms = sonde_syms_open(exp);
 		sonde_dl_name_fn namer = syms ? syms_name : NULL;
 
-		/* each kind's events, in id order: the profile's first */
+		sonde_dl_set_process(prog, tree.node[i].pid ? (int64_t)tree.node[i].pid : -1,
+				     tree.node[i].rank);
 		for (int id = 1; n >= 0 && id <= SONDE_KIND_MAX; id++)
 			n = sonde_dl_run_kind(prog, id, exp, namer, syms, err, sizeof(err));
 		if (syms)
 			sonde_syms_close(syms);
-	} else
+	}
+	if (!expdir)
 		n = sonde_dl_run_stdin(prog, STDIN_FILENO, err, sizeof(err));
 	if (n < 0)
 		goto fatal;
@@ -409,18 +427,21 @@ int cmd_agg(int argc, char **argv)
 		fprintf(stderr, "sonde agg: %s\n", msg);
 		rc = 1;
 	}
-	if (exp && sonde_exp_nerrors(exp)) {
+	for (size_t i = 0; expdir && i < tree.n; i++) {
+		struct sonde_exp *exp = tree.exps[i];
 		size_t np, nerr = sonde_exp_nerrors(exp);
 		const struct sonde_problem *p = sonde_exp_problems(exp, &np);
 
+		if (!nerr)
+			continue;
 		fflush(stdout);
-		for (size_t i = 0; i < np; i++)
-			if (p[i].severity == SONDE_PROBLEM_ERROR)
-				fprintf(stderr, "sonde agg: '%s': %s\n", expdir, p[i].msg);
+		for (size_t j = 0; j < np; j++)
+			if (p[j].severity == SONDE_PROBLEM_ERROR)
+				fprintf(stderr, "sonde agg: '%s': %s\n", tree.names[i], p[j].msg);
 		fprintf(stderr,
 			"sonde agg: '%s' is damaged (%zu read error%s); the aggregations cover only "
 			"the data that could be read\n",
-			expdir, nerr, nerr == 1 ? "" : "s");
+			tree.names[i], nerr, nerr == 1 ? "" : "s");
 		rc = 1;
 	}
 	goto out;

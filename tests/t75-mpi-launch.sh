@@ -148,6 +148,20 @@ if [ -f "$LIBDIR/libsonde_mpi.so" ]; then
 	rc 0 "a right job with -m on" $T "$SONDE" collect -M on -m on -o rightm.er mpirun.mpich -np 2 -- ./ranks.mpich 50
 	rc 0 "... reads" "$SONDE" print -processes rightm.er
 	check "... with no warning of its ranks" [ ! -s err.txt ]
+	# sonde agg over the job: every rank's events in one program, the
+	# rank telling them apart.  The fixture calls one barrier and one
+	# allreduce per rank; each rank's CPU is what -processes says of it.
+	"$SONDE" agg 'mpi /mpifunc == "MPI_Barrier" || mpifunc == "MPI_Allreduce"/ { @[rank, mpifunc] = count(); }' \
+		rightm.er 2>err.txt | awk 'NF == 3 { print $1, $2, $3 }' | sort >agg.txt
+	check "sonde agg over a job: one barrier and one allreduce per rank, by rank" \
+		[ "$(tr '\n' ' ' <agg.txt)" = "0 MPI_Allreduce 1 0 MPI_Barrier 1 1 MPI_Allreduce 1 1 MPI_Barrier 1 " ]
+	"$SONDE" agg 'profile /rank >= 0/ { @[rank, pid] = sum(weight); }' rightm.er 2>>err.txt |
+		awk 'NF == 3 { print $1, $2, $3 }' | sort >aggp.txt
+	"$SONDE" print -printmode csv -processes rightm.er 2>>err.txt |
+		awk -F, '$3 ~ /^[0-9]+$/ { print $3, $4, $6 }' | sort >procp.txt
+	check "... each rank's pid and CPU as -processes has them, exactly" \
+		[ -s aggp.txt ] && [ "$(wc -l <aggp.txt)" = 2 ] && cmp -s aggp.txt procp.txt
+	check "... without a complaint" [ ! -s err.txt ]
 else
 	note "libsonde_mpi.so is not built here: the reader's check against MPI's own rank is not run"
 fi

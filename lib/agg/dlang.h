@@ -166,6 +166,13 @@ struct sonde_dl_val {
 	const char *s;
 };
 
+/*
+ * The process whose events the sources feed next: the values of the
+ * variables pid and rank (-1: not an MPI rank) in the clauses of every
+ * kind but stdin.  Both -1 until set.
+ */
+void sonde_dl_set_process(struct sonde_dl_prog *p, int64_t pid, int64_t rank);
+
 /* Runs the BEGIN clauses (printa output to out).  0, or -1 with a message
  * in err (out of memory). */
 int sonde_dl_begin(struct sonde_dl_prog *p, FILE *out, char *err, size_t errlen);

@@ -184,6 +184,12 @@ static int eval(struct evctx *c, const struct node *n, struct dv *out)
 	case N_FIELD:
 		field_value((size_t)n->i < c->nvals ? &c->vals[n->i] : &empty_val, out);
 		return 0;
+	case N_PROC:
+		out->t = SONDE_DL_V_INT;
+		out->i = c->p->proc[n->i];
+		out->s = NULL;
+		out->len = 0;
+		return 0;
 	case N_UNARY: {
 		if (n->op == OP_NOT) {
 			bool b;
@@ -393,6 +399,12 @@ static int run_special(struct sonde_dl_prog *p, enum special which, FILE *out, c
 		}
 	}
 	return 0;
+}
+
+void sonde_dl_set_process(struct sonde_dl_prog *p, int64_t pid, int64_t rank)
+{
+	p->proc[PROC_PID] = pid;
+	p->proc[PROC_RANK] = rank;
 }
 
 int sonde_dl_begin(struct sonde_dl_prog *p, FILE *out, char *err, size_t errlen)

@@ -29,12 +29,15 @@
 #include "agg/agg.h"
 #include "agg/dlang.h"
 
-#define MAX_KINDS 8
+#define MAX_KINDS 16
 #define MAX_POSITIONAL 1000
 
 /* ---- program representation --------------------------------------------------- */
 
-enum nkind { N_INT, N_STR, N_FIELD, N_UNARY, N_BINARY };
+/* N_PROC: a variable of the process whose events run (PROC_PID,
+ * PROC_RANK), the same for all of its events. */
+enum nkind { N_INT, N_STR, N_FIELD, N_UNARY, N_BINARY, N_PROC };
+enum { PROC_PID, PROC_RANK };
 
 enum op {
 	OP_NEG = 1, OP_NOT, OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD,
@@ -53,7 +56,7 @@ struct node {
 	uint8_t type;	/* enum sonde_dl_type */
 	uint32_t depth;	/* levels of the tree below and including this node */
 	unsigned line, col;
-	int64_t i;	/* N_INT value, N_FIELD index */
+	int64_t i;	/* N_INT value, N_FIELD index, N_PROC variable */
 	const char *s;	/* N_STR: interned */
 	uint32_t len;
 	struct node *a, *b;
@@ -117,6 +120,9 @@ struct sonde_dl_prog {
 	char problem[400];
 	const char *cur_kind;
 	uint64_t cur_ordinal;
+
+	/* the process whose events run now (sonde_dl_set_process) */
+	int64_t proc[2];
 };
 
 /* The program's clauses of kind k, NULL when the input has no such kind.

@@ -288,11 +288,18 @@ static struct node *primary(struct parser *ps)
 			dl_fail(ps, line, col,
 				"unknown field '%s' for %s events (their fields are $0, $1, $2, ...)", name,
 				k->name);
+		/* an event's own field of that name wins (none has one) */
+		if (!strcmp(name, "pid") || !strcmp(name, "rank")) {
+			n = mknode(ps, N_PROC, line, col);
+			n->type = SONDE_DL_INT;
+			n->i = name[0] == 'p' ? PROC_PID : PROC_RANK;
+			return n;
+		}
 		char f[256];
 
 		list_fields(k, f, sizeof(f));
-		dl_fail(ps, line, col, "unknown field '%s' for %s events (their fields: %s)", name,
-			k->name, f);
+		dl_fail(ps, line, col, "unknown field '%s' for %s events (their fields: %s; and pid, rank)",
+			name, k->name, f);
 	}
 	case T_AGG:
 		dl_fail(ps, line, col, "an aggregation cannot be used in an expression");
@@ -889,6 +896,7 @@ struct sonde_dl_prog *sonde_dl_compile(const char *src, const struct sonde_dl_ki
 	}
 	if (opts)
 		p->opts = *opts;
+	p->proc[PROC_PID] = p->proc[PROC_RANK] = -1;
 	p->nkinds = nkinds;
 	for (size_t i = 0; i < nkinds; i++)
 		p->kinds[i].kind = kinds[i];

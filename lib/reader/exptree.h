@@ -99,7 +99,7 @@ struct sonde_exp_tree {
 void sonde_exp_tree_init(struct sonde_exp_tree *t);
 
 /* sonde_exp_tree_add's flags: the experiment only, not the sub-experiments
- * inside it (sonde agg reads one process). */
+ * inside it. */
 #define SONDE_TREE_ALONE 1u
 
 /*

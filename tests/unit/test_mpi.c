@@ -454,6 +454,32 @@ static void test_agg(void)
 		"              800\n"
 		"               64\n"
 		"                1\n");
+
+	/* Two processes through one program (sonde agg over a job): pid
+	 * and rank are the process's, -1 before it is named. */
+	const struct sonde_dl_kind *kinds[] = { sonde_dl_kind_of(SONDE_KIND_MPI) };
+	struct sonde_dl_error de;
+	struct sonde_dl_prog *p =
+		sonde_dl_compile("mpi { @n[pid, rank] = count(); } mpi /rank == 1/ { @b = sum(bytes); }", kinds,
+				 1, NULL, &de);
+	char err[256];
+	FILE *f = out_open();
+	int rc = !p || sonde_dl_begin(p, f, err, sizeof(err));
+
+	for (int i = 0; !rc && i < 3; i++) {
+		if (i)
+			sonde_dl_set_process(p, 100 * i, i - 1);
+		rc = sonde_dl_run_kind(p, SONDE_KIND_MPI, e, NULL, NULL, err, sizeof(err)) < 0;
+	}
+	rc = rc || sonde_dl_end(p, f, err, sizeof(err));
+	CHECK_I(rc, 0);
+	CHECK_TEXT(out_close(f),
+		   "\n"
+		   "              100                0                6\n"
+		   "              200                1                6\n"
+		   "               -1               -1                6\n"
+		   "             4960\n");
+	sonde_dl_free(p);
 	sonde_exp_close(e);
 }
 
