@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -346,6 +347,10 @@ static void points(void)
 	}
 }
 
+/* Readable when the thread is to end: an eventfd (-1: none, naps of at
+ * most 50 ms then). */
+static int g_wake = -1;
+
 static void *run(void *arg)
 {
 	(void)arg;
@@ -368,11 +373,19 @@ static void *run(void *arg)
 			wake = next;
 		if (wake > next_watch)
 			wake = next_watch;
-		/* Short naps, so that the end is noticed soon. */
 		if (wake > now + 50 * TICK_NS)
 			wake = now + 50 * TICK_NS;
-		struct timespec ts = { (time_t)(wake / 1000000000ull), (long)(wake % 1000000000ull) };
-		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+		if (g_wake >= 0) {
+			/* the end wakes it (collect_clock_stop): a nap's
+			 * length would be every run's wait at its end */
+			uint64_t d = wake > now ? wake - now : 0;
+			struct timespec rel = { (time_t)(d / 1000000000ull), (long)(d % 1000000000ull) };
+			struct pollfd p = { g_wake, POLLIN, 0 };
+			ppoll(&p, 1, &rel, NULL);
+		} else {
+			struct timespec ts = { (time_t)(wake / 1000000000ull), (long)(wake % 1000000000ull) };
+			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+		}
 	}
 	return NULL;
 }
@@ -427,6 +440,7 @@ int collect_clock_run(pid_t target)
 	 * for its end without waitpid (collect_clock_wait). */
 	g_pidfd = (int)syscall(SYS_pidfd_open, target, 0);
 	collect_watch_init(target, g_pidfd >= 0);
+	g_wake = eventfd(0, EFD_CLOEXEC);
 	if (pthread_create(&g_thread, NULL, run, NULL) != 0) {
 		atomic_store(&g_head->now, 0);
 		g_head->tick_ns = g_head->period_ns = 0;
@@ -458,9 +472,16 @@ void collect_clock_stop(void)
 		return;
 	if (g_running) {
 		atomic_store(&g_quit, 1);
+		if (g_wake >= 0) {
+			uint64_t one = 1;
+			(void)!write(g_wake, &one, sizeof one);
+		}
 		pthread_join(g_thread, NULL);
 		g_running = 0;
 	}
+	if (g_wake >= 0)
+		close(g_wake);
+	g_wake = -1;
 	/* Descendants that outlive us read the clock themselves from now on,
 	 * and take no more periodic points. */
 	atomic_store(&g_head->now, 0);
