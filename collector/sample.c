@@ -138,11 +138,11 @@ static int write_profile(uint64_t id, uint16_t state, uint64_t now, uint64_t wei
 
 /* Intern a stack of native frames and write one profile packet (plain
  * CPU).  As write_profile.  Async-signal-safe. */
-int clock_write_sample(const uint64_t *pcs, int n, unsigned flags, uint64_t now, uint64_t weight,
-		       uint64_t system_ns, uint64_t wait_cpu_ns)
+int clock_write_sample(const uint64_t *pcs, int n, unsigned flags, uint16_t state, uint64_t now,
+		       uint64_t weight, uint64_t system_ns, uint64_t wait_cpu_ns)
 {
 	uint64_t id = stacks_intern(pcs, n, flags);
-	return write_profile(id, SONDE_STATE_CPU, now, weight, system_ns, wait_cpu_ns);
+	return write_profile(id, state, now, weight, system_ns, wait_cpu_ns);
 }
 
 /* ---- microstates ---------------------------------------------------------
@@ -509,7 +509,11 @@ static uint16_t hooks_run(void *uc, const struct thread_slot *s, struct tstate *
 		atomic_fetch_add_explicit(&g_hook_skipped, 1, memory_order_relaxed);
 		return state;
 	}
-	uint64_t t0 = now_ns();
+	/* Their cost is the thread's CPU time, not the wall time: a thread
+	 * preempted in a hook (more runnable threads than CPUs) would
+	 * otherwise lose the state of its next samples. */
+	struct timespec c0, c1;
+	int have_c0 = clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0) == 0;
 	if (ns)
 		state = hooks_state(ts, &hs);
 	if (nf) {
@@ -518,8 +522,10 @@ static uint16_t hooks_run(void *uc, const struct thread_slot *s, struct tstate *
 		 * see a's frames, which change only once they all ran */
 		hooks_frames(ts, &hs, a, tags, cap);
 	}
-	uint64_t t1 = now_ns();
-	ts->hook_quiet_until = t1 > t0 ? t1 + (t1 - t0) : 0;
+	if (have_c0 && clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1) == 0) {
+		int64_t d = (int64_t)(c1.tv_sec - c0.tv_sec) * 1000000000 + (c1.tv_nsec - c0.tv_nsec);
+		ts->hook_quiet_until = d > 0 ? now_ns() + (uint64_t)d : 0;
+	}
 	return state;
 }
 
