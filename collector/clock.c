@@ -800,14 +800,16 @@ static int own_stack(uint64_t *pcs, int max, unsigned *flags, int *skip)
 	return n - k;
 }
 
-/* Record the calling thread's CPU time since its last sample (all of it
- * for a thread shorter than the interval, which the counter never
- * signalled), so that its recorded time is its real CPU time.  Where the
- * time went is unknown; it is charged to the thread's start routine when
- * the trampoline noted it, else to the current stack.  Normal context:
- * the profiling signal is blocked so the handler cannot interleave its own
- * packet in this thread's block. */
-static void clock_thread_tail(void)
+/* Record the calling thread's CPU time since its last sample as one
+ * sample in state (a state of CPU samples).  At a thread's end (tail: all
+ * of a thread shorter than the interval, which the counter never
+ * signalled), so that its recorded time is its real CPU time: where the
+ * time went is unknown, and it is charged to the thread's start routine
+ * when the trampoline noted it, else to the current stack.  At a runtime's
+ * change of state (__sonde_trace_clock_flush), to the current stack.
+ * Normal context: the profiling signal is blocked so the handler cannot
+ * interleave its own packet in this thread's block. */
+static void clock_flush(int tail, uint16_t state)
 {
 	struct tstate *ts = &t_state;
 	if (!g_profile || !atomic_load(&g_col.active))
@@ -839,7 +841,7 @@ static void clock_thread_tail(void)
 		if (!clock_paused_skip(ts, cpu) && cpu > ts->last_cpu_ns) {
 			uint64_t pcs[64];
 			unsigned flags = 0;
-			int n = ts->tail_depth, skip = 0;
+			int n = tail ? ts->tail_depth : 0, skip = 0;
 			if (n) {
 				memcpy(pcs, ts->tail_pcs, (size_t)n * sizeof *pcs);
 			} else {
@@ -853,7 +855,8 @@ static void clock_thread_tail(void)
 			 * time is given for */
 			if (have_ms)
 				ms_split(ts, &ms, weight, false, &sys, &wcpu);
-			if (n > 0 && clock_write_sample(pcs + skip, n, flags, now_ns(), weight, sys, wcpu) == 0) {
+			if (n > 0 &&
+			    clock_write_sample(pcs + skip, n, flags, state, now_ns(), weight, sys, wcpu) == 0) {
 				ts->last_cpu_ns = cpu;
 				if (have_ms)
 					ms_commit(ts, &ms, weight, sys);
@@ -864,6 +867,23 @@ static void clock_thread_tail(void)
 	ts->in_trace = was;
 	if (masked)
 		real_pthread_sigmask_call(SIG_SETMASK, &old, NULL);
+}
+
+static void clock_thread_tail(void)
+{
+	clock_flush(1, SONDE_STATE_CPU);
+}
+
+/* A tracing library's mark of its thread's change of state (tracer.h):
+ * the CPU time since the thread's last sample is the state's that is
+ * ending, not the next sample's. */
+EXPORT void __sonde_trace_clock_flush(int state)
+{
+	const struct sonde_state_desc *d = sonde_state_desc((unsigned)state);
+
+	if (!t_state.tid || g_col.pid != getpid())
+		return;
+	clock_flush(0, d && (d->flags & SONDE_STATEF_CPU) ? (uint16_t)state : SONDE_STATE_CPU);
 }
 
 void clock_thread_start_routine(void *fn)

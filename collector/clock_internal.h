@@ -269,8 +269,8 @@ void clock_note_stray(pid_t tid);
  * time is never weighed.  After a resume, moves last_cpu_ns to the
  * thread's CPU clock at the resume.  Async-signal-safe. */
 int clock_paused_skip(struct tstate *ts, uint64_t cpu_now);
-int clock_write_sample(const uint64_t *pcs, int n, unsigned flags, uint64_t now, uint64_t weight,
-		       uint64_t system_ns, uint64_t wait_cpu_ns);
+int clock_write_sample(const uint64_t *pcs, int n, unsigned flags, uint16_t state, uint64_t now,
+		       uint64_t weight, uint64_t system_ns, uint64_t wait_cpu_ns);
 
 /* ---- the sampling handler's hooks (sonde/hooks.h) ----
  *

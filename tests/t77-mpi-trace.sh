@@ -104,35 +104,51 @@ for impl in ompi mpich; do
 done
 
 # MPI Work and Wait: the C fixture's CPU outside and inside MPI calls
-# (thread clock), against the CPU samples in each state.  Recorded with
-# -p hi: 4 ranks that poll on 2 CPUs get few, heavy samples from a POSIX
-# CPU timer (measured: 8 samples for 0.52 s, one of 442 ms), but not from
-# the perf clock.  The bound, as t46's: 3 standard errors of the state's
-# share of the effective samples (eff_samples), and never less than 3 of
-# the heaviest samples.
-d=$TMP/ompi-c
-if [ -d "$d/r0.er" ]; then
+# (thread clock), against the CPU samples in each state, on every rank of
+# both implementations.  Recorded with -p hi: 4 ranks that poll on 2 CPUs
+# get few, heavy samples from a POSIX CPU timer (measured: 8 samples for
+# 0.52 s, one of 442 ms), but not from the perf clock.  The bound: 5% of
+# the fixture's time, or two of the rank's heaviest samples where that is
+# more (a sample is the metric's resolution: a state of a few
+# milliseconds, as a rank's wait under Open MPI can be, is a few
+# samples).  Measured after MPI_Init's and MPI_Finalize's CPU were
+# recorded at their ends: within 0.9 ms of 120-500 ms under MPICH, within
+# 2.2 ms under Open MPI (whose waits yield the CPU: 5 to 200 ms).
+for impl in ompi mpich; do
+	d=$TMP/$impl-c
+	[ -d "$d/r0.er" ] || continue
 	good=1
-	for r in 0 3; do
+	for r in 0 1 2 3; do
 		e=$(rexp "$d/r$r.er")
 		"$EXPCHECK" frames "$e" >"$d/fr$r" 2>/dev/null
-		wmax=$(max_weight_ms "$e") eff=$(eff_samples "$e")
-		tot=$(awk '$1 == "sample" { t += $3 } END { print t + 0 }' "$d/fr$r")
+		wmax=$(max_weight_ms "$e")
 		for st in work:3 wait:4; do
 			w=${st%:*} s=${st#*:}
 			want=$(awk -v r=$r -v k="${w}_cpu_ns" '$1 == "truth" && $2 == r && $3 == k { print $4 }' "$d/out")
 			got=$(awk -v s=$s '$1 == "sample" && $2 == s { t += $3 } END { print t + 0 }' "$d/fr$r")
-			bound=$(awk -v t="$want" -v w="$wmax" -v n="$eff" -v tot="$tot" 'BEGIN {
-				e = 2 * w * 1e6; nf = (tot > 0 ? n * t / tot : 0)
-				s = (nf > 0 ? 3 * t / sqrt(nf) : t); if (s < 3 * w * 1e6) s = 3 * w * 1e6
-				printf "%.0f", (e > s ? e : s) }')
-			note "rank $r: MPI $w $got ns sampled, $want ns of CPU by the fixture's clock (bound $bound ns; $eff effective samples, heaviest $wmax ms)"
-			awk -v a="$got" -v b="$want" -v e="$bound" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= e) }' || good=0
+			bound=$(awk -v t="${want:-0}" -v w="$wmax" 'BEGIN { b = 0.05 * t; if (b < 2 * w * 1e6) b = 2 * w * 1e6; printf "%.0f", b }')
+			note "$impl rank $r: MPI $w $got ns sampled, $want ns of CPU by the fixture's clock (bound $bound ns; heaviest sample $wmax ms)"
+			[ -n "$want" ] && awk -v a="$got" -v b="$want" -v e="$bound" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= e) }' || good=0
 		done
 	done
-	[ $good = 1 ] && ok "MPI Work and MPI Wait samples match the fixture's CPU outside and inside MPI calls" ||
-		notok "MPI Work / MPI Wait samples differ from the fixture's CPU"
-fi
+	[ $good = 1 ] && ok "$impl: MPI Work and MPI Wait within 5% (or two samples) of the fixture's CPU outside and inside MPI calls, on every rank" ||
+		notok "$impl: MPI Work / MPI Wait samples differ from the fixture's CPU"
+	# Their sum on the main thread is exact: the thread's CPU time from
+	# MPI_Init's return to MPI_Finalize's, samples being differences of
+	# its CPU clock and both ends recorded where they are (not carried
+	# into the exit or out of MPI_Init), no sample without its state.
+	# Measured within 15 us; before, 1 to 4 ms short.
+	good=1
+	for r in 0 1 2 3; do
+		e=$(rexp "$d/r$r.er")
+		got=$("$SONDE" agg 'profile /thread == pid && (state == "mpi-work" || state == "mpi-wait")/ { @ = sum(weight); }' "$e" 2>/dev/null | awk 'NF { print $1 }')
+		want=$(awk -v r=$r '$1 == "truth" && $2 == r && ($3 == "wait_cpu_ns" || $3 == "work_cpu_ns") { t += $4 } END { printf "%.0f", t }' "$d/out")
+		note "$impl rank $r: MPI Work + MPI Wait of the main thread ${got:-none} ns, the fixture's $want ns"
+		awk -v a="${got:-0}" -v b="$want" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= 500000) }' || good=0
+	done
+	[ $good = 1 ] && ok "$impl: the main thread's MPI Work + MPI Wait is its CPU time from MPI_Init to MPI_Finalize (0.5 ms)" ||
+		notok "$impl: the main thread's MPI Work + MPI Wait differs from its CPU time between MPI_Init and MPI_Finalize"
+done
 
 # A program with no MPI: runs as ever, its output and status unchanged.
 printf 'hello\n' >in.txt

@@ -119,6 +119,15 @@ uint64_t __sonde_trace_stack_at(uint64_t ra, uint64_t cfa);
 #define SONDE_CALL_SITE_RA() ((uint64_t)(uintptr_t)__builtin_return_address(0))
 #define SONDE_CALL_SITE_CFA() ((uint64_t)(uintptr_t)__builtin_dwarf_cfa())
 
+/* The calling thread leaves a state of its runtime (sonde/states.h, a
+ * state of CPU samples): its CPU time since its last clock sample is
+ * recorded now, as one sample in that state at the current stack, rather
+ * than carried by its next sample into the next state.  For the ends of
+ * a runtime's life (MPI_Init's return, MPI_Finalize's), where time the
+ * clock did not sample (system time) would otherwise be charged to what
+ * follows.  Normal context; nothing without clock profiling. */
+void __sonde_trace_clock_flush(int state);
+
 /* Reserve size bytes (a multiple of 8, a whole packet) in the calling
  * thread's block of `kind`; NULL when the event is lost or recording is
  * paused. */

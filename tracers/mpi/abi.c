@@ -576,7 +576,10 @@ static void sm_abort(struct sm_ev *e)
 {
 	sm_after(e, 0);
 	sm_end(e);
-	sm_depth++; /* the wrapper's own sm_after, were it to return */
+	/* inside the call again; the wrapper's SM_END leaves it, were
+	 * MPI_Abort to return */
+	sm_depth++;
+	e->done = SM_DONE_REARMED;
 }
 
 /* ---- the wrappers' frame ---- */

@@ -196,17 +196,42 @@ void sm_after(struct sm_ev *e, int err)
 	}
 	if (err)
 		e->flags |= SONDE_MPIF_ERROR;
-	sm_depth--;
 	errno = er;
 }
 
+static int g_provider = -1;
+
+/* MPI_Finalize's CPU time is MPI Wait to its very end: the system time
+ * of its teardown, which the clock does not sample, would otherwise go
+ * to the process's exit, which has no MPI state. */
+static void sm_leave(const struct sm_ev *e)
+{
+	if (e->func == SONDE_MPI_F_MPI_Finalize && sm_depth == 1 && g_provider >= 0) {
+		int er = errno;
+		__sonde_trace_clock_flush(SONDE_STATE_MPI_WAIT);
+		errno = er;
+	}
+	sm_depth--;
+}
+
+/* The thread leaves the call here, not in sm_after: what the wrapper
+ * does after the real call (the message's size and peer, the packets)
+ * is inside the call for its caller's clock, so its samples are MPI
+ * Wait, not MPI Work. */
 void sm_end(struct sm_ev *e)
 {
-	if (e->done)
+	if (e->done) {
+		if (e->done == SM_DONE_REARMED) { /* an MPI_Abort that returned */
+			e->done = 1;
+			sm_leave(e);
+		}
 		return;
+	}
 	e->done = 1;
-	if (!e->rec || !room(sizeof(struct sonde_mpi_call_packet)))
+	if (!e->rec || !room(sizeof(struct sonde_mpi_call_packet))) {
+		sm_leave(e);
 		return;
+	}
 	int er = errno;
 	struct sonde_mpi_call_packet *p = sonde_reserve(SONDE_KIND_MPI, sizeof *p);
 	if (p) {
@@ -223,6 +248,7 @@ void sm_end(struct sm_ev *e)
 		p->stack_id = e->stack;
 		sonde_commit(SONDE_KIND_MPI, sizeof *p);
 	}
+	sm_leave(e);
 	errno = er;
 }
 
@@ -250,8 +276,6 @@ void sm_message(const struct sm_ev *e, int dir, int peer, int tag, uint64_t comm
 	errno = er;
 }
 
-static int g_provider = -1;
-
 void sm_started(const char *abi, int rank, int size)
 {
 	char buf[32];
@@ -265,6 +289,9 @@ void sm_started(const char *abi, int rank, int size)
 	__sonde_trace_setting(SONDE_KIND_MPI, "size", buf);
 	(void)abi;
 	if (g_provider < 0) {
+		/* MPI_Init's own CPU time has no MPI state: recorded now,
+		 * it is not the first MPI Work or Wait sample's */
+		__sonde_trace_clock_flush(SONDE_STATE_CPU);
 		g_provider = __sonde_hook_state_add(sm_state, NULL);
 		if (g_provider < 0)
 			__sonde_trace_log("warning", "MPI tracing: no room for the MPI Work/Wait state provider");

@@ -31,12 +31,16 @@
  * binding. */
 #define SM_NSLOTS (2 * SONDE_MPI_NFUNCS)
 
+/* sm_ev.done of an event written while its thread stays in the call */
+#define SM_DONE_REARMED 2
+
 /* One traced call. */
 struct sm_ev {
 	uint64_t t0, dur, stack, comm, coll;
 	int func, flags, peer, tag;
 	int rec;  /* recorded (tracing on, not nested in another MPI call) */
-	int done; /* its call packet is written */
+	int done; /* its call packet is written (SM_DONE_REARMED: and the thread is in
+		   * the call again, MPI_Abort's) */
 	uint64_t ra, cfa;
 };
 
