@@ -304,7 +304,7 @@ awk 'NF { $1 = $1; print }' hl.txt >hl.p
 same "agg heap: leaked bytes by func and caller" hl.p "leak_one heap_work 4000
 leak_two heap_work 5000"
 rc 2 "agg heap: an unknown field is a compile error" "$SONDE" agg 'heap { @[wait] = count(); }' h.er
-grep -q "unknown field 'wait' for heap events (their fields: tid, time, size, addr, func, caller, heapfunc, event, leaked)" err.txt &&
+grep -q "unknown field 'wait' for heap events (their fields: tid, time, size, addr, func, caller, heapfunc, event, leaked; and pid, rank)" err.txt &&
 	ok "agg heap: the error lists the fields" || { notok "agg heap: field error message"; sed 's/^/#   /' err.txt; }
 
 # ---- sonde agg: sync --------------------------------------------------------------------
@@ -317,11 +317,15 @@ awk 'NR == FNR { f[$1] = $2; next } { $1 = f[$1]; print }' objs.txt ll.txt.q | s
 # The timed waits end at their timeouts (50 and 100 ms) plus the wake-up's
 # lateness, which a busy machine stretches past a 10 ms bucket (a 60 ms
 # bucket was seen at load 10): each must be in its own decade's buckets
-# from its timeout on, with one wait; the three uncontended locks under 1 us.
+# from its timeout on, with one wait; the three uncontended locks under
+# 1 ms (under 1 us on an idle machine; a preemption inside one was seen
+# to make it 20 us while other tests ran).
 if awk '$1 == "pthread_cond_timedwait" && $2 >= 50000000 && $2 <= 90000000 && $3 == 1 { c++ }
-	$1 == "pthread_mutex_lock" && $2 == "<" && $3 == 1000 && $4 == 3 { m++ }
+	$1 == "pthread_mutex_lock" && $2 == "<" && $3 == 1000 { m += $4; next }
+	$1 == "pthread_mutex_lock" && $2 >= 1000 && $2 < 1000000 { m += $3; next }
+	$1 == "pthread_mutex_lock" { bad++ }
 	$1 == "sem_timedwait" && $2 >= 100000000 && $2 <= 900000000 && $3 == 1 { s++ }
-	END { exit !(c == 1 && m == 1 && s == 1 && NR == 3) }' ll.sorted; then
+	END { exit !(c == 1 && m == 3 && s == 1 && !bad) }' ll.sorted; then
 	ok "agg sync: @[object] = llquantize(wait, 10, 3, 9, 10): $(tr '\n' ';' <ll.sorted)"
 else
 	notok "agg sync: @[object] = llquantize(wait, 10, 3, 9, 10)"
