@@ -348,6 +348,30 @@ $(B)/fixtures/tailcall_sep: $(TAILCALL_DEPS)
 	objcopy --only-keep-debug $@ $@.debug
 	objcopy --strip-all --add-gnu-debuglink=$@.debug $@
 
+# OpenMP's states (tests/t78-omp-states.sh): the fixture with its truth
+# (tests/fixtures/omp/ompstates.c) built for libgomp by gcc and for libomp
+# by clang (only where clang and libomp's omp.h are installed: the test
+# says when they are not), and a program with its own OMPT tool.
+CLANG_OMP := $(shell command -v $(CLANG) >/dev/null 2>&1 && echo '\#include <omp.h>' | \
+		$(CLANG) -fopenmp -x c -E - >/dev/null 2>&1 && echo yes)
+OMP_FIXTURES := $(B)/fixtures/ompstates_gcc $(if $(CLANG_OMP),$(B)/fixtures/ompstates_clang $(B)/fixtures/omptooluse_clang)
+OMP_CFLAGS := -std=gnu11 -O2 -g -fno-omit-frame-pointer -Wall -Wextra -fopenmp
+
+$(B)/fixtures/ompstates_gcc: tests/fixtures/omp/ompstates.c
+	@mkdir -p $(dir $@)
+	$(CC) $(OMP_CFLAGS) -o $@ $<
+
+$(B)/fixtures/ompstates_clang: tests/fixtures/omp/ompstates.c
+	@mkdir -p $(dir $@)
+	$(CLANG) $(OMP_CFLAGS) -o $@ $<
+
+$(B)/fixtures/libomptool.so: tests/fixtures/omp/omptool.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -fPIC -shared -o $@ $<
+
+$(B)/fixtures/omptooluse_clang: tests/fixtures/omp/omptooluse.c $(B)/fixtures/libomptool.so
+	$(CLANG) $(OMP_CFLAGS) -o $@ $< -L$(B)/fixtures -lomptool -Wl,-rpath,'$$ORIGIN'
+
 # t55's heap churn is the heap benchmark's program itself.
 $(B)/fixtures/heapchurn: bench/heapbench.c
 	@mkdir -p $(dir $@)
@@ -396,7 +420,7 @@ teststates:
 		$(TEST_STATES_B)/bin/sonde $(TEST_STATES_B)/lib/sonde/libsonde_collector.so \
 		$(TEST_STATES_B)/tests/test_frames
 
-tests: all $(UNITS) $(FIXTURES) $(API_FIXTURES) $(TOOLS) $(HOOK_OBJS) teststates
+tests: all $(UNITS) $(FIXTURES) $(API_FIXTURES) $(TOOLS) $(HOOK_OBJS) $(OMP_FIXTURES) teststates
 
 # check and bench also install the tests' real readers (scripts/deps.sh
 # check); demo only what it builds with.

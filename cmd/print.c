@@ -313,17 +313,34 @@ static void separate(struct state *st)
 /* The clock profile's default metrics, into spec (len bytes), each ending
  * in ':': with off-CPU time Total Thread Time and its parts, CPU, Wait CPU
  * and each off-CPU state's metric (sonde/states.h: User Lock, Other Wait),
- * else Total CPU; and the metric of each CPU state that cpu_state marks
- * (one an experiment recorded; NULL: none).  Its length. */
+ * else Total CPU; and the metric of each CPU state (or runtime's off-CPU
+ * state, OpenMP's) that cpu_state marks (one an experiment recorded; NULL:
+ * none), a summed metric (OpenMP Wait) instead of its members.  Its
+ * length. */
 static size_t clock_default_metrics(char *spec, size_t len, bool offcpu, const bool *cpu_state)
 {
 	size_t n = (size_t)snprintf(spec, len, "%s",
 				    offcpu ? "e.%total:i.%total:e.totalcpu:e.wait:" : "e.%totalcpu:i.%totalcpu:");
+	uint64_t summed = 0; /* the members of a sum: the sum stands for them */
+#define SUM_MEMBERS_(NAME, members, ...) summed |= (members);
+	SONDE_STATE_SUMS(SUM_MEMBERS_)
+#undef SUM_MEMBERS_
 	for (unsigned s = 0; s < SONDE_STATE_COUNT && n < len; s++) {
 		int m = sonde_state_metric(s);
-		if (m >= 0 && (sonde_state_offcpu(s) ? offcpu : cpu_state && cpu_state[s]))
+		bool in_sum = s < 64 && (summed >> s & 1);
+		if (m >= 0 && !in_sum &&
+		    (sonde_state_offcpu(s) && !sonde_state_runtime_offcpu(s) ? offcpu : cpu_state && cpu_state[s]))
 			n += (size_t)snprintf(spec + n, len - n, "e.%s:", sonde_metric(m)->name);
 	}
+	/* each sum with a member recorded (OpenMP Wait) */
+#define SUM_DEFAULT_(NAME, members, name, metric, ...)                           \
+	for (unsigned s = 0; s < SONDE_STATE_COUNT && s < 64 && n < len; s++)    \
+		if (((members) >> s & 1) && cpu_state && cpu_state[s]) {          \
+			n += (size_t)snprintf(spec + n, len - n, "e.%s:", metric); \
+			break;                                                     \
+		}
+	SONDE_STATE_SUMS(SUM_DEFAULT_)
+#undef SUM_DEFAULT_
 	return n < len ? n : len - 1;
 }
 
@@ -345,7 +362,7 @@ static void default_metrics(struct state *st)
 			if (sonde_kind_default_metrics(id, NULL) && sonde_exp_traced(e, id))
 				traced = kind[id] = true;
 		for (unsigned s = 0; s < SONDE_STATE_COUNT; s++)
-			if (!sonde_state_offcpu(s) && sonde_state_metric(s) >= 0 &&
+			if ((!sonde_state_offcpu(s) || sonde_state_runtime_offcpu(s)) && sonde_state_metric(s) >= 0 &&
 			    sonde_metric_recorded(e, sonde_state_metric(s)))
 				states = cpu_state[s] = true;
 	}

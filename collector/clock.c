@@ -391,6 +391,8 @@ static struct thread_slot *slot_take(pid_t tid)
 	else
 		return NULL;
 	atomic_store(&g_slots[i].raw_tp, NULL);
+	atomic_store(&g_slots[i].omp_state, 0);
+	atomic_store(&g_slots[i].omp_region, 0);
 	g_slots[i].own_process = g_slots[i].foreign_fds = 0;
 	for (int c = 0; c < SONDE_MAX_COUNTERS; c++)
 		g_slots[i].cfd[c] = -1;

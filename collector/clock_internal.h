@@ -71,6 +71,13 @@ struct thread_slot {
 	int cfd[SONDE_MAX_COUNTERS];
 	uint64_t cid[SONDE_MAX_COUNTERS];
 	uint64_t clast[SONDE_MAX_COUNTERS];
+	/* The thread's OpenMP state as omp.c keeps it (omp.h: a state of
+	 * sonde/states.h and OMP_W_* flags; 0: none) and the parallel region
+	 * whose end it waits at.  In the slot, not in TLS: the off-CPU
+	 * sampler reads another thread's (omp_offcpu_state), and a slot
+	 * outlives its thread.  Zeroed when the slot is taken. */
+	_Atomic uint32_t omp_state;
+	_Atomic uint64_t omp_region;
 };
 extern struct thread_slot g_slots[MAX_THREADS];
 

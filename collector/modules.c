@@ -17,9 +17,11 @@
  * stacks), clock profiling (its handler and profile file; the threads it
  * registers, before any thread of the collector's exists), off-CPU time
  * (a thread writing into the profile file), the sample points (the -t
- * thread; its <sampling> line), map.xml, the traced kinds, the hooks. */
+ * thread; its <sampling> line), map.xml, the traced kinds, OpenMP's states
+ * (omp.c: after off-CPU's settings, whose interval it reads), the hooks. */
 static const struct collector_module *const g_modules[] = {
-	&stacks_module, &clock_module, &offcpu_module, &sampling_module, &maps_module, &traced_module, &hooks_module,
+	&stacks_module, &clock_module, &offcpu_module, &sampling_module, &maps_module, &traced_module, &omp_module,
+	&hooks_module,
 };
 #define NMODULES ((int)(sizeof g_modules / sizeof g_modules[0]))
 

@@ -34,7 +34,9 @@
  * the threads spent blocked there.  The state is User Lock for a futex
  * wait (pthread mutexes, conditions, rwlocks, barriers, joins, semaphores
  * all sleep in futex), Other Wait for anything else (sleep, I/O, poll, a
- * page-in).  No root is needed: a process may read its own threads'
+ * page-in); a futex wait of a thread in an OpenMP wait is that wait's
+ * (OpenMP Barrier, Lock, Taskwait or Idle Off-CPU: the thread's word that
+ * omp.c keeps, read by omp_offcpu_state).  No root is needed: a process may read its own threads'
  * /proc files.  Neither file needs anything of the thread; the target
  * never notices, except that it has one more thread (as with -t) and
  * that the sampler's CPU time (about 10 us per blocked thread and look)
@@ -62,6 +64,7 @@
 #include <sonde/settings.h>
 
 #include "clock_internal.h"
+#include "omp.h"
 #include "unwind.h"
 
 static uint64_t g_off_ns; /* the interval; 0: off */
@@ -157,7 +160,7 @@ int offcpu_parse_syscall(const char *buf, int64_t *nr, uint64_t *sp, uint64_t *p
 /* Look at one thread: a sample of it if it is blocked, standing for
  * `span` ns.  Returns 1 written, 0 not blocked (or unreadable), -1
  * discarded (it ran while its stack was read). */
-static int look(pid_t pid, pid_t tid, uint64_t now, uint64_t span)
+static int look(const struct thread_slot *s, pid_t pid, pid_t tid, uint64_t now, uint64_t span)
 {
 	static uint64_t pcs[SONDE_MAX_DEPTH_LIMIT]; /* one sampler thread */
 	char buf[320], call[320];
@@ -211,12 +214,15 @@ static int look(pid_t pid, pid_t tid, uint64_t now, uint64_t span)
 		return 0; /* counted by the dfile */
 	p->type = SONDE_PKT_OFFCPU;
 	p->size = sizeof *p;
-	p->state = nr == SYS_futex
+	int futex = nr == SYS_futex
 #ifdef SYS_futex_waitv
-				   || nr == SYS_futex_waitv
+		    || nr == SYS_futex_waitv
 #endif
-			   ? SONDE_STATE_USER_LOCK
-			   : SONDE_STATE_OTHER_WAIT;
+		;
+	/* A futex wait that is an OpenMP wait is that wait's (omp.h: the
+	 * word its runtime's entry points or OMPT's callbacks keep). */
+	int omp = futex ? omp_offcpu_state(s) : -1;
+	p->state = omp >= 0 ? (uint16_t)omp : futex ? SONDE_STATE_USER_LOCK : SONDE_STATE_OTHER_WAIT;
 	p->syscall = nr >= 0 && nr < 0xffff ? (uint16_t)nr : SONDE_OFFCPU_NO_SYSCALL;
 	p->tid = (uint32_t)tid;
 	p->reserved = 0;
@@ -244,7 +250,7 @@ static void sweep(uint64_t now, uint64_t span)
 		uint64_t w = span;
 		if (s->start_ns && now > s->start_ns && now - s->start_ns < w)
 			w = now - s->start_ns;
-		int r = look(owner, tid, now, w);
+		int r = look(s, owner, tid, now, w);
 		if (r > 0)
 			atomic_fetch_add_explicit(&g_off_samples, 1, memory_order_relaxed);
 		else if (r < 0)

@@ -22,8 +22,10 @@ have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "ok install
 
 # libelf-dev, libdw-dev, zlib1g-dev: symbols (lib/symbols/symbols.c); g++: its tests build C++ programs;
 # libcapstone-dev: disassembly (lib/symbols/disasm.c); clang: tests/t39-source.sh reads clang's DWARF;
-# libdeflate-dev: inflating compressed debug sections (lib/symbols/plaindebug.c).
-for p in gcc make libc6-dev binutils libelf-dev libdw-dev zlib1g-dev libdeflate-dev g++ libcapstone-dev clang; do
+# libdeflate-dev: inflating compressed debug sections (lib/symbols/plaindebug.c);
+# libomp-dev: LLVM's OpenMP runtime, for the clang builds of the OpenMP fixtures
+# (tests/t78-omp-states.sh; gcc's libgomp comes with gcc).
+for p in gcc make libc6-dev binutils libelf-dev libdw-dev zlib1g-dev libdeflate-dev g++ libcapstone-dev clang libomp-dev; do
 	have_pkg "$p" || need="$need $p"
 done
 # Peers for `make bench` (optional for build and tests).

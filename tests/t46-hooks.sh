@@ -134,7 +134,7 @@ dumped=$("$TSONDE" print -dump profile $E 2>/dev/null |
 tsall=$(awk -F, '$1 == "<Total>" { print $3 }' fn$last.csv)
 check "-dump profile: the samples in state test-state weigh its metric's total ($dumped ~ $tsall ns)" \
 	awk -v a="$dumped" -v b="$tsall" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d < 1e5) }'
-raw=$(awk '$1 == "sample" && $2 == 5 { w += $3 } END { printf "%.0f", w }' fr$last.txt)
+raw=$(awk '$1 == "sample" && $2 == 15 { w += $3 } END { printf "%.0f", w }' fr$last.txt)
 check "the profile packets' state is the row's id exactly on those samples ($raw ns)" test "$raw" = "$tsall"
 "$TSONDE" agg 'profile /state == "test-state"/ { @w = sum(weight); }' $E >agg.txt 2>&1
 aggw=$(awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+$/) v = $i } END { print v + 0 }' agg.txt)
@@ -145,7 +145,7 @@ check "-metric_list of the tests' build has the state's metric" \
 # This sonde, whose table has no such row: the state by its number, its
 # time CPU time.
 check "sonde without the row: -dump profile shows the state by its number" \
-	sh -c "'$SONDE' print -dump profile $E 2>&1 | grep -q '^sample .* state 5  weight'"
+	sh -c "'$SONDE' print -dump profile $E 2>&1 | grep -q '^sample .* state 15  weight'"
 "$TSONDE" print -printmode csv -metrics e.totalcpu:name -functions $E >a.csv 2>&1
 "$B/bin/sonde" print -printmode csv -metrics e.totalcpu:name -functions $E >b.csv 2>&1
 check "sonde without the row: the same CPU time per function" cmp a.csv b.csv

@@ -188,7 +188,7 @@ main <unknown> 1000000"
 # CPU time, frames.er's numbers
 "$SONDE" print -dump profile framestate.er >sdump0.txt 2>&1
 same "state: sonde without the row: -dump profile shows the state by its number" \
-	"$(grep -c '^sample .*  state 5  weight 1.000 ms  ' sdump0.txt)" 6
+	"$(grep -c '^sample .*  state 15  weight 1.000 ms  ' sdump0.txt)" 6
 "$SONDE" print -printmode '|' -metrics e.totalcpu:i.totalcpu:name -functions framestate.er >sfn0.txt 2>&1
 check "state: sonde without the row: -functions as frames.er's" cmp sfn0.txt fn.txt
 rc 2 "state: sonde without the row: no metric teststate" "$SONDE" print -metrics e.teststate -functions framestate.er

@@ -59,9 +59,17 @@
 
 /* A state of CPU samples (a profile packet's); else of off-CPU samples. */
 #define SONDE_STATEF_CPU 0x1u
+/* A runtime's state of off-CPU samples (OpenMP's waits blocked in a
+ * futex): a refinement of User Lock that the collector's off-CPU sampler
+ * takes from the runtime's word for the thread (collector/omp_state.c).
+ * The views that list every off-CPU state (-header, the default metrics)
+ * list it only when an experiment has samples in it, and -statistics
+ * counts its time in User Lock's column, so that an experiment without
+ * it reads as before. */
+#define SONDE_STATEF_RUNTIME 0x2u
 
 #ifdef SONDE_TEST_STATES
-#define SONDE_STATES_TEST_(X) X(TEST, 5, SONDE_STATEF_CPU, 1, "Test State", "teststate", "Test State Time", "test-state", "test-state")
+#define SONDE_STATES_TEST_(X) X(TEST, 15, SONDE_STATEF_CPU, 1, "Test State", "teststate", "Test State Time", "test-state", "test-state")
 #else
 #define SONDE_STATES_TEST_(X)
 #endif
@@ -73,8 +81,47 @@
 	X(OTHER_WAIT, 2, 0, 1, "Other Wait", "owait", "Other Wait Time", "other-wait", "other-wait") \
 	X(MPI_WORK, 3, SONDE_STATEF_CPU, 1, "MPI Work", "mpiwork", "MPI Work Time", "mpi-work", "mpi-work") \
 	X(MPI_WAIT, 4, SONDE_STATEF_CPU, 1, "MPI Wait", "mpiwait", "MPI Wait Time", "mpi-wait", "mpi-wait") \
+	X(OMP_WORK, 5, SONDE_STATEF_CPU, 1, "OpenMP Work", "ompwork", "OpenMP Work Time", "omp-work", "omp-work") \
+	X(OMP_BARRIER, 6, SONDE_STATEF_CPU, 1, "OMP Barrier", "ompbarrier", "OpenMP Barrier Wait Time", "omp-barrier", "omp-barrier") \
+	X(OMP_LOCK, 7, SONDE_STATEF_CPU, 1, "OMP Lock", "omplock", "OpenMP Lock Wait Time", "omp-lock", "omp-lock") \
+	X(OMP_TASKWAIT, 8, SONDE_STATEF_CPU, 1, "OMP Taskwait", "omptaskwait", "OpenMP Taskwait Time", "omp-taskwait", "omp-taskwait") \
+	X(OMP_IDLE, 9, SONDE_STATEF_CPU, 1, "OMP Idle", "ompidle", "OpenMP Idle Time", "omp-idle", "omp-idle") \
+	X(OMP_OVERHEAD, 10, SONDE_STATEF_CPU, 1, "OMP Overhead", "ompoverhead", "OpenMP Overhead Time", "omp-overhead", "omp-overhead") \
+	X(OMP_BARRIER_OFF, 11, SONDE_STATEF_RUNTIME, 1, "OMP Barrier Off-CPU", "ompbarrier_off", "OpenMP Barrier Off-CPU Time", "omp-barrier-off", "omp-barrier-off") \
+	X(OMP_LOCK_OFF, 12, SONDE_STATEF_RUNTIME, 1, "OMP Lock Off-CPU", "omplock_off", "OpenMP Lock Off-CPU Time", "omp-lock-off", "omp-lock-off") \
+	X(OMP_TASKWAIT_OFF, 13, SONDE_STATEF_RUNTIME, 1, "OMP Taskwait Off-CPU", "omptaskwait_off", "OpenMP Taskwait Off-CPU Time", "omp-taskwait-off", "omp-taskwait-off") \
+	X(OMP_IDLE_OFF, 14, SONDE_STATEF_RUNTIME, 1, "OMP Idle Off-CPU", "ompidle_off", "OpenMP Idle Off-CPU Time", "omp-idle-off", "omp-idle-off") \
 	SONDE_STATES_TEST_(X)
 /* clang-format on */
+
+/*
+ * Summed metrics: a metric whose value is the sum of several states' time
+ * (the reference's OpenMP Wait: every OpenMP wait, by whatever cause, on
+ * CPU or blocked).  Columns of S(NAME, members, name, metric, title):
+ *   NAME     SONDE_M_SUM_NAME (model/profile.h): it follows the states'
+ *            metrics, before Total Thread
+ *   members  the states it sums, as SONDE_STATE_BIT(NAME) | ...: evaluated
+ *            where format.h's enum is known (the model's files)
+ *   name, metric, title   as a state's
+ * A sum stands for its members in sonde print's default metrics (which
+ * show the sum, not each member).
+ */
+#define SONDE_STATE_BIT(NAME) (1ull << SONDE_STATE_##NAME)
+/* clang-format off */
+#define SONDE_STATE_SUMS(S)                                                                         \
+	S(OMP_WAIT,                                                                                  \
+	  SONDE_STATE_BIT(OMP_BARRIER) | SONDE_STATE_BIT(OMP_LOCK) | SONDE_STATE_BIT(OMP_TASKWAIT) | \
+	  SONDE_STATE_BIT(OMP_IDLE) | SONDE_STATE_BIT(OMP_OVERHEAD) | SONDE_STATE_BIT(OMP_BARRIER_OFF) | \
+	  SONDE_STATE_BIT(OMP_LOCK_OFF) | SONDE_STATE_BIT(OMP_TASKWAIT_OFF) | SONDE_STATE_BIT(OMP_IDLE_OFF), \
+	  "OpenMP Wait", "ompwait", "OpenMP Wait Time")
+/* clang-format on */
+
+/* How many summed metrics. */
+enum {
+#define SONDE_STATE_NSUMS_(NAME, ...) +1
+	SONDE_STATE_NSUMS = 0 SONDE_STATE_SUMS(SONDE_STATE_NSUMS_),
+#undef SONDE_STATE_NSUMS_
+};
 
 /* A state of off-CPU samples has a metric: its time shows nowhere else. */
 #define SONDE_STATE_CHECK_(NAME, id, flags, M, ...) \
@@ -129,6 +176,13 @@ static inline int sonde_state_cpu(unsigned id)
 {
 	const struct sonde_state_desc *d = sonde_state_desc(id);
 	return d && (d->flags & SONDE_STATEF_CPU);
+}
+
+/* Whether id is a runtime's state of off-CPU samples (SONDE_STATEF_RUNTIME). */
+static inline int sonde_state_runtime_offcpu(unsigned id)
+{
+	const struct sonde_state_desc *d = sonde_state_desc(id);
+	return d && (d->flags & SONDE_STATEF_RUNTIME);
 }
 
 /* Whether id is a state of off-CPU samples (an off-CPU packet's). */

@@ -55,6 +55,10 @@ static const struct sonde_metric_def metrics[SONDE_M_CLOCK_N] = {
 	SONDE_STATE_METRIC_IF_(M, [SONDE_M_STATE_##NAME] = { metric, title, name, SONDE_UNIT_NS }, )
 	SONDE_STATES(STATE_METRIC_)
 #undef STATE_METRIC_
+	/* each summed metric's: "ompwait", "OpenMP Wait Time", "OpenMP Wait" */
+#define SUM_METRIC_(NAME, members, name, metric, title) [SONDE_M_SUM_##NAME] = { metric, title, name, SONDE_UNIT_NS },
+	SONDE_STATE_SUMS(SUM_METRIC_)
+#undef SUM_METRIC_
 	[SONDE_M_TOTAL] = { "total", "Total Thread Time", "Total Thread", SONDE_UNIT_NS },
 };
 
@@ -74,10 +78,22 @@ static bool recorded(const struct sonde_exp *exp, int m)
 	case SONDE_M_TOTAL:
 		return sonde_exp_has_microstates(exp) || sonde_exp_has_offcpu(exp);
 	}
+	/* a runtime's off-CPU state (OpenMP's) as a CPU state: with samples */
 	for (unsigned st = 0; st < SONDE_STATE_COUNT; st++)
 		if (sonde_state_metric(st) == m)
-			return sonde_state_offcpu(st) ? sonde_exp_has_offcpu(exp)
-						       : sonde_exp_summary(exp)->state_samples[st] > 0;
+			return sonde_state_offcpu(st) && !sonde_state_runtime_offcpu(st)
+				       ? sonde_exp_has_offcpu(exp)
+				       : sonde_exp_summary(exp)->state_samples[st] > 0;
+	/* a sum: with samples in any of its members */
+#define SUM_REC_(NAME, members, ...) \
+	if (m == SONDE_M_SUM_##NAME) { \
+		for (unsigned st = 0; st < SONDE_STATE_COUNT && st < 64; st++) \
+			if (((members) >> st & 1) && sonde_exp_summary(exp)->state_samples[st] > 0) \
+				return true; \
+		return false; \
+	}
+	SONDE_STATE_SUMS(SUM_REC_)
+#undef SUM_REC_
 	return false;
 }
 

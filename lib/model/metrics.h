@@ -43,7 +43,7 @@
  * thread state that has one: sonde/states.h) and the data kinds' (27:
  * sync's, heap's, I/O's, the counters' slots and MPI's).  A new state's
  * metric makes room for itself; a new kind's metrics raise the 27. */
-#define SONDE_MAX_METRICS (33 + SONDE_STATE_NMETRICS)
+#define SONDE_MAX_METRICS (33 + SONDE_STATE_NMETRICS + SONDE_STATE_NSUMS)
 
 enum sonde_unit {
 	SONDE_UNIT_NS,	  /* a time in nanoseconds, shown in seconds */

@@ -759,6 +759,12 @@ static inline void clock_vals(unsigned st, uint64_t n, uint64_t w, uint64_t syst
 	}
 	if (m >= 0)
 		v[m] = (int64_t)w;
+	/* the sums its state is a member of (sonde/states.h) */
+#define SUM_ADD_(NAME, members, ...) \
+	if (st < 64 && ((members) >> st & 1)) \
+		v[SONDE_M_SUM_##NAME] += (int64_t)w;
+	SONDE_STATE_SUMS(SUM_ADD_)
+#undef SUM_ADD_
 }
 
 int sonde_state_metric(unsigned st)

@@ -189,6 +189,12 @@ enum {
 #define SONDE_M_STATE_(NAME, id, flags, M, ...) SONDE_STATE_METRIC_IF_(M, SONDE_M_STATE_##NAME, )
 	SONDE_STATES(SONDE_M_STATE_)
 #undef SONDE_M_STATE_
+	/* A summed metric per SONDE_STATE_SUMS row (sonde/states.h):
+	 * SONDE_M_SUM_NAME, the time of its member states' samples (OpenMP
+	 * Wait Time). */
+#define SONDE_M_SUM_(NAME, ...) SONDE_M_SUM_##NAME,
+	SONDE_STATE_SUMS(SONDE_M_SUM_)
+#undef SONDE_M_SUM_
 	SONDE_M_TOTAL,	  /* Total Thread Time: totalcpu + wait + the off-CPU states' */
 	SONDE_M_CLOCK_N
 };

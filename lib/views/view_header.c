@@ -188,7 +188,7 @@ static void print_offcpu(FILE *out, const struct sonde_exp *exp)
 	fprintf(out, "%-19s%" PRIu64 " (%.3f s", "Off-CPU samples:", s->offcpu_samples, sec(off_ns));
 	const char *sep = ": ";
 	for (unsigned st = 0; st < SONDE_STATE_COUNT; st++)
-		if (sonde_state_offcpu(st)) {
+		if (sonde_state_offcpu(st) && (!sonde_state_runtime_offcpu(st) || s->state_samples[st])) {
 			fprintf(out, "%s%.3f s %s", sep, sec(s->state_ns[st]), sonde_state_desc(st)->name);
 			sep = ", ";
 		}
@@ -797,7 +797,8 @@ static void header_data(const struct sonde_emit *out, const void *arg)
 		/* each off-CPU state's time: "user_lock_ns", from its -dump
 		 * spelling */
 		for (unsigned st = 0; st < SONDE_STATE_COUNT; st++) {
-			if (!sonde_state_offcpu(st))
+			/* a runtime's (OpenMP's) only when recorded */
+			if (!sonde_state_offcpu(st) || (sonde_state_runtime_offcpu(st) && !s->state_samples[st]))
 				continue;
 			char key[64];
 			snprintf(key, sizeof key, "%s_ns", sonde_state_desc(st)->dump);

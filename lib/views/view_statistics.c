@@ -133,7 +133,7 @@ static void stats_text(struct sonde_emit *e, const char *name, const struct stat
 /* The columns: User CPU, System CPU, Wait CPU, a column per off-CPU state
  * (sonde/states.h: User Lock, Other Wait; its key is its metric's name
  * and "_ns"), Total Thread, then the kernel's. */
-#define MS_OFF_(NAME, id, flags, ...) +((flags) & SONDE_STATEF_CPU ? 0 : 1)
+#define MS_OFF_(NAME, id, flags, ...) +((flags) & (SONDE_STATEF_CPU | SONDE_STATEF_RUNTIME) ? 0 : 1)
 enum { MS_USER, MS_SYS, MS_WAIT, MS_OFF0, MS_TOTAL = MS_OFF0 SONDE_STATES(MS_OFF_), MS_UTIME, MS_STIME, MS_DELAY,
        MS_SLEEP, MS_N };
 #undef MS_OFF_
@@ -154,7 +154,7 @@ static void ms_cols_init(void)
 	int c = MS_OFF0;
 	for (unsigned st = 0; st < SONDE_STATE_COUNT && c < MS_TOTAL; st++) {
 		const struct sonde_state_desc *d = sonde_state_desc(st);
-		if (!sonde_state_offcpu(st))
+		if (!sonde_state_offcpu(st) || sonde_state_runtime_offcpu(st))
 			continue;
 		snprintf(ms_keys[c - MS_OFF0], sizeof ms_keys[0], "%s_ns", d->metric);
 		ms_cols[c].key = ms_keys[c - MS_OFF0];
@@ -185,6 +185,14 @@ static void thread_ms(const struct sonde_thread *t, uint64_t *v, bool *known)
 	v[MS_TOTAL] = t->weight_ns + t->wait_cpu_ns;
 	for (int c = MS_OFF0; c < MS_TOTAL; c++)
 		v[MS_TOTAL] += v[c] = t->state_ns[ms_cols[c].state];
+	/* a runtime's off-CPU state (OpenMP's waits) is a futex wait: User
+	 * Lock's, as the kernel sees it */
+	for (unsigned st = 0; st < SONDE_STATE_COUNT; st++)
+		for (int c = MS_OFF0; c < MS_TOTAL; c++)
+			if (sonde_state_runtime_offcpu(st) && ms_cols[c].state == SONDE_STATE_USER_LOCK) {
+				v[c] += t->state_ns[st];
+				v[MS_TOTAL] += t->state_ns[st];
+			}
 	known[MS_UTIME] = known[MS_STIME] = t->has_times;
 	v[MS_UTIME] = t->utime_ns;
 	v[MS_STIME] = t->stime_ns;
