@@ -126,6 +126,8 @@ sh bench/export.sh
 # MPI tracing: a ring exchange of 1 KiB and 64 KiB messages on 2 ranks,
 # plain and under sonde collect -M on, Open MPI and MPICH.
 sh bench/mpi.sh
+echo
+sh bench/omp.sh
 
 # sonde merge of 1,000 synthetic ranks of 10,000 samples: time and memory,
 # serial and under mpirun -np 2 and -np 4 (Open MPI, MPICH), equality.

@@ -1,0 +1,35 @@
+#!/bin/sh
+# OpenMP states' cost (issue 30): bench/ompbench.c (many short regions,
+# each with a critical section, a barrier and a reduction; 2 threads),
+# built by gcc (libgomp: the GOMP_* interposers) and by clang (libomp: the
+# OMPT tool), plain, under `sonde collect -p hi` with the states off
+# (SONDE_OMP=0) and on, round by round.  Prints the median wall time of
+# the regions (the program's own clock: waiting threads spin, so CPU time
+# measures the scheduler) and the ratios; the target is at most 2% more
+# with the states than clock profiling alone.
+cd "$(dirname "$0")/.." || exit 1
+B=$(pwd)/build
+SONDE=$B/bin/sonde
+ROUNDS=${BENCH_OMP_ROUNDS:-7}
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print 0 }'; }
+pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.1f%%", (b > 0 ? (a / b - 1) * 100 : 0) }'; }
+echo "== OpenMP states: 4000 regions x 2 threads, plain vs -p hi with states off / on (median of $ROUNDS)"
+export OMP_NUM_THREADS=2 OMP_WAIT_POLICY=active
+for cc in gcc clang; do
+	command -v $cc >/dev/null || { echo "  $cc: not installed"; continue; }
+	$cc -O2 -fopenmp -o "$W/omp.$cc" bench/ompbench.c 2>/dev/null || { echo "  $cc: no OpenMP here"; continue; }
+	: >"$W/p"; : >"$W/off"; : >"$W/on"
+	for r in $(seq 1 "$ROUNDS"); do
+		"$W/omp.$cc" | awk '{ print $4 }' >>"$W/p"
+		rm -rf "$W/a.er" "$W/b.er"
+		SONDE_OMP=0 "$SONDE" collect -p hi -o "$W/a.er" "$W/omp.$cc" 2>/dev/null | awk '{ print $4 }' >>"$W/off"
+		"$SONDE" collect -p hi -o "$W/b.er" "$W/omp.$cc" 2>/dev/null | awk '{ print $4 }' >>"$W/on"
+	done
+	p=$(median <"$W/p") off=$(median <"$W/off") on=$(median <"$W/on")
+	st=$("$SONDE" print -header "$W/b.er" 2>/dev/null | grep -c "OpenMP")
+	printf "  %-6s plain %.3f s; -p hi %.3f s (%s); -p hi + states %.3f s (%s plain, %s against -p hi)%s\n" \
+		$cc "$p" "$off" "$(pct "$off" "$p")" "$on" "$(pct "$on" "$p")" "$(pct "$on" "$off")" \
+		"$([ "$st" -gt 0 ] || echo '  [no OpenMP state recorded]')"
+done
