@@ -15,7 +15,7 @@ W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print 0 }'; }
 pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.1f%%", (b > 0 ? (a / b - 1) * 100 : 0) }'; }
-echo "== OpenMP states: 4000 regions x 2 threads, plain vs -p hi with states off / on (median of $ROUNDS)"
+echo "== OpenMP states: 20000 regions x 2 threads, plain vs -p hi with states off / on (median of $ROUNDS)"
 export OMP_NUM_THREADS=2 OMP_WAIT_POLICY=active
 for cc in gcc clang; do
 	command -v $cc >/dev/null || { echo "  $cc: not installed"; continue; }
@@ -28,7 +28,7 @@ for cc in gcc clang; do
 		"$SONDE" collect -p hi -o "$W/b.er" "$W/omp.$cc" 2>/dev/null | awk '{ print $4 }' >>"$W/on"
 	done
 	p=$(median <"$W/p") off=$(median <"$W/off") on=$(median <"$W/on")
-	st=$("$SONDE" print -header "$W/b.er" 2>/dev/null | grep -c "OpenMP")
+	st=$("$SONDE" print -functions "$W/b.er" 2>/dev/null | grep -c "OpenMP")
 	printf "  %-6s plain %.3f s; -p hi %.3f s (%s); -p hi + states %.3f s (%s plain, %s against -p hi)%s\n" \
 		$cc "$p" "$off" "$(pct "$off" "$p")" "$on" "$(pct "$on" "$p")" "$(pct "$on" "$off")" \
 		"$([ "$st" -gt 0 ] || echo '  [no OpenMP state recorded]')"

@@ -19,7 +19,7 @@ static double work(long n, double x)
 
 int main(int argc, char **argv)
 {
-	long regions = argc > 1 ? atol(argv[1]) : 4000;
+	long regions = argc > 1 ? atol(argv[1]) : 20000;
 	long per = argc > 2 ? atol(argv[2]) : 20000;
 	double sum = 0, shared = 0;
 	double t0 = omp_get_wtime();
