@@ -109,6 +109,9 @@ enum sonde_packet_type {
 	SONDE_PKT_OFFCPU = 14,
 	SONDE_PKT_MPI_CALL = 15,
 	SONDE_PKT_MPI_MSG = 16,
+	SONDE_PKT_OMP_REGION = 17,
+	SONDE_PKT_OMP_ITASK = 18,
+	SONDE_PKT_OMP_TASK = 19,
 };
 
 /* Thread states: the rows of sonde/states.h (ids and meaning there):
@@ -634,5 +637,70 @@ struct sonde_mpi_msg_packet {
 	uint64_t stack_id;	/* the stack of that call */
 };
 _Static_assert(sizeof(struct sonde_mpi_msg_packet) == 56, "mpi message packet layout");
+
+/*
+ * OpenMP (kind omp, file "omptrace"; collector/omp.c, from OMPT's
+ * callbacks on libomp and the GOMP_* interposers on libgomp).  Events
+ * cost a region's enter and leave, per thread, and a task's creation and
+ * run, never an iteration.  Written when the thing they describe ends, by
+ * the thread it is about; the reader joins them by region id.
+ */
+
+/* flags of an OpenMP region packet */
+#define SONDE_OMPF_LIBOMP 0x1u	/* recorded through OMPT (LLVM's libomp) */
+#define SONDE_OMPF_LIBGOMP 0x2u	/* recorded through the GOMP_* interposers */
+#define SONDE_OMPF_TEAMS 0x4u	/* a teams region, not a parallel one */
+
+/* One execution of a parallel region, written by the thread that opened
+ * it (the encountering thread, the team's master) when the region ends. */
+struct sonde_omp_region_packet {
+	uint16_t type;		/* SONDE_PKT_OMP_REGION */
+	uint16_t size;		/* 72 */
+	uint16_t flags;		/* SONDE_OMPF_* */
+	uint16_t level;		/* nesting level: 1 for an outermost region */
+	uint32_t requested;	/* threads asked for (num_threads, the ICV) */
+	uint32_t nthreads;	/* threads the team had */
+	uint64_t region_id;	/* unique in the process, never 0 */
+	uint64_t parent_id;	/* the enclosing region's id; 0: none */
+	uint64_t codeptr;	/* the return address in the code that opened
+				   it (its source function and line); 0:
+				   unknown */
+	uint64_t start_ns;	/* the fork */
+	uint64_t end_ns;	/* the join */
+	uint64_t stack_id;	/* the encountering thread's stack at the fork
+				   (leaf: the opening call); 0: none */
+	uint64_t reserved;
+};
+_Static_assert(sizeof(struct sonde_omp_region_packet) == 72, "omp region packet layout");
+
+/* One thread's part of a region (its implicit task), written by that
+ * thread when it leaves the region's closing barrier. */
+struct sonde_omp_itask_packet {
+	uint16_t type;		/* SONDE_PKT_OMP_ITASK */
+	uint16_t size;		/* 48 */
+	uint32_t thread_num;	/* its number in the team (0: the master) */
+	uint64_t region_id;
+	uint64_t begin_ns;	/* it started the region's work */
+	uint64_t arrive_ns;	/* it reached the region's closing barrier */
+	uint64_t end_ns;	/* it left it */
+	uint64_t reserved;
+};
+_Static_assert(sizeof(struct sonde_omp_itask_packet) == 48, "omp itask packet layout");
+
+/* One explicit task, written by the thread that ran it when it ends. */
+struct sonde_omp_task_packet {
+	uint16_t type;		/* SONDE_PKT_OMP_TASK */
+	uint16_t size;		/* 56 */
+	uint32_t flags;		/* 0 (room for undeferred, final, ...) */
+	uint64_t region_id;	/* the region it was created in; 0: none */
+	uint64_t create_ns;	/* when it was created */
+	uint64_t begin_ns;	/* when it started running */
+	uint64_t end_ns;	/* when it ended */
+	uint64_t create_stack;	/* the creating thread's stack at its
+				   creation (leaf: the creating call) */
+	uint64_t codeptr;	/* the task's function, or the creating
+				   call's return address; 0: unknown */
+};
+_Static_assert(sizeof(struct sonde_omp_task_packet) == 56, "omp task packet layout");
 
 #endif
