@@ -538,6 +538,37 @@ struct sonde_mpi_job {
 	const char *library, *abi;
 };
 
+/* OpenMP (lib/kinds/omp.c): format.h's region, implicit-task and task
+ * packets, checked and joined.  A region is one execution of a parallel
+ * region; its threads' parts are its itasks (sorted by thread_num). */
+struct sonde_omp_itask {
+	uint32_t tid;	     /* the thread that ran it */
+	uint32_t thread_num; /* its number in the team */
+	uint64_t begin_ns, arrive_ns, end_ns;
+};
+struct sonde_omp_region {
+	uint32_t tid; /* the thread that opened it */
+	uint16_t flags, level;
+	uint32_t requested, nthreads;
+	uint64_t region_id, parent_id, codeptr, start_ns, end_ns, stack_id;
+	const struct sonde_omp_itask *itasks; /* its threads' parts */
+	uint32_t nitasks;
+};
+struct sonde_omp_task {
+	uint32_t tid; /* the thread that ran it */
+	uint32_t flags;
+	uint64_t region_id, create_ns, begin_ns, end_ns, create_stack, codeptr;
+};
+/* Regions in start order; NULL when the experiment has none. */
+const struct sonde_omp_region *sonde_exp_omp_regions(const struct sonde_exp *exp, size_t *n);
+const struct sonde_omp_task *sonde_exp_omp_tasks(const struct sonde_exp *exp, size_t *n);
+/* The innermost region thread tid was working in at time_ns (inside one
+ * of its itasks' [begin_ns, end_ns)), and that itask; NULL when none (a
+ * serial part, a worker idle between regions).  Logarithmic in the
+ * thread's itasks: for every sample of the user view mode. */
+const struct sonde_omp_region *sonde_exp_omp_region_at(const struct sonde_exp *exp, uint32_t tid, uint64_t time_ns,
+							 const struct sonde_omp_itask **itask);
+
 /* The counter metrics (-h; lib/kinds/counters.c) are named by the
  * experiments' log.xml: this names them from the log.xml of the experiment
  * at dir before it is opened, so that options naming them ("-metrics
