@@ -193,6 +193,7 @@ static int build(struct state *st, struct sonde_profile *p, size_t first, size_t
 	/* machine mode shows the frames as the machine ran them: inlined
 	 * code as the function it was inlined into */
 	po.no_inlines = st->no_inlines || st->o.viewmode == SONDE_VIEW_MACHINE;
+	po.viewmode = (enum sonde_stackmode)st->o.viewmode;
 	if (sonde_profile_build(p, (const struct sonde_exp *const *)st->exps + first, n, &po, err,
 				sizeof(err)) < 0) {
 		complain(NULL, "%s", err);
@@ -667,8 +668,8 @@ static int run_viewmode(struct state *st, const struct step *s, char *err, size_
 	enum sonde_viewmode v = st->o.viewmode;
 
 	sonde_viewmode_parse(&st->o.viewmode, s->arg, err, errlen);
-	if ((v == SONDE_VIEW_MACHINE) != (st->o.viewmode == SONDE_VIEW_MACHINE))
-		drop_profiles(st);
+	if (v != st->o.viewmode)
+		drop_profiles(st); /* inlines (machine mode) and a runtime's shaped stacks (model/shape.h) */
 	if (st->interactive)
 		printf("Viewmode set to %s\n", s->arg);
 	return 0;

@@ -22,6 +22,7 @@
 
 #include "reader/experiment.h"
 #include "model/metrics.h"
+#include "model/shape.h"
 
 struct sonde_syms;
 struct sonde_pevent;
@@ -66,6 +67,11 @@ struct sonde_profile_opts {
 	 * one chain of tail calls explains the gap (symbols.h,
 	 * sonde_syms_tailcalls), and counted in sonde_profile.tail. */
 	bool no_tailcalls;
+	/* -viewmode (model/shape.h): an experiment that ran a runtime with a
+	 * shaper (OpenMP) has its stacks shaped in user mode (the default) and
+	 * expert mode; machine mode, and every other experiment, keeps them as
+	 * recorded. */
+	enum sonde_stackmode viewmode;
 	/* When not NULL: called with each event that passes the filters, as
 	 * it is added to the model (an experiment's clock-profile samples in
 	 * file order, then its traced events kind by kind in time order), for
