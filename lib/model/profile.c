@@ -705,6 +705,11 @@ static uint32_t build_shaped(struct builder *b, const struct sonde_exp *exp, uin
 				tail--;
 		if (tail < run)
 			tail = run; /* nothing of the user's in this level: its leaf run is all */
+		bool user = false;
+		for (int k = 0; k < n && !user; k++)
+			user = cls[k] == F_USER;
+		if (!user && b->vmode == SONDE_SHAPE_USER)
+			tail = run; /* a thread of the runtime's own: <OMP-idle> is all it shows */
 		const struct sonde_func *below = NULL;
 		if (run && b->vmode == SONDE_SHAPE_USER) {
 			const struct sonde_func *rf = NULL;
