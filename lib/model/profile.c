@@ -712,12 +712,12 @@ static uint32_t build_shaped(struct builder *b, const struct sonde_exp *exp, uin
 			tail = run; /* a thread of the runtime's own: <OMP-idle> is all it shows */
 		const struct sonde_func *below = NULL;
 		if (run && b->vmode == SONDE_SHAPE_USER) {
-			const struct sonde_func *rf = NULL;
-			for (int k = 0; k < run && !rf; k++)
-				if (cls[k] == F_RUNTIME)
-					rf = sfs[k];
+			/* in a pseudo-object of the runtime's name ("<OpenMP>"):
+			 * user mode shows nothing of the runtime's object */
+			char oname[64];
+			snprintf(oname, sizeof oname, "<%s>", b->sh->name);
 			const char *name = b->sh->pseudo(state);
-			uint32_t o = sonde_model_object(b->m, rf && rf->object ? rf->object->path : "<unknown>");
+			uint32_t o = sonde_model_object(b->m, oname);
 			uint32_t f = sonde_model_func(b->m, o, 0, name, name, name, true);
 			if (f == UINT32_MAX ||
 			    sonde_grow(&b->frames, &b->capframes, (size_t)(d + 2), sizeof *b->frames, 64))
