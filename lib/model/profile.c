@@ -484,8 +484,19 @@ static int frame_funcs(struct builder *b, const struct sonde_frame *fr, uint64_t
  * off between it and the frame below, *below's function) to b->frames at
  * *d; rename (not UINT32_MAX): the function that stands for fr's own
  * (out-of-line) function.  The number appended, -1 out of memory. */
+/* A shaped stack's renaming of outlined bodies (the shaping below): the
+ * object of the frame being added, the codeptr that names its level's
+ * bodies, and whether the last function appended stands for one. */
+struct shren {
+	const struct sonde_object *obj;
+	uint64_t codeptr, t;
+	bool last;
+};
+static uint32_t outlined_source(struct builder *b, const struct sonde_object *obj, const char *mangled,
+				uint64_t codeptr, uint64_t t);
+
 static int add_frame(struct builder *b, const struct sonde_frame *fr, uint64_t time_ns,
-		     const struct sonde_func **below, int *d, uint32_t rename)
+		     const struct sonde_func **below, int *d, struct shren *ren)
 {
 	bool native = fr->kind == SONDE_FRAME_NATIVE;
 	const uint32_t *fl;
@@ -517,13 +528,32 @@ static int add_frame(struct builder *b, const struct sonde_frame *fr, uint64_t t
 	if (sonde_grow(&b->frames, &b->capframes, (size_t)(*d + n + 2), sizeof *b->frames, 64))
 		return -1;
 	for (int i = 0; i < n; i++) {
-		uint32_t f = i == n - 1 && rename != UINT32_MAX ? rename : fl[i];
+		uint32_t f = fl[i];
+		if (ren && ren->obj) {
+			/* an outlined body (inlined ones too) is its source
+			 * function, one frame with that function's frame next
+			 * to it: the body is part of its source */
+			uint32_t r = outlined_source(b, ren->obj, sonde_model_funcinfo(b->m, f)->mangled, ren->codeptr,
+						     ren->t);
+			if (r != UINT32_MAX) {
+				if (!*d || b->frames[*d - 1] != r)
+					b->frames[(*d)++] = r;
+				ren->last = true;
+				continue;
+			}
+		}
 		/* Consecutive frames folded into one object
 		 * pseudo-function are one call. */
 		if (*d && b->frames[*d - 1] == f && sonde_model_funcinfo(b->m, f)->lo == 0 &&
 		    sonde_model_funcinfo(b->m, f)->name_long[0] == '<')
 			continue;
+		if (ren && ren->last && *d && b->frames[*d - 1] == f) {
+			ren->last = false; /* the source function of the body just appended */
+			continue;
+		}
 		b->frames[(*d)++] = f;
+		if (ren)
+			ren->last = false;
 	}
 	return *d - d0;
 }
@@ -550,7 +580,7 @@ static uint32_t build_stack(struct builder *b, const struct sonde_exp *exp, uint
 	for (int k = 0; k < st->depth; k++) {
 		struct sonde_frame fr = st->frame[k];
 		fr.exact |= k == 0 && leaf_exact;
-		if (add_frame(b, &fr, time_ns, &below, &d, UINT32_MAX) < 0)
+		if (add_frame(b, &fr, time_ns, &below, &d, NULL) < 0)
 			return UINT32_MAX;
 	}
 	return finish_stack(b, st->flags, d);
@@ -627,20 +657,20 @@ static int frame_class(struct builder *b, const struct sonde_frame *fr, uint64_t
 
 /* The model function an outlined body sf stands for, UINT32_MAX when sf is
  * none or its source function is not known. */
-static uint32_t outlined_source(struct builder *b, const struct sonde_func *sf, uint64_t codeptr, uint64_t t)
+static uint32_t outlined_source(struct builder *b, const struct sonde_object *obj, const char *mangled,
+				uint64_t codeptr, uint64_t t)
 {
 	size_t len;
 	const struct sonde_func *g = NULL;
-	if (!sf || sf->kind != SONDE_FRAME_NATIVE || !sf->object || sf->synthesized ||
-	    !b->sh->outlined(sf->mangled, &len))
+	if (!mangled || !b->sh->outlined(mangled, &len))
 		return UINT32_MAX;
 	if (len) {
 		char name[512];
 		if (len >= sizeof name)
 			return UINT32_MAX;
-		memcpy(name, sf->mangled, len);
+		memcpy(name, mangled, len);
 		name[len] = 0;
-		g = sonde_syms_named(b->syms, sf->object, name);
+		g = sonde_syms_named(b->syms, obj, name);
 	} else if (codeptr) {
 		g = sonde_syms_lookup(b->syms, codeptr, false, t);
 		if (g && (!g->object || g->synthesized || g->plt))
@@ -668,7 +698,7 @@ static uint32_t build_shaped(struct builder *b, const struct sonde_exp *exp, uin
 	b->cur_marks = 0;
 	int d = 0;
 	uint16_t flags = 0;
-	bool renamed_last = false; /* b->frames[d - 1] stands for an outlined body */
+	struct shren ren = { NULL, 0, 0, false }; /* ren.last: b->frames[d - 1] stands for an outlined body */
 	for (int lv = 0; lv <= cx->n; lv++) {
 		uint64_t sid = lv ? cx->l[lv - 1].stack_id : stack_id;
 		uint64_t t = lv ? cx->l[lv - 1].time_ns : time_ns;
@@ -723,7 +753,7 @@ static uint32_t build_shaped(struct builder *b, const struct sonde_exp *exp, uin
 			    sonde_grow(&b->frames, &b->capframes, (size_t)(d + 2), sizeof *b->frames, 64))
 				return UINT32_MAX;
 			b->frames[d++] = f;
-			renamed_last = false;
+			ren.last = false;
 		}
 		for (int k = b->vmode == SONDE_SHAPE_USER ? run : 0; k < tail; k++) {
 			struct sonde_frame fr = st->frame[k];
@@ -734,19 +764,16 @@ static uint32_t build_shaped(struct builder *b, const struct sonde_exp *exp, uin
 				below = NULL; /* a gap: no tail calls across it */
 				continue;
 			}
-			uint32_t rn = k >= run ? outlined_source(b, sfs[k], codeptr, t) : UINT32_MAX;
-			int d0 = d;
-			if (add_frame(b, &fr, t, &below, &d, rn) < 0)
+			const struct sonde_func *sf = sfs[k];
+			ren.obj = k >= run && sf && sf->kind == SONDE_FRAME_NATIVE && sf->object && !sf->synthesized
+					  ? sf->object
+					  : NULL;
+			ren.codeptr = codeptr;
+			ren.t = t;
+			if (!ren.obj)
+				ren.last = false;
+			if (add_frame(b, &fr, t, &below, &d, ren.obj ? &ren : NULL) < 0)
 				return UINT32_MAX;
-			/* an outlined body and its source function's frame
-			 * next to it are one frame */
-			if (d > d0 && d0 > 0 && b->frames[d0] == b->frames[d0 - 1] &&
-			    (rn != UINT32_MAX || renamed_last)) {
-				memmove(&b->frames[d0], &b->frames[d0 + 1], (size_t)(d - d0 - 1) * sizeof *b->frames);
-				d--;
-			}
-			if (d > d0)
-				renamed_last = rn != UINT32_MAX;
 		}
 		flags = st->flags;
 		if (tail < n)
