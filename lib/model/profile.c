@@ -1054,6 +1054,7 @@ static int shape_begin(struct builder *b, const struct sonde_exp *exp)
 		}
 	}
 	if (b->sh) { /* ctx[0]: no context */
+		b->p->shaped = true;
 		if (sonde_grow(&b->ctx, &b->capctx, 1, sizeof *b->ctx, 16))
 			return -1;
 		memset(&b->ctx[0], 0, sizeof b->ctx[0]);

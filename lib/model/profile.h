@@ -162,6 +162,9 @@ struct sonde_profile {
 	struct sonde_evstack *ev;
 	size_t nev;
 	bool inlines; /* built with inlined functions in stacks */
+	/* An experiment's stacks were shaped by a runtime's shaper
+	 * (model/shape.h: OpenMP's, in user or expert mode). */
+	bool shaped;
 	struct sonde_tailcall_stats tail;
 	/* Per model stack (sonde_model_stack's handle): bit k set when its
 	 * function k (leaf first, k < 64) is a frame restored by a tail call
