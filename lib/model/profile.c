@@ -1005,6 +1005,8 @@ static uint32_t evstack_shaped(struct builder *b, uint32_t e, const struct sonde
 	b->shent[b->nshent++] = (struct shent){ stack_id, c, state, b->ep, (uint32_t)p->nev };
 	struct sonde_evstack *ev = &p->ev[p->nev];
 	memset(ev, 0, sizeof(*ev));
+	for (int i = 0; i < b->ctx[c].n && b->ctx[c].l[i].stack_id; i++)
+		ev->cont[ev->ncont++] = (struct sonde_evcont){ b->ctx[c].l[i].stack_id, b->ctx[c].l[i].time_ns };
 	ev->exp = e;
 	ev->mstack = ms;
 	ev->stack_id = stack_id;

@@ -109,6 +109,14 @@ struct sonde_evstack {
 	uint16_t tail_ambiguous; /* its gaps left alone: several chains of tail calls */
 	bool excluded;	    /* the call-path filter leaves it out: v is 0 and mstack
 			     * UINT32_MAX (it has no model stack) */
+	/* A shaped stack's continuation (model/shape.h): the experiment's
+	 * stacks its frames continue in, innermost first (a worker's: the
+	 * stack that opened its region, at the fork), for the line and
+	 * instruction views' inclusive values; ncont 0: none. */
+	uint8_t ncont;
+	struct sonde_evcont {
+		uint64_t stack_id, time_ns;
+	} cont[SONDE_SHAPE_LEVELS];
 	int64_t v[SONDE_MAX_METRICS];
 };
 
