@@ -8,7 +8,10 @@
 #     which opened it, called from _start (workers' stacks continued in the
 #     opener's); in machine mode the workers' part of them is not (their
 #     stacks start in the runtime's thread): the check can fail;
-#   - user mode shows nothing of the runtime (-objects, the folded export);
+#   - user mode shows nothing of the runtime and no outlined body
+#     (-objects, speedscope's table of every function, the folded export
+#     of Total Thread Time: -w on, the waits that sleep are off-CPU
+#     samples in their OpenMP state);
 #   - expert mode: the runtime's frames are on the stacks of the OpenMP
 #     wait time (all but 1% or 2 ms), no <OMP-...>; machine mode: the recorded stacks (the
 #     outlined functions, the workers' roots in the runtime);
@@ -40,7 +43,8 @@ for cc in $compilers; do
 		name="$cc, $nt threads"
 		e=$cc$nt.er
 		rm -rf $e
-		OMP_WAIT_POLICY=active "$SONDE" collect -p hi -o $e "$FIX/ompstates_$cc" $nt 20 1 >$e.out 2>$e.err
+		# -w on: with 4 threads on 2 CPUs the waits sleep (off CPU)
+		OMP_WAIT_POLICY=active "$SONDE" collect -p hi -w on -o $e "$FIX/ompstates_$cc" $nt 20 1 >$e.out 2>$e.err
 		win=$("$SONDE" print -dump omp $e 2>/dev/null | awk '/^omp region 0 / {
 			for (i = 1; i < NF; i++) { if ($i == "time") t = $(i + 1); if ($i == "dur") d = $(i + 1) }
 			printf "%.6f-%.6f", t + 0.0002, t + d / 1e9 - 0.0002 }')
@@ -59,9 +63,11 @@ for cc in $compilers; do
 			notok "$name, user mode: $((out / 1000000)) ms of the imbalance region's work is not under main (machine mode's workers: $((mworker / 1000000)) ms)"
 
 		"$SONDE" print -viewmode user -objects $e >uo.txt 2>&1
-		folded user totalcpu $e >uf.txt
-		if grep -Eq "libgomp|libomp" uo.txt || grep -Eq "$RTPAT" uf.txt; then
-			notok "$name, user mode: a frame of the runtime shows: $(grep -Eh "$RTPAT" uo.txt uf.txt | head -2 | tr '\n' ' ')"
+		folded user total $e >uf.txt
+		# speedscope's frame table lists every function of the model
+		"$SONDE" export --format speedscope -viewmode user -o us.json $e 2>/dev/null
+		if grep -Eq "libgomp|libomp" uo.txt || grep -Eq "$RTPAT" uf.txt || grep -Eq "$RTPAT|_omp_fn\.|\.omp_outlined" us.json; then
+			notok "$name, user mode: a frame of the runtime or an outlined body shows: $(grep -Eho "$RTPAT|_omp_fn\.|\.omp_outlined" uo.txt uf.txt us.json | sort -u | head -3 | tr '\n' ' ')"
 		elif grep -q "<OMP-" uf.txt; then
 			ok "$name, user mode: no frame of the runtime, its time as <OMP-...> ($(grep -o '<OMP-[a-z_]*>' uf.txt | sort -u | tr '\n' ' '))"
 		else
@@ -76,11 +82,11 @@ for cc in $compilers; do
 		slack=$((wt / 100))
 		[ $slack -lt 2000000 ] && slack=2000000
 		[ "$wt" -gt 0 ] && [ "$((wt - wr))" -le "$slack" ] &&
-			! folded expert totalcpu $e | grep -q "<OMP-" &&
+			! folded expert total $e | grep -q "<OMP-" &&
 			ok "$name, expert mode: the runtime's frames where the waits are" ||
 			notok "$name, expert mode: the runtime's frames hold $((wr / 1000000)) of $((wt / 1000000)) ms of wait"
 
-		folded machine totalcpu $e >mf.txt
+		folded machine total $e >mf.txt
 		if grep -Eq "_omp_fn\.|\.omp_outlined\." mf.txt && grep -q "^clone" mf.txt && ! grep -q "<OMP-" mf.txt; then
 			ok "$name, machine mode: the stacks as recorded (outlined functions, workers rooted in their thread)"
 		else

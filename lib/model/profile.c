@@ -486,14 +486,14 @@ static int frame_funcs(struct builder *b, const struct sonde_frame *fr, uint64_t
  * (out-of-line) function.  The number appended, -1 out of memory. */
 /* A shaped stack's renaming of outlined bodies (the shaping below): the
  * object of the frame being added, the codeptr that names its level's
- * bodies, and whether the last function appended stands for one. */
+ * bodies, and whether the last function appended stands for one (the
+ * frame of its source function that called it is one with it). */
 struct shren {
 	const struct sonde_object *obj;
 	uint64_t codeptr, t;
 	bool last;
 };
-static uint32_t outlined_source(struct builder *b, const struct sonde_object *obj, const char *mangled,
-				uint64_t codeptr, uint64_t t);
+static void push_shaped(struct builder *b, int *d, uint32_t f, bool renamed, struct shren *ren);
 
 static int add_frame(struct builder *b, const struct sonde_frame *fr, uint64_t time_ns,
 		     const struct sonde_func **below, int *d, struct shren *ren)
@@ -529,31 +529,15 @@ static int add_frame(struct builder *b, const struct sonde_frame *fr, uint64_t t
 		return -1;
 	for (int i = 0; i < n; i++) {
 		uint32_t f = fl[i];
-		if (ren && ren->obj) {
-			/* an outlined body (inlined ones too) is its source
-			 * function, one frame with that function's frame next
-			 * to it: the body is part of its source */
-			uint32_t r = outlined_source(b, ren->obj, sonde_model_funcinfo(b->m, f)->mangled, ren->codeptr,
-						     ren->t);
-			if (r != UINT32_MAX) {
-				if (!*d || b->frames[*d - 1] != r)
-					b->frames[(*d)++] = r;
-				ren->last = true;
-				continue;
-			}
-		}
 		/* Consecutive frames folded into one object
 		 * pseudo-function are one call. */
 		if (*d && b->frames[*d - 1] == f && sonde_model_funcinfo(b->m, f)->lo == 0 &&
 		    sonde_model_funcinfo(b->m, f)->name_long[0] == '<')
 			continue;
-		if (ren && ren->last && *d && b->frames[*d - 1] == f) {
-			ren->last = false; /* the source function of the body just appended */
-			continue;
-		}
-		b->frames[(*d)++] = f;
-		if (ren)
-			ren->last = false;
+		if (ren) /* a shaped stack: its source function's frame after a body is one with it */
+			push_shaped(b, d, f, false, ren);
+		else
+			b->frames[(*d)++] = f;
 	}
 	return *d - d0;
 }
@@ -690,6 +674,57 @@ static uint32_t outlined_source(struct builder *b, const struct sonde_object *ob
 	return model_func(b, o, g);
 }
 
+/* Appends f to a shaped stack: an outlined body's source function
+ * (renamed) once, and the frame of that function next to it not again. */
+static void push_shaped(struct builder *b, int *d, uint32_t f, bool renamed, struct shren *ren)
+{
+	if (renamed) {
+		if (!*d || b->frames[*d - 1] != f)
+			b->frames[(*d)++] = f;
+		ren->last = true;
+		return;
+	}
+	if (ren->last && *d && b->frames[*d - 1] == f) {
+		ren->last = false;
+		return;
+	}
+	b->frames[(*d)++] = f;
+	ren->last = false;
+}
+
+/* The functions of a frame in an outlined body sf (its inlined levels,
+ * innermost first, then its own), each an outlined body renamed: made
+ * here, uncached (the names depend on the level's codeptr), so that the
+ * model never holds the bodies' own functions.  -1 out of memory. */
+static int outlined_frame(struct builder *b, const struct sonde_frame *fr, uint64_t t, int *d, struct shren *ren,
+			  const struct sonde_func *sf)
+{
+	uint32_t o = sonde_model_object(b->m, sf->object->path);
+	const struct sonde_srcframe *lv = NULL;
+	int n = b->inlines && !sf->plt ? sonde_syms_srcpos(b->syms, fr->pc, fr->exact, t, &lv) : 0;
+	if (sonde_grow(&b->frames, &b->capframes, (size_t)(*d + n + 2), sizeof *b->frames, 64))
+		return -1;
+	for (int k = 0; k + 1 < n; k++) {
+		if (!lv[k].inlined || !lv[k].name)
+			continue;
+		uint32_t f = outlined_source(b, sf->object, lv[k].name, ren->codeptr, t);
+		bool renamed = f != UINT32_MAX;
+		if (!renamed)
+			f = model_func(b, o, sonde_syms_named(b->syms, sf->object, lv[k].name));
+		if (f == UINT32_MAX)
+			return -1;
+		push_shaped(b, d, f, renamed, ren);
+	}
+	uint32_t f = outlined_source(b, sf->object, sf->mangled, ren->codeptr, t);
+	bool renamed = f != UINT32_MAX;
+	if (!renamed)
+		f = model_func(b, o, sf); /* a body the name and codeptr do not place */
+	if (f == UINT32_MAX)
+		return -1;
+	push_shaped(b, d, f, renamed, ren);
+	return 0;
+}
+
 static uint32_t build_shaped(struct builder *b, const struct sonde_exp *exp, uint64_t stack_id, uint64_t time_ns,
 			     bool leaf_exact, unsigned state, uint32_t c)
 {
@@ -772,6 +807,14 @@ static uint32_t build_shaped(struct builder *b, const struct sonde_exp *exp, uin
 			ren.t = t;
 			if (!ren.obj)
 				ren.last = false;
+			size_t len;
+			if (ren.obj && object_selected(b->objsel, b->nobjsel, ren.obj->path) &&
+			    b->sh->outlined(sf->mangled, &len)) {
+				below = NULL; /* no tail calls restored into an outlined body */
+				if (outlined_frame(b, &fr, t, &d, &ren, sf) < 0)
+					return UINT32_MAX;
+				continue;
+			}
 			if (add_frame(b, &fr, t, &below, &d, ren.obj ? &ren : NULL) < 0)
 				return UINT32_MAX;
 		}
