@@ -333,6 +333,36 @@ int main(void)
 		    "  8 <OMP-idle>\n"
 		    " 16 <OMP-overhead> < vm_clopener < vm_root\n");
 
+	group = "the line views' continuation: a worker's evstacks in the region";
+	for (int mode = SONDE_SHAPE_USER; mode <= SONDE_SHAPE_MACHINE; mode++) {
+		char err[512];
+		snprintf(path, sizeof path, "%s/gccr.er", tmpdir);
+		struct sonde_exp *e = sonde_exp_open(path, err, sizeof err);
+		const struct sonde_exp *one[1] = { e };
+		struct sonde_profile_opts o = { 0 };
+		struct sonde_profile p;
+		o.viewmode = (enum sonde_stackmode)mode;
+		if (!e || sonde_profile_build(&p, one, 1, &o, err, sizeof err) < 0) {
+			CHECK(!"built");
+			continue;
+		}
+		int with = 0, samples = 0, ok_cont = 1;
+		for (size_t i = 0; i < p.nev; i++)
+			if (p.ev[i].ncont) {
+				with++;
+				samples += (int)p.ev[i].v[SONDE_M_SAMPLES];
+				const struct sonde_stack *st = sonde_exp_stack(e, p.ev[i].cont[0].stack_id);
+				ok_cont &= p.ev[i].ncont == 1 && st && st->depth == 3 && p.ev[i].cont[0].time_ns == T0 + 10 * MS;
+			}
+		/* the worker's body (2 samples) and barrier (4) in the region */
+		CHECK_I(with, mode == SONDE_SHAPE_MACHINE ? 0 : 2);
+		CHECK_I(samples, mode == SONDE_SHAPE_MACHINE ? 0 : 6);
+		CHECK(ok_cont);
+		CHECK(p.shaped == (mode != SONDE_SHAPE_MACHINE));
+		sonde_profile_release(&p);
+		sonde_exp_close(e);
+	}
+
 	group = "no OpenMP runtime: every mode the stacks as recorded";
 	char *m = NULL;
 	snprintf(path, sizeof path, "%s/plain.er", tmpdir);
