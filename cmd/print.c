@@ -1362,7 +1362,20 @@ static const struct {
 	{ "iocallstack", SONDE_KIND_IO, sonde_view_iostacks },
 	{ "sync", SONDE_KIND_SYNC, sonde_view_sync },
 	{ "mpi", SONDE_KIND_MPI, sonde_view_mpi },
+	{ "omp_regions", SONDE_KIND_OMP, sonde_view_omp_regions },
 };
+
+static int run_omp_region(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	const struct sonde_exp *const *ex = traced(st, s, SONDE_KIND_OMP);
+	size_t n = 0;
+
+	if (!ex)
+		return 0;
+	if (sonde_limit_parse(&n, s->arg, err, errlen) < 0)
+		return -SONDE_ERR_NO_MATCH;
+	return sonde_view_omp_region(st->out, ex, st->nexps, n, &st->o, err, errlen);
+}
 
 static int run_trace(struct state *st, const struct step *s, char *err, size_t errlen)
 {
@@ -1921,6 +1934,10 @@ static const struct command commands[] = {
 	  "the load-object list with the current metrics" },
 	{ "object_show", ARG_ONE, "OBJ,...|all", check_nonempty, run_object_show,
 	  "show these load objects' functions again (-object_hide)" },
+	{ "omp_region", ARG_ONE, "N", check_limit, run_omp_region,
+	  "row N of -omp_regions per thread: work, each wait, arrival, tasks" },
+	{ "omp_regions", ARG_NONE, NULL, NULL, run_trace,
+	  "OpenMP parallel regions: work, wait by cause, imbalance, tasks" },
 	{ "outfile", ARG_ONE, "FILE", check_nonempty, run_outfile,
 	  "write the output of later commands to FILE (- is stdout)" },
 	{ "overview", ARG_NONE, NULL, NULL, run_overview,

@@ -51,6 +51,25 @@
 
 #include "clock_internal.h"
 #include "omp.h"
+/* The runtime's entry points behind the interposers.  RTLD_NEXT finds
+ * them in the global scope; a runtime that is not there (a plugin linked
+ * with libgomp and dlopened RTLD_LOCAL, whose calls still reach sonde's
+ * definitions first) is found by its name among the loaded objects,
+ * without loading anything: a NULL would be called otherwise. */
+static void *omp_real_lookup(const char *name)
+{
+	static const char *const runtimes[] = { "libgomp.so.1", "libomp.so.5", "libomp.so", "libiomp5.so" };
+	void *p = dlsym(RTLD_NEXT, name);
+	for (size_t i = 0; !p && i < sizeof runtimes / sizeof runtimes[0]; i++) {
+		void *h = dlopen(runtimes[i], RTLD_LAZY | RTLD_NOLOAD);
+		if (h) {
+			p = dlsym(h, name);
+			dlclose(h);
+		}
+	}
+	return p;
+}
+#define REAL_LOOKUP(name) omp_real_lookup(name)
 #include "real.h"
 
 /* ---- on or off ---- */
@@ -367,6 +386,10 @@ static void rec_join(uint64_t seq, struct omp_frame *f, uint32_t nthreads)
 {
 	struct omp_region *r = &g_omp_regions[seq % OMP_REGIONS];
 	uint64_t end = now_ns();
+	/* not recording (any more): a fork's child, whose parent's parts
+	 * were in a file it no longer maps; a stopped collection */
+	if (atomic_load(&g_rec) != 1)
+		return;
 	if (atomic_load_explicit(&r->seq, memory_order_acquire) != seq)
 		return; /* its record was taken by a later region: lost */
 	if (!nthreads) { /* the old ABI's master ran fn itself */
@@ -1096,6 +1119,9 @@ static void omp_fork_child(void)
 	if (g_omp_df)
 		dfile_forget(g_omp_df);
 	g_omp_df = NULL;
+	for (int k = 0; k < OMP_REGIONS; k++)
+		for (int i = 0; i < OMP_PARTS; i++)
+			atomic_store_explicit(&g_omp_regions[k].parts[i], NULL, memory_order_relaxed);
 	atomic_store(&g_rec, 0);
 	atomic_store(&g_rec_lock, 0);
 	t_depth = 0;
