@@ -4,7 +4,8 @@
 # by gcc (libgomp) and clang (libomp), with 2 and 4 threads, and Debian's
 # ImageMagick (a real OpenMP program nobody here wrote):
 #   - user mode: 100% of the imbalance region's work samples (the first
-#     region's time, -dump omp; state omp-work, any thread) are under main,
+#     region; each thread's samples in its part of it, -dump omp; state
+#     omp-work) are under main,
 #     which opened it, called from _start (workers' stacks continued in the
 #     opener's); in machine mode the workers' part of them is not (their
 #     stacks start in the runtime's thread): the check can fail;
@@ -45,22 +46,31 @@ for cc in $compilers; do
 		rm -rf $e
 		# -w on: with 4 threads on 2 CPUs the waits sleep (off CPU)
 		OMP_WAIT_POLICY=active "$SONDE" collect -p hi -w on -o $e "$FIX/ompstates_$cc" $nt 20 1 >$e.out 2>$e.err
-		win=$("$SONDE" print -dump omp $e 2>/dev/null | awk '/^omp region 0 / {
-			for (i = 1; i < NF; i++) { if ($i == "time") t = $(i + 1); if ($i == "dur") d = $(i + 1) }
-			printf "%.6f-%.6f", t + 0.0002, t + d / 1e9 - 0.0002 }')
-		[ -n "$win" ] || {
+		# the imbalance region (the first): each thread's part of it,
+		# "TID START-END" in seconds since the start (-time's)
+		"$SONDE" print -dump omp $e 2>/dev/null | awk '/^omp region / { r = $3; for (i = 1; i < NF; i++) if ($i == "time") t = $(i + 1) }
+			r == 0 && $1 == "thread" { for (i = 1; i < NF; i++) { if ($i == "tid") tid = $(i + 1); if ($i == "begin") b = $(i + 1); if ($i == "end") n = $(i + 1) }
+				printf "%s %.6f-%.6f\n", tid, t + b / 1e9 + 1e-6, t + n / 1e9 - 1e-6 }' >parts.txt
+		[ -s parts.txt ] || {
 			notok "$name: no region recorded (-dump omp)"
 			continue
 		}
-		folded user ompwork $e -time "$win" | awk -v p="$P" '{ if (index($0, p ";") == 1 || index($0, p " ") == 1) a += $NF; else b += $NF }
-			END { printf "%d %d\n", a, b }' >u.sum
-		folded machine ompwork $e -time "$win" | awk '/^clone/ { w += $NF } END { printf "%d\n", w }' >m.sum
-		read -r under out <u.sum
-		read -r mworker <m.sum
-		note "$name: imbalance region ($win s): user mode $((under / 1000000)) ms of work under main, $((out / 1000000)) ms elsewhere; machine mode: workers' $((mworker / 1000000)) ms rooted in their thread's start"
+		"$SONDE" print -threads $e 2>/dev/null | sed -n 's/.*Thread \([0-9]*\) (tid \([0-9]*\)).*/\2 \1/p' >tnum.txt
+		under=0 out=0 mworker=0 first=1
+		while read -r tid win; do
+			n=$(awk -v t="$tid" '$1 == t { print $2 }' tnum.txt)
+			[ -n "$n" ] || continue
+			set -- $(folded user ompwork $e -thread_select "$n" -time "$win" | awk -v p="$P" '{ if (index($0, p ";") == 1 || index($0, p " ") == 1) a += $NF; else b += $NF }
+				END { printf "%d %d\n", a, b }')
+			under=$((under + $1)) out=$((out + $2))
+			# the workers' (not the master's, the first part) in machine mode
+			[ $first = 1 ] || mworker=$((mworker + $(folded machine ompwork $e -thread_select "$n" -time "$win" | awk '/^clone/ { w += $NF } END { printf "%d\n", w }')))
+			first=0
+		done <parts.txt
+		note "$name: imbalance region, each thread's part ($(awk '{ printf "%s%s", (NR > 1 ? ", " : ""), $2 }' parts.txt) s): user mode $((under / 1000000)) ms of work under main, $out ns elsewhere; machine mode: workers' $((mworker / 1000000)) ms rooted in their thread's start"
 		[ "$out" = 0 ] && [ "$under" -gt 0 ] && [ "$mworker" -gt 0 ] &&
 			ok "$name, user mode: 100% of the imbalance region's work is under main, the workers' included" ||
-			notok "$name, user mode: $((out / 1000000)) ms of the imbalance region's work is not under main (machine mode's workers: $((mworker / 1000000)) ms)"
+			notok "$name, user mode: $out ns of the imbalance region's work is not under main (machine mode's workers: $((mworker / 1000000)) ms)"
 
 		"$SONDE" print -viewmode user -objects $e >uo.txt 2>&1
 		folded user total $e >uf.txt
