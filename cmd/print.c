@@ -193,6 +193,7 @@ static int build(struct state *st, struct sonde_profile *p, size_t first, size_t
 	/* machine mode shows the frames as the machine ran them: inlined
 	 * code as the function it was inlined into */
 	po.no_inlines = st->no_inlines || st->o.viewmode == SONDE_VIEW_MACHINE;
+	po.viewmode = (enum sonde_stackmode)st->o.viewmode;
 	if (sonde_profile_build(p, (const struct sonde_exp *const *)st->exps + first, n, &po, err,
 				sizeof(err)) < 0) {
 		complain(NULL, "%s", err);
@@ -667,8 +668,8 @@ static int run_viewmode(struct state *st, const struct step *s, char *err, size_
 	enum sonde_viewmode v = st->o.viewmode;
 
 	sonde_viewmode_parse(&st->o.viewmode, s->arg, err, errlen);
-	if ((v == SONDE_VIEW_MACHINE) != (st->o.viewmode == SONDE_VIEW_MACHINE))
-		drop_profiles(st);
+	if (v != st->o.viewmode)
+		drop_profiles(st); /* inlines (machine mode) and a runtime's shaped stacks (model/shape.h) */
 	if (st->interactive)
 		printf("Viewmode set to %s\n", s->arg);
 	return 0;
@@ -1361,7 +1362,20 @@ static const struct {
 	{ "iocallstack", SONDE_KIND_IO, sonde_view_iostacks },
 	{ "sync", SONDE_KIND_SYNC, sonde_view_sync },
 	{ "mpi", SONDE_KIND_MPI, sonde_view_mpi },
+	{ "omp_regions", SONDE_KIND_OMP, sonde_view_omp_regions },
 };
+
+static int run_omp_region(struct state *st, const struct step *s, char *err, size_t errlen)
+{
+	const struct sonde_exp *const *ex = traced(st, s, SONDE_KIND_OMP);
+	size_t n = 0;
+
+	if (!ex)
+		return 0;
+	if (sonde_limit_parse(&n, s->arg, err, errlen) < 0)
+		return -SONDE_ERR_NO_MATCH;
+	return sonde_view_omp_region(st->out, ex, st->nexps, n, &st->o, err, errlen);
+}
 
 static int run_trace(struct state *st, const struct step *s, char *err, size_t errlen)
 {
@@ -1920,6 +1934,10 @@ static const struct command commands[] = {
 	  "the load-object list with the current metrics" },
 	{ "object_show", ARG_ONE, "OBJ,...|all", check_nonempty, run_object_show,
 	  "show these load objects' functions again (-object_hide)" },
+	{ "omp_region", ARG_ONE, "N", check_limit, run_omp_region,
+	  "row N of -omp_regions per thread: work, each wait, arrival, tasks" },
+	{ "omp_regions", ARG_NONE, NULL, NULL, run_trace,
+	  "OpenMP parallel regions: work, wait by cause, imbalance, tasks" },
 	{ "outfile", ARG_ONE, "FILE", check_nonempty, run_outfile,
 	  "write the output of later commands to FILE (- is stdout)" },
 	{ "overview", ARG_NONE, NULL, NULL, run_overview,
@@ -1975,7 +1993,7 @@ static const struct command commands[] = {
 	{ "version", ARG_NONE, NULL, NULL, run_version,
 	  "sonde's version" },
 	{ "viewmode", ARG_ONE, "user|expert|machine", check_viewmode, run_viewmode,
-	  "er_print's view modes; machine shows inlined code as its caller" },
+	  "er_print's view modes: OpenMP as its source has it; machine: as recorded" },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 

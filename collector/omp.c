@@ -51,6 +51,25 @@
 
 #include "clock_internal.h"
 #include "omp.h"
+/* The runtime's entry points behind the interposers.  RTLD_NEXT finds
+ * them in the global scope; a runtime that is not there (a plugin linked
+ * with libgomp and dlopened RTLD_LOCAL, whose calls still reach sonde's
+ * definitions first) is found by its name among the loaded objects,
+ * without loading anything: a NULL would be called otherwise. */
+static void *omp_real_lookup(const char *name)
+{
+	static const char *const runtimes[] = { "libgomp.so.1", "libomp.so.5", "libomp.so", "libiomp5.so" };
+	void *p = dlsym(RTLD_NEXT, name);
+	for (size_t i = 0; !p && i < sizeof runtimes / sizeof runtimes[0]; i++) {
+		void *h = dlopen(runtimes[i], RTLD_LAZY | RTLD_NOLOAD);
+		if (h) {
+			p = dlsym(h, name);
+			dlclose(h);
+		}
+	}
+	return p;
+}
+#define REAL_LOOKUP(name) omp_real_lookup(name)
 #include "real.h"
 
 /* ---- on or off ---- */
@@ -178,6 +197,249 @@ static bool gomp_first(void)
 		word_restore(s_, o_);                                      \
 	} while (0)
 
+/* ---- the regions' record (kind omp, file omptrace) ----
+ *
+ * A region's execution, each thread's part of it and each explicit task,
+ * as format.h's packets (doc/experiment-format.md, kind omp), written
+ * into the collector's per-thread blocks of omptrace: a part by its
+ * thread when it arrives at the region's closing barrier, the master's
+ * part and the region by the master at the join, a task by the thread
+ * that ran it when it ends.  Enter and leave only: a region costs its
+ * master two clock reads and a stack (cached per call site on libgomp)
+ * at the fork and two packets at the join, and each worker two clock
+ * reads and a packet.  A worker never sees the barrier's release (libgomp
+ * gives no call then; libomp tells it only at the next region's fork),
+ * so a worker's part ends when the team's last thread arrived: each
+ * arrival raises the region's last_arrive (omp.h) and leaves its packet's
+ * address there, and the master, at the join, writes that end into the
+ * workers' packets (the first OMP_PARTS threads; past them a part ends
+ * at its own arrival).  The file is created at the first region: a
+ * program without OpenMP has none. */
+
+static struct dfile *g_omp_df;
+/* 0: no file yet; 1: writing; -1: off (failed, stopped, states off) */
+static _Atomic int g_rec;
+static _Atomic int g_rec_lock;
+
+static const struct {
+	int type;
+	const char *name;
+	size_t size;
+	const char *fields;
+} g_omp_packets[] = {
+	{ SONDE_PKT_OMP_REGION, "omp_region", sizeof(struct sonde_omp_region_packet),
+	  "type:0:u16 size:2:u16 flags:4:u16 level:6:u16 requested:8:u32 nthreads:12:u32 region_id:16:u64 "
+	  "parent_id:24:u64 codeptr:32:u64 start_ns:40:u64 end_ns:48:u64 stack_id:56:u64" },
+	{ SONDE_PKT_OMP_ITASK, "omp_itask", sizeof(struct sonde_omp_itask_packet),
+	  "type:0:u16 size:2:u16 thread_num:4:u32 region_id:8:u64 begin_ns:16:u64 arrive_ns:24:u64 end_ns:32:u64" },
+	{ SONDE_PKT_OMP_TASK, "omp_task", sizeof(struct sonde_omp_task_packet),
+	  "type:0:u16 size:2:u16 flags:4:u32 region_id:8:u64 create_ns:16:u64 begin_ns:24:u64 end_ns:32:u64 "
+	  "create_stack:40:u64 codeptr:48:u64" },
+};
+
+/* The file and its lines in log.xml, once, at the first region. */
+static bool rec_open(void)
+{
+	if (!atomic_load(&g_col.active) || atomic_load(&g_on) != 1)
+		return false;
+	while (atomic_exchange_explicit(&g_rec_lock, 1, memory_order_acquire))
+		;
+	if (!atomic_load(&g_rec)) {
+		int saved = errno;
+		g_omp_df = dfile_create(g_col.expdir, sonde_kind_desc(SONDE_KIND_OMP)->file, SONDE_KIND_OMP);
+		errno = saved;
+		if (!g_omp_df) {
+			log_event_text("error", "cannot create the omptrace data file; OpenMP regions not recorded");
+			atomic_store(&g_rec, -1);
+		} else {
+			char mem[512];
+			struct xbuf b;
+			xb_init(&b, mem, sizeof mem);
+			xb_str(&b, "<dataformat");
+			xb_attr_str(&b, "file", sonde_kind_desc(SONDE_KIND_OMP)->file);
+			xb_attr_u64(&b, "kind", SONDE_KIND_OMP);
+			xb_attr_u64(&b, "block_size", SONDE_BLOCK_SIZE);
+			xb_str(&b, "/>\n");
+			log_line(mem, b.len);
+			for (size_t i = 0; i < sizeof g_omp_packets / sizeof g_omp_packets[0]; i++) {
+				xb_init(&b, mem, sizeof mem);
+				xb_str(&b, "<packet");
+				xb_attr_u64(&b, "type", (uint64_t)g_omp_packets[i].type);
+				xb_attr_str(&b, "name", g_omp_packets[i].name);
+				xb_attr_u64(&b, "size", g_omp_packets[i].size);
+				xb_attr_str(&b, "fields", g_omp_packets[i].fields);
+				xb_str(&b, "/>\n");
+				log_line(mem, b.len);
+			}
+			atomic_store(&g_rec, 1);
+		}
+	}
+	atomic_store_explicit(&g_rec_lock, 0, memory_order_release);
+	return atomic_load(&g_rec) == 1;
+}
+
+/* Whether regions are recorded now. */
+static inline bool rec_on(void)
+{
+	int r = atomic_load_explicit(&g_rec, memory_order_relaxed);
+	if (__builtin_expect(r == 0, 0))
+		return rec_open();
+	return r == 1 && !atomic_load_explicit(&__sonde_paused, memory_order_relaxed);
+}
+
+/* A packet into the calling thread's block; where it went (NULL: lost). */
+static void *rec_put(const void *pkt, size_t size)
+{
+	int saved = errno;
+	void *p = dfile_reserve_wait(g_omp_df, size);
+	if (p) {
+		memcpy(p, pkt, size);
+		dfile_commit(g_omp_df, size);
+	}
+	errno = saved;
+	return p;
+}
+
+static inline void raise_to(_Atomic uint64_t *v, uint64_t t)
+{
+	uint64_t cur = atomic_load_explicit(v, memory_order_relaxed);
+	while (cur < t && !atomic_compare_exchange_weak_explicit(v, &cur, t, memory_order_release,
+								 memory_order_relaxed))
+		;
+}
+
+/* A thread's regions, innermost last: the part it is doing in each. */
+struct omp_frame {
+	uint64_t seq, begin, arrive;
+	uint32_t thread_num, nthreads;
+	uint16_t level;
+	bool written; /* a worker's part, written at its arrival */
+};
+#define OMP_DEPTH 8
+static __thread struct omp_frame t_frames[OMP_DEPTH];
+static __thread int t_depth;
+
+static inline struct omp_frame *frame_top(void)
+{
+	return t_depth > 0 && t_depth <= OMP_DEPTH ? &t_frames[t_depth - 1] : NULL;
+}
+
+static inline struct omp_frame *frame_push(uint64_t seq, uint32_t thread_num, uint32_t nthreads, uint16_t level)
+{
+	struct omp_frame *f = t_depth < OMP_DEPTH ? &t_frames[t_depth] : NULL;
+	t_depth++;
+	if (f)
+		*f = (struct omp_frame){ seq, now_ns(), 0, thread_num, nthreads, level, false };
+	return f;
+}
+
+static inline void frame_pop(void)
+{
+	if (t_depth > 0)
+		t_depth--;
+}
+
+/* The region a new one opened by this thread is nested in, and its
+ * level. */
+static inline void frame_parent(uint64_t *parent, uint16_t *level)
+{
+	struct omp_frame *f = frame_top();
+	*parent = f ? f->seq : 0;
+	*level = (uint16_t)(f ? f->level + 1 : t_depth + 1);
+}
+
+/* The fork, on the encountering thread: what the region's packet will
+ * say of it. */
+static void rec_fork(uint64_t seq, unsigned requested, uint64_t codeptr, uint64_t stack, unsigned flags)
+{
+	struct omp_region *r = &g_omp_regions[seq % OMP_REGIONS];
+	frame_parent(&r->parent, &r->level);
+	r->start_ns = now_ns();
+	r->codeptr = codeptr;
+	r->stack_id = stack;
+	r->requested = requested;
+	r->flags = (uint16_t)flags;
+	atomic_store_explicit(&r->last_arrive, 0, memory_order_relaxed);
+	for (int i = 0; i < OMP_PARTS; i++)
+		atomic_store_explicit(&r->parts[i], NULL, memory_order_relaxed);
+}
+
+/* A worker arrives at the closing barrier of its innermost region: its
+ * part, ending there until the master says when the last arrived. */
+static void rec_arrive_worker(struct omp_frame *f, uint64_t t)
+{
+	struct omp_region *r = &g_omp_regions[f->seq % OMP_REGIONS];
+	f->arrive = t;
+	f->written = true;
+	struct sonde_omp_itask_packet p = { SONDE_PKT_OMP_ITASK, sizeof p, f->thread_num, f->seq, f->begin, t, t, 0 };
+	struct sonde_omp_itask_packet *at = rec_put(&p, sizeof p);
+	if (atomic_load_explicit(&r->seq, memory_order_relaxed) != f->seq)
+		return;
+	if (at && f->thread_num < OMP_PARTS)
+		atomic_store_explicit(&r->parts[f->thread_num], at, memory_order_release);
+	raise_to(&r->last_arrive, t);
+}
+
+/* The join, on the master: the workers' parts' end, its own part and the
+ * region. */
+static void rec_join(uint64_t seq, struct omp_frame *f, uint32_t nthreads)
+{
+	struct omp_region *r = &g_omp_regions[seq % OMP_REGIONS];
+	uint64_t end = now_ns();
+	/* not recording (any more): a fork's child, whose parent's parts
+	 * were in a file it no longer maps; a stopped collection */
+	if (atomic_load(&g_rec) != 1)
+		return;
+	if (atomic_load_explicit(&r->seq, memory_order_acquire) != seq)
+		return; /* its record was taken by a later region: lost */
+	if (!nthreads) { /* the old ABI's master ran fn itself */
+		uint32_t n = atomic_load_explicit(&r->nthreads, memory_order_relaxed);
+		nthreads = n < (1u << 30) ? n : 1;
+	}
+	uint64_t begin = f && f->begin ? f->begin : r->start_ns, arrive = f && f->arrive ? f->arrive : end;
+	raise_to(&r->last_arrive, arrive);
+	uint64_t last = atomic_load_explicit(&r->last_arrive, memory_order_acquire);
+	for (int i = 1; i < OMP_PARTS && i < (int)nthreads; i++) {
+		struct sonde_omp_itask_packet *p = atomic_exchange_explicit(&r->parts[i], NULL, memory_order_acquire);
+		if (p && last > p->arrive_ns)
+			p->end_ns = last;
+	}
+	struct sonde_omp_itask_packet m = { SONDE_PKT_OMP_ITASK, sizeof m, 0, seq, begin, arrive, end, 0 };
+	rec_put(&m, sizeof m);
+	struct sonde_omp_region_packet p = {
+		.type = SONDE_PKT_OMP_REGION,
+		.size = sizeof p,
+		.flags = r->flags,
+		.level = r->level,
+		.requested = r->requested,
+		.nthreads = nthreads ? nthreads : 1,
+		.region_id = seq,
+		.parent_id = r->parent,
+		.codeptr = r->codeptr,
+		.start_ns = r->start_ns,
+		.end_ns = end,
+		.stack_id = r->stack_id,
+	};
+	rec_put(&p, sizeof p);
+}
+
+static void rec_task(uint64_t region, uint64_t create, uint64_t begin, uint64_t stack, uint64_t codeptr)
+{
+	struct sonde_omp_task_packet p = {
+		.type = SONDE_PKT_OMP_TASK,
+		.size = sizeof p,
+		.region_id = region,
+		.create_ns = create,
+		.begin_ns = begin,
+		.end_ns = now_ns(),
+		.create_stack = stack,
+		.codeptr = codeptr,
+	};
+	if (p.create_ns > p.begin_ns)
+		p.create_ns = p.begin_ns;
+	rec_put(&p, sizeof p);
+}
+
 /* ---- libgomp: parallel regions ---- */
 
 typedef void gomp_fn(void *);
@@ -189,7 +451,17 @@ struct region_ctx {
 	gomp_fn *fn;
 	void *data;
 	uint64_t seq;
+	/* the regions' record: on for this region; its level; the master's
+	 * part and the team's size, which region_body tells the join */
+	bool rec;
+	uint16_t level;
+	uint32_t nthreads;
+	struct omp_frame master;
 };
+
+uint64_t __sonde_trace_stack_at(uint64_t ra, uint64_t cfa);
+int omp_get_max_threads(void);
+REAL_DECL(omp_get_max_threads);
 
 int omp_get_num_threads(void);
 int omp_get_thread_num(void);
@@ -207,7 +479,18 @@ static void region_body(void *arg)
 	atomic_store_explicit(&r->nthreads, (uint32_t)(n > 0 ? n : 1), memory_order_relaxed);
 	struct thread_slot *s = my_slot();
 	struct omp_saved o = word_set(s, SONDE_STATE_OMP_WORK);
+	struct omp_frame *f = frame_push(c->seq, (uint32_t)me, (uint32_t)n, c->level);
 	c->fn(c->data);
+	if (c->rec && f) {
+		if (me)
+			rec_arrive_worker(f, now_ns());
+		else {
+			f->arrive = now_ns();
+			c->master = *f;
+			c->nthreads = (uint32_t)n;
+		}
+	}
+	frame_pop();
 	atomic_fetch_add_explicit(&r->arrived, 1, memory_order_relaxed);
 	if (me == 0) {
 		/* the master waits at the barrier; its caller's word comes back
@@ -226,11 +509,30 @@ static void region_begin(struct region_ctx *c, gomp_fn *fn, void *data)
 {
 	c->fn = fn;
 	c->data = data;
+	c->rec = false;
+	c->nthreads = 0;
+	c->master = (struct omp_frame){ 0 };
 	c->seq = atomic_fetch_add(&g_region_seq, 1) + 1;
 	struct omp_region *r = &g_omp_regions[c->seq % OMP_REGIONS];
 	atomic_store_explicit(&r->nthreads, 1u << 30, memory_order_relaxed);
 	atomic_store_explicit(&r->arrived, 0, memory_order_relaxed);
 	atomic_store_explicit(&r->seq, c->seq, memory_order_release);
+}
+
+/* The fork's record (libgomp): the opening call's return address, the
+ * master's stack there (cached per call site and caller's frame), the
+ * threads asked for (0: the ICV's). */
+static void gomp_fork(struct region_ctx *c, unsigned num_threads, uint64_t ra, uint64_t cfa)
+{
+	if (!rec_on())
+		return;
+	c->rec = true;
+	if (!num_threads) {
+		int (*max)(void) = RESOLVE(omp_get_max_threads);
+		num_threads = max ? (unsigned)max() : 0;
+	}
+	rec_fork(c->seq, num_threads, ra, __sonde_trace_stack_at(ra, cfa), SONDE_OMPF_LIBGOMP);
+	c->level = g_omp_regions[c->seq % OMP_REGIONS].level;
 }
 
 /* A parallel region's entry point: its fn wrapped, the master in
@@ -243,9 +545,13 @@ static void region_begin(struct region_ctx *c, gomp_fn *fn, void *data)
 		}                                                                 \
 		struct region_ctx c_;                                             \
 		region_begin(&c_, fn, data);                                      \
+		gomp_fork(&c_, num_threads, (uint64_t)(uintptr_t)__builtin_return_address(0), \
+			  (uint64_t)(uintptr_t)__builtin_dwarf_cfa());            \
 		struct thread_slot *s_ = my_slot();                               \
 		struct omp_saved o_ = word_set(s_, SONDE_STATE_OMP_OVERHEAD);     \
 		CALL_REAL;                                                        \
+		if (c_.rec)                                                       \
+			rec_join(c_.seq, &c_.master, c_.nthreads);                \
 		word_restore(s_, o_);                                             \
 	} while (0)
 
@@ -324,6 +630,8 @@ EXPORT void GOMP_parallel_start(gomp_fn *fn, void *data, unsigned num_threads)
 		return;
 	}
 	region_begin(c, fn, data);
+	gomp_fork(c, num_threads, (uint64_t)(uintptr_t)__builtin_return_address(0),
+		  (uint64_t)(uintptr_t)__builtin_dwarf_cfa());
 	t_old_region = c;
 	t_old_saved = word_set(my_slot(), SONDE_STATE_OMP_WORK);
 	real(region_body, c, num_threads);
@@ -341,6 +649,8 @@ EXPORT void GOMP_parallel_end(void)
 	}
 	word_set(my_slot(), SONDE_STATE_OMP_BARRIER);
 	real();
+	if (c->rec)
+		rec_join(c->seq, &c->master, c->nthreads);
 	t_old_region = NULL;
 	word_restore(my_slot(), t_old_saved);
 	free(c);
@@ -401,6 +711,9 @@ struct task_hdr {
 	void (*cpyfn)(void *, void *);
 	void *src; /* the program's data, while GOMP_task copies it */
 	long off;
+	/* the regions' record: its creation (0: not recorded), the creating
+	 * thread's stack and region */
+	uint64_t create_ns, stack, region;
 };
 
 static void task_body(void *arg)
@@ -408,7 +721,10 @@ static void task_body(void *arg)
 	struct task_hdr *h = arg;
 	struct thread_slot *s = my_slot();
 	struct omp_saved o = word_set(s, SONDE_STATE_OMP_WORK);
+	uint64_t begin = h->create_ns ? now_ns() : 0;
 	h->fn((char *)arg + h->off);
+	if (begin && rec_on())
+		rec_task(h->region, h->create_ns, begin, h->stack, (uint64_t)(uintptr_t)h->fn);
 	word_restore(s, o);
 }
 
@@ -445,6 +761,14 @@ EXPORT void GOMP_task(gomp_fn *fn, void *data, void (*cpyfn)(void *, void *), lo
 	h->cpyfn = cpyfn;
 	h->src = data;
 	h->off = off;
+	h->create_ns = 0;
+	if (rec_on()) {
+		struct omp_frame *f = frame_top();
+		h->create_ns = now_ns();
+		h->stack = __sonde_trace_stack_at((uint64_t)(uintptr_t)__builtin_return_address(0),
+						  (uint64_t)(uintptr_t)__builtin_dwarf_cfa());
+		h->region = f ? f->seq : 0;
+	}
 	if (!cpyfn && arg_size)
 		memcpy(p + off, data, (size_t)arg_size);
 	real(task_body, p, cpyfn ? task_copy : NULL, off + arg_size, align, if_clause, flags, depend, priority,
@@ -498,13 +822,25 @@ enum {
  * libomp has no state of its own for a taskwait; and for the off-CPU
  * sampler, which cannot ask ompt_get_state about another thread, also the
  * barriers and, with -w, the mutexes). */
+/* The regions' record through OMPT: parallel_begin records the fork (its
+ * stack from the opening call's return address, below libomp's frames),
+ * implicit_task's begin starts a thread's part, the last implicit
+ * barrier's wait before the part ends is its arrival (a worker's join
+ * barrier is the one libomp 14 calls with no codeptr: a worker writes its
+ * part there), and parallel_end is the join.  A worker's implicit_task
+ * end comes only at the next region's fork, too late to be its end (the
+ * regions' record above). */
+#define OMPT_PARALLEL_LEAGUE 0x40000000
 static void cb_parallel_begin(ompt_data_t *task, const void *frame, ompt_data_t *parallel, unsigned n, int flags,
 			      const void *ra)
 {
-	(void)task, (void)frame, (void)n, (void)flags, (void)ra;
+	(void)task, (void)frame;
 	struct region_ctx c;
 	region_begin(&c, NULL, NULL);
 	parallel->value = c.seq;
+	if (rec_on())
+		rec_fork(c.seq, n, (uint64_t)(uintptr_t)ra, trace_stack_from((uint64_t)(uintptr_t)ra),
+			 SONDE_OMPF_LIBOMP | (flags & OMPT_PARALLEL_LEAGUE ? SONDE_OMPF_TEAMS : 0));
 }
 
 static void cb_parallel_end(ompt_data_t *parallel, ompt_data_t *task, int flags, const void *ra)
@@ -512,34 +848,85 @@ static void cb_parallel_end(ompt_data_t *parallel, ompt_data_t *task, int flags,
 	(void)task, (void)flags, (void)ra;
 	uint64_t seq = parallel->value;
 	struct omp_region *r = &g_omp_regions[seq % OMP_REGIONS];
+	struct omp_frame *f = frame_top();
+	if (f && f->seq != seq)
+		f = NULL;
 	if (seq && atomic_load(&r->seq) == seq) {
+		if (atomic_load_explicit(&g_rec, memory_order_relaxed) == 1)
+			rec_join(seq, f, f ? f->nthreads : 1);
 		atomic_store_explicit(&r->nthreads, 1, memory_order_relaxed);
 		atomic_store_explicit(&r->arrived, 1, memory_order_relaxed);
 	}
+	if (f)
+		frame_pop();
 }
 
 /* Explicit tasks: work while one runs (in a taskwait or a barrier too),
  * the thread's word back when it switches back to a task that is not
  * one.  A task's tool data marks it explicit (task_create). */
-#define TASK_MARK 0x5ead7a5cull
+#define TASK_MARK 0x5eadull
+#define TASK_OURS(v) ((v) >> 48 == TASK_MARK)
 static __thread uint32_t t_task_saved;
 static __thread int t_in_task;
+
+/* Explicit tasks' record: a ring of the latest created, each a task's
+ * creation until the thread that runs it ends it (a task whose record a
+ * later one took is not recorded).  The tool data holds the mark and the
+ * task's number. */
+#define OMP_TASKS 4096
+static struct omp_task_rec {
+	_Atomic uint64_t seq;
+	uint64_t create_ns, begin_ns, stack, region, codeptr;
+} g_task_recs[OMP_TASKS];
+static _Atomic uint64_t g_task_seq;
+enum { OMPT_TASK_COMPLETE = 1, OMPT_TASK_CANCEL = 3 };
 
 static void cb_task_create(ompt_data_t *enc, const void *frame, ompt_data_t *task, int flags, int deps,
 			   const void *ra)
 {
-	(void)enc, (void)frame, (void)deps, (void)ra;
-	if (flags & OMPT_TASK_EXPLICIT)
-		task->value = TASK_MARK;
+	(void)enc, (void)frame, (void)deps;
+	if (!(flags & OMPT_TASK_EXPLICIT))
+		return;
+	uint64_t seq = (atomic_fetch_add_explicit(&g_task_seq, 1, memory_order_relaxed) + 1) & 0xffffffffffffull;
+	task->value = TASK_MARK << 48 | seq;
+	if (!rec_on())
+		return;
+	struct omp_task_rec *t = &g_task_recs[seq % OMP_TASKS];
+	struct omp_frame *f = frame_top();
+	atomic_store_explicit(&t->seq, 0, memory_order_relaxed);
+	t->create_ns = now_ns();
+	t->begin_ns = 0;
+	t->stack = trace_stack_from((uint64_t)(uintptr_t)ra);
+	t->region = f ? f->seq : 0;
+	t->codeptr = (uint64_t)(uintptr_t)ra;
+	atomic_store_explicit(&t->seq, seq, memory_order_release);
+}
+
+static struct omp_task_rec *task_rec(const ompt_data_t *d)
+{
+	if (!d || !TASK_OURS(d->value))
+		return NULL;
+	uint64_t seq = d->value & 0xffffffffffffull;
+	struct omp_task_rec *t = &g_task_recs[seq % OMP_TASKS];
+	return atomic_load_explicit(&t->seq, memory_order_acquire) == seq ? t : NULL;
 }
 
 static void cb_task_schedule(ompt_data_t *prior, int prior_status, ompt_data_t *next)
 {
-	(void)prior, (void)prior_status;
+	if (atomic_load_explicit(&g_rec, memory_order_relaxed) == 1) {
+		struct omp_task_rec *t;
+		if ((prior_status == OMPT_TASK_COMPLETE || prior_status == OMPT_TASK_CANCEL) &&
+		    (t = task_rec(prior)) && t->begin_ns && rec_on()) {
+			rec_task(t->region, t->create_ns, t->begin_ns, t->stack, t->codeptr);
+			atomic_store_explicit(&t->seq, 0, memory_order_relaxed);
+		}
+		if ((t = task_rec(next)) && !t->begin_ns)
+			t->begin_ns = now_ns();
+	}
 	struct thread_slot *s = my_slot();
 	if (!s)
 		return;
-	if (next && next->value == TASK_MARK) {
+	if (next && TASK_OURS(next->value)) {
 		if (!t_in_task)
 			t_task_saved = atomic_load_explicit(&s->omp_state, memory_order_relaxed);
 		t_in_task = 1;
@@ -550,9 +937,20 @@ static void cb_task_schedule(ompt_data_t *prior, int prior_status, ompt_data_t *
 	}
 }
 
+enum { OMPT_SYNC_BARRIER_IMPLICIT = 2, OMPT_SYNC_BARRIER_IMPLICIT_PARALLEL = 9 };
+
 static void cb_sync_wait(int kind, int endpoint, ompt_data_t *parallel, ompt_data_t *task, const void *ra)
 {
-	(void)parallel, (void)task, (void)ra;
+	(void)parallel, (void)task;
+	struct omp_frame *f;
+	if (endpoint == OMPT_SCOPE_BEGIN &&
+	    (kind == OMPT_SYNC_BARRIER_IMPLICIT || kind == OMPT_SYNC_BARRIER_IMPLICIT_PARALLEL) &&
+	    (f = frame_top()) && !f->written) {
+		f->arrive = now_ns();
+		if (f->thread_num && (!ra || kind == OMPT_SYNC_BARRIER_IMPLICIT_PARALLEL) &&
+		    atomic_load_explicit(&g_rec, memory_order_relaxed) == 1 && rec_on())
+			rec_arrive_worker(f, f->arrive);
+	}
 	struct thread_slot *s = my_slot();
 	if (!s)
 		return;
@@ -582,10 +980,31 @@ static void cb_mutex_acquired(int kind, uint64_t wait_id, const void *ra)
 static void cb_implicit_task(int endpoint, ompt_data_t *parallel, ompt_data_t *task, unsigned n, unsigned index,
 			     int flags)
 {
-	(void)task, (void)n, (void)index;
+	(void)task;
+	if (flags & OMPT_TASK_INITIAL)
+		return;
+	if (endpoint == OMPT_SCOPE_BEGIN) {
+		uint64_t seq = parallel ? parallel->value : 0;
+		const struct omp_region *r = &g_omp_regions[seq % OMP_REGIONS];
+		struct omp_frame *top = frame_top();
+		uint16_t level = atomic_load_explicit(&r->seq, memory_order_relaxed) == seq && r->level
+					 ? r->level
+					 : (uint16_t)(top ? top->level + 1 : 1);
+		frame_push(seq, index, n, level);
+	} else {
+		/* a worker's, at the next fork; the master's part ends at
+		 * parallel_end, which pops it */
+		struct omp_frame *f = frame_top();
+		if (f && f->thread_num) {
+			if (!f->written && atomic_load_explicit(&g_rec, memory_order_relaxed) == 1 && rec_on())
+				rec_arrive_worker(f, f->arrive ? f->arrive : now_ns());
+			frame_pop();
+		} else if (!f && t_depth > 0)
+			frame_pop();
+	}
 	struct thread_slot *s = my_slot();
 	/* its end: libomp may say it only at the next region's fork */
-	if (!s || (flags & OMPT_TASK_INITIAL) || endpoint != OMPT_SCOPE_BEGIN)
+	if (!s || endpoint != OMPT_SCOPE_BEGIN)
 		return;
 	atomic_store_explicit(&s->omp_region, parallel ? parallel->value : 0, memory_order_relaxed);
 	atomic_store_explicit(&s->omp_state, SONDE_STATE_OMP_WORK, memory_order_relaxed);
@@ -678,6 +1097,8 @@ static void omp_end(struct xbuf *b)
 {
 	(void)b;
 	int rt = atomic_load(&g_runtime), user = atomic_load(&g_user_tool);
+	if (g_omp_df)
+		dfile_end_errors(g_omp_df);
 	if (user)
 		log_event_text("info", user == 1 ? "OpenMP states: off, the program's own OMPT tool (ompt_start_tool) "
 						   "is active"
@@ -693,11 +1114,36 @@ static void omp_fork_child(void)
 	/* the child's one thread has another tid: find its slot again */
 	t_looked = 0;
 	t_slot = NULL;
+	/* the parent's file is not the child's: a followed child makes its
+	 * own at its first region */
+	if (g_omp_df)
+		dfile_forget(g_omp_df);
+	g_omp_df = NULL;
+	for (int k = 0; k < OMP_REGIONS; k++)
+		for (int i = 0; i < OMP_PARTS; i++)
+			atomic_store_explicit(&g_omp_regions[k].parts[i], NULL, memory_order_relaxed);
+	atomic_store(&g_rec, 0);
+	atomic_store(&g_rec_lock, 0);
+	t_depth = 0;
+}
+
+static void omp_stop(void)
+{
+	if (atomic_load(&g_rec) == 1)
+		atomic_store(&g_rec, -1);
+}
+
+static void omp_finish(void)
+{
+	if (g_omp_df)
+		dfile_finish(g_omp_df);
 }
 
 const struct collector_module omp_module = {
 	.name = "omp",
 	.open = omp_open,
+	.stop = omp_stop,
 	.end = omp_end,
+	.finish = omp_finish,
 	.fork_child = omp_fork_child,
 };

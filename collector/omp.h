@@ -29,9 +29,23 @@ struct sonde_hook_sample;
  * g_omp_regions[seq % OMP_REGIONS] while no later region took it (a
  * thread waiting at the end of a region that old is idle). */
 #define OMP_REGIONS 256
+/* The workers whose part's end the master sets at the join (kind omp:
+ * a worker cannot see its barrier's release). */
+#define OMP_PARTS 64
+struct sonde_omp_itask_packet;
 struct omp_region {
 	_Atomic uint64_t seq;
 	_Atomic uint32_t nthreads, arrived;
+	/* The regions' record (kind omp, omp.c): the latest arrival at the
+	 * region's closing barrier, which is its workers' parts' end; their
+	 * packets, written as each arrives, for the master to set that end
+	 * at the join; and, for OMPT's parallel_end, what parallel_begin
+	 * knew. */
+	_Atomic uint64_t last_arrive;
+	_Atomic(struct sonde_omp_itask_packet *) parts[OMP_PARTS];
+	uint64_t start_ns, codeptr, parent, stack_id;
+	uint32_t requested;
+	uint16_t level, flags;
 };
 extern struct omp_region g_omp_regions[OMP_REGIONS];
 

@@ -447,6 +447,48 @@ EXPORT __attribute__((noinline)) uint64_t __sonde_trace_stack(void)
 	return id;
 }
 
+/* The calling thread's stack from the frame that returns to codeptr (a
+ * runtime's callback, whose own frames are the runtime's: OMPT's
+ * parallel_begin, task_create), that frame's return address the leaf;
+ * from the first frame outside sonde when codeptr is not among the 16
+ * nearest.  0 when none could be recorded.  Normal context. */
+uint64_t trace_stack_from(uint64_t codeptr)
+{
+	struct tstate *ts = &t_state;
+	if (ts->in_trace || atomic_load_explicit(&__sonde_paused, memory_order_relaxed))
+		return 0;
+	ts->in_trace = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	ucontext_t uc;
+	memset(uc.uc_mcontext.gregs, 0, sizeof uc.uc_mcontext.gregs);
+	sonde_capture_regs(uc.uc_mcontext.gregs);
+	int max = g_cs.depth + 20;
+	uint64_t pcs[max], sps[max];
+	unsigned flags = 0;
+	int n = uw_backtrace_sp(&uc, ts->stack_lo, ts->stack_hi, pcs, sps, max, &flags);
+	int skip = 0;
+	while (skip < n && in_sonde(pcs[skip] & ~SONDE_PC_EXACT))
+		skip++;
+	for (int k = skip; codeptr && k < n && k < skip + 16; k++)
+		if ((pcs[k] & ~SONDE_PC_EXACT) == codeptr) {
+			skip = k;
+			break;
+		}
+	uint64_t id = 0;
+	if (skip < n) {
+		pcs[skip] &= ~SONDE_PC_EXACT;
+		int depth = n - skip;
+		if (depth > g_cs.depth) {
+			depth = g_cs.depth;
+			flags |= SONDE_STACK_TRUNCATED;
+		}
+		id = stacks_intern(pcs + skip, depth, flags);
+	}
+	atomic_signal_fence(memory_order_seq_cst);
+	ts->in_trace = 0;
+	return id;
+}
+
 /* Stop every traced kind; called before the files are finished. */
 void modules_stop_all(void)
 {

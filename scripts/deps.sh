@@ -39,6 +39,9 @@ if [ "$mode" != build ]; then
 	for p in golang-go chromium fonts-dejavu-core heaptrack gdb; do
 		have_pkg "$p" || readers="$readers $p"
 	done
+	# imagemagick: a real OpenMP program nobody here wrote
+	# (tests/t80-omp-viewmode.sh runs convert-im6.q16 -resize)
+	have_pkg imagemagick || readers="$readers imagemagick"
 	# MPI (tests/t75-mpi-launch.sh and the MPI tracing tests): both
 	# implementations, their compilers and gfortran for the Fortran fixtures.
 	for p in openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran; do

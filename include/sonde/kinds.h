@@ -81,7 +81,10 @@
 	  "                     hi, lo: the default set or interval, hi 10x as often", SONDE_KINDF_COLLECTOR)   \
 	X(MPI, 8, "mpi", "mpitrace", 'm', "SONDE_MPI", "libsonde_mpi.so", "MPI tracing", "on|off",         \
 	  "MPI tracing (with -M): every MPI call, its time, bytes\n"                                       \
-	  "                     and peer rank (default on with -M)", 0)
+	  "                     and peer rank (default on with -M)", 0)                                   \
+	X(OMP, 9, "omp", "omptrace", 0, "SONDE_OMP", NULL, "OpenMP regions", "on|off",                     \
+	  "OpenMP parallel regions, their threads' parts and tasks\n"                                     \
+	  "                     (with the OpenMP states; SONDE_OMP=0 turns both off)", SONDE_KINDF_COLLECTOR)
 /* clang-format on */
 
 /* The largest kind id: arrays indexed by kind have SONDE_KIND_MAX + 1

@@ -93,6 +93,25 @@ static void set_tailcalls(struct sonde_profile_opts *po, const char *v)
 	po->no_tailcalls = !strcmp(v, "off");
 }
 
+static int check_viewmode(const char *v, char *err, size_t errlen)
+{
+	if (!strcmp(v, "user") || !strcmp(v, "expert") || !strcmp(v, "machine"))
+		return 0;
+	snprintf(err, errlen, "'%s' is not user, expert or machine", v);
+	return -1;
+}
+
+/* Machine mode as sonde print has it: inlined code as the function it was
+ * inlined into too. */
+static void set_viewmode(struct sonde_profile_opts *po, const char *v)
+{
+	po->viewmode = !strcmp(v, "expert") ? SONDE_SHAPE_EXPERT
+		       : !strcmp(v, "machine") ? SONDE_SHAPE_MACHINE
+					       : SONDE_SHAPE_USER;
+	if (po->viewmode == SONDE_SHAPE_MACHINE)
+		po->no_inlines = true;
+}
+
 const struct sonde_filter sonde_filters[] = {
 	{ "thread_select", NULL, "all|LIST", check_threads, set_threads },
 	{ "object_select", NULL, "all|OBJ,...", check_objects, set_objects },
@@ -102,6 +121,7 @@ const struct sonde_filter sonde_filters[] = {
 	{ "time", "time_select", "all|START-END", check_time, set_time },
 	{ "inlines", NULL, "on|off", check_on_off, set_inlines },
 	{ "tailcalls", NULL, "on|off", check_on_off, set_tailcalls },
+	{ "viewmode", NULL, "user|expert|machine", check_viewmode, set_viewmode },
 };
 const size_t sonde_nfilters = sizeof(sonde_filters) / sizeof(sonde_filters[0]);
 

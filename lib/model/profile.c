@@ -142,6 +142,19 @@ struct builder {
 	uint32_t last_cpu, last_cpu_i, last_sec, last_sec_i;
 	size_t capcpus, capsecs;
 	struct sacc *acc;	/* the samples' sums, not yet in the evstacks */
+	/* The stack-shaping view mode (shape.h): the shaper of the
+	 * experiment being added and its state, NULL when its stacks are as
+	 * recorded; the contexts of its events (ctx[0]: none), interned, and
+	 * its shaped evstacks by (stack id, state, context, epoch). */
+	enum sonde_stackmode vmode;
+	const struct sonde_shaper *sh;
+	void *shst;
+	struct shctx { int n; struct sonde_shape_link l[SONDE_SHAPE_LEVELS]; } *ctx;
+	size_t nctx, capctx;
+	struct u64map ctxmap; /* a context's hash (probed on) -> index into ctx */
+	struct shent { uint64_t stack_id; uint32_t ctx, state, ep, ev; } *shent;
+	size_t nshent, capshent;
+	struct u64map shmap;  /* an entry's hash (probed on) -> index into shent */
 };
 
 int sonde_parse_cpu_list(const char *spec, uint8_t *sel, char *err, size_t errlen)
@@ -467,6 +480,70 @@ static int frame_funcs(struct builder *b, const struct sonde_frame *fr, uint64_t
 /* build_stack's answer for a stack the call-path filter leaves out. */
 #define EXCLUDED_STACK (UINT32_MAX - 2)
 
+/* Appends the model functions of frame fr (and those that tail calls left
+ * off between it and the frame below, *below's function) to b->frames at
+ * *d; rename (not UINT32_MAX): the function that stands for fr's own
+ * (out-of-line) function.  The number appended, -1 out of memory. */
+/* A shaped stack's renaming of outlined bodies (the shaping below): the
+ * object of the frame being added, the codeptr that names its level's
+ * bodies, and whether the last function appended stands for one (the
+ * frame of its source function that called it is one with it). */
+struct shren {
+	const struct sonde_object *obj;
+	uint64_t codeptr, t;
+	bool last;
+};
+static void push_shaped(struct builder *b, int *d, uint32_t f, bool renamed, struct shren *ren);
+
+static int add_frame(struct builder *b, const struct sonde_frame *fr, uint64_t time_ns,
+		     const struct sonde_func **below, int *d, struct shren *ren)
+{
+	bool native = fr->kind == SONDE_FRAME_NATIVE;
+	const uint32_t *fl;
+	int d0 = *d;
+	if (*below && !fr->exact && native) {
+		/* the functions that jumped to `below` on behalf of this
+		 * frame's call: between the two, innermost first */
+		bool amb;
+		int tn = tail_funcs(b, fr->pc, time_ns, *below, &fl, &amb);
+		if (tn < 0 || sonde_grow(&b->frames, &b->capframes, (size_t)(*d + tn + 1), sizeof *b->frames, 64))
+			return -1;
+		for (int i = 0; i < tn; i++) {
+			if (*d < 64)
+				b->cur_marks |= 1ull << *d;
+			b->frames[(*d)++] = fl[i];
+		}
+		b->cur_restored += (uint16_t)tn;
+		b->cur_amb += amb;
+	}
+	int n = frame_funcs(b, fr, time_ns, &fl);
+	if (n < 0)
+		return -1;
+	*below = NULL;
+	if (b->tailcalls && n > 0 && native) {
+		*below = sonde_syms_lookup(b->syms, fr->pc, fr->exact, time_ns);
+		if (!(*below)->object || (*below)->synthesized || (*below)->plt)
+			*below = NULL;
+	}
+	if (sonde_grow(&b->frames, &b->capframes, (size_t)(*d + n + 2), sizeof *b->frames, 64))
+		return -1;
+	for (int i = 0; i < n; i++) {
+		uint32_t f = fl[i];
+		/* Consecutive frames folded into one object
+		 * pseudo-function are one call. */
+		if (*d && b->frames[*d - 1] == f && sonde_model_funcinfo(b->m, f)->lo == 0 &&
+		    sonde_model_funcinfo(b->m, f)->name_long[0] == '<')
+			continue;
+		if (ren) /* a shaped stack: its source function's frame after a body is one with it */
+			push_shaped(b, d, f, false, ren);
+		else
+			b->frames[(*d)++] = f;
+	}
+	return *d - d0;
+}
+
+static uint32_t finish_stack(struct builder *b, uint16_t flags, int d);
+
 /* Intern the model stack for an experiment stack; UINT32_MAX on OOM,
  * EXCLUDED_STACK when the call-path filter leaves it out. */
 static uint32_t build_stack(struct builder *b, const struct sonde_exp *exp, uint64_t stack_id, uint64_t time_ns,
@@ -487,49 +564,22 @@ static uint32_t build_stack(struct builder *b, const struct sonde_exp *exp, uint
 	for (int k = 0; k < st->depth; k++) {
 		struct sonde_frame fr = st->frame[k];
 		fr.exact |= k == 0 && leaf_exact;
-		bool native = fr.kind == SONDE_FRAME_NATIVE;
-		const uint32_t *fl;
-		if (below && !fr.exact && native) {
-			/* the functions that jumped to `below` on behalf of this
-			 * frame's call: between the two, innermost first */
-			bool amb;
-			int tn = tail_funcs(b, fr.pc, time_ns, below, &fl, &amb);
-			if (tn < 0 || sonde_grow(&b->frames, &b->capframes, (size_t)(d + tn + 1), sizeof *b->frames, 64))
-				return UINT32_MAX;
-			for (int i = 0; i < tn; i++) {
-				if (d < 64)
-					b->cur_marks |= 1ull << d;
-				b->frames[d++] = fl[i];
-			}
-			b->cur_restored += (uint16_t)tn;
-			b->cur_amb += amb;
-		}
-		int n = frame_funcs(b, &fr, time_ns, &fl);
-		if (n < 0)
+		if (add_frame(b, &fr, time_ns, &below, &d, NULL) < 0)
 			return UINT32_MAX;
-		below = NULL;
-		if (b->tailcalls && n > 0 && native) {
-			below = sonde_syms_lookup(b->syms, fr.pc, fr.exact, time_ns);
-			if (!below->object || below->synthesized || below->plt)
-				below = NULL;
-		}
-		if (sonde_grow(&b->frames, &b->capframes, (size_t)(d + n + 1), sizeof *b->frames, 64))
-			return UINT32_MAX;
-		for (int i = 0; i < n; i++) {
-			uint32_t f = fl[i];
-			/* Consecutive frames folded into one object
-			 * pseudo-function are one call. */
-			if (d && b->frames[d - 1] == f && sonde_model_funcinfo(b->m, f)->lo == 0 &&
-			    sonde_model_funcinfo(b->m, f)->name_long[0] == '<')
-				continue;
-			b->frames[d++] = f;
-		}
 	}
+	return finish_stack(b, st->flags, d);
+}
+
+/* The model stack of b->frames[0 .. d) (the caller left room for one more
+ * frame): a root pseudo-function for a stack cut at the depth limit (st's
+ * flags), the call-path filter, the tail-call marks. */
+static uint32_t finish_stack(struct builder *b, uint16_t flags, int d)
+{
 	if (!d) {
 		uint32_t o = sonde_model_object(b->m, "<unknown>");
 		b->frames[d++] = sonde_model_func(b->m, o, 0, "<no stack>", "<no stack>", "<no stack>", true);
 	}
-	if (st->flags & SONDE_STACK_TRUNCATED) {
+	if (flags & SONDE_STACK_TRUNCATED) {
 		/* Cut at the depth limit: its callers, the root among them,
 		 * are unknown.  A pseudo-function stands for them as the
 		 * outermost frame (gprofng's name), so the time is seen to
@@ -556,6 +606,225 @@ static uint32_t build_stack(struct builder *b, const struct sonde_exp *exp, uint
 		p->tailmarks[ms] |= b->cur_marks;
 	}
 	return ms;
+}
+
+/* ---- the stack-shaping view modes (model/shape.h) ----------------------------------------
+ *
+ * A shaped stack is made of levels: the event's own stack, then, for each
+ * link of its context (b->ctx[c]), the stack its frames continue in (a
+ * worker's under the stack that opened its region).  In each level the
+ * runtime's frames are dropped, but at the leaf of the event's own stack:
+ * there the runtime's frames (with the system's it called) are one
+ * pseudo-function named by the event's state in user mode, and kept in
+ * expert mode; a level that continues in another drops its root part (the
+ * runtime's thread start and the system's below it); outlined bodies are
+ * their source function, merged with the frame of that function that
+ * called them (the opener: the body is part of its source).
+ */
+
+enum { F_USER, F_SYSTEM, F_RUNTIME, F_SONDE };
+
+static int frame_class(struct builder *b, const struct sonde_frame *fr, uint64_t t, const struct sonde_func **sfp)
+{
+	const struct sonde_func *sf = sonde_syms_frame(b->syms, fr, t);
+	*sfp = sf;
+	if (sf && sf->object && sf->object->sonde)
+		return F_SONDE;
+	if (fr->kind == SONDE_FRAME_KERNEL)
+		return F_SYSTEM;
+	if (fr->kind != SONDE_FRAME_NATIVE)
+		return F_USER;
+	if (b->sh->runtime_object(sf ? sf->object : NULL))
+		return F_RUNTIME;
+	return sonde_shape_system_object(sf ? sf->object : NULL) ? F_SYSTEM : F_USER;
+}
+
+/* The model function an outlined body sf stands for, UINT32_MAX when sf is
+ * none or its source function is not known. */
+static uint32_t outlined_source(struct builder *b, const struct sonde_object *obj, const char *mangled,
+				uint64_t codeptr, uint64_t t)
+{
+	size_t len;
+	const struct sonde_func *g = NULL;
+	if (!mangled || !b->sh->outlined(mangled, &len))
+		return UINT32_MAX;
+	if (len) {
+		char name[512];
+		if (len >= sizeof name)
+			return UINT32_MAX;
+		memcpy(name, mangled, len);
+		name[len] = 0;
+		g = sonde_syms_named(b->syms, obj, name);
+	} else if (codeptr) {
+		g = sonde_syms_lookup(b->syms, codeptr, false, t);
+		if (g && (!g->object || g->synthesized || g->plt))
+			g = NULL;
+	}
+	if (!g)
+		return UINT32_MAX;
+	const char *path = g->object->path;
+	const char *base = strrchr(path, '/');
+	uint32_t o = sonde_model_object(b->m, path);
+	base = base ? base + 1 : path;
+	if (!object_selected(b->objsel, b->nobjsel, path)) {
+		char name[512];
+		snprintf(name, sizeof name, "<%s>", base);
+		return sonde_model_func(b->m, o, 0, name, name, name, true);
+	}
+	return model_func(b, o, g);
+}
+
+/* Appends f to a shaped stack: an outlined body's source function
+ * (renamed) once, and the frame of that function next to it not again. */
+static void push_shaped(struct builder *b, int *d, uint32_t f, bool renamed, struct shren *ren)
+{
+	if (renamed) {
+		if (!*d || b->frames[*d - 1] != f)
+			b->frames[(*d)++] = f;
+		ren->last = true;
+		return;
+	}
+	if (ren->last && *d && b->frames[*d - 1] == f) {
+		ren->last = false;
+		return;
+	}
+	b->frames[(*d)++] = f;
+	ren->last = false;
+}
+
+/* The functions of a frame in an outlined body sf (its inlined levels,
+ * innermost first, then its own), each an outlined body renamed: made
+ * here, uncached (the names depend on the level's codeptr), so that the
+ * model never holds the bodies' own functions.  -1 out of memory. */
+static int outlined_frame(struct builder *b, const struct sonde_frame *fr, uint64_t t, int *d, struct shren *ren,
+			  const struct sonde_func *sf)
+{
+	uint32_t o = sonde_model_object(b->m, sf->object->path);
+	const struct sonde_srcframe *lv = NULL;
+	int n = b->inlines && !sf->plt ? sonde_syms_srcpos(b->syms, fr->pc, fr->exact, t, &lv) : 0;
+	if (sonde_grow(&b->frames, &b->capframes, (size_t)(*d + n + 2), sizeof *b->frames, 64))
+		return -1;
+	for (int k = 0; k + 1 < n; k++) {
+		if (!lv[k].inlined || !lv[k].name)
+			continue;
+		uint32_t f = outlined_source(b, sf->object, lv[k].name, ren->codeptr, t);
+		bool renamed = f != UINT32_MAX;
+		if (!renamed)
+			f = model_func(b, o, sonde_syms_named(b->syms, sf->object, lv[k].name));
+		if (f == UINT32_MAX)
+			return -1;
+		push_shaped(b, d, f, renamed, ren);
+	}
+	uint32_t f = outlined_source(b, sf->object, sf->mangled, ren->codeptr, t);
+	bool renamed = f != UINT32_MAX;
+	if (!renamed)
+		f = model_func(b, o, sf); /* a body the name and codeptr do not place */
+	if (f == UINT32_MAX)
+		return -1;
+	push_shaped(b, d, f, renamed, ren);
+	return 0;
+}
+
+static uint32_t build_shaped(struct builder *b, const struct sonde_exp *exp, uint64_t stack_id, uint64_t time_ns,
+			     bool leaf_exact, unsigned state, uint32_t c)
+{
+	const struct shctx *cx = &b->ctx[c];
+	b->cur_restored = b->cur_amb = 0;
+	b->cur_marks = 0;
+	int d = 0;
+	uint16_t flags = 0;
+	struct shren ren = { NULL, 0, 0, false }; /* ren.last: b->frames[d - 1] stands for an outlined body */
+	for (int lv = 0; lv <= cx->n; lv++) {
+		uint64_t sid = lv ? cx->l[lv - 1].stack_id : stack_id;
+		uint64_t t = lv ? cx->l[lv - 1].time_ns : time_ns;
+		uint64_t codeptr = lv < cx->n ? cx->l[lv].codeptr : 0;
+		bool cut = lv < cx->n && cx->l[lv].stack_id;
+		if (lv && !sid)
+			break;
+		const struct sonde_stack *st = sonde_exp_stack(exp, sid);
+		if (!st || !st->depth)
+			continue;
+		int n = st->depth;
+		int cls[n];
+		const struct sonde_func *sfs[n];
+		for (int k = 0; k < n; k++) {
+			struct sonde_frame fr = st->frame[k];
+			fr.exact |= k == 0 && !lv && leaf_exact;
+			cls[k] = frame_class(b, &fr, t, &sfs[k]);
+		}
+		/* the leaf's run in the runtime: [0, run) */
+		int run = 0;
+		if (!lv) {
+			int k = 0, last = -1;
+			while (k < n && cls[k] != F_USER) {
+				if (cls[k] == F_RUNTIME)
+					last = k;
+				k++;
+			}
+			run = last + 1;
+		}
+		/* a continued level's root part: [tail, n) */
+		int tail = n;
+		if (cut)
+			while (tail > 0 && cls[tail - 1] != F_USER)
+				tail--;
+		if (tail < run)
+			tail = run; /* nothing of the user's in this level: its leaf run is all */
+		bool user = false;
+		for (int k = 0; k < n && !user; k++)
+			user = cls[k] == F_USER;
+		if (!user && b->vmode == SONDE_SHAPE_USER)
+			tail = run; /* a thread of the runtime's own: <OMP-idle> is all it shows */
+		const struct sonde_func *below = NULL;
+		if (run && b->vmode == SONDE_SHAPE_USER) {
+			/* in a pseudo-object of the runtime's name ("<OpenMP>"):
+			 * user mode shows nothing of the runtime's object */
+			char oname[64];
+			snprintf(oname, sizeof oname, "<%s>", b->sh->name);
+			const char *name = b->sh->pseudo(state);
+			uint32_t o = sonde_model_object(b->m, oname);
+			uint32_t f = sonde_model_func(b->m, o, 0, name, name, name, true);
+			if (f == UINT32_MAX ||
+			    sonde_grow(&b->frames, &b->capframes, (size_t)(d + 2), sizeof *b->frames, 64))
+				return UINT32_MAX;
+			b->frames[d++] = f;
+			ren.last = false;
+		}
+		for (int k = b->vmode == SONDE_SHAPE_USER ? run : 0; k < tail; k++) {
+			struct sonde_frame fr = st->frame[k];
+			fr.exact |= k == 0 && !lv && leaf_exact;
+			if (cls[k] == F_SONDE)
+				continue;
+			if (cls[k] == F_RUNTIME && k >= run) {
+				below = NULL; /* a gap: no tail calls across it */
+				continue;
+			}
+			const struct sonde_func *sf = sfs[k];
+			ren.obj = k >= run && sf && sf->kind == SONDE_FRAME_NATIVE && sf->object && !sf->synthesized
+					  ? sf->object
+					  : NULL;
+			ren.codeptr = codeptr;
+			ren.t = t;
+			if (!ren.obj)
+				ren.last = false;
+			size_t len;
+			if (ren.obj && object_selected(b->objsel, b->nobjsel, ren.obj->path) &&
+			    b->sh->outlined(sf->mangled, &len)) {
+				below = NULL; /* no tail calls restored into an outlined body */
+				if (outlined_frame(b, &fr, t, &d, &ren, sf) < 0)
+					return UINT32_MAX;
+				continue;
+			}
+			if (add_frame(b, &fr, t, &below, &d, ren.obj ? &ren : NULL) < 0)
+				return UINT32_MAX;
+		}
+		flags = st->flags;
+		if (tail < n)
+			flags &= (uint16_t)~SONDE_STACK_TRUNCATED;
+	}
+	if (sonde_grow(&b->frames, &b->capframes, (size_t)(d + 2), sizeof *b->frames, 64))
+		return UINT32_MAX;
+	return finish_stack(b, flags, d);
 }
 
 static void release_epochs(struct builder *b)
@@ -726,6 +995,117 @@ static inline uint32_t evstack(struct builder *b, uint32_t e, const struct sonde
 	if (map_get(b->cur_stacks, stack_id, &i))
 		return i;
 	return evstack_new(b, e, exp, stack_id, time_ns, leaf_exact);
+}
+
+/* The context of an event of thread tid at time_ns (b->sh's links),
+ * interned: its index into b->ctx, UINT32_MAX out of memory. */
+static uint32_t shape_ctx(struct builder *b, uint32_t tid, uint64_t time_ns)
+{
+	struct shctx c;
+	memset(&c, 0, sizeof c);
+	c.n = b->sh->links(b->shst, tid, time_ns, c.l, SONDE_SHAPE_LEVELS);
+	if (c.n <= 0)
+		return 0;
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (int i = 0; i < c.n; i++)
+		h = ((h ^ c.l[i].codeptr) * 0x100000001b3ull ^ c.l[i].stack_id) * 0x100000001b3ull;
+	for (;; h++) {
+		uint32_t i;
+		if (!map_get(&b->ctxmap, h, &i))
+			break;
+		if (!memcmp(&b->ctx[i], &c, sizeof c))
+			return i;
+	}
+	if (sonde_grow(&b->ctx, &b->capctx, b->nctx + 1, sizeof *b->ctx, 16) ||
+	    map_put(&b->ctxmap, h, (uint32_t)b->nctx) < 0)
+		return UINT32_MAX;
+	b->ctx[b->nctx] = c;
+	return (uint32_t)b->nctx++;
+}
+
+/* evstack for a shaped experiment: keyed by the stack id, the event's
+ * state and context in the current epoch; UINT32_MAX out of memory. */
+static uint32_t evstack_shaped(struct builder *b, uint32_t e, const struct sonde_exp *exp, uint64_t stack_id,
+			       uint64_t time_ns, bool leaf_exact, unsigned state, uint32_t c)
+{
+	uint64_t h = (((stack_id * 0x9e3779b97f4a7c15ull) ^ state) * 0x100000001b3ull ^ c) * 0x100000001b3ull ^ b->ep;
+	for (;; h++) {
+		uint32_t i;
+		if (!map_get(&b->shmap, h, &i))
+			break;
+		const struct shent *x = &b->shent[i];
+		if (x->stack_id == stack_id && x->state == state && x->ctx == c && x->ep == b->ep)
+			return x->ev;
+	}
+	struct sonde_profile *p = b->p;
+	if (sonde_grow(&p->ev, &b->capev, p->nev + 1, sizeof(*p->ev), 256) ||
+	    sonde_grow(&b->shent, &b->capshent, b->nshent + 1, sizeof *b->shent, 256) ||
+	    map_put(&b->shmap, h, (uint32_t)b->nshent) < 0)
+		return UINT32_MAX;
+	uint32_t ms = build_shaped(b, exp, stack_id, time_ns, leaf_exact, state, c);
+	if (ms == UINT32_MAX)
+		return UINT32_MAX;
+	b->shent[b->nshent++] = (struct shent){ stack_id, c, state, b->ep, (uint32_t)p->nev };
+	struct sonde_evstack *ev = &p->ev[p->nev];
+	memset(ev, 0, sizeof(*ev));
+	for (int i = 0; i < b->ctx[c].n && b->ctx[c].l[i].stack_id; i++)
+		ev->cont[ev->ncont++] = (struct sonde_evcont){ b->ctx[c].l[i].stack_id, b->ctx[c].l[i].time_ns };
+	ev->exp = e;
+	ev->mstack = ms;
+	ev->stack_id = stack_id;
+	ev->time_ns = time_ns;
+	ev->leaf_exact = leaf_exact;
+	ev->tail_restored = b->cur_restored;
+	ev->tail_ambiguous = b->cur_amb;
+	if (ms == EXCLUDED_STACK) {
+		ev->mstack = UINT32_MAX;
+		ev->excluded = true;
+	}
+	return (uint32_t)p->nev++;
+}
+
+/* Ends the shaping of the experiment just added. */
+static void shape_end(struct builder *b)
+{
+	if (b->sh)
+		b->sh->close(b->shst);
+	b->sh = NULL;
+	b->shst = NULL;
+	free(b->ctx);
+	free(b->shent);
+	b->ctx = NULL;
+	b->shent = NULL;
+	b->nctx = b->capctx = b->nshent = b->capshent = 0;
+	u64map_release(&b->ctxmap);
+	u64map_release(&b->shmap);
+}
+
+/* Starts shaping experiment exp when a shaper knows its runtime (not in
+ * machine mode); -1 out of memory. */
+static int shape_begin(struct builder *b, const struct sonde_exp *exp)
+{
+	shape_end(b);
+	if (b->vmode == SONDE_SHAPE_MACHINE)
+		return 0;
+	for (int i = 0; sonde_shapers[i]; i++) {
+		bool oom;
+		void *st = sonde_shapers[i]->open(exp, &oom);
+		if (oom)
+			return -1;
+		if (st) {
+			b->sh = sonde_shapers[i];
+			b->shst = st;
+			break;
+		}
+	}
+	if (b->sh) { /* ctx[0]: no context */
+		b->p->shaped = true;
+		if (sonde_grow(&b->ctx, &b->capctx, 1, sizeof *b->ctx, 16))
+			return -1;
+		memset(&b->ctx[0], 0, sizeof b->ctx[0]);
+		b->nctx = 1;
+	}
+	return 0;
 }
 
 static inline int state_metric(unsigned st)
@@ -1063,7 +1443,13 @@ int sonde_model_feed_event(struct sonde_model_feed *f, size_t index, uint32_t ti
 	/* Trace stacks have no exact leaf (it is a call site), so their ids
 	 * never collide with sample stacks'; id 0 (no stack) is cached too. */
 	set_epoch(b, f->exp, time_ns);
-	uint32_t st = evstack(b, b->exp_index, f->exp, stack_id, time_ns, false);
+	uint32_t st;
+	if (b->sh) {
+		uint32_t c = shape_ctx(b, tid, time_ns);
+		st = c == UINT32_MAX ? UINT32_MAX : evstack_shaped(b, b->exp_index, f->exp, stack_id, time_ns, false, 0, c);
+	} else {
+		st = evstack(b, b->exp_index, f->exp, stack_id, time_ns, false);
+	}
 	if (st == UINT32_MAX)
 		return -1;
 	struct sonde_evstack *ev = &p->ev[st];
@@ -1175,7 +1561,8 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 	memset(p, 0, sizeof *p);
 	p->exps = exps;
 	p->nexps = nexps;
-	struct builder b = { .p = p, .inlines = !(o && o->no_inlines), .tailcalls = !(o && o->no_tailcalls) };
+	struct builder b = { .p = p, .inlines = !(o && o->no_inlines), .tailcalls = !(o && o->no_tailcalls),
+			     .vmode = o ? o->viewmode : SONDE_SHAPE_USER };
 	p->inlines = b.inlines;
 	p->tail.enabled = b.tailcalls;
 	int selcap = 0;
@@ -1266,11 +1653,16 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 		}
 		b.cur_stacks = &b.stacks[b.ep];
 		b.nspans = b.nfl = b.ntails = 0;
+		if (shape_begin(&b, exp) < 0) {
+			u64map_release(&tidnum);
+			goto oom;
+		}
 		uint64_t t0 = sonde_exp_info(exp)->start_ns;
 		struct sonde_sample_iter it;
 		struct sonde_sample s;
 		uint64_t last_id = 0;
 		uint32_t last_stack = UINT32_MAX, last_tid = UINT32_MAX, last_thread = 0;
+		uint32_t last_state = 0, last_ctx = 0;
 		struct sbatch q = { .n = 0 };
 		sonde_sample_iter_init(&it, exp);
 		while (next_sample(b.acc, &it, &q, &s)) {
@@ -1310,7 +1702,7 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 			/* The sums per stack id, unless a filter or the callback
 			 * needs each sample's evstack (call path, CPU, the index
 			 * views, an unselected thread's totals). */
-			if (!(o && o->each) && pt->selected && !b.ncp && !b.cpusel &&
+			if (!(o && o->each) && pt->selected && !b.ncp && !b.cpusel && !b.sh &&
 			    !(o && (o->index_cpus || o->index_seconds))) {
 				for (int k = 0; k < SONDE_M_CLOCK_N; k++) /* wrap, never overflow UB */
 					pt->v[k] = (int64_t)((uint64_t)pt->v[k] + (uint64_t)v[k]);
@@ -1322,7 +1714,26 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 				continue;
 			}
 			memset(v + SONDE_M_CLOCK_N, 0, sizeof(v) - SONDE_M_CLOCK_N * sizeof(*v));
-			if (last_stack == UINT32_MAX || s.stack_id != last_id) {
+			if (b.sh) {
+				/* shaped: the stack depends on the sample's state and context too */
+				uint32_t c = shape_ctx(&b, s.tid, s.time_ns);
+				if (c == UINT32_MAX) {
+					u64map_release(&tidnum);
+					goto oom;
+				}
+				if (last_stack == UINT32_MAX || s.stack_id != last_id || s.state != last_state ||
+				    c != last_ctx) {
+					last_stack = evstack_shaped(&b, (uint32_t)e, exp, s.stack_id, s.time_ns, true,
+								    s.state, c);
+					if (last_stack == UINT32_MAX) {
+						u64map_release(&tidnum);
+						goto oom;
+					}
+					last_id = s.stack_id;
+					last_state = s.state;
+					last_ctx = c;
+				}
+			} else if (last_stack == UINT32_MAX || s.stack_id != last_id) {
 				last_stack = evstack(&b, (uint32_t)e, exp, s.stack_id, s.time_ns, true);
 				if (last_stack == UINT32_MAX) {
 					u64map_release(&tidnum);
@@ -1416,6 +1827,7 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 				sonde_model_add_derived(b.m, &derived[d]);
 				break;
 			}
+	shape_end(&b);
 	release_epochs(&b);
 	free(b.frames);
 	free(b.spans);
@@ -1430,6 +1842,7 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 oom:
 	snprintf(err, errlen, "out of memory");
 fail:
+	shape_end(&b);
 	release_epochs(&b);
 	free(b.frames);
 	free(b.spans);

@@ -22,6 +22,7 @@
 
 #include "reader/experiment.h"
 #include "model/metrics.h"
+#include "model/shape.h"
 
 struct sonde_syms;
 struct sonde_pevent;
@@ -66,6 +67,11 @@ struct sonde_profile_opts {
 	 * one chain of tail calls explains the gap (symbols.h,
 	 * sonde_syms_tailcalls), and counted in sonde_profile.tail. */
 	bool no_tailcalls;
+	/* -viewmode (model/shape.h): an experiment that ran a runtime with a
+	 * shaper (OpenMP) has its stacks shaped in user mode (the default) and
+	 * expert mode; machine mode, and every other experiment, keeps them as
+	 * recorded. */
+	enum sonde_stackmode viewmode;
 	/* When not NULL: called with each event that passes the filters, as
 	 * it is added to the model (an experiment's clock-profile samples in
 	 * file order, then its traced events kind by kind in time order), for
@@ -103,6 +109,14 @@ struct sonde_evstack {
 	uint16_t tail_ambiguous; /* its gaps left alone: several chains of tail calls */
 	bool excluded;	    /* the call-path filter leaves it out: v is 0 and mstack
 			     * UINT32_MAX (it has no model stack) */
+	/* A shaped stack's continuation (model/shape.h): the experiment's
+	 * stacks its frames continue in, innermost first (a worker's: the
+	 * stack that opened its region, at the fork), for the line and
+	 * instruction views' inclusive values; ncont 0: none. */
+	uint8_t ncont;
+	struct sonde_evcont {
+		uint64_t stack_id, time_ns;
+	} cont[SONDE_SHAPE_LEVELS];
 	int64_t v[SONDE_MAX_METRICS];
 };
 
@@ -156,6 +170,9 @@ struct sonde_profile {
 	struct sonde_evstack *ev;
 	size_t nev;
 	bool inlines; /* built with inlined functions in stacks */
+	/* An experiment's stacks were shaped by a runtime's shaper
+	 * (model/shape.h: OpenMP's, in user or expert mode). */
+	bool shaped;
 	struct sonde_tailcall_stats tail;
 	/* Per model stack (sonde_model_stack's handle): bit k set when its
 	 * function k (leaf first, k < 64) is a frame restored by a tail call

@@ -421,6 +421,17 @@ void sonde_rk_oom(struct sonde_exp *exp)
 	exp->oom = true;
 }
 
+void sonde_rk_problem(struct sonde_exp *exp, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	exp_problem(exp, SONDE_PROBLEM_WARNING, "%s", msg);
+}
+
 struct sonde_exp_info *sonde_rk_info(struct sonde_exp *exp)
 {
 	return &exp->info;

@@ -15,9 +15,9 @@
 #include "sonde/kinds.h"
 
 /* SONDE_KIND_PROFILE .. SONDE_KIND_OVERVIEW, always written, and the
- * counters (SONDE_KIND_COUNTERS) and MPI tracing (SONDE_KIND_MPI),
- * written when they have packets. */
-#define NKINDS SONDE_KIND_MPI
+ * counters (SONDE_KIND_COUNTERS), MPI tracing (SONDE_KIND_MPI) and
+ * OpenMP regions (SONDE_KIND_OMP), written when they have packets. */
+#define NKINDS SONDE_KIND_OMP
 
 struct cur {
 	uint32_t tid;
@@ -41,7 +41,7 @@ struct sonde_expw {
 };
 
 static const char *const kind_names[NKINDS] = { "profile", "stacks", "overview", NULL,
-						 NULL,	    NULL,     "counters", "mpitrace" };
+						 NULL,	    NULL,     "counters", "mpitrace", "omptrace" };
 
 static int fail(struct sonde_expw *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -603,4 +603,53 @@ int sonde_expw_finish(struct sonde_expw *w, unsigned flags, char *err, size_t er
 	free(w->dir);
 	free(w);
 	return r;
+}
+
+/* The fields of the omp kind's packets, as the collector writes them in
+ * log.xml (collector/omp.c). */
+static const char omp_region_fields[] = "type:0:u16 size:2:u16 flags:4:u16 level:6:u16 requested:8:u32 "
+				       "nthreads:12:u32 region_id:16:u64 parent_id:24:u64 codeptr:32:u64 "
+				       "start_ns:40:u64 end_ns:48:u64 stack_id:56:u64";
+static const char omp_itask_fields[] = "type:0:u16 size:2:u16 thread_num:4:u32 region_id:8:u64 begin_ns:16:u64 "
+				      "arrive_ns:24:u64 end_ns:32:u64";
+static const char omp_task_fields[] = "type:0:u16 size:2:u16 flags:4:u32 region_id:8:u64 create_ns:16:u64 "
+				     "begin_ns:24:u64 end_ns:32:u64 create_stack:40:u64 codeptr:48:u64";
+
+int sonde_expw_omp_decl(struct sonde_expw *w)
+{
+	sonde_expw_log(w, "<dataformat file=\"%s\" kind=\"%d\" block_size=\"%d\"/>\n",
+		       sonde_kind_desc(SONDE_KIND_OMP)->file, SONDE_KIND_OMP, SONDE_BLOCK_SIZE);
+	sonde_expw_log(w, "<packet type=\"%d\" name=\"omp_region\" size=\"%zu\" fields=\"%s\"/>\n",
+		       SONDE_PKT_OMP_REGION, sizeof(struct sonde_omp_region_packet), omp_region_fields);
+	sonde_expw_log(w, "<packet type=\"%d\" name=\"omp_itask\" size=\"%zu\" fields=\"%s\"/>\n",
+		       SONDE_PKT_OMP_ITASK, sizeof(struct sonde_omp_itask_packet), omp_itask_fields);
+	return sonde_expw_log(w, "<packet type=\"%d\" name=\"omp_task\" size=\"%zu\" fields=\"%s\"/>\n",
+			      SONDE_PKT_OMP_TASK, sizeof(struct sonde_omp_task_packet), omp_task_fields);
+}
+
+int64_t sonde_expw_omp_region(struct sonde_expw *w, uint32_t tid, const struct sonde_omp_region_packet *p)
+{
+	struct sonde_omp_region_packet q = *p;
+
+	q.type = SONDE_PKT_OMP_REGION;
+	q.size = sizeof(q);
+	return put(w, SONDE_KIND_OMP, tid, &q, sizeof(q), q.end_ns);
+}
+
+int64_t sonde_expw_omp_itask(struct sonde_expw *w, uint32_t tid, const struct sonde_omp_itask_packet *p)
+{
+	struct sonde_omp_itask_packet q = *p;
+
+	q.type = SONDE_PKT_OMP_ITASK;
+	q.size = sizeof(q);
+	return put(w, SONDE_KIND_OMP, tid, &q, sizeof(q), q.end_ns);
+}
+
+int64_t sonde_expw_omp_task(struct sonde_expw *w, uint32_t tid, const struct sonde_omp_task_packet *p)
+{
+	struct sonde_omp_task_packet q = *p;
+
+	q.type = SONDE_PKT_OMP_TASK;
+	q.size = sizeof(q);
+	return put(w, SONDE_KIND_OMP, tid, &q, sizeof(q), q.end_ns);
 }

@@ -134,6 +134,14 @@ int64_t sonde_expw_counter(struct sonde_expw *w, uint32_t tid, uint16_t counter,
 int sonde_expw_mpi_decl(struct sonde_expw *w, int64_t rank, int64_t size, const char *abi, const char *library);
 int64_t sonde_expw_mpi_call(struct sonde_expw *w, uint32_t tid, const struct sonde_mpi_call_packet *p);
 int64_t sonde_expw_mpi_msg(struct sonde_expw *w, uint32_t tid, const struct sonde_mpi_msg_packet *p);
+/* OpenMP regions (the omp kind, written by the collector with the OpenMP
+ * states): the omptrace file's <dataformat> and <packet> lines, then a
+ * region, a thread's part of one (itask) or an explicit task in thread
+ * tid's block of the omptrace file (type and size are filled in). */
+int sonde_expw_omp_decl(struct sonde_expw *w);
+int64_t sonde_expw_omp_region(struct sonde_expw *w, uint32_t tid, const struct sonde_omp_region_packet *p);
+int64_t sonde_expw_omp_itask(struct sonde_expw *w, uint32_t tid, const struct sonde_omp_itask_packet *p);
+int64_t sonde_expw_omp_task(struct sonde_expw *w, uint32_t tid, const struct sonde_omp_task_packet *p);
 
 /* Appends an all-zero block (claimed, never written); returns its offset. */
 int64_t sonde_expw_zero_block(struct sonde_expw *w, enum sonde_kind kind);

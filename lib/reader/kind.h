@@ -77,6 +77,9 @@ bool sonde_rk_again(const struct scan *sc);
 void *sonde_rk_state(const struct sonde_exp *exp, int kind);
 void *sonde_rk_state_new(struct sonde_exp *exp, int kind, size_t size);
 void sonde_rk_oom(struct sonde_exp *exp);
+/* A problem of exp found by a kind once its files are read (events that
+ * do not join: an OpenMP thread's part without its region): a warning. */
+void sonde_rk_problem(struct sonde_exp *exp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The experiment's info, to fill from log.xml. */
 struct sonde_exp_info *sonde_rk_info(struct sonde_exp *exp);
 /* Attribute attr of e as a number into *out: true, or false (and a

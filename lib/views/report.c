@@ -943,8 +943,13 @@ static int write_data(FILE *f, struct rep *r, const char *const *names, const ch
 	json_str(f, fl->cpu_select ? fl->cpu_select : "all");
 	fputs(",\"callpath\":", f);
 	json_str(f, fl->callpath_select ? fl->callpath_select : "all");
-	fprintf(f, ",\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64 ",\"inlines\":%s,\"tailcalls\":%s}", fl->start_ns,
+	fprintf(f, ",\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64 ",\"inlines\":%s,\"tailcalls\":%s", fl->start_ns,
 		fl->end_ns, fl->no_inlines ? "false" : "true", fl->no_tailcalls ? "false" : "true");
+	/* the view mode of a runtime's shaped stacks (OpenMP): only then, so
+	 * that other reports' data stays as it was */
+	if (r->p.shaped)
+		fprintf(f, ",\"viewmode\":\"%s\"", fl->viewmode == SONDE_SHAPE_EXPERT ? "expert" : "user");
+	fputc('}', f);
 	fputs(",\"exps\":[", f);
 	for (size_t i = 0; i < r->nexps; i++) {
 		const struct sonde_exp_info *in = sonde_exp_info(r->exps[i]);

@@ -65,6 +65,7 @@
 #include "base/timerange.h"
 #include "reader/experiment.h"
 #include "model/metrics.h"
+#include "model/shape.h"
 #include "views/emit.h"
 
 struct sonde_tailcall_stats;
@@ -168,14 +169,17 @@ struct sonde_view_opts {
 	/* -name ...:soname: function names followed by " [<object>]" in text
 	 * (csv and json have the object in a field of its own). */
 	bool soname;
-	/* -viewmode: er_print's user, expert or machine view.  Without Java
-	 * or OpenMP the three show the same frames, except that machine mode
+	/* -viewmode: er_print's user, expert or machine view.  Machine mode
 	 * shows inlined code as the function it was inlined into (the
-	 * command folds inlines: see cmd/print.c).  The hook for a runtime
-	 * whose user view differs from its machine view (OpenMP: user-level
-	 * regions instead of the runtime's frames). */
+	 * command folds inlines: see cmd/print.c); the profile builder shapes
+	 * the stacks of a runtime that has a shaper (model/shape.h: OpenMP)
+	 * in user and expert mode (sonde_profile_opts.viewmode, the same
+	 * order).  Without such a runtime the modes show the same frames. */
 	enum sonde_viewmode { SONDE_VIEW_USER, SONDE_VIEW_EXPERT, SONDE_VIEW_MACHINE } viewmode;
 };
+_Static_assert((int)SONDE_VIEW_USER == (int)SONDE_SHAPE_USER && (int)SONDE_VIEW_EXPERT == (int)SONDE_SHAPE_EXPERT &&
+		       (int)SONDE_VIEW_MACHINE == (int)SONDE_SHAPE_MACHINE,
+	       "the views' view modes are the profile builder's");
 
 /* Defaults: e.%totalcpu:i.%totalcpu:name, sorted by e.totalcpu, no
  * limit, long names, text. */

@@ -116,4 +116,21 @@ void sonde_view_processes(FILE *f, const struct sonde_exp_set *s,
 int sonde_view_ranks(FILE *f, const struct sonde_exp_set *s, const struct sonde_view_opts *o, char *err,
 		     size_t errlen);
 
+/*
+ * -omp_regions and -omp_region N (lib/views/view_omp.c): OpenMP's
+ * parallel regions by source region (the function and line of the opening
+ * call), in order of first execution: executions, threads, nesting
+ * levels, their threads' time by OpenMP state inside the regions (the
+ * clock profile's samples, each in the innermost region holding it),
+ * OpenMP Wait, imbalance (the slowest thread number's work against the
+ * mean) and explicit tasks created and run; -omp_region N, row N per
+ * thread number with its mean arrival at the closing barrier after the
+ * first thread's, and where its tasks were created.
+ * -SONDE_ERR_NO_MATCH for an N not listed.
+ */
+int sonde_view_omp_regions(FILE *f, const struct sonde_exp *const *exps, size_t n, const struct sonde_view_opts *o,
+			   char *err, size_t errlen);
+int sonde_view_omp_region(FILE *f, const struct sonde_exp *const *exps, size_t n, size_t which,
+			  const struct sonde_view_opts *o, char *err, size_t errlen);
+
 #endif

@@ -160,7 +160,78 @@ static void add_v(int64_t *dst, const int64_t *v, int n)
 		dst[k] = (int64_t)((uint64_t)dst[k] + (uint64_t)v[k]);
 }
 
-/* The pass: every stack's values to its lines and instructions. */
+/* One recorded stack's frames to their lines and instructions: the values
+ * of evstack s, exclusive at the leaf when leaf (its own stack), inclusive
+ * once per evstack (the stamps). */
+static void walk(struct agg *a, size_t s, const struct sonde_evstack *ev, const struct sonde_stack *st,
+		 uint64_t time_ns, bool leaf)
+{
+	struct sonde_profile *p = a->p;
+	struct sonde_syms *sy = p->syms[ev->exp];
+	bool own = leaf;
+
+	for (int k = 0; st && k < st->depth && !a->oom; k++) {
+		struct sonde_frame fr = st->frame[k];
+
+		fr.exact |= k == 0 && own && ev->leaf_exact;
+		const struct sonde_func *fn = sonde_syms_frame(sy, &fr, time_ns);
+		const struct sonde_object *o = fn->object;
+		uint64_t at;
+		const char *where;
+
+		if (o && o->sonde)
+			continue; /* the collector's frames, as in the function list */
+		if (o && fn->lo != fn->hi && sonde_syms_frame_place(&fr, fn, &at, &where)) {
+			struct prow *r = prow_get(a, strtab_intern(&a->strs, where), at);
+
+			if (r) {
+				if (!r->fn) {
+					r->fn = fn;
+					r->exp = ev->exp;
+					r->obj = o;
+				}
+				if (leaf)
+					add_v(r->e, ev->v, a->nm);
+				if (r->stamp != s) {
+					r->stamp = (uint32_t)s;
+					add_v(r->i, ev->v, a->nm);
+				}
+			}
+		}
+		const struct sonde_srcframe *lv;
+		int n = o ? sonde_syms_frame_srcpos(sy, &fr, time_ns, &lv) : 0;
+
+		for (int j = 0; j < n && !a->oom; j++) {
+			if (!lv[j].file || !lv[j].line)
+				continue;
+			const char *file = strtab_intern(&a->strs, lv[j].file);
+			struct lrow *r = file ? lrow_get(a, file, lv[j].line, ev->exp, o) : NULL;
+
+			if (!r) {
+				a->oom = true;
+				break;
+			}
+			if (!r->func && lv[j].name) {
+				r->func = strtab_intern(&a->strs, lv[j].name);
+				r->decl_file = strtab_intern(&a->strs, lv[j].decl_file);
+			}
+			if (leaf && j == 0)
+				add_v(r->e, ev->v, a->nm);
+			if (r->stamp != s) {
+				r->stamp = (uint32_t)s;
+				add_v(r->i, ev->v, a->nm);
+			}
+			if (j > 0 && lv[j - 1].inlined && lv[j - 1].name)
+				add_site(a, file, lv[j].line, strtab_intern(&a->strs, lv[j - 1].name), ev->exp, o);
+		}
+		leaf = false;
+	}
+}
+
+/* The pass: every stack's values to its lines and instructions; a shaped
+ * stack's (a worker's in an OpenMP region, model/shape.h) inclusive values
+ * also to the lines of the stacks it continues in (the region's opening
+ * line). */
 static int aggregate(struct agg *a, struct sonde_profile *p)
 {
 	memset(a, 0, sizeof(*a));
@@ -171,66 +242,10 @@ static int aggregate(struct agg *a, struct sonde_profile *p)
 		if (ev->excluded)
 			continue; /* the call-path filter's: no values */
 		const struct sonde_exp *exp = p->exps[ev->exp];
-		struct sonde_syms *sy = p->syms[ev->exp];
-		const struct sonde_stack *st = sonde_exp_stack(exp, ev->stack_id);
-		bool leaf = true;
 
-		for (int k = 0; st && k < st->depth && !a->oom; k++) {
-			struct sonde_frame fr = st->frame[k];
-
-			fr.exact |= k == 0 && ev->leaf_exact;
-			const struct sonde_func *fn = sonde_syms_frame(sy, &fr, ev->time_ns);
-			const struct sonde_object *o = fn->object;
-			uint64_t at;
-			const char *where;
-
-			if (o && o->sonde)
-				continue; /* the collector's frames, as in the function list */
-			if (o && fn->lo != fn->hi && sonde_syms_frame_place(&fr, fn, &at, &where)) {
-				struct prow *r = prow_get(a, strtab_intern(&a->strs, where), at);
-
-				if (r) {
-					if (!r->fn) {
-						r->fn = fn;
-						r->exp = ev->exp;
-						r->obj = o;
-					}
-					if (leaf)
-						add_v(r->e, ev->v, a->nm);
-					if (r->stamp != s) {
-						r->stamp = (uint32_t)s;
-						add_v(r->i, ev->v, a->nm);
-					}
-				}
-			}
-			const struct sonde_srcframe *lv;
-			int n = o ? sonde_syms_frame_srcpos(sy, &fr, ev->time_ns, &lv) : 0;
-
-			for (int j = 0; j < n && !a->oom; j++) {
-				if (!lv[j].file || !lv[j].line)
-					continue;
-				const char *file = strtab_intern(&a->strs, lv[j].file);
-				struct lrow *r = file ? lrow_get(a, file, lv[j].line, ev->exp, o) : NULL;
-
-				if (!r) {
-					a->oom = true;
-					break;
-				}
-				if (!r->func && lv[j].name) {
-					r->func = strtab_intern(&a->strs, lv[j].name);
-					r->decl_file = strtab_intern(&a->strs, lv[j].decl_file);
-				}
-				if (leaf && j == 0)
-					add_v(r->e, ev->v, a->nm);
-				if (r->stamp != s) {
-					r->stamp = (uint32_t)s;
-					add_v(r->i, ev->v, a->nm);
-				}
-				if (j > 0 && lv[j - 1].inlined && lv[j - 1].name)
-					add_site(a, file, lv[j].line, strtab_intern(&a->strs, lv[j - 1].name), ev->exp, o);
-			}
-			leaf = false;
-		}
+		walk(a, s, ev, sonde_exp_stack(exp, ev->stack_id), ev->time_ns, true);
+		for (int c = 0; c < ev->ncont && !a->oom; c++)
+			walk(a, s, ev, sonde_exp_stack(exp, ev->cont[c].stack_id), ev->cont[c].time_ns, false);
 	}
 	return a->oom ? -1 : 0;
 }

@@ -48,12 +48,19 @@ int sonde_view_trace_check(const struct sonde_exp *const *exps, const char *cons
 	for (size_t i = 0; i < n; i++)
 		if (has_kind(exps[i], kind))
 			return 0;
-	if (n == 1)
-		snprintf(err, errlen, "%s has no %s data (collect with -%c on)",
-			 names && names[0] ? names[0] : sonde_exp_info(exps[0])->name, d->title, d->opt);
+	char how[64];
+
+	/* a kind the collector records without an option of its own (OpenMP
+	 * regions, with clock profiling of an OpenMP program) */
+	if (d->opt)
+		snprintf(how, sizeof(how), "collect with -%c on", d->opt);
 	else
-		snprintf(err, errlen, "none of the %zu experiments has %s data (collect with -%c on)", n,
-			 d->title, d->opt);
+		snprintf(how, sizeof(how), "recorded with clock profiling");
+	if (n == 1)
+		snprintf(err, errlen, "%s has no %s data (%s)",
+			 names && names[0] ? names[0] : sonde_exp_info(exps[0])->name, d->title, how);
+	else
+		snprintf(err, errlen, "none of the %zu experiments has %s data (%s)", n, d->title, how);
 	return -1;
 }
 

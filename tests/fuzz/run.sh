@@ -4,7 +4,8 @@
 # the synthetic ones of test_views (worked example, recursion, ms.er's
 # microstates and off-CPU samples, ...) and test_frames (frames.er: native,
 # kernel and Java frames in one stack, with kallsyms and the method table,
-# which are fuzzed too) and test_mpi (mpi.er: MPI calls and messages), a
+# which are fuzzed too) and test_mpi (mpi.er: MPI calls and messages) and test_omp (omp.er: OpenMP
+# regions, nested, and tasks), a
 # small multi-block one from bench/genexp, a real one from sonde collect,
 # an MPI rank's (test_mpitimeline),
 # and traced ones (sync, heap and I/O tracing on the traceviews,
@@ -60,6 +61,9 @@ if [ ! -d "$OUT/seeds/frames.er" ]; then # native, kernel and Java frames; kalls
 fi
 if [ ! -d "$OUT/seeds/mpi.er" ]; then # MPI calls and messages, every kind of peer, the job's settings
 	"$B/tests/test_mpi" --write "$OUT/seeds" || exit 1
+fi
+if [ ! -d "$OUT/seeds/omp.er" ]; then # OpenMP regions, nested, a thread in two teams, tasks
+	"$B/tests/test_omp" --write "$OUT/seeds" || exit 1
 fi
 if [ ! -d "$OUT/seeds/multi.er" ]; then
 	$CC -std=gnu11 -O2 -Ilib -Iinclude -o "$OUT/genexp" bench/genexp.c "$B/libsonde.a" -lm &&

@@ -316,7 +316,7 @@ static void test_dump(const struct sonde_exp *e)
 	CHECK(sonde_dump_parse(&k, "stacks", err, sizeof(err)) == 0 && k == SONDE_DUMP_STACKS);
 	CHECK(sonde_dump_parse(&k, "io", err, sizeof(err)) == 0 && k == SONDE_DUMP_IO);
 	CHECK(sonde_dump_parse(&k, "bogus", err, sizeof(err)) == -1);
-	CHECK_S(err, "unknown -dump argument 'bogus' (profile, stacks, overview, objects, sync, heap, io, counters, mpi)");
+	CHECK_S(err, "unknown -dump argument 'bogus' (profile, stacks, overview, objects, sync, heap, io, counters, mpi, omp)");
 
 	f = out_open();
 	CHECK(sonde_view_dump(f, e, SONDE_DUMP_PROFILE, err, sizeof(err)) == 0);

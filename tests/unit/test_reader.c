@@ -522,12 +522,12 @@ static void test_basic(void)
 
 	const struct sonde_exp_file *f = sonde_exp_files(exp, &n);
 
-	CHECK_U(n, 12); /* log, map, notes, profile, stacks, overview, periodic, 5 kind files */
-	CHECK(n == 12 && !strcmp(f[3].name, "profile") && f[3].present &&
+	CHECK_U(n, 13); /* log, map, notes, profile, stacks, overview, periodic, 6 kind files */
+	CHECK(n == 13 && !strcmp(f[3].name, "profile") && f[3].present &&
 	      f[3].size == PROFILE_OFF(2));
-	CHECK(n == 12 && f[2].present && f[2].size == 19); /* notes */
-	CHECK(n == 12 && !strcmp(f[6].name, "periodic") && !f[6].present);
-	CHECK(n == 12 && !strcmp(f[7].name, "synctrace") && !f[7].present);
+	CHECK(n == 13 && f[2].present && f[2].size == 19); /* notes */
+	CHECK(n == 13 && !strcmp(f[6].name, "periodic") && !f[6].present);
+	CHECK(n == 13 && !strcmp(f[7].name, "synctrace") && !f[7].present);
 	sonde_exp_close(exp);
 
 	/* A trailing slash is not part of the name. */
