@@ -36,44 +36,7 @@ static char tmpdir[] = "/tmp/sonde-test-omp-XXXXXX";
 #define US 1000ull
 #define MS 1000000ull
 
-/* ---- output captured, the directory shown as DIR ------------------------------------ */
-
-static char *outbuf;
-static size_t outlen;
-
-static FILE *out_open(void)
-{
-	free(outbuf);
-	outbuf = NULL;
-	return open_memstream(&outbuf, &outlen);
-}
-
-static const char *out_close(FILE *f)
-{
-	fclose(f);
-	size_t n = strlen(tmpdir);
-	char *p;
-
-	while ((p = strstr(outbuf, tmpdir))) {
-		memcpy(p, "DIR", 3);
-		memmove(p + 3, p + n, strlen(p + n) + 1);
-	}
-	if (show)
-		printf("# ---\n%s", outbuf);
-	return outbuf;
-}
-
-#define CHECK_TEXT(got, want) check_text(got, want, __LINE__)
-static void check_text(const char *got, const char *want, int line)
-{
-	if (got && !strcmp(got, want)) {
-		npass++;
-		return;
-	}
-	nfail++;
-	printf("not ok - %s: line %d: text differs\n# --- want:\n%s# --- got:\n%s# ---\n", group, line, want,
-	       got ? got : "(null)\n");
-}
+#include "capture.h"
 
 static struct sonde_exp *open_exp(const char *name)
 {
