@@ -167,3 +167,18 @@ done <dump.txt
 [ $good = 1 ] && grep -q "omp-work" dump.txt && grep -q "omp-idle" agg.txt &&
 	ok "agg's state words and -dump profile's agree on every OpenMP state ($(tr '\n' ' ' <dump.txt))" ||
 	notok "agg and -dump profile differ: $(tr '\n' ' ' <agg.txt) / $(tr '\n' ' ' <dump.txt)"
+# agg's ompstate: the OpenMP cause of every sample, on CPU and off it
+# (the passive run's idle and barrier waits are off-CPU states): its sums
+# are exactly the states' sums with omp-CAUSE and omp-CAUSE-off together,
+# the rest "none".
+if [ -d p.er ]; then
+	"$SONDE" agg 'profile { @[ompstate] = sum(weight); }' p.er 2>&1 | awk 'NF == 2 { print $1, $2 }' | sort >os.txt
+	"$SONDE" agg 'profile { @[state] = sum(weight); }' p.er 2>&1 | awk 'NF == 2 {
+		w = $1; if (w ~ /^omp-/) { sub(/^omp-/, "", w); sub(/-off$/, "", w) } else w = "none"
+		s[w] += $2 } END { for (k in s) print k, s[k] }' | sort >ss.txt
+	if [ -s os.txt ] && cmp -s os.txt ss.txt && grep -q "^idle " os.txt && grep -q "^work " os.txt; then
+		ok "agg's ompstate: each OpenMP cause's time, on CPU and off, as the states have it ($(tr '\n' ' ' <os.txt))"
+	else
+		notok "agg's ompstate: '$(tr '\n' ' ' <os.txt)', from the states '$(tr '\n' ' ' <ss.txt)'"
+	fi
+fi

@@ -70,7 +70,36 @@ static const struct sonde_dl_field profile_fields[SONDE_DL_P_NFIELDS] = {
 				 "nanoseconds the thread waited for a CPU (run queue) before the sample" },
 	[SONDE_DL_P_SYSCALL] = { "syscall", SONDE_DL_INT,
 				 "off-CPU: the x86-64 system call it blocked in; -1 none (a page-in, or a CPU sample)" },
+	[SONDE_DL_P_OMPSTATE] = { "ompstate", SONDE_DL_STR,
+				  "the thread's OpenMP state, on CPU or blocked: work, barrier, lock, taskwait, idle, "
+				  "overhead; none outside OpenMP" },
 };
+
+/* The ompstate field's word of a state: its OpenMP cause, the same on
+ * CPU and off it. */
+static const char *omp_word(unsigned state)
+{
+	switch (state) {
+	case SONDE_STATE_OMP_WORK:
+		return "work";
+	case SONDE_STATE_OMP_BARRIER:
+	case SONDE_STATE_OMP_BARRIER_OFF:
+		return "barrier";
+	case SONDE_STATE_OMP_LOCK:
+	case SONDE_STATE_OMP_LOCK_OFF:
+		return "lock";
+	case SONDE_STATE_OMP_TASKWAIT:
+	case SONDE_STATE_OMP_TASKWAIT_OFF:
+		return "taskwait";
+	case SONDE_STATE_OMP_IDLE:
+	case SONDE_STATE_OMP_IDLE_OFF:
+		return "idle";
+	case SONDE_STATE_OMP_OVERHEAD:
+		return "overhead";
+	default:
+		return "none";
+	}
+}
 
 /* The clock profile module's agg part (lib/kinds/profile.c): its source,
  * sonde_dl_run_profile below, walks the samples with the evaluator's own
@@ -274,12 +303,14 @@ int64_t sonde_dl_run_profile(struct sonde_dl_prog *p, const struct sonde_exp *ex
 
 	/* the states' words (sonde/states.h); a state this build does not
 	 * know (a CPU sample's) by its number */
-	const char *states[SONDE_STATE_COUNT + 1];
+	const char *states[SONDE_STATE_COUNT + 1], *omp[SONDE_STATE_COUNT + 1];
 	bool states_ok = true;
 
 	for (unsigned i = 0; i <= SONDE_STATE_COUNT; i++) {
 		const char *w = i < SONDE_STATE_COUNT ? sonde_state_desc(i)->agg : "?";
 		states_ok &= (states[i] = sonde_aggset_intern(p->set, w, strlen(w))) != NULL;
+		w = omp_word(i);
+		states_ok &= (omp[i] = sonde_aggset_intern(p->set, w, strlen(w))) != NULL;
 	}
 	if (!cache || !unknown || !none || !states_ok)
 		goto oom;
@@ -312,6 +343,8 @@ int64_t sonde_dl_run_profile(struct sonde_dl_prog *p, const struct sonde_exp *ex
 		bool off = sonde_state_offcpu(smp.state); /* the reader checked it */
 		vals[SONDE_DL_P_STATE].s = states[sti];
 		vals[SONDE_DL_P_STATE].len = (uint32_t)strlen(states[sti]);
+		vals[SONDE_DL_P_OMPSTATE].s = omp[sti];
+		vals[SONDE_DL_P_OMPSTATE].len = (uint32_t)strlen(omp[sti]);
 		vals[SONDE_DL_P_USER].i = off ? 0 : (int64_t)(smp.weight_ns - smp.system_ns);
 		vals[SONDE_DL_P_SYSTEM].i = (int64_t)smp.system_ns;
 		vals[SONDE_DL_P_WAITCPU].i = (int64_t)smp.wait_cpu_ns;
