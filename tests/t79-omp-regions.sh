@@ -106,3 +106,25 @@ rm -rf n.er
 "$SONDE" print -omp_regions n.er >n.out 2>&1
 [ $? = 2 ] && grep -q "has no OpenMP regions data" n.out && ok "-omp_regions without OpenMP: said, exit 2" ||
 	{ notok "-omp_regions without OpenMP"; sed 's/^/# /' n.out; }
+
+# Nested regions (tests/fixtures/omp/ompnest.c), each runtime: the outer
+# region 3 times at level 1, the inner one 6 times at level 2, teams of
+# 2 threads; the burn is the inner region's (at least 90% of the two
+# rows' work: the outer threads' own time between inner regions is small).
+NEST="$(cd "$(dirname "$SRC")" && pwd)/ompnest.c"
+for cc in $compilers; do
+	if ! $cc -O1 -g -fopenmp -o nest_$cc "$NEST" 2>cc.err; then
+		notok "$cc builds the nested fixture: $(head -c 200 cc.err)"
+		continue
+	fi
+	rm -rf n.er
+	"$SONDE" collect -p hi -o n.er ./nest_$cc >n.out 2>n.err
+	"$SONDE" print -printmode csv -omp_regions n.er >n.csv 2>&1
+	got=$(awk -F, 'NR > 1 { printf "%s/%s/%s-%s/%s-%s ", $3, $6, $4, $5, $7, $7 }' n.csv)
+	if [ "$got" = "3/1/2-2/1-1 6/2/2-2/2-2 " ] &&
+		awk -F, 'NR > 1 { w[$6] += $8; t += $8 } END { exit !(t > 0 && w[2] >= 0.9 * t) }' n.csv; then
+		ok "$cc nested regions: the outer 3 times at level 1, the inner 6 times at level 2, teams of 2, the work the inner's"
+	else
+		notok "$cc nested regions: '$got' (executions/level/threads/levels): $(tr '\n' ' ' <n.csv | head -c 400)"
+	fi
+done
