@@ -366,13 +366,15 @@ static struct sc_entry *sc_table(void)
 
 /* Unwind from here, drop sonde's frames, intern.  With ra/cfa (nonzero),
  * also fill the cache entry e when the walk reached the expected call
- * site. */
-static uint64_t walk(struct tstate *ts, uint64_t ra, uint64_t cfa, struct sc_entry *e)
+ * site.  With codeptr (nonzero), the stack starts at the frame that
+ * returns to it when it is among the 16 nearest (a runtime's callback,
+ * whose own frames are the runtime's). */
+static uint64_t walk(struct tstate *ts, uint64_t ra, uint64_t cfa, struct sc_entry *e, uint64_t codeptr)
 {
 	ucontext_t uc;
 	memset(uc.uc_mcontext.gregs, 0, sizeof uc.uc_mcontext.gregs);
 	sonde_capture_regs(uc.uc_mcontext.gregs);
-	int max = g_cs.depth + 4;
+	int max = g_cs.depth + (codeptr ? 20 : 4);
 	uint64_t pcs[max], sps[max];
 	unsigned flags = 0;
 	int n = uw_backtrace_sp(&uc, ts->stack_lo, ts->stack_hi, pcs, sps, max, &flags);
@@ -382,6 +384,11 @@ static uint64_t walk(struct tstate *ts, uint64_t ra, uint64_t cfa, struct sc_ent
 	int skip = 0;
 	while (skip < n && in_sonde(pcs[skip] & ~SONDE_PC_EXACT))
 		skip++;
+	for (int k = skip; codeptr && k < n && k < skip + 16; k++)
+		if ((pcs[k] & ~SONDE_PC_EXACT) == codeptr) {
+			skip = k;
+			break;
+		}
 	if (skip >= n)
 		return 0;
 	pcs[skip] &= ~SONDE_PC_EXACT;
@@ -428,7 +435,7 @@ EXPORT __attribute__((noinline)) uint64_t __sonde_trace_stack_at(uint64_t ra, ui
 	}
 	ts->in_trace = 1;
 	atomic_signal_fence(memory_order_seq_cst);
-	uint64_t id = walk(ts, ra, cfa, e);
+	uint64_t id = walk(ts, ra, cfa, e, 0);
 	atomic_signal_fence(memory_order_seq_cst);
 	ts->in_trace = 0;
 	return id;
@@ -441,7 +448,7 @@ EXPORT __attribute__((noinline)) uint64_t __sonde_trace_stack(void)
 		return 0;
 	ts->in_trace = 1;
 	atomic_signal_fence(memory_order_seq_cst);
-	uint64_t id = walk(ts, 0, 0, NULL);
+	uint64_t id = walk(ts, 0, 0, NULL, 0);
 	atomic_signal_fence(memory_order_seq_cst);
 	ts->in_trace = 0;
 	return id;
@@ -459,31 +466,7 @@ uint64_t trace_stack_from(uint64_t codeptr)
 		return 0;
 	ts->in_trace = 1;
 	atomic_signal_fence(memory_order_seq_cst);
-	ucontext_t uc;
-	memset(uc.uc_mcontext.gregs, 0, sizeof uc.uc_mcontext.gregs);
-	sonde_capture_regs(uc.uc_mcontext.gregs);
-	int max = g_cs.depth + 20;
-	uint64_t pcs[max], sps[max];
-	unsigned flags = 0;
-	int n = uw_backtrace_sp(&uc, ts->stack_lo, ts->stack_hi, pcs, sps, max, &flags);
-	int skip = 0;
-	while (skip < n && in_sonde(pcs[skip] & ~SONDE_PC_EXACT))
-		skip++;
-	for (int k = skip; codeptr && k < n && k < skip + 16; k++)
-		if ((pcs[k] & ~SONDE_PC_EXACT) == codeptr) {
-			skip = k;
-			break;
-		}
-	uint64_t id = 0;
-	if (skip < n) {
-		pcs[skip] &= ~SONDE_PC_EXACT;
-		int depth = n - skip;
-		if (depth > g_cs.depth) {
-			depth = g_cs.depth;
-			flags |= SONDE_STACK_TRUNCATED;
-		}
-		id = stacks_intern(pcs + skip, depth, flags);
-	}
+	uint64_t id = walk(ts, 0, 0, NULL, codeptr);
 	atomic_signal_fence(memory_order_seq_cst);
 	ts->in_trace = 0;
 	return id;
