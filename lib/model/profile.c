@@ -886,6 +886,25 @@ static void set_epoch(struct builder *b, const struct sonde_exp *exp, uint64_t t
 	}
 }
 
+/* Fills the event stack ev (zeroed, its continuations set) for the
+ * model's stack ms of stack_id, and counts it. */
+static uint32_t evstack_fill(struct builder *b, struct sonde_evstack *ev, uint32_t e, uint32_t ms, uint64_t stack_id,
+			     uint64_t time_ns, bool leaf_exact)
+{
+	ev->exp = e;
+	ev->mstack = ms;
+	ev->stack_id = stack_id;
+	ev->time_ns = time_ns;
+	ev->leaf_exact = leaf_exact;
+	ev->tail_restored = b->cur_restored;
+	ev->tail_ambiguous = b->cur_amb;
+	if (ms == EXCLUDED_STACK) {
+		ev->mstack = UINT32_MAX;
+		ev->excluded = true;
+	}
+	return (uint32_t)b->p->nev++;
+}
+
 /* The evstack of an experiment stack in the current epoch, made (with its
  * model stack) at its first event there: its index, or UINT32_MAX out of
  * memory.  Stacks are interned by their addresses, so one id is shared by
@@ -902,18 +921,7 @@ static __attribute__((noinline)) uint32_t evstack_new(struct builder *b, uint32_
 		return UINT32_MAX;
 	struct sonde_evstack *ev = &p->ev[p->nev];
 	memset(ev, 0, sizeof(*ev));
-	ev->exp = e;
-	ev->mstack = ms;
-	ev->stack_id = stack_id;
-	ev->time_ns = time_ns;
-	ev->leaf_exact = leaf_exact;
-	ev->tail_restored = b->cur_restored;
-	ev->tail_ambiguous = b->cur_amb;
-	if (ms == EXCLUDED_STACK) {
-		ev->mstack = UINT32_MAX;
-		ev->excluded = true;
-	}
-	return (uint32_t)p->nev++;
+	return evstack_fill(b, ev, e, ms, stack_id, time_ns, leaf_exact);
 }
 
 static inline bool cpu_selected(const struct builder *b, uint32_t cpu)
@@ -1050,18 +1058,7 @@ static uint32_t evstack_shaped(struct builder *b, uint32_t e, const struct sonde
 	memset(ev, 0, sizeof(*ev));
 	for (int i = 0; i < b->ctx[c].n && b->ctx[c].l[i].stack_id; i++)
 		ev->cont[ev->ncont++] = (struct sonde_evcont){ b->ctx[c].l[i].stack_id, b->ctx[c].l[i].time_ns };
-	ev->exp = e;
-	ev->mstack = ms;
-	ev->stack_id = stack_id;
-	ev->time_ns = time_ns;
-	ev->leaf_exact = leaf_exact;
-	ev->tail_restored = b->cur_restored;
-	ev->tail_ambiguous = b->cur_amb;
-	if (ms == EXCLUDED_STACK) {
-		ev->mstack = UINT32_MAX;
-		ev->excluded = true;
-	}
-	return (uint32_t)p->nev++;
+	return evstack_fill(b, ev, e, ms, stack_id, time_ns, leaf_exact);
 }
 
 /* Ends the shaping of the experiment just added. */
