@@ -14,7 +14,8 @@
 #               the outermost cpu events last the recorded CPU time.
 #
 # Fixtures: test_mpitimeline's job of 4 MPI ranks (processes, flows),
-# burn (2 threads, known functions), traceviews (heap, I/O and sync
+# burn (2 threads, known functions; and stripped, its functions named for
+# their addresses), traceviews (heap, I/O and sync
 # of known size: 3 leaks, 9000 bytes; 1600 bytes written), procs (descendants),
 # a target killed with SIGKILL, an empty run, and test_export's synthetic
 # experiment whose functions are named with '<', '&', '"', ';', a control
@@ -51,6 +52,11 @@ mkdir -p d
 check "traceviews collected (heap only, -p off -H on)" "$SONDE" collect -p off -H on -o h.er "$FIX/traceviews" d
 check "traceviews collected (-p on -H on -i on -s all)" "$SONDE" collect -p on -H on -i on -s all -o t.er "$FIX/traceviews" d
 check "procs collected (descendants)" "$SONDE" collect -p hi -o p.er "$FIX/procs" "$TMP/truth" 0.1
+# burn stripped: its functions are named for their addresses
+# ("<static>@0x1c2 (burn)"), which pprof shortens unless told the name is
+# no C++ name
+strip -o sburn "$FIX/burn"
+check "stripped burn collected (-p hi, 2 threads)" "$SONDE" collect -p hi -o s.er ./sburn 2 1
 check "an empty run collected (true)" "$SONDE" collect -p on -o e.er /bin/true
 check "test_export wrote the odd names' and the frames' experiments" "$B/tests/test_export" --write "$TMP"
 # a target killed with SIGKILL in the middle of its run
@@ -90,7 +96,7 @@ same() { # DESC GOT WANT
 
 # ---- pprof ----------------------------------------------------------------------------
 
-for e in b k; do
+for e in b k s; do
 	check "$e.er: export pprof" "$SONDE" export --format pprof -o $e.pprof $e.er
 done
 check "t.er: export pprof" "$SONDE" export --format pprof -o t.pprof t.er
@@ -99,7 +105,7 @@ check "p.er: export pprof (with its descendants)" "$SONDE" export --format pprof
 check "names.er: export pprof" "$SONDE" export --format pprof -o n.pprof names.er
 
 if [ $have_go = 1 ]; then
-	for e in b k p names; do
+	for e in b k p names s; do
 		f=$e.pprof
 		[ $e = names ] && f=n.pprof
 		[ -f $e.er/log.xml ] || [ $e = names ] || continue
@@ -114,11 +120,13 @@ if [ $have_go = 1 ]; then
 		go tool pprof -top -unit=ns -nodefraction=0 -nodecount=40 $f 2>/dev/null |
 			awk '/flat%/ { s = 1; next } s { v = $1; sub(/ns$/, "", v); $1 = $2 = $3 = $4 = $5 = ""; sub(/^ +/, ""); print v " " $0 }' |
 			head -n "$(wc -l <want.top)" >got.top
+		cp got.top $e.top
 		if cmp -s want.top got.top; then ok "$e.er: go tool pprof -top's top $(wc -l <want.top) functions and times are sonde print -functions'"; else
 			notok "$e.er: go tool pprof -top's top functions differ from sonde print -functions'"
 			paste -d'|' want.top got.top | sed 's/^/#   /'
 		fi
 	done
+	grep -q '<static>@0x.* (sburn)$' s.top || notok "s.er: no function of stripped burn named for its address in pprof's top"
 	# traced metrics: each sample type's total is sonde print's
 	for m in heapalloccnt heapallocbytes heapleakcnt heapleakbytes sync syncn ioreadbytes iowritebytes ioreadcnt; do
 		i=$(go tool pprof -raw t.pprof 2>/dev/null | awk -v m="$m" '/^Samples:/ { getline; for (k = 1; k <= NF; k++) { split($k, a, "/"); if (a[1] == m) print k - 1 } }' | tr -d '[]')

@@ -26,7 +26,8 @@
  *                merges the frames of a function): id, its mapping, its
  *                address in its object, and one line naming it;
  *   function     name as -name chooses (long by default, as sonde print
- *                shows), system_name the mangled name;
+ *                shows), system_name the mangled name (none for a
+ *                name made for an address);
  *   mapping      one per load object (the founder's executable first):
  *                its path, build id, and has_functions set, so that
  *                pprof does not try to symbolize; addresses are the
@@ -289,7 +290,10 @@ int sonde_export_pprof(FILE *f, struct sonde_export *x, char *err, size_t errlen
 		sub.n = 0;
 		pb_u(&sub, 1, i + 1);
 		pb_u(&sub, 2, str_id(&st, x->name[i]));
-		pb_u(&sub, 3, str_id(&st, fi->mangled));
+		/* A name made for an address has no system name. Given one equal
+		 * to the name, pprof takes "<static>@0x1c2 (libfoo.so)" for a
+		 * demangled C++ name and cuts its "<...>" and "(...)". */
+		pb_u(&sub, 3, fi->synthesized ? 0 : str_id(&st, fi->mangled));
 		pb_msg(&p, 5, &sub);
 	}
 	/* the informational fields */
