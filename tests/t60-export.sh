@@ -237,7 +237,7 @@ done
 if [ $have_go = 1 ]; then
 	same "frames.er: go tool pprof -top's total is sonde print's <Total> (15 ms)" \
 		"$(go tool pprof -top -unit=ns frames.pprof 2>/dev/null | sed -n 's/.* of \([0-9]*\)ns total$/\1/p')" 15000000
-	# the top four (pprof shortens the names that start with '<')
+	# the top four
 	"$SONDE" print -printmode csv -metrics e.totalcpu:name -limit 4 -functions frames.er 2>/dev/null |
 		awk -F, 'NR > 2 { print $NF " " $1 }' >want.top
 	go tool pprof -top -unit=ns -nodefraction=0 frames.pprof 2>/dev/null |
@@ -290,9 +290,10 @@ if [ -x "$TSONDE" ] && "$B/tests/test_frames" --write-state "$TMP"; then
 			"$(go tool pprof -top -unit=ns fs.pprof 2>/dev/null | sed -n 's/.* of \([0-9]*\)ns total$/\1/p')" 15000000
 		same "framestate.er: go tool pprof -sample_index=teststate: 6 ms in the state" \
 			"$(go tool pprof -top -sample_index=teststate -unit=ns fs.pprof 2>/dev/null | sed -n 's/.* of \([0-9]*\)ns total$/\1/p')" 6000000
-		# each function's flat and cum time in the state (pprof shows a
-		# name that starts with '<' from its '@'; a function without
-		# time in the state is not shown)
+		# each function's flat and cum time in the state (a name made
+		# for an address whole: it has no system name, which pprof
+		# would cut to its '@'; a function without time in the state
+		# is not shown)
 		go tool pprof -top -sample_index=teststate -unit=ns -nodefraction=0 -nodecount=40 fs.pprof 2>/dev/null |
 			awk '/flat%/ { s = 1; next } s { f = $1; c = $4; sub(/ns$/, "", f); sub(/ns$/, "", c); $1 = $2 = $3 = $4 = $5 = ""; sub(/^ +/, ""); print f "|" c "|" $0 }' |
 			sort >got.state
@@ -305,8 +306,8 @@ if [ -x "$TSONDE" ] && "$B/tests/test_frames" --write-state "$TMP"; then
 0|2000000|work
 1000000|6000000|main
 1000000|1000000|kfunc_low
-1000000|1000000|@0x9999
-1000000|1000000|@0x1010
+1000000|1000000|<unknown method>@0x9999
+1000000|1000000|<kind 9>@0x1010
 0|1000000|com.example.Main.<init>()
 EOF2
 		if cmp -s want.state got.state; then ok "framestate.er: go tool pprof -top -sample_index=teststate: each function's flat and cum time in the state"; else
