@@ -28,10 +28,20 @@
  *      runs between any two reads), else discarded (counted in the end
  *      record).
  *
- * A blocked thread's sample stands for the wall time since the previous
- * look (the interval, or more when the sampler was late), so off-CPU time
- * is sampled like CPU time is: the total per place converges on the time
- * the threads spent blocked there.  The state is User Lock for a futex
+ * A blocked thread's sample stands for the time it spent blocked since
+ * its previous sample: the wall time between them less what it ran and
+ * waited for a CPU meanwhile (schedstat's run time and run delay, exact
+ * for a thread that is blocked at both ends; the run delay is Wait CPU,
+ * which the clock samples record), as a clock sample stands for the CPU
+ * time since the thread's last one.  So off-CPU time is sampled like CPU
+ * time is: the total per place converges on the time the threads spent
+ * blocked there, and a thread's total is its blocked time.  Not the wall
+ * time since the previous look: the sampler is late when the target's
+ * threads keep its CPUs busy, and gets a CPU when one of them has just
+ * blocked, so a long interval went to a thread that was blocked only at
+ * its end (50 ms of 2 s of OpenMP barrier waits too many with 4 threads
+ * on 2 CPUs).  The interval is the bound for a thread's first sample,
+ * and after a pause, when the time since its last one is not known.  The state is User Lock for a futex
  * wait (pthread mutexes, conditions, rwlocks, barriers, joins, semaphores
  * all sleep in futex), Other Wait for anything else (sleep, I/O, poll, a
  * page-in); a futex wait of a thread in an OpenMP wait is that wait's
@@ -157,14 +167,37 @@ int offcpu_parse_syscall(const char *buf, int64_t *nr, uint64_t *sp, uint64_t *p
 	return 0;
 }
 
-/* Look at one thread: a sample of it if it is blocked, standing for
- * `span` ns.  Returns 1 written, 0 not blocked (or unreadable), -1
+/* Each slot's thread at its last sample (the sampler's alone): when, its
+ * run time and its run delay; valid in the generation it was taken in
+ * (a pause, whose blocked time is not recorded, starts another). */
+static struct last_sample {
+	pid_t tid;
+	uint32_t gen;
+	uint64_t at, run, delay;
+} g_last[MAX_THREADS];
+static uint32_t g_gen = 1;
+
+/* The time a thread blocked at `now` (with schedstat `ss` then) was
+ * blocked since its last sample; `span` when that sample is unknown. */
+static uint64_t blocked_since(const struct last_sample *ls, pid_t tid, uint64_t now, const uint64_t *ss,
+			      uint64_t span)
+{
+	if (ls->tid != tid || ls->gen != g_gen || now < ls->at || ss[0] < ls->run || ss[1] < ls->delay)
+		return span;
+	uint64_t used = (ss[0] - ls->run) + (ss[1] - ls->delay), wall = now - ls->at;
+	return used < wall ? wall - used : 0;
+}
+
+/* Look at one thread: a sample of it if it is blocked, standing for the
+ * time it was blocked since its last sample (`span` ns when that is not
+ * known).  Returns 1 written, 0 not blocked (or unreadable), -1
  * discarded (it ran while its stack was read). */
-static int look(const struct thread_slot *s, pid_t pid, pid_t tid, uint64_t now, uint64_t span)
+static int look(const struct thread_slot *s, struct last_sample *ls, pid_t pid, pid_t tid, uint64_t span)
 {
 	static uint64_t pcs[SONDE_MAX_DEPTH_LIMIT]; /* one sampler thread */
 	char buf[320], call[320];
 	uint64_t before[3], after[3];
+	uint64_t now = now_ns();
 	/* Without schedstat (a kernel without CONFIG_SCHED_INFO) the check
 	 * is weaker: the same system call, arguments, sp and pc after. */
 	int have_ss = proc_task_read(pid, tid, "schedstat", buf, sizeof buf) > 0 &&
@@ -208,6 +241,9 @@ static int look(const struct thread_slot *s, pid_t pid, pid_t tid, uint64_t now,
 		  after[2] != before[2];
 	if (ran && (proc_task_read(pid, tid, "syscall", buf, sizeof buf) < 0 || strcmp(buf, call)))
 		return -1;
+	uint64_t weight = have_ss ? blocked_since(ls, tid, now, before, span) : span;
+	if (!weight)
+		return 0;
 	uint64_t id = stacks_intern(pcs, n, flags);
 	struct sonde_offcpu_packet *p = dfile_reserve(g_profile, sizeof *p);
 	if (!p)
@@ -227,9 +263,11 @@ static int look(const struct thread_slot *s, pid_t pid, pid_t tid, uint64_t now,
 	p->tid = (uint32_t)tid;
 	p->reserved = 0;
 	p->time_ns = now;
-	p->weight_ns = span;
+	p->weight_ns = weight;
 	p->stack_id = id;
 	dfile_commit(g_profile, sizeof *p);
+	if (have_ss)
+		*ls = (struct last_sample){ tid, g_gen, now, before[0], before[1] };
 	return 1;
 }
 
@@ -250,7 +288,7 @@ static void sweep(uint64_t now, uint64_t span)
 		uint64_t w = span;
 		if (s->start_ns && now > s->start_ns && now - s->start_ns < w)
 			w = now - s->start_ns;
-		int r = look(s, owner, tid, now, w);
+		int r = look(s, &g_last[i], owner, tid, w);
 		if (r > 0)
 			atomic_fetch_add_explicit(&g_off_samples, 1, memory_order_relaxed);
 		else if (r < 0)
@@ -291,8 +329,10 @@ static void *offcpu_main(void *arg)
 		 * (sysgate.c): the filter may reach this thread too
 		 * (SECCOMP_FILTER_FLAG_TSYNC). */
 		if (!atomic_load_explicit(&g_col.active, memory_order_acquire) ||
-		    atomic_load_explicit(&__sonde_paused, memory_order_acquire) || (g_col.stop_ns && now > g_col.stop_ns))
+		    atomic_load_explicit(&__sonde_paused, memory_order_acquire) || (g_col.stop_ns && now > g_col.stop_ns)) {
+			g_gen++; /* the time since the last samples is not all recorded */
 			continue;
+		}
 		sweep(now, span);
 		/* A look costs about 20 us a thread: with hundreds of threads a
 		 * sweep would take the whole interval.  The sampler keeps to a
