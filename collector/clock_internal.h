@@ -44,6 +44,9 @@ struct thread_slot {
 	timer_t timer;
 	int has_timer;
 	uint64_t start_ns;
+	/* Its CPU clock when it was registered (the CPU time it ran
+	 * unrecorded before is not sampling's to miss). */
+	uint64_t reg_cpu_ns;
 	/* Set by clock_mark_resume: the thread's CPU clock when recording
 	 * resumed in generation resume_gen, where its next sample's weight
 	 * starts. */
@@ -78,6 +81,11 @@ struct thread_slot {
 	 * outlives its thread.  Zeroed when the slot is taken. */
 	_Atomic uint32_t omp_state;
 	_Atomic uint64_t omp_region;
+	/* A wait the thread began (omp.c): CLOCK_MONOTONIC then, 0 none, and
+	 * the state it was in before.  The clock's first sample after it
+	 * gives the CPU time before it to that state (clock_sample). */
+	_Atomic uint64_t wait_since;
+	_Atomic uint32_t wait_before;
 };
 extern struct thread_slot g_slots[MAX_THREADS];
 
@@ -125,6 +133,7 @@ static inline clockid_t process_cpu_clock(pid_t pid)
 struct tstate {
 	pid_t tid;
 	uint64_t last_cpu_ns;	/* thread CPU clock at the last recorded sample */
+	uint64_t last_wall_ns;	/* and CLOCK_MONOTONIC then; 0 not known */
 	uintptr_t stack_lo, stack_hi;
 	uint32_t nrecorded;	/* samples recorded by this thread */
 	/* Where a thread's tail is charged (see clock_thread_tail): its

@@ -284,12 +284,19 @@ struct clock_settings {
 	int depth;
 };
 int clock_start(const struct clock_settings *cs);
-/* Called in each new thread (from the pthread_create trampoline, created
- * set) and for the initial thread (created 0). */
-void clock_thread_begin(int created);
+/* Called in each new thread (from the pthread_create trampoline) and for
+ * the initial thread. */
+void clock_thread_begin(void);
 void clock_thread_end(void);
 /* Note the start routine of the calling (new) thread, for its tail. */
 void clock_thread_start_routine(void *fn);
+/* The end of a long wait (omp.c): the calling thread's CPU time since its
+ * last sample, which a clock profile would give to its next sample (work,
+ * once the wait is over), is recorded now, split at begin_ns (the wait's
+ * CLOCK_MONOTONIC start) between `before` and `wait`; at the caller's
+ * stack, below it `leaf` (the runtime's function the wait was in, which
+ * has returned), when not NULL. */
+void clock_wait_end(uint16_t before, uint16_t wait, uint64_t begin_ns, const void *leaf);
 void clock_stop_all(void);
 /* Around an exec (init.c, collector_exec_prepare). */
 void clock_exec_prepare(void);
@@ -297,9 +304,6 @@ void clock_exec_failed(void);
 /* Enable every sampling counter again (after the target's
  * PR_TASK_PERF_EVENTS_DISABLE).  Normal context. */
 void clock_reenable(void);
-/* Arm again the threads whose sampling counter the target closed or
- * took (see clock.c); how many were lost.  Normal context. */
-int clock_check_counters(void);
 /* A seccomp filter is about to be installed: stop sampling when it refuses
  * what every sample needs.  Normal context. */
 void clock_filter_prepare(void);

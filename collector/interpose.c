@@ -585,10 +585,9 @@ static void after_filter(int idx, long rc)
 }
 
 /* PR_TASK_PERF_EVENTS_DISABLE disables every perf counter the calling
- * thread opened, with the copies other threads inherited from it: in the
- * initial thread, sonde's sampling counters for every thread.  The
- * target's own counters stay disabled as it asked; sonde's are enabled
- * again. */
+ * thread opened: its own sampling counter, and in the initial thread
+ * those of the threads adopted at start-up.  The target's own counters
+ * stay disabled as it asked; sonde's are enabled again. */
 EXPORT int prctl(int option, ...)
 {
 	va_list ap;

@@ -184,6 +184,45 @@ static bool gomp_first(void)
 	return true;
 }
 
+/* The two ends of a wait, given to the right side.  Left to the clock,
+ * each went to the sample after it: the work before a wait to the wait's
+ * first sample, the wait's last stretch to the work after it; and a wait
+ * that yields its CPU to the team's other threads (a contended lock on
+ * libomp, 4 threads on 2 CPUs) is sampled at longer intervals of its own
+ * CPU time than work is, so the second was the larger: 0.3 ms a wait,
+ * 5% of a lock's time.  So a wait's start is published in the thread's
+ * slot (wait_since), and the clock's first sample after it gives the CPU
+ * time of the wall time before it to the state before (clock_sample);
+ * and a wait longer than the clock's interval has its CPU time since
+ * the last sample recorded when it ends (clock_wait_end).  A clock read
+ * a wait; the record, a few microseconds, for the long ones only. */
+static uint64_t g_wait_flush_ns; /* the clock's interval; 0: off */
+
+static inline uint16_t word_cpu_state(uint32_t w)
+{
+	return w & OMP_W_STATE ? (uint16_t)(w & OMP_W_STATE) : SONDE_STATE_CPU;
+}
+
+static inline uint64_t wait_begin(struct thread_slot *s, uint32_t before_word)
+{
+	if (!g_wait_flush_ns)
+		return 0;
+	uint64_t t = now_ns();
+	atomic_store_explicit(&s->wait_before, word_cpu_state(before_word), memory_order_relaxed);
+	atomic_store_explicit(&s->wait_since, t, memory_order_relaxed);
+	return t;
+}
+
+/* leaf: the runtime's function the wait was in, when it has returned. */
+static void wait_done(struct thread_slot *s, uint64_t begin, uint32_t before_word, uint16_t wait, const void *leaf)
+{
+	if (!begin)
+		return;
+	atomic_store_explicit(&s->wait_since, 0, memory_order_relaxed);
+	if (now_ns() - begin >= g_wait_flush_ns)
+		clock_wait_end(word_cpu_state(before_word), wait, begin, leaf);
+}
+
 /* A wait of `state` around the real call CALL (libgomp's entry points). */
 #define GOMP_WAIT(state, CALL)                                             \
 	do {                                                               \
@@ -193,7 +232,9 @@ static bool gomp_first(void)
 		}                                                          \
 		struct thread_slot *s_ = my_slot();                        \
 		struct omp_saved o_ = word_set(s_, (state));               \
+		uint64_t b_ = s_ ? wait_begin(s_, o_.w) : 0;               \
 		CALL;                                                      \
+		wait_done(s_, b_, o_.w, (state), (const void *)real);      \
 		word_restore(s_, o_);                                      \
 	} while (0)
 
@@ -961,20 +1002,27 @@ static void cb_sync_wait(int kind, int endpoint, ompt_data_t *parallel, ompt_dat
 			      memory_order_relaxed);
 }
 
+static __thread uint64_t t_lock_begin;
+
 static void cb_mutex_acquire(int kind, unsigned hint, unsigned impl, uint64_t wait_id, const void *ra)
 {
 	(void)kind, (void)hint, (void)impl, (void)wait_id, (void)ra;
 	struct thread_slot *s = my_slot();
-	if (s)
+	if (s) {
+		t_lock_begin = wait_begin(s, SONDE_STATE_OMP_WORK);
 		atomic_store_explicit(&s->omp_state, SONDE_STATE_OMP_LOCK, memory_order_relaxed);
+	}
 }
 
 static void cb_mutex_acquired(int kind, uint64_t wait_id, const void *ra)
 {
 	(void)kind, (void)wait_id, (void)ra;
 	struct thread_slot *s = my_slot();
-	if (s)
+	if (s) {
+		wait_done(s, t_lock_begin, SONDE_STATE_OMP_WORK, SONDE_STATE_OMP_LOCK, NULL);
+		t_lock_begin = 0;
 		atomic_store_explicit(&s->omp_state, SONDE_STATE_OMP_WORK, memory_order_relaxed);
+	}
 }
 
 static void cb_implicit_task(int endpoint, ompt_data_t *parallel, ompt_data_t *task, unsigned n, unsigned index,
@@ -1023,8 +1071,9 @@ static int ompt_init(ompt_function_lookup_t lookup, int device, ompt_data_t *dat
 	atomic_store(&g_omp_get_state, get);
 	/* The callbacks of regions and waits (above): a call per region and
 	 * thread, and per barrier or taskwait.  The mutexes' (a call per lock
-	 * taken) only for the off-CPU sampler, which cannot ask ompt_get_state
-	 * about another thread.  Later views of regions add theirs here. */
+	 * taken): for the off-CPU sampler, which cannot ask ompt_get_state
+	 * about another thread, and for the long waits' record (wait_done).
+	 * Later views of regions add theirs here. */
 	ompt_set_callback_t set = (ompt_set_callback_t)lookup("ompt_set_callback");
 	int ok = set && set(OMPT_CB_PARALLEL_BEGIN, (void (*)(void))cb_parallel_begin) >= OMPT_SET_SOMETIMES &&
 		 set(OMPT_CB_PARALLEL_END, (void (*)(void))cb_parallel_end) >= OMPT_SET_SOMETIMES &&
@@ -1032,7 +1081,7 @@ static int ompt_init(ompt_function_lookup_t lookup, int device, ompt_data_t *dat
 		 set(OMPT_CB_SYNC_REGION_WAIT, (void (*)(void))cb_sync_wait) >= OMPT_SET_SOMETIMES &&
 		 set(OMPT_CB_TASK_CREATE, (void (*)(void))cb_task_create) >= OMPT_SET_SOMETIMES &&
 		 set(OMPT_CB_TASK_SCHEDULE, (void (*)(void))cb_task_schedule) >= OMPT_SET_SOMETIMES;
-	if (ok && atomic_load(&g_offcpu))
+	if (ok && (atomic_load(&g_offcpu) || g_wait_flush_ns))
 		ok = set(OMPT_CB_MUTEX_ACQUIRE, (void (*)(void))cb_mutex_acquire) >= OMPT_SET_SOMETIMES &&
 		     set(OMPT_CB_MUTEX_ACQUIRED, (void (*)(void))cb_mutex_acquired) >= OMPT_SET_SOMETIMES;
 	if (ok)
@@ -1091,6 +1140,7 @@ static void omp_open(struct clock_settings *cs)
 		off = true;
 	atomic_store(&g_on, cs->interval_ns && !off ? 1 : 0);
 	atomic_store(&g_offcpu, offcpu_interval_ns() != 0);
+	g_wait_flush_ns = cs->interval_ns && !off ? cs->interval_ns : 0;
 }
 
 static void omp_end(struct xbuf *b)

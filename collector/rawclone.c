@@ -17,9 +17,8 @@
  * target's code always runs on the thread pointer it chose.
  *
  * The child function is wrapped (raw_child_start), as pthread_create's
- * start routine is: it registers the task, arms its sampling source (a
- * CLONE_THREAD task inherits its creator's counter under the SIGTRAP
- * source) and, when the function returns, records the task's tail and
+ * start routine is: it registers the task, arms its sampling source
+ * and, when the function returns, records the task's tail and
  * end.  A task that never returns there (it exec'd, or ended by system
  * call) leaves its slot until recording stops.  The wrapper runs on the
  * caller's small stack, perhaps while the creator holds the malloc lock

@@ -268,6 +268,7 @@ int clock_paused_skip(struct tstate *ts, uint64_t cpu_now)
 	/* paused first: a resume stores the generation before clearing it */
 	if (atomic_load_explicit(&__sonde_paused, memory_order_acquire)) {
 		ts->last_cpu_ns = cpu_now;
+		ts->last_wall_ns = 0;
 		ts->pause_gen = atomic_load_explicit(&g_pause_gen, memory_order_acquire);
 		return 1;
 	}
@@ -282,8 +283,10 @@ int clock_paused_skip(struct tstate *ts, uint64_t cpu_now)
 	struct thread_slot *s = slot_by_tid(ts->tid ? ts->tid : sys_gettid());
 	if (s && atomic_load_explicit(&s->resume_gen, memory_order_acquire) == gen) {
 		uint64_t at = atomic_load_explicit(&s->resume_cpu_ns, memory_order_relaxed);
-		if (at > ts->last_cpu_ns)
+		if (at > ts->last_cpu_ns) {
 			ts->last_cpu_ns = at < cpu_now ? at : cpu_now;
+			ts->last_wall_ns = 0;
+		}
 	}
 	return 0;
 }
@@ -630,7 +633,23 @@ static int clock_sample(void *uc, struct sig_stack *st, struct tstate *ts, uint6
 	unwind_at(uc, ts, &a);
 	if (hooks)
 		state = hooks_run(uc, st->slot, ts, &a, tags, cap, SONDE_HOOK_CLOCK, now);
-	if (write_profile(intern_at(&a), state, now, weight, sys, wcpu) < 0)
+	intern_at(&a);
+	/* The first sample in a wait that began since the last one (omp.c):
+	 * the thread worked until the wait began, so the CPU time of that
+	 * stretch of wall time, at most, is the state's it was in before, not
+	 * the wait's.  Without it each wait took half an interval of the work
+	 * before it (the last stretch of a wait goes back to it at the wait's
+	 * end, clock_wait_end). */
+	uint64_t since = atomic_load_explicit(&st->slot->wait_since, memory_order_relaxed);
+	if (since && ts->last_wall_ns && since > ts->last_wall_ns && since < now) {
+		uint64_t head = since - ts->last_wall_ns;
+		if (head >= weight)
+			head = weight - 1;
+		uint16_t before = (uint16_t)atomic_load_explicit(&st->slot->wait_before, memory_order_relaxed);
+		if (head && write_profile(a.id, before, now, head, 0, 0) == 0)
+			weight -= head;
+	}
+	if (write_profile(a.id, state, now, weight, sys < weight ? sys : weight, wcpu) < 0)
 		return -1;
 	if (g_ncounters)
 		merged_overflows(&a, st->slot, st->counters_in, -1, now);
@@ -686,6 +705,7 @@ __attribute__((noinline)) static void sample_body(void *uc, struct sig_stack *st
 			 uw_at_syscall((uintptr_t)((const ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP]), &sys, &wcpu);
 	if (clock_sample(uc, st, ts, now, weight, sys, wcpu) == 0) {
 		ts->last_cpu_ns = cpu_now;
+		ts->last_wall_ns = now;
 		if (have_ms)
 			ms_commit(ts, &ms, weight, sys);
 		if ((++ts->nrecorded & 15) == 0 && clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0) {
