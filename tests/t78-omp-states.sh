@@ -93,35 +93,33 @@ judge() {
 		END { printf "# %s: %d pairs, the largest difference %.1f ms (%s)\n", name, NR, worst / 1e6, wl; exit bad > 0 }' "$2"
 }
 
+# run CC NT POLICY MODE OPTS...: the fixture under POLICY, judged in MODE;
+# leaves the experiment in r.er.
+run() {
+	cc=$1 nt=$2 policy=$3 mode=$4
+	shift 4
+	rm -rf r.er
+	OMP_WAIT_POLICY=$policy "$SONDE" collect -p hi "$@" -o r.er "$FIX/ompstates_$cc" $nt 20 2 >r.out 2>r.err
+	sums r.er >r.sums
+	regions r.er >r.regions
+	pairs r.out r.sums r.regions $mode >r.pairs
+	judge "$cc, $nt threads, $policy" r.pairs
+}
+
 compilers="gcc"
 [ $have_clang = 1 ] && compilers="gcc clang"
 for cc in $compilers; do
 	for nt in 2 4; do
 		name="$cc, $nt threads"
-		rm -rf a.er
-		OMP_WAIT_POLICY=active "$SONDE" collect -p hi -o a.er "$FIX/ompstates_$cc" $nt 20 2 >a.out 2>a.err
-		sums a.er >a.sums
-		regions a.er >a.regions
-		pairs a.out a.sums a.regions cpu >a.pairs
-		if judge "$name, active" a.pairs; then
-			ok "$name, active: per thread and per construct, work, barrier, lock, taskwait and idle CPU match the fixture's truth"
-		else
+		run $cc $nt active cpu &&
+			ok "$name, active: per thread and per construct, work, barrier, lock, taskwait and idle CPU match the fixture's truth" ||
 			notok "$name, active: a thread's OpenMP state differs from the fixture's truth"
-		fi
-		[ "$cc$nt" = gcc2 ] && cp -r a.er gcc2.er
-		[ "$cc$nt" = clang2 ] && cp -r a.er clang2.er
+		[ "$cc$nt" = gcc2 ] && cp -r r.er gcc2.er
 		# passive: the waits are off CPU, in their cause's state
-		rm -rf p.er
-		OMP_WAIT_POLICY=passive "$SONDE" collect -p hi -w on -o p.er "$FIX/ompstates_$cc" $nt 20 2 >p.out 2>p.err
-		sums p.er >p.sums
-		regions p.er >p.regions
-		pairs p.out p.sums p.regions wall >p.pairs
-		if judge "$name, passive" p.pairs; then
-			ok "$name, passive with -w on: per thread and per construct, work's CPU and each wait's CPU and off-CPU time match the fixture's truth"
-		else
+		run $cc $nt passive wall -w on &&
+			ok "$name, passive with -w on: per thread and per construct, work's CPU and each wait's CPU and off-CPU time match the fixture's truth" ||
 			notok "$name, passive with -w on: a thread's OpenMP wait differs from the fixture's truth"
-		fi
-		[ "$cc$nt" = gcc2 ] && cp -r p.er gccp.er
+		[ "$cc$nt" = gcc2 ] && cp -r r.er gccp.er
 	done
 done
 
