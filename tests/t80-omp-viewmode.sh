@@ -23,7 +23,10 @@
 cd "$TMP" || exit 1
 
 P="_start;__libc_start_main;__libc_start_call_main;main"
-RTPAT='libgomp|libomp|GOMP_|gomp_|__kmp'
+# the runtimes' frames by name (folded has no objects): their internals,
+# and the API's lock calls, in which a long wait's end is recorded when
+# the call has returned (collector/omp.c, wait_done)
+RTPAT='libgomp|libomp|GOMP_|gomp_|__kmp|omp_set_lock|omp_set_nest_lock'
 
 # folded MODE METRIC EXP [ARGS]: the folded export, lines with a value
 folded() {
