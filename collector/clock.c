@@ -824,6 +824,8 @@ static void clock_flush_split(int tail, uint16_t state, uint16_t before, uint64_
 	if (atomic_load(&g_clock_lost_signal))
 		return; /* sampling stopped (clock_stop_lost, a seccomp filter):
 			   the profile ends there, not at this stack */
+	/* called from interposers after the real call: its errno stays */
+	int saved_errno = errno;
 	/* A short thread's whole time may be this one packet: its block must
 	 * not be lost to a growth another thread has not finished (normal
 	 * context: this may wait for it). */
@@ -897,6 +899,7 @@ static void clock_flush_split(int tail, uint16_t state, uint16_t before, uint64_
 	ts->in_trace = was;
 	if (masked)
 		real_pthread_sigmask_call(SIG_SETMASK, &old, NULL);
+	errno = saved_errno;
 }
 
 static void clock_thread_tail(void)
