@@ -380,10 +380,9 @@ static int frame_fl(struct builder *b, const struct sonde_frame *fr, uint64_t ti
 	return push_fl(b, model_func(b, o, sf));
 }
 
-/* The model function of a function restored by a tail call, into b->fl:
- * as a frame's, folded into its object's pseudo-function when that
- * object is not selected. */
-static int tail_fl(struct builder *b, const struct sonde_func *sf)
+/* The model function of sf as a frame's: folded into its object's
+ * pseudo-function when that object is not selected. */
+static uint32_t selected_func(struct builder *b, const struct sonde_func *sf)
 {
 	const char *path = sf->object->path;
 	const char *base = strrchr(path, '/');
@@ -393,9 +392,15 @@ static int tail_fl(struct builder *b, const struct sonde_func *sf)
 	if (!object_selected(b->objsel, b->nobjsel, path)) {
 		char name[512];
 		snprintf(name, sizeof name, "<%s>", base);
-		return push_fl(b, sonde_model_func(b->m, o, 0, name, name, name, true));
+		return sonde_model_func(b->m, o, 0, name, name, name, true);
 	}
-	return push_fl(b, model_func(b, o, sf));
+	return model_func(b, o, sf);
+}
+
+/* That of a function restored by a tail call, into b->fl. */
+static int tail_fl(struct builder *b, const struct sonde_func *sf)
+{
+	return push_fl(b, selected_func(b, sf));
 }
 
 /* The model functions that tail calls left off between a native frame at
@@ -662,16 +667,7 @@ static uint32_t outlined_source(struct builder *b, const struct sonde_object *ob
 	}
 	if (!g)
 		return UINT32_MAX;
-	const char *path = g->object->path;
-	const char *base = strrchr(path, '/');
-	uint32_t o = sonde_model_object(b->m, path);
-	base = base ? base + 1 : path;
-	if (!object_selected(b->objsel, b->nobjsel, path)) {
-		char name[512];
-		snprintf(name, sizeof name, "<%s>", base);
-		return sonde_model_func(b->m, o, 0, name, name, name, true);
-	}
-	return model_func(b, o, g);
+	return selected_func(b, g);
 }
 
 /* Appends f to a shaped stack: an outlined body's source function
