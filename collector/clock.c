@@ -1466,12 +1466,21 @@ int clock_start(const struct clock_settings *cs)
 	return 0;
 }
 
+void clock_exit_tail(void)
+{
+	/* Other threads' blocks are theirs alone: their tails after the
+	 * last sample stay unrecorded. */
+	if (!t_state.tid || g_col.pid != getpid())
+		return;
+	clock_thread_tail();
+	/* The handler skips this thread's samples from now on (their time
+	 * would be the collector's teardown: up to milliseconds when the
+	 * machine is loaded, as much as the target's exit itself). */
+	t_state.in_trace = 1;
+}
+
 void clock_stop_all(void)
 {
-	/* The calling thread's tail (other threads' blocks are theirs alone:
-	 * their tails after the last sample stay unrecorded). */
-	if (t_state.tid && g_col.pid == getpid())
-		clock_thread_tail();
 	atomic_store(&g_col.active, 0);
 	report_strays();
 	reg_lock();

@@ -297,6 +297,11 @@ void clock_thread_start_routine(void *fn);
  * stack, below it `leaf` (the runtime's function the wait was in, which
  * has returned), when not NULL. */
 void clock_wait_end(uint16_t before, uint16_t wait, uint64_t begin_ns, const void *leaf);
+/* The process ends (collector_exit_hook, first): the calling thread's
+ * time up to here is the target's and is recorded; what the collector
+ * does after (its helpers stopped, its files finished) is not, and no
+ * later sample of this thread records it. */
+void clock_exit_tail(void);
 void clock_stop_all(void);
 /* Around an exec (init.c, collector_exec_prepare). */
 void clock_exec_prepare(void);

@@ -308,6 +308,7 @@ void collector_exit_hook(void)
 	if (atomic_exchange(&g_finished, 1))
 		return;
 	int saved = errno;
+	clock_exit_tail();
 	shared_end();
 	cmod_quit();
 	cmod_stop();
