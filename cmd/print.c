@@ -188,11 +188,10 @@ static int build(struct state *st, struct sonde_profile *p, size_t first, size_t
 	po.index_seconds = st->index_seconds;
 	po.start_ns = st->start_ns;
 	po.end_ns = st->end_ns;
+	/* (machine mode shows inlined code as the function it was inlined
+	 * into: the profile builder's rule) */
 	po.no_inlines = st->no_inlines;
 	po.no_tailcalls = st->no_tailcalls;
-	/* machine mode shows the frames as the machine ran them: inlined
-	 * code as the function it was inlined into */
-	po.no_inlines = st->no_inlines || st->o.viewmode == SONDE_VIEW_MACHINE;
 	po.viewmode = (enum sonde_stackmode)st->o.viewmode;
 	if (sonde_profile_build(p, (const struct sonde_exp *const *)st->exps + first, n, &po, err,
 				sizeof(err)) < 0) {

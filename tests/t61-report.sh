@@ -79,6 +79,9 @@ rc 0 "sonde report burn.er" "$SONDE" report -o out/ burn.er
 browser "{\"report\":\"$TMP/out/report.html\",\"shots\":\"$SHOTS\",\"tag\":\"burn\",\"functions\":\"$TMP/fn.json\",
 	\"csingle\":\"$TMP/cs.json\",\"range\":{\"from\":0.15,\"to\":0.45,\"truth\":\"report\",\"sonde\":\"$SONDE\",
 	\"experiments\":[\"$TMP/burn.er\"]},\"sections\":[\"sec-header\",\"sec-timeline\",\"sec-functions\",\"sec-flame\",\"sec-source\"]}" burn
+# a program without OpenMP: one document, no view modes (t80 has them)
+[ "$(grep -o 'id="sonde-data[-a-z]*"' out/report.html)" = 'id="sonde-data"' ] && ! grep -q '"viewmode":' out/report.html &&
+	ok "a report without OpenMP holds one document and no view mode" || notok "a report without OpenMP: $(grep -o 'id="sonde-data[-a-z]*"' out/report.html | tr '\n' ' ')"
 
 # ---- the synthetic phases: the truth of a range --------------------------------------
 

@@ -108,6 +108,26 @@ for cc in $compilers; do
 	done
 done
 
+# The report holds the three modes and its View mode menu switches them:
+# each shows what sonde print -viewmode shows (in headless Chromium).
+CHROMIUM=${SONDE_CHROMIUM:-/usr/bin/chromium}
+if [ ! -x "$CHROMIUM" ] || [ ! -d "$TOP/tests/browser/node_modules/playwright-core" ] || ! command -v node >/dev/null; then
+	notok "the report's view modes: the browser test needs chromium, node and tests/browser/node_modules"
+else
+	e=gcc4.er
+	for m in user expert machine; do
+		"$SONDE" print -printmode json -viewmode $m -functions $e >fn-$m.json 2>/dev/null
+	done
+	rc 0 "sonde report -viewmode expert of an OpenMP program" "$SONDE" report -viewmode expert -o omp.html $e
+	printf '{"report":"%s","viewmodes":{"first":"expert","user":"%s","expert":"%s","machine":"%s"}}\n' \
+		"$TMP/omp.html" "$TMP/fn-user.json" "$TMP/fn-expert.json" "$TMP/fn-machine.json" >spec.json
+	(cd "$TOP/tests/browser" && node check-report.js "$TMP/spec.json") >drv.txt 2>&1
+	cat drv.txt
+	grep -q '^ok - no console error' drv.txt || notok "the browser check of the OpenMP report ended early"
+	[ "$(grep -o 'id="sonde-data[-a-z]*"' omp.html | sort | tr '\n' ' ')" = 'id="sonde-data" id="sonde-data-machine" id="sonde-data-user" ' ] && ok "the OpenMP report holds a document per mode" ||
+		notok "the OpenMP report holds $(grep -o 'id="sonde-data[-a-z]*"' omp.html | tr '\n' ' ')"
+fi
+
 # Debian's ImageMagick: -resize runs in OpenMP regions (libgomp) when the
 # result is at least 8192 columns wide (ImageMagick's own threshold).
 C=$(command -v convert-im6.q16)

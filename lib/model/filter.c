@@ -101,15 +101,12 @@ static int check_viewmode(const char *v, char *err, size_t errlen)
 	return -1;
 }
 
-/* Machine mode as sonde print has it: inlined code as the function it was
- * inlined into too. */
+/* (Machine mode shows no inlined functions: the profile builder's rule.) */
 static void set_viewmode(struct sonde_profile_opts *po, const char *v)
 {
 	po->viewmode = !strcmp(v, "expert") ? SONDE_SHAPE_EXPERT
 		       : !strcmp(v, "machine") ? SONDE_SHAPE_MACHINE
 					       : SONDE_SHAPE_USER;
-	if (po->viewmode == SONDE_SHAPE_MACHINE)
-		po->no_inlines = true;
 }
 
 const struct sonde_filter sonde_filters[] = {

@@ -1554,7 +1554,7 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 	memset(p, 0, sizeof *p);
 	p->exps = exps;
 	p->nexps = nexps;
-	struct builder b = { .p = p, .inlines = !(o && o->no_inlines), .tailcalls = !(o && o->no_tailcalls),
+	struct builder b = { .p = p, .inlines = !(o && (o->no_inlines || o->viewmode == SONDE_SHAPE_MACHINE)), .tailcalls = !(o && o->no_tailcalls),
 			     .vmode = o ? o->viewmode : SONDE_SHAPE_USER };
 	p->inlines = b.inlines;
 	p->tail.enabled = b.tailcalls;

@@ -58,9 +58,9 @@ struct sonde_profile_opts {
 	 * (p->seconds): each costs a lookup per event, so only when a view
 	 * asks for them. */
 	bool index_cpus, index_seconds;
-	/* -inlines off: a frame in inlined code is its out-of-line
-	 * function's only (by default it is the inlined functions, innermost
-	 * first, then that function). */
+	/* -inlines off (and machine mode, below): a frame in inlined code is
+	 * its out-of-line function's only (by default it is the inlined
+	 * functions, innermost first, then that function). */
 	bool no_inlines;
 	/* -tailcalls off: stacks as recorded.  By default the frames that tail
 	 * calls left off a stack are restored from DWARF's call sites where

@@ -56,6 +56,10 @@ struct sonde_shaper {
 /* The shapers (one today: OpenMP), NULL-terminated. */
 extern const struct sonde_shaper *const sonde_shapers[];
 
+/* Whether a shaper shapes the stacks of any of exps[0..n) (their user and
+ * expert modes differ from machine mode); *oom on failure. */
+bool sonde_shape_any(const struct sonde_exp *const *exps, size_t n, bool *oom);
+
 /* Frames a shaper treats as the system's: libc, the dynamic loader, the
  * kernel's; a runtime's leaf time includes the calls it makes into them. */
 bool sonde_shape_system_object(const struct sonde_object *o);

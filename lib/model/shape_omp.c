@@ -170,3 +170,20 @@ bool sonde_shape_system_object(const struct sonde_object *o)
 	       prefix(o->name, "ld-linux") || prefix(o->name, "ld64.so") || prefix(o->name, "librt") ||
 	       !strcmp(o->name, "[vdso]") || prefix(o->name, "linux-vdso") || prefix(o->name, "[kernel");
 }
+
+bool sonde_shape_any(const struct sonde_exp *const *exps, size_t n, bool *oom)
+{
+	*oom = false;
+	for (size_t i = 0; i < n; i++)
+		for (int k = 0; sonde_shapers[k]; k++) {
+			void *st = sonde_shapers[k]->open(exps[i], oom);
+
+			if (*oom)
+				return false;
+			if (st) {
+				sonde_shapers[k]->close(st);
+				return true;
+			}
+		}
+	return false;
+}

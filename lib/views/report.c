@@ -108,6 +108,10 @@ struct rep {
 	int rm[SONDE_MAX_METRICS]; /* the metrics written, by model index */
 	int nrm;
 	int sort_rm; /* index into rm of the metric shown first */
+	/* the view mode of this document, and whether the page holds one
+	 * per mode (an OpenMP program's: the page switches between them) */
+	enum sonde_stackmode mode;
+	bool modes;
 };
 
 /* ---- the pure parts -------------------------------------------------------------------- */
@@ -617,6 +621,11 @@ static int capture_end(struct capture *c)
 	return 0;
 }
 
+static const char *mode_name(enum sonde_stackmode m)
+{
+	return m == SONDE_SHAPE_EXPERT ? "expert" : m == SONDE_SHAPE_MACHINE ? "machine" : "user";
+}
+
 /* The view options of the views whose json documents the report holds. */
 static void view_opts(const struct rep *r, struct sonde_view_opts *vo)
 {
@@ -944,11 +953,12 @@ static int write_data(FILE *f, struct rep *r, const char *const *names, const ch
 	fputs(",\"callpath\":", f);
 	json_str(f, fl->callpath_select ? fl->callpath_select : "all");
 	fprintf(f, ",\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64 ",\"inlines\":%s,\"tailcalls\":%s", fl->start_ns,
-		fl->end_ns, fl->no_inlines ? "false" : "true", fl->no_tailcalls ? "false" : "true");
+		fl->end_ns, fl->no_inlines || r->mode == SONDE_SHAPE_MACHINE ? "false" : "true",
+		fl->no_tailcalls ? "false" : "true");
 	/* the view mode of a runtime's shaped stacks (OpenMP): only then, so
 	 * that other reports' data stays as it was */
-	if (r->p.shaped)
-		fprintf(f, ",\"viewmode\":\"%s\"", fl->viewmode == SONDE_SHAPE_EXPERT ? "expert" : "user");
+	if (r->modes)
+		fprintf(f, ",\"viewmode\":\"%s\"", mode_name(r->mode));
 	fputc('}', f);
 	fputs(",\"exps\":[", f);
 	for (size_t i = 0; i < r->nexps; i++) {
@@ -1143,8 +1153,20 @@ static int write_view_scripts(FILE *f, const struct sonde_exp *const *exps, size
 	return 0;
 }
 
-static int write_page(FILE *f, const char *json, size_t len, const struct sonde_exp *const *exps, size_t n,
-		      char *err, size_t errlen)
+/* A data document of the page, and the view mode it is in (NULL: the
+ * page has no modes). */
+struct page_doc {
+	const char *json;
+	size_t len;
+	const char *mode;
+};
+
+/* The page with its documents: the first in the data element the script
+ * reads by default, each other in an element of its own named by its
+ * mode (sonde-data-expert), which the script reads when the page is
+ * opened in that mode. */
+static int write_page(FILE *f, const struct page_doc *docs, int ndocs, const struct sonde_exp *const *exps,
+		      size_t n, char *err, size_t errlen)
 {
 	const char *html = (const char *)sonde_report_html;
 	const char *dm = strstr(html, DATA_MARK), *sm = dm ? strstr(dm, SCRIPT_MARK) : NULL;
@@ -1159,7 +1181,11 @@ static int write_page(FILE *f, const char *json, size_t len, const struct sonde_
 		return -1;
 	}
 	fwrite(html, 1, (size_t)(dm - html), f);
-	sonde_report_script_json(f, json, len);
+	for (int i = 0; i < ndocs; i++) {
+		if (i)
+			fprintf(f, "</script>\n<script type=\"application/json\" id=\"sonde-data-%s\">", docs[i].mode);
+		sonde_report_script_json(f, docs[i].json, docs[i].len);
+	}
 	dm += strlen(DATA_MARK);
 	fwrite(dm, 1, (size_t)(sm - dm), f);
 	fwrite(js, 1, sonde_report_js_len, f);
@@ -1170,12 +1196,16 @@ static int write_page(FILE *f, const char *json, size_t len, const struct sonde_
 	return 0;
 }
 
-int sonde_report_write(FILE *f, const struct sonde_exp *const *exps, const char *const *names,
-		       const uint32_t *group, size_t n, const char *const *gnames, size_t ngroups,
-		       const struct sonde_report_opts *o, void (*warn)(void *arg, const char *msg),
-		       void *warn_arg, char *err, size_t errlen)
+/* The page's data document in view mode `mode` (modes: the page holds one
+ * per mode) into *json, *len (the caller frees it).  Returns 0, or -1
+ * with a message in err. */
+static int report_data(const struct sonde_exp *const *exps, const char *const *names, const uint32_t *group,
+		       size_t n, const char *const *gnames, size_t ngroups, const struct sonde_report_opts *o,
+		       enum sonde_stackmode mode, bool modes, void (*warn)(void *arg, const char *msg),
+		       void *warn_arg, char **json, size_t *len, char *err, size_t errlen)
 {
-	struct rep r = { .o = o, .exps = exps, .nexps = n, .ngroups = ngroups, .last_exp = UINT32_MAX };
+	struct rep r = { .o = o, .exps = exps, .nexps = n, .ngroups = ngroups, .last_exp = UINT32_MAX,
+			 .mode = mode, .modes = modes };
 	uint32_t *grp = calloc(n + 1, sizeof(*grp));
 	struct capture c = { 0 };
 	int rc = -1;
@@ -1219,6 +1249,7 @@ int sonde_report_write(FILE *f, const struct sonde_exp *const *exps, const char 
 
 	struct sonde_profile_opts po = o->filter;
 
+	po.viewmode = mode;
 	po.each = on_event;
 	po.each_arg = &r;
 
@@ -1259,12 +1290,9 @@ int sonde_report_write(FILE *f, const struct sonde_exp *const *exps, const char 
 
 	if (capture_end(&c) < 0 || wr < 0)
 		goto oom;
-	if (write_page(f, c.buf, c.len, r.exps, r.nexps, err, errlen) < 0)
-		goto out;
-	if (fflush(f) || ferror(f)) {
-		snprintf(err, errlen, "error writing the report");
-		goto out;
-	}
+	*json = c.buf;
+	*len = c.len;
+	c.buf = NULL;
 	rc = 0;
 	goto out;
 oom:
@@ -1278,5 +1306,50 @@ out:
 	free(r.c);
 	u64map_release(&r.tmap);
 	free(grp);
+	return rc;
+}
+
+int sonde_report_write(FILE *f, const struct sonde_exp *const *exps, const char *const *names,
+		       const uint32_t *group, size_t n, const char *const *gnames, size_t ngroups,
+		       const struct sonde_report_opts *o, void (*warn)(void *arg, const char *msg),
+		       void *warn_arg, char *err, size_t errlen)
+{
+	/* An experiment whose stacks a runtime's shaper shapes (OpenMP) gets
+	 * a document per view mode, the one asked for first: the page
+	 * switches between them as sonde print's -viewmode does. */
+	bool oom = false, modes = sonde_shape_any(exps, n, &oom);
+	struct doc {
+		char *json;
+		size_t len;
+		enum sonde_stackmode mode;
+	} d[3] = { { NULL, 0, o->filter.viewmode } };
+	int nd = 1, rc = -1;
+
+	if (oom) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (int m = SONDE_SHAPE_USER; modes && m <= SONDE_SHAPE_MACHINE; m++)
+		if (m != (int)o->filter.viewmode)
+			d[nd++].mode = (enum sonde_stackmode)m;
+	for (int i = 0; i < nd; i++)
+		/* the warnings are the same in every mode: told once */
+		if (report_data(exps, names, group, n, gnames, ngroups, o, d[i].mode, modes, i ? NULL : warn,
+				warn_arg, &d[i].json, &d[i].len, err, errlen) < 0)
+			goto out;
+	struct page_doc pd[3];
+
+	for (int i = 0; i < nd; i++)
+		pd[i] = (struct page_doc){ d[i].json, d[i].len, modes ? mode_name(d[i].mode) : NULL };
+	if (write_page(f, pd, nd, exps, n, err, errlen) < 0)
+		goto out;
+	if (fflush(f) || ferror(f)) {
+		snprintf(err, errlen, "error writing the report");
+		goto out;
+	}
+	rc = 0;
+out:
+	for (int i = 0; i < nd; i++)
+		free(d[i].json);
 	return rc;
 }

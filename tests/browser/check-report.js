@@ -34,6 +34,11 @@
  *                message as a line from its send (rank, time) to its
  *                receive (rank, time), the unmatched count is said, and
  *                the matrix's cells (messages, bytes) are the truth's
+ *   viewmodes    an OpenMP program's report: {first: the mode the page
+ *                opens in, user, expert, machine: each mode's -functions},
+ *                the page's View mode menu switched to each in turn shows
+ *                its <Total> and first 5 functions (the report's first
+ *                metric)
  *   time_only    only load and time the first render (bench)
  *
  * Prints "ok - ..." / "not ok - ..." lines (tests/run.sh counts them) and
@@ -363,6 +368,37 @@ function reportData(file) {
 	if (spec.shots) {
 		await page.screenshot({ path: path.join(spec.shots, spec.tag + '-page.png'), fullPage: false });
 		note('screenshots in ' + spec.shots + ' (' + spec.tag + '-*.png)');
+	}
+	/* ---- the view modes, switched in the page's menu (last: the page
+	 * is opened again in each) ---- */
+	if (spec.viewmodes) {
+		const first = await page.evaluate(() => window.sondeReport.data.filters.viewmode);
+		const opts = await page.evaluate(() => [...document.querySelectorAll('#viewmode option')].map((o) => o.value));
+		const shownBox = await page.evaluate(() => !document.getElementById('mode-box').classList.contains('hidden'));
+		check(shownBox && opts.join(',') === 'user,expert,machine' && first === spec.viewmodes.first,
+			'the View mode menu offers user, expert and machine, in ' + spec.viewmodes.first + ' first', opts.join(',') + ' in ' + first);
+		for (const m of ['expert', 'machine', 'user']) {
+			await Promise.all([page.waitForNavigation({ waitUntil: 'load' }), page.selectOption('#viewmode', m)]);
+			await page.waitForFunction(() => window.sondeReport && window.sondeReport.ready, null, { timeout: 120000 });
+			const got = await page.evaluate(() => {
+				const d = window.sondeReport.data, rows = {};
+				for (const tr of document.querySelectorAll('#fn-table tbody tr[data-func]')) {
+					const td = tr.querySelector('td.name');
+					const obj = td.querySelector('.obj');
+					const nums = tr.querySelectorAll('td.num');
+					rows[td.textContent.slice(0, td.textContent.length - (obj ? obj.textContent.length : 0))] = [+nums[0].dataset.v, +nums[1].dataset.v];
+				}
+				const total = +document.querySelector('#fn-table tr.total td.num').dataset.v;
+				return { mode: d.filters.viewmode, menu: document.getElementById('viewmode').value, metric: d.metrics[d.first].name, total, rows };
+			});
+			const doc = readDoc(spec.viewmodes[m]);
+			const mn = got.metric;
+			const want = doc.rows.slice(1, 6).map((r) => [shown(r.name), r['e.' + mn], r['i.' + mn]]);
+			const bad = want.filter((w) => !got.rows[w[0]] || got.rows[w[0]][0] !== w[1] || got.rows[w[0]][1] !== w[2]);
+			check(got.mode === m && got.menu === m && got.total === doc.rows[0]['e.' + mn] && bad.length === 0,
+				'View mode ' + m + ': the page shows sonde print -viewmode ' + m + ' (<Total> and ' + want.map((w) => w[0]).join(', ') + ')',
+				'mode ' + got.mode + ' menu ' + got.menu + ' total ' + got.total + ' want ' + doc.rows[0]['e.' + mn] + '; wrong: ' + JSON.stringify(bad.map((w) => [w, got.rows[w[0]]])));
+		}
 	}
 	check(network.length === 0, 'no request left the file (offline)', network.join('\n'));
 	check(errors.length === 0, 'no console error or page error', errors.join('\n'));

@@ -18,9 +18,14 @@
 (function () {
 	const $ = (id) => document.getElementById(id);
 	const t0 = performance.now();
+	/* The page of an OpenMP program holds a document per view mode: the
+	 * first in sonde-data, the others in sonde-data-MODE.  The address's
+	 * #viewmode=MODE (set by the View mode menu) names the one read. */
+	const MODES = ['user', 'expert', 'machine'];
+	const wanted = (/(?:^#|&)viewmode=(\w+)/.exec(location.hash) || [])[1];
 	let D = null;
 	try {
-		D = JSON.parse($('sonde-data').textContent);
+		D = JSON.parse(((MODES.includes(wanted) && $('sonde-data-' + wanted)) || $('sonde-data')).textContent);
 	} catch (e) {
 		D = null;
 	}
@@ -231,6 +236,17 @@
 		state.sort = { m: state.metric, flav: state.sort.flav === 'name' ? 'name' : state.sort.flav, asc: false };
 		for (const fn of listeners) fn();
 	});
+	/* the modes as sonde print -viewmode has them: the page is opened
+	 * again in the one chosen (each has its own document) */
+	if (D.filters.viewmode) {
+		for (const m of MODES) $('viewmode').appendChild(el('option', { value: m, text: m }));
+		$('viewmode').value = D.filters.viewmode;
+		$('mode-box').classList.remove('hidden');
+		$('viewmode').addEventListener('change', () => {
+			location.hash = 'viewmode=' + $('viewmode').value;
+			location.reload();
+		});
+	}
 	const navItems = [];
 	function navAdd(id, text) { navItems.push([id, text]); }
 
