@@ -67,14 +67,18 @@ run() {
 
 # ---- -s 1000: exactly the imposed waits, with their measured length ----
 #
-# The tracer's wait lies inside the fixture's window around the same call
-# (the difference is the call and return path through the interposer and
-# the writing of the event: microseconds per call), so per function the
-# summed wait is a little below the fixture's measurement, within 2%.
-# A thread preempted between the interposer's clock read and the
-# fixture's shows the fixture a longer call than the tracer, by a
-# scheduler slice (milliseconds): on a machine busy enough for that the
-# whole run is repeated once, saying so (the tolerance stays 2%).
+# The tracer's wait lies inside the fixture's window around the same call,
+# so per function the summed wait is at most the fixture's measurement
+# (imposed_ns), exactly.  From below it is bounded by what the fixture
+# knows without the tracer's way back (where the tracer writes its event
+# after its own clock read: a cold stack walk, up to half a millisecond):
+# no imposed call returns before the instant the fixture released its
+# object or its deadline passed (imposed_lo_ns, from each call's start).
+# The tracer's clock is read after the call's start by the interposer's
+# entry path: 0.25 ms a call is allowed for it (a new thread's first call
+# takes up to 0.16 ms here).  A thread preempted in that path shows a
+# longer difference, by a scheduler slice: on a machine busy enough for
+# that the whole run is repeated once, saying so.
 measure_1000() {
 	run 1000
 	check "-s 1000: log.xml has threshold_ns=1000000" grep -q '<trace kind="sync" threshold_ns="1000000"/>' 1000.er/log.xml
@@ -82,14 +86,15 @@ measure_1000() {
 	for f in $FUNCS; do
 		exp=$(truth imposed $f 1000.out)
 		tns=$(truth imposed_ns $f 1000.out)
+		lo=$(truth imposed_lo_ns $f 1000.out)
 		omax=$(truth other_max_ns $f 1000.out)
 		set -- $(awk -v f=$f '$1 == f { n++; s += $2 } END { printf "%d %.0f\n", n, s }' 1000.ev)
 		n=$1 sum=$2
-		if [ -n "$exp" ] && [ "$n" = "$exp" ] && [ "$exp" -gt 0 ] && within "$sum" "$tns" 2 &&
-			awk -v s="$sum" -v t="$tns" 'BEGIN { exit !(s <= t) }'; then
-			ok "-s 1000: $f: $n events (imposed $exp), wait $sum ns vs measured $tns ns ($(awk -v s="$sum" -v t="$tns" 'BEGIN { printf "%+.3f%%", (s - t) * 100 / t }'))"
+		if [ -n "$exp" ] && [ -n "$lo" ] && [ "$n" = "$exp" ] && [ "$exp" -gt 0 ] &&
+			awk -v s="$sum" -v t="$tns" -v lo="$lo" -v n="$n" 'BEGIN { exit !(s <= t && s >= lo - n * 250000 && lo > 0.5 * t) }'; then
+			ok "-s 1000: $f: $n events (imposed $exp), wait $sum ns, between $lo ns released and $tns ns measured"
 		else
-			notok "-s 1000: $f: $n events, expected $exp; wait $sum ns vs measured $tns ns (longest other call $omax ns)"
+			notok "-s 1000: $f: $n events, expected $exp; wait $sum ns vs released $lo ns, measured $tns ns (longest other call $omax ns)"
 		fi
 	done
 }
