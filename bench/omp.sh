@@ -5,12 +5,14 @@
 # OMPT tool), plain, under `sonde collect -p hi` with the states off
 # (SONDE_OMP=0) and on, round by round.  Prints the median wall time of
 # the regions (the program's own clock: waiting threads spin, so CPU time
-# measures the scheduler) and the ratios; the target is at most 2% more
+# measures the scheduler) and the ratios, and the median of each round's
+# states-on run against its own states-off run (paired: the machine drifts
+# between rounds by more than the cost); the target is at most 2% more
 # with the states than clock profiling alone.
 cd "$(dirname "$0")/.." || exit 1
 B=$(pwd)/build
 SONDE=$B/bin/sonde
-ROUNDS=${BENCH_OMP_ROUNDS:-7}
+ROUNDS=${BENCH_OMP_ROUNDS:-11}
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print 0 }'; }
@@ -28,8 +30,11 @@ for cc in gcc clang; do
 		"$SONDE" collect -p hi -o "$W/b.er" "$W/omp.$cc" 2>/dev/null | awk '{ print $4 }' >>"$W/on"
 	done
 	p=$(median <"$W/p") off=$(median <"$W/off") on=$(median <"$W/on")
+	# each round's states-on run against its own states-off run (the
+	# machine drifts between rounds by more than the cost measured)
+	paired=$(paste "$W/on" "$W/off" | awk '$2 > 0 { print $1 / $2 }' | median)
 	st=$("$SONDE" print -functions "$W/b.er" 2>/dev/null | grep -c "OpenMP")
-	printf "  %-6s plain %.3f s; -p hi %.3f s (%s); -p hi + states %.3f s (%s plain, %s against -p hi)%s\n" \
-		$cc "$p" "$off" "$(pct "$off" "$p")" "$on" "$(pct "$on" "$p")" "$(pct "$on" "$off")" \
+	printf "  %-6s plain %.3f s; -p hi %.3f s (%s); -p hi + states %.3f s (%s plain, %s against -p hi; paired %s)%s\n" \
+		$cc "$p" "$off" "$(pct "$off" "$p")" "$on" "$(pct "$on" "$p")" "$(pct "$on" "$off")" "$(pct "$paired" 1)" \
 		"$([ "$st" -gt 0 ] || echo '  [no OpenMP state recorded]')"
 done
