@@ -67,6 +67,16 @@ for w in a b; do
 	t=$([ $w = a ] && echo "$ta" || echo "$tb")
 	v=$(awk -F'",' -v f=${w}_work '$2 ~ "^" f "," { split($2, c, ","); if (c[2] ~ /dlreuse_'$w'\.c$/) s += c[4] } END { printf "%.0f", s }' lines.csv)
 	if near "$v" "$t"; then ok "-lines: ${w}_work's line of dlreuse_$w.c has its CPU"; else notok "-lines: ${w}_work's line $v ns, truth $t"; fi
+	# the fixture's two functions share their source line (one macro):
+	# a row each, the allocations the leak function's only
+	want=$(awk -v f=${w}_leak '$1 == f { gsub(/[a-z]+=/, ""); print $2 "," $3 }' truth.txt)
+	got=$(awk -F'",' -v f=${w}_leak '$2 ~ "^" f "," { split($2, c, ","); if (c[2] ~ /dlreuse_'$w'\.c$/) print c[8] "," c[9] }' lines.csv)
+	wk=$(awk -F'",' -v f=${w}_work '$2 ~ "^" f "," { split($2, c, ","); if (c[2] ~ /dlreuse_'$w'\.c$/) print c[8] "," c[9] }' lines.csv)
+	if [ -n "$want" ] && [ "$got" = "$want" ] && [ "$wk" = "0,0" ]; then
+		ok "-lines: ${w}_work and ${w}_leak, one line, a row each: the allocations ($want) are ${w}_leak's"
+	else
+		notok "-lines: ${w}_leak's row '$got' (truth '$want'), ${w}_work's '$wk' (0,0)"
+	fi
 	v=$(awk -F, -v f=${w}_work -v o=libdlreuse_$w.so '$2 == f && $3 == o { s += $5 } END { printf "%.0f", s }' pcs.csv)
 	if near "$v" "$t"; then ok "-pcs: ${w}_work's instructions have its CPU"; else notok "-pcs: ${w}_work's instructions $v ns, truth $t"; fi
 	"$SONDE" print -source ${w}_work r.er >src.txt 2>&1

@@ -70,9 +70,12 @@ struct agg {
 	struct sonde_profile *p;
 	int nm;
 	struct strtab strs;
-	struct lrow *l;
-	size_t nl, capl;
-	struct u64map lmap; /* hash(file, line) -> l index */
+	/* -lines' rows: a (file, line) per function whose code is there (a
+	 * macro can put two functions on one line); -source's: per (file,
+	 * line), each stack counted once in a line's inclusive */
+	struct lrow *l, *lt;
+	size_t nl, capl, nlt, caplt;
+	struct u64map lmap, ltmap; /* hash(file, line, function) -> l, hash(file, line) -> lt */
 	struct prow *pc;
 	size_t npc, cappc;
 	struct u64map pmap; /* hash(object, addr) -> pc index */
@@ -87,26 +90,29 @@ static uint64_t key2(const char *s, uint64_t x)
 	return ((uint64_t)(uintptr_t)s * 0x9e3779b97f4a7c15ull) ^ (x * 0xff51afd7ed558ccdull) ^ (x >> 29);
 }
 
-static struct lrow *lrow_get(struct agg *a, const char *file, uint32_t line, uint32_t exp,
-			     const struct sonde_object *obj)
+/* The row of (file, line, func) among rows[0..*n) (func NULL: the line's
+ * total row), made when missing. */
+static struct lrow *lrow_in(struct agg *a, struct lrow **rows, size_t *n, size_t *cap, struct u64map *map,
+			    const char *file, uint32_t line, const char *func, uint32_t exp,
+			    const struct sonde_object *obj)
 {
-	uint64_t k = key2(file, line);
+	uint64_t k = key2(file, line) ^ ((uint64_t)(uintptr_t)func * 0xc2b2ae3d27d4eb4full);
 
-	for (long i = u64map_get(&a->lmap, k); i >= 0; i = u64map_get(&a->lmap, ++k))
-		if (a->l[i].file == file && a->l[i].line == line)
-			return &a->l[i];
-	while (u64map_get(&a->lmap, k) >= 0)
+	for (long i = u64map_get(map, k); i >= 0; i = u64map_get(map, ++k))
+		if ((*rows)[i].file == file && (*rows)[i].line == line && (*rows)[i].func == func)
+			return &(*rows)[i];
+	while (u64map_get(map, k) >= 0)
 		k++;
-	if (sonde_grow(&a->l, &a->capl, a->nl + 1, sizeof(*a->l), 256) ||
-	    u64map_put(&a->lmap, k, (uint32_t)a->nl) < 0) {
+	if (sonde_grow(rows, cap, *n + 1, sizeof(**rows), 256) || u64map_put(map, k, (uint32_t)*n) < 0) {
 		a->oom = true;
 		return NULL;
 	}
-	struct lrow *r = &a->l[a->nl++];
+	struct lrow *r = &(*rows)[(*n)++];
 
 	memset(r, 0, sizeof(*r));
 	r->file = file;
 	r->line = line;
+	r->func = func;
 	r->exp = exp;
 	r->obj = obj;
 	r->stamp = UINT32_MAX;
@@ -205,21 +211,27 @@ static void walk(struct agg *a, size_t s, const struct sonde_evstack *ev, const 
 			if (!lv[j].file || !lv[j].line)
 				continue;
 			const char *file = strtab_intern(&a->strs, lv[j].file);
-			struct lrow *r = file ? lrow_get(a, file, lv[j].line, ev->exp, o) : NULL;
+			const char *func = lv[j].name ? strtab_intern(&a->strs, lv[j].name) : NULL;
+			struct lrow *r = file ? lrow_in(a, &a->l, &a->nl, &a->capl, &a->lmap, file, lv[j].line, func,
+							ev->exp, o)
+					      : NULL;
+			struct lrow *rt = r ? lrow_in(a, &a->lt, &a->nlt, &a->caplt, &a->ltmap, file, lv[j].line, NULL,
+						      ev->exp, o)
+					    : NULL;
 
-			if (!r) {
+			if (!r || !rt) {
 				a->oom = true;
 				break;
 			}
-			if (!r->func && lv[j].name) {
-				r->func = strtab_intern(&a->strs, lv[j].name);
+			if (func && !r->decl_file)
 				r->decl_file = strtab_intern(&a->strs, lv[j].decl_file);
-			}
-			if (leaf && j == 0)
-				add_v(r->e, ev->v, a->nm);
-			if (r->stamp != s) {
-				r->stamp = (uint32_t)s;
-				add_v(r->i, ev->v, a->nm);
+			for (struct lrow *x = r; x; x = x == r ? rt : NULL) {
+				if (leaf && j == 0)
+					add_v(x->e, ev->v, a->nm);
+				if (x->stamp != s) {
+					x->stamp = (uint32_t)s;
+					add_v(x->i, ev->v, a->nm);
+				}
 			}
 			if (j > 0 && lv[j - 1].inlined && lv[j - 1].name)
 				add_site(a, file, lv[j].line, strtab_intern(&a->strs, lv[j - 1].name), ev->exp, o);
@@ -254,9 +266,11 @@ static void agg_free(struct agg *a)
 {
 	strtab_free(&a->strs);
 	free(a->l);
+	free(a->lt);
 	free(a->pc);
 	free(a->sites);
 	u64map_release(&a->lmap);
+	u64map_release(&a->ltmap);
 	u64map_release(&a->pmap);
 	u64map_release(&a->smap);
 }
@@ -1040,9 +1054,9 @@ int sonde_view_source(FILE *f, struct sonde_profile *p, const struct sonde_view_
 	 * may be past the end of a file changed since. */
 	uint32_t maxline = (uint32_t)tx.n;
 
-	for (size_t i = 0; i < a.nl; i++)
-		if (a.l[i].file == target && a.l[i].line > maxline)
-			maxline = a.l[i].line;
+	for (size_t i = 0; i < a.nlt; i++)
+		if (a.lt[i].file == target && a.lt[i].line > maxline)
+			maxline = a.lt[i].line;
 	struct lrow **byline = calloc((size_t)maxline + 2, sizeof(*byline));
 	const struct sonde_srcfunc *fns = NULL;
 	size_t nfns = obj ? sonde_syms_file_funcs(p->syms[exp], obj, target, &fns) : 0, fk = 0;
@@ -1055,9 +1069,9 @@ int sonde_view_source(FILE *f, struct sonde_profile *p, const struct sonde_view_
 		fail_oom(err, errlen);
 		goto out;
 	}
-	for (size_t i = 0; i < a.nl; i++)
-		if (a.l[i].file == target)
-			byline[a.l[i].line] = &a.l[i];
+	for (size_t i = 0; i < a.nlt; i++)
+		if (a.lt[i].file == target)
+			byline[a.lt[i].line] = &a.lt[i];
 	for (size_t i = 0; i < a.nsites; i++)
 		if (a.sites[i].file == target)
 			sites[nsites++] = a.sites[i];
