@@ -80,8 +80,10 @@ for impl in openmpi mpich; do
 			fi
 		done
 		p=$(median <"$W/p") s=$(median <"$W/s") pl=$(median <"$W/pl") sl=$(median <"$W/sl")
-		printf "  %-8s %6s B x %4d: job %.3f s plain, %.3f s sonde (%+.1f%%); loop %.3f s plain, %.3f s sonde (%+.1f%%)\n" \
-			$impl $size $iters "$p" "$s" "$(pct "$s" "$p")" "$pl" "$sl" "$(pct "$sl" "$pl")"
+		# each round's run under sonde against its own plain run
+		pj=$(paste "$W/s" "$W/p" | awk '$2 > 0 { print $1 / $2 }' | median)
+		printf "  %-8s %6s B x %4d: job %.3f s plain, %.3f s sonde (%+.1f%%; paired %+.1f%%); loop %.3f s plain, %.3f s sonde (%+.1f%%)\n" \
+			$impl $size $iters "$p" "$s" "$(pct "$s" "$p")" "$(pct "$pj" 1)" "$pl" "$sl" "$(pct "$sl" "$pl")"
 		if [ -s "$W/m" ]; then
 			m=$(median <"$W/m") ml=$(median <"$W/ml")
 			printf "  %-8s %6s B x %4d: mpiP job %.3f s (%+.1f%%), loop %.3f s (%+.1f%%)\n" $impl $size $iters "$m" \
