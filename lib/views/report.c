@@ -1153,12 +1153,12 @@ static int write_view_scripts(FILE *f, const struct sonde_exp *const *exps, size
 	return 0;
 }
 
-/* A data document of the page, and the view mode it is in (NULL: the
- * page has no modes). */
+/* A data document of the page (the caller's, freed by it), and the view
+ * mode it is in. */
 struct page_doc {
-	const char *json;
+	char *json;
 	size_t len;
-	const char *mode;
+	enum sonde_stackmode mode;
 };
 
 /* The page with its documents: the first in the data element the script
@@ -1183,7 +1183,8 @@ static int write_page(FILE *f, const struct page_doc *docs, int ndocs, const str
 	fwrite(html, 1, (size_t)(dm - html), f);
 	for (int i = 0; i < ndocs; i++) {
 		if (i)
-			fprintf(f, "</script>\n<script type=\"application/json\" id=\"sonde-data-%s\">", docs[i].mode);
+			fprintf(f, "</script>\n<script type=\"application/json\" id=\"sonde-data-%s\">",
+				mode_name(docs[i].mode));
 		sonde_report_script_json(f, docs[i].json, docs[i].len);
 	}
 	dm += strlen(DATA_MARK);
@@ -1318,11 +1319,7 @@ int sonde_report_write(FILE *f, const struct sonde_exp *const *exps, const char 
 	 * a document per view mode, the one asked for first: the page
 	 * switches between them as sonde print's -viewmode does. */
 	bool oom = false, modes = sonde_shape_any(exps, n, &oom);
-	struct doc {
-		char *json;
-		size_t len;
-		enum sonde_stackmode mode;
-	} d[3] = { { NULL, 0, o->filter.viewmode } };
+	struct page_doc d[3] = { { NULL, 0, o->filter.viewmode } };
 	int nd = 1, rc = -1;
 
 	if (oom) {
@@ -1337,11 +1334,7 @@ int sonde_report_write(FILE *f, const struct sonde_exp *const *exps, const char 
 		if (report_data(exps, names, group, n, gnames, ngroups, o, d[i].mode, modes, i ? NULL : warn,
 				warn_arg, &d[i].json, &d[i].len, err, errlen) < 0)
 			goto out;
-	struct page_doc pd[3];
-
-	for (int i = 0; i < nd; i++)
-		pd[i] = (struct page_doc){ d[i].json, d[i].len, modes ? mode_name(d[i].mode) : NULL };
-	if (write_page(f, pd, nd, exps, n, err, errlen) < 0)
+	if (write_page(f, d, nd, exps, n, err, errlen) < 0)
 		goto out;
 	if (fflush(f) || ferror(f)) {
 		snprintf(err, errlen, "error writing the report");

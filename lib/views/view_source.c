@@ -166,6 +166,18 @@ static void add_v(int64_t *dst, const int64_t *v, int n)
 		dst[k] = (int64_t)((uint64_t)dst[k] + (uint64_t)v[k]);
 }
 
+/* Stack s's values v to a row's exclusive e when its leaf is there, and
+ * to its inclusive i once per stack (*stamp: the last stack counted). */
+static void add_row(int64_t *e, int64_t *i, uint32_t *stamp, bool leaf, size_t s, const int64_t *v, int nm)
+{
+	if (leaf)
+		add_v(e, v, nm);
+	if (*stamp != s) {
+		*stamp = (uint32_t)s;
+		add_v(i, v, nm);
+	}
+}
+
 /* One recorded stack's frames to their lines and instructions: the values
  * of evstack s, exclusive at the leaf when leaf (its own stack), inclusive
  * once per evstack (the stamps). */
@@ -196,12 +208,7 @@ static void walk(struct agg *a, size_t s, const struct sonde_evstack *ev, const 
 					r->exp = ev->exp;
 					r->obj = o;
 				}
-				if (leaf)
-					add_v(r->e, ev->v, a->nm);
-				if (r->stamp != s) {
-					r->stamp = (uint32_t)s;
-					add_v(r->i, ev->v, a->nm);
-				}
+				add_row(r->e, r->i, &r->stamp, leaf, s, ev->v, a->nm);
 			}
 		}
 		const struct sonde_srcframe *lv;
@@ -225,14 +232,8 @@ static void walk(struct agg *a, size_t s, const struct sonde_evstack *ev, const 
 			}
 			if (func && !r->decl_file)
 				r->decl_file = strtab_intern(&a->strs, lv[j].decl_file);
-			for (struct lrow *x = r; x; x = x == r ? rt : NULL) {
-				if (leaf && j == 0)
-					add_v(x->e, ev->v, a->nm);
-				if (x->stamp != s) {
-					x->stamp = (uint32_t)s;
-					add_v(x->i, ev->v, a->nm);
-				}
-			}
+			add_row(r->e, r->i, &r->stamp, leaf && j == 0, s, ev->v, a->nm);
+			add_row(rt->e, rt->i, &rt->stamp, leaf && j == 0, s, ev->v, a->nm);
 			if (j > 0 && lv[j - 1].inlined && lv[j - 1].name)
 				add_site(a, file, lv[j].line, strtab_intern(&a->strs, lv[j - 1].name), ev->exp, o);
 		}
