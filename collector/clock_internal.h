@@ -158,8 +158,12 @@ struct tstate {
 	 * hooks that took d ns of a sample are skipped for the next d
 	 * (sample.c, hooks_run), so that slow hooks take at most half of the
 	 * thread's time instead of all of it (a hook slower than the
-	 * interval would otherwise run again as soon as it returned). */
+	 * interval would otherwise run again as soon as it returned).  d is
+	 * the smaller of the last two samples' hook times: one measurement
+	 * is not a slow hook (a host that preempts the VM in the hook, a
+	 * page fault, inflate the thread's CPU clock by milliseconds once). */
 	uint64_t hook_quiet_until;
+	uint64_t hook_last_ns;
 };
 
 /* The calling thread's kernel accounting now: system CPU time and

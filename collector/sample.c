@@ -505,9 +505,11 @@ static uint16_t hooks_run(void *uc, const struct thread_slot *s, struct tstate *
 	if (!ns && !nf)
 		return state;
 	/* A hook slower than the interval would run again as soon as it
-	 * returned, and the thread would do nothing else: after hooks that
-	 * took d, the samples of the next d skip them (the hooks take at most
-	 * half of the thread's time). */
+	 * returned, and the thread would do nothing else: after two samples
+	 * whose hooks took at least d, the samples of the next d skip them
+	 * (the hooks take at most half of the thread's time).  Not after one:
+	 * a single slow measurement is the machine's (a preempted VM, a page
+	 * fault), and the state it would cost is a whole sample's. */
 	if (now < ts->hook_quiet_until) {
 		atomic_fetch_add_explicit(&g_hook_skipped, 1, memory_order_relaxed);
 		return state;
@@ -527,7 +529,9 @@ static uint16_t hooks_run(void *uc, const struct thread_slot *s, struct tstate *
 	}
 	if (have_c0 && clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1) == 0) {
 		int64_t d = (int64_t)(c1.tv_sec - c0.tv_sec) * 1000000000 + (c1.tv_nsec - c0.tv_nsec);
-		ts->hook_quiet_until = d > 0 ? now_ns() + (uint64_t)d : 0;
+		uint64_t took = d > 0 ? (uint64_t)d : 0, quiet = took < ts->hook_last_ns ? took : ts->hook_last_ns;
+		ts->hook_last_ns = took;
+		ts->hook_quiet_until = quiet ? now_ns() + quiet : 0;
 	}
 	return state;
 }

@@ -53,9 +53,10 @@
  * `max`, a splice outside the stack are not taken (the sample is
  * recorded as if the hook had said nothing) and are counted in log.xml
  * at the end ("warning" events).  A hook slower than the sampling
- * interval does not starve the thread: when a sample's hooks took d, the
- * thread's samples of the next d are recorded without them (at most
- * half of its time goes to hooks; counted, and said in log.xml).
+ * interval does not starve the thread: when two samples in a row took
+ * at least d in their hooks, the thread's samples of the next d are
+ * recorded without them (at most half of its time goes to hooks;
+ * counted, and said in log.xml).
  */
 #ifndef SONDE_HOOKS_H
 #define SONDE_HOOKS_H
