@@ -1890,6 +1890,13 @@ static void clock_settings_attrs(struct xbuf *b, const struct clock_settings *cs
 static void clock_module_start(void)
 {
 	clock_thread_begin();
+	/* The process's CPU time before the collector started (the loader,
+	 * the constructors that ran first, the collector's own start) is one
+	 * sample at the loader's stack that runs the constructors, not the
+	 * first sample's: that one's state and place are the program's (an
+	 * OpenMP region's master took 1.5 to 10 ms of work that was never
+	 * its own). */
+	clock_flush(0, SONDE_STATE_CPU);
 	if (g_clock_on || clock_counters())
 		clock_adopt_existing_threads();
 }

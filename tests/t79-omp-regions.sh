@@ -87,6 +87,14 @@ for cc in $compilers; do
 			END { exit !(n == 1 && good) }' k.csv &&
 			ok "$name: the tasks were created at one call of the region's outlined function (lines $p4-$taskline)" ||
 			{ notok "$name: the tasks' creating call is not in the region's outlined function"; sed 's/^/# /' k.csv; }
+		# The process's start (exec, the loader, the collector's start:
+		# 2 to 14 ms here) is one sample of the initial thread at the
+		# loader's call_init, with no OpenMP state.  It was the first
+		# sample's weight: the imbalance region's master was given it
+		# as work (t79 failed with 50 ms of work for its truth of 40).
+		st=$("$SONDE" agg 'profile /thread == pid && func == "call_init"/ { @[state] = count(); }' a.er 2>&1 | awk 'NF { print $1 ":" $2 }')
+		[ "$st" = "cpu:1" ] && ok "$name: the process's start is one sample at call_init, in no OpenMP state" ||
+			notok "$name: the process's start at call_init: '${st}' (want one sample in state cpu)"
 		[ "$cc$nt" = clang2 ] && cp -r a.er clang2.er
 	done
 done

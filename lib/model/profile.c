@@ -769,8 +769,10 @@ static uint32_t build_shaped(struct builder *b, const struct sonde_exp *exp, uin
 		bool user = false;
 		for (int k = 0; k < n && !user; k++)
 			user = cls[k] == F_USER;
-		if (!user && b->vmode == SONDE_SHAPE_USER)
-			tail = run; /* a thread of the runtime's own: <OMP-idle> is all it shows */
+		/* a thread of the runtime's own: <OMP-idle> is all it shows (a
+		 * stack of system code alone, the loader's start, stays) */
+		if (!user && run && b->vmode == SONDE_SHAPE_USER)
+			tail = run;
 		const struct sonde_func *below = NULL;
 		if (run && b->vmode == SONDE_SHAPE_USER) {
 			/* in a pseudo-object of the runtime's name ("<OpenMP>"):
