@@ -419,7 +419,7 @@ void shared_end(void);
 void shared_fork_child(void);
 /* The calling thread's stack id, its leaf the frame returning to codeptr
  * (OMPT's callbacks run in the runtime's frames). */
-uint64_t trace_stack_from(uint64_t codeptr);
+uint64_t trace_stack_from(uint64_t codeptr, uint64_t cfa);
 /* The tick's period when collect ticks, else 0 (__sonde_trace_clock). */
 uint64_t shared_tick_ns(void);
 void shared_note_filters(uint32_t n);

@@ -117,8 +117,8 @@ static void omp_register(void)
 
 /* The calling thread's slot, found once (the clock registered the
  * thread); NULL when it has none (then its states are not kept). */
-static __thread struct thread_slot *t_slot;
-static __thread int t_looked;
+static TLS struct thread_slot *t_slot;
+static TLS int t_looked;
 
 static struct thread_slot *my_slot(void)
 {
@@ -357,8 +357,8 @@ struct omp_frame {
 	bool written; /* a worker's part, written at its arrival */
 };
 #define OMP_DEPTH 8
-static __thread struct omp_frame t_frames[OMP_DEPTH];
-static __thread int t_depth;
+static TLS struct omp_frame t_frames[OMP_DEPTH];
+static TLS int t_depth;
 
 static inline struct omp_frame *frame_top(void)
 {
@@ -401,8 +401,13 @@ static void rec_fork(uint64_t seq, unsigned requested, uint64_t codeptr, uint64_
 	r->requested = requested;
 	r->flags = (uint16_t)flags;
 	atomic_store_explicit(&r->last_arrive, 0, memory_order_relaxed);
-	for (int i = 0; i < OMP_PARTS; i++)
-		atomic_store_explicit(&r->parts[i], NULL, memory_order_relaxed);
+	/* the join took the parts of the slot's last region; a record
+	 * taken over before its join may have left some, of a team no
+	 * larger than it asked for */
+	int parts = requested && requested < OMP_PARTS ? (int)requested : OMP_PARTS;
+	for (int i = 0; i < parts; i++)
+		if (atomic_load_explicit(&r->parts[i], memory_order_relaxed))
+			atomic_store_explicit(&r->parts[i], NULL, memory_order_relaxed);
 }
 
 /* A worker arrives at the closing barrier of its innermost region: its
@@ -511,18 +516,30 @@ REAL_DECL(omp_get_thread_num);
 
 static void region_body(void *arg)
 {
+	/* What the workers read of the master's ctx, read once before fn:
+	 * the master writes its part into the ctx when its fn returns, and
+	 * a worker reading after that would take the line from it (measured:
+	 * a cache miss a worker and region, a third of this function's
+	 * time). */
 	struct region_ctx *c = arg;
-	struct omp_region *r = &g_omp_regions[c->seq % OMP_REGIONS];
+	const uint64_t seq = c->seq;
+	const bool rec = c->rec;
+	gomp_fn *const fn = c->fn;
+	void *const data = c->data;
+	struct omp_region *r = &g_omp_regions[seq % OMP_REGIONS];
 	int (*nthreads)(void) = RESOLVE(omp_get_num_threads);
 	int (*thread_num)(void) = RESOLVE(omp_get_thread_num);
 	int n = nthreads ? nthreads() : 1, me = thread_num ? thread_num() : 0;
-	/* before its own arrival: the count is whole when the last arrives */
-	atomic_store_explicit(&r->nthreads, (uint32_t)(n > 0 ? n : 1), memory_order_relaxed);
+	/* before its own arrival: the count is whole when the last arrives
+	 * (written by the first thread only: one store, the others read) */
+	uint32_t nt = (uint32_t)(n > 0 ? n : 1);
+	if (atomic_load_explicit(&r->nthreads, memory_order_relaxed) != nt)
+		atomic_store_explicit(&r->nthreads, nt, memory_order_relaxed);
 	struct thread_slot *s = my_slot();
 	struct omp_saved o = word_set(s, SONDE_STATE_OMP_WORK);
-	struct omp_frame *f = frame_push(c->seq, (uint32_t)me, (uint32_t)n, c->level);
-	c->fn(c->data);
-	if (c->rec && f) {
+	struct omp_frame *f = frame_push(seq, (uint32_t)me, (uint32_t)n, c->level);
+	fn(data);
+	if (rec && f) {
 		if (me)
 			rec_arrive_worker(f, now_ns());
 		else {
@@ -539,7 +556,7 @@ static void region_body(void *arg)
 		word_set(s, SONDE_STATE_OMP_BARRIER);
 		(void)o;
 	} else if (s) {
-		atomic_store_explicit(&s->omp_region, c->seq, memory_order_relaxed);
+		atomic_store_explicit(&s->omp_region, seq, memory_order_relaxed);
 		atomic_store_explicit(&s->omp_state, SONDE_STATE_OMP_BARRIER | OMP_W_REGION_END,
 				      memory_order_relaxed);
 	}
@@ -657,8 +674,8 @@ GOMP_PLOOP_RT(GOMP_parallel_loop_maybe_nonmonotonic_runtime)
 /* The old ABI (GCC before 4.9): the master runs fn itself between start
  * and end; one region per thread at a time (nesting starts another on a
  * worker, whose own TLS holds it). */
-static __thread struct region_ctx *t_old_region;
-static __thread struct omp_saved t_old_saved;
+static TLS struct region_ctx *t_old_region;
+static TLS struct omp_saved t_old_saved;
 
 void GOMP_parallel_start(gomp_fn *fn, void *data, unsigned num_threads);
 REAL_DECL(GOMP_parallel_start);
@@ -834,6 +851,10 @@ typedef struct {
 } ompt_start_tool_result_t;
 typedef ompt_start_tool_result_t *ompt_start_tool_t(unsigned int omp_version, const char *runtime_version);
 typedef int (*ompt_set_callback_t)(int event, void (*callback)(void));
+typedef struct {
+	ompt_data_t exit_frame, enter_frame;
+	int exit_frame_flags, enter_frame_flags;
+} ompt_frame_t;
 
 enum {
 	OMPT_CB_PARALLEL_BEGIN = 3,
@@ -852,7 +873,32 @@ enum {
 	OMPT_SYNC_REDUCTION = 7,
 	OMPT_TASK_INITIAL = 1,
 	OMPT_SET_SOMETIMES = 3,
+	OMPT_FRAME_CFA = 0x10,
+	OMPT_FRAME_FRAMEPOINTER = 0x20,
+	OMPT_FRAME_KIND = 0x30,
 };
+
+/* The CFA of the runtime's entry frame that the program called (the one
+ * returning to the callback's codeptr), from the encountering task's
+ * enter frame; 0 when the runtime gives none or not as a CFA or a frame
+ * pointer.  A wrong value costs nothing but a cache miss: the stack cache
+ * takes it only once a walk has found that frame there. */
+static uint64_t ompt_enter_cfa(const void *frame)
+{
+	const ompt_frame_t *f = frame;
+	if (!f || !f->enter_frame.ptr)
+		return 0;
+	uint64_t a = (uint64_t)(uintptr_t)f->enter_frame.ptr;
+	switch (f->enter_frame_flags & OMPT_FRAME_KIND) {
+	case OMPT_FRAME_CFA:
+		return a;
+	case 0: /* libomp 14 says nothing: its __builtin_frame_address(0) */
+	case OMPT_FRAME_FRAMEPOINTER:
+		return a + 16; /* the saved frame pointer, the return address */
+	default:
+		return 0;
+	}
+}
 
 /* The callbacks that keep the words (omp.h): each region gets a record
  * (parallel_begin and _end, on the thread that opens it: once per region)
@@ -875,12 +921,12 @@ enum {
 static void cb_parallel_begin(ompt_data_t *task, const void *frame, ompt_data_t *parallel, unsigned n, int flags,
 			      const void *ra)
 {
-	(void)task, (void)frame;
+	(void)task;
 	struct region_ctx c;
 	region_begin(&c, NULL, NULL);
 	parallel->value = c.seq;
 	if (rec_on())
-		rec_fork(c.seq, n, (uint64_t)(uintptr_t)ra, trace_stack_from((uint64_t)(uintptr_t)ra),
+		rec_fork(c.seq, n, (uint64_t)(uintptr_t)ra, trace_stack_from((uint64_t)(uintptr_t)ra, ompt_enter_cfa(frame)),
 			 SONDE_OMPF_LIBOMP | (flags & OMPT_PARALLEL_LEAGUE ? SONDE_OMPF_TEAMS : 0));
 }
 
@@ -907,8 +953,8 @@ static void cb_parallel_end(ompt_data_t *parallel, ompt_data_t *task, int flags,
  * one.  A task's tool data marks it explicit (task_create). */
 #define TASK_MARK 0x5eadull
 #define TASK_OURS(v) ((v) >> 48 == TASK_MARK)
-static __thread uint32_t t_task_saved;
-static __thread int t_in_task;
+static TLS uint32_t t_task_saved;
+static TLS int t_in_task;
 
 /* Explicit tasks' record: a ring of the latest created, each a task's
  * creation until the thread that runs it ends it (a task whose record a
@@ -925,7 +971,7 @@ enum { OMPT_TASK_COMPLETE = 1, OMPT_TASK_CANCEL = 3 };
 static void cb_task_create(ompt_data_t *enc, const void *frame, ompt_data_t *task, int flags, int deps,
 			   const void *ra)
 {
-	(void)enc, (void)frame, (void)deps;
+	(void)enc, (void)deps;
 	if (!(flags & OMPT_TASK_EXPLICIT))
 		return;
 	uint64_t seq = (atomic_fetch_add_explicit(&g_task_seq, 1, memory_order_relaxed) + 1) & 0xffffffffffffull;
@@ -937,7 +983,7 @@ static void cb_task_create(ompt_data_t *enc, const void *frame, ompt_data_t *tas
 	atomic_store_explicit(&t->seq, 0, memory_order_relaxed);
 	t->create_ns = now_ns();
 	t->begin_ns = 0;
-	t->stack = trace_stack_from((uint64_t)(uintptr_t)ra);
+	t->stack = trace_stack_from((uint64_t)(uintptr_t)ra, ompt_enter_cfa(frame));
 	t->region = f ? f->seq : 0;
 	t->codeptr = (uint64_t)(uintptr_t)ra;
 	atomic_store_explicit(&t->seq, seq, memory_order_release);
@@ -1002,7 +1048,7 @@ static void cb_sync_wait(int kind, int endpoint, ompt_data_t *parallel, ompt_dat
 			      memory_order_relaxed);
 }
 
-static __thread uint64_t t_lock_begin;
+static TLS uint64_t t_lock_begin;
 
 static void cb_mutex_acquire(int kind, unsigned hint, unsigned impl, uint64_t wait_id, const void *ra)
 {

@@ -37,16 +37,19 @@ struct omp_region {
 	_Atomic uint64_t seq;
 	_Atomic uint32_t nthreads, arrived;
 	/* The regions' record (kind omp, omp.c): the latest arrival at the
-	 * region's closing barrier, which is its workers' parts' end; their
+	 * region's closing barrier, which is its workers' parts' end; for
+	 * OMPT's parallel_end, what parallel_begin knew; and the workers'
 	 * packets, written as each arrives, for the master to set that end
-	 * at the join; and, for OMPT's parallel_end, what parallel_begin
-	 * knew. */
+	 * at the join.  All but the packets in one cache line: a region's
+	 * fork writes it, and a record is cold by the time its slot comes
+	 * round again (a store that misses, a line each). */
 	_Atomic uint64_t last_arrive;
-	_Atomic(struct sonde_omp_itask_packet *) parts[OMP_PARTS];
 	uint64_t start_ns, codeptr, parent, stack_id;
 	uint32_t requested;
 	uint16_t level, flags;
-};
+	_Atomic(struct sonde_omp_itask_packet *) parts[OMP_PARTS];
+} __attribute__((aligned(64)));
+_Static_assert(__builtin_offsetof(struct omp_region, parts) == 64, "a region's record: its first line");
 extern struct omp_region g_omp_regions[OMP_REGIONS];
 
 /* ompt_get_state once an OMPT tool of sonde's is active (libomp): its

@@ -415,7 +415,11 @@ static uint64_t walk(struct tstate *ts, uint64_t ra, uint64_t cfa, struct sc_ent
 	return id;
 }
 
-EXPORT __attribute__((noinline)) uint64_t __sonde_trace_stack_at(uint64_t ra, uint64_t cfa)
+/* The stack of the frame that returns to ra with CFA cfa, from the
+ * thread's cache when the callers seen there before are still there,
+ * else walked (from codeptr's frame when codeptr is not 0, see walk) and
+ * cached when the walk found that frame. */
+static uint64_t stack_cached(uint64_t ra, uint64_t cfa, uint64_t codeptr)
 {
 	struct tstate *ts = &t_state;
 	if (ts->in_trace || atomic_load_explicit(&__sonde_paused, memory_order_relaxed))
@@ -424,7 +428,10 @@ EXPORT __attribute__((noinline)) uint64_t __sonde_trace_stack_at(uint64_t ra, ui
 	if (tab) {
 		uint64_t h = (ra ^ (cfa * 0x9e3779b97f4a7c15ull)) * 0xbf58476d1ce4e5b9ull;
 		e = &tab[h >> 58]; /* SC_ENTRIES = 64 */
-		if (e->ra == ra && e->cfa == cfa && e->id) {
+		/* the frame at cfa returns to ra (a runtime's frame address
+		 * is taken on its word: this is what makes it this frame),
+		 * and each caller above it is the one seen before */
+		if (e->ra == ra && e->cfa == cfa && e->id && *(const volatile uint64_t *)(cfa - 8) == ra) {
 			uint32_t k = 0;
 			while (k < e->n && *(const volatile uint64_t *)e->addr[k] == e->val[k])
 				k++;
@@ -435,10 +442,15 @@ EXPORT __attribute__((noinline)) uint64_t __sonde_trace_stack_at(uint64_t ra, ui
 	}
 	ts->in_trace = 1;
 	atomic_signal_fence(memory_order_seq_cst);
-	uint64_t id = walk(ts, ra, cfa, e, 0);
+	uint64_t id = walk(ts, ra, cfa, e, codeptr);
 	atomic_signal_fence(memory_order_seq_cst);
 	ts->in_trace = 0;
 	return id;
+}
+
+EXPORT __attribute__((noinline)) uint64_t __sonde_trace_stack_at(uint64_t ra, uint64_t cfa)
+{
+	return stack_cached(ra, cfa, 0);
 }
 
 EXPORT __attribute__((noinline)) uint64_t __sonde_trace_stack(void)
@@ -458,9 +470,14 @@ EXPORT __attribute__((noinline)) uint64_t __sonde_trace_stack(void)
  * runtime's callback, whose own frames are the runtime's: OMPT's
  * parallel_begin, task_create), that frame's return address the leaf;
  * from the first frame outside sonde when codeptr is not among the 16
- * nearest.  0 when none could be recorded.  Normal context. */
-uint64_t trace_stack_from(uint64_t codeptr)
+ * nearest.  cfa, when not 0, is that frame's CFA as the runtime says it:
+ * the stack is then cached as an interposer's is (a region in a loop
+ * costs one walk, not one a run).  0 when none could be recorded.
+ * Normal context. */
+uint64_t trace_stack_from(uint64_t codeptr, uint64_t cfa)
 {
+	if (cfa && codeptr)
+		return stack_cached(codeptr, cfa, codeptr);
 	struct tstate *ts = &t_state;
 	if (ts->in_trace || atomic_load_explicit(&__sonde_paused, memory_order_relaxed))
 		return 0;
