@@ -22,7 +22,7 @@
 cd "$(dirname "$0")/.." || exit 1
 B=$(pwd)/build
 SONDE=$B/bin/sonde
-ROUNDS=${BENCH_MPI_ROUNDS:-5}
+ROUNDS=${BENCH_MPI_ROUNDS:-9}
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? (a / b - 1) * 100 : 0) }'; }
