@@ -708,6 +708,18 @@ static void read_plt(struct sonde_syms *s, Elf *elf, struct rawvec *raw)
 			continue;
 		const unsigned char *p = d->d_buf;
 
+		/* The lazy-binding header of .plt (x86-64: push GOT+8; jmp
+		 * *GOT+16; AArch64: its first 32 bytes): a call's first way
+		 * into the dynamic linker's resolver, sampled now and then at
+		 * a program's first call of a function. */
+		if (!strcmp(sname, ".plt") &&
+		    ((arm && sh.sh_size >= 32) || (!arm && sh.sh_size >= 16 && p[0] == 0xff && p[1] == 0x35))) {
+			struct rawsym x = {
+				.lo = sh.sh_addr, .size = arm ? 32 : 16, .name = "_dl_runtime_resolve@plt", .plt = true
+			};
+
+			raw_push(raw, &x);
+		}
 		if (arm) {
 			if (strcmp(sname, ".plt"))
 				continue;
