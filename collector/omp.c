@@ -251,10 +251,10 @@ static void wait_done(struct thread_slot *s, uint64_t begin, uint32_t before_wor
  * reads and a packet.  A worker never sees the barrier's release (libgomp
  * gives no call then; libomp tells it only at the next region's fork),
  * so a worker's part ends when the team's last thread arrived: each
- * arrival raises the region's last_arrive (omp.h) and leaves its packet's
- * address there, and the master, at the join, writes that end into the
- * workers' packets (the first OMP_PARTS threads; past them a part ends
- * at its own arrival).  The file is created at the first region: a
+ * arrival leaves its packet's address in the region's record (omp.h),
+ * and the master, at the join, writes the latest arrival among them into
+ * the workers' packets (the first OMP_PARTS threads; past them a part
+ * ends at its own arrival, which raises the record's last_arrive).  The file is created at the first region: a
  * program without OpenMP has none. */
 
 static struct dfile *g_omp_df;
@@ -421,9 +421,12 @@ static void rec_arrive_worker(struct omp_frame *f, uint64_t t)
 	struct sonde_omp_itask_packet *at = rec_put(&p, sizeof p);
 	if (atomic_load_explicit(&r->seq, memory_order_relaxed) != f->seq)
 		return;
+	/* the master reads the arrival from the packet at the join; a
+	 * thread past OMP_PARTS, or whose packet was lost, says it here */
 	if (at && f->thread_num < OMP_PARTS)
 		atomic_store_explicit(&r->parts[f->thread_num], at, memory_order_release);
-	raise_to(&r->last_arrive, t);
+	else
+		raise_to(&r->last_arrive, t);
 }
 
 /* The join, on the master: the workers' parts' end, its own part and the
@@ -443,13 +446,24 @@ static void rec_join(uint64_t seq, struct omp_frame *f, uint32_t nthreads)
 		nthreads = n < (1u << 30) ? n : 1;
 	}
 	uint64_t begin = f && f->begin ? f->begin : r->start_ns, arrive = f && f->arrive ? f->arrive : end;
-	raise_to(&r->last_arrive, arrive);
-	uint64_t last = atomic_load_explicit(&r->last_arrive, memory_order_acquire);
+	/* the last arrival: the master's, the workers' packets', and what
+	 * the others raised (one contended update a worker fewer) */
+	uint64_t last = arrive, la = atomic_load_explicit(&r->last_arrive, memory_order_acquire);
+	struct sonde_omp_itask_packet *ps[OMP_PARTS];
+	int np = 0;
 	for (int i = 1; i < OMP_PARTS && i < (int)nthreads; i++) {
 		struct sonde_omp_itask_packet *p = atomic_exchange_explicit(&r->parts[i], NULL, memory_order_acquire);
-		if (p && last > p->arrive_ns)
-			p->end_ns = last;
+		if (p) {
+			ps[np++] = p;
+			if (p->arrive_ns > last)
+				last = p->arrive_ns;
+		}
 	}
+	if (la > last)
+		last = la;
+	for (int k = 0; k < np; k++)
+		if (last > ps[k]->arrive_ns)
+			ps[k]->end_ns = last;
 	struct sonde_omp_itask_packet m = { SONDE_PKT_OMP_ITASK, sizeof m, 0, seq, begin, arrive, end, 0 };
 	rec_put(&m, sizeof m);
 	struct sonde_omp_region_packet p = {

@@ -37,10 +37,11 @@ struct omp_region {
 	_Atomic uint64_t seq;
 	_Atomic uint32_t nthreads, arrived;
 	/* The regions' record (kind omp, omp.c): the latest arrival at the
-	 * region's closing barrier, which is its workers' parts' end; for
-	 * OMPT's parallel_end, what parallel_begin knew; and the workers'
-	 * packets, written as each arrives, for the master to set that end
-	 * at the join.  All but the packets in one cache line: a region's
+	 * region's closing barrier of the threads whose packets are not in
+	 * parts (past OMP_PARTS, or lost); for OMPT's parallel_end, what
+	 * parallel_begin knew; and the workers' packets, written as each
+	 * arrives, for the master to set their end (the latest arrival) at
+	 * the join.  All but the packets in one cache line: a region's
 	 * fork writes it, and a record is cold by the time its slot comes
 	 * round again (a store that misses, a line each). */
 	_Atomic uint64_t last_arrive;
