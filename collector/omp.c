@@ -250,11 +250,10 @@ static void wait_done(struct thread_slot *s, uint64_t begin, uint32_t before_wor
  * at the fork and two packets at the join, and each worker two clock
  * reads and a packet.  A worker never sees the barrier's release (libgomp
  * gives no call then; libomp tells it only at the next region's fork),
- * so a worker's part ends when the team's last thread arrived: each
- * arrival leaves its packet's address in the region's record (omp.h),
- * and the master, at the join, writes the latest arrival among them into
- * the workers' packets (the first OMP_PARTS threads; past them a part
- * ends at its own arrival, which raises the record's last_arrive).  The file is created at the first region: a
+ * so a worker's part as written ends at its own arrival, and a reader
+ * ends it where the team's last thread arrived (the latest arrival among
+ * the region's parts).  No thread reads another's packet: the master's
+ * join touches nothing a worker wrote.  The file is created at the first region: a
  * program without OpenMP has none. */
 
 static struct dfile *g_omp_df;
@@ -341,14 +340,6 @@ static void *rec_put(const void *pkt, size_t size)
 	return p;
 }
 
-static inline void raise_to(_Atomic uint64_t *v, uint64_t t)
-{
-	uint64_t cur = atomic_load_explicit(v, memory_order_relaxed);
-	while (cur < t && !atomic_compare_exchange_weak_explicit(v, &cur, t, memory_order_release,
-								 memory_order_relaxed))
-		;
-}
-
 /* A thread's regions, innermost last: the part it is doing in each. */
 struct omp_frame {
 	uint64_t seq, begin, arrive;
@@ -400,43 +391,25 @@ static void rec_fork(uint64_t seq, unsigned requested, uint64_t codeptr, uint64_
 	r->stack_id = stack;
 	r->requested = requested;
 	r->flags = (uint16_t)flags;
-	atomic_store_explicit(&r->last_arrive, 0, memory_order_relaxed);
-	/* the join took the parts of the slot's last region; a record
-	 * taken over before its join may have left some, of a team no
-	 * larger than it asked for */
-	int parts = requested && requested < OMP_PARTS ? (int)requested : OMP_PARTS;
-	for (int i = 0; i < parts; i++)
-		if (atomic_load_explicit(&r->parts[i], memory_order_relaxed))
-			atomic_store_explicit(&r->parts[i], NULL, memory_order_relaxed);
 }
 
 /* A worker arrives at the closing barrier of its innermost region: its
- * part, ending there until the master says when the last arrived. */
+ * part (whose end a reader sets to the team's last arrival). */
 static void rec_arrive_worker(struct omp_frame *f, uint64_t t)
 {
-	struct omp_region *r = &g_omp_regions[f->seq % OMP_REGIONS];
 	f->arrive = t;
 	f->written = true;
 	struct sonde_omp_itask_packet p = { SONDE_PKT_OMP_ITASK, sizeof p, f->thread_num, f->seq, f->begin, t, t, 0 };
-	struct sonde_omp_itask_packet *at = rec_put(&p, sizeof p);
-	if (atomic_load_explicit(&r->seq, memory_order_relaxed) != f->seq)
-		return;
-	/* the master reads the arrival from the packet at the join; a
-	 * thread past OMP_PARTS, or whose packet was lost, says it here */
-	if (at && f->thread_num < OMP_PARTS)
-		atomic_store_explicit(&r->parts[f->thread_num], at, memory_order_release);
-	else
-		raise_to(&r->last_arrive, t);
+	rec_put(&p, sizeof p);
 }
 
-/* The join, on the master: the workers' parts' end, its own part and the
- * region. */
+/* The join, on the master: its own part and the region. */
 static void rec_join(uint64_t seq, struct omp_frame *f, uint32_t nthreads)
 {
 	struct omp_region *r = &g_omp_regions[seq % OMP_REGIONS];
 	uint64_t end = now_ns();
-	/* not recording (any more): a fork's child, whose parent's parts
-	 * were in a file it no longer maps; a stopped collection */
+	/* not recording (any more): a fork's child, whose parent's region
+	 * this was; a stopped collection */
 	if (atomic_load(&g_rec) != 1)
 		return;
 	if (atomic_load_explicit(&r->seq, memory_order_acquire) != seq)
@@ -446,24 +419,6 @@ static void rec_join(uint64_t seq, struct omp_frame *f, uint32_t nthreads)
 		nthreads = n < (1u << 30) ? n : 1;
 	}
 	uint64_t begin = f && f->begin ? f->begin : r->start_ns, arrive = f && f->arrive ? f->arrive : end;
-	/* the last arrival: the master's, the workers' packets', and what
-	 * the others raised (one contended update a worker fewer) */
-	uint64_t last = arrive, la = atomic_load_explicit(&r->last_arrive, memory_order_acquire);
-	struct sonde_omp_itask_packet *ps[OMP_PARTS];
-	int np = 0;
-	for (int i = 1; i < OMP_PARTS && i < (int)nthreads; i++) {
-		struct sonde_omp_itask_packet *p = atomic_exchange_explicit(&r->parts[i], NULL, memory_order_acquire);
-		if (p) {
-			ps[np++] = p;
-			if (p->arrive_ns > last)
-				last = p->arrive_ns;
-		}
-	}
-	if (la > last)
-		last = la;
-	for (int k = 0; k < np; k++)
-		if (last > ps[k]->arrive_ns)
-			ps[k]->end_ns = last;
 	struct sonde_omp_itask_packet m = { SONDE_PKT_OMP_ITASK, sizeof m, 0, seq, begin, arrive, end, 0 };
 	rec_put(&m, sizeof m);
 	struct sonde_omp_region_packet p = {
@@ -513,7 +468,7 @@ struct region_ctx {
 	uint64_t seq;
 	/* the regions' record: on for this region; its level; the master's
 	 * part and the team's size, which region_body tells the join */
-	bool rec;
+	bool rec, old_abi;
 	uint16_t level;
 	uint32_t nthreads;
 	struct omp_frame master;
@@ -544,10 +499,14 @@ static void region_body(void *arg)
 	int (*nthreads)(void) = RESOLVE(omp_get_num_threads);
 	int (*thread_num)(void) = RESOLVE(omp_get_thread_num);
 	int n = nthreads ? nthreads() : 1, me = thread_num ? thread_num() : 0;
-	/* before its own arrival: the count is whole when the last arrives
-	 * (written by the first thread only: one store, the others read) */
+	/* The team's size, before the master's arrival (until then the
+	 * region is not over whatever the count).  By the master, whose
+	 * line the record is; in the old ABI the master never gets here,
+	 * and the workers say it (one store, the others read). */
 	uint32_t nt = (uint32_t)(n > 0 ? n : 1);
-	if (atomic_load_explicit(&r->nthreads, memory_order_relaxed) != nt)
+	if (me == 0)
+		atomic_store_explicit(&r->nthreads, nt, memory_order_relaxed);
+	else if (c->old_abi && atomic_load_explicit(&r->nthreads, memory_order_relaxed) != nt)
 		atomic_store_explicit(&r->nthreads, nt, memory_order_relaxed);
 	struct thread_slot *s = my_slot();
 	struct omp_saved o = word_set(s, SONDE_STATE_OMP_WORK);
@@ -582,6 +541,7 @@ static void region_begin(struct region_ctx *c, gomp_fn *fn, void *data)
 	c->fn = fn;
 	c->data = data;
 	c->rec = false;
+	c->old_abi = false;
 	c->nthreads = 0;
 	c->master = (struct omp_frame){ 0 };
 	c->seq = atomic_fetch_add(&g_region_seq, 1) + 1;
@@ -702,6 +662,7 @@ EXPORT void GOMP_parallel_start(gomp_fn *fn, void *data, unsigned num_threads)
 		return;
 	}
 	region_begin(c, fn, data);
+	c->old_abi = true;
 	gomp_fork(c, num_threads, (uint64_t)(uintptr_t)__builtin_return_address(0),
 		  (uint64_t)(uintptr_t)__builtin_dwarf_cfa());
 	t_old_region = c;
@@ -720,6 +681,8 @@ EXPORT void GOMP_parallel_end(void)
 		return;
 	}
 	word_set(my_slot(), SONDE_STATE_OMP_BARRIER);
+	/* the master arrives at the closing barrier: the count is whole */
+	atomic_fetch_add_explicit(&g_omp_regions[c->seq % OMP_REGIONS].arrived, 1, memory_order_relaxed);
 	real();
 	if (c->rec)
 		rec_join(c->seq, &c->master, c->nthreads);
@@ -1229,9 +1192,6 @@ static void omp_fork_child(void)
 	if (g_omp_df)
 		dfile_forget(g_omp_df);
 	g_omp_df = NULL;
-	for (int k = 0; k < OMP_REGIONS; k++)
-		for (int i = 0; i < OMP_PARTS; i++)
-			atomic_store_explicit(&g_omp_regions[k].parts[i], NULL, memory_order_relaxed);
 	atomic_store(&g_rec, 0);
 	atomic_store(&g_rec_lock, 0);
 	t_depth = 0;

@@ -29,28 +29,21 @@ struct sonde_hook_sample;
  * g_omp_regions[seq % OMP_REGIONS] while no later region took it (a
  * thread waiting at the end of a region that old is idle). */
 #define OMP_REGIONS 256
-/* The workers whose part's end the master sets at the join (kind omp:
- * a worker cannot see its barrier's release). */
-#define OMP_PARTS 64
-struct sonde_omp_itask_packet;
 struct omp_region {
 	_Atomic uint64_t seq;
+	/* the team's size (1 << 30 until known) and how many of it have
+	 * arrived at the closing barrier: the region is over for a waiting
+	 * worker's state once all have */
 	_Atomic uint32_t nthreads, arrived;
-	/* The regions' record (kind omp, omp.c): the latest arrival at the
-	 * region's closing barrier of the threads whose packets are not in
-	 * parts (past OMP_PARTS, or lost); for OMPT's parallel_end, what
-	 * parallel_begin knew; and the workers' packets, written as each
-	 * arrives, for the master to set their end (the latest arrival) at
-	 * the join.  All but the packets in one cache line: a region's
+	/* The regions' record (kind omp, omp.c): what the fork knew, for
+	 * the region's packet at the join.  One cache line: a region's
 	 * fork writes it, and a record is cold by the time its slot comes
 	 * round again (a store that misses, a line each). */
-	_Atomic uint64_t last_arrive;
 	uint64_t start_ns, codeptr, parent, stack_id;
 	uint32_t requested;
 	uint16_t level, flags;
-	_Atomic(struct sonde_omp_itask_packet *) parts[OMP_PARTS];
 } __attribute__((aligned(64)));
-_Static_assert(__builtin_offsetof(struct omp_region, parts) == 64, "a region's record: its first line");
+_Static_assert(sizeof(struct omp_region) == 64, "a region's record: one line");
 extern struct omp_region g_omp_regions[OMP_REGIONS];
 
 /* ompt_get_state once an OMPT tool of sonde's is active (libomp): its

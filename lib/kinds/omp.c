@@ -326,6 +326,17 @@ static int join(struct sonde_exp *exp, struct omp_state *s)
 		}
 		r->itasks = &s->it[first];
 		r->nitasks = (uint32_t)(s->nit - first);
+		/* A worker cannot see the barrier's release: its part ends
+		 * where the team's last thread arrived (the collector writes
+		 * its own arrival; earlier ones wrote this end themselves). */
+		uint64_t last = 0;
+
+		for (uint32_t k = 0; k < r->nitasks; k++)
+			if (r->itasks[k].arrive_ns > last)
+				last = r->itasks[k].arrive_ns;
+		for (uint32_t k = 0; k < r->nitasks; k++)
+			if (r->itasks[k].thread_num && r->itasks[k].end_ns < last)
+				s->it[first + k].end_ns = last;
 	}
 	/* parts whose region is not there */
 	size_t orphans = s->nraw - s->nit - doubled - outside;
