@@ -246,15 +246,15 @@ static void wait_done(struct thread_slot *s, uint64_t begin, uint32_t before_wor
  * thread when it arrives at the region's closing barrier, the master's
  * part and the region by the master at the join, a task by the thread
  * that ran it when it ends.  Enter and leave only: a region costs its
- * master two clock reads and a stack (cached per call site on libgomp)
- * at the fork and two packets at the join, and each worker two clock
- * reads and a packet.  A worker never sees the barrier's release (libgomp
+ * master two clock reads and a stack (cached per call site) at the fork
+ * and two packets at the join, and each worker two clock reads and a
+ * packet.  A worker never sees the barrier's release (libgomp
  * gives no call then; libomp tells it only at the next region's fork),
  * so a worker's part as written ends at its own arrival, and a reader
  * ends it where the team's last thread arrived (the latest arrival among
  * the region's parts).  No thread reads another's packet: the master's
- * join touches nothing a worker wrote.  The file is created at the first region: a
- * program without OpenMP has none. */
+ * join touches nothing a worker wrote.  The file is created at the first
+ * region: a program without OpenMP has none. */
 
 static struct dfile *g_omp_df;
 /* 0: no file yet; 1: writing; -1: off (failed, stopped, states off) */
@@ -485,9 +485,9 @@ REAL_DECL(omp_get_thread_num);
 
 static void region_body(void *arg)
 {
-	/* What the workers read of the master's ctx, read once before fn:
-	 * the master writes its part into the ctx when its fn returns, and
-	 * a worker reading after that would take the line from it (measured:
+	/* All a worker reads of the master's ctx is read before fn: the
+	 * master writes its part into the ctx when its own fn returns, and a
+	 * worker reading after that would take the line from it (measured:
 	 * a cache miss a worker and region, a third of this function's
 	 * time). */
 	struct region_ctx *c = arg;
@@ -903,7 +903,8 @@ static void cb_parallel_begin(ompt_data_t *task, const void *frame, ompt_data_t 
 	region_begin(&c, NULL, NULL);
 	parallel->value = c.seq;
 	if (rec_on())
-		rec_fork(c.seq, n, (uint64_t)(uintptr_t)ra, trace_stack_from((uint64_t)(uintptr_t)ra, ompt_enter_cfa(frame)),
+		rec_fork(c.seq, n, (uint64_t)(uintptr_t)ra,
+			 trace_stack_from((uint64_t)(uintptr_t)ra, ompt_enter_cfa(frame)),
 			 SONDE_OMPF_LIBOMP | (flags & OMPT_PARALLEL_LEAGUE ? SONDE_OMPF_TEAMS : 0));
 }
 

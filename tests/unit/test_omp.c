@@ -163,6 +163,49 @@ static int write_one(const char *name)
 	return finish(w);
 }
 
+/* A region as the collector writes it now: each worker's part ending at
+ * its own arrival (it cannot see the barrier's release), the master's
+ * at the join.  The reader ends the workers' parts at the team's last
+ * arrival: thread 2's, 4 ms, after the master's own (3 ms). */
+static int write_ends(const char *name)
+{
+	struct sonde_expw *w = create(name, 100);
+
+	if (!w)
+		return -1;
+	sonde_expw_omp_decl(w);
+	itask(w, 101, 1, 1, T0 + 1100 * US, T0 + 2 * MS, T0 + 2 * MS);
+	itask(w, 102, 1, 2, T0 + 1200 * US, T0 + 4 * MS, T0 + 4 * MS);
+	itask(w, 100, 1, 0, T0 + 1 * MS, T0 + 3 * MS, T0 + 5 * MS);
+	region(w, 100, 1, 0, 1, 3, 3, 0x10100, T0 + 1 * MS, T0 + 5 * MS, 7);
+	return finish(w);
+}
+
+static void test_ends(void)
+{
+	group = "ends";
+	struct sonde_exp *e = open_exp("ends.er");
+
+	CHECK(e);
+	if (!e)
+		return;
+	size_t nr, np;
+	const struct sonde_omp_region *r = sonde_exp_omp_regions(e, &nr);
+
+	sonde_exp_problems(e, &np);
+	CHECK_U(np, 0);
+	CHECK_U(nr, 1);
+	if (nr == 1 && r[0].nitasks == 3) {
+		CHECK_U(r[0].itasks[0].end_ns, T0 + 5 * MS); /* the master's: the join */
+		CHECK_U(r[0].itasks[1].arrive_ns, T0 + 2 * MS);
+		CHECK_U(r[0].itasks[1].end_ns, T0 + 4 * MS);
+		CHECK_U(r[0].itasks[2].end_ns, T0 + 4 * MS);
+	} else {
+		CHECK(false);
+	}
+	sonde_exp_close(e);
+}
+
 static void test_read(void)
 {
 	group = "read";
@@ -581,11 +624,13 @@ int main(int argc, char **argv)
 		perror("mkdtemp");
 		return 1;
 	}
-	if (write_one("one.er") < 0 || write_deep("deep.er") < 0 || write_bad() < 0 || write_plain() < 0) {
+	if (write_one("one.er") < 0 || write_deep("deep.er") < 0 || write_bad() < 0 || write_plain() < 0 ||
+	    write_ends("ends.er") < 0) {
 		printf("not ok - cannot write the experiments\n");
 		return 1;
 	}
 	test_read();
+	test_ends();
 	test_at();
 	test_deep();
 	test_bad();
