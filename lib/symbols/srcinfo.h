@@ -89,9 +89,10 @@ struct srcobj_callsite *srcobj_callsite(struct srcobj *so, uint32_t idx);
 /* The DWARF (with a line table) of o's file as the handle opened it, or
  * NULL (lib/symbols/symbols.c, for lib/symbols/tailcall.c). */
 struct srcobj *sonde_syms_srcobj(struct sonde_syms *s, const struct sonde_object *o);
-/* The functions of the symbols named name exactly (no PLT entries) in the
- * objects read so far: their number, the first max in out.  A binary
- * search per object (sonde_syms_find demangles every symbol). */
+/* The functions of the symbols named name exactly (no PLT entries) in all
+ * of the handle's objects, each read here if no address read it before:
+ * their number, the first max in out.  A binary search per object
+ * (sonde_syms_find demangles every symbol). */
 size_t sonde_syms_symbol_any(struct sonde_syms *s, const char *name, const struct sonde_func **out,
 			     size_t max);
 /* The same in o only: the function of its symbol named name, or NULL

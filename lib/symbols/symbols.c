@@ -1504,8 +1504,13 @@ size_t sonde_syms_symbol_any(struct sonde_syms *s, const char *name, const struc
 
 	for (size_t i = 0; i < s->nimages; i++) {
 		bool oom = false;
-		struct sym *y = sym_by_name(&s->images[i], name, &oom);
+		struct sym *y;
 
+		/* An image no address has led to yet may hold the name: which
+		 * ones were read depends on the order the questions came in. */
+		if (s->images[i].state == IMG_UNREAD)
+			image_load(s, &s->images[i]);
+		y = sym_by_name(&s->images[i], name, &oom);
 		if (!y || y->plt)
 			continue;
 		if (k < max)

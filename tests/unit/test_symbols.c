@@ -29,6 +29,7 @@
 #include "check.h"
 #include "reader/experiment.h"
 #include "reader/expwriter.h"
+#include "symbols/srcinfo.h"
 #include "symbols/symbols.h"
 
 static char tmpdir[] = "/tmp/sonde-test-symbols.XXXXXX";
@@ -914,6 +915,26 @@ static void test_libraries(void)
 		CHECK_U(nproblems(s), 0);
 	}
 	unsetenv("SONDE_DEBUG_ROOT");
+	sonde_syms_close(s);
+	sonde_exp_close(exp);
+
+	/* A name asked before any address led to its object (the tail-call
+	 * search meets a PLT call's callee by name; which objects the
+	 * addresses read first depends on the order of the stacks). */
+	group = "by name, unread object";
+	struct obj un[] = { { .path = lib2, .base = BASE_LIB }, { .path = lib, .base = BASE_LIB + 0x100000 } };
+
+	exp = make_exp("byname.er", un, 2);
+	s = exp ? sonde_syms_open(exp) : NULL;
+	CHECK(s);
+	if (s) {
+		const struct sonde_func *cand[4] = { NULL };
+
+		CHECK_U(sonde_syms_symbol_any(s, "lib_exported", cand, 4), 1);
+		CHECK(cand[0] && !strcmp(cand[0]->mangled, "lib_exported") && cand[0]->lo == ex->addr);
+		CHECK_U(sonde_syms_symbol_any(s, "other_exported", cand, 4), 1);
+		CHECK_U(sonde_syms_symbol_any(s, "no_such_function", cand, 4), 0);
+	}
 	sonde_syms_close(s);
 	sonde_exp_close(exp);
 
