@@ -85,11 +85,11 @@ for impl in ompi mpich; do
 				grep -q '<trace kind="mpi" library="' "$e/log.xml" || logok=0
 			nf=$(awk '$1 == "fortran" { print $2 }' "$d/x$r")
 			nc=$(awk '$1 == "call" { s += $3 } END { print s + 0 }' "$d/x$r")
-			bad=$(awk '$1 == "nostack" || $1 == "badcomm" || $1 == "errors" { s += $2 } END { print s + 0 }' "$d/x$r")
+			bad=$(awk '$1 == "nostack" || $1 == "badcomm" || $1 == "errors" || $1 == "nopeer" { s += $2 } END { print s + 0 }' "$d/x$r")
 			if [ $lang = f ] && [ $impl = ompi ]; then wantf=$nc; else wantf=0; fi
 			if [ "$nf" != "$wantf" ] || [ "$bad" != 0 ]; then
 				flags=0
-				note "$name rank $r: $nf of $nc calls flagged Fortran (want $wantf); $bad without stack, not on MPI_COMM_WORLD or failed"
+				note "$name rank $r: $nf of $nc calls flagged Fortran (want $wantf); $bad without stack, not on MPI_COMM_WORLD, failed or from no rank"
 			fi
 		done
 		[ $exact = 1 ] && ok "$name: calls per function, messages and bytes per peer, collective bytes exact on every rank" ||
@@ -98,8 +98,8 @@ for impl in ompi mpich; do
 			notok "$name: MPI time off by more than 5%"
 		[ $logok = 1 ] && ok "$name: log.xml has each rank's rank, size, abi and library" ||
 			notok "$name: log.xml lacks the MPI settings"
-		[ $flags = 1 ] && ok "$name: Fortran calls flagged (only through Open MPI's own bindings), every event with its stack and communicator" ||
-			notok "$name: Fortran flags, stacks or communicators wrong"
+		[ $flags = 1 ] && ok "$name: Fortran calls flagged (only through Open MPI's own bindings), every event with its stack, communicator and a rank for peer" ||
+			notok "$name: Fortran flags, stacks, communicators or peers wrong"
 	done
 done
 

@@ -30,7 +30,9 @@
  *       (the calls' durations), "fortran N" (calls through the Fortran
  *       bindings), "errors N" (calls that failed), "nostack N" (packets
  *       without a stack), "badcomm N" (point-to-point packets whose
- *       communicator is not MPI_COMM_WORLD's id) and "packets N"
+ *       communicator is not MPI_COMM_WORLD's id), "nopeer N" (messages
+ *       whose peer is no rank: a receive that completed from none) and
+ *       "packets N"
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -196,7 +198,7 @@ static int mpi(const char *dir)
 	FILE *f = fopen(path, "rb");
 	if (!f)
 		return -1;
-	static long calls[SONDE_MPI_NFUNCS], fortran, errors, nostack, badcomm, packets;
+	static long calls[SONDE_MPI_NFUNCS], fortran, errors, nostack, badcomm, nopeer, packets;
 	static uint64_t coll[SONDE_MPI_NFUNCS], mpi_ns;
 	enum { MAXPEER = 4096 };
 	static long cnt[2][MAXPEER];
@@ -232,6 +234,8 @@ static int mpi(const char *dir)
 				if (m->peer >= 0 && m->peer < MAXPEER) {
 					cnt[d][m->peer]++;
 					bytes[d][m->peer] += m->bytes;
+				} else {
+					nopeer++;
 				}
 				badcomm += m->comm != SONDE_MPI_COMM_WORLD;
 				nostack += !m->stack_id;
@@ -252,8 +256,8 @@ static int mpi(const char *dir)
 		if (cnt[1][p])
 			printf("recv %d %ld %" PRIu64 "\n", p, cnt[1][p], bytes[1][p]);
 	}
-	printf("mpi_ns %" PRIu64 "\nfortran %ld\nerrors %ld\nnostack %ld\nbadcomm %ld\npackets %ld\n", mpi_ns, fortran,
-	       errors, nostack, badcomm, packets);
+	printf("mpi_ns %" PRIu64 "\nfortran %ld\nerrors %ld\nnostack %ld\nbadcomm %ld\nnopeer %ld\npackets %ld\n", mpi_ns,
+	       fortran, errors, nostack, badcomm, nopeer, packets);
 	return 0;
 }
 

@@ -196,7 +196,15 @@ static int P(world)(const struct sm_comm *c, int r)
 	return c->world && r < c->size ? c->world[r] : SONDE_MPI_NONE;
 }
 
-static uint64_t P(tsize)(MPI_Datatype t)
+/* The sizes of the predefined types a message is most often made of,
+ * asked once after MPI_Init (a predefined type is never freed, so its
+ * handle cannot come to name another type): a send of one of them costs
+ * no call into the library. */
+#define SM_NTYPES 10
+static uint64_t P(type_key)[SM_NTYPES], P(type_size)[SM_NTYPES];
+static int P(ntypes);
+
+static uint64_t P(tsize_asked)(MPI_Datatype t)
 {
 	MPI_Count n = 0;
 	if (t == MPI_DATATYPE_NULL || PM(Type_size_x)(t, &n) != MPI_SUCCESS || n < 0)
@@ -204,12 +212,62 @@ static uint64_t P(tsize)(MPI_Datatype t)
 	return (uint64_t)n;
 }
 
+static void P(types_init)(void)
+{
+	MPI_Datatype v[SM_NTYPES] = { MPI_BYTE, MPI_CHAR, MPI_DOUBLE, MPI_INT, MPI_FLOAT,
+				      MPI_LONG, MPI_UNSIGNED_CHAR, MPI_INT64_T, MPI_LONG_LONG, MPI_PACKED };
+	int n = 0;
+	for (int i = 0; i < SM_NTYPES; i++)
+		if (KEY(v[i]) && v[i] != MPI_DATATYPE_NULL) { /* Open MPI's found by dlsym */
+			P(type_key)[n] = KEY(v[i]);
+			P(type_size)[n++] = P(tsize_asked)(v[i]);
+		}
+	__atomic_store_n(&P(ntypes), n, __ATOMIC_RELEASE);
+}
+
+static uint64_t P(tsize)(MPI_Datatype t)
+{
+	int n = __atomic_load_n(&P(ntypes), __ATOMIC_ACQUIRE);
+	for (int i = 0; i < n; i++)
+		if (P(type_key)[i] == KEY(t))
+			return P(type_size)[i];
+	return P(tsize_asked)(t);
+}
+
+/* A status's byte count and its cancelled flag, read from the fields
+ * where this ABI's library keeps them (what MPI_Get_elements_x(st,
+ * MPI_BYTE, ...) and MPI_Test_cancelled return): two calls into the
+ * library fewer per message received. */
+#if SM_IS_OMPI
+#define SM_ST_BYTES(st) ((uint64_t)(st)->_ucount)
+#define SM_ST_CANCELLED(st) ((st)->_cancelled != 0)
+#elif defined(MPICH)
+#define SM_ST_BYTES(st) \
+	((uint64_t)(unsigned)(st)->count_lo | (uint64_t)((unsigned)(st)->count_hi_and_cancelled >> 1) << 32)
+#define SM_ST_CANCELLED(st) (((st)->count_hi_and_cancelled & 1) != 0)
+#endif
+
 static uint64_t P(status_bytes)(const MPI_Status *st)
 {
+#ifdef SM_ST_BYTES
+	return SM_ST_BYTES(st);
+#else
 	MPI_Count n = 0;
 	if (PM(Get_elements_x)(st, MPI_BYTE, &n) != MPI_SUCCESS || n < 0 || n == MPI_UNDEFINED)
 		return 0;
 	return (uint64_t)n;
+#endif
+}
+
+static int P(status_cancelled)(const MPI_Status *st)
+{
+#ifdef SM_ST_CANCELLED
+	return SM_ST_CANCELLED(st);
+#else
+	int cancelled = 0;
+	PM(Test_cancelled)(st, &cancelled);
+	return cancelled;
+#endif
 }
 
 static void P(set_peer)(struct sm_ev *e, int peer, int tag, uint64_t comm, int *seen)
@@ -242,9 +300,7 @@ static void sm_send(struct sm_ev *e, int r, MPI_Count count, MPI_Datatype dt, in
  * MPI_PROC_NULL. */
 static int P(received)(struct sm_ev *e, const MPI_Status *st, struct sm_comm *c, int func)
 {
-	int cancelled = 0;
-	PM(Test_cancelled)(st, &cancelled);
-	if (cancelled || st->MPI_SOURCE == MPI_PROC_NULL)
+	if (st->MPI_SOURCE == MPI_PROC_NULL || P(status_cancelled)(st))
 		return 0;
 	int peer = P(world)(c, st->MPI_SOURCE);
 	uint64_t bytes = P(status_bytes)(st);
@@ -552,6 +608,7 @@ static void sm_init_done(struct sm_ev *e)
 	int rank = -1, size = 0;
 	PM(Comm_rank)(MPI_COMM_WORLD, &rank);
 	PM(Comm_size)(MPI_COMM_WORLD, &size);
+	P(types_init)();
 	P(world_c).id = SONDE_MPI_COMM_WORLD;
 	P(world_c).size = size;
 	P(world_c).ready = 1;
