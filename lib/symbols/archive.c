@@ -273,7 +273,11 @@ int sonde_file_buildid(const char *path, char *hex, size_t hexlen)
 		return -1;
 	}
 	elf_version(EV_CURRENT);
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	/* Read, not mapped: libelf then reads the headers and the note
+	 * alone (three preads), where a mapping of the whole file cost an
+	 * mmap and a munmap (a TLB flush) per object: an MPI job's founder
+	 * checks 130 objects at the end of every collect. */
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
 	int rc;
 
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
