@@ -79,6 +79,12 @@
 
 static uint64_t g_off_ns; /* the interval; 0: off */
 static _Atomic int g_off_quit, g_off_running, g_off_throttled;
+/* How late the latest look was (its wake-up after the time it asked
+ * for), for log.xml: a late look gives the time a thread was blocked
+ * since the previous one to the state it is in then, so this bounds what
+ * the off-CPU states can have moved between a thread's waits (the
+ * machine's doing: a busy CPU, a preempted virtual CPU). */
+static _Atomic uint64_t g_off_late_max;
 static _Atomic uint64_t g_off_samples, g_off_discarded;
 
 /* "/proc/PID/task/TID/NAME" into buf (at least 64 bytes). */
@@ -336,6 +342,8 @@ static void *offcpu_main(void *arg)
 		if (atomic_load(&g_off_quit))
 			break;
 		uint64_t now = now_ns(), span = now - last;
+		if (now > next && now - next > atomic_load_explicit(&g_off_late_max, memory_order_relaxed))
+			atomic_store_explicit(&g_off_late_max, now - next, memory_order_relaxed);
 		last = now;
 		next += g_off_ns;
 		if (next <= now) /* late: the next span carries the time */
@@ -421,6 +429,7 @@ void offcpu_fork_child(void)
 	atomic_store(&g_off_quit, 1);
 	atomic_store(&g_off_samples, 0);
 	atomic_store(&g_off_discarded, 0);
+	atomic_store(&g_off_late_max, 0);
 }
 
 uint64_t offcpu_samples(void)
@@ -461,6 +470,7 @@ static void offcpu_end(struct xbuf *b)
 		return;
 	xb_attr_u64(b, "offcpu_samples", offcpu_samples());
 	xb_attr_u64(b, "offcpu_discarded", offcpu_discarded());
+	xb_attr_u64(b, "offcpu_late_ns", atomic_load(&g_off_late_max));
 }
 
 const struct collector_module offcpu_module = {

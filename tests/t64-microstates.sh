@@ -106,6 +106,14 @@ if grep -q 'offcpu_samples="[1-9]' $E/log.xml && grep -q 'offcpu_discarded=' $E/
 else
 	notok "the end record counts off-CPU samples"
 fi
+# how late the sampler's looks were: a measured time, below the run's
+# length, and the header's line says it
+late=$(sed -n 's/.*offcpu_late_ns="\([0-9]*\)".*/\1/p' $E/log.xml | head -1)
+if [ -n "$late" ] && [ "$late" -lt 2000000000 ] && "$SONDE" print -header $E 2>/dev/null | grep -q "looks late by up to"; then
+	ok "the end record says how late the off-CPU sampler's latest look was ($late ns), and -header shows it"
+else
+	notok "the end record's offcpu_late_ns: '$late'"
+fi
 
 # -statistics sets each thread's recorded Wait CPU beside the kernel's
 # run delay (the same counter, read at every sample after a switch; the

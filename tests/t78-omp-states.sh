@@ -91,9 +91,13 @@ pairs() {
 # wait's time to the next one.  As root (CI) the sampler runs at real-time
 # priority and is late by at most a few ms with every CPU busy; without
 # that it was late by up to 13 ms, and 34 ms of a barrier once went to
-# idle (the priority is checked below).
+# idle (the priority is checked below).  A preempted virtual CPU makes it
+# late whatever its priority (15 ms once, on a loaded machine: idle's time
+# went to the next lock wait), so with off-CPU samples the bound also
+# holds the lateness the collector measured (log.xml's offcpu_late_ns).
+# judge NAME PAIRS [SLACK_NS]
 judge() {
-	awk -v name="$1" '{ b = 0.05 * $2; if (b < 10e6) b = 10e6; d = $3 - $2; if (d < 0) d = -d
+	awk -v name="$1" -v slack="${3:-0}" '{ b = 0.05 * $2; if (b < 10e6) b = 10e6; b += slack; d = $3 - $2; if (d < 0) d = -d
 		if (d > b) { bad++; printf "# %s %s: %.1f ms sampled, %.1f ms truth (bound %.1f ms)\n", name, $1, $3 / 1e6, $2 / 1e6, b / 1e6 }
 		if (d > worst) { worst = d; wl = $1 } }
 		END { printf "# %s: %d pairs, the largest difference %.1f ms (%s)\n", name, NR, worst / 1e6, wl; exit bad > 0 }' "$2"
@@ -109,7 +113,12 @@ run() {
 	sums r.er >r.sums
 	regions r.er >r.regions
 	pairs r.out r.sums r.regions $mode >r.pairs
-	judge "$cc, $nt threads, $policy" r.pairs
+	late=0
+	if [ $policy = passive ]; then
+		late=$(sed -n 's/.*offcpu_late_ns="\([0-9]*\)".*/\1/p' r.er/log.xml | head -1)
+		note "$cc, $nt threads, $policy: the off-CPU sampler's latest look was ${late:-?} ns late"
+	fi
+	judge "$cc, $nt threads, $policy" r.pairs "${late:-0}"
 }
 
 compilers="gcc"

@@ -75,7 +75,8 @@ enum sonde_event_kind {
 	SONDE_EV_WARNING,      /* text */
 	SONDE_EV_ERROR,	       /* text: a data kind was disabled */
 	SONDE_EV_END,	       /* collector shutdown: samples, lost, stacks, stacks_lost,
-				* offcpu_samples, offcpu_discarded (has_offcpu) */
+				* offcpu_samples, offcpu_discarded (has_offcpu),
+				* offcpu_late_ns (has_offcpu_late) */
 	SONDE_EV_EXIT,	       /* status */
 	SONDE_EV_SIGNAL,       /* signal, signame */
 	SONDE_EV_EXEC,	       /* the image is about to exec: end records follow */
@@ -114,6 +115,9 @@ struct sonde_event {
 	 * ran while the sampler unwound it) */
 	bool has_offcpu;
 	uint64_t offcpu_samples, offcpu_discarded;
+	/* end: how late the off-CPU sampler's latest look was */
+	bool has_offcpu_late;
+	uint64_t offcpu_late_ns;
 };
 
 /* One <packet> element: the layout of a packet type as the writer saw it. */

@@ -199,6 +199,7 @@ static void log_event(struct sonde_exp *exp, const struct sonde_xml_elem *e)
 	bool os = exp_attr_u64(exp, file, e, "offcpu_samples", &ev->offcpu_samples);
 	bool od = exp_attr_u64(exp, file, e, "offcpu_discarded", &ev->offcpu_discarded);
 	ev->has_offcpu = os || od;
+	ev->has_offcpu_late = exp_attr_u64(exp, file, e, "offcpu_late_ns", &ev->offcpu_late_ns);
 }
 
 /* An MPI rank or size, attribute a of e, into *v (a warning when it is not

@@ -194,6 +194,8 @@ static void print_offcpu(FILE *out, const struct sonde_exp *exp)
 		}
 	if (end && end->has_offcpu)
 		fprintf(out, "; %" PRIu64 " discarded", end->offcpu_discarded);
+	if (end && end->has_offcpu_late)
+		fprintf(out, "; looks late by up to %.3f ms", (double)end->offcpu_late_ns / 1e6);
 	fprintf(out, ")");
 	if (in->settings.offcpu_interval_ns)
 		fprintf(out, ", every %.3f ms", (double)in->settings.offcpu_interval_ns / 1e6);
@@ -794,6 +796,10 @@ static void header_data(const struct sonde_emit *out, const void *arg)
 			kv_u64(&k, "discarded", in->end_event->offcpu_discarded);
 		else
 			kv_null(&k, "discarded");
+		if (in->end_event && in->end_event->has_offcpu_late)
+			kv_u64(&k, "late_ns", in->end_event->offcpu_late_ns);
+		else
+			kv_null(&k, "late_ns");
 		/* each off-CPU state's time: "user_lock_ns", from its -dump
 		 * spelling */
 		for (unsigned st = 0; st < SONDE_STATE_COUNT; st++) {

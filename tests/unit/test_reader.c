@@ -826,7 +826,7 @@ static void test_microstates(void)
 			  SONDE_MAX_SAMPLE_WEIGHT_NS + 1, 5);
 	sonde_expw_thread_end(w, 100, T0 + 40 * MS, T0, 9 * MS, 10 * MS, 0, 600000);
 	sonde_expw_log(w, "<event kind=\"end\" time_ns=\"%llu\" samples=\"3\" offcpu_samples=\"7\" "
-			  "offcpu_discarded=\"2\"/>\n",
+			  "offcpu_discarded=\"2\" offcpu_late_ns=\"3500000\"/>\n",
 		       T0 + 50 * MS);
 	finish(w, 0);
 
@@ -842,6 +842,7 @@ static void test_microstates(void)
 	CHECK(in->settings.microstates);
 	CHECK(in->end_event && in->end_event->has_offcpu && in->end_event->offcpu_samples == 7 &&
 	      in->end_event->offcpu_discarded == 2);
+	CHECK(in->end_event && in->end_event->has_offcpu_late && in->end_event->offcpu_late_ns == 3500000);
 	CHECK_U(sm->samples, 3);
 	CHECK_U(sm->weight_ns, 9 * MS);
 	CHECK_U(sm->samples_ms, 2);
