@@ -8,6 +8,12 @@
 # counted to within one sample, and the error of a run's count has a
 # variance of at most 1/4 sample^2, so n runs are within
 # 3 * sqrt(n / 4) samples of the truth at three standard deviations.
+# That holds for samples a millisecond apart: a sample the machine held
+# back (a preempted virtual CPU: once 12.6 ms of user_loop went to the
+# handler, by one late sample) weighs the CPU time since the previous
+# one, all of it given to where it lands.  So the bounds also hold the
+# run's late weight, what the samples heavier than 1.5 ms carry beyond
+# the interval (each thread's first sample aside: it weighs the start).
 . "$(dirname "$0")/lib.sh"
 cd "$TMP" || exit 1
 
@@ -26,12 +32,17 @@ plain_profs=$(awk '$1 == "sigprof_count" { print $2 }' plain.txt)
 rc 0 "collect -p hi sigscen" "$SONDE" collect -p hi -o s.er "$FIX/sigscen"
 cp out.txt truth.txt
 "$SONDE" print -printmode csv -metrics e.totalcpu:i.totalcpu:name -functions s.er >fn.csv 2>/dev/null
+late=$("$SONDE" print -dump profile s.er 2>/dev/null | awk '/^sample/ {
+	for (i = 1; i < NF; i++) { if ($i == "tid") t = $(i + 1); if ($i == "weight") w = $(i + 1) * 1e6 }
+	if (!(t in seen)) { seen[t] = 1; next }
+	if (w > 1.5e6) late += w - 1e6 } END { printf "%.0f", late }')
+note "late weight: ${late:-0} ns (samples heavier than 1.5 ms, beyond the interval)"
 
 for h in sigtime_handler usr1_handler; do
 	want=$(truth truth.txt $h)
 	n=$(runs truth.txt $h)
 	got=$(incl $h)
-	t=$(tol "$n")
+	t=$(($(tol "$n") + ${late:-0}))
 	if close "${got:-0}" "$want" "$t"; then ok "$h: $got ns in the handler, truth $want ns (within $t ns, $n runs)"; else
 		notok "$h: recorded ${got:-0} ns, truth $want ns (tolerance $t ns for $n runs)"; fi
 done
@@ -43,7 +54,7 @@ ul=$(incl user_loop)
 sh_=$(incl sigtime_handler)
 n=$(runs truth.txt sigtime_handler)
 own=$(awk -v a="${ul:-0}" -v b="${sh_:-0}" 'BEGIN { printf "%.0f", a - b }')
-t=$(tol $((2 * n)))
+t=$(($(tol $((2 * n))) + ${late:-0}))
 if close "$own" "$want" "$t"; then ok "user_loop keeps its own time: $own ns, truth $want ns"; else
 	notok "user_loop's own time $own ns (inclusive ${ul:-0} less the handler's ${sh_:-0}), truth $want ns (tolerance $t)"; fi
 
