@@ -247,26 +247,22 @@ static uint64_t P(tsize)(MPI_Datatype t)
 #define SM_ST_CANCELLED(st) (((st)->count_hi_and_cancelled & 1) != 0)
 #endif
 
-static uint64_t P(status_bytes)(const MPI_Status *st)
+/* Whether st is a cancelled request's; else its bytes into *bytes. */
+static int P(status_read)(const MPI_Status *st, uint64_t *bytes)
 {
 #ifdef SM_ST_BYTES
-	return SM_ST_BYTES(st);
-#else
-	MPI_Count n = 0;
-	if (PM(Get_elements_x)(st, MPI_BYTE, &n) != MPI_SUCCESS || n < 0 || n == MPI_UNDEFINED)
-		return 0;
-	return (uint64_t)n;
-#endif
-}
-
-static int P(status_cancelled)(const MPI_Status *st)
-{
-#ifdef SM_ST_CANCELLED
+	*bytes = SM_ST_BYTES(st);
 	return SM_ST_CANCELLED(st);
 #else
+	MPI_Count n = 0;
 	int cancelled = 0;
 	PM(Test_cancelled)(st, &cancelled);
-	return cancelled;
+	if (cancelled)
+		return 1;
+	if (PM(Get_elements_x)(st, MPI_BYTE, &n) != MPI_SUCCESS || n < 0 || n == MPI_UNDEFINED)
+		n = 0;
+	*bytes = (uint64_t)n;
+	return 0;
 #endif
 }
 
@@ -300,10 +296,10 @@ static void sm_send(struct sm_ev *e, int r, MPI_Count count, MPI_Datatype dt, in
  * MPI_PROC_NULL. */
 static int P(received)(struct sm_ev *e, const MPI_Status *st, struct sm_comm *c, int func)
 {
-	if (st->MPI_SOURCE == MPI_PROC_NULL || P(status_cancelled)(st))
+	uint64_t bytes = 0;
+	if (st->MPI_SOURCE == MPI_PROC_NULL || P(status_read)(st, &bytes))
 		return 0;
 	int peer = P(world)(c, st->MPI_SOURCE);
-	uint64_t bytes = P(status_bytes)(st);
 	struct sm_ev m = *e;
 	m.func = func;
 	sm_message(&m, SONDE_MPI_RECV, peer, st->MPI_TAG, c ? c->id : SONDE_MPI_COMM_NONE, bytes, e->t0 + e->dur);
