@@ -216,13 +216,14 @@ static void P(types_init)(void)
 {
 	MPI_Datatype v[SM_NTYPES] = { MPI_BYTE, MPI_CHAR, MPI_DOUBLE, MPI_INT, MPI_FLOAT,
 				      MPI_LONG, MPI_UNSIGNED_CHAR, MPI_INT64_T, MPI_LONG_LONG, MPI_PACKED };
-	int n = 0;
+	int n = 0, er = errno; /* the program's, whatever the library does */
 	for (int i = 0; i < SM_NTYPES; i++)
 		if (KEY(v[i]) && v[i] != MPI_DATATYPE_NULL) { /* Open MPI's found by dlsym */
 			P(type_key)[n] = KEY(v[i]);
 			P(type_size)[n++] = P(tsize_asked)(v[i]);
 		}
 	__atomic_store_n(&P(ntypes), n, __ATOMIC_RELEASE);
+	errno = er;
 }
 
 static uint64_t P(tsize)(MPI_Datatype t)
