@@ -22,7 +22,7 @@
  *     keep a word per thread (struct thread_slot's omp_state, omp.h): the
  *     outlined function of a parallel region and of a task is wrapped
  *     (work while it runs; at the region's end the thread has arrived at
- *     the implicit barrier, idle once its whole team has), and barriers,
+ *     the implicit barrier, idle once the region is over), and barriers,
  *     critical sections, atomics, ordered sections, locks, taskwait and
  *     taskgroup set their wait around the real call.  The real functions
  *     are looked up lazily with dlsym(RTLD_NEXT), in normal context.
@@ -81,8 +81,15 @@ static _Atomic int g_offcpu;	      /* off-CPU sampling runs: OMPT keeps the word
 static _Atomic int g_hook;	      /* the provider's handle, 0: not registered */
 static _Atomic int g_runtime;	      /* 1: libgomp's entry points seen; 2: OMPT */
 static _Atomic int g_user_tool;	      /* the user's OMPT tool won */
-static _Atomic uint64_t g_region_seq; /* the last region's seq */
 static _Atomic int g_reg_lock;
+/* The last region's seq, written by each region's master: in a line
+ * pair of its own, away from the words every wrapper of every thread
+ * reads (next to them, each region's fetch-add cost the team's other
+ * threads a miss at their next OpenMP call). */
+static struct {
+	_Alignas(128) _Atomic uint64_t v;
+	char pad[120];
+} g_region_seq;
 
 static bool omp_on(void)
 {
@@ -356,12 +363,14 @@ static inline struct omp_frame *frame_top(void)
 	return t_depth > 0 && t_depth <= OMP_DEPTH ? &t_frames[t_depth - 1] : NULL;
 }
 
-static inline struct omp_frame *frame_push(uint64_t seq, uint32_t thread_num, uint32_t nthreads, uint16_t level)
+/* begin: when the part began, 0 when regions are not recorded. */
+static inline struct omp_frame *frame_push(uint64_t seq, uint32_t thread_num, uint32_t nthreads, uint16_t level,
+					   uint64_t begin)
 {
 	struct omp_frame *f = t_depth < OMP_DEPTH ? &t_frames[t_depth] : NULL;
 	t_depth++;
 	if (f)
-		*f = (struct omp_frame){ seq, now_ns(), 0, thread_num, nthreads, level, false };
+		*f = (struct omp_frame){ seq, begin, 0, thread_num, nthreads, level, false };
 	return f;
 }
 
@@ -461,18 +470,22 @@ typedef void gomp_fn(void *);
 
 /* What the wrapped outlined function gets: the master's, on its stack,
  * which outlives every thread's run of fn (the master leaves the region
- * after the team's last barrier). */
+ * after the team's last barrier).  What the workers read, in a line of
+ * its own; what the master writes when its part ends, in the next: the
+ * master's store to a line the workers have read would wait for their
+ * copies to go. */
 struct region_ctx {
 	gomp_fn *fn;
 	void *data;
 	uint64_t seq;
-	/* the regions' record: on for this region; its level; the master's
-	 * part and the team's size, which region_body tells the join */
+	/* the regions' record: on for this region; its level */
 	bool rec, old_abi;
 	uint16_t level;
-	uint32_t nthreads;
+	/* the master's part and the team's size, which region_body tells
+	 * the join */
+	uint32_t nthreads __attribute__((aligned(64)));
 	struct omp_frame master;
-};
+} __attribute__((aligned(64)));
 
 uint64_t __sonde_trace_stack_at(uint64_t ra, uint64_t cfa);
 int omp_get_max_threads(void);
@@ -510,7 +523,7 @@ static void region_body(void *arg)
 		atomic_store_explicit(&r->nthreads, nt, memory_order_relaxed);
 	struct thread_slot *s = my_slot();
 	struct omp_saved o = word_set(s, SONDE_STATE_OMP_WORK);
-	struct omp_frame *f = frame_push(seq, (uint32_t)me, (uint32_t)n, c->level);
+	struct omp_frame *f = frame_push(seq, (uint32_t)me, (uint32_t)n, c->level, rec ? now_ns() : 0);
 	fn(data);
 	if (rec && f) {
 		if (me)
@@ -522,17 +535,29 @@ static void region_body(void *arg)
 		}
 	}
 	frame_pop();
-	atomic_fetch_add_explicit(&r->arrived, 1, memory_order_relaxed);
 	if (me == 0) {
-		/* the master waits at the barrier; its caller's word comes back
-		 * when the real call returns */
-		word_set(s, SONDE_STATE_OMP_BARRIER);
+		/* the master waits at the barrier, arrived; its caller's word
+		 * comes back when the real call returns */
+		if (s) {
+			atomic_store_explicit(&s->omp_region, seq, memory_order_relaxed);
+			atomic_store_explicit(&s->omp_state, SONDE_STATE_OMP_BARRIER | OMP_W_ARRIVED,
+					      memory_order_relaxed);
+		}
 		(void)o;
 	} else if (s) {
 		atomic_store_explicit(&s->omp_region, seq, memory_order_relaxed);
 		atomic_store_explicit(&s->omp_state, SONDE_STATE_OMP_BARRIER | OMP_W_REGION_END,
 				      memory_order_relaxed);
 	}
+}
+
+/* The master is back from the region's closing barrier: its workers
+ * waiting there are idle now (omp_state.c). */
+static inline void region_over(uint64_t seq)
+{
+	struct omp_region *r = &g_omp_regions[seq % OMP_REGIONS];
+	if (atomic_load_explicit(&r->seq, memory_order_relaxed) == seq)
+		atomic_store_explicit(&r->over, 1, memory_order_relaxed);
 }
 
 /* A new region's record; its ctx. */
@@ -544,10 +569,10 @@ static void region_begin(struct region_ctx *c, gomp_fn *fn, void *data)
 	c->old_abi = false;
 	c->nthreads = 0;
 	c->master = (struct omp_frame){ 0 };
-	c->seq = atomic_fetch_add(&g_region_seq, 1) + 1;
+	c->seq = atomic_fetch_add(&g_region_seq.v, 1) + 1;
 	struct omp_region *r = &g_omp_regions[c->seq % OMP_REGIONS];
 	atomic_store_explicit(&r->nthreads, 1u << 30, memory_order_relaxed);
-	atomic_store_explicit(&r->arrived, 0, memory_order_relaxed);
+	atomic_store_explicit(&r->over, 0, memory_order_relaxed);
 	atomic_store_explicit(&r->seq, c->seq, memory_order_release);
 }
 
@@ -582,6 +607,7 @@ static void gomp_fork(struct region_ctx *c, unsigned num_threads, uint64_t ra, u
 		struct thread_slot *s_ = my_slot();                               \
 		struct omp_saved o_ = word_set(s_, SONDE_STATE_OMP_OVERHEAD);     \
 		CALL_REAL;                                                        \
+		region_over(c_.seq);                                              \
 		if (c_.rec)                                                       \
 			rec_join(c_.seq, &c_.master, c_.nthreads);                \
 		word_restore(s_, o_);                                             \
@@ -656,7 +682,7 @@ REAL_DECL(GOMP_parallel_start);
 EXPORT void GOMP_parallel_start(gomp_fn *fn, void *data, unsigned num_threads)
 {
 	void (*real)(gomp_fn *, void *, unsigned) = RESOLVE(GOMP_parallel_start);
-	struct region_ctx *c = gomp_first() && !t_old_region ? malloc(sizeof *c) : NULL;
+	struct region_ctx *c = gomp_first() && !t_old_region ? aligned_alloc(64, sizeof *c) : NULL;
 	if (!c) {
 		real(fn, data, num_threads);
 		return;
@@ -680,10 +706,13 @@ EXPORT void GOMP_parallel_end(void)
 		real();
 		return;
 	}
-	word_set(my_slot(), SONDE_STATE_OMP_BARRIER);
-	/* the master arrives at the closing barrier: the count is whole */
-	atomic_fetch_add_explicit(&g_omp_regions[c->seq % OMP_REGIONS].arrived, 1, memory_order_relaxed);
+	struct thread_slot *s = my_slot();
+	if (s) { /* the master arrives at the closing barrier */
+		atomic_store_explicit(&s->omp_region, c->seq, memory_order_relaxed);
+		atomic_store_explicit(&s->omp_state, SONDE_STATE_OMP_BARRIER | OMP_W_ARRIVED, memory_order_relaxed);
+	}
 	real();
+	region_over(c->seq);
 	if (c->rec)
 		rec_join(c->seq, &c->master, c->nthreads);
 	t_old_region = NULL;
@@ -919,8 +948,7 @@ static void cb_parallel_end(ompt_data_t *parallel, ompt_data_t *task, int flags,
 	if (seq && atomic_load(&r->seq) == seq) {
 		if (atomic_load_explicit(&g_rec, memory_order_relaxed) == 1)
 			rec_join(seq, f, f ? f->nthreads : 1);
-		atomic_store_explicit(&r->nthreads, 1, memory_order_relaxed);
-		atomic_store_explicit(&r->arrived, 1, memory_order_relaxed);
+		atomic_store_explicit(&r->over, 1, memory_order_relaxed);
 	}
 	if (f)
 		frame_pop();
@@ -1062,7 +1090,7 @@ static void cb_implicit_task(int endpoint, ompt_data_t *parallel, ompt_data_t *t
 		uint16_t level = atomic_load_explicit(&r->seq, memory_order_relaxed) == seq && r->level
 					 ? r->level
 					 : (uint16_t)(top ? top->level + 1 : 1);
-		frame_push(seq, index, n, level);
+		frame_push(seq, index, n, level, now_ns());
 	} else {
 		/* a worker's, at the next fork; the master's part ends at
 		 * parallel_end, which pops it */

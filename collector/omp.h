@@ -8,9 +8,11 @@
  * A thread's word (struct thread_slot's omp_state) is a state id of
  * states.h, 0 for none, with OMP_W_REGION_END when the thread has finished
  * its part of parallel region omp_region (a seq of g_omp_regions) and
- * waits at its implicit barrier: a barrier wait while a thread of the team
- * still works, idle once all of them have arrived (the worker then waits
- * for the next region in the runtime's pool).
+ * waits at its implicit barrier: a barrier wait until the region is over,
+ * idle after it (the worker then waits for the next region in the
+ * runtime's pool).  A region is over once every thread of its team has
+ * arrived (each says so in its own word: omp_state.c counts them), or its
+ * master has come back from the barrier.
  */
 #ifndef SONDE_OMP_H
 #define SONDE_OMP_H
@@ -23,6 +25,9 @@ struct sonde_hook_sample;
 
 #define OMP_W_STATE 0xffffu
 #define OMP_W_REGION_END 0x10000u
+/* The thread has arrived at the closing barrier of region omp_region (the
+ * master; OMP_W_REGION_END says it of a worker): its state stays. */
+#define OMP_W_ARRIVED 0x20000u
 
 /* A ring of the latest parallel regions: a region's seq (from 1) is its
  * number among the process's regions; its record is
@@ -31,10 +36,11 @@ struct sonde_hook_sample;
 #define OMP_REGIONS 256
 struct omp_region {
 	_Atomic uint64_t seq;
-	/* the team's size (1 << 30 until known) and how many of it have
-	 * arrived at the closing barrier: the region is over for a waiting
-	 * worker's state once all have */
-	_Atomic uint32_t nthreads, arrived;
+	/* the team's size (1 << 30 until known), and whether the region
+	 * is over: its master has come back from the closing barrier.
+	 * Written by the master alone, which owns the line: the threads'
+	 * arrivals are in their own words, not counted here. */
+	_Atomic uint32_t nthreads, over;
 	/* The regions' record (kind omp, omp.c): what the fork knew, for
 	 * the region's packet at the join.  One cache line: a region's
 	 * fork writes it, and a record is cold by the time its slot comes

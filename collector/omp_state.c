@@ -43,21 +43,37 @@ int omp_state_of_ompt(int o)
 	return SONDE_HOOK_NO_STATE;
 }
 
-/* Whether the last region slot s's thread took part in has ended. */
+/* Whether the last region slot s's thread took part in has ended: its
+ * master is back from the closing barrier, or the whole team has arrived
+ * there.  The arrivals are the threads' own words (omp.h), counted here
+ * rather than by the team as it arrives: a count in the region's record
+ * cost every region two read-modify-writes of a line the master writes;
+ * this costs a sample of a thread at a region's end a look at the slots
+ * in use, until the team's size is reached. */
 static int omp_region_over(const struct thread_slot *s)
 {
 	uint64_t seq = atomic_load_explicit(&s->omp_region, memory_order_relaxed);
 	if (!seq)
 		return 0;
 	const struct omp_region *r = &g_omp_regions[seq % OMP_REGIONS];
-	uint32_t n = atomic_load_explicit(&r->nthreads, memory_order_relaxed);
-	uint32_t a = atomic_load_explicit(&r->arrived, memory_order_relaxed);
-	return atomic_load_explicit(&r->seq, memory_order_relaxed) != seq || a >= n;
+	if (atomic_load_explicit(&r->seq, memory_order_relaxed) != seq || atomic_load_explicit(&r->over, memory_order_relaxed))
+		return 1;
+	uint32_t n = atomic_load_explicit(&r->nthreads, memory_order_relaxed), arrived = 0;
+	int used = atomic_load_explicit(&g_slots_used, memory_order_relaxed);
+	if (used > MAX_THREADS)
+		used = MAX_THREADS;
+	for (int i = 0; i < used && arrived < n; i++) {
+		const struct thread_slot *o = &g_slots[i];
+		if (atomic_load_explicit(&o->tid, memory_order_relaxed) &&
+		    (atomic_load_explicit(&o->omp_state, memory_order_relaxed) & (OMP_W_REGION_END | OMP_W_ARRIVED)) &&
+		    atomic_load_explicit(&o->omp_region, memory_order_relaxed) == seq)
+			arrived++;
+	}
+	return arrived >= n;
 }
 
 /* The state slot s's word says, SONDE_HOOK_NO_STATE for none: at the end
- * of a region, a barrier wait until the whole team has arrived, then
- * idle. */
+ * of a region, a barrier wait until the region is over, then idle. */
 static int word_state(const struct thread_slot *s)
 {
 	uint32_t w = atomic_load_explicit(&s->omp_state, memory_order_relaxed);
