@@ -148,6 +148,28 @@ $(B)/obj/tracers/mpi/stubs.o: $(B)/gen/mpi_stubs.S
 $(MPI_LIB): $(MPI_OBJ) $(COLLECTOR)
 	$(CC) -shared -Wl,-z,defs -o $@ $(MPI_OBJ) -L$(B)/lib/sonde -lsonde_collector -Wl,-rpath,'$$ORIGIN' -ldl -lpthread
 
+# The Java agent (-j on, tracers/java/agent.c): a JVMTI agent, built
+# against the JDK's jvmti.h where a JDK is installed (scripts/deps.sh
+# check installs OpenJDK 17); elsewhere `sonde collect -j on` says the
+# library is missing.
+JAVA_INC  := $(patsubst %/jvmti.h,%,$(firstword $(wildcard /usr/lib/jvm/java-17-openjdk-amd64/include/jvmti.h \
+	     /usr/lib/jvm/java-*-openjdk-*/include/jvmti.h /usr/lib/jvm/*/include/jvmti.h)))
+JAVA_LIB  := $(B)/lib/sonde/libsonde_java.so
+JAVA_OBJ  := $(B)/obj/tracers/java/agent.o $(B)/obj/tracers/java/frames.o
+ifneq ($(JAVA_INC),)
+TRACERS += $(JAVA_LIB)
+all: $(JAVA_LIB)
+DEPS += $(JAVA_OBJ:.o=.d)
+endif
+
+$(B)/obj/tracers/java/%.o: tracers/java/%.c $(B)/obj/tracers/java/%.d
+	@mkdir -p $(dir $@)
+	$(CC) -I$(JAVA_INC) -I$(JAVA_INC)/linux $(BASEFLAGS) $(DEPFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden \
+		-fno-strict-aliasing -c $< -o $@
+
+$(JAVA_LIB): $(JAVA_OBJ) $(COLLECTOR)
+	$(CC) -shared -Wl,-z,defs -o $@ $(JAVA_OBJ) -L$(B)/lib/sonde -lsonde_collector -Wl,-rpath,'$$ORIGIN' -ldl -lpthread
+
 # The MPI fixtures (tests/fixtures/mpi/, t77), one per implementation and
 # language, built with each implementation's own compiler wrappers where
 # all four are installed (scripts/deps.sh check installs them).

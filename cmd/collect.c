@@ -508,6 +508,8 @@ int cmd_collect(int argc, char **argv)
 		}
 		snprintf(preload + used, sizeof o.preload - used, "%s", collector);
 	}
+	if ((rc = collect_java_setup(&o, collector)))
+		return rc;
 	char *exp = o.exp, *expabs = o.expabs;
 	if (o.mpi_ranked && o.dry_run)
 		snprintf(exp, sizeof o.exp, "(the job's founder)/M_r%ld.er", o.mpi_rank);

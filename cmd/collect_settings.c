@@ -373,6 +373,20 @@ static int p_mpi(struct collect_opts *o, char c, const char *v)
 	return 0;
 }
 
+static int p_java(struct collect_opts *o, char c, const char *v)
+{
+	if (strcmp(v, "on") && strcmp(v, "off"))
+		return bad("invalid -j value (on or off):", v);
+	o->java = v;
+	return 0;
+}
+
+static int p_jvm_opts(struct collect_opts *o, char c, const char *v)
+{
+	o->jvm_opts = v;
+	return 0;
+}
+
 static int p_dry(struct collect_opts *o, char c, const char *v)
 {
 	o->dry_run = 1;
@@ -498,6 +512,19 @@ static void e_mpi(const struct collect_opts *o, put_fn *put, void *arg)
 		put(arg, SONDE_ENV_MPI_FOUNDER, NULL);
 }
 
+/* The agent's options for a JVM that is not started as `java` (a
+ * launcher, a script): ahead of the target's own. */
+static void e_java(const struct collect_opts *o, put_fn *put, void *arg)
+{
+	if (!o->java_opts[0] || o->java_argv)
+		return;
+	const char *old = getenv("JAVA_TOOL_OPTIONS");
+	if (old && *old)
+		putf(put, arg, "JAVA_TOOL_OPTIONS", "%s %s", o->java_opts, old);
+	else
+		put(arg, "JAVA_TOOL_OPTIONS", o->java_opts);
+}
+
 /* ---- what the dry run says ----------------------------------------------------------- */
 
 static void d_experiment(FILE *f, const struct collect_opts *o)
@@ -606,6 +633,15 @@ static void d_mpi(FILE *f, const struct collect_opts *o)
 			collect_mpi_name(o->mpi_launcher), o->mpi_job, o->exp);
 }
 
+static void d_java(FILE *f, const struct collect_opts *o)
+{
+	if (o->java_opts[0])
+		fprintf(f, "Java: on, %s: %s\n", o->java_argv ? "on the JVM's command line" : "in JAVA_TOOL_OPTIONS",
+			o->java_opts);
+	else if (o->java)
+		fprintf(f, "Java: off\n");
+}
+
 static void d_preload(FILE *f, const struct collect_opts *o)
 {
 	fprintf(f, "preload: %s\n", o->preload);
@@ -685,6 +721,12 @@ static const struct setting settings[] = {
 	  "under mpirun, sonde collect records its rank there by" IND
 	  "itself; off: not as a rank (see sonde-collect.md)",
 	  p_mpi, e_mpi, 15, d_mpi },
+	{ 'j', 0, "on|off",
+	  "Java: the JVM loads sonde's agent, and samples of Java" IND
+	  "threads carry their Java methods; default on when the" IND
+	  "program is a JVM (java, or linked with libjli or libjvm)",
+	  p_java, e_java, 16, d_java },
+	{ 'J', 0, "\"OPTIONS\"", "options for the JVM, with -j on (blank-separated)", p_jvm_opts, NULL, 0, NULL },
 	{ 'n', 0, NULL, "dry run: show what would be done", p_dry, NULL, 0, NULL },
 	/* what collect decides itself */
 	{ 0, 0, NULL, NULL, NULL, NULL, 2, d_program },

@@ -55,6 +55,8 @@ struct collect_opts {
 	/* where each option given is in collect's argv: [opt_at, opt_end) */
 	int opt_at[64], opt_end[64], nopts;
 	int mpitrace_given;  /* -m was given (else on with -M and in a rank) */
+	const char *java;    /* -j: on, off; NULL: not given (on for a JVM) */
+	const char *jvm_opts; /* -J: options for the JVM */
 
 	/* worked out by cmd_collect */
 	char prog[PATH_MAX];	      /* the program's path */
@@ -73,6 +75,11 @@ struct collect_opts {
 	char mpi_founder[PATH_MAX];   /* the job's founder, absolute */
 	char mpi_lineage[48];	      /* M_r<rank> */
 	int launch_fwd_at;	      /* the -M form: where the forwarding options start in argv */
+
+	/* Java (collect_java.c): the agent's options and -J's, on the java
+	 * command line (java_argv) or in JAVA_TOOL_OPTIONS; "" when off */
+	char java_opts[2 * PATH_MAX];
+	int java_argv;
 };
 
 /* The defaults: -p on, -S on, -D 1024, -F on, nothing else. */
@@ -124,5 +131,10 @@ int collect_mpi_launch(struct collect_opts *o, char **argv);
  * (its DT_NEEDED), NULL when it cannot be read; and a name to print. */
 const char *collect_mpi_of_program(const char *path);
 const char *collect_mpi_name(const char *which);
+
+/* Java (collect_java.c): whether the program is a JVM and -j, and where
+ * the agent's options go (o->java_opts, o->argv); collector is the
+ * collector library's path.  0, or an exit status after saying why. */
+int collect_java_setup(struct collect_opts *o, const char *collector);
 
 #endif

@@ -419,13 +419,13 @@ static void hooks_frames(struct tstate *ts, const struct sonde_hook_sample *hs, 
 	struct {
 		int at, drop, off, m;
 	} sp[SONDE_HOOK_MAX];
-	int nsp = 0, used = 0, native = a->n;
+	int nsp = 0, used = 0, native = a->n, whole = 0;
 	for (int i = 0; i < SONDE_HOOK_MAX && used < SONDE_HOOK_MAX_FRAMES; i++) {
 		struct hook_slot *h = &g_hooks[i];
 		if (h->type != HOOK_STACK || !atomic_load_explicit(&h->fn, memory_order_relaxed))
 			continue;
 		int max = SONDE_HOOK_MAX_FRAMES - used, m = 0;
-		struct sonde_hook_splice where = { 0, 0 };
+		struct sonde_hook_splice where = { 0, 0, 0, 0 };
 		WITH_HOOK(h, HOOK_STACK, ts, f, m = ((sonde_stack_source *)f)(hs, out + used, max, &where, h->arg));
 		if (m == 0)
 			continue;
@@ -454,9 +454,13 @@ static void hooks_frames(struct tstate *ts, const struct sonde_hook_sample *hs, 
 		sp[k].off = used;
 		sp[k].m = m;
 		used += m;
+		if ((where.flags & SONDE_SPLICE_ROOT) && where.at + where.drop == native)
+			whole = 1;
 	}
 	if (!nsp)
 		return;
+	if (whole)
+		a->flags &= ~(uint32_t)SONDE_STACK_INCOMPLETE;
 	for (int i = 0; i < a->n; i++)
 		tags[i] = 0;
 	/* From the root end: a splice never moves the native frames before

@@ -47,6 +47,9 @@ if [ "$mode" != build ]; then
 	for p in openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran; do
 		have_pkg "$p" || readers="$readers $p"
 	done
+	# OpenJDK 17: a JDK's jvmti.h builds the Java agent (libsonde_java.so),
+	# and javac and java run tests/t82-java.sh's fixtures
+	have_pkg openjdk-17-jdk-headless || readers="$readers openjdk-17-jdk-headless"
 	have_cmd node || readers="$readers nodejs"
 	# both MPIs and gfortran: libsonde_mpi.so is built against both
 	# headers, and t77's fixtures with each one's compilers and mpirun

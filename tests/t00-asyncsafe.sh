@@ -17,6 +17,8 @@ SAFE="sample sample_point dfile_write log_write stacks xfmt unwind sysgate omp_s
 HOOKS="build/obj/fixtures/hookstate_hooks.o build/obj/fixtures/hookattack_hooks.o"
 # MPI Work/Wait's provider, where the MPI library is built (both MPIs' headers)
 [ -f build/lib/sonde/libsonde_mpi.so ] && HOOKS="$HOOKS build/obj/tracers/mpi/state.o"
+# the Java agent's stack source, where a JDK's jvmti.h is
+[ -f build/lib/sonde/libsonde_java.so ] && HOOKS="$HOOKS build/obj/tracers/java/frames.o"
 LIBC_OK="sched_yield clock_gettime getcpu syscall read write ftruncate fallocate64 fallocate mmap munmap memcpy memset memmove
 memcmp __errno_location __stack_chk_fail process_vm_readv getpid sched_yield"
 O=build/obj/collector

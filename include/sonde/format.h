@@ -236,9 +236,10 @@ enum sonde_frame_kind {
 	/* A kernel code address, all 64 bits of it (bit 63 is the address's,
 	 * not SONDE_PC_EXACT): the exact one has SONDE_FRAMEF_EXACT. */
 	SONDE_FRAME_KERNEL = 1,
-	/* A Java method as the interpreter runs it, and as compiled code:
-	 * pc is the method's id (the experiment's method table), aux the
-	 * bytecode index (SONDE_FRAME_NO_BCI when unknown). */
+	/* A Java method as the interpreter runs it (or run in a way its
+	 * source does not say: AsyncGetCallTrace's frames), and as compiled
+	 * code: pc is the method's id (the experiment's method table), aux
+	 * the bytecode index (SONDE_FRAME_NO_BCI when unknown). */
 	SONDE_FRAME_JAVA_INTERP = 2,
 	SONDE_FRAME_JAVA_COMPILED = 3,
 	/* Room for more (Python, JIT-described code): readers show a kind

@@ -110,13 +110,21 @@ struct sonde_hook_frame {
 
 /* Where a stack source's frames go: they take the place of the native
  * frames [at, at + drop) of s->pcs (drop 0: inserted before native frame
- * at, leaf side).  The collector sets {0, 0} before the call: above the
- * leaf, as a kernel callchain goes (the kernel's frames are callees of the
- * instruction that entered it).  A Java agent replaces the interpreter's
- * native frames by its method frames. */
+ * at, leaf side).  The collector sets {0, 0, 0, 0} before the call: above
+ * the leaf, as a kernel callchain goes (the kernel's frames are callees of
+ * the instruction that entered it).  A Java agent replaces the
+ * interpreter's native frames by its method frames.  flags: SONDE_SPLICE_*
+ * below. */
 struct sonde_hook_splice {
 	int32_t at, drop;
+	uint32_t flags, reserved;
 };
+/* The frames reach the thread's first frame, and the splice the native
+ * stack's root end (at + drop == npcs): the stack is whole though the
+ * native walk was not (a walk that stopped in code no object describes,
+ * a JIT's, whose frames the source gave); the sample's stack is not
+ * marked incomplete. */
+#define SONDE_SPLICE_ROOT 0x1u
 
 /* A stack source: writes up to max frames, leaf first, into out and
  * returns how many (0: none for this sample), and in *where where they

@@ -1,0 +1,170 @@
+# Java (sonde collect -j): the agent's Java frames against the truth the
+# fixtures measure themselves (tests/fixtures/java/: each method's CPU time
+# from the thread's CPU clock, ThreadMXBean, around its body).
+#   - JHot: a call chain in the main thread (main, a, b, outer), a second
+#     thread (worker, outer), a method the JIT inlines (inner, in outer's
+#     loop); with the JIT and interpreted only (-Xint);
+#   - JNative: a JNI call into C (c_burn) that calls back into Java;
+#   - JGuest: the JVM's own uses of SIGSEGV (implicit null checks,
+#     stack overflow), threads started and ended by the hundred, classes
+#     unloaded: the same output and exit status under sonde collect.
+# Each method's inclusive CPU within 5% (or 20 ms) of its truth: the weight
+# of a clock sample is exact CPU time, so the error is the samples that
+# straddle a method's entry and exit, a millisecond each with -p hi; the
+# Java samples (those with a Java frame) reach their thread's entry
+# method (JHot.main, java.lang.Thread.run) in at least 95% of their
+# weight; callers and callees as written.  Then the cases where Java is
+# off or cannot be: -j off, -j on for a program that is no JVM, a
+# collector without the agent.
+. "$(dirname "$0")/lib.sh"
+cd "$TMP" || exit 1
+JAVA_INC=$(dirname "$(ls /usr/lib/jvm/java-17-openjdk-amd64/include/jvmti.h /usr/lib/jvm/*/include/jvmti.h 2>/dev/null | head -1)")
+if ! command -v javac >/dev/null || [ ! -f "$JAVA_INC/jni.h" ] || [ ! -f "$B/lib/sonde/libsonde_java.so" ]; then
+	notok "a JDK and the Java agent (scripts/deps.sh check installs openjdk-17-jdk-headless; make builds libsonde_java.so)"
+	exit 0
+fi
+cp "$TOP"/tests/fixtures/java/*.java . &&
+	javac JHot.java JNative.java JGuest.java 2>javac.err &&
+	gcc -O2 -g -fPIC -shared -I"$JAVA_INC" -I"$JAVA_INC/linux" -o libjnative.so "$TOP/tests/fixtures/java/jnative.c" 2>>javac.err
+if [ $? != 0 ]; then
+	notok "the Java fixtures build"
+	sed 's/^/#   /' javac.err | head -5
+	exit 0
+fi
+
+# judge NAME TRUTH_FILE EXP: every "truth METHOD NS" (summed per method)
+# against the method's inclusive CPU in -functions.
+judge() {
+	"$SONDE" print -limit 0 -functions "$3" 2>/dev/null >fn.txt
+	awk 'FILENAME == ARGV[1] && $1 == "truth" { t[$2] += $3 }
+	     FILENAME == ARGV[2] && NF >= 5 && $1 ~ /^[0-9.]+$/ {
+		name = $5; sub(/\(.*/, "", name); got[name] += $3 * 1e9 }
+	     END { for (m in t) printf "%s %.0f %.0f\n", m, t[m], got[m] + 0 }' "$2" fn.txt >pairs.txt
+	bad=$(awk '{ b = 0.05 * $2; if (b < 20e6) b = 20e6; d = $3 - $2; if (d < 0) d = -d; if (d > b) printf "%s: %.1f ms recorded, %.1f ms true; ", $1, $3 / 1e6, $2 / 1e6 }' pairs.txt)
+	n=$(wc -l <pairs.txt)
+	if [ -z "$bad" ] && [ "$n" -ge 3 ]; then
+		ok "$1: each method's inclusive CPU within 5% or 20 ms of its truth ($(awk '{ printf "%s %.0f/%.0f ms  ", $1, $3 / 1e6, $2 / 1e6 }' pairs.txt))"
+	else
+		notok "$1: ${bad:-$n methods}"
+	fi
+}
+
+# roots NAME EXP: the weight of the samples with a Java frame whose
+# outermost frame is the thread's entry method, against all of theirs.
+roots() {
+	"$SONDE" print -dump profile "$2" 2>/dev/null | awk '
+		function done() { if (java) { all += w; if (root ~ /JHot\.main\(|JNative\.main\(|java\.lang\.Thread\.run\(/) good += w } }
+		/^sample/ { done(); java = 0; root = ""; for (i = 1; i < NF; i++) if ($i == "weight") w = $(i + 1); next }
+		/^ *#[0-9]/ { if ($3 ~ /^java-/) java = 1; root = $4 }
+		END { done(); printf "%.3f %.0f\n", (all > 0 ? good / all : 0), all }' >roots.txt
+	read -r frac all <roots.txt
+	if awk -v f="$frac" -v a="$all" 'BEGIN { exit !(f >= 0.95 && a > 100) }'; then
+		ok "$1: $(awk -v f="$frac" 'BEGIN { printf "%.1f", f * 100 }')% of the Java samples' weight reaches the thread's entry method ($all ms)"
+	else
+		notok "$1: only $frac of the Java samples' weight ($all ms) reaches the thread's entry method"
+	fi
+}
+
+# caller EXP CALLEE CALLER: CALLER is CALLEE's caller with the most of
+# its time (-csingle's rows above the function's own).
+caller() {
+	"$SONDE" print -csingle "$2" "$1" 2>/dev/null >cs.txt
+	who=$(awk '$7 ~ /^\*/ { exit }
+		NF >= 7 && $1 ~ /^[0-9.]+$/ { n = $0; for (i = 0; i < 6; i++) sub(/^ *[0-9.]+ +/, "", n); if ($1 + 0 > best) { best = $1 + 0; who = n } }
+		END { print who }' cs.txt)
+	case "$who" in
+	"$3"*) ok "$2's caller is $3" ;;
+	*) notok "$2's caller is '$who', not $3"; sed 's/^/#   /' cs.txt | head -12 ;;
+	esac
+}
+
+for mode in jit xint; do
+	set --
+	[ $mode = xint ] && set -- -J -Xint
+	java -cp . JHot 600 >plain.out 2>plain.err
+	prc=$?
+	rm -rf h.er
+	"$SONDE" collect -p hi "$@" -o h.er java -cp . JHot 600 >sonde.out 2>sonde.err
+	src=$?
+	if [ $prc = 0 ] && [ $src = 0 ] && [ "$(awk '{ print $1, $2 }' plain.out | sort)" = "$(awk '{ print $1, $2 }' sonde.out | sort)" ] &&
+		! [ -s sonde.err ]; then
+		ok "JHot $mode: the program's output and exit status under sonde collect, nothing on stderr"
+	else
+		notok "JHot $mode: exit $src under sonde ($prc plain)"
+		sed 's/^/#   /' sonde.err | head -5
+	fi
+	judge "JHot $mode" sonde.out h.er
+	roots "JHot $mode" h.er
+	caller h.er JHot.outer JHot.b
+	caller h.er JHot.b JHot.a
+	caller h.er JHot.worker 'JHot.lambda$main$0'
+	# inner: inlined by the JIT (a frame of its own all the same), the
+	# loop's body: most of outer
+	awk '$5 ~ /^JHot\.(inner|outer)\(/ { v[$5 ~ /inner/] = $3 } END { exit !(v[1] > 0.85 * v[0] && v[0] > 0) }' fn.txt &&
+		ok "JHot $mode: inner, inlined or not, has most of outer's time" ||
+		notok "JHot $mode: inner's time against outer's: $(grep -E 'JHot\.(inner|outer)\(' fn.txt | tr -s ' ' | tr '\n' ';')"
+	walks=$(sed -n 's/.*text="Java: \([0-9]*\) samples of Java threads, \([0-9]*\) with Java frames.*/\1 \2/p' h.er/log.xml)
+	if awk -v w="$walks" 'BEGIN { split(w, v, " "); exit !(v[1] > 100 && v[2] >= 0.95 * v[1]) }'; then
+		ok "JHot $mode: log.xml counts the Java threads' samples and those without Java frames ($walks)"
+	else
+		notok "JHot $mode: log.xml's count of Java samples: '$walks'"
+	fi
+done
+
+# JNI: main -> JNative.nativeBurn -> Java_JNative_nativeBurn -> c_burn,
+# and the callback under the native method
+rm -rf n.er
+"$SONDE" collect -p hi -o n.er java -Djava.library.path=. -cp . JNative 400 >sonde.out 2>sonde.err
+if [ $? = 0 ]; then ok "JNative: exit 0 under sonde collect"; else notok "JNative: exit status"; sed 's/^/#   /' sonde.err | head -5; fi
+judge "JNative" sonde.out n.er
+caller n.er c_burn Java_JNative_nativeBurn
+caller n.er Java_JNative_nativeBurn JNative.nativeBurn
+caller n.er JNative.nativeBurn JNative.main
+roots "JNative" n.er
+
+# the guest: the JVM's signals, threads and class unloading as they were
+java -cp . JGuest 20 >plain.out 2>&1
+prc=$?
+for mode in jit xint; do
+	set --
+	[ $mode = xint ] && set -- -J -Xint
+	rm -rf g.er
+	"$SONDE" collect -p hi "$@" -o g.er java -cp . JGuest 20 >sonde.out 2>sonde.err
+	src=$?
+	[ $mode = xint ] && { java -Xint -cp . JGuest 20 >plain.out 2>&1; prc=$?; }
+	if [ $prc = 0 ] && [ $src = 0 ] && cmp -s plain.out sonde.out && ! [ -s sonde.err ]; then
+		ok "JGuest $mode: null checks, stack overflows, 3200 threads, 200 classes unloaded: the same output ($(tr '\n' ' ' <sonde.out))"
+	else
+		notok "JGuest $mode: exit $src ($prc plain), output '$(tr '\n' ' ' <sonde.out)', plain '$(tr '\n' ' ' <plain.out)'"
+		sed 's/^/#   /' sonde.err | head -5
+	fi
+	n=$("$SONDE" print -limit 0 -functions g.er 2>/dev/null | grep -c 'JGuest\.')
+	[ "$n" -ge 3 ] && ok "JGuest $mode: its methods are named ($n)" || notok "JGuest $mode: $n of its methods named"
+done
+
+# -j off: no agent, no Java frames
+rm -rf o.er
+"$SONDE" collect -p hi -j off -o o.er java -cp . JHot 100 >/dev/null 2>&1
+if [ ! -e o.er/methods ] && ! "$SONDE" print -limit 0 -functions o.er 2>/dev/null | grep -q "JHot\."; then
+	ok "-j off: no method table and no Java method"
+else
+	notok "-j off still recorded Java"
+fi
+# -j on for a program that is no JVM: a note, the program as it was
+rm -rf t.er
+rc 0 "-j on for a program that is no JVM: it runs" "$SONDE" collect -j on -o t.er "$FIX/burn" 1 0.05
+grep -q "is not a JVM" err.txt && ok "-j on for a program that is no JVM: a note says so" ||
+	notok "-j on for a program that is no JVM: no note ($(head -2 err.txt))"
+# a collector without the agent: -j on is an error, the default profiles
+# the JVM natively
+mkdir -p lib/sonde && cp "$B"/lib/sonde/libsonde_collector.so lib/sonde/
+rm -rf a.er
+SONDE_COLLECTOR=$TMP/lib/sonde/libsonde_collector.so rc 2 "no agent, -j on: an error" "$SONDE" collect -j on -o a.er java -cp . JHot 100
+grep -q "cannot find the Java agent" err.txt && ok "no agent, -j on: the message names it" || notok "no agent, -j on: '$(head -1 err.txt)'"
+rm -rf a.er
+SONDE_COLLECTOR=$TMP/lib/sonde/libsonde_collector.so rc 0 "no agent, by default: the JVM is profiled natively" "$SONDE" collect -p hi -o a.er java -cp . JHot 100
+if grep -q "no Java frames" err.txt && "$SONDE" print -functions a.er 2>/dev/null | grep -q "<Total>"; then
+	ok "no agent, by default: a warning, and a native profile"
+else
+	notok "no agent, by default: '$(head -1 err.txt)'"
+fi

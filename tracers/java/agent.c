@@ -1,0 +1,336 @@
+/*
+ * The Java agent (sonde collect -j on): libsonde_java.so, a JVMTI agent
+ * that the JVM loads (-agentpath:, which sonde collect puts on the java
+ * command line or in JAVA_TOOL_OPTIONS) beside the preloaded collector.
+ * It adds each Java thread's Java frames to every clock and counter
+ * sample (a stack source of the sampling handler, sonde/hooks.h), and
+ * writes the experiment's method table, the file "methods"
+ * (doc/experiment-format.md), that names them.
+ *
+ * The frames come from AsyncGetCallTrace, libjvm's own walk of a thread's
+ * Java frames from a signal handler's context: method ids and bytecode
+ * indexes, interpreted, compiled and inlined frames as Java shows them
+ * (with -XX:+DebugNonSafepoints, which sonde collect adds, a compiled
+ * frame's scope is exact between safepoints too).  It needs, and gets
+ * here, what the JVM makes lazily otherwise: each method's id is created
+ * when its class is prepared (GetClassMethods), never in the handler; and
+ * the thread's JNIEnv, kept by thread id in a table filled at ThreadStart
+ * (VMInit for the thread running main), which the handler reads with
+ * plain loads.  A walk that answers no frames (a thread in the VM's own
+ * code, a GC, a deoptimisation) leaves the sample its native frames, and
+ * is counted by its reason in log.xml at the end.
+ *
+ * Where the frames go: the native unwinder stops in the JVM's code cache
+ * (the interpreter's and the compilers' code is no ELF object's, and
+ * compiled frames keep no frame pointer), so the Java frames take the
+ * place of the native frames from the first one in the code cache on: the
+ * native frames above it (a JNI method's C code, the JVM's runtime calls,
+ * libc) stay above the Java method that called them.  The code cache's
+ * bounds are what the JVM reports of its generated code
+ * (DynamicCodeGenerated: the interpreter, stubs, adapters; and
+ * CompiledMethodLoad), widened as it reports more.
+ *
+ * This file is the normal context: the JVMTI callbacks (any Java
+ * thread) and the load.  The stack source, which runs in the sampling
+ * handler, is frames.c.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <jvmti.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <sonde/hooks.h>
+
+#include "../tracer.h"
+
+#include "java.h"
+
+static jvmtiEnv *g_jvmti;
+static int g_hook;
+
+static pid_t my_tid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+/* ---- the method table ---- */
+
+static int g_methods_fd = -1;
+static pthread_mutex_t g_methods_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void jfree(void *p)
+{
+	if (p)
+		(*g_jvmti)->Deallocate(g_jvmti, (unsigned char *)p);
+}
+
+/* Append to buf at *len, as far as it fits. */
+static void put(char *buf, size_t cap, size_t *len, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void put(char *buf, size_t cap, size_t *len, const char *fmt, ...)
+{
+	if (*len >= cap)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf + *len, cap - *len, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		*len += (size_t)n < cap - *len ? (size_t)n : cap - *len - 1;
+}
+
+static void write_all(const char *p, size_t n)
+{
+	while (n > 0) {
+		long w = __sonde_syscall(SYS_write, g_methods_fd, (long)p, (long)n, 0, 0, 0);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+/* A field of the table has no blank: one that would is written with '_'. */
+static const char *field(char *s)
+{
+	if (!s || !*s)
+		return "-";
+	for (char *p = s; *p; p++)
+		if (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+			*p = '_';
+	return s;
+}
+
+/* Every method of klass gets its id now (the handler cannot make one)
+ * and its line in the table. */
+static void class_methods(jvmtiEnv *jvmti, jclass klass)
+{
+	char *csig = NULL, *src = NULL;
+	jint nm = 0;
+	jmethodID *ms = NULL;
+	if ((*jvmti)->GetClassSignature(jvmti, klass, &csig, NULL) != JVMTI_ERROR_NONE)
+		return;
+	if ((*jvmti)->GetClassMethods(jvmti, klass, &nm, &ms) != JVMTI_ERROR_NONE) {
+		jfree(csig);
+		return;
+	}
+	if ((*jvmti)->GetSourceFileName(jvmti, klass, &src) != JVMTI_ERROR_NONE)
+		src = NULL;
+	field(csig);
+	field(src);
+	size_t cap = 1 << 16;
+	char *buf = malloc(cap);
+	if (buf && g_methods_fd >= 0) {
+		pthread_mutex_lock(&g_methods_lock);
+		for (jint i = 0; i < nm; i++) {
+			char *name = NULL, *sig = NULL;
+			if ((*jvmti)->GetMethodName(jvmti, ms[i], &name, &sig, NULL) != JVMTI_ERROR_NONE)
+				continue;
+			size_t len = 0;
+			put(buf, cap, &len, "0x%" PRIxPTR " %s %s %s %s", (uintptr_t)ms[i], csig, field(name), field(sig),
+			    src ? src : "-");
+			jint nl = 0;
+			jvmtiLineNumberEntry *lt = NULL;
+			if ((*jvmti)->GetLineNumberTable(jvmti, ms[i], &nl, &lt) == JVMTI_ERROR_NONE) {
+				for (jint k = 0; k < nl; k++)
+					if (lt[k].start_location >= 0 && lt[k].start_location < 65536 &&
+					    lt[k].line_number > 0)
+						put(buf, cap, &len, " %lld:%d", (long long)lt[k].start_location,
+						    (int)lt[k].line_number);
+				jfree(lt);
+			}
+			put(buf, cap, &len, "\n");
+			if (len > 0 && buf[len - 1] != '\n') /* cut short: end the line */
+				buf[len - 1] = '\n';
+			write_all(buf, len);
+			jfree(name);
+			jfree(sig);
+		}
+		pthread_mutex_unlock(&g_methods_lock);
+	}
+	free(buf);
+	jfree(ms);
+	jfree(src);
+	jfree(csig);
+}
+
+/* ---- JVMTI events ---- */
+
+static void widen(const void *addr, jint length)
+{
+	uint64_t lo = (uint64_t)(uintptr_t)addr, hi = lo + (uint64_t)(length > 0 ? length : 0);
+	uint64_t cur = atomic_load(&java_code_lo);
+	while (lo < cur && !atomic_compare_exchange_weak(&java_code_lo, &cur, lo))
+		;
+	cur = atomic_load(&java_code_hi);
+	while (hi > cur && !atomic_compare_exchange_weak(&java_code_hi, &cur, hi))
+		;
+}
+
+static void JNICALL cb_dynamic_code(jvmtiEnv *jvmti, const char *name, const void *addr, jint length)
+{
+	(void)jvmti, (void)name;
+	widen(addr, length);
+}
+
+static void JNICALL cb_compiled_load(jvmtiEnv *jvmti, jmethodID m, jint size, const void *addr, jint nmap,
+				     const jvmtiAddrLocationMap *map, const void *compile_info)
+{
+	(void)jvmti, (void)m, (void)nmap, (void)map, (void)compile_info;
+	widen(addr, size);
+}
+
+static void JNICALL cb_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass)
+{
+	(void)jni, (void)thread;
+	class_methods(jvmti, klass);
+}
+
+/* Nothing to do, but AsyncGetCallTrace answers no frames unless the
+ * ClassLoad event is on (it takes it for a profiler's promise to make
+ * the method ids). */
+static void JNICALL cb_class_load(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass)
+{
+	(void)jvmti, (void)jni, (void)thread, (void)klass;
+}
+
+static void JNICALL cb_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+	(void)jvmti, (void)thread;
+	java_thread_set(my_tid(), jni);
+}
+
+static void JNICALL cb_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+	(void)jvmti, (void)jni, (void)thread;
+	java_thread_set(my_tid(), NULL);
+}
+
+static void JNICALL cb_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+	(void)thread;
+	java_thread_set(my_tid(), jni);
+	/* the classes loaded before now, and the code generated */
+	jint n = 0;
+	jclass *cs = NULL;
+	if ((*jvmti)->GetLoadedClasses(jvmti, &n, &cs) == JVMTI_ERROR_NONE) {
+		for (jint i = 0; i < n; i++) {
+			jint st = 0;
+			if ((*jvmti)->GetClassStatus(jvmti, cs[i], &st) == JVMTI_ERROR_NONE &&
+			    (st & JVMTI_CLASS_STATUS_PREPARED))
+				class_methods(jvmti, cs[i]);
+		}
+		jfree(cs);
+	}
+	(*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_DYNAMIC_CODE_GENERATED);
+	(*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD);
+	if (atomic_load(&java_code_hi) == 0)
+		__sonde_trace_log("warning", "Java: the JVM reported no generated code; Java frames replace no native "
+					     "frames");
+	g_hook = __sonde_hook_stack_add(java_frames, NULL);
+	if (g_hook <= 0)
+		__sonde_trace_log("error", "Java: the sampling handler has no room for the Java frames' source; "
+					   "samples have native frames only");
+}
+
+static void JNICALL cb_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
+{
+	(void)jvmti, (void)jni;
+	if (g_hook > 0) {
+		__sonde_hook_remove(g_hook);
+		g_hook = 0;
+	}
+	char msg[512];
+	size_t len = 0;
+	uint64_t walks = atomic_load(&java_walks), ok = atomic_load(&java_walked);
+	put(msg, sizeof msg, &len, "Java: %" PRIu64 " samples of Java threads, %" PRIu64 " with Java frames", walks, ok);
+	for (int r = 0; r < JAVA_NREASONS; r++) {
+		uint64_t f = atomic_load(&java_failed[r]);
+		if (f)
+			put(msg, sizeof msg, &len, "; %" PRIu64 " without (%s)", f, java_reasons[r]);
+	}
+	__sonde_trace_log("info", msg);
+	if (g_methods_fd >= 0) {
+		pthread_mutex_lock(&g_methods_lock);
+		close(g_methods_fd);
+		g_methods_fd = -1;
+		pthread_mutex_unlock(&g_methods_lock);
+	}
+}
+
+/* Load: no failure of the agent's may stop the JVM (JNI_OK always);
+ * what it could not do is said in log.xml, and native profiling goes
+ * on. */
+static jint agent_start(JavaVM *vm)
+{
+	if (g_jvmti)
+		return JNI_OK; /* loaded twice */
+	java_asgct = (asgct_fn *)dlsym(RTLD_DEFAULT, "AsyncGetCallTrace");
+	if (!java_asgct) {
+		__sonde_trace_log("error", "Java: this JVM has no AsyncGetCallTrace; samples have native frames only");
+		return JNI_OK;
+	}
+	jvmtiEnv *jvmti = NULL;
+	if ((*vm)->GetEnv(vm, (void **)&jvmti, JVMTI_VERSION_1_2) != JNI_OK || !jvmti) {
+		__sonde_trace_log("error", "Java: the JVM offers no JVMTI 1.2 environment; samples have native frames "
+					   "only");
+		return JNI_OK;
+	}
+	jvmtiCapabilities caps;
+	memset(&caps, 0, sizeof caps);
+	caps.can_get_source_file_name = 1;
+	caps.can_get_line_numbers = 1;
+	caps.can_generate_compiled_method_load_events = 1;
+	if ((*jvmti)->AddCapabilities(jvmti, &caps) != JVMTI_ERROR_NONE) {
+		/* without line numbers and code ranges: the frames still */
+		memset(&caps, 0, sizeof caps);
+		__sonde_trace_log("warning", "Java: the JVM refused the capabilities for source lines and compiled "
+					     "code; methods have no lines");
+	}
+	jvmtiEventCallbacks cb;
+	memset(&cb, 0, sizeof cb);
+	cb.VMInit = cb_vm_init;
+	cb.VMDeath = cb_vm_death;
+	cb.ClassLoad = cb_class_load;
+	cb.ClassPrepare = cb_class_prepare;
+	cb.ThreadStart = cb_thread_start;
+	cb.ThreadEnd = cb_thread_end;
+	cb.DynamicCodeGenerated = cb_dynamic_code;
+	cb.CompiledMethodLoad = cb_compiled_load;
+	if ((*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof cb) != JVMTI_ERROR_NONE) {
+		__sonde_trace_log("error", "Java: the JVM refused the agent's callbacks; samples have native frames only");
+		return JNI_OK;
+	}
+	g_methods_fd = __sonde_trace_file("methods");
+	if (g_methods_fd < 0) {
+		__sonde_trace_log("error", errno == ENOENT ? "Java: this process records no experiment; no Java frames"
+							   : "Java: cannot create the method table; no Java frames");
+		return JNI_OK;
+	}
+	g_jvmti = jvmti;
+	static const jvmtiEvent evs[] = {
+		JVMTI_EVENT_VM_INIT,	  JVMTI_EVENT_VM_DEATH,		     JVMTI_EVENT_CLASS_LOAD, JVMTI_EVENT_CLASS_PREPARE,
+		JVMTI_EVENT_THREAD_START, JVMTI_EVENT_THREAD_END,	     JVMTI_EVENT_DYNAMIC_CODE_GENERATED,
+		JVMTI_EVENT_COMPILED_METHOD_LOAD,
+	};
+	for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
+		(*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, evs[i], NULL);
+	return JNI_OK;
+}
+
+SONDE_EXPORT JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
+{
+	(void)options, (void)reserved;
+	return agent_start(vm);
+}
