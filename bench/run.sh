@@ -128,6 +128,8 @@ sh bench/export.sh
 sh bench/mpi.sh
 echo
 sh bench/omp.sh
+echo
+sh bench/java.sh
 
 # sonde merge of 1,000 synthetic ranks of 10,000 samples: time and memory,
 # serial and under mpirun -np 2 and -np 4 (Open MPI, MPICH), equality.
