@@ -52,7 +52,7 @@ static void usage(FILE *f)
 		   "  -callpath_select F|A>B,...  only events whose stack holds F, or A calling B\n"
 		   "  -inlines on|off       inlined functions as their own frames (on, the default)\n"
 		   "  -tailcalls on|off     frames that tail calls left off restored from DWARF (on)\n"
-		   "  -viewmode user|expert|machine  an OpenMP program's stacks as its source has them (user,\n"
+		   "  -viewmode user|expert|machine  an OpenMP or Java program's stacks as its source has them (user,\n"
 		   "                        the default), with the runtime's frames (expert), as recorded\n"
 		   "  -name long|short|mangled  function names as sonde print -name shows them\n"
 		   "  --max-units N         the budget of a timeline: speedscope's frames (default\n"

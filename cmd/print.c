@@ -1992,7 +1992,7 @@ static const struct command commands[] = {
 	{ "version", ARG_NONE, NULL, NULL, run_version,
 	  "sonde's version" },
 	{ "viewmode", ARG_ONE, "user|expert|machine", check_viewmode, run_viewmode,
-	  "er_print's view modes: OpenMP as its source has it; machine: as recorded" },
+	  "er_print's view modes: OpenMP and Java as their source has them; machine: as recorded" },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 

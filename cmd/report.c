@@ -55,7 +55,7 @@ static void usage(FILE *f)
 		"  -callpath_select F|A>B,...  only events whose stack holds F, or A calling B\n"
 		"  -inlines on|off         inlined functions as their own entries (default on)\n"
 		"  -tailcalls on|off       frames that tail calls left off restored from DWARF (default on)\n"
-		"  -viewmode user|expert|machine  an OpenMP program's stacks as its source has them\n"
+		"  -viewmode user|expert|machine  an OpenMP or Java program's stacks as its source has them\n"
 		"                          (user, the default), with the runtime's frames, as recorded\n"
 		"  -pathmap OLD NEW        read source files recorded under OLD from NEW\n"
 		"  -addpath DIR            also look for source files in DIR\n"

@@ -68,13 +68,13 @@ roots() {
 # caller EXP CALLEE CALLER: CALLER is CALLEE's caller with the most of
 # its time (-csingle's rows above the function's own).
 caller() {
-	"$SONDE" print -csingle "$2" "$1" 2>/dev/null >cs.txt
+	"$SONDE" print ${VM:+-viewmode $VM} -csingle "$2" "$1" 2>/dev/null >cs.txt
 	who=$(awk '$7 ~ /^\*/ { exit }
 		NF >= 7 && $1 ~ /^[0-9.]+$/ { n = $0; for (i = 0; i < 6; i++) sub(/^ *[0-9.]+ +/, "", n); if ($1 + 0 > best) { best = $1 + 0; who = n } }
 		END { print who }' cs.txt)
 	case "$who" in
 	"$3"*) ok "$2's caller is $3" ;;
-	*) notok "$2's caller is '$who', not $3"; sed 's/^/#   /' cs.txt | head -12 ;;
+	*) notok "$2's caller is '$who', not $3${VM:+ ($VM mode)}"; sed 's/^/#   /' cs.txt | head -12 ;;
 	esac
 }
 
@@ -97,6 +97,19 @@ for mode in jit xint; do
 	roots "JHot $mode" h.er
 	caller h.er JHot.outer JHot.b
 	caller h.er JHot.b JHot.a
+	# the view modes: user shows Java, <JVM-System> for the JVM's own
+	# code, and nothing of the JDK's objects; machine shows them
+	"$SONDE" print -viewmode user -limit 0 -objects h.er 2>/dev/null >uo.txt
+	"$SONDE" print -viewmode machine -limit 0 -objects h.er 2>/dev/null >mo.txt
+	if ! grep -qE ' (libjvm\.so|libjli\.so|libjava\.so|java)$' uo.txt && grep -q ' <JVM>$' uo.txt && grep -q ' libjvm\.so$' mo.txt; then
+		ok "JHot $mode: user mode shows the JVM as <JVM> and none of the JDK's objects; machine mode shows libjvm.so"
+	else
+		notok "JHot $mode: the objects in user mode: $(awk 'NR > 5 { print $NF }' uo.txt | tr '\n' ' ')"
+	fi
+	u=$("$SONDE" print -viewmode user -limit 0 -functions h.er 2>/dev/null | awk '$5 ~ /^JHot\.outer\(/ { print $3 }')
+	m=$("$SONDE" print -viewmode machine -limit 0 -functions h.er 2>/dev/null | awk '$5 ~ /^JHot\.outer\(/ { print $3 }')
+	[ -n "$u" ] && [ "$u" = "$m" ] && ok "JHot $mode: outer's inclusive time is the same in user and machine mode ($u s)" ||
+		notok "JHot $mode: outer's inclusive time: user '$u', machine '$m'"
 	caller h.er JHot.worker 'JHot.lambda$main$0'
 	# inner: inlined by the JIT (a frame of its own all the same), the
 	# loop's body: most of outer
@@ -120,6 +133,9 @@ judge "JNative" sonde.out n.er
 caller n.er c_burn Java_JNative_nativeBurn
 caller n.er Java_JNative_nativeBurn JNative.nativeBurn
 caller n.er JNative.nativeBurn JNative.main
+# user mode keeps native code where Java called it
+VM=user caller n.er c_burn Java_JNative_nativeBurn
+VM=user caller n.er Java_JNative_nativeBurn JNative.nativeBurn
 roots "JNative" n.er
 
 # the guest: the JVM's signals, threads and class unloading as they were

@@ -4,7 +4,7 @@
  * as er_print has it).  The profile builder (profile.c) applies a shaper to
  * every stack of an experiment that ran its runtime, once, when it turns the
  * stack into the model's call path, so that every view, export and the report
- * see the shaped paths.  A shaper says which frames are the runtime's own,
+ * see the shaped paths (and Java, as Oracle's analyzer has it too).  A shaper says which frames are the runtime's own,
  * what a sample spent in the runtime is called in user mode (by the sample's
  * thread state), which functions are the compiler's outlined bodies of a
  * source function, and where a thread's stack continues in another thread's
@@ -53,8 +53,11 @@ struct sonde_shaper {
 	int (*links)(void *st, uint32_t tid, uint64_t time_ns, struct sonde_shape_link *l, int max);
 };
 
-/* The shapers (one today: OpenMP), NULL-terminated. */
+/* The shapers, NULL-terminated (shape.c): OpenMP's (shape_omp.c) and
+ * Java's (shape_java.c); an experiment's stacks are shaped by the first
+ * that opens it. */
 extern const struct sonde_shaper *const sonde_shapers[];
+extern const struct sonde_shaper sonde_shaper_omp, sonde_shaper_java;
 
 /* Whether a shaper shapes the stacks of any of exps[0..n) (their user and
  * expert modes differ from machine mode); *oom on failure. */

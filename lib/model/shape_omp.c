@@ -156,34 +156,6 @@ static int omp_links(void *st, uint32_t tid, uint64_t time_ns, struct sonde_shap
 	return n;
 }
 
-static const struct sonde_shaper omp_shaper = {
+const struct sonde_shaper sonde_shaper_omp = {
 	"OpenMP", omp_open, omp_close, omp_runtime, omp_pseudo, omp_outlined, omp_links,
 };
-
-const struct sonde_shaper *const sonde_shapers[] = { &omp_shaper, NULL };
-
-bool sonde_shape_system_object(const struct sonde_object *o)
-{
-	if (!o || !o->name)
-		return true; /* an address in no object: the runtime's jump, a trampoline */
-	return prefix(o->name, "libc.so") || prefix(o->name, "libc-") || prefix(o->name, "libpthread") ||
-	       prefix(o->name, "ld-linux") || prefix(o->name, "ld64.so") || prefix(o->name, "librt") ||
-	       !strcmp(o->name, "[vdso]") || prefix(o->name, "linux-vdso") || prefix(o->name, "[kernel");
-}
-
-bool sonde_shape_any(const struct sonde_exp *const *exps, size_t n, bool *oom)
-{
-	*oom = false;
-	for (size_t i = 0; i < n; i++)
-		for (int k = 0; sonde_shapers[k]; k++) {
-			void *st = sonde_shapers[k]->open(exps[i], oom);
-
-			if (*oom)
-				return false;
-			if (st) {
-				sonde_shapers[k]->close(st);
-				return true;
-			}
-		}
-	return false;
-}

@@ -282,8 +282,12 @@ function reportData(file) {
 		check(found, 'the page shows the name ' + JSON.stringify(n.name) + ' as text');
 	}
 	if (spec.names) {
-		const scripts = await page.evaluate(() => document.querySelectorAll('script').length);
-		check(scripts === 2, 'no script element came from the data (' + scripts + ')');
+		/* the page's own: its code, and its data (one JSON element per
+		 * view mode, sonde-data and sonde-data-MODE) */
+		const scripts = await page.evaluate(() => [...document.querySelectorAll('script')].map((e) =>
+			e.type === 'application/json' && /^sonde-data(-expert|-machine)?$/.test(e.id) ? 'data' : 'code').join(' '));
+		const own = scripts.split(' ').filter((k) => k === 'code').length === 1 && scripts.includes('data');
+		check(own, 'no script element came from the data (' + scripts + ')');
 		const injected = await page.evaluate(() => !!document.querySelector('img, iframe, object, embed') || window.pwned === 1);
 		check(!injected, 'no element or script came from a name');
 	}
