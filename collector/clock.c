@@ -55,6 +55,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -460,8 +461,40 @@ static uint64_t process_cpu_now(void)
 	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
+/* Thread tid's name as the kernel keeps it (what pthread_setname_np set:
+ * the JVM's "GC Thread#0", "C2 CompilerThre"), "" when it cannot be read
+ * (a thread gone, a seccomp filter that refuses the file).  Its own
+ * thread asks prctl; another's is read from /proc.  errno kept. */
+static void thread_name(pid_t tid, char *out, size_t n)
+{
+	int saved = errno;
+	out[0] = 0;
+	if (tid == sys_gettid()) {
+		char b[17] = "";
+		if (prctl(PR_GET_NAME, (unsigned long)b, 0, 0, 0) == 0)
+			snprintf(out, n, "%s", b);
+	} else {
+		char path[64];
+		snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)tid);
+		if (!sysgate_active() || sysgate_would_allow6(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_CLOEXEC, 0, 0, 0)) {
+			int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+			if (fd >= 0) {
+				ssize_t r = syscall(SYS_read, fd, out, n - 1);
+				syscall(SYS_close, fd);
+				out[r > 0 ? r : 0] = 0;
+			}
+		}
+	}
+	char *nl = strchr(out, '\n');
+	if (nl)
+		*nl = 0;
+	errno = saved;
+}
+
 static void record_thread_end(struct thread_slot *s, uint64_t cpu_ns)
 {
+	char name[32];
+	thread_name(atomic_load(&s->tid), name, sizeof name);
 	if (cpu_ns == UINT64_MAX)
 		atomic_store(&g_seen_unknown, 1);
 	else if (!s->own_process) {
@@ -482,6 +515,8 @@ static void record_thread_end(struct thread_slot *s, uint64_t cpu_ns)
 		xb_attr_u64(&b, "cpu_ns", cpu_ns);
 	if (cpu_ns != UINT64_MAX)
 		kernel_states(&b, s);
+	if (name[0])
+		xb_attr_str(&b, "name", name);
 	xb_str(&b, "/>\n");
 	log_line(mem, b.len);
 }

@@ -116,6 +116,15 @@ for mode in jit xint; do
 	awk '$5 ~ /^JHot\.(inner|outer)\(/ { v[$5 ~ /inner/] = $3 } END { exit !(v[1] > 0.85 * v[0] && v[0] > 0) }' fn.txt &&
 		ok "JHot $mode: inner, inlined or not, has most of outer's time" ||
 		notok "JHot $mode: inner's time against outer's: $(grep -E 'JHot\.(inner|outer)\(' fn.txt | tr -s ' ' | tr '\n' ';')"
+	# the JVM's threads by their names (the kernel's, 15 bytes)
+	"$SONDE" print -limit 0 -threads h.er 2>/dev/null >th.txt
+	if grep -q ' worker$' th.txt && grep -qE ' C[12] CompilerThre$' th.txt; then
+		ok "JHot $mode: -threads names the program's worker and the JIT's compiler threads"
+	elif [ $mode = xint ] && grep -q ' worker$' th.txt; then
+		ok "JHot $mode: -threads names the program's worker (no JIT with -Xint)"
+	else
+		notok "JHot $mode: -threads: $(awk 'NR > 5' th.txt | tr -s ' ' | tr '\n' ';' | cut -c1-300)"
+	fi
 	walks=$(sed -n 's/.*text="Java: \([0-9]*\) samples of Java threads, \([0-9]*\) with Java frames.*/\1 \2/p' h.er/log.xml)
 	if awk -v w="$walks" 'BEGIN { split(w, v, " "); exit !(v[1] > 100 && v[2] >= 0.95 * v[1]) }'; then
 		ok "JHot $mode: log.xml counts the Java threads' samples and those without Java frames ($walks)"

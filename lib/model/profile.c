@@ -1612,12 +1612,18 @@ int sonde_profile_build(struct sonde_profile *p, const struct sonde_exp *const *
 		if (sonde_parse_list(o ? o->thread_select : NULL, tsel, nt, err, errlen) < 0)
 			goto fail;
 		struct u64map tidnum = { 0 }; /* tid -> index into p->threads */
+		/* the process's own name (its first thread's) names no thread */
+		const char *pname = NULL;
+		for (size_t i = 0; i < nt; i++)
+			if (th[i].tid == sonde_exp_info(exp)->target.pid)
+				pname = th[i].name;
 		for (size_t i = 0; i < nt; i++) {
 			struct sonde_pthread *pt = &p->threads[p->nthreads];
 			memset(pt, 0, sizeof *pt);
 			pt->exp = (uint32_t)e;
 			pt->number = (uint32_t)i + 1;
 			pt->tid = th[i].tid;
+			pt->name = th[i].name && (!pname || strcmp(th[i].name, pname)) ? th[i].name : NULL;
 			pt->selected = tsel[i + 1];
 			if (map_put(&tidnum, th[i].tid, (uint32_t)p->nthreads) < 0) {
 				u64map_release(&tidnum);

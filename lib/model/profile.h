@@ -134,6 +134,9 @@ struct sonde_pthread {
 	uint32_t exp;	   /* index of the experiment */
 	uint32_t number;   /* 1-based thread number within the experiment */
 	uint32_t tid;
+	/* its name when it had one of its own (not the process's: a thread
+	 * the program or its runtime named, the JVM's "GC Thread#0"), NULL */
+	const char *name;
 	bool selected;	   /* passes thread_select */
 	int64_t v[SONDE_MAX_METRICS]; /* its totals, selected or not, of the events
 				       * that pass every other filter */

@@ -1299,6 +1299,8 @@ static void finish(struct sonde_exp *exp)
 				exp->oom = true;
 			if (!t->start_ns)
 				t->start_ns = ev->start_ns;
+			if (ev->signame && *ev->signame)
+				t->name = ev->signame;
 			if (ev->has_cpu_ns) {
 				t->has_cpu_ns = true;
 				t->cpu_ns = ev->cpu_ns;
@@ -1328,6 +1330,7 @@ static void finish(struct sonde_exp *exp)
 				struct sonde_thread *th = &exp->threads[k];
 
 				th->end_ns = 0;
+				th->name = NULL;
 				th->has_cpu_ns = th->has_times = th->has_run_delay = false;
 				th->cpu_ns = th->utime_ns = th->stime_ns = th->run_delay_ns = 0;
 			}

@@ -98,7 +98,7 @@ struct sonde_event {
 	const char *text; /* warning, error */
 	int status;	  /* exit */
 	int signal;	  /* signal */
-	const char *signame;
+	const char *signame; /* signal: its name; thread_end: the thread's name */
 	uint64_t samples, lost, stacks, stacks_lost; /* end */
 	uint64_t handler_ns; /* end: CPU time spent in the sampling handler */
 	uint64_t since_ns;   /* exec_failed: when the exec's end records began */
@@ -429,6 +429,9 @@ struct sonde_thread {
 	 * has_run_delay): user and system CPU, run-queue delay. */
 	bool has_times, has_run_delay;
 	uint64_t utime_ns, stime_ns, run_delay_ns;
+	/* Its name as the kernel had it when it ended (thread_end's name:
+	 * pthread_setname_np's, "GC Thread#0"), NULL when not recorded. */
+	const char *name;
 };
 
 /* Every thread seen in the profile or in thread events, sorted by tid. */

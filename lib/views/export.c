@@ -472,6 +472,7 @@ static int finish_timeline(struct sonde_export *x)
 		for (size_t k = 0; k < p->nthreads; k++)
 			if (p->threads[k].exp == t->exp && p->threads[k].tid == t->tid) {
 				t->number = p->threads[k].number;
+				t->name = p->threads[k].name;
 				break;
 			}
 		/* the reader gives each thread's samples in time order, its

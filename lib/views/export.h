@@ -77,6 +77,7 @@ struct sonde_xev {
 struct sonde_xthread {
 	uint32_t exp, tid;
 	uint32_t number; /* as -threads numbers it (1 = the first of its experiment) */
+	const char *name; /* its own name, as -threads shows it; NULL none */
 	struct sonde_xev *ev;
 	size_t n, cap;
 };

@@ -609,7 +609,7 @@ int sonde_export_chrome(FILE *f, struct sonde_export *x, char *err, size_t errle
 		const struct sonde_xthread *t = &x->threads[i];
 		uint32_t pid = pid_of(x, t->exp);
 
-		snprintf(name, sizeof(name), "thread %u", t->number);
+		snprintf(name, sizeof(name), "thread %u%s%s", t->number, t->name ? " " : "", t->name ? t->name : "");
 		if (t->n)
 			meta(&o, "thread_name", pid, t->tid, name);
 		if (has_calls[i] & 1) {

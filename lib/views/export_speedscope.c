@@ -77,7 +77,8 @@ static int emit(struct sonde_export *x, size_t th, const struct sonde_xrun *runs
 	int64_t order;
 
 	sonde_export_process_known(x->exps[t->exp], proc, sizeof(proc), &order); /* "rank 2 (burn [4242])" */
-	snprintf(name, sizeof(name), "%s thread %u (tid %u)", proc, t->number, t->tid);
+	snprintf(name, sizeof(name), "%s thread %u (tid %u)%s%s", proc, t->number, t->tid, t->name ? " " : "",
+		 t->name ? t->name : "");
 	if (!o->nprof || total > o->most) {
 		o->busiest = o->nprof;
 		o->most = total;

@@ -1356,15 +1356,16 @@ int sonde_view_threads(FILE *f, const struct sonde_profile *p, const struct sond
 	sort_r(sel, ns, sizeof(*sel), cmp_threads, &ths);
 	for (size_t i = 0; i <= ns && (!o->limit || i <= o->limit); i++) {
 		const struct sonde_pthread *th = i ? sel[i - 1] : NULL;
-		char name[96];
+		char name[160];
 
 		if (!th)
 			snprintf(name, sizeof(name), TOTAL_NAME);
 		else if (p->nexps > 1)
-			snprintf(name, sizeof(name), "Experiment %u, Thread %u (tid %u)", th->exp + 1,
-				 th->number, th->tid);
+			snprintf(name, sizeof(name), "Experiment %u, Thread %u (tid %u)%s%s", th->exp + 1,
+				 th->number, th->tid, th->name ? " " : "", th->name ? th->name : "");
 		else
-			snprintf(name, sizeof(name), "Thread %u (tid %u)", th->number, th->tid);
+			snprintf(name, sizeof(name), "Thread %u (tid %u)%s%s", th->number, th->tid, th->name ? " " : "",
+				 th->name ? th->name : "");
 		struct vt_row *r = vt_row(&t, ' ', name);
 
 		if (!r)
