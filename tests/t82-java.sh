@@ -125,6 +125,12 @@ for mode in jit xint; do
 	else
 		notok "JHot $mode: -threads: $(awk 'NR > 5' th.txt | tr -s ' ' | tr '\n' ';' | cut -c1-300)"
 	fi
+	# the JVM's generated code as dynamic functions
+	if grep -q ' Interpreter$' h.er/jvm.map && { [ $mode = xint ] || grep -q ' JHot\.outer \[compiled\]$' h.er/jvm.map; }; then
+		ok "JHot $mode: jvm.map names the interpreter$([ $mode = jit ] && echo ' and JHot.outer'"'"'s compiled code')"
+	else
+		notok "JHot $mode: jvm.map: $(wc -l <h.er/jvm.map 2>/dev/null) lines, no Interpreter or compiled JHot.outer"
+	fi
 	walks=$(sed -n 's/.*text="Java: \([0-9]*\) samples of Java threads, \([0-9]*\) with Java frames.*/\1 \2/p' h.er/log.xml)
 	if awk -v w="$walks" 'BEGIN { split(w, v, " "); exit !(v[1] > 100 && v[2] >= 0.95 * v[1]) }'; then
 		ok "JHot $mode: log.xml counts the Java threads' samples and those without Java frames ($walks)"

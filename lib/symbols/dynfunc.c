@@ -153,24 +153,57 @@ oom:
 	return NULL;
 }
 
-struct sonde_dynfuncs *sonde_dynfuncs_read(const struct sonde_exp *exp, bool *present)
+/* The map file name of experiment exp, read whole: NULL with errno
+ * (ENOENT: none). */
+static char *read_map(const struct sonde_exp *exp, const char *name, size_t *n)
 {
 	char path[PATH_MAX];
-	const char *dir = sonde_exp_info(exp)->dir;
 
-	*present = false;
-	if (snprintf(path, sizeof(path), "%s/%s", dir, SONDE_JIT_MAP_FILE) >= (int)sizeof(path)) {
+	if (snprintf(path, sizeof(path), "%s/%s", sonde_exp_info(exp)->dir, name) >= (int)sizeof(path)) {
 		errno = ENAMETOOLONG;
 		return NULL;
 	}
-	size_t n;
-	char *b = sonde_read_regular(path, &n);
+	return sonde_read_regular(path, n);
+}
 
-	if (!b) {
-		*present = errno != ENOENT;
+struct sonde_dynfuncs *sonde_dynfuncs_read(const struct sonde_exp *exp, bool *present)
+{
+	size_t nj = 0, nv = 0;
+	*present = false;
+	/* The Java agent's map first: a perf map of the JVM's own
+	 * (-XX:+DumpPerfMapAtExit) names the same code, and is written
+	 * last. */
+	char *v = read_map(exp, SONDE_JVM_MAP_FILE, &nv);
+	if (!v && errno != ENOENT) {
+		*present = true;
 		return NULL;
 	}
+	char *j = read_map(exp, SONDE_JIT_MAP_FILE, &nj);
+	if (!j && errno != ENOENT) {
+		free(v);
+		*present = true;
+		return NULL;
+	}
+	if (!v && !j)
+		return NULL;
 	*present = true;
+	char *b = v ? v : j;
+	size_t n = v ? nv : nj;
+	if (v && j) {
+		b = malloc(nv + nj + 2);
+		if (b) {
+			memcpy(b, v, nv);
+			b[nv] = '\n';
+			memcpy(b + nv + 1, j, nj);
+			n = nv + 1 + nj;
+		}
+		free(v);
+		free(j);
+		if (!b) {
+			errno = ENOMEM;
+			return NULL;
+		}
+	}
 	struct sonde_dynfuncs *d = sonde_dynfuncs_parse(b, n);
 
 	free(b);

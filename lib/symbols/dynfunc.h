@@ -38,6 +38,9 @@
 #include "reader/experiment.h"
 
 #define SONDE_JIT_MAP_FILE "jit.map"
+/* The same format, written by sonde's Java agent: the JVM's generated
+ * code (tracers/java/agent.c).  Read before jit.map. */
+#define SONDE_JVM_MAP_FILE "jvm.map"
 #define SONDE_JIT_OBJECT "<JIT>"
 
 struct sonde_dynfunc {

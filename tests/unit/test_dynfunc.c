@@ -1,11 +1,15 @@
 /*
  * Unit tests of lib/symbols/dynfunc.c: perf map parsing (good lines, the forms
  * perf accepts, garbage), overlap resolution and lookups, and random bytes
- * that must never crash the parser.
+ * that must never crash the parser; an experiment's jvm.map (the Java
+ * agent's) read with its jit.map.
  */
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "check.h"
+#include "reader/expwriter.h"
 #include "symbols/dynfunc.h"
 
 static struct sonde_dynfuncs *parse(const char *text)
@@ -155,12 +159,69 @@ static void fuzz(void)
 	CHECK_I(bad, 0);
 }
 
+/* An experiment with jvm.map (the JVM's code), jit.map (a perf map), both
+ * or none: read as one, jvm.map first, so that jit.map wins an overlap. */
+static void both_maps(void)
+{
+	group = "jvm.map";
+	static const struct {
+		const char *jvm, *jit, *at_1008, *at_2008;
+		size_t n;
+	} cases[] = {
+		{ "1000 10 Interpreter\n2000 10 a.B.c [compiled]\n", NULL, "Interpreter", "a.B.c [compiled]", 2 },
+		{ NULL, "1000 10 perfmap\n", "perfmap", "(none)", 1 },
+		{ "1000 10 Interpreter\n2000 10 a.B.c [compiled]", "1000 10 perfmap\n", "perfmap", "a.B.c [compiled]", 3 },
+		{ NULL, NULL, NULL, NULL, 0 },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char dir[] = "/tmp/test_dynfunc.XXXXXX", exp[64], err[256];
+		if (!mkdtemp(dir)) {
+			CHECK_I(0, 1);
+			return;
+		}
+		snprintf(exp, sizeof exp, "%s/t.er", dir);
+		struct sonde_expw *w = sonde_expw_create(exp, err, sizeof err);
+		CHECK_I(w != NULL, 1);
+		if (!w)
+			return;
+		sonde_expw_log_preamble(w, 1234, 1000000000);
+		if (cases[i].jvm)
+			sonde_expw_text(w, SONDE_JVM_MAP_FILE, "%s", cases[i].jvm);
+		if (cases[i].jit)
+			sonde_expw_text(w, SONDE_JIT_MAP_FILE, "%s", cases[i].jit);
+		sonde_expw_log(w, "<event kind=\"exit\" time_ns=\"2000000000\" status=\"0\"/>\n");
+		CHECK_I(sonde_expw_finish(w, 0, err, sizeof err), 0);
+		struct sonde_exp *e = sonde_exp_open(exp, err, sizeof err);
+		CHECK_I(e != NULL, 1);
+		bool present = true;
+		struct sonde_dynfuncs *d = e ? sonde_dynfuncs_read(e, &present) : NULL;
+		CHECK_I(present, cases[i].n > 0);
+		if (d) {
+			size_t n;
+			sonde_dynfuncs_entries(d, &n);
+			CHECK_U(n, cases[i].n);
+			CHECK_S(name_at(d, 0x1008), cases[i].at_1008);
+			CHECK_S(name_at(d, 0x2008), cases[i].at_2008);
+		} else {
+			CHECK_U(0, cases[i].n);
+		}
+		sonde_dynfuncs_free(d);
+		if (e)
+			sonde_exp_close(e);
+		char cmd[128];
+		snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+		if (system(cmd) != 0)
+			CHECK_I(0, 1);
+	}
+}
+
 int main(void)
 {
 	forms();
 	garbage();
 	overlap();
 	fuzz();
+	both_maps();
 	printf("%d passed, %d failed\n", npass, nfail);
 	return nfail != 0;
 }

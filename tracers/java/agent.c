@@ -65,7 +65,10 @@ static pid_t my_tid(void)
 
 /* ---- the method table ---- */
 
-static int g_methods_fd = -1;
+/* The method table, and the JVM's generated code as dynamic functions
+ * ("jvm.map", jit.map's format: the interpreter, stubs, adapters and each
+ * compiled method's code as the JVM reports it), under one lock. */
+static int g_methods_fd = -1, g_map_fd = -1;
 static pthread_mutex_t g_methods_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void jfree(void *p)
@@ -88,10 +91,10 @@ static void put(char *buf, size_t cap, size_t *len, const char *fmt, ...)
 		*len += (size_t)n < cap - *len ? (size_t)n : cap - *len - 1;
 }
 
-static void write_all(const char *p, size_t n)
+static void write_all(int fd, const char *p, size_t n)
 {
-	while (n > 0) {
-		long w = __sonde_syscall(SYS_write, g_methods_fd, (long)p, (long)n, 0, 0, 0);
+	while (fd >= 0 && n > 0) {
+		long w = __sonde_syscall(SYS_write, fd, (long)p, (long)n, 0, 0, 0);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
@@ -153,7 +156,7 @@ static void class_methods(jvmtiEnv *jvmti, jclass klass)
 			put(buf, cap, &len, "\n");
 			if (len > 0 && buf[len - 1] != '\n') /* cut short: end the line */
 				buf[len - 1] = '\n';
-			write_all(buf, len);
+			write_all(g_methods_fd, buf, len);
 			jfree(name);
 			jfree(sig);
 		}
@@ -178,17 +181,55 @@ static void widen(const void *addr, jint length)
 		;
 }
 
-static void JNICALL cb_dynamic_code(jvmtiEnv *jvmti, const char *name, const void *addr, jint length)
+/* A line of jvm.map: START SIZE NAME, the name on one line. */
+static void map_line(const void *addr, jint length, const char *name, const char *suffix)
 {
-	(void)jvmti, (void)name;
-	widen(addr, length);
+	if (g_map_fd < 0 || length <= 0)
+		return;
+	char line[1024];
+	size_t len = 0;
+	put(line, sizeof line, &len, "%" PRIxPTR " %x %s%s", (uintptr_t)addr, (unsigned)length, name && *name ? name : "?",
+	    suffix);
+	for (size_t i = 0; i < len; i++)
+		if (line[i] == '\n' || line[i] == '\r')
+			line[i] = ' ';
+	put(line, sizeof line, &len, "\n");
+	if (line[len - 1] != '\n')
+		line[len - 1] = '\n';
+	pthread_mutex_lock(&g_methods_lock);
+	write_all(g_map_fd, line, len);
+	pthread_mutex_unlock(&g_methods_lock);
 }
 
+static void JNICALL cb_dynamic_code(jvmtiEnv *jvmti, const char *name, const void *addr, jint length)
+{
+	(void)jvmti;
+	widen(addr, length);
+	map_line(addr, length, name, "");
+}
+
+/* A compiled method's code: named as Java shows the method
+ * ("com.example.Main.run"), marked as compiled code. */
 static void JNICALL cb_compiled_load(jvmtiEnv *jvmti, jmethodID m, jint size, const void *addr, jint nmap,
 				     const jvmtiAddrLocationMap *map, const void *compile_info)
 {
-	(void)jvmti, (void)m, (void)nmap, (void)map, (void)compile_info;
+	(void)nmap, (void)map, (void)compile_info;
 	widen(addr, size);
+	jclass cls;
+	char *csig = NULL, *name = NULL, mname[768] = "?";
+	if ((*jvmti)->GetMethodDeclaringClass(jvmti, m, &cls) == JVMTI_ERROR_NONE &&
+	    (*jvmti)->GetClassSignature(jvmti, cls, &csig, NULL) == JVMTI_ERROR_NONE &&
+	    (*jvmti)->GetMethodName(jvmti, m, &name, NULL, NULL) == JVMTI_ERROR_NONE) {
+		/* "Lcom/example/Main;" -> "com.example.Main" */
+		const char *c = csig[0] == 'L' ? csig + 1 : csig;
+		size_t k = 0;
+		for (; c[k] && c[k] != ';' && k < sizeof mname - 1; k++)
+			mname[k] = c[k] == '/' ? '.' : c[k];
+		snprintf(mname + k, sizeof mname - k, ".%s", name);
+	}
+	jfree(name);
+	jfree(csig);
+	map_line(addr, size, mname, " [compiled]");
 }
 
 static void JNICALL cb_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass)
@@ -261,12 +302,13 @@ static void JNICALL cb_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 			put(msg, sizeof msg, &len, "; %" PRIu64 " without (%s)", f, java_reasons[r]);
 	}
 	__sonde_trace_log("info", msg);
-	if (g_methods_fd >= 0) {
-		pthread_mutex_lock(&g_methods_lock);
+	pthread_mutex_lock(&g_methods_lock);
+	if (g_methods_fd >= 0)
 		close(g_methods_fd);
-		g_methods_fd = -1;
-		pthread_mutex_unlock(&g_methods_lock);
-	}
+	if (g_map_fd >= 0)
+		close(g_map_fd);
+	g_methods_fd = g_map_fd = -1;
+	pthread_mutex_unlock(&g_methods_lock);
 }
 
 /* Load: no failure of the agent's may stop the JVM (JNI_OK always);
@@ -318,6 +360,10 @@ static jint agent_start(JavaVM *vm)
 							   : "Java: cannot create the method table; no Java frames");
 		return JNI_OK;
 	}
+	g_map_fd = __sonde_trace_file("jvm.map");
+	if (g_map_fd < 0)
+		__sonde_trace_log("warning", "Java: cannot create jvm.map; the JVM's generated code is shown as "
+					     "addresses where a sample has no Java frames");
 	g_jvmti = jvmti;
 	static const jvmtiEvent evs[] = {
 		JVMTI_EVENT_VM_INIT,	  JVMTI_EVENT_VM_DEATH,		     JVMTI_EVENT_CLASS_LOAD, JVMTI_EVENT_CLASS_PREPARE,
