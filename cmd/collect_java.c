@@ -14,9 +14,6 @@
  * JAVA_TOOL_OPTIONS").
  */
 #define _GNU_SOURCE
-#include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,32 +30,17 @@ static int is_launcher(const char *path)
 	return !strcmp(base ? base + 1 : path, "java");
 }
 
+/* A JVM's library: libjli (the JDK's launcher: a JDK tool), libjvm. */
+static const char *jvm_of_soname(const char *so)
+{
+	return !strncmp(so, "libjli.so", 9) ? "jli" : !strncmp(so, "libjvm.so", 9) ? "jvm" : NULL;
+}
+
 /* What the ELF file at path needs: 1 libjli (a JDK tool), 2 libjvm. */
 static int links_jvm(const char *path)
 {
-	int found = 0, fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	elf_version(EV_CURRENT);
-	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
-	Elf_Scn *scn = NULL;
-	while (e && !found && (scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !(d = elf_getdata(scn, NULL)))
-			continue;
-		for (size_t i = 0; sh.sh_entsize && i < sh.sh_size / sh.sh_entsize && !found; i++) {
-			GElf_Dyn dyn;
-			const char *so;
-			if (gelf_getdyn(d, (int)i, &dyn) && dyn.d_tag == DT_NEEDED &&
-			    (so = elf_strptr(e, sh.sh_link, dyn.d_un.d_val)))
-				found = !strncmp(so, "libjli.so", 9) ? 1 : !strncmp(so, "libjvm.so", 9) ? 2 : 0;
-		}
-	}
-	if (e)
-		elf_end(e);
-	close(fd);
-	return found;
+	const char *w = collect_needed_match(path, jvm_of_soname);
+	return !w || !*w ? 0 : !strcmp(w, "jli") ? 1 : 2;
 }
 
 /* The launcher's argv with the options after argv[0]: the agent's, then

@@ -133,7 +133,7 @@ static const char *mpi_of_soname(const char *so)
 	return NULL;
 }
 
-const char *collect_mpi_of_program(const char *path)
+const char *collect_needed_match(const char *path, const char *(*match)(const char *soname))
 {
 	const char *which = NULL;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -156,13 +156,18 @@ const char *collect_mpi_of_program(const char *path)
 
 			if (gelf_getdyn(d, (int)i, &dyn) && dyn.d_tag == DT_NEEDED &&
 			    (so = elf_strptr(e, sh.sh_link, dyn.d_un.d_val)))
-				which = mpi_of_soname(so);
+				which = match(so);
 		}
 	}
 	if (e)
 		elf_end(e);
 	close(fd);
 	return which ? which : "";
+}
+
+const char *collect_mpi_of_program(const char *path)
+{
+	return collect_needed_match(path, mpi_of_soname);
 }
 
 const char *collect_mpi_name(const char *which)

@@ -132,6 +132,11 @@ int collect_mpi_launch(struct collect_opts *o, char **argv);
 const char *collect_mpi_of_program(const char *path);
 const char *collect_mpi_name(const char *which);
 
+/* The first answer of match (non-NULL) for a DT_NEEDED name of the ELF
+ * file at path; "" when none answers, NULL when the file cannot be read
+ * as one (collect_mpi.c). */
+const char *collect_needed_match(const char *path, const char *(*match)(const char *soname));
+
 /* Java (collect_java.c): whether the program is a JVM and -j, and where
  * the agent's options go (o->java_opts, o->argv); collector is the
  * collector library's path.  0, or an exit status after saying why. */
