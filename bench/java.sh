@@ -22,13 +22,18 @@ if ! command -v javac >/dev/null || [ ! -f "$B/lib/sonde/libsonde_java.so" ]; th
 	exit 0
 fi
 cp bench/JBench.java "$W/" && (cd "$W" && javac JBench.java) || { echo "  javac failed"; exit 0; }
-: >"$W/p"; : >"$W/off"; : >"$W/on"; : >"$W/n"
+: >"$W/p"; : >"$W/off"; : >"$W/on"; : >"$W/n"; : >"$W/ha"; : >"$W/hb"
 for r in $(seq 1 "$ROUNDS"); do
 	java -cp "$W" JBench | awk '{ print $2 }' >>"$W/p"
 	rm -rf "$W/a.er" "$W/b.er"
 	"$SONDE" collect -p hi -j off -o "$W/a.er" java -cp "$W" JBench 2>/dev/null | awk '{ print $2 }' >>"$W/off"
 	"$SONDE" collect -p hi -j on -o "$W/b.er" java -cp "$W" JBench 2>/dev/null | awk '{ print $2 }' >>"$W/on"
 	sed -n 's/.*text="Java: \([0-9]*\) samples of Java threads.*/\1/p' "$W/b.er/log.xml" >>"$W/n"
+	# the sampling handler's own CPU per sample (log.xml's end event)
+	for e in a b; do
+		sed -n 's/.*kind="end".* samples="\([0-9]*\)".* handler_ns="\([0-9]*\)".*/\1 \2/p' "$W/$e.er/log.xml" |
+			awk '$1 > 0 { printf "%.2f\n", $2 / $1 / 1000 }' >>"$W/h$e"
+	done
 done
 p=$(median <"$W/p") off=$(median <"$W/off") on=$(median <"$W/on") n=$(median <"$W/n")
 paired=$(paste "$W/on" "$W/off" | awk '$2 > 0 { print $1 / $2 }' | median)
@@ -37,3 +42,5 @@ paired=$(paste "$W/on" "$W/off" | awk '$2 > 0 { print $1 / $2 }' | median)
 us=$(paste "$W/on" "$W/off" | awk '{ print $1 - $2 }' | median | awk -v n="$n" '{ printf "%.1f", (n > 0 ? $1 * 2 / n * 1e6 : 0) }')
 printf "  plain %.3f s; -p hi -j off %.3f s (%s); -j on %.3f s (%s plain, %s against -j off; paired %s); %s Java samples, about %s us each\n" \
 	"$p" "$off" "$(pct "$off" "$p")" "$on" "$(pct "$on" "$p")" "$(pct "$on" "$off")" "$(pct "$paired" 1)" "$n" "$us"
+printf "  the sampling handler per sample: %s us with -j off, %s us with -j on (the Java walk included)\n" \
+	"$(median <"$W/ha")" "$(median <"$W/hb")"

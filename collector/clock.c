@@ -469,20 +469,20 @@ static void thread_name(pid_t tid, char *out, size_t n)
 {
 	int saved = errno;
 	out[0] = 0;
+	/* syscall() is the gate's (collector.h): a call a seccomp filter
+	 * of the target's refuses is not made */
 	if (tid == sys_gettid()) {
 		char b[17] = "";
-		if (prctl(PR_GET_NAME, (unsigned long)b, 0, 0, 0) == 0)
+		if (syscall(SYS_prctl, PR_GET_NAME, (long)b, 0L, 0L, 0L) == 0)
 			snprintf(out, n, "%s", b);
 	} else {
 		char path[64];
 		snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)tid);
-		if (!sysgate_active() || sysgate_would_allow6(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_CLOEXEC, 0, 0, 0)) {
-			int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
-			if (fd >= 0) {
-				ssize_t r = syscall(SYS_read, fd, out, n - 1);
-				syscall(SYS_close, fd);
-				out[r > 0 ? r : 0] = 0;
-			}
+		int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			ssize_t r = syscall(SYS_read, fd, out, n - 1);
+			syscall(SYS_close, fd);
+			out[r > 0 ? r : 0] = 0;
 		}
 	}
 	char *nl = strchr(out, '\n');
