@@ -68,3 +68,45 @@ if [ -n "$truth" ] && within "$8" "$truth" 2; then ok "2000 threads shorter than
 	sed 's/^/#   /' truth.churn | head -20
 	grep -v 'kind="thread_' churn.er/log.xml | tail -n 8 | sed 's/^/#   /'
 fi
+
+# Threads' names: the kernel's, as the program set them (pthread_setname_np),
+# in -threads; the process's own name, which every thread inherits, is no
+# thread's; a name's control characters never reach the terminal.
+cat >named.c <<'C'
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <time.h>
+static void *f(void *a)
+{
+	pthread_setname_np(pthread_self(), a);
+	struct timespec t0, t;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+	do
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	while ((t.tv_sec - t0.tv_sec) * 1000000000L + t.tv_nsec - t0.tv_nsec < 30000000L);
+	return 0;
+}
+int main(void)
+{
+	pthread_t t[3];
+	char *names[3] = { "decoder-A", "\033[31mred", NULL };
+	for (int i = 0; i < 3; i++)
+		pthread_create(&t[i], 0, f, names[i] ? names[i] : (char *)"named");
+	for (int i = 0; i < 3; i++)
+		pthread_join(t[i], 0);
+	return 0;
+}
+C
+if cc -O2 -pthread -o named named.c 2>cc.err; then
+	rm -rf named.er
+	"$SONDE" collect -p hi -o named.er ./named >/dev/null 2>&1
+	"$SONDE" print -threads named.er >names.txt 2>&1
+	if grep -q ' decoder-A$' names.txt && grep -q ' ?\[31mred$' names.txt && ! grep -q "$(printf '\033')" names.txt &&
+		[ "$(grep -c ' (tid [0-9]*)$' names.txt)" = 2 ]; then
+		ok "-threads names the threads the program named, and only those (control characters as ?)"
+	else
+		notok "-threads' names: $(tr '\n' ';' <names.txt | cat -v)"
+	fi
+else
+	notok "cc builds the thread-naming program"
+fi

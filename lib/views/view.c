@@ -1366,6 +1366,11 @@ int sonde_view_threads(FILE *f, const struct sonde_profile *p, const struct sond
 		else
 			snprintf(name, sizeof(name), "Thread %u (tid %u)%s%s", th->number, th->tid, th->name ? " " : "",
 				 th->name ? th->name : "");
+		/* a thread's name is the program's to choose: no control
+		 * character of it reaches a terminal */
+		for (char *q = name; *q; q++)
+			if ((unsigned char)*q < 0x20 || *q == 0x7f)
+				*q = '?';
 		struct vt_row *r = vt_row(&t, ' ', name);
 
 		if (!r)
