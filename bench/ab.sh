@@ -25,7 +25,7 @@ sed -n '/^cat >.*synclock.c/,/^EOF/p' bench/sync.sh | sed '1d;$d' >$W/synclock.c
 for t in "$A" "$O"; do
 	[ -x "$t/build/bin/sonde" ] || { echo "ab.sh: $t is not built (make tests there)" >&2; exit 1; }
 done
-median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print 0 }'; }
+. bench/stats.sh
 cpu() { $RUNCPU "$@" | awk '{ print $2 }'; }
 
 # one NAME OPTIONS -- COMMAND...: the workload plain and under both builds

@@ -21,7 +21,7 @@ cc -O2 -o $RUNCPU bench/runcpu.c || exit 1
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 
-median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print 0 }'; }
+. bench/stats.sh
 have_perf=0
 perf record -q -o $W/probe.data -e page-faults -g true >/dev/null 2>&1 && have_perf=1
 

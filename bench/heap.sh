@@ -20,7 +20,7 @@ trap 'rm -rf "$W"' EXIT
 have_ht=0
 heaptrack -o $W/probe /bin/true >/dev/null 2>&1 && have_ht=1
 
-median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print 0 }'; }
+. bench/stats.sh
 
 for mode in pure touch; do
 	arg=; [ $mode = touch ] && arg=touch

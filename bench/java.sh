@@ -14,8 +14,7 @@ SONDE=$B/bin/sonde
 ROUNDS=${BENCH_JAVA_ROUNDS:-7}
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
-median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print 0 }'; }
-pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.1f%%", (b > 0 ? (a / b - 1) * 100 : 0) }'; }
+. bench/stats.sh
 echo "== Java agent: JBench (2 threads), plain vs -p hi -j off / -j on (median of $ROUNDS)"
 if ! command -v javac >/dev/null || [ ! -f "$B/lib/sonde/libsonde_java.so" ]; then
 	echo "  no JDK or no libsonde_java.so (scripts/deps.sh bench installs openjdk-17-jdk-headless)"

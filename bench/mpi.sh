@@ -25,8 +25,9 @@ SONDE=$B/bin/sonde
 ROUNDS=${BENCH_MPI_ROUNDS:-9}
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
+. bench/stats.sh
+# (its own: a bare number, which its table formats)
 pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? (a / b - 1) * 100 : 0) }'; }
-median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print 0 }'; }
 echo "== MPI tracing: 2 ranks, ring exchange, plain vs sonde collect -M on (median of $ROUNDS)"
 if [ ! -f "$B/lib/sonde/libsonde_mpi.so" ]; then
 	echo "  libsonde_mpi.so is not built (the MPI headers are missing): skipped"

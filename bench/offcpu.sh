@@ -38,7 +38,7 @@ cc -O2 -pthread -o $PP bench/pingpong.c || exit 1
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 
-median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print 0 }'; }
+. bench/stats.sh
 have_sw=0 have_sched=0
 perf record -q -o $W/probe.data -e sched:sched_switch -g true >/dev/null 2>&1 && have_sw=1
 perf sched record -o $W/probe2.data true >/dev/null 2>&1 && have_sched=1

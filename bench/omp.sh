@@ -15,8 +15,7 @@ SONDE=$B/bin/sonde
 ROUNDS=${BENCH_OMP_ROUNDS:-11}
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
-median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print 0 }'; }
-pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.1f%%", (b > 0 ? (a / b - 1) * 100 : 0) }'; }
+. bench/stats.sh
 echo "== OpenMP states: 20000 regions x 2 threads, plain vs -p hi with states off / on (median of $ROUNDS)"
 export OMP_NUM_THREADS=2 OMP_WAIT_POLICY=active
 for cc in gcc clang; do

@@ -21,7 +21,7 @@ have_gprofng=0
 # gprofng wants a plain experiment name (-d fails here): run it inside $W.
 (cd $W && gprofng collect app -o probe.er /bin/true) >/dev/null 2>&1 && have_gprofng=1
 
-median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print 0 }'; }
+. bench/stats.sh
 minimum() { sort -n | head -n 1; }
 
 # One workload: NAME THREADS ROUNDS_PER_THREAD

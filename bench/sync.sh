@@ -72,7 +72,7 @@ int main(int argc, char **argv)
 EOF
 cc -O2 -o $PROG $W/synclock.c -lpthread || exit 1
 
-median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print 0 }'; }
+. bench/stats.sh
 
 # bench_one WORK
 bench_one() {
