@@ -1108,8 +1108,13 @@ static int write_data(FILE *f, struct rep *r, const char *const *names, const ch
 	for (size_t t = 0; t < r->p.nthreads; t++) {
 		const struct sonde_pthread *pt = &r->p.threads[t];
 
-		fprintf(f, "%s{\"exp\":%" PRIu32 ",\"num\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"sel\":%s}", t ? "," : "",
+		fprintf(f, "%s{\"exp\":%" PRIu32 ",\"num\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"sel\":%s", t ? "," : "",
 			pt->exp, pt->number, pt->tid, pt->selected ? "true" : "false");
+		if (pt->name) { /* the thread's own name (-threads') */
+			fputs(",\"name\":", f);
+			json_str(f, pt->name);
+		}
+		fputc('}', f);
 	}
 	fputc(']', f);
 	if (write_time(f, r, (uint32_t)ns) < 0 || write_headers(f, r) < 0 || write_sources(f, r) < 0 ||

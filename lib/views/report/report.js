@@ -454,7 +454,7 @@
 		for (const r of TL.threads) for (let i = 0; i < T.nb; i++) agg[i] += r.vals[m][i];
 		const rowsAll = [{ label: 'All threads', vals: agg, h: 46, agg: true }].concat(shown.map((r) => {
 			const th = D.threads[r.t];
-			return { label: (multi ? plainName(D.exps[th.exp].name) + ' ' : '') + 'tid ' + th.tid, vals: r.vals[m], h: 22, t: r.t };
+			return { label: (multi ? plainName(D.exps[th.exp].name) + ' ' : '') + 'tid ' + th.tid + (th.name ? ' ' + th.name : ''), vals: r.vals[m], h: 22, t: r.t };
 		}));
 		let H = TL.top + 6;
 		for (const r of rowsAll) H += r.h + 4;
