@@ -7,9 +7,7 @@
  *     executable, libjli) and the JDK's own native libraries (libjava,
  *     libnio, libzip, ...: an object named lib*.so in a JDK's directory,
  *     "/jvm/" or "jdk" in its path), whose C is the implementation of the
- *     class library's native methods; and the code cache's dynamic
- *     functions (<JIT>: the JVM's stubs, and by name the compiled code
- *     where a sample's Java walk failed, which has no Java frame to show);
+ *     class library's native methods;
  *   - time spent in them is <JVM-System> in user mode, whatever the
  *     thread's state: a Java thread's time in the JVM under the Java
  *     method that called it, and all of a thread of the JVM's own (GC,
@@ -25,14 +23,13 @@
 #include <unistd.h>
 
 #include "model/shape.h"
-#include "symbols/dynfunc.h"
 
 static bool java_runtime(const struct sonde_object *o)
 {
 	if (!o || !o->name)
 		return false;
 	const char *n = o->name, *p = o->path ? o->path : "";
-	if (!strcmp(n, "libjvm.so") || !strcmp(n, "libjli.so") || !strcmp(n, "java") || !strcmp(n, SONDE_JIT_OBJECT))
+	if (!strcmp(n, "libjvm.so") || !strcmp(n, "libjli.so") || !strcmp(n, "java"))
 		return true;
 	return !strncmp(n, "lib", 3) && strstr(n, ".so") && (strstr(p, "/jvm/") || strstr(p, "jdk") || strstr(p, "/jre/"));
 }
