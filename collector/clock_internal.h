@@ -155,7 +155,8 @@ struct tstate {
 	 * to add or remove one from a hook). */
 	volatile int in_hook;
 	/* CLOCK_MONOTONIC before which this thread's samples skip the hooks:
-	 * hooks that took d ns of a sample are skipped for the next d
+	 * hooks that took d ns of a sample, d at least half the interval,
+	 * are skipped for the next d
 	 * (sample.c, hooks_run), so that slow hooks take at most half of the
 	 * thread's time instead of all of it (a hook slower than the
 	 * interval would otherwise run again as soon as it returned).  d is

@@ -115,8 +115,8 @@ void hooks_report(void)
 	char msg[300];
 	if (sk) {
 		snprintf(msg, sizeof msg,
-			 "the hooks were slow (a sample's hooks took longer than the time since the previous "
-			 "one): %llu sample(s) were recorded without them, as the thread's state of CPU and "
+			 "the hooks were slow (two samples in a row took half the interval or more in their "
+			 "hooks): %llu sample(s) were recorded without them, as the thread's state of CPU and "
 			 "its native stack",
 			 (unsigned long long)sk);
 		log_event_text("warning", msg);

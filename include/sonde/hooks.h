@@ -54,9 +54,9 @@
  * recorded as if the hook had said nothing) and are counted in log.xml
  * at the end ("warning" events).  A hook slower than the sampling
  * interval does not starve the thread: when two samples in a row took
- * at least d in their hooks, the thread's samples of the next d are
- * recorded without them (at most half of its time goes to hooks;
- * counted, and said in log.xml).
+ * at least d in their hooks, d at least half the interval (of CPU time),
+ * the thread's samples of the next d are recorded without them (at most
+ * about half of its time goes to hooks; counted, and said in log.xml).
  */
 #ifndef SONDE_HOOKS_H
 #define SONDE_HOOKS_H
