@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "clock_internal.h"
+#include "unwind.h"
 
 struct hook_slot g_hooks[SONDE_HOOK_MAX];
 _Atomic int g_hook_n[3];
@@ -64,6 +65,13 @@ EXPORT int __sonde_hook_state_add(sonde_state_provider *fn, void *arg)
 EXPORT int __sonde_hook_stack_add(sonde_stack_source *fn, void *arg)
 {
 	return hook_add(HOOK_STACK, (uintptr_t)fn, arg);
+}
+
+EXPORT int __sonde_hook_jit_region(uint64_t lo, uint64_t hi, uint64_t entry_lo, uint64_t entry_hi)
+{
+	if (t_state.in_hook)
+		return -1;
+	return uw_jit_region(lo, hi, entry_lo, entry_hi);
 }
 
 EXPORT int __sonde_hook_remove(int handle)

@@ -1266,6 +1266,87 @@ static int step_sigframe(struct uw_walk *w, struct frame *f)
 
 static int step_slow(struct uw_walk *w, struct frame *f, uintptr_t a);
 
+/* A JIT's code (uw_jit_region): no object describes it, and its frames
+ * need not keep a frame pointer (HotSpot's compiled code uses rbp as it
+ * likes), so the walk cannot step through them.  It crosses them to the
+ * entry stub the JIT's code was called from, which made a frame-pointer
+ * frame before the call: the nearest slot above sp that holds a return
+ * address into the stub is that call's, and the slot below it the stub's
+ * rbp, saved by the callee's prologue (HotSpot's interpreter and compiled
+ * code both push it right below their return address).  A stale value in
+ * a frame's unwritten slot would fail the check of the stub's frame (a
+ * saved rbp above the slot whose return address is known code). */
+#define UW_MAX_JIT 4
+#define UW_JIT_SCAN (256u << 10) /* bytes of stack searched at most */
+static struct uw_jit {
+	_Atomic uint64_t lo, hi, elo, ehi;
+} g_jit[UW_MAX_JIT];
+static _Atomic int g_njit;
+static pthread_mutex_t g_jit_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int uw_jit_region(uint64_t lo, uint64_t hi, uint64_t elo, uint64_t ehi)
+{
+	if (lo >= hi || elo >= ehi)
+		return -1;
+	pthread_mutex_lock(&g_jit_lock);
+	int n = atomic_load(&g_njit), i = 0;
+	while (i < n && !(atomic_load(&g_jit[i].elo) == elo && atomic_load(&g_jit[i].ehi) == ehi))
+		i++;
+	int r = 0;
+	if (i < UW_MAX_JIT) {
+		/* a reader may see the new lo with the old hi: either is a
+		 * range of the JIT's code */
+		atomic_store(&g_jit[i].lo, lo);
+		atomic_store(&g_jit[i].hi, hi);
+		if (i == n) {
+			atomic_store(&g_jit[i].elo, elo);
+			atomic_store(&g_jit[i].ehi, ehi);
+			atomic_store_explicit(&g_njit, n + 1, memory_order_release);
+		}
+	} else {
+		r = -1;
+	}
+	pthread_mutex_unlock(&g_jit_lock);
+	return r;
+}
+
+/* Async-signal-safe.  f's pc is in a JIT's code: f becomes the entry
+ * stub's frame (its pc the return address into it, exact no more), whose
+ * frame pointer the next step follows.  false: not a JIT's code, or no
+ * entry found in the trusted stack. */
+UW_NO_ASAN static bool jit_cross(struct uw_walk *w, struct frame *f, uint64_t pc)
+{
+	int n = atomic_load_explicit(&g_njit, memory_order_acquire);
+	for (int i = 0; i < n; i++) {
+		const struct uw_jit *j = &g_jit[i];
+		uint64_t elo = atomic_load_explicit(&j->elo, memory_order_relaxed);
+		uint64_t ehi = atomic_load_explicit(&j->ehi, memory_order_relaxed);
+		if (pc < atomic_load_explicit(&j->lo, memory_order_relaxed) ||
+		    pc >= atomic_load_explicit(&j->hi, memory_order_relaxed) || (pc >= elo && pc < ehi))
+			continue; /* in the stub itself: its frame pointer is the way */
+		uintptr_t sp = (uintptr_t)f->r[UW_REG_RSP];
+		if (!(f->valid & (1u << UW_REG_RSP)) || sp < w->slo + 8 || sp >= w->slim)
+			return false;
+		uintptr_t end = w->slim - sp > UW_JIT_SCAN ? sp + UW_JIT_SCAN : w->slim;
+		for (uintptr_t a = (sp + 7) & ~(uintptr_t)7; a < end; a += 8) {
+			uint64_t v = *(const uint64_t *)a, bp, ra;
+			if (v < elo || v >= ehi)
+				continue;
+			bp = *(const uint64_t *)(a - 8);
+			if (bp <= a || (bp & 7) || !read_u64(w, bp + 8, &ra) || !known_code(w, ra))
+				continue;
+			f->r[UW_REG_RSP] = a + 8;
+			f->r[UW_REG_RBP] = bp;
+			f->r[UW_REG_RA] = v;
+			f->valid = (1u << UW_REG_RSP) | (1u << UW_REG_RBP) | (1u << UW_REG_RA);
+			f->exact = false;
+			return true;
+		}
+		return false;
+	}
+	return false;
+}
+
 /* Async-signal-safe.  One frame up.  f->exact selects the lookup address:
  * the pc itself for the interrupted instruction, pc - 1 (inside the call)
  * for return addresses. */
@@ -1352,6 +1433,8 @@ __attribute__((noinline)) static int step_slow(struct uw_walk *w,
 		cache_put(t->gen, key, KIND_SIGFRAME, NULL);
 		return step_sigframe(w, f);
 	}
+	if (atomic_load_explicit(&g_njit, memory_order_relaxed) && jit_cross(w, f, pc))
+		return STEP_OK;
 
 	uint64_t sp = f->r[UW_REG_RSP], ra;
 	if (f->exact && read_u64(w, sp, &ra) && known_code(w, ra)) {

@@ -70,6 +70,14 @@ int uw_refresh_end(void);
 int uw_backtrace(const void *uc, uintptr_t stack_lo, uintptr_t stack_hi,
 		 uint64_t *pcs, int max, unsigned *flags);
 
+/* Code in [lo, hi) is a JIT's, called from native code through the entry
+ * stub at [elo, ehi) (inside it), which makes a frame-pointer frame: the
+ * walk crosses the JIT's frames to the stub's and goes on into the native
+ * code that called it (unwind.c, jit_cross).  A second call with the same
+ * stub changes the code's range.  At most four stubs; 0 or -1.  Normal
+ * context. */
+int uw_jit_region(uint64_t lo, uint64_t hi, uint64_t elo, uint64_t ehi);
+
 /* The same, and sps[i] gets frame i's stack pointer (for i >= 1 the
  * caller's CFA: on x86_64 its return address pcs[i] was read at sps[i] - 8
  * unless the frame is exact).  sps may be NULL.  Async-signal-safe. */

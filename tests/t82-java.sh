@@ -151,6 +151,20 @@ caller n.er JNative.nativeBurn JNative.main
 # user mode keeps native code where Java called it
 VM=user caller n.er c_burn Java_JNative_nativeBurn
 VM=user caller n.er Java_JNative_nativeBurn JNative.nativeBurn
+# the callback under the C that called it: the native walk crosses the
+# code cache to the JVM's call stub (before, JNative.nativeBurn was its
+# caller: the C frames between were lost).  Not all of it: the JVM's own
+# calls into Java as the callback first runs (linking its string
+# concatenation, about 2% here) make a run of the code cache with no JNI
+# frame to pair it with, and keep the Java frames together.
+VM=user caller n.er JNative.callback Java_JNative_nativeBurn
+share=$(awk '$7 ~ /^\*/ { incl = $5 } NF >= 7 && $7 == "Java_JNative_nativeBurn" { a = $1 } END { printf "%.3f", (incl > 0) ? a / incl : 0 }' cs.txt)
+if awk -v s="$share" 'BEGIN { exit !(s >= 0.9) }'; then
+	ok "JNative.callback: $share of its time under Java_JNative_nativeBurn (user mode)"
+else
+	notok "JNative.callback: only $share of its time under Java_JNative_nativeBurn (user mode)"
+fi
+VM=machine caller n.er JNative.callback 'JavaCalls::call_helper'
 roots "JNative" n.er
 
 # the guest: the JVM's signals, threads and class unloading as they were

@@ -161,6 +161,22 @@ int __sonde_hook_stack_add(sonde_stack_source *fn, void *arg);
  * goes.  Normal context. */
 int __sonde_trace_file(const char *name);
 
+/* Code in [lo, hi) is a JIT's, which the native walk cannot step
+ * through (no object describes it, and its frames need not keep a frame
+ * pointer), called from native code through the entry stub at
+ * [entry_lo, entry_hi) inside it.  The stub must make a frame-pointer
+ * frame (push rbp; mov rbp, rsp) before it calls the JIT's code, and the
+ * JIT's first frame must save that rbp right below its return address
+ * (HotSpot's call_stub, interpreter and compiled code do).  From then on
+ * a walk that meets the JIT's code goes on from the innermost such call
+ * into the native code that made it, the stub's return address a frame of
+ * its own (the JIT's frames are for a stack source to give): a Java
+ * method called back from C through JNI has the C frames below it.  A
+ * second call with the same stub changes the code's range (code caches
+ * grow).  0, or -1 when four stubs are registered, a range is empty, or
+ * it is called from a hook.  Normal context. */
+int __sonde_hook_jit_region(uint64_t lo, uint64_t hi, uint64_t entry_lo, uint64_t entry_hi);
+
 /* Unregister hook `handle`: when it returns 0 the hook is not running
  * and will not be called again (it waits for samples running it on other
  * threads to leave it), so its code may be unloaded and arg freed.

@@ -41,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <ucontext.h>
@@ -1164,6 +1165,103 @@ NOIPA void test_nocfi(void)
 }
 
 /* ------------------------------------------------------------------ */
+/* Test 8b: a JIT's code crossed to its entry stub (uw_jit_region)      */
+/* ------------------------------------------------------------------ */
+
+/* Code made at run time, as a JIT makes it, in anonymous memory no
+ * object describes.  The stub (at 0) makes an rbp frame and calls the
+ * JIT's code in rdi; the code (at 64) pushes rbp, stores a stale copy of
+ * a return address into the stub in its frame (whose "saved rbp" is 0),
+ * clobbers rbp (HotSpot's compiled code uses it as it likes) and spins
+ * until *rsi. */
+static const uint8_t jit_stub[] = { 0x55, 0x48, 0x89, 0xe5, 0xff, 0xd7, 0x5d, 0xc3 };
+#define JIT_STUB_RA 6 /* after the call */
+static uint8_t jit_code[] = {
+	0x55,						/* push rbp */
+	0x48, 0x83, 0xec, 0x28,				/* sub rsp, 0x28 */
+	0x48, 0xc7, 0x04, 0x24, 0, 0, 0, 0,		/* mov qword [rsp], 0 */
+	0x48, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0,		/* movabs rax, stub + 3 (at 15) */
+	0x48, 0x89, 0x44, 0x24, 0x08,			/* mov [rsp + 8], rax */
+	0x48, 0xbd, 0x34, 0x12, 0, 0, 0, 0, 0, 0,	/* movabs rbp, 0x1234 */
+	0x8b, 0x06, 0x85, 0xc0, 0x74, 0xfa,		/* 1: mov eax, [rsi]; test; je 1b */
+	0x48, 0x83, 0xc4, 0x28,				/* add rsp, 0x28 */
+	0x5d, 0xc3,					/* pop rbp; ret */
+};
+
+typedef void jit_stub_fn(void *code, volatile int *flag);
+
+NOIPA void jit_caller(jit_stub_fn *stub, void *code)
+{
+	stub(code, &g_stop_flag);
+	g_spin++; /* no tail call: this frame is to be found */
+}
+
+/* Samples in the JIT's spin loop: how many, and how many whose walk went
+ * through the stub's frame (its return address, exact no more) to
+ * jit_caller, test_jit and _start. */
+static void jit_count(int i0, int i1, uintptr_t code, uintptr_t stub, int *total, int *good)
+{
+	int shown = 0;
+	*total = *good = 0;
+	for (int i = i0; i < i1; i++) {
+		const struct sample *s = &g_s[i];
+		uint64_t pc = s->pcs[0] & ~SONDE_PC_EXACT;
+		if (s->n < 1 || pc < code || pc >= code + sizeof jit_code)
+			continue;
+		(*total)++;
+		if (s->n > 3 && s->pcs[1] == stub + JIT_STUB_RA && is_fn(s->pcs[2], "jit_caller") &&
+		    is_fn(s->pcs[3], "test_jit") && reaches_start(s))
+			(*good)++;
+		else if (shown++ < 2 && *good)
+			print_stack(s);
+	}
+}
+
+NOIPA void test_jit(void)
+{
+	printf("-- test 8b: a JIT's code, crossed to its entry stub\n");
+	set_bounds(1);
+	g_tag = 8;
+	uint8_t *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED) {
+		check(0, "mmap for the JIT's code");
+		return;
+	}
+	uintptr_t stub = (uintptr_t)m, code = stub + 64, stale = stub + 3;
+	memcpy(m, jit_stub, sizeof jit_stub);
+	memcpy(jit_code + 15, &stale, 8);
+	memcpy(m + 64, jit_code, sizeof jit_code);
+	if (mprotect(m, 4096, PROT_READ | PROT_EXEC)) {
+		check(0, "mprotect for the JIT's code");
+		return;
+	}
+	int total[2], good[2];
+	for (int pass = 0; pass < 2; pass++) {
+		/* first as any unknown code (the walk stops in it), then
+		 * registered */
+		if (pass == 1 && uw_jit_region(stub, stub + 4096, stub, stub + sizeof jit_stub)) {
+			check(0, "uw_jit_region takes the region");
+			return;
+		}
+		int i0 = nsamples();
+		g_stop_flag = 0;
+		atomic_store(&g_stop_at, i0 + 600);
+		start_sampler(pthread_self(), 100000);
+		jit_caller((jit_stub_fn *)stub, (void *)code);
+		stop_sampler();
+		atomic_store(&g_stop_at, 0);
+		jit_count(i0, nsamples(), code, stub, &total[pass], &good[pass]);
+	}
+	printf("  unregistered: %d samples in the JIT's code, %d crossed; registered: %d, %d crossed\n", total[0],
+	       good[0], total[1], good[1]);
+	check(total[0] >= 100 && good[0] == 0, "a JIT's code no region names stops the walk");
+	check(total[1] >= 100 && good[1] >= total[1] * 0.995,
+	      "a registered JIT's code: crossed past a stale return address to the stub, reaches _start");
+	check(uw_jit_region(stub, stub, stub, stub + 8) == -1, "uw_jit_region refuses an empty range");
+	munmap(m, 4096);
+}
+
+/* ------------------------------------------------------------------ */
 /* Test 9: CFA and register rules given as DWARF expressions           */
 /* ------------------------------------------------------------------ */
 
@@ -1455,6 +1553,7 @@ int main(void)
 	test_vdso_plt();
 	test_refresh();
 	test_nocfi();
+	test_jit();
 	test_cfi_expr();
 	test_fuzz();
 

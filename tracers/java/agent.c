@@ -170,15 +170,33 @@ static void class_methods(jvmtiEnv *jvmti, jclass klass)
 
 /* ---- JVMTI events ---- */
 
+/* The call stub, through which the JVM's C++ calls Java code (main, a
+ * JNI method's callback, a thread's run): the native walk crosses the
+ * code cache to it (sonde/hooks.h, __sonde_hook_jit_region), so that the
+ * C frames between a callback and the JNI method that made it, and the
+ * JVM's below a thread's first Java frame, are on the stack.  0 until the
+ * JVM reports it. */
+static _Atomic uint64_t g_stub_lo, g_stub_hi;
+
+static int jit_region(void)
+{
+	return __sonde_hook_jit_region(atomic_load(&java_code_lo), atomic_load(&java_code_hi), atomic_load(&g_stub_lo),
+				       atomic_load(&g_stub_hi));
+}
+
 static void widen(const void *addr, jint length)
 {
 	uint64_t lo = (uint64_t)(uintptr_t)addr, hi = lo + (uint64_t)(length > 0 ? length : 0);
 	uint64_t cur = atomic_load(&java_code_lo);
-	while (lo < cur && !atomic_compare_exchange_weak(&java_code_lo, &cur, lo))
+	int grew = 0;
+	while (lo < cur && !(grew = atomic_compare_exchange_weak(&java_code_lo, &cur, lo)))
 		;
 	cur = atomic_load(&java_code_hi);
-	while (hi > cur && !atomic_compare_exchange_weak(&java_code_hi, &cur, hi))
+	int grew_hi = 0;
+	while (hi > cur && !(grew_hi = atomic_compare_exchange_weak(&java_code_hi, &cur, hi)))
 		;
+	if ((grew || grew_hi) && atomic_load(&g_stub_lo))
+		jit_region();
 }
 
 /* A line of jvm.map: START SIZE NAME, the name on one line. */
@@ -205,6 +223,13 @@ static void JNICALL cb_dynamic_code(jvmtiEnv *jvmti, const char *name, const voi
 {
 	(void)jvmti;
 	widen(addr, length);
+	if (name && !strcmp(name, "call_stub") && length > 0 && !atomic_load(&g_stub_lo)) {
+		atomic_store(&g_stub_hi, (uint64_t)(uintptr_t)addr + (uint64_t)length);
+		atomic_store(&g_stub_lo, (uint64_t)(uintptr_t)addr);
+		if (jit_region() != 0)
+			__sonde_trace_log("warning", "Java: the collector took no JIT region; a Java method that "
+						     "C called back has no C frames below it");
+	}
 	map_line(addr, length, name, "");
 }
 

@@ -4,7 +4,10 @@
  * AsyncGetCallTrace, which replace the native frames from the first one
  * in the JVM's code cache to the root (the native unwinder cannot walk
  * compiled Java code; the frames above it, a JNI method's C code or the
- * JVM's runtime, stay).  Async-signal-safe, on tests/t00-asyncsafe.sh's
+ * JVM's runtime, stay).  The native walk crosses the code cache to the
+ * call stub (agent.c, jit_region), so a Java method that C called back
+ * through JNI has the C frames below it: those between two runs of the
+ * code cache are kept between the Java frames of each run.  Async-signal-safe, on tests/t00-asyncsafe.sh's
  * list: loads of the tables agent.c fills, AsyncGetCallTrace (made for a
  * signal handler), stores into the handler's arrays.  The Java threads
  * by tid live here too: the handler reads them, agent.c writes them.
@@ -73,6 +76,61 @@ static inline int in_code_cache(uint64_t pc)
 	       pc < atomic_load_explicit(&java_code_hi, memory_order_relaxed);
 }
 
+/* The native frames between the code cache's runs of s->pcs (from at),
+ * put between the Java frames of each: the Java frames fr[0, n) (in out
+ * already) split before each native method's frame (a JNI method: the
+ * run it called C from begins with its wrapper) but the first; the
+ * runs, native frames from the leaf, end with the call stub's.  Only when
+ * they pair one to one: a VM's call into Java (class loading, a static
+ * initialiser) makes a run with no native method's frame to split at,
+ * and then the Java frames are kept together, as without the crossing.
+ * The frames now in out: n, or more.  Async-signal-safe. */
+static int interleave(const struct sonde_hook_sample *s, int at, const asgct_frame *fr, int n,
+		      struct sonde_hook_frame *out, int max)
+{
+	enum { MAXSEG = 32 };
+	int rb[MAXSEG], re[MAXSEG], sb[MAXSEG], nr = 0, ns = 0;
+	for (int k = at; k < s->npcs;) {
+		if (!in_code_cache(s->pcs[k])) {
+			k++;
+			continue;
+		}
+		if (nr == MAXSEG)
+			return n;
+		rb[nr] = k;
+		while (k < s->npcs && in_code_cache(s->pcs[k]))
+			k++;
+		re[nr++] = k;
+	}
+	for (int i = 0; i < n; i++)
+		if (i == 0 || fr[i].lineno == -3) {
+			if (ns == MAXSEG)
+				return n;
+			sb[ns++] = i;
+		}
+	if (nr < 2 || nr != ns)
+		return n;
+	int extra = 0;
+	for (int r = 0; r + 1 < nr; r++)
+		extra += rb[r + 1] - re[r];
+	if (n + extra > max)
+		return n;
+	/* from the root end, so that each Java segment moves once */
+	int to = n + extra;
+	for (int r = nr - 1; r >= 0; r--) {
+		int len = (r + 1 < ns ? sb[r + 1] : n) - sb[r];
+		to -= len;
+		__builtin_memmove(out + to, out + sb[r], (size_t)len * sizeof *out);
+		if (r > 0) {
+			int m = rb[r] - re[r - 1];
+			to -= m;
+			for (int j = 0; j < m; j++)
+				out[to + j] = (struct sonde_hook_frame){ s->pcs[re[r - 1] + j], SONDE_FRAME_NATIVE, 0, 0, 0 };
+		}
+	}
+	return n + extra;
+}
+
 int java_frames(const struct sonde_hook_sample *s, struct sonde_hook_frame *out, int max,
 		struct sonde_hook_splice *where, void *arg)
 {
@@ -108,6 +166,7 @@ int java_frames(const struct sonde_hook_sample *s, struct sonde_hook_frame *out,
 	int at = 0;
 	while (at < s->npcs && !in_code_cache(s->pcs[at]))
 		at++;
+	n = interleave(s, at, fr, n, out, max);
 	where->at = at;
 	where->drop = s->npcs - at;
 	if (t.num_frames < max) /* the walk reached the thread's first Java frame */
