@@ -71,7 +71,10 @@ EXPORT int __sonde_hook_jit_region(uint64_t lo, uint64_t hi, uint64_t entry_lo, 
 {
 	if (t_state.in_hook)
 		return -1;
-	return uw_jit_region(lo, hi, entry_lo, entry_hi);
+	hook_lock();
+	int r = uw_jit_region(lo, hi, entry_lo, entry_hi);
+	hook_unlock();
+	return r;
 }
 
 EXPORT int __sonde_hook_remove(int handle)

@@ -1282,13 +1282,11 @@ static struct uw_jit {
 	_Atomic uint64_t lo, hi, elo, ehi;
 } g_jit[UW_MAX_JIT];
 static _Atomic int g_njit;
-static pthread_mutex_t g_jit_lock = PTHREAD_MUTEX_INITIALIZER;
 
 int uw_jit_region(uint64_t lo, uint64_t hi, uint64_t elo, uint64_t ehi)
 {
 	if (lo >= hi || elo >= ehi)
 		return -1;
-	pthread_mutex_lock(&g_jit_lock);
 	int n = atomic_load(&g_njit), i = 0;
 	while (i < n && !(atomic_load(&g_jit[i].elo) == elo && atomic_load(&g_jit[i].ehi) == ehi))
 		i++;
@@ -1306,7 +1304,6 @@ int uw_jit_region(uint64_t lo, uint64_t hi, uint64_t elo, uint64_t ehi)
 	} else {
 		r = -1;
 	}
-	pthread_mutex_unlock(&g_jit_lock);
 	return r;
 }
 

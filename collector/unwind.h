@@ -75,7 +75,7 @@ int uw_backtrace(const void *uc, uintptr_t stack_lo, uintptr_t stack_hi,
  * walk crosses the JIT's frames to the stub's and goes on into the native
  * code that called it (unwind.c, jit_cross).  A second call with the same
  * stub changes the code's range.  At most four stubs; 0 or -1.  Normal
- * context. */
+ * context; the callers serialised (hooks.c's lock). */
 int uw_jit_region(uint64_t lo, uint64_t hi, uint64_t elo, uint64_t ehi);
 
 /* The same, and sps[i] gets frame i's stack pointer (for i >= 1 the
