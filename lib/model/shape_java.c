@@ -3,7 +3,8 @@
  * experiment with Java frames (its method table, "methods", written by
  * sonde's agent: sonde collect -j).
  *
- *   - the runtime's frames: the JVM's (libjvm), the launcher's (the java
+ *   - the runtime's frames: the JVM's (libjvm, and the code it generated
+ *     for itself, "<JVM-code>": the interpreter, stubs), the launcher's (the java
  *     executable, libjli) and the JDK's own native libraries (libjava,
  *     libnio, libzip, ...: an object named lib*.so in a JDK's directory,
  *     "/jvm/" or "jdk" in its path), whose C is the implementation of the
@@ -23,13 +24,14 @@
 #include <unistd.h>
 
 #include "model/shape.h"
+#include "symbols/dynfunc.h"
 
 static bool java_runtime(const struct sonde_object *o)
 {
 	if (!o || !o->name)
 		return false;
 	const char *n = o->name, *p = o->path ? o->path : "";
-	if (!strcmp(n, "libjvm.so") || !strcmp(n, "libjli.so") || !strcmp(n, "java"))
+	if (!strcmp(n, "libjvm.so") || !strcmp(n, "libjli.so") || !strcmp(n, "java") || !strcmp(n, SONDE_JVM_OBJECT))
 		return true;
 	return !strncmp(n, "lib", 3) && strstr(n, ".so") && (strstr(p, "/jvm/") || strstr(p, "jdk") || strstr(p, "/jre/"));
 }

@@ -17,7 +17,7 @@
 #include "base/partition.h"
 
 struct sonde_dynfuncs {
-	struct sonde_object object;
+	struct sonde_object object, jvm_object;
 	struct sonde_dynfunc *v;
 	uint64_t *maxhi; /* the largest hi of v[0..i] */
 	size_t n;
@@ -70,7 +70,28 @@ static int cmp_entry(const void *pa, const void *pb)
 	return a->line < b->line ? -1 : a->line > b->line;
 }
 
-struct sonde_dynfuncs *sonde_dynfuncs_parse(const char *text, size_t len)
+/* Whether a jvm.map entry is the JVM's own code: not a compiled Java
+ * method (tracers/java/agent.c names those "NAME [compiled]"). */
+static bool jvm_own(const char *s, const char *e)
+{
+	static const char sfx[] = " [compiled]";
+	size_t n = sizeof sfx - 1;
+	return !((size_t)(e - s) > n && !memcmp(e - n, sfx, n));
+}
+
+static void pseudo_object(struct sonde_object *o, const char *name)
+{
+	o->id = 0;
+	o->path = o->name = name;
+	o->base = 0;
+	o->lo = UINT64_MAX;
+	o->hi = 0;
+	o->load_ns = 0;
+	o->unload_ns = SONDE_TIME_NEVER;
+}
+
+/* The text's first jvm_lines lines are jvm.map's. */
+static struct sonde_dynfuncs *parse(const char *text, size_t len, unsigned jvm_lines)
 {
 	struct sonde_dynfuncs *d = calloc(1, sizeof(*d));
 	size_t cap = 0;
@@ -127,7 +148,7 @@ struct sonde_dynfuncs *sonde_dynfuncs_parse(const char *text, size_t len)
 		for (const char *c = s; c < e; c++)
 			d->names[used++] = (unsigned char)*c < 0x20 || *c == 0x7f ? '?' : *c;
 		d->names[used++] = 0;
-		d->v[d->n++] = (struct sonde_dynfunc){ lo, lo + size, name, line };
+		d->v[d->n++] = (struct sonde_dynfunc){ lo, lo + size, name, line, line <= jvm_lines && jvm_own(s, e) };
 	}
 
 	if (d->n)
@@ -138,15 +159,19 @@ struct sonde_dynfuncs *sonde_dynfuncs_parse(const char *text, size_t len)
 	for (size_t i = 0; i < d->n; i++)
 		d->maxhi[i] = i && d->maxhi[i - 1] > d->v[i].hi ? d->maxhi[i - 1] : d->v[i].hi;
 
-	struct sonde_object *o = &d->object;
-
-	o->id = 0;
-	o->path = o->name = SONDE_JIT_OBJECT;
-	o->base = 0;
-	o->lo = d->n ? d->v[0].lo : 0;
-	o->hi = d->n ? d->maxhi[d->n - 1] : 0;
-	o->load_ns = 0;
-	o->unload_ns = SONDE_TIME_NEVER;
+	pseudo_object(&d->object, SONDE_JIT_OBJECT);
+	pseudo_object(&d->jvm_object, SONDE_JVM_OBJECT);
+	for (size_t i = 0; i < d->n; i++) {
+		struct sonde_object *o = d->v[i].jvm ? &d->jvm_object : &d->object;
+		if (d->v[i].lo < o->lo)
+			o->lo = d->v[i].lo;
+		if (d->v[i].hi > o->hi)
+			o->hi = d->v[i].hi;
+	}
+	if (d->object.lo > d->object.hi)
+		d->object.lo = d->object.hi = 0;
+	if (d->jvm_object.lo > d->jvm_object.hi)
+		d->jvm_object.lo = d->jvm_object.hi = 0;
 	return d;
 oom:
 	sonde_dynfuncs_free(d);
@@ -189,7 +214,12 @@ struct sonde_dynfuncs *sonde_dynfuncs_read(const struct sonde_exp *exp, bool *pr
 	*present = true;
 	char *b = v ? v : j;
 	size_t n = v ? nv : nj;
+	/* the JVM's map's lines, first in b */
+	unsigned jvm_lines = v && !j ? UINT_MAX : 0;
 	if (v && j) {
+		jvm_lines = 1; /* and the separator ends its last */
+		for (size_t i = 0; i < nv; i++)
+			jvm_lines += v[i] == '\n';
 		b = malloc(nv + nj + 2);
 		if (b) {
 			memcpy(b, v, nv);
@@ -204,7 +234,7 @@ struct sonde_dynfuncs *sonde_dynfuncs_read(const struct sonde_exp *exp, bool *pr
 			return NULL;
 		}
 	}
-	struct sonde_dynfuncs *d = sonde_dynfuncs_parse(b, n);
+	struct sonde_dynfuncs *d = parse(b, n, jvm_lines);
 
 	free(b);
 	if (!d)
@@ -248,6 +278,16 @@ size_t sonde_dynfuncs_ignored(const struct sonde_dynfuncs *d)
 const struct sonde_object *sonde_dynfuncs_object(const struct sonde_dynfuncs *d)
 {
 	return &d->object;
+}
+
+const struct sonde_object *sonde_dynfuncs_entry_object(const struct sonde_dynfuncs *d, size_t i)
+{
+	return i < d->n && d->v[i].jvm ? &d->jvm_object : &d->object;
+}
+
+struct sonde_dynfuncs *sonde_dynfuncs_parse(const char *text, size_t len)
+{
+	return parse(text, len, 0);
 }
 
 /* ---- copying the perf map (sonde collect) ------------------------------- */

@@ -24,7 +24,10 @@
  *
  * The functions' load object is a pseudo object, path and name "<JIT>",
  * base 0 (so a function's lo/hi are its run-time addresses), id 0 (map.xml
- * ids start at 1), lo/hi spanning all entries.
+ * ids start at 1), lo/hi spanning all entries; but the JVM's own code
+ * (jvm.map's entries other than compiled Java methods, "NAME [compiled]":
+ * the interpreter, stubs, adapters) is in one of its own, "<JVM-code>",
+ * which a view mode may take for the runtime's.
  */
 #ifndef SONDE_DYNFUNC_H
 #define SONDE_DYNFUNC_H
@@ -42,11 +45,13 @@
  * code (tracers/java/agent.c).  Read before jit.map. */
 #define SONDE_JVM_MAP_FILE "jvm.map"
 #define SONDE_JIT_OBJECT "<JIT>"
+#define SONDE_JVM_OBJECT "<JVM-code>"
 
 struct sonde_dynfunc {
 	uint64_t lo, hi;  /* run-time addresses [lo, hi) */
 	const char *name; /* never empty */
 	unsigned line;	  /* line of jit.map: the larger wins on overlap */
+	bool jvm;	  /* the JVM's own code: in the <JVM-code> object */
 };
 
 struct sonde_dynfuncs; /* opaque */
@@ -78,6 +83,10 @@ size_t sonde_dynfuncs_ignored(const struct sonde_dynfuncs *d);
 
 /* The "<JIT>" pseudo object; lives as long as d. */
 const struct sonde_object *sonde_dynfuncs_object(const struct sonde_dynfuncs *d);
+
+/* The pseudo object of entry i: "<JIT>", or "<JVM-code>" for the JVM's
+ * own code. */
+const struct sonde_object *sonde_dynfuncs_entry_object(const struct sonde_dynfuncs *d, size_t i);
 
 /*
  * For sonde collect, after the target ended: copies the perf map of pid

@@ -1069,7 +1069,7 @@ static const struct sonde_func *dyn_func(struct sonde_syms *s, long i)
 		return slot(s, v - 1);
 	size_t n;
 	const struct sonde_dynfunc *e = &sonde_dynfuncs_entries(s->dyn, &n)[i];
-	struct sonde_func *f = named_func(s, e->name, sonde_dynfuncs_object(s->dyn));
+	struct sonde_func *f = named_func(s, e->name, sonde_dynfuncs_entry_object(s->dyn, (size_t)i));
 
 	if (!f)
 		return oom_func(s);

@@ -25,6 +25,13 @@ static const char *name_at(const struct sonde_dynfuncs *d, uint64_t pc)
 	return i < 0 ? "(none)" : sonde_dynfuncs_entries(d, &n)[i].name;
 }
 
+/* The pseudo object of the entry at pc. */
+static const char *object_at(const struct sonde_dynfuncs *d, uint64_t pc)
+{
+	long i = sonde_dynfuncs_find(d, pc);
+	return i < 0 ? "(none)" : sonde_dynfuncs_entry_object(d, (size_t)i)->name;
+}
+
 static void forms(void)
 {
 	group = "forms";
@@ -165,13 +172,18 @@ static void both_maps(void)
 {
 	group = "jvm.map";
 	static const struct {
-		const char *jvm, *jit, *at_1008, *at_2008;
+		const char *jvm, *jit, *at_1008, *at_2008, *obj_1008, *obj_3008;
 		size_t n;
 	} cases[] = {
-		{ "1000 10 Interpreter\n2000 10 a.B.c [compiled]\n", NULL, "Interpreter", "a.B.c [compiled]", 2 },
-		{ NULL, "1000 10 perfmap\n", "perfmap", "(none)", 1 },
-		{ "1000 10 Interpreter\n2000 10 a.B.c [compiled]", "1000 10 perfmap\n", "perfmap", "a.B.c [compiled]", 3 },
-		{ NULL, NULL, NULL, NULL, 0 },
+		/* the JVM's own code in <JVM-code>, a compiled method in <JIT> */
+		{ "1000 10 Interpreter\n2000 10 a.B.c [compiled]\n3000 8 call_stub\n", NULL, "Interpreter",
+		  "a.B.c [compiled]", "<JVM-code>", "<JVM-code>", 3 },
+		{ NULL, "1000 10 perfmap\n3000 8 x [compiled]\n", "perfmap", "(none)", "<JIT>", "<JIT>", 2 },
+		/* jvm.map's last line unended: jit.map's first is not the JVM's */
+		{ "1000 10 Interpreter\n2000 10 a.B.c [compiled]", "1000 10 perfmap\n3000 8 stub\n", "perfmap",
+		  "a.B.c [compiled]", "<JIT>", "<JIT>", 4 },
+		{ "3000 8 call_stub\n", "1000 10 perfmap\n", "perfmap", "(none)", "<JIT>", "<JVM-code>", 2 },
+		{ NULL, NULL, NULL, NULL, NULL, NULL, 0 },
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		char dir[] = "/tmp/test_dynfunc.XXXXXX", exp[64], err[256];
@@ -202,6 +214,10 @@ static void both_maps(void)
 			CHECK_U(n, cases[i].n);
 			CHECK_S(name_at(d, 0x1008), cases[i].at_1008);
 			CHECK_S(name_at(d, 0x2008), cases[i].at_2008);
+			CHECK_S(object_at(d, 0x1008), cases[i].obj_1008);
+			CHECK_S(object_at(d, 0x3004), cases[i].obj_3008);
+			if (name_at(d, 0x2008)[0] == 'a')
+				CHECK_S(object_at(d, 0x2008), "<JIT>");
 		} else {
 			CHECK_U(0, cases[i].n);
 		}
