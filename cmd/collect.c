@@ -415,6 +415,9 @@ int cmd_collect(int argc, char **argv)
 			return bad("-h value too long:", o.hspec);
 	}
 
+	if ((rc = collect_kernel_check(&o)))
+		return rc;
+
 	/* MPI: the -M form runs the launcher (the program is each rank's);
 	 * under a launcher, this collect records a rank (-M off: not). */
 	if (o.mpi && strcmp(o.mpi, "off")) {
@@ -542,6 +545,11 @@ int cmd_collect(int argc, char **argv)
 			remove_tree(expabs);
 			return 1;
 		}
+	}
+
+	if (o.kernel && collect_kernel_syms(expabs)) {
+		remove_tree(expabs);
+		return 1;
 	}
 
 	int pfd[2];

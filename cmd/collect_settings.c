@@ -381,6 +381,14 @@ static int p_java(struct collect_opts *o, char c, const char *v)
 	return 0;
 }
 
+static int p_kernel(struct collect_opts *o, char c, const char *v)
+{
+	if (strcmp(v, "on") && strcmp(v, "off"))
+		return bad("invalid -k value (on or off):", v);
+	o->kernel = !strcmp(v, "on");
+	return 0;
+}
+
 static int p_jvm_opts(struct collect_opts *o, char c, const char *v)
 {
 	o->jvm_opts = v;
@@ -456,6 +464,11 @@ static void e_depth(const struct collect_opts *o, put_fn *put, void *arg)
 static void e_offcpu(const struct collect_opts *o, put_fn *put, void *arg)
 {
 	putf(put, arg, SONDE_ENV_OFFCPU_NS, "%llu", (unsigned long long)o->offcpu_ns);
+}
+
+static void e_kernel(const struct collect_opts *o, put_fn *put, void *arg)
+{
+	put(arg, SONDE_ENV_KSTACKS, o->kernel ? "1" : NULL);
 }
 
 static void e_counters(const struct collect_opts *o, put_fn *put, void *arg)
@@ -555,6 +568,11 @@ static void d_offcpu(FILE *f, const struct collect_opts *o)
 		fprintf(f, "off-CPU time: %.3f ms\n", (double)o->offcpu_ns / 1e6);
 	else
 		fprintf(f, "off-CPU time: off\n");
+}
+
+static void d_kernel(FILE *f, const struct collect_opts *o)
+{
+	fprintf(f, "kernel call stacks: %s\n", o->kernel ? "on" : "off");
 }
 
 static void d_depth(FILE *f, const struct collect_opts *o)
@@ -727,6 +745,11 @@ static const struct setting settings[] = {
 	  "program is a JVM (java, or linked with libjli or libjvm)",
 	  p_java, e_java, 16, d_java },
 	{ 'J', 0, "\"OPTIONS\"", "options for the JVM, with -j on (blank-separated)", p_jvm_opts, NULL, 0, NULL },
+	{ 'k', 0, "on|off",
+	  "kernel call stacks: each clock sample taken in the kernel" IND
+	  "carries the kernel's stack above the user stack that" IND
+	  "entered it (needs perf_event_paranoid <= 1 or" IND "CAP_PERFMON); default off",
+	  p_kernel, e_kernel, 17, d_kernel },
 	{ 'n', 0, NULL, "dry run: show what would be done", p_dry, NULL, 0, NULL },
 	/* what collect decides itself */
 	{ 0, 0, NULL, NULL, NULL, NULL, 2, d_program },

@@ -57,6 +57,7 @@ struct collect_opts {
 	int mpitrace_given;  /* -m was given (else on with -M and in a rank) */
 	const char *java;    /* -j: on, off; NULL: not given (on for a JVM) */
 	const char *jvm_opts; /* -J: options for the JVM */
+	int kernel;	     /* -k on: kernel call stacks */
 
 	/* worked out by cmd_collect */
 	char prog[PATH_MAX];	      /* the program's path */

@@ -38,6 +38,14 @@ uint64_t collect_watch(void *head, const char *expdir);
 struct sonde_hwc;
 #include <stdio.h>
 int collect_counters_check(struct sonde_hwc *c, int n);
+/* collect_kernel.c: kernel call stacks (-k on).  check opens the clock
+ * counter with kernel call stacks on sonde collect itself: 0, or 2 with a
+ * one-line error (no clock profiling, no permission and what would give
+ * it); syms copies /proc/kallsyms into the experiment (0, or 1 when it
+ * cannot be written; a warning when the addresses are hidden). */
+struct collect_opts;
+int collect_kernel_check(const struct collect_opts *o);
+int collect_kernel_syms(const char *expdir);
 int collect_counters_env(const struct sonde_hwc *c, int n, char *out, size_t cap);
 void collect_counters_list(FILE *f);
 int cmd_export(int argc, char **argv);

@@ -244,16 +244,33 @@ static int sigtrap_arm(struct thread_slot *s, pid_t tid)
 	a.sigtrap = 1;
 	a.remove_on_exec = 1; /* required with sigtrap */
 	a.sig_data = SONDE_SIGTRAP_MAGIC;
+	if (g_kstacks && g_sigtrap_kernel) {
+		/* -k on: each overflow's kernel stack, as a record in the
+		 * counter's ring buffer (kstacks.c) */
+		a.sample_type = PERF_SAMPLE_CALLCHAIN;
+		a.exclude_callchain_user = 1;
+	}
 	int fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	s->fd = fd_park(fd);
 	perf_note(s);
+	if (a.sample_type)
+		kstacks_ring_open(s, s->fd);
 	return 0;
+}
+
+int clock_kernel_counted(void)
+{
+	return g_sigtrap_source_active && g_sigtrap_kernel;
 }
 
 static void sigtrap_disarm(struct thread_slot *s)
 {
+	if (atomic_load_explicit(&s->kring, memory_order_relaxed)) {
+		pid_t tid = atomic_load(&s->tid);
+		kstacks_ring_close(s, !tid || tid == (pid_t)syscall(SYS_gettid));
+	}
 	if (s->fd < 0)
 		return;
 	perf_release(s->fd, s->perf_id);
@@ -1427,7 +1444,9 @@ int clock_start(const struct clock_settings *cs)
 		order[n++].src = &g_perf_source;
 		order[n++].src = &g_timer_source;
 	} else {
-		if (sigtrap_ok && g_cs.interval_ns < 10000000ull)
+		/* -k on: kernel stacks come with the counter that counts
+		 * kernel mode, whatever the interval */
+		if (sigtrap_ok && (g_cs.interval_ns < 10000000ull || g_kstacks))
 			order[n].src = &g_sigtrap_source, order[n++].kernel = 1;
 		order[n++].src = &g_timer_source;
 	}
@@ -1747,6 +1766,7 @@ void clock_fork_child(void)
 		}
 		if (tid && !g_slots[i].foreign_fds)
 			counters_fork_child(&g_slots[i]);
+		kstacks_fork_child_slot(&g_slots[i]);
 		if (tid > 0 && (unsigned)tid < TID_LIMIT)
 			atomic_store(&g_tid_slot[tid], 0);
 		atomic_store(&g_slots[i].tid, 0);

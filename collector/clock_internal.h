@@ -86,6 +86,9 @@ struct thread_slot {
 	 * gives the CPU time before it to that state (clock_sample). */
 	_Atomic uint64_t wait_since;
 	_Atomic uint32_t wait_before;
+	/* -k on (kstacks.c): the clock counter's ring buffer of kernel
+	 * callchains, NULL for none. */
+	_Atomic(void *) kring;
 };
 extern struct thread_slot g_slots[MAX_THREADS];
 
@@ -204,6 +207,16 @@ extern int g_sigtrap_source_active;	/* perf counter delivering SIGTRAP */
 extern int g_ncounters;
 extern struct dfile *g_counters;
 extern _Atomic uint64_t g_counter_samples;
+/* Kernel call stacks (kstacks.c, -k on): on; the ring buffer of the
+ * clock counter fd of s mapped, or unmapped (own: by s's thread itself,
+ * else once no handler runs); dropped in a fork child. */
+extern int g_kstacks;
+void kstacks_ring_open(struct thread_slot *s, int fd);
+void kstacks_ring_close(struct thread_slot *s, int own);
+void kstacks_fork_child_slot(struct thread_slot *s);
+/* Whether the clock counter counts kernel mode (clock.c). */
+int clock_kernel_counted(void);
+
 /* Each counter's overflow period (counters.c), for sample.c. */
 extern uint64_t g_counter_period[SONDE_MAX_COUNTERS];
 /* Normal context: open the thread's counters (0, or -errno of the first

@@ -512,7 +512,7 @@ struct collector_module {
 	 * (its mappings stay). */
 	void (*close_fds)(void);
 };
-extern const struct collector_module stacks_module, clock_module, offcpu_module, sampling_module, maps_module,
+extern const struct collector_module stacks_module, kstacks_module, clock_module, offcpu_module, sampling_module, maps_module,
 	traced_module, omp_module, hooks_module;
 
 /* The loops over the table (modules.c), one per hook. */

@@ -20,7 +20,7 @@
  * thread; its <sampling> line), map.xml, the traced kinds, OpenMP's states
  * (omp.c: after off-CPU's settings, whose interval it reads), the hooks. */
 static const struct collector_module *const g_modules[] = {
-	&stacks_module, &clock_module, &offcpu_module, &sampling_module, &maps_module, &traced_module, &omp_module,
+	&stacks_module, &kstacks_module, &clock_module, &offcpu_module, &sampling_module, &maps_module, &traced_module, &omp_module,
 	&hooks_module,
 };
 #define NMODULES ((int)(sizeof g_modules / sizeof g_modules[0]))

@@ -13,7 +13,7 @@
 # or __sonde_syscall).  A new hook's file goes on that list.  Last, the
 # check itself is shown to refuse a hook that calls malloc or printf.
 cd "$(dirname "$0")/.." || exit 1
-SAFE="sample sample_point dfile_write log_write stacks xfmt unwind sysgate omp_state"
+SAFE="sample sample_point dfile_write log_write stacks xfmt unwind sysgate omp_state kstacks_source"
 HOOKS="build/obj/fixtures/hookstate_hooks.o build/obj/fixtures/hookattack_hooks.o"
 # MPI Work/Wait's provider, where the MPI library is built (both MPIs' headers)
 [ -f build/lib/sonde/libsonde_mpi.so ] && HOOKS="$HOOKS build/obj/tracers/mpi/state.o"

@@ -25,6 +25,7 @@
 #define SONDE_ENV_FOLLOW "SONDE_FOLLOW"	    /* -F: on, off, all or =REGEX */
 #define SONDE_ENV_CLOCK_NS "SONDE_CLOCK_NS"	    /* -p: the clock profile's interval; 0: off */
 #define SONDE_ENV_OFFCPU_NS "SONDE_OFFCPU_NS"   /* -w: the off-CPU sampler's interval; 0: off */
+#define SONDE_ENV_KSTACKS "SONDE_KSTACKS"       /* -k on: 1 (kernel call stacks) */
 #define SONDE_ENV_DEPTH "SONDE_DEPTH"	    /* -D: the call stack depth limit */
 #define SONDE_ENV_LIMIT_MB "SONDE_LIMIT_MB"	    /* -L: the data limit in megabytes; 0: none */
 #define SONDE_ENV_DURATION_S "SONDE_DURATION_S" /* -t END in whole seconds: the collector's own limit; 0: none */
