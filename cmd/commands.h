@@ -46,6 +46,7 @@ int collect_counters_check(struct sonde_hwc *c, int n);
 struct collect_opts;
 int collect_kernel_check(const struct collect_opts *o);
 int collect_kernel_syms(const char *expdir);
+int cmd_kernel(int argc, char **argv);
 int collect_counters_env(const struct sonde_hwc *c, int n, char *out, size_t cap);
 void collect_counters_list(FILE *f);
 int cmd_export(int argc, char **argv);

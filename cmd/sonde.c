@@ -22,6 +22,7 @@ static const struct command {
 	{ "collect", cmd_collect, "run a program with the collector and record an experiment" },
 	{ "export", cmd_export, "write experiments as pprof, folded stacks, speedscope or Chrome trace" },
 	{ "gather", cmd_gather, "move MPI ranks' node-local sub-experiments into their founder" },
+	{ "kernel", cmd_kernel, "record every CPU's time with the kernel's call stacks (as er_kernel)" },
 	{ "merge", cmd_merge, "merge a founder's sub-experiments (MPI ranks) into one experiment" },
 	{ "print", cmd_print, "print views of an experiment (er_print style)" },
 	{ "report", cmd_report, "write a self-contained HTML report of experiments" },

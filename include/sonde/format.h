@@ -242,6 +242,10 @@ enum sonde_frame_kind {
 	 * the bytecode index (SONDE_FRAME_NO_BCI when unknown). */
 	SONDE_FRAME_JAVA_INTERP = 2,
 	SONDE_FRAME_JAVA_COMPILED = 3,
+	/* A process of a system-wide experiment (sonde kernel): pc its pid
+	 * (0: the idle task), the root of its samples' stacks; named by the
+	 * experiment's processes file. */
+	SONDE_FRAME_PROCESS = 4,
 	/* Room for more (Python, JIT-described code): readers show a kind
 	 * they do not know as "<kind N>@pc" rather than fail. */
 	SONDE_FRAME_KIND_MAX = 255,

@@ -405,6 +405,45 @@ static void test_symbols(void)
 	}
 	sonde_syms_close(s);
 	sonde_exp_close(e);
+
+	/* process frames (sonde kernel): named by the processes file, the
+	 * last name of a pid, the idle task, a pid the file lacks, damaged
+	 * lines counted; and without the file, one problem */
+	group = "symbols, process frames";
+	snprintf(p, sizeof(p), "%s/procs.er", tmpdir);
+	w = sonde_expw_create(p, err, sizeof(err));
+	sonde_expw_log_preamble(w, 100, FX_T0);
+	sonde_expw_text(w, "processes", "1234 burn\n1240 kworker/0:1 x\n1234 burn2\nnotapid x\n99\n77 a\x01" "b\n");
+	CHECK(sonde_expw_finish(w, 0, err, sizeof(err)) == 0);
+	e = open_exp("procs.er");
+	s = e ? sonde_syms_open(e) : NULL;
+	CHECK(s != NULL);
+	if (s) {
+		const struct sonde_func *pf = named(s, (struct sonde_frame){ .pc = 1234, .kind = SONDE_FRAME_PROCESS });
+		CHECK_S(pf->name_long, "<burn2_PID_1234>");
+		CHECK(pf->object && !strcmp(pf->object->name, "<processes>"));
+		CHECK(named(s, (struct sonde_frame){ .pc = 1234, .kind = SONDE_FRAME_PROCESS }) == pf);
+		CHECK_S(named(s, (struct sonde_frame){ .pc = 1240, .kind = SONDE_FRAME_PROCESS })->name_long,
+			"<kworker/0:1 x_PID_1240>");
+		CHECK_S(named(s, (struct sonde_frame){ .pc = 0, .kind = SONDE_FRAME_PROCESS })->name_long, "<IDLE>");
+		CHECK_S(named(s, (struct sonde_frame){ .pc = 5, .kind = SONDE_FRAME_PROCESS })->name_long,
+			"<process_PID_5>");
+		CHECK_S(named(s, (struct sonde_frame){ .pc = 77, .kind = SONDE_FRAME_PROCESS })->name_long,
+			"<a?b_PID_77>");
+		CHECK(has_problem(s, "'processes': 2 lines are not processes"));
+		CHECK_S(sonde_frame_kind_info(SONDE_FRAME_PROCESS)->word, "process");
+	}
+	sonde_syms_close(s);
+	sonde_exp_close(e);
+	e = open_exp("bare.er");
+	s = e ? sonde_syms_open(e) : NULL;
+	if (s) {
+		CHECK_S(named(s, (struct sonde_frame){ .pc = 42, .kind = SONDE_FRAME_PROCESS })->name_long,
+			"<process_PID_42>");
+		CHECK(has_problem(s, "cannot read 'processes'"));
+	}
+	sonde_syms_close(s);
+	sonde_exp_close(e);
 }
 
 /* ---- the views ------------------------------------------------------------------------- */

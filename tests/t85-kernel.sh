@@ -1,0 +1,98 @@
+# sonde kernel (issue 32): every CPU's time with the kernel's call stacks,
+# as er_kernel records it.  Two burners run through the whole window: each
+# process's recorded CPU (its <burn_PID_N> frame) within 10% of what
+# /proc/PID/stat says it used meanwhile, and the founder's time (<IDLE>
+# and the processes) within 10% of CPUs x duration.  With a PROGRAM (the
+# ktime fixture, pread of a cached file), its exit status passes through
+# and its kernel time has the kernel's frames (do_syscall_64 ...) above
+# its process frame.  Refused, in one line and before anything is made,
+# for an unprivileged user at perf_event_paranoid above 0; -F on (not
+# done) and bad options are errors too.
+. "$(dirname "$0")/lib.sh"
+cd "$TMP" || exit 1
+paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 2)
+if [ "$(id -u)" != 0 ] && [ "$paranoid" -gt 0 ]; then
+	out=$("$SONDE" kernel -t 0.2 -o u.er 2>&1)
+	r=$?
+	echo "$out" >msg.txt
+	check "not root, perf_event_paranoid $paranoid: refused, exit 2 ($out)" sh -c "[ $r = 2 ] && grep -q CAP_PERFMON msg.txt"
+	exit 0
+fi
+
+# cpu_of PID: utime + stime in ns
+cpu_of() { awk -v t="$(getconf CLK_TCK)" '{ sub(/.*\) /, ""); printf "%.0f\n", ($12 + $13) * 1e9 / t }' /proc/$1/stat; }
+# incl EXP NAME: inclusive time (ns) of the functions whose name contains NAME
+incl() {
+	"$SONDE" print -printmode csv -functions "$1" 2>/dev/null |
+		awk -F, -v f="$2" 'index($1, f) { s += $5 } END { printf "%.0f\n", s }'
+}
+
+"$FIX/burn" 1 6 >/dev/null &
+b1=$!
+"$FIX/burn" 1 6 >/dev/null &
+b2=$!
+sleep 0.3
+c1=$(cpu_of $b1) c2=$(cpu_of $b2)
+"$SONDE" kernel -p hi -t 2 -o k.er >out.txt 2>err.txt
+r=$?
+d1=$(($(cpu_of $b1) - c1)) d2=$(($(cpu_of $b2) - c2))
+kill $b1 $b2 2>/dev/null
+wait $b1 $b2 2>/dev/null
+check "sonde kernel -t 2: exit 0 ($(cat err.txt))" test $r = 0
+check "it reads without errors" sh -c "'$EXPCHECK' summary k.er | grep -q ' errors 0 '"
+"$SONDE" print -limit 0 -functions k.er >fn.txt 2>/dev/null
+for p in $b1 $b2; do
+	[ $p = $b1 ] && d=$d1 || d=$d2
+	rec=$(incl k.er "<burn_PID_${p}>")
+	check "<burn_PID_$p>: recorded $rec ns within 10% of its CPU time meanwhile ($d ns)" within "$rec" "$d" 10
+done
+ncpu=$(sed -n 's/.*<system [^>]*cpus="\([0-9]*\)".*/\1/p' k.er/log.xml)
+dur=$(awk '/kind="start"/ { match($0, /time_ns="[0-9]*"/); s = substr($0, RSTART + 9, RLENGTH - 10) }
+	/kind="exit"/ { match($0, /time_ns="[0-9]*"/); e = substr($0, RSTART + 9, RLENGTH - 10) } END { print e - s }' k.er/log.xml)
+total=$(awk '$NF == "<Total>" { printf "%.0f", $1 * 1e9 }' fn.txt)
+want=$((ncpu * dur))
+check "the founder's time ($total ns: <IDLE> and the processes) within 10% of $ncpu CPUs x $dur ns" \
+	within "$total" "$want" 10
+"$SONDE" print -threads k.er >th.txt 2>/dev/null
+check "-threads: one row a CPU, named" sh -c "grep -q ' CPU 0\$' th.txt && [ \$(grep -c ' CPU [0-9]*\$' th.txt) = $ncpu ]"
+check "the experiment holds kallsyms and the processes' names" sh -c "test -s k.er/kallsyms && grep -q '^$b1 burn\$' k.er/processes"
+
+# a PROGRAM: recorded while it runs, its exit status passed through
+"$SONDE" kernel -p hi -o p.er "$FIX/ktime" "$PWD/data" 0.5 >truth.txt 2>err.txt
+r=$?
+check "sonde kernel PROGRAM: the program's exit status (0) and output" sh -c "[ $r = 0 ] && grep -q '^read_phase ' truth.txt"
+"$SONDE" print -limit 0 -functions p.er >fn.txt 2>/dev/null
+check "sonde kernel PROGRAM: its process frame, <ktime_PID_N>" grep -q '<ktime_PID_[0-9]*>$' fn.txt
+# -dump stacks, leaf first: a stack through do_syscall_64 whose root is
+# the program's process frame
+"$SONDE" print -dump stacks p.er >st.txt 2>/dev/null
+n=$(awk '/^stack/ { if (sys && proc) n++; sys = proc = 0; next }
+	/kernel  <kernel>:do_syscall_64\+/ { sys = 1 } / process  <processes>:<ktime_PID_[0-9]*>/ { proc = 1 }
+	END { if (sys && proc) n++; print n + 0 }' st.txt)
+check "sonde kernel PROGRAM: its system calls' kernel stacks on its process frame ($n stacks)" test "$n" -gt 0
+"$SONDE" kernel -p hi -o q.er sh -c 'exit 7' >/dev/null 2>&1
+check "sonde kernel PROGRAM: exit status 7 passed through" test $? = 7
+
+# errors
+out=$("$SONDE" kernel -F on -t 1 -o f.er 2>&1)
+r=$?
+echo "$out" >msg.txt
+check "-F on: exit 2, not done, nothing made ($out)" sh -c "[ $r = 2 ] && grep -q 'not done' msg.txt && [ ! -e f.er ]"
+out=$("$SONDE" kernel -p fast -t 1 -o f.er 2>&1)
+r=$?
+echo "$out" >msg.txt
+check "-p fast: exit 2, the value named" sh -c "[ $r = 2 ] && grep -q fast msg.txt && [ ! -e f.er ]"
+"$SONDE" kernel -z 1 >/dev/null 2>&1
+check "an unknown option: exit 2" test $? = 2
+if [ "$(id -u)" = 0 ] && [ "$paranoid" -gt 0 ] && command -v setpriv >/dev/null; then
+	mkdir -p nob && chmod 777 nob
+	out=$(cd nob && setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+		"$SONDE" kernel -t 0.2 -o u.er 2>&1 >/dev/null)
+	r=$?
+	if [ $r = 2 ] && [ "$(echo "$out" | wc -l)" = 1 ] && echo "$out" | grep -q "perf_event_paranoid <= 0 (it is $paranoid) or CAP_PERFMON" &&
+		[ ! -e nob/u.er ]; then
+		ok "unprivileged at perf_event_paranoid $paranoid: a one-line refusal, exit 2, no experiment"
+	else
+		notok "unprivileged: exit $r, '$out'"
+	fi
+fi
