@@ -450,9 +450,6 @@ int cmd_kernel(int argc, char **argv)
 	}
 	if (collect_kernel_syms(dir))
 		return 1;
-	uint64_t start = now_ns();
-	sonde_expw_process(k.w, (uint32_t)getpid(), start);
-	write_log(&k, argc, argv, start, interval, k.ncpu);
 	/* the processes running now; later ones by their comm records or
 	 * at their first sample */
 	DIR *d = opendir("/proc");
@@ -462,6 +459,11 @@ int cmd_kernel(int argc, char **argv)
 			name_process(&k, (uint32_t)strtoul(e->d_name, NULL, 10), NULL);
 	if (d)
 		closedir(d);
+	/* the experiment's time starts as the counters do (its start and
+	 * exit events bound the time sampled) */
+	uint64_t start = now_ns();
+	sonde_expw_process(k.w, (uint32_t)getpid(), start);
+	write_log(&k, argc, argv, start, interval, k.ncpu);
 
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);

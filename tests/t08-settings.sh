@@ -20,8 +20,15 @@ sed -n 's/.*X([A-Z]*, [0-9]*, "[a-z]*", "[a-z]*", .[a-zA-Z]., "\(SONDE_[A-Z]*\)"
 # built: the kind's row came before tracers/mpi)
 mpi=
 [ -e "$TOP/build/lib/sonde/libsonde_mpi.so" ] && mpi="-m on"
+# -k on where this user may see the kernel's stacks (else it is refused)
+k=
+if [ "$(id -u)" = 0 ] || [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -le 1 ]; then
+	k="-k on"
+else
+	grep -v '^SONDE_KSTACKS$' set.want >set.k && mv set.k set.want
+fi
 "$SONDE" collect -o env.er -p hi -w on -t 1-3 -y USR2,r -l USR1 -S 0.5 -L 20 -D 64 -F =_f1 \
-	-s all -H on -i on -h page-faults,1 $mpi /usr/bin/env >env.txt 2>err.txt
+	-s all -H on -i on -h page-faults,1 $mpi $k /usr/bin/env >env.txt 2>err.txt
 grep '^SONDE_' env.txt | cut -d= -f1 | sort >seen.names
 # what the caller's environment has is passed through (SONDE_CACHE_DIR)
 env | sed -n 's/^\(SONDE_[A-Z_]*\)=.*/\1/p' >inherited.names

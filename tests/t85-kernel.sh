@@ -1,7 +1,8 @@
 # sonde kernel (issue 32): every CPU's time with the kernel's call stacks,
-# as er_kernel records it.  Two burners run through the whole window: each
-# process's recorded CPU (its <burn_PID_N> frame) within 10% of what
-# /proc/PID/stat says it used meanwhile, and the founder's time (<IDLE>
+# as er_kernel records it.  Two busy processes run through the whole
+# window: each one's recorded CPU (its <kburn_PID_N> frame) within 10% of
+# what its own CPU clock says it used while sampled (kburn logs it against
+# CLOCK_MONOTONIC, the experiment's clock), and the founder's time (<IDLE>
 # and the processes) within 10% of CPUs x duration.  With a PROGRAM (the
 # ktime fixture, pread of a cached file), its exit status passes through
 # and its kernel time has the kernel's frames (do_syscall_64 ...) above
@@ -19,43 +20,50 @@ if [ "$(id -u)" != 0 ] && [ "$paranoid" -gt 0 ]; then
 	exit 0
 fi
 
-# cpu_of PID: utime + stime in ns
-cpu_of() { awk -v t="$(getconf CLK_TCK)" '{ sub(/.*\) /, ""); printf "%.0f\n", ($12 + $13) * 1e9 / t }' /proc/$1/stat; }
+# cpu_at LOG T: a kburn's CPU time (ns) at CLOCK_MONOTONIC time T, from
+# its own log, between the lines around T
+cpu_at() {
+	awk -v t="$2" '{ if ($1 <= t) { a = $1; ca = $2 } else if (!b) { b = $1; cb = $2 } }
+		END { if (!b || !a) { print -1; exit } printf "%.0f\n", ca + (cb - ca) * (t - a) / (b - a) }' "$1"
+}
 # incl EXP NAME: inclusive time (ns) of the functions whose name contains NAME
 incl() {
 	"$SONDE" print -printmode csv -functions "$1" 2>/dev/null |
 		awk -F, -v f="$2" 'index($1, f) { s += $5 } END { printf "%.0f\n", s }'
 }
 
-"$FIX/burn" 1 6 >/dev/null &
+"$FIX/kburn" b1.log 4 &
 b1=$!
-"$FIX/burn" 1 6 >/dev/null &
+"$FIX/kburn" b2.log 4 &
 b2=$!
 sleep 0.3
-c1=$(cpu_of $b1) c2=$(cpu_of $b2)
 "$SONDE" kernel -p hi -t 2 -o k.er >out.txt 2>err.txt
 r=$?
-d1=$(($(cpu_of $b1) - c1)) d2=$(($(cpu_of $b2) - c2))
-kill $b1 $b2 2>/dev/null
-wait $b1 $b2 2>/dev/null
+wait $b1 $b2
 check "sonde kernel -t 2: exit 0 ($(cat err.txt))" test $r = 0
 check "it reads without errors" sh -c "'$EXPCHECK' summary k.er | grep -q ' errors 0 '"
 "$SONDE" print -limit 0 -functions k.er >fn.txt 2>/dev/null
-for p in $b1 $b2; do
-	[ $p = $b1 ] && d=$d1 || d=$d2
-	rec=$(incl k.er "<burn_PID_${p}>")
-	check "<burn_PID_$p>: recorded $rec ns within 10% of its CPU time meanwhile ($d ns)" within "$rec" "$d" 10
-done
 ncpu=$(sed -n 's/.*<system [^>]*cpus="\([0-9]*\)".*/\1/p' k.er/log.xml)
-dur=$(awk '/kind="start"/ { match($0, /time_ns="[0-9]*"/); s = substr($0, RSTART + 9, RLENGTH - 10) }
-	/kind="exit"/ { match($0, /time_ns="[0-9]*"/); e = substr($0, RSTART + 9, RLENGTH - 10) } END { print e - s }' k.er/log.xml)
+# the time sampled: from the start event (the counters enabled) to the
+# exit event (disabled), CLOCK_MONOTONIC
+ts=$(awk '/kind="start"/ { match($0, /time_ns="[0-9]*"/); print substr($0, RSTART + 9, RLENGTH - 10) }' k.er/log.xml)
+te=$(awk '/kind="exit"/ { match($0, /time_ns="[0-9]*"/); print substr($0, RSTART + 9, RLENGTH - 10) }' k.er/log.xml)
+dur=$((te - ts))
+# each busy process's CPU time while sampled, from its own log
+for n in 1 2; do
+	[ $n = 1 ] && p=$b1 || p=$b2
+	rec=$(incl k.er "<kburn_PID_${p}>")
+	want=$(($(cpu_at b$n.log "$te") - $(cpu_at b$n.log "$ts")))
+	check "<kburn_PID_$p>: recorded $rec ns within 10% of its CPU time while sampled ($want ns, its own clock)" \
+		within "$rec" "$want" 10
+done
 total=$(awk '$NF == "<Total>" { printf "%.0f", $1 * 1e9 }' fn.txt)
 want=$((ncpu * dur))
 check "the founder's time ($total ns: <IDLE> and the processes) within 10% of $ncpu CPUs x $dur ns" \
 	within "$total" "$want" 10
 "$SONDE" print -threads k.er >th.txt 2>/dev/null
 check "-threads: one row a CPU, named" sh -c "grep -q ' CPU 0\$' th.txt && [ \$(grep -c ' CPU [0-9]*\$' th.txt) = $ncpu ]"
-check "the experiment holds kallsyms and the processes' names" sh -c "test -s k.er/kallsyms && grep -q '^$b1 burn\$' k.er/processes"
+check "the experiment holds kallsyms and the processes' names" sh -c "test -s k.er/kallsyms && grep -q '^$b1 kburn\$' k.er/processes"
 
 # a PROGRAM: recorded while it runs, its exit status passed through
 "$SONDE" kernel -p hi -o p.er "$FIX/ktime" "$PWD/data" 0.5 >truth.txt 2>err.txt
