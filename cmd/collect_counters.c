@@ -49,14 +49,7 @@ static int try_open(uint32_t type, uint64_t config, uint64_t interval)
 
 static int paranoid(void)
 {
-	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
-	int v = -100;
-	if (f) {
-		if (fscanf(f, "%d", &v) != 1)
-			v = -100;
-		fclose(f);
-	}
-	return v;
+	return collect_read_int("/proc/sys/kernel/perf_event_paranoid");
 }
 
 static int hypervisor(void)

@@ -20,7 +20,7 @@
 #include "collect_settings.h"
 #include "commands.h"
 
-static int read_int(const char *path)
+int collect_read_int(const char *path)
 {
 	FILE *f = fopen(path, "re");
 	int v = -100;
@@ -62,7 +62,7 @@ int collect_kernel_check(const struct collect_opts *o)
 	if (e == EACCES || e == EPERM)
 		fprintf(stderr, "sonde collect: -k on: the kernel's call stacks need perf_event_paranoid <= 1 (it is "
 				"%d) or CAP_PERFMON (as root: sysctl kernel.perf_event_paranoid=1)\n",
-			read_int("/proc/sys/kernel/perf_event_paranoid"));
+			collect_read_int("/proc/sys/kernel/perf_event_paranoid"));
 	else if (e == ENOSYS)
 		fprintf(stderr, "sonde collect: -k on: perf_event_open is not available (a seccomp filter, e.g. a "
 				"container's, or a kernel without perf events)\n");
@@ -116,6 +116,6 @@ int collect_kernel_syms(const char *expdir)
 	if (!shown)
 		fprintf(stderr, "sonde collect: warning: -k on: /proc/kallsyms hides its addresses from this user "
 				"(kptr_restrict is %d); kernel frames will be shown as addresses\n",
-			read_int("/proc/sys/kernel/kptr_restrict"));
+			collect_read_int("/proc/sys/kernel/kptr_restrict"));
 	return 0;
 }

@@ -46,6 +46,9 @@ int collect_counters_check(struct sonde_hwc *c, int n);
 struct collect_opts;
 int collect_kernel_check(const struct collect_opts *o);
 int collect_kernel_syms(const char *expdir);
+/* The integer a /proc or /sys file holds (perf_event_paranoid), -100
+ * when it cannot be read. */
+int collect_read_int(const char *path);
 int cmd_kernel(int argc, char **argv);
 int collect_counters_env(const struct sonde_hwc *c, int n, char *out, size_t cap);
 void collect_counters_list(FILE *f);

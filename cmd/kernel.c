@@ -91,18 +91,6 @@ static int usage(FILE *f)
 	return f == stderr ? 2 : 0;
 }
 
-static int read_int(const char *path)
-{
-	FILE *f = fopen(path, "re");
-	int v = -100;
-	if (f) {
-		if (fscanf(f, "%d", &v) != 1)
-			v = -100;
-		fclose(f);
-	}
-	return v;
-}
-
 /* The next free ktest.N.er in the current directory, made. */
 static int make_dir(const char *name, char *path, size_t cap)
 {
@@ -435,7 +423,7 @@ int cmd_kernel(int argc, char **argv)
 	if (refused || !k.ncpu) {
 		fprintf(stderr, "sonde kernel: sampling every CPU needs perf_event_paranoid <= 0 (it is %d) or "
 				"CAP_PERFMON (as root: sysctl kernel.perf_event_paranoid=0)\n",
-			read_int("/proc/sys/kernel/perf_event_paranoid"));
+			collect_read_int("/proc/sys/kernel/perf_event_paranoid"));
 		return 2;
 	}
 	char dir[4096];
