@@ -134,6 +134,8 @@ echo
 sh bench/kstacks.sh
 echo
 sh bench/kernel.sh
+echo
+sh bench/attach.sh
 
 # sonde merge of 1,000 synthetic ranks of 10,000 samples: time and memory,
 # serial and under mpirun -np 2 and -np 4 (Open MPI, MPICH), equality.

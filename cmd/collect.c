@@ -77,6 +77,14 @@ static int parse_opts(int argc, char **argv, struct collect_opts *o)
 		if (!strcmp(argv[at], "-m"))
 			o->mpitrace_given = 1;
 	}
+	if (o->attach_pid) {
+		if (i < argc) {
+			fprintf(stderr, "sonde collect: -P %ld records a running process: no program to run ('%s')\n",
+				o->attach_pid, argv[i]);
+			return 2;
+		}
+		return 0;
+	}
 	if (i >= argc) {
 		fprintf(stderr, "sonde collect: no program to run\n");
 		return 2;
@@ -241,7 +249,7 @@ static int find_collector(char *out, size_t cap)
 
 /* mkdir the experiment: NAME, or test.N.er with N one more than the
  * largest existing.  Returns 0 and the path, or an exit status. */
-static int make_experiment(const struct collect_opts *o, char *path, size_t cap, int dry)
+int collect_make_experiment(const struct collect_opts *o, char *path, size_t cap, int dry)
 {
 	const char *dir = o->dir ? o->dir : ".";
 	char dirbuf[PATH_MAX];
@@ -417,6 +425,8 @@ int cmd_collect(int argc, char **argv)
 
 	if ((rc = collect_kernel_check(&o)))
 		return rc;
+	if (o.attach_pid)
+		return collect_attach(&o, argc, argv);
 
 	/* MPI: the -M form runs the launcher (the program is each rank's);
 	 * under a launcher, this collect records a rank (-M off: not). */
@@ -519,7 +529,7 @@ int cmd_collect(int argc, char **argv)
 	else if (o.mpi_ranked)
 		rc = collect_mpi_rank_setup(&o);
 	else
-		rc = make_experiment(&o, exp, sizeof o.exp, o.dry_run);
+		rc = collect_make_experiment(&o, exp, sizeof o.exp, o.dry_run);
 	if (rc)
 		return rc;
 	o.interval_ns = (uint64_t)llround(o.interval_ms * 1e6);

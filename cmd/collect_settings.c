@@ -389,6 +389,17 @@ static int p_kernel(struct collect_opts *o, char c, const char *v)
 	return 0;
 }
 
+static int p_attach(struct collect_opts *o, char c, const char *v)
+{
+	char *end;
+	errno = 0;
+	long pid = strtol(v, &end, 10);
+	if (errno || *end || end == v || pid <= 0 || pid > 4194304)
+		return bad("invalid -P value (a process id):", v);
+	o->attach_pid = pid;
+	return 0;
+}
+
 static int p_jvm_opts(struct collect_opts *o, char c, const char *v)
 {
 	o->jvm_opts = v;
@@ -750,6 +761,10 @@ static const struct setting settings[] = {
 	  "carries the kernel's stack above the user stack that" IND
 	  "entered it (needs perf_event_paranoid <= 1 or" IND "CAP_PERFMON); default off",
 	  p_kernel, e_kernel, 17, d_kernel },
+	{ 'P', 0, "PID",
+	  "attach: record the running process PID (its threads," IND
+	  "and those it makes) for -t SECONDS or until interrupted," IND
+	  "from outside it; clock profiling (-p, -k) only", p_attach, NULL, 0, NULL },
 	{ 'n', 0, NULL, "dry run: show what would be done", p_dry, NULL, 0, NULL },
 	/* what collect decides itself */
 	{ 0, 0, NULL, NULL, NULL, NULL, 2, d_program },

@@ -58,6 +58,7 @@ struct collect_opts {
 	const char *java;    /* -j: on, off; NULL: not given (on for a JVM) */
 	const char *jvm_opts; /* -J: options for the JVM */
 	int kernel;	     /* -k on: kernel call stacks */
+	long attach_pid;     /* -P: the running process to record; 0 none */
 
 	/* worked out by cmd_collect */
 	char prog[PATH_MAX];	      /* the program's path */

@@ -49,6 +49,11 @@ int collect_kernel_syms(const char *expdir);
 /* The integer a /proc or /sys file holds (perf_event_paranoid), -100
  * when it cannot be read. */
 int collect_read_int(const char *path);
+/* collect.c: the experiment directory of o (-o, -d; else test.N.er),
+ * made unless dry: 0, or 2 with a one-line error. */
+int collect_make_experiment(const struct collect_opts *o, char *path, size_t cap, int dry);
+/* collect_attach.c: sonde collect -P PID, from outside the process. */
+int collect_attach(struct collect_opts *o, int argc, char **argv);
 int cmd_kernel(int argc, char **argv);
 int collect_counters_env(const struct sonde_hwc *c, int n, char *out, size_t cap);
 void collect_counters_list(FILE *f);

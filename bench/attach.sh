@@ -1,0 +1,44 @@
+#!/bin/sh
+# sonde collect -P's cost (issue 32): the fixed-work burn fixture (2
+# threads) plain, and attached to at -p hi from its start to its end,
+# round by round: the program's wall time (its own runcpu) and the ratio;
+# and what an attach with -t 1 takes beyond its second (opening the
+# counters, reading the process's objects; then unwinding what is left
+# and writing the experiment).
+cd "$(dirname "$0")/.." || exit 1
+B=$(pwd)/build
+SONDE=$B/bin/sonde
+RUNCPU=$B/bench/runcpu
+ROUNDS=${BENCH_ATTACH_ROUNDS:-5}
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+. bench/stats.sh
+echo "== sonde collect -P: burn 2 threads x 2000 rounds, plain vs attached at -p hi (median of $ROUNDS)"
+mkdir -p $B/bench
+[ -x $RUNCPU ] || cc -O2 -o $RUNCPU bench/runcpu.c || exit 1
+: >$W/p; : >$W/a; : >$W/o
+for r in $(seq 1 "$ROUNDS"); do
+	$RUNCPU $B/fixtures/burn 2 0 2000 | awk '{ print $4 }' >>$W/p
+	$B/fixtures/burn 2 0 2000 >/dev/null &
+	pid=$!
+	t0=$(date +%s%N)
+	rm -rf $W/a.er
+	"$SONDE" collect -P $pid -p hi -o $W/a.er 2>/dev/null &
+	cpid=$!
+	wait $pid
+	t1=$(date +%s%N)
+	wait $cpid
+	echo "$t0 $t1" | awk '{ printf "%.4f\n", ($2 - $1) / 1e9 }' >>$W/a
+	sleep 2 &
+	s=$!
+	t0=$(date +%s%N)
+	rm -rf $W/o.er
+	"$SONDE" collect -P $s -p hi -t 1 -o $W/o.er 2>/dev/null
+	t1=$(date +%s%N)
+	echo "$t0 $t1" | awk '{ printf "%.4f\n", ($2 - $1) / 1e9 - 1 }' >>$W/o
+	wait $s
+done
+p=$(median <$W/p) a=$(median <$W/a) o=$(median <$W/o)
+printf "  plain wall %.3f s; attached from start to end %.3f s (%s)\n" "$p" "$a" "$(pct "$a" "$p")"
+printf "  an attach of -t 1 to an idle process takes %.0f ms beyond its second (attach, detach, writing)\n" \
+	"$(echo "$o" | awk '{ print $1 * 1000 }')"
