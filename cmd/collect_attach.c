@@ -29,7 +29,6 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
-#include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
@@ -52,6 +51,7 @@
 #include "commands.h"
 #include "reader/experiment.h"
 #include "reader/expwriter.h"
+#include "remote_unwind.h"
 #include "sonde/format.h"
 
 /* A sample is 16.5 KiB (its stack copy's size whatever the stack's use):
@@ -59,11 +59,6 @@
  * 2 MiB a CPU, read every 10 ms (and when a quarter is full), lose none */
 #define RING_DATA_PAGES 512
 #define STACK_COPY 16384u
-
-/* The user registers asked for, and their place in the record: perf's
- * order (asm/perf_regs.h: AX BX CX DX SI DI BP SP IP, R8..R15) */
-enum { R_AX, R_BX, R_CX, R_DX, R_SI, R_DI, R_BP, R_SP, R_IP, R_R8, NREGS = R_R8 + 8 };
-#define REGS_MASK (0x1ffull | (0xffull << 16))
 
 struct athread {
 	pid_t tid;
@@ -86,18 +81,11 @@ struct astate {
 	int *fds;
 	size_t nfds, capfds;
 	int depth;
-	Dwfl *dwfl;
+	struct runw *unw;
 	struct sonde_expw *w;
-	struct u64map stacks; /* hash of the frames -> index in ids */
-	uint64_t *ids;
-	size_t nids, capids;
+	struct runw_stacks st;
 	struct u64map names; /* tids written with a name */
-	/* the sample being unwound */
-	const uint64_t *regs;
-	const uint8_t *stack;
-	uint64_t sp, stack_len;
-	struct sonde_frame *fr;
-	int nfr;
+	struct sonde_frame *fr; /* room for a sample's frames */
 	uint64_t samples, unwound_to_root, lost, bad;
 	int failed;
 };
@@ -139,7 +127,7 @@ static int open_thread(struct astate *a, pid_t tid, uint64_t interval, int kerne
 	at.sample_period = interval;
 	at.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD | PERF_SAMPLE_REGS_USER |
 			 PERF_SAMPLE_STACK_USER | (kernel ? PERF_SAMPLE_CALLCHAIN : 0);
-	at.sample_regs_user = REGS_MASK;
+	at.sample_regs_user = RUNW_REGS_MASK;
 	at.sample_stack_user = STACK_COPY;
 	at.exclude_callchain_user = 1;
 	at.exclude_kernel = !kernel;
@@ -201,111 +189,6 @@ static bool have_thread(const struct astate *a, pid_t tid)
 	return false;
 }
 
-/* ---- the unwinder's callbacks: the sample's registers and stack copy ---- */
-
-static pid_t cb_next_thread(Dwfl *d, void *arg, void **targ)
-{
-	(void)d, (void)arg, (void)targ;
-	return 0;
-}
-
-static bool cb_get_thread(Dwfl *d, pid_t tid, void *arg, void **targ)
-{
-	(void)d, (void)tid;
-	*targ = arg;
-	return true;
-}
-
-static bool cb_memory_read(Dwfl *d, Dwarf_Addr addr, Dwarf_Word *out, void *arg)
-{
-	(void)d;
-	const struct astate *a = arg;
-	if (addr < a->sp || addr + 8 > a->sp + a->stack_len || addr + 8 < addr)
-		return false;
-	memcpy(out, a->stack + (addr - a->sp), 8);
-	return true;
-}
-
-static bool cb_set_initial_registers(Dwfl_Thread *t, void *arg)
-{
-	const struct astate *a = arg;
-	const uint64_t *r = a->regs;
-	/* DWARF's order: rax rdx rcx rbx rsi rdi rbp rsp r8..r15 rip */
-	Dwarf_Word dw[17] = { r[R_AX], r[R_DX], r[R_CX], r[R_BX], r[R_SI], r[R_DI], r[R_BP], r[R_SP] };
-	for (int i = 0; i < 8; i++)
-		dw[8 + i] = r[R_R8 + i];
-	dw[16] = r[R_IP];
-	return dwfl_thread_state_registers(t, 0, 17, dw);
-}
-
-static const Dwfl_Thread_Callbacks thread_cb = {
-	.next_thread = cb_next_thread,
-	.get_thread = cb_get_thread,
-	.memory_read = cb_memory_read,
-	.set_initial_registers = cb_set_initial_registers,
-};
-
-static int cb_frame(Dwfl_Frame *f, void *arg)
-{
-	struct astate *a = arg;
-	Dwarf_Addr pc;
-	bool act;
-	if (!dwfl_frame_pc(f, &pc, &act) || !pc || a->nfr >= a->depth)
-		return DWARF_CB_ABORT;
-	/* the interrupted instruction exact, then return addresses */
-	a->fr[a->nfr++] = (struct sonde_frame){ pc | (a->nfr ? 0 : SONDE_PC_EXACT), SONDE_FRAME_NATIVE, a->nfr == 0,
-						0, 0 };
-	return DWARF_CB_OK;
-}
-
-/* No separate debug files: unwinding needs .eh_frame only (and must not
- * ask a debuginfod server). */
-static int no_debuginfo(Dwfl_Module *m, void **u, const char *mn, Dwarf_Addr a, const char *f, const char *dl,
-			GElf_Word crc, char **out)
-{
-	(void)m, (void)u, (void)mn, (void)a, (void)f, (void)dl, (void)crc, (void)out;
-	return -1;
-}
-
-static const Dwfl_Callbacks proc_cb = {
-	.find_elf = dwfl_linux_proc_find_elf,
-	.find_debuginfo = no_debuginfo,
-};
-
-static uint64_t frames_hash(const struct sonde_frame *f, int n)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (int i = 0; i < n; i++)
-		h = (h ^ (f[i].pc + 0x9e3779b97f4a7c15ull * (uint64_t)(f[i].kind + 1) + f[i].exact)) *
-		    0x100000001b3ull;
-	return h ^ (uint64_t)n;
-}
-
-static uint64_t intern(struct astate *a, const struct sonde_frame *f, int n, uint16_t flags)
-{
-	uint64_t h = frames_hash(f, n) ^ ((uint64_t)flags << 56);
-	long i = u64map_get(&a->stacks, h);
-	if (i >= 0)
-		return a->ids[i];
-	uint64_t id = 0;
-	if (sonde_expw_frames(a->w, flags, (uint16_t)n, f, &id) < 0 ||
-	    sonde_grow(&a->ids, &a->capids, a->nids + 1, sizeof *a->ids, 1024) ||
-	    u64map_put(&a->stacks, h, (uint32_t)a->nids) < 0) {
-		a->failed = 1;
-		return id;
-	}
-	a->ids[a->nids++] = id;
-	return id;
-}
-
-static void ring_copy(const uint8_t *data, uint64_t size, uint64_t at, void *out, size_t n)
-{
-	uint64_t o = at & (size - 1);
-	size_t first = (size_t)(size - o) < n ? (size_t)(size - o) : n;
-	memcpy(out, data + o, first);
-	memcpy((uint8_t *)out + first, data, n - first);
-}
-
 /* One sample record (its fields in perf's order: TID, TIME, PERIOD,
  * CALLCHAIN with -k, REGS_USER, STACK_USER): unwound and written. */
 static void one_sample(struct astate *a, const uint64_t *p, const uint64_t *end, int kernel)
@@ -331,10 +214,10 @@ static void one_sample(struct astate *a, const uint64_t *p, const uint64_t *end,
 	uint64_t abi = *p++;
 	const uint64_t *regs = NULL;
 	if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
-		if (end - p < NREGS)
+		if (end - p < RUNW_NREGS)
 			goto bad;
 		regs = p;
-		p += NREGS;
+		p += RUNW_NREGS;
 	}
 	if (end - p < 1)
 		goto bad;
@@ -348,38 +231,19 @@ static void one_sample(struct astate *a, const uint64_t *p, const uint64_t *end,
 		if (dyn > size)
 			dyn = size;
 	}
-	a->nfr = nk;
+	int n = nk;
 	uint16_t flags = 0;
 	if (regs) {
-		a->regs = regs;
-		a->stack = stack;
-		a->sp = regs[R_SP];
-		a->stack_len = dyn;
 		/* the kernel's frames above the user stack that entered it */
-		a->fr = fr + nk;
-		a->nfr = 0;
-		int depth = a->depth;
-		a->depth = depth - nk;
-		int r = dwfl_getthread_frames(a->dwfl, tid, cb_frame, a);
-		a->depth = depth;
-		a->fr = fr;
-		int nu = a->nfr;
-		a->nfr = nk + nu;
-		if (!nu) { /* not even the pc: the registers' */
-			fr[a->nfr++] = (struct sonde_frame){ regs[R_IP] | SONDE_PC_EXACT, SONDE_FRAME_NATIVE, true, 0, 0 };
-		}
-		/* the walk ends at the thread's first frame (no caller) or
-		 * stops short (the copy's end, code it cannot read) */
-		if (r != 0 || a->nfr >= a->depth)
-			flags |= a->nfr >= a->depth ? SONDE_STACK_TRUNCATED : SONDE_STACK_INCOMPLETE;
-		else
+		n += runw_unwind(a->unw, tid, regs, stack, dyn, fr + nk, a->depth - nk, &flags);
+		if (!flags)
 			a->unwound_to_root++;
 	} else if (!nk) {
 		goto bad; /* a kernel thread's, of nothing */
 	} else {
 		flags |= SONDE_STACK_INCOMPLETE;
 	}
-	uint64_t id = intern(a, fr, a->nfr, flags);
+	uint64_t id = runw_intern(&a->st, fr, n, flags);
 	if (sonde_expw_sample_state(a->w, (uint32_t)tid, 0, 0, time, period, id) < 0)
 		a->failed = 1;
 	a->samples++;
@@ -400,11 +264,11 @@ static void drain(struct astate *a, struct aring *t, int kernel, uint64_t *rec, 
 	uint64_t head = __atomic_load_n(&m->data_head, __ATOMIC_ACQUIRE), tail = m->data_tail;
 	while (tail + sizeof(struct perf_event_header) <= head) {
 		struct perf_event_header h;
-		ring_copy(data, size, tail, &h, sizeof h);
+		runw_ring_copy(data, size, tail, &h, sizeof h);
 		if (h.size < sizeof h || tail + h.size > head)
 			break;
 		if (h.size <= reccap) {
-			ring_copy(data, size, tail, rec, h.size);
+			runw_ring_copy(data, size, tail, rec, h.size);
 			const uint64_t *p = rec + 1, *end = (const uint64_t *)((const uint8_t *)rec + h.size);
 			if (h.type == PERF_RECORD_SAMPLE)
 				one_sample(a, p, end, kernel);
@@ -501,32 +365,6 @@ static void write_log(struct astate *a, const struct collect_opts *o, uint64_t s
 		       kernel ? " kernel_stacks=\"1\"" : "", (unsigned long long)start, (unsigned long long)start);
 }
 
-/* map.xml: the objects of the target, as libdwfl found them. */
-static int map_module(Dwfl_Module *mod, void **u, const char *name, Dwarf_Addr start, void *arg)
-{
-	(void)u;
-	struct astate *a = arg;
-	static uint32_t id;
-	Dwarf_Addr lo, hi, bias = 0;
-	const char *file = NULL;
-	dwfl_module_info(mod, NULL, &lo, &hi, NULL, NULL, &file, NULL);
-	if (!dwfl_module_getelf(mod, &bias))
-		bias = start;
-	const char *path = file ? file : name;
-	if (!path || (path[0] != '/' && strcmp(path, "[vdso]")))
-		return DWARF_CB_OK;
-	char bid[128] = "";
-	const unsigned char *bits;
-	GElf_Addr vaddr;
-	int nb = dwfl_module_build_id(mod, &bits, &vaddr);
-	for (int i = 0; i < nb && i < 60; i++)
-		snprintf(bid + 2 * i, 3, "%02x", bits[i]);
-	sonde_expw_map(a->w, "<object id=\"%u\" time_ns=\"0\" event=\"load\" path=\"%s\" base=\"0x%llx\" lo=\"0x%llx\" "
-			     "hi=\"0x%llx\" buildid=\"%s\"/>\n",
-		       ++id, path, (unsigned long long)bias, (unsigned long long)lo, (unsigned long long)hi, bid);
-	return DWARF_CB_OK;
-}
-
 int collect_attach(struct collect_opts *o, int argc, char **argv)
 {
 	pid_t pid = (pid_t)o->attach_pid;
@@ -610,11 +448,10 @@ int collect_attach(struct collect_opts *o, int argc, char **argv)
 		fprintf(stderr, "sonde collect: -P %d: the process ended before it could be attached\n", (int)pid);
 		return 2;
 	}
-	a.dwfl = dwfl_begin(&proc_cb);
-	if (!a.dwfl || dwfl_linux_proc_report(a.dwfl, pid) != 0 || dwfl_report_end(a.dwfl, NULL, NULL) != 0 ||
-	    !dwfl_attach_state(a.dwfl, NULL, pid, &thread_cb, &a)) {
-		fprintf(stderr, "sonde collect: -P %d: cannot read the process's objects: %s\n", (int)pid,
-			dwfl_errmsg(-1));
+	char why[256];
+	a.unw = runw_open(pid, why, sizeof why);
+	if (!a.unw) {
+		fprintf(stderr, "sonde collect: -P %d: cannot read the process's objects: %s\n", (int)pid, why);
 		return 2;
 	}
 	char *exp = o->exp;
@@ -623,6 +460,7 @@ int collect_attach(struct collect_opts *o, int argc, char **argv)
 		return rc;
 	char err[512];
 	a.w = sonde_expw_create(exp, err, sizeof err);
+	a.st.w = a.w;
 	if (!a.w) {
 		fprintf(stderr, "sonde collect: %s\n", err);
 		return 1;
@@ -711,7 +549,7 @@ int collect_attach(struct collect_opts *o, int argc, char **argv)
 		}
 		sonde_expw_log(a.w, "/>\n");
 	}
-	dwfl_getmodules(a.dwfl, map_module, &a, 0);
+	runw_write_map(a.unw, a.w);
 	if (a.lost)
 		sonde_expw_log(a.w, "<event kind=\"warning\" time_ns=\"%llu\" text=\"%llu samples lost (a ring buffer was "
 				    "full)\"/>\n",
@@ -723,7 +561,7 @@ int collect_attach(struct collect_opts *o, int argc, char **argv)
 		       (unsigned long long)a.bad);
 	sonde_expw_log(a.w, "<event kind=\"detach\" time_ns=\"%llu\"/>\n", (unsigned long long)end);
 	sonde_expw_log(a.w, "<event kind=\"exit\" time_ns=\"%llu\" status=\"0\"/>\n", (unsigned long long)end);
-	dwfl_end(a.dwfl);
+	runw_close(a.unw);
 	if (sonde_expw_finish(a.w, 0, err, sizeof err) < 0) {
 		fprintf(stderr, "sonde collect: cannot write '%s': %s\n", exp, err);
 		return 1;
@@ -731,5 +569,7 @@ int collect_attach(struct collect_opts *o, int argc, char **argv)
 	fprintf(stderr, "sonde collect: %s process %d after %.3f s: %s, %llu samples\n",
 		gone ? "recorded until the end of" : "detached from", (int)pid, (double)(end - start) / 1e9, exp,
 		(unsigned long long)a.samples);
-	return a.failed ? 1 : 0;
+	int failed = a.failed || a.st.failed;
+	runw_stacks_release(&a.st);
+	return failed ? 1 : 0;
 }

@@ -44,6 +44,7 @@
 #include "commands.h"
 #include "reader/experiment.h"
 #include "reader/expwriter.h"
+#include "remote_unwind.h"
 #include "sonde/format.h"
 
 #define RING_DATA_PAGES 64 /* 256 KiB a CPU: 2 ms of records at 1 kHz are 20 KiB */
@@ -65,9 +66,7 @@ struct kstate {
 	int ncpu;
 	size_t page;
 	struct sonde_expw *w;
-	struct u64map stacks; /* hash of the frames -> index in ids */
-	uint64_t *ids;
-	size_t nids, capids;
+	struct runw_stacks st;
 	struct u64map seen; /* pids named in the processes file */
 	uint64_t lost, bad;
 	struct ksample *smp;
@@ -173,41 +172,6 @@ static void name_process(struct kstate *k, uint32_t pid, const char *comm)
 		k->failed = 1;
 }
 
-static uint64_t frames_hash(const struct sonde_frame *f, int n)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (int i = 0; i < n; i++)
-		h = (h ^ (f[i].pc + 0x9e3779b97f4a7c15ull * (uint64_t)(f[i].kind + 1) + f[i].exact)) *
-		    0x100000001b3ull;
-	return h ^ (uint64_t)n;
-}
-
-static uint64_t intern(struct kstate *k, const struct sonde_frame *f, int n)
-{
-	uint64_t h = frames_hash(f, n);
-	long i = u64map_get(&k->stacks, h);
-	if (i >= 0)
-		return k->ids[i];
-	uint64_t id = 0;
-	if (sonde_expw_frames(k->w, 0, (uint16_t)n, f, &id) < 0 ||
-	    sonde_grow(&k->ids, &k->capids, k->nids + 1, sizeof *k->ids, 1024) ||
-	    u64map_put(&k->stacks, h, (uint32_t)k->nids) < 0) {
-		k->failed = 1;
-		return id;
-	}
-	k->ids[k->nids++] = id;
-	return id;
-}
-
-/* The bytes of the ring at offset at (it wraps). */
-static void ring_copy(const uint8_t *data, uint64_t size, uint64_t at, void *out, size_t n)
-{
-	uint64_t o = at & (size - 1);
-	size_t first = (size_t)(size - o) < n ? (size_t)(size - o) : n;
-	memcpy(out, data + o, first);
-	memcpy((uint8_t *)out + first, data, n - first);
-}
-
 static void drain(struct kstate *k, struct kcpu *c)
 {
 	struct perf_event_mmap_page *m = c->m;
@@ -218,11 +182,11 @@ static void drain(struct kstate *k, struct kcpu *c)
 	struct sonde_frame fr[PERF_MAX_STACK_DEPTH + 1];
 	while (tail + sizeof(struct perf_event_header) <= head) {
 		struct perf_event_header h;
-		ring_copy(data, size, tail, &h, sizeof h);
+		runw_ring_copy(data, size, tail, &h, sizeof h);
 		if (h.size < sizeof h || tail + h.size > head)
 			break;
 		if (h.size <= sizeof rec) {
-			ring_copy(data, size, tail, rec, h.size);
+			runw_ring_copy(data, size, tail, rec, h.size);
 			const uint64_t *p = (const uint64_t *)((const uint8_t *)rec + sizeof h);
 			const uint64_t *end = (const uint64_t *)((const uint8_t *)rec + h.size);
 			if (h.type == PERF_RECORD_SAMPLE && end - p >= 4) {
@@ -244,7 +208,7 @@ static void drain(struct kstate *k, struct kcpu *c)
 						k->failed = 1;
 					} else {
 						k->smp[k->nsmp++] =
-							(struct ksample){ time, period, intern(k, fr, n), (uint16_t)c->cpu };
+							(struct ksample){ time, period, runw_intern(&k->st, fr, n, 0), (uint16_t)c->cpu };
 						c->samples++;
 						c->weight += period;
 						if (!pid)
@@ -432,6 +396,7 @@ int cmd_kernel(int argc, char **argv)
 		return rc;
 	char err[512];
 	k.w = sonde_expw_create(dir, err, sizeof err);
+	k.st.w = k.w;
 	if (!k.w) {
 		fprintf(stderr, "sonde kernel: %s\n", err);
 		return 1;
@@ -505,7 +470,7 @@ int cmd_kernel(int argc, char **argv)
 	 * idle time is the kernel's accounting's less what was sampled: one
 	 * <IDLE> sample at the end, per CPU. */
 	struct sonde_frame idle = { 0, SONDE_FRAME_PROCESS, false, 0, 0 };
-	uint64_t idle_stack = intern(&k, &idle, 1);
+	uint64_t idle_stack = runw_intern(&k.st, &idle, 1, 0);
 	for (int c = 0; c < k.ncpu; c++) {
 		struct kcpu *x = &k.cpu[c];
 		uint64_t acct = x->stat_idle1 > x->stat_idle0 ? x->stat_idle1 - x->stat_idle0 : 0;
@@ -548,7 +513,7 @@ int cmd_kernel(int argc, char **argv)
 		fprintf(stderr, "sonde kernel: cannot write '%s': %s\n", dir, err);
 		return 1;
 	}
-	if (k.failed) {
+	if (k.failed || k.st.failed) {
 		fprintf(stderr, "sonde kernel: out of memory; '%s' is incomplete\n", dir);
 		return 1;
 	}
