@@ -2,7 +2,9 @@
 # sonde kernel's cost (issue 32): the fixed-work burn fixture (2 threads,
 # both CPUs busy) plain, under `sonde kernel -p hi PROGRAM` (every CPU
 # sampled at 1 kHz with the kernel's stacks) and under `perf record -a -g
-# -F 1000` (the same, with perf's user stacks too), round by round.  Prints
+# -F 1000` (the same, with perf's user stacks too), and `sonde kernel -F
+# =burn` (the program's user stacks too, unwound from copies), round by
+# round.  Prints
 # the median wall time of the program and the total CPU of the command
 # (the recorder's own included), and the ratios against the plain run.
 cd "$(dirname "$0")/.." || exit 1
@@ -23,11 +25,13 @@ if ! (cd $W && "$SONDE" kernel -t 0.1 -o probe.er >/dev/null 2>$W/err); then
 fi
 have_perf=0
 perf record -q -a -o $W/probe.data -F 1000 -g true >/dev/null 2>&1 && have_perf=1
-for f in pw pc kw kc fw fc; do : >$W/$f; done
+for f in pw pc kw kc fw fc Fw Fc; do : >$W/$f; done
 for r in $(seq 1 "$ROUNDS"); do
 	$RUNCPU $work >$W/o && awk '{ print $4 >> "'$W/pw'"; print $2 >> "'$W/pc'" }' $W/o
 	rm -rf $W/k.er
 	$RUNCPU "$SONDE" kernel -p hi -o $W/k.er $work >$W/o && awk '{ print $4 >> "'$W/kw'"; print $2 >> "'$W/kc'" }' $W/o
+	rm -rf $W/kf.er
+	$RUNCPU "$SONDE" kernel -p hi -F =burn -o $W/kf.er $work >$W/o && awk '{ print $4 >> "'$W/Fw'"; print $2 >> "'$W/Fc'" }' $W/o
 	if [ $have_perf = 1 ]; then
 		$RUNCPU perf record -q -a -g -F 1000 -o $W/perf.data $work >$W/o &&
 			awk '{ print $4 >> "'$W/fw'"; print $2 >> "'$W/fc'" }' $W/o
@@ -36,6 +40,9 @@ done
 pw=$(median <$W/pw) pc=$(median <$W/pc) kw=$(median <$W/kw) kc=$(median <$W/kc)
 printf "  plain wall %.3f s, cpu %.3f s; sonde kernel -p hi wall %.3f s (%s), cpu %.3f s (%s)\n" \
 	"$pw" "$pc" "$kw" "$(pct "$kw" "$pw")" "$kc" "$(pct "$kc" "$pc")"
+Fw=$(median <$W/Fw) Fc=$(median <$W/Fc)
+printf "  sonde kernel -p hi -F =burn (its user stacks too) wall %.3f s (%s), cpu %.3f s (%s)\n" \
+	"$Fw" "$(pct "$Fw" "$pw")" "$Fc" "$(pct "$Fc" "$pc")"
 if [ $have_perf = 1 ]; then
 	fw=$(median <$W/fw) fc=$(median <$W/fc)
 	printf "  perf record -a -g -F 1000 wall %.3f s (%s), cpu %.3f s (%s)\n" "$fw" "$(pct "$fw" "$pw")" "$fc" "$(pct "$fc" "$pc")"

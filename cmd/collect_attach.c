@@ -313,45 +313,13 @@ static const char *refused(const struct collect_opts *o, int argc, char **argv)
 /* log.xml's beginning, as the collector writes it, for the target. */
 static void write_log(struct astate *a, const struct collect_opts *o, uint64_t start, uint64_t interval, int kernel)
 {
-	char exe[4096] = "", cwd[4096] = "", path[64], cmd[4096] = "";
-	snprintf(path, sizeof path, "/proc/%d/exe", (int)a->pid);
-	ssize_t n = readlink(path, exe, sizeof exe - 1);
-	exe[n > 0 ? n : 0] = 0;
-	snprintf(path, sizeof path, "/proc/%d/cwd", (int)a->pid);
-	n = readlink(path, cwd, sizeof cwd - 1);
-	cwd[n > 0 ? n : 0] = 0;
-	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)a->pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		n = read(fd, cmd, sizeof cmd - 1);
-		close(fd);
-		for (ssize_t i = 0; i + 1 < n; i++)
-			if (!cmd[i])
-				cmd[i] = ' ';
-		cmd[n > 0 ? n : 0] = 0;
-	}
 	char host[256] = "?";
 	gethostname(host, sizeof host - 1);
 	sonde_expw_log(a->w,
 		       "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-		       "<experiment format=\"%d\" collector=\"sonde collect -P\">\n"
-		       "<target pid=\"%d\" ppid=\"0\" cwd=\"",
-		       SONDE_FORMAT_VERSION, (int)a->pid);
-	const char *s[] = { cwd, exe, cmd };
-	const char *attr[] = { "\" exe=\"", "\" command=\"", "\"/>\n" };
-	for (int k = 0; k < 3; k++) {
-		for (const char *c = s[k]; *c; c++) {
-			if (*c == '"')
-				sonde_expw_log(a->w, "&quot;");
-			else if (*c == '&')
-				sonde_expw_log(a->w, "&amp;");
-			else if (*c == '<')
-				sonde_expw_log(a->w, "&lt;");
-			else if ((unsigned char)*c >= 0x20)
-				sonde_expw_log(a->w, "%c", *c);
-		}
-		sonde_expw_log(a->w, "%s", attr[k]);
-	}
+		       "<experiment format=\"%d\" collector=\"sonde collect -P\">\n",
+		       SONDE_FORMAT_VERSION);
+	runw_log_target(a->w, a->pid, NULL);
 	sonde_expw_log(a->w,
 		       "<system host=\"%s\" os=\"Linux\" cpus=\"%ld\" pagesize=\"%zu\"/>\n"
 		       "<settings clock_source=\"perf-task-clock-attach\" kernel_time=\"sampled\" "

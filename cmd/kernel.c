@@ -27,6 +27,7 @@
 #include <linux/perf_event.h>
 #include <math.h>
 #include <poll.h>
+#include <regex.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +49,20 @@
 #include "sonde/format.h"
 
 #define RING_DATA_PAGES 64 /* 256 KiB a CPU: 2 ms of records at 1 kHz are 20 KiB */
+/* With -F a record holds a copy of the top of the user stack: 16.5 KiB,
+ * 16 MiB a second at 1 kHz, so 2 MiB a CPU, read every 50 ms at most. */
+#define RING_DATA_PAGES_F 512
+#define STACK_COPY 16384u
+
+/* A process -F follows: its sub-experiment, written at the end. */
+struct kproc {
+	uint32_t pid;
+	char name[32], dir[4200];
+	struct runw *unw; /* NULL: it was gone at its first sample */
+	struct sonde_expw *w;
+	struct runw_stacks st;
+	uint64_t samples;
+};
 
 struct kcpu {
 	int cpu, fd;
@@ -64,7 +79,17 @@ struct ksample {
 struct kstate {
 	struct kcpu *cpu;
 	int ncpu;
-	size_t page;
+	size_t page, ring_pages;
+	/* -F: on (1), =REGEX (2, re); the processes followed, by pid (and
+	 * those not, as -1) */
+	int follow;
+	regex_t re;
+	const char *dir;
+	struct kproc *procs;
+	size_t nprocs, capprocs;
+	struct u64map procix;
+	uint64_t *rec;
+	size_t reccap;
 	struct sonde_expw *w;
 	struct runw_stacks st;
 	struct u64map seen; /* pids named in the processes file */
@@ -128,7 +153,7 @@ static int make_dir(const char *name, char *path, size_t cap)
 	return 2;
 }
 
-static int open_cpu(int cpu, uint64_t period)
+static int open_cpu(int cpu, uint64_t period, int follow)
 {
 	struct perf_event_attr a;
 	memset(&a, 0, sizeof a);
@@ -137,6 +162,13 @@ static int open_cpu(int cpu, uint64_t period)
 	a.config = PERF_COUNT_SW_CPU_CLOCK;
 	a.sample_period = period;
 	a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_PERIOD;
+	if (follow) {
+		/* the user registers and the top of the user stack, which
+		 * the followed processes' stacks are unwound from */
+		a.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		a.sample_regs_user = RUNW_REGS_MASK;
+		a.sample_stack_user = STACK_COPY;
+	}
 	a.exclude_callchain_user = 1;
 	a.exclude_hv = 1;
 	a.use_clockid = 1;
@@ -172,27 +204,114 @@ static void name_process(struct kstate *k, uint32_t pid, const char *comm)
 		k->failed = 1;
 }
 
+/* The process pid's entry, made at its first sample when -F follows it;
+ * NULL when it is not followed. */
+static struct kproc *followed(struct kstate *k, uint32_t pid)
+{
+	long i = u64map_get(&k->procix, pid);
+	if (i >= 0)
+		return i < (long)k->nprocs ? &k->procs[i] : NULL;
+	char path[64], comm[32] = "";
+	snprintf(path, sizeof path, "/proc/%u/comm", pid);
+	FILE *f = fopen(path, "re");
+	if (f) {
+		if (fgets(comm, sizeof comm, f))
+			comm[strcspn(comm, "\n")] = 0;
+		fclose(f);
+	}
+	if (!comm[0] || (k->follow == 2 && regexec(&k->re, comm, 0, NULL, 0))) {
+		/* gone before its first sample was read, or not asked for */
+		u64map_put(&k->procix, pid, UINT32_MAX - 1);
+		return NULL;
+	}
+	if (sonde_grow(&k->procs, &k->capprocs, k->nprocs + 1, sizeof *k->procs, 64) ||
+	    u64map_put(&k->procix, pid, (uint32_t)k->nprocs) < 0) {
+		k->failed = 1;
+		return NULL;
+	}
+	struct kproc *pr = &k->procs[k->nprocs++];
+	memset(pr, 0, sizeof *pr);
+	pr->pid = pid;
+	snprintf(pr->name, sizeof pr->name, "%s", comm);
+	/* the reference's name: _NAME_PID_1234.1.er, NAME safe in a path */
+	char safe[32];
+	snprintf(safe, sizeof safe, "%s", comm);
+	for (char *s = safe; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '-' ||
+		      *s == '+'))
+			*s = '-';
+	snprintf(pr->dir, sizeof pr->dir, "%s/_%s_PID_%u.1.er", k->dir, safe, pid);
+	char err[512];
+	pr->w = sonde_expw_create(pr->dir, err, sizeof err);
+	if (!pr->w) {
+		fprintf(stderr, "sonde kernel: %s\n", err);
+		k->failed = 1;
+	}
+	pr->st.w = pr->w;
+	pr->unw = runw_open((pid_t)pid, err, sizeof err);
+	return pr;
+}
+
+/* A followed process's sample: its user stack, unwound, below the
+ * kernel's frames (fr[0, nk)). */
+static void follow_sample(struct kstate *k, struct kproc *pr, uint32_t tid, uint16_t cpu, uint64_t time,
+			  uint64_t period, struct sonde_frame *fr, int nk, const uint64_t *p, const uint64_t *end)
+{
+	if (!pr->w || end - p < 1)
+		return;
+	uint64_t abi = *p++;
+	const uint64_t *regs = NULL;
+	if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
+		if (end - p < RUNW_NREGS)
+			return;
+		regs = p;
+		p += RUNW_NREGS;
+	}
+	if (end - p < 1)
+		return;
+	uint64_t size = *p++, dyn = 0;
+	const uint8_t *stack = (const uint8_t *)p;
+	if (size) {
+		if (size / 8 + 1 > (uint64_t)(end - p))
+			return;
+		dyn = p[size / 8] < size ? p[size / 8] : size;
+	}
+	int n = nk;
+	uint16_t flags = 0;
+	if (regs && pr->unw) {
+		n += runw_unwind(pr->unw, (pid_t)tid, regs, stack, dyn, fr + nk, PERF_MAX_STACK_DEPTH, &flags);
+	} else if (regs) {
+		fr[n++] = (struct sonde_frame){ regs[RUNW_IP] | SONDE_PC_EXACT, SONDE_FRAME_NATIVE, true, 0, 0 };
+		flags = SONDE_STACK_INCOMPLETE;
+	} else if (!nk) {
+		return;
+	}
+	if (sonde_expw_sample_state(pr->w, tid, cpu, 0, time, period, runw_intern(&pr->st, fr, n, flags)) < 0)
+		k->failed = 1;
+	pr->samples++;
+}
+
 static void drain(struct kstate *k, struct kcpu *c)
 {
 	struct perf_event_mmap_page *m = c->m;
 	const uint8_t *data = (const uint8_t *)m + m->data_offset;
 	uint64_t size = m->data_size;
 	uint64_t head = __atomic_load_n(&m->data_head, __ATOMIC_ACQUIRE), tail = m->data_tail;
-	static uint64_t rec[(sizeof(struct perf_event_header) + 8 * (6 + PERF_MAX_STACK_DEPTH + 16)) / 8 + 1];
-	struct sonde_frame fr[PERF_MAX_STACK_DEPTH + 1];
+	uint64_t *rec = k->rec;
+	struct sonde_frame fr[2 * PERF_MAX_STACK_DEPTH + 2];
 	while (tail + sizeof(struct perf_event_header) <= head) {
 		struct perf_event_header h;
 		runw_ring_copy(data, size, tail, &h, sizeof h);
 		if (h.size < sizeof h || tail + h.size > head)
 			break;
-		if (h.size <= sizeof rec) {
+		if (h.size <= k->reccap) {
 			runw_ring_copy(data, size, tail, rec, h.size);
 			const uint64_t *p = (const uint64_t *)((const uint8_t *)rec + sizeof h);
 			const uint64_t *end = (const uint64_t *)((const uint8_t *)rec + h.size);
 			if (h.type == PERF_RECORD_SAMPLE && end - p >= 4) {
 				/* TID, TIME, PERIOD, CALLCHAIN in that order
 				 * (perf_event.h: the fields in bit order) */
-				uint32_t pid = (uint32_t)p[0];
+				uint32_t pid = (uint32_t)p[0], tid = (uint32_t)(p[0] >> 32);
 				uint64_t time = p[1], period = p[2], nr = p[3];
 				const uint64_t *ips = p + 4;
 				if (nr <= (uint64_t)(end - ips)) {
@@ -201,6 +320,10 @@ static void drain(struct kstate *k, struct kcpu *c)
 						if (ips[i] < (uint64_t)PERF_CONTEXT_MAX)
 							fr[n++] = (struct sonde_frame){ ips[i], SONDE_FRAME_KERNEL, n == 0,
 											0, 0 };
+					struct kproc *pr = k->follow && pid ? followed(k, pid) : NULL;
+					if (pr)
+						follow_sample(k, pr, tid, (uint16_t)c->cpu, time, period, fr, n, ips + nr,
+							      end);
 					fr[n++] = (struct sonde_frame){ pid, SONDE_FRAME_PROCESS, false, 0, 0 };
 					if (pid)
 						name_process(k, pid, NULL);
@@ -307,6 +430,8 @@ int cmd_kernel(int argc, char **argv)
 {
 	double ms = 10, seconds = -1;
 	const char *name = NULL;
+	int follow = 0;
+	regex_t re;
 	int i = 1;
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -338,10 +463,16 @@ int cmd_kernel(int argc, char **argv)
 			}
 		} else if (!strcmp(o, "-o")) {
 			name = v;
+		} else if (!strcmp(v, "on")) {
+			follow = 1;
+		} else if (v[0] == '=') {
+			follow = 2;
+			if (regcomp(&re, v + 1, REG_EXTENDED | REG_NOSUB)) {
+				fprintf(stderr, "sonde kernel: -F: invalid regular expression: %s\n", v + 1);
+				return 2;
+			}
 		} else if (strcmp(v, "off")) {
-			fprintf(stderr, "sonde kernel: -F %s: sub-experiments with each process's user stacks are not "
-					"done yet (only -F off)\n",
-				v);
+			fprintf(stderr, "sonde kernel: invalid -F value (on, off or =REGEX): %s\n", v);
 			return 2;
 		}
 	}
@@ -356,6 +487,14 @@ int cmd_kernel(int argc, char **argv)
 	memset(&k, 0, sizeof k);
 	long pg = sysconf(_SC_PAGESIZE);
 	k.page = pg > 0 ? (size_t)pg : 4096;
+	k.follow = follow;
+	if (follow == 2)
+		k.re = re;
+	k.ring_pages = follow ? RING_DATA_PAGES_F : RING_DATA_PAGES;
+	k.reccap = k.page * k.ring_pages;
+	k.rec = malloc(k.reccap);
+	if (!k.rec)
+		return 1;
 	int nconf = (int)sysconf(_SC_NPROCESSORS_CONF);
 	if (nconf < 1)
 		nconf = 1;
@@ -366,7 +505,7 @@ int cmd_kernel(int argc, char **argv)
 	 * (ENODEV), and its time is none. */
 	int refused = 0;
 	for (int c = 0; c < nconf; c++) {
-		int fd = open_cpu(c, interval);
+		int fd = open_cpu(c, interval, follow);
 		if (fd < 0) {
 			if (errno == EACCES || errno == EPERM) {
 				refused = errno;
@@ -377,7 +516,7 @@ int cmd_kernel(int argc, char **argv)
 			fprintf(stderr, "sonde kernel: cannot sample CPU %d: %s\n", c, strerror(errno));
 			return 1;
 		}
-		void *m = mmap(NULL, k.page * (RING_DATA_PAGES + 1), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		void *m = mmap(NULL, k.page * (k.ring_pages + 1), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		if (m == MAP_FAILED) {
 			fprintf(stderr, "sonde kernel: cannot map CPU %d's ring buffer: %s\n", c, strerror(errno));
 			return 1;
@@ -394,6 +533,7 @@ int cmd_kernel(int argc, char **argv)
 	int rc = make_dir(name, dir, sizeof dir);
 	if (rc)
 		return rc;
+	k.dir = dir;
 	char err[512];
 	k.w = sonde_expw_create(dir, err, sizeof err);
 	k.st.w = k.w;
@@ -513,6 +653,56 @@ int cmd_kernel(int argc, char **argv)
 		fprintf(stderr, "sonde kernel: cannot write '%s': %s\n", dir, err);
 		return 1;
 	}
+	/* -F: each followed process's experiment, as a collector's would
+	 * be: its user stacks under the kernel's, its objects, its threads */
+	for (size_t q = 0; q < k.nprocs; q++) {
+		struct kproc *pr = &k.procs[q];
+		if (!pr->w)
+			continue;
+		char host[256] = "?";
+		gethostname(host, sizeof host - 1);
+		sonde_expw_process(pr->w, pr->pid, start);
+		sonde_expw_log(pr->w,
+			       "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+			       "<experiment format=\"%d\" collector=\"sonde kernel -F\">\n",
+			       SONDE_FORMAT_VERSION);
+		runw_log_target(pr->w, (pid_t)pr->pid, pr->name);
+		sonde_expw_log(pr->w,
+			       "<system host=\"%s\" os=\"Linux\" cpus=\"%d\" pagesize=\"%zu\"/>\n"
+			       "<settings clock_source=\"perf-cpu-clock-system\" kernel_time=\"sampled\" "
+			       "clock_interval_ns=\"%llu\" depth_limit=\"%d\" size_limit_mb=\"0\" duration_s=\"0\" "
+			       "kernel_stacks=\"1\"/>\n"
+			       "<time start_ns=\"%llu\"/>\n"
+			       "<dataformat file=\"profile\" kind=\"1\"/>\n"
+			       "<dataformat file=\"stacks\" kind=\"2\"/>\n"
+			       "<event kind=\"start\" time_ns=\"%llu\"/>\n",
+			       host, k.ncpu, k.page, (unsigned long long)interval, 2 * PERF_MAX_STACK_DEPTH + 2,
+			       (unsigned long long)start, (unsigned long long)start);
+		if (!pr->unw)
+			sonde_expw_log(pr->w,
+				       "<event kind=\"warning\" time_ns=\"%llu\" text=\"the process ended before "
+				       "its objects were read: its user stacks are their first frames\"/>\n",
+				       (unsigned long long)start);
+		sonde_expw_log(pr->w, "<event kind=\"exit\" time_ns=\"%llu\" status=\"0\"/>\n",
+			       (unsigned long long)end);
+		if (pr->unw)
+			runw_write_map(pr->unw, pr->w);
+		else
+			sonde_expw_map(pr->w, "%s", "");
+		char from[4200], to[4300];
+		snprintf(from, sizeof from, "%s/kallsyms", dir);
+		snprintf(to, sizeof to, "%s/kallsyms", pr->dir);
+		if (link(from, to) < 0)
+			k.failed = 1;
+		if (sonde_expw_finish(pr->w, 0, err, sizeof err) < 0) {
+			fprintf(stderr, "sonde kernel: cannot write '%s': %s\n", pr->dir, err);
+			return 1;
+		}
+		if (pr->st.failed)
+			k.failed = 1;
+		runw_stacks_release(&pr->st);
+		runw_close(pr->unw);
+	}
 	if (k.failed || k.st.failed) {
 		fprintf(stderr, "sonde kernel: out of memory; '%s' is incomplete\n", dir);
 		return 1;
@@ -520,8 +710,11 @@ int cmd_kernel(int argc, char **argv)
 	uint64_t total = 0;
 	for (int c = 0; c < k.ncpu; c++)
 		total += k.cpu[c].samples;
-	fprintf(stderr, "sonde kernel: %s: %d CPUs, %.3f s, %llu samples\n", dir, k.ncpu, (double)(end - start) / 1e9,
+	fprintf(stderr, "sonde kernel: %s: %d CPUs, %.3f s, %llu samples", dir, k.ncpu, (double)(end - start) / 1e9,
 		(unsigned long long)total);
+	if (follow)
+		fprintf(stderr, "; %zu processes followed", k.nprocs);
+	fprintf(stderr, "\n");
 	if (prog && child == 0)
 		return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 	return 0;

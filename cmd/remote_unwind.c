@@ -6,6 +6,8 @@
  */
 #define _GNU_SOURCE
 #include <elfutils/libdwfl.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -219,4 +221,46 @@ void runw_ring_copy(const uint8_t *data, uint64_t size, uint64_t at, void *out, 
 	size_t first = (size_t)(size - o) < n ? (size_t)(size - o) : n;
 	memcpy(out, data + o, first);
 	memcpy((uint8_t *)out + first, data, n - first);
+}
+
+static void log_text(struct sonde_expw *w, const char *s)
+{
+	for (const char *c = s; *c; c++) {
+		if (*c == '"')
+			sonde_expw_log(w, "&quot;");
+		else if (*c == '&')
+			sonde_expw_log(w, "&amp;");
+		else if (*c == '<')
+			sonde_expw_log(w, "&lt;");
+		else if ((unsigned char)*c >= 0x20)
+			sonde_expw_log(w, "%c", *c);
+	}
+}
+
+void runw_log_target(struct sonde_expw *w, pid_t pid, const char *name)
+{
+	char exe[4096] = "", cwd[4096] = "", path[64], cmd[4096] = "";
+	snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
+	ssize_t n = readlink(path, exe, sizeof exe - 1);
+	exe[n > 0 ? n : 0] = 0;
+	snprintf(path, sizeof path, "/proc/%d/cwd", (int)pid);
+	n = readlink(path, cwd, sizeof cwd - 1);
+	cwd[n > 0 ? n : 0] = 0;
+	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, cmd, sizeof cmd - 1);
+		close(fd);
+		for (ssize_t i = 0; i + 1 < n; i++)
+			if (!cmd[i])
+				cmd[i] = ' ';
+		cmd[n > 0 ? n : 0] = 0;
+	}
+	sonde_expw_log(w, "<target pid=\"%d\" ppid=\"0\" cwd=\"", (int)pid);
+	log_text(w, cwd);
+	sonde_expw_log(w, "\" exe=\"");
+	log_text(w, exe[0] || !name ? exe : name);
+	sonde_expw_log(w, "\" command=\"");
+	log_text(w, cmd[0] || !name ? cmd : name);
+	sonde_expw_log(w, "\"/>\n");
 }

@@ -39,6 +39,10 @@ int runw_unwind(struct runw *u, pid_t tid, const uint64_t *regs, const uint8_t *
 /* map.xml of w: the process's objects (the vDSO left out: no copy). */
 void runw_write_map(struct runw *u, struct sonde_expw *w);
 
+/* log.xml's <target> line of process pid, from /proc (its cwd, exe and
+ * command line; name for the exe and command when it is gone). */
+void runw_log_target(struct sonde_expw *w, pid_t pid, const char *name);
+
 /* What the commands that read perf records write experiments with: the
  * stacks of a writer, each written once (its frames and flags hashed). */
 struct runw_stacks {

@@ -6,9 +6,12 @@
 # and the processes) within 10% of CPUs x duration.  With a PROGRAM (the
 # ktime fixture, pread of a cached file), its exit status passes through
 # and its kernel time has the kernel's frames (do_syscall_64 ...) above
-# its process frame.  Refused, in one line and before anything is made,
-# for an unprivileged user at perf_event_paranoid above 0; -F on (not
-# done) and bad options are errors too.
+# its process frame.  With -F =kburn, a sub-experiment per busy process
+# (_kburn_PID_N.1.er) with its user stacks unwound from the records'
+# copies: its time its own clock's, all of it reaching main, the founder
+# still counted once.  Refused, in one line and before anything is made,
+# for an unprivileged user at perf_event_paranoid above 0; bad options
+# are errors too.
 . "$(dirname "$0")/lib.sh"
 cd "$TMP" || exit 1
 paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 2)
@@ -81,15 +84,56 @@ check "sonde kernel PROGRAM: its system calls' kernel stacks on its process fram
 "$SONDE" kernel -p hi -o q.er sh -c 'exit 7' >/dev/null 2>&1
 check "sonde kernel PROGRAM: exit status 7 passed through" test $? = 7
 
+# -F =kburn: a sub-experiment per kburn, _kburn_PID_N.1.er, with its user
+# stacks (unwound from the records' stack copies) under the kernel's,
+# its time its own clock's while sampled; the founder alone as before
+rm -f b1.log b2.log
+"$FIX/kburn" b1.log 4 &
+b1=$!
+"$FIX/kburn" b2.log 4 &
+b2=$!
+sleep 0.3
+"$SONDE" kernel -p hi -t 2 -F =kburn -o f.er >out.txt 2>err.txt
+r=$?
+wait $b1 $b2
+check "-F =kburn: exit 0 ($(cat err.txt))" sh -c "[ $r = 0 ] && grep -q '2 processes followed' err.txt"
+ts=$(awk '/kind="start"/ { match($0, /time_ns="[0-9]*"/); print substr($0, RSTART + 9, RLENGTH - 10) }' f.er/log.xml)
+te=$(awk '/kind="exit"/ { match($0, /time_ns="[0-9]*"/); print substr($0, RSTART + 9, RLENGTH - 10) }' f.er/log.xml)
+for n in 1 2; do
+	[ $n = 1 ] && p=$b1 || p=$b2
+	sub=f.er/_kburn_PID_$p.1.er
+	if [ -d $sub ]; then
+		ok "-F =kburn: $sub, named as the reference names them"
+	else
+		notok "-F =kburn: no $sub ($(ls f.er | tr '
+' ' '))"
+		continue
+	fi
+	want=$(($(cpu_at b$n.log "$te") - $(cpu_at b$n.log "$ts")))
+	"$SONDE" print -printmode csv -functions $sub >sub.csv 2>/dev/null
+	tot=$(awk -F, '$1 == "<Total>" { printf "%.0f", $5 }' sub.csv)
+	inmain=$(awk -F, '$1 == "main" { printf "%.0f", $5 }' sub.csv)
+	check "$sub: recorded $tot ns within 10% of its own clock's $want ns" within "$tot" "$want" 10
+	check "$sub: $inmain of $tot ns reach main (at least 99%: unwound from the copies)" \
+		awk -v a="$inmain" -v t="$tot" 'BEGIN { exit !(t > 0 && a >= 0.99 * t) }'
+done
+ftot=$("$SONDE" print -printmode csv -functions f.er 2>/dev/null | awk -F, '$1 == "<Total>" { printf "%.0f", $5 }')
+fdur=$((te - ts))
+check "-F: the founder opened alone, its sub-experiments not counted twice ($ftot ns of 2 x $fdur)" \
+	within "$ftot" $((2 * fdur)) 10
+check "-F: each sub-experiment has the founder's kallsyms" \
+	sh -c "[ \$(find f.er -mindepth 2 -name kallsyms -links +1 | wc -l) = \$(find f.er -mindepth 1 -maxdepth 1 -name '*.er' | wc -l) ]"
+
 # errors
-out=$("$SONDE" kernel -F on -t 1 -o f.er 2>&1)
+out=$("$SONDE" kernel -F '=(' -t 1 -o f2.er 2>&1)
 r=$?
 echo "$out" >msg.txt
-check "-F on: exit 2, not done, nothing made ($out)" sh -c "[ $r = 2 ] && grep -q 'not done' msg.txt && [ ! -e f.er ]"
-out=$("$SONDE" kernel -p fast -t 1 -o f.er 2>&1)
+check "-F =( : exit 2, the regular expression refused, nothing made ($out)" \
+	sh -c "[ $r = 2 ] && grep -q 'regular expression' msg.txt && [ ! -e f2.er ]"
+out=$("$SONDE" kernel -p fast -t 1 -o f3.er 2>&1)
 r=$?
 echo "$out" >msg.txt
-check "-p fast: exit 2, the value named" sh -c "[ $r = 2 ] && grep -q fast msg.txt && [ ! -e f.er ]"
+check "-p fast: exit 2, the value named" sh -c "[ $r = 2 ] && grep -q fast msg.txt && [ ! -e f3.er ]"
 "$SONDE" kernel -z 1 >/dev/null 2>&1
 check "an unknown option: exit 2" test $? = 2
 if [ "$(id -u)" = 0 ] && [ "$paranoid" -gt 0 ] && command -v setpriv >/dev/null; then

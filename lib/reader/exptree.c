@@ -67,10 +67,32 @@ static bool descendant_match(const char *name, struct sonde_exp_node *id)
 	return name[0] == '_';
 }
 
+/* A process that a kernel profile followed (sonde kernel -F), named as the
+ * reference names them: "_NAME_PID_1234.1.er" (NAME without '.'). */
+static bool kprocess_match(const char *name, struct sonde_exp_node *id)
+{
+	size_t l = strlen(name);
+	if (name[0] != '_' || l < 5 || strcmp(name + l - 5, ".1.er"))
+		return false;
+	/* the last "_PID_" of the stem, digits after it to the end */
+	const char *pid = NULL;
+	for (const char *p = name + 1; (p = strstr(p, "_PID_")) && p < name + l - 5; p++)
+		pid = p;
+	if (!pid || pid == name + 1 || pid + 5 == name + l - 5)
+		return false;
+	for (const char *d = pid + 5; d < name + l - 5; d++)
+		if (*d < '0' || *d > '9')
+			return false;
+	if (id)
+		id->kernel = true;
+	return true;
+}
+
 /* One row per kind; a directory is of the first kind that claims its name. */
 const struct sonde_subexp_kind sonde_subexp_kinds[] = {
-	{ "rank", rank_match },
-	{ "descendant", descendant_match },
+	{ "rank", rank_match, false },
+	{ "kernel process", kprocess_match, true },
+	{ "descendant", descendant_match, false },
 };
 const size_t sonde_subexp_nkinds = sizeof(sonde_subexp_kinds) / sizeof(sonde_subexp_kinds[0]);
 
@@ -285,6 +307,8 @@ static int add_sub(void *arg, const char *path, const char *name, const struct s
 {
 	struct adding *a = arg;
 
+	if (k && k->alone)
+		return 0;
 	if (add_one(a, path) < 0)
 		a->rc = -1;
 	return 0;

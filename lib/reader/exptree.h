@@ -48,6 +48,9 @@ struct sonde_subexp_kind {
 	 * lineage, pid and program are filled by the caller.  Must not
 	 * allocate. */
 	bool (*match)(const char *name, struct sonde_exp_node *id);
+	/* Opened only when given by itself, not with its founder: a kernel
+	 * profile's processes, whose time its founder holds already. */
+	bool alone;
 };
 
 /* The kinds of sub-experiments this reader knows, and how many. */

@@ -368,6 +368,15 @@ static void test_processes(void)
 	CHECK(sonde_subexp_kind_of("_f2_x1.er"));
 	CHECK(!sonde_subexp_kind_of("one.er"));
 	CHECK(!sonde_subexp_kind_of("_.er"));
+	/* a kernel profile's processes (sonde kernel -F), opened alone */
+	const struct sonde_subexp_kind *kp = sonde_subexp_kind_of("_sshd_PID_1264.1.er");
+	CHECK(kp && !strcmp(kp->name, "kernel process") && kp->alone);
+	CHECK(sonde_subexp_kind_of("_a_PID_b_PID_7.1.er") == kp);
+	CHECK(sonde_subexp_kind_of("_sshd_PID_.1.er") != kp);
+	CHECK(sonde_subexp_kind_of("_PID_12.1.er") != kp);
+	CHECK(sonde_subexp_kind_of("_sshd_PID_12x.1.er") != kp);
+	CHECK(sonde_subexp_kind_of("_sshd_PID_12.2.er") != kp);
+	CHECK(!sonde_subexp_kind_of("_f1.er")->alone);
 	/* the tree of one.er, opened as "one.er": the founder and _f1.er */
 	CHECK_I(open_tree(&t, "one.er", NULL, 0), 0);
 	CHECK_S(said, "");
