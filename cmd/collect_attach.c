@@ -77,6 +77,7 @@ struct astate {
 	struct athread *t;
 	size_t nt, capt, page;
 	int ncpu;
+	int user_only; /* kernel mode not counted: refused to this user */
 	struct aring *ring;
 	int *fds;
 	size_t nfds, capfds;
@@ -130,7 +131,10 @@ static int open_thread(struct astate *a, pid_t tid, uint64_t interval, int kerne
 	at.sample_regs_user = RUNW_REGS_MASK;
 	at.sample_stack_user = STACK_COPY;
 	at.exclude_callchain_user = 1;
-	at.exclude_kernel = !kernel;
+	/* kernel mode counted where this user may (its time then goes to
+	 * the user stack that entered the kernel, as the collector's
+	 * samples it), else user mode only */
+	at.exclude_kernel = a->user_only;
 	at.exclude_hv = 1;
 	at.inherit = 1; /* the threads it makes from now on */
 	at.use_clockid = 1;
@@ -140,6 +144,12 @@ static int open_thread(struct astate *a, pid_t tid, uint64_t interval, int kerne
 	size_t first = a->nfds;
 	for (int c = 0; c < a->ncpu; c++) {
 		int fd = (int)syscall(SYS_perf_event_open, &at, tid, c, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0 && (errno == EACCES || errno == EPERM) && !kernel && !at.exclude_kernel && a->nfds == first &&
+		    !a->nt) {
+			at.exclude_kernel = 1;
+			a->user_only = 1;
+			fd = (int)syscall(SYS_perf_event_open, &at, tid, c, -1, PERF_FLAG_FD_CLOEXEC);
+		}
 		if (fd < 0 && errno == ENODEV)
 			continue; /* an offline CPU */
 		int e = errno;
@@ -322,14 +332,15 @@ static void write_log(struct astate *a, const struct collect_opts *o, uint64_t s
 	runw_log_target(a->w, a->pid, NULL);
 	sonde_expw_log(a->w,
 		       "<system host=\"%s\" os=\"Linux\" cpus=\"%ld\" pagesize=\"%zu\"/>\n"
-		       "<settings clock_source=\"perf-task-clock-attach\" kernel_time=\"sampled\" "
+		       "<settings clock_source=\"perf-task-clock-attach\" kernel_time=\"%s\" "
 		       "clock_interval_ns=\"%llu\" depth_limit=\"%d\" size_limit_mb=\"0\" duration_s=\"0\" "
 		       "attached=\"1\"%s/>\n"
 		       "<time start_ns=\"%llu\"/>\n"
 		       "<dataformat file=\"profile\" kind=\"1\"/>\n"
 		       "<dataformat file=\"stacks\" kind=\"2\"/>\n"
 		       "<event kind=\"start\" time_ns=\"%llu\"/>\n",
-		       host, sysconf(_SC_NPROCESSORS_ONLN), a->page, (unsigned long long)interval, o->depth,
+		       host, sysconf(_SC_NPROCESSORS_ONLN), a->page, a->user_only ? "not-counted" : "sampled",
+		       (unsigned long long)interval, o->depth,
 		       kernel ? " kernel_stacks=\"1\"" : "", (unsigned long long)start, (unsigned long long)start);
 }
 

@@ -84,28 +84,29 @@ check "sonde kernel PROGRAM: its system calls' kernel stacks on its process fram
 "$SONDE" kernel -p hi -o q.er sh -c 'exit 7' >/dev/null 2>&1
 check "sonde kernel PROGRAM: exit status 7 passed through" test $? = 7
 
-# -F =kburn: a sub-experiment per kburn, _kburn_PID_N.1.er, with its user
-# stacks (unwound from the records' stack copies) under the kernel's,
-# its time its own clock's while sampled; the founder alone as before
+# -F on -t 3 while two kburns run: a sub-experiment per process that ran,
+# the kburns' _kburn_PID_N.1.er among them, with their user stacks
+# (unwound from the records' stack copies) under the kernel's, their time
+# their own clocks' while sampled; the founder alone as before
 rm -f b1.log b2.log
-"$FIX/kburn" b1.log 4 &
+"$FIX/kburn" b1.log 5 &
 b1=$!
-"$FIX/kburn" b2.log 4 &
+"$FIX/kburn" b2.log 5 &
 b2=$!
 sleep 0.3
-"$SONDE" kernel -p hi -t 2 -F =kburn -o f.er >out.txt 2>err.txt
+"$SONDE" kernel -p hi -t 3 -F on -o f.er >out.txt 2>err.txt
 r=$?
 wait $b1 $b2
-check "-F =kburn: exit 0 ($(cat err.txt))" sh -c "[ $r = 0 ] && grep -q '2 processes followed' err.txt"
+check "-F on: exit 0 ($(cat err.txt))" sh -c "[ $r = 0 ] && grep -q 'processes followed' err.txt"
 ts=$(awk '/kind="start"/ { match($0, /time_ns="[0-9]*"/); print substr($0, RSTART + 9, RLENGTH - 10) }' f.er/log.xml)
 te=$(awk '/kind="exit"/ { match($0, /time_ns="[0-9]*"/); print substr($0, RSTART + 9, RLENGTH - 10) }' f.er/log.xml)
 for n in 1 2; do
 	[ $n = 1 ] && p=$b1 || p=$b2
 	sub=f.er/_kburn_PID_$p.1.er
 	if [ -d $sub ]; then
-		ok "-F =kburn: $sub, named as the reference names them"
+		ok "-F on: $sub, named as the reference names them"
 	else
-		notok "-F =kburn: no $sub ($(ls f.er | tr '
+		notok "-F on: no $sub ($(ls f.er | tr '
 ' ' '))"
 		continue
 	fi
@@ -123,6 +124,15 @@ check "-F: the founder opened alone, its sub-experiments not counted twice ($fto
 	within "$ftot" $((2 * fdur)) 10
 check "-F: each sub-experiment has the founder's kallsyms" \
 	sh -c "[ \$(find f.er -mindepth 2 -name kallsyms -links +1 | wc -l) = \$(find f.er -mindepth 1 -maxdepth 1 -name '*.er' | wc -l) ]"
+
+# -F =REGEX: only the processes whose name matches
+"$FIX/kburn" b3.log 1.5 &
+b3=$!
+sleep 0.2
+"$SONDE" kernel -p hi -t 0.5 -F '=^kbur' -o g.er >/dev/null 2>err.txt
+wait $b3
+subs=$(find g.er -mindepth 1 -maxdepth 1 -name '_*.er' | tr '\n' ' ')
+check "-F =^kbur: the kburn's sub-experiment alone ($subs)" sh -c "[ '$subs' = 'g.er/_kburn_PID_$b3.1.er ' ]"
 
 # errors
 out=$("$SONDE" kernel -F '=(' -t 1 -o f2.er 2>&1)

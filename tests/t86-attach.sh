@@ -91,3 +91,17 @@ tr=$?
 check "a target that ends during the attach: both exit 0, recorded to its end ($(tr '\n' ' ' <e.err))" \
 	sh -c "[ $r = 0 ] && [ $tr = 0 ] && grep -q 'recorded until the end' e.err && grep -q '^result OK\$' t2.out"
 check "... and its experiment reads" sh -c "'$SONDE' print -functions e.er 2>/dev/null | grep -q busy_a"
+
+# a target under a seccomp allow-list: nothing runs inside it, so it is
+# as without the attach
+"$FIX/gsec_allow" sandbox >plain.out 2>&1
+prc=$?
+"$FIX/gsec_allow" sandbox >sec.out 2>&1 &
+pid=$!
+sleep 0.1
+"$SONDE" collect -P $pid -p hi -t 0.5 -o s.er >/dev/null 2>s.err
+r=$?
+wait $pid
+tr=$?
+check "a target under a seccomp allow-list: exit $tr as plain ($prc), the same output, the attach exit 0 ($r)" \
+	sh -c "[ $tr = $prc ] && [ $r = 0 ] && [ \"\$(awk '{ print \$1 }' plain.out)\" = \"\$(awk '{ print \$1 }' sec.out)\" ]"

@@ -493,6 +493,8 @@ static void header(FILE *out, const struct sonde_exp *exp)
 				? "sampled in place, at the scheduler tick's resolution (POSIX CPU timers)"
 			: !strcmp(k, "next-user-sample")
 				? "charged to the next user-mode sample (the counter sees user mode only)"
+			: !strcmp(k, "not-counted")
+				? "not counted (an attach by a user who may not count kernel mode)"
 				: k);
 	}
 	if (in->settings.size_limit_mb || in->settings.duration_s > 0) {
