@@ -283,6 +283,52 @@ static void JNICALL cb_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 	java_thread_set(my_tid(), NULL);
 }
 
+/* The code cache: the JVM reserves it whole at its start (240 MiB by
+ * default; its segments committed as they fill, rwx, the rest ---p), and
+ * every compiled method goes into it.  Its bounds are the anonymous
+ * mappings around the code the JVM has reported (its stubs), contiguous;
+ * CompiledMethodLoad events would give them one method at a time, but
+ * are not enabled while the program runs: HotSpot 17 posts them late,
+ * from its service thread, and one posted for a method whose class was
+ * unloaded meanwhile fails a guarantee and kills the JVM (JGuest, with
+ * 200 classes unloaded: 1 run of many). */
+static void code_cache_bounds(void)
+{
+	uint64_t at = atomic_load(&java_code_lo);
+	FILE *f = fopen("/proc/self/maps", "re");
+	if (!f || !at) {
+		if (f)
+			fclose(f);
+		return;
+	}
+	char line[512];
+	uint64_t lo = 0, hi = 0; /* the run of anonymous mappings being read */
+	int found = 0;
+	while (fgets(line, sizeof line, f)) {
+		unsigned long long a, b, ino;
+		char perms[8];
+		int path = 0;
+		if (sscanf(line, "%llx-%llx %7s %*s %*s %llu %n", &a, &b, perms, &ino, &path) < 4)
+			continue;
+		int anon = ino == 0 && (!path || line[path] == '\0' || line[path] == '\n') &&
+			   (!strcmp(perms, "rwxp") || !strcmp(perms, "r-xp") || !strcmp(perms, "---p"));
+		if (anon && a == hi) {
+			hi = b; /* the run goes on */
+		} else if (found) {
+			break;
+		} else if (anon) {
+			lo = a, hi = b;
+		} else {
+			lo = hi = 0;
+		}
+		if (lo <= at && at < hi)
+			found = 1;
+	}
+	fclose(f);
+	if (found)
+		widen((const void *)(uintptr_t)lo, (jint)(hi - lo > INT32_MAX ? INT32_MAX : hi - lo));
+}
+
 static void JNICALL cb_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
 	(void)thread;
@@ -300,7 +346,7 @@ static void JNICALL cb_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 		jfree(cs);
 	}
 	(*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_DYNAMIC_CODE_GENERATED);
-	(*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD);
+	code_cache_bounds();
 	if (atomic_load(&java_code_hi) == 0)
 		__sonde_trace_log("warning", "Java: the JVM reported no generated code; Java frames replace no native "
 					     "frames");
@@ -327,6 +373,15 @@ static void JNICALL cb_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 			put(msg, sizeof msg, &len, "; %" PRIu64 " without (%s)", f, java_reasons[r]);
 	}
 	__sonde_trace_log("info", msg);
+	/* the compiled methods alive at the end, named in jvm.map for the
+	 * samples whose Java walk failed: GenerateEvents posts them now, in
+	 * this thread, skipping those being unloaded (code_cache_bounds says
+	 * why not as they come) */
+	if ((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_COMPILED_METHOD_LOAD, NULL) ==
+	    JVMTI_ERROR_NONE) {
+		(*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD);
+		(*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, JVMTI_EVENT_COMPILED_METHOD_LOAD, NULL);
+	}
 	pthread_mutex_lock(&g_methods_lock);
 	if (g_methods_fd >= 0)
 		close(g_methods_fd);
@@ -393,7 +448,6 @@ static jint agent_start(JavaVM *vm)
 	static const jvmtiEvent evs[] = {
 		JVMTI_EVENT_VM_INIT,	  JVMTI_EVENT_VM_DEATH,		     JVMTI_EVENT_CLASS_LOAD, JVMTI_EVENT_CLASS_PREPARE,
 		JVMTI_EVENT_THREAD_START, JVMTI_EVENT_THREAD_END,	     JVMTI_EVENT_DYNAMIC_CODE_GENERATED,
-		JVMTI_EVENT_COMPILED_METHOD_LOAD,
 	};
 	for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
 		(*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, evs[i], NULL);
