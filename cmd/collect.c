@@ -683,11 +683,14 @@ int cmd_collect(int argc, char **argv)
 			free(line);
 		}
 	}
+	/* trimmed before log.xml is closed: a reader maps the data files of
+	 * a closed experiment, and copies those of one still written (a
+	 * mapping would fault past a trimmed end) */
+	for (int k = 1; k <= SONDE_KIND_MAX; k++)
+		trim_data_file(expabs, sonde_kind_desc(k)->file);
 	append(expabs, "log.xml", ev);
 	append(expabs, "log.xml", "</experiment>\n");
 	append(expabs, "map.xml", "</map>\n");
-	for (int k = 1; k <= SONDE_KIND_MAX; k++)
-		trim_data_file(expabs, sonde_kind_desc(k)->file);
 	/* Last, once map.xml is complete: record the build ids (and copy the
 	 * objects with -a on) while the files are still the ones that ran.
 	 * No map.xml: the collector never started, nothing to archive. */
