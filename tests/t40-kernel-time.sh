@@ -74,9 +74,13 @@ run() {
 	check "$who: compute_phase inclusive CPU within $pc% of its own CPU clock" within "$ic" "$tc" "$pc"
 	check "$who: compute_phase exclusive CPU within $pc% of its own CPU clock" within "$ec" "$tc" "$pc"
 	# The reading function's time is in the system call, not spread over
-	# the code that runs after it.
-	check "$who: pread's exclusive time is at least 95% of read_phase's inclusive" \
-		awk -v e="$ep" -v i="$ir" 'BEGIN { exit !(i > 0 && e >= 0.95 * i) }'
+	# the code that runs after it: at least 95% of it, less the heaviest
+	# sample's weight (a late timer sample of up to 150 ms on a busy
+	# machine, above, is one sample: where it lands is one place; a make
+	# check on a fresh clone once saw 94.8% with the rest at 98.5-99%).
+	maxw=$(max_weight_ms kt.er)
+	check "$who: pread's exclusive time is at least 95% of read_phase's inclusive, less one sample (${maxw} ms)" \
+		awk -v e="$ep" -v i="$ir" -v m="$maxw" 'BEGIN { exit !(i > 0 && e >= 0.95 * i - m * 1e6) }'
 }
 
 if [ "$(id -u)" = 0 ]; then
