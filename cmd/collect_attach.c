@@ -219,28 +219,11 @@ static void one_sample(struct astate *a, const uint64_t *p, const uint64_t *end,
 				fr[nk++] = (struct sonde_frame){ p[i], SONDE_FRAME_KERNEL, nk == 0, 0, 0 };
 		p += nr;
 	}
-	if (end - p < 1)
+	const uint64_t *regs;
+	const uint8_t *stack;
+	uint64_t dyn;
+	if (runw_parse_user(p, end, &regs, &stack, &dyn) < 0)
 		goto bad;
-	uint64_t abi = *p++;
-	const uint64_t *regs = NULL;
-	if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
-		if (end - p < RUNW_NREGS)
-			goto bad;
-		regs = p;
-		p += RUNW_NREGS;
-	}
-	if (end - p < 1)
-		goto bad;
-	uint64_t size = *p++;
-	const uint8_t *stack = (const uint8_t *)p;
-	uint64_t dyn = 0;
-	if (size) {
-		if (size > (uint64_t)(end - p) * 8 || end - p - (int64_t)(size / 8) < 1)
-			goto bad;
-		dyn = p[size / 8];
-		if (dyn > size)
-			dyn = size;
-	}
 	int n = nk;
 	uint16_t flags = 0;
 	if (regs) {

@@ -257,25 +257,11 @@ static struct kproc *followed(struct kstate *k, uint32_t pid)
 static void follow_sample(struct kstate *k, struct kproc *pr, uint32_t tid, uint16_t cpu, uint64_t time,
 			  uint64_t period, struct sonde_frame *fr, int nk, const uint64_t *p, const uint64_t *end)
 {
-	if (!pr->w || end - p < 1)
+	const uint64_t *regs;
+	const uint8_t *stack;
+	uint64_t dyn;
+	if (!pr->w || runw_parse_user(p, end, &regs, &stack, &dyn) < 0)
 		return;
-	uint64_t abi = *p++;
-	const uint64_t *regs = NULL;
-	if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
-		if (end - p < RUNW_NREGS)
-			return;
-		regs = p;
-		p += RUNW_NREGS;
-	}
-	if (end - p < 1)
-		return;
-	uint64_t size = *p++, dyn = 0;
-	const uint8_t *stack = (const uint8_t *)p;
-	if (size) {
-		if (size / 8 + 1 > (uint64_t)(end - p))
-			return;
-		dyn = p[size / 8] < size ? p[size / 8] : size;
-	}
 	int n = nk;
 	uint16_t flags = 0;
 	if (regs && pr->unw) {

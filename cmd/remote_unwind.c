@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <elfutils/libdwfl.h>
+#include <linux/perf_event.h>
 #include <fcntl.h>
 #include <unistd.h>
 #include <stdio.h>
@@ -263,4 +264,31 @@ void runw_log_target(struct sonde_expw *w, pid_t pid, const char *name)
 	sonde_expw_log(w, "\" command=\"");
 	log_text(w, cmd[0] || !name ? cmd : name);
 	sonde_expw_log(w, "\"/>\n");
+}
+
+int runw_parse_user(const uint64_t *p, const uint64_t *end, const uint64_t **regs, const uint8_t **stack,
+		    uint64_t *len)
+{
+	*regs = NULL;
+	*stack = NULL;
+	*len = 0;
+	if (end - p < 1)
+		return -1;
+	if (*p++ != PERF_SAMPLE_REGS_ABI_NONE) {
+		if (end - p < RUNW_NREGS)
+			return -1;
+		*regs = p;
+		p += RUNW_NREGS;
+	}
+	if (end - p < 1)
+		return -1;
+	uint64_t size = *p++;
+	if (size) {
+		/* the copy, then its used size */
+		if (size / 8 + 1 > (uint64_t)(end - p))
+			return -1;
+		*stack = (const uint8_t *)p;
+		*len = p[size / 8] < size ? p[size / 8] : size;
+	}
+	return 0;
 }

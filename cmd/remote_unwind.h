@@ -36,6 +36,13 @@ void runw_close(struct runw *u);
 int runw_unwind(struct runw *u, pid_t tid, const uint64_t *regs, const uint8_t *stack, uint64_t len,
 		struct sonde_frame *out, int max, uint16_t *flags);
 
+/* A sample record's REGS_USER and STACK_USER fields, from p to end (the
+ * record's end): *regs (NULL: no user registers, a kernel thread's),
+ * *stack and *len (the bytes of the copy that hold stack).  0, or -1 for
+ * a record too short for what it says. */
+int runw_parse_user(const uint64_t *p, const uint64_t *end, const uint64_t **regs, const uint8_t **stack,
+		    uint64_t *len);
+
 /* map.xml of w: the process's objects (the vDSO left out: no copy). */
 void runw_write_map(struct runw *u, struct sonde_expw *w);
 
