@@ -390,6 +390,7 @@ static struct thread_slot *slot_take(pid_t tid)
 	atomic_store(&g_slots[i].omp_state, 0);
 	atomic_store(&g_slots[i].omp_region, 0);
 	atomic_store(&g_slots[i].wait_since, 0);
+	atomic_store(&g_slots[i].wait_hit, 0);
 	g_slots[i].own_process = g_slots[i].foreign_fds = 0;
 	for (int c = 0; c < SONDE_MAX_COUNTERS; c++)
 		g_slots[i].cfd[c] = -1;

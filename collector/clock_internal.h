@@ -83,9 +83,13 @@ struct thread_slot {
 	_Atomic uint64_t omp_region;
 	/* A wait the thread began (omp.c): CLOCK_MONOTONIC then, 0 none, and
 	 * the state it was in before.  The clock's first sample after it
-	 * gives the CPU time before it to that state (clock_sample). */
+	 * gives the CPU time before it to that state (clock_sample), and
+	 * every sample in it sets wait_hit, which tells the wait's end
+	 * whether its time since the last sample may be long enough to
+	 * record (without a sample in it, it cannot be: no clock read). */
 	_Atomic uint64_t wait_since;
 	_Atomic uint32_t wait_before;
+	_Atomic uint32_t wait_hit;
 	/* -k on (kstacks.c): the clock counter's ring buffer of kernel
 	 * callchains, NULL for none. */
 	_Atomic(void *) kring;

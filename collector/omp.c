@@ -202,7 +202,11 @@ static bool gomp_first(void)
  * time of the wall time before it to the state before (clock_sample);
  * and a wait longer than the clock's interval has its CPU time since
  * the last sample recorded when it ends (clock_wait_end).  A clock read
- * a wait; the record, a few microseconds, for the long ones only. */
+ * a wait, and a second at its end only when a sample fell in it (the
+ * sampler says so in wait_hit): a wait without one had less CPU time
+ * than an interval, and most waits are short (the ends were 4 of the 14
+ * clock reads of bench/ompbench.c's region on 2 threads).  The record,
+ * a few microseconds, for the long ones only. */
 static uint64_t g_wait_flush_ns; /* the clock's interval; 0: off */
 
 static inline uint16_t word_cpu_state(uint32_t w)
@@ -216,6 +220,7 @@ static inline uint64_t wait_begin(struct thread_slot *s, uint32_t before_word)
 		return 0;
 	uint64_t t = now_ns();
 	atomic_store_explicit(&s->wait_before, word_cpu_state(before_word), memory_order_relaxed);
+	atomic_store_explicit(&s->wait_hit, 0, memory_order_relaxed);
 	atomic_store_explicit(&s->wait_since, t, memory_order_relaxed);
 	return t;
 }
@@ -226,6 +231,11 @@ static void wait_done(struct thread_slot *s, uint64_t begin, uint32_t before_wor
 	if (!begin)
 		return;
 	atomic_store_explicit(&s->wait_since, 0, memory_order_relaxed);
+	/* the sampler is this thread's signal handler: after the store
+	 * above, none sets wait_hit again */
+	atomic_signal_fence(memory_order_seq_cst);
+	if (!atomic_load_explicit(&s->wait_hit, memory_order_relaxed))
+		return;
 	if (now_ns() - begin >= g_wait_flush_ns)
 		clock_wait_end(word_cpu_state(before_word), wait, begin, leaf);
 }
@@ -254,8 +264,8 @@ static void wait_done(struct thread_slot *s, uint64_t begin, uint32_t before_wor
  * part and the region by the master at the join, a task by the thread
  * that ran it when it ends.  Enter and leave only: a region costs its
  * master two clock reads and a stack (cached per call site) at the fork
- * and two packets at the join, and each worker two clock reads and a
- * packet.  A worker never sees the barrier's release (libgomp
+ * and a packet at the join (the region's, which holds the master's own
+ * part), and each worker two clock reads and a packet.  A worker never sees the barrier's release (libgomp
  * gives no call then; libomp tells it only at the next region's fork),
  * so a worker's part as written ends at its own arrival, and a reader
  * ends it where the team's last thread arrived (the latest arrival among
@@ -276,7 +286,7 @@ static const struct {
 } g_omp_packets[] = {
 	{ SONDE_PKT_OMP_REGION, "omp_region", sizeof(struct sonde_omp_region_packet),
 	  "type:0:u16 size:2:u16 flags:4:u16 level:6:u16 requested:8:u32 nthreads:12:u32 region_id:16:u64 "
-	  "parent_id:24:u64 codeptr:32:u64 start_ns:40:u64 end_ns:48:u64 stack_id:56:u64" },
+	  "parent_id:24:u64 codeptr:32:u64 start_ns:40:u64 end_ns:48:u64 stack_id:56:u64 master_part:64:u64" },
 	{ SONDE_PKT_OMP_ITASK, "omp_itask", sizeof(struct sonde_omp_itask_packet),
 	  "type:0:u16 size:2:u16 thread_num:4:u32 region_id:8:u64 begin_ns:16:u64 arrive_ns:24:u64 end_ns:32:u64" },
 	{ SONDE_PKT_OMP_TASK, "omp_task", sizeof(struct sonde_omp_task_packet),
@@ -412,7 +422,7 @@ static void rec_arrive_worker(struct omp_frame *f, uint64_t t)
 	rec_put(&p, sizeof p);
 }
 
-/* The join, on the master: its own part and the region. */
+/* The join, on the master: the region, with its own part. */
 static void rec_join(uint64_t seq, struct omp_frame *f, uint32_t nthreads)
 {
 	struct omp_region *r = &g_omp_regions[seq % OMP_REGIONS];
@@ -428,12 +438,20 @@ static void rec_join(uint64_t seq, struct omp_frame *f, uint32_t nthreads)
 		nthreads = n < (1u << 30) ? n : 1;
 	}
 	uint64_t begin = f && f->begin ? f->begin : r->start_ns, arrive = f && f->arrive ? f->arrive : end;
-	struct sonde_omp_itask_packet m = { SONDE_PKT_OMP_ITASK, sizeof m, 0, seq, begin, arrive, end, 0 };
-	rec_put(&m, sizeof m);
+	uint16_t flags = r->flags;
+	uint64_t master = 0;
+	if (begin >= r->start_ns && begin - r->start_ns <= UINT32_MAX && arrive <= end && end - arrive <= UINT32_MAX &&
+	    begin <= arrive) {
+		flags |= SONDE_OMPF_MASTER;
+		master = (begin - r->start_ns) | (end - arrive) << 32;
+	} else {
+		struct sonde_omp_itask_packet m = { SONDE_PKT_OMP_ITASK, sizeof m, 0, seq, begin, arrive, end, 0 };
+		rec_put(&m, sizeof m);
+	}
 	struct sonde_omp_region_packet p = {
 		.type = SONDE_PKT_OMP_REGION,
 		.size = sizeof p,
-		.flags = r->flags,
+		.flags = flags,
 		.level = r->level,
 		.requested = r->requested,
 		.nthreads = nthreads ? nthreads : 1,
@@ -443,6 +461,7 @@ static void rec_join(uint64_t seq, struct omp_frame *f, uint32_t nthreads)
 		.start_ns = r->start_ns,
 		.end_ns = end,
 		.stack_id = r->stack_id,
+		.master_part = master,
 	};
 	rec_put(&p, sizeof p);
 }

@@ -670,6 +670,8 @@ static int clock_sample(void *uc, struct sig_stack *st, struct tstate *ts, uint6
 	 * before it (the last stretch of a wait goes back to it at the wait's
 	 * end, clock_wait_end). */
 	uint64_t since = atomic_load_explicit(&st->slot->wait_since, memory_order_relaxed);
+	if (since)
+		atomic_store_explicit(&st->slot->wait_hit, 1, memory_order_relaxed);
 	if (since && ts->last_wall_ns && since > ts->last_wall_ns && since < now) {
 		uint64_t head = since - ts->last_wall_ns;
 		if (head >= weight)

@@ -655,6 +655,8 @@ _Static_assert(sizeof(struct sonde_mpi_msg_packet) == 56, "mpi message packet la
 #define SONDE_OMPF_LIBOMP 0x1u	/* recorded through OMPT (LLVM's libomp) */
 #define SONDE_OMPF_LIBGOMP 0x2u	/* recorded through the GOMP_* interposers */
 #define SONDE_OMPF_TEAMS 0x4u	/* a teams region, not a parallel one */
+#define SONDE_OMPF_MASTER 0x8u	/* master_part holds the master's part
+				   (no implicit-task packet of thread 0) */
 
 /* One execution of a parallel region, written by the thread that opened
  * it (the encountering thread, the team's master) when the region ends. */
@@ -674,7 +676,12 @@ struct sonde_omp_region_packet {
 	uint64_t end_ns;	/* the join */
 	uint64_t stack_id;	/* the encountering thread's stack at the fork
 				   (leaf: the opening call); 0: none */
-	uint64_t reserved;
+	/* With SONDE_OMPF_MASTER, the master's part: its begin less
+	 * start_ns in the low 32 bits, end_ns less its arrival in the
+	 * high (a part outside them has its own packet); else 0.  One
+	 * packet a region on the master instead of two: its data is a
+	 * region's largest cost. */
+	uint64_t master_part;
 };
 _Static_assert(sizeof(struct sonde_omp_region_packet) == 72, "omp region packet layout");
 

@@ -83,15 +83,28 @@ static const char *take_region(struct scan *sc, const uint8_t *pkt, char *why, s
 			 p->region_id, p->level, p->nthreads, p->start_ns, p->end_ns);
 		return why;
 	}
+	/* the master's part in the region's packet (format.h) */
+	uint64_t m_begin = p->start_ns + (p->master_part & 0xffffffffu), m_arrive = p->end_ns - (p->master_part >> 32);
+	if ((p->flags & SONDE_OMPF_MASTER) &&
+	    (m_begin > m_arrive || m_begin < p->start_ns || m_arrive > p->end_ns)) {
+		snprintf(why, whylen, "omp region packet with id %#" PRIx64 " whose master's part %#" PRIx64
+			 " does not fit in its start %" PRIu64 " and end %" PRIu64,
+			 p->region_id, p->master_part, p->start_ns, p->end_ns);
+		return why;
+	}
 	if (!(s = state_of(exp)))
 		return NULL;
-	if (sonde_grow(&s->r, &s->capr, s->nr + 1, sizeof(*s->r), 16)) {
+	if (sonde_grow(&s->r, &s->capr, s->nr + 1, sizeof(*s->r), 16) ||
+	    ((p->flags & SONDE_OMPF_MASTER) && sonde_grow(&s->raw, &s->capraw, s->nraw + 1, sizeof(*s->raw), 16))) {
 		sonde_rk_oom(exp);
 		return NULL;
 	}
+	if (p->flags & SONDE_OMPF_MASTER)
+		s->raw[s->nraw++] = (struct raw_itask){ p->region_id,
+							{ sonde_rk_tid(sc), 0, m_begin, m_arrive, p->end_ns } };
 	s->r[s->nr++] = (struct sonde_omp_region){
 		.tid = sonde_rk_tid(sc),
-		.flags = p->flags,
+		.flags = p->flags & ~SONDE_OMPF_MASTER,
 		.level = p->level,
 		.requested = p->requested,
 		.nthreads = p->nthreads,

@@ -609,7 +609,7 @@ int sonde_expw_finish(struct sonde_expw *w, unsigned flags, char *err, size_t er
  * log.xml (collector/omp.c). */
 static const char omp_region_fields[] = "type:0:u16 size:2:u16 flags:4:u16 level:6:u16 requested:8:u32 "
 				       "nthreads:12:u32 region_id:16:u64 parent_id:24:u64 codeptr:32:u64 "
-				       "start_ns:40:u64 end_ns:48:u64 stack_id:56:u64";
+				       "start_ns:40:u64 end_ns:48:u64 stack_id:56:u64 master_part:64:u64";
 static const char omp_itask_fields[] = "type:0:u16 size:2:u16 thread_num:4:u32 region_id:8:u64 begin_ns:16:u64 "
 				      "arrive_ns:24:u64 end_ns:32:u64";
 static const char omp_task_fields[] = "type:0:u16 size:2:u16 flags:4:u32 region_id:8:u64 create_ns:16:u64 "

@@ -206,6 +206,80 @@ static void test_ends(void)
 	sonde_exp_close(e);
 }
 
+static bool has_problem(const struct sonde_exp *e, const char *what)
+{
+	size_t n;
+	const struct sonde_problem *p = sonde_exp_problems(e, &n);
+
+	for (size_t i = 0; i < n; i++)
+		if (strstr(p[i].msg, what))
+			return true;
+	printf("# no problem says '%s'\n", what);
+	return false;
+}
+
+/* The same region with the master's part in its region packet
+ * (SONDE_OMPF_MASTER, as the collector writes it now), and a second
+ * region whose master's part would end after the join: damaged. */
+static int write_master(const char *name)
+{
+	struct sonde_expw *w = create(name, 100);
+
+	if (!w)
+		return -1;
+	sonde_expw_omp_decl(w);
+	itask(w, 101, 1, 1, T0 + 1100 * US, T0 + 2 * MS, T0 + 2 * MS);
+	itask(w, 102, 1, 2, T0 + 1200 * US, T0 + 4 * MS, T0 + 4 * MS);
+	struct sonde_omp_region_packet p = {
+		.flags = SONDE_OMPF_LIBGOMP | SONDE_OMPF_MASTER,
+		.level = 1,
+		.requested = 3,
+		.nthreads = 3,
+		.region_id = 1,
+		.codeptr = 0x10100,
+		.start_ns = T0 + 900 * US,
+		.end_ns = T0 + 5 * MS,
+		.stack_id = 7,
+		.master_part = (100 * US) | (uint64_t)(2 * MS) << 32, /* begun at 1 ms, arrived at 3 */
+	};
+	sonde_expw_omp_region(w, 100, &p);
+	p.region_id = 2;
+	p.start_ns = T0 + 6 * MS;
+	p.end_ns = T0 + 7 * MS;
+	p.master_part = (900 * US) | (uint64_t)(200 * US) << 32; /* begun after its arrival */
+	sonde_expw_omp_region(w, 100, &p);
+	return finish(w);
+}
+
+static void test_master(void)
+{
+	group = "master part";
+	struct sonde_exp *e = open_exp("master.er");
+
+	CHECK(e);
+	if (!e)
+		return;
+	size_t nr;
+	const struct sonde_omp_region *r = sonde_exp_omp_regions(e, &nr);
+
+	CHECK_U(nr, 1);
+	CHECK(has_problem(e, "omp region packet with id 0x2 whose master's part"));
+	CHECK_U(sonde_exp_nerrors(e), 1);
+	if (nr == 1 && r[0].nitasks == 3) {
+		CHECK_U(r[0].flags, SONDE_OMPF_LIBGOMP);
+		CHECK_U(r[0].itasks[0].thread_num, 0);
+		CHECK_U(r[0].itasks[0].tid, 100);
+		CHECK_U(r[0].itasks[0].begin_ns, T0 + 1 * MS);
+		CHECK_U(r[0].itasks[0].arrive_ns, T0 + 3 * MS);
+		CHECK_U(r[0].itasks[0].end_ns, T0 + 5 * MS);
+		CHECK_U(r[0].itasks[1].end_ns, T0 + 4 * MS);
+		CHECK_U(r[0].itasks[2].end_ns, T0 + 4 * MS);
+	} else {
+		CHECK(false);
+	}
+	sonde_exp_close(e);
+}
+
 static void test_read(void)
 {
 	group = "read";
@@ -522,17 +596,6 @@ static int write_bad(void)
 	return finish(w);
 }
 
-static bool has_problem(const struct sonde_exp *e, const char *what)
-{
-	size_t n;
-	const struct sonde_problem *p = sonde_exp_problems(e, &n);
-
-	for (size_t i = 0; i < n; i++)
-		if (strstr(p[i].msg, what))
-			return true;
-	printf("# no problem says '%s'\n", what);
-	return false;
-}
 
 static void test_bad(void)
 {
@@ -613,11 +676,12 @@ static void test_plain(void)
 
 int main(int argc, char **argv)
 {
-	/* the fuzzer's seed (tests/fuzz/run.sh): nested regions, a thread
-	 * in two teams and tasks, in DIR/omp.er */
+	/* the fuzzer's seeds (tests/fuzz/run.sh): nested regions, a thread
+	 * in two teams and tasks, in DIR/omp.er; masters' parts in their
+	 * regions' packets, in DIR/ompm.er */
 	if (argc == 3 && !strcmp(argv[1], "--write")) {
 		root = argv[2];
-		return write_one("omp.er") < 0;
+		return write_one("omp.er") < 0 || write_master("ompm.er") < 0;
 	}
 	show = getenv("SONDE_TEST_SHOW") != NULL;
 	if (!mkdtemp(tmpdir)) {
@@ -625,12 +689,13 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (write_one("one.er") < 0 || write_deep("deep.er") < 0 || write_bad() < 0 || write_plain() < 0 ||
-	    write_ends("ends.er") < 0) {
+	    write_ends("ends.er") < 0 || write_master("master.er") < 0) {
 		printf("not ok - cannot write the experiments\n");
 		return 1;
 	}
 	test_read();
 	test_ends();
+	test_master();
 	test_at();
 	test_deep();
 	test_bad();
