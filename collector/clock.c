@@ -815,6 +815,7 @@ void clock_thread_begin(void)
 	__sonde_quiet--;
 	if (!atomic_load(&g_col.active) && g_profile == NULL)
 		return;
+	stacks_thread_begin();
 	pthread_setspecific(g_key, (void *)1);
 	/* A starting thread checks (at most every 10 ms) that the target has
 	 * not closed the other threads' counters: sonde collect notices only
@@ -1003,7 +1004,9 @@ void clock_thread_end(void)
 	if (!t_state.tid || g_col.pid != getpid())
 		return;
 	clock_thread_tail();
-	if (unregister_thread(t_state.tid, 1) == 0)
+	int last = unregister_thread(t_state.tid, 1) == 0;
+	stacks_thread_end();
+	if (last)
 		collector_threads_quit();
 }
 
@@ -1043,6 +1046,7 @@ void clock_raw_begin(int flags, void *fn, char *tp)
 	struct tstate *ts = &t_state;
 	ts->tid = sys_gettid();
 	ts->stack_lo = ts->stack_hi = 0; /* unknown: the unwinder probes */
+	stacks_thread_forget();
 	if (!atomic_load(&g_col.active) || !g_profile || !g_src)
 		return;
 	reg_lock();

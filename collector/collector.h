@@ -263,6 +263,11 @@ uint64_t stacks_intern_tagged(const uint64_t *pcs, const uint32_t *tags, int dep
 uint64_t stacks_count(void);
 struct dfile *stacks_dfile(void);
 void stacks_reset(void);
+/* The thread's cache of written nodes: mapped, unmapped, dropped (a raw
+ * clone task).  Normal context, on the thread. */
+void stacks_thread_begin(void);
+void stacks_thread_end(void);
+void stacks_thread_forget(void);
 
 /* ---- maps.c: map.xml ---- */
 

@@ -113,9 +113,41 @@ int stacks_init(struct dfile *df, int huge)
 
 /* Node ids this thread knows to be written: most samples repeat a stack
  * the same thread recorded recently, found here without touching the
- * shared table (whose lines other CPUs keep writing).  Direct-mapped. */
+ * shared table (whose lines other CPUs keep writing).  Direct-mapped.
+ * A page of the thread's own, mapped as it starts, behind a pointer:
+ * in static TLS its 4 KiB kept the collector from being loaded into a
+ * process already running (dlopen, a JVM's attach), where glibc has
+ * about 1.5 KiB left for initial-exec TLS.  NULL: no cache (a thread
+ * that began before the collector, a raw clone task). */
 #define KNOWN 512
-static TLS uint64_t t_known[KNOWN];
+static TLS uint64_t *t_known;
+
+/* Normal context, on the thread. */
+void stacks_thread_begin(void)
+{
+	if (t_known)
+		return;
+	void *p = sonde_mmap(NULL, KNOWN * sizeof(uint64_t), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p != MAP_FAILED)
+		t_known = p;
+}
+
+/* Normal context, on the thread; a handler after it finds no cache. */
+void stacks_thread_end(void)
+{
+	uint64_t *k = t_known;
+	t_known = NULL;
+	atomic_signal_fence(memory_order_seq_cst);
+	if (k)
+		sonde_munmap(k, KNOWN * sizeof(uint64_t));
+}
+
+/* A task on a thread pointer of its own whose TLS may hold its
+ * creator's cache (which the creator unmaps as it ends). */
+void stacks_thread_forget(void)
+{
+	t_known = NULL;
+}
 
 /* In a fork child that starts its own experiment: forget every node (they
  * are in the parent's file, not the child's); stacks_init maps anew. */
@@ -130,17 +162,21 @@ void stacks_reset(void)
 	atomic_store(&g_map_failed, 0);
 	atomic_store(&g_growing, 0);
 	atomic_store(&g_written, 0);
-	memset(t_known, 0, sizeof t_known);
+	if (t_known)
+		memset(t_known, 0, KNOWN * sizeof(uint64_t));
 }
 
 static inline int known(uint64_t id)
 {
-	return t_known[id & (KNOWN - 1)] == id;
+	const uint64_t *k = t_known;
+	return k && k[id & (KNOWN - 1)] == id;
 }
 
 static inline void remember(uint64_t id)
 {
-	t_known[id & (KNOWN - 1)] = id;
+	uint64_t *k = t_known;
+	if (k)
+		k[id & (KNOWN - 1)] = id;
 }
 
 /* Node id of (parent, pc): wyhash-style multiply-fold.  Async-signal-safe. */
