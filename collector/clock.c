@@ -522,6 +522,9 @@ static void record_thread_end(struct thread_slot *s, uint64_t cpu_ns)
 	}
 	if (cpu_ns != UINT64_MAX && g_exec_base_ns && atomic_load(&s->tid) == g_col.pid)
 		cpu_ns = cpu_ns > g_exec_base_ns ? cpu_ns - g_exec_base_ns : 0;
+	/* attached late: its time while recorded */
+	if (cpu_ns != UINT64_MAX && atomic_load(&g_from_now))
+		cpu_ns = cpu_ns > s->reg_cpu_ns ? cpu_ns - s->reg_cpu_ns : 0;
 	char mem[384];
 	struct xbuf b;
 	xb_init(&b, mem, sizeof mem);
@@ -999,9 +1002,12 @@ void clock_thread_start_routine(void *fn)
 	}
 }
 
+static _Atomic int g_detached; /* an attached recording ended (clock_detach_signal) */
+
 void clock_thread_end(void)
 {
-	if (!t_state.tid || g_col.pid != getpid())
+	/* after an attached recording's end, its threads' key destructors */
+	if (!t_state.tid || g_col.pid != getpid() || atomic_load(&g_detached))
 		return;
 	clock_thread_tail();
 	int last = unregister_thread(t_state.tid, 1) == 0;
@@ -1188,7 +1194,7 @@ static pid_t tracer_pid(void)
  * or SIGURG (23, URG, SIGURG); 0 when unset, -1 when it names another. */
 static int env_signal(void)
 {
-	const char *v = getenv(SONDE_ENV_SIGNAL);
+	const char *v = sonde_getenv(SONDE_ENV_SIGNAL);
 	if (!v)
 		return 0;
 	if (!strcmp(v, "URG") || !strcmp(v, "SIGURG"))
@@ -1305,7 +1311,7 @@ uint64_t clock_thread_recorded_cpu(void)
  * record that time a second time in this image's first sample. */
 static void exec_cpu_base(void)
 {
-	const char *v = getenv(SONDE_ENV_EXEC_CPU_NS), *pid = getenv(SONDE_ENV_TARGET_PID);
+	const char *v = sonde_getenv(SONDE_ENV_EXEC_CPU_NS), *pid = sonde_getenv(SONDE_ENV_TARGET_PID);
 	if (!v)
 		return;
 	uint64_t at = strtoull(v, NULL, 10);
@@ -1401,7 +1407,7 @@ int clock_start(const struct clock_settings *cs)
 	int prev_sig = g_sig; /* a followed fork child's: its parent's handler */
 	struct sigaction prev_chained = g_chained_action;
 	int prev_chained_set = atomic_load(&g_chained_set);
-	const char *want = getenv(SONDE_ENV_CLOCK_SOURCE);
+	const char *want = sonde_getenv(SONDE_ENV_CLOCK_SOURCE);
 	struct {
 		struct source *src;
 		int kernel; /* with g_sigtrap_source: count kernel mode */
@@ -1955,10 +1961,50 @@ static void clock_module_start(void)
 	 * sample at the loader's stack that runs the constructors, not the
 	 * first sample's: that one's state and place are the program's (an
 	 * OpenMP region's master took 1.5 to 10 ms of work that was never
-	 * its own). */
-	clock_flush(0, SONDE_STATE_CPU);
+	 * its own).  Attached late, that time was never recorded. */
+	if (atomic_load(&g_from_now)) {
+		struct timespec cpu;
+		if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0)
+			t_state.last_cpu_ns = (uint64_t)cpu.tv_sec * 1000000000ull + (uint64_t)cpu.tv_nsec;
+	} else {
+		clock_flush(0, SONDE_STATE_CPU);
+	}
 	if (g_clock_on || clock_counters())
 		clock_adopt_existing_threads();
+}
+
+/* An attached recording: a thread's first sample weighs its CPU time
+ * since its registration (the slot's reg_cpu_ns), not since its start:
+ * a JVM's compiler threads had seconds of it before the attach. */
+_Atomic int g_from_now;
+
+void clock_from_now(void)
+{
+	atomic_store(&g_from_now, 1);
+}
+
+/* After clock_stop_all closed every thread's counter: a signal the kernel
+ * raised before its counter closed is delivered when its thread next runs
+ * in user mode, and the default action of SIGTRAP or SIGPROF would end
+ * the process; so the handler (inert now: it records nothing once the
+ * collection is not active) stays until each thread has run once, about:
+ * 50 ms, then the action the signal had before sonde is put back. */
+void clock_detach_signal(void)
+{
+	atomic_store(&g_detached, 1);
+	if (!g_src || !g_sig)
+		return;
+	struct timespec ts = { 0, 50 * 1000000L };
+	nanosleep(&ts, NULL);
+	struct sigaction sa;
+	if (atomic_load(&g_chained_set)) {
+		sa = g_chained_action;
+	} else {
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = SIG_DFL;
+	}
+	real_sigaction_call(g_sig, &sa, NULL);
+	g_src = NULL;
 }
 
 static void clock_module_thread_start(void *fn)

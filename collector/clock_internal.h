@@ -203,6 +203,7 @@ extern struct clock_settings g_cs;
 extern struct dfile *g_profile;
 extern int g_timer_source_active;	/* else a perf source */
 extern int g_sigtrap_source_active;	/* perf counter delivering SIGTRAP */
+extern _Atomic int g_from_now;		/* an attached recording (clock_from_now) */
 #define SONDE_SIGTRAP_MAGIC 0x736f6e6465ull	/* attr.sig_data: "sonde" */
 /* attr.sig_data of counter i (-h): SONDE_COUNTER_MAGIC + i. */
 #define SONDE_COUNTER_MAGIC 0x736f6e6400ull

@@ -319,6 +319,11 @@ void clock_reenable(void);
 void clock_filter_prepare(void);
 /* Register threads that existed before the collector started. */
 void clock_adopt_existing_threads(void);
+/* An attached recording (a late load): each thread's samples weigh its
+ * CPU time from its registration, not from its start; and at its end the
+ * sampling signal's action back as it was.  Normal context. */
+void clock_from_now(void);
+void clock_detach_signal(void);
 uint64_t clock_samples(void);
 uint64_t clock_thread_recorded_cpu(void);
 void clock_child_started(void);
@@ -548,6 +553,15 @@ void hooks_report(void);
 /* ---- init.c ---- */
 
 void collector_exit_hook(void);
+/* attach.c's recording (a late load): start it into dir (0, or -1 with
+ * why), sample the calling thread, end it and undo its start. */
+int collector_attach_start(const char *dir, char *why, size_t cap);
+void collector_attach_thread(void);
+void collector_attach_stop(void);
+/* ---- attach.c ---- */
+/* A setting (sonde/settings.h's names): an attached recording's settings
+ * file's, else the environment's.  Normal context. */
+const char *sonde_getenv(const char *name);
 /* Before an exec: returns 1 when the process records, and then a failed
  * exec must be reported with collector_exec_failed(errno, what). */
 int collector_exec_prepare(void);

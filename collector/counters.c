@@ -46,7 +46,7 @@ static int g_kernel; /* count kernel mode too */
 /* Parses SONDE_COUNTERS.  Returns how many counters, -1 when malformed. */
 int counters_parse(void)
 {
-	const char *v = getenv(sonde_kind_desc(SONDE_KIND_COUNTERS)->env);
+	const char *v = sonde_getenv(sonde_kind_desc(SONDE_KIND_COUNTERS)->env);
 	g_ncounters = 0;
 	if (!v || !*v || !strcmp(v, "off"))
 		return 0;

@@ -32,7 +32,7 @@ static _Atomic int g_finished;
 
 static uint64_t env_u64(const char *name, uint64_t dflt)
 {
-	const char *s = getenv(name);
+	const char *s = sonde_getenv(name);
 	if (!s || !*s)
 		return dflt;
 	char *end;
@@ -125,7 +125,7 @@ static void write_settings(const struct clock_settings *cs, uint64_t limit_mb, u
 	cmod_settings(&b, cs);
 	xb_attr_u64(&b, "size_limit_mb", limit_mb);
 	xb_attr_u64(&b, "duration_s", duration_s);
-	const char *follow = getenv(SONDE_ENV_FOLLOW);
+	const char *follow = sonde_getenv(SONDE_ENV_FOLLOW);
 	xb_attr_str(&b, "follow", follow && *follow ? follow : "on");
 	xb_str(&b, "/>");
 	line(&b);
@@ -236,7 +236,7 @@ static int collector_start(const char *dir, int subexp, char *why, size_t cap)
 
 __attribute__((constructor)) static void sonde_init(void)
 {
-	const char *founder = getenv(SONDE_ENV_EXPDIR);
+	const char *founder = sonde_getenv(SONDE_ENV_EXPDIR);
 	if (!founder || !*founder || !follow_identify())
 		return;
 	int saved = errno;
@@ -314,6 +314,49 @@ void collector_exit_hook(void)
 	cmod_stop();
 	write_end_records();
 	cmod_finish();
+	errno = saved;
+}
+
+/* attach.c: a recording started in a running process (a late load), the
+ * founder of the experiment sonde collect made: no lineage, no children
+ * followed.  Its threads' time is counted from now (clock_from_now), not
+ * from their start. */
+int collector_attach_start(const char *dir, char *why, size_t cap)
+{
+	int saved = errno;
+	clock_from_now();
+	int rc = collector_start(dir, 0, why, cap);
+	errno = saved;
+	return rc;
+}
+
+/* A thread that began after the attach, on itself (no interposer of
+ * pthread_create sees a late-loaded library). */
+void collector_attach_thread(void)
+{
+	if (!atomic_load(&g_col.active) || getpid() != g_col.pid || atomic_load(&g_finished))
+		return;
+	int saved = errno;
+	clock_thread_begin();
+	errno = saved;
+}
+
+/* The end of an attached recording, on the thread that ends it; the
+ * process runs on: the closing records as at an exit, then the sampling
+ * signal's action put back. */
+void collector_attach_stop(void)
+{
+	if (!atomic_load(&g_col.active) || getpid() != g_col.pid)
+		return;
+	if (atomic_exchange(&g_finished, 1))
+		return;
+	int saved = errno;
+	clock_exit_tail();
+	cmod_quit();
+	cmod_stop();
+	write_end_records();
+	cmod_finish();
+	clock_detach_signal();
 	errno = saved;
 }
 

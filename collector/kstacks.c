@@ -103,7 +103,7 @@ void kstacks_fork_child_slot(struct thread_slot *s)
 
 static void kstacks_open(struct clock_settings *cs)
 {
-	const char *v = getenv(SONDE_ENV_KSTACKS);
+	const char *v = sonde_getenv(SONDE_ENV_KSTACKS);
 	long pg = sysconf(_SC_PAGESIZE);
 	if (pg > 0)
 		g_kst_page = (size_t)pg;
@@ -114,7 +114,7 @@ static void kstacks_open(struct clock_settings *cs)
  * experiment (sonde collect wrote it). */
 static void link_kallsyms(void)
 {
-	const char *founder = getenv(SONDE_ENV_EXPDIR);
+	const char *founder = sonde_getenv(SONDE_ENV_EXPDIR);
 	if (!founder || !*founder || !strcmp(founder, g_col.expdir))
 		return;
 	char from[4200], to[4200];

@@ -381,7 +381,7 @@ static void *offcpu_main(void *arg)
 
 void offcpu_init(void)
 {
-	const char *v = getenv(SONDE_ENV_OFFCPU_NS);
+	const char *v = sonde_getenv(SONDE_ENV_OFFCPU_NS);
 	g_off_ns = v && *v ? strtoull(v, NULL, 10) : 0;
 	if (g_off_ns && g_off_ns < 100000)
 		g_off_ns = 100000; /* 0.1 ms: below that the looks are all it does */

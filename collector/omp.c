@@ -98,8 +98,8 @@ static bool omp_on(void)
 		return on;
 	/* Before the collector's module opened (OMPT's start may come
 	 * first): what its settings will be. */
-	const char *v = getenv(SONDE_ENV_OMP);
-	const char *c = getenv(SONDE_ENV_CLOCK_NS);
+	const char *v = sonde_getenv(SONDE_ENV_OMP);
+	const char *c = sonde_getenv(SONDE_ENV_CLOCK_NS);
 	return !(v && (!strcmp(v, "0") || !strcmp(v, "off"))) && !(c && !strcmp(c, "0"));
 }
 
@@ -1204,7 +1204,7 @@ EXPORT ompt_start_tool_result_t *ompt_start_tool(unsigned int omp_version, const
 
 static void omp_open(struct clock_settings *cs)
 {
-	const char *v = getenv(SONDE_ENV_OMP);
+	const char *v = sonde_getenv(SONDE_ENV_OMP);
 	bool off = v && (!strcmp(v, "0") || !strcmp(v, "off"));
 	/* a tool of the user's decided before the collector opened */
 	if (atomic_load(&g_user_tool))

@@ -727,6 +727,10 @@ __attribute__((noinline)) static void sample_body(void *uc, struct sig_stack *st
 			ms_rebase(ts, &ms);
 		goto out;
 	}
+	/* attached late: a thread's time before its registration is not
+	 * the recording's */
+	if (__builtin_expect(!ts->last_cpu_ns, 0) && atomic_load_explicit(&g_from_now, memory_order_relaxed))
+		ts->last_cpu_ns = st->slot->reg_cpu_ns;
 	if (cpu_now <= ts->last_cpu_ns)
 		goto out;
 

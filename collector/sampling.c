@@ -49,7 +49,7 @@ static int g_thread_running;
 
 static uint64_t env_num(const char *name, uint64_t dflt)
 {
-	const char *s = getenv(name);
+	const char *s = sonde_getenv(name);
 	if (!s || !*s)
 		return dflt;
 	char *end;

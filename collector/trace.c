@@ -127,7 +127,7 @@ static int attach(const struct sonde_kind_desc *k, const struct sonde_module *m,
 	*setting = NULL;
 	if (!atomic_load(&g_col.active) || getpid() != g_col.pid)
 		return -1;
-	const char *v = getenv(k->env);
+	const char *v = sonde_getenv(k->env);
 	if (!v || !*v || !strcmp(v, "off"))
 		return -1;
 	*setting = v;

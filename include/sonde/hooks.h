@@ -61,6 +61,7 @@
 #ifndef SONDE_HOOKS_H
 #define SONDE_HOOKS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <sonde/format.h>
@@ -176,6 +177,22 @@ int __sonde_trace_file(const char *name);
  * grow).  0, or -1 when four stubs are registered, a range is empty, or
  * it is called from a hook.  Normal context. */
 int __sonde_hook_jit_region(uint64_t lo, uint64_t hi, uint64_t entry_lo, uint64_t entry_hi);
+
+/* A recording started in a process already running, into which the
+ * collector was loaded late (a JVM's attach: the Java agent's
+ * Agent_OnAttach).  `settings` is a file of NAME=VALUE lines, the
+ * environment's names that sonde collect sets (sonde/settings.h), the
+ * experiment's directory (SONDE_EXPDIR) among them; the process's own
+ * environment is not read.  The threads that exist are sampled from now
+ * on; one started later only once __sonde_attach_thread is called on it
+ * (no interposer sees a late-loaded library).  Stop ends the recording
+ * and undoes what start did (the counters, the sampling signal's
+ * action); one attached recording a process.  Start returns 0, or -1
+ * with why (cap bytes); stop 0, or -1 when nothing was recording.
+ * Normal context. */
+int __sonde_attach_start(const char *settings, char *why, size_t cap);
+void __sonde_attach_thread(void);
+int __sonde_attach_stop(void);
 
 /* Unregister hook `handle`: when it returns 0 the hook is not running
  * and will not be called again (it waits for samples running it on other
