@@ -222,7 +222,7 @@ static const char *check_program(const char *path, char *interp, size_t icap)
 	return err;
 }
 
-static int find_collector(char *out, size_t cap)
+int find_collector(char *out, size_t cap)
 {
 	char tmp[PATH_MAX + 64];
 	const char *env = getenv("SONDE_COLLECTOR");
@@ -304,7 +304,7 @@ int collect_make_experiment(const struct collect_opts *o, char *path, size_t cap
 	return bad("cannot find a free experiment name in", dir);
 }
 
-static void remove_tree(const char *path)
+void remove_tree(const char *path)
 {
 	DIR *d = opendir(path);
 	if (d) {
@@ -332,7 +332,7 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static void append(const char *exp, const char *file, const char *text)
+void collect_append(const char *exp, const char *file, const char *text)
 {
 	char path[PATH_MAX + 64];
 	snprintf(path, sizeof path, "%s/%s", exp, file);
@@ -425,8 +425,12 @@ int cmd_collect(int argc, char **argv)
 
 	if ((rc = collect_kernel_check(&o)))
 		return rc;
-	if (o.attach_pid)
-		return collect_attach(&o, argc, argv);
+	if (o.attach_pid) {
+		/* a JVM gets its agent (-j on, the default for one) */
+		int done = 0;
+		rc = collect_java_attach(&o, argc, argv, &done);
+		return done ? rc : collect_attach(&o, argc, argv);
+	}
 
 	/* MPI: the -M form runs the launcher (the program is each rank's);
 	 * under a launcher, this collect records a rank (-M off: not). */
@@ -679,26 +683,35 @@ int cmd_collect(int argc, char **argv)
 		if (m) {
 			collect_mpi_rank_record(&o, m);
 			fclose(m);
-			append(expabs, "log.xml", line);
+			collect_append(expabs, "log.xml", line);
 			free(line);
 		}
 	}
+	collect_close(expabs, ev, o.archive);
+	return exit_code;
+}
+
+/* The end of a recording the collector wrote: its data files trimmed,
+ * the last event (ev) and the XML documents' ends appended, the objects
+ * archived (-a). */
+void collect_close(const char *expabs, const char *ev, int archive)
+{
 	/* trimmed before log.xml is closed: a reader maps the data files of
 	 * a closed experiment, and copies those of one still written (a
 	 * mapping would fault past a trimmed end) */
 	for (int k = 1; k <= SONDE_KIND_MAX; k++)
 		trim_data_file(expabs, sonde_kind_desc(k)->file);
-	append(expabs, "log.xml", ev);
-	append(expabs, "log.xml", "</experiment>\n");
-	append(expabs, "map.xml", "</map>\n");
+	collect_append(expabs, "log.xml", ev);
+	collect_append(expabs, "log.xml", "</experiment>\n");
+	collect_append(expabs, "map.xml", "</map>\n");
 	/* Last, once map.xml is complete: record the build ids (and copy the
 	 * objects with -a on) while the files are still the ones that ran.
 	 * No map.xml: the collector never started, nothing to archive. */
+	char path[PATH_MAX + 64];
 	snprintf(path, sizeof path, "%s/map.xml", expabs);
 	if (access(path, F_OK) == 0) {
 		char aerr[512];
-		if (sonde_archive_run(expabs, o.archive, stderr, NULL, aerr, sizeof aerr) < 0)
+		if (sonde_archive_run(expabs, archive, stderr, NULL, aerr, sizeof aerr) < 0)
 			fprintf(stderr, "sonde collect: warning: %s\n", aerr);
 	}
-	return exit_code;
 }

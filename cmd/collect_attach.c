@@ -16,14 +16,13 @@
  * signal dispositions, mask, timers, descriptors and memory were never
  * touched.
  *
- * Why not the collector itself, loaded into the target by a ptrace
- * injection (as Oracle's collect does through dbx): the collector keeps
- * its per-thread state in initial-exec TLS (4.8 KiB), which a dlopen into
- * a running process cannot allocate ("cannot allocate memory in static
- * TLS block": glibc leaves 512 bytes for it); and threads that exist
- * already would have to be made to register from inside.  What the
- * outside cannot give is the collector's: tracing (-s, -H, -i, -m), the
- * OpenMP states and Java frames, off-CPU time (-w), counters (-h),
+ * A JVM is the exception (collect_jattach.c): its own attach mechanism
+ * loads the Java agent, and with it the collector, into it.  Why not the
+ * collector in any process, loaded by a ptrace injection (as Oracle's
+ * collect does through dbx): nothing inside a process that is not a JVM
+ * would call the collector's start, or tell it of the threads it makes
+ * afterwards.  What the outside cannot give is the collector's: tracing
+ * (-s, -H, -i, -m), the OpenMP states, off-CPU time (-w), counters (-h),
  * sample points by signal (-l, -y), descendants (-F), limits (-L); -P
  * refuses them.
  */
@@ -295,6 +294,8 @@ static const char *refused(const struct collect_opts *o, int argc, char **argv)
 	};
 	for (int i = 0; i < o->nopts; i++) {
 		const char *opt = argv[o->opt_at[i]];
+		if (!strcmp(opt, "-j") && o->java && !strcmp(o->java, "off"))
+			continue; /* -j off: a JVM recorded from outside */
 		for (size_t k = 0; k < sizeof why / sizeof why[0]; k++)
 			if (!strcmp(opt, why[k][0]))
 				return why[k][1];

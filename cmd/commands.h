@@ -54,6 +54,15 @@ int collect_read_int(const char *path);
 int collect_make_experiment(const struct collect_opts *o, char *path, size_t cap, int dry);
 /* collect_attach.c: sonde collect -P PID, from outside the process. */
 int collect_attach(struct collect_opts *o, int argc, char **argv);
+/* collect_jattach.c: sonde collect -P PID of a JVM, through its attach
+ * mechanism; 1 in *done when it took the job (else -P from outside). */
+int collect_java_attach(struct collect_opts *o, int argc, char **argv, int *done);
+/* collect.c: the collector's path; an experiment's end as sonde collect
+ * writes it (collect_close); a directory removed, an XML line appended */
+int find_collector(char *out, size_t cap);
+void collect_close(const char *expabs, const char *ev, int archive);
+void remove_tree(const char *path);
+void collect_append(const char *exp, const char *file, const char *text);
 int cmd_kernel(int argc, char **argv);
 int collect_counters_env(const struct sonde_hwc *c, int n, char *out, size_t cap);
 void collect_counters_list(FILE *f);

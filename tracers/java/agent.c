@@ -35,6 +35,7 @@
  * handler, is frames.c.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -275,6 +276,7 @@ static void JNICALL cb_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread
 {
 	(void)jvmti, (void)thread;
 	java_thread_set(my_tid(), jni);
+	__sonde_attach_thread(); /* attached late: sampled from now on */
 }
 
 static void JNICALL cb_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
@@ -372,6 +374,7 @@ static void JNICALL cb_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 		if (f)
 			put(msg, sizeof msg, &len, "; %" PRIu64 " without (%s)", f, java_reasons[r]);
 	}
+
 	__sonde_trace_log("info", msg);
 	/* the compiled methods alive at the end, named in jvm.map for the
 	 * samples whose Java walk failed: GenerateEvents posts them now, in
@@ -458,4 +461,151 @@ SONDE_EXPORT JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void
 {
 	(void)options, (void)reserved;
 	return agent_start(vm);
+}
+
+/* ---- a JVM already running (sonde collect -P PID -j on) ----
+ *
+ * The JVM's attach mechanism (what jcmd PID JVMTI.agent_load does) loads
+ * this library, and with it the collector, into the running JVM and calls
+ * Agent_OnAttach on its Attach Listener thread: "start=FILE" starts a
+ * recording with the settings in FILE (__sonde_attach_start) and the
+ * agent as at VMInit; "stop" ends it (the agent as at VMDeath, then the
+ * recording), leaving the JVM's events and capabilities as they were.
+ * What failed is written to FILE.err for sonde collect, and the load
+ * answers non-zero. */
+
+static char g_attach_err[4200];
+
+static void attach_error(const char *why)
+{
+	int fd = open(g_attach_err, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd >= 0) {
+		write_all(fd, why, strlen(why));
+		close(fd);
+	}
+}
+
+/* An offset in HotSpot's own table of its types' fields (vmStructs, which
+ * its Serviceability Agent reads); -1 when it is not there. */
+static long vm_field(const char *type, const char *field)
+{
+	char **table = dlsym(RTLD_DEFAULT, "gHotSpotVMStructs");
+	const uint64_t *tn = dlsym(RTLD_DEFAULT, "gHotSpotVMStructEntryTypeNameOffset"),
+		       *fn = dlsym(RTLD_DEFAULT, "gHotSpotVMStructEntryFieldNameOffset"),
+		       *off = dlsym(RTLD_DEFAULT, "gHotSpotVMStructEntryOffsetOffset"),
+		       *st = dlsym(RTLD_DEFAULT, "gHotSpotVMStructEntryIsStaticOffset"),
+		       *stride = dlsym(RTLD_DEFAULT, "gHotSpotVMStructEntryArrayStride");
+	if (!table || !*table || !tn || !fn || !off || !st || !stride || !*stride)
+		return -1;
+	for (const char *e = *table;; e += *stride) {
+		const char *t = *(const char *const *)(e + *tn), *f = *(const char *const *)(e + *fn);
+		if (!t)
+			return -1;
+		if (f && !strcmp(t, type) && !strcmp(f, field) && !*(const int32_t *)(e + *st))
+			return (long)*(const uint64_t *)(e + *off);
+	}
+}
+
+/* The Java threads that exist at the attach, which no ThreadStart will
+ * tell of: each one's thread id and JNIEnv, which the sampling handler
+ * needs, from its java.lang.Thread.  Its eetop field holds its JavaThread;
+ * the JNIEnv is at the same offset in every JavaThread (this thread's
+ * env less its own eetop), and its OS thread id in its OSThread (the
+ * offsets of vmStructs).  A thread that ends meanwhile: its ThreadEnd
+ * clears it, or the check after. Returns how many, -1 when the JVM does
+ * not say enough. */
+static int attach_threads(jvmtiEnv *jvmti, JNIEnv *jni)
+{
+	/* JDK 17 lists _osthread under JavaThread, others under Thread */
+	long osthread = vm_field("JavaThread", "_osthread"), thread_id = vm_field("OSThread", "_thread_id");
+	if (osthread < 0)
+		osthread = vm_field("Thread", "_osthread");
+	jclass tc = (*jni)->FindClass(jni, "java/lang/Thread");
+	jfieldID eetop = tc ? (*jni)->GetFieldID(jni, tc, "eetop", "J") : NULL;
+	jthread self = NULL;
+	if (osthread < 0 || thread_id < 0 || !eetop || (*jvmti)->GetCurrentThread(jvmti, &self) != JVMTI_ERROR_NONE) {
+		(*jni)->ExceptionClear(jni);
+		return -1;
+	}
+	intptr_t me = (intptr_t)(*jni)->GetLongField(jni, self, eetop), env_off = (intptr_t)jni - me;
+	if (!me || env_off <= 0 || env_off >= 65536)
+		return -1;
+	jint n = 0;
+	jthread *ts = NULL;
+	if ((*jvmti)->GetAllThreads(jvmti, &n, &ts) != JVMTI_ERROR_NONE)
+		return -1;
+	int got = 0;
+	pid_t mine = my_tid();
+	for (jint i = 0; i < n; i++) {
+		intptr_t jt = (intptr_t)(*jni)->GetLongField(jni, ts[i], eetop);
+		const char *os = jt ? *(const char *const *)(jt + osthread) : NULL;
+		pid_t tid = os ? *(const pid_t *)(os + thread_id) : 0;
+		if (tid > 0 && tid != mine) {
+			java_thread_set(tid, (JNIEnv *)(jt + env_off));
+			if (!(*jni)->GetLongField(jni, ts[i], eetop))
+				java_thread_set(tid, NULL); /* it ended meanwhile */
+			else
+				got++;
+		}
+		(*jni)->DeleteLocalRef(jni, ts[i]);
+	}
+	jfree(ts);
+	return got;
+}
+
+static jint attach_start(JavaVM *vm, const char *settings)
+{
+	char why[512];
+	snprintf(g_attach_err, sizeof g_attach_err, "%s.err", settings);
+	if (__sonde_attach_start(settings, why, sizeof why) < 0) {
+		attach_error(why);
+		return JNI_ERR;
+	}
+	agent_start(vm);
+	JNIEnv *jni = NULL;
+	if (!g_jvmti || (*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_6) != JNI_OK || !jni) {
+		/* the reason is in log.xml; native profiling goes on */
+		return JNI_OK;
+	}
+	if (attach_threads(g_jvmti, jni) < 0)
+		__sonde_trace_log("warning", "Java: the JVM does not say where its threads' ids and JNIEnv are "
+					     "(vmStructs, java.lang.Thread.eetop); threads older than the attach have native "
+					     "frames only");
+	cb_vm_init(g_jvmti, jni, NULL);
+	return JNI_OK;
+}
+
+static jint attach_stop(JavaVM *vm)
+{
+	(void)vm;
+	jvmtiEnv *jvmti = g_jvmti;
+	if (jvmti) {
+		static const jvmtiEvent evs[] = {
+			JVMTI_EVENT_VM_INIT,	  JVMTI_EVENT_VM_DEATH,	       JVMTI_EVENT_CLASS_LOAD,
+			JVMTI_EVENT_CLASS_PREPARE, JVMTI_EVENT_THREAD_START, JVMTI_EVENT_THREAD_END,
+			JVMTI_EVENT_DYNAMIC_CODE_GENERATED,
+		};
+		for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
+			(*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, evs[i], NULL);
+		cb_vm_death(jvmti, NULL); /* the hook removed, the tables written */
+		(*jvmti)->DisposeEnvironment(jvmti); /* its capabilities go with it */
+		g_jvmti = NULL;
+	}
+	if (__sonde_attach_stop() < 0) {
+		attach_error("nothing was recording in this JVM");
+		return JNI_ERR;
+	}
+	return JNI_OK;
+}
+
+SONDE_EXPORT JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved)
+{
+	(void)reserved;
+	if (options && !strncmp(options, "start=", 6))
+		return attach_start(vm, options + 6);
+	if (options && !strncmp(options, "stop=", 5)) {
+		snprintf(g_attach_err, sizeof g_attach_err, "%s.err", options + 5);
+		return attach_stop(vm);
+	}
+	return JNI_ERR;
 }
