@@ -304,6 +304,21 @@ static const char *refused(const struct collect_opts *o, int argc, char **argv)
 	return NULL;
 }
 
+/* What every -P needs: a duration, not a window, and clock profiling.
+ * 0, or 2 with the error said. */
+int collect_attach_check(const struct collect_opts *o)
+{
+	if (o->start_s > 0) {
+		fprintf(stderr, "sonde collect: -P: -t takes a duration (SECONDS), not START-END\n");
+		return 2;
+	}
+	if (!o->interval_ms) {
+		fprintf(stderr, "sonde collect: -P needs clock profiling (-p on, hi, lo or N)\n");
+		return 2;
+	}
+	return 0;
+}
+
 /* log.xml's beginning, as the collector writes it, for the target. */
 static void write_log(struct astate *a, const struct collect_opts *o, uint64_t start, uint64_t interval, int kernel)
 {
@@ -338,14 +353,8 @@ int collect_attach(struct collect_opts *o, int argc, char **argv)
 			no);
 		return 2;
 	}
-	if (o->start_s > 0) {
-		fprintf(stderr, "sonde collect: -P: -t takes a duration (SECONDS), not START-END\n");
+	if (collect_attach_check(o))
 		return 2;
-	}
-	if (!o->interval_ms) {
-		fprintf(stderr, "sonde collect: -P needs clock profiling (-p on, hi, lo or N)\n");
-		return 2;
-	}
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d", (int)pid);
 	struct stat st;

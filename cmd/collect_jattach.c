@@ -318,14 +318,8 @@ int collect_java_attach(struct collect_opts *o, int argc, char **argv, int *done
 					(int)pid, no[k][1]);
 				return 2;
 			}
-	if (o->start_s > 0) {
-		fprintf(stderr, "sonde collect: -P: -t takes a duration (SECONDS), not START-END\n");
+	if (collect_attach_check(o))
 		return 2;
-	}
-	if (!o->interval_ms) {
-		fprintf(stderr, "sonde collect: -P needs clock profiling (-p on, hi, lo or N)\n");
-		return 2;
-	}
 	char lib[PATH_MAX + 32];
 	if (find_collector(lib, sizeof lib) < 0) {
 		fprintf(stderr, "sonde collect: cannot find the collector library\n");

@@ -54,6 +54,7 @@ int collect_read_int(const char *path);
 int collect_make_experiment(const struct collect_opts *o, char *path, size_t cap, int dry);
 /* collect_attach.c: sonde collect -P PID, from outside the process. */
 int collect_attach(struct collect_opts *o, int argc, char **argv);
+int collect_attach_check(const struct collect_opts *o);
 /* collect_jattach.c: sonde collect -P PID of a JVM, through its attach
  * mechanism; 1 in *done when it took the job (else -P from outside). */
 int collect_java_attach(struct collect_opts *o, int argc, char **argv, int *done);

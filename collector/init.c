@@ -346,16 +346,10 @@ void collector_attach_thread(void)
  * signal's action put back. */
 void collector_attach_stop(void)
 {
-	if (!atomic_load(&g_col.active) || getpid() != g_col.pid)
-		return;
-	if (atomic_exchange(&g_finished, 1))
+	if (!atomic_load(&g_col.active) || getpid() != g_col.pid || atomic_load(&g_finished))
 		return;
 	int saved = errno;
-	clock_exit_tail();
-	cmod_quit();
-	cmod_stop();
-	write_end_records();
-	cmod_finish();
+	collector_exit_hook();
 	clock_detach_signal();
 	errno = saved;
 }
