@@ -274,11 +274,24 @@ static void drain(struct astate *a, struct aring *t, int kernel, uint64_t *rec, 
 	__atomic_store_n(&m->data_tail, tail, __ATOMIC_RELEASE);
 }
 
-static volatile sig_atomic_t g_stop;
+volatile sig_atomic_t collect_attach_stop;
+
 static void on_signal(int sig)
 {
 	(void)sig;
-	g_stop = 1;
+	collect_attach_stop = 1;
+}
+
+/* ^C, SIGTERM and SIGHUP end an attached recording (collect_attach_stop),
+ * not sonde collect. */
+void collect_attach_signals(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 }
 
 /* What -P cannot give: the options that need the collector inside the
@@ -443,12 +456,7 @@ int collect_attach(struct collect_opts *o, int argc, char **argv)
 	uint64_t *rec = malloc(sizeof(uint64_t) * (a.page * RING_DATA_PAGES / 8));
 	if (!a.fr || !rec)
 		return 1;
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	collect_attach_signals();
 	/* the experiment's time: from when every counter counts to when
 	 * the first stops (its start and exit events) */
 	for (size_t i = 0; i < a.nfds; i++)
@@ -460,7 +468,7 @@ int collect_attach(struct collect_opts *o, int argc, char **argv)
 		o->stop_s > 0 ? "" : "; ^C to detach");
 	uint64_t stop_at = o->stop_s > 0 ? start + (uint64_t)llround(o->stop_s * 1e9) : UINT64_MAX;
 	int gone = 0;
-	while (!g_stop) {
+	while (!collect_attach_stop) {
 		uint64_t t = now_ns();
 		if (t >= stop_at)
 			break;

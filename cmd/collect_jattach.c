@@ -45,13 +45,6 @@
 
 #define JAVA_AGENT "libsonde_java.so"
 
-static volatile sig_atomic_t g_stop;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	g_stop = 1;
-}
 
 static uint64_t mono_ns(void)
 {
@@ -411,17 +404,12 @@ int collect_java_attach(struct collect_opts *o, int argc, char **argv, int *done
 		return 2;
 	}
 	uint64_t start = mono_ns();
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	collect_attach_signals();
 	fprintf(stderr, "sonde collect: attached to JVM %d (its Java agent)%s\n", (int)pid,
 		o->stop_s > 0 ? "" : "; ^C to detach");
 	uint64_t stop_at = o->stop_s > 0 ? start + (uint64_t)llround(o->stop_s * 1e9) : UINT64_MAX;
 	int gone = 0;
-	while (!g_stop && mono_ns() < stop_at) {
+	while (!collect_attach_stop && mono_ns() < stop_at) {
 		if (!alive(pid)) {
 			gone = 1;
 			break;

@@ -1,6 +1,7 @@
 #ifndef SONDE_COMMANDS_H
 #define SONDE_COMMANDS_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -55,6 +56,8 @@ int collect_make_experiment(const struct collect_opts *o, char *path, size_t cap
 /* collect_attach.c: sonde collect -P PID, from outside the process. */
 int collect_attach(struct collect_opts *o, int argc, char **argv);
 int collect_attach_check(const struct collect_opts *o);
+void collect_attach_signals(void);
+extern volatile sig_atomic_t collect_attach_stop;
 /* collect_jattach.c: sonde collect -P PID of a JVM, through its attach
  * mechanism; 1 in *done when it took the job (else -P from outside). */
 int collect_java_attach(struct collect_opts *o, int argc, char **argv, int *done);

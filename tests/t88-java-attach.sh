@@ -11,8 +11,9 @@
 # at; the JVM runs on, prints its output and exits 0, its signal
 # dispositions as before (SigCgt), no thread dump.  Then the cases that
 # cannot be: a second attach, a JVM started with
-# -XX:+DisableAttachMechanism, -j on for a process that is no JVM; and -j
-# off, which records a JVM from outside.
+# -XX:+DisableAttachMechanism, -j on for a process that is no JVM; -j
+# off, which records a JVM from outside; and a JVM that ends while it is
+# recorded.
 . "$(dirname "$0")/lib.sh"
 cd "$TMP" || exit 1
 if ! command -v javac >/dev/null || ! command -v java >/dev/null || [ ! -f "$B/lib/sonde/libsonde_java.so" ]; then
@@ -103,3 +104,17 @@ maps=$(grep -c libsonde /proc/$jp/maps 2>/dev/null)
 wait $jp
 check "-j off: a JVM recorded from outside (exit $rc), no sonde library in it ($maps mappings)" \
 	sh -c "[ $rc = 0 ] && [ '$maps' = 0 ] && grep -q 'attached from outside' e.er/log.xml"
+
+# the JVM ends while recorded: the collector's own end at its exit, the
+# experiment closed by sonde collect
+start_jvm 1.5 || notok "the JVM fixture did not start"
+"$SONDE" collect -P $jp -t 20 -o f.er >/dev/null 2>f.err &
+cp=$!
+wait $jp
+jrc=$?
+wait $cp
+rc=$?
+"$SONDE" print -functions f.er >ff.txt 2>&1
+prc=$?
+check "the JVM ends while recorded: it exits $jrc, sonde collect $rc, the experiment closed and readable ($prc)" \
+	sh -c "[ $jrc = 0 ] && [ $rc = 0 ] && [ $prc = 0 ] && grep -q 'the JVM ended while it was recorded' f.er/log.xml && grep -q '</experiment>' f.er/log.xml && grep -q 'JAttach.inner' ff.txt"
