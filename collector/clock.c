@@ -1006,9 +1006,14 @@ static _Atomic int g_detached; /* an attached recording ended (clock_detach_sign
 
 void clock_thread_end(void)
 {
-	/* after an attached recording's end, its threads' key destructors */
-	if (!t_state.tid || g_col.pid != getpid() || atomic_load(&g_detached))
+	if (!t_state.tid || g_col.pid != getpid())
 		return;
+	/* after an attached recording's end, its threads' key destructors:
+	 * the recording is closed, the thread's stack cache is all to free */
+	if (atomic_load(&g_detached)) {
+		stacks_thread_end();
+		return;
+	}
 	clock_thread_tail();
 	int last = unregister_thread(t_state.tid, 1) == 0;
 	stacks_thread_end();

@@ -394,6 +394,13 @@ static void JNICALL cb_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 	pthread_mutex_unlock(&g_methods_lock);
 }
 
+/* The events the agent takes, on from its start, off at an attached
+ * recording's stop. */
+static const jvmtiEvent g_events[] = {
+	JVMTI_EVENT_VM_INIT,	  JVMTI_EVENT_VM_DEATH,	    JVMTI_EVENT_CLASS_LOAD, JVMTI_EVENT_CLASS_PREPARE,
+	JVMTI_EVENT_THREAD_START, JVMTI_EVENT_THREAD_END, JVMTI_EVENT_DYNAMIC_CODE_GENERATED,
+};
+
 /* Load: no failure of the agent's may stop the JVM (JNI_OK always);
  * what it could not do is said in log.xml, and native profiling goes
  * on. */
@@ -448,12 +455,8 @@ static jint agent_start(JavaVM *vm)
 		__sonde_trace_log("warning", "Java: cannot create jvm.map; the JVM's generated code is shown as "
 					     "addresses where a sample has no Java frames");
 	g_jvmti = jvmti;
-	static const jvmtiEvent evs[] = {
-		JVMTI_EVENT_VM_INIT,	  JVMTI_EVENT_VM_DEATH,		     JVMTI_EVENT_CLASS_LOAD, JVMTI_EVENT_CLASS_PREPARE,
-		JVMTI_EVENT_THREAD_START, JVMTI_EVENT_THREAD_END,	     JVMTI_EVENT_DYNAMIC_CODE_GENERATED,
-	};
-	for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
-		(*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, evs[i], NULL);
+	for (size_t i = 0; i < sizeof g_events / sizeof g_events[0]; i++)
+		(*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, g_events[i], NULL);
 	return JNI_OK;
 }
 
@@ -580,13 +583,8 @@ static jint attach_stop(JavaVM *vm)
 	(void)vm;
 	jvmtiEnv *jvmti = g_jvmti;
 	if (jvmti) {
-		static const jvmtiEvent evs[] = {
-			JVMTI_EVENT_VM_INIT,	  JVMTI_EVENT_VM_DEATH,	       JVMTI_EVENT_CLASS_LOAD,
-			JVMTI_EVENT_CLASS_PREPARE, JVMTI_EVENT_THREAD_START, JVMTI_EVENT_THREAD_END,
-			JVMTI_EVENT_DYNAMIC_CODE_GENERATED,
-		};
-		for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
-			(*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, evs[i], NULL);
+		for (size_t i = 0; i < sizeof g_events / sizeof g_events[0]; i++)
+			(*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, g_events[i], NULL);
 		cb_vm_death(jvmti, NULL); /* the hook removed, the tables written */
 		(*jvmti)->DisposeEnvironment(jvmti); /* its capabilities go with it */
 		g_jvmti = NULL;
