@@ -737,7 +737,7 @@ __attribute__((noinline)) static void sample_body(void *uc, struct sig_stack *st
 	uint64_t weight = cpu_now - ts->last_cpu_ns, sys = 0, wcpu = 0;
 	if (have_ms)
 		ms_split(ts, &ms, weight,
-			 uw_at_syscall((uintptr_t)((const ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP]), &sys, &wcpu);
+			 uw_at_syscall((uintptr_t)((const ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP], (uintptr_t)((const ucontext_t *)uc)->uc_mcontext.gregs[REG_RCX], (uintptr_t)((const ucontext_t *)uc)->uc_mcontext.gregs[REG_R11]), &sys, &wcpu);
 	if (clock_sample(uc, st, ts, now, cpu_now, weight, sys, wcpu) == 0) {
 		ts->last_cpu_ns = cpu_now;
 		ts->last_wall_ns = now;

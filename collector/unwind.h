@@ -85,10 +85,12 @@ int uw_backtrace_sp(const void *uc, uintptr_t stack_lo, uintptr_t stack_hi,
 		    uint64_t *pcs, uint64_t *sps, int max, unsigned *flags);
 
 /* Whether the interrupted pc stands at a system call (just after a
- * `syscall` instruction, or on one the kernel restarts): a sample taken
- * while the thread was in a system call.  Reads code only inside the
- * executable segments of the objects in the table.  Async-signal-safe. */
-bool uw_at_syscall(uintptr_t pc);
+ * `syscall` instruction, or on one the kernel restarts), or at most 32
+ * bytes past the one whose return rcx and r11 (the interrupted registers)
+ * still hold: a sample taken while the thread was in a system call.
+ * Reads code only inside the executable segments of the objects in the
+ * table.  Async-signal-safe. */
+bool uw_at_syscall(uintptr_t pc, uintptr_t rcx, uintptr_t r11);
 
 /* Counts for diagnostics: objects in the table (0 before uw_refresh). */
 int uw_object_count(void);

@@ -24,6 +24,8 @@
  *     found through the rbp chain.
  *  9. CFA and register rules given as DWARF expressions (general path).
  * 10. 300000 walks from garbage registers and stacks never fault.
+ * 11. uw_at_syscall: a pc at or just past a `syscall`, or up to 32 bytes
+ *     past the one whose return rcx and r11 still hold; nothing else.
  */
 #define _GNU_SOURCE
 #include "unwind.h"
@@ -1405,6 +1407,46 @@ static uint64_t rnd(void)
 	return g_rng;
 }
 
+/* Test 11's code: getpid by a raw `syscall`, then the registers the
+ * return left (rcx, r11) stored through the argument, 40 bytes of nops
+ * and a ret. */
+void at_sys_fn(uint64_t out[2]);
+extern const char at_sys_end[], at_sys_far[];
+__asm__(".pushsection .text\n"
+	".globl at_sys_fn\n.type at_sys_fn, @function\n"
+	"at_sys_fn:\n"
+	"	mov $39, %eax\n"
+	"	syscall\n"
+	"at_sys_end:\n"
+	"	mov %rcx, (%rdi)\n"
+	"	mov %r11, 8(%rdi)\n"
+	"	.fill 40, 1, 0x90\n"
+	"at_sys_far:\n"
+	"	ret\n"
+	".size at_sys_fn, . - at_sys_fn\n"
+	".popsection\n");
+
+static void test_at_syscall(void)
+{
+	printf("-- test 11: uw_at_syscall\n");
+	uint64_t r[2];
+	at_sys_fn(r);
+	uintptr_t end = (uintptr_t)at_sys_end, far = (uintptr_t)at_sys_far;
+	uw_refresh();
+	check(r[0] == end, "a syscall's return leaves its return address in rcx");
+	check(uw_at_syscall(end, 0, 0), "the pc just after a syscall is at one");
+	check(uw_at_syscall(end - 2, 0, 0), "the pc on a syscall (restarted) is at one");
+	check(!uw_at_syscall(end + 3, 0, 0), "3 bytes past a syscall, rcx gone: not at one");
+	check(uw_at_syscall(end + 3, r[0], r[1]), "3 bytes past, rcx and r11 as the return left them: at one");
+	check(uw_at_syscall(end + 32, r[0], r[1]), "32 bytes past, rcx and r11 kept: at one");
+	check(!uw_at_syscall(far, r[0], r[1]), "40 bytes past (beyond 32): not at one");
+	check(!uw_at_syscall(end + 3, r[0], 0x12345678), "r11 no flags: not at one");
+	check(!uw_at_syscall(end + 3, r[0], r[1] & ~(uint64_t)0x200), "r11 without IF: not at one");
+	check(!uw_at_syscall(end + 3, end + 1, r[1]), "rcx not at a syscall's end: not at one");
+	check(!uw_at_syscall(end + 3, 16, r[1]), "rcx unmapped: not at one");
+	check(!uw_at_syscall((uintptr_t)test_at_syscall + 8, r[0], r[1]), "a pc before rcx: not at one");
+}
+
 /* Plausible register values (out of line: getcontext returns twice). */
 NOIPA static void base_context(ucontext_t *uc)
 {
@@ -1555,6 +1597,7 @@ int main(void)
 	test_nocfi();
 	test_jit();
 	test_cfi_expr();
+	test_at_syscall();
 	test_fuzz();
 
 	check(atomic_load(&g_errno_bad) == 0, "uw_backtrace preserves errno");
