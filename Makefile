@@ -42,10 +42,10 @@ SONDE     := $(B)/bin/sonde
 COLLECTOR := $(B)/lib/sonde/libsonde_collector.so
 LIBSONDE  := $(B)/libsonde.a
 # What a program linking libsonde.a links too: elfutils for symbols
-# (lib/symbols/symbols.c).  capstone (lib/symbols/disasm.c) and libstdc++'s demangler
-# (lib/symbols/symbols.c) are loaded with dlopen when first needed: linked, their
-# relocations made every start of sonde 1.3 ms slower.
-LIBSONDE_LIBS := -lm -ldw -lelf -lz -ldeflate -ldl -lpthread
+# (lib/symbols/symbols.c), libiberty's demangler (static: C++, Rust).
+# capstone (lib/symbols/disasm.c) is loaded with dlopen when first needed:
+# linked, its relocations made every start of sonde 1.3 ms slower.
+LIBSONDE_LIBS := -lm -ldw -lelf -lz -ldeflate -liberty -ldl -lpthread
 TRACERS   := $(TRACER_SRC:tracers/%.c=$(B)/lib/sonde/libsonde_%.so)
 UNITS     := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 FIXTURES  := $(FIXTURE_SRC:tests/fixtures/%.c=$(B)/fixtures/%) $(B)/fixtures/heapchurn $(CXXFIXTURE_SRC:tests/fixtures/%.cc=$(B)/fixtures/%) \
@@ -377,6 +377,38 @@ $(B)/fixtures/tailcall_sep: $(TAILCALL_DEPS)
 	$(CC) -std=gnu11 -O2 -g -fomit-frame-pointer -Wall -Wextra -o $@ $< $(TAILCALL_LINK)
 	objcopy --only-keep-debug $@ $@.debug
 	objcopy --strip-all --add-gnu-debuglink=$@.debug $@
+
+# Names as their languages write them (tests/t89-names.sh): a Fortran
+# program (gfortran, as a user builds it and with internal procedures out
+# of line), a Rust one in both manglings (Debian's rustc, or the one on
+# PATH) and a C++ one; each where its compiler is (the test says when one
+# is not).
+NAMES_FC    := $(shell command -v gfortran 2>/dev/null)
+NAMES_RUSTC := $(firstword $(wildcard /usr/bin/rustc) $(shell command -v rustc 2>/dev/null))
+NAMES_FIXTURES := $(B)/fixtures/names/cxxnames \
+	$(if $(NAMES_FC),$(B)/fixtures/names/physics $(B)/fixtures/names/physics_noinline) \
+	$(if $(NAMES_RUSTC),$(B)/fixtures/names/rnames_legacy $(B)/fixtures/names/rnames_v0)
+tests: $(NAMES_FIXTURES)
+
+$(B)/fixtures/names/cxxnames: tests/fixtures/names/cxxnames.cc
+	@mkdir -p $(dir $@)
+	$(CXX) -O2 -g -Wall -Wextra -o $@ $<
+
+$(B)/fixtures/names/physics: tests/fixtures/names/physics.f90
+	@mkdir -p $(dir $@)
+	$(NAMES_FC) -O2 -g -J $(dir $@) -o $@ $<
+
+$(B)/fixtures/names/physics_noinline: tests/fixtures/names/physics.f90
+	@mkdir -p $(dir $@)
+	$(NAMES_FC) -O2 -g -fno-inline -J $(dir $@) -o $@ $<
+
+$(B)/fixtures/names/rnames_legacy: tests/fixtures/names/rnames.rs
+	@mkdir -p $(dir $@)
+	$(NAMES_RUSTC) -O -g -o $@ $<
+
+$(B)/fixtures/names/rnames_v0: tests/fixtures/names/rnames.rs
+	@mkdir -p $(dir $@)
+	$(NAMES_RUSTC) -O -g -C symbol-mangling-version=v0 -o $@ $<
 
 # OpenMP's states (tests/t78-omp-states.sh): the fixture with its truth
 # (tests/fixtures/omp/ompstates.c) built for libgomp by gcc and for libomp

@@ -24,8 +24,9 @@ have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "ok install
 # libcapstone-dev: disassembly (lib/symbols/disasm.c); clang: tests/t39-source.sh reads clang's DWARF;
 # libdeflate-dev: inflating compressed debug sections (lib/symbols/plaindebug.c);
 # libomp-dev: LLVM's OpenMP runtime, for the clang builds of the OpenMP fixtures
-# (tests/t78-omp-states.sh; gcc's libgomp comes with gcc).
-for p in gcc make libc6-dev binutils libelf-dev libdw-dev zlib1g-dev libdeflate-dev g++ libcapstone-dev clang libomp-dev; do
+# (tests/t78-omp-states.sh; gcc's libgomp comes with gcc); libiberty-dev: the
+# demangler of C++ and Rust names (lib/symbols/symbols.c).
+for p in gcc make libc6-dev binutils libelf-dev libdw-dev zlib1g-dev libdeflate-dev libiberty-dev g++ libcapstone-dev clang libomp-dev; do
 	have_pkg "$p" || need="$need $p"
 done
 # Peers for `make bench` (optional for build and tests).
@@ -43,7 +44,9 @@ if [ "$mode" != build ]; then
 	# (tests/t80-omp-viewmode.sh runs convert-im6.q16 -resize)
 	have_pkg imagemagick || readers="$readers imagemagick"
 	# MPI (tests/t75-mpi-launch.sh and the MPI tracing tests): both
-	# implementations, their compilers and gfortran for the Fortran fixtures.
+	# implementations, their compilers and gfortran for the Fortran fixtures;
+	# libsonde_mpi.so is built against both headers, and t77's fixtures
+	# with each one's compilers and mpirun.
 	for p in openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran; do
 		have_pkg "$p" || readers="$readers $p"
 	done
@@ -51,11 +54,9 @@ if [ "$mode" != build ]; then
 	# and javac and java run tests/t82-java.sh's fixtures
 	have_pkg openjdk-17-jdk-headless || readers="$readers openjdk-17-jdk-headless"
 	have_cmd node || readers="$readers nodejs"
-	# both MPIs and gfortran: libsonde_mpi.so is built against both
-	# headers, and t77's fixtures with each one's compilers and mpirun
-	for p in openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran; do
-		have_pkg "$p" || readers="$readers $p"
-	done
+	# Debian's rustc: tests/t89-names.sh's Rust fixtures (gfortran, above,
+	# builds its Fortran one)
+	have_pkg rustc || readers="$readers rustc"
 	have_cmd npm || readers="$readers npm"
 fi
 
@@ -67,7 +68,7 @@ if [ -n "$need" ]; then
 	$SUDO apt-get update -qq || true
 	# Peers are best effort: a build must not fail because perf is absent.
 	$SUDO apt-get install -y -qq --no-install-recommends $need >/dev/null ||
-		$SUDO apt-get install -y -qq --no-install-recommends gcc make libc6-dev binutils libelf-dev libdw-dev zlib1g-dev libdeflate-dev g++ libcapstone-dev clang >/dev/null
+		$SUDO apt-get install -y -qq --no-install-recommends gcc make libc6-dev binutils libelf-dev libdw-dev zlib1g-dev libdeflate-dev libiberty-dev g++ libcapstone-dev clang >/dev/null
 fi
 if [ -n "$readers" ]; then
 	echo "deps: installing (the tests' readers):$readers"

@@ -6,6 +6,9 @@ B=$TOP/build
 SONDE=$B/bin/sonde
 FIX=$B/fixtures
 EXPCHECK=$B/tests/tools/expcheck
+# What a program linking libsonde.a (the fuzz targets) links too: the
+# Makefile's LIBSONDE_LIBS, and capstone, which sonde loads at run time.
+LIBSONDE_LIBS="-lm -ldw -lelf -lz -ldeflate -liberty -lcapstone"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/sonde-test.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 

@@ -140,7 +140,7 @@ fi
 san=
 nm "$B/libsonde.a" 2>/dev/null | grep -q __asan_ && san=-fsanitize=address,undefined # an ASAN=1 build
 if cc -std=gnu11 -O1 $san -I"$TOP/include" -I"$TOP/lib" -o fuzz_reader "$TOP/tests/fuzz/fuzz_reader.c" \
-	"$B/libsonde.a" -lm -ldw -lelf -lz -ldeflate -lstdc++ -lcapstone 2>fz.err; then
+	"$B/libsonde.a" $LIBSONDE_LIBS 2>fz.err; then
 	if UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 		./fuzz_reader -n 150 -seed 1 -crashes "$TMP" both.er sw.er >fz.txt 2>&1; then
 		ok "fuzz smoke (counters seeds): $(head -n 1 fz.txt | cut -d' ' -f2-3), no crash"

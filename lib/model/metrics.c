@@ -200,6 +200,7 @@ void sonde_model_free(struct sonde_model *m)
 		free((char *)m->funcs[i].mangled);
 		free((char *)m->funcs[i].name_long);
 		free((char *)m->funcs[i].name_short);
+		free((char *)m->funcs[i].name_full);
 	}
 	free(m->funcs);
 	index_free(&m->funcix);
@@ -278,6 +279,7 @@ uint32_t sonde_model_func(struct sonde_model *m, uint32_t object, uint64_t lo, c
 	f->mangled = dup_or(mangled, "?");
 	f->name_long = dup_or(name_long, f->mangled);
 	f->name_short = dup_or(name_short, f->name_long);
+	f->name_full = NULL;
 	f->synthesized = synthesized;
 	f->kind = 0;
 	if (!f->mangled || !f->name_long || !f->name_short || index_put(&m->funcix, h, f->id) < 0) {
@@ -292,6 +294,14 @@ uint32_t sonde_model_func(struct sonde_model *m, uint32_t object, uint64_t lo, c
 void sonde_model_func_set_kind(struct sonde_model *m, uint32_t f, uint8_t kind)
 {
 	m->funcs[f].kind = kind;
+}
+
+int sonde_model_func_set_full(struct sonde_model *m, uint32_t f, const char *full)
+{
+	if (!full || m->funcs[f].name_full)
+		return 0;
+	m->funcs[f].name_full = strdup(full);
+	return m->funcs[f].name_full ? 0 : -1;
 }
 
 struct skey {

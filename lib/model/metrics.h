@@ -90,6 +90,7 @@ struct sonde_mfunc {
 	uint32_t object;	/* sonde_mobject id */
 	uint64_t lo;		/* address in the object (identity with object+mangled) */
 	const char *mangled, *name_long, *name_short;
+	const char *name_full; /* NULL: name_long (sonde_model_func_set_full) */
 	bool synthesized;	/* no symbol: "<static>@0x..." style */
 	uint8_t kind;		/* enum sonde_frame_kind of its frames (native
 				 * unless sonde_model_func_set_kind said) */
@@ -124,6 +125,9 @@ uint32_t sonde_model_func(struct sonde_model *m, uint32_t object, uint64_t lo, c
 /* Says that function f (a valid id) is named by a frame kind other than
  * native (sonde/format.h): views explain it as such (no ELF code). */
 void sonde_model_func_set_kind(struct sonde_model *m, uint32_t f, uint8_t kind);
+/* A function's full name, where its long name leaves something out (a
+ * Rust symbol's hash): kept once.  -1 out of memory. */
+int sonde_model_func_set_full(struct sonde_model *m, uint32_t f, const char *full);
 
 /* Intern a call stack of function ids, leaf first (depth >= 1), returning a
  * handle for sonde_model_add_to(); UINT32_MAX when out of memory. */

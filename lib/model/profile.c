@@ -284,7 +284,8 @@ bad:
 
 static bool named(const struct sonde_mfunc *fi, const char *name)
 {
-	return !strcmp(fi->name_long, name) || !strcmp(fi->name_short, name) || !strcmp(fi->mangled, name);
+	return !strcmp(fi->name_long, name) || !strcmp(fi->name_short, name) || !strcmp(fi->mangled, name) ||
+	       (fi->name_full && !strcmp(fi->name_full, name));
 }
 
 /* Does a stack of model functions (leaf first) pass the call-path
@@ -330,8 +331,11 @@ static int push_fl(struct builder *b, uint32_t f)
 
 static uint32_t model_func(struct builder *b, uint32_t o, const struct sonde_func *sf)
 {
-	return sonde_model_func(b->m, o, sf->lo, sf->mangled, sf->name_long, sf->name_short,
-				sf->synthesized);
+	uint32_t f = sonde_model_func(b->m, o, sf->lo, sf->mangled, sf->name_long, sf->name_short,
+				      sf->synthesized);
+	if (f != UINT32_MAX && sf->name_full && sonde_model_func_set_full(b->m, f, sf->name_full) < 0)
+		return UINT32_MAX;
+	return f;
 }
 
 /* The model function of one frame, into b->fl: none for a collector frame

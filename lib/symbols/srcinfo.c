@@ -316,6 +316,185 @@ bool srcobj_has_lines(struct srcobj *so)
 	return so && so->lines;
 }
 
+/* ---- Fortran ------------------------------------------------------------------------ */
+
+static bool fortran_cu(Dwarf_Die *cu)
+{
+	int l = dwarf_srclang(cu);
+
+	return l == DW_LANG_Fortran77 || l == DW_LANG_Fortran90 || l == DW_LANG_Fortran95 || l == DW_LANG_Fortran03 ||
+	       l == DW_LANG_Fortran08 || l == 0x2d /* DW_LANG_Fortran18 */;
+}
+
+/* A search of a CU's DIEs for a subprogram, at any depth: a Fortran
+ * module's procedures are under its DW_TAG_module, an internal procedure
+ * under its host, and a C++ lambda's operator() under its class under the
+ * function that made it, whose code it is not in (dwarf_getscopes enters
+ * a DIE with code only where the address is in it).  by_start: the one whose code starts at addr, else the
+ * innermost whose code holds it.  path: the names of the scopes above
+ * and of the found one (module, hosts, itself). */
+#define FPATH 16
+struct fsearch {
+	Dwarf_Addr addr;
+	Dwarf_Off off; /* not 0: the DIE at this offset, whatever its code */
+	bool by_start, found;
+	Dwarf_Die die;
+	const char *path[FPATH], *best[FPATH];
+	int nbest;
+};
+
+static void fsearch(Dwarf_Die *parent, struct fsearch *x, int depth, int level)
+{
+	Dwarf_Die c;
+
+	if (depth > 32 || dwarf_child(parent, &c) != 0)
+		return;
+	do {
+		int tag = dwarf_tag(&c);
+
+		if (tag != DW_TAG_subprogram && tag != DW_TAG_module && tag != DW_TAG_namespace &&
+		    tag != DW_TAG_lexical_block && tag != DW_TAG_class_type && tag != DW_TAG_structure_type &&
+		    tag != DW_TAG_union_type)
+			continue;
+		int lv = level;
+
+		if (tag != DW_TAG_lexical_block && level < FPATH) {
+			const char *n = dwarf_diename(&c);
+
+			x->path[lv++] = n ? n : "?";
+		}
+		if (tag == DW_TAG_subprogram && lv > level) {
+			Dwarf_Addr lo;
+			bool hit = x->off	   ? dwarf_dieoffset(&c) == x->off
+				   : x->by_start ? dwarf_lowpc(&c, &lo) == 0 && lo == x->addr
+						 : dwarf_haspc(&c, x->addr) == 1;
+
+			if (hit) {
+				x->found = true;
+				x->die = c;
+				x->nbest = lv;
+				memcpy(x->best, x->path, (size_t)lv * sizeof(x->path[0]));
+			}
+		}
+		fsearch(&c, x, depth + 1, lv);
+	} while (dwarf_siblingof(&c, &c) == 0);
+}
+
+static const char *qualified(struct srcobj *so, Dwarf_Die *cu, struct fsearch *x);
+
+const char *srcobj_fortran_name(struct srcobj *so, uint64_t addr)
+{
+	if (!so || !so->lines)
+		return NULL;
+	Dwarf_Addr bias = 0;
+	Dwarf_Die *cu = dwfl_module_addrdie(so->mod, addr, &bias);
+
+	if (!cu || !fortran_cu(cu))
+		return NULL;
+	struct fsearch x = { .addr = addr - bias, .by_start = true };
+
+	return qualified(so, cu, &x);
+}
+
+/* The name of the procedure x finds in cu, with its module's and hosts'
+ * ("physics::relax::sweep"); NULL when not found. */
+static const char *qualified(struct srcobj *so, Dwarf_Die *cu, struct fsearch *x)
+{
+	fsearch(cu, x, 0, 0);
+	if (!x->found || !x->nbest)
+		return NULL;
+	char buf[1024];
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < x->nbest && len < sizeof(buf); i++) {
+		int k = snprintf(buf + len, sizeof(buf) - len, "%s%s", i ? "::" : "", x->best[i]);
+
+		if (k < 0)
+			return NULL;
+		len += (size_t)k;
+	}
+	return intern(so, buf);
+}
+
+/* The ELF symbol that starts at a subprogram DIE's code, the name the
+ * function list has for it (a Fortran procedure's DIE names "relax" what
+ * the symbol calls "__physics_MOD_relax"; an internal procedure's symbol
+ * is "sweep.0"); NULL when none starts there. */
+static const char *symbol_at(struct srcobj *so, Dwarf_Die *die, Dwarf_Addr bias)
+{
+	Dwarf_Addr lo;
+	GElf_Sym sym;
+
+	if (dwarf_lowpc(die, &lo) != 0)
+		return NULL;
+	const char *n = dwfl_module_addrsym(so->mod, lo + bias, &sym, NULL);
+
+	return n && sym.st_value == lo + bias ? n : NULL;
+}
+
+/* The innermost subprogram holding addr where dwarf_getscopes found no
+ * scope (see fsearch), and the inlined instances in it down to addr:
+ * innermost first in chain; the count. */
+static int nested_chain(Dwarf_Die *cu, Dwarf_Addr addr, Dwarf_Die *chain, int max)
+{
+	struct fsearch x = { .addr = addr };
+
+	fsearch(cu, &x, 0, 0);
+	if (!x.found || max < 1)
+		return 0;
+	Dwarf_Die out[MAX_LEVELS], cur = x.die, c;
+	int n = 0;
+
+	out[n++] = cur;
+	for (bool deeper = true; deeper && n < max && n < MAX_LEVELS;) {
+		deeper = false;
+		if (dwarf_child(&cur, &c) != 0)
+			break;
+		do {
+			int tag = dwarf_tag(&c);
+
+			if ((tag == DW_TAG_inlined_subroutine || tag == DW_TAG_lexical_block) && dwarf_haspc(&c, addr) == 1) {
+				if (tag == DW_TAG_inlined_subroutine)
+					out[n++] = c;
+				cur = c;
+				deeper = true;
+				break;
+			}
+		} while (dwarf_siblingof(&c, &c) == 0);
+	}
+	for (int i = 0; i < n; i++)
+		chain[i] = out[n - 1 - i];
+	return n;
+}
+
+/* A level's function as the function list names it: the symbol its code
+ * starts at, for an out-of-line function (a Fortran procedure's DIE says
+ * "relax", its symbol "__physics_MOD_relax"; a clone's symbol is
+ * "f.constprop.0"); an inlined Fortran procedure by its qualified name
+ * (it has no symbol); else the DIE's linkage name or name. */
+static const char *level_name(struct srcobj *so, Dwarf_Die *cu, Dwarf_Die *die, int tag, Dwarf_Addr bias)
+{
+	if (tag == DW_TAG_subprogram) {
+		const char *s = symbol_at(so, die, bias);
+
+		if (s)
+			return intern(so, s);
+	} else if (tag == DW_TAG_inlined_subroutine && cu && fortran_cu(cu)) {
+		Dwarf_Attribute a;
+		Dwarf_Die origin;
+
+		if (dwarf_formref_die(dwarf_attr(die, DW_AT_abstract_origin, &a), &origin)) {
+			struct fsearch x = { .off = dwarf_dieoffset(&origin) };
+			const char *q = qualified(so, cu, &x);
+
+			if (q)
+				return q;
+		}
+	}
+	return intern(so, die_name(die));
+}
+
 /* Resolves addr into lv (at most MAX_LEVELS); returns the count. */
 static int resolve(struct srcobj *so, uint64_t addr, struct sonde_srcframe *lv)
 {
@@ -337,32 +516,36 @@ static int resolve(struct srcobj *so, uint64_t addr, struct sonde_srcframe *lv)
 	Dwarf_Die *scopes = NULL;
 	int ns = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : 0;
 
-	if (ns > 0) {
+	Dwarf_Die fchain[MAX_LEVELS];
+	int nf = ns <= 0 && cu ? nested_chain(cu, addr - bias, fchain, MAX_LEVELS) : 0;
+
+	if (ns > 0 || nf > 0) {
 		/* The chain of DIEs enclosing the innermost scope, outward
 		 * through inlined instances (dwarf_getscopes itself continues
 		 * into the abstract origin's scopes instead). */
 		Dwarf_Die inner, *chain = NULL;
-		int nc = dwarf_offdie(so->dw, dwarf_dieoffset(&scopes[0]), &inner)
-				 ? dwarf_getscopes_die(&inner, &chain)
-				 : 0;
+		int nc = nf > 0 ? nf
+			 : dwarf_offdie(so->dw, dwarf_dieoffset(&scopes[0]), &inner) ? dwarf_getscopes_die(&inner, &chain)
+										  : 0;
+		Dwarf_Die *ch = nf > 0 ? fchain : chain;
 
 		for (int i = 0; i < nc && n < MAX_LEVELS; i++) {
-			int tag = dwarf_tag(&chain[i]);
+			int tag = dwarf_tag(&ch[i]);
 
 			if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram &&
 			    tag != DW_TAG_entry_point)
 				continue;
 			struct sonde_srcframe *f = &lv[n++];
 
-			f->name = intern(so, die_name(&chain[i]));
+			f->name = level_name(so, cu, &ch[i], tag, bias);
 			f->file = file;
 			f->line = line;
 			f->inlined = tag == DW_TAG_inlined_subroutine;
-			set_decl(so, f, &chain[i]);
+			set_decl(so, f, &ch[i]);
 			if (tag != DW_TAG_inlined_subroutine)
 				break; /* the out-of-line function */
-			file = call_file(so, &chain[i]);
-			line = attr_line(&chain[i], DW_AT_call_line);
+			file = call_file(so, &ch[i]);
+			line = attr_line(&ch[i], DW_AT_call_line);
 		}
 		free(chain);
 	}

@@ -46,6 +46,13 @@ void srcobj_close(struct srcobj *so);
 /* Whether the file (or its separate debug file) has a line table. */
 bool srcobj_has_lines(struct srcobj *so);
 
+/* The name of the Fortran procedure whose code starts at addr, as the
+ * language writes it: "physics::relax" (a module procedure),
+ * "physics::relax::sweep" (an internal procedure under its host), "sim"
+ * (the main program by its name); NULL when addr starts no procedure of
+ * a Fortran compile unit.  Owned by so. */
+const char *srcobj_fortran_name(struct srcobj *so, uint64_t addr);
+
 /* The position of address addr (the object's own address): the number of
  * levels, stored in *out (owned by so, valid until srcobj_close); 0 when
  * no line information covers addr. */

@@ -42,20 +42,12 @@
 #include "base/partition.h"
 #include "base/u64map.h"
 
-/* The C++ runtime's demangler, loaded at the first mangled name rather
- * than linked: libstdc++'s relocations cost 0.5 ms at every start of
- * sonde, and a C program's analysis never needs it.  NULL when it cannot
- * be loaded: names then stay as written. */
-typedef char *demangle_fn(const char *mangled, char *buf, size_t *len, int *status);
-static demangle_fn *g_demangle;
-static pthread_once_t g_demangle_once = PTHREAD_ONCE_INIT;
-
-static void demangle_load(void)
-{
-	void *h = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
-	if (h)
-		*(void **)&g_demangle = dlsym(h, "__cxa_demangle");
-}
+/* The demangler is libiberty's, as in binutils and gdb: one library for
+ * C++ (the Itanium ABI, the same code as libstdc++'s __cxa_demangle),
+ * Rust's legacy mangling (which looks like C++'s and ends in a hash) and
+ * Rust's v0 mangling ("_R..."), which the C++ runtime does not know.
+ * Static: nothing to relocate at sonde's start. */
+#include <libiberty/demangle.h>
 
 #define DEFAULT_DEBUG_ROOT "/usr/lib/debug"
 
@@ -375,6 +367,83 @@ static bool ident_char(char c)
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
 
+/* snprintf-like output: what fits, and the length it would have. */
+struct emit {
+	char *buf;
+	size_t size, len;
+};
+
+static void emit_str(struct emit *e, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++, e->len++)
+		if (e->len + 1 < e->size)
+			e->buf[e->len] = s[i];
+}
+
+/* The length of an operator's own characters at s[i] ("operator<<",
+ * "operator()", "operator< <int>"'s "operator< "), 0 when no operator
+ * starts there. */
+static size_t operator_len(const char *s, size_t i, size_t n)
+{
+	if (s[i] != 'o' || (i > 0 && ident_char(s[i - 1])) || n - i < 8 || memcmp(s + i, "operator", 8) ||
+	    (i + 8 < n && ident_char(s[i + 8])))
+		return 0;
+	size_t j = i + 8;
+
+	if (j + 1 < n && ((s[j] == '(' && s[j + 1] == ')') || (s[j] == '[' && s[j + 1] == ']')))
+		return j + 2 - i;
+	while (j < n && strchr("+-*/%^&|~!=<>,", s[j]))
+		j++;
+	return j - i;
+}
+
+/* Template argument lists longer than this are shown as "<...>". */
+#define SHORT_TEMPLATE_ARGS 16
+
+/* s[0..n) with every template argument list longer than
+ * SHORT_TEMPLATE_ARGS characters collapsed to "<...>" (the outermost such:
+ * "std::map<...>::find"), operators' own '<' and '>' kept. */
+static void collapse(struct emit *e, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n;) {
+		size_t op = operator_len(s, i, n);
+
+		if (op) {
+			emit_str(e, s + i, op);
+			i += op;
+			continue;
+		}
+		if (s[i] != '<') {
+			emit_str(e, s + i, 1);
+			i++;
+			continue;
+		}
+		/* the matching '>' (brackets of every kind nest) */
+		int depth = 0;
+		size_t j = i;
+
+		for (; j < n; j++) {
+			size_t inner = operator_len(s, j, n);
+
+			if (inner) {
+				j += inner - 1;
+				continue;
+			}
+			if (strchr("<([{", s[j]))
+				depth++;
+			else if (strchr(">)]}", s[j]) && --depth == 0)
+				break;
+		}
+		if (j < n && j - i - 1 > SHORT_TEMPLATE_ARGS) {
+			emit_str(e, "<...>", 5);
+			i = j + 1;
+		} else {
+			emit_str(e, s + i, 1);
+			i++;
+		}
+	}
+}
+
 size_t sonde_sym_short_name(const char *name_long, char *buf, size_t size)
 {
 	static const char *const prefixes[] = {
@@ -470,20 +539,27 @@ size_t sonde_sym_short_name(const char *name_long, char *buf, size_t size)
 	}
 	if (start >= n)
 		start = 0;
-	int len = snprintf(buf, size, "%s%.*s%s", prefix, (int)(n - start), s + start, suffix);
+	struct emit e = { buf, size, 0 };
 
-	return len < 0 ? 0 : (size_t)len;
+	emit_str(&e, prefix, strlen(prefix));
+	collapse(&e, s + start, n - start);
+	emit_str(&e, suffix, strlen(suffix));
+	if (size)
+		buf[e.len < size ? e.len : size - 1] = '\0';
+	return e.len;
 }
 
 /*
- * Demangles mangled (with "@plt" kept at the end) into malloc'ed long and
- * short names.  1 when it demangles, 0 when it does not (C names: *lng and
- * *shrt NULL), -1 out of memory.
+ * Demangles mangled (with "@plt" kept at the end) into malloc'ed long,
+ * short and full names.  Rust's: long and short without the hash of a
+ * legacy symbol or the crate disambiguators of a v0 one, full with them;
+ * C++'s full is its long (*full NULL).  1 when it demangles, 0 when it
+ * does not (C names: all three NULL), -1 out of memory.
  */
-static int demangle_tmp(const char *mangled, char **lng, char **shrt)
+static int demangle_tmp(const char *mangled, char **lng, char **shrt, char **full)
 {
-	*lng = *shrt = NULL;
-	if (mangled[0] != '_' || mangled[1] != 'Z')
+	*lng = *shrt = *full = NULL;
+	if (mangled[0] != '_' || (mangled[1] != 'Z' && mangled[1] != 'R'))
 		return 0;
 
 	size_t n = strlen(mangled);
@@ -492,51 +568,74 @@ static int demangle_tmp(const char *mangled, char **lng, char **shrt)
 
 	if (!sym)
 		return -1;
-	int status = 0;
-	pthread_once(&g_demangle_once, demangle_load);
-	char *d = g_demangle ? g_demangle(sym, NULL, NULL, &status) : NULL;
+	char *d = rust_demangle(sym, DMGL_PARAMS | DMGL_ANSI), *v = NULL;
 
+	if (d)
+		v = rust_demangle(sym, DMGL_PARAMS | DMGL_ANSI | DMGL_VERBOSE);
+	else if (mangled[1] == 'Z')
+		d = cplus_demangle_v3(sym, DMGL_PARAMS | DMGL_ANSI);
 	free(sym);
-	if (status == -1)
-		return -1;
-	if (!d || status != 0) {
-		free(d);
+	if (!d) {
+		free(v);
 		return 0;
 	}
-	size_t dn = strlen(d), sn = sonde_sym_short_name(d, NULL, 0);
-	char *l = malloc(dn + 5), *sh = malloc(sn + 5);
+	if (v && !strcmp(v, d)) {
+		free(v);
+		v = NULL;
+	}
+	size_t dn = strlen(d), sn = sonde_sym_short_name(d, NULL, 0), vn = v ? strlen(v) : 0;
+	char *l = malloc(dn + 5), *sh = malloc(sn + 5), *fl = v ? malloc(vn + 5) : NULL;
 
-	if (!l || !sh) {
+	if (!l || !sh || (v && !fl)) {
 		free(d);
+		free(v);
 		free(l);
 		free(sh);
+		free(fl);
 		return -1;
 	}
 	memcpy(l, d, dn);
 	strcpy(l + dn, plt ? "@plt" : "");
 	sonde_sym_short_name(d, sh, sn + 1);
 	strcpy(sh + sn, plt ? "@plt" : "");
+	if (v) {
+		memcpy(fl, v, vn);
+		strcpy(fl + vn, plt ? "@plt" : "");
+	}
 	free(d);
+	free(v);
 	*lng = l;
 	*shrt = sh;
+	*full = fl;
 	return 1;
 }
 
-/* The names of mangled in the arena; both are mangled itself when it does
- * not demangle.  -1 out of memory. */
-static int demangle(struct sonde_syms *s, const char *mangled, const char **lng, const char **shrt)
+int sonde_sym_demangle(const char *mangled, char **lng, char **shrt, char **full)
 {
-	char *l, *sh;
-	int r = demangle_tmp(mangled, &l, &sh);
+	return demangle_tmp(mangled, lng, shrt, full);
+}
+
+/* The names of mangled in the arena; all three are mangled itself when it
+ * does not demangle, *full NULL when it is the long name.  -1 out of
+ * memory. */
+static int demangle(struct sonde_syms *s, const char *mangled, const char **lng, const char **shrt,
+		    const char **full)
+{
+	char *l, *sh, *fl;
+	int r = demangle_tmp(mangled, &l, &sh, &fl);
 
 	*lng = *shrt = mangled;
+	*full = NULL;
 	if (r <= 0)
 		return r;
 	*lng = arena_strdup(&s->arena, l);
 	*shrt = arena_strdup(&s->arena, sh);
+	*full = fl ? arena_strdup(&s->arena, fl) : NULL;
+	bool oom = !*lng || !*shrt || (fl && !*full);
 	free(l);
 	free(sh);
-	return *lng && *shrt ? 0 : -1;
+	free(fl);
+	return oom ? -1 : 0;
 }
 
 /* ---- reading an image ------------------------------------------------------ */
@@ -961,13 +1060,55 @@ out:
 
 /* ---- lookups --------------------------------------------------------------- */
 
+static struct srcobj *image_src(struct sonde_syms *s, struct image *img);
+
+/* Whether a symbol may be gfortran's: a module procedure
+ * ("__physics_MOD_relax"), the main program ("MAIN__"), an internal
+ * procedure ("sweep.0": a name and a number; GNU C's nested functions are
+ * named so too, and their compile unit says C). */
+static bool fortranish(const char *n)
+{
+	if (!strcmp(n, "MAIN__") || (starts(n, "__") && strstr(n, "_MOD_")))
+		return true;
+	const char *dot = strchr(n, '.');
+
+	if (!dot || dot == n || !dot[1])
+		return false;
+	for (const char *p = dot + 1; *p; p++)
+		if (*p < '0' || *p > '9')
+			return false;
+	return true;
+}
+
+/* A Fortran procedure's name as its language writes it (srcinfo.h),
+ * from DWARF, else from the symbol ("__physics_MOD_relax" is
+ * "physics::relax"); NULL when the symbol is none of gfortran's. */
+static const char *fortran_name(struct sonde_syms *s, struct image *img, const struct sym *y)
+{
+	if (!fortranish(y->name))
+		return NULL;
+	struct srcobj *so = image_src(s, img);
+	const char *q = so ? srcobj_fortran_name(so, y->lo) : NULL;
+
+	if (q)
+		return arena_strdup(&s->arena, q);
+	const char *mod = strstr(y->name, "_MOD_");
+
+	if (!starts(y->name, "__") || !mod || mod == y->name + 2 || !mod[5])
+		return NULL;
+	char buf[512];
+	int k = snprintf(buf, sizeof(buf), "%.*s::%s", (int)(mod - y->name - 2), y->name + 2, mod + 5);
+
+	return k > 0 && (size_t)k < sizeof(buf) ? arena_strdup(&s->arena, buf) : NULL;
+}
+
 static const struct sonde_func *func_of_sym(struct sonde_syms *s, struct image *img, struct sym *y)
 {
 	if (y->func)
 		return slot(s, y->func - 1);
-	const char *lng, *shrt;
+	const char *lng, *shrt, *full;
 
-	if (demangle(s, y->name, &lng, &shrt))
+	if (demangle(s, y->name, &lng, &shrt, &full))
 		return oom_func(s);
 	struct sonde_func *f = new_func(s);
 
@@ -976,6 +1117,13 @@ static const struct sonde_func *func_of_sym(struct sonde_syms *s, struct image *
 	f->mangled = y->name;
 	f->name_long = lng;
 	f->name_short = shrt;
+	f->name_full = full;
+	if (lng == y->name) {
+		const char *fn = fortran_name(s, img, y);
+
+		if (fn)
+			f->name_long = f->name_short = fn;
+	}
 	f->object = img->obj;
 	f->lo = y->lo;
 	f->hi = y->hi;
@@ -1048,13 +1196,14 @@ static const struct sonde_func *image_func(struct sonde_syms *s, struct image *i
  * memory runs out. */
 static struct sonde_func *named_func(struct sonde_syms *s, const char *name, const struct sonde_object *o)
 {
-	const char *mangled = arena_strdup(&s->arena, name), *lng, *shrt;
-	struct sonde_func *f = mangled && demangle(s, mangled, &lng, &shrt) == 0 ? new_func(s) : NULL;
+	const char *mangled = arena_strdup(&s->arena, name), *lng, *shrt, *full;
+	struct sonde_func *f = mangled && demangle(s, mangled, &lng, &shrt, &full) == 0 ? new_func(s) : NULL;
 
 	if (f) {
 		f->mangled = mangled;
 		f->name_long = lng;
 		f->name_short = shrt;
+		f->name_full = full;
 		f->object = o;
 	}
 	return f;
@@ -1177,12 +1326,13 @@ size_t sonde_syms_find(struct sonde_syms *s, const char *name, const struct sond
 			if (y->func)
 				continue;
 			bool match = !strcmp(y->name, name);
-			char *lng = NULL, *shrt = NULL;
+			char *lng = NULL, *shrt = NULL, *full = NULL;
 
-			if (!match && demangle_tmp(y->name, &lng, &shrt) > 0)
-				match = !strcmp(lng, name) || !strcmp(shrt, name);
+			if (!match && demangle_tmp(y->name, &lng, &shrt, &full) > 0)
+				match = !strcmp(lng, name) || !strcmp(shrt, name) || (full && !strcmp(full, name));
 			free(lng);
 			free(shrt);
+			free(full);
 			if (match)
 				func_of_sym(s, img, y);
 		}
@@ -1196,12 +1346,13 @@ size_t sonde_syms_find(struct sonde_syms *s, const char *name, const struct sond
 
 	for (size_t i = 0; de && i < nd; i++) {
 		bool match = !strcmp(de[i].name, name);
-		char *lng = NULL, *shrt = NULL;
+		char *lng = NULL, *shrt = NULL, *full = NULL;
 
-		if (!match && demangle_tmp(de[i].name, &lng, &shrt) > 0)
-			match = !strcmp(lng, name) || !strcmp(shrt, name);
+		if (!match && demangle_tmp(de[i].name, &lng, &shrt, &full) > 0)
+			match = !strcmp(lng, name) || !strcmp(shrt, name) || (full && !strcmp(full, name));
 		free(lng);
 		free(shrt);
+		free(full);
 		if (match)
 			dyn_func(s, (long)i);
 	}

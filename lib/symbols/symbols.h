@@ -70,13 +70,20 @@
  * object of the first load (lowest map.xml order).
  *
  * Names: mangled is the symbol as in the ELF file ("_ZNK2ns6Widget3runEi");
- * name_long is it demangled by the C++ runtime (__cxa_demangle):
+ * name_long is it demangled (libiberty's demangler, as binutils'):
  * "ns::Widget::run(int) const"; name_short drops the parameter list, the
- * qualifiers after it and the return type of template instances:
- * "ns::Widget::run" (sonde_sym_short_name() below: c++filt -p's names,
- * but clone suffixes such as " [clone .cold]" are kept).  A name that does
- * not demangle (C) is the same in all three.  PLT entries keep "@plt" at
- * the end of all three ("std::ostream::put@plt").
+ * qualifiers after it and the return type of template instances, and
+ * collapses long template argument lists: "ns::Widget::run",
+ * "std::map<...>::find" (sonde_sym_short_name() below; clone suffixes
+ * such as " [clone .cold]" are kept).  Rust symbols (legacy and v0) have
+ * name_long and name_short without the compiler's hash
+ * ("engine::Sim::step") and name_full with it.  Fortran procedures
+ * compiled by gfortran are named as the language writes them, from DWARF
+ * where it is ("physics::relax", an internal procedure under its host
+ * "physics::relax::sweep", the main program by its name), else from the
+ * symbol ("__physics_MOD_relax" is "physics::relax").  A name that does
+ * not demangle (C) is the same in all of them.  PLT entries keep "@plt"
+ * at the end ("std::ostream::put@plt").
  *
  * Problems: one-line messages (lower case, the file in quotes), one per
  * object file and reason, in the order found.  They are found lazily: an
@@ -107,6 +114,8 @@ struct sonde_func {
 	const char *mangled;	/* symbol as in the ELF file, or the synthesized name */
 	const char *name_long;	/* demangled with parameters; = mangled when it does not demangle */
 	const char *name_short; /* demangled without parameters or return type */
+	const char *name_full;	/* with what name_long leaves out (a Rust symbol's hash);
+				 * NULL: name_long */
 	const struct sonde_object *object; /* NULL for an address in no object */
 	uint64_t lo, hi;	/* [lo, hi): the object's own addresses (pc - object->base);
 				 * absolute addresses when object is NULL */
@@ -212,6 +221,13 @@ void sonde_syms_read_object(struct sonde_syms *s, const struct sonde_object *o);
  * length of the whole short name, like snprintf.
  */
 size_t sonde_sym_short_name(const char *name_long, char *buf, size_t size);
+
+/*
+ * A symbol's names as functions get them (see Names above): malloc'ed
+ * long, short and full (*full NULL when it is the long one).  1 when it
+ * demangles, 0 when it does not (all three NULL), -1 out of memory.
+ */
+int sonde_sym_demangle(const char *mangled, char **lng, char **shrt, char **full);
 
 /* ---- source lines (DWARF, lib/symbols/srcinfo.h) --------------------------------------
  *

@@ -51,7 +51,7 @@ const struct sonde_export_format *sonde_export_find(const char *name)
 void sonde_export_opts_init(struct sonde_export_opts *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->names = SONDE_NAME_LONG;
+	o->names = SONDE_NAME_DEFAULT;
 	o->max_units = SONDE_EXPORT_DEFAULT_UNITS;
 }
 

@@ -1086,7 +1086,7 @@ static int write_data(FILE *f, struct rep *r, const char *const *names, const ch
 	fputs("],\"funcs\":{\"name\":[", f);
 	for (size_t i = 0; i < nf; i++) {
 		fputs(i ? "," : "", f);
-		json_str(f, sonde_view_funcname(sonde_model_funcinfo(m, (uint32_t)i), SONDE_NAME_LONG));
+		json_str(f, sonde_view_funcname(sonde_model_funcinfo(m, (uint32_t)i), SONDE_NAME_DEFAULT));
 	}
 	fputs("],\"obj\":[", f);
 	for (size_t i = 0; i < nf; i++)

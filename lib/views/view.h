@@ -123,7 +123,9 @@ void sonde_sort_title(const struct sonde_sortkey *k, char *buf, size_t len);
 
 /* ---- options ---------------------------------------------------------------- */
 
-enum sonde_namefmt { SONDE_NAME_LONG, SONDE_NAME_SHORT, SONDE_NAME_MANGLED };
+/* DEFAULT, when no -name is given: the long name, but without what a
+ * reader rarely wants (a Rust symbol's hash); LONG: everything. */
+enum sonde_namefmt { SONDE_NAME_LONG, SONDE_NAME_SHORT, SONDE_NAME_MANGLED, SONDE_NAME_DEFAULT };
 enum sonde_compare { SONDE_CMP_OFF, SONDE_CMP_ON, SONDE_CMP_DELTA, SONDE_CMP_RATIO };
 
 struct sonde_view_opts {
@@ -196,6 +198,9 @@ int sonde_limit_parse(size_t *limit, const char *s, char *err, size_t errlen);
 
 /* A function's name in the chosen form. */
 const char *sonde_view_funcname(const struct sonde_mfunc *f, enum sonde_namefmt names);
+struct sonde_func;
+/* The same of a symbol table's function (lib/symbols/symbols.h). */
+const char *sonde_view_symname(const struct sonde_func *f, enum sonde_namefmt names);
 
 /* ---- finding a function by name (-fsingle, -csingle) ------------------------- */
 

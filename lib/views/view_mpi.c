@@ -352,13 +352,7 @@ static const char *caller_name(struct sonde_syms *sy, const struct sonde_exp *e,
 
 		if (sf->object && sf->object->sonde)
 			continue;
-		const char *s = names == SONDE_NAME_SHORT     ? sf->name_short
-				: names == SONDE_NAME_MANGLED ? sf->mangled
-							      : sf->name_long;
-
-		if (!s || !*s)
-			s = sf->name_long && *sf->name_long ? sf->name_long : sf->mangled;
-		return s ? s : "?";
+		return sonde_view_symname(sf, names);
 	}
 	return "<no stack>";
 }

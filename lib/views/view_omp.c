@@ -98,7 +98,7 @@ static void where(struct sonde_syms *sy, uint64_t pc, uint64_t t, enum sonde_nam
 		return;
 	}
 	const struct sonde_func *f = sonde_syms_lookup(sy, pc, false, t);
-	const char *n = names == SONDE_NAME_SHORT ? f->name_short : names == SONDE_NAME_MANGLED ? f->mangled : f->name_long;
+	const char *n = sonde_view_symname(f, names);
 	const struct sonde_srcframe *sf;
 	int k = sonde_syms_srcpos(sy, pc, false, t, &sf);
 

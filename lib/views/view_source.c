@@ -292,10 +292,7 @@ static const char *fname(struct sonde_profile *p, uint32_t exp, const struct son
 		return "<unknown>";
 	if (!o)
 		return mangled;
-	const struct sonde_func *fn = sonde_syms_named(p->syms[exp], o, mangled);
-	struct sonde_mfunc mf = { .mangled = fn->mangled, .name_long = fn->name_long, .name_short = fn->name_short };
-
-	return sonde_view_funcname(&mf, names);
+	return sonde_view_symname(sonde_syms_named(p->syms[exp], o, mangled), names);
 }
 
 /* -name ...:soname: " [<libc.so.6>]" after a function's name, as er_print
@@ -638,12 +635,10 @@ static void pc_fields(struct vt_table *t, struct vt_row *r, const void *row, voi
 {
 	const struct prow *x = row;
 	const struct sonde_view_opts *o = arg;
-	struct sonde_mfunc mf = { .mangled = x->fn->mangled, .name_long = x->fn->name_long,
-				  .name_short = x->fn->name_short };
 	const struct sonde_frame_kind_info *ki = sonde_frame_kind_info(x->fn->kind);
 	char hex[64];
 
-	vt_set_s(r, 1, vt_str(t, sonde_view_funcname(&mf, o->names)));
+	vt_set_s(r, 1, vt_str(t, sonde_view_symname(x->fn, o->names)));
 	vt_set_s(r, 2, vt_str(t, x->obj->name ? x->obj->name : x->obj->path));
 	if (ki && ki->place) /* a place that is not an address (a Java bytecode index) */
 		snprintf(hex, sizeof(hex), "%s %" PRIu64, ki->place, x->addr);
@@ -667,17 +662,15 @@ int sonde_view_pcs(FILE *f, struct sonde_profile *p, const struct sonde_view_opt
 		goto nomem;
 	for (size_t i = 0; i < a.npc; i++) {
 		const struct prow *x = &a.pc[i];
-		struct sonde_mfunc mf = { .mangled = x->fn->mangled, .name_long = x->fn->name_long,
-					  .name_short = x->fn->name_short };
 		char so[300];
 		const char *sn = soname(so, sizeof(so), o, x->obj);
 		const struct sonde_frame_kind_info *ki = sonde_frame_kind_info(x->fn->kind);
-		int r = ki && ki->place ? asprintf(&names[i], "%s%s + %s %" PRIu64, sonde_view_funcname(&mf, o->names), sn,
+		int r = ki && ki->place ? asprintf(&names[i], "%s%s + %s %" PRIu64, sonde_view_symname(x->fn, o->names), sn,
 						   ki->place, x->addr)
 			: x->fn->synthesized
-				? asprintf(&names[i], "%s%s + 0x%" PRIx64, sonde_view_funcname(&mf, o->names), sn,
+				? asprintf(&names[i], "%s%s + 0x%" PRIx64, sonde_view_symname(x->fn, o->names), sn,
 					   x->addr - x->fn->lo)
-				: asprintf(&names[i], "%s%s + 0x%08" PRIx64, sonde_view_funcname(&mf, o->names), sn,
+				: asprintf(&names[i], "%s%s + 0x%08" PRIx64, sonde_view_symname(x->fn, o->names), sn,
 					   x->addr - x->fn->lo);
 
 		if (r < 0) {
@@ -1187,15 +1180,14 @@ static void target_text(char *buf, size_t len, struct sonde_profile *p, uint32_t
 
 	if (target < fn->lo || target >= fn->hi)
 		tf = sonde_syms_lookup(p->syms[exp], fn->object->base + target, true, fn->object->load_ns);
-	struct sonde_mfunc mf = { .mangled = tf->mangled, .name_long = tf->name_long, .name_short = tf->name_short };
 	uint64_t off = tf->object == fn->object ? target - tf->lo : 0;
 
 	if (tf->object != fn->object || (tf->synthesized && tf != fn))
 		snprintf(buf, len, "0x%" PRIx64, target);
 	else if (off)
-		snprintf(buf, len, "0x%" PRIx64 " <%s+0x%" PRIx64 ">", target, sonde_view_funcname(&mf, o->names), off);
+		snprintf(buf, len, "0x%" PRIx64 " <%s+0x%" PRIx64 ">", target, sonde_view_symname(tf, o->names), off);
 	else
-		snprintf(buf, len, "0x%" PRIx64 " <%s>", target, sonde_view_funcname(&mf, o->names));
+		snprintf(buf, len, "0x%" PRIx64 " <%s>", target, sonde_view_symname(tf, o->names));
 }
 
 int sonde_view_disasm(FILE *f, struct sonde_profile *p, const struct sonde_view_opts *o, uint32_t func,

@@ -9,6 +9,7 @@
 
 #include "model/profile.h"
 #include "views/view.h"
+#include "symbols/symbols.h"
 #include "views/view_common.h"
 
 const struct sonde_metric_def *sonde_view_known_metrics(int *n)
@@ -262,7 +263,7 @@ void sonde_view_opts_init(struct sonde_view_opts *o)
 	sonde_mspec_parse(&o->metrics, DEFAULT_SPEC, err, sizeof(err));
 	o->sort.flavor = 'e';
 	snprintf(o->sort.metric, sizeof(o->sort.metric), "totalcpu");
-	o->names = SONDE_NAME_LONG;
+	o->names = SONDE_NAME_DEFAULT;
 	sonde_printmode_parse(&o->mode, "text", err, sizeof(err));
 	o->compare = SONDE_CMP_OFF;
 	o->sthresh = o->dthresh = 75.0; /* er_print's defaults */
@@ -355,15 +356,27 @@ int sonde_limit_parse(size_t *limit, const char *s, char *err, size_t errlen)
 	return 0;
 }
 
-const char *sonde_view_funcname(const struct sonde_mfunc *f, enum sonde_namefmt names)
+static const char *pick_name(const char *mangled, const char *lng, const char *shrt, const char *full,
+			     enum sonde_namefmt names)
 {
-	const char *s = names == SONDE_NAME_SHORT     ? f->name_short
-			: names == SONDE_NAME_MANGLED ? f->mangled
-						      : f->name_long;
+	const char *s = names == SONDE_NAME_SHORT     ? shrt
+			: names == SONDE_NAME_MANGLED ? mangled
+			: names == SONDE_NAME_LONG && full ? full
+							   : lng;
 
 	if (!s || !*s)
-		s = f->name_long && *f->name_long ? f->name_long : f->mangled;
+		s = lng && *lng ? lng : mangled;
 	return s ? s : "?";
+}
+
+const char *sonde_view_funcname(const struct sonde_mfunc *f, enum sonde_namefmt names)
+{
+	return pick_name(f->mangled, f->name_long, f->name_short, f->name_full, names);
+}
+
+const char *sonde_view_symname(const struct sonde_func *f, enum sonde_namefmt names)
+{
+	return pick_name(f->mangled, f->name_long, f->name_short, f->name_full, names);
 }
 
 /* ---- finding functions -------------------------------------------------------- */
@@ -401,7 +414,7 @@ static size_t candidates(const struct sonde_model *m, const char *name, enum son
 			const struct sonde_mfunc *fi = sonde_model_funcinfo(m, f);
 			bool hit = pass == 0 ? eq(sonde_view_funcname(fi, names), name)
 					     : eq(fi->name_long, name) || eq(fi->name_short, name) ||
-						       eq(fi->mangled, name);
+						       eq(fi->mangled, name) || eq(fi->name_full, name);
 
 			if (!hit)
 				continue;

@@ -218,13 +218,7 @@ static bool collector_object(const struct sonde_func *sf)
 
 static const char *func_name(const struct sonde_func *sf, enum sonde_namefmt names)
 {
-	const char *s = names == SONDE_NAME_SHORT     ? sf->name_short
-			: names == SONDE_NAME_MANGLED ? sf->mangled
-						      : sf->name_long;
-
-	if (!s || !*s)
-		s = sf->name_long && *sf->name_long ? sf->name_long : sf->mangled;
-	return s ? s : "?";
+	return sonde_view_symname(sf, names);
 }
 
 /*

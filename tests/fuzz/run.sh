@@ -39,7 +39,7 @@ CC=${CC:-cc}
 # the HTML report's page and script, made by the Makefile
 make --no-print-directory build/gen/report_assets.c >/dev/null || exit 1
 SRC="tests/fuzz/fuzz_reader.c lib/*/*.c build/gen/report_assets.c"
-LIBS="-lm -ldw -lelf -lz -ldeflate -lstdc++ -lcapstone"
+LIBS="-lm -ldw -lelf -lz -ldeflate -liberty -lcapstone"
 mkdir -p "$OUT/seeds" "$OUT/crashes"
 
 if [ -n "${FUZZ_PLAIN:-}" ]; then

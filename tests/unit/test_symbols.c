@@ -408,12 +408,20 @@ static void test_short_names(void)
 		{ "ns::Widget::operator long() const", "ns::Widget::operator long" },
 		{ "(anonymous namespace)::hidden(int)", "(anonymous namespace)::hidden" },
 		{ "main::{lambda(int)#1}::operator()(int) const", "main::{lambda(int)#1}::operator()" },
-		{ "std::vector<int, std::allocator<int> >::push_back(int const&)",
-		  "std::vector<int, std::allocator<int> >::push_back" },
+		{ "std::vector<int, std::allocator<int> >::push_back(int const&)", "std::vector<...>::push_back" },
+		{ "std::vector<int>::push_back(int const&)", "std::vector<int>::push_back" },
+		{ "std::map<std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >, double, "
+		  "std::less<std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > >, "
+		  "std::allocator<std::pair<std::__cxx11::basic_string<char, std::char_traits<char>, "
+		  "std::allocator<char> > const, double> > >::find(std::__cxx11::basic_string<char, "
+		  "std::char_traits<char>, std::allocator<char> > const&)",
+		  "std::map<...>::find" },
+		{ "X<int>::operator<<(int)", "X<int>::operator<<" },
+		{ "X<std::pair<long, long> >::operator<(X const&)", "X<...>::operator<" },
 		{ "bool operator< <int>(X<int> const&, X<int> const&)", "operator< <int>" },
 		{ "std::basic_ostream<char, std::char_traits<char> >& std::operator<< <std::char_traits<char> >"
 		  "(std::basic_ostream<char, std::char_traits<char> >&, char const*)",
-		  "std::operator<< <std::char_traits<char> >" },
+		  "std::operator<< <...>" },
 		{ "operator new(unsigned long)", "operator new" },
 		{ "operator delete[](void*)", "operator delete[]" },
 		{ "X::operator->() const", "X::operator->" },
@@ -426,9 +434,9 @@ static void test_short_names(void)
 		{ "foo(int) [clone .cold]", "foo [clone .cold]" },
 		{ "foo(int) [clone .isra.0] [clone .cold]", "foo [clone .isra.0] [clone .cold]" },
 		{ "std::_Function_handler<void (int), main::{lambda(int)#1}>::_M_invoke(std::_Any_data const&, int&&)",
-		  "std::_Function_handler<void (int), main::{lambda(int)#1}>::_M_invoke" },
+		  "std::_Function_handler<...>::_M_invoke" },
 		{ "decltype (({parm#1}.begin)()) std::begin<std::vector<int> >(std::vector<int>&)",
-		  "std::begin<std::vector<int> >" },
+		  "std::begin<...>" },
 		{ "unsigned long f<unsigned long>(unsigned long)", "f<unsigned long>" },
 	};
 	char buf[512];
@@ -444,6 +452,141 @@ static void test_short_names(void)
 	CHECK_U(sonde_sym_short_name("ns::f(int)", buf, 4), 5);
 	CHECK_S(buf, "ns:");
 	CHECK_U(sonde_sym_short_name("ns::f(int)", NULL, 0), 5);
+}
+
+/* ---- demangling: Rust, bad and long manglings ---------------------------------- */
+
+static uint64_t g_rng = 0x243f6a8885a308d3ull;
+
+static uint64_t rnd(void)
+{
+	g_rng ^= g_rng << 13;
+	g_rng ^= g_rng >> 7;
+	g_rng ^= g_rng << 17;
+	return g_rng;
+}
+
+/* One demangling: 1 and three sane strings, or 0 and none. */
+static bool demangle_sane(const char *m, char **l, char **s, char **f)
+{
+	int r = sonde_sym_demangle(m, l, s, f);
+
+	if (r == 0)
+		return !*l && !*s && !*f;
+	return r == 1 && *l && *s && strlen(*s) <= strlen(*l) + 4 && (!*f || strlen(*f) > 0);
+}
+
+static void test_demangle(void)
+{
+	static const char *const cases[][4] = {
+		/* mangled, long, short, full ("" for none) */
+		{ "_ZN4main6engine3Sim4step17he9c42cd5578e8d87E", "main::engine::Sim::step", "main::engine::Sim::step",
+		  "main::engine::Sim::step::he9c42cd5578e8d87" },
+		{ "_RNvNtCsjrHSEGnQ3l9_3std2rt19lang_start_internal", "std::rt::lang_start_internal",
+		  "std::rt::lang_start_internal", "std[e28293b1aa0f68bd]::rt::lang_start_internal" },
+		{ "_ZN3foo3barEi", "foo::bar(int)", "foo::bar", "" },
+		{ "_ZNSt6vectorIiSaIiEE9push_backERKi@plt", "std::vector<int, std::allocator<int> >::push_back(int const&)@plt",
+		  "std::vector<...>::push_back@plt", "" },
+	};
+	char *l, *s, *f;
+
+	group = "demangling";
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		CHECK(sonde_sym_demangle(cases[i][0], &l, &s, &f) == 1);
+		CHECK_S(l ? l : "(null)", cases[i][1]);
+		CHECK_S(s ? s : "(null)", cases[i][2]);
+		CHECK_S(f ? f : "", cases[i][3]);
+		free(l);
+		free(s);
+		free(f);
+	}
+	/* not mangled, or badly: no names, no crash */
+	static const char *const bad[] = { "main", "", "_Z", "_R", "_ZN", "_ZN3foo", "_ZN999999999foo3barE",
+					   "_RNv", "_RNvC", "_RINvNtCs_", "_ZN4main17h0123456789abcdefE",
+					   "_ZZZZZZZZZZZZZZZZ", "_RNvNtCsjrHSEGnQ3l9_3std2rt19lang_start_interna",
+					   "__physics_MOD_relax", "MAIN__", "sweep.0" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		bool ok = demangle_sane(bad[i], &l, &s, &f);
+
+		check(ok, bad[i], __LINE__);
+		free(l);
+		free(s);
+		free(f);
+	}
+	/* a 10 KiB name: a template nested 2000 deep, and a Rust path of 1000
+	 * segments: demangled or not, never a crash, the short form short */
+	size_t cap = 16384;
+	char *m = malloc(cap), *o = malloc(cap * 8);
+	size_t n = 0;
+
+	n += (size_t)snprintf(m + n, cap - n, "_Z1fI");
+	for (int i = 0; i < 2000 && n + 8 < cap; i++)
+		n += (size_t)snprintf(m + n, cap - n, "St6vectorI");
+	n += (size_t)snprintf(m + n, cap - n, "i");
+	for (int i = 0; i < 2000 && n + 4 < cap; i++)
+		m[n++] = 'E';
+	snprintf(m + n, cap - n, "EvT_");
+	CHECK(demangle_sane(m, &l, &s, &f));
+	CHECK(!s || strlen(s) < 200);
+	free(l);
+	free(s);
+	free(f);
+	n = (size_t)snprintf(m, cap, "_ZN");
+	for (int i = 0; i < 1000 && n + 12 < cap; i++)
+		n += (size_t)snprintf(m + n, cap - n, "7segment");
+	snprintf(m + n, cap - n, "17h0123456789abcdefE");
+	CHECK(demangle_sane(m, &l, &s, &f));
+	free(l);
+	free(s);
+	free(f);
+	/* random mutations of good manglings, and random bytes */
+	int insane = 0;
+	for (int it = 0; it < 200000; it++) {
+		const char *base = cases[rnd() % (sizeof(cases) / sizeof(cases[0]))][0];
+		size_t bl = strlen(base), k = 0;
+
+		if (rnd() % 4 == 0) {
+			size_t len = 1 + rnd() % 64;
+			m[k++] = '_';
+			m[k++] = rnd() % 2 ? 'Z' : 'R';
+			while (k < len)
+				m[k++] = (char)(1 + rnd() % 255);
+		} else {
+			memcpy(m, base, bl);
+			k = bl;
+			for (int j = 0, muts = 1 + (int)(rnd() % 4); j < muts && k > 2; j++) {
+				size_t at = 2 + rnd() % (k - 2);
+				switch (rnd() % 3) {
+				case 0: m[at] = (char)(1 + rnd() % 255); break;
+				case 1: k = at; break;
+				default: m[at] = "0123456789EIN_vRZ"[rnd() % 17];
+				}
+			}
+		}
+		m[k] = '\0';
+		if (!demangle_sane(m, &l, &s, &f))
+			insane++;
+		if (l)
+			sonde_sym_short_name(l, o, cap * 8);
+		free(l);
+		free(s);
+		free(f);
+	}
+	CHECK(insane == 0);
+	/* short names of random text: bounded, terminated */
+	for (int it = 0; it < 100000; it++) {
+		size_t len = rnd() % 300;
+		for (size_t k = 0; k < len; k++)
+			m[k] = "ab<>()[]{} :,&*operator"[rnd() % 23];
+		m[len] = '\0';
+		size_t need = sonde_sym_short_name(m, o, 64);
+		if (need >= 64 ? strlen(o) != 63 : strlen(o) != need) {
+			check(false, m, __LINE__);
+			break;
+		}
+	}
+	free(m);
+	free(o);
 }
 
 /* ---- a C program ------------------------------------------------------------ */
@@ -716,7 +859,12 @@ static void test_cpp(void)
 		char wl[1024], wp[1024];
 
 		snprintf(wl, sizeof(wl), "%.*s@plt", l ? (int)strcspn(l, "\n") : 1, l ? l : "?");
-		snprintf(wp, sizeof(wp), "%.*s@plt", p ? (int)strcspn(p, "\n") : 1, p ? p : "?");
+		/* c++filt -p's, long template argument lists collapsed */
+		char pp[1024];
+
+		snprintf(pp, sizeof(pp), "%.*s", p ? (int)strcspn(p, "\n") : 1, p ? p : "?");
+		sonde_sym_short_name(pp, wp, sizeof(wp) - 4);
+		strcat(wp, "@plt");
 		CHECK_S(f->name_long, wl);
 		CHECK_S(f->name_short, wp);
 		free(l);
@@ -1370,6 +1518,7 @@ int main(void)
 	CHECK(!build());
 
 	test_short_names();
+	test_demangle();
 	group = "C program";
 	test_c("prog", BASE_PROG);
 	group = "C program, IBT PLT (.plt.sec)";
