@@ -63,6 +63,16 @@ struct srcobj {
 	struct cusites { uint32_t *byret, *byfunc; size_t nbyret, nbyfunc; } *cus;
 	size_t ncus, capcus;
 	struct u64map cs_cus; /* CU offset -> index into cus */
+	/* The subprograms of the CUs searched so far whose code holds an
+	 * address dwarf_getscopes found no scope for (nested_chain): their
+	 * ranges, sorted by start, by CU (nested_cus: CU offset -> index
+	 * into nested). */
+	struct nested {
+		struct nrange { Dwarf_Addr lo, hi; Dwarf_Off off; } *v;
+		size_t n, cap;
+	} *nested;
+	size_t nnested, capnested;
+	struct u64map nested_cus;
 };
 
 static int cmp_cur(const void *a, const void *b)
@@ -302,6 +312,10 @@ void srcobj_close(struct srcobj *so)
 	free(so->funcs);
 	free(so->cur);
 	free(so->cs);
+	for (size_t i = 0; i < so->nnested; i++)
+		free(so->nested[i].v);
+	free(so->nested);
+	u64map_release(&so->nested_cus);
 	for (size_t i = 0; i < so->ncus; i++) {
 		free(so->cus[i].byret);
 		free(so->cus[i].byfunc);
@@ -433,17 +447,97 @@ static const char *symbol_at(struct srcobj *so, Dwarf_Die *die, Dwarf_Addr bias)
 	return n && sym.st_value == lo + bias ? n : NULL;
 }
 
+static void nested_collect(Dwarf_Die *parent, struct nested *ns, int depth, bool *oom)
+{
+	Dwarf_Die c;
+
+	if (depth > 32 || *oom || dwarf_child(parent, &c) != 0)
+		return;
+	do {
+		int tag = dwarf_tag(&c);
+
+		if (tag != DW_TAG_subprogram && tag != DW_TAG_module && tag != DW_TAG_namespace &&
+		    tag != DW_TAG_lexical_block && tag != DW_TAG_class_type && tag != DW_TAG_structure_type &&
+		    tag != DW_TAG_union_type)
+			continue;
+		if (tag == DW_TAG_subprogram) {
+			Dwarf_Addr base, lo, hi;
+			ptrdiff_t off = 0;
+
+			while ((off = dwarf_ranges(&c, off, &base, &lo, &hi)) > 0) {
+				if (sonde_grow(&ns->v, &ns->cap, ns->n + 1, sizeof(*ns->v), 64)) {
+					*oom = true;
+					return;
+				}
+				ns->v[ns->n++] = (struct nrange){ lo, hi, dwarf_dieoffset(&c) };
+			}
+		}
+		nested_collect(&c, ns, depth + 1, oom);
+	} while (dwarf_siblingof(&c, &c) == 0);
+}
+
+static int nrange_cmp(const void *a, const void *b)
+{
+	const struct nrange *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The CU's subprograms by range, read at its first search; NULL out of
+ * memory. */
+static struct nested *nested_of(struct srcobj *so, Dwarf_Die *cu)
+{
+	uint64_t key = dwarf_dieoffset(cu) + 1;
+	long i = u64map_get(&so->nested_cus, key);
+
+	if (i >= 0)
+		return &so->nested[i];
+	if (sonde_grow(&so->nested, &so->capnested, so->nnested + 1, sizeof(*so->nested), 8) ||
+	    u64map_put(&so->nested_cus, key, (uint32_t)so->nnested) < 0)
+		return NULL;
+	struct nested *ns = &so->nested[so->nnested++];
+	bool oom = false;
+
+	memset(ns, 0, sizeof(*ns));
+	nested_collect(cu, ns, 0, &oom);
+	if (ns->n)
+		qsort(ns->v, ns->n, sizeof(*ns->v), nrange_cmp);
+	return ns;
+}
+
 /* The innermost subprogram holding addr where dwarf_getscopes found no
  * scope (see fsearch), and the inlined instances in it down to addr:
  * innermost first in chain; the count. */
-static int nested_chain(Dwarf_Die *cu, Dwarf_Addr addr, Dwarf_Die *chain, int max)
+static int nested_chain(struct srcobj *so, Dwarf_Die *cu, Dwarf_Addr addr, Dwarf_Die *chain, int max)
 {
-	struct fsearch x = { .addr = addr };
+	struct nested *ns = nested_of(so, cu);
+	const struct nrange *best = NULL;
 
-	fsearch(cu, &x, 0, 0);
-	if (!x.found || max < 1)
+	/* the ranges that start at or before addr; the smallest holding it
+	 * is the innermost (a nested procedure's code is its own) */
+	size_t lo = 0, hi = ns ? ns->n : 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ns->v[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t k = lo; k-- > 0;) {
+		const struct nrange *r = &ns->v[k];
+
+		if (addr < r->hi && (!best || r->hi - r->lo < best->hi - best->lo))
+			best = r;
+		if (lo - k > 64)
+			break; /* ranges far before addr: nesting is never that deep */
+	}
+	Dwarf_Die found;
+
+	if (!best || max < 1 || !dwarf_offdie(so->dw, best->off, &found))
 		return 0;
-	Dwarf_Die out[MAX_LEVELS], cur = x.die, c;
+	Dwarf_Die out[MAX_LEVELS], cur = found, c;
 	int n = 0;
 
 	out[n++] = cur;
@@ -517,7 +611,7 @@ static int resolve(struct srcobj *so, uint64_t addr, struct sonde_srcframe *lv)
 	int ns = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : 0;
 
 	Dwarf_Die fchain[MAX_LEVELS];
-	int nf = ns <= 0 && cu ? nested_chain(cu, addr - bias, fchain, MAX_LEVELS) : 0;
+	int nf = ns <= 0 && cu ? nested_chain(so, cu, addr - bias, fchain, MAX_LEVELS) : 0;
 
 	if (ns > 0 || nf > 0) {
 		/* The chain of DIEs enclosing the innermost scope, outward
