@@ -348,6 +348,13 @@ static bool fortran_cu(Dwarf_Die *cu)
  * innermost whose code holds it.  path: the names of the scopes above
  * and of the found one (module, hosts, itself). */
 #define FPATH 16
+static bool holds_subprograms(int tag)
+{
+	return tag == DW_TAG_subprogram || tag == DW_TAG_module || tag == DW_TAG_namespace ||
+	       tag == DW_TAG_lexical_block || tag == DW_TAG_class_type || tag == DW_TAG_structure_type ||
+	       tag == DW_TAG_union_type;
+}
+
 struct fsearch {
 	Dwarf_Addr addr;
 	Dwarf_Off off; /* not 0: the DIE at this offset, whatever its code */
@@ -366,9 +373,7 @@ static void fsearch(Dwarf_Die *parent, struct fsearch *x, int depth, int level)
 	do {
 		int tag = dwarf_tag(&c);
 
-		if (tag != DW_TAG_subprogram && tag != DW_TAG_module && tag != DW_TAG_namespace &&
-		    tag != DW_TAG_lexical_block && tag != DW_TAG_class_type && tag != DW_TAG_structure_type &&
-		    tag != DW_TAG_union_type)
+		if (!holds_subprograms(tag))
 			continue;
 		int lv = level;
 
@@ -456,9 +461,7 @@ static void nested_collect(Dwarf_Die *parent, struct nested *ns, int depth, bool
 	do {
 		int tag = dwarf_tag(&c);
 
-		if (tag != DW_TAG_subprogram && tag != DW_TAG_module && tag != DW_TAG_namespace &&
-		    tag != DW_TAG_lexical_block && tag != DW_TAG_class_type && tag != DW_TAG_structure_type &&
-		    tag != DW_TAG_union_type)
+		if (!holds_subprograms(tag))
 			continue;
 		if (tag == DW_TAG_subprogram) {
 			Dwarf_Addr base, lo, hi;

@@ -12,7 +12,8 @@
  * child process it forks and waits for (a rank's descendant), which prints
  *	child rank R cpu_ns N
  * with N its own CPU time (its burn, and what the fork's copied pages
- * cost it).
+ * cost it): its thread's, the child's only one (a profiler's own threads
+ * in it, sonde's off-CPU sampler under -w on, are no part of it).
  * MPI_RANKS_STAGGER_MS=D in the environment: the process the launcher made
  * rank R (PMI_RANK, OMPI_COMM_WORLD_RANK) waits R * D ms before MPI_Init.
  * Two Open MPI singletons that start together race to create Open MPI's
@@ -72,7 +73,7 @@ int main(int argc, char **argv)
 		pid_t p = fork();
 		if (p == 0) {
 			burn((rank + 1) * ms * 1000000ll, 0);
-			printf("child rank %d cpu_ns %lld\n", rank, cpu_ns(CLOCK_PROCESS_CPUTIME_ID));
+			printf("child rank %d cpu_ns %lld\n", rank, cpu_ns(CLOCK_THREAD_CPUTIME_ID));
 			fflush(stdout);
 			_exit(0);
 		}
