@@ -1922,7 +1922,8 @@ static const struct command commands[] = {
 	{ "mpi", ARG_NONE, NULL, NULL, run_trace,
 	  "MPI calls by function, by peer rank and messages by size (-M)" },
 	{ "name", ARG_ONE, "long|short|mangled[:soname]", check_name, run_name,
-	  "how to show function names; :soname adds the load object" },
+	  "how to show function names (long: a Rust symbol's hash too; short: no parameters, long "
+	  "template arguments as <...>); :soname adds the load object" },
 	{ "object_select", ARG_ONE, "all|OBJ,...", check_filter, run_object_select,
 	  "only these load objects' functions; the rest are folded per object" },
 	{ "object_hide", ARG_ONE, "OBJ,...|all", check_nonempty, run_object_hide,
