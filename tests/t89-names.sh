@@ -181,3 +181,39 @@ if fixture cxxnames "$L" 'main::{lambda(double)#1}::operator()(double) const' 'p
 		ok "c++: a function found by its short form (-csingle 'std::_Rb_tree<...>::find', 'physics::relax')"
 	else notok "c++: -csingle by short name: $(head -c 200 cs.cs) $(head -c 200 cs.cs2)"; fi
 fi
+
+# ---- names that demangle to nothing, or are very long ---------------------------
+# An 11 KiB C++ mangling (900 nested namespaces), a malformed one and a
+# malformed Rust v0 one, each a function that burns 0.1 s: a readable row
+# each in every view, export and the report, never a crash.
+long=$(awk 'BEGIN { s = "_ZN"; for (i = 0; i < 900; i++) s = s sprintf("11segment%04d", i); print s "4burnEv" }')
+cat >ln.c <<EOC
+#include <stdio.h>
+#include <time.h>
+static double cpu(void) { struct timespec t; clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t); return t.tv_sec + t.tv_nsec * 1e-9; }
+#define BURN(n, sym) __attribute__((noinline)) double n(void) __asm__(sym); \
+	double n(void) { double t0 = cpu(), x = 1; while (cpu() - t0 < 0.1) for (int i = 0; i < 100000; i++) x = x * 1.0000001 + 1e-9; return x; }
+BURN(f_long, "$long")
+BURN(f_bad, "_ZN999999segmentE_malformed")
+BURN(f_rbad, "_RNvNtCs_bad")
+int main(void) { printf("%g\n", f_long() + f_bad() + f_rbad()); return 0; }
+EOC
+if cc -O2 -o ln ln.c 2>ln.cc.err && "$SONDE" collect -o ln.er ./ln >/dev/null 2>&1; then
+	bad=
+	for v in functions lines pcs calltree; do
+		"$SONDE" print -$v ln.er >ln.$v 2>&1 || bad="$bad -$v exit $?"
+	done
+	for n in long short mangled; do
+		"$SONDE" print -name $n -functions ln.er >ln.fn.$n 2>&1 || bad="$bad -name $n exit $?"
+	done
+	grep -q "_ZN999999segmentE_malformed" ln.functions && grep -q "_RNvNtCs_bad" ln.functions &&
+		grep -q "_ZN11segment0000" ln.functions || bad="$bad; rows: $(sed -n 6,9p ln.functions | cut -c1-80 | tr '\n' ';')"
+	for f in folded speedscope chrome pprof; do
+		"$SONDE" export --format $f -o ln.$f ln.er 2>/dev/null || bad="$bad export $f"
+	done
+	"$SONDE" report -o ln.html ln.er >/dev/null 2>&1 || bad="$bad report"
+	if [ -z "$bad" ]; then ok "an 11 KiB mangling, a malformed C++ and a malformed Rust one: a row each, every view, export and the report exit 0"; else
+		notok "long and malformed names:$bad"; fi
+else
+	notok "the long-names program: $(head -c 300 ln.cc.err)"
+fi
