@@ -102,10 +102,17 @@ int stacks_init(struct dfile *df, int huge)
 	if (map_table(0) < 0)
 		return -1;
 	/* With clock profiling, fault the first table in now, in normal
-	 * context (64 faults), not one by one in the sampling handler. */
+	 * context, not one by one in the sampling handler: in one call
+	 * (MADV_POPULATE_WRITE, Linux 5.14) rather than 64 faults, which a
+	 * guest whose page faults trap to its hypervisor paid 1.3 ms for
+	 * at every process start; touched page by page where the kernel
+	 * has no such call. */
 	size_t len = ((size_t)g_tables[0].mask + 1) * sizeof(uint64_t);
-	for (size_t off = 0; huge && off < len; off += 4096)
-		*(volatile uint64_t *)((char *)g_tables[0].slot + off) = 0;
+	int saved = errno;
+	if (huge && syscall(SYS_madvise, g_tables[0].slot, len, 23 /* MADV_POPULATE_WRITE */) != 0)
+		for (size_t off = 0; off < len; off += 4096)
+			*(volatile uint64_t *)((char *)g_tables[0].slot + off) = 0;
+	errno = saved;
 	atomic_store_explicit(&g_ntables, 1, memory_order_release);
 	g_stacks_df = df;
 	return 0;
