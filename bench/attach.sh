@@ -13,6 +13,15 @@ ROUNDS=${BENCH_ATTACH_ROUNDS:-5}
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 . bench/stats.sh
+# attach_1s PID OUT: what an attach of -t 1 to PID takes beyond its
+# second, seconds, appended to OUT
+attach_1s() {
+	rm -rf $W/t1.er
+	t0=$(date +%s%N)
+	"$SONDE" collect -P $1 -p hi -t 1 -o $W/t1.er 2>/dev/null
+	t1=$(date +%s%N)
+	echo "$t0 $t1" | awk '{ printf "%.4f\n", ($2 - $1) / 1e9 - 1 }' >>$2
+}
 echo "== sonde collect -P: burn 2 threads x 2000 rounds, plain vs attached at -p hi (median of $ROUNDS)"
 mkdir -p $B/bench
 [ -x $RUNCPU ] || cc -O2 -o $RUNCPU bench/runcpu.c || exit 1
@@ -31,11 +40,7 @@ for r in $(seq 1 "$ROUNDS"); do
 	echo "$t0 $t1" | awk '{ printf "%.4f\n", ($2 - $1) / 1e9 }' >>$W/a
 	sleep 2 &
 	s=$!
-	t0=$(date +%s%N)
-	rm -rf $W/o.er
-	"$SONDE" collect -P $s -p hi -t 1 -o $W/o.er 2>/dev/null
-	t1=$(date +%s%N)
-	echo "$t0 $t1" | awk '{ printf "%.4f\n", ($2 - $1) / 1e9 - 1 }' >>$W/o
+	attach_1s $s $W/o
 	wait $s
 done
 p=$(median <$W/p) a=$(median <$W/a) o=$(median <$W/o)
@@ -68,11 +73,7 @@ for r in $(seq 1 "$ROUNDS"); do
 	java -cp $W JWork 1 3000 >$W/jw.out &
 	pid=$!
 	for i in $(seq 100); do grep -q up $W/jw.out 2>/dev/null && break; sleep 0.05; done
-	t0=$(date +%s%N)
-	rm -rf $W/k.er
-	"$SONDE" collect -P $pid -p hi -t 1 -o $W/k.er 2>/dev/null
-	t1=$(date +%s%N)
-	echo "$t0 $t1" | awk '{ printf "%.4f\n", ($2 - $1) / 1e9 - 1 }' >>$W/jo
+	attach_1s $pid $W/jo
 	wait $pid
 done
 p=$(median <$W/jp) st=$(median <$W/js) a=$(median <$W/ja) o=$(median <$W/jo)

@@ -282,6 +282,22 @@ static void on_signal(int sig)
 	collect_attach_stop = 1;
 }
 
+int collect_attach_alive(pid_t pid)
+{
+	if (kill(pid, 0) < 0 && errno == ESRCH)
+		return 0;
+	char path[64], buf[256];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	const char *p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+}
+
 /* ^C, SIGTERM and SIGHUP end an attached recording (collect_attach_stop),
  * not sonde collect. */
 void collect_attach_signals(void)
@@ -472,7 +488,7 @@ int collect_attach(struct collect_opts *o, int argc, char **argv)
 		uint64_t t = now_ns();
 		if (t >= stop_at)
 			break;
-		if (kill(pid, 0) < 0 && errno == ESRCH) {
+		if (!collect_attach_alive(pid)) {
 			gone = 1;
 			break;
 		}

@@ -254,23 +254,6 @@ static int attach_load(pid_t pid, uid_t uid, gid_t gid, const char *lib, const c
 	return -1;
 }
 
-/* Whether pid runs (a zombie whose parent has not reaped it does not). */
-static int alive(pid_t pid)
-{
-	if (kill(pid, 0) < 0 && errno == ESRCH)
-		return 0;
-	char path[64], buf[256];
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return 0;
-	size_t n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	const char *p = strrchr(buf, ')');
-	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
-}
-
 static void put_line(void *arg, const char *name, const char *value)
 {
 	if (value)
@@ -410,7 +393,7 @@ int collect_java_attach(struct collect_opts *o, int argc, char **argv, int *done
 	uint64_t stop_at = o->stop_s > 0 ? start + (uint64_t)llround(o->stop_s * 1e9) : UINT64_MAX;
 	int gone = 0;
 	while (!collect_attach_stop && mono_ns() < stop_at) {
-		if (!alive(pid)) {
+		if (!collect_attach_alive(pid)) {
 			gone = 1;
 			break;
 		}
@@ -421,7 +404,7 @@ int collect_java_attach(struct collect_opts *o, int argc, char **argv, int *done
 	if (!gone) {
 		snprintf(opt, sizeof opt, "stop=%s", settings);
 		if (attach_load(pid, pst.st_uid, pst.st_gid, real, opt, why, sizeof why) < 0) {
-			if (!alive(pid))
+			if (!collect_attach_alive(pid))
 				gone = 1;
 			else {
 				fprintf(stderr, "sonde collect: -P %d: the Java agent did not stop: %s\n", (int)pid, why);

@@ -57,6 +57,8 @@ int collect_make_experiment(const struct collect_opts *o, char *path, size_t cap
 int collect_attach(struct collect_opts *o, int argc, char **argv);
 int collect_attach_check(const struct collect_opts *o);
 void collect_attach_signals(void);
+/* Whether pid runs: a zombie its parent has not reaped has ended. */
+int collect_attach_alive(pid_t pid);
 extern volatile sig_atomic_t collect_attach_stop;
 /* collect_jattach.c: sonde collect -P PID of a JVM, through its attach
  * mechanism; 1 in *done when it took the job (else -P from outside). */
