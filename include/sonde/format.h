@@ -246,9 +246,26 @@ enum sonde_frame_kind {
 	 * (0: the idle task), the root of its samples' stacks; named by the
 	 * experiment's processes file. */
 	SONDE_FRAME_PROCESS = 4,
+	/* Time whose place no sample shows, or the collector's own (enum
+	 * sonde_pseudo in pc): a thread's start before sampling began, the
+	 * rest of the function that ran it after its last sample, the
+	 * process's and the thread's end, the collector.  A pseudo frame is
+	 * a stack's root, or the leaf under the function it ran in. */
+	SONDE_FRAME_PSEUDO = 5,
 	/* Room for more (Python, JIT-described code): readers show a kind
 	 * they do not know as "<kind N>@pc" rather than fail. */
 	SONDE_FRAME_KIND_MAX = 255,
+};
+/* The pc of a SONDE_FRAME_PSEUDO frame (doc/sonde-collect.md says what
+ * each holds). */
+enum sonde_pseudo {
+	SONDE_PSEUDO_PROCESS_START = 1, /* "<Process start>": exec, loader, constructors before sampling */
+	SONDE_PSEUDO_THREAD_START = 2,	/* "<Thread start>": a thread's start before its routine */
+	SONDE_PSEUDO_AFTER_LAST = 3,	/* "<After last sample>": under the routine that ran it */
+	SONDE_PSEUDO_PROCESS_END = 4,	/* "<Process end>": the exit path after main */
+	SONDE_PSEUDO_THREAD_END = 5,	/* "<Thread end>": a thread's end after its routine */
+	SONDE_PSEUDO_COLLECTOR = 6,	/* "<Collector>": the collector's start, handler and end */
+	SONDE_PSEUDO_MAX = 6,
 };
 #define SONDE_FRAMEF_EXACT 0x1u /* a non-native frame's exact interrupted pc */
 #define SONDE_FRAME_NO_BCI 0xffffu

@@ -101,6 +101,9 @@ struct sonde_event {
 	const char *signame; /* signal: its name; thread_end: the thread's name */
 	uint64_t samples, lost, stacks, stacks_lost; /* end */
 	uint64_t handler_ns; /* end: CPU time spent in the sampling handler */
+	uint64_t start_cost_ns, end_cost_ns; /* end: the collector's at the starts and
+						 ends of threads (<Collector>) */
+	uint64_t pseudo_samples; /* end: of samples, those of pseudo-functions */
 	uint64_t since_ns;   /* exec_failed: when the exec's end records began */
 	int err;	     /* exec_failed: the exec's errno */
 	uint32_t pid;	     /* reaped: the child; unrecorded: the descendant, 0 unknown */

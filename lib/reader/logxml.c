@@ -185,6 +185,9 @@ static void log_event(struct sonde_exp *exp, const struct sonde_xml_elem *e)
 	exp_attr_u64(exp, file, e, "stacks", &ev->stacks);
 	exp_attr_u64(exp, file, e, "stacks_lost", &ev->stacks_lost);
 	exp_attr_u64(exp, file, e, "handler_ns", &ev->handler_ns);
+	exp_attr_u64(exp, file, e, "start_cost_ns", &ev->start_cost_ns);
+	exp_attr_u64(exp, file, e, "end_cost_ns", &ev->end_cost_ns);
+	exp_attr_u64(exp, file, e, "pseudo_samples", &ev->pseudo_samples);
 	exp_attr_u64(exp, file, e, "start_ns", &ev->start_ns);
 	exp_attr_u64(exp, file, e, "since_ns", &ev->since_ns);
 	attr_int(exp, file, e, "errno", &ev->err);

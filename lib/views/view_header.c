@@ -559,10 +559,17 @@ static void header(FILE *out, const struct sonde_exp *exp)
 		       " unknown)",
 		       s->samples_truncated, s->samples_incomplete, s->samples_unknown_stack);
 	fprintf(out, "\n");
-	if (in->end_event && in->end_event->handler_ns && in->end_event->samples)
-		fprintf(out, "%-19s%.3f s in the sampling handler, %.2f us per sample\n", "Collector cost:",
-		       (double)in->end_event->handler_ns * 1e-9,
-		       (double)in->end_event->handler_ns * 1e-3 / (double)in->end_event->samples);
+	if (in->end_event && (in->end_event->handler_ns || in->end_event->start_cost_ns)) {
+		const struct sonde_event *e = in->end_event;
+		uint64_t n = e->samples > e->pseudo_samples ? e->samples - e->pseudo_samples : 0;
+		/* all of it is the <Collector> pseudo-function's time */
+		fprintf(out, "%-19s%.3f s: %.3f s starting, %.3f s in the sampling handler", "Collector cost:",
+			(double)(e->handler_ns + e->start_cost_ns + e->end_cost_ns) * 1e-9,
+			(double)e->start_cost_ns * 1e-9, (double)e->handler_ns * 1e-9);
+		if (n)
+			fprintf(out, " (%.2f us per sample)", (double)e->handler_ns * 1e-3 / (double)n);
+		fprintf(out, ", %.3f s ending\n", (double)e->end_cost_ns * 1e-9);
+	}
 	if (in->end_event && in->end_event->stacks_lost)
 		fprintf(out, "%-19s%" PRIu64 " (and %" PRIu64 " stacks)\n", "Lost samples:",
 		       in->end_event->lost, in->end_event->stacks_lost);
@@ -840,10 +847,14 @@ static void header_data(const struct sonde_emit *out, const void *arg)
 	kv_close(&k);
 	if (in->end_event) {
 		kv_u64(&k, "handler_ns", in->end_event->handler_ns);
+		kv_u64(&k, "collector_start_ns", in->end_event->start_cost_ns);
+		kv_u64(&k, "collector_end_ns", in->end_event->end_cost_ns);
 		kv_u64(&k, "lost_samples", in->end_event->lost);
 		kv_u64(&k, "lost_stacks", in->end_event->stacks_lost);
 	} else {
 		kv_null(&k, "handler_ns");
+		kv_null(&k, "collector_start_ns");
+		kv_null(&k, "collector_end_ns");
 		kv_null(&k, "lost_samples");
 		kv_null(&k, "lost_stacks");
 	}
