@@ -118,7 +118,7 @@ static pthread_key_t g_key;
 _Atomic uint8_t g_our_fds[FD_BITS / 8];
 _Atomic uint64_t g_samples;
 _Atomic uint64_t g_sample_signals;
-_Atomic uint64_t g_handler_cpu_ns, g_handler_measured;
+_Atomic uint64_t g_handler_cpu_ns, g_pseudo_samples;
 _Atomic int g_inflight;
 _Atomic int g_unwind_pause;
 int g_timer_magic;
@@ -755,9 +755,15 @@ static int clock_stop_lost(void)
 	log_event_text("warning", msg);
 	return 0;
 }
-/* Returns the number of registered threads left. */
+static void account_end_own(uint64_t cpu);
+
+/* Returns the number of registered threads left.  The calling thread's
+ * own: the collector's time up to its thread_end is <Collector>'s. */
 static int unregister_thread(pid_t tid, int record)
 {
+	int was = t_state.in_trace;
+	dfile_make_room(g_profile);
+	t_state.in_trace = 1; /* a sample already queued records nothing */
 	reg_lock();
 	struct thread_slot *s = slot_by_tid(tid);
 	if (s) {
@@ -766,10 +772,15 @@ static int unregister_thread(pid_t tid, int record)
 		if (g_src)
 			g_src->disarm(s);
 		counters_disarm(s);
-		if (record)
-			record_thread_end(s, thread_cpu_ns(tid));
+		if (record) {
+			uint64_t cpu = thread_cpu_ns(tid);
+			if (tid == t_state.tid)
+				account_end_own(cpu);
+			record_thread_end(s, cpu);
+		}
 		slot_free(s);
 	}
+	t_state.in_trace = was;
 	int left = g_nlive;
 	reg_unlock();
 	return left;
@@ -871,18 +882,27 @@ static void clock_flush(int tail, uint16_t state)
  * time of the last sample is not known, by the wall time since the change
  * (what it did after).  leaf, when not 0, is the function the stack is
  * in below the caller (one that has returned). */
-static void clock_flush_split(int tail, uint16_t state, uint16_t before, uint64_t begin_ns, uint64_t leaf)
+/* Writing the calling thread's packets in normal context: the profiling
+ * signal is kept out so that the handler cannot interleave its own packet
+ * in this thread's block.  guard_enter returns -1 when nothing is to be
+ * recorded now. */
+struct guard {
+	sigset_t old;
+	int masked, was, saved_errno;
+};
+
+static int guard_enter(struct guard *g)
 {
 	struct tstate *ts = &t_state;
 	if (!g_profile || !atomic_load(&g_col.active))
-		return;
+		return -1;
 	if (g_col.stop_ns && now_ns() > g_col.stop_ns)
-		return; /* past -t: the time since the last sample is not ours */
+		return -1; /* past -t: the time since the last sample is not ours */
 	if (atomic_load(&g_clock_lost_signal))
-		return; /* sampling stopped (clock_stop_lost, a seccomp filter):
-			   the profile ends there, not at this stack */
+		return -1; /* sampling stopped (clock_stop_lost, a seccomp
+			      filter): the profile ends there, not at this stack */
 	/* called from interposers after the real call: its errno stays */
-	int saved_errno = errno;
+	g->saved_errno = errno;
 	/* A short thread's whole time may be this one packet: its block must
 	 * not be lost to a growth another thread has not finished (normal
 	 * context: this may wait for it). */
@@ -891,14 +911,49 @@ static void clock_flush_split(int tail, uint16_t state, uint16_t before, uint64_
 	/* Under a seccomp filter that refuses rt_sigprocmask, the handler
 	 * is kept out by in_trace instead: it then records nothing, and its
 	 * time goes to the thread's next sample, as in a traced call. */
-	sigset_t block, old;
+	sigset_t block;
 	sigemptyset(&block);
 	sigaddset(&block, g_sig);
-	int masked = sysgate_may(SYS_rt_sigprocmask), was = ts->in_trace;
-	if (masked)
-		real_pthread_sigmask_call(SIG_BLOCK, &block, &old);
+	g->masked = sysgate_may(SYS_rt_sigprocmask);
+	g->was = ts->in_trace;
+	if (g->masked)
+		real_pthread_sigmask_call(SIG_BLOCK, &block, &g->old);
 	ts->in_trace = 1;
 	atomic_signal_fence(memory_order_seq_cst);
+	return 0;
+}
+
+static void settle(struct tstate *ts);
+
+/* own: what the collector did after its last clock read, unmasking the
+ * signal included, is its own (settle); a sample that arrives meanwhile
+ * is skipped, its time the next one's. */
+static void guard_leave_own(struct guard *g, int own)
+{
+	atomic_signal_fence(memory_order_seq_cst);
+	if (!own)
+		t_state.in_trace = g->was;
+	if (g->masked)
+		real_pthread_sigmask_call(SIG_SETMASK, &g->old, NULL);
+	if (own) {
+		settle(&t_state);
+		atomic_signal_fence(memory_order_seq_cst);
+		t_state.in_trace = g->was;
+	}
+	errno = g->saved_errno;
+}
+
+static void guard_leave(struct guard *g)
+{
+	guard_leave_own(g, 0);
+}
+
+static void clock_flush_split(int tail, uint16_t state, uint16_t before, uint64_t begin_ns, uint64_t leaf)
+{
+	struct tstate *ts = &t_state;
+	struct guard g;
+	if (guard_enter(&g) < 0)
+		return;
 	struct timespec t;
 	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) == 0) {
 		uint64_t cpu = (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
@@ -952,16 +1007,272 @@ static void clock_flush_split(int tail, uint16_t state, uint16_t before, uint64_
 			}
 		}
 	}
-	atomic_signal_fence(memory_order_seq_cst);
-	ts->in_trace = was;
-	if (masked)
-		real_pthread_sigmask_call(SIG_SETMASK, &old, NULL);
-	errno = saved_errno;
+	guard_leave(&g);
 }
 
 static void clock_thread_tail(void)
 {
 	clock_flush(1, SONDE_STATE_CPU);
+}
+
+/* ---- time no sample places, and the collector's own --------------------
+ *
+ * A thread's first sample would carry its time since its start (for the
+ * initial thread: exec, the dynamic loader, the constructors, the
+ * collector's own start), and its end, the time since its last sample,
+ * would land where the collector ends it (glibc's _dl_call_fini for a
+ * process, a key destructor for a thread).  Instead the time is placed
+ * where it is known to have been spent, and named where it is not
+ * (doc/sonde-collect.md, "Starts and ends"):
+ *
+ *   <Process start>, <Thread start>  before the collector began its work
+ *				       at the start (the initial thread: up
+ *				       to its constructor; then also what no
+ *				       sample placed until main was called)
+ *   <Collector>		       the collector's own: its start, its
+ *				       handler's time after its clock reads,
+ *				       its end up to the thread_end event's
+ *				       CPU time
+ *   ROUTINE -> <After last sample>    from the last sample to the return of
+ *				       the routine that ran the whole time
+ *				       (a thread's start routine, main): in
+ *				       it, but in which of its callees no
+ *				       sample says
+ *   <Thread end>, <Process end>       after that routine returned: the
+ *				       runtime's end (key destructors, exit
+ *				       handlers, the destructors) up to the
+ *				       collector's end
+ *
+ * Totals stay the kernel's: every nanosecond of a thread's CPU clock up to
+ * its thread_end event is in exactly one sample. */
+
+_Atomic uint64_t g_own_start_ns, g_own_end_ns;
+
+/* What the collector's start in this process found (clock_mark_begin):
+ * the calling thread's CPU clock and accounting. */
+static struct {
+	int have, have_ms, used;
+	uint64_t cpu_ns;
+	struct ms_now ms;
+} g_begin;
+
+static uint64_t self_cpu_ns(void)
+{
+	struct timespec t;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) < 0)
+		return 0;
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+void clock_mark_begin(void)
+{
+	g_begin.used = 0;
+	g_begin.cpu_ns = self_cpu_ns();
+	g_begin.have = g_begin.cpu_ns != 0;
+	g_begin.have_ms = ms_read(&t_state, &g_begin.ms) == 0;
+}
+
+/* Inside a guard, at its end: what the collector did since its clock
+ * read (its writes, its reads of the thread's accounting) is its own, for
+ * the next <Collector> sample. */
+static void settle(struct tstate *ts)
+{
+	uint64_t cpu = self_cpu_ns();
+	if (cpu > ts->last_cpu_ns) {
+		ts->own_ns += cpu - ts->last_cpu_ns;
+		ts->own_at = now_ns();
+		ts->last_cpu_ns = cpu;
+	}
+}
+
+/* The calling thread's time before cpu0 (when the collector began its
+ * work at the thread's start; ms0 its accounting then, NULL unknown) as
+ * `pseudo` alone, or at the current stack when pseudo is 0; and from cpu0
+ * to now as <Collector>.  Its first sample then holds what the target did
+ * after.  Normal context, the thread registered. */
+static void account_start(uint32_t pseudo, uint64_t cpu0, const struct ms_now *ms0)
+{
+	struct tstate *ts = &t_state;
+	struct guard g;
+	if (!ts->tid || atomic_load(&g_from_now) || guard_enter(&g) < 0)
+		return;
+	uint64_t cpu = self_cpu_ns(), now = now_ns();
+	struct ms_now ms;
+	int have_ms = ms_read(ts, &ms) == 0;
+	if (cpu && !clock_paused_skip(ts, cpu) && cpu > ts->last_cpu_ns) {
+		if (cpu0 < ts->last_cpu_ns || cpu0 > cpu)
+			cpu0 = ts->last_cpu_ns;
+		uint64_t before = cpu0 - ts->last_cpu_ns, own = cpu - cpu0, sys0 = 0, sys1 = 0;
+		/* the system time rusage gave each part (exec's page faults
+		 * are System CPU of <Process start>, not of main's callee) */
+		if (have_ms && ms0) {
+			uint64_t at = ms0->stime_ns > ts->ms_stime_ns ? ms0->stime_ns : ts->ms_stime_ns;
+			sys0 = at - ts->ms_stime_ns;
+			sys1 = ms.stime_ns > at ? ms.stime_ns - at : 0;
+		}
+		int ok = 1;
+		if (before) {
+			if (pseudo)
+				ok = clock_write_pseudo(pseudo, NULL, 0, now, before, sys0, 0) == 0;
+			else {
+				uint64_t pcs[64];
+				unsigned flags = 0;
+				int skip = 0, n = own_stack(pcs, 63, &flags, &skip);
+				ok = n > 0 && clock_write_sample(pcs + skip, n, flags, SONDE_STATE_CPU, now, before,
+								 sys0 < before ? sys0 : before, 0) == 0;
+			}
+		}
+		if (ok && own && clock_write_pseudo(SONDE_PSEUDO_COLLECTOR, NULL, 0, now, own, sys1, 0) == 0)
+			atomic_fetch_add(&g_own_start_ns, own);
+		if (ok) {
+			ts->last_cpu_ns = cpu;
+			ts->last_wall_ns = now;
+			if (have_ms)
+				ms_rebase(ts, &ms);
+		}
+	}
+	guard_leave_own(&g, 1);
+}
+
+/* The calling thread's time since its last sample, at `pseudo` alone,
+ * or (pseudo 0) under its routine as <After last sample>; then the
+ * collector's time not yet written.  Normal context. */
+static void account_since_last(uint32_t pseudo)
+{
+	struct tstate *ts = &t_state;
+	struct guard g;
+	/* read first: the guard's work (a new thread's first block, the
+	 * signal mask) is the collector's */
+	uint64_t cpu = self_cpu_ns(), now = now_ns();
+	if (!ts->tid || guard_enter(&g) < 0)
+		return;
+	if (cpu && !clock_paused_skip(ts, cpu) && cpu > ts->last_cpu_ns) {
+		uint64_t weight = cpu - ts->last_cpu_ns, sys = 0, wcpu = 0;
+		struct ms_now ms;
+		int have_ms = ms_read(ts, &ms) == 0;
+		if (have_ms)
+			ms_split(ts, &ms, weight, false, &sys, &wcpu);
+		/* Under the routine, the best estimate of where the time
+		 * went is where the last sample found the thread (as the
+		 * first sample of a thread stands for the interval before
+		 * it), named as an estimate; with no sample in the routine,
+		 * the routine itself (doc/sonde-collect.md says why). */
+		int ok = -1;
+		if (pseudo)
+			ok = clock_write_pseudo(pseudo, NULL, 0, now, weight, sys, wcpu);
+		else if (ts->last_stack_id)
+			ok = clock_write_below(ts->last_stack_id, SONDE_PSEUDO_AFTER_LAST, now, weight, sys, wcpu);
+		if (ok < 0 && !pseudo)
+			ok = clock_write_pseudo(SONDE_PSEUDO_AFTER_LAST, ts->tail_pcs, ts->tail_depth, now, weight,
+						sys, wcpu);
+		if (ok == 0) {
+			ts->last_cpu_ns = cpu;
+			ts->last_wall_ns = now;
+			if (have_ms)
+				ms_commit(ts, &ms, weight, sys);
+		}
+	}
+	clock_own_write(ts, now);
+	guard_leave_own(&g, 1);
+}
+
+/* A thread's end: its time since the last sample (under its routine while
+ * that runs: pthread_exit, or exit called in it; after it returned, the
+ * runtime's end; a thread whose routine the collector did not see, at
+ * the routine noted or the current stack, as before). */
+static void account_end(uint32_t after)
+{
+	int r = t_state.routine;
+	if (r == ROUTINE_LIVE)
+		account_since_last(0);
+	else if (r == ROUTINE_DONE)
+		account_since_last(after);
+	else
+		clock_thread_tail();
+}
+
+/* The collector's end on the calling thread, up to cpu (the CPU time its
+ * thread_end event gives): its time since the last packet, with what the
+ * handler left, as <Collector>.  The sampling signal must already be
+ * kept out (disarmed, in_trace). */
+static void account_end_own(uint64_t cpu)
+{
+	struct tstate *ts = &t_state;
+	if (!g_profile || cpu == UINT64_MAX || atomic_load(&g_clock_lost_signal))
+		return;
+	uint64_t now = now_ns();
+	if (g_col.stop_ns && now > g_col.stop_ns)
+		ts->own_at = ts->own_at ? ts->own_at : g_col.stop_ns; /* past -t: only what was spent before */
+	else if (cpu > ts->last_cpu_ns && !clock_paused_skip(ts, cpu)) {
+		atomic_fetch_add(&g_own_end_ns, cpu - ts->last_cpu_ns);
+		ts->own_ns += cpu - ts->last_cpu_ns;
+		ts->own_at = now;
+		ts->last_cpu_ns = cpu;
+	}
+	clock_own_write(ts, now);
+}
+
+/* The initial thread: the collector has started (its begin marked by
+ * clock_mark_begin). */
+void clock_process_started(void)
+{
+	if (g_begin.used) /* the rest of the start, since the clock's */
+		account_start(0, t_state.last_cpu_ns, NULL);
+	g_begin.have = g_begin.used = 0;
+}
+
+/* interpose.c's thread_start, before and after the modules' thread
+ * starts, and around the start routine. */
+static TLS uint64_t t_entry_cpu;
+static TLS struct ms_now t_entry_ms;
+static TLS int t_entry_have_ms;
+
+void clock_thread_entry(void)
+{
+	t_entry_cpu = self_cpu_ns();
+	t_entry_have_ms = ms_read(&t_state, &t_entry_ms) == 0;
+}
+
+void clock_thread_run(void)
+{
+	if (!t_state.tid || g_col.pid != getpid())
+		return;
+	account_start(SONDE_PSEUDO_THREAD_START, t_entry_cpu, t_entry_have_ms ? &t_entry_ms : NULL);
+	t_state.last_stack_id = 0;
+	if (t_state.tail_depth)
+		t_state.routine = ROUTINE_LIVE;
+}
+
+void clock_routine_returned(void)
+{
+	if (!t_state.tid || g_col.pid != getpid() || t_state.routine != ROUTINE_LIVE)
+		return;
+	account_since_last(0);
+	t_state.routine = ROUTINE_DONE;
+}
+
+/* The initial thread calls main (interpose.c's __libc_start_main): what
+ * no sample placed since the collector's start (the constructors after
+ * it) is the process's start; main's tail is main's. */
+void clock_main_run(void *fn)
+{
+	struct tstate *ts = &t_state;
+	if (!ts->tid || g_col.pid != getpid())
+		return;
+	uint64_t pcs[16];
+	unsigned flags = 0;
+	int skip = 0, n = own_stack(pcs, 15, &flags, &skip);
+	if (n > 0 && !(flags & SONDE_STACK_INCOMPLETE)) {
+		if (n > 7)
+			n = 7;
+		ts->tail_pcs[0] = (uint64_t)(uintptr_t)fn | SONDE_PC_EXACT;
+		memcpy(ts->tail_pcs + 1, pcs + skip, (size_t)n * sizeof *pcs);
+		ts->tail_depth = n + 1;
+	}
+	account_since_last(SONDE_PSEUDO_PROCESS_START);
+	ts->last_stack_id = 0;
+	if (ts->tail_depth)
+		ts->routine = ROUTINE_LIVE;
 }
 
 /* A tracing library's mark of its thread's change of state (tracer.h):
@@ -1014,7 +1325,7 @@ void clock_thread_end(void)
 		stacks_thread_end();
 		return;
 	}
-	clock_thread_tail();
+	account_end(SONDE_PSEUDO_THREAD_END);
 	int last = unregister_thread(t_state.tid, 1) == 0;
 	stacks_thread_end();
 	if (last)
@@ -1300,7 +1611,8 @@ static int try_source(struct source *src, int sig)
  * child's clock starts at zero. */
 void clock_child_started(void)
 {
-	clock_thread_tail();
+	if (!g_begin.used)
+		clock_thread_tail();
 }
 
 /* The CPU-clock time of the calling thread recorded so far (its last
@@ -1542,7 +1854,7 @@ void clock_exit_tail(void)
 	 * last sample stay unrecorded. */
 	if (!t_state.tid || g_col.pid != getpid())
 		return;
-	clock_thread_tail();
+	account_end(SONDE_PSEUDO_PROCESS_END);
 	/* The handler skips this thread's samples from now on (their time
 	 * would be the collector's teardown: up to milliseconds when the
 	 * machine is loaded, as much as the target's exit itself). */
@@ -1569,7 +1881,10 @@ void clock_stop_all(void)
 			g_src->disarm(s);
 		if (!s->foreign_fds)
 			counters_disarm(s);
-		record_thread_end(s, slot_cpu_ns(s));
+		uint64_t cpu = slot_cpu_ns(s);
+		if (tid == t_state.tid && !s->own_process && g_col.pid == getpid())
+			account_end_own(cpu); /* the teardown so far */
+		record_thread_end(s, cpu);
 		slot_free(s);
 	}
 	g_nlive = 0;
@@ -1737,8 +2052,12 @@ void clock_exec_prepare(void)
 	reg_lock();
 	for (int i = 0, n = atomic_load(&g_slots_used); i < n; i++) {
 		pid_t tid = atomic_load(&g_slots[i].tid);
-		if (tid)
-			record_thread_end(&g_slots[i], slot_cpu_ns(&g_slots[i]));
+		if (!tid)
+			continue;
+		uint64_t cpu = slot_cpu_ns(&g_slots[i]);
+		if (tid == t_state.tid && !g_slots[i].own_process)
+			account_end_own(cpu); /* the exec's preparation so far */
+		record_thread_end(&g_slots[i], cpu);
 	}
 	exec_quiesce(1);
 	reg_unlock();
@@ -1809,7 +2128,11 @@ void clock_fork_child(void)
 	 * would take the difference for samples lost. */
 	atomic_store(&g_samples, 0);
 	atomic_store(&g_handler_cpu_ns, 0);
-	atomic_store(&g_handler_measured, 0);
+	atomic_store(&g_pseudo_samples, 0);
+	atomic_store(&g_own_start_ns, 0);
+	atomic_store(&g_own_end_ns, 0);
+	t_state.own_ns = 0; /* the parent's */
+	t_state.last_stack_id = 0; /* a node of the parent's experiment */
 	g_exec_base_ns = 0;
 	t_state.tid = 0;
 	/* The child's thread is a new task: its CPU clock starts at zero. */
@@ -1821,13 +2144,7 @@ void clock_fork_child(void)
 
 uint64_t clock_samples(void) { return atomic_load(&g_samples); }
 
-uint64_t clock_handler_ns(void)
-{
-	uint64_t m = atomic_load(&g_handler_measured);
-	if (!m)
-		return 0;
-	return (uint64_t)((double)atomic_load(&g_handler_cpu_ns) * (double)atomic_load(&g_samples) / (double)m);
-}
+uint64_t clock_handler_ns(void) { return atomic_load(&g_handler_cpu_ns); }
 uint64_t clock_lost(void) { return dfile_lost(g_profile); }
 struct dfile *clock_dfile(void) { return g_profile; }
 const char *clock_source_name(void) { return g_src ? g_src->name : "off"; }
@@ -1962,15 +2279,19 @@ static void clock_module_start(void)
 {
 	clock_thread_begin();
 	/* The process's CPU time before the collector started (the loader,
-	 * the constructors that ran first, the collector's own start) is one
-	 * sample at the loader's stack that runs the constructors, not the
-	 * first sample's: that one's state and place are the program's (an
-	 * OpenMP region's master took 1.5 to 10 ms of work that was never
-	 * its own).  Attached late, that time was never recorded. */
+	 * the constructors that ran first) is <Process start>, and the
+	 * collector's own start so far <Collector>, not the first sample's:
+	 * that one's state and place are the program's (an OpenMP region's
+	 * master took 1.5 to 10 ms of work that was never its own).  Without
+	 * a mark of the collector's begin, one sample at the current stack.
+	 * Attached late, that time was never recorded. */
 	if (atomic_load(&g_from_now)) {
 		struct timespec cpu;
 		if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0)
 			t_state.last_cpu_ns = (uint64_t)cpu.tv_sec * 1000000000ull + (uint64_t)cpu.tv_nsec;
+	} else if (g_begin.have) {
+		account_start(SONDE_PSEUDO_PROCESS_START, g_begin.cpu_ns, g_begin.have_ms ? &g_begin.ms : NULL);
+		g_begin.used = 1;
 	} else {
 		clock_flush(0, SONDE_STATE_CPU);
 	}
@@ -2023,6 +2344,9 @@ static void clock_end(struct xbuf *b)
 	xb_attr_u64(b, "samples", clock_samples());
 	xb_attr_u64(b, "lost", clock_lost());
 	xb_attr_u64(b, "handler_ns", clock_handler_ns());
+	xb_attr_u64(b, "start_cost_ns", atomic_load(&g_own_start_ns));
+	xb_attr_u64(b, "end_cost_ns", atomic_load(&g_own_end_ns));
+	xb_attr_u64(b, "pseudo_samples", atomic_load(&g_pseudo_samples));
 	dfile_end_errors(g_profile);
 }
 

@@ -172,7 +172,29 @@ struct tstate {
 	 * page fault, inflate the thread's CPU clock by milliseconds once). */
 	uint64_t hook_quiet_until;
 	uint64_t hook_last_ns;
+	/* The collector's CPU time on this thread that no packet holds yet
+	 * (the handler's, sample.c): written as <Collector> every 64
+	 * samples and at the thread's end (clock_own_write). */
+	uint64_t own_ns, own_at; /* and the time of the last sample it grew at */
+	/* The routine in tail_pcs (a thread's start routine, the initial
+	 * thread's main): ROUTINE_NONE when none was noted (a thread the
+	 * collector did not start), ROUTINE_LIVE from its call to its
+	 * return, ROUTINE_DONE after it. */
+	int routine;
+	/* The stack of the last sample taken while the routine ran (0:
+	 * none yet): its time after that sample is placed below it. */
+	uint64_t last_stack_id;
 };
+enum { ROUTINE_NONE, ROUTINE_LIVE, ROUTINE_DONE };
+
+/* Write ts->own_ns as one <Collector> sample at now, and zero it.
+ * Async-signal-safe; normal context with the sampling signal blocked. */
+void clock_own_write(struct tstate *ts, uint64_t now);
+int clock_write_pseudo(uint32_t pseudo, const uint64_t *pcs, int n, uint64_t now, uint64_t weight, uint64_t sys,
+		       uint64_t wcpu);
+/* The same at the pseudo frame alone under the stack `parent`; -1 also
+ * when its node cannot be written. */
+int clock_write_below(uint64_t parent, uint32_t pseudo, uint64_t now, uint64_t weight, uint64_t sys, uint64_t wcpu);
 
 /* The calling thread's kernel accounting now: system CPU time and
  * context switches (its rusage), run-queue delay (schedstat; read only
@@ -245,7 +267,7 @@ extern _Atomic uint64_t g_samples;
  * time of every 16th recorded sample's handler (from its first clock read
  * to the end), and how many were measured.  CPU time, not wall time, so a
  * handler preempted by the scheduler is not charged for the wait. */
-extern _Atomic uint64_t g_handler_cpu_ns, g_handler_measured;
+extern _Atomic uint64_t g_handler_cpu_ns, g_pseudo_samples;
 extern _Atomic int g_inflight;		/* handlers running now */
 extern _Atomic int g_unwind_pause;	/* set around dlclose */
 

@@ -255,6 +255,7 @@ uint64_t stacks_intern(const uint64_t *pcs, int depth, unsigned flags);
  * native frame (whose fflags and aux are 0).  Native frames get the ids
  * stacks_intern gives them.  Async-signal-safe. */
 uint64_t stacks_intern_tagged(const uint64_t *pcs, const uint32_t *tags, int depth, unsigned flags);
+uint64_t stacks_intern_below(uint64_t parent, uint64_t pc, uint32_t tag);
 #define SONDE_FRAME_TAG(kind, fflags, aux) \
 	((uint32_t)(uint8_t)(kind) | (uint32_t)(uint8_t)(fflags) << 8 | (uint32_t)(uint16_t)(aux) << 16)
 #define SONDE_FRAME_TAG_KIND(t) ((t) & 0xffu)
@@ -295,6 +296,18 @@ void clock_thread_begin(void);
 void clock_thread_end(void);
 /* Note the start routine of the calling (new) thread, for its tail. */
 void clock_thread_start_routine(void *fn);
+/* Starts and ends (clock.c, "time no sample places"): the collector
+ * begins starting in this process (its constructor's entry, a fork
+ * child's handler), and has started the initial thread; a new thread
+ * enters interpose.c's trampoline, is about to run its routine, and its
+ * routine (or main) returned; the initial thread is about to call main
+ * (fn).  Normal context. */
+void clock_mark_begin(void);
+void clock_process_started(void);
+void clock_thread_entry(void);
+void clock_thread_run(void);
+void clock_routine_returned(void);
+void clock_main_run(void *fn);
 /* The end of a long wait (omp.c): the calling thread's CPU time since its
  * last sample, which a clock profile would give to its next sample (work,
  * once the wait is over), is recorded now, split at begin_ns (the wait's

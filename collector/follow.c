@@ -710,6 +710,7 @@ void follow_unrecorded(const char *why)
 void follow_fork_child(void)
 {
 	int saved = errno; /* fork's caller sees the child's errno as fork left it */
+	clock_mark_begin();
 	start_child('f', g_child_fork_no);
 	errno = saved;
 }

@@ -240,11 +240,14 @@ __attribute__((constructor)) static void sonde_init(void)
 	if (!founder || !*founder || !follow_identify())
 		return;
 	int saved = errno;
+	clock_mark_begin(); /* from here the collector's own time */
 	char dir[sizeof g_col.expdir], why[256];
 	shared_attach();
 	if (follow_init(founder, dir, sizeof dir)) {
 		if (collector_start(dir, follow_lineage()[0] != 0, why, sizeof why) < 0)
 			follow_unrecorded(why);
+		else
+			clock_process_started();
 	} else
 		interpose_init(); /* tracked, not recorded: still follow fork */
 	/* Registered last, so that in a fork child it runs after the other
@@ -262,6 +265,8 @@ int collector_restart(const char *dir, char *why, size_t cap)
 	int saved = errno;
 	int rc = collector_start(dir, 1, why, cap);
 	cmod_restart();
+	if (rc == 0)
+		clock_process_started();
 	errno = saved;
 	return rc;
 }

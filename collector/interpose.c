@@ -111,14 +111,59 @@ static void *thread_start(void *p)
 	 * collector's set-up (opening its counters, reading its stack) left. */
 	int saved = errno;
 	t_ours_blocked = st.ours_blocked; /* a new thread's mask is its creator's */
+	clock_thread_entry(); /* what the collector does from here is its own */
 	__sonde_quiet++;
 	free(p);
 	__sonde_quiet--;
 	cmod_thread_start((void *)st.fn); /* every module's, in their order */
+	clock_thread_run();
 	errno = saved;
 	/* The end is recorded by a thread-specific-data destructor, which
-	 * also runs on pthread_exit and cancellation. */
-	return st.fn(st.arg);
+	 * also runs on pthread_exit and cancellation; the return of the
+	 * routine is marked here, so that the time from its last sample to
+	 * its return is known to be the routine's. */
+	void *r = st.fn(st.arg);
+	saved = errno;
+	clock_routine_returned();
+	errno = saved;
+	return r;
+}
+
+/* ---- main ----
+ *
+ * The initial thread's main is called through here, so that its start
+ * (what ran before main) and its end (main's return) are known as a
+ * thread's routine's are.  _start calls __libc_start_main through the
+ * program's PLT, which the preloaded collector interposes; a collector
+ * not recording passes main through untouched. */
+
+typedef int (*main_fn)(int, char **, char **);
+static main_fn g_main;
+
+static int sonde_main(int argc, char **argv, char **envp)
+{
+	int saved = errno;
+	clock_main_run((void *)g_main);
+	errno = saved;
+	int r = g_main(argc, argv, envp);
+	saved = errno;
+	clock_routine_returned();
+	errno = saved;
+	return r;
+}
+
+EXPORT int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void), void (*fini)(void),
+			     void (*rtld_fini)(void), void *stack_end)
+{
+	typedef int (*start_fn)(main_fn, int, char **, void (*)(void), void (*)(void), void (*)(void), void *);
+	start_fn real = (start_fn)dlsym(RTLD_NEXT, "__libc_start_main");
+	if (!real) /* cannot be: libc defines it; nothing else could run */
+		real = (start_fn)dlsym(RTLD_DEFAULT, "__libc_start_main");
+	if (atomic_load(&g_col.active) && getpid() == g_col.pid && main) {
+		g_main = main;
+		main = sonde_main;
+	}
+	return real(main, argc, argv, init, fini, rtld_fini, stack_end);
 }
 
 int real_pthread_create_call(pthread_t *thr, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)

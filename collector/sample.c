@@ -146,7 +146,56 @@ int clock_write_sample(const uint64_t *pcs, int n, unsigned flags, uint16_t stat
 		       uint64_t weight, uint64_t system_ns, uint64_t wait_cpu_ns)
 {
 	uint64_t id = stacks_intern(pcs, n, flags);
-	return write_profile(id, state, now, weight, system_ns, wait_cpu_ns);
+	if (write_profile(id, state, now, weight, system_ns, wait_cpu_ns) < 0)
+		return -1;
+	t_state.last_stack_id = id;
+	return 0;
+}
+
+/* One sample of weight ns, sys of it System CPU and wcpu its run-queue
+ * delay, at pcs[0 .. n) (native frames, leaf first) below the pseudo
+ * frame `pseudo` (enum sonde_pseudo; 0 none): with n 0 the pseudo frame
+ * is the whole stack.  As write_profile.  Async-signal-safe. */
+int clock_write_pseudo(uint32_t pseudo, const uint64_t *pcs, int n, uint64_t now, uint64_t weight, uint64_t sys,
+		       uint64_t wcpu)
+{
+	uint64_t p[72];
+	uint32_t tags[72];
+	int k = 0;
+	if (pseudo) {
+		p[k] = pseudo;
+		tags[k++] = SONDE_FRAME_TAG(SONDE_FRAME_PSEUDO, 0, 0);
+	}
+	for (int i = 0; i < n && k < 72; i++) {
+		p[k] = pcs[i];
+		tags[k++] = 0;
+	}
+	if (!k || !weight)
+		return -1;
+	if (write_profile(stacks_intern_tagged(p, tags, k, 0), SONDE_STATE_CPU, now, weight,
+			  sys < weight ? sys : weight, wcpu) < 0)
+		return -1;
+	atomic_fetch_add_explicit(&g_pseudo_samples, 1, memory_order_relaxed);
+	return 0;
+}
+
+int clock_write_below(uint64_t parent, uint32_t pseudo, uint64_t now, uint64_t weight, uint64_t sys, uint64_t wcpu)
+{
+	uint64_t id = stacks_intern_below(parent, pseudo, SONDE_FRAME_TAG(SONDE_FRAME_PSEUDO, 0, 0));
+	if (!id || !weight || write_profile(id, SONDE_STATE_CPU, now, weight, sys < weight ? sys : weight, wcpu) < 0)
+		return -1;
+	atomic_fetch_add_explicit(&g_pseudo_samples, 1, memory_order_relaxed);
+	return 0;
+}
+
+void clock_own_write(struct tstate *ts, uint64_t now)
+{
+	/* at the time of its last part: a pause or the end of -t's window
+	 * since then leaves it in the window it was spent in */
+	if (ts->own_at && ts->own_at < now)
+		now = ts->own_at;
+	if (ts->own_ns && clock_write_pseudo(SONDE_PSEUDO_COLLECTOR, NULL, 0, now, ts->own_ns, 0, 0) == 0)
+		ts->own_ns = 0;
 }
 
 /* ---- microstates ---------------------------------------------------------
@@ -682,6 +731,7 @@ static int clock_sample(void *uc, struct sig_stack *st, struct tstate *ts, uint6
 	}
 	if (write_profile(a.id, state, now, weight, sys < weight ? sys : weight, wcpu) < 0)
 		return -1;
+	ts->last_stack_id = a.id;
 	if (g_ncounters)
 		merged_overflows(&a, st->slot, st->counters_in, -1, now);
 	return 0;
@@ -739,14 +789,26 @@ __attribute__((noinline)) static void sample_body(void *uc, struct sig_stack *st
 		ms_split(ts, &ms, weight,
 			 uw_at_syscall((uintptr_t)((const ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP], (uintptr_t)((const ucontext_t *)uc)->uc_mcontext.gregs[REG_RCX], (uintptr_t)((const ucontext_t *)uc)->uc_mcontext.gregs[REG_R11]), &sys, &wcpu);
 	if (clock_sample(uc, st, ts, now, cpu_now, weight, sys, wcpu) == 0) {
-		ts->last_cpu_ns = cpu_now;
 		ts->last_wall_ns = now;
 		if (have_ms)
 			ms_commit(ts, &ms, weight, sys);
-		if ((++ts->nrecorded & 15) == 0 && clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0) {
+		/* The handler's own time, from its clock read to its last
+		 * write, is the collector's (<Collector>), not the next
+		 * sample's.  The thread's CPU clock again: a system call
+		 * (1.6 us on a virtual machine), but the wall clock is not
+		 * the thread's time when the thread is preempted in here,
+		 * and the totals must stay exact. */
+		if ((++ts->nrecorded & 63) == 0)
+			clock_own_write(ts, now);
+		if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0) {
 			uint64_t end = (uint64_t)cpu.tv_sec * 1000000000ull + (uint64_t)cpu.tv_nsec;
-			atomic_fetch_add_explicit(&g_handler_cpu_ns, end - cpu_now, memory_order_relaxed);
-			atomic_fetch_add_explicit(&g_handler_measured, 1, memory_order_relaxed);
+			uint64_t own = end > cpu_now ? end - cpu_now : 0;
+			ts->last_cpu_ns = cpu_now + own;
+			ts->own_ns += own;
+			ts->own_at = now;
+			atomic_fetch_add_explicit(&g_handler_cpu_ns, own, memory_order_relaxed);
+		} else {
+			ts->last_cpu_ns = cpu_now;
 		}
 	}
 out:;

@@ -372,6 +372,32 @@ uint64_t stacks_intern_tagged(const uint64_t *pcs, const uint32_t *tags, int dep
 	return intern(pcs, tags, depth, flags);
 }
 
+/* The stack of frame (pc, tag) called from the stack `parent` (an id
+ * interned before, its node written): a pseudo leaf under a recorded
+ * stack.  0 when parent is 0.  Async-signal-safe. */
+uint64_t stacks_intern_below(uint64_t parent, uint64_t pc, uint32_t tag)
+{
+	if (parent < SONDE_FRAME_ROOT_LIMIT)
+		return 0;
+	uint64_t id = tagged_node_id(parent, pc, tag);
+	struct claim slot;
+	if (known(id))
+		return id;
+	if (lookup(id, 1, &slot) == PRESENT) {
+		remember(id);
+		return id;
+	}
+	if (write_node(id, parent, pc, tag) < 0) {
+		if (slot.t) {
+			atomic_store(&slot.t->slot[slot.i], 0);
+			atomic_fetch_sub(&slot.t->used, 1);
+		}
+		return 0;
+	}
+	remember(id);
+	return id;
+}
+
 struct dfile *stacks_dfile(void)
 {
 	return g_stacks_df;
