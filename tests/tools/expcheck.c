@@ -11,7 +11,8 @@
  *       EXE_PATH (ELF addresses, as `nm -S` prints them):
  *       "samples N matched M weight_ns W matched_weight_ns MW incomplete I"
  *       (I: matched samples whose stack the collector could not unwind
- *       to its outermost frame)
+ *       to its outermost frame); a sample of a pseudo-function alone
+ *       (<Collector>, <Process start> ...) is not counted
  *   expcheck summary EXP
  *       "samples N weight_ns W stacks S unknown_stack U problems P errors E
  *       written B" (B: bytes of block headers and packets in profile+stacks)
@@ -328,6 +329,10 @@ int main(int argc, char **argv)
 		while (sonde_sample_iter_next(&it, &s)) {
 			const struct sonde_stack *st = sonde_exp_stack(exp, s.stack_id);
 			if (have_leaf && (!st || !in_ranges(exp, exe, &st->frame[0], 1, &leaf, 1)))
+				continue;
+			/* a pseudo-function alone (<Collector>, <Process start>
+			 * ...) is time no stack has, by design */
+			if (st && st->depth == 1 && st->frame[0].kind == SONDE_FRAME_PSEUDO)
 				continue;
 			ns++;
 			w += s.weight_ns;
