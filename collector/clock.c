@@ -1078,6 +1078,9 @@ void clock_mark_begin(void)
 static void settle(struct tstate *ts)
 {
 	uint64_t cpu = self_cpu_ns();
+	if (ts->own_ns && ts->own_state != SONDE_STATE_CPU)
+		clock_own_write(ts, now_ns());
+	ts->own_state = SONDE_STATE_CPU;
 	if (cpu > ts->last_cpu_ns) {
 		ts->own_ns += cpu - ts->last_cpu_ns;
 		ts->own_at = now_ns();
@@ -1201,6 +1204,9 @@ static void account_end_own(uint64_t cpu)
 	if (!g_profile || cpu == UINT64_MAX || atomic_load(&g_clock_lost_signal))
 		return;
 	uint64_t now = now_ns();
+	if (ts->own_ns && ts->own_state != SONDE_STATE_CPU)
+		clock_own_write(ts, now);
+	ts->own_state = SONDE_STATE_CPU;
 	if (g_col.stop_ns && now > g_col.stop_ns)
 		ts->own_at = ts->own_at ? ts->own_at : g_col.stop_ns; /* past -t: only what was spent before */
 	else if (cpu > ts->last_cpu_ns && !clock_paused_skip(ts, cpu)) {

@@ -176,6 +176,10 @@ struct tstate {
 	 * (the handler's, sample.c): written as <Collector> every 64
 	 * samples and at the thread's end (clock_own_write). */
 	uint64_t own_ns, own_at; /* and the time of the last sample it grew at */
+	/* the state own_ns was spent in (the samples' around it: a thread
+	 * in MPI Wait is in it while the handler runs), and the last
+	 * sample's */
+	uint16_t own_state, last_state;
 	/* The routine in tail_pcs (a thread's start routine, the initial
 	 * thread's main): ROUTINE_NONE when none was noted (a thread the
 	 * collector did not start), ROUTINE_LIVE from its call to its

@@ -148,7 +148,7 @@ int clock_write_sample(const uint64_t *pcs, int n, unsigned flags, uint16_t stat
 	uint64_t id = stacks_intern(pcs, n, flags);
 	if (write_profile(id, state, now, weight, system_ns, wait_cpu_ns) < 0)
 		return -1;
-	t_state.last_stack_id = id;
+	t_state.last_stack_id = n < g_cs.depth ? id : 0;
 	return 0;
 }
 
@@ -194,8 +194,14 @@ void clock_own_write(struct tstate *ts, uint64_t now)
 	 * since then leaves it in the window it was spent in */
 	if (ts->own_at && ts->own_at < now)
 		now = ts->own_at;
-	if (ts->own_ns && clock_write_pseudo(SONDE_PSEUDO_COLLECTOR, NULL, 0, now, ts->own_ns, 0, 0) == 0)
+	if (!ts->own_ns)
+		return;
+	uint64_t p = SONDE_PSEUDO_COLLECTOR;
+	uint32_t tag = SONDE_FRAME_TAG(SONDE_FRAME_PSEUDO, 0, 0);
+	if (write_profile(stacks_intern_tagged(&p, &tag, 1, 0), ts->own_state, now, ts->own_ns, 0, 0) == 0) {
+		atomic_fetch_add_explicit(&g_pseudo_samples, 1, memory_order_relaxed);
 		ts->own_ns = 0;
+	}
 }
 
 /* ---- microstates ---------------------------------------------------------
@@ -731,7 +737,9 @@ static int clock_sample(void *uc, struct sig_stack *st, struct tstate *ts, uint6
 	}
 	if (write_profile(a.id, state, now, weight, sys < weight ? sys : weight, wcpu) < 0)
 		return -1;
-	ts->last_stack_id = a.id;
+	/* (a stack at the depth limit has no room for a frame below) */
+	ts->last_stack_id = a.n < g_cs.depth ? a.id : 0;
+	ts->last_state = state;
 	if (g_ncounters)
 		merged_overflows(&a, st->slot, st->counters_in, -1, now);
 	return 0;
@@ -798,8 +806,9 @@ __attribute__((noinline)) static void sample_body(void *uc, struct sig_stack *st
 		 * (1.6 us on a virtual machine), but the wall clock is not
 		 * the thread's time when the thread is preempted in here,
 		 * and the totals must stay exact. */
-		if ((++ts->nrecorded & 63) == 0)
+		if ((++ts->nrecorded & 63) == 0 || (ts->own_ns && ts->own_state != ts->last_state))
 			clock_own_write(ts, now);
+		ts->own_state = ts->last_state;
 		if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0) {
 			uint64_t end = (uint64_t)cpu.tv_sec * 1000000000ull + (uint64_t)cpu.tv_nsec;
 			uint64_t own = end > cpu_now ? end - cpu_now : 0;

@@ -43,8 +43,12 @@ run_variant() {
 	shift
 	rc 0 "$name: collect -p hi" "$SONDE" collect -p hi -o "$exp" "$TMP/prog_$name" $MS
 	cp out.txt "truth_$name"
-	want_hot=$(share "truth_$name" hot_loop)
-	want_mix=$(share2 "truth_$name")
+	# the phases' part of <Total>: not the collector's own time, nor the
+	# process's start and end (doc/sonde-collect.md, "Starts and ends")
+	part=$("$SONDE" print -printmode csv -metrics e.%totalcpu:name -functions "$exp" 2>/dev/null |
+		awk -F, '$1 ~ /^<(Process start|Thread start|Process end|Thread end|Collector)>$/ { s += $4 } END { printf "%.4f", 1 - s / 100 }')
+	want_hot=$(awk -v s="$(share "truth_$name" hot_loop)" -v p="$part" 'BEGIN { printf "%.2f", s * p }')
+	want_mix=$(awk -v s="$(share2 "truth_$name")" -v p="$part" 'BEGIN { printf "%.2f", s * p }')
 	P="$SONDE print -metrics e.%totalcpu:i.%totalcpu"
 
 	# -source hot_loop: the loop's line carries hot_loop's share, marked hot

@@ -70,12 +70,11 @@ else notok "the target's ITIMER_PROF: ${profs:-0} SIGPROFs under sonde in up to 
 
 # The handlers are reached through the signal frame from the code they
 # interrupted: the stack still reaches main.  What is not under main ran
-# before it (the constructors under _dl_init: the first sample's weight is
-# the thread's CPU since exec, 10-11 ms here, 0.8% of the total) or after
-# it (exit).
+# before it (<Process start>, the constructors under _dl_init) or after
+# it (exit, <Process end>), or is the collector's (<Collector>).
 m=$(incl main)
-pre=$(incl _dl_init)
-post=$(incl exit)
+pre=$(awk -v a="$(incl _dl_init)" -v b="$(incl '<Process start>')" 'BEGIN { printf "%.0f", a + b }')
+post=$(awk -v a="$(incl exit)" -v b="$(incl '<Process end>')" -v c="$(incl '<Collector>')" 'BEGIN { printf "%.0f", a + b + c }')
 tot=$(incl '<Total>')
 mpp=$(awk -v a="${m:-0}" -v b="${pre:-0}" -v c="${post:-0}" 'BEGIN { printf "%.0f", a + b + c }')
 if within "$mpp" "$tot" 1; then ok "main's inclusive time with what ran before and after it is the total ($m + ${pre:-0} + ${post:-0} of $tot ns): handler stacks are complete"; else

@@ -290,10 +290,11 @@ int sonde_export_pprof(FILE *f, struct sonde_export *x, char *err, size_t errlen
 		sub.n = 0;
 		pb_u(&sub, 1, i + 1);
 		pb_u(&sub, 2, str_id(&st, x->name[i]));
-		/* A name made for an address has no system name. Given one equal
-		 * to the name, pprof takes "<static>@0x1c2 (libfoo.so)" for a
-		 * demangled C++ name and cuts its "<...>" and "(...)". */
-		pb_u(&sub, 3, fi->synthesized ? 0 : str_id(&st, fi->mangled));
+		/* A name made for an address, or a pseudo-function's, has no
+		 * system name. Given one equal to the name, pprof takes
+		 * "<static>@0x1c2 (libfoo.so)" or "<Collector>" for a demangled
+		 * C++ name and cuts its "<...>" and "(...)". */
+		pb_u(&sub, 3, fi->synthesized || fi->kind == SONDE_FRAME_PSEUDO ? 0 : str_id(&st, fi->mangled));
 		pb_msg(&p, 5, &sub);
 	}
 	/* the informational fields */
