@@ -99,6 +99,10 @@ bench_one "four threads" 4 600
 # perf record -e page-faults -g.
 sh bench/counters.sh
 
+# Clock profiling of page-fault-heavy code beside a user-mode loop:
+# plain, sonde collect -p hi, perf record -F 1000 -g.
+sh bench/pagefault.sh
+
 # Microstates and off-CPU time (-w): a program doing several hundred
 # thousand blocking waits per second, beside perf's sched_switch stacks
 # and perf sched record; clock profiling with microstates under contention.

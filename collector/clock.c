@@ -1077,13 +1077,18 @@ void clock_mark_begin(void)
  * the next <Collector> sample. */
 static void settle(struct tstate *ts)
 {
-	uint64_t cpu = self_cpu_ns();
+	uint64_t cpu = self_cpu_ns(), now = now_ns();
+	if (atomic_load_explicit(&__sonde_paused, memory_order_acquire) || (g_col.stop_ns && now > g_col.stop_ns)) {
+		if (cpu > ts->last_cpu_ns) /* not recorded: nobody's */
+			ts->last_cpu_ns = cpu;
+		return;
+	}
 	if (ts->own_ns && ts->own_state != SONDE_STATE_CPU)
-		clock_own_write(ts, now_ns());
+		clock_own_write(ts, now);
 	ts->own_state = SONDE_STATE_CPU;
 	if (cpu > ts->last_cpu_ns) {
 		ts->own_ns += cpu - ts->last_cpu_ns;
-		ts->own_at = now_ns();
+		ts->own_at = now;
 		ts->last_cpu_ns = cpu;
 	}
 }

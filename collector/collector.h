@@ -213,6 +213,9 @@ struct dfile *dfile_create(const char *expdir, const char *name, uint32_t kind);
  * readers at dfile_commit().  Reserve/commit pairs on one dfile must not
  * nest within a thread.  Async-signal-safe. */
 void *dfile_reserve(struct dfile *df, size_t size);
+/* How many data-file pages the calling thread has written first so far
+ * (page faults of the writer's).  Async-signal-safe. */
+uint32_t dfile_fresh_pages(void);
 void dfile_commit(struct dfile *df, size_t size);
 /* dfile_reserve for normal context: when another thread is still mapping
  * the block this one claimed, yield (bounded) rather than lose the packet. */

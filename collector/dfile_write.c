@@ -260,6 +260,17 @@ static int claim(struct dfile *df, struct tblock *tb)
 /* wait: the caller is in normal context and may yield while another
  * thread maps the block it claimed (tracing interposers), instead of
  * losing the packet.  Async-signal-safe. */
+/* The pages of data files the calling thread wrote first (each block's
+ * pages are fresh, and their first write faults): the page faults are the
+ * writer's, and sample.c keeps the handler's own out of the next sample's
+ * System CPU. */
+static TLS uint32_t t_fresh;
+
+uint32_t dfile_fresh_pages(void)
+{
+	return t_fresh;
+}
+
 static void *reserve(struct dfile *df, size_t size, int wait)
 {
 	if (!df)
@@ -283,8 +294,13 @@ static void *reserve(struct dfile *df, size_t size, int wait)
 			atomic_fetch_add_explicit(&df->lost, 1, memory_order_relaxed);
 			return NULL;
 		}
+		t_fresh++; /* the header's page */
 	}
-	return (char *)(tb->blk + 1) + tb->used;
+	char *p = (char *)(tb->blk + 1) + tb->used;
+	uintptr_t in_page = (uintptr_t)p & 4095;
+	if (in_page == 0 || in_page + size > 4096)
+		t_fresh++;
+	return p;
 }
 
 /* Async-signal-safe. */

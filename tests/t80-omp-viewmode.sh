@@ -63,7 +63,10 @@ for cc in $compilers; do
 		while read -r tid win; do
 			n=$(awk -v t="$tid" '$1 == t { print $2 }' tnum.txt)
 			[ -n "$n" ] || continue
-			set -- $(folded user ompwork $e -thread_select "$n" -time "$win" | awk -v p="$P" '{ if (index($0, p ";") == 1 || index($0, p " ") == 1) a += $NF; else b += $NF }
+			# (<Collector>: the handler's time, in the state of
+			# the thread it interrupted, the collector's own)
+			set -- $(folded user ompwork $e -thread_select "$n" -time "$win" | awk -v p="$P" 'index($0, "<Collector> ") == 1 { next }
+				{ if (index($0, p ";") == 1 || index($0, p " ") == 1) a += $NF; else b += $NF }
 				END { printf "%d %d\n", a, b }')
 			under=$((under + $1)) out=$((out + $2))
 			# the workers' (not the master's, the first part) in machine mode
@@ -87,7 +90,7 @@ for cc in $compilers; do
 			notok "$name, user mode: no <OMP-...> pseudo-function at all"
 		fi
 
-		folded expert ompwait $e | awk -v pat="$RTPAT" '{ t += $NF; if ($0 ~ pat) r += $NF }
+		folded expert ompwait $e | awk -v pat="$RTPAT" 'index($0, "<Collector> ") == 1 { next } { t += $NF; if ($0 ~ pat) r += $NF }
 			END { printf "%d %d\n", t, r }' >x.sum
 		read -r wt wr <x.sum
 		note "$name, expert mode: OpenMP wait $((wt / 1000000)) ms, $((wr / 1000000)) ms of it with the runtime's frames"
