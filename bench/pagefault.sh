@@ -59,6 +59,9 @@ for w in pf burn; do
 		printf "  %-12s plain               cpu %.3f s\n", l, p
 		printf "  %-12s sonde collect -p hi cpu %.3f s  ratio %.4f (%+.2f%%)  %d samples, %.1f us per sample, %.1f us of it in the handler\n",
 			l, s, s / p, (s / p - 1) * 100, n, (s - p) * 1e6 / n, h / 1e3 / n }'
+	# paired: the host's speed drifts between rounds (other guests)
+	paste $W/$w.plain $W/$w.sonde | awk '{ print $2 / $1 }' | median | awk -v l="$label" '{
+		printf "  %-12s paired: median of the per-round ratios sonde/plain %.4f (%+.2f%%)\n", l, $1, ($1 - 1) * 100 }'
 	if [ $have_perf = 1 ]; then
 		awk -v l="$label" -v p="$plain" -v s="$(median <$W/$w.perf)" -v n="$(median <$W/$w.pn)" 'BEGIN {
 			printf "  %-12s perf record -F 1000 cpu %.3f s  ratio %.4f (%+.2f%%)", l, s, s / p, (s / p - 1) * 100
