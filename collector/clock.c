@@ -923,12 +923,13 @@ static int guard_enter(struct guard *g)
 	return 0;
 }
 
-static void settle(struct tstate *ts);
+static void settle(struct tstate *ts, uint16_t state);
 
 /* own: what the collector did after its last clock read, unmasking the
- * signal included, is its own (settle); a sample that arrives meanwhile
- * is skipped, its time the next one's. */
-static void guard_leave_own(struct guard *g, int own)
+ * signal included, is its own (settle), in `state` (where the thread is
+ * as it leaves); a sample that arrives meanwhile is skipped, its time the
+ * next one's. */
+static void guard_leave_own(struct guard *g, int own, uint16_t state)
 {
 	atomic_signal_fence(memory_order_seq_cst);
 	if (!own)
@@ -936,16 +937,11 @@ static void guard_leave_own(struct guard *g, int own)
 	if (g->masked)
 		real_pthread_sigmask_call(SIG_SETMASK, &g->old, NULL);
 	if (own) {
-		settle(&t_state);
+		settle(&t_state, state);
 		atomic_signal_fence(memory_order_seq_cst);
 		t_state.in_trace = g->was;
 	}
 	errno = g->saved_errno;
-}
-
-static void guard_leave(struct guard *g)
-{
-	guard_leave_own(g, 0);
 }
 
 static void clock_flush_split(int tail, uint16_t state, uint16_t before, uint64_t begin_ns, uint64_t leaf)
@@ -954,6 +950,7 @@ static void clock_flush_split(int tail, uint16_t state, uint16_t before, uint64_
 	struct guard g;
 	if (guard_enter(&g) < 0)
 		return;
+	int wrote = 0;
 	struct timespec t;
 	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) == 0) {
 		uint64_t cpu = (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
@@ -1004,10 +1001,16 @@ static void clock_flush_split(int tail, uint16_t state, uint16_t before, uint64_
 				ts->last_wall_ns = now;
 				if (have_ms)
 					ms_commit(ts, &ms, weight, sys);
+				wrote = 1;
 			}
 		}
 	}
-	guard_leave(&g);
+	/* What it did after its clock read (the stack, the packets: a cold
+	 * walk of a new stack is tens of microseconds) is the collector's,
+	 * in the state the thread is still in: not the next sample's, which
+	 * may be another state's (MPI_Init's return; the caller's own clock
+	 * says the call had ended). */
+	guard_leave_own(&g, wrote, state);
 }
 
 static void clock_thread_tail(void)
@@ -1075,7 +1078,7 @@ void clock_mark_begin(void)
 /* Inside a guard, at its end: what the collector did since its clock
  * read (its writes, its reads of the thread's accounting) is its own, for
  * the next <Collector> sample. */
-static void settle(struct tstate *ts)
+static void settle(struct tstate *ts, uint16_t state)
 {
 	uint64_t cpu = self_cpu_ns(), now = now_ns();
 	if (atomic_load_explicit(&__sonde_paused, memory_order_acquire) || (g_col.stop_ns && now > g_col.stop_ns)) {
@@ -1083,9 +1086,9 @@ static void settle(struct tstate *ts)
 			ts->last_cpu_ns = cpu;
 		return;
 	}
-	if (ts->own_ns && ts->own_state != SONDE_STATE_CPU)
+	if (ts->own_ns && ts->own_state != state)
 		clock_own_write(ts, now);
-	ts->own_state = SONDE_STATE_CPU;
+	ts->own_state = state;
 	if (cpu > ts->last_cpu_ns) {
 		ts->own_ns += cpu - ts->last_cpu_ns;
 		ts->own_at = now;
@@ -1139,7 +1142,7 @@ static void account_start(uint32_t pseudo, uint64_t cpu0, const struct ms_now *m
 				ms_rebase(ts, &ms);
 		}
 	}
-	guard_leave_own(&g, 1);
+	guard_leave_own(&g, 1, SONDE_STATE_CPU);
 }
 
 /* The calling thread's time since its last sample, at `pseudo` alone,
@@ -1181,7 +1184,7 @@ static void account_since_last(uint32_t pseudo)
 		}
 	}
 	clock_own_write(ts, now);
-	guard_leave_own(&g, 1);
+	guard_leave_own(&g, 1, SONDE_STATE_CPU);
 }
 
 /* A thread's end: its time since the last sample (under its routine while
