@@ -35,6 +35,7 @@
 #include "collect_settings.h"
 #include "commands.h"
 #include "symbols/dynfunc.h"
+#include "reader/exptree.h"
 
 static void usage(FILE *f)
 {
@@ -691,6 +692,87 @@ int cmd_collect(int argc, char **argv)
 	return exit_code;
 }
 
+/* Whether process pid still maps a file of experiment directory dir (its
+ * collector may still write there).  Unknown (a /proc file that cannot
+ * be read for another reason than the process being gone): yes. */
+static bool maps_experiment(long pid, const char *dir)
+{
+	char path[64], real[PATH_MAX];
+	if (!realpath(dir, real))
+		return true;
+	size_t rl = strlen(real);
+	snprintf(path, sizeof path, "/proc/%ld/maps", pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return errno != ENOENT && errno != ESRCH;
+	char line[PATH_MAX + 256];
+	bool found = false;
+	while (!found && fgets(line, sizeof line, f)) {
+		const char *p = strchr(line, '/');
+		found = p && !strncmp(p, real, rl) && p[rl] == '/';
+	}
+	fclose(f);
+	return found;
+}
+
+/* Whether the file ends with text (and a newline). */
+static bool file_ends_with(const char *dir, const char *file, const char *text)
+{
+	char path[PATH_MAX + 64], tail[64];
+	size_t n = strlen(text);
+	snprintf(path, sizeof path, "%s/%s", dir, file);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || n >= sizeof tail)
+		return fd < 0 ? false : (close(fd), false);
+	struct stat st;
+	bool yes = fstat(fd, &st) == 0 && st.st_size >= (off_t)n &&
+		   pread(fd, tail, n, st.st_size - (off_t)n) == (ssize_t)n && !memcmp(tail, text, n);
+	close(fd);
+	return yes;
+}
+
+/* A descendant's experiment is written by the collector in its process,
+ * which writes its end (and its exit status) but cannot close it: the
+ * process is still running then.  Once the process is gone (no process
+ * maps its files), its data files are trimmed (a short process's three
+ * files are 768 KiB of claimed-ahead zeros otherwise) and, when its
+ * collector recorded its end, its log.xml and map.xml are closed, as the
+ * founder's are.  One still running (a daemon the founder left behind)
+ * or killed (no end: its log says so by being incomplete) stays as it
+ * is.  Before the founder's archive, which reads their map.xml. */
+static int close_descendant(void *arg, const char *path, const char *name, const struct sonde_subexp_kind *k)
+{
+	(void)arg, (void)name;
+	if (strcmp(k->name, "descendant") || file_ends_with(path, "log.xml", "</experiment>\n"))
+		return 0;
+	char lp[PATH_MAX + 64];
+	snprintf(lp, sizeof lp, "%s/log.xml", path);
+	FILE *f = fopen(lp, "re");
+	if (!f)
+		return 0;
+	long pid = 0;
+	bool ended = false;
+	char line[4096];
+	while (fgets(line, sizeof line, f)) {
+		const char *p;
+		if (!pid && !strncmp(line, "<target ", 8) && (p = strstr(line, " pid=\"")))
+			pid = strtol(p + 6, NULL, 10);
+		if (!strncmp(line, "<event kind=\"end\" ", 18))
+			ended = true;
+	}
+	fclose(f);
+	if (pid <= 0 || maps_experiment(pid, path))
+		return 0;
+	for (int kd = 1; kd <= SONDE_KIND_MAX; kd++)
+		trim_data_file(path, sonde_kind_desc(kd)->file);
+	if (!ended)
+		return 0;
+	collect_append(path, "log.xml", "</experiment>\n");
+	if (!file_ends_with(path, "map.xml", "</map>\n"))
+		collect_append(path, "map.xml", "</map>\n");
+	return 0;
+}
+
 /* The end of a recording the collector wrote: its data files trimmed,
  * the last event (ev) and the XML documents' ends appended, the objects
  * archived (-a). */
@@ -701,6 +783,7 @@ void collect_close(const char *expabs, const char *ev, int archive)
 	 * mapping would fault past a trimmed end) */
 	for (int k = 1; k <= SONDE_KIND_MAX; k++)
 		trim_data_file(expabs, sonde_kind_desc(k)->file);
+	sonde_subexp_scan(expabs, sonde_subexp_kinds, sonde_subexp_nkinds, close_descendant, NULL, NULL, NULL, 0);
 	collect_append(expabs, "log.xml", ev);
 	collect_append(expabs, "log.xml", "</experiment>\n");
 	collect_append(expabs, "map.xml", "</map>\n");

@@ -111,3 +111,50 @@ rc 0 "collect -H on a forking program" "$SONDE" collect -p off -H on -o hf.er ./
 "$SONDE" print -heapstat hf.er/_f1.er >hs.txt 2>&1
 check "the fork child's experiment has exactly its 3 allocations of 777 bytes" \
 	sh -c "grep -q 'Allocations: 3\$' hs.txt && grep -q 'Bytes Allocated: 2331\$' hs.txt"
+
+# A descendant's own collector writes its end but cannot close its
+# experiment (the process still runs then): sonde collect does, once the
+# process is gone, at the founder's end.  Each ended descendant of the
+# process tree is closed (its log.xml and map.xml end their documents)
+# and its data files end at their last block (a short process's three
+# files were 768 KiB of zeros claimed ahead).
+open=0 closed=0 untrimmed=0
+for e in t.er/_*.er; do
+	grep -q '<event kind="end" ' "$e/log.xml" || continue
+	if tail -n 1 "$e/log.xml" | grep -q '^</experiment>$' && tail -n 1 "$e/map.xml" | grep -q '^</map>$'; then
+		closed=$((closed + 1))
+	else
+		open=$((open + 1))
+	fi
+	for f in profile stacks overview; do
+		[ -f "$e/$f" ] || continue
+		sz=$(stat -c %s "$e/$f")
+		# the last block's magic (SBLK), or the header alone
+		last=$(od -An -tx4 -j $((sz - 16384)) -N 4 "$e/$f" 2>/dev/null | tr -d ' ')
+		[ "$sz" = 4096 ] || [ "$last" = 4b4c4253 ] || untrimmed=$((untrimmed + 1))
+	done
+done
+if [ "$open" = 0 ] && [ "$closed" -gt 5 ]; then ok "all $closed ended descendants are closed by sonde collect"; else
+	notok "$open of $((open + closed)) ended descendants are left open"; fi
+check "their data files end at their last block" [ "$untrimmed" = 0 ]
+"$SONDE" print -header t.er/_f2_x1.er >h.txt 2>&1
+check "-header of a descendant says its log is complete" grep -q '^Log: *complete$' h.txt
+
+# One killed (no end recorded) is trimmed but stays open; one that
+# outlives the founder is left as it is, and runs to its end unharmed.
+rc 0 "collect a shell that kills one child and leaves one behind" "$SONDE" collect -o k.er sh -c \
+	'sleep 5 & p=$!; sleep 0.3; kill -9 $p; wait; (exec sleep 1) & sleep 0.3'
+killed="" daemon=""
+for e in k.er/_*.er; do
+	grep -q 'command="sleep 5"' "$e/log.xml" && killed=$e
+	grep -q 'command="sleep 1"' "$e/log.xml" && daemon=$e
+done
+if [ -n "$killed" ] && ! tail -n 1 "$killed/log.xml" | grep -q '^</experiment>$' &&
+	[ "$(stat -c %s "$killed/profile")" -lt 65536 ]; then
+	ok "the killed child's experiment is trimmed and left incomplete"
+else notok "the killed child's experiment (${killed:-not found}) was closed or not trimmed"; fi
+if [ -n "$daemon" ] && ! grep -q '^</experiment>$' "$daemon/log.xml"; then
+	ok "the child still running at the founder's end is not closed"
+else notok "the child still running at the founder's end (${daemon:-not found}) was closed"; fi
+for i in $(seq 1 50); do grep -q '<event kind="exit"' "$daemon/log.xml" 2>/dev/null && break; sleep 0.1; done
+check "and it ran to its end, its collector recording it" grep -q '<event kind="exit" [^>]*status="0"' "$daemon/log.xml"
