@@ -6,6 +6,10 @@
  */
 #define _GNU_SOURCE
 #include <elfutils/libdwfl.h>
+#include <elf.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <sys/auxv.h>
 #include <linux/perf_event.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -152,6 +156,33 @@ struct mapping {
 	uint32_t id; /* the last written: ids from 1, in the walk's order */
 };
 
+/* The vDSO is the kernel's, the same image in every 64-bit process it
+ * runs: sonde's own is the recorded process's (a vdso.so in dir, as the
+ * collector's copy is; its build id is the target's). */
+static int save_own_vdso(const char *dir)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)getauxval(AT_SYSINFO_EHDR);
+	if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64)
+		return -1;
+	/* the whole image: the loaded segments and the section headers
+	 * (inside the mapping, past the last segment) */
+	size_t len = (size_t)eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+	const Elf64_Phdr *ph = (const Elf64_Phdr *)((const char *)eh + eh->e_phoff);
+	for (int i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_type == PT_LOAD && ph[i].p_offset + ph[i].p_filesz > len)
+			len = ph[i].p_offset + ph[i].p_filesz;
+	char path[4200];
+	snprintf(path, sizeof path, "%s/vdso.so", dir);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return errno == EEXIST ? 0 : -1;
+	int rc = write(fd, eh, len) == (ssize_t)len ? 0 : -1;
+	close(fd);
+	if (rc < 0)
+		unlink(path);
+	return rc;
+}
+
 static int map_module(Dwfl_Module *mod, void **up, const char *name, Dwarf_Addr start, void *arg)
 {
 	(void)up;
@@ -162,8 +193,12 @@ static int map_module(Dwfl_Module *mod, void **up, const char *name, Dwarf_Addr 
 	if (!dwfl_module_getelf(mod, &bias))
 		bias = start;
 	const char *path = file ? file : name;
-	if (!path || path[0] != '/')
-		return DWARF_CB_OK; /* the vDSO: no copy of it here */
+	/* libdwfl names the vDSO "[vdso: PID]" */
+	bool vdso = !file && name && !strncmp(name, "[vdso", 5);
+	if (!path || (path[0] != '/' && !vdso))
+		return DWARF_CB_OK;
+	if (vdso && save_own_vdso(sonde_expw_dir(m->w)) < 0)
+		return DWARF_CB_OK;
 	char bid[128] = "";
 	const unsigned char *bits;
 	GElf_Addr vaddr;
@@ -171,8 +206,9 @@ static int map_module(Dwfl_Module *mod, void **up, const char *name, Dwarf_Addr 
 	for (int i = 0; i < nb && i < 60; i++)
 		snprintf(bid + 2 * i, 3, "%02x", bits[i]);
 	sonde_expw_map(m->w, "<object id=\"%u\" time_ns=\"0\" event=\"load\" path=\"%s\" base=\"0x%llx\" "
-			     "lo=\"0x%llx\" hi=\"0x%llx\" buildid=\"%s\"/>\n",
-		       ++m->id, path, (unsigned long long)bias, (unsigned long long)lo, (unsigned long long)hi, bid);
+			     "lo=\"0x%llx\" hi=\"0x%llx\" buildid=\"%s\"%s/>\n",
+		       ++m->id, vdso ? "[vdso]" : path, (unsigned long long)bias, (unsigned long long)lo,
+		       (unsigned long long)hi, bid, vdso ? " copy=\"vdso.so\"" : "");
 	return DWARF_CB_OK;
 }
 

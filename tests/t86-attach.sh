@@ -54,6 +54,34 @@ check "$rooted of $total ns reach main or the thread's start routine (at least 9
 	awk -v a="$rooted" -v t="$total" 'BEGIN { exit !(t > 0 && a >= 0.99 * t) }'
 check "log.xml says how it attached" grep -q 'attached from outside the process' a.er/log.xml
 
+# The vDSO, which has no file: the attach copies its image (the kernel's,
+# sonde's own) into the experiment, so that time in it has names.  A
+# program that reads CLOCK_MONOTONIC in a loop spends most of it there.
+cat >vd.c <<'CEOF'
+#include <time.h>
+int main(void)
+{
+	struct timespec t, e;
+	clock_gettime(CLOCK_MONOTONIC, &e);
+	e.tv_sec += 3;
+	do
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	while (t.tv_sec < e.tv_sec || (t.tv_sec == e.tv_sec && t.tv_nsec < e.tv_nsec));
+	return 0;
+}
+CEOF
+cc -O2 -o vd vd.c
+./vd &
+vpid=$!
+sleep 0.3
+"$SONDE" collect -P $vpid -p hi -t 1 -o v.er >/dev/null 2>vcol.err
+wait $vpid
+"$SONDE" print -printmode csv -functions v.er 2>/dev/null >vf.csv
+vtot=$(awk -F, '$1 == "<Total>" { printf "%.0f", $3 }' vf.csv)
+vnamed=$(awk -F, '$1 == "__vdso_clock_gettime" { printf "%.0f", $5 }' vf.csv)
+check "the vDSO's functions are named from its copy (${vnamed:-0} of $vtot ns under __vdso_clock_gettime, at least half; vdso.so there)" \
+	sh -c "[ -s v.er/vdso.so ] && awk -v a='${vnamed:-0}' -v t='$vtot' 'BEGIN { exit !(t > 0 && a >= 0.5 * t) }'"
+
 # errors, the target unharmed
 "$SONDE" collect -P 4000000 -t 0.2 -o x.er >/dev/null 2>msg.txt
 r=$?

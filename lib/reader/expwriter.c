@@ -160,6 +160,11 @@ int sonde_expw_log_preamble(struct sonde_expw *w, uint32_t pid, uint64_t start_n
 		(unsigned long long)start_ns);
 }
 
+const char *sonde_expw_dir(const struct sonde_expw *w)
+{
+	return w->dir;
+}
+
 void sonde_expw_process(struct sonde_expw *w, uint32_t pid, uint64_t start_ns)
 {
 	w->pid = pid;

@@ -38,6 +38,8 @@ struct sonde_expw;
 /* Creates directory dir (its parent must exist; dir may exist already) and
  * log.xml in it.  NULL with a message in err on failure. */
 struct sonde_expw *sonde_expw_create(const char *dir, char *err, size_t errlen);
+/* The experiment's directory, as given to sonde_expw_create. */
+const char *sonde_expw_dir(const struct sonde_expw *w);
 
 /* Appends printf-formatted text to log.xml / map.xml as it is.  The first
  * write to map.xml starts it with the XML declaration and <map>. */
