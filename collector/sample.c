@@ -156,8 +156,9 @@ int clock_write_sample(const uint64_t *pcs, int n, unsigned flags, uint16_t stat
  * delay, at pcs[0 .. n) (native frames, leaf first) below the pseudo
  * frame `pseudo` (enum sonde_pseudo; 0 none): with n 0 the pseudo frame
  * is the whole stack.  As write_profile.  Async-signal-safe. */
-int clock_write_pseudo(uint32_t pseudo, const uint64_t *pcs, int n, uint64_t now, uint64_t weight, uint64_t sys,
-		       uint64_t wcpu)
+/* pseudo above pcs (either may be absent), in thread state `state`. */
+static int write_pseudo(uint16_t state, uint32_t pseudo, const uint64_t *pcs, int n, uint64_t now, uint64_t weight,
+			uint64_t sys, uint64_t wcpu)
 {
 	uint64_t p[72];
 	uint32_t tags[72];
@@ -172,11 +173,17 @@ int clock_write_pseudo(uint32_t pseudo, const uint64_t *pcs, int n, uint64_t now
 	}
 	if (!k || !weight)
 		return -1;
-	if (write_profile(stacks_intern_tagged(p, tags, k, 0), SONDE_STATE_CPU, now, weight,
-			  sys < weight ? sys : weight, wcpu) < 0)
+	if (write_profile(stacks_intern_tagged(p, tags, k, 0), state, now, weight, sys < weight ? sys : weight, wcpu) <
+	    0)
 		return -1;
 	atomic_fetch_add_explicit(&g_pseudo_samples, 1, memory_order_relaxed);
 	return 0;
+}
+
+int clock_write_pseudo(uint32_t pseudo, const uint64_t *pcs, int n, uint64_t now, uint64_t weight, uint64_t sys,
+		       uint64_t wcpu)
+{
+	return write_pseudo(SONDE_STATE_CPU, pseudo, pcs, n, now, weight, sys, wcpu);
 }
 
 int clock_write_below(uint64_t parent, uint32_t pseudo, uint64_t now, uint64_t weight, uint64_t sys, uint64_t wcpu)
@@ -194,14 +201,8 @@ void clock_own_write(struct tstate *ts, uint64_t now)
 	 * since then leaves it in the window it was spent in */
 	if (ts->own_at && ts->own_at < now)
 		now = ts->own_at;
-	if (!ts->own_ns)
-		return;
-	uint64_t p = SONDE_PSEUDO_COLLECTOR;
-	uint32_t tag = SONDE_FRAME_TAG(SONDE_FRAME_PSEUDO, 0, 0);
-	if (write_profile(stacks_intern_tagged(&p, &tag, 1, 0), ts->own_state, now, ts->own_ns, 0, 0) == 0) {
-		atomic_fetch_add_explicit(&g_pseudo_samples, 1, memory_order_relaxed);
+	if (ts->own_ns && write_pseudo(ts->own_state, SONDE_PSEUDO_COLLECTOR, NULL, 0, now, ts->own_ns, 0, 0) == 0)
 		ts->own_ns = 0;
-	}
 }
 
 /* ---- microstates ---------------------------------------------------------
