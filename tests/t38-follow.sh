@@ -48,16 +48,30 @@ if within "$combined" "$proc_total" 0.1; then ok "the founder's combined view ad
 	notok "combined $combined vs sum of processes $proc_total"; fi
 if within "$combined" "$sum_truth" 2; then ok "combined total within 2% of the tree's CPU time"; else
 	notok "combined $combined vs truth $sum_truth"; fi
-for fn in burn_founder burn_child burn_grandchild burn_clone; do
+# A burner stops at its process's CPU clock, which counts the sampling
+# handler's time too; that is <Collector>'s, not the burner's: the bound
+# below is 2% and the handler's time in the burner's processes (their end
+# events' handler_ns; under load, 60 us a sample made a burner 2.8% short).
+handler_ns() {
+	for e in "$@"; do grep -o 'kind="end"[^>]*handler_ns="[0-9]*"' "$e/log.xml" | sed 's/.*handler_ns="//; s/"//'; done |
+		awk '{ s += $1 } END { printf "%.0f", s }'
+}
+burner() { # FUNC NOMINAL_NS LABEL EXP...
+	fn=$1 nom=$2 label=$3
+	shift 3
 	v=$(awk -F, -v f="$fn" '$1 == f { print $4 }' fn.csv)
-	if within "${v:-0}" 300000000 2; then ok "combined view: $fn inclusive ~0.3 s"; else notok "combined view: $fn inclusive ${v:-0} ns"; fi
-done
-v=$(awk -F, '$1 == "burn_pre_exec" { print $4 }' fn.csv)
-if within "${v:-0}" 150000000 2; then ok "combined view: burn_pre_exec (a fork half before its exec) ~0.15 s"; else
-	notok "combined view: burn_pre_exec inclusive ${v:-0} ns"; fi
-v=$(awk -F, '$1 == "burn_exec" { print $4 }' fn.csv)
-if within "${v:-0}" 1500000000 2; then ok "combined view: burn_exec of the 5 exec'd processes ~1.5 s"; else
-	notok "combined view: burn_exec inclusive ${v:-0} ns"; fi
+	h=$(handler_ns "$@")
+	if awk -v v="${v:-0}" -v n="$nom" -v h="$h" 'BEGIN { exit !(v >= n * 0.98 - h && v <= n * 1.02) }'; then
+		ok "combined view: $fn $label (${v:-0} ns; the handler took $h ns)"
+	else notok "combined view: $fn inclusive ${v:-0} ns, $label (the handler took $h ns)"; fi
+}
+burner burn_founder 300000000 "inclusive ~0.3 s" t.er
+burner burn_child 300000000 "inclusive ~0.3 s" t.er/_f1.er
+burner burn_grandchild 300000000 "inclusive ~0.3 s" t.er/_f1_f1.er
+burner burn_clone 300000000 "inclusive ~0.3 s" t.er/_C1.er
+burner burn_pre_exec 150000000 "(a fork half before its exec) ~0.15 s" t.er/_f2.er
+burner burn_exec 1500000000 "of the 5 exec'd processes ~1.5 s" t.er/_f2_x1.er t.er/_f3_x1.er t.er/_f4_x1.er \
+	t.er/_f5_x1_x1.er t.er/_f6_x1_x1.er
 
 check "the vfork child's exec with an emptied environment is followed" \
 	sh -c "awk -F, '\$2 == \"_f3_x1.er\" && \$6 > 250' procs.csv | grep -q ."
