@@ -1132,7 +1132,7 @@ static void account_start(uint32_t pseudo, uint64_t cpu0, const struct ms_now *m
 	if (cpu && !clock_paused_skip(ts, cpu) && cpu > ts->last_cpu_ns) {
 		if (cpu0 < ts->last_cpu_ns || cpu0 > cpu)
 			cpu0 = ts->last_cpu_ns;
-		uint64_t before = cpu0 - ts->last_cpu_ns, own = cpu - cpu0, sys0 = 0, sys1 = 0;
+		uint64_t before = cpu0 - ts->last_cpu_ns, own = cpu - cpu0, sys0 = 0, sys1 = 0, wait0 = 0, wait1 = 0;
 		/* the system time rusage gave each part (exec's page faults
 		 * are System CPU of <Process start>, not of main's callee) */
 		if (have_ms && ms0) {
@@ -1140,19 +1140,34 @@ static void account_start(uint32_t pseudo, uint64_t cpu0, const struct ms_now *m
 			sys0 = at - ts->ms_stime_ns;
 			sys1 = ms.stime_ns > at ? ms.stime_ns - at : 0;
 		}
+		/* and the run-queue delay (Wait CPU): a new thread's wait for
+		 * its first slice, a process's starts under load, are in the
+		 * kernel's count from the task's start, and the rebase below
+		 * would drop them (a main thread 24-32 ms short with both
+		 * CPUs busy) */
+		if (have_ms && ms.have_rd) {
+			uint64_t at = ms0 && ms0->have_rd && ms0->rdelay_ns > ts->ms_rdelay_ns ? ms0->rdelay_ns
+											   : ts->ms_rdelay_ns;
+			wait0 = at - ts->ms_rdelay_ns;
+			wait1 = ms.rdelay_ns > at ? ms.rdelay_ns - at : 0;
+			if (!before) /* one part only: all its */
+				wait1 += wait0, wait0 = 0;
+			else if (!own)
+				wait0 += wait1, wait1 = 0;
+		}
 		int ok = 1;
 		if (before) {
 			if (pseudo)
-				ok = clock_write_pseudo(pseudo, NULL, 0, now, before, sys0, 0) == 0;
+				ok = clock_write_pseudo(pseudo, NULL, 0, now, before, sys0, wait0) == 0;
 			else {
 				uint64_t pcs[64];
 				unsigned flags = 0;
 				int skip = 0, n = own_stack(pcs, 63, &flags, &skip);
 				ok = n > 0 && clock_write_sample(pcs + skip, n, flags, SONDE_STATE_CPU, now, before,
-								 sys0 < before ? sys0 : before, 0) == 0;
+								 sys0 < before ? sys0 : before, wait0) == 0;
 			}
 		}
-		if (ok && own && clock_write_pseudo(SONDE_PSEUDO_COLLECTOR, NULL, 0, now, own, sys1, 0) == 0)
+		if (ok && own && clock_write_pseudo(SONDE_PSEUDO_COLLECTOR, NULL, 0, now, own, sys1, wait1) == 0)
 			atomic_fetch_add(&g_own_start_ns, own);
 		if (ok) {
 			ts->last_cpu_ns = cpu;
