@@ -163,7 +163,7 @@ check "one experiment at most" test $? = 2
 check "stdin events with an experiment are an error" grep -q "stdin events come only without an experiment" err.txt
 "$SONDE" agg 'profile { @ = count(); @f[unknownfield] = count(); }' x.er 2>err.txt
 check "unknown profile field: the known ones are listed" \
-	grep -q "unknown field 'unknownfield' for profile events (their fields: thread, cpu, time, weight, object, func, caller, pc, depth, state, user, system, waitcpu, syscall, ompstate; and pid, rank)" err.txt
+	grep -q "unknown field 'unknownfield' for profile events (their fields: thread, cpu, time, weight, object, func, caller, pc, depth, state, user, system, waitcpu, syscall, ompstate, javaframe; and pid, rank)" err.txt
 
 # A damaged experiment: what could be read is aggregated, the status is 1.
 cp -r x.er d.er

@@ -61,7 +61,7 @@ roots() {
 	"$SONDE" print -dump profile "$2" 2>/dev/null | awk '
 		function done() { if (java) { all += w; if (root ~ /JHot\.main\(|JNative\.main\(|java\.lang\.Thread\.run\(|\.<clinit>\(|sun\.launcher\.LauncherHelper\.|java\.lang\.Thread\.<init>\(|java\.lang\.System\.initPhase/) good += w } }
 		/^sample/ { done(); java = 0; root = ""; for (i = 1; i < NF; i++) if ($i == "weight") w = $(i + 1); next }
-		/^ *#[0-9]/ { if ($3 ~ /^java-/) java = 1; root = $4 }
+		/^ *#[0-9]/ { if ($3 ~ /^java(-interpreted|-compiled)?$/) java = 1; root = $4 }
 		END { done(); printf "%.3f %.0f\n", (all > 0 ? good / all : 0), all }' >roots.txt
 	read -r frac all <roots.txt
 	if awk -v f="$frac" -v a="$all" 'BEGIN { exit !(f >= 0.95 && a > 100) }'; then
@@ -101,6 +101,19 @@ for mode in jit xint; do
 	fi
 	judge "JHot $mode" sonde.out h.er
 	roots "JHot $mode" h.er
+	# how the top Java frame ran: under -Xint every Java frame is
+	# interpreted (but the method handles' intrinsics, which HotSpot
+	# compiles even then); with the JIT, inner (the hot loop's body) runs
+	# compiled but for its first milliseconds
+	"$SONDE" agg 'profile /func == "JHot.inner"/ { @[javaframe] = sum(weight); }' h.er 2>&1 |
+		awk 'NF == 2 { printf "%s %s ", $1, $2 }' >jk.txt
+	nj=$("$SONDE" print -dump profile h.er 2>/dev/null | awk '/^ *#[0-9]/ && $3 ~ /^java(-interpreted|-compiled)?$/ && $4 !~ /java\.lang\.invoke\.MethodHandle\./ { n[$3 == "java-interpreted"]++ } END { printf "%d %d", n[1], n[0] }')
+	if [ $mode = xint ]; then
+		awk -v k="$(cat jk.txt)" -v n="$nj" 'BEGIN { split(n, v, " "); exit !(k ~ /^interpreted [0-9]+ $/ && v[1] > 100 && v[2] == 0) }'
+	else
+		awk -v k="$(cat jk.txt)" 'BEGIN { m = split(k, v, " "); for (i = 1; i < m; i += 2) { t += v[i + 1]; if (v[i] == "compiled") c += v[i + 1] } exit !(t > 0 && c >= 0.9 * t) }'
+	fi && ok "JHot $mode: how inner's frames ran: $(cat jk.txt)(Java frames interpreted, other: $nj)" ||
+		notok "JHot $mode: how inner's frames ran: '$(cat jk.txt)', Java frames interpreted and other: $nj"
 	caller h.er JHot.outer JHot.b
 	caller h.er JHot.b JHot.a
 	# the view modes: user shows Java, <JVM-System> for the JVM's own

@@ -236,10 +236,11 @@ enum sonde_frame_kind {
 	/* A kernel code address, all 64 bits of it (bit 63 is the address's,
 	 * not SONDE_PC_EXACT): the exact one has SONDE_FRAMEF_EXACT. */
 	SONDE_FRAME_KERNEL = 1,
-	/* A Java method as the interpreter runs it (or run in a way its
-	 * source does not say: AsyncGetCallTrace's frames), and as compiled
-	 * code: pc is the method's id (the experiment's method table), aux
-	 * the bytecode index (SONDE_FRAME_NO_BCI when unknown). */
+	/* A Java method as the interpreter runs it, and as compiled code
+	 * (its own or a method's it was inlined into): pc is the method's id
+	 * (the experiment's method table), aux the bytecode index
+	 * (SONDE_FRAME_NO_BCI when unknown).  Experiments written before
+	 * SONDE_FRAME_JAVA hold JAVA_INTERP for every Java frame. */
 	SONDE_FRAME_JAVA_INTERP = 2,
 	SONDE_FRAME_JAVA_COMPILED = 3,
 	/* A process of a system-wide experiment (sonde kernel): pc its pid
@@ -252,6 +253,10 @@ enum sonde_frame_kind {
 	 * process's and the thread's end, the collector.  A pseudo frame is
 	 * a stack's root, or the leaf under the function it ran in. */
 	SONDE_FRAME_PSEUDO = 5,
+	/* A Java method (pc and aux as above) whose way of running the
+	 * sample does not say: AsyncGetCallTrace tells no kinds, and the
+	 * collector tells only the top frame's, by its code address. */
+	SONDE_FRAME_JAVA = 6,
 	/* Room for more (Python, JIT-described code): readers show a kind
 	 * they do not know as "<kind N>@pc" rather than fail. */
 	SONDE_FRAME_KIND_MAX = 255,

@@ -73,7 +73,25 @@ static const struct sonde_dl_field profile_fields[SONDE_DL_P_NFIELDS] = {
 	[SONDE_DL_P_OMPSTATE] = { "ompstate", SONDE_DL_STR,
 				  "the thread's OpenMP state, on CPU or blocked: work, barrier, lock, taskwait, idle, "
 				  "overhead; none outside OpenMP" },
+	[SONDE_DL_P_JAVAFRAME] = { "javaframe", SONDE_DL_STR,
+				   "how the sample's top Java frame ran: interpreted, compiled, unknown (not told); "
+				   "none without Java frames" },
 };
+
+/* The javaframe field's word: the kind of the stack's first Java frame. */
+static int java_frame_word(const struct sonde_stack *st)
+{
+	for (uint32_t i = 0; st && i < st->depth; i++)
+		switch (st->frame[i].kind) {
+		case SONDE_FRAME_JAVA_INTERP:
+			return 0;
+		case SONDE_FRAME_JAVA_COMPILED:
+			return 1;
+		case SONDE_FRAME_JAVA:
+			return 2;
+		}
+	return 3;
+}
 
 /* The ompstate field's word of a state: its OpenMP cause, the same on
  * CPU and off it. */
@@ -285,6 +303,7 @@ int64_t sonde_dl_run_profile(struct sonde_dl_prog *p, const struct sonde_exp *ex
 	bool want_caller = sonde_dl_uses_field(p, &sonde_dl_kind_profile, SONDE_DL_P_CALLER);
 	bool want_object = sonde_dl_uses_field(p, &sonde_dl_kind_profile, SONDE_DL_P_OBJECT);
 	bool want_names = want_func || want_caller || want_object;
+	bool want_java = sonde_dl_uses_field(p, &sonde_dl_kind_profile, SONDE_DL_P_JAVAFRAME);
 	size_t nst;
 	const struct sonde_stack *stacks = sonde_exp_stacks(exp, &nst);
 	struct sonde_dl_stack_names *cache = calloc(nst ? nst : 1, sizeof(*cache));
@@ -312,6 +331,11 @@ int64_t sonde_dl_run_profile(struct sonde_dl_prog *p, const struct sonde_exp *ex
 		w = omp_word(i);
 		states_ok &= (omp[i] = sonde_aggset_intern(p->set, w, strlen(w))) != NULL;
 	}
+	static const char *const jwords[4] = { "interpreted", "compiled", "unknown", "none" };
+	const char *jw[4];
+
+	for (int i = 0; i < 4; i++)
+		states_ok &= (jw[i] = sonde_aggset_intern(p->set, jwords[i], strlen(jwords[i]))) != NULL;
 	if (!cache || !unknown || !none || !states_ok)
 		goto oom;
 	memset(vals, 0, sizeof(vals));
@@ -349,6 +373,12 @@ int64_t sonde_dl_run_profile(struct sonde_dl_prog *p, const struct sonde_exp *ex
 		vals[SONDE_DL_P_SYSTEM].i = (int64_t)smp.system_ns;
 		vals[SONDE_DL_P_WAITCPU].i = (int64_t)smp.wait_cpu_ns;
 		vals[SONDE_DL_P_SYSCALL].i = !off || smp.syscall == SONDE_OFFCPU_NO_SYSCALL ? -1 : smp.syscall;
+		if (want_java) {
+			int w = java_frame_word(st);
+
+			vals[SONDE_DL_P_JAVAFRAME].s = jw[w];
+			vals[SONDE_DL_P_JAVAFRAME].len = (uint32_t)strlen(jw[w]);
+		}
 		vals[SONDE_DL_P_PC].i = st && st->depth ? (int64_t)st->frame[0].pc : 0;
 		vals[SONDE_DL_P_DEPTH].i = st ? st->depth : 0;
 		if (want_names) {

@@ -8,6 +8,7 @@
 extern const struct sonde_frame_module sonde_fk_kernel;	     /* kallsyms.c */
 extern const struct sonde_frame_module sonde_fk_java_interp;   /* javamethods.c */
 extern const struct sonde_frame_module sonde_fk_java_compiled; /* javamethods.c */
+extern const struct sonde_frame_module sonde_fk_java;	     /* javamethods.c */
 extern const struct sonde_frame_module sonde_fk_process;	     /* processes.c */
 extern const struct sonde_frame_module sonde_fk_pseudo;	     /* pseudo.c */
 
@@ -18,6 +19,7 @@ static const struct sonde_frame_module *const kinds[SONDE_FRAME_KIND_MAX + 1] = 
 	[SONDE_FRAME_JAVA_COMPILED] = &sonde_fk_java_compiled,
 	[SONDE_FRAME_PROCESS] = &sonde_fk_process,
 	[SONDE_FRAME_PSEUDO] = &sonde_fk_pseudo,
+	[SONDE_FRAME_JAVA] = &sonde_fk_java,
 };
 
 static const struct sonde_frame_kind_info native = { "native", "a function", NULL };

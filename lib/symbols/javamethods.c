@@ -481,3 +481,12 @@ const struct sonde_frame_module sonde_fk_java_compiled = {
 	.srcpos = methods_srcpos,
 	.place = methods_place,
 };
+
+const struct sonde_frame_module sonde_fk_java = {
+	.info = { "java", "a Java method", "bci" },
+	.open = methods_open,
+	.close = methods_close,
+	.func = methods_func,
+	.srcpos = methods_srcpos,
+	.place = methods_place,
+};

@@ -231,6 +231,10 @@ static void JNICALL cb_dynamic_code(jvmtiEnv *jvmti, const char *name, const voi
 			__sonde_trace_log("warning", "Java: the collector took no JIT region; a Java method that "
 						     "C called back has no C frames below it");
 	}
+	if (name && !strcmp(name, "Interpreter") && length > 0 && !atomic_load(&java_interp_hi)) {
+		atomic_store(&java_interp_lo, (uint64_t)(uintptr_t)addr);
+		atomic_store(&java_interp_hi, (uint64_t)(uintptr_t)addr + (uint64_t)length);
+	}
 	map_line(addr, length, name, "");
 }
 
@@ -331,6 +335,61 @@ static void code_cache_bounds(void)
 		widen((const void *)(uintptr_t)lo, (jint)(hi - lo > INT32_MAX ? INT32_MAX : hi - lo));
 }
 
+static long vm_entry(const char *type, const char *field, int is_static);
+
+/* The heaps of the code cache that hold compiled methods only, for the
+ * handler to tell a compiled top frame (java.h): HotSpot's segmented code
+ * cache (the default with tiered compilation) keeps its interpreter, stubs
+ * and adapters in a heap of their own, the one holding the interpreter;
+ * the others (profiled and non-profiled methods) are the compilers'.  The
+ * heaps' list and bounds are fixed at the JVM's start; JVMTI does not
+ * give them, vmStructs does (CodeCache::_heaps, a GrowableArray of
+ * CodeHeap*, each with its reserved VirtualSpace).  One heap for all (no
+ * segmentation): none told.  And -Xint: every frame interpreted. */
+static void code_heaps(jvmtiEnv *jvmti)
+{
+	char *info = NULL;
+	if ((*jvmti)->GetSystemProperty(jvmti, "java.vm.info", &info) == JVMTI_ERROR_NONE && info) {
+		if (strstr(info, "interpreted mode"))
+			atomic_store(&java_interp_only, 1);
+		jfree(info);
+	}
+	long heaps = vm_entry("CodeCache", "_heaps", 1), len = vm_entry("GrowableArrayBase", "_len", 0),
+	     data = vm_entry("GrowableArray<int>", "_data", 0), mem = vm_entry("CodeHeap", "_memory", 0),
+	     lo = vm_entry("VirtualSpace", "_low_boundary", 0), hi = vm_entry("VirtualSpace", "_high_boundary", 0);
+	uint64_t ilo = atomic_load(&java_interp_lo);
+	if (heaps <= 0 || len < 0 || data < 0 || mem < 0 || lo < 0 || hi < 0 || !ilo || atomic_load(&java_nmheaps))
+		return;
+	const char *arr = *(const char *const *)(uintptr_t)heaps;
+	if (!arr)
+		return;
+	int n = *(const int32_t *)(arr + len);
+	const char *const *v = *(const char *const *const *)(arr + data);
+	uint64_t b[8][2];
+	int nb = 0, with_interp = 0;
+	for (int i = 0; v && i < n && nb < 8; i++) {
+		const char *h = v[i];
+		if (!h)
+			continue;
+		b[nb][0] = (uint64_t)(uintptr_t) * (char *const *)(h + mem + lo);
+		b[nb][1] = (uint64_t)(uintptr_t) * (char *const *)(h + mem + hi);
+		if (b[nb][0] >= b[nb][1])
+			continue;
+		with_interp += ilo >= b[nb][0] && ilo < b[nb][1];
+		nb++;
+	}
+	if (nb < 2 || with_interp != 1)
+		return;
+	int k = 0;
+	for (int i = 0; i < nb && k < JAVA_NMHEAPS; i++)
+		if (!(ilo >= b[i][0] && ilo < b[i][1])) {
+			atomic_store(&java_nm_lo[k], b[i][0]);
+			atomic_store(&java_nm_hi[k], b[i][1]);
+			k++;
+		}
+	atomic_store_explicit(&java_nmheaps, k, memory_order_release);
+}
+
 static void JNICALL cb_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
 	(void)thread;
@@ -349,6 +408,7 @@ static void JNICALL cb_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 	}
 	(*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_DYNAMIC_CODE_GENERATED);
 	code_cache_bounds();
+	code_heaps(jvmti);
 	if (atomic_load(&java_code_hi) == 0)
 		__sonde_trace_log("warning", "Java: the JVM reported no generated code; Java frames replace no native "
 					     "frames");
@@ -488,25 +548,32 @@ static void attach_error(const char *why)
 	}
 }
 
-/* An offset in HotSpot's own table of its types' fields (vmStructs, which
- * its Serviceability Agent reads); -1 when it is not there. */
-static long vm_field(const char *type, const char *field)
+/* An entry of HotSpot's own table of its types' fields (vmStructs, which
+ * its Serviceability Agent reads): a field's offset, or a static field's
+ * address; -1 when it is not there. */
+static long vm_entry(const char *type, const char *field, int is_static)
 {
 	char **table = dlsym(RTLD_DEFAULT, "gHotSpotVMStructs");
 	const uint64_t *tn = dlsym(RTLD_DEFAULT, "gHotSpotVMStructEntryTypeNameOffset"),
 		       *fn = dlsym(RTLD_DEFAULT, "gHotSpotVMStructEntryFieldNameOffset"),
 		       *off = dlsym(RTLD_DEFAULT, "gHotSpotVMStructEntryOffsetOffset"),
+		       *addr = dlsym(RTLD_DEFAULT, "gHotSpotVMStructEntryAddressOffset"),
 		       *st = dlsym(RTLD_DEFAULT, "gHotSpotVMStructEntryIsStaticOffset"),
 		       *stride = dlsym(RTLD_DEFAULT, "gHotSpotVMStructEntryArrayStride");
-	if (!table || !*table || !tn || !fn || !off || !st || !stride || !*stride)
+	if (!table || !*table || !tn || !fn || !off || !addr || !st || !stride || !*stride)
 		return -1;
 	for (const char *e = *table;; e += *stride) {
 		const char *t = *(const char *const *)(e + *tn), *f = *(const char *const *)(e + *fn);
 		if (!t)
 			return -1;
-		if (f && !strcmp(t, type) && !strcmp(f, field) && !*(const int32_t *)(e + *st))
-			return (long)*(const uint64_t *)(e + *off);
+		if (f && !strcmp(t, type) && !strcmp(f, field) && !*(const int32_t *)(e + *st) == !is_static)
+			return is_static ? (long)*(const uint64_t *)(e + *addr) : (long)*(const uint64_t *)(e + *off);
 	}
+}
+
+static long vm_field(const char *type, const char *field)
+{
+	return vm_entry(type, field, 0);
 }
 
 /* The Java threads that exist at the attach, which no ThreadStart will

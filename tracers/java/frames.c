@@ -24,6 +24,9 @@ const char *const java_reasons[JAVA_NREASONS] = {
 asgct_fn *java_asgct;
 _Atomic uint64_t java_walks, java_walked, java_failed[JAVA_NREASONS];
 _Atomic uint64_t java_code_lo = UINT64_MAX, java_code_hi;
+_Atomic uint64_t java_interp_lo, java_interp_hi;
+_Atomic uint64_t java_nm_lo[JAVA_NMHEAPS], java_nm_hi[JAVA_NMHEAPS];
+_Atomic int java_nmheaps, java_interp_only;
 
 /* Open addressing by tid; a slot's tid, once set, stays (a thread that
  * ends clears its env; a later thread with its tid takes the slot
@@ -131,6 +134,24 @@ static int interleave(const struct sonde_hook_sample *s, int at, const asgct_fra
 	return n + extra;
 }
 
+/* The kind of the Java frame whose code pc is in (the sample's first
+ * address in the code cache): interpreted in the interpreter's code,
+ * compiled in a heap of compiled methods; SONDE_FRAME_JAVA elsewhere (a
+ * stub, an adapter, a heap that mixes stubs and methods). */
+static uint8_t top_kind(uint64_t pc)
+{
+	pc &= ~SONDE_PC_EXACT;
+	if (pc >= atomic_load_explicit(&java_interp_lo, memory_order_relaxed) &&
+	    pc < atomic_load_explicit(&java_interp_hi, memory_order_relaxed))
+		return SONDE_FRAME_JAVA_INTERP;
+	int n = atomic_load_explicit(&java_nmheaps, memory_order_acquire);
+	for (int i = 0; i < n && i < JAVA_NMHEAPS; i++)
+		if (pc >= atomic_load_explicit(&java_nm_lo[i], memory_order_relaxed) &&
+		    pc < atomic_load_explicit(&java_nm_hi[i], memory_order_relaxed))
+			return SONDE_FRAME_JAVA_COMPILED;
+	return SONDE_FRAME_JAVA;
+}
+
 int java_frames(const struct sonde_hook_sample *s, struct sonde_hook_frame *out, int max,
 		struct sonde_hook_splice *where, void *arg)
 {
@@ -151,21 +172,26 @@ int java_frames(const struct sonde_hook_sample *s, struct sonde_hook_frame *out,
 		return 0;
 	}
 	int n = t.num_frames < max ? t.num_frames : max;
-	for (int i = 0; i < n; i++) {
-		/* AsyncGetCallTrace does not say whether a frame is
-		 * interpreted or compiled: one kind for both (format.h) */
-		out[i].pc = (uint64_t)(uintptr_t)fr[i].method_id;
-		out[i].kind = SONDE_FRAME_JAVA_INTERP;
-		out[i].fflags = 0;
-		out[i].aux = fr[i].lineno >= 0 && fr[i].lineno < (jint)SONDE_FRAME_NO_BCI ? (uint16_t)fr[i].lineno
-											: SONDE_FRAME_NO_BCI;
-		out[i].reserved = 0;
-	}
 	/* from the first native frame in the code cache to the root: the
 	 * Java frames (none there: below the native frames) */
 	int at = 0;
 	while (at < s->npcs && !in_code_cache(s->pcs[at]))
 		at++;
+	/* AsyncGetCallTrace does not say how a frame ran: the top one's
+	 * code address does (a native method's frame is its wrapper's: not
+	 * told); the others are told only when the JVM interprets all */
+	uint8_t deep = atomic_load_explicit(&java_interp_only, memory_order_relaxed) ? SONDE_FRAME_JAVA_INTERP
+										       : SONDE_FRAME_JAVA;
+	for (int i = 0; i < n; i++) {
+		out[i].pc = (uint64_t)(uintptr_t)fr[i].method_id;
+		out[i].kind = i == 0 && at < s->npcs && fr[0].lineno != -3 ? top_kind(s->pcs[at]) : deep;
+		if (out[i].kind == SONDE_FRAME_JAVA)
+			out[i].kind = deep;
+		out[i].fflags = 0;
+		out[i].aux = fr[i].lineno >= 0 && fr[i].lineno < (jint)SONDE_FRAME_NO_BCI ? (uint16_t)fr[i].lineno
+											: SONDE_FRAME_NO_BCI;
+		out[i].reserved = 0;
+	}
 	n = interleave(s, at, fr, n, out, max);
 	where->at = at;
 	where->drop = s->npcs - at;

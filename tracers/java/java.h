@@ -36,6 +36,19 @@ extern _Atomic uint64_t java_walks, java_walked, java_failed[JAVA_NREASONS];
 /* The code cache as far as the JVM has reported its code: [lo, hi). */
 extern _Atomic uint64_t java_code_lo, java_code_hi;
 
+/* How a sample's top Java frame ran, told by the code address it was
+ * at (frames.c): the interpreter's code [java_interp_lo, java_interp_hi)
+ * (DynamicCodeGenerated's "Interpreter"); the code heaps that hold only
+ * compiled methods (HotSpot's segmented code cache: every heap of
+ * CodeCache::_heaps but the one holding the interpreter and the stubs),
+ * java_nmheaps of them; and java_interp_only when the JVM runs no
+ * compiler (-Xint), where every Java frame is interpreted.  0 until
+ * known. */
+#define JAVA_NMHEAPS 4
+extern _Atomic uint64_t java_interp_lo, java_interp_hi;
+extern _Atomic uint64_t java_nm_lo[JAVA_NMHEAPS], java_nm_hi[JAVA_NMHEAPS];
+extern _Atomic int java_nmheaps, java_interp_only;
+
 /* The JNIEnv of Java thread tid (NULL: none, or it ended).  Normal
  * context. */
 void java_thread_set(pid_t tid, JNIEnv *env);
