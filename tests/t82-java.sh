@@ -61,7 +61,7 @@ roots() {
 	"$SONDE" print -dump profile "$2" 2>/dev/null | awk '
 		function done() { if (java) { all += w; if (root ~ /JHot\.main\(|JNative\.main\(|java\.lang\.Thread\.run\(|\.<clinit>\(|sun\.launcher\.LauncherHelper\.|java\.lang\.Thread\.<init>\(|java\.lang\.System\.initPhase/) good += w } }
 		/^sample/ { done(); java = 0; root = ""; for (i = 1; i < NF; i++) if ($i == "weight") w = $(i + 1); next }
-		/^ *#[0-9]/ { if ($3 ~ /^java(-interpreted|-compiled)?$/) java = 1; root = $4 }
+		/^ *#[0-9]/ { if ($3 ~ /^java(-[a-z0-9-]+)?$/) java = 1; root = $4 }
 		END { done(); printf "%.3f %.0f\n", (all > 0 ? good / all : 0), all }' >roots.txt
 	read -r frac all <roots.txt
 	if awk -v f="$frac" -v a="$all" 'BEGIN { exit !(f >= 0.95 && a > 100) }'; then
@@ -104,16 +104,28 @@ for mode in jit xint; do
 	# how the top Java frame ran: under -Xint every Java frame is
 	# interpreted (but the method handles' intrinsics, which HotSpot
 	# compiles even then); with the JIT, inner (the hot loop's body) runs
-	# compiled but for its first milliseconds
+	# compiled but for its first milliseconds, and mostly inlined into
+	# outer's compiled loop
 	"$SONDE" agg 'profile /func == "JHot.inner"/ { @[javaframe] = sum(weight); }' h.er 2>&1 |
 		awk 'NF == 2 { printf "%s %s ", $1, $2 }' >jk.txt
-	nj=$("$SONDE" print -dump profile h.er 2>/dev/null | awk '/^ *#[0-9]/ && $3 ~ /^java(-interpreted|-compiled)?$/ && $4 !~ /java\.lang\.invoke\.MethodHandle\./ { n[$3 == "java-interpreted"]++ } END { printf "%d %d", n[1], n[0] }')
+	"$SONDE" print -dump profile h.er 2>/dev/null >jd.txt
+	nj=$(awk '/^ *#[0-9]/ && $3 ~ /^java(-[a-z0-9-]+)?$/ && $4 !~ /java\.lang\.invoke\.MethodHandle\./ { n[$3 == "java-interpreted"]++ } END { printf "%d %d", n[1], n[0] }' jd.txt)
 	if [ $mode = xint ]; then
 		awk -v k="$(cat jk.txt)" -v n="$nj" 'BEGIN { split(n, v, " "); exit !(k ~ /^interpreted [0-9]+ $/ && v[1] > 100 && v[2] == 0) }'
 	else
-		awk -v k="$(cat jk.txt)" 'BEGIN { m = split(k, v, " "); for (i = 1; i < m; i += 2) { t += v[i + 1]; if (v[i] == "compiled") c += v[i + 1] } exit !(t > 0 && c >= 0.9 * t) }'
+		awk -v k="$(cat jk.txt)" 'BEGIN { m = split(k, v, " "); for (i = 1; i < m; i += 2) { t += v[i + 1]; if (v[i] ~ /^(compiled|inlined)/) c += v[i + 1]; if (v[i] == "inlined") l += v[i + 1] } exit !(t > 0 && c >= 0.9 * t && l >= 0.5 * t) }'
 	fi && ok "JHot $mode: how inner's frames ran: $(cat jk.txt)(Java frames interpreted, other: $nj)" ||
 		notok "JHot $mode: how inner's frames ran: '$(cat jk.txt)', Java frames interpreted and other: $nj"
+	# an inlined frame is always above the compiled method it is in,
+	# or above another inlined one
+	bad=$(awk '/^sample/ { prev = ""; next }
+		/^ *#[0-9]/ { if (prev == "java-inlined" && $3 !~ /^java-(compiled|compiled-c1|inlined)$/) n++; if (prev == "java-inlined") all++; prev = $3 }
+		END { printf "%d %d", n, all }' jd.txt)
+	if [ "${bad% *}" = 0 ] && { [ $mode = xint ] || [ "${bad#* }" -gt 100 ]; }; then
+		ok "JHot $mode: every inlined frame is above a compiled or inlined one (${bad#* } inlined frames)"
+	else
+		notok "JHot $mode: inlined frames above neither compiled nor inlined code: $bad (of all)"
+	fi
 	caller h.er JHot.outer JHot.b
 	caller h.er JHot.b JHot.a
 	# the view modes: user shows Java, <JVM-System> for the JVM's own

@@ -71,7 +71,7 @@ check "attach: the Java methods are named (JAttach.work, JAttach.inner)" \
 "$SONDE" print -dump profile a.er 2>/dev/null | awk '
 	function done() { if (java) { all += w; if (root ~ /JAttach\.main\(|java\.lang\.Thread\.run\(|\.<clinit>\(/) good += w } }
 	/^sample/ { done(); java = 0; root = ""; for (i = 1; i < NF; i++) if ($i == "weight") w = $(i + 1); next }
-	/^ *#[0-9]/ { if ($3 ~ /^java(-interpreted|-compiled)?$/) java = 1; root = $4 }
+	/^ *#[0-9]/ { if ($3 ~ /^java(-[a-z0-9-]+)?$/) java = 1; root = $4 }
 	END { done(); printf "%.3f %.0f\n", (all > 0 ? good / all : 0), all }' >roots.txt
 read -r frac all <roots.txt
 check "attach: $frac of the Java samples' weight ($all ms) reaches the method the JVM entered Java at (at least 0.95)" \

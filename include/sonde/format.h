@@ -257,6 +257,12 @@ enum sonde_frame_kind {
 	 * sample does not say: AsyncGetCallTrace tells no kinds, and the
 	 * collector tells only the top frame's, by its code address. */
 	SONDE_FRAME_JAVA = 6,
+	/* A Java method compiled into the one of the frame below it (the
+	 * JIT inlined it there), and one compiled by C1 (HotSpot's tiers 1
+	 * to 3; SONDE_FRAME_JAVA_COMPILED is then C2's, or a compiler's the
+	 * collector did not find). */
+	SONDE_FRAME_JAVA_INLINED = 7,
+	SONDE_FRAME_JAVA_COMPILED_C1 = 8,
 	/* Room for more (Python, JIT-described code): readers show a kind
 	 * they do not know as "<kind N>@pc" rather than fail. */
 	SONDE_FRAME_KIND_MAX = 255,

@@ -111,7 +111,7 @@ enum sonde_dl_profile_field {
 	SONDE_DL_P_WAITCPU, /* ns of run-queue delay before it (cpu samples) */
 	SONDE_DL_P_SYSCALL, /* off-CPU: the system call number, -1 none */
 	SONDE_DL_P_OMPSTATE, /* the OpenMP state: work, barrier, ..., none */
-	SONDE_DL_P_JAVAFRAME, /* how the top Java frame ran: interpreted, compiled, unknown, none */
+	SONDE_DL_P_JAVAFRAME, /* how the top Java frame ran: interpreted, compiled, ..., none */
 	SONDE_DL_P_NFIELDS
 };
 

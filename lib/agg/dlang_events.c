@@ -74,11 +74,15 @@ static const struct sonde_dl_field profile_fields[SONDE_DL_P_NFIELDS] = {
 				  "the thread's OpenMP state, on CPU or blocked: work, barrier, lock, taskwait, idle, "
 				  "overhead; none outside OpenMP" },
 	[SONDE_DL_P_JAVAFRAME] = { "javaframe", SONDE_DL_STR,
-				   "how the sample's top Java frame ran: interpreted, compiled, unknown (not told); "
-				   "none without Java frames" },
+				   "how the sample's top Java frame ran: interpreted, compiled (C2), compiled-c1, "
+				   "inlined (into a compiled method), unknown (not told); none without Java frames" },
 };
 
-/* The javaframe field's word: the kind of the stack's first Java frame. */
+/* The javaframe field's words, and the one of a stack: the kind of its
+ * first Java frame. */
+static const char *const java_words[] = { "interpreted", "compiled", "compiled-c1", "inlined", "unknown", "none" };
+#define JAVA_WORDS (sizeof java_words / sizeof java_words[0])
+
 static int java_frame_word(const struct sonde_stack *st)
 {
 	for (uint32_t i = 0; st && i < st->depth; i++)
@@ -87,10 +91,14 @@ static int java_frame_word(const struct sonde_stack *st)
 			return 0;
 		case SONDE_FRAME_JAVA_COMPILED:
 			return 1;
-		case SONDE_FRAME_JAVA:
+		case SONDE_FRAME_JAVA_COMPILED_C1:
 			return 2;
+		case SONDE_FRAME_JAVA_INLINED:
+			return 3;
+		case SONDE_FRAME_JAVA:
+			return 4;
 		}
-	return 3;
+	return 5;
 }
 
 /* The ompstate field's word of a state: its OpenMP cause, the same on
@@ -331,11 +339,10 @@ int64_t sonde_dl_run_profile(struct sonde_dl_prog *p, const struct sonde_exp *ex
 		w = omp_word(i);
 		states_ok &= (omp[i] = sonde_aggset_intern(p->set, w, strlen(w))) != NULL;
 	}
-	static const char *const jwords[4] = { "interpreted", "compiled", "unknown", "none" };
-	const char *jw[4];
+	const char *jw[JAVA_WORDS];
 
-	for (int i = 0; i < 4; i++)
-		states_ok &= (jw[i] = sonde_aggset_intern(p->set, jwords[i], strlen(jwords[i]))) != NULL;
+	for (size_t i = 0; i < JAVA_WORDS; i++)
+		states_ok &= (jw[i] = sonde_aggset_intern(p->set, java_words[i], strlen(java_words[i]))) != NULL;
 	if (!cache || !unknown || !none || !states_ok)
 		goto oom;
 	memset(vals, 0, sizeof(vals));

@@ -9,6 +9,8 @@ extern const struct sonde_frame_module sonde_fk_kernel;	     /* kallsyms.c */
 extern const struct sonde_frame_module sonde_fk_java_interp;   /* javamethods.c */
 extern const struct sonde_frame_module sonde_fk_java_compiled; /* javamethods.c */
 extern const struct sonde_frame_module sonde_fk_java;	     /* javamethods.c */
+extern const struct sonde_frame_module sonde_fk_java_inlined;  /* javamethods.c */
+extern const struct sonde_frame_module sonde_fk_java_compiled_c1; /* javamethods.c */
 extern const struct sonde_frame_module sonde_fk_process;	     /* processes.c */
 extern const struct sonde_frame_module sonde_fk_pseudo;	     /* pseudo.c */
 
@@ -20,6 +22,8 @@ static const struct sonde_frame_module *const kinds[SONDE_FRAME_KIND_MAX + 1] = 
 	[SONDE_FRAME_PROCESS] = &sonde_fk_process,
 	[SONDE_FRAME_PSEUDO] = &sonde_fk_pseudo,
 	[SONDE_FRAME_JAVA] = &sonde_fk_java,
+	[SONDE_FRAME_JAVA_INLINED] = &sonde_fk_java_inlined,
+	[SONDE_FRAME_JAVA_COMPILED_C1] = &sonde_fk_java_compiled_c1,
 };
 
 static const struct sonde_frame_kind_info native = { "native", "a function", NULL };

@@ -482,11 +482,16 @@ const struct sonde_frame_module sonde_fk_java_compiled = {
 	.place = methods_place,
 };
 
-const struct sonde_frame_module sonde_fk_java = {
-	.info = { "java", "a Java method", "bci" },
-	.open = methods_open,
-	.close = methods_close,
-	.func = methods_func,
-	.srcpos = methods_srcpos,
-	.place = methods_place,
-};
+/* The Java kinds share the method table: one module each for its word. */
+#define JAVA_KIND(NAME, WORD)                                                                                     \
+	const struct sonde_frame_module NAME = {                                                                 \
+		.info = { WORD, "a Java method", "bci" },                                                        \
+		.open = methods_open,                                                                            \
+		.close = methods_close,                                                                          \
+		.func = methods_func,                                                                            \
+		.srcpos = methods_srcpos,                                                                        \
+		.place = methods_place,                                                                          \
+	};
+JAVA_KIND(sonde_fk_java, "java")
+JAVA_KIND(sonde_fk_java_inlined, "java-inlined")
+JAVA_KIND(sonde_fk_java_compiled_c1, "java-compiled-c1")

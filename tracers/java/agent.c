@@ -336,6 +336,7 @@ static void code_cache_bounds(void)
 }
 
 static long vm_entry(const char *type, const char *field, int is_static);
+static long vm_type_size(const char *type);
 
 /* The heaps of the code cache that hold compiled methods only, for the
  * handler to tell a compiled top frame (java.h): HotSpot's segmented code
@@ -378,16 +379,66 @@ static void code_heaps(jvmtiEnv *jvmti)
 		with_interp += ilo >= b[nb][0] && ilo < b[nb][1];
 		nb++;
 	}
-	if (nb < 2 || with_interp != 1)
+	if (with_interp != 1)
 		return;
-	int k = 0;
-	for (int i = 0; i < nb && k < JAVA_NMHEAPS; i++)
-		if (!(ilo >= b[i][0] && ilo < b[i][1])) {
-			atomic_store(&java_nm_lo[k], b[i][0]);
-			atomic_store(&java_nm_hi[k], b[i][1]);
-			k++;
+	/* one heap for all (no segmentation): a compiled method is told only
+	 * where its Method* is one of the frames' */
+	int mixed = nb == 1;
+	/* and what finds a compiled method's code in them */
+	long seg = vm_entry("CodeHeap", "_segmap", 0), log2 = vm_entry("CodeHeap", "_log2_segment_size", 0),
+	     vlow = vm_entry("VirtualSpace", "_low", 0), vhigh = vm_entry("VirtualSpace", "_high", 0),
+	     used = vm_entry("HeapBlock::Header", "_used", 0), hdr0 = vm_entry("HeapBlock", "_header", 0),
+	     hdr = vm_type_size("HeapBlock"),
+	     cb = vm_entry("CodeBlob", "_code_begin", 0), ce = vm_entry("CodeBlob", "_code_end", 0),
+	     meth = vm_entry("CompiledMethod", "_method", 0), lvl = vm_entry("nmethod", "_comp_level", 0),
+	     size = vm_type_size("nmethod");
+	int look = seg >= 0 && log2 >= 0 && vlow >= 0 && vhigh >= 0 && used >= 0 && hdr0 >= 0 && hdr > 0 && cb >= 0 && ce >= 0 &&
+		   meth >= 0 && lvl >= 0 && size > 0;
+	if (look) {
+		java_nm.high_off = mem + vhigh;
+		java_nm.block_hdr = hdr;
+		java_nm.used_off = hdr0 + used;
+		java_nm.code_begin = cb;
+		java_nm.code_end = ce;
+		java_nm.method = meth;
+		java_nm.level = lvl;
+		java_nm.blob_size = size;
+	}
+	int k = 0, l2 = -1;
+	for (int i = 0; v && i < n && k < JAVA_NMHEAPS; i++) {
+		const char *h = v[i];
+		if (!h)
+			continue;
+		uint64_t a = (uint64_t)(uintptr_t) * (char *const *)(h + mem + lo),
+			 z = (uint64_t)(uintptr_t) * (char *const *)(h + mem + hi);
+		if (a >= z || (!mixed && ilo >= a && ilo < z))
+			continue;
+		if (look) {
+			int g = *(const int32_t *)(h + log2);
+			/* the segment map's index is from the heap's committed
+			 * low, which is its reserved low */
+			if ((uint64_t)(uintptr_t) * (char *const *)(h + mem + vlow) != a || g < 4 || g > 16 ||
+			    (l2 >= 0 && g != l2))
+				look = 0;
+			l2 = g;
+			java_nm.heap[k] = (uint64_t)(uintptr_t)h;
+			java_nm.segmap[k] = (uint64_t)(uintptr_t) * (char *const *)(h + seg + vlow);
+			if (!java_nm.segmap[k])
+				look = 0;
 		}
+		atomic_store(&java_nm_lo[k], a);
+		atomic_store(&java_nm_hi[k], z);
+		k++;
+	}
+	java_nm.log2_seg = l2;
+	if (mixed && !look)
+		return;
+	java_nm.mixed = mixed;
 	atomic_store_explicit(&java_nmheaps, k, memory_order_release);
+	atomic_store_explicit(&java_nm_at, look && k > 0, memory_order_release);
+	if (!look)
+		__sonde_trace_log("warning", "Java: the JVM does not say where its compiled methods' code begins "
+					     "(vmStructs); a compiled top frame's inlined callers are not told");
 }
 
 static void JNICALL cb_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
@@ -568,6 +619,25 @@ static long vm_entry(const char *type, const char *field, int is_static)
 			return -1;
 		if (f && !strcmp(t, type) && !strcmp(f, field) && !*(const int32_t *)(e + *st) == !is_static)
 			return is_static ? (long)*(const uint64_t *)(e + *addr) : (long)*(const uint64_t *)(e + *off);
+	}
+}
+
+/* The size of one of HotSpot's types (vmStructs' types table); -1 when it
+ * is not there. */
+static long vm_type_size(const char *type)
+{
+	char **table = dlsym(RTLD_DEFAULT, "gHotSpotVMTypes");
+	const uint64_t *tn = dlsym(RTLD_DEFAULT, "gHotSpotVMTypeEntryTypeNameOffset"),
+		       *sz = dlsym(RTLD_DEFAULT, "gHotSpotVMTypeEntrySizeOffset"),
+		       *stride = dlsym(RTLD_DEFAULT, "gHotSpotVMTypeEntryArrayStride");
+	if (!table || !*table || !tn || !sz || !stride || !*stride)
+		return -1;
+	for (const char *e = *table;; e += *stride) {
+		const char *t = *(const char *const *)(e + *tn);
+		if (!t)
+			return -1;
+		if (!strcmp(t, type))
+			return (long)*(const uint64_t *)(e + *sz);
 	}
 }
 

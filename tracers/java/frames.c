@@ -27,6 +27,8 @@ _Atomic uint64_t java_code_lo = UINT64_MAX, java_code_hi;
 _Atomic uint64_t java_interp_lo, java_interp_hi;
 _Atomic uint64_t java_nm_lo[JAVA_NMHEAPS], java_nm_hi[JAVA_NMHEAPS];
 _Atomic int java_nmheaps, java_interp_only;
+struct java_nmlook java_nm;
+_Atomic int java_nm_at;
 
 /* Open addressing by tid; a slot's tid, once set, stays (a thread that
  * ends clears its env; a later thread with its tid takes the slot
@@ -134,22 +136,80 @@ static int interleave(const struct sonde_hook_sample *s, int at, const asgct_fra
 	return n + extra;
 }
 
-/* The kind of the Java frame whose code pc is in (the sample's first
- * address in the code cache): interpreted in the interpreter's code,
- * compiled in a heap of compiled methods; SONDE_FRAME_JAVA elsewhere (a
- * stub, an adapter, a heap that mixes stubs and methods). */
-static uint8_t top_kind(uint64_t pc)
+/* The compiled method whose code in heap h holds pc: its Method* and
+ * compilation level; 0 when none is found.  Only loads, each inside the
+ * heap's committed part (a block being freed meanwhile reads as another
+ * or none, never out of it). */
+static int nmethod_at(int h, uint64_t pc, uint64_t *method, int *level)
+{
+	const struct java_nmlook *L = &java_nm;
+	uint64_t lo = atomic_load_explicit(&java_nm_lo[h], memory_order_relaxed);
+	uint64_t high = *(const volatile uint64_t *)(uintptr_t)(L->heap[h] + (uint64_t)L->high_off);
+	if (pc < lo || pc >= high)
+		return 0;
+	const volatile uint8_t *map = (const volatile uint8_t *)(uintptr_t)L->segmap[h];
+	uint64_t idx = (pc - lo) >> L->log2_seg;
+	for (int k = 0; k < 4096; k++) {
+		uint8_t d = map[idx];
+		if (d == 0xff || d > idx)
+			return 0;
+		if (!d)
+			break;
+		idx -= d;
+	}
+	if (map[idx])
+		return 0;
+	uint64_t block = lo + (idx << L->log2_seg), blob = block + (uint64_t)L->block_hdr;
+	if (blob + (uint64_t)L->blob_size > high || !*(const volatile uint8_t *)(uintptr_t)(block + (uint64_t)L->used_off))
+		return 0;
+	uint64_t cb = *(const volatile uint64_t *)(uintptr_t)(blob + (uint64_t)L->code_begin),
+		 ce = *(const volatile uint64_t *)(uintptr_t)(blob + (uint64_t)L->code_end);
+	if (pc < cb || pc >= ce)
+		return 0;
+	*method = *(const volatile uint64_t *)(uintptr_t)(blob + (uint64_t)L->method);
+	*level = *(const volatile int32_t *)(uintptr_t)(blob + (uint64_t)L->level);
+	return *method != 0;
+}
+
+/* The kinds of the top Java frames fr[0, n) from the code address pc
+ * they were at (the sample's first address in the code cache):
+ * interpreted in the interpreter's code; in a heap of compiled methods,
+ * the method whose code it is (found by its Method*, which a jmethodID
+ * points to) is compiled, by C1 or C2, and the frames above it inlined
+ * into it (all of them compiled, when it is not found); and
+ * SONDE_FRAME_JAVA elsewhere (a stub, an adapter, a heap that mixes
+ * stubs and methods), then for the others too.  Returns how many. */
+static int top_kinds(uint64_t pc, const asgct_frame *fr, int n, struct sonde_hook_frame *out)
 {
 	pc &= ~SONDE_PC_EXACT;
 	if (pc >= atomic_load_explicit(&java_interp_lo, memory_order_relaxed) &&
-	    pc < atomic_load_explicit(&java_interp_hi, memory_order_relaxed))
-		return SONDE_FRAME_JAVA_INTERP;
-	int n = atomic_load_explicit(&java_nmheaps, memory_order_acquire);
-	for (int i = 0; i < n && i < JAVA_NMHEAPS; i++)
-		if (pc >= atomic_load_explicit(&java_nm_lo[i], memory_order_relaxed) &&
-		    pc < atomic_load_explicit(&java_nm_hi[i], memory_order_relaxed))
-			return SONDE_FRAME_JAVA_COMPILED;
-	return SONDE_FRAME_JAVA;
+	    pc < atomic_load_explicit(&java_interp_hi, memory_order_relaxed)) {
+		out[0].kind = SONDE_FRAME_JAVA_INTERP;
+		return 1;
+	}
+	int nh = atomic_load_explicit(&java_nmheaps, memory_order_acquire);
+	for (int h = 0; h < nh && h < JAVA_NMHEAPS; h++) {
+		if (pc < atomic_load_explicit(&java_nm_lo[h], memory_order_relaxed) ||
+		    pc >= atomic_load_explicit(&java_nm_hi[h], memory_order_relaxed))
+			continue;
+		uint64_t m = 0;
+		int level = 0;
+		if (atomic_load_explicit(&java_nm_at, memory_order_acquire) && nmethod_at(h, pc, &m, &level))
+			for (int i = 0; i < n && fr[i].lineno != -3; i++) {
+				const volatile uint64_t *id = (const volatile uint64_t *)(uintptr_t)fr[i].method_id;
+				if (!id || *id != m)
+					continue;
+				for (int j = 0; j < i; j++)
+					out[j].kind = SONDE_FRAME_JAVA_INLINED;
+				out[i].kind = level >= 1 && level <= 3 ? SONDE_FRAME_JAVA_COMPILED_C1 : SONDE_FRAME_JAVA_COMPILED;
+				return i + 1;
+			}
+		if (java_nm.mixed)
+			return 0;
+		out[0].kind = SONDE_FRAME_JAVA_COMPILED;
+		return 1;
+	}
+	return 0;
 }
 
 int java_frames(const struct sonde_hook_sample *s, struct sonde_hook_frame *out, int max,
@@ -184,14 +244,14 @@ int java_frames(const struct sonde_hook_sample *s, struct sonde_hook_frame *out,
 										       : SONDE_FRAME_JAVA;
 	for (int i = 0; i < n; i++) {
 		out[i].pc = (uint64_t)(uintptr_t)fr[i].method_id;
-		out[i].kind = i == 0 && at < s->npcs && fr[0].lineno != -3 ? top_kind(s->pcs[at]) : deep;
-		if (out[i].kind == SONDE_FRAME_JAVA)
-			out[i].kind = deep;
+		out[i].kind = deep;
 		out[i].fflags = 0;
 		out[i].aux = fr[i].lineno >= 0 && fr[i].lineno < (jint)SONDE_FRAME_NO_BCI ? (uint16_t)fr[i].lineno
 											: SONDE_FRAME_NO_BCI;
 		out[i].reserved = 0;
 	}
+	if (at < s->npcs && n > 0 && fr[0].lineno != -3)
+		top_kinds(s->pcs[at], fr, n, out);
 	n = interleave(s, at, fr, n, out, max);
 	where->at = at;
 	where->drop = s->npcs - at;

@@ -40,14 +40,33 @@ extern _Atomic uint64_t java_code_lo, java_code_hi;
  * at (frames.c): the interpreter's code [java_interp_lo, java_interp_hi)
  * (DynamicCodeGenerated's "Interpreter"); the code heaps that hold only
  * compiled methods (HotSpot's segmented code cache: every heap of
- * CodeCache::_heaps but the one holding the interpreter and the stubs),
- * java_nmheaps of them; and java_interp_only when the JVM runs no
+ * CodeCache::_heaps but the one holding the interpreter and the stubs;
+ * without segmentation, the one heap, java_nm.mixed), java_nmheaps of
+ * them; and java_interp_only when the JVM runs no
  * compiler (-Xint), where every Java frame is interpreted.  0 until
  * known. */
 #define JAVA_NMHEAPS 4
 extern _Atomic uint64_t java_interp_lo, java_interp_hi;
 extern _Atomic uint64_t java_nm_lo[JAVA_NMHEAPS], java_nm_hi[JAVA_NMHEAPS];
 extern _Atomic int java_nmheaps, java_interp_only;
+
+/* Where a compiled method's code is, to tell which of the top Java
+ * frames it holds (the others above it were inlined into it) and its
+ * compiler: each heap's segment map (HotSpot's CodeHeap: a byte per
+ * segment, the number of segments back to its block's start, 0xff
+ * free), read in the handler with plain loads inside the heap's
+ * committed part only; the offsets of vmStructs.  heap[i] goes with
+ * java_nm_lo[i]; java_nm_at is 0 when the JVM does not say enough. */
+struct java_nmlook {
+	uint64_t heap[JAVA_NMHEAPS], segmap[JAVA_NMHEAPS];
+	long high_off;		/* CodeHeap's committed end (its _memory's _high) */
+	int log2_seg;		/* a segment's size */
+	long block_hdr, used_off; /* HeapBlock's size; its used flag */
+	long code_begin, code_end, method, level, blob_size; /* the blob's (nmethod's) */
+	int mixed; /* the one heap holds stubs too: compiled only where found */
+};
+extern struct java_nmlook java_nm;
+extern _Atomic int java_nm_at;
 
 /* The JNIEnv of Java thread tid (NULL: none, or it ended).  Normal
  * context. */
