@@ -416,7 +416,8 @@ $(B)/fixtures/names/rnames_v0: tests/fixtures/names/rnames.rs
 # says when they are not), and a program with its own OMPT tool.
 CLANG_OMP := $(shell command -v $(CLANG) >/dev/null 2>&1 && echo '\#include <omp.h>' | \
 		$(CLANG) -fopenmp -x c -E - >/dev/null 2>&1 && echo yes)
-OMP_FIXTURES := $(B)/fixtures/ompstates_gcc $(if $(CLANG_OMP),$(B)/fixtures/ompstates_clang $(B)/fixtures/omptooluse_clang)
+OMP_FIXTURES := $(B)/fixtures/ompstates_gcc $(B)/fixtures/ompmany_gcc \
+		$(if $(CLANG_OMP),$(B)/fixtures/ompstates_clang $(B)/fixtures/ompmany_clang $(B)/fixtures/omptooluse_clang)
 OMP_CFLAGS := -std=gnu11 -O2 -g -fno-omit-frame-pointer -Wall -Wextra -fopenmp
 
 $(B)/fixtures/ompstates_gcc: tests/fixtures/omp/ompstates.c
@@ -424,6 +425,14 @@ $(B)/fixtures/ompstates_gcc: tests/fixtures/omp/ompstates.c
 	$(CC) $(OMP_CFLAGS) -o $@ $<
 
 $(B)/fixtures/ompstates_clang: tests/fixtures/omp/ompstates.c
+	@mkdir -p $(dir $@)
+	$(CLANG) $(OMP_CFLAGS) -o $@ $<
+
+$(B)/fixtures/ompmany_gcc: tests/fixtures/omp/ompmany.c
+	@mkdir -p $(dir $@)
+	$(CC) $(OMP_CFLAGS) -o $@ $<
+
+$(B)/fixtures/ompmany_clang: tests/fixtures/omp/ompmany.c
 	@mkdir -p $(dir $@)
 	$(CLANG) $(OMP_CFLAGS) -o $@ $<
 

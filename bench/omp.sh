@@ -37,3 +37,22 @@ for cc in gcc clang; do
 		$cc "$p" "$off" "$(pct "$off" "$p")" "$on" "$(pct "$on" "$p")" "$(pct "$on" "$off")" "$(pct "$paired" 1)" \
 		"$([ "$st" -gt 0 ] || echo '  [no OpenMP state recorded]')"
 done
+# The cost per region, without work to hide it: bench/ompempty.c's
+# 200,000 empty regions, each round's states-on run against its own
+# states-off run (the microseconds a region costs the states and the
+# regions' record; the ratio above is this against a region's length).
+echo "== OpenMP states per region: 200000 empty regions x 2 threads, -p hi with states off / on (median of $ROUNDS)"
+for cc in gcc clang; do
+	command -v $cc >/dev/null || continue
+	$cc -O2 -fopenmp -o "$W/empty.$cc" bench/ompempty.c 2>/dev/null || continue
+	: >"$W/d"; : >"$W/p"
+	for r in $(seq 1 "$ROUNDS"); do
+		"$W/empty.$cc" | awk '{ print $4 }' >>"$W/p"
+		rm -rf "$W/a.er" "$W/b.er"
+		off=$(SONDE_OMP=0 "$SONDE" collect -p hi -o "$W/a.er" "$W/empty.$cc" 2>/dev/null | awk '{ print $4 }')
+		on=$("$SONDE" collect -p hi -o "$W/b.er" "$W/empty.$cc" 2>/dev/null | awk '{ print $4 }')
+		echo "$on $off" | awk '{ print $1 - $2 }' >>"$W/d"
+	done
+	printf "  %-6s a region %.3f us plain; the states and the record %.3f us more a region (paired)\n" \
+		$cc "$(median <"$W/p")" "$(median <"$W/d")"
+done

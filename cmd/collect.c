@@ -345,7 +345,9 @@ void collect_append(const char *exp, const char *file, const char *text)
 	close(fd);
 }
 
-/* Cut the zero blocks at the end of a data file (claimed-ahead chunks). */
+/* Cut the zero blocks at the end of a data file (claimed-ahead chunks).
+ * Its last block may be short (one written whole by the kernel ends at
+ * its packets): it counts, and is made whole. */
 static void trim_data_file(const char *exp, const char *name)
 {
 	char path[PATH_MAX + 64];
@@ -355,7 +357,7 @@ static void trim_data_file(const char *exp, const char *name)
 		return;
 	struct stat st;
 	if (fstat(fd, &st) == 0 && st.st_size > (off_t)SONDE_FILE_HEADER_SIZE) {
-		off_t nblocks = (st.st_size - SONDE_FILE_HEADER_SIZE) / SONDE_BLOCK_SIZE;
+		off_t nblocks = (st.st_size - SONDE_FILE_HEADER_SIZE + SONDE_BLOCK_SIZE - 1) / SONDE_BLOCK_SIZE;
 		off_t keep = 0;
 		for (off_t b = nblocks - 1; b >= 0; b--) {
 			uint32_t magic = 0;

@@ -5,9 +5,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -55,6 +57,24 @@ int reserve_space(int fd, size_t off, size_t len)
 	return (int)syscall(SYS_ftruncate, fd, (off_t)(off + len));
 }
 
+/* reserve_space for [off, off+len) of a file that may hold blocks past
+ * off already, written whole by dfile_put_block: zeros only where the
+ * file ends before, fallocate (which keeps what is written) over the
+ * rest.  Async-signal-safe. */
+static int keep_and_reserve(int fd, size_t off, size_t len)
+{
+	struct stat st;
+	if (syscall(SYS_fstat, fd, &st) < 0 || (uint64_t)st.st_size <= off)
+		return reserve_space(fd, off, len);
+	if (syscall(SYS_fallocate, fd, 0, (off_t)off, (off_t)len) == 0)
+		return 0;
+	if (errno != EOPNOTSUPP && errno != ENOSYS)
+		return -1;
+	/* no fallocate: the blocks written are allocated; the holes between
+	 * them are what a claimed block left, as without it */
+	return (uint64_t)st.st_size >= off + len ? 0 : (int)syscall(SYS_ftruncate, fd, (off_t)(off + len));
+}
+
 /* Async-signal-safe (raw system calls). */
 int dfile_open_again(const struct dfile *df)
 {
@@ -86,7 +106,7 @@ static void grow(struct dfile *df)
 	}
 	int saved = errno;
 	int fd = dfile_open_again(df);
-	if (fd >= 0 && reserve_space(fd, cur, CHUNK) == 0 &&
+	if (fd >= 0 && keep_and_reserve(fd, cur, CHUNK) == 0 &&
 	    sonde_mmap(df->base + cur, CHUNK, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
 		 (off_t)cur) != MAP_FAILED) {
 		/* Fault the chunk in with one system call rather than a page
@@ -307,6 +327,64 @@ static void *reserve(struct dfile *df, size_t size, int wait)
 void *dfile_reserve(struct dfile *df, size_t size)
 {
 	return reserve(df, size, 0);
+}
+
+/* Whether dfile_put_block may write with system calls of its own (a
+ * seccomp filter of the target's may refuse them: dfile_filter_prepare). */
+_Atomic int g_dfile_pwrite_ok = 1;
+
+int dfile_put_block(struct dfile *df, uint32_t tid, uint64_t first_ns, const void *data, uint32_t len)
+{
+	if (!df || !len)
+		return 0;
+	if (len > SONDE_BLOCK_PAYLOAD || atomic_load_explicit(&df->dead, memory_order_relaxed) || !within_limit(df)) {
+		atomic_fetch_add_explicit(&df->lost, 1, memory_order_relaxed);
+		return -1;
+	}
+	uint32_t idx = atomic_fetch_add_explicit(&df->next_block, 1, memory_order_relaxed);
+	size_t off = block_off(idx), end = off + SONDE_BLOCK_SIZE;
+	if (end > df->reserve) {
+		atomic_store(&g_limit_hit, 1);
+		atomic_fetch_add_explicit(&df->lost, 1, memory_order_relaxed);
+		return -1;
+	}
+	struct sonde_block_header h = { SONDE_BLOCK_MAGIC, df->kind, tid, len, first_ns, 0 };
+	int saved = errno, done = 0;
+	if (end > atomic_load_explicit(&df->mapped, memory_order_acquire) &&
+	    atomic_load_explicit(&g_dfile_pwrite_ok, memory_order_relaxed)) {
+		/* past the mapping: written by the kernel, whose copy touches no
+		 * page of the target's for the first time (a fresh page's first
+		 * write is a trap to the hypervisor on some guests: 6 us) */
+		uint64_t lim = fsize_limit();
+		int fd = lim == (uint64_t)RLIM_INFINITY || (uint64_t)off + sizeof h + len <= lim ? dfile_open_again(df) : -1;
+		if (fd >= 0) {
+			struct iovec v[2] = { { &h, sizeof h }, { (void *)(uintptr_t)data, len } };
+			long n = syscall(SYS_pwritev, fd, v, 2, (long)off, 0L);
+			syscall(SYS_close, fd);
+			done = n == (long)(sizeof h + len);
+		}
+	}
+	if (!done) { /* within the mapping, or no system call may write it */
+		for (int i = 0; i < 2000 && end > atomic_load_explicit(&df->mapped, memory_order_acquire) &&
+				!atomic_load(&df->dead);
+		     i++)
+			if (!maybe_grow(df, end))
+				syscall(SYS_sched_yield);
+		if (end <= atomic_load_explicit(&df->mapped, memory_order_acquire)) {
+			struct sonde_block_header *bh = (struct sonde_block_header *)(df->base + off);
+			memcpy(bh + 1, data, len);
+			bh->kind = h.kind;
+			bh->tid = tid;
+			bh->first_ns = first_ns;
+			atomic_store_explicit((_Atomic uint32_t *)&bh->used, len, memory_order_relaxed);
+			atomic_store_explicit((_Atomic uint32_t *)&bh->magic, SONDE_BLOCK_MAGIC, memory_order_release);
+			done = 1;
+		}
+	}
+	errno = saved;
+	if (!done)
+		atomic_fetch_add_explicit(&df->lost, 1, memory_order_relaxed);
+	return done ? 0 : -1;
 }
 
 /* Normal context only. */

@@ -569,7 +569,8 @@ static const struct {
 	{ SYS_fstat, "fstat" },		      { SYS_prlimit64, "prlimit64" },
 	{ SYS_ioctl, "ioctl" },		      { SYS_fcntl, "fcntl" },
 	{ SYS_mmap, "mmap" },		      { SYS_madvise, "madvise" },
-	{ SYS_pwrite64, "pwrite64" },	      { SYS_fallocate, "fallocate" },
+	{ SYS_pwrite64, "pwrite64" },	      { SYS_pwritev, "pwritev" },
+	{ SYS_fallocate, "fallocate" },
 	{ SYS_perf_event_open, "perf_event_open" }, { SYS_timer_settime, "timer_settime" },
 	{ SYS_rt_sigtimedwait, "rt_sigtimedwait" }, { SYS_sched_yield, "sched_yield" },
 };

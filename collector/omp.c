@@ -44,6 +44,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <sonde/hooks.h>
 #include <sonde/settings.h>
@@ -51,6 +54,7 @@
 
 #include "clock_internal.h"
 #include "omp.h"
+#include "sys_mmap.h"
 /* The runtime's entry points behind the interposers.  RTLD_NEXT finds
  * them in the global scope; a runtime that is not there (a plugin linked
  * with libgomp and dlopened RTLD_LOCAL, whose calls still reach sonde's
@@ -274,6 +278,19 @@ static void wait_done(struct thread_slot *s, uint64_t begin, uint32_t before_wor
  * region: a program without OpenMP has none. */
 
 static struct dfile *g_omp_df;
+/* The stages of the record (below, "the record's stages"). */
+#define OMP_STAGES 512
+struct omp_stage {
+	_Atomic int32_t tid;  /* its thread; 0: free */
+	_Atomic int32_t lock; /* 1: being written to the file */
+	_Atomic uint32_t used;
+	uint32_t written; /* bytes of it in the file (under the lock) */
+	uint64_t first_ns;
+} __attribute__((aligned(64)));
+static struct omp_stage g_stages[OMP_STAGES];
+static char *g_stage_mem; /* OMP_STAGES stages of SONDE_BLOCK_PAYLOAD bytes */
+static TLS struct omp_stage *t_stage;
+static TLS int t_stage_looked;
 /* 0: no file yet; 1: writing; -1: off (failed, stopped, states off) */
 static _Atomic int g_rec;
 static _Atomic int g_rec_lock;
@@ -328,6 +345,11 @@ static bool rec_open(void)
 				xb_str(&b, "/>\n");
 				log_line(mem, b.len);
 			}
+			if (!g_stage_mem) {
+				void *m = sonde_mmap(NULL, (size_t)OMP_STAGES * SONDE_BLOCK_PAYLOAD, PROT_READ | PROT_WRITE,
+						     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+				g_stage_mem = m == MAP_FAILED ? NULL : m;
+			}
 			atomic_store(&g_rec, 1);
 		}
 	}
@@ -344,9 +366,141 @@ static inline bool rec_on(void)
 	return r == 1 && !atomic_load_explicit(&__sonde_paused, memory_order_relaxed);
 }
 
-/* A packet into the calling thread's block; where it went (NULL: lost). */
-static void *rec_put(const void *pkt, size_t size)
+/* ---- the record's stages ----
+ *
+ * A thread's packets are staged in a block of memory of its own, which
+ * stays hot, and go into the file a whole block at a time
+ * (dfile_put_block: written by the kernel).  Written straight into the
+ * file's mapping they touched a fresh page every 36 regions of 2 threads,
+ * and where a page's first write traps to the hypervisor (6 us on this
+ * project's test machine) that was a third of the record's cost: empty
+ * regions of 2 threads, 0.95 us a region over clock profiling alone, 0.30
+ * us less staged.  A stage is written when full, when its thread ends,
+ * and for every thread when recording stops or the process execs: the
+ * runtime's idle workers hold the last parts of the regions they ran.
+ * Its lock says who writes it, its thread or the collector's end; its
+ * thread appends without it (the end writes what was appended before
+ * it looked, and marks it written).  A process killed outright loses
+ * what its threads had staged: at most a block each. */
+static inline char *stage_buf(const struct omp_stage *st)
 {
+	return g_stage_mem + (size_t)(st - g_stages) * SONDE_BLOCK_PAYLOAD;
+}
+
+/* The calling thread's stage (NULL: none, and its packets go to the
+ * mapping as before), taken at its first packet. */
+static struct omp_stage *my_stage(void)
+{
+	if (__builtin_expect(t_stage_looked, 1))
+		return t_stage;
+	t_stage_looked = 1;
+	if (!g_stage_mem)
+		return NULL;
+	int32_t tid = (int32_t)sys_gettid();
+	for (int i = 0; i < OMP_STAGES; i++) {
+		int32_t free_ = 0;
+		struct omp_stage *st = &g_stages[i];
+		if (atomic_load_explicit(&st->tid, memory_order_relaxed) == 0 &&
+		    atomic_compare_exchange_strong(&st->tid, &free_, tid)) {
+			st->written = 0;
+			atomic_store_explicit(&st->used, 0, memory_order_release);
+			t_stage = st;
+			break;
+		}
+	}
+	return t_stage;
+}
+
+/* Bounded: the other writer holds it for one write. */
+static bool stage_lock(struct omp_stage *st, int tries)
+{
+	for (int i = 0; i < tries; i++) {
+		int32_t z = 0;
+		if (atomic_compare_exchange_weak_explicit(&st->lock, &z, 1, memory_order_acquire, memory_order_relaxed))
+			return true;
+		syscall(SYS_sched_yield);
+	}
+	return false;
+}
+
+static inline void stage_unlock(struct omp_stage *st)
+{
+	atomic_store_explicit(&st->lock, 0, memory_order_release);
+}
+
+/* What st holds that the file does not, into it.  Under st's lock. */
+static void stage_write(struct omp_stage *st)
+{
+	uint32_t u = atomic_load_explicit(&st->used, memory_order_acquire);
+	if (u <= st->written || !g_omp_df)
+		return;
+	dfile_put_block(g_omp_df, (uint32_t)atomic_load(&st->tid), st->first_ns, stage_buf(st) + st->written,
+			u - st->written);
+	st->written = u;
+}
+
+/* Every thread's stage into the file: recording stops, or the process
+ * execs.  Async-signal-safe. */
+static void stages_write_all(void)
+{
+	if (!g_stage_mem)
+		return;
+	int saved = errno;
+	for (int i = 0; i < OMP_STAGES; i++) {
+		struct omp_stage *st = &g_stages[i];
+		if (atomic_load_explicit(&st->tid, memory_order_acquire) && stage_lock(st, 2000)) {
+			stage_write(st);
+			stage_unlock(st);
+		}
+	}
+	errno = saved;
+}
+
+/* The calling thread ends: its stage into the file, and free. */
+static void omp_thread_end(void)
+{
+	struct omp_stage *st = t_stage;
+	t_stage = NULL;
+	t_stage_looked = 1; /* what it records after this goes to the mapping */
+	if (!st)
+		return;
+	int saved = errno;
+	if (stage_lock(st, 2000)) {
+		stage_write(st);
+		st->written = 0;
+		atomic_store_explicit(&st->used, 0, memory_order_relaxed);
+		stage_unlock(st);
+		atomic_store_explicit(&st->tid, 0, memory_order_release);
+	} /* else the collector's end is writing it, and it stays taken */
+	errno = saved;
+}
+
+/* A packet into the calling thread's stage, or its block of the file;
+ * false when it was lost. */
+static bool rec_put(const void *pkt, size_t size)
+{
+	struct omp_stage *st = my_stage();
+	if (st) {
+		uint32_t u = atomic_load_explicit(&st->used, memory_order_relaxed);
+		if (u + size > SONDE_BLOCK_PAYLOAD) {
+			int saved = errno;
+			if (stage_lock(st, 100)) {
+				stage_write(st);
+				st->written = 0;
+				atomic_store_explicit(&st->used, 0, memory_order_relaxed);
+				stage_unlock(st);
+				u = 0;
+			}
+			errno = saved;
+		}
+		if (u + size <= SONDE_BLOCK_PAYLOAD) {
+			if (!u)
+				st->first_ns = now_ns();
+			memcpy(stage_buf(st) + u, pkt, size);
+			atomic_store_explicit(&st->used, u + (uint32_t)size, memory_order_release);
+			return true;
+		}
+	}
 	int saved = errno;
 	void *p = dfile_reserve_wait(g_omp_df, size);
 	if (p) {
@@ -354,7 +508,7 @@ static void *rec_put(const void *pkt, size_t size)
 		dfile_commit(g_omp_df, size);
 	}
 	errno = saved;
-	return p;
+	return p != NULL;
 }
 
 /* A thread's regions, innermost last: the part it is doing in each. */
@@ -1218,8 +1372,16 @@ static void omp_end(struct xbuf *b)
 {
 	(void)b;
 	int rt = atomic_load(&g_runtime), user = atomic_load(&g_user_tool);
-	if (g_omp_df)
+	if (g_omp_df) {
 		dfile_end_errors(g_omp_df);
+		uint64_t lost = dfile_lost(g_omp_df);
+		if (lost && !dfile_grow_errno(g_omp_df)) {
+			char msg[160];
+			snprintf(msg, sizeof msg, "OpenMP regions: %llu writes of the regions' record were lost",
+				 (unsigned long long)lost);
+			log_event_text("error", msg);
+		}
+	}
 	if (user)
 		log_event_text("info", user == 1 ? "OpenMP states: off, the program's own OMPT tool (ompt_start_tool) "
 						   "is active"
@@ -1240,6 +1402,10 @@ static void omp_fork_child(void)
 	if (g_omp_df)
 		dfile_forget(g_omp_df);
 	g_omp_df = NULL;
+	/* the stages are the parent's threads' (the memory stays, a copy) */
+	memset(g_stages, 0, sizeof g_stages);
+	t_stage = NULL;
+	t_stage_looked = 0;
 	atomic_store(&g_rec, 0);
 	atomic_store(&g_rec_lock, 0);
 	t_depth = 0;
@@ -1247,6 +1413,7 @@ static void omp_fork_child(void)
 
 static void omp_stop(void)
 {
+	stages_write_all();
 	if (atomic_load(&g_rec) == 1)
 		atomic_store(&g_rec, -1);
 }
@@ -1264,4 +1431,6 @@ const struct collector_module omp_module = {
 	.end = omp_end,
 	.finish = omp_finish,
 	.fork_child = omp_fork_child,
+	.thread_end = omp_thread_end,
+	.exec_prepare = stages_write_all,
 };

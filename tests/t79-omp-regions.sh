@@ -139,3 +139,28 @@ for cc in $compilers; do
 		notok "$cc nested regions: '$got' (executions/level/threads/levels): $(tr '\n' ' ' <n.csv | head -c 400)"
 	fi
 done
+
+# Many short regions (tests/fixtures/omp/ompmany.c), each runtime, 2 and
+# 4 threads: every region and every thread's part of it is in the record,
+# exactly, though the threads stage their packets and the runtime's
+# workers are idle when the program ends (their last parts are written
+# by the collector's end), and with the master's exec after the regions.
+N=20000
+for cc in $compilers; do
+	[ -x "$FIX/ompmany_$cc" ] || { notok "the $cc many-regions fixture is built (make tests)"; continue; }
+	for nt in 2 4; do
+		for how in end exec; do
+			rm -rf m.er
+			OMP_NUM_THREADS=$nt "$SONDE" collect -p hi -o m.er "$FIX/ompmany_$cc" $N $([ $how = exec ] && echo exec) >m.out 2>m.err
+			"$SONDE" print -printmode csv -omp_regions m.er >m.csv 2>&1
+			execs=$(awk -F, 'NR == 2 { print $3 }' m.csv)
+			parts=$("$SONDE" print -dump omp m.er 2>/dev/null | grep -c '^  thread ')
+			lost=$(grep -c 'were lost' m.er/log.xml)
+			if [ "$(cat m.out)" = "regions $N threads $nt" ] && [ "$execs" = $N ] && [ "$parts" = $((N * nt)) ] && [ "$lost" = 0 ]; then
+				ok "$cc $nt threads, $how: all $N regions and their $parts threads' parts are recorded"
+			else
+				notok "$cc $nt threads, $how: '$(cat m.out)'; $execs executions, $parts parts (of $N and $((N * nt))); $lost lost"
+			fi
+		done
+	done
+done
