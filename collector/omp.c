@@ -456,23 +456,31 @@ static void stages_write_all(void)
 	errno = saved;
 }
 
-/* The calling thread ends: its stage into the file, and free. */
+/* The owner's stage into the file, and empty; false when the collector's
+ * end holds it (tries: how long to wait for that). */
+static bool stage_flush_own(struct omp_stage *st, int tries)
+{
+	int saved = errno;
+	bool ok = stage_lock(st, tries);
+	if (ok) {
+		stage_write(st);
+		st->written = 0;
+		atomic_store_explicit(&st->used, 0, memory_order_relaxed);
+		stage_unlock(st);
+	}
+	errno = saved;
+	return ok;
+}
+
+/* The calling thread ends: its stage into the file, and free (or, when
+ * the collector's end is writing it, left taken). */
 static void omp_thread_end(void)
 {
 	struct omp_stage *st = t_stage;
 	t_stage = NULL;
 	t_stage_looked = 1; /* what it records after this goes to the mapping */
-	if (!st)
-		return;
-	int saved = errno;
-	if (stage_lock(st, 2000)) {
-		stage_write(st);
-		st->written = 0;
-		atomic_store_explicit(&st->used, 0, memory_order_relaxed);
-		stage_unlock(st);
+	if (st && stage_flush_own(st, 2000))
 		atomic_store_explicit(&st->tid, 0, memory_order_release);
-	} /* else the collector's end is writing it, and it stays taken */
-	errno = saved;
 }
 
 /* A packet into the calling thread's stage, or its block of the file;
@@ -482,17 +490,8 @@ static bool rec_put(const void *pkt, size_t size)
 	struct omp_stage *st = my_stage();
 	if (st) {
 		uint32_t u = atomic_load_explicit(&st->used, memory_order_relaxed);
-		if (u + size > SONDE_BLOCK_PAYLOAD) {
-			int saved = errno;
-			if (stage_lock(st, 100)) {
-				stage_write(st);
-				st->written = 0;
-				atomic_store_explicit(&st->used, 0, memory_order_relaxed);
-				stage_unlock(st);
-				u = 0;
-			}
-			errno = saved;
-		}
+		if (u + size > SONDE_BLOCK_PAYLOAD && stage_flush_own(st, 100))
+			u = 0;
 		if (u + size <= SONDE_BLOCK_PAYLOAD) {
 			if (!u)
 				st->first_ns = now_ns();
