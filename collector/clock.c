@@ -1352,6 +1352,22 @@ void clock_wait_end(uint16_t before, uint16_t wait, uint64_t begin_ns, const voi
 	clock_flush_split(0, wait, before, begin_ns, (uint64_t)(uintptr_t)leaf);
 }
 
+void clock_wait_mark(uint16_t wait, uint64_t now_wall)
+{
+	struct tstate *ts = &t_state;
+	struct timespec t;
+	int saved = errno;
+	if (ts->tid && clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) == 0) {
+		ts->wait_end_state = wait;
+		ts->wait_end_wall = now_wall;
+		/* the handler reads the state and wall clock after the CPU
+		 * clock: they are in place before it is */
+		atomic_signal_fence(memory_order_seq_cst);
+		ts->wait_end_cpu = (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+	}
+	errno = saved;
+}
+
 void clock_thread_start_routine(void *fn)
 {
 	struct tstate *ts = &t_state;

@@ -188,6 +188,12 @@ struct tstate {
 	/* The stack of the last sample taken while the routine ran (0:
 	 * none yet): its time after that sample is placed below it. */
 	uint64_t last_stack_id;
+	/* A short wait that a sample fell in ended (clock_wait_mark): the
+	 * thread's CPU clock and wall clock then (0: none since the last
+	 * sample) and the wait's state.  The next sample gives the CPU time
+	 * up to it to the wait, at the stack of the sample in it. */
+	uint64_t wait_end_cpu, wait_end_wall;
+	uint16_t wait_end_state;
 };
 enum { ROUTINE_NONE, ROUTINE_LIVE, ROUTINE_DONE };
 

@@ -326,6 +326,10 @@ void clock_main_run(void *fn);
  * stack, below it `leaf` (the runtime's function the wait was in, which
  * has returned), when not NULL. */
 void clock_wait_end(uint16_t before, uint16_t wait, uint64_t begin_ns, const void *leaf);
+/* The end of a wait of state `wait`, shorter than the clock's interval,
+ * that a sample fell in: its CPU time since that sample is the wait's
+ * (the next sample writes it; one clock read here).  Normal context. */
+void clock_wait_mark(uint16_t wait, uint64_t now_wall);
 /* The process ends (collector_exit_hook, first): the calling thread's
  * time up to here is the target's and is recorded; what the collector
  * does after (its helpers stopped, its files finished) is not, and no

@@ -210,7 +210,9 @@ static bool gomp_first(void)
  * sampler says so in wait_hit): a wait without one had less CPU time
  * than an interval, and most waits are short (the ends were 4 of the 14
  * clock reads of bench/ompbench.c's region on 2 threads).  The record,
- * a few microseconds, for the long ones only. */
+ * a few microseconds, for the long ones only; a short one that a sample
+ * fell in marks its end with one clock read (clock_wait_mark), and the
+ * next sample gives the wait its time up to there. */
 static uint64_t g_wait_flush_ns; /* the clock's interval; 0: off */
 
 static inline uint16_t word_cpu_state(uint32_t w)
@@ -240,8 +242,11 @@ static void wait_done(struct thread_slot *s, uint64_t begin, uint32_t before_wor
 	atomic_signal_fence(memory_order_seq_cst);
 	if (!atomic_load_explicit(&s->wait_hit, memory_order_relaxed))
 		return;
-	if (now_ns() - begin >= g_wait_flush_ns)
+	uint64_t now = now_ns();
+	if (now - begin >= g_wait_flush_ns)
 		clock_wait_end(word_cpu_state(before_word), wait, begin, leaf);
+	else
+		clock_wait_mark(wait, now);
 }
 
 /* A wait of `state` around the real call CALL (libgomp's entry points). */
