@@ -244,6 +244,17 @@ static int within_limit(const struct dfile *df)
 }
 
 /* Async-signal-safe. */
+/* A mapped block's header, its magic last: a reader takes the block
+ * from then on, with `used` bytes of packets. */
+static void block_open(struct sonde_block_header *bh, uint32_t kind, uint32_t tid, uint64_t first_ns, uint32_t used)
+{
+	bh->kind = kind;
+	bh->tid = tid;
+	bh->first_ns = first_ns;
+	atomic_store_explicit((_Atomic uint32_t *)&bh->used, used, memory_order_relaxed);
+	atomic_store_explicit((_Atomic uint32_t *)&bh->magic, SONDE_BLOCK_MAGIC, memory_order_release);
+}
+
 static int claim(struct dfile *df, struct tblock *tb)
 {
 	uint32_t idx;
@@ -267,11 +278,7 @@ static int claim(struct dfile *df, struct tblock *tb)
 	}
 	tb->pending = 0;
 	struct sonde_block_header *bh = (struct sonde_block_header *)(df->base + block_off(idx));
-	bh->kind = df->kind;
-	bh->tid = (uint32_t)sys_gettid();
-	bh->first_ns = now_ns();
-	atomic_store_explicit((_Atomic uint32_t *)&bh->used, 0, memory_order_relaxed);
-	atomic_store_explicit((_Atomic uint32_t *)&bh->magic, SONDE_BLOCK_MAGIC, memory_order_release);
+	block_open(bh, df->kind, (uint32_t)sys_gettid(), now_ns(), 0);
 	tb->blk = bh;
 	tb->used = 0;
 	return 0;
@@ -373,11 +380,7 @@ int dfile_put_block(struct dfile *df, uint32_t tid, uint64_t first_ns, const voi
 		if (end <= atomic_load_explicit(&df->mapped, memory_order_acquire)) {
 			struct sonde_block_header *bh = (struct sonde_block_header *)(df->base + off);
 			memcpy(bh + 1, data, len);
-			bh->kind = h.kind;
-			bh->tid = tid;
-			bh->first_ns = first_ns;
-			atomic_store_explicit((_Atomic uint32_t *)&bh->used, len, memory_order_relaxed);
-			atomic_store_explicit((_Atomic uint32_t *)&bh->magic, SONDE_BLOCK_MAGIC, memory_order_release);
+			block_open(bh, df->kind, tid, first_ns, len);
 			done = 1;
 		}
 	}

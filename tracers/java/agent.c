@@ -366,17 +366,21 @@ static void code_heaps(jvmtiEnv *jvmti)
 		return;
 	int n = *(const int32_t *)(arr + len);
 	const char *const *v = *(const char *const *const *)(arr + data);
-	uint64_t b[8][2];
+	struct {
+		const char *h;
+		uint64_t lo, hi;
+	} b[8];
 	int nb = 0, with_interp = 0;
 	for (int i = 0; v && i < n && nb < 8; i++) {
 		const char *h = v[i];
 		if (!h)
 			continue;
-		b[nb][0] = (uint64_t)(uintptr_t) * (char *const *)(h + mem + lo);
-		b[nb][1] = (uint64_t)(uintptr_t) * (char *const *)(h + mem + hi);
-		if (b[nb][0] >= b[nb][1])
+		b[nb].h = h;
+		b[nb].lo = (uint64_t)(uintptr_t) * (char *const *)(h + mem + lo);
+		b[nb].hi = (uint64_t)(uintptr_t) * (char *const *)(h + mem + hi);
+		if (b[nb].lo >= b[nb].hi)
 			continue;
-		with_interp += ilo >= b[nb][0] && ilo < b[nb][1];
+		with_interp += ilo >= b[nb].lo && ilo < b[nb].hi;
 		nb++;
 	}
 	if (with_interp != 1)
@@ -388,12 +392,11 @@ static void code_heaps(jvmtiEnv *jvmti)
 	long seg = vm_entry("CodeHeap", "_segmap", 0), log2 = vm_entry("CodeHeap", "_log2_segment_size", 0),
 	     vlow = vm_entry("VirtualSpace", "_low", 0), vhigh = vm_entry("VirtualSpace", "_high", 0),
 	     used = vm_entry("HeapBlock::Header", "_used", 0), hdr0 = vm_entry("HeapBlock", "_header", 0),
-	     hdr = vm_type_size("HeapBlock"),
-	     cb = vm_entry("CodeBlob", "_code_begin", 0), ce = vm_entry("CodeBlob", "_code_end", 0),
-	     meth = vm_entry("CompiledMethod", "_method", 0), lvl = vm_entry("nmethod", "_comp_level", 0),
-	     size = vm_type_size("nmethod");
-	int look = seg >= 0 && log2 >= 0 && vlow >= 0 && vhigh >= 0 && used >= 0 && hdr0 >= 0 && hdr > 0 && cb >= 0 && ce >= 0 &&
-		   meth >= 0 && lvl >= 0 && size > 0;
+	     hdr = vm_type_size("HeapBlock"), cb = vm_entry("CodeBlob", "_code_begin", 0),
+	     ce = vm_entry("CodeBlob", "_code_end", 0), meth = vm_entry("CompiledMethod", "_method", 0),
+	     lvl = vm_entry("nmethod", "_comp_level", 0), size = vm_type_size("nmethod");
+	int look = seg >= 0 && log2 >= 0 && vlow >= 0 && vhigh >= 0 && used >= 0 && hdr0 >= 0 && hdr > 0 && cb >= 0 &&
+		   ce >= 0 && meth >= 0 && lvl >= 0 && size > 0;
 	if (look) {
 		java_nm.high_off = mem + vhigh;
 		java_nm.block_hdr = hdr;
@@ -405,19 +408,15 @@ static void code_heaps(jvmtiEnv *jvmti)
 		java_nm.blob_size = size;
 	}
 	int k = 0, l2 = -1;
-	for (int i = 0; v && i < n && k < JAVA_NMHEAPS; i++) {
-		const char *h = v[i];
-		if (!h)
-			continue;
-		uint64_t a = (uint64_t)(uintptr_t) * (char *const *)(h + mem + lo),
-			 z = (uint64_t)(uintptr_t) * (char *const *)(h + mem + hi);
-		if (a >= z || (!mixed && ilo >= a && ilo < z))
-			continue;
+	for (int i = 0; i < nb && k < JAVA_NMHEAPS; i++) {
+		const char *h = b[i].h;
+		if (!mixed && ilo >= b[i].lo && ilo < b[i].hi)
+			continue; /* the interpreter's and the stubs' */
 		if (look) {
 			int g = *(const int32_t *)(h + log2);
 			/* the segment map's index is from the heap's committed
 			 * low, which is its reserved low */
-			if ((uint64_t)(uintptr_t) * (char *const *)(h + mem + vlow) != a || g < 4 || g > 16 ||
+			if ((uint64_t)(uintptr_t) * (char *const *)(h + mem + vlow) != b[i].lo || g < 4 || g > 16 ||
 			    (l2 >= 0 && g != l2))
 				look = 0;
 			l2 = g;
@@ -426,8 +425,8 @@ static void code_heaps(jvmtiEnv *jvmti)
 			if (!java_nm.segmap[k])
 				look = 0;
 		}
-		atomic_store(&java_nm_lo[k], a);
-		atomic_store(&java_nm_hi[k], z);
+		atomic_store(&java_nm_lo[k], b[i].lo);
+		atomic_store(&java_nm_hi[k], b[i].hi);
 		k++;
 	}
 	java_nm.log2_seg = l2;

@@ -178,14 +178,14 @@ static int nmethod_at(int h, uint64_t pc, uint64_t *method, int *level)
  * points to) is compiled, by C1 or C2, and the frames above it inlined
  * into it (all of them compiled, when it is not found); and
  * SONDE_FRAME_JAVA elsewhere (a stub, an adapter, a heap that mixes
- * stubs and methods), then for the others too.  Returns how many. */
-static int top_kinds(uint64_t pc, const asgct_frame *fr, int n, struct sonde_hook_frame *out)
+ * stubs and methods), then for the others too. */
+static void top_kinds(uint64_t pc, const asgct_frame *fr, int n, struct sonde_hook_frame *out)
 {
 	pc &= ~SONDE_PC_EXACT;
 	if (pc >= atomic_load_explicit(&java_interp_lo, memory_order_relaxed) &&
 	    pc < atomic_load_explicit(&java_interp_hi, memory_order_relaxed)) {
 		out[0].kind = SONDE_FRAME_JAVA_INTERP;
-		return 1;
+		return;
 	}
 	int nh = atomic_load_explicit(&java_nmheaps, memory_order_acquire);
 	for (int h = 0; h < nh && h < JAVA_NMHEAPS; h++) {
@@ -202,14 +202,12 @@ static int top_kinds(uint64_t pc, const asgct_frame *fr, int n, struct sonde_hoo
 				for (int j = 0; j < i; j++)
 					out[j].kind = SONDE_FRAME_JAVA_INLINED;
 				out[i].kind = level >= 1 && level <= 3 ? SONDE_FRAME_JAVA_COMPILED_C1 : SONDE_FRAME_JAVA_COMPILED;
-				return i + 1;
+				return;
 			}
-		if (java_nm.mixed)
-			return 0;
-		out[0].kind = SONDE_FRAME_JAVA_COMPILED;
-		return 1;
+		if (!java_nm.mixed)
+			out[0].kind = SONDE_FRAME_JAVA_COMPILED;
+		return;
 	}
-	return 0;
 }
 
 int java_frames(const struct sonde_hook_sample *s, struct sonde_hook_frame *out, int max,
