@@ -54,6 +54,34 @@ judge() {
 	fi
 }
 
+# kinds EXP FUNC...: how the frames of each FUNC ran, over all the
+# samples (-dump): "FUNC KIND COUNT ..." for the kinds seen.
+kinds() {
+	er=$1
+	shift
+	"$SONDE" print -dump profile "$er" 2>/dev/null | awk -v fs="$*" '
+		BEGIN { n = split(fs, f, " ") }
+		/^ *#[0-9]/ { for (i = 1; i <= n; i++) if (index($4, ":" f[i] "(")) c[f[i] " " $3]++ }
+		END { for (k in c) printf "%s %d ", k, c[k] }'
+}
+
+# deep LABEL KINDS FUNC...: each FUNC's frames ran interpreted in at
+# least 95% of the samples with it (KINDS from kinds), and it has more
+# than 50 of them.
+deep() {
+	label=$1 got=$2
+	shift 2
+	for f in "$@"; do
+		if awk -v k="$got" -v f="$f" 'BEGIN { m = split(k, v, " ")
+			for (i = 1; i + 2 <= m; i += 3) if (v[i] == f) { t += v[i + 2]; if (v[i + 1] == "java-interpreted") g += v[i + 2] }
+			exit !(t > 50 && g >= 0.95 * t) }'; then
+			ok "$label: $f, below outer, ran interpreted ($(echo "$got" | tr ' ' '\n' | paste - - - | awk -v f="$f" '$1 == f { printf "%s %s ", $2, $3 }'))"
+		else
+			notok "$label: how $f ran: $got"
+		fi
+	done
+}
+
 # roots NAME EXP: the weight of the samples with a Java frame whose
 # outermost frame is a method the JVM enters Java at, against all of
 # theirs.
@@ -126,6 +154,10 @@ for mode in jit xint; do
 	else
 		notok "JHot $mode: inlined frames above neither compiled nor inlined code: $bad (of all)"
 	fi
+	# below the compiled (or, -Xint, interpreted) outer: the methods
+	# called once, which the JIT never compiles, ran interpreted (the
+	# walk of the JVM's frames; before, their kind was not told)
+	deep "JHot $mode" "$(kinds h.er JHot.b JHot.a JHot.main JHot.worker)" JHot.b JHot.a JHot.main JHot.worker
 	caller h.er JHot.outer JHot.b
 	caller h.er JHot.b JHot.a
 	# the view modes: user shows Java, <JVM-System> for the JVM's own
@@ -196,6 +228,9 @@ else
 	notok "JNative.callback: only $share of its time under Java_JNative_nativeBurn (user mode)"
 fi
 VM=machine caller n.er JNative.callback 'JavaCalls::call_helper'
+# below the native method's C code: main ran interpreted (the walk
+# crosses the call stub to the frames below the C that called Java)
+deep "JNative" "$(kinds n.er JNative.main)" JNative.main
 roots "JNative" n.er
 
 # the guest: the JVM's signals, threads and class unloading as they were

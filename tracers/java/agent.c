@@ -142,8 +142,8 @@ static void class_methods(jvmtiEnv *jvmti, jclass klass)
 			if ((*jvmti)->GetMethodName(jvmti, ms[i], &name, &sig, NULL) != JVMTI_ERROR_NONE)
 				continue;
 			size_t len = 0;
-			put(buf, cap, &len, "0x%" PRIxPTR " %s %s %s %s", (uintptr_t)ms[i], csig, field(name), field(sig),
-			    src ? src : "-");
+			put(buf, cap, &len, "0x%" PRIxPTR " %s %s %s %s", (uintptr_t)ms[i], csig, field(name),
+			    field(sig), src ? src : "-");
 			jint nl = 0;
 			jvmtiLineNumberEntry *lt = NULL;
 			if ((*jvmti)->GetLineNumberTable(jvmti, ms[i], &nl, &lt) == JVMTI_ERROR_NONE) {
@@ -177,12 +177,11 @@ static void class_methods(jvmtiEnv *jvmti, jclass klass)
  * C frames between a callback and the JNI method that made it, and the
  * JVM's below a thread's first Java frame, are on the stack.  0 until the
  * JVM reports it. */
-static _Atomic uint64_t g_stub_lo, g_stub_hi;
 
 static int jit_region(void)
 {
-	return __sonde_hook_jit_region(atomic_load(&java_code_lo), atomic_load(&java_code_hi), atomic_load(&g_stub_lo),
-				       atomic_load(&g_stub_hi));
+	return __sonde_hook_jit_region(atomic_load(&java_code_lo), atomic_load(&java_code_hi),
+				       atomic_load(&java_stub_lo), atomic_load(&java_stub_hi));
 }
 
 static void widen(const void *addr, jint length)
@@ -196,7 +195,7 @@ static void widen(const void *addr, jint length)
 	int grew_hi = 0;
 	while (hi > cur && !(grew_hi = atomic_compare_exchange_weak(&java_code_hi, &cur, hi)))
 		;
-	if ((grew || grew_hi) && atomic_load(&g_stub_lo))
+	if ((grew || grew_hi) && atomic_load(&java_stub_lo))
 		jit_region();
 }
 
@@ -207,8 +206,8 @@ static void map_line(const void *addr, jint length, const char *name, const char
 		return;
 	char line[1024];
 	size_t len = 0;
-	put(line, sizeof line, &len, "%" PRIxPTR " %x %s%s", (uintptr_t)addr, (unsigned)length, name && *name ? name : "?",
-	    suffix);
+	put(line, sizeof line, &len, "%" PRIxPTR " %x %s%s", (uintptr_t)addr, (unsigned)length,
+	    name && *name ? name : "?", suffix);
 	for (size_t i = 0; i < len; i++)
 		if (line[i] == '\n' || line[i] == '\r')
 			line[i] = ' ';
@@ -224,9 +223,9 @@ static void JNICALL cb_dynamic_code(jvmtiEnv *jvmti, const char *name, const voi
 {
 	(void)jvmti;
 	widen(addr, length);
-	if (name && !strcmp(name, "call_stub") && length > 0 && !atomic_load(&g_stub_lo)) {
-		atomic_store(&g_stub_hi, (uint64_t)(uintptr_t)addr + (uint64_t)length);
-		atomic_store(&g_stub_lo, (uint64_t)(uintptr_t)addr);
+	if (name && !strcmp(name, "call_stub") && length > 0 && !atomic_load(&java_stub_lo)) {
+		atomic_store(&java_stub_hi, (uint64_t)(uintptr_t)addr + (uint64_t)length);
+		atomic_store(&java_stub_lo, (uint64_t)(uintptr_t)addr);
 		if (jit_region() != 0)
 			__sonde_trace_log("warning", "Java: the collector took no JIT region; a Java method that "
 						     "C called back has no C frames below it");
@@ -337,6 +336,7 @@ static void code_cache_bounds(void)
 
 static long vm_entry(const char *type, const char *field, int is_static);
 static long vm_type_size(const char *type);
+static void deep_walk(jvmtiEnv *jvmti, JNIEnv *jni);
 
 /* The heaps of the code cache that hold compiled methods only, for the
  * handler to tell a compiled top frame (java.h): HotSpot's segmented code
@@ -394,9 +394,10 @@ static void code_heaps(jvmtiEnv *jvmti)
 	     used = vm_entry("HeapBlock::Header", "_used", 0), hdr0 = vm_entry("HeapBlock", "_header", 0),
 	     hdr = vm_type_size("HeapBlock"), cb = vm_entry("CodeBlob", "_code_begin", 0),
 	     ce = vm_entry("CodeBlob", "_code_end", 0), meth = vm_entry("CompiledMethod", "_method", 0),
-	     lvl = vm_entry("nmethod", "_comp_level", 0), size = vm_type_size("nmethod");
+	     lvl = vm_entry("nmethod", "_comp_level", 0), size = vm_type_size("nmethod"),
+	     fs = vm_entry("CodeBlob", "_frame_size", 0), fc = vm_entry("CodeBlob", "_frame_complete_offset", 0);
 	int look = seg >= 0 && log2 >= 0 && vlow >= 0 && vhigh >= 0 && used >= 0 && hdr0 >= 0 && hdr > 0 && cb >= 0 &&
-		   ce >= 0 && meth >= 0 && lvl >= 0 && size > 0;
+		   ce >= 0 && meth >= 0 && lvl >= 0 && size > 0 && fs >= 0 && fc >= 0;
 	if (look) {
 		java_nm.high_off = mem + vhigh;
 		java_nm.block_hdr = hdr;
@@ -406,6 +407,8 @@ static void code_heaps(jvmtiEnv *jvmti)
 		java_nm.method = meth;
 		java_nm.level = lvl;
 		java_nm.blob_size = size;
+		java_nm.frame_size = fs;
+		java_nm.frame_complete = fc;
 	}
 	int k = 0, l2 = -1;
 	for (int i = 0; i < nb && k < JAVA_NMHEAPS; i++) {
@@ -459,6 +462,8 @@ static void JNICALL cb_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 	(*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_DYNAMIC_CODE_GENERATED);
 	code_cache_bounds();
 	code_heaps(jvmti);
+	if (jni && !atomic_load(&java_deep_on))
+		deep_walk(jvmti, jni);
 	if (atomic_load(&java_code_hi) == 0)
 		__sonde_trace_log("warning", "Java: the JVM reported no generated code; Java frames replace no native "
 					     "frames");
@@ -478,7 +483,8 @@ static void JNICALL cb_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 	char msg[512];
 	size_t len = 0;
 	uint64_t walks = atomic_load(&java_walks), ok = atomic_load(&java_walked);
-	put(msg, sizeof msg, &len, "Java: %" PRIu64 " samples of Java threads, %" PRIu64 " with Java frames", walks, ok);
+	put(msg, sizeof msg, &len, "Java: %" PRIu64 " samples of Java threads, %" PRIu64 " with Java frames", walks,
+	    ok);
 	for (int r = 0; r < JAVA_NREASONS; r++) {
 		uint64_t f = atomic_load(&java_failed[r]);
 		if (f)
@@ -507,8 +513,13 @@ static void JNICALL cb_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 /* The events the agent takes, on from its start, off at an attached
  * recording's stop. */
 static const jvmtiEvent g_events[] = {
-	JVMTI_EVENT_VM_INIT,	  JVMTI_EVENT_VM_DEATH,	    JVMTI_EVENT_CLASS_LOAD, JVMTI_EVENT_CLASS_PREPARE,
-	JVMTI_EVENT_THREAD_START, JVMTI_EVENT_THREAD_END, JVMTI_EVENT_DYNAMIC_CODE_GENERATED,
+	JVMTI_EVENT_VM_INIT,
+	JVMTI_EVENT_VM_DEATH,
+	JVMTI_EVENT_CLASS_LOAD,
+	JVMTI_EVENT_CLASS_PREPARE,
+	JVMTI_EVENT_THREAD_START,
+	JVMTI_EVENT_THREAD_END,
+	JVMTI_EVENT_DYNAMIC_CODE_GENERATED,
 };
 
 /* Load: no failure of the agent's may stop the JVM (JNI_OK always);
@@ -551,7 +562,8 @@ static jint agent_start(JavaVM *vm)
 	cb.DynamicCodeGenerated = cb_dynamic_code;
 	cb.CompiledMethodLoad = cb_compiled_load;
 	if ((*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof cb) != JVMTI_ERROR_NONE) {
-		__sonde_trace_log("error", "Java: the JVM refused the agent's callbacks; samples have native frames only");
+		__sonde_trace_log("error",
+				  "Java: the JVM refused the agent's callbacks; samples have native frames only");
 		return JNI_OK;
 	}
 	g_methods_fd = __sonde_trace_file("methods");
@@ -645,6 +657,77 @@ static long vm_field(const char *type, const char *field)
 	return vm_entry(type, field, 0);
 }
 
+/* One of HotSpot's integer constants (vmStructs' int constants); 0 when
+ * it is not there. */
+static long vm_int_constant(const char *name)
+{
+	char **table = dlsym(RTLD_DEFAULT, "gHotSpotVMIntConstants");
+	const uint64_t *nm = dlsym(RTLD_DEFAULT, "gHotSpotVMIntConstantEntryNameOffset"),
+		       *val = dlsym(RTLD_DEFAULT, "gHotSpotVMIntConstantEntryValueOffset"),
+		       *stride = dlsym(RTLD_DEFAULT, "gHotSpotVMIntConstantEntryArrayStride");
+	if (!table || !*table || !nm || !val || !stride || !*stride)
+		return 0;
+	for (const char *e = *table;; e += *stride) {
+		const char *t = *(const char *const *)(e + *nm);
+		if (!t)
+			return 0;
+		if (!strcmp(t, name))
+			return *(const int32_t *)(e + *val);
+	}
+}
+
+/* Where a JavaThread keeps its JNIEnv: this thread's env less its
+ * JavaThread (java.lang.Thread.eetop holds it; vmStructs does not list
+ * the field); -1 when the JVM does not say.  *eetop: the field. */
+static long env_offset(jvmtiEnv *jvmti, JNIEnv *jni, jfieldID *eetop)
+{
+	jclass tc = (*jni)->FindClass(jni, "java/lang/Thread");
+	*eetop = tc ? (*jni)->GetFieldID(jni, tc, "eetop", "J") : NULL;
+	jthread self = NULL;
+	if (!*eetop || (*jvmti)->GetCurrentThread(jvmti, &self) != JVMTI_ERROR_NONE) {
+		(*jni)->ExceptionClear(jni);
+		return -1;
+	}
+	intptr_t me = (intptr_t)(*jni)->GetLongField(jni, self, *eetop), off = (intptr_t)jni - me;
+	(*jni)->DeleteLocalRef(jni, self);
+	if (tc)
+		(*jni)->DeleteLocalRef(jni, tc);
+	return me && off > 0 && off < 65536 ? (long)off : -1;
+}
+
+/* What the handler's walk below the top frame needs (java.h, struct
+ * java_deep): the offsets of a JavaThread's stack and frame anchor. */
+static void deep_walk(jvmtiEnv *jvmti, JNIEnv *jni)
+{
+	jfieldID eetop;
+	long env_off = env_offset(jvmti, jni, &eetop), anchor = vm_field("JavaThread", "_anchor"),
+	     base = vm_field("JavaThread", "_stack_base"), size = vm_field("JavaThread", "_stack_size"),
+	     sp = vm_field("JavaFrameAnchor", "_last_Java_sp"), pc = vm_field("JavaFrameAnchor", "_last_Java_pc"),
+	     fp = vm_field("JavaFrameAnchor", "_last_Java_fp");
+	if (base < 0 || size < 0)
+		base = vm_field("Thread", "_stack_base"), size = vm_field("Thread", "_stack_size");
+	if (env_off < 0 || anchor < 0 || base < 0 || size < 0 || sp < 0 || pc < 0 || fp < 0 ||
+	    !atomic_load(&java_nm_at)) {
+		__sonde_trace_log("warning", "Java: the JVM does not say where its threads' stacks and last Java "
+					     "frames are (vmStructs); Java frames below the top method have no kind");
+		return;
+	}
+	java_deep.env_off = env_off;
+	java_deep.stack_base = base;
+	java_deep.stack_size = size;
+	java_deep.anchor = anchor;
+	java_deep.last_sp = sp;
+	java_deep.last_pc = pc;
+	java_deep.last_fp = fp;
+	/* the call stub's frame: its JavaCallWrapper holds the anchor of the
+	 * Java frames below the C ones that called Java */
+	long wrap = vm_field("JavaCallWrapper", "_anchor"),
+	     at = vm_int_constant("frame::entry_frame_call_wrapper_offset");
+	java_deep.wrapper = at < 0 && at > -64 ? at * 8 : 0;
+	java_deep.wrapper_anchor = wrap >= 0 && java_deep.wrapper ? wrap : -1;
+	atomic_store_explicit(&java_deep_on, 1, memory_order_release);
+}
+
 /* The Java threads that exist at the attach, which no ThreadStart will
  * tell of: each one's thread id and JNIEnv, which the sampling handler
  * needs, from its java.lang.Thread.  Its eetop field holds its JavaThread;
@@ -659,15 +742,9 @@ static int attach_threads(jvmtiEnv *jvmti, JNIEnv *jni)
 	long osthread = vm_field("JavaThread", "_osthread"), thread_id = vm_field("OSThread", "_thread_id");
 	if (osthread < 0)
 		osthread = vm_field("Thread", "_osthread");
-	jclass tc = (*jni)->FindClass(jni, "java/lang/Thread");
-	jfieldID eetop = tc ? (*jni)->GetFieldID(jni, tc, "eetop", "J") : NULL;
-	jthread self = NULL;
-	if (osthread < 0 || thread_id < 0 || !eetop || (*jvmti)->GetCurrentThread(jvmti, &self) != JVMTI_ERROR_NONE) {
-		(*jni)->ExceptionClear(jni);
-		return -1;
-	}
-	intptr_t me = (intptr_t)(*jni)->GetLongField(jni, self, eetop), env_off = (intptr_t)jni - me;
-	if (!me || env_off <= 0 || env_off >= 65536)
+	jfieldID eetop;
+	long env_off = env_offset(jvmti, jni, &eetop);
+	if (osthread < 0 || thread_id < 0 || env_off < 0)
 		return -1;
 	jint n = 0;
 	jthread *ts = NULL;
@@ -707,9 +784,10 @@ static jint attach_start(JavaVM *vm, const char *settings)
 		return JNI_OK;
 	}
 	if (attach_threads(g_jvmti, jni) < 0)
-		__sonde_trace_log("warning", "Java: the JVM does not say where its threads' ids and JNIEnv are "
-					     "(vmStructs, java.lang.Thread.eetop); threads older than the attach have native "
-					     "frames only");
+		__sonde_trace_log("warning",
+				  "Java: the JVM does not say where its threads' ids and JNIEnv are "
+				  "(vmStructs, java.lang.Thread.eetop); threads older than the attach have native "
+				  "frames only");
 	cb_vm_init(g_jvmti, jni, NULL);
 	return JNI_OK;
 }
@@ -721,7 +799,7 @@ static jint attach_stop(JavaVM *vm)
 	if (jvmti) {
 		for (size_t i = 0; i < sizeof g_events / sizeof g_events[0]; i++)
 			(*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, g_events[i], NULL);
-		cb_vm_death(jvmti, NULL); /* the hook removed, the tables written */
+		cb_vm_death(jvmti, NULL);	     /* the hook removed, the tables written */
 		(*jvmti)->DisposeEnvironment(jvmti); /* its capabilities go with it */
 		g_jvmti = NULL;
 	}

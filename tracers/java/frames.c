@@ -13,22 +13,27 @@
  * by tid live here too: the handler reads them, agent.c writes them.
  */
 #define _GNU_SOURCE
+#include <ucontext.h>
+
 #include "java.h"
 
 const char *const java_reasons[JAVA_NREASONS] = {
-	"no Java frame",	 "no class loaded",	"GC active",	"in unknown native code",
+	"no Java frame",	 "no class loaded",	 "GC active",		"in unknown native code",
 	"not walkable (native)", "in unknown Java code", "not walkable (Java)", "unknown thread state",
-	"thread exiting",	 "deoptimising",	"at a safepoint",	"other",
+	"thread exiting",	 "deoptimising",	 "at a safepoint",	"other",
 };
 
 asgct_fn *java_asgct;
 _Atomic uint64_t java_walks, java_walked, java_failed[JAVA_NREASONS];
 _Atomic uint64_t java_code_lo = UINT64_MAX, java_code_hi;
+_Atomic uint64_t java_stub_lo, java_stub_hi;
 _Atomic uint64_t java_interp_lo, java_interp_hi;
 _Atomic uint64_t java_nm_lo[JAVA_NMHEAPS], java_nm_hi[JAVA_NMHEAPS];
 _Atomic int java_nmheaps, java_interp_only;
 struct java_nmlook java_nm;
 _Atomic int java_nm_at;
+struct java_deep java_deep;
+_Atomic int java_deep_on;
 
 /* Open addressing by tid; a slot's tid, once set, stays (a thread that
  * ends clears its env; a later thread with its tid takes the slot
@@ -130,17 +135,24 @@ static int interleave(const struct sonde_hook_sample *s, int at, const asgct_fra
 			int m = rb[r] - re[r - 1];
 			to -= m;
 			for (int j = 0; j < m; j++)
-				out[to + j] = (struct sonde_hook_frame){ s->pcs[re[r - 1] + j], SONDE_FRAME_NATIVE, 0, 0, 0 };
+				out[to + j] =
+					(struct sonde_hook_frame){ s->pcs[re[r - 1] + j], SONDE_FRAME_NATIVE, 0, 0, 0 };
 		}
 	}
 	return n + extra;
 }
 
-/* The compiled method whose code in heap h holds pc: its Method* and
- * compilation level; 0 when none is found.  Only loads, each inside the
- * heap's committed part (a block being freed meanwhile reads as another
- * or none, never out of it). */
-static int nmethod_at(int h, uint64_t pc, uint64_t *method, int *level)
+/* A compiled method found by a code address: its Method*, compilation
+ * level and blob. */
+struct nm {
+	uint64_t method, blob, code_begin;
+	int level;
+};
+
+/* The compiled method whose code in heap h holds pc; 0 when none is
+ * found.  Only loads, each inside the heap's committed part (a block
+ * being freed meanwhile reads as another or none, never out of it). */
+static int nmethod_at(int h, uint64_t pc, struct nm *nm)
 {
 	const struct java_nmlook *L = &java_nm;
 	uint64_t lo = atomic_load_explicit(&java_nm_lo[h], memory_order_relaxed);
@@ -160,53 +172,171 @@ static int nmethod_at(int h, uint64_t pc, uint64_t *method, int *level)
 	if (map[idx])
 		return 0;
 	uint64_t block = lo + (idx << L->log2_seg), blob = block + (uint64_t)L->block_hdr;
-	if (blob + (uint64_t)L->blob_size > high || !*(const volatile uint8_t *)(uintptr_t)(block + (uint64_t)L->used_off))
+	if (blob + (uint64_t)L->blob_size > high ||
+	    !*(const volatile uint8_t *)(uintptr_t)(block + (uint64_t)L->used_off))
 		return 0;
 	uint64_t cb = *(const volatile uint64_t *)(uintptr_t)(blob + (uint64_t)L->code_begin),
 		 ce = *(const volatile uint64_t *)(uintptr_t)(blob + (uint64_t)L->code_end);
 	if (pc < cb || pc >= ce)
 		return 0;
-	*method = *(const volatile uint64_t *)(uintptr_t)(blob + (uint64_t)L->method);
-	*level = *(const volatile int32_t *)(uintptr_t)(blob + (uint64_t)L->level);
-	return *method != 0;
+	nm->method = *(const volatile uint64_t *)(uintptr_t)(blob + (uint64_t)L->method);
+	nm->level = *(const volatile int32_t *)(uintptr_t)(blob + (uint64_t)L->level);
+	nm->blob = blob;
+	nm->code_begin = cb;
+	return nm->method != 0;
 }
 
-/* The kinds of the top Java frames fr[0, n) from the code address pc
- * they were at (the sample's first address in the code cache):
- * interpreted in the interpreter's code; in a heap of compiled methods,
- * the method whose code it is (found by its Method*, which a jmethodID
- * points to) is compiled, by C1 or C2, and the frames above it inlined
- * into it (all of them compiled, when it is not found); and
- * SONDE_FRAME_JAVA elsewhere (a stub, an adapter, a heap that mixes
- * stubs and methods), then for the others too. */
-static void top_kinds(uint64_t pc, const asgct_frame *fr, int n, struct sonde_hook_frame *out)
+static inline uint64_t load64(uint64_t a)
 {
-	pc &= ~SONDE_PC_EXACT;
-	if (pc >= atomic_load_explicit(&java_interp_lo, memory_order_relaxed) &&
-	    pc < atomic_load_explicit(&java_interp_hi, memory_order_relaxed)) {
-		out[0].kind = SONDE_FRAME_JAVA_INTERP;
-		return;
-	}
+	return *(const volatile uint64_t *)(uintptr_t)a;
+}
+
+/* The Method* a frame's jmethodID stands for. */
+static inline uint64_t method_of(const asgct_frame *f)
+{
+	return f->method_id ? load64((uint64_t)(uintptr_t)f->method_id) : 0;
+}
+
+/* The heap of compiled methods that holds pc, or -1. */
+static int nm_heap(uint64_t pc)
+{
 	int nh = atomic_load_explicit(&java_nmheaps, memory_order_acquire);
-	for (int h = 0; h < nh && h < JAVA_NMHEAPS; h++) {
-		if (pc < atomic_load_explicit(&java_nm_lo[h], memory_order_relaxed) ||
-		    pc >= atomic_load_explicit(&java_nm_hi[h], memory_order_relaxed))
-			continue;
-		uint64_t m = 0;
-		int level = 0;
-		if (atomic_load_explicit(&java_nm_at, memory_order_acquire) && nmethod_at(h, pc, &m, &level))
-			for (int i = 0; i < n && fr[i].lineno != -3; i++) {
-				const volatile uint64_t *id = (const volatile uint64_t *)(uintptr_t)fr[i].method_id;
-				if (!id || *id != m)
-					continue;
-				for (int j = 0; j < i; j++)
-					out[j].kind = SONDE_FRAME_JAVA_INLINED;
-				out[i].kind = level >= 1 && level <= 3 ? SONDE_FRAME_JAVA_COMPILED_C1 : SONDE_FRAME_JAVA_COMPILED;
+	for (int h = 0; h < nh && h < JAVA_NMHEAPS; h++)
+		if (pc >= atomic_load_explicit(&java_nm_lo[h], memory_order_relaxed) &&
+		    pc < atomic_load_explicit(&java_nm_hi[h], memory_order_relaxed))
+			return h;
+	return -1;
+}
+
+static inline int in_interp(uint64_t pc)
+{
+	return pc >= atomic_load_explicit(&java_interp_lo, memory_order_relaxed) &&
+	       pc < atomic_load_explicit(&java_interp_hi, memory_order_relaxed);
+}
+
+/* The last Java frame a frame anchor at a holds: 0 when none (the
+ * thread runs Java code, or the anchor's frame is not in the stack
+ * [lo, hi)). */
+static int last_frame(uint64_t a, uint64_t lo, uint64_t hi, uint64_t *pc, uint64_t *sp, uint64_t *fp)
+{
+	const struct java_deep *D = &java_deep;
+	uint64_t s = load64(a + (uint64_t)D->last_sp);
+	if (s < lo + 8 || s >= hi)
+		return 0;
+	uint64_t p = load64(a + (uint64_t)D->last_pc);
+	*pc = p ? p : load64(s - 8);
+	*fp = load64(a + (uint64_t)D->last_fp);
+	*sp = s;
+	return 1;
+}
+
+/* The kinds of the Java frames fr[0, n): a walk of the thread's own
+ * frames, from the interrupted one (at == 0: the sample's first address
+ * is in the code cache) or the last Java frame the JVM left in the
+ * thread's anchor (at > 0: in native code), that tells each physical
+ * frame by its code: the interpreter's (the frame's Method* is at its
+ * frame pointer), or a compiled method's (found by its code, its Method*
+ * in its blob; the frames above it, to the one of that Method*, were
+ * inlined into it; its caller's frame is its blob's frame size above).
+ * Every step is checked against AsyncGetCallTrace's frames (the same
+ * Method*, in order) and stays in the thread's stack: the walk stops at
+ * the first frame that disagrees, at a stub (the call stub, a runtime
+ * stub), or at anything it cannot read, and the frames below keep the
+ * kind SONDE_FRAME_JAVA.  When the top frame's compiled method is not
+ * among the frames, the top frame is compiled all the same where its
+ * heap holds compiled methods only.  Plain loads; async-signal-safe. */
+static void frame_kinds(const struct sonde_hook_sample *s, int at, JNIEnv *env, const asgct_frame *fr, int n,
+			struct sonde_hook_frame *out)
+{
+	const ucontext_t *uc = s->ucontext;
+	uint64_t pc = s->pcs[at] & ~SONDE_PC_EXACT, sp = 0, fp = 0, lo = 0, hi = 0;
+	int step = 0; /* sp and fp known: the walk may go past the top frame */
+	if (atomic_load_explicit(&java_deep_on, memory_order_acquire)) {
+		const struct java_deep *D = &java_deep;
+		uint64_t jt = (uint64_t)(uintptr_t)env - (uint64_t)D->env_off;
+		hi = load64(jt + (uint64_t)D->stack_base);
+		lo = hi - load64(jt + (uint64_t)D->stack_size);
+		/* nothing of the thread's lies below where it was stopped (the
+		 * stack's low end is its guard zone, which faults) */
+		uint64_t now = uc ? (uint64_t)uc->uc_mcontext.gregs[REG_RSP] : 0;
+		if (now > lo && now < hi)
+			lo = now;
+		if (at == 0 && uc) {
+			sp = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
+			fp = (uint64_t)uc->uc_mcontext.gregs[REG_RBP];
+			step = 1;
+		} else if (at > 0) {
+			step = last_frame(jt + (uint64_t)D->anchor, lo, hi, &pc, &sp, &fp);
+		}
+		step = step && hi > lo && sp >= lo && sp < hi;
+	}
+	int i = 0;
+	for (int top = 1, steps = 0; i < n && steps < 2 * n + 8; top = 0, steps++) {
+		if (in_interp(pc)) {
+			if (top && fr[0].lineno != -3)
+				out[0].kind = SONDE_FRAME_JAVA_INTERP;
+			if (!step || fp < sp || fp < lo + 24 || fp + 16 > hi || load64(fp - 24) != method_of(&fr[i]))
 				return;
+			if (fr[i].lineno != -3) /* the interpreter's native entry: not told */
+				out[i].kind = SONDE_FRAME_JAVA_INTERP;
+			i++;
+			uint64_t nsp = load64(fp - 8);
+			pc = load64(fp + 8);
+			fp = load64(fp);
+			if (nsp < sp || nsp > hi)
+				return;
+			sp = nsp;
+			continue;
+		}
+		if (pc >= atomic_load_explicit(&java_stub_lo, memory_order_relaxed) &&
+		    pc < atomic_load_explicit(&java_stub_hi, memory_order_relaxed)) {
+			/* the call stub: the Java frames go on below the C
+			 * frames that called Java, at the anchor its
+			 * JavaCallWrapper keeps */
+			const struct java_deep *D = &java_deep;
+			if (!step || D->wrapper_anchor < 0 || fp < sp || fp + (uint64_t)D->wrapper < lo || fp >= hi)
+				return;
+			uint64_t w = load64(fp + (uint64_t)D->wrapper);
+			if (w < fp || w + (uint64_t)D->wrapper_anchor + 24 > hi ||
+			    !last_frame(w + (uint64_t)D->wrapper_anchor, w, hi, &pc, &sp, &fp))
+				return;
+			continue;
+		}
+		int h = nm_heap(pc);
+		if (h < 0)
+			return; /* a stub: the walk ends */
+		struct nm m;
+		int j = n;
+		if (atomic_load_explicit(&java_nm_at, memory_order_acquire) && nmethod_at(h, pc, &m))
+			for (j = i; j < n; j++) {
+				if (method_of(&fr[j]) == m.method)
+					break;
+				if (fr[j].lineno == -3) /* a native method inlines nothing */
+					j = n - 1;
 			}
-		if (!java_nm.mixed)
-			out[0].kind = SONDE_FRAME_JAVA_COMPILED;
-		return;
+		if (j >= n) {
+			if (top && !java_nm.mixed && fr[0].lineno != -3)
+				out[0].kind = SONDE_FRAME_JAVA_COMPILED;
+			return;
+		}
+		for (int k = i; k < j; k++)
+			out[k].kind = SONDE_FRAME_JAVA_INLINED;
+		if (fr[j].lineno != -3) /* a native method's wrapper: not told */
+			out[j].kind =
+				m.level >= 1 && m.level <= 3 ? SONDE_FRAME_JAVA_COMPILED_C1 : SONDE_FRAME_JAVA_COMPILED;
+		i = j + 1;
+		/* interrupted in its prologue, the frame is not whole yet */
+		int32_t fs = *(const volatile int32_t *)(uintptr_t)(m.blob + (uint64_t)java_nm.frame_size),
+			fc = *(const volatile int32_t *)(uintptr_t)(m.blob + (uint64_t)java_nm.frame_complete);
+		if (!step || fs < 2 || fs > (1 << 16) ||
+		    (top && at == 0 && (fc < 0 || pc < m.code_begin + (uint64_t)fc)))
+			return;
+		uint64_t nsp = sp + (uint64_t)fs * 8;
+		if (nsp > hi)
+			return;
+		pc = load64(nsp - 8);
+		fp = load64(nsp - 16);
+		sp = nsp;
 	}
 }
 
@@ -235,21 +365,21 @@ int java_frames(const struct sonde_hook_sample *s, struct sonde_hook_frame *out,
 	int at = 0;
 	while (at < s->npcs && !in_code_cache(s->pcs[at]))
 		at++;
-	/* AsyncGetCallTrace does not say how a frame ran: the top one's
-	 * code address does (a native method's frame is its wrapper's: not
-	 * told); the others are told only when the JVM interprets all */
+	/* AsyncGetCallTrace does not say how a frame ran: the frames' code
+	 * does (frame_kinds; a native method's frame is its wrapper's: not
+	 * told); or the JVM interprets all */
 	uint8_t deep = atomic_load_explicit(&java_interp_only, memory_order_relaxed) ? SONDE_FRAME_JAVA_INTERP
-										       : SONDE_FRAME_JAVA;
+										     : SONDE_FRAME_JAVA;
 	for (int i = 0; i < n; i++) {
 		out[i].pc = (uint64_t)(uintptr_t)fr[i].method_id;
 		out[i].kind = deep;
 		out[i].fflags = 0;
 		out[i].aux = fr[i].lineno >= 0 && fr[i].lineno < (jint)SONDE_FRAME_NO_BCI ? (uint16_t)fr[i].lineno
-											: SONDE_FRAME_NO_BCI;
+											  : SONDE_FRAME_NO_BCI;
 		out[i].reserved = 0;
 	}
-	if (at < s->npcs && n > 0 && fr[0].lineno != -3)
-		top_kinds(s->pcs[at], fr, n, out);
+	if (at < s->npcs && n > 0)
+		frame_kinds(s, at, env, fr, n, out);
 	n = interleave(s, at, fr, n, out, max);
 	where->at = at;
 	where->drop = s->npcs - at;

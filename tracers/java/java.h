@@ -35,6 +35,10 @@ extern asgct_fn *java_asgct;
 extern _Atomic uint64_t java_walks, java_walked, java_failed[JAVA_NREASONS];
 /* The code cache as far as the JVM has reported its code: [lo, hi). */
 extern _Atomic uint64_t java_code_lo, java_code_hi;
+/* The call stub, through which the JVM's C++ calls Java code (main, a
+ * JNI method's callback, a thread's run, a class's loader): 0 until the
+ * JVM reports it. */
+extern _Atomic uint64_t java_stub_lo, java_stub_hi;
 
 /* How a sample's top Java frame ran, told by the code address it was
  * at (frames.c): the interpreter's code [java_interp_lo, java_interp_hi)
@@ -59,14 +63,32 @@ extern _Atomic int java_nmheaps, java_interp_only;
  * java_nm_lo[i]; java_nm_at is 0 when the JVM does not say enough. */
 struct java_nmlook {
 	uint64_t heap[JAVA_NMHEAPS], segmap[JAVA_NMHEAPS];
-	long high_off;		/* CodeHeap's committed end (its _memory's _high) */
-	int log2_seg;		/* a segment's size */
-	long block_hdr, used_off; /* HeapBlock's size; its used flag */
+	long high_off;					     /* CodeHeap's committed end (its _memory's _high) */
+	int log2_seg;					     /* a segment's size */
+	long block_hdr, used_off;			     /* HeapBlock's size; its used flag */
 	long code_begin, code_end, method, level, blob_size; /* the blob's (nmethod's) */
+	long frame_size, frame_complete;		     /* the blob's frame, in words; where its prologue ends */
 	int mixed; /* the one heap holds stubs too: compiled only where found */
 };
 extern struct java_nmlook java_nm;
 extern _Atomic int java_nm_at;
+
+/* What the handler's own walk of a Java thread's frames needs, below the
+ * top compiled method (frames.c, frame_kinds): the thread's JavaThread
+ * (its JNIEnv less env_off), its stack's bounds in it, and its frame
+ * anchor, where the JVM leaves its last Java frame when the thread runs
+ * native code or the VM's.  java_deep is 0 when the JVM does not say
+ * enough (vmStructs) or the code heaps are not known. */
+struct java_deep {
+	long env_off;			/* the JNIEnv in a JavaThread */
+	long stack_base, stack_size;	/* JavaThread's */
+	long anchor;			/* JavaThread's frame anchor */
+	long last_sp, last_pc, last_fp; /* in a frame anchor */
+	long wrapper;			/* the call stub's JavaCallWrapper, from its fp */
+	long wrapper_anchor;		/* its anchor; -1: not known */
+};
+extern struct java_deep java_deep;
+extern _Atomic int java_deep_on;
 
 /* The JNIEnv of Java thread tid (NULL: none, or it ended).  Normal
  * context. */
