@@ -155,7 +155,7 @@ $(MPI_LIB): $(MPI_OBJ) $(COLLECTOR)
 JAVA_INC  := $(patsubst %/jvmti.h,%,$(firstword $(wildcard /usr/lib/jvm/java-17-openjdk-amd64/include/jvmti.h \
 	     /usr/lib/jvm/java-*-openjdk-*/include/jvmti.h /usr/lib/jvm/*/include/jvmti.h)))
 JAVA_LIB  := $(B)/lib/sonde/libsonde_java.so
-JAVA_OBJ  := $(B)/obj/tracers/java/agent.o $(B)/obj/tracers/java/frames.o
+JAVA_OBJ  := $(B)/obj/tracers/java/agent.o $(B)/obj/tracers/java/frames.o $(B)/obj/tracers/java/code.o
 ifneq ($(JAVA_INC),)
 TRACERS += $(JAVA_LIB)
 all: $(JAVA_LIB)

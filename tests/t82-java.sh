@@ -194,6 +194,31 @@ for mode in jit xint; do
 	else
 		notok "JHot $mode: jvm.map: $(wc -l <h.er/jvm.map 2>/dev/null) lines, no Interpreter or compiled JHot.outer"
 	fi
+	# the compiled methods by time (jvm.code, read from the code heaps
+	# while the JVM runs) against what the JVM itself says at the end
+	# (jvm.map, JVMTI's): every method alive then, but the method
+	# handles' intrinsics (no jmethodID), loaded at the same address and
+	# size; every retire and unload of a loaded one
+	if [ $mode = jit ]; then
+		v=$(awk 'FILENAME ~ /code$/ { if ($2 == "load") L[$3] = $4; else if (!($3 in L)) orphan++; next }
+			/\[compiled\]$/ && $0 !~ /java\.lang\.invoke\.MethodHandle\./ { n++; a = "0x" $1; if (L[a] == $2) m++ }
+			END { printf "%d %d %d", n, m, orphan }' h.er/jvm.code h.er/jvm.map)
+		cn=${v%% *} cm=${v#* } cm=${cm%% *} co=${v##* }
+		[ "$cn" -gt 20 ] && [ "$cn" = "$cm" ] && [ "$co" = 0 ] &&
+			ok "JHot jit: jvm.code loaded each of the $cn compiled methods alive at the end, at its address and size" ||
+			notok "JHot jit: jvm.code against jvm.map: $cm of $cn compiled methods loaded, $co retired or unloaded but not loaded"
+		# outer's C2 code was loaded when its samples began to run it
+		# (within the poller's 20 ms period and its scheduling)
+		s0=$(sed -n 's/.*<time start_ns="\([0-9]*\)".*/\1/p' h.er/log.xml)
+		o=$(awk '$2 == "LJHot;" && $3 == "outer" { print $1 }' h.er/methods)
+		t2=$(awk -v o="$o" -v s0="$s0" '$2 == "load" && $5 == o && $6 == 4 { printf "%.4f", ($1 - s0) / 1e9; exit }' h.er/jvm.code)
+		ts=$(awk '/^sample/ { t = $4 } /^ *#[0-9]/ && $3 == "java-compiled" && index($4, ":JHot.outer(") { print t; exit }' jd.txt)
+		if [ -n "$t2" ] && [ -n "$ts" ] && awk -v a="$t2" -v b="$ts" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 0.15) }'; then
+			ok "JHot jit: outer's C2 code loaded at ${t2} s (jvm.code), first run by a sample at ${ts} s"
+		else
+			notok "JHot jit: outer's C2 code loaded at '${t2}' s (jvm.code), first run by a sample at '${ts}' s"
+		fi
+	fi
 	walks=$(sed -n 's/.*text="Java: \([0-9]*\) samples of Java threads, \([0-9]*\) with Java frames.*/\1 \2/p' h.er/log.xml)
 	if awk -v w="$walks" 'BEGIN { split(w, v, " "); exit !(v[1] > 100 && v[2] >= 0.95 * v[1]) }'; then
 		ok "JHot $mode: log.xml counts the Java threads' samples and those without Java frames ($walks)"

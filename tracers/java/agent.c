@@ -41,6 +41,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <jvmti.h>
+#include <jvmticmlr.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -69,7 +70,7 @@ static pid_t my_tid(void)
 /* The method table, and the JVM's generated code as dynamic functions
  * ("jvm.map", jit.map's format: the interpreter, stubs, adapters and each
  * compiled method's code as the JVM reports it), under one lock. */
-static int g_methods_fd = -1, g_map_fd = -1;
+static int g_methods_fd = -1, g_map_fd = -1, g_inline_fd = -1;
 static pthread_mutex_t g_methods_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void jfree(void *p)
@@ -139,6 +140,7 @@ static void class_methods(jvmtiEnv *jvmti, jclass klass)
 		pthread_mutex_lock(&g_methods_lock);
 		for (jint i = 0; i < nm; i++) {
 			char *name = NULL, *sig = NULL;
+			java_code_method(ms[i]);
 			if ((*jvmti)->GetMethodName(jvmti, ms[i], &name, &sig, NULL) != JVMTI_ERROR_NONE)
 				continue;
 			size_t len = 0;
@@ -237,6 +239,56 @@ static void JNICALL cb_dynamic_code(jvmtiEnv *jvmti, const char *name, const voi
 	map_line(addr, length, name, "");
 }
 
+/* A compiled method's scopes by code address, from the JVM's inline
+ * records (with -XX:+DebugNonSafepoints, which sonde collect adds, at
+ * every pc the JIT kept a scope for, not only at calls and safepoints):
+ * "jvm.inline" (doc/experiment-format.md), a line for the method,
+ *	0xCODE SIZE 0xMETHODID
+ * then one per address whose scope differs from the line before's,
+ *	+OFFSET 0xMETHODID:BCI ...
+ * the method the instruction is of first, then the ones it was inlined
+ * into, out to the compiled method. */
+static void inline_records(jmethodID m, jint size, const void *addr, const void *info)
+{
+	const jvmtiCompiledMethodLoadInlineRecord *r = NULL;
+	for (const jvmtiCompiledMethodLoadRecordHeader *h = info; h; h = h->next)
+		if (h->kind == JVMTI_CMLR_INLINE_INFO) {
+			r = (const jvmtiCompiledMethodLoadInlineRecord *)h;
+			break;
+		}
+	if (g_inline_fd < 0 || !r || r->numpcs <= 0 || size <= 0)
+		return;
+	size_t cap = 1 << 16, len = 0;
+	char *buf = malloc(cap);
+	if (!buf)
+		return;
+	pthread_mutex_lock(&g_methods_lock);
+	put(buf, cap, &len, "0x%" PRIxPTR " %x 0x%" PRIxPTR "\n", (uintptr_t)addr, (unsigned)size, (uintptr_t)m);
+	const PCStackInfo *prev = NULL;
+	for (jint i = 0; i < r->numpcs; i++) {
+		const PCStackInfo *p = &r->pcinfo[i];
+		uint64_t off = (uint64_t)(uintptr_t)p->pc - (uint64_t)(uintptr_t)addr;
+		if (p->numstackframes <= 0 || !p->methods || !p->bcis || off >= (uint64_t)size)
+			continue;
+		if (prev && prev->numstackframes == p->numstackframes &&
+		    !memcmp(prev->methods, p->methods, (size_t)p->numstackframes * sizeof *p->methods) &&
+		    !memcmp(prev->bcis, p->bcis, (size_t)p->numstackframes * sizeof *p->bcis))
+			continue;
+		prev = p;
+		if (len + 64 + (size_t)p->numstackframes * 32 > cap) {
+			write_all(g_inline_fd, buf, len);
+			len = 0;
+		}
+		put(buf, cap, &len, "+%" PRIx64, off);
+		for (jint k = 0; k < p->numstackframes && k < 256; k++)
+			put(buf, cap, &len, " 0x%" PRIxPTR ":%d", (uintptr_t)p->methods[k], (int)p->bcis[k]);
+		put(buf, cap, &len, "\n");
+	}
+	write_all(g_inline_fd, buf, len);
+	pthread_mutex_unlock(&g_methods_lock);
+	free(buf);
+}
+
 /* A compiled method's code: named as Java shows the method
  * ("com.example.Main.run"), marked as compiled code. */
 static void JNICALL cb_compiled_load(jvmtiEnv *jvmti, jmethodID m, jint size, const void *addr, jint nmap,
@@ -259,6 +311,7 @@ static void JNICALL cb_compiled_load(jvmtiEnv *jvmti, jmethodID m, jint size, co
 	jfree(name);
 	jfree(csig);
 	map_line(addr, size, mname, " [compiled]");
+	inline_records(m, size, addr, compile_info);
 }
 
 static void JNICALL cb_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass)
@@ -410,6 +463,12 @@ static void code_heaps(jvmtiEnv *jvmti)
 		java_nm.frame_size = fs;
 		java_nm.frame_complete = fc;
 	}
+	long blen = vm_entry("HeapBlock::Header", "_length", 0), st = vm_entry("nmethod", "_state", 0),
+	     cid = vm_entry("nmethod", "_compile_id", 0), ebci = vm_entry("nmethod", "_entry_bci", 0);
+	java_code.length_off = look && blen >= 0 && st >= 0 && cid >= 0 && ebci >= 0 ? hdr0 + blen : -1;
+	java_code.state = st;
+	java_code.compile_id = cid;
+	java_code.entry_bci = ebci;
 	int k = 0, l2 = -1;
 	for (int i = 0; i < nb && k < JAVA_NMHEAPS; i++) {
 		const char *h = b[i].h;
@@ -467,6 +526,7 @@ static void JNICALL cb_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 	if (atomic_load(&java_code_hi) == 0)
 		__sonde_trace_log("warning", "Java: the JVM reported no generated code; Java frames replace no native "
 					     "frames");
+	java_code_start();
 	g_hook = __sonde_hook_stack_add(java_frames, NULL);
 	if (g_hook <= 0)
 		__sonde_trace_log("error", "Java: the sampling handler has no room for the Java frames' source; "
@@ -492,6 +552,7 @@ static void JNICALL cb_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 	}
 
 	__sonde_trace_log("info", msg);
+	java_code_stop();
 	/* the compiled methods alive at the end, named in jvm.map for the
 	 * samples whose Java walk failed: GenerateEvents posts them now, in
 	 * this thread, skipping those being unloaded (code_cache_bounds says
@@ -506,7 +567,9 @@ static void JNICALL cb_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 		close(g_methods_fd);
 	if (g_map_fd >= 0)
 		close(g_map_fd);
-	g_methods_fd = g_map_fd = -1;
+	if (g_inline_fd >= 0)
+		close(g_inline_fd);
+	g_methods_fd = g_map_fd = g_inline_fd = -1;
 	pthread_mutex_unlock(&g_methods_lock);
 }
 
@@ -572,6 +635,7 @@ static jint agent_start(JavaVM *vm)
 							   : "Java: cannot create the method table; no Java frames");
 		return JNI_OK;
 	}
+	g_inline_fd = __sonde_trace_file("jvm.inline");
 	g_map_fd = __sonde_trace_file("jvm.map");
 	if (g_map_fd < 0)
 		__sonde_trace_log("warning", "Java: cannot create jvm.map; the JVM's generated code is shown as "

@@ -90,6 +90,21 @@ struct java_deep {
 extern struct java_deep java_deep;
 extern _Atomic int java_deep_on;
 
+/* The compiled methods by time (code.c): what a scan of the code heaps
+ * reads besides java_nm's, from vmStructs; length_off -1 when the JVM
+ * does not say. */
+struct java_codelook {
+	long length_off;		   /* a block's length in segments, in its header */
+	long state, compile_id, entry_bci; /* nmethod's */
+};
+extern struct java_codelook java_code;
+/* Each method's Method* and jmethodID, for jvm.code (normal context). */
+void java_code_method(jmethodID id);
+/* The thread that writes jvm.code: started once the code heaps are
+ * known, stopped before the agent's files close. */
+void java_code_start(void);
+void java_code_stop(void);
+
 /* The JNIEnv of Java thread tid (NULL: none, or it ended).  Normal
  * context. */
 void java_thread_set(pid_t tid, JNIEnv *env);

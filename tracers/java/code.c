@@ -1,0 +1,358 @@
+/*
+ * The JVM's compiled methods by time (java.h, agent.c): "jvm.code", a
+ * line each time a compiled method's code appears in the code heaps, is
+ * retired (made not entrant: its method was compiled again, or its
+ * assumptions failed) and is freed (doc/experiment-format.md).
+ *
+ * JVMTI's CompiledMethodLoad events would tell the first, but HotSpot 17
+ * posts them late from its service thread and one for a method whose
+ * class was unloaded meanwhile kills the JVM (agent.c,
+ * code_cache_bounds).  So a thread of the agent's own reads the code
+ * heaps every POLL_MS, the way the sampling handler finds a method
+ * (frames.c, nmethod_at): plain loads inside each heap's committed part,
+ * the block headers from the heap's start, the offsets of vmStructs.  The
+ * JVM changes the heaps meanwhile: a block it is carving may read as
+ * garbage, so a method counts only when its Method* is one the agent was
+ * told of (its jmethodID's), and a method is freed only when two scans
+ * in a row did not see it.  A line's time is the scan's: at most POLL_MS
+ * after the event.  The thread is libc's, not the collector's (not
+ * sampled: its work is the agent's, not the program's).
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../tracer.h"
+
+#include "java.h"
+
+#define POLL_MS 20
+
+struct java_codelook java_code = { .length_off = -1 };
+
+/* ---- Method* to jmethodID, as the agent was told of them ---- */
+
+static pthread_mutex_t g_mid_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct mid {
+	uint64_t method, id;
+} * g_mids;
+static size_t g_nmids, g_capmids; /* power of two */
+
+static size_t mid_hash(uint64_t m)
+{
+	return (size_t)((m >> 3) * 0x9e3779b97f4a7c15ull);
+}
+
+static void mid_put(struct mid *t, size_t cap, uint64_t method, uint64_t id)
+{
+	for (size_t i = mid_hash(method) & (cap - 1);; i = (i + 1) & (cap - 1))
+		if (!t[i].method || t[i].method == method) {
+			t[i].method = method;
+			t[i].id = id;
+			return;
+		}
+}
+
+void java_code_method(jmethodID id)
+{
+	uint64_t method = id ? *(const uint64_t *)(uintptr_t)id : 0;
+	if (!method)
+		return;
+	pthread_mutex_lock(&g_mid_lock);
+	if ((g_nmids + 1) * 2 > g_capmids) {
+		size_t cap = g_capmids ? g_capmids * 2 : 4096;
+		struct mid *t = calloc(cap, sizeof *t);
+		if (!t) {
+			pthread_mutex_unlock(&g_mid_lock);
+			return;
+		}
+		for (size_t i = 0; i < g_capmids; i++)
+			if (g_mids[i].method)
+				mid_put(t, cap, g_mids[i].method, g_mids[i].id);
+		free(g_mids);
+		g_mids = t;
+		g_capmids = cap;
+	}
+	for (size_t i = mid_hash(method) & (g_capmids - 1);; i = (i + 1) & (g_capmids - 1))
+		if (!g_mids[i].method || g_mids[i].method == method) {
+			g_nmids += !g_mids[i].method;
+			g_mids[i].method = method;
+			g_mids[i].id = (uint64_t)(uintptr_t)id;
+			break;
+		}
+	pthread_mutex_unlock(&g_mid_lock);
+}
+
+/* The jmethodID of a Method*, 0 when the agent was told of none. */
+static uint64_t mid_of(uint64_t method)
+{
+	uint64_t id = 0;
+	pthread_mutex_lock(&g_mid_lock);
+	for (size_t i = g_capmids ? mid_hash(method) & (g_capmids - 1) : 0; g_capmids && g_mids[i].method;
+	     i = (i + 1) & (g_capmids - 1))
+		if (g_mids[i].method == method) {
+			id = g_mids[i].id;
+			break;
+		}
+	pthread_mutex_unlock(&g_mid_lock);
+	return id;
+}
+
+/* ---- the compiled methods alive, by their code's start ---- */
+
+static struct live {
+	uint64_t code, id;
+	uint32_t size;
+	int32_t compile_id, entry_bci;
+	int8_t level, retired;
+	uint8_t missed; /* scans in a row that did not see it */
+	uint8_t used;
+} * g_live;
+static size_t g_caplive, g_nlive;
+static int g_fd = -1;
+static pthread_t g_thread;
+static _Atomic int g_stop, g_running;
+static char g_buf[1 << 16];
+static size_t g_len;
+
+static void flush(void)
+{
+	size_t off = 0;
+	while (g_fd >= 0 && off < g_len) {
+		long w = __sonde_syscall(SYS_write, g_fd, (long)(g_buf + off), (long)(g_len - off), 0, 0, 0);
+		if (w <= 0)
+			break;
+		off += (size_t)w;
+	}
+	g_len = 0;
+}
+
+static void line(uint64_t t, const char *what, const struct live *l)
+{
+	if (g_len + 160 > sizeof g_buf)
+		flush();
+	int n = snprintf(g_buf + g_len, sizeof g_buf - g_len,
+			 "%" PRIu64 " %s 0x%" PRIx64 " %x 0x%" PRIx64 " %d %d %d\n", t, what, l->code, l->size, l->id,
+			 l->level, l->compile_id, l->entry_bci);
+	if (n > 0 && (size_t)n < sizeof g_buf - g_len)
+		g_len += (size_t)n;
+}
+
+static struct live *live_find(uint64_t code, int insert)
+{
+	if (insert && (g_nlive + 1) * 2 > g_caplive) {
+		size_t cap = g_caplive ? g_caplive * 2 : 1024;
+		struct live *t = calloc(cap, sizeof *t);
+		if (!t)
+			return NULL;
+		for (size_t i = 0; i < g_caplive; i++)
+			if (g_live[i].used)
+				for (size_t j = mid_hash(g_live[i].code) & (cap - 1);; j = (j + 1) & (cap - 1))
+					if (!t[j].used) {
+						t[j] = g_live[i];
+						break;
+					}
+		free(g_live);
+		g_live = t;
+		g_caplive = cap;
+	}
+	if (!g_caplive)
+		return NULL;
+	for (size_t i = mid_hash(code) & (g_caplive - 1);; i = (i + 1) & (g_caplive - 1)) {
+		if (g_live[i].used && g_live[i].code == code)
+			return &g_live[i];
+		if (!g_live[i].used) {
+			if (!insert)
+				return NULL;
+			g_live[i].used = 1;
+			g_live[i].code = code;
+			g_nlive++;
+			return &g_live[i];
+		}
+	}
+}
+
+/* Removes e, keeping the probe chains whole. */
+static void live_remove(struct live *e)
+{
+	size_t i = (size_t)(e - g_live);
+	g_live[i].used = 0;
+	g_nlive--;
+	for (size_t j = (i + 1) & (g_caplive - 1); g_live[j].used; j = (j + 1) & (g_caplive - 1)) {
+		struct live m = g_live[j];
+		g_live[j].used = 0;
+		g_nlive--;
+		struct live *n = live_find(m.code, 1);
+		if (n)
+			*n = m;
+	}
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+#define LOAD(T, a) (*(const volatile T *)(uintptr_t)(a))
+
+/* One scan of the heaps: 1 when it went through every block of each. */
+static int scan(uint64_t now)
+{
+	const struct java_nmlook *L = &java_nm;
+	const struct java_codelook *C = &java_code;
+	int nh = atomic_load_explicit(&java_nmheaps, memory_order_acquire), whole = 1;
+	uint64_t seg = 1ull << L->log2_seg;
+	for (int h = 0; h < nh && h < JAVA_NMHEAPS; h++) {
+		uint64_t lo = atomic_load_explicit(&java_nm_lo[h], memory_order_relaxed);
+		uint64_t high = LOAD(uint64_t, L->heap[h] + (uint64_t)L->high_off);
+		uint64_t b = lo;
+		while (b + (uint64_t)L->block_hdr <= high) {
+			uint64_t len = LOAD(uint64_t, b + (uint64_t)C->length_off);
+			if (!len || len > (high - b) / seg) {
+				whole = 0; /* a block being carved: the rest next time */
+				break;
+			}
+			uint64_t end = b + len * seg, blob = b + (uint64_t)L->block_hdr;
+			if (LOAD(uint8_t, b + (uint64_t)L->used_off) && blob + (uint64_t)L->blob_size <= end) {
+				uint64_t cb = LOAD(uint64_t, blob + (uint64_t)L->code_begin),
+					 ce = LOAD(uint64_t, blob + (uint64_t)L->code_end),
+					 m = LOAD(uint64_t, blob + (uint64_t)L->method), id = 0;
+				if (cb > blob && cb < ce && ce <= end && m && (id = mid_of(m))) {
+					struct live *e = live_find(cb, 0);
+					int8_t state = LOAD(int8_t, blob + (uint64_t)C->state);
+					if (e && (e->id != id || e->size != (uint32_t)(ce - cb))) {
+						line(now, "unload", e); /* its space went to another */
+						live_remove(e);
+						e = NULL;
+					}
+					/* installed (one retired before a scan saw it: both now) */
+					if (!e && state >= 0 && state <= 2 && (e = live_find(cb, 1))) {
+						e->id = id;
+						e->size = (uint32_t)(ce - cb);
+						e->level = (int8_t)LOAD(int32_t, blob + (uint64_t)L->level);
+						e->compile_id = LOAD(int32_t, blob + (uint64_t)C->compile_id);
+						e->entry_bci = LOAD(int32_t, blob + (uint64_t)C->entry_bci);
+						e->retired = 0;
+						line(now, "load", e);
+					}
+					if (e) {
+						e->missed = 0;
+						if (state >= 2 && !e->retired) {
+							e->retired = 1;
+							line(now, "retire", e);
+						}
+					}
+				}
+			}
+			b = end;
+		}
+	}
+	return whole;
+}
+
+/* After a whole scan: the methods not seen in two of them are gone. */
+static void sweep(uint64_t now)
+{
+	for (size_t i = 0; i < g_caplive; i++)
+		if (g_live[i].used && g_live[i].missed < 255)
+			g_live[i].missed++;
+	for (size_t i = 0; i < g_caplive; i++)
+		while (g_live[i].used && g_live[i].missed > 2) { /* another may move here */
+			line(now, "unload", &g_live[i]);
+			live_remove(&g_live[i]);
+		}
+}
+
+/* The poller's sleep, cut short at the stop (the JVM's exit waits for
+ * it). */
+static pthread_mutex_t g_wake_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_wake;
+
+static void *poller(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&g_stop)) {
+		uint64_t now = mono_ns();
+		if (scan(now))
+			sweep(now);
+		flush();
+		/* at most 2% of a CPU: a heap of many methods is read less
+		 * often */
+		uint64_t took = mono_ns() - now, wait = POLL_MS * 1000000ull;
+		if (took * 50 > wait)
+			wait = took * 50 < 1000000000ull ? took * 50 : 1000000000ull;
+		uint64_t until = mono_ns() + wait;
+		struct timespec d = { (time_t)(until / 1000000000ull), (long)(until % 1000000000ull) };
+		pthread_mutex_lock(&g_wake_lock);
+		while (!atomic_load(&g_stop) && pthread_cond_timedwait(&g_wake, &g_wake_lock, &d) == 0)
+			;
+		pthread_mutex_unlock(&g_wake_lock);
+	}
+	return NULL;
+}
+
+void java_code_start(void)
+{
+	if (atomic_load(&g_running) || !atomic_load(&java_nm_at) || java_code.length_off < 0 || java_nm.mixed)
+		return;
+	g_fd = __sonde_trace_file("jvm.code");
+	if (g_fd < 0)
+		return;
+	/* libc's pthread_create: the collector's would sample the thread as
+	 * the program's */
+	void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+	int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) =
+		libc ? (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))dlsym(libc,
+												      "pthread_create")
+		     : NULL;
+	if (libc)
+		dlclose(libc);
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 256 << 10);
+	atomic_store(&g_stop, 0);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&g_wake, &ca);
+	pthread_condattr_destroy(&ca);
+	if (!create || create(&g_thread, &attr, poller, NULL) != 0) {
+		__sonde_trace_log("warning", "Java: no thread to follow the compiled methods; jvm.code is empty");
+		close(g_fd);
+		g_fd = -1;
+	} else {
+		pthread_setname_np(g_thread, "sonde-jcode");
+		atomic_store(&g_running, 1);
+	}
+	pthread_attr_destroy(&attr);
+}
+
+void java_code_stop(void)
+{
+	if (!atomic_exchange(&g_running, 0))
+		return;
+	pthread_mutex_lock(&g_wake_lock);
+	atomic_store(&g_stop, 1);
+	pthread_cond_signal(&g_wake);
+	pthread_mutex_unlock(&g_wake_lock);
+	pthread_join(g_thread, NULL);
+	pthread_cond_destroy(&g_wake);
+	/* a last look, then the methods alive at the end stay loaded */
+	uint64_t now = mono_ns();
+	scan(now);
+	flush();
+	close(g_fd);
+	g_fd = -1;
+	free(g_live);
+	g_live = NULL;
+	g_caplive = g_nlive = 0;
+}
