@@ -412,13 +412,14 @@ struct at {
 	int n;
 	unsigned flags;
 	uint64_t id;
+	struct uw_jitframe jf; /* the first JIT frame's registers */
 };
 
 static void unwind_at(void *uc, const struct tstate *ts, struct at *a)
 {
 	a->flags = 0;
 	a->tags = NULL;
-	a->n = uw_backtrace(uc, ts->stack_lo, ts->stack_hi, a->pcs, g_cs.depth, &a->flags);
+	a->n = uw_backtrace_jit(uc, ts->stack_lo, ts->stack_hi, a->pcs, g_cs.depth, &a->flags, &a->jf);
 	if (a->n <= 0) {
 		a->pcs[0] = (uint64_t)((const ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP] | SONDE_PC_EXACT;
 		a->n = 1;
@@ -563,7 +564,7 @@ static uint16_t hooks_run(void *uc, const struct thread_slot *s, struct tstate *
 			  int cap, uint32_t what, uint64_t now, uint64_t cpu_at)
 {
 	struct sonde_hook_sample hs = { uc, a->pcs, a->n, atomic_load_explicit(&s->tid, memory_order_relaxed), now,
-					what, 0 };
+					what, 0, a->jf.sp, a->jf.fp };
 	uint16_t state = SONDE_STATE_CPU;
 	int ns = (what == SONDE_HOOK_CLOCK && atomic_load_explicit(&g_hook_n[HOOK_STATE], memory_order_relaxed));
 	int nf = atomic_load_explicit(&g_hook_n[HOOK_STACK], memory_order_relaxed) != 0;
@@ -689,7 +690,7 @@ static void counter_sample(void *uc, struct thread_slot *s, int idx, const uint6
 	int cap = g_cs.depth + (hooks ? SONDE_HOOK_MAX_FRAMES : 0);
 	uint64_t pcs[cap];
 	uint32_t tags[hooks ? cap : 1];
-	struct at a = { pcs, NULL, 0, 0, 0 };
+	struct at a = { pcs, NULL, 0, 0, 0, { 0, 0 } };
 	unwind_at(uc, ts, &a);
 	if (hooks)
 		hooks_run(uc, s, ts, &a, tags, cap, SONDE_HOOK_COUNTER, now, 0);
@@ -713,7 +714,7 @@ static int clock_sample(void *uc, struct sig_stack *st, struct tstate *ts, uint6
 	int cap = g_cs.depth + (hooks ? SONDE_HOOK_MAX_FRAMES : 0);
 	uint64_t pcs[cap];
 	uint32_t tags[hooks ? cap : 1];
-	struct at a = { pcs, NULL, 0, 0, 0 };
+	struct at a = { pcs, NULL, 0, 0, 0, { 0, 0 } };
 	uint16_t state = SONDE_STATE_CPU;
 	unwind_at(uc, ts, &a);
 	if (hooks)

@@ -58,6 +58,8 @@ struct uw_walk {
 	int probes_left;
 	pid_t pid;				/* 0 until the first probe */
 	int nsig;				/* signal frames crossed */
+	struct uw_jitframe *jf;			/* the first JIT frame's registers,
+						 * or NULL */
 };
 
 /* Async-signal-safe.  Binary search of sorted ranges; -1 when a is in none
@@ -1324,6 +1326,10 @@ UW_NO_ASAN static bool jit_cross(struct uw_walk *w, struct frame *f, uint64_t pc
 		uintptr_t sp = (uintptr_t)f->r[UW_REG_RSP];
 		if (!(f->valid & (1u << UW_REG_RSP)) || sp < w->slo + 8 || sp >= w->slim)
 			return false;
+		if (w->jf && !w->jf->sp) {
+			w->jf->sp = sp;
+			w->jf->fp = f->valid & (1u << UW_REG_RBP) ? f->r[UW_REG_RBP] : 0;
+		}
 		uintptr_t end = w->slim - sp > UW_JIT_SCAN ? sp + UW_JIT_SCAN : w->slim;
 		for (uintptr_t a = (sp + 7) & ~(uintptr_t)7; a < end; a += 8) {
 			uint64_t v = *(const uint64_t *)a, bp, ra;
@@ -1480,8 +1486,28 @@ int uw_backtrace(const void *ucv, uintptr_t stack_lo, uintptr_t stack_hi,
 }
 
 /* Async-signal-safe. */
+static int backtrace(const void *ucv, uintptr_t stack_lo, uintptr_t stack_hi,
+		     uint64_t *pcs, uint64_t *sps, int max, unsigned *flags,
+		     struct uw_jitframe *jf);
+
 int uw_backtrace_sp(const void *ucv, uintptr_t stack_lo, uintptr_t stack_hi,
 		    uint64_t *pcs, uint64_t *sps, int max, unsigned *flags)
+{
+	return backtrace(ucv, stack_lo, stack_hi, pcs, sps, max, flags, NULL);
+}
+
+int uw_backtrace_jit(const void *uc, uintptr_t stack_lo, uintptr_t stack_hi,
+		     uint64_t *pcs, int max, unsigned *flags,
+		     struct uw_jitframe *jf)
+{
+	if (jf)
+		jf->sp = jf->fp = 0;
+	return backtrace(uc, stack_lo, stack_hi, pcs, NULL, max, flags, jf);
+}
+
+static int backtrace(const void *ucv, uintptr_t stack_lo, uintptr_t stack_hi,
+		     uint64_t *pcs, uint64_t *sps, int max, unsigned *flags,
+		     struct uw_jitframe *jf)
 {
 	const ucontext_t *uc = ucv;
 	int saved_errno = errno;
@@ -1526,6 +1552,7 @@ int uw_backtrace_sp(const void *ucv, uintptr_t stack_lo, uintptr_t stack_hi,
 	w.probes_left = UW_MAX_PROBES;
 	w.pid = 0;
 	w.nsig = 0;
+	w.jf = jf;
 	if (stack_lo == 0 && stack_hi == 0) {
 		/* Unknown bounds.  When this frame (a getcontext of the
 		 * caller) or the context (the kernel's signal frame: the

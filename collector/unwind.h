@@ -70,6 +70,19 @@ int uw_refresh_end(void);
 int uw_backtrace(const void *uc, uintptr_t stack_lo, uintptr_t stack_hi,
 		 uint64_t *pcs, int max, unsigned *flags);
 
+/* The same, and *jf gets the registers of the first frame in a JIT's
+ * code (uw_jit_region) that the walk crossed: its stack pointer (the
+ * CFA of the native frame above it) and frame pointer (0: not known);
+ * sp 0 when it crossed none.  A runtime's stack source can walk its own
+ * frames from there (the Java agent, when the JVM's walk failed in a
+ * leaf call from compiled code).  Async-signal-safe. */
+struct uw_jitframe {
+	uint64_t sp, fp;
+};
+int uw_backtrace_jit(const void *uc, uintptr_t stack_lo, uintptr_t stack_hi,
+		     uint64_t *pcs, int max, unsigned *flags,
+		     struct uw_jitframe *jf);
+
 /* Code in [lo, hi) is a JIT's, called from native code through the entry
  * stub at [elo, ehi) (inside it), which makes a frame-pointer frame: the
  * walk crosses the JIT's frames to the stub's and goes on into the native

@@ -304,3 +304,38 @@ if grep -q "no Java frames" err.txt && "$SONDE" print -functions a.er 2>/dev/nul
 else
 	notok "no agent, by default: '$(head -1 err.txt)'"
 fi
+
+# A real program: javac compiling a generated source (100 classes of 25
+# methods).  Its output as without sonde; its compiled code makes leaf
+# calls (array copies, the G1 barriers' slow paths) and goes through
+# stubs where AsyncGetCallTrace cannot walk from the interrupted context:
+# those samples get their Java frames from the first Java frame below
+# (the agent's second try), and they are rooted as the others are, at
+# javac's entry (a wrong context would give cut or mis-rooted stacks).
+awk 'BEGIN { print "import java.util.*;\npublic class Big {"
+	for (c = 0; c < 100; c++) { printf " static class C%d {\n", c
+		for (m = 0; m < 25; m++) printf "  static int m%d(int x, List<String> l) { int s = x; for (int i = 0; i < %d; i++) { s += i * %d ^ (s >> 3); if (s %% 7 == %d) l.add(\"v\" + s); } return s + l.size(); }\n", m, m + 3, c, m % 7
+		print " }" }
+	print " public static void main(String[] a) {}\n}" }' >Big.java
+rm -rf big.er out && mkdir out
+"$SONDE" collect -p hi -o big.er javac -d out Big.java >javac.out 2>javac.err
+jrc=$?
+if [ $jrc = 0 ] && [ -f out/Big\$C99.class ] && [ ! -s javac.out ]; then
+	ok "javac under sonde collect: exit 0, its 101 classes written, nothing said"
+else
+	notok "javac under sonde collect: exit $jrc; $(head -2 javac.err)"
+fi
+again=$(sed -n 's/.*with Java frames (\([0-9]*\) of them from the first Java frame below.*/\1/p' big.er/log.xml)
+walks=$(sed -n 's/.*text="Java: \([0-9]*\) samples of Java threads, \([0-9]*\) with Java frames.*/\1 \2/p' big.er/log.xml)
+"$SONDE" print -dump profile big.er 2>/dev/null | awk '
+	/^sample/ { if (java) { t++; if (root ~ /com\.sun\.tools\.javac\.Main\.main\(|sun\.launcher\.LauncherHelper\./) g++ } java = 0; next }
+	/^ *#[0-9]/ && $3 ~ /^java/ { java = 1; root = $4 }
+	END { if (java) { t++; if (root ~ /com\.sun\.tools\.javac\.Main\.main\(|sun\.launcher\.LauncherHelper\./) g++ } printf "%d %d", g, t }' >roots.txt
+if [ "${again:-0}" -gt 0 ] && awk -v r="$(cat roots.txt)" 'BEGIN { split(r, v, " "); exit !(v[2] > 300 && v[1] >= 0.98 * v[2]) }'; then
+	ok "javac: $again samples walked from the first Java frame below a leaf call or stub (Java samples, with frames: $walks); rooted at javac's entry: $(cat roots.txt)"
+else
+	notok "javac: walked again: '$again' (Java samples, with frames: $walks); rooted at javac's entry: $(cat roots.txt)"
+fi
+hot=$("$SONDE" print -limit 5 -functions big.er 2>/dev/null | grep -c 'com\.sun\.tools\.javac\.')
+[ "$hot" -ge 1 ] && ok "javac: its hot methods are named ($hot of the first five)" ||
+	notok "javac: no javac method among the first five functions"

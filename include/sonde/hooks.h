@@ -84,6 +84,11 @@ struct sonde_hook_sample {
 	uint64_t time_ns;	/* CLOCK_MONOTONIC, the sample's time */
 	uint32_t what;		/* SONDE_HOOK_CLOCK, SONDE_HOOK_COUNTER */
 	uint32_t reserved;
+	uint64_t jit_sp, jit_fp; /* the stack and frame pointers of the
+				   first frame in a JIT region
+				   (__sonde_hook_jit_region) that the native
+				   walk crossed: 0 when none, jit_fp 0 when
+				   not known */
 };
 #define SONDE_HOOK_CLOCK 1   /* a clock-profile sample */
 #define SONDE_HOOK_COUNTER 2 /* a counter overflow sample (collect -h) */

@@ -545,6 +545,10 @@ static void JNICALL cb_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 	uint64_t walks = atomic_load(&java_walks), ok = atomic_load(&java_walked);
 	put(msg, sizeof msg, &len, "Java: %" PRIu64 " samples of Java threads, %" PRIu64 " with Java frames", walks,
 	    ok);
+	uint64_t again = atomic_load(&java_again);
+	if (again)
+		put(msg, sizeof msg, &len, " (%" PRIu64 " of them from the first Java frame below a leaf call or stub)",
+		    again);
 	for (int r = 0; r < JAVA_NREASONS; r++) {
 		uint64_t f = atomic_load(&java_failed[r]);
 		if (f)

@@ -24,7 +24,7 @@ const char *const java_reasons[JAVA_NREASONS] = {
 };
 
 asgct_fn *java_asgct;
-_Atomic uint64_t java_walks, java_walked, java_failed[JAVA_NREASONS];
+_Atomic uint64_t java_walks, java_walked, java_again, java_failed[JAVA_NREASONS];
 _Atomic uint64_t java_code_lo = UINT64_MAX, java_code_hi;
 _Atomic uint64_t java_stub_lo, java_stub_hi;
 _Atomic uint64_t java_interp_lo, java_interp_hi;
@@ -267,6 +267,13 @@ static void frame_kinds(const struct sonde_hook_sample *s, int at, JNIEnv *env, 
 			step = 1;
 		} else if (at > 0) {
 			step = last_frame(jt + (uint64_t)D->anchor, lo, hi, &pc, &sp, &fp);
+			if (!step && s->jit_sp && s->jit_fp) {
+				/* a leaf call from Java: no anchor, the native
+				 * walk's registers there */
+				sp = s->jit_sp;
+				fp = s->jit_fp;
+				step = 1;
+			}
 		}
 		step = step && hi > lo && sp >= lo && sp < hi;
 	}
@@ -340,6 +347,66 @@ static void frame_kinds(const struct sonde_hook_sample *s, int at, JNIEnv *env, 
 	}
 }
 
+/* A second try when AsyncGetCallTrace found the thread's top frame in
+ * Java code that it cannot walk from: a leaf call from compiled code into
+ * the JVM's C or libc (an array copy, a barrier's slow path: the thread
+ * is still in Java, and leaves the JVM no last Java frame), or a stub
+ * without a frame of its own (a virtual or interface call's).  The same
+ * walk from the first Java frame below: the context of the first frame
+ * in the code cache that the native walk crossed (sonde_hook_sample's
+ * jit_sp, jit_fp), or the stub's return address on top of the stack.
+ * Only where that code is the interpreter's or a compiled method's.
+ * Async-signal-safe: a copy of the context on the handler's stack. */
+static int again(const struct sonde_hook_sample *s, JNIEnv *env, asgct_trace *t, int max)
+{
+	int r = -t->num_frames;
+	const ucontext_t *uc = s->ucontext;
+	if (!uc || (r != 5 && r != 6) || !atomic_load_explicit(&java_deep_on, memory_order_acquire))
+		return 0;
+	int at = 0;
+	while (at < s->npcs && !in_code_cache(s->pcs[at]))
+		at++;
+	uint64_t pc = 0, sp = 0, fp = (uint64_t)uc->uc_mcontext.gregs[REG_RBP];
+	if (at > 0 && at < s->npcs && s->jit_sp) {
+		pc = s->pcs[at] & ~SONDE_PC_EXACT;
+		sp = s->jit_sp;
+		if (s->jit_fp)
+			fp = s->jit_fp;
+	} else if (at == 0) {
+		/* a stub with no frame: the return address on top */
+		const struct java_deep *D = &java_deep;
+		uint64_t jt = (uint64_t)(uintptr_t)env - (uint64_t)D->env_off,
+			 hi = load64(jt + (uint64_t)D->stack_base);
+		uint64_t now = (uint64_t)uc->uc_mcontext.gregs[REG_RSP], top = s->pcs[0] & ~SONDE_PC_EXACT;
+		struct nm m;
+		int h = nm_heap(top);
+		if (in_interp(top) || (h >= 0 && nmethod_at(h, top, &m)) || now + 8 > hi ||
+		    now < hi - load64(jt + (uint64_t)D->stack_size))
+			return 0;
+		/* frameless (a virtual call's stub), or with a frame-pointer
+		 * frame (an array copy's, a barrier's slow path) */
+		uint64_t bp = fp;
+		pc = load64(now);
+		sp = now + 8;
+		if (!in_interp(pc) && nm_heap(pc) < 0 && bp >= now && bp + 16 <= hi && !(bp & 7)) {
+			pc = load64(bp + 8);
+			sp = bp + 16;
+			fp = load64(bp);
+		}
+	}
+	struct nm m;
+	int h = pc ? nm_heap(pc) : -1;
+	if (!pc || !(in_interp(pc) ||
+		     (h >= 0 && atomic_load_explicit(&java_nm_at, memory_order_acquire) && nmethod_at(h, pc, &m))))
+		return 0;
+	ucontext_t u = *uc;
+	u.uc_mcontext.gregs[REG_RIP] = (greg_t)pc;
+	u.uc_mcontext.gregs[REG_RSP] = (greg_t)sp;
+	u.uc_mcontext.gregs[REG_RBP] = (greg_t)fp;
+	java_asgct(t, max, &u);
+	return t->num_frames > 0;
+}
+
 int java_frames(const struct sonde_hook_sample *s, struct sonde_hook_frame *out, int max,
 		struct sonde_hook_splice *where, void *arg)
 {
@@ -353,6 +420,8 @@ int java_frames(const struct sonde_hook_sample *s, struct sonde_hook_frame *out,
 		max = SONDE_HOOK_MAX_FRAMES;
 	atomic_fetch_add_explicit(&java_walks, 1, memory_order_relaxed);
 	java_asgct(&t, max, (void *)s->ucontext);
+	if (t.num_frames <= 0 && again(s, env, &t, max))
+		atomic_fetch_add_explicit(&java_again, 1, memory_order_relaxed);
 	if (t.num_frames <= 0) {
 		int r = -t.num_frames;
 		atomic_fetch_add_explicit(&java_failed[r >= 0 && r < JAVA_NREASONS - 1 ? r : JAVA_NREASONS - 1], 1,

@@ -32,7 +32,8 @@ typedef void asgct_fn(asgct_trace *trace, jint depth, void *ucontext);
 extern const char *const java_reasons[JAVA_NREASONS];
 
 extern asgct_fn *java_asgct;
-extern _Atomic uint64_t java_walks, java_walked, java_failed[JAVA_NREASONS];
+/* java_again: walks that succeeded at the second try (frames.c, again) */
+extern _Atomic uint64_t java_walks, java_walked, java_again, java_failed[JAVA_NREASONS];
 /* The code cache as far as the JVM has reported its code: [lo, hi). */
 extern _Atomic uint64_t java_code_lo, java_code_hi;
 /* The call stub, through which the JVM's C++ calls Java code (main, a
