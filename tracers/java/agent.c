@@ -764,35 +764,43 @@ static long env_offset(jvmtiEnv *jvmti, JNIEnv *jni, jfieldID *eetop)
 }
 
 /* What the handler's walk below the top frame needs (java.h, struct
- * java_deep): the offsets of a JavaThread's stack and frame anchor. */
+ * java_deep): the offsets of a JavaThread's stack and frame anchor,
+ * straight into java_deep (the handler reads it only once java_deep_on
+ * is set). */
 static void deep_walk(jvmtiEnv *jvmti, JNIEnv *jni)
 {
+	struct java_deep *D = &java_deep;
+	static const char *const stack_of[] = { "JavaThread", "Thread" };
+	const struct {
+		const char *type, *field;
+		long *to;
+	} need[] = {
+		{ "JavaThread", "_anchor", &D->anchor },
+		{ "JavaFrameAnchor", "_last_Java_sp", &D->last_sp },
+		{ "JavaFrameAnchor", "_last_Java_pc", &D->last_pc },
+		{ "JavaFrameAnchor", "_last_Java_fp", &D->last_fp },
+	};
 	jfieldID eetop;
-	long env_off = env_offset(jvmti, jni, &eetop), anchor = vm_field("JavaThread", "_anchor"),
-	     base = vm_field("JavaThread", "_stack_base"), size = vm_field("JavaThread", "_stack_size"),
-	     sp = vm_field("JavaFrameAnchor", "_last_Java_sp"), pc = vm_field("JavaFrameAnchor", "_last_Java_pc"),
-	     fp = vm_field("JavaFrameAnchor", "_last_Java_fp");
-	if (base < 0 || size < 0)
-		base = vm_field("Thread", "_stack_base"), size = vm_field("Thread", "_stack_size");
-	if (env_off < 0 || anchor < 0 || base < 0 || size < 0 || sp < 0 || pc < 0 || fp < 0 ||
-	    !atomic_load(&java_nm_at)) {
+	int ok = (D->env_off = env_offset(jvmti, jni, &eetop)) >= 0 && atomic_load(&java_nm_at);
+	for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
+		ok &= (*need[i].to = vm_field(need[i].type, need[i].field)) >= 0;
+	/* JDK 17 lists the stack under JavaThread, others under Thread */
+	D->stack_base = D->stack_size = -1;
+	for (size_t i = 0; i < 2 && (D->stack_base < 0 || D->stack_size < 0); i++) {
+		D->stack_base = vm_field(stack_of[i], "_stack_base");
+		D->stack_size = vm_field(stack_of[i], "_stack_size");
+	}
+	if (!ok || D->stack_base < 0 || D->stack_size < 0) {
 		__sonde_trace_log("warning", "Java: the JVM does not say where its threads' stacks and last Java "
 					     "frames are (vmStructs); Java frames below the top method have no kind");
 		return;
 	}
-	java_deep.env_off = env_off;
-	java_deep.stack_base = base;
-	java_deep.stack_size = size;
-	java_deep.anchor = anchor;
-	java_deep.last_sp = sp;
-	java_deep.last_pc = pc;
-	java_deep.last_fp = fp;
 	/* the call stub's frame: its JavaCallWrapper holds the anchor of the
 	 * Java frames below the C ones that called Java */
 	long wrap = vm_field("JavaCallWrapper", "_anchor"),
 	     at = vm_int_constant("frame::entry_frame_call_wrapper_offset");
-	java_deep.wrapper = at < 0 && at > -64 ? at * 8 : 0;
-	java_deep.wrapper_anchor = wrap >= 0 && java_deep.wrapper ? wrap : -1;
+	D->wrapper = at < 0 && at > -64 ? at * 8 : 0;
+	D->wrapper_anchor = wrap >= 0 && D->wrapper ? wrap : -1;
 	atomic_store_explicit(&java_deep_on, 1, memory_order_release);
 }
 
