@@ -13,7 +13,8 @@
  * the block headers from the heap's start, the offsets of vmStructs.  The
  * JVM changes the heaps meanwhile: a block it is carving may read as
  * garbage, so a method counts only when its Method* is one the agent was
- * told of (its jmethodID's), and a method is freed only when two scans
+ * told of (its jmethodID's; which also keeps out the stubs and adapters
+ * of a heap that holds everything, -XX:-SegmentedCodeCache), and a method is freed only when two scans
  * in a row did not see it.  A line's time is the scan's: at most POLL_MS
  * after the event.  The thread is libc's, not the collector's (not
  * sampled: its work is the agent's, not the program's).
@@ -302,7 +303,7 @@ static void *poller(void *arg)
 
 void java_code_start(void)
 {
-	if (atomic_load(&g_running) || !atomic_load(&java_nm_at) || java_code.length_off < 0 || java_nm.mixed)
+	if (atomic_load(&g_running) || !atomic_load(&java_nm_at) || java_code.length_off < 0)
 		return;
 	g_fd = __sonde_trace_file("jvm.code");
 	if (g_fd < 0)
