@@ -200,20 +200,24 @@ for mode in jit xint; do
 	# handles' intrinsics (no jmethodID), loaded at the same address and
 	# size; every retire and unload of a loaded one
 	if [ $mode = jit ]; then
-		v=$(awk 'FILENAME ~ /code$/ { if ($2 == "load") L[$3] = $4; else if (!($3 in L)) orphan++; next }
-			/\[compiled\]$/ && $0 !~ /java\.lang\.invoke\.MethodHandle\./ { n++; a = "0x" $1; if (L[a] == $2) m++ }
+		v=$(awk 'FILENAME ~ /code$/ { if ($2 == "load") { L[$3] = $4; N[$3] = $9 } else if (!($3 in L)) orphan++; next }
+			/\[compiled\]$/ && $0 !~ /java\.lang\.invoke\.MethodHandle\./ { n++; a = "0x" $1; if (L[a] == $2 && N[a] == $3) m++ }
 			END { printf "%d %d %d", n, m, orphan }' h.er/jvm.code h.er/jvm.map)
 		cn=${v%% *} cm=${v#* } cm=${cm%% *} co=${v##* }
 		[ "$cn" -gt 20 ] && [ "$cn" = "$cm" ] && [ "$co" = 0 ] &&
-			ok "JHot jit: jvm.code loaded each of the $cn compiled methods alive at the end, at its address and size" ||
-			notok "JHot jit: jvm.code against jvm.map: $cm of $cn compiled methods loaded, $co retired or unloaded but not loaded"
-		# outer's C2 code was loaded when its samples began to run it
-		# (within the poller's 20 ms period and its scheduling)
+			ok "JHot jit: jvm.code loaded each of the $cn compiled methods alive at the end, at its address and size, by its name" ||
+			notok "JHot jit: jvm.code against jvm.map: $cm of $cn compiled methods loaded, $co retired or unloaded but not loaded; $(awk 'FILENAME ~ /code$/ { if ($2 == "load") { L[$3] = $4; N[$3] = $9 } next }
+				/\[compiled\]$/ && $0 !~ /java\.lang\.invoke\.MethodHandle\./ { a = "0x" $1; if (L[a] != $2 || N[a] != $3) printf "%s (jvm.code: %s %s) ", $0, L[a], N[a] }' h.er/jvm.code h.er/jvm.map)"
+		# outer's C2 code was loaded when its samples began to run it:
+		# the poller sees it within its 20 ms period and its wake-up
+		# (75 ms seen with two CPU hogs beside a parallel make), and the
+		# OSR code runs right away, sampled within about 1 ms of its
+		# CPU time unless the thread waits for a CPU meanwhile
 		s0=$(sed -n 's/.*<time start_ns="\([0-9]*\)".*/\1/p' h.er/log.xml)
 		o=$(awk '$2 == "LJHot;" && $3 == "outer" { print $1 }' h.er/methods)
 		t2=$(awk -v o="$o" -v s0="$s0" '$2 == "load" && $5 == o && $6 == 4 { printf "%.4f", ($1 - s0) / 1e9; exit }' h.er/jvm.code)
 		ts=$(awk '/^sample/ { t = $4 } /^ *#[0-9]/ && $3 == "java-compiled" && index($4, ":JHot.outer(") { print t; exit }' jd.txt)
-		if [ -n "$t2" ] && [ -n "$ts" ] && awk -v a="$t2" -v b="$ts" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 0.15) }'; then
+		if [ -n "$t2" ] && [ -n "$ts" ] && awk -v a="$t2" -v b="$ts" 'BEGIN { d = a - b; exit !(d >= -0.1 && d <= 0.3) }'; then
 			ok "JHot jit: outer's C2 code loaded at ${t2} s (jvm.code), first run by a sample at ${ts} s"
 		else
 			notok "JHot jit: outer's C2 code loaded at '${t2}' s (jvm.code), first run by a sample at '${ts}' s"

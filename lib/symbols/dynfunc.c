@@ -191,9 +191,52 @@ static char *read_map(const struct sonde_exp *exp, const char *name, size_t *n)
 	return sonde_read_regular(path, n);
 }
 
+/* jvm.code's loads (len bytes at c) as perf map lines before jvm.map's
+ * text (*n bytes at v, or NULL), in a new text of *n bytes; NULL when
+ * memory runs out.  Lines of another shape are left out. */
+static char *code_then_map(const char *c, size_t len, char *v, size_t *n)
+{
+	size_t cap = len + *n + 2, used = 0;
+	char *b = malloc(cap);
+	if (!b)
+		return NULL;
+	for (const char *p = c, *end = c + len; p < end;) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p)), *e = nl ? nl : end;
+		/* fields: TIME EVENT CODE SIZE ID LEVEL CID BCI NAME */
+		const char *f[9];
+		int k = 0;
+		for (const char *q = p; q < e && k < 9;) {
+			while (q < e && blank(*q))
+				q++;
+			if (q < e)
+				f[k++] = q;
+			while (q < e && !blank(*q))
+				q++;
+		}
+		if (k == 9 && e - f[1] > 5 && !memcmp(f[1], "load ", 5)) {
+			/* "CODE SIZE " and the name to the line's end: each
+			 * no longer than its field in the line */
+			size_t a = (size_t)(f[4] - f[2]), m = (size_t)(e - f[8]);
+			memcpy(b + used, f[2], a);
+			used += a;
+			memcpy(b + used, f[8], m);
+			used += m;
+			memcpy(b + used, " [compiled]\n", 12);
+			used += 12;
+		}
+		p = nl ? nl + 1 : end;
+	}
+	if (v) {
+		memcpy(b + used, v, *n);
+		used += *n;
+	}
+	*n = used;
+	return b;
+}
+
 struct sonde_dynfuncs *sonde_dynfuncs_read(const struct sonde_exp *exp, bool *present)
 {
-	size_t nj = 0, nv = 0;
+	size_t nj = 0, nv = 0, nc = 0;
 	*present = false;
 	/* The Java agent's map first: a perf map of the JVM's own
 	 * (-XX:+DumpPerfMapAtExit) names the same code, and is written
@@ -202,6 +245,18 @@ struct sonde_dynfuncs *sonde_dynfuncs_read(const struct sonde_exp *exp, bool *pr
 	if (!v && errno != ENOENT) {
 		*present = true;
 		return NULL;
+	}
+	char *c = read_map(exp, SONDE_JVM_CODE_FILE, &nc);
+	if (c) {
+		char *cv = code_then_map(c, nc, v, &nv);
+		free(c);
+		free(v);
+		if (!cv) {
+			*present = true;
+			errno = ENOMEM;
+			return NULL;
+		}
+		v = cv;
 	}
 	char *j = read_map(exp, SONDE_JIT_MAP_FILE, &nj);
 	if (!j && errno != ENOENT) {

@@ -44,6 +44,12 @@
 /* The same format, written by sonde's Java agent: the JVM's generated
  * code (tracers/java/agent.c).  Read before jit.map. */
 #define SONDE_JVM_MAP_FILE "jvm.map"
+/* The Java agent's compiled methods by time ("T load 0xCODE SIZE 0xID
+ * LEVEL CID BCI NAME"): each load an entry "NAME [compiled]", read
+ * before jvm.map, so that the code alive at the JVM's end (jvm.map's)
+ * wins where a later method took freed code's place, and a sample in code
+ * freed before the end has its method's name. */
+#define SONDE_JVM_CODE_FILE "jvm.code"
 #define SONDE_JIT_OBJECT "<JIT>"
 #define SONDE_JVM_OBJECT "<JVM-code>"
 

@@ -6,6 +6,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -231,6 +232,104 @@ static void both_maps(void)
 	}
 }
 
+/* jvm.code (the compiled methods by time): each load an entry before
+ * jvm.map's, so that jvm.map's code (alive at the end) wins where freed
+ * code's place was taken; its other events and lines of another shape
+ * are no entries. */
+static void code_by_time(void)
+{
+	group = "jvm.code";
+	static const char *const code =
+		"5 load 0x1000 10 0x77 4 1 -1 a.Old.gone\n"	   /* freed before the end */
+		"6 load 0x2000 10 0x78 3 2 -1 a.Old.replaced\n"	   /* jvm.map has another there */
+		"7 retire 0x2000 10 0x78 3 2 -1 a.Old.replaced\n"  /* no entry */
+		"8 unload 0x1000 10 0x77 4 1 -1 a.Old.gone\n"	   /* no entry */
+		"9 load 0x4000 10 0x79 4 3\n"			   /* no name: no entry */
+		"load 0x5000 10\n\n garbage \n"			   /* no entries */
+		"10 load 0x6000 8 0x7a 1 4 12 a.B.with space [x]"; /* unended, the name to its end */
+	char dir[] = "/tmp/test_dynfunc.XXXXXX", exp[64], err[256];
+	if (!mkdtemp(dir)) {
+		CHECK_I(0, 1);
+		return;
+	}
+	snprintf(exp, sizeof exp, "%s/t.er", dir);
+	struct sonde_expw *w = sonde_expw_create(exp, err, sizeof err);
+	CHECK_I(w != NULL, 1);
+	if (!w)
+		return;
+	sonde_expw_log_preamble(w, 1234, 1000000000);
+	sonde_expw_text(w, SONDE_JVM_CODE_FILE, "%s", code);
+	sonde_expw_text(w, SONDE_JVM_MAP_FILE, "%s", "2000 10 a.New.here [compiled]\n3000 8 call_stub\n");
+	sonde_expw_log(w, "<event kind=\"exit\" time_ns=\"2000000000\" status=\"0\"/>\n");
+	CHECK_I(sonde_expw_finish(w, 0, err, sizeof err), 0);
+	struct sonde_exp *e = sonde_exp_open(exp, err, sizeof err);
+	CHECK_I(e != NULL, 1);
+	bool present = false;
+	struct sonde_dynfuncs *d = e ? sonde_dynfuncs_read(e, &present) : NULL;
+	CHECK_I(present, 1);
+	CHECK_I(d != NULL, 1);
+	if (d) {
+		size_t n;
+		sonde_dynfuncs_entries(d, &n);
+		CHECK_U(n, 5); /* gone, replaced, with space; here, call_stub */
+		CHECK_S(name_at(d, 0x1008), "a.Old.gone [compiled]");
+		CHECK_S(object_at(d, 0x1008), "<JIT>");
+		CHECK_S(name_at(d, 0x2008), "a.New.here [compiled]");
+		CHECK_S(name_at(d, 0x4008), "(none)");
+		CHECK_S(name_at(d, 0x5008), "(none)");
+		CHECK_S(name_at(d, 0x6004), "a.B.with space [x] [compiled]");
+		CHECK_S(object_at(d, 0x3004), "<JVM-code>");
+	}
+	sonde_dynfuncs_free(d);
+	if (e)
+		sonde_exp_close(e);
+	/* damaged files: tokens of the format and bytes, in random lines;
+	 * read without a crash (make ASAN=1 tests runs it under ASan),
+	 * every entry a range that does not wrap */
+	static const char *const tok[] = { "load", "retire", "0x1000", "10", "0x77",
+					   "-1",   "a.B.c",  " ",      "  ", "\t",
+					   "\n",   "\n",     "\xff",   "0x", "ffffffffffffffff",
+					   "0" };
+	int bad = 0;
+	for (int round = 0; round < 40; round++) {
+		char text[2048];
+		size_t len = 0;
+		while (len < sizeof text - 32) {
+			const char *t = tok[rand() % (int)(sizeof tok / sizeof tok[0])];
+			size_t l = strlen(t);
+			memcpy(text + len, t, l);
+			len += l;
+			if (rand() % 3)
+				text[len++] = ' ';
+		}
+		char path[128];
+		snprintf(path, sizeof path, "%s/t.er/%s", dir, SONDE_JVM_CODE_FILE);
+		FILE *f = fopen(path, "w");
+		if (!f || fwrite(text, 1, len, f) != len)
+			bad++;
+		if (f)
+			fclose(f);
+		e = sonde_exp_open(exp, err, sizeof err);
+		d = e ? sonde_dynfuncs_read(e, &present) : NULL;
+		if (d) {
+			size_t n;
+			const struct sonde_dynfunc *v = sonde_dynfuncs_entries(d, &n);
+			for (size_t i = 0; i < n; i++)
+				bad += v[i].lo >= v[i].hi;
+		} else {
+			bad++;
+		}
+		sonde_dynfuncs_free(d);
+		if (e)
+			sonde_exp_close(e);
+	}
+	CHECK_I(bad, 0);
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	if (system(cmd) != 0)
+		CHECK_I(0, 1);
+}
+
 int main(void)
 {
 	forms();
@@ -238,6 +337,7 @@ int main(void)
 	overlap();
 	fuzz();
 	both_maps();
+	code_by_time();
 	printf("%d passed, %d failed\n", npass, nfail);
 	return nfail != 0;
 }

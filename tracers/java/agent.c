@@ -117,6 +117,18 @@ static const char *field(char *s)
 	return s;
 }
 
+/* A method as Java shows it, "com.example.Main.run" (from the class's
+ * signature "Lcom/example/Main;"), in buf. */
+static const char *java_name(char *buf, size_t cap, const char *csig, const char *name)
+{
+	const char *c = csig[0] == 'L' ? csig + 1 : csig;
+	size_t k = 0;
+	for (; c[k] && c[k] != ';' && k < cap - 1; k++)
+		buf[k] = c[k] == '/' ? '.' : c[k];
+	snprintf(buf + k, cap - k, ".%s", name);
+	return buf;
+}
+
 /* Every method of klass gets its id now (the handler cannot make one)
  * and its line in the table. */
 static void class_methods(jvmtiEnv *jvmti, jclass klass)
@@ -139,10 +151,10 @@ static void class_methods(jvmtiEnv *jvmti, jclass klass)
 	if (buf && g_methods_fd >= 0) {
 		pthread_mutex_lock(&g_methods_lock);
 		for (jint i = 0; i < nm; i++) {
-			char *name = NULL, *sig = NULL;
-			java_code_method(ms[i]);
+			char *name = NULL, *sig = NULL, jname[768];
 			if ((*jvmti)->GetMethodName(jvmti, ms[i], &name, &sig, NULL) != JVMTI_ERROR_NONE)
 				continue;
+			java_code_method(ms[i], java_name(jname, sizeof jname, csig, name));
 			size_t len = 0;
 			put(buf, cap, &len, "0x%" PRIxPTR " %s %s %s %s", (uintptr_t)ms[i], csig, field(name),
 			    field(sig), src ? src : "-");
@@ -300,14 +312,8 @@ static void JNICALL cb_compiled_load(jvmtiEnv *jvmti, jmethodID m, jint size, co
 	char *csig = NULL, *name = NULL, mname[768] = "?";
 	if ((*jvmti)->GetMethodDeclaringClass(jvmti, m, &cls) == JVMTI_ERROR_NONE &&
 	    (*jvmti)->GetClassSignature(jvmti, cls, &csig, NULL) == JVMTI_ERROR_NONE &&
-	    (*jvmti)->GetMethodName(jvmti, m, &name, NULL, NULL) == JVMTI_ERROR_NONE) {
-		/* "Lcom/example/Main;" -> "com.example.Main" */
-		const char *c = csig[0] == 'L' ? csig + 1 : csig;
-		size_t k = 0;
-		for (; c[k] && c[k] != ';' && k < sizeof mname - 1; k++)
-			mname[k] = c[k] == '/' ? '.' : c[k];
-		snprintf(mname + k, sizeof mname - k, ".%s", name);
-	}
+	    (*jvmti)->GetMethodName(jvmti, m, &name, NULL, NULL) == JVMTI_ERROR_NONE)
+		java_name(mname, sizeof mname, csig, name);
 	jfree(name);
 	jfree(csig);
 	map_line(addr, size, mname, " [compiled]");
@@ -556,7 +562,6 @@ static void JNICALL cb_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 	}
 
 	__sonde_trace_log("info", msg);
-	java_code_stop();
 	/* the compiled methods alive at the end, named in jvm.map for the
 	 * samples whose Java walk failed: GenerateEvents posts them now, in
 	 * this thread, skipping those being unloaded (code_cache_bounds says
@@ -566,6 +571,9 @@ static void JNICALL cb_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 		(*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD);
 		(*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, JVMTI_EVENT_COMPILED_METHOD_LOAD, NULL);
 	}
+	/* after them: the compilers may still install code meanwhile, and
+	 * each method in jvm.map is in jvm.code */
+	java_code_stop();
 	pthread_mutex_lock(&g_methods_lock);
 	if (g_methods_fd >= 0)
 		close(g_methods_fd);

@@ -38,11 +38,12 @@
 
 struct java_codelook java_code = { .length_off = -1 };
 
-/* ---- Method* to jmethodID, as the agent was told of them ---- */
+/* ---- Method* to jmethodID and name, as the agent was told of them ---- */
 
 static pthread_mutex_t g_mid_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct mid {
 	uint64_t method, id;
+	char *name;
 } * g_mids;
 static size_t g_nmids, g_capmids; /* power of two */
 
@@ -51,17 +52,15 @@ static size_t mid_hash(uint64_t m)
 	return (size_t)((m >> 3) * 0x9e3779b97f4a7c15ull);
 }
 
-static void mid_put(struct mid *t, size_t cap, uint64_t method, uint64_t id)
+/* The slot of method in t (cap slots): its own or a free one. */
+static struct mid *mid_slot(struct mid *t, size_t cap, uint64_t method)
 {
 	for (size_t i = mid_hash(method) & (cap - 1);; i = (i + 1) & (cap - 1))
-		if (!t[i].method || t[i].method == method) {
-			t[i].method = method;
-			t[i].id = id;
-			return;
-		}
+		if (!t[i].method || t[i].method == method)
+			return &t[i];
 }
 
-void java_code_method(jmethodID id)
+void java_code_method(jmethodID id, const char *name)
 {
 	uint64_t method = id ? *(const uint64_t *)(uintptr_t)id : 0;
 	if (!method)
@@ -76,40 +75,46 @@ void java_code_method(jmethodID id)
 		}
 		for (size_t i = 0; i < g_capmids; i++)
 			if (g_mids[i].method)
-				mid_put(t, cap, g_mids[i].method, g_mids[i].id);
+				*mid_slot(t, cap, g_mids[i].method) = g_mids[i];
 		free(g_mids);
 		g_mids = t;
 		g_capmids = cap;
 	}
-	for (size_t i = mid_hash(method) & (g_capmids - 1);; i = (i + 1) & (g_capmids - 1))
-		if (!g_mids[i].method || g_mids[i].method == method) {
-			g_nmids += !g_mids[i].method;
-			g_mids[i].method = method;
-			g_mids[i].id = (uint64_t)(uintptr_t)id;
-			break;
-		}
+	struct mid *m = mid_slot(g_mids, g_capmids, method);
+	g_nmids += !m->method;
+	m->method = method;
+	m->id = (uint64_t)(uintptr_t)id;
+	if (!name || !*name)
+		name = "?";
+	if (!m->name || strcmp(m->name, name)) { /* a class redefined: the method's new name */
+		free(m->name);
+		m->name = strdup(name);
+	}
 	pthread_mutex_unlock(&g_mid_lock);
 }
 
-/* The jmethodID of a Method*, 0 when the agent was told of none. */
-static uint64_t mid_of(uint64_t method)
+/* The jmethodID of a Method*, 0 when the agent was told of none; its
+ * name in name (cap bytes). */
+static uint64_t mid_of(uint64_t method, char *name, size_t cap)
 {
 	uint64_t id = 0;
 	pthread_mutex_lock(&g_mid_lock);
-	for (size_t i = g_capmids ? mid_hash(method) & (g_capmids - 1) : 0; g_capmids && g_mids[i].method;
-	     i = (i + 1) & (g_capmids - 1))
-		if (g_mids[i].method == method) {
-			id = g_mids[i].id;
-			break;
-		}
+	const struct mid *m = g_capmids ? mid_slot(g_mids, g_capmids, method) : NULL;
+	if (m && m->method == method) {
+		id = m->id;
+		snprintf(name, cap, "%s", m->name ? m->name : "?");
+	}
 	pthread_mutex_unlock(&g_mid_lock);
 	return id;
 }
 
 /* ---- the compiled methods alive, by their code's start ---- */
 
+#define NAME_MAX_LEN 512
+
 static struct live {
 	uint64_t code, id;
+	char *name;
 	uint32_t size;
 	int32_t compile_id, entry_bci;
 	int8_t level, retired;
@@ -137,11 +142,11 @@ static void flush(void)
 
 static void line(uint64_t t, const char *what, const struct live *l)
 {
-	if (g_len + 160 > sizeof g_buf)
+	if (g_len + 160 + NAME_MAX_LEN > sizeof g_buf)
 		flush();
 	int n = snprintf(g_buf + g_len, sizeof g_buf - g_len,
-			 "%" PRIu64 " %s 0x%" PRIx64 " %x 0x%" PRIx64 " %d %d %d\n", t, what, l->code, l->size, l->id,
-			 l->level, l->compile_id, l->entry_bci);
+			 "%" PRIu64 " %s 0x%" PRIx64 " %x 0x%" PRIx64 " %d %d %d %s\n", t, what, l->code, l->size,
+			 l->id, l->level, l->compile_id, l->entry_bci, l->name ? l->name : "?");
 	if (n > 0 && (size_t)n < sizeof g_buf - g_len)
 		g_len += (size_t)n;
 }
@@ -184,11 +189,14 @@ static struct live *live_find(uint64_t code, int insert)
 static void live_remove(struct live *e)
 {
 	size_t i = (size_t)(e - g_live);
+	free(g_live[i].name);
+	g_live[i].name = NULL;
 	g_live[i].used = 0;
 	g_nlive--;
 	for (size_t j = (i + 1) & (g_caplive - 1); g_live[j].used; j = (j + 1) & (g_caplive - 1)) {
 		struct live m = g_live[j];
 		g_live[j].used = 0;
+		g_live[j].name = NULL; /* it moves with m */
 		g_nlive--;
 		struct live *n = live_find(m.code, 1);
 		if (n)
@@ -227,7 +235,8 @@ static int scan(uint64_t now)
 				uint64_t cb = LOAD(uint64_t, blob + (uint64_t)L->code_begin),
 					 ce = LOAD(uint64_t, blob + (uint64_t)L->code_end),
 					 m = LOAD(uint64_t, blob + (uint64_t)L->method), id = 0;
-				if (cb > blob && cb < ce && ce <= end && m && (id = mid_of(m))) {
+				char name[NAME_MAX_LEN];
+				if (cb > blob && cb < ce && ce <= end && m && (id = mid_of(m, name, sizeof name))) {
 					struct live *e = live_find(cb, 0);
 					int8_t state = LOAD(int8_t, blob + (uint64_t)C->state);
 					if (e && (e->id != id || e->size != (uint32_t)(ce - cb))) {
@@ -238,6 +247,7 @@ static int scan(uint64_t now)
 					/* installed (one retired before a scan saw it: both now) */
 					if (!e && state >= 0 && state <= 2 && (e = live_find(cb, 1))) {
 						e->id = id;
+						e->name = strdup(name);
 						e->size = (uint32_t)(ce - cb);
 						e->level = (int8_t)LOAD(int32_t, blob + (uint64_t)L->level);
 						e->compile_id = LOAD(int32_t, blob + (uint64_t)C->compile_id);
@@ -347,12 +357,20 @@ void java_code_stop(void)
 	pthread_mutex_unlock(&g_wake_lock);
 	pthread_join(g_thread, NULL);
 	pthread_cond_destroy(&g_wake);
-	/* a last look, then the methods alive at the end stay loaded */
+	/* a last look, then the methods alive at the end stay loaded; a
+	 * block a compiler is carving ends a scan early: again, a few
+	 * times */
 	uint64_t now = mono_ns();
-	scan(now);
+	for (int i = 0; i < 8 && !scan(now); i++) {
+		struct timespec d = { 0, 1000000 };
+		nanosleep(&d, NULL);
+	}
 	flush();
 	close(g_fd);
 	g_fd = -1;
+	for (size_t i = 0; i < g_caplive; i++)
+		if (g_live[i].used)
+			free(g_live[i].name);
 	free(g_live);
 	g_live = NULL;
 	g_caplive = g_nlive = 0;

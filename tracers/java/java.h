@@ -99,8 +99,9 @@ struct java_codelook {
 	long state, compile_id, entry_bci; /* nmethod's */
 };
 extern struct java_codelook java_code;
-/* Each method's Method* and jmethodID, for jvm.code (normal context). */
-void java_code_method(jmethodID id);
+/* Each method's Method*, jmethodID and name, for jvm.code (normal
+ * context). */
+void java_code_method(jmethodID id, const char *name);
 /* The thread that writes jvm.code: started once the code heaps are
  * known, stopped before the agent's files close. */
 void java_code_start(void);
