@@ -167,6 +167,43 @@ static void fuzz(void)
 	CHECK_I(bad, 0);
 }
 
+/* A new experiment in a new directory (dir: a mkdtemp template; exp gets
+ * its path): its writer, the log's preamble written; NULL on failure
+ * (counted). */
+static struct sonde_expw *new_exp(char *dir, char *exp, size_t cap)
+{
+	char err[256];
+	if (!mkdtemp(dir)) {
+		CHECK_I(0, 1);
+		return NULL;
+	}
+	snprintf(exp, cap, "%s/t.er", dir);
+	struct sonde_expw *w = sonde_expw_create(exp, err, sizeof err);
+	CHECK_I(w != NULL, 1);
+	if (w)
+		sonde_expw_log_preamble(w, 1234, 1000000000);
+	return w;
+}
+
+/* Ends w's experiment (an exit) and opens it: NULL on failure (counted). */
+static struct sonde_exp *end_and_open(struct sonde_expw *w, const char *exp)
+{
+	char err[256];
+	sonde_expw_log(w, "<event kind=\"exit\" time_ns=\"2000000000\" status=\"0\"/>\n");
+	CHECK_I(sonde_expw_finish(w, 0, err, sizeof err), 0);
+	struct sonde_exp *e = sonde_exp_open(exp, err, sizeof err);
+	CHECK_I(e != NULL, 1);
+	return e;
+}
+
+static void remove_dir(const char *dir)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	if (system(cmd) != 0)
+		CHECK_I(0, 1);
+}
+
 /* An experiment with jvm.map (the JVM's code), jit.map (a perf map), both
  * or none: read as one, jvm.map first, so that jit.map wins an overlap. */
 static void both_maps(void)
@@ -187,25 +224,15 @@ static void both_maps(void)
 		{ NULL, NULL, NULL, NULL, NULL, NULL, 0 },
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		char dir[] = "/tmp/test_dynfunc.XXXXXX", exp[64], err[256];
-		if (!mkdtemp(dir)) {
-			CHECK_I(0, 1);
-			return;
-		}
-		snprintf(exp, sizeof exp, "%s/t.er", dir);
-		struct sonde_expw *w = sonde_expw_create(exp, err, sizeof err);
-		CHECK_I(w != NULL, 1);
+		char dir[] = "/tmp/test_dynfunc.XXXXXX", exp[64];
+		struct sonde_expw *w = new_exp(dir, exp, sizeof exp);
 		if (!w)
 			return;
-		sonde_expw_log_preamble(w, 1234, 1000000000);
 		if (cases[i].jvm)
 			sonde_expw_text(w, SONDE_JVM_MAP_FILE, "%s", cases[i].jvm);
 		if (cases[i].jit)
 			sonde_expw_text(w, SONDE_JIT_MAP_FILE, "%s", cases[i].jit);
-		sonde_expw_log(w, "<event kind=\"exit\" time_ns=\"2000000000\" status=\"0\"/>\n");
-		CHECK_I(sonde_expw_finish(w, 0, err, sizeof err), 0);
-		struct sonde_exp *e = sonde_exp_open(exp, err, sizeof err);
-		CHECK_I(e != NULL, 1);
+		struct sonde_exp *e = end_and_open(w, exp);
 		bool present = true;
 		struct sonde_dynfuncs *d = e ? sonde_dynfuncs_read(e, &present) : NULL;
 		CHECK_I(present, cases[i].n > 0);
@@ -225,10 +252,7 @@ static void both_maps(void)
 		sonde_dynfuncs_free(d);
 		if (e)
 			sonde_exp_close(e);
-		char cmd[128];
-		snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-		if (system(cmd) != 0)
-			CHECK_I(0, 1);
+		remove_dir(dir);
 	}
 }
 
@@ -248,22 +272,12 @@ static void code_by_time(void)
 		"load 0x5000 10\n\n garbage \n"			   /* no entries */
 		"10 load 0x6000 8 0x7a 1 4 12 a.B.with space [x]"; /* unended, the name to its end */
 	char dir[] = "/tmp/test_dynfunc.XXXXXX", exp[64], err[256];
-	if (!mkdtemp(dir)) {
-		CHECK_I(0, 1);
-		return;
-	}
-	snprintf(exp, sizeof exp, "%s/t.er", dir);
-	struct sonde_expw *w = sonde_expw_create(exp, err, sizeof err);
-	CHECK_I(w != NULL, 1);
+	struct sonde_expw *w = new_exp(dir, exp, sizeof exp);
 	if (!w)
 		return;
-	sonde_expw_log_preamble(w, 1234, 1000000000);
 	sonde_expw_text(w, SONDE_JVM_CODE_FILE, "%s", code);
 	sonde_expw_text(w, SONDE_JVM_MAP_FILE, "%s", "2000 10 a.New.here [compiled]\n3000 8 call_stub\n");
-	sonde_expw_log(w, "<event kind=\"exit\" time_ns=\"2000000000\" status=\"0\"/>\n");
-	CHECK_I(sonde_expw_finish(w, 0, err, sizeof err), 0);
-	struct sonde_exp *e = sonde_exp_open(exp, err, sizeof err);
-	CHECK_I(e != NULL, 1);
+	struct sonde_exp *e = end_and_open(w, exp);
 	bool present = false;
 	struct sonde_dynfuncs *d = e ? sonde_dynfuncs_read(e, &present) : NULL;
 	CHECK_I(present, 1);
@@ -324,10 +338,7 @@ static void code_by_time(void)
 			sonde_exp_close(e);
 	}
 	CHECK_I(bad, 0);
-	char cmd[128];
-	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-	if (system(cmd) != 0)
-		CHECK_I(0, 1);
+	remove_dir(dir);
 }
 
 int main(void)
