@@ -14,8 +14,8 @@
  * JVM changes the heaps meanwhile: a block it is carving may read as
  * garbage, so a method counts only when its Method* is one the agent was
  * told of (its jmethodID's; which also keeps out the stubs and adapters
- * of a heap that holds everything, -XX:-SegmentedCodeCache), and a method is freed only when two scans
- * in a row did not see it.  A line's time is the scan's: at most POLL_MS
+ * of a heap that holds everything, -XX:-SegmentedCodeCache), and a
+ * method is freed only when two scans in a row did not see it.  A line's time is the scan's: at most POLL_MS
  * after the event.  The thread is libc's, not the collector's (not
  * sampled: its work is the agent's, not the program's).
  */
