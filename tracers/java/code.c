@@ -94,7 +94,7 @@ void java_code_method(jmethodID id, const char *name)
 }
 
 /* The jmethodID of a Method*, 0 when the agent was told of none; its
- * name in name (cap bytes). */
+ * name in name (cap bytes), unless NULL. */
 static uint64_t mid_of(uint64_t method, char *name, size_t cap)
 {
 	uint64_t id = 0;
@@ -102,7 +102,8 @@ static uint64_t mid_of(uint64_t method, char *name, size_t cap)
 	const struct mid *m = g_capmids ? mid_slot(g_mids, g_capmids, method) : NULL;
 	if (m && m->method == method) {
 		id = m->id;
-		snprintf(name, cap, "%s", m->name ? m->name : "?");
+		if (name)
+			snprintf(name, cap, "%s", m->name ? m->name : "?");
 	}
 	pthread_mutex_unlock(&g_mid_lock);
 	return id;
@@ -235,8 +236,7 @@ static int scan(uint64_t now)
 				uint64_t cb = LOAD(uint64_t, blob + (uint64_t)L->code_begin),
 					 ce = LOAD(uint64_t, blob + (uint64_t)L->code_end),
 					 m = LOAD(uint64_t, blob + (uint64_t)L->method), id = 0;
-				char name[NAME_MAX_LEN];
-				if (cb > blob && cb < ce && ce <= end && m && (id = mid_of(m, name, sizeof name))) {
+				if (cb > blob && cb < ce && ce <= end && m && (id = mid_of(m, NULL, 0))) {
 					struct live *e = live_find(cb, 0);
 					int8_t state = LOAD(int8_t, blob + (uint64_t)C->state);
 					if (e && (e->id != id || e->size != (uint32_t)(ce - cb))) {
@@ -246,6 +246,8 @@ static int scan(uint64_t now)
 					}
 					/* installed (one retired before a scan saw it: both now) */
 					if (!e && state >= 0 && state <= 2 && (e = live_find(cb, 1))) {
+						char name[NAME_MAX_LEN];
+						mid_of(m, name, sizeof name); /* only for a new one */
 						e->id = id;
 						e->name = strdup(name);
 						e->size = (uint32_t)(ce - cb);

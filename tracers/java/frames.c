@@ -230,6 +230,22 @@ static int last_frame(uint64_t a, uint64_t lo, uint64_t hi, uint64_t *pc, uint64
 	return 1;
 }
 
+/* The part of the thread's stack that a walk may read, [*lo, *hi): from
+ * where the thread was stopped (below it, the stack's low end is its
+ * guard zone, which faults) to its base, from its JavaThread (env less
+ * env_off).  Returns the JavaThread.  java_deep_on must be set. */
+static uint64_t live_stack(JNIEnv *env, const ucontext_t *uc, uint64_t *lo, uint64_t *hi)
+{
+	const struct java_deep *D = &java_deep;
+	uint64_t jt = (uint64_t)(uintptr_t)env - (uint64_t)D->env_off;
+	*hi = load64(jt + (uint64_t)D->stack_base);
+	*lo = *hi - load64(jt + (uint64_t)D->stack_size);
+	uint64_t now = uc ? (uint64_t)uc->uc_mcontext.gregs[REG_RSP] : 0;
+	if (now > *lo && now < *hi)
+		*lo = now;
+	return jt;
+}
+
 /* The kinds of the Java frames fr[0, n): a walk of the thread's own
  * frames, from the interrupted one (at == 0: the sample's first address
  * is in the code cache) or the last Java frame the JVM left in the
@@ -253,14 +269,7 @@ static void frame_kinds(const struct sonde_hook_sample *s, int at, JNIEnv *env, 
 	int step = 0; /* sp and fp known: the walk may go past the top frame */
 	if (atomic_load_explicit(&java_deep_on, memory_order_acquire)) {
 		const struct java_deep *D = &java_deep;
-		uint64_t jt = (uint64_t)(uintptr_t)env - (uint64_t)D->env_off;
-		hi = load64(jt + (uint64_t)D->stack_base);
-		lo = hi - load64(jt + (uint64_t)D->stack_size);
-		/* nothing of the thread's lies below where it was stopped (the
-		 * stack's low end is its guard zone, which faults) */
-		uint64_t now = uc ? (uint64_t)uc->uc_mcontext.gregs[REG_RSP] : 0;
-		if (now > lo && now < hi)
-			lo = now;
+		uint64_t jt = live_stack(env, uc, &lo, &hi);
 		if (at == 0 && uc) {
 			sp = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
 			fp = (uint64_t)uc->uc_mcontext.gregs[REG_RBP];
@@ -357,15 +366,12 @@ static void frame_kinds(const struct sonde_hook_sample *s, int at, JNIEnv *env, 
  * jit_sp, jit_fp), or the stub's return address on top of the stack.
  * Only where that code is the interpreter's or a compiled method's.
  * Async-signal-safe: a copy of the context on the handler's stack. */
-static int again(const struct sonde_hook_sample *s, JNIEnv *env, asgct_trace *t, int max)
+static int again(const struct sonde_hook_sample *s, int at, JNIEnv *env, asgct_trace *t, int max)
 {
 	int r = -t->num_frames;
 	const ucontext_t *uc = s->ucontext;
 	if (!uc || (r != 5 && r != 6) || !atomic_load_explicit(&java_deep_on, memory_order_acquire))
 		return 0;
-	int at = 0;
-	while (at < s->npcs && !in_code_cache(s->pcs[at]))
-		at++;
 	uint64_t pc = 0, sp = 0, fp = (uint64_t)uc->uc_mcontext.gregs[REG_RBP];
 	if (at > 0 && at < s->npcs && s->jit_sp) {
 		pc = s->pcs[at] & ~SONDE_PC_EXACT;
@@ -373,16 +379,13 @@ static int again(const struct sonde_hook_sample *s, JNIEnv *env, asgct_trace *t,
 		if (s->jit_fp)
 			fp = s->jit_fp;
 	} else if (at == 0) {
-		/* a stub with no frame: the return address on top */
-		const struct java_deep *D = &java_deep;
-		uint64_t jt = (uint64_t)(uintptr_t)env - (uint64_t)D->env_off,
-			 hi = load64(jt + (uint64_t)D->stack_base);
-		uint64_t now = (uint64_t)uc->uc_mcontext.gregs[REG_RSP], top = s->pcs[0] & ~SONDE_PC_EXACT;
+		/* a stub on top */
+		uint64_t lo, hi, now = (uint64_t)uc->uc_mcontext.gregs[REG_RSP], top = s->pcs[0] & ~SONDE_PC_EXACT;
+		live_stack(env, uc, &lo, &hi);
 		struct nm m;
 		int h = nm_heap(top);
-		if (in_interp(top) || (h >= 0 && nmethod_at(h, top, &m)) || now + 8 > hi ||
-		    now < hi - load64(jt + (uint64_t)D->stack_size))
-			return 0;
+		if (in_interp(top) || (h >= 0 && nmethod_at(h, top, &m)) || now != lo || now + 8 > hi)
+			return 0; /* a Java frame's own code, or sp not in the stack */
 		/* frameless (a virtual call's stub), or with a frame-pointer
 		 * frame (an array copy's, a barrier's slow path) */
 		uint64_t bp = fp;
@@ -418,9 +421,14 @@ int java_frames(const struct sonde_hook_sample *s, struct sonde_hook_frame *out,
 	asgct_trace t = { env, 0, fr };
 	if (max > SONDE_HOOK_MAX_FRAMES)
 		max = SONDE_HOOK_MAX_FRAMES;
+	/* from the first native frame in the code cache to the root: the
+	 * Java frames (none there: below the native frames) */
+	int at = 0;
+	while (at < s->npcs && !in_code_cache(s->pcs[at]))
+		at++;
 	atomic_fetch_add_explicit(&java_walks, 1, memory_order_relaxed);
 	java_asgct(&t, max, (void *)s->ucontext);
-	if (t.num_frames <= 0 && again(s, env, &t, max))
+	if (t.num_frames <= 0 && again(s, at, env, &t, max))
 		atomic_fetch_add_explicit(&java_again, 1, memory_order_relaxed);
 	if (t.num_frames <= 0) {
 		int r = -t.num_frames;
@@ -429,11 +437,6 @@ int java_frames(const struct sonde_hook_sample *s, struct sonde_hook_frame *out,
 		return 0;
 	}
 	int n = t.num_frames < max ? t.num_frames : max;
-	/* from the first native frame in the code cache to the root: the
-	 * Java frames (none there: below the native frames) */
-	int at = 0;
-	while (at < s->npcs && !in_code_cache(s->pcs[at]))
-		at++;
 	/* AsyncGetCallTrace does not say how a frame ran: the frames' code
 	 * does (frame_kinds; a native method's frame is its wrapper's: not
 	 * told); or the JVM interprets all */
