@@ -420,19 +420,12 @@ OMP_FIXTURES := $(B)/fixtures/ompstates_gcc $(B)/fixtures/ompmany_gcc \
 		$(if $(CLANG_OMP),$(B)/fixtures/ompstates_clang $(B)/fixtures/ompmany_clang $(B)/fixtures/omptooluse_clang)
 OMP_CFLAGS := -std=gnu11 -O2 -g -fno-omit-frame-pointer -Wall -Wextra -fopenmp
 
-$(B)/fixtures/ompstates_gcc: tests/fixtures/omp/ompstates.c
+# each OpenMP fixture built by both compilers (libgomp, libomp)
+$(B)/fixtures/omp%_gcc: tests/fixtures/omp/omp%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(OMP_CFLAGS) -o $@ $<
 
-$(B)/fixtures/ompstates_clang: tests/fixtures/omp/ompstates.c
-	@mkdir -p $(dir $@)
-	$(CLANG) $(OMP_CFLAGS) -o $@ $<
-
-$(B)/fixtures/ompmany_gcc: tests/fixtures/omp/ompmany.c
-	@mkdir -p $(dir $@)
-	$(CC) $(OMP_CFLAGS) -o $@ $<
-
-$(B)/fixtures/ompmany_clang: tests/fixtures/omp/ompmany.c
+$(B)/fixtures/omp%_clang: tests/fixtures/omp/omp%.c
 	@mkdir -p $(dir $@)
 	$(CLANG) $(OMP_CFLAGS) -o $@ $<
 
