@@ -221,13 +221,20 @@ void dfile_commit(struct dfile *df, size_t size);
  * the block this one claimed, yield (bounded) rather than lose the packet. */
 void *dfile_reserve_wait(struct dfile *df, size_t size);
 /* Trim the file to the blocks claimed and stop writing.  Normal context. */
-/* A whole block of packets (len bytes, at most SONDE_BLOCK_PAYLOAD) for
- * thread tid at once, into a block of its own: written by the kernel
- * (pwritev) past the mapping, through the mapping within it or where no
- * system call may write.  0, or -1 (lost, counted).  Async-signal-safe;
- * from a signal handler only where the caller has no block of df's being
- * filled. */
-int dfile_put_block(struct dfile *df, uint32_t tid, uint64_t first_ns, const void *data, uint32_t len);
+/* Whole blocks of packets for thread tid at once, each piece (len bytes,
+ * 1 to SONDE_BLOCK_PAYLOAD) into a block of its own, the blocks
+ * consecutive: written by the kernel in one pwritev past the mapping,
+ * through the mapping within it or where no system call may write.  0, or
+ * -1 when any is lost (counted).  At most DFILE_PUT_MAX pieces.
+ * Async-signal-safe; from a signal handler only where the caller has no
+ * block of df's being filled. */
+struct dfile_piece {
+	const void *data;
+	uint32_t len;
+	uint64_t first_ns; /* the time of its first packet */
+};
+#define DFILE_PUT_MAX 8
+int dfile_put_blocks(struct dfile *df, uint32_t tid, const struct dfile_piece *pieces, unsigned n);
 extern _Atomic int g_dfile_pwrite_ok;
 void dfile_finish(struct dfile *df);
 /* Threads that may write packets from a signal handler (clock.c keeps it):

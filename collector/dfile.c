@@ -142,12 +142,15 @@ void dfile_close_fd(struct dfile *df)
 
 void dfile_filter_prepare(void)
 {
-	/* dfile_put_block's own writes: refused, it writes through the
-	 * mapping (grown ahead below) */
-	if (!(sysgate_would_allow6(SYS_openat, AT_FDCWD, 0, O_RDWR | O_CLOEXEC, 0, 0, 0) &&
-	      sysgate_would_allow6(SYS_fstat, 0, 0, 0, 0, 0, 0) && sysgate_would_allow6(SYS_close, 0, 0, 0, 0, 0, 0) &&
-	      sysgate_would_allow6(SYS_pwritev, 0, 0, 2, 0, 0, 0) &&
-	      sysgate_would_allow6(SYS_prlimit64, 0, RLIMIT_FSIZE, 0, 0, 0, 0)))
+	/* dfile_put_blocks' own writes: refused, it writes through the
+	 * mapping (grown ahead below); with every count of vectors it may
+	 * write */
+	int pw = sysgate_would_allow6(SYS_openat, AT_FDCWD, 0, O_RDWR | O_CLOEXEC, 0, 0, 0) &&
+		  sysgate_would_allow6(SYS_fstat, 0, 0, 0, 0, 0, 0) && sysgate_would_allow6(SYS_close, 0, 0, 0, 0, 0, 0) &&
+		  sysgate_would_allow6(SYS_prlimit64, 0, RLIMIT_FSIZE, 0, 0, 0, 0);
+	for (int nv = 2; pw && nv <= 3 * DFILE_PUT_MAX; nv++)
+		pw = sysgate_would_allow6(SYS_pwritev, 0, 0, nv, 0, 0, 0);
+	if (!pw)
 		atomic_store(&g_dfile_pwrite_ok, 0);
 	/* The calls grow() makes, with the arguments it makes them with. */
 	int ok = sysgate_would_allow6(SYS_openat, AT_FDCWD, 0, O_RDWR | O_CLOEXEC, 0, 0, 0) &&
