@@ -215,7 +215,8 @@ static void one_sample(struct astate *a, const uint64_t *p, const uint64_t *end,
 			goto bad;
 		for (uint64_t i = 0; i < nr; i++)
 			if (p[i] < (uint64_t)PERF_CONTEXT_MAX && nk < 256)
-				fr[nk++] = (struct sonde_frame){ p[i], SONDE_FRAME_KERNEL, nk == 0, 0, 0 };
+				fr[nk++] = (struct sonde_frame){ .pc = p[i],
+					.kind = SONDE_FRAME_KERNEL, .exact = nk == 0 };
 		p += nr;
 	}
 	const uint64_t *regs;

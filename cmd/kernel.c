@@ -267,7 +267,8 @@ static void follow_sample(struct kstate *k, struct kproc *pr, uint32_t tid, uint
 	if (regs && pr->unw) {
 		n += runw_unwind(pr->unw, (pid_t)tid, regs, stack, dyn, fr + nk, PERF_MAX_STACK_DEPTH, &flags);
 	} else if (regs) {
-		fr[n++] = (struct sonde_frame){ regs[RUNW_IP] | SONDE_PC_EXACT, SONDE_FRAME_NATIVE, true, 0, 0 };
+		fr[n++] = (struct sonde_frame){ .pc = regs[RUNW_IP] | SONDE_PC_EXACT,
+			.kind = SONDE_FRAME_NATIVE, .exact = true };
 		flags = SONDE_STACK_INCOMPLETE;
 	} else if (!nk) {
 		return;
@@ -304,13 +305,14 @@ static void drain(struct kstate *k, struct kcpu *c)
 					int n = 0;
 					for (uint64_t i = 0; i < nr && n < PERF_MAX_STACK_DEPTH; i++)
 						if (ips[i] < (uint64_t)PERF_CONTEXT_MAX)
-							fr[n++] = (struct sonde_frame){ ips[i], SONDE_FRAME_KERNEL, n == 0,
-											0, 0 };
+							fr[n++] = (struct sonde_frame){ .pc = ips[i],
+								.kind = SONDE_FRAME_KERNEL, .exact = n == 0 };
 					struct kproc *pr = k->follow && pid ? followed(k, pid) : NULL;
 					if (pr)
 						follow_sample(k, pr, tid, (uint16_t)c->cpu, time, period, fr, n, ips + nr,
 							      end);
-					fr[n++] = (struct sonde_frame){ pid, SONDE_FRAME_PROCESS, false, 0, 0 };
+					fr[n++] = (struct sonde_frame){ .pc = pid,
+						.kind = SONDE_FRAME_PROCESS, .exact = false };
 					if (pid)
 						name_process(k, pid, NULL);
 					if (sonde_grow(&k->smp, &k->capsmp, k->nsmp + 1, sizeof *k->smp, 4096)) {
@@ -595,7 +597,7 @@ int cmd_kernel(int argc, char **argv)
 	 * timer does not run there: perf record -a sees the same), so its
 	 * idle time is the kernel's accounting's less what was sampled: one
 	 * <IDLE> sample at the end, per CPU. */
-	struct sonde_frame idle = { 0, SONDE_FRAME_PROCESS, false, 0, 0 };
+	struct sonde_frame idle = { .pc = 0, .kind = SONDE_FRAME_PROCESS, .exact = false };
 	uint64_t idle_stack = runw_intern(&k.st, &idle, 1, 0);
 	for (int c = 0; c < k.ncpu; c++) {
 		struct kcpu *x = &k.cpu[c];

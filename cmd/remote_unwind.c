@@ -121,7 +121,8 @@ static int cb_frame(Dwfl_Frame *f, void *arg)
 	if (!dwfl_frame_pc(f, &pc, &act) || !pc || u->n >= u->max)
 		return DWARF_CB_ABORT;
 	/* the interrupted instruction exact, then return addresses */
-	u->out[u->n] = (struct sonde_frame){ pc | (u->n ? 0 : SONDE_PC_EXACT), SONDE_FRAME_NATIVE, u->n == 0, 0, 0 };
+	u->out[u->n] = (struct sonde_frame){ .pc = pc | (u->n ? 0 : SONDE_PC_EXACT),
+		.kind = SONDE_FRAME_NATIVE, .exact = u->n == 0 };
 	u->n++;
 	return DWARF_CB_OK;
 }
@@ -141,7 +142,8 @@ int runw_unwind(struct runw *u, pid_t tid, const uint64_t *regs, const uint8_t *
 	u->max = max;
 	int r = dwfl_getthread_frames(u->dwfl, tid, cb_frame, u);
 	if (!u->n) /* not even the pc: the registers' */
-		out[u->n++] = (struct sonde_frame){ regs[RUNW_IP] | SONDE_PC_EXACT, SONDE_FRAME_NATIVE, true, 0, 0 };
+		out[u->n++] = (struct sonde_frame){ .pc = regs[RUNW_IP] | SONDE_PC_EXACT,
+			.kind = SONDE_FRAME_NATIVE, .exact = true };
 	/* the walk ends at the thread's first frame (no caller) or stops
 	 * short (the copy's end, code it cannot read) */
 	if (u->n >= max)

@@ -18,7 +18,9 @@
 # thread, System.initPhase*) in at least 95% of their weight (the
 # fixture's own <clinit>, which sets up its ThreadMXBean, took 5% of a
 # run on a slow machine, counted as not reaching main before); callers
-# and callees as written.  Then the cases where Java is
+# and callees as written.  Without the agent's walk (SONDE_JAVA_WALK=0)
+# the compiled code's scopes alone give the hot loop's Java frames.  Then
+# the cases where Java is
 # off or cannot be: -j off, -j on for a program that is no JVM, a
 # collector without the agent.
 . "$(dirname "$0")/lib.sh"
@@ -231,6 +233,31 @@ for mode in jit xint; do
 	fi
 done
 
+# Without the walk (SONDE_JAVA_WALK=0) a sample's Java frames come only
+# from the compiled code's scopes (jvm.inline), as for a sample whose walk
+# failed: outer's loop runs in its compiled (OSR) code with inner inlined
+# there, so outer's inclusive time from the scopes is most of its truth
+# (not all: its first milliseconds run interpreted, and the JVM's code its
+# cpu() calls go through is the leaf there, the compiled caller under it),
+# and inner has most of outer's.  Before the reader read jvm.inline, these
+# samples had no Java frame at all.
+rm -rf s.er
+SONDE_JAVA_WALK=0 "$SONDE" collect -p hi -o s.er java -cp . JHot 600 >s.out 2>s.err
+src=$?
+scoped=$("$SONDE" print -header s.er 2>/dev/null | sed -n 's/.*; \([0-9]*\) with Java frames from the compiled code.s scopes.*/\1/p')
+"$SONDE" print -limit 0 -functions s.er 2>/dev/null >sf.txt
+sc=$(awk 'FILENAME == ARGV[1] && $1 == "truth" && $2 == "JHot.outer" { t += $3 }
+	FILENAME == ARGV[2] && NF >= 5 && $5 ~ /^JHot\.outer\(/ { o = $3 * 1e9 }
+	FILENAME == ARGV[2] && NF >= 5 && $5 ~ /^JHot\.inner\(/ { i = $3 * 1e9 }
+	END { printf "%.0f %.0f %.0f", t / 1e6, o / 1e6, i / 1e6 }' s.out sf.txt)
+if [ $src = 0 ] && grep -q "no walk of the Java frames" s.er/log.xml && [ "${scoped:-0}" -gt 0 ] &&
+	awk -v v="$sc" 'BEGIN { split(v, a, " "); exit !(a[2] >= 0.8 * a[1] && a[2] <= 1.05 * a[1] + 20 && a[3] >= 0.7 * a[2]) }'; then
+	ok "JHot without the walk: Java frames from the scopes ($scoped stacks); outer ${sc#* } ms (outer's truth, inclusive, inner's: $sc)"
+else
+	notok "JHot without the walk: exit $src, $scoped stacks given Java frames; outer's truth, outer's and inner's inclusive ms: $sc"
+	sed 's/^/#   /' s.err | head -3
+fi
+
 # JNI: main -> JNative.nativeBurn -> Java_JNative_nativeBurn -> c_burn,
 # and the callback under the native method
 rm -rf n.er
@@ -331,10 +358,12 @@ else
 fi
 again=$(sed -n 's/.*with Java frames (\([0-9]*\) of them from the first Java frame below.*/\1/p' big.er/log.xml)
 walks=$(sed -n 's/.*text="Java: \([0-9]*\) samples of Java threads, \([0-9]*\) with Java frames.*/\1 \2/p' big.er/log.xml)
+# (the stacks given Java frames from the compiled code's scopes, where
+# both walks failed, are left out: they stop at the compiled code)
 "$SONDE" print -dump profile big.er 2>/dev/null | awk '
-	/^sample/ { if (java) { t++; if (root ~ /com\.sun\.tools\.javac\.Main\.main\(|sun\.launcher\.LauncherHelper\./) g++ } java = 0; next }
-	/^ *#[0-9]/ && $3 ~ /^java/ { java = 1; root = $4 }
-	END { if (java) { t++; if (root ~ /com\.sun\.tools\.javac\.Main\.main\(|sun\.launcher\.LauncherHelper\./) g++ } printf "%d %d", g, t }' >roots.txt
+	/^sample/ { if (java && !scoped) { t++; if (root ~ /com\.sun\.tools\.javac\.Main\.main\(|sun\.launcher\.LauncherHelper\./) g++ } java = scoped = 0; next }
+	/^ *#[0-9]/ && $3 ~ /^java/ { java = 1; root = $4; if (/\[from scopes\]$/) scoped = 1 }
+	END { if (java && !scoped) { t++; if (root ~ /com\.sun\.tools\.javac\.Main\.main\(|sun\.launcher\.LauncherHelper\./) g++ } printf "%d %d", g, t }' >roots.txt
 if [ "${again:-0}" -gt 0 ] && awk -v r="$(cat roots.txt)" 'BEGIN { split(r, v, " "); exit !(v[2] > 300 && v[1] >= 0.98 * v[2]) }'; then
 	ok "javac: $again samples walked from the first Java frame below a leaf call or stub (Java samples, with frames: $walks); rooted at javac's entry: $(cat roots.txt)"
 else

@@ -54,6 +54,7 @@
 #define SONDE_ENV_SIGNAL "SONDE_SIGNAL"		/* the profiling signal: a real-time signal's number, or URG */
 #define SONDE_ENV_CLOCK_SOURCE "SONDE_CLOCK_SOURCE" /* the clock profile's source, forced */
 #define SONDE_ENV_OMP "SONDE_OMP"		    /* 0: no OpenMP states (collector/omp.c), to measure their cost */
+#define SONDE_ENV_JAVA_WALK "SONDE_JAVA_WALK"	    /* 0: no Java walk in the handler (tracers/java), to measure it */
 
 /* MPI tracing's (-m; tracers/mpi/mpi.c): sonde's name first, the
  * VampirTrace name the reference documents accepted when it is unset. */

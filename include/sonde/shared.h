@@ -86,6 +86,11 @@ _Static_assert(sizeof(struct sonde_shared_slot) == SONDE_SHARED_SLOT_SIZE, "slot
 /* The data file collect writes a process's periodic points into: overview
  * packets (reason SONDE_OV_PERIODIC) in the usual data file format. */
 #define SONDE_PERIODIC_FILE "periodic"
+/* The Java agent's compiled methods' scopes (doc/experiment-format.md,
+ * jvm.inline) and the first line of their format's version that readers
+ * take (an address's scope is the first at or after it). */
+#define SONDE_JVM_INLINE_FILE "jvm.inline"
+#define SONDE_JVM_INLINE_HEADER "# sonde jvm.inline 2"
 
 /* clock_call_in's argument. */
 #define SONDE_CALL_LOST 1     /* the profiling signal's action is not the collector's: stop */

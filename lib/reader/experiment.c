@@ -27,6 +27,7 @@
 #include "base/safeopen.h"
 #include <sonde/shared.h>
 #include "reader/experiment.h"
+#include "reader/jscopes.h"
 #include "reader/kind.h"
 #include "reader/experiment_internal.h"
 #include "base/xmlline.h"
@@ -267,6 +268,47 @@ static struct sonde_frame *own_frames(struct sonde_exp *exp, size_t depth)
 	return fr;
 }
 
+/* A stack whose Java walk failed (no Java frame, native frames in the JIT's
+ * compiled code): each such frame replaced by the Java frames its
+ * compiled method's scopes give (jscopes.h), as the walk would have given
+ * them.  Its new depth; *flags gets SONDE_STACK_TRUNCATED when the Java
+ * frames took it past the depth limit. */
+static uint16_t java_from_scopes(struct sonde_exp *exp, struct sonde_frame *buf, uint16_t depth, uint16_t *flags)
+{
+	for (uint16_t k = 0; k < depth; k++)
+		switch (buf[k].kind) {
+		case SONDE_FRAME_JAVA_INTERP:
+		case SONDE_FRAME_JAVA_COMPILED:
+		case SONDE_FRAME_JAVA:
+		case SONDE_FRAME_JAVA_INLINED:
+		case SONDE_FRAME_JAVA_COMPILED_C1:
+			return depth; /* walked */
+		}
+	struct sonde_frame out[SONDE_MAX_DEPTH_LIMIT], lv[64];
+	size_t n = 0;
+	bool any = false;
+	for (uint16_t k = 0; k < depth; k++) {
+		int m = sonde_jscopes_frames(exp->jscopes, &buf[k], lv, 64);
+		any |= m > 0;
+		if (m <= 0) {
+			lv[0] = buf[k];
+			m = 1;
+		}
+		for (int j = 0; j < m; j++) {
+			if (n == SONDE_MAX_DEPTH_LIMIT) {
+				*flags |= SONDE_STACK_TRUNCATED;
+				break;
+			}
+			out[n++] = lv[j];
+		}
+	}
+	if (!any)
+		return depth;
+	memcpy(buf, out, n * sizeof *out);
+	exp->sum.stacks_java_scoped++;
+	return (uint16_t)n;
+}
+
 /* Build the stack whose leaf node is `id` from the frame nodes, add it to
  * exp->stacks and return its index; -1 when no node has that id. */
 static long materialize(struct sonde_exp *exp, uint64_t id)
@@ -302,6 +344,8 @@ static long materialize(struct sonde_exp *exp, uint64_t id)
 			break;
 		}
 	}
+	if (exp->jscopes)
+		depth = java_from_scopes(exp, buf, depth, &flags);
 	struct sonde_frame *fr = own_frames(exp, depth);
 	if (fr)
 		memcpy(fr, buf, depth * sizeof(*fr));
@@ -1428,6 +1472,32 @@ static void finish(struct sonde_exp *exp)
 	}
 }
 
+/* The compiled Java methods' scopes (jscopes.h), before any stack is
+ * built; jvm.code gives their tiers. */
+static void read_jscopes(struct sonde_exp *exp)
+{
+	char *inl = NULL, *code = NULL;
+	size_t ni = 0, nc = 0, bad = 0;
+	int r = exp_read_whole(exp, SONDE_JVM_INLINE_FILE, &inl, &ni);
+	if (r < 0 && !exp->oom)
+		exp_problem(exp, SONDE_PROBLEM_WARNING,
+			    "cannot read 'jvm.inline': %s; stacks whose Java walk failed keep their native frames",
+			    strerror(errno));
+	if (r == 0) {
+		if (exp_read_whole(exp, "jvm.code", &code, &nc) != 0)
+			code = NULL, nc = 0; /* without tiers: compiled, C2's */
+		bool oom;
+		exp->jscopes = sonde_jscopes_parse(inl, ni, code, nc, &bad, &oom);
+		if (oom)
+			exp->oom = true;
+		else if (bad)
+			exp_problem(exp, SONDE_PROBLEM_WARNING, "'jvm.inline': %zu malformed line%s skipped", bad,
+				    bad == 1 ? "" : "s");
+	}
+	free(inl);
+	free(code);
+}
+
 struct sonde_exp *sonde_exp_open(const char *dir, char *err, size_t errlen)
 {
 	struct stat st;
@@ -1490,6 +1560,7 @@ struct sonde_exp *sonde_exp_open(const char *dir, char *err, size_t errlen)
 		return NULL;
 	}
 	exp_read_map(exp);
+	read_jscopes(exp);
 
 	size_t len;
 	int r = exp_read_whole(exp, "notes", &exp->notes, &len);
@@ -1578,6 +1649,7 @@ void sonde_exp_close(struct sonde_exp *exp)
 	free(exp->logbuf);
 	free(exp->mapbuf);
 	free(exp->notes);
+	sonde_jscopes_free(exp->jscopes);
 	free(exp->dir);
 	free(exp);
 }

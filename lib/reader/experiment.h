@@ -334,7 +334,10 @@ struct sonde_frame {
 	uint8_t kind;	   /* enum sonde_frame_kind */
 	bool exact;
 	uint16_t aux;	   /* a Java frame's bytecode index; 0 for other kinds */
-	uint32_t reserved; /* 0 */
+	/* 1: a Java frame the reader made from the compiled code's scopes
+	 * (jvm.inline) for a stack whose walk failed, not a recorded one */
+	uint8_t scoped;
+	uint8_t reserved[3]; /* 0 */
 };
 _Static_assert(sizeof(struct sonde_frame) == 16, "a frame is 16 bytes, four to a cache line");
 
@@ -372,6 +375,9 @@ struct sonde_exp_summary {
 	uint64_t samples_incomplete;	/* whose stack is SONDE_STACK_INCOMPLETE */
 	size_t stacks;			/* distinct stack ids */
 	size_t stacks_truncated, stacks_incomplete;
+	/* stacks without Java frames (their walk failed) given Java frames
+	 * from the compiled code's scopes (jvm.inline) */
+	size_t stacks_java_scoped;
 	uint64_t stack_packets;	 /* stack and frame packets, including repeats of one id */
 	size_t frame_nodes;	 /* distinct frame nodes (the collector's stack form) */
 	size_t stack_conflicts;	 /* ids seen with two different stacks */

@@ -56,6 +56,9 @@ struct sonde_exp {
 	struct sonde_exp_info info;
 	char *dir, *logbuf, *mapbuf, *notes;
 	bool oom;
+	/* jvm.inline's scopes (jscopes.h): Java frames for the stacks whose
+	 * Java walk failed; NULL without them */
+	struct sonde_jscopes *jscopes;
 
 	struct sonde_event *events;
 	size_t nevents, capevents;

@@ -74,6 +74,8 @@ static void print_other_frame(FILE *out, struct sonde_syms *syms, unsigned i, co
 		else
 			fprintf(out, "  %s:%s+0x%" PRIx64, fn->object->name, fn->name_long, fr->pc - fn->lo);
 	}
+	if (fr->scoped)
+		fprintf(out, "  [from scopes]");
 	fprintf(out, "\n");
 }
 

@@ -558,6 +558,8 @@ static void header(FILE *out, const struct sonde_exp *exp)
 		fprintf(out, " (samples: %" PRIu64 " truncated, %" PRIu64 " incomplete, %" PRIu64
 		       " unknown)",
 		       s->samples_truncated, s->samples_incomplete, s->samples_unknown_stack);
+	if (s->stacks_java_scoped)
+		fprintf(out, "; %zu with Java frames from the compiled code's scopes", s->stacks_java_scoped);
 	fprintf(out, "\n");
 	if (in->end_event && (in->end_event->handler_ns || in->end_event->start_cost_ns)) {
 		const struct sonde_event *e = in->end_event;
@@ -844,6 +846,7 @@ static void header_data(const struct sonde_emit *out, const void *arg)
 	kv_u64(&k, "samples_truncated", s->samples_truncated);
 	kv_u64(&k, "samples_incomplete", s->samples_incomplete);
 	kv_u64(&k, "samples_unknown", s->samples_unknown_stack);
+	kv_u64(&k, "java_scoped", s->stacks_java_scoped);
 	kv_close(&k);
 	if (in->end_event) {
 		kv_u64(&k, "handler_ns", in->end_event->handler_ns);

@@ -45,6 +45,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,8 @@
 #include <unistd.h>
 
 #include <sonde/hooks.h>
+#include <sonde/settings.h>
+#include <sonde/shared.h>
 
 #include "../tracer.h"
 
@@ -256,10 +259,25 @@ static void JNICALL cb_dynamic_code(jvmtiEnv *jvmti, const char *name, const voi
  * every pc the JIT kept a scope for, not only at calls and safepoints):
  * "jvm.inline" (doc/experiment-format.md), a line for the method,
  *	0xCODE SIZE 0xMETHODID
- * then one per address whose scope differs from the line before's,
+ * then one for the last address of each run of addresses with one scope,
  *	+OFFSET 0xMETHODID:BCI ...
  * the method the instruction is of first, then the ones it was inlined
- * into, out to the compiled method. */
+ * into, out to the compiled method.  The last: an address is of the first
+ * scope at or after it, as HotSpot finds a pc's (the scope's address ends
+ * the instructions it describes; a call's is its return address). */
+static bool usable_scope(const PCStackInfo *p, const void *addr, jint size)
+{
+	uint64_t off = (uint64_t)(uintptr_t)p->pc - (uint64_t)(uintptr_t)addr;
+	return p->numstackframes > 0 && p->methods && p->bcis && off < (uint64_t)size;
+}
+
+static bool same_scope(const PCStackInfo *a, const PCStackInfo *b)
+{
+	return a->numstackframes == b->numstackframes &&
+	       !memcmp(a->methods, b->methods, (size_t)a->numstackframes * sizeof *a->methods) &&
+	       !memcmp(a->bcis, b->bcis, (size_t)a->numstackframes * sizeof *a->bcis);
+}
+
 static void inline_records(jmethodID m, jint size, const void *addr, const void *info)
 {
 	const jvmtiCompiledMethodLoadInlineRecord *r = NULL;
@@ -276,17 +294,17 @@ static void inline_records(jmethodID m, jint size, const void *addr, const void 
 		return;
 	pthread_mutex_lock(&g_methods_lock);
 	put(buf, cap, &len, "0x%" PRIxPTR " %x 0x%" PRIxPTR "\n", (uintptr_t)addr, (unsigned)size, (uintptr_t)m);
-	const PCStackInfo *prev = NULL;
 	for (jint i = 0; i < r->numpcs; i++) {
 		const PCStackInfo *p = &r->pcinfo[i];
 		uint64_t off = (uint64_t)(uintptr_t)p->pc - (uint64_t)(uintptr_t)addr;
-		if (p->numstackframes <= 0 || !p->methods || !p->bcis || off >= (uint64_t)size)
+		if (!usable_scope(p, addr, size))
 			continue;
-		if (prev && prev->numstackframes == p->numstackframes &&
-		    !memcmp(prev->methods, p->methods, (size_t)p->numstackframes * sizeof *p->methods) &&
-		    !memcmp(prev->bcis, p->bcis, (size_t)p->numstackframes * sizeof *p->bcis))
+		/* the next usable one: the same scope, this is not its run's end */
+		jint j = i + 1;
+		while (j < r->numpcs && !usable_scope(&r->pcinfo[j], addr, size))
+			j++;
+		if (j < r->numpcs && same_scope(p, &r->pcinfo[j]))
 			continue;
-		prev = p;
 		if (len + 64 + (size_t)p->numstackframes * 32 > cap) {
 			write_all(g_inline_fd, buf, len);
 			len = 0;
@@ -533,6 +551,14 @@ static void JNICALL cb_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 		__sonde_trace_log("warning", "Java: the JVM reported no generated code; Java frames replace no native "
 					     "frames");
 	java_code_start();
+	/* SONDE_JAVA_WALK=0: no walk in the sampling handler, everything
+	 * else as usual (its cost, and what the scopes alone give) */
+	const char *walk = getenv(SONDE_ENV_JAVA_WALK);
+	if (walk && !strcmp(walk, "0")) {
+		__sonde_trace_log("info", "Java: no walk of the Java frames (" SONDE_ENV_JAVA_WALK "=0); samples have "
+					  "native frames, and Java frames from the compiled code's scopes");
+		return;
+	}
 	g_hook = __sonde_hook_stack_add(java_frames, NULL);
 	if (g_hook <= 0)
 		__sonde_trace_log("error", "Java: the sampling handler has no room for the Java frames' source; "
@@ -647,7 +673,8 @@ static jint agent_start(JavaVM *vm)
 							   : "Java: cannot create the method table; no Java frames");
 		return JNI_OK;
 	}
-	g_inline_fd = __sonde_trace_file("jvm.inline");
+	g_inline_fd = __sonde_trace_file(SONDE_JVM_INLINE_FILE);
+	write_all(g_inline_fd, SONDE_JVM_INLINE_HEADER "\n", sizeof SONDE_JVM_INLINE_HEADER);
 	g_map_fd = __sonde_trace_file("jvm.map");
 	if (g_map_fd < 0)
 		__sonde_trace_log("warning", "Java: cannot create jvm.map; the JVM's generated code is shown as "

@@ -1,0 +1,326 @@
+/*
+ * jvm.inline, read (jscopes.h).  The agent writes, for each compiled
+ * method alive at the JVM's end, a line for the method and a line for the
+ * last address of each run of addresses with one scope:
+ *
+ *	# sonde jvm.inline 2
+ *	0xCODE SIZE 0xMETHODID
+ *	+OFFSET 0xMETHODID:BCI 0xMETHODID:BCI ...
+ *
+ * An address belongs to the first scope at or after it: HotSpot's own
+ * lookup of a pc's scope (nmethod::pc_desc_near) takes the first PcDesc
+ * whose offset is at or above the pc's, since a PcDesc marks the end of
+ * the instructions it describes (a call's is at its return address).
+ * The first version of the file gave a run's first address, which cannot
+ * tell the run an address between two runs belongs to: it is not read.
+ */
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sonde/format.h>
+
+#include "base/grow.h"
+#include "reader/jscopes.h"
+
+struct level {
+	uint64_t method;
+	uint16_t bci;
+};
+struct scope {
+	uint32_t off;	   /* the run's last address, from the code's start */
+	uint32_t first, n; /* levels[first .. first + n), innermost first */
+};
+struct code {
+	uint64_t addr;
+	uint32_t size;
+	uint8_t kind;	   /* the compiled method's frame kind (its tier) */
+	uint32_t first, n; /* scopes[first .. first + n), by offset */
+};
+struct sonde_jscopes {
+	struct code *codes;
+	size_t ncodes, capcodes;
+	struct scope *scopes;
+	size_t nscopes, capscopes;
+	struct level *levels;
+	size_t nlevels, caplevels;
+};
+
+static bool blank(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+/* A hex number (with or without 0x) at *p, up to e: false when none. */
+static bool hexnum(const char **p, const char *e, uint64_t *v)
+{
+	const char *s = *p;
+	if (e - s > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		s += 2;
+	uint64_t x = 0;
+	int nd = 0;
+	for (; s < e; s++, nd++) {
+		int d = *s >= '0' && *s <= '9'	 ? *s - '0'
+			: *s >= 'a' && *s <= 'f' ? *s - 'a' + 10
+			: *s >= 'A' && *s <= 'F' ? *s - 'A' + 10
+						 : -1;
+		if (d < 0)
+			break;
+		if (nd >= 16)
+			return false;
+		x = x << 4 | (uint64_t)d;
+	}
+	if (!nd)
+		return false;
+	*p = s;
+	*v = x;
+	return true;
+}
+
+/* A decimal number, maybe negative, at *p. */
+static bool decnum(const char **p, const char *e, int64_t *v)
+{
+	const char *s = *p;
+	bool neg = s < e && *s == '-';
+	s += neg;
+	int64_t x = 0;
+	int nd = 0;
+	for (; s < e && *s >= '0' && *s <= '9'; s++, nd++) {
+		if (nd >= 12)
+			return false;
+		x = x * 10 + (*s - '0');
+	}
+	if (!nd)
+		return false;
+	*p = s;
+	*v = neg ? -x : x;
+	return true;
+}
+
+static void skip_blanks(const char **p, const char *e)
+{
+	while (*p < e && blank(**p))
+		(*p)++;
+}
+
+static int cmp_code(const void *a, const void *b)
+{
+	const struct code *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* jvm.code's loads (doc/experiment-format.md: TIME load 0xCODE SIZE 0xID
+ * LEVEL ...): the code's address and HotSpot's tier, in file order. */
+struct load {
+	uint64_t addr;
+	size_t seq;
+	int level;
+};
+
+static int cmp_load(const void *a, const void *b)
+{
+	const struct load *x = a, *y = b;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int read_loads(const char *code, size_t len, struct load **out, size_t *n)
+{
+	size_t cap = 0;
+	*out = NULL;
+	*n = 0;
+	for (const char *p = code, *end = code + len; p && p < end;) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p)), *s = p, *e = eol ? eol : end;
+		p = eol ? eol + 1 : NULL;
+		while (s < e && !blank(*s))
+			s++; /* TIME */
+		skip_blanks(&s, e);
+		if (e - s < 5 || memcmp(s, "load", 4) || !blank(s[4]))
+			continue;
+		s += 4;
+		skip_blanks(&s, e);
+		uint64_t a, size;
+		int64_t lv;
+		if (!hexnum(&s, e, &a) || (skip_blanks(&s, e), !hexnum(&s, e, &size)))
+			continue;
+		skip_blanks(&s, e);
+		while (s < e && !blank(*s))
+			s++; /* the method id */
+		skip_blanks(&s, e);
+		if (!decnum(&s, e, &lv))
+			continue;
+		if (sonde_grow(out, &cap, *n + 1, sizeof **out, 256))
+			return -1;
+		(*out)[*n] = (struct load){ a, *n, (int)lv };
+		(*n)++;
+	}
+	qsort(*out, *n, sizeof **out, cmp_load);
+	return 0;
+}
+
+/* The frame kind of the compiled method at addr: C1's for tiers 1 to 3 by
+ * the last load there, else C2's (the tier not told is the default). */
+static uint8_t tier_kind(const struct load *v, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) { /* the first load above addr */
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && v[lo - 1].addr == addr && v[lo - 1].level >= 1 && v[lo - 1].level <= 3)
+		return SONDE_FRAME_JAVA_COMPILED_C1;
+	return SONDE_FRAME_JAVA_COMPILED;
+}
+
+void sonde_jscopes_free(struct sonde_jscopes *s)
+{
+	if (!s)
+		return;
+	free(s->codes);
+	free(s->scopes);
+	free(s->levels);
+	free(s);
+}
+
+struct sonde_jscopes *sonde_jscopes_parse(const char *inl, size_t len, const char *code, size_t code_len, size_t *bad,
+					  bool *oom)
+{
+	*bad = 0;
+	*oom = false;
+	size_t hl = strlen(SONDE_JVM_INLINE_HEADER);
+	if (!inl || len < hl || memcmp(inl, SONDE_JVM_INLINE_HEADER, hl) || (len > hl && inl[hl] != '\n'))
+		return NULL;
+	struct sonde_jscopes *s = calloc(1, sizeof *s);
+	if (!s)
+		goto oom;
+	struct code *cur = NULL; /* the method the scope lines are of */
+	for (const char *p = inl + hl, *end = inl + len; p < end;) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p)), *q = p, *e = eol ? eol : end;
+		p = eol ? eol + 1 : end;
+		while (e > q && (blank(e[-1]) || e[-1] == '\r'))
+			e--;
+		if (q == e)
+			continue;
+		if (*q != '+') { /* 0xCODE SIZE 0xMETHODID */
+			uint64_t addr, size, m;
+			cur = NULL;
+			if (!hexnum(&q, e, &addr) || (skip_blanks(&q, e), !hexnum(&q, e, &size)) ||
+			    (skip_blanks(&q, e), !hexnum(&q, e, &m)) || q != e || !size || size > UINT32_MAX ||
+			    addr + size < addr) {
+				(*bad)++;
+				continue;
+			}
+			if (sonde_grow(&s->codes, &s->capcodes, s->ncodes + 1, sizeof *s->codes, 64))
+				goto oom;
+			cur = &s->codes[s->ncodes++];
+			*cur = (struct code){ addr, (uint32_t)size, SONDE_FRAME_JAVA_COMPILED, (uint32_t)s->nscopes,
+					      0 };
+			continue;
+		}
+		q++;
+		uint64_t off;
+		if (!cur || !hexnum(&q, e, &off) || off >= cur->size ||
+		    (cur->n && off <= s->scopes[s->nscopes - 1].off)) {
+			(*bad)++;
+			continue;
+		}
+		size_t first = s->nlevels;
+		bool ok = true;
+		while (ok && q < e) {
+			uint64_t m;
+			int64_t bci;
+			skip_blanks(&q, e);
+			if (q == e)
+				break;
+			ok = hexnum(&q, e, &m) && q < e && *q++ == ':' && decnum(&q, e, &bci) && (q == e || blank(*q));
+			if (!ok)
+				break;
+			if (sonde_grow(&s->levels, &s->caplevels, s->nlevels + 1, sizeof *s->levels, 256))
+				goto oom;
+			s->levels[s->nlevels++] =
+				(struct level){ m, bci < 0 || bci >= SONDE_FRAME_NO_BCI ? SONDE_FRAME_NO_BCI
+											: (uint16_t)bci };
+		}
+		if (!ok || s->nlevels == first) {
+			s->nlevels = first;
+			(*bad)++;
+			continue;
+		}
+		if (sonde_grow(&s->scopes, &s->capscopes, s->nscopes + 1, sizeof *s->scopes, 256))
+			goto oom;
+		s->scopes[s->nscopes++] =
+			(struct scope){ (uint32_t)off, (uint32_t)first, (uint32_t)(s->nlevels - first) };
+		cur->n++;
+	}
+	/* by address; of two that overlap (which one JVM's end cannot
+	 * leave), neither is trusted */
+	qsort(s->codes, s->ncodes, sizeof *s->codes, cmp_code);
+	for (size_t i = 0; i + 1 < s->ncodes; i++)
+		if (s->codes[i].addr + s->codes[i].size > s->codes[i + 1].addr)
+			s->codes[i].n = s->codes[i + 1].n = 0;
+	struct load *loads = NULL;
+	size_t nloads = 0;
+	if (code && read_loads(code, code_len, &loads, &nloads) < 0) {
+		free(loads);
+		goto oom;
+	}
+	for (size_t i = 0; i < s->ncodes; i++)
+		s->codes[i].kind = tier_kind(loads, nloads, s->codes[i].addr);
+	free(loads);
+	return s;
+oom:
+	*oom = true;
+	sonde_jscopes_free(s);
+	return NULL;
+}
+
+int sonde_jscopes_frames(const struct sonde_jscopes *s, const struct sonde_frame *fr, struct sonde_frame *out, int max)
+{
+	if (!s || !s->ncodes || fr->kind != SONDE_FRAME_NATIVE || !fr->pc)
+		return 0;
+	/* a return address is where its call's scope is (not pc - 1, as for
+	 * a native frame's line: HotSpot records the call's scope at it) */
+	uint64_t a = fr->pc;
+	size_t lo = 0, hi = s->ncodes;
+	while (lo < hi) { /* the last code at or below a */
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->codes[mid].addr <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return 0;
+	const struct code *c = &s->codes[lo - 1];
+	if (a - c->addr >= c->size || !c->n)
+		return 0;
+	uint32_t off = (uint32_t)(a - c->addr);
+	const struct scope *sc = s->scopes + c->first;
+	size_t l = 0, h = c->n;
+	while (l < h) { /* the first scope whose run ends at or after off */
+		size_t mid = l + (h - l) / 2;
+		if (sc[mid].off < off)
+			l = mid + 1;
+		else
+			h = mid;
+	}
+	if (l == c->n)
+		return 0; /* past the last scope: the method's stubs */
+	const struct scope *x = &sc[l];
+	int n = 0;
+	for (uint32_t k = 0; k < x->n && n < max; k++) {
+		const struct level *v = &s->levels[x->first + k];
+		out[n++] = (struct sonde_frame){
+			.pc = v->method,
+			.kind = k + 1 < x->n ? SONDE_FRAME_JAVA_INLINED : c->kind,
+			.exact = k == 0 && fr->exact,
+			.aux = v->bci,
+			.scoped = 1,
+		};
+	}
+	return n;
+}

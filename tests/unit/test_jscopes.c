@@ -1,0 +1,250 @@
+/*
+ * jvm.inline read (lib/reader/jscopes.c) and the Java frames the reader
+ * gives a stack whose Java walk failed (experiment.c, java_from_scopes):
+ * an address's scope is the first at or after it (a return address's: the
+ * one at it), the method the instruction is of first, the compiled method
+ * last with its tier from jvm.code; stacks that have Java frames are left
+ * as they are; damaged and random files give no frame they do not say.
+ */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sonde/format.h>
+#include <sonde/shared.h>
+
+#include "reader/experiment.h"
+#include "reader/expwriter.h"
+#include "reader/jscopes.h"
+
+#include "check.h"
+
+static const char g_text[] = SONDE_JVM_INLINE_HEADER "\n"
+						     "0x1000 64 0xaa\n"
+						     "+10 0xbb:5 0xaa:20\n"
+						     "+1e 0xaa:25\n"
+						     "+28 0xcc:-1 0xbb:7 0xaa:30\n"
+						     "0x2000 10 0xdd\n"
+						     "+4 0xdd:1\n";
+static const char g_code[] = "5 load 0x1000 64 0xaa 4 7 -1 A.a\n"
+			     "9 retire 0x1000 64 0xaa 4 7 -1 A.a\n"
+			     "12 load 0x1000 64 0xaa 3 9 -1 A.a\n"; /* the last load there: C1 */
+
+static struct sonde_frame nat(uint64_t pc, bool exact)
+{
+	return (struct sonde_frame){ .pc = pc, .kind = SONDE_FRAME_NATIVE, .exact = exact };
+}
+
+/* frames at fr: n of them, level k (method, bci, kind) as given */
+static void at(const struct sonde_jscopes *s, struct sonde_frame fr, int n, const uint64_t *m, const uint16_t *bci,
+	       const uint8_t *kind)
+{
+	struct sonde_frame out[8];
+	int got = sonde_jscopes_frames(s, &fr, out, 8);
+	CHECK_I(got, n);
+	for (int k = 0; k < n && k < got; k++) {
+		CHECK_U(out[k].pc, m[k]);
+		CHECK_U(out[k].aux, bci[k]);
+		CHECK_U(out[k].kind, kind[k]);
+		CHECK_I(out[k].exact, k == 0 && fr.exact);
+		CHECK_U(out[k].scoped, 1);
+	}
+}
+
+static void lookups(void)
+{
+	group = "jscopes: an address's scope";
+	size_t bad;
+	bool oom;
+	struct sonde_jscopes *s = sonde_jscopes_parse(g_text, strlen(g_text), g_code, strlen(g_code), &bad, &oom);
+	CHECK(s != NULL);
+	CHECK_U(bad, 0);
+	if (!s)
+		return;
+	const uint8_t I = SONDE_FRAME_JAVA_INLINED, C1 = SONDE_FRAME_JAVA_COMPILED_C1, C2 = SONDE_FRAME_JAVA_COMPILED;
+	/* the code's start and the first scope's own address: that scope */
+	at(s, nat(0x1000, true), 2, (uint64_t[]){ 0xbb, 0xaa }, (uint16_t[]){ 5, 20 }, (uint8_t[]){ I, C1 });
+	at(s, nat(0x1010, true), 2, (uint64_t[]){ 0xbb, 0xaa }, (uint16_t[]){ 5, 20 }, (uint8_t[]){ I, C1 });
+	/* just after it: the next scope */
+	at(s, nat(0x1011, true), 1, (uint64_t[]){ 0xaa }, (uint16_t[]){ 25 }, (uint8_t[]){ C1 });
+	/* a return address at a scope's address: that scope, not the next */
+	at(s, nat(0x101e, false), 1, (uint64_t[]){ 0xaa }, (uint16_t[]){ 25 }, (uint8_t[]){ C1 });
+	at(s, nat(0x101f, false), 3, (uint64_t[]){ 0xcc, 0xbb, 0xaa }, (uint16_t[]){ SONDE_FRAME_NO_BCI, 7, 30 },
+	   (uint8_t[]){ I, I, C1 });
+	/* past the last scope, past the code, before it: none */
+	at(s, nat(0x1029, true), 0, NULL, NULL, NULL);
+	at(s, nat(0x1064, true), 0, NULL, NULL, NULL);
+	at(s, nat(0xfff, true), 0, NULL, NULL, NULL);
+	/* a method jvm.code does not load: C2's */
+	at(s, nat(0x2002, true), 1, (uint64_t[]){ 0xdd }, (uint16_t[]){ 1 }, (uint8_t[]){ C2 });
+	/* a frame of another kind: none */
+	struct sonde_frame j = { .pc = 0x1000, .kind = SONDE_FRAME_JAVA, .aux = 3 }, out[4];
+	CHECK_I(sonde_jscopes_frames(s, &j, out, 4), 0);
+	/* room for fewer levels than the scope has */
+	CHECK_I(sonde_jscopes_frames(s, &(struct sonde_frame){ .pc = 0x1020, .exact = true }, out, 2), 2);
+	sonde_jscopes_free(s);
+}
+
+static void damaged(void)
+{
+	group = "jscopes: damaged files";
+	size_t bad;
+	bool oom;
+	/* no first line, or the first version's: not read */
+	CHECK(sonde_jscopes_parse("0x1000 64 0xaa\n+10 0xaa:1\n", 26, NULL, 0, &bad, &oom) == NULL);
+	static const char v1[] = "# sonde jvm.inline 1\n0x1000 64 0xaa\n+10 0xaa:1\n";
+	CHECK(sonde_jscopes_parse(v1, strlen(v1), NULL, 0, &bad, &oom) == NULL);
+	CHECK(!oom);
+	static const char t[] =
+		SONDE_JVM_INLINE_HEADER "\n"
+					"+4 0xaa:1\n" /* before any method: skipped */
+					"0x1000 40 0xaa\n"
+					"+10 0xaa:1\n"
+					"+8 0xaa:2\n"	  /* not after the one before */
+					"+40 0xaa:3\n"	  /* past the code */
+					"+20 0xaa\n"	  /* no bci */
+					"+21 zz:1\n"	  /* no method */
+					"+22\n"		  /* no level */
+					"+30 0xaa:4 \r\n" /* trailing blanks: fine */
+					"0x3000 0 0x1\n"  /* no size */
+					"+1 0x1:1\n"	  /* of no method (the line before's is none) */
+					"0x5000 10 0xee\n+2 0xee:1\n"
+					"0x5008 10 0xef\n+2 0xef:1\n"; /* overlaps the one before: neither */
+	struct sonde_jscopes *s = sonde_jscopes_parse(t, strlen(t), NULL, 0, &bad, &oom);
+	CHECK(s != NULL);
+	CHECK_U(bad, 8);
+	struct sonde_frame out[4];
+	CHECK_I(sonde_jscopes_frames(s, &(struct sonde_frame){ .pc = 0x1011, .exact = true }, out, 4), 1);
+	CHECK_U(out[0].aux, 4);
+	CHECK_I(sonde_jscopes_frames(s, &(struct sonde_frame){ .pc = 0x5001, .exact = true }, out, 4), 0);
+	CHECK_I(sonde_jscopes_frames(s, &(struct sonde_frame){ .pc = 0x5009, .exact = true }, out, 4), 0);
+	sonde_jscopes_free(s);
+
+	group = "jscopes: random files";
+	srand(7);
+	static const char alpha[] = "0123456789abcdefx+: -\n";
+	char buf[2048];
+	size_t hl = strlen(SONDE_JVM_INLINE_HEADER);
+	int frames = 0, fine = 1;
+	for (int r = 0; r < 300; r++) {
+		memcpy(buf, SONDE_JVM_INLINE_HEADER "\n", hl + 1);
+		size_t n = hl + 1;
+		/* methods and scopes with random numbers, and lines of noise */
+		for (int l = 0; l < 30 && n < sizeof buf - 80; l++) {
+			int k = rand() % 4;
+			if (k == 0)
+				n += (size_t)snprintf(buf + n, 80, "0x%x %x 0x%x\n", rand() % 0x3000, rand() % 0x200,
+						      rand() % 8);
+			else if (k == 1)
+				n += (size_t)snprintf(buf + n, 80, "+%x 0x%x:%d 0x%x:%d\n", rand() % 0x200, rand() % 8,
+						      rand() % 70000 - 2, rand() % 8, rand() % 9);
+			else if (k == 2)
+				n += (size_t)snprintf(buf + n, 80, "+%x 0x%x:%d\n", rand() % 0x200, rand() % 8,
+						      rand() % 100);
+			else
+				for (int c = rand() % 40; c-- > 0;)
+					buf[n++] = alpha[rand() % (int)(sizeof alpha - 1)];
+		}
+		s = sonde_jscopes_parse(buf, n, buf, n, &bad, &oom);
+		CHECK(!oom);
+		for (int k = 0; s && k < 200; k++) {
+			struct sonde_frame f = { .pc = (uint64_t)(rand() % 0x3200), .exact = rand() & 1 };
+			int m = sonde_jscopes_frames(s, &f, out, 4);
+			fine &= m >= 0 && m <= 4;
+			for (int j = 0; j < m; j++)
+				fine &= out[j].pc < 8 &&
+					(out[j].kind == SONDE_FRAME_JAVA_INLINED) == (j + 1 < m || m == 4);
+			frames += m;
+		}
+		sonde_jscopes_free(s);
+	}
+	CHECK(fine);
+	CHECK(frames > 1000);
+	printf("# random files: %d frames found, none past the room given\n", frames);
+}
+
+/* An experiment whose stacks' Java walks failed, with jvm.inline: read
+ * with Java frames in place of the compiled code's. */
+static void reader(void)
+{
+	group = "jscopes: the reader's stacks";
+	char dir[] = "/tmp/test_jscopes.XXXXXX", exp[256], err[256];
+	if (!mkdtemp(dir)) {
+		CHECK(0);
+		return;
+	}
+	snprintf(exp, sizeof exp, "%s/t.er", dir);
+	struct sonde_expw *w = sonde_expw_create(exp, err, sizeof err);
+	CHECK(w != NULL);
+	if (!w)
+		return;
+	sonde_expw_log_preamble(w, 1234, 1000000000);
+	/* leaf first: an exact pc in compiled code, a native caller, a
+	 * return address in compiled code */
+	struct sonde_frame a[] = { nat(0x1011, true), nat(0x5000, false), nat(0x101f, false) };
+	/* one that has its Java frames: left as it is */
+	struct sonde_frame b[] = { nat(0x1011, true), { .pc = 0xaa, .kind = SONDE_FRAME_JAVA, .aux = 3 } };
+	/* none in compiled code */
+	struct sonde_frame c[] = { nat(0x7000, true), nat(0x5000, false) };
+	uint64_t ia = 0, ib = 0, ic = 0;
+	CHECK(sonde_expw_frames(w, 0, 3, a, &ia) >= 0);
+	CHECK(sonde_expw_frames(w, 0, 2, b, &ib) >= 0);
+	CHECK(sonde_expw_frames(w, 0, 2, c, &ic) >= 0);
+	sonde_expw_sample(w, 1234, 0, 1100000000, 1000000, ia);
+	sonde_expw_sample(w, 1234, 0, 1200000000, 1000000, ib);
+	sonde_expw_sample(w, 1234, 0, 1300000000, 1000000, ic);
+	sonde_expw_text(w, SONDE_JVM_INLINE_FILE, "%s", g_text);
+	sonde_expw_text(w, "jvm.code", "%s", g_code);
+	sonde_expw_log(w, "<event kind=\"exit\" time_ns=\"2000000000\" status=\"0\"/>\n");
+	CHECK_I(sonde_expw_finish(w, 0, err, sizeof err), 0);
+	struct sonde_exp *e = sonde_exp_open(exp, err, sizeof err);
+	CHECK(e != NULL);
+	if (e) {
+		const struct sonde_stack *sa = sonde_exp_stack(e, ia), *sb = sonde_exp_stack(e, ib),
+					 *sc = sonde_exp_stack(e, ic);
+		CHECK(sa && sb && sc);
+		if (sa && sb && sc) {
+			static const struct {
+				uint64_t pc;
+				uint8_t kind;
+				uint16_t aux;
+				bool exact;
+			} want[] = {
+				{ 0xaa, SONDE_FRAME_JAVA_COMPILED_C1, 25, true },
+				{ 0x5000, SONDE_FRAME_NATIVE, 0, false },
+				{ 0xcc, SONDE_FRAME_JAVA_INLINED, SONDE_FRAME_NO_BCI, false },
+				{ 0xbb, SONDE_FRAME_JAVA_INLINED, 7, false },
+				{ 0xaa, SONDE_FRAME_JAVA_COMPILED_C1, 30, false },
+			};
+			CHECK_U(sa->depth, 5);
+			for (unsigned k = 0; k < 5 && k < sa->depth; k++) {
+				CHECK_U(sa->frame[k].pc, want[k].pc);
+				CHECK_U(sa->frame[k].kind, want[k].kind);
+				CHECK_U(sa->frame[k].aux, want[k].aux);
+				CHECK_I(sa->frame[k].exact, want[k].exact);
+				CHECK_U(sa->frame[k].scoped, want[k].kind != SONDE_FRAME_NATIVE);
+			}
+			CHECK_U(sb->frame[1].scoped, 0);
+			CHECK_U(sb->depth, 2);
+			CHECK_U(sb->frame[0].kind, SONDE_FRAME_NATIVE);
+			CHECK_U(sc->depth, 2);
+			CHECK_U(sc->frame[0].pc, 0x7000);
+			CHECK_U(sonde_exp_summary(e)->stacks_java_scoped, 1);
+		}
+		sonde_exp_close(e);
+	}
+	char cmd[300];
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	if (system(cmd) != 0)
+		CHECK(0);
+}
+
+int main(void)
+{
+	lookups();
+	damaged();
+	reader();
+	printf("%d passed, %d failed\n", npass, nfail);
+	return nfail != 0;
+}
