@@ -433,7 +433,12 @@ static uint64_t stack_sum(const struct sonde_exp *exp, uint64_t id)
 		return 0;
 	INVARIANT(st->depth <= SONDE_MAX_DEPTH_LIMIT);
 	for (unsigned k = 0; k < st->depth; k++) {
-		INVARIANT(!st->frame[k].reserved);
+		const struct sonde_frame *f = &st->frame[k];
+		INVARIANT(!f->reserved[0] && !f->reserved[1] && !f->reserved[2]);
+		/* a frame from the scopes is a Java one the reader made */
+		INVARIANT(!f->scoped || (f->scoped == 1 && (f->kind == SONDE_FRAME_JAVA_INLINED ||
+							     f->kind == SONDE_FRAME_JAVA_COMPILED ||
+							     f->kind == SONDE_FRAME_JAVA_COMPILED_C1)));
 		INVARIANT(st->frame[k].kind != SONDE_FRAME_NATIVE || !(st->frame[k].pc & SONDE_PC_EXACT));
 		s += st->frame[k].pc + st->frame[k].kind + st->frame[k].aux + st->frame[k].exact;
 	}
