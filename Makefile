@@ -273,6 +273,13 @@ $(B)/tests/test_dfile: tests/unit/test_dfile.c $(DFILE_SRC) $(B)/obj/tests/test_
 	$(MULTIDEP)
 	$(CC) $(BASEFLAGS) $(CFLAGS) -Iinclude -Icollector $< $(DFILE_SRC) -o $@ -lpthread
 
+# test_fastclock links the collector's fast clock, to judge it against the kernel's.
+FASTCLOCK_SRC := collector/fastclock.c collector/xfmt.c collector/sysgate.c
+$(B)/tests/test_fastclock: tests/unit/test_fastclock.c $(FASTCLOCK_SRC) $(B)/obj/tests/test_fastclock.d
+	@mkdir -p $(dir $@) $(B)/obj/tests
+	$(MULTIDEP)
+	$(CC) $(BASEFLAGS) $(CFLAGS) -Iinclude -Icollector $< $(FASTCLOCK_SRC) -o $@
+
 # test_sysgate links the collector's seccomp gate, to judge it against the kernel.
 $(B)/tests/test_sysgate: tests/unit/test_sysgate.c collector/sysgate.c $(B)/obj/tests/test_sysgate.d
 	@mkdir -p $(dir $@) $(B)/obj/tests

@@ -53,6 +53,7 @@
 #include <sonde/states.h>
 
 #include "clock_internal.h"
+#include "fastclock.h"
 #include "omp.h"
 #include "sys_mmap.h"
 /* The runtime's entry points behind the interposers.  RTLD_NEXT finds
@@ -224,7 +225,7 @@ static inline uint64_t wait_begin(struct thread_slot *s, uint32_t before_word)
 {
 	if (!g_wait_flush_ns)
 		return 0;
-	uint64_t t = now_ns();
+	uint64_t t = fast_now_ns();
 	atomic_store_explicit(&s->wait_before, word_cpu_state(before_word), memory_order_relaxed);
 	atomic_store_explicit(&s->wait_hit, 0, memory_order_relaxed);
 	atomic_store_explicit(&s->wait_since, t, memory_order_relaxed);
@@ -242,7 +243,7 @@ static void wait_done(struct thread_slot *s, uint64_t begin, uint32_t before_wor
 	atomic_signal_fence(memory_order_seq_cst);
 	if (!atomic_load_explicit(&s->wait_hit, memory_order_relaxed))
 		return;
-	uint64_t now = now_ns();
+	uint64_t now = fast_now_ns();
 	if (now - begin >= g_wait_flush_ns)
 		clock_wait_end(word_cpu_state(before_word), wait, begin, leaf);
 	else
@@ -524,7 +525,7 @@ static bool rec_put(const void *pkt, size_t size)
 		}
 		if (u + size <= SONDE_BLOCK_PAYLOAD) {
 			if (!u)
-				st->first_ns[cur] = now_ns();
+				st->first_ns[cur] = fast_now_ns();
 			memcpy(stage_buf(st, cur) + u, pkt, size);
 			atomic_store_explicit(&st->pos, (uint64_t)cur << 32 | (u + (uint32_t)size), memory_order_release);
 			return true;
@@ -588,7 +589,7 @@ static void rec_fork(uint64_t seq, unsigned requested, uint64_t codeptr, uint64_
 {
 	struct omp_region *r = &g_omp_regions[seq % OMP_REGIONS];
 	frame_parent(&r->parent, &r->level);
-	r->start_ns = now_ns();
+	r->start_ns = fast_now_ns();
 	r->codeptr = codeptr;
 	r->stack_id = stack;
 	r->requested = requested;
@@ -609,7 +610,7 @@ static void rec_arrive_worker(struct omp_frame *f, uint64_t t)
 static void rec_join(uint64_t seq, struct omp_frame *f, uint32_t nthreads)
 {
 	struct omp_region *r = &g_omp_regions[seq % OMP_REGIONS];
-	uint64_t end = now_ns();
+	uint64_t end = fast_now_ns();
 	/* not recording (any more): a fork's child, whose parent's region
 	 * this was; a stopped collection */
 	if (atomic_load(&g_rec) != 1)
@@ -657,7 +658,7 @@ static void rec_task(uint64_t region, uint64_t create, uint64_t begin, uint64_t 
 		.region_id = region,
 		.create_ns = create,
 		.begin_ns = begin,
-		.end_ns = now_ns(),
+		.end_ns = fast_now_ns(),
 		.create_stack = stack,
 		.codeptr = codeptr,
 	};
@@ -725,13 +726,13 @@ static void region_body(void *arg)
 		atomic_store_explicit(&r->nthreads, nt, memory_order_relaxed);
 	struct thread_slot *s = my_slot();
 	struct omp_saved o = word_set(s, SONDE_STATE_OMP_WORK);
-	struct omp_frame *f = frame_push(seq, (uint32_t)me, (uint32_t)n, c->level, rec ? now_ns() : 0);
+	struct omp_frame *f = frame_push(seq, (uint32_t)me, (uint32_t)n, c->level, rec ? fast_now_ns() : 0);
 	fn(data);
 	if (rec && f) {
 		if (me)
-			rec_arrive_worker(f, now_ns());
+			rec_arrive_worker(f, fast_now_ns());
 		else {
-			f->arrive = now_ns();
+			f->arrive = fast_now_ns();
 			c->master = *f;
 			c->nthreads = (uint32_t)n;
 		}
@@ -987,7 +988,7 @@ static void task_body(void *arg)
 	struct task_hdr *h = arg;
 	struct thread_slot *s = my_slot();
 	struct omp_saved o = word_set(s, SONDE_STATE_OMP_WORK);
-	uint64_t begin = h->create_ns ? now_ns() : 0;
+	uint64_t begin = h->create_ns ? fast_now_ns() : 0;
 	h->fn((char *)arg + h->off);
 	if (begin && rec_on())
 		rec_task(h->region, h->create_ns, begin, h->stack, (uint64_t)(uintptr_t)h->fn);
@@ -1030,7 +1031,7 @@ EXPORT void GOMP_task(gomp_fn *fn, void *data, void (*cpyfn)(void *, void *), lo
 	h->create_ns = 0;
 	if (rec_on()) {
 		struct omp_frame *f = frame_top();
-		h->create_ns = now_ns();
+		h->create_ns = fast_now_ns();
 		h->stack = __sonde_trace_stack_at((uint64_t)(uintptr_t)__builtin_return_address(0),
 						  (uint64_t)(uintptr_t)__builtin_dwarf_cfa());
 		h->region = f ? f->seq : 0;
@@ -1201,7 +1202,7 @@ static void cb_task_create(ompt_data_t *enc, const void *frame, ompt_data_t *tas
 	struct omp_task_rec *t = &g_task_recs[seq % OMP_TASKS];
 	struct omp_frame *f = frame_top();
 	atomic_store_explicit(&t->seq, 0, memory_order_relaxed);
-	t->create_ns = now_ns();
+	t->create_ns = fast_now_ns();
 	t->begin_ns = 0;
 	t->stack = trace_stack_from((uint64_t)(uintptr_t)ra, ompt_enter_cfa(frame));
 	t->region = f ? f->seq : 0;
@@ -1228,7 +1229,7 @@ static void cb_task_schedule(ompt_data_t *prior, int prior_status, ompt_data_t *
 			atomic_store_explicit(&t->seq, 0, memory_order_relaxed);
 		}
 		if ((t = task_rec(next)) && !t->begin_ns)
-			t->begin_ns = now_ns();
+			t->begin_ns = fast_now_ns();
 	}
 	struct thread_slot *s = my_slot();
 	if (!s)
@@ -1253,7 +1254,7 @@ static void cb_sync_wait(int kind, int endpoint, ompt_data_t *parallel, ompt_dat
 	if (endpoint == OMPT_SCOPE_BEGIN &&
 	    (kind == OMPT_SYNC_BARRIER_IMPLICIT || kind == OMPT_SYNC_BARRIER_IMPLICIT_PARALLEL) &&
 	    (f = frame_top()) && !f->written) {
-		f->arrive = now_ns();
+		f->arrive = fast_now_ns();
 		if (f->thread_num && (!ra || kind == OMPT_SYNC_BARRIER_IMPLICIT_PARALLEL) &&
 		    atomic_load_explicit(&g_rec, memory_order_relaxed) == 1 && rec_on())
 			rec_arrive_worker(f, f->arrive);
@@ -1303,14 +1304,14 @@ static void cb_implicit_task(int endpoint, ompt_data_t *parallel, ompt_data_t *t
 		uint16_t level = (uint16_t)(v >> PAR_LEVEL_SHIFT);
 		if (!level) /* a region the tool did not see begin */
 			level = (uint16_t)(top ? top->level + 1 : 1);
-		frame_push(PAR_SEQ(v), index, n, level, now_ns());
+		frame_push(PAR_SEQ(v), index, n, level, fast_now_ns());
 	} else {
 		/* a worker's, at the next fork; the master's part ends at
 		 * parallel_end, which pops it */
 		struct omp_frame *f = frame_top();
 		if (f && f->thread_num) {
 			if (!f->written && atomic_load_explicit(&g_rec, memory_order_relaxed) == 1 && rec_on())
-				rec_arrive_worker(f, f->arrive ? f->arrive : now_ns());
+				rec_arrive_worker(f, f->arrive ? f->arrive : fast_now_ns());
 			frame_pop();
 		} else if (!f && t_depth > 0)
 			frame_pop();
