@@ -7,7 +7,8 @@
 #   - JNative: a JNI call into C (c_burn) that calls back into Java;
 #   - JGuest: the JVM's own uses of SIGSEGV (implicit null checks,
 #     stack overflow), threads started and ended by the hundred, classes
-#     unloaded: the same output and exit status under sonde collect.
+#     unloaded: the same output and exit status under sonde collect;
+#   - JRetire: a hot method whose class is unloaded before the end.
 # Each method's inclusive CPU within 5% (or 20 ms) of its truth: the weight
 # of a clock sample is exact CPU time, so the error is the samples that
 # straddle a method's entry and exit, a millisecond each with -p hi; the
@@ -19,7 +20,8 @@
 # fixture's own <clinit>, which sets up its ThreadMXBean, took 5% of a
 # run on a slow machine, counted as not reaching main before); callers
 # and callees as written.  Without the agent's walk (SONDE_JAVA_WALK=0)
-# the compiled code's scopes alone give the hot loop's Java frames.  Then
+# the compiled code's scopes alone give the hot loop's Java frames, also
+# for code unloaded before the end (JRetire).  Then
 # the cases where Java is
 # off or cannot be: -j off, -j on for a program that is no JVM, a
 # collector without the agent.
@@ -31,7 +33,7 @@ if ! command -v javac >/dev/null || [ ! -f "$JAVA_INC/jni.h" ] || [ ! -f "$B/lib
 	exit 0
 fi
 cp "$TOP"/tests/fixtures/java/*.java . &&
-	javac JHot.java JNative.java JGuest.java 2>javac.err &&
+	javac JHot.java JNative.java JGuest.java JRetire.java 2>javac.err &&
 	gcc -O2 -g -fPIC -shared -I"$JAVA_INC" -I"$JAVA_INC/linux" -o libjnative.so "$TOP/tests/fixtures/java/jnative.c" 2>>javac.err
 if [ $? != 0 ]; then
 	notok "the Java fixtures build"
@@ -256,6 +258,29 @@ if [ $src = 0 ] && grep -q "no walk of the Java frames" s.er/log.xml && [ "${sco
 else
 	notok "JHot without the walk: exit $src, $scoped stacks given Java frames; outer's truth, outer's and inner's inclusive ms: $sc"
 	sed 's/^/#   /' s.err | head -3
+fi
+
+# Scopes of code the end no longer has: JRetire's Plug.spin runs compiled
+# (its step inlined), then its class is unloaded with its loader, and the
+# end's CompiledMethodLoad events skip its code.  The collector reads each
+# compiled method's scopes from its debug information when it first sees
+# it, so without the walk spin's samples still get their Java frames, and
+# spin's inclusive time is most of its truth (its first milliseconds run
+# interpreted).  Before, they had none: spin was only "JRetire$Plug.spin
+# [compiled]", a native frame.
+rm -rf r.er
+SONDE_JAVA_WALK=0 "$SONDE" collect -p hi -o r.er java -cp . JRetire 500 >r.out 2>r.err
+rrc=$?
+"$SONDE" print -limit 0 -functions r.er 2>/dev/null >rf.txt
+rt=$(awk 'FILENAME == ARGV[1] && $1 == "truth" { t = $3 }
+	FILENAME == ARGV[2] && NF >= 5 && $5 ~ /^JRetire\$Plug\.spin\(/ { o = $3 * 1e9 }
+	FILENAME == ARGV[2] && NF >= 5 && $5 ~ /^JRetire\$Plug\.step\(/ { i = $3 * 1e9 }
+	END { printf "%.0f %.0f %.0f", t / 1e6, o / 1e6, i / 1e6 }' r.out rf.txt)
+if [ $rrc = 0 ] && awk -v v="$rt" 'BEGIN { split(v, a, " "); exit !(a[1] > 0 && a[2] >= 0.8 * a[1] && a[2] <= 1.05 * a[1] + 20 && a[3] >= 0.7 * a[2]) }'; then
+	ok "JRetire without the walk: unloaded code's scopes, read as it loaded; spin ${rt#* } ms (spin's truth, inclusive, step's: $rt)"
+else
+	notok "JRetire without the walk: exit $rrc; spin's truth, spin's and step's inclusive ms: $rt"
+	sed 's/^/#   /' r.err | head -3
 fi
 
 # JNI: main -> JNative.nativeBurn -> Java_JNative_nativeBurn -> c_burn,

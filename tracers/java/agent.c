@@ -278,6 +278,14 @@ static bool same_scope(const PCStackInfo *a, const PCStackInfo *b)
 	       !memcmp(a->bcis, b->bcis, (size_t)a->numstackframes * sizeof *a->bcis);
 }
 
+void java_inline_put(const char *buf, size_t len)
+{
+	pthread_mutex_lock(&g_methods_lock);
+	if (g_inline_fd >= 0)
+		write_all(g_inline_fd, buf, len);
+	pthread_mutex_unlock(&g_methods_lock);
+}
+
 static void inline_records(jmethodID m, jint size, const void *addr, const void *info)
 {
 	const jvmtiCompiledMethodLoadInlineRecord *r = NULL;
@@ -286,7 +294,8 @@ static void inline_records(jmethodID m, jint size, const void *addr, const void 
 			r = (const jvmtiCompiledMethodLoadInlineRecord *)h;
 			break;
 		}
-	if (g_inline_fd < 0 || !r || r->numpcs <= 0 || size <= 0)
+	if (g_inline_fd < 0 || !r || r->numpcs <= 0 || size <= 0 ||
+	    java_code_scoped((uint64_t)(uintptr_t)addr, (uint64_t)size, (uint64_t)(uintptr_t)m))
 		return;
 	size_t cap = 1 << 16, len = 0;
 	char *buf = malloc(cap);
@@ -490,6 +499,15 @@ static void code_heaps(jvmtiEnv *jvmti)
 	long blen = vm_entry("HeapBlock::Header", "_length", 0), st = vm_entry("nmethod", "_state", 0),
 	     cid = vm_entry("nmethod", "_compile_id", 0), ebci = vm_entry("nmethod", "_entry_bci", 0);
 	java_code.length_off = look && blen >= 0 && st >= 0 && cid >= 0 && ebci >= 0 ? hdr0 + blen : -1;
+	long spcs = vm_entry("nmethod", "_scopes_pcs_offset", 0), sdeps = vm_entry("nmethod", "_dependencies_offset", 0),
+	     smd = vm_entry("nmethod", "_metadata_offset", 0), sdata = vm_entry("CompiledMethod", "_scopes_data_begin", 0),
+	     ppc = vm_entry("PcDesc", "_pc_offset", 0), pdec = vm_entry("PcDesc", "_scope_decode_offset", 0),
+	     psize = vm_type_size("PcDesc");
+	java_scope = (struct java_scopelook){ spcs, sdeps, smd, sdata, ppc, pdec,
+					      spcs >= 0 && sdeps >= 0 && smd >= 0 && sdata >= 0 && ppc >= 0 &&
+							      pdec >= 0 && psize >= 8
+						      ? psize
+						      : -1 };
 	java_code.state = st;
 	java_code.compile_id = cid;
 	java_code.entry_bci = ebci;

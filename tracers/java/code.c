@@ -37,6 +37,7 @@
 #define POLL_MS 20
 
 struct java_codelook java_code = { .length_off = -1 };
+struct java_scopelook java_scope = { .pcdesc_size = -1 };
 
 /* ---- Method* to jmethodID and name, as the agent was told of them ---- */
 
@@ -205,6 +206,191 @@ static void live_remove(struct live *e)
 	}
 }
 
+#define LOAD(T, a) (*(const volatile T *)(uintptr_t)(a))
+
+/* ---- the scopes of the compiled methods it sees load ----
+ *
+ * jvm.inline's lines for a compiled method (agent.c, inline_records),
+ * read from the method's own debug information, as HotSpot's
+ * CompiledMethodLoad event would give them: its PcDescs, each the offset
+ * of an address from the code's start (a call's return address) and
+ * where its scope is in the scopes' stream; a scope is the method's index
+ * in the nmethod's Method* table, its bytecode index and the scope it was
+ * inlined into, compressed (HotSpot's CompressedReadStream).  The events
+ * are posted late (agent.c: only for the methods alive at the end), so
+ * a method retired and freed before the end had no scopes; read here, at
+ * the first scan that sees the method, every compiled method has them.
+ * The method may be freed and its space reused while it is read: every
+ * read is inside its block, a Method* is only looked up (never followed),
+ * and a scope whose method the agent was not told of ends the method's
+ * lines. */
+#define SCOPE_DEPTH 64
+struct scope_lv {
+	uint64_t id;
+	int32_t bci;
+};
+
+/* The codes whose scopes were written, by address (for java_code_scoped,
+ * which the agent's end asks from its own thread). */
+static pthread_mutex_t g_scoped_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct scoped {
+	uint64_t code, id;
+} * g_scoped;
+static size_t g_nscoped, g_capscoped;
+
+static struct scoped *scoped_slot(struct scoped *t, size_t cap, uint64_t code)
+{
+	for (size_t i = mid_hash(code) & (cap - 1);; i = (i + 1) & (cap - 1))
+		if (!t[i].code || t[i].code == code)
+			return &t[i];
+}
+
+static void scoped_add(uint64_t code, uint64_t id)
+{
+	pthread_mutex_lock(&g_scoped_lock);
+	if ((g_nscoped + 1) * 2 > g_capscoped) {
+		size_t cap = g_capscoped ? g_capscoped * 2 : 1024;
+		struct scoped *t = calloc(cap, sizeof *t);
+		if (!t) {
+			pthread_mutex_unlock(&g_scoped_lock);
+			return;
+		}
+		for (size_t i = 0; i < g_capscoped; i++)
+			if (g_scoped[i].code)
+				*scoped_slot(t, cap, g_scoped[i].code) = g_scoped[i];
+		free(g_scoped);
+		g_scoped = t;
+		g_capscoped = cap;
+	}
+	struct scoped *e = scoped_slot(g_scoped, g_capscoped, code);
+	g_nscoped += !e->code;
+	*e = (struct scoped){ code, id };
+	pthread_mutex_unlock(&g_scoped_lock);
+}
+
+bool java_code_scoped(uint64_t code, uint64_t size, uint64_t id)
+{
+	(void)size;
+	pthread_mutex_lock(&g_scoped_lock);
+	const struct scoped *e = g_capscoped ? scoped_slot(g_scoped, g_capscoped, code) : NULL;
+	bool r = e && e->code == code && e->id == id;
+	pthread_mutex_unlock(&g_scoped_lock);
+	return r;
+}
+
+/* HotSpot's CompressedReadStream::read_int: a byte below 192 is the
+ * number; above, up to 4 more bytes of 6 bits' weight each.  false past
+ * end. */
+static bool read_u5(uint64_t *p, uint64_t end, uint32_t *v)
+{
+	if (*p >= end)
+		return false;
+	uint32_t b = LOAD(uint8_t, (*p)++), sum = b;
+	for (int i = 1, shift = 6; b >= 192 && i <= 4; i++, shift += 6) {
+		if (*p >= end)
+			return false;
+		b = LOAD(uint8_t, (*p)++);
+		sum += b << shift;
+	}
+	*v = sum;
+	return true;
+}
+
+/* The scope at decode offset dec and those it was inlined into, into lv
+ * (innermost first): their number, 0 when one cannot be read or its
+ * method is not one the agent knows. */
+static int scope_chain(uint64_t data, uint64_t data_end, uint64_t md, uint64_t nmd, uint32_t dec,
+		       struct scope_lv *lv, uint64_t *last_m, uint64_t *last_id)
+{
+	int n = 0;
+	while (dec && n < SCOPE_DEPTH) {
+		uint64_t p = data + dec;
+		uint32_t sender, mi, bci;
+		if (p >= data_end || !read_u5(&p, data_end, &sender) || !read_u5(&p, data_end, &mi) ||
+		    !read_u5(&p, data_end, &bci) || !mi || mi > nmd)
+			return 0;
+		uint64_t m = LOAD(uint64_t, md + (uint64_t)(mi - 1) * 8), id = m == *last_m ? *last_id : 0;
+		if (!id && m && (id = mid_of(m, NULL, 0))) {
+			*last_m = m;
+			*last_id = id;
+		}
+		if (!id)
+			return 0;
+		lv[n++] = (struct scope_lv){ id, (int32_t)bci - 1 }; /* InvocationEntryBci is -1 */
+		dec = sender;
+	}
+	return dec ? 0 : n;
+}
+
+static void scope_line(char *buf, size_t cap, size_t *len, uint32_t off, const struct scope_lv *lv, int n)
+{
+	if (*len + 32 + (size_t)n * 40 > cap) {
+		java_inline_put(buf, *len);
+		*len = 0;
+	}
+	int k = snprintf(buf + *len, cap - *len, "+%" PRIx32, off);
+	*len += k > 0 ? (size_t)k : 0;
+	for (int i = 0; i < n; i++) {
+		k = snprintf(buf + *len, cap - *len, " 0x%" PRIx64 ":%d", lv[i].id, (int)lv[i].bci);
+		*len += k > 0 ? (size_t)k : 0;
+	}
+	buf[(*len)++] = '\n';
+}
+
+/* The scopes of the compiled method at blob (its block ends at end), its
+ * code [cb, ce), its method id, into jvm.inline. */
+static void scopes_of(uint64_t blob, uint64_t end, uint64_t cb, uint64_t ce, uint64_t id)
+{
+	const struct java_scopelook *S = &java_scope;
+	if (S->pcdesc_size <= 0)
+		return;
+	int32_t po = LOAD(int32_t, blob + (uint64_t)S->pcs_off), dpo = LOAD(int32_t, blob + (uint64_t)S->deps_off),
+		mo = LOAD(int32_t, blob + (uint64_t)S->metadata_off);
+	uint64_t data = LOAD(uint64_t, blob + (uint64_t)S->data_begin), psz = (uint64_t)S->pcdesc_size;
+	if (po <= 0 || dpo < po || mo <= 0)
+		return;
+	uint64_t pcs = blob + (uint64_t)po, pcs_end = blob + (uint64_t)dpo, md = blob + (uint64_t)mo;
+	/* the metadata, then the scopes' stream, then the PcDescs, all in
+	 * the block */
+	if (md > data || data > pcs || pcs_end > end || (pcs_end - pcs) % psz || (data - md) % 8)
+		return;
+	static char buf[1 << 16];
+	size_t len = 0;
+	int k = snprintf(buf, sizeof buf, "0x%" PRIx64 " %" PRIx64 " 0x%" PRIx64 "\n", cb, ce - cb, id);
+	len = k > 0 ? (size_t)k : 0;
+	struct scope_lv prev[SCOPE_DEPTH], cur[SCOPE_DEPTH];
+	int nprev = 0, lines = 0;
+	uint32_t prev_off = 0;
+	uint64_t last_m = 0, last_id = 0;
+	for (uint64_t p = pcs; p < pcs_end; p += psz) {
+		int32_t off = LOAD(int32_t, p + (uint64_t)S->pc_offset);
+		uint32_t dec = LOAD(uint32_t, p + (uint64_t)S->decode_offset);
+		if (off < 0 || (uint64_t)off >= ce - cb || !dec) /* the sentinels, and no scope */
+			continue;
+		int n = scope_chain(data, pcs, md, (data - md) / 8, dec, cur, &last_m, &last_id);
+		if (!n)
+			continue;
+		if (nprev && (uint32_t)off <= prev_off)
+			break; /* not in order: being overwritten */
+		/* a run of addresses with one scope: its last address only */
+		if (nprev && (n != nprev || memcmp(cur, prev, (size_t)n * sizeof *cur))) {
+			scope_line(buf, sizeof buf, &len, prev_off, prev, nprev);
+			lines++;
+		}
+		memcpy(prev, cur, (size_t)n * sizeof *cur);
+		nprev = n;
+		prev_off = (uint32_t)off;
+	}
+	if (nprev) {
+		scope_line(buf, sizeof buf, &len, prev_off, prev, nprev);
+		lines++;
+	}
+	if (!lines)
+		return;
+	java_inline_put(buf, len);
+	scoped_add(cb, id);
+}
+
 static uint64_t mono_ns(void)
 {
 	struct timespec ts;
@@ -212,7 +398,6 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-#define LOAD(T, a) (*(const volatile T *)(uintptr_t)(a))
 
 /* One scan of the heaps: 1 when it went through every block of each. */
 static int scan(uint64_t now)
@@ -256,6 +441,7 @@ static int scan(uint64_t now)
 						e->entry_bci = LOAD(int32_t, blob + (uint64_t)C->entry_bci);
 						e->retired = 0;
 						line(now, "load", e);
+						scopes_of(blob, end, cb, ce, id);
 					}
 					if (e) {
 						e->missed = 0;

@@ -9,6 +9,7 @@
 
 #include <jni.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -99,6 +100,22 @@ struct java_codelook {
 	long state, compile_id, entry_bci; /* nmethod's */
 };
 extern struct java_codelook java_code;
+/* A compiled method's scopes, which the poller reads from its debug
+ * information when it first sees it (code.c, scopes_of): nmethod's
+ * offsets of its PcDescs (to _dependencies_offset) and its metadata
+ * (the Method* table, to _scopes_data_begin, where the scopes' stream
+ * starts), a PcDesc's fields and size.  pcdesc_size -1 when the JVM
+ * does not say. */
+struct java_scopelook {
+	long pcs_off, deps_off, metadata_off, data_begin;
+	long pc_offset, decode_offset, pcdesc_size;
+};
+extern struct java_scopelook java_scope;
+/* jvm.inline's lines of a compiled method (agent.c, under its lock). */
+void java_inline_put(const char *buf, size_t len);
+/* Whether the poller wrote code's scopes, for method id (the end's
+ * CompiledMethodLoad events then write none again). */
+bool java_code_scoped(uint64_t code, uint64_t size, uint64_t id);
 /* Each method's Method*, jmethodID and name, for jvm.code (normal
  * context). */
 void java_code_method(jmethodID id, const char *name);
