@@ -139,7 +139,7 @@ static uint64_t fc_refresh(void)
 
 uint64_t fast_now_ns(void)
 {
-	int on = atomic_load_explicit(&g_fc_on, memory_order_relaxed);
+	int on = atomic_load_explicit(&g_fc_on, memory_order_acquire);
 	if (__builtin_expect(on != 1, 0)) {
 		if (!on)
 			fc_decide();
