@@ -36,6 +36,8 @@ struct code {
 	uint32_t size;
 	uint8_t kind;	   /* the compiled method's frame kind (its tier) */
 	uint32_t first, n; /* scopes[first .. first + n), by offset */
+	uint32_t seq;	   /* its place in the file: later, loaded later */
+	bool drop;	   /* a later one overlaps it */
 };
 struct sonde_jscopes {
 	struct code *codes;
@@ -103,10 +105,14 @@ static void skip_blanks(const char **p, const char *e)
 		(*p)++;
 }
 
+#define OVERLAP_MAX 4096
+
 static int cmp_code(const void *a, const void *b)
 {
 	const struct code *x = a, *y = b;
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
 /* jvm.code's loads (doc/experiment-format.md: TIME load 0xCODE SIZE 0xID
@@ -218,7 +224,7 @@ struct sonde_jscopes *sonde_jscopes_parse(const char *inl, size_t len, const cha
 				goto oom;
 			cur = &s->codes[s->ncodes++];
 			*cur = (struct code){ addr, (uint32_t)size, SONDE_FRAME_JAVA_COMPILED, (uint32_t)s->nscopes,
-					      0 };
+					      0, (uint32_t)(s->ncodes - 1), false };
 			continue;
 		}
 		q++;
@@ -256,12 +262,39 @@ struct sonde_jscopes *sonde_jscopes_parse(const char *inl, size_t len, const cha
 			(struct scope){ (uint32_t)off, (uint32_t)first, (uint32_t)(s->nlevels - first) };
 		cur->n++;
 	}
-	/* by address; of two that overlap (which one JVM's end cannot
-	 * leave), neither is trusted */
+	/* By address.  Two that overlap were there at different times (a
+	 * method's code freed, its place reused): a code that a later one
+	 * overlaps is dropped, so the one there at the end is taken where
+	 * there is one.  The lines carry no time: a sample in the earlier
+	 * code gets the later's scopes.  Taking neither lost the scopes of
+	 * a third of javac's compiled methods (1,277 of 4,229 overlap
+	 * another): 252 of its stacks got Java frames from them, 303 now. */
 	qsort(s->codes, s->ncodes, sizeof *s->codes, cmp_code);
-	for (size_t i = 0; i + 1 < s->ncodes; i++)
-		if (s->codes[i].addr + s->codes[i].size > s->codes[i + 1].addr)
-			s->codes[i].n = s->codes[i + 1].n = 0;
+	for (size_t i = 0; i < s->ncodes; i++) {
+		struct code *c = &s->codes[i];
+		/* a code over thousands of others is a damaged line, not a
+		 * method: dropped, the others left as they are, and the scan
+		 * bounded */
+		size_t end = i + 1;
+		while (end < s->ncodes && end - i <= OVERLAP_MAX && s->codes[end].addr < c->addr + c->size)
+			end++;
+		if (end - i > OVERLAP_MAX) {
+			c->drop = true;
+			continue;
+		}
+		for (size_t j = i + 1; j < end; j++) {
+			struct code *d = &s->codes[j];
+			if (d->seq > c->seq)
+				c->drop = true;
+			else
+				d->drop = true;
+		}
+	}
+	size_t kept = 0;
+	for (size_t i = 0; i < s->ncodes; i++)
+		if (!s->codes[i].drop)
+			s->codes[kept++] = s->codes[i];
+	s->ncodes = kept;
 	struct load *loads = NULL;
 	size_t nloads = 0;
 	if (code && read_loads(code, code_len, &loads, &nloads) < 0) {

@@ -110,16 +110,59 @@ static void damaged(void)
 					"0x3000 0 0x1\n"  /* no size */
 					"+1 0x1:1\n"	  /* of no method (the line before's is none) */
 					"0x5000 10 0xee\n+2 0xee:1\n"
-					"0x5008 10 0xef\n+2 0xef:1\n"; /* overlaps the one before: neither */
+					"0x5008 10 0xef\n+2 0xef:1\n" /* overlaps the one before: it, later, wins */
+					"0x6000 100 0xf0\n+2 0xf0:1\n"
+					"0x6010 10 0xf1\n+2 0xf1:1\n" /* inside it, later: it wins */
+					"0x6080 10 0xf2\n+2 0xf2:1\n"
+					"0x6000 20 0xf3\n+2 0xf3:1\n+1f 0xf3:2\n"; /* over 0x6000..0x6020, later still */
 	struct sonde_jscopes *s = sonde_jscopes_parse(t, strlen(t), NULL, 0, &bad, &oom);
 	CHECK(s != NULL);
 	CHECK_U(bad, 8);
 	struct sonde_frame out[4];
 	CHECK_I(sonde_jscopes_frames(s, &(struct sonde_frame){ .pc = 0x1011, .exact = true }, out, 4), 1);
 	CHECK_U(out[0].aux, 4);
+	/* the earlier of two that overlap is dropped, whole */
 	CHECK_I(sonde_jscopes_frames(s, &(struct sonde_frame){ .pc = 0x5001, .exact = true }, out, 4), 0);
-	CHECK_I(sonde_jscopes_frames(s, &(struct sonde_frame){ .pc = 0x5009, .exact = true }, out, 4), 0);
+	CHECK_I(sonde_jscopes_frames(s, &(struct sonde_frame){ .pc = 0x5009, .exact = true }, out, 4), 1);
+	CHECK_U(out[0].pc, 0xef);
+	/* 0xf0 is overlapped by later ones: dropped; 0xf1 too (0xf3 is
+	 * later and over it); 0xf2 and 0xf3 stay */
+	CHECK_I(sonde_jscopes_frames(s, &(struct sonde_frame){ .pc = 0x6001, .exact = true }, out, 4), 1);
+	CHECK_U(out[0].pc, 0xf3);
+	CHECK_I(sonde_jscopes_frames(s, &(struct sonde_frame){ .pc = 0x6011, .exact = true }, out, 4), 1);
+	CHECK_U(out[0].pc, 0xf3);
+	CHECK_U(out[0].aux, 2);
+	CHECK_I(sonde_jscopes_frames(s, &(struct sonde_frame){ .pc = 0x6040, .exact = true }, out, 4), 0);
+	CHECK_I(sonde_jscopes_frames(s, &(struct sonde_frame){ .pc = 0x6081, .exact = true }, out, 4), 1);
+	CHECK_U(out[0].pc, 0xf2);
 	sonde_jscopes_free(s);
+
+	/* a code over thousands of others (a damaged line: no method is
+	 * that long) is dropped, later or not, and the others stay; the
+	 * scan stops there rather than running over all of them */
+	{
+		size_t cap = 5000 * 40 + 200, n = 0;
+		char *big = malloc(cap);
+		CHECK(big != NULL);
+		if (big) {
+			n += (size_t)snprintf(big + n, cap - n, "%s\n", SONDE_JVM_INLINE_HEADER);
+			for (int k = 0; k < 5000; k++)
+				n += (size_t)snprintf(big + n, cap - n, "0x%x 10 0x%x\n+2 0x%x:1\n", 0x100000 + k * 0x20,
+						      k + 1, k + 1);
+			n += (size_t)snprintf(big + n, cap - n, "0xff000 1000000 0x9\n+2 0x9:1\n");
+			s = sonde_jscopes_parse(big, n, NULL, 0, &bad, &oom);
+			CHECK(s != NULL);
+			CHECK_I(sonde_jscopes_frames(s, &(struct sonde_frame){ .pc = 0xff001, .exact = true }, out, 4), 0);
+			CHECK_I(sonde_jscopes_frames(s, &(struct sonde_frame){ .pc = 0x100021, .exact = true }, out, 4), 1);
+			CHECK_U(out[0].pc, 2);
+			CHECK_I(sonde_jscopes_frames(s, &(struct sonde_frame){ .pc = 0x100000 + 4999 * 0x20 + 1, .exact = true },
+							out, 4),
+				1);
+			CHECK_U(out[0].pc, 5000);
+			sonde_jscopes_free(s);
+			free(big);
+		}
+	}
 
 	group = "jscopes: random files";
 	srand(7);
