@@ -140,15 +140,17 @@ static uint64_t fc_refresh(void)
 uint64_t fast_now_ns(void)
 {
 	int on = atomic_load_explicit(&g_fc_on, memory_order_acquire);
-	if (__builtin_expect(on != 1, 0)) {
+	/* now_ns where the TSC is not used; in seccomp's strict mode (which
+	 * turned rdtsc off) its clock read fails with EPERM, which the
+	 * target's errno must not see: callers are interposers */
+	if (__builtin_expect(on != 1 || atomic_load_explicit(&__sonde_filtered, memory_order_relaxed) == 2, 0)) {
 		if (!on)
 			fc_decide();
-		return now_ns();
+		int saved = errno;
+		uint64_t v = now_ns();
+		errno = saved;
+		return v;
 	}
-	/* seccomp's strict mode turned rdtsc off (now_ns knows what to
-	 * answer then) */
-	if (__builtin_expect(atomic_load_explicit(&__sonde_filtered, memory_order_relaxed) == 2, 0))
-		return now_ns();
 	uint64_t v, mult = atomic_load_explicit(&g_fc_mult, memory_order_relaxed);
 	if (!mult || !t_fc.valid || !fc_apply(t_fc.ns, t_fc.tsc, __rdtsc(), mult, FC_WINDOW_NS, &v))
 		v = fc_refresh();
