@@ -262,7 +262,7 @@ same "frames.er: folded adds up to <Total>" "$(awk '{ s += $NF } END { printf "%
 if [ $have_browser = 1 ]; then
 	for f in speedscope folded chrome; do
 		node "$BR/speedscope-load.mjs" frames.$f do_syscall_64 kfunc_low 'com.example.Main.run(int, java.lang.String[])' \
-			'com.example.Util.hash(java.lang.Object)' '<unknown method>@0x9999' '<kind 9>@0x1010'
+			'com.example.Util.hash(java.lang.Object)' '<unknown method>@0x9999' '<kind 200>@0x1010'
 	done
 fi
 
@@ -308,7 +308,7 @@ if [ -x "$TSONDE" ] && "$B/tests/test_frames" --write-state "$TMP"; then
 1000000|6000000|main
 1000000|1000000|kfunc_low
 1000000|1000000|<unknown method>@0x9999
-1000000|1000000|<kind 9>@0x1010
+1000000|1000000|<kind 200>@0x1010
 0|1000000|com.example.Main.<init>()
 EOF2
 		if cmp -s want.state got.state; then ok "framestate.er: go tool pprof -top -sample_index=teststate: each function's flat and cum time in the state"; else
@@ -326,7 +326,7 @@ EOF2
 	same "framestate.er: folded -metric teststate: each stack's time in the state" "$(sort fst.folded)" \
 		"main 1000000
 main;<unknown method>@0x9999 1000000
-main;com.example.Main.<init>();<kind 9>@0x1010 1000000
+main;com.example.Main.<init>();<kind 200>@0x1010 1000000
 main;kfunc_low 1000000
 main;work;com.example.Main.run(int, java.lang.String[]);com.example.Util.hash(java.lang.Object);leaf_native;entry_SYSCALL_64;do_syscall_64 2000000"
 	if [ $have_node = 1 ]; then
@@ -344,7 +344,7 @@ main;work;com.example.Main.run(int, java.lang.String[]);com.example.Util.hash(ja
 	if [ $have_browser = 1 ]; then
 		for f in fs.speedscope fs.folded fs.chrome fst.speedscope fst.folded fst.chrome; do
 			node "$BR/speedscope-load.mjs" $f do_syscall_64 kfunc_low 'com.example.Main.run(int, java.lang.String[])' \
-				'com.example.Util.hash(java.lang.Object)' '<unknown method>@0x9999' '<kind 9>@0x1010'
+				'com.example.Util.hash(java.lang.Object)' '<unknown method>@0x9999' '<kind 200>@0x1010'
 		done
 		# the state's profiles hold only the state's samples: not the
 		# function without time in it

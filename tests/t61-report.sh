@@ -99,7 +99,7 @@ rc 0 "sonde report frames.er (native, kernel and Java frames)" "$SONDE" report -
 "$SONDE" print -printmode json -functions frames.er >fnf.json
 browser "{\"report\":\"$TMP/frames.html\",\"shots\":\"$SHOTS\",\"tag\":\"frames\",\"functions\":\"$TMP/fnf.json\",\"top\":7,
 	\"names\":[{\"name\":\"com.example.Main.run(int, java.lang.String[])\"},{\"name\":\"com.example.Util.hash(java.lang.Object)\"},
-	{\"name\":\"<unknown method>@0x9999\"},{\"name\":\"<kind 9>@0x1010\"},{\"name\":\"kfunc_low\"},
+	{\"name\":\"<unknown method>@0x9999\"},{\"name\":\"<kind 200>@0x1010\"},{\"name\":\"kfunc_low\"},
 	{\"name\":\"Main.class\"},{\"name\":\"<kernel>\"},{\"name\":\"<JAVA>\"}],
 	\"sections\":[\"sec-header\",\"sec-functions\",\"sec-flame\"]}" frames
 
@@ -124,7 +124,7 @@ console.log(d.metrics.map((m) => m.name).join(","), k >= 0 ? d.total[k] : "none"
 	"$TSONDE" print -printmode json -metrics a.teststate -csingle main framestate.er >css.json
 	browser "{\"report\":\"$TMP/framestate.html\",\"shots\":\"$SHOTS\",\"tag\":\"framestate\",\"metric\":\"teststate\",
 	\"functions\":\"$TMP/fns.json\",\"top\":11,\"csingle\":\"$TMP/css.json\",
-	\"names\":[{\"name\":\"Test State Time\"},{\"name\":\"com.example.Util.hash(java.lang.Object)\"},{\"name\":\"<kind 9>@0x1010\"}],
+	\"names\":[{\"name\":\"Test State Time\"},{\"name\":\"com.example.Util.hash(java.lang.Object)\"},{\"name\":\"<kind 200>@0x1010\"}],
 	\"sections\":[\"sec-header\",\"sec-functions\",\"sec-flame\"]}" framestate
 else
 	notok "the tests' build ($TSONDE) and test_frames --write-state (make tests)"

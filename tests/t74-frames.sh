@@ -33,7 +33,7 @@ com.example.Main.run(int, java.lang.String[])|Main.class|0|5000000
 com.example.Util.hash(java.lang.Object)|Util.class|0|5000000
 com.example.Main.<init>()|Main.class|0|1000000
 <unknown method>@0x9999|<JAVA>|1000000|1000000
-<kind 9>@0x1010|<unknown>|1000000|1000000
+<kind 200>@0x1010|<unknown>|1000000|1000000
 EOF
 
 # -callers-callees of a Java method, by its name as shown
@@ -66,12 +66,12 @@ same "-source: no other line has time" "$(grep -c '^   0\.      0\.    0\.      
 check "-dump stacks: a kernel frame by its kind and kallsyms name" grep -q '^    #0 0xffffffff81001010  kernel  <kernel>:do_syscall_64+0x10$' dump.txt
 check "-dump stacks: a Java frame by its kind, class file, method and bytecode index" \
 	grep -q '^    #4 0x1010  java-interpreted  Main.class:com.example.Main.run(int, java.lang.String\[\]) bci 7$' dump.txt
-check "-dump stacks: a frame of a kind this sonde does not know" grep -q '^    #0 0x1010  kind 9  <kind 9>@0x1010$' dump.txt
+check "-dump stacks: a frame of a kind this sonde does not know" grep -q '^    #0 0x1010  kind 200  <kind 200>@0x1010$' dump.txt
 
 # sonde agg: func, caller and object of every kind
 "$SONDE" agg 'profile { @[func, caller, object] = sum(weight); }' frames.er >agg.txt 2>&1
 for row in "do_syscall_64 entry_SYSCALL_64 <kernel> 5000000" "kfunc_low main <kernel> 2000000" \
-	"<unknown method>@0x9999 main <JAVA> 1000000" "<kind 9>@0x1010 com.example.Main.<init> <unknown> 1000000" \
+	"<unknown method>@0x9999 main <JAVA> 1000000" "<kind 200>@0x1010 com.example.Main.<init> <unknown> 1000000" \
 	"main <none> <unknown> 3000000"; do
 	if tr -s ' ' <agg.txt | sed 's/^ //' | grep -qxF "$row"; then ok "sonde agg: $row"; else
 		notok "sonde agg: no row '$row'"
@@ -119,7 +119,7 @@ com.example.Main.run(int, java.lang.String[])|Main.class|0|2000000|0|5000000
 com.example.Util.hash(java.lang.Object)|Util.class|0|2000000|0|5000000
 com.example.Main.<init>()|Main.class|0|1000000|0|1000000
 <unknown method>@0x9999|<JAVA>|1000000|1000000|1000000|1000000
-<kind 9>@0x1010|<unknown>|1000000|1000000|1000000|1000000
+<kind 200>@0x1010|<unknown>|1000000|1000000|1000000|1000000
 EOF2
 
 # -callers-callees: the state's time attributed to the Java method's
@@ -152,7 +152,7 @@ same "state: -calltree: each node's test-state time (exclusive, inclusive) and C
 2|kfunc_low|<kernel>|1000000|1000000|2000000
 2|<unknown method>@0x9999|<JAVA>|1000000|1000000|1000000
 2|com.example.Main.<init>()|Main.class|0|1000000|1000000
-3|<kind 9>@0x1010|<unknown>|1000000|1000000|1000000
+3|<kind 200>@0x1010|<unknown>|1000000|1000000|1000000
 1|<kernel>@0xffffffff81003010|<kernel>|0|0|1000000"
 
 # -dump profile: the samples in the state by its word, their leaf frames
@@ -164,7 +164,7 @@ same "state: -dump profile: no sample in another state" "$(grep '^sample ' sdump
 same "state: -dump profile: the leaves of the samples in the state, by kind" \
 	"$(awk '/^sample/ { st = / state test-state /; getline; sub(/^ +/, ""); if (st) print }' sdump.txt | sort | uniq -c | sed 's/^ *//')" \
 	"1 #0 0x1010  <JIT>:main+0x10
-1 #0 0x1010  kind 9  <kind 9>@0x1010
+1 #0 0x1010  kind 200  <kind 200>@0x1010
 1 #0 0x8000000000001010  kernel  <kernel>:kfunc_low+0x10
 1 #0 0x9999  java-interpreted  <unknown method>@0x9999
 2 #0 0xffffffff81001010  kernel  <kernel>:do_syscall_64+0x10"
@@ -178,7 +178,7 @@ same "state: agg's state field: test-state 6 ms, cpu 9 ms" "$(tr -s ' ' <sagg.tx
 test-state 6000000"
 "$TSONDE" agg 'profile /state == "test-state"/ { @[func, object] = sum(weight); }' framestate.er >sagg2.txt 2>&1
 same "state: agg: the samples in test-state by leaf function and object" "$(tr -s ' ' <sagg2.txt | sed 's/^ //' | grep . | sort)" \
-	"<kind 9>@0x1010 <unknown> 1000000
+	"<kind 200>@0x1010 <unknown> 1000000
 <unknown method>@0x9999 <JAVA> 1000000
 do_syscall_64 <kernel> 2000000
 kfunc_low <kernel> 1000000

@@ -263,6 +263,17 @@ enum sonde_frame_kind {
 	 * collector did not find). */
 	SONDE_FRAME_JAVA_INLINED = 7,
 	SONDE_FRAME_JAVA_COMPILED_C1 = 8,
+	/* A native address in a compiled Java method's code (the JVM's code
+	 * cache) that the Java walk did not turn into Java frames: pc the
+	 * address (SONDE_FRAMEF_EXACT, not SONDE_PC_EXACT, on the
+	 * interrupted one), aux the low 16 bits of the method's compile id
+	 * (HotSpot's), which tells the code that held pc at the sample from
+	 * the others that held it over the run (jvm.code and jvm.inline
+	 * give each code's); with SONDE_FRAMEF_OWN, the interrupted
+	 * instruction is in the method's own prologue or epilogue, where no
+	 * method inlined into it runs.  Readers replace it by the Java frames
+	 * of that code's scopes, or read it as a native frame. */
+	SONDE_FRAME_JAVA_CODE = 9,
 	/* Room for more (Python, JIT-described code): readers show a kind
 	 * they do not know as "<kind N>@pc" rather than fail. */
 	SONDE_FRAME_KIND_MAX = 255,
@@ -279,6 +290,7 @@ enum sonde_pseudo {
 	SONDE_PSEUDO_MAX = 6,
 };
 #define SONDE_FRAMEF_EXACT 0x1u /* a non-native frame's exact interrupted pc */
+#define SONDE_FRAMEF_OWN 0x2u	/* SONDE_FRAME_JAVA_CODE: in its method's prologue or epilogue */
 #define SONDE_FRAME_NO_BCI 0xffffu
 
 struct sonde_frame_packet {

@@ -90,7 +90,7 @@ _Static_assert(sizeof(struct sonde_shared_slot) == SONDE_SHARED_SLOT_SIZE, "slot
  * jvm.inline) and the first line of their format's version that readers
  * take (an address's scope is the first at or after it). */
 #define SONDE_JVM_INLINE_FILE "jvm.inline"
-#define SONDE_JVM_INLINE_HEADER "# sonde jvm.inline 2"
+#define SONDE_JVM_INLINE_HEADER "# sonde jvm.inline 3"
 
 /* clock_call_in's argument. */
 #define SONDE_CALL_LOST 1     /* the profiling signal's action is not the collector's: stop */

@@ -250,8 +250,11 @@ static struct sonde_frame frame_of(const struct sonde_frame_packet *f)
 {
 	if (f->kind == SONDE_FRAME_NATIVE)
 		return sonde_frame_native(f->pc);
-	return (struct sonde_frame){ .pc = f->pc, .kind = f->kind, .exact = (f->fflags & SONDE_FRAMEF_EXACT) != 0,
-				     .aux = f->aux };
+	return (struct sonde_frame){ .pc = f->pc,
+				     .kind = f->kind,
+				     .exact = (f->fflags & SONDE_FRAMEF_EXACT) != 0,
+				     .aux = f->aux,
+				     .own = f->kind == SONDE_FRAME_JAVA_CODE && (f->fflags & SONDE_FRAMEF_OWN) };
 }
 
 /* Room for depth frames that the handle owns (freed at close); NULL out
@@ -268,13 +271,18 @@ static struct sonde_frame *own_frames(struct sonde_exp *exp, size_t depth)
 	return fr;
 }
 
-/* A stack whose Java walk failed (no Java frame, native frames in the JIT's
- * compiled code): each such frame replaced by the Java frames its
- * compiled method's scopes give (jscopes.h), as the walk would have given
- * them.  Its new depth; *flags gets SONDE_STACK_TRUNCATED when the Java
- * frames took it past the depth limit. */
+/* A stack's frames in compiled Java code, each replaced by the Java
+ * frames its compiled method's scopes give (jscopes.h), as the walk would
+ * have given them: its SONDE_FRAME_JAVA_CODE frames (the collector's,
+ * where its walk did not give Java frames for them: each with its code's
+ * compile id), and in a stack whose walk failed (no Java frame) its
+ * native frames in the JIT's code.  A JAVA_CODE frame without scopes is
+ * read as the native frame it is.  Its new depth; *flags gets
+ * SONDE_STACK_TRUNCATED when the Java frames took it past the depth
+ * limit. */
 static uint16_t java_from_scopes(struct sonde_exp *exp, struct sonde_frame *buf, uint16_t depth, uint16_t *flags)
 {
+	bool walked = false, code = false;
 	for (uint16_t k = 0; k < depth; k++)
 		switch (buf[k].kind) {
 		case SONDE_FRAME_JAVA_INTERP:
@@ -282,16 +290,26 @@ static uint16_t java_from_scopes(struct sonde_exp *exp, struct sonde_frame *buf,
 		case SONDE_FRAME_JAVA:
 		case SONDE_FRAME_JAVA_INLINED:
 		case SONDE_FRAME_JAVA_COMPILED_C1:
-			return depth; /* walked */
+			walked = true;
+			break;
+		case SONDE_FRAME_JAVA_CODE:
+			code = true;
+			break;
 		}
+	if (!code && (walked || !exp->jscopes))
+		return depth;
 	struct sonde_frame out[SONDE_MAX_DEPTH_LIMIT], lv[64];
 	size_t n = 0;
 	bool any = false;
 	for (uint16_t k = 0; k < depth; k++) {
-		int m = sonde_jscopes_frames(exp->jscopes, &buf[k], lv, 64);
+		int m = 0;
+		if (buf[k].kind == SONDE_FRAME_JAVA_CODE || (!walked && buf[k].kind == SONDE_FRAME_NATIVE))
+			m = sonde_jscopes_frames(exp->jscopes, &buf[k], lv, 64);
 		any |= m > 0;
 		if (m <= 0) {
-			lv[0] = buf[k];
+			lv[0] = buf[k].kind == SONDE_FRAME_JAVA_CODE
+					? sonde_frame_native(buf[k].pc | (buf[k].exact ? SONDE_PC_EXACT : 0))
+					: buf[k];
 			m = 1;
 		}
 		for (int j = 0; j < m; j++) {
@@ -302,10 +320,10 @@ static uint16_t java_from_scopes(struct sonde_exp *exp, struct sonde_frame *buf,
 			out[n++] = lv[j];
 		}
 	}
-	if (!any)
+	if (!any && !code)
 		return depth;
 	memcpy(buf, out, n * sizeof *out);
-	exp->sum.stacks_java_scoped++;
+	exp->sum.stacks_java_scoped += any;
 	return (uint16_t)n;
 }
 
@@ -344,8 +362,7 @@ static long materialize(struct sonde_exp *exp, uint64_t id)
 			break;
 		}
 	}
-	if (exp->jscopes)
-		depth = java_from_scopes(exp, buf, depth, &flags);
+	depth = java_from_scopes(exp, buf, depth, &flags);
 	struct sonde_frame *fr = own_frames(exp, depth);
 	if (fr)
 		memcpy(fr, buf, depth * sizeof(*fr));

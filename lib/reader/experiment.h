@@ -337,7 +337,10 @@ struct sonde_frame {
 	/* 1: a Java frame the reader made from the compiled code's scopes
 	 * (jvm.inline) for a stack whose walk failed, not a recorded one */
 	uint8_t scoped;
-	uint8_t reserved[3]; /* 0 */
+	/* 1: a SONDE_FRAME_JAVA_CODE frame with SONDE_FRAMEF_OWN (the reader
+	 * replaces such frames before it hands a stack out: materialize) */
+	uint8_t own;
+	uint8_t reserved[2]; /* 0 */
 };
 _Static_assert(sizeof(struct sonde_frame) == 16, "a frame is 16 bytes, four to a cache line");
 

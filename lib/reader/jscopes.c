@@ -13,6 +13,14 @@
  * the instructions it describes (a call's is at its return address).
  * The first version of the file gave a run's first address, which cannot
  * tell the run an address between two runs belongs to: it is not read.
+ * The third gives a method's line its code's compile id (HotSpot's) as a
+ * fourth field, where the agent knows it:
+ *
+ *	0xCODE SIZE 0xMETHODID CID
+ *
+ * which a SONDE_FRAME_JAVA_CODE frame carries (its low 16 bits), so that
+ * the code that held an address at the sample is told from the others
+ * that held it over the run.
  */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -21,6 +29,7 @@
 #include <sonde/format.h>
 
 #include "base/grow.h"
+#include "base/partition.h"
 #include "reader/jscopes.h"
 
 struct level {
@@ -37,11 +46,18 @@ struct code {
 	uint8_t kind;	   /* the compiled method's frame kind (its tier) */
 	uint32_t first, n; /* scopes[first .. first + n), by offset */
 	uint32_t seq;	   /* its place in the file: later, loaded later */
-	bool drop;	   /* a later one overlaps it */
+	int32_t cid;	   /* its compile id; -1: not told */
+	uint8_t drop;	   /* SHADOWED, DAMAGED */
 };
+#define SHADOWED 1 /* a later one overlaps it */
+#define DAMAGED 2  /* over thousands of others: not a method */
 struct sonde_jscopes {
-	struct code *codes;
-	size_t ncodes, capcodes;
+	/* every code, by address; the last ones, those no later one
+	 * overlaps (a native frame's, which carries no compile id), by
+	 * address; the largest end of codes[0..i] */
+	struct code *codes, *last;
+	uint64_t *maxend;
+	size_t ncodes, capcodes, nlast;
 	struct scope *scopes;
 	size_t nscopes, capscopes;
 	struct level *levels;
@@ -121,6 +137,7 @@ struct load {
 	uint64_t addr;
 	size_t seq;
 	int level;
+	int64_t cid;
 };
 
 static int cmp_load(const void *a, const void *b)
@@ -156,18 +173,24 @@ static int read_loads(const char *code, size_t len, struct load **out, size_t *n
 		skip_blanks(&s, e);
 		if (!decnum(&s, e, &lv))
 			continue;
+		int64_t cid = -1;
+		skip_blanks(&s, e);
+		if (!decnum(&s, e, &cid))
+			cid = -1;
 		if (sonde_grow(out, &cap, *n + 1, sizeof **out, 256))
 			return -1;
-		(*out)[*n] = (struct load){ a, *n, (int)lv };
+		(*out)[*n] = (struct load){ a, *n, (int)lv, cid };
 		(*n)++;
 	}
 	qsort(*out, *n, sizeof **out, cmp_load);
 	return 0;
 }
 
-/* The frame kind of the compiled method at addr: C1's for tiers 1 to 3 by
- * the last load there, else C2's (the tier not told is the default). */
-static uint8_t tier_kind(const struct load *v, size_t n, uint64_t addr)
+/* The frame kind of the compiled method at addr with compile id cid (-1:
+ * not told): C1's for tiers 1 to 3 by its load there (the last load
+ * there when cid is not told, or none is of it), else C2's (the tier not
+ * told is the default). */
+static uint8_t tier_kind(const struct load *v, size_t n, uint64_t addr, int32_t cid)
 {
 	size_t lo = 0, hi = n;
 	while (lo < hi) { /* the first load above addr */
@@ -177,7 +200,13 @@ static uint8_t tier_kind(const struct load *v, size_t n, uint64_t addr)
 		else
 			hi = mid;
 	}
-	if (lo && v[lo - 1].addr == addr && v[lo - 1].level >= 1 && v[lo - 1].level <= 3)
+	size_t at = lo;
+	for (size_t k = lo; cid >= 0 && k-- > 0 && v[k].addr == addr;)
+		if (v[k].cid == cid) {
+			at = k + 1;
+			break;
+		}
+	if (at && v[at - 1].addr == addr && v[at - 1].level >= 1 && v[at - 1].level <= 3)
 		return SONDE_FRAME_JAVA_COMPILED_C1;
 	return SONDE_FRAME_JAVA_COMPILED;
 }
@@ -187,6 +216,8 @@ void sonde_jscopes_free(struct sonde_jscopes *s)
 	if (!s)
 		return;
 	free(s->codes);
+	free(s->last);
+	free(s->maxend);
 	free(s->scopes);
 	free(s->levels);
 	free(s);
@@ -197,8 +228,12 @@ struct sonde_jscopes *sonde_jscopes_parse(const char *inl, size_t len, const cha
 {
 	*bad = 0;
 	*oom = false;
+	/* the second version's lines are the third's without compile ids */
+	static const char v2[] = "# sonde jvm.inline 2";
 	size_t hl = strlen(SONDE_JVM_INLINE_HEADER);
-	if (!inl || len < hl || memcmp(inl, SONDE_JVM_INLINE_HEADER, hl) || (len > hl && inl[hl] != '\n'))
+	_Static_assert(sizeof v2 - 1 == sizeof SONDE_JVM_INLINE_HEADER - 1, "the versions' first lines");
+	if (!inl || len < hl || (memcmp(inl, SONDE_JVM_INLINE_HEADER, hl) && memcmp(inl, v2, hl)) ||
+	    (len > hl && inl[hl] != '\n'))
 		return NULL;
 	struct sonde_jscopes *s = calloc(1, sizeof *s);
 	if (!s)
@@ -211,20 +246,21 @@ struct sonde_jscopes *sonde_jscopes_parse(const char *inl, size_t len, const cha
 			e--;
 		if (q == e)
 			continue;
-		if (*q != '+') { /* 0xCODE SIZE 0xMETHODID */
+		if (*q != '+') { /* 0xCODE SIZE 0xMETHODID [CID] */
 			uint64_t addr, size, m;
+			int64_t cid = -1;
 			cur = NULL;
 			if (!hexnum(&q, e, &addr) || (skip_blanks(&q, e), !hexnum(&q, e, &size)) ||
-			    (skip_blanks(&q, e), !hexnum(&q, e, &m)) || q != e || !size || size > UINT32_MAX ||
-			    addr + size < addr) {
+			    (skip_blanks(&q, e), !hexnum(&q, e, &m)) || (skip_blanks(&q, e), q != e && !decnum(&q, e, &cid)) ||
+			    q != e || !size || size > UINT32_MAX || addr + size < addr || cid < -1 || cid > INT32_MAX) {
 				(*bad)++;
 				continue;
 			}
 			if (sonde_grow(&s->codes, &s->capcodes, s->ncodes + 1, sizeof *s->codes, 64))
 				goto oom;
 			cur = &s->codes[s->ncodes++];
-			*cur = (struct code){ addr, (uint32_t)size, SONDE_FRAME_JAVA_COMPILED, (uint32_t)s->nscopes,
-					      0, (uint32_t)(s->ncodes - 1), false };
+			*cur = (struct code){ addr,	(uint32_t)size, SONDE_FRAME_JAVA_COMPILED, (uint32_t)s->nscopes, 0,
+					      (uint32_t)(s->ncodes - 1), (int32_t)cid, 0 };
 			continue;
 		}
 		q++;
@@ -263,12 +299,13 @@ struct sonde_jscopes *sonde_jscopes_parse(const char *inl, size_t len, const cha
 		cur->n++;
 	}
 	/* By address.  Two that overlap were there at different times (a
-	 * method's code freed, its place reused): a code that a later one
-	 * overlaps is dropped, so the one there at the end is taken where
-	 * there is one.  The lines carry no time: a sample in the earlier
-	 * code gets the later's scopes.  Taking neither lost the scopes of
-	 * a third of javac's compiled methods (1,277 of 4,229 overlap
-	 * another): 252 of its stacks got Java frames from them, 303 now. */
+	 * method's code freed, its place reused).  A frame with a compile
+	 * id takes its own code's (find_code).  A native frame has none:
+	 * it takes the last code, and a code that a later one overlaps is
+	 * left out for it, whole, so that the one there at the end is taken
+	 * where there is one.  Taking neither lost the scopes of a third of
+	 * javac's compiled methods (1,277 of 4,229 overlap another): 252 of
+	 * its stacks got Java frames from them, 303 with the last. */
 	qsort(s->codes, s->ncodes, sizeof *s->codes, cmp_code);
 	for (size_t i = 0; i < s->ncodes; i++) {
 		struct code *c = &s->codes[i];
@@ -279,21 +316,23 @@ struct sonde_jscopes *sonde_jscopes_parse(const char *inl, size_t len, const cha
 		while (end < s->ncodes && end - i <= OVERLAP_MAX && s->codes[end].addr < c->addr + c->size)
 			end++;
 		if (end - i > OVERLAP_MAX) {
-			c->drop = true;
+			c->drop |= DAMAGED;
 			continue;
 		}
 		for (size_t j = i + 1; j < end; j++) {
 			struct code *d = &s->codes[j];
 			if (d->seq > c->seq)
-				c->drop = true;
+				c->drop |= SHADOWED;
 			else
-				d->drop = true;
+				d->drop |= SHADOWED;
 		}
 	}
-	size_t kept = 0;
+	size_t kept = 0, nlast = 0;
 	for (size_t i = 0; i < s->ncodes; i++)
-		if (!s->codes[i].drop)
+		if (!(s->codes[i].drop & DAMAGED)) {
+			nlast += !s->codes[i].drop;
 			s->codes[kept++] = s->codes[i];
+		}
 	s->ncodes = kept;
 	struct load *loads = NULL;
 	size_t nloads = 0;
@@ -302,8 +341,18 @@ struct sonde_jscopes *sonde_jscopes_parse(const char *inl, size_t len, const cha
 		goto oom;
 	}
 	for (size_t i = 0; i < s->ncodes; i++)
-		s->codes[i].kind = tier_kind(loads, nloads, s->codes[i].addr);
+		s->codes[i].kind = tier_kind(loads, nloads, s->codes[i].addr, s->codes[i].cid);
 	free(loads);
+	s->last = malloc((nlast ? nlast : 1) * sizeof *s->last);
+	s->maxend = malloc((s->ncodes ? s->ncodes : 1) * sizeof *s->maxend);
+	if (!s->last || !s->maxend)
+		goto oom;
+	for (size_t i = 0; i < s->ncodes; i++) {
+		uint64_t end = s->codes[i].addr + s->codes[i].size;
+		s->maxend[i] = i && s->maxend[i - 1] > end ? s->maxend[i - 1] : end;
+		if (!s->codes[i].drop)
+			s->last[s->nlast++] = s->codes[i];
+	}
 	return s;
 oom:
 	*oom = true;
@@ -311,26 +360,54 @@ oom:
 	return NULL;
 }
 
+/* The code a frame at a is in: for a native frame (cid < 0), the last
+ * code there (s->last); for a SONDE_FRAME_JAVA_CODE frame, the code there
+ * whose compile id's low 16 bits are cid (the latest such), else one whose
+ * compile id is not told (the end's, JVMTI's: the latest), else none. */
+static const struct code *find_code(const struct sonde_jscopes *s, uint64_t a, int cid)
+{
+	if (cid < 0) {
+		size_t lo = PARTITION_POINT(0, s->nlast, i, s->last[i].addr <= a);
+		const struct code *c = lo ? &s->last[lo - 1] : NULL;
+		return c && a - c->addr < c->size ? c : NULL;
+	}
+	const struct code *own = NULL, *untold = NULL;
+	/* back from the last code at or below a, while one may cover it */
+	for (size_t j = PARTITION_POINT(0, s->ncodes, i, s->codes[i].addr <= a); j-- > 0 && s->maxend[j] > a;) {
+		const struct code *c = &s->codes[j];
+		if (a - c->addr >= c->size)
+			continue;
+		if (c->cid >= 0 && (c->cid & 0xffff) == cid) {
+			if (!own || c->seq > own->seq)
+				own = c;
+		} else if (c->cid < 0 && (!untold || c->seq > untold->seq)) {
+			untold = c;
+		}
+	}
+	return own ? own : untold;
+}
+
 int sonde_jscopes_frames(const struct sonde_jscopes *s, const struct sonde_frame *fr, struct sonde_frame *out, int max)
 {
-	if (!s || !s->ncodes || fr->kind != SONDE_FRAME_NATIVE || !fr->pc)
+	if (!s || !s->ncodes || !fr->pc || max < 1 ||
+	    (fr->kind != SONDE_FRAME_NATIVE && fr->kind != SONDE_FRAME_JAVA_CODE))
 		return 0;
 	/* a return address is where its call's scope is (not pc - 1, as for
 	 * a native frame's line: HotSpot records the call's scope at it) */
 	uint64_t a = fr->pc;
-	size_t lo = 0, hi = s->ncodes;
-	while (lo < hi) { /* the last code at or below a */
-		size_t mid = lo + (hi - lo) / 2;
-		if (s->codes[mid].addr <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
+	const struct code *c = find_code(s, a, fr->kind == SONDE_FRAME_JAVA_CODE ? fr->aux : -1);
+	if (!c || !c->n)
+		return 0;
+	if (fr->kind == SONDE_FRAME_JAVA_CODE && fr->own) {
+		/* its prologue or epilogue: the compiled method's own
+		 * instructions, which every scope ends with */
+		const struct scope *x = &s->scopes[c->first];
+		const struct level *v = &s->levels[x->first + x->n - 1];
+		out[0] = (struct sonde_frame){
+			.pc = v->method, .kind = c->kind, .exact = fr->exact, .aux = SONDE_FRAME_NO_BCI, .scoped = 1
+		};
+		return 1;
 	}
-	if (!lo)
-		return 0;
-	const struct code *c = &s->codes[lo - 1];
-	if (a - c->addr >= c->size || !c->n)
-		return 0;
 	uint32_t off = (uint32_t)(a - c->addr);
 	const struct scope *sc = s->scopes + c->first;
 	size_t l = 0, h = c->n;

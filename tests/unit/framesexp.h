@@ -25,7 +25,7 @@
  *   S3 x2  kfunc_low (kernel 0x8000000000001010, exact: the bits of
  *          native 0x1010 | SONDE_PC_EXACT) - main (0x1020)
  *   S4 x1  <unknown method>@0x9999 (interpreted, bci unknown) - main
- *   S5 x1  <kind 9>@0x1010 (kind 9) - Main.<init> (compiled 0x3030, bci 0)
+ *   S5 x1  <kind 200>@0x1010 (kind 200) - Main.<init> (compiled 0x3030, bci 0)
  *          - main
  *   S6 x1  <kernel>@0xffffffff81003010 (kernel, exact, in the data symbol)
  *   S7 x2  work (native 0x2020, exact: the pc that is Util.hash's id) -
@@ -65,7 +65,7 @@ static const struct sonde_frame fx_s2[] = { FX_NATIVE(0x1010, true) };
 static const struct sonde_frame fx_s3[] = { FX_KERNEL(0x8000000000001010ull, true), FX_NATIVE(0x1020, false) };
 static const struct sonde_frame fx_s4[] = { FX_JAVA(SONDE_FRAME_JAVA_INTERP, 0x9999, SONDE_FRAME_NO_BCI),
 					    FX_NATIVE(0x1020, false) };
-static const struct sonde_frame fx_s5[] = { { .pc = 0x1010, .kind = 9 }, FX_JAVA(SONDE_FRAME_JAVA_COMPILED, 0x3030, 0),
+static const struct sonde_frame fx_s5[] = { { .pc = 0x1010, .kind = 200 }, FX_JAVA(SONDE_FRAME_JAVA_COMPILED, 0x3030, 0),
 					    FX_NATIVE(0x1020, false) };
 static const struct sonde_frame fx_s6[] = { FX_KERNEL(0xffffffff81003010ull, true) };
 static const struct sonde_frame fx_s7[] = { FX_NATIVE(0x2020, true), FX_NATIVE(0x1020, false) };
@@ -105,7 +105,7 @@ static const struct {
 	{ "main", 1, 6 },
 	{ "kfunc_low", 1, 1 },
 	{ "<unknown method>@0x9999", 1, 1 },
-	{ "<kind 9>@0x1010", 1, 1 },
+	{ "<kind 200>@0x1010", 1, 1 },
 	{ "com.example.Main.<init>()", 0, 1 },
 	{ "<kernel>@0xffffffff81003010", 0, 0 },
 };

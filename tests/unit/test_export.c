@@ -1010,7 +1010,7 @@ static const struct {
 	{ "com.example.Main.run(int, java.lang.String[])", "com/example/Main.class" },
 	{ "com.example.Main.<init>()", "com/example/Main.class" },
 	{ "<unknown method>@0x9999", "<JAVA>" },
-	{ "<kind 9>@0x1010", "<unknown>" },
+	{ "<kind 200>@0x1010", "<unknown>" },
 };
 #define FX_NFUNCS (sizeof(fx_funcs) / sizeof(fx_funcs[0]))
 #define FX_S1 "main;work;com.example.Main.run(int, java.lang.String[]);com.example.Util.hash(java.lang.Object);" \
@@ -1072,7 +1072,7 @@ static void test_frames_exports(const struct sonde_exp *e)
 	CHECK_S(outbuf, "<kernel>@0xffffffff81003010 1000000\n"
 			"main 3000000\n"
 			"main;<unknown method>@0x9999 1000000\n"
-			"main;com.example.Main.<init>();<kind 9>@0x1010 1000000\n"
+			"main;com.example.Main.<init>();<kind 200>@0x1010 1000000\n"
 			"main;kfunc_low 2000000\n"
 			"main;work 2000000\n"
 			FX_S1 " 5000000\n");

@@ -326,9 +326,9 @@ static void test_symbols(void)
 	CHECK_S(f->name_long, "<unknown method>@0x9999");
 	CHECK_S(f->object ? f->object->path : NULL, "<JAVA>");
 	CHECK(f->synthesized);
-	f = named(s, (struct sonde_frame){ .pc = 0x1010, .kind = 9 });
-	CHECK_S(f->name_long, "<kind 9>@0x1010");
-	CHECK(!f->object && f->kind == 9);
+	f = named(s, (struct sonde_frame){ .pc = 0x1010, .kind = 200 });
+	CHECK_S(f->name_long, "<kind 200>@0x1010");
+	CHECK(!f->object && f->kind == 200);
 	CHECK(named(s, (struct sonde_frame){ .pc = 0x1010, .kind = 255, .aux = 7 })->kind == 255);
 	CHECK(sonde_frame_kind_info(9) == NULL);
 	CHECK_S(sonde_frame_kind_info(SONDE_FRAME_KERNEL)->word, "kernel");
@@ -526,7 +526,7 @@ static const struct {
 	{ "main", "<JIT>", 3, 14, SONDE_FRAME_NATIVE },
 	{ "kfunc_low", "<kernel>", 2, 2, SONDE_FRAME_KERNEL },
 	{ "<unknown method>@0x9999", "<JAVA>", 1, 1, SONDE_FRAME_JAVA_INTERP },
-	{ "<kind 9>@0x1010", "<unknown>", 1, 1, 9 },
+	{ "<kind 200>@0x1010", "<unknown>", 1, 1, 200 },
 	{ "com.example.Main.<init>()", "com/example/Main.class", 0, 1, SONDE_FRAME_JAVA_COMPILED },
 	{ "<kernel>@0xffffffff81003010", "<kernel>", 1, 1, SONDE_FRAME_KERNEL },
 };
@@ -573,7 +573,7 @@ static void test_views(void)
 	CHECK_HAS(out, "0.005  33.33  0.005  33.33   do_syscall_64\n",
 		  "0.      0.    0.005  33.33   com.example.Main.run(int, java.lang.String[])\n",
 		  "0.002  13.33  0.002  13.33   kfunc_low\n", "0.003  20.00  0.014  93.33   main\n",
-		  "0.001   6.67  0.001   6.67   <kind 9>@0x1010\n");
+		  "0.001   6.67  0.001   6.67   <kind 200>@0x1010\n");
 	out = view(&p, V_OBJECTS, 0, err, sizeof(err));
 	CHECK_HAS(out, "0.008  53.33  0.008  53.33   <kernel>\n", "0.      0.    0.006  40.00   Main.class\n",
 		  "0.      0.    0.005  33.33   Util.class\n", "0.001   6.67  0.001   6.67   <JAVA>\n");
@@ -589,7 +589,7 @@ static void test_views(void)
 		  "0.002  13.33  0.002  13.33   | +-kfunc_low\n"
 		  "0.001   6.67  0.001   6.67   | +-<unknown method>@0x9999\n"
 		  "0.      0.    0.001   6.67   | +-com.example.Main.<init>()\n"
-		  "0.001   6.67  0.001   6.67   |   +-<kind 9>@0x1010\n"
+		  "0.001   6.67  0.001   6.67   |   +-<kind 200>@0x1010\n"
 		  "0.001   6.67  0.001   6.67   +-<kernel>@0xffffffff81003010\n");
 	uint32_t run = func_named(m, "com.example.Main.run(int, java.lang.String[])");
 	uint32_t sys = func_named(m, "do_syscall_64");
@@ -667,7 +667,7 @@ static void test_dump(void)
 		  "  depth 1\n    #0 0x1010  <JIT>:main+0x10\n",
 		  "    #0 0x8000000000001010  kernel  <kernel>:kfunc_low+0x10\n",
 		  "    #0 0x9999  java-interpreted  <unknown method>@0x9999\n",
-		  "    #0 0x1010  kind 9  <kind 9>@0x1010\n",
+		  "    #0 0x1010  kind 200  <kind 200>@0x1010\n",
 		  "    #0 0xffffffff81003010  kernel  <kernel>@0xffffffff81003010\n");
 	sonde_exp_close(e);
 }
@@ -751,7 +751,7 @@ static void test_agg(void)
 	CHECK(has_row(out, "kfunc_low main <kernel> 2"));
 	CHECK(has_row(out, "main <none> <unknown> 3")); /* a native frame in no object of map.xml */
 	CHECK(has_row(out, "<unknown method>@0x9999 main <JAVA> 1"));
-	CHECK(has_row(out, "<kind 9>@0x1010 com.example.Main.<init> <unknown> 1"));
+	CHECK(has_row(out, "<kind 200>@0x1010 com.example.Main.<init> <unknown> 1"));
 	CHECK(has_row(out, "<kernel>@0xffffffff81003010 <none> <kernel> 1"));
 	CHECK(has_row(out, "work main <unknown> 2"));
 	free(out);
@@ -762,7 +762,7 @@ static void test_agg(void)
 	CHECK(has_row(out, "kernel@0xffffffff81001010 kernel@0xffffffff81002008 5"));
 	CHECK(has_row(out, "kernel@0x8000000000001010 0x101f 2"));
 	CHECK(has_row(out, "java-interpreted@0x9999 0x101f 1"));
-	CHECK(has_row(out, "kind 9@0x1010 java-compiled@0x3030 1"));
+	CHECK(has_row(out, "kind 200@0x1010 java-compiled@0x3030 1"));
 	CHECK(has_row(out, "0x1010 <none> 3"));
 	free(out);
 	sonde_syms_close(s);

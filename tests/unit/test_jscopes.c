@@ -36,6 +36,11 @@ static struct sonde_frame nat(uint64_t pc, bool exact)
 	return (struct sonde_frame){ .pc = pc, .kind = SONDE_FRAME_NATIVE, .exact = exact };
 }
 
+static struct sonde_frame jcode(uint64_t pc, uint16_t cid, bool exact, bool own)
+{
+	return (struct sonde_frame){ .pc = pc, .kind = SONDE_FRAME_JAVA_CODE, .exact = exact, .aux = cid, .own = own };
+}
+
 /* frames at fr: n of them, level k (method, bci, kind) as given */
 static void at(const struct sonde_jscopes *s, struct sonde_frame fr, int n, const uint64_t *m, const uint16_t *bci,
 	       const uint8_t *kind)
@@ -177,8 +182,8 @@ static void damaged(void)
 		for (int l = 0; l < 30 && n < sizeof buf - 80; l++) {
 			int k = rand() % 4;
 			if (k == 0)
-				n += (size_t)snprintf(buf + n, 80, "0x%x %x 0x%x\n", rand() % 0x3000, rand() % 0x200,
-						      rand() % 8);
+				n += (size_t)snprintf(buf + n, 80, "0x%x %x 0x%x %d\n", rand() % 0x3000, rand() % 0x200,
+						      rand() % 8, rand() % 5 - 1);
 			else if (k == 1)
 				n += (size_t)snprintf(buf + n, 80, "+%x 0x%x:%d 0x%x:%d\n", rand() % 0x200, rand() % 8,
 						      rand() % 70000 - 2, rand() % 8, rand() % 9);
@@ -193,6 +198,8 @@ static void damaged(void)
 		CHECK(!oom);
 		for (int k = 0; s && k < 200; k++) {
 			struct sonde_frame f = { .pc = (uint64_t)(rand() % 0x3200), .exact = rand() & 1 };
+			if (k & 1) /* the collector's, with a compile id */
+				f = jcode(f.pc, (uint16_t)(rand() % 4), f.exact, (k & 3) == 3);
 			int m = sonde_jscopes_frames(s, &f, out, 4);
 			fine &= m >= 0 && m <= 4;
 			for (int j = 0; j < m; j++)
@@ -205,6 +212,60 @@ static void damaged(void)
 	CHECK(fine);
 	CHECK(frames > 1000);
 	printf("# random files: %d frames found, none past the room given\n", frames);
+}
+
+/* SONDE_FRAME_JAVA_CODE frames (the collector's, with their code's
+ * compile id): the code of that id where several held the address over
+ * the run, one whose id is not told where none is of it, else none; in a
+ * prologue or epilogue, the compiled method alone; tiers by compile id. */
+static const char g_cid[] = SONDE_JVM_INLINE_HEADER "\n"
+						    "0x8000 40 0xa1 101\n"
+						    "+10 0xa1:1\n"
+						    "+20 0xb1:4 0xa1:2\n"
+						    "0x8000 40 0xa2 70101\n" /* the same place, later; 70101 & 0xffff = 4565 */
+						    "+10 0xa2:3\n"
+						    "0x8010 10 0xa3\n" /* inside, later still, its id not told */
+						    "+4 0xa3:9\n";
+static const char g_cid_code[] = "1 load 0x8000 40 0xa1 3 101 -1 A.a\n"
+				 "2 unload 0x8000 40 0xa1 3 101 -1 A.a\n"
+				 "2 load 0x8000 40 0xa2 4 70101 -1 A.b\n";
+
+
+static void by_compile_id(void)
+{
+	group = "jscopes: by compile id";
+	size_t bad;
+	bool oom;
+	struct sonde_jscopes *s =
+		sonde_jscopes_parse(g_cid, strlen(g_cid), g_cid_code, strlen(g_cid_code), &bad, &oom);
+	CHECK(s != NULL);
+	CHECK_U(bad, 0);
+	if (!s)
+		return;
+	const uint8_t c1[] = { SONDE_FRAME_JAVA_COMPILED_C1 }, c2[] = { SONDE_FRAME_JAVA_COMPILED },
+		      in_c1[] = { SONDE_FRAME_JAVA_INLINED, SONDE_FRAME_JAVA_COMPILED_C1 };
+	/* a native frame: the last code there (0xa3 over 0xa2 over 0xa1) */
+	at(s, nat(0x8005, true), 0, NULL, NULL, NULL);
+	at(s, nat(0x8011, true), 1, (uint64_t[]){ 0xa3 }, (uint16_t[]){ 9 }, c2);
+	/* by compile id: the earlier codes' own scopes, and tiers */
+	at(s, jcode(0x8005, 101, true, false), 1, (uint64_t[]){ 0xa1 }, (uint16_t[]){ 1 }, c1);
+	at(s, jcode(0x8015, 101, false, false), 2, (uint64_t[]){ 0xb1, 0xa1 }, (uint16_t[]){ 4, 2 }, in_c1);
+	at(s, jcode(0x8005, 70101 & 0xffff, true, false), 1, (uint64_t[]){ 0xa2 }, (uint16_t[]){ 3 }, c2);
+	/* an id of none there: the one whose id is not told, else none */
+	at(s, jcode(0x8011, 5, true, false), 1, (uint64_t[]){ 0xa3 }, (uint16_t[]){ 9 }, c2);
+	at(s, jcode(0x8005, 5, true, false), 0, NULL, NULL, NULL);
+	/* its prologue or epilogue: the compiled method, no inlined one */
+	at(s, jcode(0x8015, 101, true, true), 1, (uint64_t[]){ 0xa1 }, (uint16_t[]){ SONDE_FRAME_NO_BCI }, c1);
+	sonde_jscopes_free(s);
+
+	/* the second version's files (no compile ids) are read; a method
+	 * line's fourth field is a number */
+	static const char v2[] = "# sonde jvm.inline 2\n0x1000 40 0xaa\n+10 0xaa:1\n0x2000 10 0xab zz\n+1 0xab:1\n";
+	s = sonde_jscopes_parse(v2, strlen(v2), NULL, 0, &bad, &oom);
+	CHECK(s != NULL);
+	CHECK_U(bad, 2);
+	at(s, jcode(0x1001, 7, true, false), 1, (uint64_t[]){ 0xaa }, (uint16_t[]){ 1 }, c2);
+	sonde_jscopes_free(s);
 }
 
 /* An experiment whose stacks' Java walks failed, with jvm.inline: read
@@ -230,15 +291,25 @@ static void reader(void)
 	struct sonde_frame b[] = { nat(0x1011, true), { .pc = 0xaa, .kind = SONDE_FRAME_JAVA, .aux = 3 } };
 	/* none in compiled code */
 	struct sonde_frame c[] = { nat(0x7000, true), nat(0x5000, false) };
-	uint64_t ia = 0, ib = 0, ic = 0;
+	/* the collector's: a compiled method in its prologue, the Java
+	 * frames walked from its caller below it; and one of no code */
+	struct sonde_frame d[] = { jcode(0x8015, 4565, true, true), { .pc = 0xcafe, .kind = SONDE_FRAME_JAVA, .aux = 3 } };
+	struct sonde_frame f[] = { jcode(0x9999, 1, true, false), jcode(0x8015, 101, false, false), nat(0x5000, false) };
+	uint64_t ia = 0, ib = 0, ic = 0, id = 0, iff = 0;
 	CHECK(sonde_expw_frames(w, 0, 3, a, &ia) >= 0);
 	CHECK(sonde_expw_frames(w, 0, 2, b, &ib) >= 0);
 	CHECK(sonde_expw_frames(w, 0, 2, c, &ic) >= 0);
+	CHECK(sonde_expw_frames(w, 0, 2, d, &id) >= 0);
+	CHECK(sonde_expw_frames(w, 0, 3, f, &iff) >= 0);
 	sonde_expw_sample(w, 1234, 0, 1100000000, 1000000, ia);
 	sonde_expw_sample(w, 1234, 0, 1200000000, 1000000, ib);
 	sonde_expw_sample(w, 1234, 0, 1300000000, 1000000, ic);
-	sonde_expw_text(w, SONDE_JVM_INLINE_FILE, "%s", g_text);
-	sonde_expw_text(w, "jvm.code", "%s", g_code);
+	sonde_expw_sample(w, 1234, 0, 1400000000, 1000000, id);
+	sonde_expw_sample(w, 1234, 0, 1500000000, 1000000, iff);
+	/* the file's method lines, and the compile ids' (their ids' lines
+	 * after the others': the text's first line once) */
+	sonde_expw_text(w, SONDE_JVM_INLINE_FILE, "%s%s", g_text, g_cid + strlen(SONDE_JVM_INLINE_HEADER) + 1);
+	sonde_expw_text(w, "jvm.code", "%s%s", g_code, g_cid_code);
 	sonde_expw_log(w, "<event kind=\"exit\" time_ns=\"2000000000\" status=\"0\"/>\n");
 	CHECK_I(sonde_expw_finish(w, 0, err, sizeof err), 0);
 	struct sonde_exp *e = sonde_exp_open(exp, err, sizeof err);
@@ -273,7 +344,35 @@ static void reader(void)
 			CHECK_U(sb->frame[0].kind, SONDE_FRAME_NATIVE);
 			CHECK_U(sc->depth, 2);
 			CHECK_U(sc->frame[0].pc, 0x7000);
-			CHECK_U(sonde_exp_summary(e)->stacks_java_scoped, 1);
+			const struct sonde_stack *sd = sonde_exp_stack(e, id), *sf = sonde_exp_stack(e, iff);
+			CHECK(sd && sf);
+			if (sd && sf) {
+				/* 4565: 0xa2's code, C2's, its own frame alone */
+				CHECK_U(sd->depth, 2);
+				CHECK_U(sd->frame[0].pc, 0xa2);
+				CHECK_U(sd->frame[0].kind, SONDE_FRAME_JAVA_COMPILED);
+				CHECK_U(sd->frame[0].aux, SONDE_FRAME_NO_BCI);
+				CHECK_U(sd->frame[0].scoped, 1);
+				CHECK_U(sd->frame[0].exact, 1);
+				CHECK_U(sd->frame[0].own, 0);
+				CHECK_U(sd->frame[1].pc, 0xcafe);
+				CHECK_U(sd->frame[1].scoped, 0);
+				/* no code at 0x9999: a native frame; 101 at
+				 * 0x8015: 0xa1's scope, inlined into it */
+				CHECK_U(sf->depth, 4);
+				CHECK_U(sf->frame[0].kind, SONDE_FRAME_NATIVE);
+				CHECK_U(sf->frame[0].pc, 0x9999);
+				CHECK_U(sf->frame[0].exact, 1);
+				CHECK_U(sf->frame[0].aux, 0);
+				CHECK_U(sf->frame[1].pc, 0xb1);
+				CHECK_U(sf->frame[1].kind, SONDE_FRAME_JAVA_INLINED);
+				CHECK_U(sf->frame[2].pc, 0xa1);
+				CHECK_U(sf->frame[2].kind, SONDE_FRAME_JAVA_COMPILED_C1);
+				CHECK_U(sf->frame[2].aux, 2);
+				CHECK_U(sf->frame[3].pc, 0x5000);
+				CHECK_U(sf->frame[3].kind, SONDE_FRAME_NATIVE);
+			}
+			CHECK_U(sonde_exp_summary(e)->stacks_java_scoped, 3);
 		}
 		sonde_exp_close(e);
 	}
@@ -287,6 +386,7 @@ int main(void)
 {
 	lookups();
 	damaged();
+	by_compile_id();
 	reader();
 	printf("%d passed, %d failed\n", npass, nfail);
 	return nfail != 0;

@@ -587,7 +587,7 @@ static void test_frames_report(const char *tmp)
 		{ "com.example.Util.hash(java.lang.Object)", "Util.class", 0 },
 		{ "com.example.Main.<init>()", "Main.class", 0 },
 		{ "<unknown method>@0x9999", "<JAVA>", 1 },
-		{ "<kind 9>@0x1010", "<unknown>", 1 },
+		{ "<kind 200>@0x1010", "<unknown>", 1 },
 	};
 	char dir[4200];
 	char *html = NULL;
