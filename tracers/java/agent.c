@@ -510,6 +510,7 @@ static void code_heaps(jvmtiEnv *jvmti)
 						      : -1 };
 	java_code.state = st;
 	java_code.compile_id = cid;
+	java_nm.compile_id = look ? cid : -1;
 	java_code.entry_bci = ebci;
 	int k = 0, l2 = -1;
 	for (int i = 0; i < nb && k < JAVA_NMHEAPS; i++) {
@@ -572,12 +573,11 @@ static void JNICALL cb_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 	/* SONDE_JAVA_WALK=0: no walk in the sampling handler, everything
 	 * else as usual (its cost, and what the scopes alone give) */
 	const char *walk = getenv(SONDE_ENV_JAVA_WALK);
-	if (walk && !strcmp(walk, "0")) {
+	int nowalk = walk && !strcmp(walk, "0");
+	if (nowalk)
 		__sonde_trace_log("info", "Java: no walk of the Java frames (" SONDE_ENV_JAVA_WALK "=0); samples have "
 					  "native frames, and Java frames from the compiled code's scopes");
-		return;
-	}
-	g_hook = __sonde_hook_stack_add(java_frames, NULL);
+	g_hook = __sonde_hook_stack_add(nowalk ? java_code_only : java_frames, NULL);
 	if (g_hook <= 0)
 		__sonde_trace_log("error", "Java: the sampling handler has no room for the Java frames' source; "
 					   "samples have native frames only");

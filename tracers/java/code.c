@@ -338,8 +338,8 @@ static void scope_line(char *buf, size_t cap, size_t *len, uint32_t off, const s
 }
 
 /* The scopes of the compiled method at blob (its block ends at end), its
- * code [cb, ce), its method id, into jvm.inline. */
-static void scopes_of(uint64_t blob, uint64_t end, uint64_t cb, uint64_t ce, uint64_t id)
+ * code [cb, ce), its method id and compile id, into jvm.inline. */
+static void scopes_of(uint64_t blob, uint64_t end, uint64_t cb, uint64_t ce, uint64_t id, int32_t cid)
 {
 	const struct java_scopelook *S = &java_scope;
 	if (S->pcdesc_size <= 0)
@@ -356,7 +356,7 @@ static void scopes_of(uint64_t blob, uint64_t end, uint64_t cb, uint64_t ce, uin
 		return;
 	static char buf[1 << 16];
 	size_t len = 0;
-	int k = snprintf(buf, sizeof buf, "0x%" PRIx64 " %" PRIx64 " 0x%" PRIx64 "\n", cb, ce - cb, id);
+	int k = snprintf(buf, sizeof buf, "0x%" PRIx64 " %" PRIx64 " 0x%" PRIx64 " %" PRId32 "\n", cb, ce - cb, id, cid);
 	len = k > 0 ? (size_t)k : 0;
 	struct scope_lv prev[SCOPE_DEPTH], cur[SCOPE_DEPTH];
 	int nprev = 0, lines = 0;
@@ -432,7 +432,8 @@ static int scan(uint64_t now)
 				if (cb > blob && cb < ce && ce <= end && m && (id = mid_of(m, NULL, 0))) {
 					struct live *e = live_find(cb, 0);
 					int8_t state = LOAD(int8_t, blob + (uint64_t)C->state);
-					if (e && (e->id != id || e->size != (uint32_t)(ce - cb))) {
+					int32_t cid = LOAD(int32_t, blob + (uint64_t)C->compile_id);
+					if (e && (e->id != id || e->size != (uint32_t)(ce - cb) || e->compile_id != cid)) {
 						line(now, "unload", e); /* its space went to another */
 						live_remove(e);
 						e = NULL;
@@ -445,11 +446,11 @@ static int scan(uint64_t now)
 						e->name = strdup(name);
 						e->size = (uint32_t)(ce - cb);
 						e->level = (int8_t)LOAD(int32_t, blob + (uint64_t)L->level);
-						e->compile_id = LOAD(int32_t, blob + (uint64_t)C->compile_id);
+						e->compile_id = cid;
 						e->entry_bci = LOAD(int32_t, blob + (uint64_t)C->entry_bci);
 						e->retired = 0;
 						line(now, "load", e);
-						scopes_of(blob, end, cb, ce, id);
+						scopes_of(blob, end, cb, ce, id, cid);
 					}
 					if (e) {
 						e->missed = 0;

@@ -145,7 +145,7 @@ static int interleave(const struct sonde_hook_sample *s, int at, const asgct_fra
 /* A compiled method found by a code address: its Method*, compilation
  * level and blob. */
 struct nm {
-	uint64_t method, blob, code_begin;
+	uint64_t method, blob, code_begin, code_end;
 	int level;
 };
 
@@ -183,6 +183,7 @@ static int nmethod_at(int h, uint64_t pc, struct nm *nm)
 	nm->level = *(const volatile int32_t *)(uintptr_t)(blob + (uint64_t)L->level);
 	nm->blob = blob;
 	nm->code_begin = cb;
+	nm->code_end = ce;
 	return nm->method != 0;
 }
 
@@ -246,6 +247,79 @@ static uint64_t live_stack(JNIEnv *env, const ucontext_t *uc, uint64_t *lo, uint
 	return jt;
 }
 
+/* A context to walk a thread's Java frames from, other than the one the
+ * signal interrupted: its caller's, when the interrupted frame is not
+ * whole. */
+struct caller {
+	uint64_t pc, sp, fp;
+};
+
+/* The byte of compiled method m's code at a, or -1 outside it. */
+static inline int code_byte(const struct nm *m, uint64_t a)
+{
+	return a >= m->code_begin && a < m->code_end ? *(const volatile uint8_t *)(uintptr_t)a : -1;
+}
+
+/* Whether compiled method m, interrupted at pc with stack pointer sp and
+ * frame pointer fp, was in its prologue before its frame was whole or in
+ * its epilogue after it was torn down; then *c is its caller's context,
+ * from the return address where the instructions say it is.
+ * AsyncGetCallTrace steps from a compiled frame to its caller by the
+ * frame's size, so it cannot walk from there (its "unknown Java"), and
+ * the prologue is where the small methods that a program calls most are
+ * interrupted (javac's: two thirds of those walks).  HotSpot's x86-64
+ * code, C1's and C2's (their verified entry; MacroAssembler's return
+ * poll):
+ *	[the inline cache's check] [the stack bang]   nothing pushed
+ *	push %rbp [mov %rsp,%rbp]                    rbp pushed
+ *	sub $N,%rsp                                  frame_complete
+ * (C2 without a stack bang: sub $N,%rsp; mov %rbp,M(%rsp)), and
+ *	add $N,%rsp; pop %rbp; cmp P(%r15),%rsp; ja SLOW; ret
+ * Reads m's code and the stack [lo, hi) only; async-signal-safe. */
+static int own_frame(const struct nm *m, uint64_t pc, uint64_t sp, uint64_t fp, uint64_t lo, uint64_t hi,
+		     struct caller *c)
+{
+#define B(k) code_byte(m, pc + (uint64_t)(int64_t)(k))
+	int32_t fc = *(const volatile int32_t *)(uintptr_t)(m->blob + (uint64_t)java_nm.frame_complete);
+	int64_t slot; /* the return address's, above sp */
+	int saved = 0; /* the caller's rbp is at sp, not in rbp */
+	if (fc > 0 && pc < m->code_begin + (uint64_t)fc) {
+		if (B(-1) == 0x55) {
+			slot = 8;
+		} else if (B(-4) == 0x55 && B(-3) == 0x48 && B(-2) == 0x89 && B(-1) == 0xe5) {
+			slot = 8; /* and rbp is sp */
+			saved = 1;
+		} else if (B(0) == 0x48 && B(1) == 0x89 && B(3) == 0x24 && (B(2) == 0x6c || B(2) == 0xac)) {
+			int64_t d = B(2) == 0x6c ? (int8_t)B(4)
+						 : (int32_t)((uint32_t)B(4) | (uint32_t)B(5) << 8 |
+							     (uint32_t)B(6) << 16 | (uint32_t)B(7) << 24);
+			if (B(4) < 0 || (B(2) == 0xac && B(7) < 0) || d < 0 || d > (1 << 20))
+				return 0;
+			slot = d + 8;
+		} else {
+			slot = 0;
+		}
+	} else if (B(0) == 0xc3 ||
+		   (B(-1) == 0x5d && B(0) == 0x49 && B(1) == 0x3b && (B(2) == 0x67 || B(2) == 0xa7)) ||
+		   (B(0) == 0x0f && B(1) == 0x87 &&
+		    ((B(-5) == 0x5d && B(-4) == 0x49 && B(-3) == 0x3b && B(-2) == 0x67) ||
+		     (B(-8) == 0x5d && B(-7) == 0x49 && B(-6) == 0x3b && B(-5) == 0xa7)))) {
+		slot = 0; /* rbp popped: ret, or the return's safepoint poll */
+	} else if (B(0) == 0x5d) {
+		slot = 8;
+		saved = 1;
+	} else {
+		return 0;
+	}
+#undef B
+	if (sp < lo || sp + (uint64_t)slot + 8 > hi)
+		return 0;
+	c->pc = load64(sp + (uint64_t)slot);
+	c->sp = sp + (uint64_t)slot + 8;
+	c->fp = saved ? load64(sp) : fp;
+	return c->pc != 0;
+}
+
 /* The kinds of the Java frames fr[0, n): a walk of the thread's own
  * frames, from the interrupted one (at == 0: the sample's first address
  * is in the code cache) or the last Java frame the JVM left in the
@@ -262,15 +336,19 @@ static uint64_t live_stack(JNIEnv *env, const ucontext_t *uc, uint64_t *lo, uint
  * among the frames, the top frame is compiled all the same where its
  * heap holds compiled methods only.  Plain loads; async-signal-safe. */
 static void frame_kinds(const struct sonde_hook_sample *s, int at, JNIEnv *env, const asgct_frame *fr, int n,
-			struct sonde_hook_frame *out)
+			struct sonde_hook_frame *out, const struct caller *from)
 {
 	const ucontext_t *uc = s->ucontext;
-	uint64_t pc = s->pcs[at] & ~SONDE_PC_EXACT, sp = 0, fp = 0, lo = 0, hi = 0;
+	uint64_t pc = from ? from->pc : s->pcs[at] & ~SONDE_PC_EXACT, sp = 0, fp = 0, lo = 0, hi = 0;
 	int step = 0; /* sp and fp known: the walk may go past the top frame */
 	if (atomic_load_explicit(&java_deep_on, memory_order_acquire)) {
 		const struct java_deep *D = &java_deep;
 		uint64_t jt = live_stack(env, uc, &lo, &hi);
-		if (at == 0 && uc) {
+		if (from) {
+			sp = from->sp;
+			fp = from->fp;
+			step = 1;
+		} else if (at == 0 && uc) {
 			sp = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
 			fp = (uint64_t)uc->uc_mcontext.gregs[REG_RBP];
 			step = 1;
@@ -345,7 +423,7 @@ static void frame_kinds(const struct sonde_hook_sample *s, int at, JNIEnv *env, 
 		int32_t fs = *(const volatile int32_t *)(uintptr_t)(m.blob + (uint64_t)java_nm.frame_size),
 			fc = *(const volatile int32_t *)(uintptr_t)(m.blob + (uint64_t)java_nm.frame_complete);
 		if (!step || fs < 2 || fs > (1 << 16) ||
-		    (top && at == 0 && (fc < 0 || pc < m.code_begin + (uint64_t)fc)))
+		    (top && at == 0 && !from && (fc < 0 || pc < m.code_begin + (uint64_t)fc)))
 			return;
 		uint64_t nsp = sp + (uint64_t)fs * 8;
 		if (nsp > hi)
@@ -359,19 +437,24 @@ static void frame_kinds(const struct sonde_hook_sample *s, int at, JNIEnv *env, 
 /* A second try when AsyncGetCallTrace found the thread's top frame in
  * Java code that it cannot walk from: a leaf call from compiled code into
  * the JVM's C or libc (an array copy, a barrier's slow path: the thread
- * is still in Java, and leaves the JVM no last Java frame), or a stub
- * without a frame of its own (a virtual or interface call's).  The same
- * walk from the first Java frame below: the context of the first frame
- * in the code cache that the native walk crossed (sonde_hook_sample's
- * jit_sp, jit_fp), or the stub's return address on top of the stack.
+ * is still in Java, and leaves the JVM no last Java frame), a stub
+ * without a frame of its own (a virtual or interface call's), or a
+ * compiled method's own prologue or epilogue (own_frame).  The same walk
+ * from the first Java frame below: the context of the first frame in the
+ * code cache that the native walk crossed (sonde_hook_sample's jit_sp,
+ * jit_fp), the stub's return address on top of the stack, or the
+ * compiled method's caller, whose frame *own then is (the walk has not
+ * its frame: the caller adds it), and *from the context walked from.
  * Only where that code is the interpreter's or a compiled method's.
  * Async-signal-safe: a copy of the context on the handler's stack. */
-static int again(const struct sonde_hook_sample *s, int at, JNIEnv *env, asgct_trace *t, int max)
+static int again(const struct sonde_hook_sample *s, int at, JNIEnv *env, asgct_trace *t, int max, struct nm *own,
+		 struct caller *from)
 {
 	int r = -t->num_frames;
 	const ucontext_t *uc = s->ucontext;
 	if (!uc || (r != 5 && r != 6) || !atomic_load_explicit(&java_deep_on, memory_order_acquire))
 		return 0;
+	int nm_at = atomic_load_explicit(&java_nm_at, memory_order_acquire);
 	uint64_t pc = 0, sp = 0, fp = (uint64_t)uc->uc_mcontext.gregs[REG_RBP];
 	if (at > 0 && at < s->npcs && s->jit_sp) {
 		pc = s->pcs[at] & ~SONDE_PC_EXACT;
@@ -379,35 +462,94 @@ static int again(const struct sonde_hook_sample *s, int at, JNIEnv *env, asgct_t
 		if (s->jit_fp)
 			fp = s->jit_fp;
 	} else if (at == 0) {
-		/* a stub on top */
 		uint64_t lo, hi, now = (uint64_t)uc->uc_mcontext.gregs[REG_RSP], top = s->pcs[0] & ~SONDE_PC_EXACT;
 		live_stack(env, uc, &lo, &hi);
 		struct nm m;
 		int h = nm_heap(top);
-		if (in_interp(top) || (h >= 0 && nmethod_at(h, top, &m)) || now != lo || now + 8 > hi)
-			return 0; /* a Java frame's own code, or sp not in the stack */
-		/* frameless (a virtual call's stub), or with a frame-pointer
-		 * frame (an array copy's, a barrier's slow path) */
-		uint64_t bp = fp;
-		pc = load64(now);
-		sp = now + 8;
-		if (!in_interp(pc) && nm_heap(pc) < 0 && bp >= now && bp + 16 <= hi && !(bp & 7)) {
-			pc = load64(bp + 8);
-			sp = bp + 16;
-			fp = load64(bp);
+		if (h >= 0 && nm_at && nmethod_at(h, top, &m)) {
+			struct caller c;
+			if (now != lo || !own_frame(&m, top, now, fp, lo, hi, &c))
+				return 0;
+			*own = m;
+			pc = c.pc;
+			sp = c.sp;
+			fp = c.fp;
+		} else if (in_interp(top) || h >= 0 || now != lo || now + 8 > hi) {
+			return 0; /* the interpreter, or sp not in the stack */
+		} else {
+			/* frameless (a virtual call's stub), or with a
+			 * frame-pointer frame (an array copy's, a barrier's
+			 * slow path) */
+			uint64_t bp = fp;
+			pc = load64(now);
+			sp = now + 8;
+			if (!in_interp(pc) && nm_heap(pc) < 0 && bp >= now && bp + 16 <= hi && !(bp & 7)) {
+				pc = load64(bp + 8);
+				sp = bp + 16;
+				fp = load64(bp);
+			}
 		}
 	}
 	struct nm m;
 	int h = pc ? nm_heap(pc) : -1;
-	if (!pc || !(in_interp(pc) ||
-		     (h >= 0 && atomic_load_explicit(&java_nm_at, memory_order_acquire) && nmethod_at(h, pc, &m))))
+	if (!pc || !(in_interp(pc) || (h >= 0 && nm_at && nmethod_at(h, pc, &m))))
 		return 0;
 	ucontext_t u = *uc;
 	u.uc_mcontext.gregs[REG_RIP] = (greg_t)pc;
 	u.uc_mcontext.gregs[REG_RSP] = (greg_t)sp;
 	u.uc_mcontext.gregs[REG_RBP] = (greg_t)fp;
 	java_asgct(t, max, &u);
-	return t->num_frames > 0;
+	if (t->num_frames <= 0)
+		return 0;
+	*from = (struct caller){ pc, sp, fp };
+	return 1;
+}
+
+/* The compile id's low 16 bits of compiled method m (0 when the JVM
+ * does not say). */
+static uint16_t compile_id16(const struct nm *m)
+{
+	long off = java_nm.compile_id;
+	return off < 0 ? 0 : (uint16_t)*(const volatile int32_t *)(uintptr_t)(m->blob + (uint64_t)off);
+}
+
+/* When no walk gave Java frames: each native frame from at on in a
+ * compiled method's code as a SONDE_FRAME_JAVA_CODE frame with its code's
+ * compile id, so that the reader names it by the code that was there at
+ * the sample, not by the last code at that address (a method's freed
+ * code makes room for another's); the interrupted one with
+ * SONDE_FRAMEF_OWN in its method's prologue or epilogue (own, when
+ * again found it there).  The frames given, from the first such native
+ * frame to the last (those between stay native); 0 when none is.
+ * Async-signal-safe. */
+static int code_frames(const struct sonde_hook_sample *s, int at, const struct nm *own, struct sonde_hook_frame *out,
+		       int max, struct sonde_hook_splice *where)
+{
+	if (!atomic_load_explicit(&java_nm_at, memory_order_acquire))
+		return 0;
+	int first = -1, n = 0;
+	for (int k = at; k < s->npcs; k++) {
+		uint64_t pc = s->pcs[k] & ~SONDE_PC_EXACT;
+		struct nm m;
+		int h = in_code_cache(pc) ? nm_heap(pc) : -1;
+		if (h < 0 || !nmethod_at(h, pc, &m))
+			continue;
+		if (first < 0)
+			first = k;
+		if (k - first >= max)
+			break;
+		for (; n < k - first; n++)
+			out[n] = (struct sonde_hook_frame){ s->pcs[first + n], SONDE_FRAME_NATIVE, 0, 0, 0 };
+		uint8_t fl = (s->pcs[k] & SONDE_PC_EXACT) ? SONDE_FRAMEF_EXACT : 0;
+		if (k == 0 && own->method && own->blob == m.blob)
+			fl |= SONDE_FRAMEF_OWN;
+		out[n++] = (struct sonde_hook_frame){ pc, SONDE_FRAME_JAVA_CODE, fl, compile_id16(&m), 0 };
+	}
+	if (first < 0)
+		return 0;
+	where->at = first;
+	where->drop = n;
+	return n;
 }
 
 int java_frames(const struct sonde_hook_sample *s, struct sonde_hook_frame *out, int max,
@@ -428,13 +570,20 @@ int java_frames(const struct sonde_hook_sample *s, struct sonde_hook_frame *out,
 		at++;
 	atomic_fetch_add_explicit(&java_walks, 1, memory_order_relaxed);
 	java_asgct(&t, max, (void *)s->ucontext);
-	if (t.num_frames <= 0 && again(s, at, env, &t, max))
+	/* own: the top compiled method, when its prologue or epilogue had
+	 * the walk begin at its caller, from */
+	struct nm own = { 0 };
+	struct caller from;
+	int top = 0;
+	if (t.num_frames <= 0 && again(s, at, env, &t, max, &own, &from)) {
 		atomic_fetch_add_explicit(&java_again, 1, memory_order_relaxed);
+		top = own.method != 0;
+	}
 	if (t.num_frames <= 0) {
 		int r = -t.num_frames;
 		atomic_fetch_add_explicit(&java_failed[r >= 0 && r < JAVA_NREASONS - 1 ? r : JAVA_NREASONS - 1], 1,
 					  memory_order_relaxed);
-		return 0;
+		return code_frames(s, at, &own, out, max, where);
 	}
 	int n = t.num_frames < max ? t.num_frames : max;
 	/* AsyncGetCallTrace does not say how a frame ran: the frames' code
@@ -451,12 +600,42 @@ int java_frames(const struct sonde_hook_sample *s, struct sonde_hook_frame *out,
 		out[i].reserved = 0;
 	}
 	if (at < s->npcs && n > 0)
-		frame_kinds(s, at, env, fr, n, out);
+		frame_kinds(s, at, env, fr, n, out, top ? &from : NULL);
 	n = interleave(s, at, fr, n, out, max);
+	int whole = t.num_frames < max; /* the walk reached the thread's first Java frame */
+	if (top) {
+		/* the top method's own frame, which the reader gives its
+		 * method (the code's, by its compile id) */
+		if (n == max) {
+			n--;
+			whole = 0;
+		}
+		__builtin_memmove(out + 1, out, (size_t)n * sizeof *out);
+		out[0] = (struct sonde_hook_frame){ s->pcs[0] & ~SONDE_PC_EXACT, SONDE_FRAME_JAVA_CODE,
+						    (s->pcs[0] & SONDE_PC_EXACT ? SONDE_FRAMEF_EXACT : 0) |
+							    SONDE_FRAMEF_OWN,
+						    compile_id16(&own), 0 };
+		n++;
+	}
 	where->at = at;
 	where->drop = s->npcs - at;
-	if (t.num_frames < max) /* the walk reached the thread's first Java frame */
+	if (whole)
 		where->flags = SONDE_SPLICE_ROOT;
 	atomic_fetch_add_explicit(&java_walked, 1, memory_order_relaxed);
 	return n;
+}
+
+int java_code_only(const struct sonde_hook_sample *s, struct sonde_hook_frame *out, int max,
+		   struct sonde_hook_splice *where, void *arg)
+{
+	(void)arg;
+	if (!thread_env(s->tid))
+		return 0;
+	if (max > SONDE_HOOK_MAX_FRAMES)
+		max = SONDE_HOOK_MAX_FRAMES;
+	int at = 0;
+	while (at < s->npcs && !in_code_cache(s->pcs[at]))
+		at++;
+	struct nm own = { 0 };
+	return code_frames(s, at, &own, out, max, where);
 }

@@ -70,6 +70,7 @@ struct java_nmlook {
 	long block_hdr, used_off;			     /* HeapBlock's size; its used flag */
 	long code_begin, code_end, method, level, blob_size; /* the blob's (nmethod's) */
 	long frame_size, frame_complete;		     /* the blob's frame, in words; where its prologue ends */
+	long compile_id;				     /* nmethod's; -1: not known */
 	int mixed; /* the one heap holds stubs too: compiled only where found */
 };
 extern struct java_nmlook java_nm;
@@ -131,5 +132,9 @@ void java_thread_set(pid_t tid, JNIEnv *env);
 /* The stack source (sonde/hooks.h).  Async-signal-safe. */
 int java_frames(const struct sonde_hook_sample *s, struct sonde_hook_frame *out, int max,
 		struct sonde_hook_splice *where, void *arg);
+/* The same without the walk (SONDE_JAVA_WALK=0): the native frames in
+ * compiled code with their codes' compile ids only. */
+int java_code_only(const struct sonde_hook_sample *s, struct sonde_hook_frame *out, int max,
+		   struct sonde_hook_splice *where, void *arg);
 
 #endif
