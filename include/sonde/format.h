@@ -291,6 +291,9 @@ enum sonde_pseudo {
 };
 #define SONDE_FRAMEF_EXACT 0x1u /* a non-native frame's exact interrupted pc */
 #define SONDE_FRAMEF_OWN 0x2u	/* SONDE_FRAME_JAVA_CODE: in its method's prologue or epilogue */
+/* A Java frame a reader made from the compiled code's scopes (jvm.inline)
+ * where the walk gave none, as `sonde merge` writes it */
+#define SONDE_FRAMEF_SCOPED 0x4u
 #define SONDE_FRAME_NO_BCI 0xffffu
 
 struct sonde_frame_packet {

@@ -254,6 +254,7 @@ static struct sonde_frame frame_of(const struct sonde_frame_packet *f)
 				     .kind = f->kind,
 				     .exact = (f->fflags & SONDE_FRAMEF_EXACT) != 0,
 				     .aux = f->aux,
+				     .scoped = f->kind != SONDE_FRAME_JAVA_CODE && (f->fflags & SONDE_FRAMEF_SCOPED),
 				     .own = f->kind == SONDE_FRAME_JAVA_CODE && (f->fflags & SONDE_FRAMEF_OWN) };
 }
 
@@ -323,7 +324,6 @@ static uint16_t java_from_scopes(struct sonde_exp *exp, struct sonde_frame *buf,
 	if (!any && !code)
 		return depth;
 	memcpy(buf, out, n * sizeof *out);
-	exp->sum.stacks_java_scoped += any;
 	return (uint16_t)n;
 }
 
@@ -363,6 +363,12 @@ static long materialize(struct sonde_exp *exp, uint64_t id)
 		}
 	}
 	depth = java_from_scopes(exp, buf, depth, &flags);
+	/* (a merged experiment's stacks have theirs already) */
+	for (uint16_t k = 0; k < depth; k++)
+		if (buf[k].scoped) {
+			exp->sum.stacks_java_scoped++;
+			break;
+		}
 	struct sonde_frame *fr = own_frames(exp, depth);
 	if (fr)
 		memcpy(fr, buf, depth * sizeof(*fr));

@@ -33,7 +33,7 @@ struct mobj {
 struct mframe {
 	uint64_t off;
 	uint32_t obj;
-	uint8_t kind, exact;
+	uint8_t kind, exact; /* exact: 1 exact, 2 a Java frame from scopes (sonde_frame's scoped) */
 	uint16_t aux;
 };
 _Static_assert(sizeof(struct mframe) == 16, "a merged frame has no padding");
@@ -389,7 +389,10 @@ static long stack_of(struct sonde_merge *m, struct one *one, const struct sonde_
 			const struct sonde_frame *sf = &s->frame[d];
 			struct mframe *mf = &one->tmp[d];
 
-			*mf = (struct mframe){ .off = sf->pc, .obj = NO_OBJ, .kind = sf->kind, .exact = sf->exact,
+			*mf = (struct mframe){ .off = sf->pc,
+					       .obj = NO_OBJ,
+					       .kind = sf->kind,
+					       .exact = (uint8_t)(sf->exact | (sf->scoped ? 2 : 0)),
 					       .aux = sf->aux };
 			if (sf->kind != SONDE_FRAME_NATIVE)
 				continue;
@@ -1032,7 +1035,8 @@ static int write_exp(const struct sonde_merge *m, const char *founder, const cha
 			const struct mframe *f = &m->fr[s->first + d];
 
 			frames[d] = (struct sonde_frame){ .pc = pc[s->first + d], .kind = f->kind,
-							  .exact = f->exact != 0, .aux = f->aux };
+							  .exact = (f->exact & 1) != 0, .aux = f->aux,
+							  .scoped = (f->exact & 2) != 0 };
 		}
 		if (sonde_expw_frames(w, s->flags, s->depth, frames, &ids[sord[k]]) < 0)
 			goto werr;

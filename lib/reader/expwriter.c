@@ -390,7 +390,10 @@ int64_t sonde_expw_frames(struct sonde_expw *w, uint16_t flags, uint16_t depth, 
 			.size = sizeof(p),
 			.kind = f->kind,
 			.fflags = (f->kind != SONDE_FRAME_NATIVE && f->exact ? SONDE_FRAMEF_EXACT : 0) |
-				  (f->kind == SONDE_FRAME_JAVA_CODE && f->own ? SONDE_FRAMEF_OWN : 0),
+				  (f->kind == SONDE_FRAME_JAVA_CODE && f->own ? SONDE_FRAMEF_OWN : 0) |
+				  (f->kind != SONDE_FRAME_NATIVE && f->kind != SONDE_FRAME_JAVA_CODE && f->scoped
+					   ? SONDE_FRAMEF_SCOPED
+					   : 0),
 			.aux = f->kind != SONDE_FRAME_NATIVE ? f->aux : 0,
 			.parent_id = parent,
 			.pc = f->kind == SONDE_FRAME_NATIVE && f->exact ? f->pc | SONDE_PC_EXACT : f->pc,

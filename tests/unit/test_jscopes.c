@@ -15,6 +15,7 @@
 #include <sonde/shared.h>
 
 #include "reader/experiment.h"
+#include "reader/expmerge.h"
 #include "reader/expwriter.h"
 #include "reader/jscopes.h"
 
@@ -374,6 +375,33 @@ static void reader(void)
 			}
 			CHECK_U(sonde_exp_summary(e)->stacks_java_scoped, 3);
 		}
+		sonde_exp_close(e);
+	}
+	/* sonde merge keeps which frames came from the scopes */
+	group = "jscopes: merged";
+	char merged[300];
+	snprintf(merged, sizeof merged, "%s/m.er", dir);
+	struct sonde_merge *m = sonde_merge_new();
+	CHECK(m && sonde_merge_add(m, exp, "t.er", err, sizeof err) >= 0);
+	CHECK(m && sonde_merge_output(m, exp, merged, err, sizeof err) == 0);
+	sonde_merge_free(m);
+	e = sonde_exp_open(merged, err, sizeof err);
+	CHECK(e != NULL);
+	if (e) {
+		size_t n = 0, scoped = 0, frames = 0;
+		const struct sonde_stack *st = sonde_exp_stacks(e, &n);
+		for (size_t i = 0; i < n; i++)
+			for (unsigned k = 0; k < st[i].depth; k++) {
+				frames += st[i].frame[k].kind != SONDE_FRAME_NATIVE;
+				scoped += st[i].frame[k].scoped;
+				/* the walked ones: 0xaa and 0xcafe at bytecode 3 */
+				const struct sonde_frame *fk = &st[i].frame[k];
+				CHECK_I(fk->scoped, fk->kind != SONDE_FRAME_NATIVE &&
+							   !(fk->aux == 3 && (fk->pc == 0xaa || fk->pc == 0xcafe)));
+			}
+		CHECK_U(frames, 9);
+		CHECK_U(scoped, 7);
+		CHECK_U(sonde_exp_summary(e)->stacks_java_scoped, 3);
 		sonde_exp_close(e);
 	}
 	char cmd[300];
