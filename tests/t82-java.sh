@@ -314,6 +314,27 @@ else
 	ok "JCalls: tiny's samples all have its Java frame"
 fi
 
+# A JVM that publishes no vmStructs (not HotSpot's layout, or a build
+# without them: the table's symbols, found first by the agent's dlsym,
+# NULL): the agent says so in one line and still gives every sample its
+# Java frames from AsyncGetCallTrace; what needs the JVM's layout (the
+# frames' kinds below the top, the code heaps' poller, the prologue's
+# walk, the scopes) is off.
+printf 'void *gHotSpotVMStructs = 0, *gHotSpotVMTypes = 0;\n' >novm.c
+if gcc -shared -fPIC -o libnovm.so novm.c 2>/dev/null; then
+	rm -rf v.er
+	LD_PRELOAD=$(pwd)/libnovm.so "$SONDE" collect -p hi -o v.er java -cp . JHot 300 >v.out 2>v.err
+	vrc=$?
+	if [ $vrc = 0 ] && grep -q 'does not say where its threads.*(vmStructs)' v.er/log.xml && [ ! -s v.er/jvm.code ]; then
+		ok "JHot without vmStructs: exit 0, one line in log.xml, no poller"
+	else
+		notok "JHot without vmStructs: exit $vrc; $(grep -o 'text="Java[^"]*"' v.er/log.xml | head -3 | tr '\n' ' ')"
+	fi
+	judge "JHot without vmStructs" v.out v.er
+else
+	notok "gcc could not build the vmStructs shim"
+fi
+
 # JNI: main -> JNative.nativeBurn -> Java_JNative_nativeBurn -> c_burn,
 # and the callback under the native method
 rm -rf n.er
