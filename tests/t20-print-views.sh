@@ -450,8 +450,10 @@ san=
 nm "$B/libsonde.a" 2>/dev/null | grep -q __asan_ && san=-fsanitize=address,undefined # an ASAN=1 build
 if cc -std=gnu11 -O1 $san -I"$TOP/include" -I"$TOP/lib" -o fuzz_reader "$TOP/tests/fuzz/fuzz_reader.c" \
 	"$B/libsonde.a" $LIBSONDE_LIBS 2>fz.err; then
+	# jscopes.er: the Java agent's frames in compiled code, jvm.inline, jvm.code
+	"$B/tests/test_jscopes" --write "$TMP" >/dev/null 2>&1
 	if UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-		./fuzz_reader -n 300 -seed 1 -crashes "$TMP" worked.er recursion.er burn.er >fz.txt 2>&1; then
+		./fuzz_reader -n 300 -seed 1 -crashes "$TMP" worked.er recursion.er burn.er jscopes.er >fz.txt 2>&1; then
 		ok "fuzz smoke: $(head -n 1 fz.txt | cut -d' ' -f2-3), no crash"
 	else
 		notok "fuzz smoke: the reader or a view crashed"

@@ -254,7 +254,9 @@ static struct sonde_frame frame_of(const struct sonde_frame_packet *f)
 				     .kind = f->kind,
 				     .exact = (f->fflags & SONDE_FRAMEF_EXACT) != 0,
 				     .aux = f->aux,
-				     .scoped = f->kind != SONDE_FRAME_JAVA_CODE && (f->fflags & SONDE_FRAMEF_SCOPED),
+				     .scoped = (f->kind == SONDE_FRAME_JAVA_COMPILED || f->kind == SONDE_FRAME_JAVA_INLINED ||
+						f->kind == SONDE_FRAME_JAVA_COMPILED_C1) &&
+					       (f->fflags & SONDE_FRAMEF_SCOPED),
 				     .own = f->kind == SONDE_FRAME_JAVA_CODE && (f->fflags & SONDE_FRAMEF_OWN) };
 }
 

@@ -84,23 +84,28 @@ static struct sonde_model *model_all(void)
 	return sonde_model_new(d, n);
 }
 
-#define NFILES 12
+#define NFILES 14
 #define F_SYNC 6 /* the first trace file */
 #define F_COUNTERS 9
 /* File 9, the counters (-h), is packed with the file byte COUNTERS_RECORD,
- * and the files that name frames of other kinds than native, kallsyms and
- * the Java method table (10, 11), with KALLSYMS_RECORD and METHODS_RECORD:
- * other bytes are taken modulo 9 as before they existed, so that packed
- * inputs (tests/fuzz/regress/) keep their meaning. */
+ * the files that name frames of other kinds than native, kallsyms and
+ * the Java method table (10, 11), with KALLSYMS_RECORD and METHODS_RECORD,
+ * and the compiled Java code's scopes and loads (12, 13: jvm.inline, which
+ * the reader turns SONDE_FRAME_JAVA_CODE frames into Java frames with,
+ * and jvm.code) with JVMINLINE_RECORD and JVMCODE_RECORD: other bytes are
+ * taken modulo 9 as before they existed, so that packed inputs
+ * (tests/fuzz/regress/) keep their meaning. */
 #define COUNTERS_RECORD 0xfe
 #define KALLSYMS_RECORD 0xfd
 #define METHODS_RECORD 0xfc
-static const char *const file_names[NFILES] = { "log.xml",  "map.xml",	 "notes",
-						"profile",  "stacks",	 "overview",
-						"synctrace", "heaptrace", "iotrace", "counters",
-						"kallsyms", "methods" };
+#define JVMINLINE_RECORD 0xfb
+#define JVMCODE_RECORD 0xfa
+static const char *const file_names[NFILES] = { "log.xml",  "map.xml",	 "notes",     "profile",
+						"stacks",   "overview",	 "synctrace", "heaptrace",
+						"iotrace",  "counters",	 "kallsyms",  "methods",
+						"jvm.inline", "jvm.code" };
 static const uint8_t file_records[NFILES] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, COUNTERS_RECORD, KALLSYMS_RECORD,
-					      METHODS_RECORD };
+					      METHODS_RECORD, JVMINLINE_RECORD, JVMCODE_RECORD };
 
 #define AGG_RECORD 0xff
 static char *agg_src; /* the input's agg program, NUL-terminated, or NULL */
@@ -175,6 +180,8 @@ static int unpack(const uint8_t *data, size_t size, const char *dir)
 		unsigned id = data[0] == COUNTERS_RECORD   ? F_COUNTERS
 			      : data[0] == KALLSYMS_RECORD ? F_COUNTERS + 1
 			      : data[0] == METHODS_RECORD  ? F_COUNTERS + 2
+			      : data[0] == JVMINLINE_RECORD ? F_COUNTERS + 3
+			      : data[0] == JVMCODE_RECORD  ? F_COUNTERS + 4
 							   : data[0] % F_COUNTERS;
 		uint32_t len = (uint32_t)data[1] | (uint32_t)data[2] << 8 | (uint32_t)data[3] << 16 |
 			       (uint32_t)data[4] << 24;
@@ -434,7 +441,10 @@ static uint64_t stack_sum(const struct sonde_exp *exp, uint64_t id)
 	INVARIANT(st->depth <= SONDE_MAX_DEPTH_LIMIT);
 	for (unsigned k = 0; k < st->depth; k++) {
 		const struct sonde_frame *f = &st->frame[k];
-		INVARIANT(!f->reserved[0] && !f->reserved[1] && !f->reserved[2]);
+		INVARIANT(!f->reserved[0] && !f->reserved[1]);
+		/* the collector's frames in compiled code are the reader's
+		 * to replace: none is handed out */
+		INVARIANT(f->kind != SONDE_FRAME_JAVA_CODE && !f->own);
 		/* a frame from the scopes is a Java one the reader made */
 		INVARIANT(!f->scoped || (f->scoped == 1 && (f->kind == SONDE_FRAME_JAVA_INLINED ||
 							     f->kind == SONDE_FRAME_JAVA_COMPILED ||

@@ -5,7 +5,9 @@
 # microstates and off-CPU samples, ...) and test_frames (frames.er: native,
 # kernel and Java frames in one stack, with kallsyms and the method table,
 # which are fuzzed too) and test_mpi (mpi.er: MPI calls and messages) and test_omp (omp.er: OpenMP
-# regions, nested, and tasks), a
+# regions, nested, and tasks) and test_jscopes (jscopes.er: the Java
+# agent's frames in compiled code, with jvm.inline and jvm.code, fuzzed
+# too), a
 # small multi-block one from bench/genexp, a real one from sonde collect,
 # an MPI rank's (test_mpitimeline),
 # and traced ones (sync, heap and I/O tracing on the traceviews,
@@ -58,6 +60,9 @@ if [ ! -d "$OUT/seeds/ms.er" ]; then # ms.er: microstates and off-CPU samples
 fi
 if [ ! -d "$OUT/seeds/frames.er" ]; then # native, kernel and Java frames; kallsyms, the method table
 	"$B/tests/test_frames" --write "$OUT/seeds" || exit 1
+fi
+if [ ! -d "$OUT/seeds/jscopes.er" ]; then # the collector's frames in compiled Java code, jvm.inline, jvm.code
+	"$B/tests/test_jscopes" --write "$OUT/seeds" >/dev/null || exit 1
 fi
 if [ ! -d "$OUT/seeds/mpi.er" ]; then # MPI calls and messages, every kind of peer, the job's settings
 	"$B/tests/test_mpi" --write "$OUT/seeds" || exit 1

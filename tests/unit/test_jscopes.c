@@ -269,21 +269,17 @@ static void by_compile_id(void)
 	sonde_jscopes_free(s);
 }
 
-/* An experiment whose stacks' Java walks failed, with jvm.inline: read
- * with Java frames in place of the compiled code's. */
-static void reader(void)
+/* The stacks' ids, as written (reader). */
+static uint64_t ia, ib, ic, id, iff;
+
+/* Writes the experiment exp: stacks whose Java walks failed, the
+ * collector's frames in compiled code, jvm.inline and jvm.code.  0, or -1
+ * with a message in err. */
+static int write_exp(const char *exp, char *err, size_t errlen)
 {
-	group = "jscopes: the reader's stacks";
-	char dir[] = "/tmp/test_jscopes.XXXXXX", exp[256], err[256];
-	if (!mkdtemp(dir)) {
-		CHECK(0);
-		return;
-	}
-	snprintf(exp, sizeof exp, "%s/t.er", dir);
-	struct sonde_expw *w = sonde_expw_create(exp, err, sizeof err);
-	CHECK(w != NULL);
+	struct sonde_expw *w = sonde_expw_create(exp, err, errlen);
 	if (!w)
-		return;
+		return -1;
 	sonde_expw_log_preamble(w, 1234, 1000000000);
 	/* leaf first: an exact pc in compiled code, a native caller, a
 	 * return address in compiled code */
@@ -296,7 +292,6 @@ static void reader(void)
 	 * frames walked from its caller below it; and one of no code */
 	struct sonde_frame d[] = { jcode(0x8015, 4565, true, true), { .pc = 0xcafe, .kind = SONDE_FRAME_JAVA, .aux = 3 } };
 	struct sonde_frame f[] = { jcode(0x9999, 1, true, false), jcode(0x8015, 101, false, false), nat(0x5000, false) };
-	uint64_t ia = 0, ib = 0, ic = 0, id = 0, iff = 0;
 	CHECK(sonde_expw_frames(w, 0, 3, a, &ia) >= 0);
 	CHECK(sonde_expw_frames(w, 0, 2, b, &ib) >= 0);
 	CHECK(sonde_expw_frames(w, 0, 2, c, &ic) >= 0);
@@ -312,7 +307,21 @@ static void reader(void)
 	sonde_expw_text(w, SONDE_JVM_INLINE_FILE, "%s%s", g_text, g_cid + strlen(SONDE_JVM_INLINE_HEADER) + 1);
 	sonde_expw_text(w, "jvm.code", "%s%s", g_code, g_cid_code);
 	sonde_expw_log(w, "<event kind=\"exit\" time_ns=\"2000000000\" status=\"0\"/>\n");
-	CHECK_I(sonde_expw_finish(w, 0, err, sizeof err), 0);
+	return sonde_expw_finish(w, 0, err, errlen);
+}
+
+/* An experiment whose stacks' Java walks failed, with jvm.inline: read
+ * with Java frames in place of the compiled code's. */
+static void reader(void)
+{
+	group = "jscopes: the reader's stacks";
+	char dir[] = "/tmp/test_jscopes.XXXXXX", exp[256], err[256];
+	if (!mkdtemp(dir)) {
+		CHECK(0);
+		return;
+	}
+	snprintf(exp, sizeof exp, "%s/t.er", dir);
+	CHECK_I(write_exp(exp, err, sizeof err), 0);
 	struct sonde_exp *e = sonde_exp_open(exp, err, sizeof err);
 	CHECK(e != NULL);
 	if (e) {
@@ -410,8 +419,19 @@ static void reader(void)
 		CHECK(0);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	/* --write DIR: the reader's experiment as DIR/jscopes.er (a fuzz
+	 * seed: tests/fuzz/run.sh, t20) */
+	if (argc == 3 && !strcmp(argv[1], "--write")) {
+		char exp[4096], err[256];
+		snprintf(exp, sizeof exp, "%s/jscopes.er", argv[2]);
+		if (write_exp(exp, err, sizeof err) != 0) {
+			fprintf(stderr, "test_jscopes: %s\n", err);
+			return 1;
+		}
+		return 0;
+	}
 	lookups();
 	damaged();
 	by_compile_id();

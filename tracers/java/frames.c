@@ -267,7 +267,7 @@ static inline int code_byte(const struct nm *m, uint64_t a)
  * AsyncGetCallTrace steps from a compiled frame to its caller by the
  * frame's size, so it cannot walk from there (its "unknown Java"), and
  * the prologue is where the small methods that a program calls most are
- * interrupted (javac's: two thirds of those walks).  HotSpot's x86-64
+ * interrupted (javac: 402 of its 548 such samples in compiled code).  HotSpot's x86-64
  * code, C1's and C2's (their verified entry; MacroAssembler's return
  * poll):
  *	[the inline cache's check] [the stack bang]   nothing pushed
