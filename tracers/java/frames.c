@@ -260,6 +260,35 @@ static inline int code_byte(const struct nm *m, uint64_t a)
 	return a >= m->code_begin && a < m->code_end ? *(const volatile uint8_t *)(uintptr_t)a : -1;
 }
 
+/* The length of the `sub $N,%rsp` at a in m's code (48 83 ec ib, 48 81 ec
+ * id), 0 when it is not one. */
+static int sub_rsp(const struct nm *m, uint64_t a)
+{
+	if (code_byte(m, a) != 0x48 || code_byte(m, a + 2) != 0xec)
+		return 0;
+	int op = code_byte(m, a + 1);
+	return op == 0x83 && code_byte(m, a + 3) >= 0 ? 4 : op == 0x81 && code_byte(m, a + 6) >= 0 ? 7 : 0;
+}
+
+/* The length of the `mov %rbp,M(%rsp)` at a (48 89 6c 24 db, 48 89 ac 24
+ * dd), its M in *d; 0 when it is not one. */
+static int mov_rbp(const struct nm *m, uint64_t a, int64_t *d)
+{
+	if (code_byte(m, a) != 0x48 || code_byte(m, a + 1) != 0x89 || code_byte(m, a + 3) != 0x24)
+		return 0;
+	int mod = code_byte(m, a + 2);
+	if (mod == 0x6c && code_byte(m, a + 4) >= 0) {
+		*d = (int8_t)code_byte(m, a + 4);
+		return 5;
+	}
+	if (mod == 0xac && code_byte(m, a + 7) >= 0) {
+		*d = (int32_t)((uint32_t)code_byte(m, a + 4) | (uint32_t)code_byte(m, a + 5) << 8 |
+			       (uint32_t)code_byte(m, a + 6) << 16 | (uint32_t)code_byte(m, a + 7) << 24);
+		return 8;
+	}
+	return 0;
+}
+
 /* Whether compiled method m, interrupted at pc with stack pointer sp and
  * frame pointer fp, was in its prologue before its frame was whole or in
  * its epilogue after it was torn down; then *c is its caller's context,
@@ -267,37 +296,66 @@ static inline int code_byte(const struct nm *m, uint64_t a)
  * AsyncGetCallTrace steps from a compiled frame to its caller by the
  * frame's size, so it cannot walk from there (its "unknown Java"), and
  * the prologue is where the small methods that a program calls most are
- * interrupted (javac: 402 of its 548 such samples in compiled code).  HotSpot's x86-64
- * code, C1's and C2's (their verified entry; MacroAssembler's return
- * poll):
+ * interrupted (javac: 402 of its 548 such samples in compiled code).
+ * HotSpot's x86-64 code, C1's and C2's (their verified entry;
+ * MacroAssembler's return poll):
  *	[the inline cache's check] [the stack bang]   nothing pushed
  *	push %rbp [mov %rsp,%rbp]                    rbp pushed
- *	sub $N,%rsp                                  frame_complete
+ *	sub $N,%rsp                                  the frame's size
+ *	[an entry barrier (ZGC, Shenandoah)]         frame_complete
  * (C2 without a stack bang: sub $N,%rsp; mov %rbp,M(%rsp)), and
  *	add $N,%rsp; pop %rbp; cmp P(%r15),%rsp; ja SLOW; ret
- * Reads m's code and the stack [lo, hi) only; async-signal-safe. */
+ * The prologue's push and sub (or sub and mov) are found from the code's
+ * start, so that where pc is among them is known, not guessed from the
+ * bytes before it.  Reads m's code and the stack [lo, hi) only;
+ * async-signal-safe. */
 static int own_frame(const struct nm *m, uint64_t pc, uint64_t sp, uint64_t fp, uint64_t lo, uint64_t hi,
 		     struct caller *c)
 {
 #define B(k) code_byte(m, pc + (uint64_t)(int64_t)(k))
-	int32_t fc = *(const volatile int32_t *)(uintptr_t)(m->blob + (uint64_t)java_nm.frame_complete);
-	int64_t slot; /* the return address's, above sp */
-	int saved = 0; /* the caller's rbp is at sp, not in rbp */
-	if (fc > 0 && pc < m->code_begin + (uint64_t)fc) {
-		if (B(-1) == 0x55) {
-			slot = 8;
-		} else if (B(-4) == 0x55 && B(-3) == 0x48 && B(-2) == 0x89 && B(-1) == 0xe5) {
-			slot = 8; /* and rbp is sp */
-			saved = 1;
-		} else if (B(0) == 0x48 && B(1) == 0x89 && B(3) == 0x24 && (B(2) == 0x6c || B(2) == 0xac)) {
-			int64_t d = B(2) == 0x6c ? (int8_t)B(4)
-						 : (int32_t)((uint32_t)B(4) | (uint32_t)B(5) << 8 |
-							     (uint32_t)B(6) << 16 | (uint32_t)B(7) << 24);
-			if (B(4) < 0 || (B(2) == 0xac && B(7) < 0) || d < 0 || d > (1 << 20))
+	int32_t fc = *(const volatile int32_t *)(uintptr_t)(m->blob + (uint64_t)java_nm.frame_complete),
+		fs = *(const volatile int32_t *)(uintptr_t)(m->blob + (uint64_t)java_nm.frame_size);
+	int64_t slot;	  /* the return address's, above sp */
+	int64_t rbp = -1; /* where the caller's rbp is above sp (-1: in rbp) */
+	uint64_t cb = m->code_begin;
+	if (fc > 0 && fc < 512 && pc < cb + (uint64_t)fc) {
+		/* the push and the sub, or (no stack bang) the sub and the
+		 * mov; then the frame is made */
+		uint64_t push = 0, sub = 0, mov = 0, made = 0;
+		int64_t d = 0;
+		for (uint64_t a = cb; a < cb + (uint64_t)fc && !made; a++) {
+			int n = 0, k = 0;
+			if (code_byte(m, a) == 0x55 && (n = sub_rsp(m, a + 1))) {
+				push = a;
+				sub = a + 1;
+			} else if (code_byte(m, a) == 0x55 && code_byte(m, a + 1) == 0x48 && code_byte(m, a + 2) == 0x89 &&
+				   code_byte(m, a + 3) == 0xe5 && (n = sub_rsp(m, a + 4))) {
+				push = a; /* and mov %rsp,%rbp: PreserveFramePointer */
+				sub = a + 4;
+			} else if ((n = sub_rsp(m, a)) && (k = mov_rbp(m, a + (uint64_t)n, &d))) {
+				sub = a;
+				mov = a + (uint64_t)n;
+			} else {
+				continue;
+			}
+			made = sub + (uint64_t)n + (uint64_t)k;
+		}
+		if (!made || fs < 2 || fs > (1 << 16))
+			return 0;
+		if (pc <= (push ? push : sub)) {
+			slot = 0; /* nothing pushed yet */
+		} else if (push && pc <= sub) {
+			slot = 8; /* rbp pushed; in rbp still, or copied from rsp */
+			rbp = pc > push + 1 ? 0 : -1;
+		} else if (mov && pc == mov) {
+			if (d < 0 || d > (1 << 20))
 				return 0;
-			slot = d + 8;
+			slot = d + 8; /* the frame made, rbp not saved in it yet */
+		} else if (pc >= made) {
+			slot = (int64_t)fs * 8 - 8; /* the frame made: an entry barrier */
+			rbp = slot - 8;
 		} else {
-			slot = 0;
+			return 0; /* inside an instruction */
 		}
 	} else if (B(0) == 0xc3 ||
 		   (B(-1) == 0x5d && B(0) == 0x49 && B(1) == 0x3b && (B(2) == 0x67 || B(2) == 0xa7)) ||
@@ -307,7 +365,7 @@ static int own_frame(const struct nm *m, uint64_t pc, uint64_t sp, uint64_t fp, 
 		slot = 0; /* rbp popped: ret, or the return's safepoint poll */
 	} else if (B(0) == 0x5d) {
 		slot = 8;
-		saved = 1;
+		rbp = 0;
 	} else {
 		return 0;
 	}
@@ -316,7 +374,7 @@ static int own_frame(const struct nm *m, uint64_t pc, uint64_t sp, uint64_t fp, 
 		return 0;
 	c->pc = load64(sp + (uint64_t)slot);
 	c->sp = sp + (uint64_t)slot + 8;
-	c->fp = saved ? load64(sp) : fp;
+	c->fp = rbp >= 0 ? load64(sp + (uint64_t)rbp) : fp;
 	return c->pc != 0;
 }
 
