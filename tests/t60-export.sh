@@ -209,14 +209,14 @@ fi
 
 if [ $have_browser = 1 ]; then
 	odd=$(printf 'bad\xef\x9f\xbf\xef\x9f\xbebytes')
-	node "$BR/speedscope-load.mjs" b.speedscope spin.constprop.0 sort_cmp worker
-	node "$BR/speedscope-load.mjs" b.folded spin.constprop.0 sort_cmp worker
-	node "$BR/speedscope-load.mjs" b.chrome spin.constprop.0 sort_cmp worker
+	node "$BR/speedscope-load.mjs" b.speedscope spin sort_cmp worker
+	node "$BR/speedscope-load.mjs" b.folded spin sort_cmp worker
+	node "$BR/speedscope-load.mjs" b.chrome spin sort_cmp worker
 	node "$BR/speedscope-load.mjs" t.speedscope spin_a 2>/dev/null | grep -q '^ok - speedscope imported' &&
 		ok "t.er: speedscope imports the traced experiment's file"
 	node "$BR/speedscope-load.mjs" h.speedscope leak_two heap_work
 	node "$BR/speedscope-load.mjs" t.chrome sync_work io_work
-	node "$BR/speedscope-load.mjs" k.speedscope burn_loop spin.constprop.0 2>/dev/null | grep '^ok - speedscope imported' ||
+	node "$BR/speedscope-load.mjs" k.speedscope burn_loop spin 2>/dev/null | grep '^ok - speedscope imported' ||
 		notok "k.er (killed): speedscope imports it"
 	node "$BR/speedscope-load.mjs" e.speedscope
 	node "$BR/speedscope-load.mjs" names.speedscope 'w<e&i"rd;x' "$odd" 'ctl?char' leaf_a

@@ -19,9 +19,12 @@
 # a function's true share p of the CPU time, the sampled share has a
 # relative standard deviation of about sqrt((1-p)/(p n)); allowed are 4 of
 # those plus 2% (the fixture's clock reads).  The phases last under a
-# millisecond each and the CPU timer fires at the 4 ms tick, so samples
-# fall on them at random and a sample's weight (the CPU time since the
-# previous one) does not depend on the phase it lands in.  The thread's
+# millisecond each, of lengths that vary from round to round, and the CPU
+# timer fires at the 4 ms tick, so samples fall on them at random and a
+# sample's weight (the CPU time since the previous one) does not depend on
+# the phase it lands in.  (With rounds of one length, the tick lined up
+# with them: "following the child" failed one fresh clone's make check,
+# spin's share off by up to 38% in 6 runs.)  The thread's
 # total is a sum of CPU-clock deltas: within 3% (start-up and the exit
 # path, outside the fixture's own count) and the heaviest sample twice
 # (the edges).

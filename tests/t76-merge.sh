@@ -20,7 +20,7 @@ nsub=$(ls -d r.er/_*.er | wc -l)
 check "three sub-experiments ($nsub)" [ "$nsub" = 3 ]
 rc 0 "sonde merge r.er" "$SONDE" merge r.er -o rm.er
 check "it says what it merged" grep -q "^rm.er: 3 sub-experiments merged in" out.txt
-# per function, inclusive (spin is spin.constprop.0 at -O2): the merged experiment
+# per function, inclusive (spin, or a clone of it such as spin.constprop.0): the merged experiment
 # against the sum of the processes
 for f in spin deep sort_cmp; do
 	sum=0
